@@ -1,0 +1,123 @@
+"""The storage contract: an MVCC revision log modelled on etcd.
+
+One global revision counter; every write (create, update, delete) takes the next revision.
+Each key remembers the revision that created it and the one that last modified it. The
+revision is the object's `metadata.resourceVersion`: the store writes it into the object
+before encoding, so the stored bytes are exactly what clients receive (encoded once per
+write, never once per watcher).
+
+Watchers read the same shared log of events from any revision still inside the history
+window; older revisions raise `Compacted` (the API server turns it into 410 Gone,
+"too old resource version").
+
+All methods run on the event loop. Backends whose work is synchronous (memory, sqlite)
+complete each call without yielding, so a write is atomic with respect to other tasks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Literal, Protocol
+
+EventType = Literal["ADDED", "MODIFIED", "DELETED"]
+
+
+@dataclass(frozen=True, slots=True)
+class KeyValue:
+    """One stored version of an object. `obj` and `value` are shared: never mutate them."""
+
+    key: str
+    value: bytes            # JSON of obj; obj["metadata"]["resourceVersion"] == str(mod_revision)
+    obj: dict[str, Any]     # decoded value (read-only)
+    create_revision: int
+    mod_revision: int
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    """A change to one key at `revision`.
+
+    For DELETED, `kv` is the last stored object re-stamped with the deletion revision as its
+    resourceVersion (as upstream's etcd3 watcher does). `prev` is the version before the
+    change (None for ADDED); the API server needs it to turn selector transitions into
+    ADDED/DELETED for filtered watchers.
+    """
+
+    type: EventType
+    kv: KeyValue
+    prev: KeyValue | None
+    revision: int
+
+
+class StorageError(Exception):
+    """Base of storage failures; the API server maps each to an api.errors StatusError."""
+
+
+class KeyExists(StorageError):
+    """create() found the key already present."""
+
+
+class KeyNotFound(StorageError):
+    """update()/delete() found no such key."""
+
+
+class RevisionMismatch(StorageError):
+    """update()/delete() was given an expected mod revision that is not the current one."""
+
+
+class Compacted(StorageError):
+    """watch() asked for a revision older than the history window."""
+
+    def __init__(self, requested: int, oldest: int) -> None:
+        super().__init__(f"requested revision {requested} has been compacted (oldest {oldest})")
+        self.requested = requested
+        self.oldest = oldest
+
+
+class Watcher(Protocol):
+    """A stream of WatchEvents for one key prefix, in revision order, without gaps."""
+
+    def __aiter__(self) -> AsyncIterator[WatchEvent]:
+        """Yield events as they happen; raises Compacted if this watcher fell out of the window."""
+        ...
+
+    def stop(self) -> None:
+        """End the stream: a pending or later iteration finishes (StopAsyncIteration)."""
+
+
+class Storage(Protocol):
+    """The revisioned key-value store behind the API server."""
+
+    @property
+    def revision(self) -> int:
+        """The revision of the latest write (0 before the first write)."""
+
+    @property
+    def oldest_revision(self) -> int:
+        """The oldest revision a watch may start after (watch(prefix, r) needs r >= this)."""
+
+    async def get(self, key: str) -> KeyValue | None:
+        """The current version of key, or None."""
+
+    async def list(self, prefix: str) -> tuple[list[KeyValue], int]:
+        """Every current object whose key starts with prefix, sorted by key, and the revision read at."""
+
+    async def count(self, prefix: str) -> int:
+        """How many current keys start with prefix."""
+
+    async def create(self, key: str, obj: dict[str, Any]) -> KeyValue:
+        """Store a new key at the next revision (stamping obj's resourceVersion); KeyExists if present."""
+
+    async def update(self, key: str, obj: dict[str, Any], expected_revision: int | None = None) -> KeyValue:
+        """Replace key's object at the next revision; KeyNotFound, or RevisionMismatch if expected_revision is stale."""
+
+    async def delete(self, key: str, expected_revision: int | None = None) -> KeyValue:
+        """Remove key at the next revision and return its last object stamped with that revision."""
+
+    def watch(self, prefix: str, after_revision: int) -> Watcher:
+        """Events for keys under prefix with revision > after_revision; Compacted if too old."""
+
+    async def compact(self, revision: int) -> None:
+        """Forget history at and before revision (watches from there will get Compacted)."""
+
+    async def close(self) -> None:
+        """Flush and release resources; the store must not be used afterwards."""

@@ -1,0 +1,269 @@
+"""Pieces every REST verb shares: decoding with field validation, admission, validation,
+selectors, paging and response building."""
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ...api import errors, labels
+from ...api.resources import ResourceInfo
+from ...storage.interface import KeyValue
+from .. import codec
+from ..objects import Obj, check_type_meta
+from ..request import Request, Response
+
+if TYPE_CHECKING:
+    from ..server import APIServer
+
+FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
+
+
+# --- decoding -----------------------------------------------------------------------------
+
+def decode_object(api: APIServer, req: Request, ri: ResourceInfo) -> tuple[Obj, list[str]]:
+    """Decode a create/update body and apply fieldValidation; returns (object, warnings)."""
+    obj, dups = codec.decode_body(req.headers, req.body)
+    warnings: list[str] = []
+    if ri.group == "events.k8s.io":
+        check_fields(req, ri, obj, dups, warnings)
+        check_type_meta(obj, ri)
+        from ...api import conversion
+        return conversion.event_events_v1_to_core(obj), warnings
+    check_fields(req, ri, obj, dups, warnings)
+    check_type_meta(obj, ri)
+    return obj, warnings
+
+
+def field_validation(req: Request) -> str:
+    mode = req.query.get("fieldValidation", "Warn") or "Warn"
+    if mode not in FIELD_VALIDATION:
+        raise errors.BadRequest(f'fieldValidation parameter unsupported: "{mode}"; '
+                                'must be one of "Ignore", "Warn", or "Strict"')
+    return mode
+
+
+def check_fields(req: Request, ri: ResourceInfo, obj: Obj, dups: list[str], warnings: list[str]) -> None:
+    """Wrong types are always 400; unknown/duplicate fields per fieldValidation (Strict/Warn/Ignore)."""
+    from ...api import decode
+    mode = field_validation(req)
+    type_errs = decode.type_errors(obj, ri.definition)
+    if type_errs:
+        raise errors.BadRequest(type_errs[0]) if isinstance(type_errs[0], str) else type_errs[0]
+    if mode == "Ignore":
+        return
+    problems = dups + decode.field_problems(obj, ri.definition)
+    if not problems:
+        return
+    if mode == "Strict":
+        raise decode.strict_error(ri.kind, problems)
+    warnings.extend(decode.warning_texts(problems))
+
+
+def set_defaults(obj: Obj) -> None:
+    from ...api import defaults
+    defaults.set_defaults(obj)
+
+
+# --- admission and validation ------------------------------------------------------------
+
+async def admit_create(api: APIServer, ri: ResourceInfo, obj: Obj) -> None:
+    """Upstream: the NamespaceLifecycle admission plugin (and name presence for the 404)."""
+    if not ri.namespaced:
+        return
+    ns = obj["metadata"].get("namespace", "")
+    kv = await api.storage.get(f"/registry/namespaces/{ns}")
+    if kv is None:
+        raise errors.NotFound("", "namespaces", ns)
+    if (kv.obj.get("status") or {}).get("phase") == "Terminating" or kv.obj["metadata"].get("deletionTimestamp"):
+        raise errors.StatusError(
+            403, "Forbidden",
+            f"{errors.qualified(ri.group, ri.plural)} \"{obj['metadata'].get('name', '')}\" is forbidden: "
+            f"unable to create new content in namespace {ns} because it is being terminated",
+            {"name": obj["metadata"].get("name", ""), "group": ri.group, "kind": ri.plural,
+             "causes": [{"reason": "NamespaceTerminating",
+                         "message": f"namespace {ns} is being terminated", "field": "metadata.namespace"}]})
+
+
+def _invalid(ri: ResourceInfo, obj: Obj, errs: list[Any]) -> errors.Invalid:
+    return errors.Invalid(ri.group, ri.kind, (obj.get("metadata") or {}).get("name", ""), errs)
+
+
+def validate_create(ri: ResourceInfo, obj: Obj, warnings: list[str]) -> None:
+    from ...api import validation
+    errs = validation.validate(obj)
+    if errs:
+        raise _invalid(ri, obj, errs)
+    warnings.extend(validation.warnings(obj))
+
+
+def validate_update(ri: ResourceInfo, new: Obj, old: Obj, subresource: str, warnings: list[str]) -> None:
+    from ...api import validation
+    if subresource == "status":
+        errs = validation.validate_status_update(new, old)
+    else:
+        errs = validation.validate_update(new, old)
+    if errs:
+        raise _invalid(ri, new, errs)
+
+
+def record_managed_fields(api: APIServer, req: Request, ri: ResourceInfo, old: Obj | None, new: Obj,
+                          subresource: str = "") -> None:
+    """Track which manager set which fields (operation Update), as upstream's fieldmanager."""
+    manager = req.query.get("fieldManager") or manager_from_user_agent(req.headers.get("user-agent", ""))
+    if not manager:
+        return
+    from ..patch import update_managed_fields
+    update_managed_fields(old, new, manager=manager, operation="Update", api_version=ri.api_version,
+                          now=api.now(), subresource=subresource)
+
+
+def manager_from_user_agent(ua: str) -> str:
+    """Upstream: prefixFromUserAgent — "kubectl/v1.37.1 (linux/amd64)" -> "kubectl"."""
+    return ua.split("/", 1)[0][:128] if ua else ""
+
+
+def dry_run(req: Request) -> bool:
+    value = req.query.get("dryRun", "")
+    if value and value != "All":
+        raise errors.BadRequest(f"Invalid dry run value: [{value}]: supported values: \"All\"")
+    return value == "All"
+
+
+def precondition_revision(obj: Obj, current: int) -> int:
+    """The revision an update must find: the body's resourceVersion if it carries one."""
+    rv = (obj.get("metadata") or {}).get("resourceVersion")
+    if not rv:
+        return current
+    try:
+        return int(rv)
+    except (TypeError, ValueError):
+        raise errors.BadRequest(f"invalid resourceVersion: {rv!r}") from None
+
+
+def patch_pins_revision(req: Request, patch_type: str) -> bool:
+    return b'"resourceVersion"' in req.body
+
+
+# --- selectors and paging ----------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Selectors:
+    label: labels.Selector
+    field: labels.FieldSelector
+
+    @classmethod
+    def from_request(cls, req: Request, ri: ResourceInfo) -> Selectors:
+        return cls(labels.parse(req.query.get("labelSelector", "")),
+                   labels.parse_fields(req.query.get("fieldSelector", ""), ri.kind, ri.plural))
+
+    @property
+    def empty(self) -> bool:
+        return not self.label and not self.field
+
+    def matches(self, obj: Obj) -> bool:
+        if self.label and not labels.matches(self.label, obj["metadata"].get("labels")):
+            return False
+        return not self.field or labels.fields_match(self.field, obj)
+
+
+def check_list_resource_version(api: APIServer, req: Request) -> None:
+    """resourceVersionMatch=Exact is only served at the current revision (we keep no snapshots)."""
+    rv, match = req.query.get("resourceVersion", ""), req.query.get("resourceVersionMatch", "")
+    if match and match not in ("Exact", "NotOlderThan"):
+        raise errors.BadRequest(f'resourceVersionMatch: Unsupported value: "{match}"')
+    if match and not rv:
+        raise errors.BadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
+    if rv:
+        try:
+            n = int(rv)
+        except ValueError:
+            raise errors.BadRequest(f"invalid resourceVersion: {rv!r}") from None
+        if match == "Exact" and n != api.storage.revision:
+            raise errors.Gone(f"The resourceVersion for the provided list is too old.")
+
+
+def parse_limit(value: str) -> int:
+    try:
+        n = int(value) if value else 0
+    except ValueError:
+        raise errors.BadRequest(f"invalid limit: {value!r}") from None
+    return max(n, 0)
+
+
+def make_continue(start_key: str, rev: int) -> str:
+    token = orjson.dumps({"v": "meta.k8s.io/v1", "rv": rev, "start": start_key})
+    return base64.urlsafe_b64encode(token).decode().rstrip("=")
+
+
+def parse_continue(token: str, rev: int, api: APIServer) -> tuple[str, int]:
+    """Where a continued list starts, and the list revision it reports (from the first page)."""
+    if not token:
+        return "", rev
+    try:
+        data = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        return str(data["start"]), int(data["rv"])
+    except Exception:
+        raise errors.BadRequest("continue key is not valid: incorrect encoded start resourceVersion") from None
+
+
+def page(kvs: list[KeyValue], sel: Selectors, start: str, limit: int,
+         prefix: str) -> tuple[list[KeyValue], str, int | None]:
+    """Select one page: items with key >= start that match; (items, next start key, remaining)."""
+    out: list[KeyValue] = []
+    i = 0
+    if start:
+        import bisect
+        i = bisect.bisect_left([kv.key for kv in kvs], prefix + start)
+    for j in range(i, len(kvs)):
+        kv = kvs[j]
+        if sel.empty or sel.matches(kv.obj):
+            if limit and len(out) == limit:
+                return out, kv.key[len(prefix):], len(kvs) - j
+            out.append(kv)
+    return out, "", None
+
+
+# --- responses ----------------------------------------------------------------------------
+
+def output_obj(ri: ResourceInfo, obj: Obj) -> Obj:
+    """The object as the requested API version shows it (events.k8s.io is converted)."""
+    if ri.group == "events.k8s.io":
+        from ...api import conversion
+        return conversion.event_core_to_events_v1(obj)
+    return obj
+
+
+def output_bytes(ri: ResourceInfo, obj: Obj, value: bytes | None) -> bytes:
+    if ri.group == "events.k8s.io" or value is None:
+        return orjson.dumps(output_obj(ri, obj))
+    return value
+
+
+def warning_headers(warnings: list[str]) -> list[tuple[str, str]]:
+    return [("warning", f'299 - "{w}"') for w in warnings]
+
+
+def object_response(api: APIServer, req: Request, ri: ResourceInfo, obj: Obj, value: bytes | None,
+                    *, status: int = 200, warnings: list[str] | None = None) -> Response:
+    headers = warning_headers(warnings or [])
+    if codec.wants_table(req.headers):
+        resp = table_response(api, req, ri, [output_obj(ri, obj)], None, "")
+        resp.status, resp.headers = status, headers
+        return resp
+    return Response(status, output_bytes(ri, obj, value), headers=headers)
+
+
+def table_response(api: APIServer, req: Request, ri: ResourceInfo, objs: list[Obj], rev: int | None,
+                   cont: str) -> Response:
+    from .. import tables
+    list_meta: dict[str, Any] = {}
+    if rev is not None:
+        list_meta["resourceVersion"] = str(rev)
+    if cont:
+        list_meta["continue"] = cont
+    table = tables.to_table(ri.plural, ri.group, objs, include_object=req.query.get("includeObject", "Metadata"),
+                            now=api.clock.now(), list_meta=list_meta)
+    return Response(200, orjson.dumps(table))

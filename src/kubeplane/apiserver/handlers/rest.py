@@ -1,0 +1,208 @@
+"""The REST verbs on a resource: get, list, create, update, patch, delete, deletecollection.
+
+Upstream: apiserver/pkg/endpoints/handlers/{get,create,update,patch,delete}.go and the
+generic registry store (apiserver/pkg/registry/generic/registry/store.go). Every write goes
+decode -> default -> prepare (strategy) -> admit -> validate -> store; a failure at any step
+raises an api.errors StatusError and nothing is written.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ...api import errors
+from ...api.resources import ResourceInfo
+from .. import codec, objects
+from ..objects import Obj, storage_errors
+from ..registry import strategy_for
+from ..request import Request, Response
+from . import common, deletion
+
+if TYPE_CHECKING:
+    from ..server import APIServer
+
+PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
+               "application/strategic-merge-patch+json", "application/apply-patch+yaml")
+MAX_PATCH_RETRIES = 5
+
+
+async def get(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
+    """Upstream: GetResource (handlers/get.go)."""
+    kv = await api.storage.get(ri.key(ns, name))
+    if kv is None:
+        raise errors.NotFound(ri.group, ri.plural, name)
+    return common.object_response(api, req, ri, kv.obj, kv.value)
+
+
+async def list_(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Response:
+    """Upstream: ListResource (handlers/get.go) with label/field selectors and limit/continue."""
+    sel = common.Selectors.from_request(req, ri)
+    prefix = ri.prefix + (f"{ns}/" if ri.namespaced and ns else "")
+    common.check_list_resource_version(api, req)
+    kvs, rev = await api.storage.list(prefix)
+    start, rev = common.parse_continue(req.query.get("continue", ""), rev, api)
+    limit = common.parse_limit(req.query.get("limit", ""))
+    items, cont, remaining = common.page(kvs, sel, start, limit, prefix)
+    if codec.wants_table(req.headers):
+        objs = [common.output_obj(ri, kv.obj) for kv in items]
+        cont_token = common.make_continue(cont, rev) if cont else ""
+        return common.table_response(api, req, ri, objs, rev, cont_token)
+    bodies = [common.output_bytes(ri, kv.obj, kv.value) for kv in items]
+    cont_token = common.make_continue(cont, rev) if cont else ""
+    return Response(200, objects.list_body(ri, bodies, rev, cont_token, remaining if sel.empty else None))
+
+
+async def create(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Response:
+    """Upstream: createHandler (handlers/create.go) + Store.Create."""
+    obj, warnings = common.decode_object(api, req, ri)
+    objects.check_namespace_matches(obj, ns)
+    kv_obj = await create_object(api, req, ri, ns, obj, warnings)
+    return common.object_response(api, req, ri, kv_obj, None, status=201, warnings=warnings)
+
+
+async def create_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str, obj: Obj,
+                        warnings: list[str]) -> Obj:
+    """Default, prepare, admit, validate and store a new object; returns what was stored."""
+    strategy = strategy_for(ri)
+    common.set_defaults(obj)
+    objects.fill_create_meta(obj, ri, ns, api.now())
+    strategy.prepare_for_create(obj)
+    await common.admit_create(api, ri, obj)
+    common.validate_create(ri, obj, warnings)
+    common.record_managed_fields(api, req, ri, None, obj)
+    if common.dry_run(req):
+        return obj
+    name = objects.object_name(obj)
+    with storage_errors(ri, name):
+        kv = await api.storage.create(ri.key(ns, name), obj)
+    return kv.obj
+
+
+async def update(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
+                 subresource: str = "") -> Response:
+    """Upstream: UpdateResource (handlers/update.go) + Store.Update."""
+    new, warnings = common.decode_object(api, req, ri)
+    objects.check_namespace_matches(new, ns)
+    body_name = objects.object_name(new)
+    if body_name and body_name != name:
+        raise errors.BadRequest(f"the name of the object ({body_name}) does not match the name on the URL ({name})")
+    new.setdefault("metadata", {})["name"] = name
+    kv = await api.storage.get(ri.key(ns, name))
+    if kv is None:
+        if subresource or not strategy_for(ri).allow_create_on_update:
+            raise errors.NotFound(ri.group, ri.plural, name)
+        stored = await create_object(api, req, ri, ns, new, warnings)
+        return common.object_response(api, req, ri, stored, None, status=201, warnings=warnings)
+    expected = common.precondition_revision(new, kv.mod_revision)
+    stored = await update_object(api, req, ri, new, kv.obj, expected, subresource, warnings)
+    return common.object_response(api, req, ri, stored, None, warnings=warnings)
+
+
+async def update_object(api: APIServer, req: Request, ri: ResourceInfo, new: Obj, old: Obj,
+                        expected: int, subresource: str, warnings: list[str]) -> Obj:
+    """Prepare, validate and store new over old (at revision expected); returns the result.
+
+    A write that changes nothing is not stored (the resourceVersion stays), as upstream; an
+    update that removes the last finalizer of an object being deleted deletes it.
+    """
+    strategy = strategy_for(ri)
+    common.set_defaults(new)
+    objects.fill_update_meta(new, old)
+    if subresource == "status":
+        strategy.prepare_for_status_update(new, old)
+    else:
+        strategy.prepare_for_update(new, old)
+    common.validate_update(ri, new, old, subresource, warnings)
+    common.record_managed_fields(api, req, ri, old, new, subresource)
+    name = objects.object_name(new)
+    new["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion")
+    if new == old:
+        return old
+    if common.dry_run(req):
+        return new
+    key = ri.key(new["metadata"].get("namespace", ""), name)
+    with storage_errors(ri, name):
+        if deletion.should_delete_during_update(new, old):
+            await api.storage.delete(key, expected)
+            return new
+        kv = await api.storage.update(key, new, expected)
+    return kv.obj
+
+
+async def patch(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
+                subresource: str = "") -> Response:
+    """Upstream: PatchResource (handlers/patch.go): apply the patch to the current object and
+    store the result, retrying on a conflict unless the patch itself pins a resourceVersion."""
+    patch_type = codec.media_type(req.headers.get("content-type", ""))
+    if patch_type not in PATCH_TYPES:
+        raise errors.UnsupportedMediaType(patch_type, list(PATCH_TYPES))
+    if len(req.body) > codec.MAX_BODY:
+        raise errors.RequestEntityTooLarge()
+    key = ri.key(ns, name)
+    for attempt in range(MAX_PATCH_RETRIES):
+        kv = await api.storage.get(key)
+        try:
+            return await _patch_once(api, req, ri, ns, name, subresource, patch_type, kv)
+        except errors.Conflict:
+            if attempt == MAX_PATCH_RETRIES - 1 or common.patch_pins_revision(req, patch_type):
+                raise
+    raise AssertionError("unreachable")
+
+
+async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
+                      subresource: str, patch_type: str, kv: Any) -> Response:
+    from ..patch import apply_patch, server_side_apply
+
+    warnings: list[str] = []
+    if patch_type == "application/apply-patch+yaml":
+        config, dups = codec.decode_yaml(req.body)
+        common.check_fields(req, ri, config, dups, warnings)
+        objects.check_type_meta(config, ri)
+        live = orjson.loads(kv.value) if kv else None
+        new = server_side_apply(live, config, ri.definition, manager=req.query.get("fieldManager", ""),
+                                force=req.flag("force"), api_version=ri.api_version, now=api.now())
+        if kv is None:
+            new.setdefault("metadata", {})["name"] = name
+            stored = await create_object(api, req, ri, ns, new, warnings)
+            return common.object_response(api, req, ri, stored, None, status=201, warnings=warnings)
+    else:
+        if kv is None:
+            raise errors.NotFound(ri.group, ri.plural, name)
+        new = apply_patch(patch_type, orjson.loads(kv.value), req.body, ri.definition)
+        common.check_fields(req, ri, new, [], warnings)
+    objects.check_type_meta(new, ri)
+    if objects.object_name(new) != name:
+        raise errors.BadRequest(f"the name of the object ({objects.object_name(new)}) does not match the name on the URL ({name})")
+    expected = common.precondition_revision(new, kv.mod_revision)
+    stored = await update_object(api, req, ri, new, kv.obj, expected, subresource, warnings)
+    return common.object_response(api, req, ri, stored, None, warnings=warnings)
+
+
+async def delete(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
+    """Upstream: DeleteResource (handlers/delete.go) + Store.Delete."""
+    opts = deletion.DeleteOptions.from_request(req)
+    kv = await api.storage.get(ri.key(ns, name))
+    if kv is None:
+        raise errors.NotFound(ri.group, ri.plural, name)
+    result, deleted = await deletion.delete_object(api, req, ri, kv, opts)
+    if deleted and not deletion.returns_deleted_object(ri):
+        return Response(200, codec.dumps(objects.status_success(ri, name, kv.obj["metadata"].get("uid", ""))))
+    return common.object_response(api, req, ri, result, None)
+
+
+async def delete_collection(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Response:
+    """Upstream: DeleteCollection — delete every object the selectors match."""
+    opts = deletion.DeleteOptions.from_request(req)
+    sel = common.Selectors.from_request(req, ri)
+    prefix = ri.prefix + (f"{ns}/" if ri.namespaced and ns else "")
+    kvs, rev = await api.storage.list(prefix)
+    items = []
+    for kv in kvs:
+        if sel.matches(kv.obj):
+            try:
+                result, _ = await deletion.delete_object(api, req, ri, kv, opts)
+            except (errors.NotFound, errors.Conflict):
+                continue              # gone or changed meanwhile: upstream skips it too
+            items.append(common.output_bytes(ri, result, None))
+    return Response(200, objects.list_body(ri, items, api.storage.revision))

@@ -1,0 +1,153 @@
+"""Subresources: scale (autoscaling/v1 Scale), pods/binding, namespaces/finalize.
+
+`/status` is served by the generic update/patch with the status strategy (rest.py).
+Upstream: pkg/registry/apps/deployment/storage/storage.go (ScaleREST),
+pkg/registry/core/pod/storage/storage.go (BindingREST), pkg/registry/core/namespace (FinalizeREST).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ...api import errors, labels
+from ...api.resources import ResourceInfo, lookup
+from .. import codec, objects
+from ..objects import Obj, storage_errors
+from ..request import Request, Response
+from . import common, rest
+
+if TYPE_CHECKING:
+    from ..server import APIServer
+
+SCALE_INFO = ResourceInfo("autoscaling", "v1", "Scale", "scale", "scale", True, "io.k8s.api.autoscaling.v1.Scale")
+
+
+def to_scale(obj: Obj) -> Obj:
+    """Upstream: scaleFromDeployment / scaleFromReplicaSet."""
+    meta = obj["metadata"]
+    selector = (obj.get("spec") or {}).get("selector")
+    return {
+        "kind": "Scale", "apiVersion": "autoscaling/v1",
+        "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                     if k in meta},
+        "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
+        "status": {"replicas": (obj.get("status") or {}).get("replicas", 0),
+                   "selector": labels.selector_string(selector) if selector else ""},
+    }
+
+
+async def _current(api: APIServer, ri: ResourceInfo, ns: str, name: str) -> Any:
+    kv = await api.storage.get(ri.key(ns, name))
+    if kv is None:
+        raise errors.NotFound(ri.group, ri.plural, name)
+    return kv
+
+
+async def get_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
+    kv = await _current(api, ri, ns, name)
+    return Response(200, orjson.dumps(to_scale(kv.obj)))
+
+
+async def update_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
+    scale, _ = codec.decode_body(req.headers, req.body)
+    return await _apply_scale(api, req, ri, ns, name, scale, await _current(api, ri, ns, name))
+
+
+async def patch_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
+    from ..patch import apply_patch
+    patch_type = codec.media_type(req.headers.get("content-type", ""))
+    if patch_type not in rest.PATCH_TYPES[:3]:
+        raise errors.UnsupportedMediaType(patch_type, list(rest.PATCH_TYPES[:3]))
+    kv = await _current(api, ri, ns, name)
+    scale = apply_patch(patch_type, to_scale(kv.obj), req.body, SCALE_INFO.definition)
+    return await _apply_scale(api, req, ri, ns, name, scale, kv)
+
+
+async def _apply_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, scale: Obj,
+                       kv: Any) -> Response:
+    """Copy spec.replicas of the Scale into the owner and store it (a spec change: generation bumps)."""
+    replicas = (scale.get("spec") or {}).get("replicas", 0)
+    if not isinstance(replicas, int) or isinstance(replicas, bool):
+        raise errors.BadRequest(f"Scale in version \"v1\" cannot be handled as a Scale: spec.replicas must be an integer")
+    if replicas < 0:
+        raise errors.Invalid("autoscaling", "Scale", name, [
+            errors.invalid("spec.replicas", replicas, "must be greater than or equal to 0")])
+    new = objects.deep_copy(kv.obj)
+    new.setdefault("spec", {})["replicas"] = replicas
+    expected = common.precondition_revision(scale, kv.mod_revision)
+    stored = await rest.update_object(api, req, ri, new, kv.obj, expected, "", [])
+    return Response(200, orjson.dumps(to_scale(stored)))
+
+
+async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
+    """Upstream: BindingREST.Create -> assignPod -> setPodHostAndAnnotations."""
+    binding, _ = codec.decode_body(req.headers, req.body)
+    target = binding.get("target") or {}
+    if not target.get("name"):
+        raise errors.Invalid("", "Binding", name, [errors.required("target.name")])
+    if (binding.get("metadata") or {}).get("name", name) != name:
+        raise errors.BadRequest("name in URL does not match name in Binding object")
+    kv = await _current(api, ri, ns, name)
+    pod = objects.deep_copy(kv.obj)
+    uid = (binding.get("metadata") or {}).get("uid")
+    why = None
+    if pod["metadata"].get("deletionTimestamp"):
+        why = f"pod {name} is being deleted, cannot be assigned to a host"
+    elif uid and uid != pod["metadata"].get("uid"):
+        why = f"Precondition failed: UID in precondition: {uid}, UID in object meta: {pod['metadata'].get('uid')}"
+    elif (pod.get("spec") or {}).get("nodeName"):
+        why = f'pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"'
+    if why:
+        raise errors.Conflict("", "pods/binding", name, why)
+    pod["spec"]["nodeName"] = target["name"]
+    annotations = (binding.get("metadata") or {}).get("annotations")
+    if annotations:
+        pod["metadata"].setdefault("annotations", {}).update(annotations)
+    set_pod_condition(pod, "PodScheduled", "True", api.now())
+    if not common.dry_run(req):
+        with storage_errors(ri, name):
+            await api.storage.update(kv.key, pod, kv.mod_revision)
+    return Response(201, orjson.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                                       "status": "Success", "code": 201}))
+
+
+def set_pod_condition(pod: Obj, type_: str, status: str, now: str, reason: str = "", message: str = "") -> None:
+    """Upstream: podutil.UpdatePodCondition — lastTransitionTime moves only when status changes."""
+    conds = pod.setdefault("status", {}).setdefault("conditions", [])
+    cond: Obj = {"type": type_, "status": status, "lastProbeTime": None, "lastTransitionTime": now}
+    if reason:
+        cond["reason"] = reason
+    if message:
+        cond["message"] = message
+    for i, c in enumerate(conds):
+        if c.get("type") == type_:
+            if c.get("status") == status:
+                cond["lastTransitionTime"] = c.get("lastTransitionTime", now)
+            conds[i] = cond
+            return
+    conds.append(cond)
+
+
+async def finalize_namespace(api: APIServer, req: Request, ri: ResourceInfo, name: str) -> Response:
+    """Upstream: FinalizeREST.Update — only spec.finalizers may change; the last one going
+    away completes a pending namespace deletion."""
+    body, _ = codec.decode_body(req.headers, req.body)
+    kv = await _current(api, ri, "", name)
+    new = objects.deep_copy(kv.obj)
+    finalizers = (body.get("spec") or {}).get("finalizers") or []
+    new.setdefault("spec", {})["finalizers"] = finalizers
+    if not finalizers:
+        del new["spec"]["finalizers"]
+    with storage_errors(ri, name):
+        if new["metadata"].get("deletionTimestamp") and not finalizers and not new["metadata"].get("finalizers"):
+            await api.storage.delete(kv.key, kv.mod_revision)
+            return Response(200, orjson.dumps(new))
+        kv = await api.storage.update(kv.key, new, kv.mod_revision)
+    return Response(200, kv.value)
+
+
+def namespaces_info() -> ResourceInfo:
+    ri = lookup("", "v1", "namespaces")
+    assert ri is not None
+    return ri

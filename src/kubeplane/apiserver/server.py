@@ -1,0 +1,205 @@
+"""The API server: authenticate, route, run the handler, and turn any failure into a Status.
+
+`APIServer.handle(Request) -> Response` is transport-neutral: the HTTPS front end (app.py)
+and the in-process client transport both call it, so behaviour is identical either way.
+Upstream: the handler chain in apiserver/pkg/server/config.go (DefaultBuildHandlerChain):
+authentication -> authorization -> the API installer's routes.
+"""
+from __future__ import annotations
+
+import hmac
+import logging
+from typing import Awaitable, Callable
+
+import orjson
+
+from ..api import errors
+from ..api.resources import ResourceInfo, lookup
+from ..storage.interface import Storage
+from ..utils.clock import REAL_CLOCK, Clock, rfc3339
+from . import discovery
+from .handlers import rest, subresources, watch
+from .request import Request, RequestInfo, Response, parse_request_info
+
+log = logging.getLogger(__name__)
+
+KUBERNETES_VERSION = {"major": "1", "minor": "37", "gitVersion": "v1.37.0-kubeplane",
+                      "gitCommit": "0000000000000000000000000000000000000000", "gitTreeState": "clean",
+                      "buildDate": "2026-11-22T00:00:00Z", "goVersion": "go1.26.0", "compiler": "gc",
+                      "platform": "linux/amd64"}
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+# Paths anyone may read (upstream's system:public-info-viewer role).
+PUBLIC_PATHS = ("/healthz", "/livez", "/readyz", "/version")
+
+Handler = Callable[[], Awaitable[Response]]
+
+
+class APIServer:
+    def __init__(self, storage: Storage, *, tokens: dict[str, str] | None = None, clock: Clock = REAL_CLOCK,
+                 server_address: str = "127.0.0.1:6443") -> None:
+        self.storage = storage
+        self.clock = clock
+        self.tokens = dict(tokens or {})       # bearer token -> user name
+        self.server_address = server_address
+        self.ready = False
+
+    def now(self) -> str:
+        return rfc3339(self.clock.now())
+
+    async def bootstrap(self) -> None:
+        """Create the system namespaces (upstream: the bootstrap-controller post-start hook)."""
+        ri = subresources.namespaces_info()
+        for ns in SYSTEM_NAMESPACES:
+            if await self.storage.get(ri.key("", ns)) is None:
+                obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+                await rest.create_object(self, Request.build("POST", "/api/v1/namespaces"), ri, "", obj, [])
+        self.ready = True
+
+    async def handle(self, req: Request) -> Response:
+        """Serve one request; never raises (failures become Status responses)."""
+        try:
+            self.authenticate(req)
+            return await self.route(req)
+        except errors.StatusError as e:
+            return status_response(e)
+        except Exception as e:                     # a bug: log it, never leak a traceback
+            log.exception("internal error serving %s %s", req.method, req.path)
+            return status_response(errors.InternalError(repr(e)))
+
+    def authenticate(self, req: Request) -> None:
+        """Bearer-token authentication; anonymous requests reach only the public paths."""
+        auth = req.headers.get("authorization", "")
+        if auth.startswith("Bearer "):
+            token = auth[7:].strip()
+            for known, user in self.tokens.items():
+                if hmac.compare_digest(known, token):
+                    req.user = user
+                    return
+            raise errors.Unauthorized()
+        if not self.tokens or req.path.rstrip("/") in PUBLIC_PATHS or req.path.startswith(PUBLIC_PATHS):
+            req.user = "system:anonymous"
+            return
+        raise errors.Unauthorized()
+
+    async def route(self, req: Request) -> Response:
+        info = parse_request_info(req)
+        if info.is_resource_request:
+            return await self.route_resource(req, info)
+        return self.route_non_resource(req, info)
+
+    def route_non_resource(self, req: Request, info: RequestInfo) -> Response:
+        path = req.path.rstrip("/") or "/"
+        parts = info.parts
+        if path in ("/healthz", "/livez", "/readyz") or path.startswith(("/healthz/", "/livez/", "/readyz/")):
+            if path.startswith("/readyz") and not self.ready:
+                return Response(500, b"[-]bootstrap not finished\nreadyz check failed", "text/plain; charset=utf-8")
+            return Response(200, b"ok", "text/plain; charset=utf-8")
+        if path == "/version":
+            return Response(200, orjson.dumps(KUBERNETES_VERSION))
+        if path in ("/api", "/apis"):
+            accept = req.headers.get("accept", "")
+            if discovery.wants_aggregated(accept):
+                return Response(200, discovery.aggregated(path == "/api"), discovery.AGGREGATED_CT,
+                                [("vary", "Accept")])
+            body = discovery.api_versions(self.server_address) if path == "/api" else discovery.api_group_list()
+            return Response(200, body, headers=[("vary", "Accept")])
+        if len(parts) == 2 and parts[0] == "api":
+            body = discovery.api_resource_list("", parts[1])
+        elif len(parts) == 3 and parts[0] == "apis":
+            body = discovery.api_resource_list(parts[1], parts[2])
+        elif len(parts) == 2 and parts[0] == "apis":
+            body = discovery.api_group(parts[1])
+        elif parts[:2] == ("openapi", "v3"):
+            return self.openapi(req, "/".join(parts[2:]))
+        else:
+            body = None
+        if body is None:
+            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource",
+                                     {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]})
+        return Response(200, body)
+
+    def openapi(self, req: Request, path: str) -> Response:
+        from . import openapi
+        if not path:
+            return Response(200, orjson.dumps(openapi.openapi_index()))
+        doc = openapi.openapi_document(path)
+        if doc is None:
+            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        return Response(200, doc, headers=[("etag", f'"{openapi.openapi_hash(path)}"')])
+
+    async def route_resource(self, req: Request, info: RequestInfo) -> Response:
+        ri = lookup(info.group, info.version, info.resource)
+        if ri is None:
+            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource",
+                                     {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]})
+        if not ri.namespaced and info.namespace:
+            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        if info.subresource:
+            return await self.route_subresource(req, info, ri)
+        ns, name = info.namespace, info.name
+        if ri.namespaced and not ns and info.verb not in ("list", "watch"):
+            if info.verb == "create" or name:
+                raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        verb = info.verb
+        if verb not in ri.verbs:
+            raise errors.MethodNotSupported(ri.group, ri.plural, verb)
+        if verb == "get":
+            return await rest.get(self, req, ri, ns, name)
+        if verb == "list":
+            return await rest.list_(self, req, ri, ns)
+        if verb == "watch":
+            return await watch.watch(self, req, ri, ns, name)
+        if verb == "create":
+            if name:
+                raise errors.MethodNotSupported(ri.group, ri.plural, "create")
+            return await rest.create(self, req, ri, ns)
+        if verb == "update":
+            return await rest.update(self, req, ri, ns, name)
+        if verb == "patch":
+            return await rest.patch(self, req, ri, ns, name)
+        if verb == "delete":
+            return await rest.delete(self, req, ri, ns, name)
+        if verb == "deletecollection":
+            return await rest.delete_collection(self, req, ri, ns)
+        raise errors.MethodNotSupported(ri.group, ri.plural, verb or req.method)
+
+    async def route_subresource(self, req: Request, info: RequestInfo, ri: ResourceInfo) -> Response:
+        sub = ri.subresource(info.subresource)
+        if ri.plural == "namespaces" and info.subresource == "finalize" and info.verb == "update":
+            return await subresources.finalize_namespace(self, req, ri, info.name)
+        if sub is None or info.verb not in sub.verbs:
+            if sub is None:
+                raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.MethodNotSupported(ri.group, f"{ri.plural}/{sub.name}", info.verb)
+        ns, name, verb = info.namespace, info.name, info.verb
+        if sub.name == "status":
+            if verb == "get":
+                return await rest.get(self, req, ri, ns, name)
+            if verb == "update":
+                return await rest.update(self, req, ri, ns, name, "status")
+            return await rest.patch(self, req, ri, ns, name, "status")
+        if sub.name == "scale":
+            if verb == "get":
+                return await subresources.get_scale(self, req, ri, ns, name)
+            if verb == "update":
+                return await subresources.update_scale(self, req, ri, ns, name)
+            return await subresources.patch_scale(self, req, ri, ns, name)
+        if sub.name == "binding":
+            return await subresources.create_binding(self, req, ri, ns, name)
+        if sub.name == "log":
+            return await self.pod_log(req, ri, ns, name)
+        raise errors.MethodNotSupported(ri.group, f"{ri.plural}/{sub.name}", verb)
+
+    async def pod_log(self, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
+        """pods/log: served by the node's kubelet (later work); until then say so clearly."""
+        kv = await self.storage.get(ri.key(ns, name))
+        if kv is None:
+            raise errors.NotFound("", "pods", name)
+        node = (kv.obj.get("spec") or {}).get("nodeName")
+        if not node:
+            raise errors.BadRequest(f'pod {name} does not have a host assigned')
+        raise errors.BadRequest(f'container logs for pod "{name}" on node "{node}" are not available')
+
+
+def status_response(err: errors.StatusError) -> Response:
+    return Response(err.code, orjson.dumps(err.status()))

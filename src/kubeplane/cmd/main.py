@@ -1,0 +1,18 @@
+"""The `kubeplane` command: one entry point, a subcommand per component."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kubeplane", description="A Kubernetes control plane in Python.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    from . import up
+    up.add_parser(sub)
+    args = parser.parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""`kubeplane up`: run the control plane in the foreground until Ctrl-C / SIGTERM.
+
+Starts storage, the API server over HTTPS, and (in later work) the controllers, scheduler and
+kubelets; when the server answers it writes DIR/kubeconfig and prints how to use it.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import pathlib
+import sys
+from typing import Any
+
+import uvicorn
+
+from ..apiserver.app import ASGIApp
+from ..apiserver.certs import ensure_pki
+from ..apiserver.server import APIServer
+from ..storage import new_storage
+from .kubeconfig import write_kubeconfig
+
+log = logging.getLogger("kubeplane")
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser("up", help="run the whole control plane in the foreground")
+    p.add_argument("--data-dir", type=pathlib.Path, default=pathlib.Path(".kubeplane"),
+                   help="where state, certificates and the kubeconfig live (default ./.kubeplane)")
+    p.add_argument("--port", type=int, default=6443, help="HTTPS port (default 6443; 0 picks a free one)")
+    p.add_argument("--address", default="127.0.0.1", help="listen address (default loopback only)")
+    p.add_argument("--nodes", type=int, default=1, help="simulated nodes to start (default 1)")
+    p.add_argument("--storage", choices=("sqlite", "memory"), default="sqlite", help="storage backend")
+    p.add_argument("--log-level", default="warning")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        import uvloop
+        uvloop.install()
+    except ImportError:       # pragma: no cover - uvloop is a dependency, but keep working without it
+        pass
+    try:
+        asyncio.run(serve(args))
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+async def serve(args: argparse.Namespace) -> None:
+    data_dir: pathlib.Path = args.data_dir.resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    pki = ensure_pki(data_dir, [args.address])
+    storage = new_storage(args.storage, data_dir)
+    api = APIServer(storage, tokens={pki.token: "kubeplane-admin"})
+    await api.bootstrap()
+    config = uvicorn.Config(ASGIApp(api), host=args.address, port=args.port, loop="none", http="httptools",
+                            ssl_certfile=str(pki.server_cert), ssl_keyfile=str(pki.server_key),
+                            lifespan="off", log_level="warning", access_log=False, timeout_keep_alive=120)
+    server = uvicorn.Server(config)
+    serving = asyncio.ensure_future(server.serve())
+    try:
+        while not server.started:
+            if serving.done():
+                serving.result()
+                return
+            await asyncio.sleep(0.005)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        host = "127.0.0.1" if args.address in ("0.0.0.0", "::") else args.address
+        api.server_address = f"{host}:{port}"
+        kubeconfig = data_dir / "kubeconfig"
+        write_kubeconfig(kubeconfig, f"https://{host}:{port}", pki.ca_cert, pki.token)
+        print(f"kubeplane is ready: export KUBECONFIG={kubeconfig}", flush=True)
+        await serving
+    finally:
+        if not serving.done():
+            server.should_exit = True
+            await serving
+        await storage.close()
+        sys.stdout.flush()

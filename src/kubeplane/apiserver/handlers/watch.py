@@ -73,8 +73,11 @@ class _Stream:
     def __init__(self, api: APIServer, req: Request, ri: ResourceInfo, sel: common.Selectors,
                  prefix: str, name: str, table: bool) -> None:
         self.api, self.req, self.ri, self.sel = api, req, ri, sel
-        self.prefix, self.name, self.table = prefix, name, table
-        self.first_table = True
+        self.prefix, self.name = prefix, name
+        self.tables = None
+        if table:
+            from ..tables import WatchTables
+            self.tables = WatchTables(ri.plural, ri.group, include_object=req.query.get("includeObject", "Metadata"))
 
     def matches(self, obj: Obj) -> bool:
         if self.name and obj["metadata"].get("name") != self.name:
@@ -82,10 +85,8 @@ class _Stream:
         return self.sel.empty or self.sel.matches(obj)
 
     def line(self, type_: str, obj: Obj, value: bytes | None) -> bytes:
-        if self.table:
-            table = common.table_response(self.api, self.req, self.ri, [common.output_obj(self.ri, obj)], None, "")
-            payload = table.body
-            assert isinstance(payload, bytes)
+        if self.tables is not None:       # columnDefinitions only on the first event, as upstream
+            payload = orjson.dumps(self.tables.table(common.output_obj(self.ri, obj), now=self.api.clock.now()))
         else:
             payload = common.output_bytes(self.ri, obj, value)
         return b'{"type":"' + type_.encode() + b'","object":' + payload + b"}\n"

@@ -1,0 +1,162 @@
+"""MemoryStorage: the revision log held in process memory (tests, and the base of sqlite).
+
+Current state is a dict key -> KeyValue plus a SortedKeys index for prefix listing; history
+is the shared WatchLog. No method awaits anything, so each call runs to completion on the
+event loop and every write is atomic with respect to other tasks.
+
+A write builds its WatchEvent first, hands it to `_persist` (a no-op here; SqliteStorage
+commits it to disk there), and only then applies it in memory. So a failed persist
+leaves memory and the revision counter untouched.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from .interface import KeyExists, KeyNotFound, KeyValue, RevisionMismatch, WatchEvent
+from .sorted_keys import SortedKeys
+from .watch_log import LogWatcher, WatchLog
+
+if TYPE_CHECKING:
+    from .interface import Storage
+
+DEFAULT_HISTORY = 50_000
+
+
+def stamp(key: str, obj: dict[str, Any], create_revision: int, mod_revision: int) -> KeyValue:
+    """Set resourceVersion to mod_revision on a shallow copy of obj and encode it once.
+
+    Only the top level and metadata are copied (0.3 us, not a deep copy): the stored dict
+    and the caller's dict then never share the field we write, so stamping cannot change a
+    KeyValue someone else holds (e.g. when update() is handed a stored kv.obj). Nested
+    values are shared: the caller hands them over and must not mutate them afterwards.
+    """
+    meta = dict(obj.get("metadata") or {})
+    meta["resourceVersion"] = str(mod_revision)
+    stored = dict(obj)
+    stored["metadata"] = meta
+    return KeyValue(key, orjson.dumps(stored), stored, create_revision, mod_revision)
+
+
+class MemoryStorage:
+    """The Storage contract in memory.
+
+    _kvs: key -> current KeyValue.  _keys: the same keys, sorted.  _log: the watch history.
+    Invariant: set(_kvs) == set(_keys); every kv.mod_revision <= _log.revision; the latest
+    event in _log for a key that exists is the ADDED/MODIFIED event carrying _kvs[key].
+    """
+
+    def __init__(self, *, history: int = DEFAULT_HISTORY) -> None:
+        self._kvs: dict[str, KeyValue] = {}
+        self._keys = SortedKeys()
+        self._log = WatchLog(history)
+        self._closed = False
+
+    @property
+    def revision(self) -> int:
+        """The revision of the latest write (0 before the first write)."""
+        return self._log.revision
+
+    @property
+    def oldest_revision(self) -> int:
+        """The oldest revision a watch may start after."""
+        return self._log.oldest_revision
+
+    async def get(self, key: str) -> KeyValue | None:
+        """The current version of key, or None."""
+        return self._kvs.get(key)
+
+    async def list(self, prefix: str) -> tuple[list[KeyValue], int]:
+        """Every current object under prefix, sorted by key, and the revision read at."""
+        kvs = self._kvs
+        return [kvs[k] for k in self._keys.range(prefix)], self._log.revision
+
+    async def count(self, prefix: str) -> int:
+        """How many current keys start with prefix."""
+        return self._keys.count(prefix)
+
+    async def create(self, key: str, obj: dict[str, Any]) -> KeyValue:
+        """Store a new key at the next revision; KeyExists if present."""
+        if key in self._kvs:
+            raise KeyExists(key)
+        rev = self._log.revision + 1
+        kv = stamp(key, obj, rev, rev)
+        self._apply(WatchEvent("ADDED", kv, None, rev))
+        return kv
+
+    async def update(
+        self, key: str, obj: dict[str, Any], expected_revision: int | None = None
+    ) -> KeyValue:
+        """Replace key's object at the next revision; KeyNotFound or RevisionMismatch."""
+        prev = self._current(key, expected_revision)
+        rev = self._log.revision + 1
+        kv = stamp(key, obj, prev.create_revision, rev)
+        self._apply(WatchEvent("MODIFIED", kv, prev, rev))
+        return kv
+
+    async def delete(self, key: str, expected_revision: int | None = None) -> KeyValue:
+        """Remove key at the next revision; return its last object stamped with that revision."""
+        prev = self._current(key, expected_revision)
+        rev = self._log.revision + 1
+        kv = stamp(key, prev.obj, prev.create_revision, rev)
+        self._apply(WatchEvent("DELETED", kv, prev, rev))
+        return kv
+
+    def watch(self, prefix: str, after_revision: int) -> LogWatcher:
+        """Events under prefix with revision > after_revision; Compacted if too old."""
+        return self._log.watch(prefix, after_revision)
+
+    async def compact(self, revision: int) -> None:
+        """Forget history at and before revision (clamped to the current revision)."""
+        self._log.compact(revision)
+
+    async def close(self) -> None:
+        """End every watch stream; there is nothing to flush."""
+        self._closed = True
+        self._log.close()
+
+    def _current(self, key: str, expected_revision: int | None) -> KeyValue:
+        """The current kv of key, checked against the caller's expected mod revision."""
+        prev = self._kvs.get(key)
+        if prev is None:
+            raise KeyNotFound(key)
+        if expected_revision is not None and expected_revision != prev.mod_revision:
+            raise RevisionMismatch(
+                f"{key}: expected revision {expected_revision}, current {prev.mod_revision}")
+        return prev
+
+    def _apply(self, ev: WatchEvent) -> None:
+        """Persist ev (may raise: then nothing changed), then apply it and publish it."""
+        self._persist(ev)
+        key = ev.kv.key
+        if ev.type == "DELETED":
+            del self._kvs[key]
+            self._keys.remove(key)
+        else:
+            if ev.type == "ADDED":
+                self._keys.add(key)
+            self._kvs[key] = ev.kv
+        self._log.append(ev)
+
+    def _persist(self, ev: WatchEvent) -> None:
+        """Make ev durable before it is applied; memory has nothing to do."""
+
+    def _restore(self, revision: int, kvs: list[KeyValue], events: list[WatchEvent]) -> None:
+        """Load a saved state: current objects, the counter, and the recent history."""
+        for kv in kvs:
+            self._kvs[kv.key] = kv
+            self._keys.add(kv.key)
+        self._log.restore(revision, events)
+
+    def _check_invariants(self) -> None:
+        self._keys._check_invariants()
+        assert sorted(self._kvs) == self._keys.range("")
+        assert all(kv.mod_revision <= self.revision for kv in self._kvs.values())
+
+
+__all__ = ["MemoryStorage", "DEFAULT_HISTORY", "stamp"]
+
+if TYPE_CHECKING:
+    def _conforms(s: MemoryStorage) -> Storage:
+        return s

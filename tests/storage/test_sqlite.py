@@ -1,0 +1,166 @@
+"""SqliteStorage: durability across reopen and kill -9, persisted history and counter."""
+from __future__ import annotations
+
+import asyncio
+import os
+import pathlib
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+
+from kubeplane.storage import Compacted, SqliteStorage, new_storage
+
+SRC = pathlib.Path(__file__).resolve().parents[2] / "src"
+
+
+def obj(name: str, v: int = 0) -> dict[str, Any]:
+    return {"metadata": {"name": name}, "v": v}
+
+
+async def test_new_storage_opens_state_db_in_wal_mode(tmp_path: pathlib.Path) -> None:
+    s = new_storage("sqlite", tmp_path / "data")
+    await s.create("/k/a", obj("a"))
+    await s.close()
+    db = sqlite3.connect(tmp_path / "data" / "state.db")
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("SELECT key, mod_rev FROM kv").fetchall() == [("/k/a", 1)]
+    db.close()
+
+
+def test_new_storage_rejects_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="unknown storage backend"):
+        new_storage("etcd2")
+    with pytest.raises(ValueError, match="data directory"):
+        new_storage("sqlite")
+
+
+async def test_reopen_keeps_objects_and_continues_revisions(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "state.db"
+    s = SqliteStorage(path)
+    a = await s.create("/k/a", obj("a"))
+    await s.create("/k/b", obj("b"))
+    a2 = await s.update("/k/a", obj("a", 1))
+    await s.delete("/k/b")                       # the newest write leaves no kv row
+    await s.close()
+
+    s = SqliteStorage(path)
+    assert s.revision == 4
+    assert await s.get("/k/a") == a2 and await s.get("/k/b") is None
+    assert (await s.get("/k/a")).create_revision == a.create_revision
+    assert (await s.create("/k/c", obj("c"))).mod_revision == 5    # no reuse of 4
+    s._check_invariants()
+    await s.close()
+
+
+async def test_watch_resumes_after_reopen(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "state.db"
+    s = SqliteStorage(path)
+    await s.create("/k/a", obj("a"))
+    await s.update("/k/a", obj("a", 1))
+    await s.delete("/k/a")
+    await s.close()
+
+    s = SqliteStorage(path)
+    w = s.watch("/k/", 1)
+    evs = [await asyncio.wait_for(anext(w), 5) for _ in range(2)]
+    assert [(e.type, e.revision) for e in evs] == [("MODIFIED", 2), ("DELETED", 3)]
+    assert evs[0].prev is not None and evs[0].prev.obj["v"] == 0 and evs[0].prev.mod_revision == 1
+    assert evs[1].kv.obj["metadata"]["resourceVersion"] == "3"
+    assert evs[1].prev is evs[0].kv                 # each version decoded once on load
+    await s.close()
+
+
+async def test_prev_older_than_reloaded_history_is_restored(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "state.db"
+    s = SqliteStorage(path, history=2)
+    await s.create("/k/a", obj("a", 0))                  # 1
+    for v in (1, 2, 3):
+        await s.update("/k/a", obj("a", v))              # 2, 3, 4
+    await s.close()
+
+    s = SqliteStorage(path, history=2)                   # reloads events 3 and 4 only
+    ev = await anext(s.watch("/k/", 2))
+    assert ev.revision == 3 and ev.prev is not None
+    assert (ev.prev.mod_revision, ev.prev.obj["v"]) == (2, 1)   # decoded from the log row
+    await s.close()
+
+
+async def test_compaction_and_counter_survive_reopen(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "state.db"
+    s = SqliteStorage(path)
+    for i in range(5):
+        await s.create(f"/k/{i}", obj(str(i)))
+    await s.delete("/k/4")
+    await s.compact(6)                           # the whole log is gone, only meta keeps 6
+    await s.close()
+
+    s = SqliteStorage(path)
+    assert (s.revision, s.oldest_revision) == (6, 6)
+    with pytest.raises(Compacted):
+        s.watch("/k/", 5)
+    assert (await s.create("/k/new", obj("new"))).mod_revision == 7
+    await s.close()
+
+
+async def test_persisted_history_is_bounded(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "state.db"
+    s = SqliteStorage(path, history=10)
+    for i in range(50):
+        await s.create(f"/k/{i:02d}", obj(str(i)))
+    await s.close()
+    db = sqlite3.connect(path)
+    (rows,) = db.execute("SELECT count(*) FROM log").fetchone()
+    db.close()
+    assert 10 <= rows <= 10 + 1                  # trim batch is history // 10 == 1
+
+    s = SqliteStorage(path, history=10)
+    assert (s.revision, s.oldest_revision, await s.count("/k/")) == (50, 40, 50)
+    assert [e.revision for e in [await anext(s.watch("/k/", 49))]] == [50]
+    await s.close()
+
+
+CHILD = textwrap.dedent("""
+    import asyncio, sys
+    sys.path.insert(0, sys.argv[2])
+    from kubeplane.storage import SqliteStorage
+
+    async def main():
+        s = SqliteStorage(sys.argv[1])
+        for i in range(1_000_000):
+            kv = await s.create(f"/registry/pods/default/p{i}", {"metadata": {"name": f"p{i}"}})
+            print(kv.key, kv.mod_revision, flush=True)   # reported only after create returned
+
+    asyncio.run(main())
+""")
+
+
+async def test_writes_survive_kill_9(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "state.db"
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(path), str(SRC)],
+                             stdout=subprocess.PIPE, text=True)
+    reported: dict[str, int] = {}
+    try:
+        assert child.stdout is not None
+        for line in child.stdout:
+            key, rev = line.split()
+            reported[key] = int(rev)
+            if len(reported) == 300:
+                os.kill(child.pid, signal.SIGKILL)      # mid-stream: the child is writing
+                break
+    finally:
+        child.kill()
+        child.wait()
+    assert child.returncode == -signal.SIGKILL and len(reported) == 300
+
+    s = SqliteStorage(path)
+    for key, rev in reported.items():
+        kv = await s.get(key)
+        assert kv is not None and kv.mod_revision == rev
+    assert s.revision >= 300
+    s._check_invariants()
+    await s.close()

@@ -111,6 +111,10 @@ def duplicate(path: str, value: Any) -> FieldError:
     return FieldError(DUPLICATE, path, value)
 
 
+def not_found(path: str, value: Any) -> FieldError:
+    return FieldError(NOT_FOUND, path, value)
+
+
 def too_long(path: str, max_len: int) -> FieldError:
     return FieldError(TOO_LONG, path, _OMIT, f"must have at most {max_len} bytes")
 

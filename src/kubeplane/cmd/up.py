@@ -31,6 +31,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--address", default="127.0.0.1", help="listen address (default loopback only)")
     p.add_argument("--nodes", type=int, default=1, help="simulated nodes to start (default 1)")
     p.add_argument("--storage", choices=("sqlite", "memory"), default="sqlite", help="storage backend")
+    p.add_argument("--watch-history", type=int, default=50_000,
+                   help="events kept for watches to resume from (older resourceVersions get 410 Gone)")
     p.add_argument("--log-level", default="warning")
     p.set_defaults(func=run)
 
@@ -53,7 +55,7 @@ async def serve(args: argparse.Namespace) -> None:
     data_dir: pathlib.Path = args.data_dir.resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     pki = ensure_pki(data_dir, [args.address])
-    storage = new_storage(args.storage, data_dir)
+    storage = new_storage(args.storage, data_dir, history=args.watch_history)
     api = APIServer(storage, tokens={pki.token: "kubeplane-admin"})
     await api.bootstrap()
     config = uvicorn.Config(ASGIApp(api), host=args.address, port=args.port, loop="none", http="httptools",

@@ -113,10 +113,11 @@ async def update_object(api: APIServer, req: Request, ri: ResourceInfo, new: Obj
         strategy.prepare_for_status_update(new, old)
     else:
         strategy.prepare_for_update(new, old)
+    # The store compares revisions itself; validation sees the stored one, as upstream's does.
+    new["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion")
     common.validate_update(ri, new, old, subresource, warnings)
     common.record_managed_fields(api, req, ri, old, new, subresource)
     name = objects.object_name(new)
-    new["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion")
     if new == old:
         return old
     if common.dry_run(req):

@@ -129,6 +129,14 @@ class StatusStrategy(Strategy):
         pass                      # nodes and namespaces may be created with status
 
 
+class NamespaceStrategy(StatusStrategy):
+    def prepare_for_create(self, obj: Obj) -> None:
+        """Upstream: namespaceStrategy.PrepareForCreate — Active, with the `kubernetes` finalizer."""
+        from ...api.defaults import namespace_finalizers_on_create
+        obj["status"] = {"phase": "Active"}
+        namespace_finalizers_on_create(obj)
+
+
 class ServiceStrategy(StatusStrategy):
     allow_create_on_update = True
 
@@ -142,7 +150,7 @@ _STRATEGIES: dict[tuple[str, str], Strategy] = {
     ("apps", "replicasets"): AppsStrategy(),
     ("", "pods"): PodStrategy(),
     ("", "nodes"): StatusStrategy(),
-    ("", "namespaces"): StatusStrategy(),
+    ("", "namespaces"): NamespaceStrategy(),
     ("", "services"): ServiceStrategy(),
     ("", "events"): CreateOnUpdateStrategy(),
     ("events.k8s.io", "events"): CreateOnUpdateStrategy(),

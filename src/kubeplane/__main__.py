@@ -1,0 +1,5 @@
+import sys
+
+from kubeplane.cmd.main import main
+
+sys.exit(main())

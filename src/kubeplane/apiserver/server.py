@@ -56,9 +56,16 @@ class APIServer:
         self.ready = True
 
     async def handle(self, req: Request) -> Response:
-        """Serve one request; never raises (failures become Status responses)."""
+        """Serve one request from the network; never raises (failures become Status responses)."""
         try:
             self.authenticate(req)
+        except errors.StatusError as e:
+            return status_response(e)
+        return await self.route_trusted(req)
+
+    async def route_trusted(self, req: Request) -> Response:
+        """Serve an already-authenticated request (the in-process transport's entry)."""
+        try:
             return await self.route(req)
         except errors.StatusError as e:
             return status_response(e)

@@ -62,15 +62,19 @@ async def create(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Res
 
 
 async def create_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str, obj: Obj,
-                        warnings: list[str]) -> Obj:
-    """Default, prepare, admit, validate and store a new object; returns what was stored."""
+                        warnings: list[str], *, applied: bool = False) -> Obj:
+    """Default, prepare, admit, validate and store a new object; returns what was stored.
+
+    `applied`: server-side apply already recorded its managedFields entry.
+    """
     strategy = strategy_for(ri)
     common.set_defaults(obj)
     objects.fill_create_meta(obj, ri, ns, api.now())
     strategy.prepare_for_create(obj)
     await common.admit_create(api, ri, obj)
     common.validate_create(ri, obj, warnings)
-    common.record_managed_fields(api, req, ri, None, obj)
+    if not applied:
+        common.record_managed_fields(api, req, ri, None, obj)
     if common.dry_run(req):
         return obj
     name = objects.object_name(obj)
@@ -100,7 +104,7 @@ async def update(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: 
 
 
 async def update_object(api: APIServer, req: Request, ri: ResourceInfo, new: Obj, old: Obj,
-                        expected: int, subresource: str, warnings: list[str]) -> Obj:
+                        expected: int, subresource: str, warnings: list[str], *, applied: bool = False) -> Obj:
     """Prepare, validate and store new over old (at revision expected); returns the result.
 
     A write that changes nothing is not stored (the resourceVersion stays), as upstream; an
@@ -116,7 +120,8 @@ async def update_object(api: APIServer, req: Request, ri: ResourceInfo, new: Obj
     # The store compares revisions itself; validation sees the stored one, as upstream's does.
     new["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion")
     common.validate_update(ri, new, old, subresource, warnings)
-    common.record_managed_fields(api, req, ri, old, new, subresource)
+    if not applied:
+        common.record_managed_fields(api, req, ri, old, new, subresource)
     name = objects.object_name(new)
     if new == old:
         return old
@@ -165,7 +170,7 @@ async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
                                 force=req.flag("force"), api_version=ri.api_version, now=api.now())
         if kv is None:
             new.setdefault("metadata", {})["name"] = name
-            stored = await create_object(api, req, ri, ns, new, warnings)
+            stored = await create_object(api, req, ri, ns, new, warnings, applied=True)
             return common.object_response(api, req, ri, stored, None, status=201, warnings=warnings)
     else:
         if kv is None:
@@ -176,7 +181,8 @@ async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
     if objects.object_name(new) != name:
         raise errors.BadRequest(f"the name of the object ({objects.object_name(new)}) does not match the name on the URL ({name})")
     expected = common.precondition_revision(new, kv.mod_revision)
-    stored = await update_object(api, req, ri, new, kv.obj, expected, subresource, warnings)
+    stored = await update_object(api, req, ri, new, kv.obj, expected, subresource, warnings,
+                                 applied=patch_type == "application/apply-patch+yaml")
     return common.object_response(api, req, ri, stored, None, warnings=warnings)
 
 

@@ -1,0 +1,92 @@
+"""Start `kubeplane up` as a real process and drive it with the real kubectl.
+
+Each Cluster gets a fresh temp data dir and a kernel-chosen port (--port 0); stop() kills the
+whole process group, so no test leaves a server behind.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+import yaml
+
+BIN = pathlib.Path(sys.executable).parent
+KUBECTL = str(BIN / "kubectl")
+READY_TIMEOUT = 30.0
+
+
+class Cluster:
+    def __init__(self, data_dir: pathlib.Path | None = None, *, nodes: int = 0, storage: str = "sqlite",
+                 extra_args: tuple[str, ...] = ()) -> None:
+        self._tmp = None if data_dir else tempfile.TemporaryDirectory(prefix="kubeplane-e2e-")
+        self.data_dir = pathlib.Path(data_dir or self._tmp.name)  # type: ignore[union-attr]
+        self.kubeconfig = self.data_dir / "kubeconfig"
+        self.cache_dir = self.data_dir / "kubectl-cache"
+        self.args = ["--nodes", str(nodes), "--storage", storage, *extra_args]
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log_path = self.data_dir / "up.log"
+
+    def start(self) -> Cluster:
+        if self.kubeconfig.exists():
+            self.kubeconfig.unlink()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kubeplane", "up", "--data-dir", str(self.data_dir), "--port", "0", *self.args],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + READY_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"kubeplane up exited: {self.log_path.read_text()[-3000:]}")
+            if self.kubeconfig.exists() and self.kubectl("get", "--raw", "/readyz", check=False).returncode == 0:
+                return self
+            time.sleep(0.05)
+        raise RuntimeError(f"kubeplane up not ready in {READY_TIMEOUT}s: {self.log_path.read_text()[-3000:]}")
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        self.proc = None
+
+    def cleanup(self) -> None:
+        self.stop(signal.SIGKILL)
+        if self._tmp:
+            self._tmp.cleanup()
+
+    def kubectl(self, *args: str, check: bool = True, input: str | None = None,
+                timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "KUBECTL_KUBERC": "false"}
+        res = subprocess.run([KUBECTL, "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(self.cache_dir),
+                              *args], capture_output=True, text=True, input=input, timeout=timeout, env=env)
+        if check and res.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({res.returncode}):\n{res.stdout}\n{res.stderr}")
+        return res
+
+    def get_json(self, *args: str) -> Any:
+        return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
+
+    def apply_yaml(self, doc: dict[str, Any] | str, *args: str) -> subprocess.CompletedProcess[str]:
+        text = doc if isinstance(doc, str) else yaml.safe_dump(doc)
+        return self.kubectl("apply", "-f", "-", *args, input=text)
+
+    def python_client(self) -> Any:
+        """An official `kubernetes` ApiClient configured from this cluster's kubeconfig."""
+        from kubernetes import client, config
+        cfg = client.Configuration()
+        config.load_kube_config(config_file=str(self.kubeconfig), client_configuration=cfg)
+        return client.ApiClient(cfg)

@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+import pytest
+
+from .cluster import Cluster
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    """One `kubeplane up --nodes 0` per test module (tests use their own namespaces or names)."""
+    c = Cluster().start()
+    try:
+        yield c
+    finally:
+        c.cleanup()

@@ -26,7 +26,7 @@ from ._status import go_json_kind
 from .managedfields import (APPLY, UPDATE, Entry, Path, compare, decode_managed_fields, encode_managed_fields,
                             filter_paths, ignored_prefixes, index_items, item_element, path_string, to_field_set,
                             without_managed_fields)
-from .strategic import discard_null_values_from_patch
+from .strategic import _copy, discard_null_values_from_patch
 
 
 class ApplyConflict(errors.Conflict):
@@ -64,7 +64,7 @@ def server_side_apply(live: dict[str, Any] | None, config: dict[str, Any], def_n
     ignored = ignored_prefixes(subresource)
     config = _without_ignored(config, ignored)
     discard_null_values_from_patch(config)
-    live_obj = without_managed_fields(live)
+    live_obj = _copy(without_managed_fields(live))
     entries = decode_managed_fields(live)
     me = Entry(manager, APPLY, api_version, now, subresource, filter_paths(to_field_set(config, node), ignored))
     previous = next((e for e in entries if e.identity() == me.identity()), None)
@@ -93,11 +93,8 @@ def _validate_config(config: dict[str, Any], api_version: str) -> None:
 
 
 def _without_ignored(config: dict[str, Any], ignored: frozenset[Path]) -> dict[str, Any]:
-    """Copy config without top-level reset fields (status on the main resource)."""
-    import copy
-
-    drop = {p[0][2:] for p in ignored if len(p) == 1}
-    return copy.deepcopy({k: v for k, v in config.items() if k not in drop or k == "metadata" and len(drop) > 1})
+    """A private copy of config without top-level reset fields (status on the main resource)."""
+    return _copy({k: v for k, v in config.items() if ("f:" + k,) not in ignored})
 
 
 def _take_ownership(others: list[Entry], changed: set[Path], removed: set[Path], force: bool) -> None:
@@ -206,11 +203,12 @@ def prune(obj: dict[str, Any], dropped: set[Path], node: Node | None, owned: set
     """Remove fields the applier dropped from its configuration, unless someone owns them.
 
     Upstream: Updater.prune (RemoveItems, then addBackOwnedItems): a dropped path stays when
-    it, or anything below it, is owned by a manager (the applier included). Deepest paths go
-    first so a list item whose fields were all dropped is removed as a whole.
+    it, or anything below it, is owned by a manager (the applier included). Shallow paths go
+    first: a list item nobody owns any part of is removed whole while its key fields still
+    identify it, and the paths below it then no longer resolve.
     """
     keep = {p[:i] for p in owned for i in range(1, len(p) + 1)}
-    for path in sorted(dropped, key=len, reverse=True):
+    for path in sorted(dropped, key=len):
         if path not in keep:
             _remove_path(obj, path, node)
 

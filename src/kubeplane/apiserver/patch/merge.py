@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from kubeplane.api import errors
 
 from ._status import go_json_kind
@@ -51,6 +53,4 @@ def not_an_object(result: Any) -> errors.Invalid:
 
 
 def _short(value: Any) -> str:
-    import orjson
-
     return orjson.dumps(value).decode()

@@ -9,65 +9,58 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-import yaml
 
-from ..api import errors
+from ..api import decode, errors, protobuf
+from ..api.resources import ResourceInfo
 
 MAX_BODY = 3 * 1024 * 1024          # upstream's request-body limit for non-streaming writes
 JSON = "application/json"
 YAML = "application/yaml"
-PROTOBUF = "application/vnd.kubernetes.protobuf"
+PROTOBUF = protobuf.CONTENT_TYPE
 ACCEPTED = [JSON, YAML, PROTOBUF]
+_YAML_TYPES = (YAML, "application/apply-patch+yaml", "text/yaml")
 
 
-def media_type(content_type: str) -> str:
-    return content_type.split(";", 1)[0].strip().lower()
+def media_type(headers: dict[str, str]) -> str:
+    """The body's media type; no Content-Type means JSON (the Python client sends none)."""
+    mt = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    return JSON if mt in ("", "*/*") else mt
 
 
-def decode_body(headers: dict[str, str], body: bytes) -> tuple[dict[str, Any], list[str]]:
-    """Decode a create/update body; returns (object, duplicate-field messages)."""
+def decode_object(headers: dict[str, str], body: bytes, ri: ResourceInfo,
+                  field_validation: str | None) -> tuple[dict[str, Any], list[str]]:
+    """Decode a create/update body of resource ri; returns (object, warnings).
+
+    JSON and YAML go through the strict decoder (unknown and duplicate fields per
+    fieldValidation, wrong types always 400); protobuf is typed on the wire already.
+    """
     if len(body) > MAX_BODY:
         raise errors.RequestEntityTooLarge()
-    mt = media_type(headers.get("content-type", "")) or JSON
-    if mt == JSON or mt == "*/*":
-        return decode_json(body)
-    if mt in (YAML, "application/apply-patch+yaml", "text/yaml"):
-        return decode_yaml(body)
+    mt = media_type(headers)
     if mt == PROTOBUF:
-        from ..api import protobuf
         return protobuf.decode(body), []
+    if mt == JSON or mt in _YAML_TYPES:
+        return decode.decode_body(body, ri.definition, kind=ri.kind, version=ri.version, content_type=mt,
+                                  field_validation=field_validation)
     raise errors.UnsupportedMediaType(mt, ACCEPTED)
 
 
-def decode_json(body: bytes) -> tuple[dict[str, Any], list[str]]:
-    try:
-        from ..api import decode
-    except ImportError:                               # pragma: no cover - during bring-up
-        decode = None
-    if decode is not None:
-        obj, dups = decode.decode_json(body)
+def decode_plain(headers: dict[str, str], body: bytes) -> dict[str, Any]:
+    """Decode a body without field validation (Binding, Scale, DeleteOptions ...)."""
+    if len(body) > MAX_BODY:
+        raise errors.RequestEntityTooLarge()
+    mt = media_type(headers)
+    if mt == PROTOBUF:
+        return protobuf.decode(body)
+    if mt == JSON:
+        obj, _ = decode.decode_json(body)
+    elif mt in _YAML_TYPES:
+        obj, _ = decode.decode_yaml(body)
     else:
-        try:
-            obj, dups = orjson.loads(body), []
-        except orjson.JSONDecodeError as e:
-            raise errors.BadRequest(f"error decoding JSON: {e}") from None
-    if not isinstance(obj, dict):
-        raise errors.BadRequest("the body of the request must be a JSON object")
-    return obj, dups
-
-
-def decode_yaml(body: bytes) -> tuple[dict[str, Any], list[str]]:
-    try:
-        from ..api import decode
-        obj, dups = decode.decode_yaml(body)
-    except ImportError:                               # pragma: no cover - during bring-up
-        try:
-            obj, dups = yaml.safe_load(body), []
-        except yaml.YAMLError as e:
-            raise errors.BadRequest(f"error decoding YAML: {e}") from None
+        raise errors.UnsupportedMediaType(mt, ACCEPTED)
     if not isinstance(obj, dict):
         raise errors.BadRequest("the body of the request must be an object")
-    return obj, dups
+    return obj
 
 
 def wants_table(headers: dict[str, str]) -> bool:

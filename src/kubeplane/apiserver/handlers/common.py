@@ -24,16 +24,15 @@ FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
 # --- decoding -----------------------------------------------------------------------------
 
 def decode_object(api: APIServer, req: Request, ri: ResourceInfo) -> tuple[Obj, list[str]]:
-    """Decode a create/update body and apply fieldValidation; returns (object, warnings)."""
-    obj, dups = codec.decode_body(req.headers, req.body)
-    warnings: list[str] = []
-    if ri.group == "events.k8s.io":
-        check_fields(req, ri, obj, dups, warnings)
-        check_type_meta(obj, ri)
-        from ...api import conversion
-        return conversion.event_events_v1_to_core(obj), warnings
-    check_fields(req, ri, obj, dups, warnings)
+    """Decode a create/update body and apply fieldValidation; returns (object, warnings).
+
+    events.k8s.io Events are stored as core/v1 Events (one storage, as upstream).
+    """
+    obj, warnings = codec.decode_object(req.headers, req.body, ri, field_validation(req))
     check_type_meta(obj, ri)
+    if ri.group == "events.k8s.io":
+        from ...api import conversion
+        obj = conversion.event_events_v1_to_core(obj)
     return obj, warnings
 
 
@@ -45,20 +44,18 @@ def field_validation(req: Request) -> str:
     return mode
 
 
-def check_fields(req: Request, ri: ResourceInfo, obj: Obj, dups: list[str], warnings: list[str]) -> None:
-    """Wrong types are always 400; unknown/duplicate fields per fieldValidation (Strict/Warn/Ignore)."""
+def check_patched_fields(req: Request, ri: ResourceInfo, obj: Obj, warnings: list[str]) -> None:
+    """Field validation of a patch result: wrong types are 400; unknown fields per fieldValidation."""
     from ...api import decode
     mode = field_validation(req)
     type_errs = decode.type_errors(obj, ri.definition)
     if type_errs:
-        raise errors.BadRequest(type_errs[0]) if isinstance(type_errs[0], str) else type_errs[0]
+        raise errors.BadRequest(type_errs[0])
     if mode == "Ignore":
         return
-    problems = dups + decode.field_problems(obj, ri.definition)
-    if not problems:
-        return
-    if mode == "Strict":
-        raise decode.strict_error(ri.kind, problems)
+    problems = decode.field_problems(obj, ri.definition)
+    if problems and mode == "Strict":
+        raise decode.strict_error(ri.kind, problems, version=ri.version)
     warnings.extend(decode.warning_texts(problems))
 
 

@@ -140,7 +140,7 @@ async def patch(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: s
                 subresource: str = "") -> Response:
     """Upstream: PatchResource (handlers/patch.go): apply the patch to the current object and
     store the result, retrying on a conflict unless the patch itself pins a resourceVersion."""
-    patch_type = codec.media_type(req.headers.get("content-type", ""))
+    patch_type = codec.media_type(req.headers)
     if patch_type not in PATCH_TYPES:
         raise errors.UnsupportedMediaType(patch_type, list(PATCH_TYPES))
     if len(req.body) > codec.MAX_BODY:
@@ -162,8 +162,7 @@ async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
 
     warnings: list[str] = []
     if patch_type == "application/apply-patch+yaml":
-        config, dups = codec.decode_yaml(req.body)
-        common.check_fields(req, ri, config, dups, warnings)
+        config, warnings = codec.decode_object(req.headers, req.body, ri, common.field_validation(req))
         objects.check_type_meta(config, ri)
         live = orjson.loads(kv.value) if kv else None
         new = server_side_apply(live, config, ri.definition, manager=req.query.get("fieldManager", ""),
@@ -176,7 +175,7 @@ async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
         if kv is None:
             raise errors.NotFound(ri.group, ri.plural, name)
         new = apply_patch(patch_type, orjson.loads(kv.value), req.body, ri.definition)
-        common.check_fields(req, ri, new, [], warnings)
+        common.check_patched_fields(req, ri, new, warnings)
     objects.check_type_meta(new, ri)
     if objects.object_name(new) != name:
         raise errors.BadRequest(f"the name of the object ({objects.object_name(new)}) does not match the name on the URL ({name})")

@@ -50,13 +50,13 @@ async def get_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, nam
 
 
 async def update_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
-    scale, _ = codec.decode_body(req.headers, req.body)
+    scale = codec.decode_plain(req.headers, req.body)
     return await _apply_scale(api, req, ri, ns, name, scale, await _current(api, ri, ns, name))
 
 
 async def patch_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
     from ..patch import apply_patch
-    patch_type = codec.media_type(req.headers.get("content-type", ""))
+    patch_type = codec.media_type(req.headers)
     if patch_type not in rest.PATCH_TYPES[:3]:
         raise errors.UnsupportedMediaType(patch_type, list(rest.PATCH_TYPES[:3]))
     kv = await _current(api, ri, ns, name)
@@ -82,7 +82,7 @@ async def _apply_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, 
 
 async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
     """Upstream: BindingREST.Create -> assignPod -> setPodHostAndAnnotations."""
-    binding, _ = codec.decode_body(req.headers, req.body)
+    binding = codec.decode_plain(req.headers, req.body)
     target = binding.get("target") or {}
     if not target.get("name"):
         raise errors.Invalid("", "Binding", name, [errors.required("target.name")])
@@ -132,7 +132,7 @@ def set_pod_condition(pod: Obj, type_: str, status: str, now: str, reason: str =
 async def finalize_namespace(api: APIServer, req: Request, ri: ResourceInfo, name: str) -> Response:
     """Upstream: FinalizeREST.Update — only spec.finalizers may change; the last one going
     away completes a pending namespace deletion."""
-    body, _ = codec.decode_body(req.headers, req.body)
+    body = codec.decode_plain(req.headers, req.body)
     kv = await _current(api, ri, "", name)
     new = objects.deep_copy(kv.obj)
     finalizers = (body.get("spec") or {}).get("finalizers") or []

@@ -1,0 +1,766 @@
+"""Request-body decoding with upstream's strict-field semantics (fieldValidation).
+
+Upstream decodes a body into a typed Go struct with sigs.k8s.io/json. That single pass yields
+three kinds of findings, and this module reproduces each with upstream's exact text:
+
+* syntax errors: `couldn't get version/kind; json parse error: unexpected end of JSON input`;
+* type errors (always fatal, whatever fieldValidation says):
+  `json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32`;
+* strict errors (reported per fieldValidation: Strict -> 400, Warn -> warnings, Ignore -> nothing):
+  `unknown field "spec.template.spec.containers[0].foo"`, `duplicate field "spec.replicas"`,
+  and for YAML `error converting YAML to JSON: yaml: unmarshal errors:\\n  line 7: key "a" already set in map`.
+
+Speed: orjson.loads is ~10x faster than json.loads with object_pairs_hook, but it silently
+keeps the last of two duplicate keys. `_maybe_duplicates` is a cheap conservative test (count
+the ':' bytes of the body and of orjson's re-encoding of what it parsed): only when it fires do
+we re-parse with the slow, duplicate-preserving parser. Unknown fields and types are checked by
+walking the parsed dict against per-definition compiled field tables (`_compiled`).
+
+The handlers call `decode_body`; the smaller functions are public for tests and for patch
+handlers, which wrap the same problems differently (422 on the `patch` field).
+"""
+from __future__ import annotations
+
+import binascii
+import functools
+import json
+import re
+from typing import Any
+
+import orjson
+import yaml
+
+from kubeplane.api import errors
+from kubeplane.api.schema import definitions, ref_name
+
+STRICT, WARN, IGNORE = "Strict", "Warn", "Ignore"
+MAX_STRICT_ERRORS = 100          # saveStrictError stops accumulating here
+_YAML_SHORT_PREFIX = "yaml: unmarshal errors:\n"
+_YAML_LONG_PREFIX = "error converting YAML to JSON: yaml: unmarshal errors:\n"
+# The anonymous struct SimpleMetaFactory.Interpret decodes apiVersion/kind into, as reflect prints it.
+_FIND_KIND_TYPE = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }'
+
+
+# --- public entry point ------------------------------------------------------------------------
+
+
+def decode_body(body: bytes, def_name: str, *, kind: str, version: str,
+                content_type: str = "application/json",
+                field_validation: str | None = None) -> tuple[dict[str, Any], list[str]]:
+    """Decode a create/update body into a dict; return (object, warnings).
+
+    Mirrors create.go/update.go: the strict serializer is used for Strict and Warn (the default
+    when the parameter is absent), the plain one for Ignore. Raises errors.BadRequest with
+    transformDecodeError's text for syntax, type and (in Strict mode) strict errors.
+    `kind`/`version` are the endpoint's; the body's own apiVersion/kind win when present.
+    """
+    directive = field_validation or WARN
+    strict = directive != IGNORE
+    is_yaml = "yaml" in content_type
+    try:
+        obj, problems, tree = (_decode_yaml(body, strict) if is_yaml else _decode_json(body, strict))
+    except errors.BadRequest as e:
+        raise unrecognized(kind, e.message, body) from None
+    except RecursionError:             # nesting deeper than our walks go (Go stops at 10000)
+        raise unrecognized(kind, "couldn't get version/kind; json parse error: exceeded max depth", body) from None
+    body_kind, body_version = _body_gvk(obj, kind, version)
+    type_errs = go_type_errors(obj, def_name)
+    if type_errs:
+        raise cannot_handle(body_kind, body_version, kind, type_errs[0])
+    if strict:
+        problems = problems + field_problems(tree if tree is not None else obj, def_name)
+        problems = _dedupe(problems)
+    if problems and directive == STRICT:
+        raise strict_error(body_kind, problems, version=body_version, into=kind)
+    return obj, warning_texts(problems) if directive == WARN else []
+
+
+def strict_error(kind: str, problems: list[str], *, version: str = "v1", into: str | None = None) -> errors.BadRequest:
+    """The 400 for Strict mode: `Deployment in version "v1" cannot be handled as a Deployment:
+    strict decoding error: unknown field "spec.foo", duplicate field "spec.replicas"`.
+
+    Upstream: NewStrictDecodingError (runtime/error.go) wrapped by transformDecodeError (rest.go).
+    """
+    return cannot_handle(kind, version, into or kind, "strict decoding error: " + ", ".join(problems))
+
+
+def warning_texts(problems: list[str]) -> list[str]:
+    """One warning per problem; a YAML duplicate-key block becomes one warning per line.
+
+    Upstream: addStrictDecodingWarnings + parseYAMLWarnings (handlers/rest.go).
+    """
+    out: list[str] = []
+    for p in problems:
+        for prefix in (_YAML_SHORT_PREFIX, _YAML_LONG_PREFIX):
+            if p.startswith(prefix):
+                out.extend(line.strip() for line in p[len(prefix):].split("\n"))
+                break
+        else:
+            out.append(p)
+    return out
+
+
+def cannot_handle(kind: str, version: str, into: str, err: str) -> errors.BadRequest:
+    """Upstream: transformDecodeError (rest.go), the branch where the body's kind is known."""
+    return errors.BadRequest(f"{kind} in version {errors.go_quote(version)} cannot be handled as a {into}: {err}")
+
+
+def unrecognized(into: str, err: str, body: bytes) -> errors.BadRequest:
+    """Upstream: transformDecodeError (rest.go), the branch where the body's kind is unknown."""
+    return errors.BadRequest(
+        f"the object provided is unrecognized (must be of type {into}): {err} ({summarize_data(body, 30)})")
+
+
+def summarize_data(data: bytes, max_length: int) -> str:
+    """Upstream: summarizeData (rest.go): JSON objects as text, anything else as hex."""
+    if not data:
+        return "<empty>"
+    cut = data[:max_length]
+    suffix = " ..." if len(data) > max_length else ""
+    if data[:1] == b"{":
+        return cut.decode("utf-8", "replace") + suffix
+    return cut.hex() + suffix
+
+
+def _body_gvk(obj: dict[str, Any], kind: str, version: str) -> tuple[str, str]:
+    """The kind and version upstream reports: the body's, defaulted from the endpoint (gvkWithDefaults)."""
+    api_version = obj.get("apiVersion") or ""
+    return obj.get("kind") or kind, (api_version.rsplit("/", 1)[-1] if api_version else version)
+
+
+def _dedupe(problems: list[str]) -> list[str]:
+    """saveStrictError: drop repeats, keep at most MAX_STRICT_ERRORS, keep first-seen order."""
+    return list(dict.fromkeys(problems))[:MAX_STRICT_ERRORS]
+
+
+# --- JSON --------------------------------------------------------------------------------------
+
+
+class _Pairs(list):  # type: ignore[type-arg]
+    """A JSON object as its (key, value) pairs in document order, duplicates included."""
+
+
+def decode_json(body: bytes) -> tuple[dict[str, Any], list[str]]:
+    """Parse JSON; return (object, duplicate-field messages). Malformed -> errors.BadRequest.
+
+    Duplicates are reported everywhere in the document, as sigs.k8s.io/json does when decoding
+    into map[string]interface{}; `decode_body` instead follows the typed rules (a duplicated
+    unknown field is reported once, as unknown).
+    """
+    obj, problems, tree = _decode_json(body, True)
+    return obj, _plain_duplicates(tree, "", []) if tree is not None else problems
+
+
+def _decode_json(body: bytes, strict: bool) -> tuple[dict[str, Any], list[str], Any]:
+    """(object, [], pairs-tree or None). The tree is built only when duplicates are possible."""
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        tree = _slow_loads(body)       # orjson is stricter than Go in a few corners (surrogates)
+        return _check_top(_plain(tree), body), [], tree
+    if strict and _maybe_duplicates(body, obj):
+        tree = _slow_loads(body)
+        return _check_top(_plain(tree), body), [], tree
+    return _check_top(obj, body), [], None
+
+
+def _maybe_duplicates(body: bytes, obj: Any) -> bool:
+    """False only when the body certainly has no duplicate key.
+
+    Every key is followed by exactly one structural ':'; any other ':' sits inside a string.
+    orjson's re-encoding of what it kept has the same structural colons minus one per dropped
+    duplicate (plus the colons of the dropped value), and the same in-string colons as long as
+    none was written as a \\u003a escape. So equal counts mean nothing was dropped.
+    Example: b'{"a":"x:y","a":1}' has 4 colons, orjson kept {"a":1} -> b'{"a":1}' has 1.
+    Measured on a 5.5 KB Deployment: ~10 us (orjson.dumps 4.5 us, each count 2 us), against
+    ~26 us for json.loads(object_pairs_hook) plus ~30 us to turn its pairs back into dicts.
+    """
+    if b"\\u003" in body:           # maybe an escaped ':' (rare): take the slow path
+        return True
+    try:
+        return body.count(b":") != orjson.dumps(obj).count(b":")
+    except orjson.JSONEncodeError:     # nested deeper than orjson.dumps allows (254)
+        return True
+
+
+def _slow_loads(body: bytes) -> Any:
+    """Parse keeping duplicates (as _Pairs); Go-style syntax errors on failure."""
+    text = body.decode("utf-8", "replace")   # Go replaces invalid UTF-8 with U+FFFD
+    try:
+        return json.loads(text, object_pairs_hook=_Pairs, parse_constant=_reject_constant)
+    except ValueError:
+        detail = go_syntax_error(body)
+    except RecursionError:
+        detail = "exceeded max depth"
+    raise errors.BadRequest("couldn't get version/kind; json parse error: " + detail)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(name)             # NaN / Infinity are not JSON for Go
+
+
+def _plain(node: Any) -> Any:
+    """The value Go keeps from a pairs tree: the last of duplicate keys wins."""
+    if type(node) is _Pairs:
+        return {k: _plain(v) for k, v in node}
+    if type(node) is list:
+        return [_plain(v) for v in node]
+    return node
+
+
+def _check_top(obj: Any, body: bytes) -> dict[str, Any]:
+    """What SimpleMetaFactory.Interpret rejects before the typed decode: non-objects, bad apiVersion/kind."""
+    prefix = "couldn't get version/kind; json parse error: "
+    if obj is None:
+        return {}                      # Go decodes a null body into an empty object
+    if not isinstance(obj, dict):
+        raise errors.BadRequest(f"{prefix}json: cannot unmarshal {_json_kind(obj)} into Go value of type {_FIND_KIND_TYPE}")
+    for field in ("apiVersion", "kind"):
+        v = obj.get(field)
+        if v is not None and not isinstance(v, str):
+            raise errors.BadRequest(
+                f"{prefix}json: cannot unmarshal {_json_kind(v)} into Go struct field .{field} of type string")
+    return obj
+
+
+def _plain_duplicates(node: Any, path: str, out: list[str]) -> list[str]:
+    """Duplicate keys anywhere in a pairs tree (map[string]interface{} semantics)."""
+    if type(node) is _Pairs:
+        seen: set[str] = set()
+        for k, v in node:
+            if k in seen:
+                out.append(_field_error("duplicate", path, k))
+            seen.add(k)
+            _plain_duplicates(v, f"{path}.{k}" if path else k, out)
+    elif type(node) is list:
+        for i, v in enumerate(node):
+            _plain_duplicates(v, f"{path}[{i}]", out)
+    return out
+
+
+def _field_error(what: str, path: str, field: str) -> str:
+    """Upstream: newFieldError + strictError.Error (sigs.k8s.io/json): `unknown field "a.b[0].c"`."""
+    return f"{what} field {errors.go_quote(f'{path}.{field}' if path else field)}"
+
+
+# --- YAML --------------------------------------------------------------------------------------
+
+
+class _YAMLLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """SafeLoader without the timestamp resolver: yaml.v2 keeps timestamps as strings for JSON."""
+
+
+_YAMLLoader.yaml_implicit_resolvers = {
+    ch: [(tag, rx) for tag, rx in rs if tag != "tag:yaml.org,2002:timestamp"]
+    for ch, rs in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def decode_yaml(body: bytes) -> tuple[dict[str, Any], list[str]]:
+    """Parse YAML; return (object, [the yaml duplicate-key error block] or []).
+
+    Upstream: yaml.YAMLToJSONStrict in serializer/json.go. The block reads
+    `error converting YAML to JSON: yaml: unmarshal errors:\\n  line 12: key "paused" already set in map`.
+    """
+    obj, problems, _ = _decode_yaml(body, True)
+    return obj, problems
+
+
+def _decode_yaml(body: bytes, strict: bool) -> tuple[dict[str, Any], list[str], None]:
+    loader = _YAMLLoader(body)
+    try:
+        node = loader.get_node() if loader.check_node() else None
+        dups = _yaml_duplicates(node, []) if strict and node is not None else []
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise errors.BadRequest(f"error converting YAML to JSON: yaml: {where}{getattr(e, 'problem', None) or e}") from None
+    finally:
+        loader.dispose()
+    obj = _check_top(_jsonable(data), body)
+    problems = [_YAML_LONG_PREFIX + "\n".join("  " + d for d in dups)] if dups else []
+    return obj, problems, None
+
+
+def _yaml_duplicates(node: yaml.Node, out: list[str]) -> list[str]:
+    """yaml.v2 setMapIndex in strict mode: the value is decoded first, then the key checked;
+    the line is the value node's."""
+    if isinstance(node, yaml.MappingNode):
+        seen: set[tuple[str, str]] = set()
+        for k, v in node.value:
+            _yaml_duplicates(v, out)
+            key = (k.tag, k.value) if isinstance(k, yaml.ScalarNode) else ("", repr(k))
+            if key in seen:
+                shown = errors.go_quote(k.value) if k.tag.endswith(":str") else k.value
+                out.append(f"line {v.start_mark.line + 1}: key {shown} already set in map")
+            seen.add(key)
+    elif isinstance(node, yaml.SequenceNode):
+        for v in node.value:
+            _yaml_duplicates(v, out)
+    return out
+
+
+def _jsonable(v: Any) -> Any:
+    """sigs.k8s.io/yaml's YAMLToJSON: keys become strings, and (json.Marshal of a Go map) the
+    keys come out sorted, which is the order upstream then reports unknown fields in."""
+    if isinstance(v, dict):
+        return dict(sorted(((_json_key(k), _jsonable(x)) for k, x in v.items()), key=lambda kv: kv[0]))
+    if isinstance(v, list):
+        return [_jsonable(x) for x in v]
+    return v
+
+
+def _json_key(k: Any) -> str:
+    if isinstance(k, bool):
+        return "true" if k else "false"
+    return "null" if k is None else str(k)
+
+
+# --- compiled schema ---------------------------------------------------------------------------
+
+# Type kinds. Those >= _STRUCT contain other values and are walked into. _ANY is a free-form
+# map[string]interface{} (duplicates inside still count); _RAW keeps raw bytes via its own
+# UnmarshalJSON (FieldsV1, RawExtension), so nothing inside it is checked.
+_ANY, _RAW, _STR, _BOOL, _INT32, _INT64, _FLOAT, _BYTES, _INTSTR, _QUANTITY, _TIME = range(11)
+_STRUCT, _ARRAY, _MAP = 11, 12, 13
+_INT_RANGE = {_INT32: (-(2**31), 2**31 - 1), _INT64: (-(2**63), 2**63 - 1)}
+# Definitions that are Go types with their own UnmarshalJSON, or free-form.
+_SPECIAL = {
+    "io.k8s.apimachinery.pkg.util.intstr.IntOrString": (_INTSTR, "intstr.IntOrString"),
+    "io.k8s.apimachinery.pkg.api.resource.Quantity": (_QUANTITY, "resource.Quantity"),
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Time": (_TIME, "v1.Time"),
+    "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": (_TIME, "v1.MicroTime"),
+    "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1": (_RAW, "v1.FieldsV1"),
+    "io.k8s.apimachinery.pkg.runtime.RawExtension": (_RAW, "runtime.RawExtension"),
+}
+
+
+class _Type:
+    """A compiled schema node: its kind, Go type name, element type, and (structs) fields."""
+
+    __slots__ = ("kind", "go", "elem", "name", "def_name", "_fields")
+
+    def __init__(self, kind: int, go: str, elem: _Type | None = None, def_name: str = "") -> None:
+        self.kind, self.go, self.elem, self.def_name = kind, go, elem, def_name
+        self.name = def_name.rsplit(".", 1)[-1]          # Go struct name: DeploymentSpec
+        self._fields: dict[str, _Type] | None = None
+
+    @property
+    def fields(self) -> dict[str, _Type]:
+        """json field name -> type; compiled on first use so recursive definitions terminate."""
+        if self._fields is None:
+            props = definitions()[self.def_name].get("properties", {})
+            self._fields = {k: _compile(v) for k, v in props.items()}
+        return self._fields
+
+
+@functools.cache
+def _compiled(def_name: str) -> _Type:
+    """The compiled type of a definition, cached for the process."""
+    if def_name in _SPECIAL:
+        kind, go = _SPECIAL[def_name]
+        return _Type(kind, go, def_name=def_name)
+    node = definitions()[def_name]
+    if "properties" in node:
+        parts = def_name.rsplit(".", 2)
+        return _Type(_STRUCT, f"{parts[-2]}.{parts[-1]}", def_name=def_name)
+    return _compile(node)
+
+
+def _compile(node: dict[str, Any]) -> _Type:
+    name = ref_name(node)
+    if name:
+        return _compiled(name)
+    types = node.get("type")
+    t = next((x for x in types if x != "null"), None) if isinstance(types, list) else types
+    fmt = node.get("format")
+    if node.get("x-kubernetes-preserve-unknown-fields") or t is None:
+        return _Type(_ANY, "interface {}")
+    if t == "object":
+        ap = node.get("additionalProperties")
+        if isinstance(ap, dict):
+            elem = _compile(ap)
+            return _Type(_MAP, "map[string]" + elem.go, elem)
+        return _Type(_ANY, "map[string]interface {}")
+    if t == "array":
+        elem = _compile(node.get("items") or {})
+        return _Type(_ARRAY, "[]" + elem.go, elem)
+    if t == "string":
+        return _Type(_BYTES, "[]uint8") if fmt == "byte" else _Type(_STR, "string")
+    if t == "integer":
+        return _Type(_INT32, "int32") if fmt == "int32" else _Type(_INT64, "int64")
+    if t == "number":
+        return _Type(_FLOAT, "float64")
+    if t == "boolean":
+        return _Type(_BOOL, "bool")
+    return _Type(_ANY, "interface {}")
+
+
+# --- unknown (and typed duplicate) fields --------------------------------------------------------
+
+
+def field_problems(obj: Any, def_name: str) -> list[str]:
+    """Unknown-field messages for obj against the definition, in document order:
+    `unknown field "spec.template.spec.containers[0].foo"`.
+
+    obj may also be a pairs tree (from the duplicate-preserving parser); then duplicate fields
+    are reported as sigs.k8s.io/json does for typed targets: known struct fields and map keys
+    only, never inside an unknown field's value.
+    """
+    out: list[str] = []
+    _walk_fields(obj, _compiled(def_name), "", out)
+    return out
+
+
+def _walk_fields(value: Any, t: _Type, path: str, out: list[str]) -> None:
+    """Append unknown (and, on pairs trees, duplicate) fields under value, in document order."""
+    kind = t.kind
+    if kind == _ARRAY:
+        if type(value) is list:
+            for i, v in enumerate(value):
+                _walk_child(v, t.elem, f"{path}[{i}]", out)  # type: ignore[arg-type]
+        return
+    is_pairs = type(value) is _Pairs
+    if not is_pairs and type(value) is not dict:
+        return
+    seen: set[str] | None = set() if is_pairs else None
+    fields = t.fields if kind == _STRUCT else None
+    for key, v in (value if is_pairs else value.items()):
+        ft = fields.get(key) if fields is not None else t.elem
+        if ft is None:
+            out.append(_field_error("unknown", path, key))
+            continue                    # Go skips the value: nothing inside is reported
+        if seen is not None:
+            if key in seen:
+                out.append(_field_error("duplicate", path, key))
+            seen.add(key)
+        if ft.kind >= _STRUCT or ft.kind == _ANY:     # scalars: nothing to report, skip the path
+            _walk_child(v, ft, f"{path}.{key}" if path else key, out)
+
+
+def _walk_child(v: Any, t: _Type, path: str, out: list[str]) -> None:
+    if t.kind >= _STRUCT:
+        _walk_fields(v, t, path, out)
+    elif t.kind == _ANY and type(v) is _Pairs:
+        _plain_duplicates(v, path, out)     # map[string]interface{}: duplicates still count
+
+
+# --- wrong JSON types --------------------------------------------------------------------------
+
+
+class _Fatal(Exception):
+    """An error returned (not saved) by a type's own UnmarshalJSON: it ends the decode at once."""
+
+
+def type_errors(obj: dict[str, Any], def_name: str) -> list[str]:
+    """400 messages for wrong JSON types in obj; upstream reports only [0], whatever fieldValidation says.
+
+    Example: `Deployment in version "v1" cannot be handled as a Deployment: json: cannot
+    unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32`.
+    Upstream: transformDecodeError (rest.go) around the decoder's UnmarshalTypeError.
+    """
+    into = def_name.rsplit(".", 1)[-1]
+    kind, version = _body_gvk(obj, into, def_name.rsplit(".", 2)[-2])
+    return [cannot_handle(kind, version, into, e).message for e in go_type_errors(obj, def_name)]
+
+
+def go_type_errors(obj: dict[str, Any], def_name: str) -> list[str]:
+    """Go's own type-error texts for obj decoded into the definition, in document order.
+
+    encoding/json saves the first UnmarshalTypeError and keeps going, but an error returned by
+    a custom UnmarshalJSON (IntOrString, Quantity, Time) stops decoding and wins over it; so a
+    list holding such an error holds only it.
+    """
+    saved: list[str] = []
+    try:
+        _check(obj, _compiled(def_name), "", [], saved)
+    except _Fatal as e:
+        return [str(e)]
+    return saved
+
+
+def _check(v: Any, t: _Type, struct: str, stack: list[str], saved: list[str]) -> None:
+    """Check v against t; struct/stack are Go's errorContext (containing struct, field names)."""
+    if v is None:
+        return                          # null is nil for pointers/maps/slices, ignored otherwise
+    kind = t.kind
+    if kind == _STRUCT:
+        if type(v) is not dict:
+            return _mismatch(_json_kind(v), t, struct, stack, saved)
+        fields = t.fields
+        for key, x in v.items():
+            ft = fields.get(key)
+            if ft is None or ft.kind <= _RAW or x is None:
+                continue
+            stack.append(key)
+            _check(x, ft, t.name, stack, saved)
+            stack.pop()
+    elif kind == _ARRAY or kind == _MAP:
+        want = list if kind == _ARRAY else dict
+        if type(v) is not want:
+            return _mismatch(_json_kind(v), t, struct, stack, saved)
+        for x in (v if kind == _ARRAY else v.values()):
+            _check(x, t.elem, struct, stack, saved)  # type: ignore[arg-type]
+    else:
+        _check_scalar(v, t, struct, stack, saved)
+
+
+def _check_scalar(v: Any, t: _Type, struct: str, stack: list[str], saved: list[str]) -> None:
+    kind, tv = t.kind, type(v)
+    if kind == _STR or kind == _TIME:
+        if tv is not str:
+            # Time's UnmarshalJSON json.Unmarshal()s into a string and returns the error.
+            ctx = _ctx(_json_kind(v), "string", struct, stack)
+            if kind == _TIME:
+                raise _Fatal(ctx)
+            saved.append(ctx)
+    elif kind == _BOOL:
+        if tv is not bool:
+            _mismatch(_json_kind(v), t, struct, stack, saved)
+    elif kind in _INT_RANGE:
+        _check_int(v, t, struct, stack, saved)
+    elif kind == _FLOAT:
+        if tv is bool or tv not in (int, float):
+            _mismatch(_json_kind(v), t, struct, stack, saved)
+    elif kind == _INTSTR:
+        if tv is not str:               # IntOrString.UnmarshalJSON: json.Unmarshal into its int32
+            probe: list[str] = []
+            _check_int(v, _Type(_INT32, "int32"), struct, stack, probe)
+            if probe:
+                raise _Fatal(probe[0])
+    elif kind == _QUANTITY:
+        msg = _quantity_error(v)
+        if msg:
+            raise _Fatal(msg)
+    elif kind == _BYTES:
+        if tv is not str:
+            _mismatch(_json_kind(v), t, struct, stack, saved)
+        elif (pos := _base64_error(v)) is not None:
+            saved.append(f"illegal base64 data at input byte {pos}")
+
+
+def _check_int(v: Any, t: _Type, struct: str, stack: list[str], saved: list[str]) -> None:
+    tv = type(v)
+    if tv is int:
+        lo, hi = _INT_RANGE[t.kind]
+        if not lo <= v <= hi:
+            _mismatch(f"number {v}", t, struct, stack, saved)
+    elif tv is float:                   # strconv.ParseInt fails on "3.5" and on "3.0"
+        _mismatch(f"number {v!r}", t, struct, stack, saved)
+    else:
+        _mismatch(_json_kind(v), t, struct, stack, saved)
+
+
+def _mismatch(what: str, t: _Type, struct: str, stack: list[str], saved: list[str]) -> None:
+    saved.append(_ctx(what, t.go, struct, stack))
+
+
+def _ctx(what: str, go_type: str, struct: str, stack: list[str]) -> str:
+    """Upstream: UnmarshalTypeError.Error() after addErrorContext."""
+    if struct or stack:
+        return f"json: cannot unmarshal {what} into Go struct field {struct}.{'.'.join(stack)} of type {go_type}"
+    return f"json: cannot unmarshal {what} into Go value of type {go_type}"
+
+
+def _json_kind(v: Any) -> str:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    return "array" if isinstance(v, list) else "object"
+
+
+_QUANTITY_SPLIT = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
+_QUANTITY_RE = re.compile(_QUANTITY_SPLIT)
+_QUANTITY_NUMBER = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
+_QUANTITY_SUFFIXES = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E"}
+_QUANTITY_EXPONENT = re.compile(r"[eE][-+]?[0-9]+")
+
+
+def _quantity_error(v: Any) -> str:
+    """Quantity.UnmarshalJSON + ParseQuantity: '' when v parses, else upstream's message."""
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+        text = "true" if v is True else "false" if v is False else "{"
+    else:
+        text = v.strip() if isinstance(v, str) else repr(v)
+    m = _QUANTITY_RE.match(text)
+    if not m:
+        return f"quantities must match the regular expression '{_QUANTITY_SPLIT}'"
+    number, suffix = m.group(1), m.group(2)
+    if not _QUANTITY_NUMBER.fullmatch(number.lstrip("+-")):
+        return "unable to parse numeric part of quantity"
+    if suffix not in _QUANTITY_SUFFIXES and not _QUANTITY_EXPONENT.fullmatch(suffix):
+        return "unable to parse quantity's suffix"
+    return ""
+
+
+def _base64_error(s: str) -> int | None:
+    """Offset Go's base64.StdEncoding reports for s, or None when s decodes."""
+    try:
+        binascii.a2b_base64(s.encode(), strict_mode=True)
+        return None
+    except (binascii.Error, UnicodeEncodeError):
+        for i, ch in enumerate(s):
+            if not (ch.isascii() and (ch.isalnum() or ch in "+/=")):
+                return i
+        return len(s) - len(s) % 4 if len(s) % 4 else max(len(s.rstrip("=")) - 1, 0)
+
+
+# --- Go's JSON syntax errors -------------------------------------------------------------------
+
+
+class _Syntax(Exception):
+    pass
+
+
+def go_syntax_error(data: bytes) -> str:
+    """The message Go's encoding/json scanner (checkValid) gives for malformed data.
+
+    Examples: `unexpected end of JSON input`, `invalid character '}' looking for beginning of
+    object key string`, `invalid character 'x' after object key:value pair`.
+    """
+    try:
+        i = _value(data, _skip_ws(data, 0), "looking for beginning of value")
+        i = _skip_ws(data, i)
+        if i < len(data):
+            raise _Syntax(_bad(data[i], "after top-level value"))
+    except _Syntax as e:
+        return str(e)
+    except RecursionError:
+        return "exceeded max depth"
+    return "unexpected end of JSON input"   # valid for Go: the failure came from elsewhere
+
+
+def _bad(c: int, context: str) -> str:
+    return f"invalid character {_quote_char(c)} {context}"
+
+
+def _quote_char(c: int) -> str:
+    """Upstream: quoteChar (scanner.go)."""
+    if c == ord("'"):
+        return "'\\''"
+    if c == ord('"'):
+        return "'\"'"
+    ch = chr(c)
+    named = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\b": "\\b", "\f": "\\f", "\a": "\\a", "\v": "\\v", "\\": "\\\\"}
+    if ch in named:
+        return f"'{named[ch]}'"
+    return f"'{ch}'" if ch.isprintable() else f"'\\x{c:02x}'"
+
+
+def _skip_ws(d: bytes, i: int) -> int:
+    while i < len(d) and d[i] in b" \t\r\n":
+        i += 1
+    return i
+
+
+def _at(d: bytes, i: int) -> int:
+    if i >= len(d):
+        raise _Syntax("unexpected end of JSON input")
+    return d[i]
+
+
+def _value(d: bytes, i: int, context: str) -> int:
+    c = _at(d, i)
+    if c == ord("{"):
+        return _object(d, i + 1)
+    if c == ord("["):
+        return _array(d, i + 1)
+    if c == ord('"'):
+        return _string(d, i + 1)
+    if c == ord("-") or ord("0") <= c <= ord("9"):
+        return _number(d, i)
+    for word in (b"true", b"false", b"null"):
+        if c == word[0]:
+            for j in range(1, len(word)):
+                if _at(d, i + j) != word[j]:
+                    raise _Syntax(_bad(d[i + j], f"in literal {word.decode()} (expecting {_quote_char(word[j])})"))
+            return i + len(word)
+    raise _Syntax(_bad(c, context))
+
+
+def _object(d: bytes, i: int) -> int:
+    i = _skip_ws(d, i)
+    if _at(d, i) == ord("}"):
+        return i + 1
+    while True:
+        if _at(d, i) != ord('"'):
+            raise _Syntax(_bad(d[i], "looking for beginning of object key string"))
+        i = _skip_ws(d, _string(d, i + 1))
+        if _at(d, i) != ord(":"):
+            raise _Syntax(_bad(d[i], "after object key"))
+        i = _skip_ws(d, _value(d, _skip_ws(d, i + 1), "looking for beginning of value"))
+        c = _at(d, i)
+        if c == ord("}"):
+            return i + 1
+        if c != ord(","):
+            raise _Syntax(_bad(c, "after object key:value pair"))
+        i = _skip_ws(d, i + 1)
+
+
+def _array(d: bytes, i: int) -> int:
+    i = _skip_ws(d, i)
+    if _at(d, i) == ord("]"):
+        return i + 1
+    while True:
+        i = _skip_ws(d, _value(d, i, "looking for beginning of value"))
+        c = _at(d, i)
+        if c == ord("]"):
+            return i + 1
+        if c != ord(","):
+            raise _Syntax(_bad(c, "after array element"))
+        i = _skip_ws(d, i + 1)
+
+
+def _string(d: bytes, i: int) -> int:
+    while True:
+        c = _at(d, i)
+        if c == ord('"'):
+            return i + 1
+        if c < 0x20:
+            raise _Syntax(_bad(c, "in string literal"))
+        if c == ord("\\"):
+            e = _at(d, i + 1)
+            if e == ord("u"):
+                for j in range(i + 2, i + 6):
+                    if chr(_at(d, j)) not in "0123456789abcdefABCDEF":
+                        raise _Syntax(_bad(d[j], "in \\u hexadecimal character escape"))
+                i += 6
+                continue
+            if chr(e) not in '"\\/bfnrt':
+                raise _Syntax(_bad(e, "in string escape code"))
+            i += 2
+            continue
+        i += 1
+
+
+def _number(d: bytes, i: int) -> int:
+    if d[i] == ord("-"):
+        i += 1
+        c = _at(d, i)
+        if not ord("0") <= c <= ord("9"):
+            raise _Syntax(_bad(c, "in numeric literal"))
+    i = i + 1 if d[i] == ord("0") else _digits(d, i)
+    if i < len(d) and d[i] == ord("."):
+        c = _at(d, i + 1)
+        if not ord("0") <= c <= ord("9"):
+            raise _Syntax(_bad(c, "after decimal point in numeric literal"))
+        i = _digits(d, i + 1)
+    if i < len(d) and d[i] in b"eE":
+        i += 1
+        if _at(d, i) in b"+-":
+            i += 1
+        c = _at(d, i)
+        if not ord("0") <= c <= ord("9"):
+            raise _Syntax(_bad(c, "in exponent of numeric literal"))
+        i = _digits(d, i)
+    return i
+
+
+def _digits(d: bytes, i: int) -> int:
+    while i < len(d) and ord("0") <= d[i] <= ord("9"):
+        i += 1
+    return i

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import secrets
-import uuid
+import os
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -21,6 +21,15 @@ Obj = dict[str, Any]
 # Upstream's utilrand alphabet: no vowels (no words) and no confusable characters.
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _MAX_GENERATED_NAME_LENGTH = 63 - 5
+
+
+def new_uid() -> str:
+    """A random (version 4) UUID string; uuid.uuid4() builds an object we would only format."""
+    h = bytearray(os.urandom(16))
+    h[6] = (h[6] & 0x0F) | 0x40
+    h[8] = (h[8] & 0x3F) | 0x80
+    x = h.hex()
+    return f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}"
 
 
 def generate_name(base: str) -> str:
@@ -44,7 +53,7 @@ def fill_create_meta(obj: Obj, ri: ResourceInfo, namespace: str, now: str) -> No
         meta.pop("namespace", None)
     if not meta.get("name") and meta.get("generateName"):
         meta["name"] = generate_name(meta["generateName"])
-    meta["uid"] = str(uuid.uuid4())
+    meta["uid"] = new_uid()
     meta["creationTimestamp"] = now
     for field in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "selfLink"):
         meta.pop(field, None)

@@ -60,7 +60,8 @@ async def serve(args: argparse.Namespace) -> None:
     await api.bootstrap()
     config = uvicorn.Config(ASGIApp(api), host=args.address, port=args.port, loop="none", http="httptools",
                             ssl_certfile=str(pki.server_cert), ssl_keyfile=str(pki.server_key),
-                            lifespan="off", log_level="warning", access_log=False, timeout_keep_alive=120)
+                            lifespan="off", log_level="warning", access_log=False, timeout_keep_alive=120,
+                            proxy_headers=False)
     server = uvicorn.Server(config)
     serving = asyncio.ensure_future(server.serve())
     try:

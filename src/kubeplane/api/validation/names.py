@@ -6,6 +6,7 @@ Each `is_*` function returns the list of problems (empty when valid), like upstr
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Callable
 
@@ -30,7 +31,9 @@ _PORT_NAME_CHARSET_RE = re.compile("^[-a-z0-9]+$")
 _HTTP_HEADER_RE = re.compile("^[-A-Za-z0-9]+$")
 
 
+@functools.lru_cache(maxsize=8192)
 def _full(regex: re.Pattern[str], s: str) -> bool:
+    # Cached: the same names, label keys and values repeat on every pod a controller creates.
     # fullmatch, not match: Python's `$` would also accept a trailing newline, Go's does not.
     return regex.fullmatch(s) is not None
 

@@ -5,6 +5,7 @@ dicts, so validation reports it instead, with the decoder's message.
 """
 from __future__ import annotations
 
+import functools
 import re
 from fractions import Fraction
 
@@ -21,8 +22,21 @@ _SUFFIX = {
 }
 
 
+@functools.lru_cache(maxsize=4096)
+def _parse_cached(value: str) -> Fraction | None:
+    return _parse(value)
+
+
 def parse_quantity(value: object) -> Fraction | None:
-    """Exact value of a quantity ("500m" -> 1/2, "1Gi" -> 1073741824, 2 -> 2), None if malformed."""
+    """Exact value of a quantity ("500m" -> 1/2, "1Gi" -> 1073741824, 2 -> 2), None if malformed.
+
+    Strings are cached: every pod of a template repeats the same requests and limits."""
+    if isinstance(value, str):
+        return _parse_cached(value)
+    return _parse(value)
+
+
+def _parse(value: object) -> Fraction | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):

@@ -1,0 +1,115 @@
+"""The reflector: keep a store in step with the API server by list, then watch.
+
+Upstream: client-go tools/cache/reflector.go. ListAndWatch "first lists all items and gets the
+resource version at the moment of call, and then uses the resource version to watch". A watch
+that ends (timeout, dropped connection, server restart) resumes from the last resourceVersion
+seen, so no event is lost or delivered twice; only `410 Gone` (the version fell out of the
+server's history) forces a fresh list. Failures back off exponentially (800 ms -> 30 s).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from typing import Any, AsyncIterator, Protocol
+
+from ....api import errors
+from ....utils.clock import REAL_CLOCK, Clock
+
+log = logging.getLogger(__name__)
+
+
+class ListerWatcher(Protocol):
+    """What a reflector needs from a resource client (ResourceClient satisfies it)."""
+
+    async def list(self, *, resource_version: str = "") -> Any:
+        """Return an ObjectList (items, resource_version)."""
+
+    def watch(self, *, resource_version: str = "", allow_watch_bookmarks: bool = False,
+              timeout_seconds: int | None = None) -> AsyncIterator[Any]:
+        """Stream Events (type, obj, resource_version) after resource_version."""
+
+
+class ReflectorStore(Protocol):
+    def replace(self, objs: list[Any], resource_version: str) -> None:
+        """Take a full list as the new truth."""
+
+    def add(self, obj: Any) -> None: ...
+
+    def update(self, obj: Any) -> None: ...
+
+    def delete(self, obj: Any) -> None: ...
+
+
+class Backoff:
+    """Exponential backoff, reset after a quiet period. Upstream: wait.NewExponentialBackoffManager."""
+
+    def __init__(self, clock: Clock, initial: float = 0.8, cap: float = 30.0, reset_after: float = 120.0) -> None:
+        self.clock, self.initial, self.cap, self.reset_after = clock, initial, cap, reset_after
+        self.delay = 0.0
+        self.last = 0.0
+
+    def next(self) -> float:
+        now = self.clock.monotonic()
+        if self.delay == 0.0 or now - self.last > self.reset_after:
+            self.delay = self.initial
+        else:
+            self.delay = min(self.delay * 2, self.cap)
+        self.last = now
+        return self.delay * (1 + 0.1 * random.random())
+
+
+class Reflector:
+    def __init__(self, name: str, lw: ListerWatcher, store: ReflectorStore, *, clock: Clock = REAL_CLOCK,
+                 min_watch_timeout: float = 300.0) -> None:
+        self.name = name
+        self.lw = lw
+        self.store = store
+        self.clock = clock                       # tests drive a FakeClock
+        self.min_watch_timeout = min_watch_timeout
+        self.last_sync_resource_version = ""     # the newest resourceVersion the store reflects
+        self.backoff = Backoff(clock)
+
+    async def run(self) -> None:
+        """List and watch until cancelled; every failure backs off and retries."""
+        while True:
+            try:
+                await self.list_and_watch()
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:            # keep reflecting; CancelledError still propagates
+                log.info("reflector %s: %r; retrying", self.name, err)
+                await self.clock.sleep(self.backoff.next())
+
+    async def list_and_watch(self) -> None:
+        """One list, then watches from its resourceVersion until one fails with 410 (relist)."""
+        lst = await self.lw.list()
+        self.store.replace(lst.items, lst.resource_version)
+        self.last_sync_resource_version = lst.resource_version
+        while True:
+            try:
+                await self.watch_once()
+            except errors.Gone:
+                log.info("reflector %s: watch of %s expired; relisting", self.name,
+                         self.last_sync_resource_version)
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:            # connection dropped: resume from the same version
+                log.info("reflector %s: watch failed: %r; resuming", self.name, err)
+                await self.clock.sleep(self.backoff.next())
+
+    async def watch_once(self) -> None:
+        """Watch from last_sync_resource_version until the stream ends; apply each event."""
+        timeout = int(self.min_watch_timeout * (1 + random.random()))   # [min, 2·min), as upstream
+        events = self.lw.watch(resource_version=self.last_sync_resource_version, allow_watch_bookmarks=True,
+                               timeout_seconds=timeout)
+        async for ev in events:
+            if ev.type == "ADDED":
+                self.store.add(ev.obj)
+            elif ev.type == "MODIFIED":
+                self.store.update(ev.obj)
+            elif ev.type == "DELETED":
+                self.store.delete(ev.obj)
+            if ev.resource_version:
+                self.last_sync_resource_version = ev.resource_version

@@ -1,0 +1,178 @@
+"""Shared informers: one list+watch per resource, an indexed cache, and event handlers.
+
+Upstream: client-go tools/cache/shared_informer.go and controller.go. The contract, as
+upstream states it:
+- The cache is eventually consistent with the server and sees a *subsequence* of each
+  object's states; a delete carries the last known state, or a `DeletedFinalStateUnknown`
+  tombstone when the delete was inferred from a relist.
+- Each handler receives notifications in order. Handlers must be quick and must not modify
+  the objects they are given: "Lengthy processing should be passed off to a workqueue".
+- `has_synced()` turns true once the first full list has been delivered to the cache and to
+  every handler registered before it.
+
+Here handlers are called synchronously on the event loop, in registration order, right after
+the cache changes; a handler added late first receives an ADD for every cached object.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+from ....utils.clock import REAL_CLOCK, Clock
+from .reflector import ListerWatcher, Reflector
+from .store import (
+    NAMESPACE_INDEX, DeletedFinalStateUnknown, IndexFunc, Indexer, meta_namespace_index_func,
+    meta_namespace_key_func,
+)
+
+log = logging.getLogger(__name__)
+
+
+class ResourceEventHandler(Protocol):
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        """A new object (is_in_initial_list: it came from the first list)."""
+
+    def on_update(self, old: Any, new: Any) -> None:
+        """An object changed (or a resync: old and new have the same resourceVersion)."""
+
+    def on_delete(self, obj: Any) -> None:
+        """An object went away: its last state, or a DeletedFinalStateUnknown tombstone."""
+
+
+@dataclass
+class ResourceEventHandlerFuncs:
+    """Adapts optional plain functions to a ResourceEventHandler (upstream's ResourceEventHandlerFuncs)."""
+
+    add_func: Callable[[Any], None] | None = None
+    update_func: Callable[[Any, Any], None] | None = None
+    delete_func: Callable[[Any], None] | None = None
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        if self.add_func:
+            self.add_func(obj)
+
+    def on_update(self, old: Any, new: Any) -> None:
+        if self.update_func:
+            self.update_func(old, new)
+
+    def on_delete(self, obj: Any) -> None:
+        if self.delete_func:
+            self.delete_func(obj)
+
+
+class SharedIndexInformer:
+    def __init__(self, lw: ListerWatcher, *, name: str = "", resync_period: float = 0.0,
+                 indexers: dict[str, IndexFunc] | None = None, clock: Clock = REAL_CLOCK) -> None:
+        self.name = name
+        self.indexer = Indexer(meta_namespace_key_func, {NAMESPACE_INDEX: meta_namespace_index_func,
+                                                        **(indexers or {})})
+        self.handlers: list[ResourceEventHandler] = []
+        self.resync_period = resync_period
+        self.clock = clock
+        self.reflector = Reflector(name, lw, self, clock=clock)
+        self._synced = asyncio.Event()
+        self._initial = True                   # the first list's objects are "in the initial list"
+        self.started = False
+
+    # --- public API ------------------------------------------------------------------------
+
+    def add_event_handler(self, handler: ResourceEventHandler) -> ResourceEventHandler:
+        """Register handler; if the cache already holds objects it first gets an ADD for each."""
+        self.handlers.append(handler)
+        for obj in self.indexer.list():
+            handler.on_add(obj, True)
+        return handler
+
+    def remove_event_handler(self, handler: ResourceEventHandler) -> None:
+        self.handlers.remove(handler)
+
+    def get_store(self) -> Indexer:
+        return self.indexer
+
+    get_indexer = get_store
+
+    def has_synced(self) -> bool:
+        return self._synced.is_set()
+
+    async def wait_synced(self) -> None:
+        await self._synced.wait()
+
+    def last_sync_resource_version(self) -> str:
+        return self.reflector.last_sync_resource_version
+
+    async def run(self) -> None:
+        """Reflect (and resync, if asked) until cancelled."""
+        self.started = True
+        if self.resync_period > 0:
+            async with asyncio.TaskGroup() as tg:
+                tg.create_task(self.reflector.run())
+                tg.create_task(self._resync_loop())
+        else:
+            await self.reflector.run()
+
+    # --- the reflector's store: apply a change to the cache, then tell the handlers ----------
+
+    def replace(self, objs: list[Any], resource_version: str) -> None:
+        """A (re)list: add or update what is listed, tombstone-delete what no longer exists."""
+        initial = self._initial
+        new_keys = set()
+        for obj in objs:
+            new_keys.add(meta_namespace_key_func(obj))
+            self._upsert(obj, initial)
+        for key in [k for k in self.indexer.list_keys() if k not in new_keys]:
+            old = self.indexer.get_by_key(key)
+            self.indexer.delete(key)
+            self._notify_delete(DeletedFinalStateUnknown(key, old))
+        self._initial = False
+        self._synced.set()
+
+    def add(self, obj: Any) -> None:
+        self._upsert(obj, False)
+
+    update = add
+
+    def delete(self, obj: Any) -> None:
+        self.indexer.delete(obj)
+        self._notify_delete(obj)
+
+    # --- internals ---------------------------------------------------------------------------
+
+    def _upsert(self, obj: Any, initial: bool) -> None:
+        old = self.indexer.get(obj)
+        self.indexer.add(obj)
+        for h in self.handlers:
+            try:
+                if old is None:
+                    h.on_add(obj, initial)
+                else:
+                    h.on_update(old, obj)
+            except Exception:                      # one bad handler must not stop the others
+                log.exception("informer %s: handler failed", self.name)
+
+    def _notify_delete(self, obj: Any) -> None:
+        for h in self.handlers:
+            try:
+                h.on_delete(obj)
+            except Exception:
+                log.exception("informer %s: handler failed", self.name)
+
+    async def _resync_loop(self) -> None:
+        """Periodically re-deliver every cached object as an update (old is new)."""
+        while True:
+            await self.clock.sleep(self.resync_period)
+            if not self.has_synced():
+                continue
+            for obj in self.indexer.list():
+                for h in self.handlers:
+                    try:
+                        h.on_update(obj, obj)
+                    except Exception:
+                        log.exception("informer %s: handler failed", self.name)
+
+
+async def wait_for_cache_sync(*informers: SharedIndexInformer) -> bool:
+    """Upstream: cache.WaitForCacheSync — wait until every informer's first list is delivered."""
+    await asyncio.gather(*(i.wait_synced() for i in informers))
+    return True

@@ -1,0 +1,171 @@
+"""The informer's local cache: a keyed store with secondary indices.
+
+Upstream: client-go tools/cache store.go, thread_safe_store.go, index.go. One event loop owns
+the store, so there are no locks: every method is synchronous and atomic on the loop.
+
+Objects in the store are shared with every reader: never modify anything returned by get or
+list (copy with `.deep_copy()` first) — it would corrupt the indices and other readers' view.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+KeyFunc = Callable[[Any], str]
+IndexFunc = Callable[[Any], list[str]]
+
+NAMESPACE_INDEX = "namespace"
+
+
+@dataclass(frozen=True, slots=True)
+class DeletedFinalStateUnknown:
+    """A delete the informer inferred from a relist: `obj` is the last state it knew (maybe stale)."""
+
+    key: str
+    obj: Any
+
+
+def meta_namespace_key_func(obj: Any) -> str:
+    """Upstream: MetaNamespaceKeyFunc — "<namespace>/<name>", or just "<name>" when cluster-scoped."""
+    if isinstance(obj, DeletedFinalStateUnknown):
+        return obj.key
+    if isinstance(obj, str):
+        return obj
+    meta = obj.metadata
+    return f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
+
+
+deletion_handling_meta_namespace_key_func = meta_namespace_key_func
+
+
+def split_meta_namespace_key(key: str) -> tuple[str, str]:
+    """Upstream: SplitMetaNamespaceKey — ("ns", "name") or ("", "name")."""
+    ns, sep, name = key.partition("/")
+    if not sep:
+        return "", key
+    if "/" in name:
+        raise ValueError(f"unexpected key format: {key!r}")
+    return ns, name
+
+
+def meta_namespace_index_func(obj: Any) -> list[str]:
+    """Upstream: MetaNamespaceIndexFunc — index objects by their namespace."""
+    return [obj.metadata.namespace or ""]
+
+
+class Indexer:
+    """A store of objects by key plus indices from IndexFunc values to keys.
+
+    _items: key -> object.  _indexers: index name -> IndexFunc.
+    _indices: index name -> value -> set of keys.
+    Invariant: for every index name n and value v, _indices[n][v] is exactly the set of keys k
+    with v in _indexers[n](_items[k]); no bucket is ever empty (empty ones are deleted).
+    """
+
+    def __init__(self, key_func: KeyFunc = meta_namespace_key_func,
+                 indexers: dict[str, IndexFunc] | None = None) -> None:
+        self.key_func = key_func
+        self._items: dict[str, Any] = {}
+        self._indexers: dict[str, IndexFunc] = dict(indexers or {})
+        self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
+
+    # --- Store ---------------------------------------------------------------------------
+
+    def add(self, obj: Any) -> None:
+        """Insert or replace obj under its key."""
+        self._put(self.key_func(obj), obj)
+
+    update = add
+
+    def delete(self, obj: Any) -> None:
+        """Remove obj's key (a missing key is fine)."""
+        key = self.key_func(obj)
+        old = self._items.pop(key, None)
+        if old is not None:
+            self._unindex(key, old)
+
+    def list(self) -> list[Any]:
+        """Every object (shared: do not modify)."""
+        return list(self._items.values())
+
+    def list_keys(self) -> list[str]:
+        return list(self._items)
+
+    def get(self, obj: Any) -> Any | None:
+        return self._items.get(self.key_func(obj))
+
+    def get_by_key(self, key: str) -> Any | None:
+        return self._items.get(key)
+
+    def replace(self, objs: Iterable[Any], resource_version: str = "") -> None:
+        """Replace the whole content with objs (a relist)."""
+        self._items = {}
+        self._indices = {name: {} for name in self._indexers}
+        for obj in objs:
+            self._put(self.key_func(obj), obj)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    # --- Indexer -------------------------------------------------------------------------
+
+    def add_indexers(self, indexers: dict[str, IndexFunc]) -> None:
+        """Add index functions; refused once the store holds data (as upstream)."""
+        if self._items:
+            raise RuntimeError("cannot add indexers to a running index")
+        for name, fn in indexers.items():
+            if name in self._indexers:
+                raise ValueError(f"indexer conflict: {name}")
+            self._indexers[name] = fn
+            self._indices[name] = {}
+
+    def index(self, name: str, obj: Any) -> list[Any]:
+        """Objects sharing any of obj's values for index `name`."""
+        keys: set[str] = set()
+        bucket = self._indices[name]
+        for value in self._indexers[name](obj):
+            keys |= bucket.get(value, set())
+        return [self._items[k] for k in keys]
+
+    def by_index(self, name: str, value: str) -> list[Any]:
+        """Objects whose index `name` includes value."""
+        return [self._items[k] for k in self._indices[name].get(value, ())]
+
+    def index_keys(self, name: str, value: str) -> list[str]:
+        return list(self._indices[name].get(value, ()))
+
+    def list_index_func_values(self, name: str) -> list[str]:
+        return list(self._indices[name])
+
+    def get_indexers(self) -> dict[str, IndexFunc]:
+        return dict(self._indexers)
+
+    # --- internals -------------------------------------------------------------------------
+
+    def _put(self, key: str, obj: Any) -> None:
+        old = self._items.get(key)
+        if old is not None:
+            self._unindex(key, old)
+        self._items[key] = obj
+        for name, fn in self._indexers.items():
+            bucket = self._indices[name]
+            for value in fn(obj):
+                bucket.setdefault(value, set()).add(key)
+
+    def _unindex(self, key: str, obj: Any) -> None:
+        for name, fn in self._indexers.items():
+            bucket = self._indices[name]
+            for value in fn(obj):
+                keys = bucket.get(value)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:              # never leave empty buckets behind (client-go #84959)
+                        del bucket[value]
+
+    def _check_invariants(self) -> None:
+        for name, fn in self._indexers.items():
+            expected: dict[str, set[str]] = {}
+            for key, obj in self._items.items():
+                for value in fn(obj):
+                    expected.setdefault(value, set()).add(key)
+            assert self._indices[name] == expected, (name, self._indices[name], expected)

@@ -59,7 +59,7 @@ class RecordingTransport(InProcessTransport):
     def _record(self, method: str, path: str, query: dict[str, str] | None, body: bytes | None) -> Action:
         req = Request(method, path, dict(query or {}), {})
         info = parse_request_info(req)
-        verb = info.verb if method == "GET" else _VERB_BY_METHOD.get(method, method.lower())
+        verb = info.verb if method in ("GET", "DELETE") else _VERB_BY_METHOD.get(method, method.lower())
         decoded = None
         if body:
             try:

@@ -8,8 +8,9 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kubeplane", description="A Kubernetes control plane in Python.")
     sub = parser.add_subparsers(dest="command", required=True)
-    from . import up
+    from . import controller_manager, up
     up.add_parser(sub)
+    controller_manager.add_parser(sub)
     args = parser.parse_args(argv)
     return int(args.func(args) or 0)
 

@@ -23,6 +23,21 @@ from .kubeconfig import write_kubeconfig
 log = logging.getLogger("kubeplane")
 
 
+async def run_components(api: APIServer) -> None:
+    """The controllers, in this process, over the in-process transport (no sockets, no TLS)."""
+    from ..client.clientset import Clientset
+    from ..client.transport import InProcessTransport
+    from .controller_manager import run_controllers
+    clientset = Clientset(InProcessTransport(api, user="system:kube-controller-manager",
+                                             user_agent="kube-controller-manager"))
+    try:
+        await run_controllers(clientset)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.exception("controllers stopped")
+
+
 def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("up", help="run the whole control plane in the foreground")
     p.add_argument("--data-dir", type=pathlib.Path, default=pathlib.Path(".kubeplane"),
@@ -33,6 +48,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--storage", choices=("sqlite", "memory"), default="sqlite", help="storage backend")
     p.add_argument("--watch-history", type=int, default=50_000,
                    help="events kept for watches to resume from (older resourceVersions get 410 Gone)")
+    p.add_argument("--no-controllers", dest="controllers", action="store_false",
+                   help="run only the API server (no controllers)")
     p.add_argument("--log-level", default="warning")
     p.set_defaults(func=run)
 
@@ -64,6 +81,7 @@ async def serve(args: argparse.Namespace) -> None:
                             proxy_headers=False)
     server = uvicorn.Server(config)
     serving = asyncio.ensure_future(server.serve())
+    components: list[asyncio.Future[None]] = []
     try:
         while not server.started:
             if serving.done():
@@ -75,9 +93,14 @@ async def serve(args: argparse.Namespace) -> None:
         api.server_address = f"{host}:{port}"
         kubeconfig = data_dir / "kubeconfig"
         write_kubeconfig(kubeconfig, f"https://{host}:{port}", pki.ca_cert, pki.token)
+        if args.controllers:
+            components.append(asyncio.ensure_future(run_components(api)))
         print(f"kubeplane is ready: export KUBECONFIG={kubeconfig}", flush=True)
         await serving
     finally:
+        for task in components:
+            task.cancel()
+        await asyncio.gather(*components, return_exceptions=True)
         if not serving.done():
             server.should_exit = True
             await serving

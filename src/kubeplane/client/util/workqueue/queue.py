@@ -1,0 +1,183 @@
+"""The basic work queue: fair, stingy, many producers and consumers, shutdown.
+
+Upstream: staging/src/k8s.io/client-go/util/workqueue/queue.go
+"""
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar, cast
+
+T = TypeVar("T", bound=Hashable)
+
+
+class Interface(Protocol[T]):
+    """What every work queue offers.
+
+    Upstream: TypedInterface, queue.go
+    """
+
+    def add(self, item: T) -> None:
+        """Mark item as needing processing; repeated adds before processing coalesce."""
+
+    def len(self) -> int:
+        """Items waiting for get(), for information only (never gate add/get on it)."""
+
+    async def get(self) -> tuple[T, bool]:
+        """Wait for an item; (item, False), or (None, True) once shut down and empty."""
+
+    def done(self, item: T) -> None:
+        """Finish processing item; re-queues it if it was added again meanwhile."""
+
+    def shut_down(self) -> None:
+        """Ignore further adds and release every waiting get() once the queue is empty."""
+
+    async def shut_down_with_drain(self) -> None:
+        """Like shut_down(), then wait until every item handed out has been done()."""
+
+    def shutting_down(self) -> bool:
+        """Whether shut_down() or shut_down_with_drain() has been called."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueueOptions:
+    name: str = ""      # for logs and repr; upstream only registers metrics for named queues
+
+
+class Queue(Generic[T]):
+    """FIFO that never hands one item to two workers and coalesces repeated adds.
+
+    _queue: items ready for get(), in order.  _dirty: items needing processing.
+    _processing: items returned by get() and not yet done().
+    Invariant: every item in _queue is in _dirty and not in _processing; an item may be
+    in both _processing and _dirty (re-added mid-processing), and done() re-queues it.
+    Consequences: no duplicates in _queue, at most one worker per item, no lost re-adds.
+
+    Mutations are plain methods: they run atomically on the event loop, so no locks.
+    Only get() and shut_down_with_drain() wait. Waiters sleep on `_changed`, an Event
+    that _broadcast() sets and replaces; every waiter re-checks state when it wakes.
+
+    Upstream: Typed, queue.go
+    """
+
+    def __init__(self, options: QueueOptions = QueueOptions()) -> None:
+        self.name = options.name
+        self._queue: deque[T] = deque()
+        self._dirty: set[T] = set()
+        self._processing: set[T] = set()
+        self._shutting_down = False
+        self._drain = False
+        self._changed = asyncio.Event()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} len={len(self._queue)}>"
+
+    def add(self, item: T) -> None:
+        """Mark item as needing processing.
+
+        Upstream: Add
+        """
+        self._promote_ready()
+        self._add(item)
+
+    def len(self) -> int:
+        """Return the number of items waiting for get(), for informational purposes only.
+
+        Upstream: Len
+        """
+        self._promote_ready()
+        return len(self._queue)
+
+    __len__ = len
+
+    async def get(self) -> tuple[T, bool]:
+        """Wait until an item can be processed; the caller must call done(item) after.
+
+        Returns (item, False), or (None, True) when the queue is shut down and empty:
+        the worker should then exit. Items queued before shutdown are still handed out.
+        Upstream: Get
+        """
+        while True:
+            self._promote_ready()
+            if self._queue:
+                break
+            if self._shutting_down:
+                return cast(T, None), True    # Go's zero value; callers check shutdown first
+            await self._wait_for_work()
+        item = self._queue.popleft()
+        self._processing.add(item)
+        self._dirty.discard(item)
+        return item, False
+
+    def done(self, item: T) -> None:
+        """Mark item as processed; if it was re-added meanwhile, queue it again.
+
+        done() for an item that is not being processed is ignored: upstream would queue
+        a dirty item a second time and break the invariant.
+        Upstream: Done
+        """
+        self._promote_ready()
+        if item not in self._processing:
+            return
+        self._processing.discard(item)
+        if item in self._dirty:
+            self._queue.append(item)
+            self._broadcast()
+        elif not self._processing:
+            self._broadcast()          # shut_down_with_drain() may be waiting for this
+
+    def shut_down(self) -> None:
+        """Ignore new items and tell workers to exit once the queue is empty.
+
+        Also releases a pending shut_down_with_drain() without waiting for the drain.
+        Upstream: ShutDown
+        """
+        self._drain = False
+        self._shutting_down = True
+        self._broadcast()
+
+    async def shut_down_with_drain(self) -> None:
+        """Ignore new items, then wait until every handed-out item has been done().
+
+        Workers must keep calling done() after shutdown starts, or this waits forever;
+        calling shut_down() meanwhile makes it return at once.
+        Upstream: ShutDownWithDrain
+        """
+        self._drain = True
+        self._shutting_down = True
+        self._broadcast()
+        while self._processing and self._drain:
+            await self._changed.wait()
+
+    def shutting_down(self) -> bool:
+        """Upstream: ShuttingDown"""
+        return self._shutting_down
+
+    def _add(self, item: T) -> None:
+        if self._shutting_down or item in self._dirty:
+            return
+        self._dirty.add(item)
+        if item in self._processing:
+            return                     # done() will re-queue it
+        self._queue.append(item)
+        self._broadcast()
+
+    def _promote_ready(self) -> None:
+        """Hook for DelayingQueue: move items whose delay has elapsed into the queue."""
+
+    async def _wait_for_work(self) -> None:
+        """Wait until something may have changed; get() re-checks after every wake-up."""
+        await self._changed.wait()
+
+    def _broadcast(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def _check_invariants(self) -> None:
+        assert len(set(self._queue)) == len(self._queue), "duplicate in _queue"
+        assert all(i in self._dirty and i not in self._processing for i in self._queue)
+        # A dirty item is either waiting in _queue or being processed (and re-queued on done).
+        assert all(i in self._processing or i in self._queue for i in self._dirty)
+        assert not self._drain or self._shutting_down

@@ -1,0 +1,98 @@
+"""FakeClock: sleepers block until the test steps time, and wake in deadline order."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from kubeplane.utils.clock import REAL_CLOCK, Clock, FakeClock
+
+
+async def _settle() -> None:
+    """Let every runnable task run until it blocks again (no wall-clock time passes)."""
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+def test_fake_clock_conforms_to_clock_protocol() -> None:
+    clocks: list[Clock] = [FakeClock(), REAL_CLOCK]
+    assert all(callable(c.sleep) for c in clocks)
+
+
+def test_step_moves_now_and_monotonic_together() -> None:
+    clock = FakeClock(start=1000.0)
+    assert (clock.now(), clock.monotonic()) == (1000.0, 0.0)
+    clock.step(1.5)
+    assert (clock.now(), clock.monotonic()) == (1001.5, 1.5)
+    clock.set_time(1010.0)
+    assert (clock.now(), clock.monotonic()) == (1010.0, 10.0)
+
+
+async def test_sleep_blocks_until_step_reaches_deadline() -> None:
+    clock = FakeClock()
+    sleeper = asyncio.create_task(clock.sleep(10))
+    await _settle()
+    assert clock.has_waiters()
+    clock.step(9.999)
+    await _settle()
+    assert not sleeper.done()
+    clock.step(0.001)
+    await _settle()
+    assert sleeper.done()
+    assert not clock.has_waiters()
+
+
+async def test_sleepers_wake_in_deadline_order_not_start_order() -> None:
+    clock = FakeClock()
+    woke: list[str] = []
+
+    async def nap(name: str, seconds: float) -> None:
+        await clock.sleep(seconds)
+        woke.append(name)
+
+    tasks = [asyncio.create_task(nap(n, s)) for n, s in [("c", 3), ("a", 1), ("b", 2), ("a2", 1)]]
+    await _settle()
+    clock.step(5)                       # all due at once: woken by deadline, ties by start
+    await asyncio.gather(*tasks)
+    assert woke == ["a", "a2", "b", "c"]
+
+
+async def test_set_time_wakes_due_sleepers_and_going_back_wakes_none() -> None:
+    clock = FakeClock(start=100.0)
+    sleeper = asyncio.create_task(clock.sleep(5))
+    await _settle()
+    clock.set_time(90.0)
+    await _settle()
+    assert not sleeper.done()
+    clock.set_time(110.0)               # 10 s after the back-step: deadline at 105 has passed
+    await _settle()
+    assert sleeper.done()
+
+
+async def test_cancelled_sleeper_is_not_a_waiter() -> None:
+    clock = FakeClock()
+    sleeper = asyncio.create_task(clock.sleep(1))
+    await _settle()
+    sleeper.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await sleeper
+    assert not clock.has_waiters()
+    clock.step(2)                       # must not try to resolve the cancelled future
+
+
+async def test_non_positive_sleep_returns_without_a_step() -> None:
+    clock = FakeClock()
+    await asyncio.wait_for(clock.sleep(0), timeout=5)
+    await asyncio.wait_for(clock.sleep(-1), timeout=5)
+    assert not clock.has_waiters()
+
+
+async def test_float_steps_reach_a_float_deadline() -> None:
+    # The deadline is 0.30000000000000004, just past a step of 0.3; the 1 ns tolerance
+    # makes the sleeper wake as the test author meant.
+    clock = FakeClock()
+    sleeper = asyncio.create_task(clock.sleep(0.1 + 0.2))
+    await _settle()
+    clock.step(0.3)
+    await _settle()
+    assert sleeper.done()

@@ -139,7 +139,7 @@ class FakeClientset(Clientset):
                 stored = await client.create(d)
                 if d.get("status"):
                     status_obj = types.to_dict(stored)
-                    status_obj["status"] = d["status"]
+                    status_obj["status"] = {**(status_obj.get("status") or {}), **d["status"]}
                     stored = await client.update_status(types.from_dict(status_obj, client.type))
                 out.append(stored)
         finally:

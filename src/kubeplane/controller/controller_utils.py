@@ -1,0 +1,731 @@
+"""Helpers shared by the workload controllers: expectations, pod control, pod ranking.
+
+Upstream: pkg/controller/controller_utils.go (and the pod helpers of pkg/api/v1/pod/util.go
+that the controllers call: IsPodReady, IsPodAvailable). Names are upstream's in snake_case.
+
+Objects handed to these functions usually come from an informer cache: nothing here
+modifies a pod or controller it is given; functions that build objects build new ones.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from dataclasses import dataclass, field
+from functools import cmp_to_key
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, NamedTuple, Protocol, Sequence
+
+from ..api import errors, labels, types
+from ..api.types import core_v1, meta_v1
+from ..api.validation.names import name_is_dns_subdomain
+from ..client.tools.cache import DeletedFinalStateUnknown, meta_namespace_key_func
+from ..utils.clock import REAL_CLOCK, Clock, parse_rfc3339
+
+if TYPE_CHECKING:
+    from ..client.clientset import Clientset
+    from ..client.tools.record import EventRecorder
+
+log = logging.getLogger(__name__)
+
+# If a watch drops a delete event for a pod, it takes this long before a dormant controller
+# waiting for it is woken up anyway (seconds). Upstream: ExpectationsTimeout = 5 * time.Minute.
+EXPECTATIONS_TIMEOUT = 300.0
+
+# The first slow-start batch creates this many pods. Upstream: SlowStartInitialBatchSize.
+SLOW_START_INITIAL_BATCH_SIZE = 1
+
+# Reasons of the pod events (also the ReplicaFailure condition reasons of a ReplicaSet).
+FAILED_CREATE_POD_REASON = "FailedCreate"
+SUCCESSFUL_CREATE_POD_REASON = "SuccessfulCreate"
+FAILED_DELETE_POD_REASON = "FailedDelete"
+SUCCESSFUL_DELETE_POD_REASON = "SuccessfulDelete"
+
+EVENT_TYPE_NORMAL = "Normal"
+EVENT_TYPE_WARNING = "Warning"
+
+# Pods with a lower cost are deleted first on scale-down (int32, default 0).
+POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+
+# The StatusCause reason the API server gives when a create fails because the namespace is
+# being deleted. Upstream: v1.NamespaceTerminatingCause.
+NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
+
+POD_SUCCEEDED, POD_FAILED, POD_PENDING, POD_UNKNOWN, POD_RUNNING = (
+    "Succeeded", "Failed", "Pending", "Unknown", "Running")
+_POD_PHASE_TO_ORDINAL = {POD_PENDING: 0, POD_UNKNOWN: 1, POD_RUNNING: 2}
+
+
+# --- keys, owner references --------------------------------------------------------------
+
+def key_func(obj: Any) -> str:
+    """Upstream: KeyFunc = DeletionHandlingMetaNamespaceKeyFunc ("ns/name"; tombstones keep their key)."""
+    if isinstance(obj, DeletedFinalStateUnknown):
+        return obj.key
+    return meta_namespace_key_func(obj)
+
+
+def pod_key(pod: core_v1.Pod) -> str:
+    """Upstream: PodKey — "<namespace>/<name>", the key expectations track deletions by."""
+    return f"{pod.metadata.namespace}/{pod.metadata.name}"
+
+
+class GroupVersionKind(NamedTuple):
+    group: str
+    version: str
+    kind: str
+
+    def group_version(self) -> str:
+        """schema.GroupVersion.String(): "apps/v1", or "v1" for the core group."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+
+def get_controller_of(obj: Any) -> meta_v1.OwnerReference | None:
+    """Upstream: metav1.GetControllerOfNoCopy — the ownerReference with controller=true, if any."""
+    for ref in obj.metadata.owner_references or ():
+        if ref.controller:
+            return ref
+    return None
+
+
+def is_controlled_by(obj: Any, owner: Any) -> bool:
+    """Upstream: metav1.IsControlledBy — obj's controller ref points at owner's UID."""
+    ref = get_controller_of(obj)
+    return ref is not None and ref.uid == owner.metadata.uid
+
+
+def new_controller_ref(owner: Any, gvk: GroupVersionKind) -> meta_v1.OwnerReference:
+    """Upstream: metav1.NewControllerRef — a controller ownerReference that blocks owner deletion."""
+    return meta_v1.OwnerReference(api_version=gvk.group_version(), kind=gvk.kind, name=owner.metadata.name,
+                                  uid=owner.metadata.uid, controller=True, block_owner_deletion=True)
+
+
+def has_status_cause(err: BaseException, cause_type: str) -> bool:
+    """Upstream: apierrors.HasStatusCause — the Status details name a cause of this type."""
+    details = getattr(err, "details", None) or {}
+    return any(c.get("reason") == cause_type for c in details.get("causes") or ())
+
+
+class AggregateError(Exception):
+    """Several errors as one. Upstream: utilerrors.NewAggregate ("msg", or "[a, b]" for several)."""
+
+    def __init__(self, errs: Sequence[BaseException]) -> None:
+        self.errs = list(errs)
+        msgs = [str(e) for e in self.errs]
+        super().__init__(msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]")
+
+
+def new_aggregate(errs: Sequence[BaseException]) -> BaseException | None:
+    """None for no errors, the error itself for one, an AggregateError for several."""
+    if not errs:
+        return None
+    return errs[0] if len(errs) == 1 else AggregateError(errs)
+
+
+# --- expectations ----------------------------------------------------------------------------
+
+@dataclass
+class ControlleeExpectations:
+    """Creates/deletes one controller still waits to observe. Upstream: ControlleeExpectations."""
+
+    key: str
+    add: int
+    del_: int
+    timestamp: float                    # clock.monotonic() when the expectations were set
+
+    def lower(self, add: int, del_: int) -> None:
+        self.add -= add
+        self.del_ -= del_
+
+    def fulfilled(self) -> bool:
+        """All expected creates and deletes were observed (counts may go below zero)."""
+        return self.add <= 0 and self.del_ <= 0
+
+    def get_expectations(self) -> tuple[int, int]:
+        return self.add, self.del_
+
+
+class ControllerExpectations:
+    """What each controller (by key) expects to observe before it next manages pods.
+
+    A controller that creates 10 pods sets add=10; every pod-add event lowers it; until it
+    reaches 0 (or 5 minutes pass, in case a watch event was lost) syncs skip pod management
+    so they don't create the same pods twice from a cache that hasn't caught up.
+
+    _store: controller key -> ControlleeExpectations.
+    Invariant: every entry's .key is its dict key and its timestamp is not in the future;
+    counts only change by set_expectations (replace), lower/raise_expectations (+/- n).
+    Upstream: ControllerExpectations (a cache.Store keyed by ExpKeyFunc).
+    """
+
+    def __init__(self, clock: Clock = REAL_CLOCK) -> None:
+        self.clock = clock
+        self._store: dict[str, ControlleeExpectations] = {}
+
+    def get_expectations(self, controller_key: str) -> ControlleeExpectations | None:
+        return self._store.get(controller_key)
+
+    def delete_expectations(self, controller_key: str) -> None:
+        self._store.pop(controller_key, None)
+
+    def satisfied_expectations(self, controller_key: str) -> bool:
+        """Whether the controller may manage pods now.
+
+        True when it never set expectations, when they are fulfilled, or when they are
+        older than EXPECTATIONS_TIMEOUT (a lost watch event must not stall it forever).
+        Upstream: SatisfiedExpectations
+        """
+        exp = self._store.get(controller_key)
+        if exp is None or exp.fulfilled():
+            return True
+        if self._is_expired(exp):
+            log.debug("Controller expectations expired", extra={"key": controller_key})
+            return True
+        return False
+
+    def _is_expired(self, exp: ControlleeExpectations) -> bool:
+        return self.clock.monotonic() - exp.timestamp > EXPECTATIONS_TIMEOUT
+
+    def set_expectations(self, controller_key: str, add: int, del_: int) -> None:
+        """Replace the controller's expectations and restart their TTL."""
+        self._store[controller_key] = ControlleeExpectations(controller_key, add, del_, self.clock.monotonic())
+
+    def expect_creations(self, controller_key: str, adds: int) -> None:
+        self.set_expectations(controller_key, adds, 0)
+
+    def expect_deletions(self, controller_key: str, dels: int) -> None:
+        self.set_expectations(controller_key, 0, dels)
+
+    def lower_expectations(self, controller_key: str, add: int, del_: int) -> None:
+        if (exp := self._store.get(controller_key)) is not None:
+            exp.lower(add, del_)
+
+    def raise_expectations(self, controller_key: str, add: int, del_: int) -> None:
+        if (exp := self._store.get(controller_key)) is not None:
+            exp.lower(-add, -del_)
+
+    def creation_observed(self, controller_key: str) -> None:
+        self.lower_expectations(controller_key, 1, 0)
+
+    def deletion_observed(self, controller_key: str) -> None:
+        self.lower_expectations(controller_key, 0, 1)
+
+    def _check_invariants(self) -> None:
+        now = self.clock.monotonic()
+        for key, exp in self._store.items():
+            assert exp.key == key, (key, exp)
+            assert exp.timestamp <= now, (key, exp, now)
+
+
+class UIDTrackingControllerExpectations:
+    """Expectations that remember *which* pods (by pod key) a controller deletes.
+
+    A graceful delete is observed twice (deletionTimestamp set, then the DELETE event);
+    remembering the keys makes each counted exactly once.
+    _uids: controller key -> pod keys still expected to be deleted.
+    Invariant: a key in _uids[c] has not been observed yet, so exp(c).del_ >= len(_uids[c])
+    until the expectations are reset or expire.
+    Upstream: UIDTrackingControllerExpectations
+    """
+
+    def __init__(self, ce: ControllerExpectations) -> None:
+        self.ce = ce
+        self._uids: dict[str, set[str]] = {}
+
+    # Delegated unchanged (upstream embeds ControllerExpectationsInterface).
+    def get_expectations(self, controller_key: str) -> ControlleeExpectations | None:
+        return self.ce.get_expectations(controller_key)
+
+    def satisfied_expectations(self, controller_key: str) -> bool:
+        return self.ce.satisfied_expectations(controller_key)
+
+    def expect_creations(self, controller_key: str, adds: int) -> None:
+        self.ce.expect_creations(controller_key, adds)
+
+    def creation_observed(self, controller_key: str) -> None:
+        self.ce.creation_observed(controller_key)
+
+    def lower_expectations(self, controller_key: str, add: int, del_: int) -> None:
+        self.ce.lower_expectations(controller_key, add, del_)
+
+    def get_uids(self, controller_key: str) -> set[str] | None:
+        return self._uids.get(controller_key)
+
+    def expect_deletions(self, rc_key: str, deleted_keys: Sequence[str]) -> None:
+        """Expect these pod keys to be deleted (replacing any earlier set)."""
+        if self._uids.get(rc_key):
+            log.error("Clobbering existing delete keys", extra={"key": rc_key, "keys": sorted(self._uids[rc_key])})
+        expected = set(deleted_keys)
+        self._uids[rc_key] = expected
+        self.ce.expect_deletions(rc_key, len(expected))
+
+    def deletion_observed(self, rc_key: str, delete_key: str) -> None:
+        """Count delete_key's deletion once, and only if this controller expected it."""
+        uids = self._uids.get(rc_key)
+        if uids is not None and delete_key in uids:
+            self.ce.deletion_observed(rc_key)
+            uids.discard(delete_key)
+
+    def delete_expectations(self, rc_key: str) -> None:
+        self.ce.delete_expectations(rc_key)
+        self._uids.pop(rc_key, None)
+
+    def _check_invariants(self) -> None:
+        self.ce._check_invariants()
+        for key, uids in self._uids.items():
+            exp = self.ce.get_expectations(key)
+            if exp is not None and uids:
+                assert exp.del_ >= len(uids), (key, exp, uids)
+
+
+# --- pod control -------------------------------------------------------------------------------
+
+class PodControlInterface(Protocol):
+    """How controllers create, delete and patch pods (a seam so tests can count calls)."""
+
+    async def create_pods(self, namespace: str, template: core_v1.PodTemplateSpec, controller_object: Any,
+                          controller_ref: meta_v1.OwnerReference) -> None:
+        """Create one pod from template, owned by controller_ref; raise on failure."""
+
+    async def delete_pod(self, namespace: str, pod_id: str, obj: Any) -> None:
+        """Delete pod pod_id on behalf of obj; NotFound is raised as is."""
+
+    async def patch_pod(self, namespace: str, name: str, data: bytes) -> None:
+        """Apply a strategic-merge patch to the pod."""
+
+
+def validate_controller_ref(ref: meta_v1.OwnerReference | None) -> None:
+    """Upstream: validateControllerRef — refuse refs that would not make a proper controller."""
+    if ref is None:
+        raise ValueError("controllerRef is nil")
+    if not ref.api_version:
+        raise ValueError("controllerRef has empty APIVersion")
+    if not ref.kind:
+        raise ValueError("controllerRef has empty Kind")
+    if not ref.controller:
+        raise ValueError("controllerRef.Controller is not set to true")
+    if not ref.block_owner_deletion:
+        raise ValueError("controllerRef.BlockOwnerDeletion is not set")
+
+
+def get_pods_prefix(controller_name: str) -> str:
+    """Upstream: getPodsPrefix — "<name>-" when valid as a generateName, else the bare name."""
+    prefix = f"{controller_name}-"
+    return controller_name if name_is_dns_subdomain(prefix, True) else prefix
+
+
+def get_pod_from_template(template: core_v1.PodTemplateSpec, parent_object: Any,
+                          controller_ref: meta_v1.OwnerReference | None) -> core_v1.Pod:
+    """Build (not create) a pod from template: copied labels, annotations, finalizers and spec,
+    generateName "<parent>-", and the controller ref as its only ownerReference.
+
+    Upstream: GetPodFromTemplate
+    """
+    tmeta = template.metadata or meta_v1.ObjectMeta()
+    meta = meta_v1.ObjectMeta(
+        labels=dict(tmeta.labels or {}), annotations=dict(tmeta.annotations or {}),
+        generate_name=get_pods_prefix(parent_object.metadata.name), finalizers=list(tmeta.finalizers or []))
+    if controller_ref is not None:
+        meta.owner_references = [controller_ref]
+    spec = template.spec.deep_copy() if template.spec is not None else core_v1.PodSpec()
+    return core_v1.Pod(metadata=meta, spec=spec)
+
+
+class RealPodControl:
+    """PodControlInterface over a clientset, recording upstream's events on the controller.
+
+    Upstream: RealPodControl
+    """
+
+    def __init__(self, client: Clientset, recorder: EventRecorder) -> None:
+        self.client = client
+        self.recorder = recorder
+
+    async def create_pods(self, namespace: str, template: core_v1.PodTemplateSpec, controller_object: Any,
+                          controller_ref: meta_v1.OwnerReference) -> None:
+        """Upstream: CreatePods"""
+        await self.create_pods_with_generate_name(namespace, template, controller_object, controller_ref, "")
+
+    create_pods_with_controller_ref = create_pods         # the older upstream name
+
+    async def create_pods_with_generate_name(self, namespace: str, template: core_v1.PodTemplateSpec,
+                                             controller_object: Any, controller_ref: meta_v1.OwnerReference,
+                                             generate_name: str) -> None:
+        """Upstream: CreatePodsWithGenerateName"""
+        validate_controller_ref(controller_ref)
+        pod = get_pod_from_template(template, controller_object, controller_ref)
+        if generate_name:
+            pod.metadata.generate_name = generate_name
+        await self._create_pods(namespace, pod, controller_object)
+
+    async def _create_pods(self, namespace: str, pod: core_v1.Pod, obj: Any) -> None:
+        if not pod.metadata.labels:
+            raise ValueError("unable to create pods, no labels")
+        try:
+            new_pod = await self.client.core_v1().pods(namespace).create(pod)
+        except errors.StatusError as err:
+            if not has_status_cause(err, NAMESPACE_TERMINATING_CAUSE):   # no event spam while ns goes away
+                self.recorder.event(obj, EVENT_TYPE_WARNING, FAILED_CREATE_POD_REASON, f"Error creating: {err}")
+            raise
+        log.debug("Controller created pod", extra={"controller": obj.metadata.name, "pod": new_pod.metadata.name})
+        self.recorder.event(obj, EVENT_TYPE_NORMAL, SUCCESSFUL_CREATE_POD_REASON, f"Created pod: {new_pod.metadata.name}")
+
+    async def delete_pod(self, namespace: str, pod_id: str, obj: Any) -> None:
+        """Upstream: DeletePod — NotFound is re-raised untouched (and without an event)."""
+        log.debug("Deleting pod", extra={"controller": obj.metadata.name, "pod": f"{namespace}/{pod_id}"})
+        try:
+            await self.client.core_v1().pods(namespace).delete(pod_id)
+        except errors.NotFound:
+            raise
+        except errors.StatusError as err:
+            self.recorder.event(obj, EVENT_TYPE_WARNING, FAILED_DELETE_POD_REASON, f"Error deleting: {err}")
+            raise PodDeleteError(f"unable to delete pods: {err}") from err
+        self.recorder.event(obj, EVENT_TYPE_NORMAL, SUCCESSFUL_DELETE_POD_REASON, f"Deleted pod: {pod_id}")
+
+    async def patch_pod(self, namespace: str, name: str, data: bytes) -> None:
+        """Upstream: PatchPod (strategic merge)."""
+        await self.client.core_v1().pods(namespace).patch(name, data, "strategic")
+
+
+class PodDeleteError(Exception):
+    """A pod delete failed for a reason other than NotFound (upstream wraps it the same way)."""
+
+
+@dataclass
+class FakePodControl:
+    """A PodControlInterface that records calls instead of making them (for tests).
+
+    create_limit > 0 fails creates beyond that many; err fails every call.
+    Upstream: FakePodControl (controller_utils.go)
+    """
+
+    templates: list[core_v1.PodTemplateSpec] = field(default_factory=list)
+    controller_refs: list[meta_v1.OwnerReference] = field(default_factory=list)
+    delete_pod_name: list[str] = field(default_factory=list)
+    patches: list[bytes] = field(default_factory=list)
+    err: Exception | None = None
+    create_limit: int = 0
+    create_call_count: int = 0
+
+    async def create_pods(self, namespace: str, template: core_v1.PodTemplateSpec, controller_object: Any,
+                          controller_ref: meta_v1.OwnerReference) -> None:
+        self.create_call_count += 1
+        if self.create_limit and self.create_call_count > self.create_limit:
+            raise ValueError(f"not creating pod, limit {self.create_limit} already reached "
+                             f"(create call {self.create_call_count})")
+        self.templates.append(template)
+        self.controller_refs.append(controller_ref)
+        if self.err is not None:
+            raise self.err
+
+    async def delete_pod(self, namespace: str, pod_id: str, obj: Any) -> None:
+        self.delete_pod_name.append(pod_id)
+        if self.err is not None:
+            raise self.err
+
+    async def patch_pod(self, namespace: str, name: str, data: bytes) -> None:
+        self.patches.append(data)
+        if self.err is not None:
+            raise self.err
+
+    def clear(self) -> None:
+        self.templates.clear()
+        self.controller_refs.clear()
+        self.delete_pod_name.clear()
+        self.patches.clear()
+        self.create_call_count = 0
+
+
+# --- slow start ---------------------------------------------------------------------------------
+
+async def slow_start_batch(count: int, initial_batch_size: int,
+                           fn: Callable[[], Awaitable[None]]) -> tuple[int, BaseException | None]:
+    """Call fn count times in batches of 1, 2, 4, ... that run concurrently; stop after the
+    first batch with a failure. Returns (successes, first error or None).
+
+    This keeps a doomed burst (say a quota of 10 while 500 pods are wanted) from sending 500
+    requests: count 10, every call after the 5th failing -> batches 1, 2, 4 run (7 calls),
+    5 succeed, and the last 3 are never attempted.
+    Upstream: slowStartBatch (replica_set.go)
+    """
+    remaining, successes = count, 0
+    batch_size = min(remaining, initial_batch_size)
+    while batch_size > 0:
+        results = await asyncio.gather(*(fn() for _ in range(batch_size)), return_exceptions=True)
+        errs = [r for r in results if isinstance(r, BaseException)]
+        for r in errs:
+            if not isinstance(r, Exception):          # CancelledError & co. must propagate
+                raise r
+        successes += batch_size - len(errs)
+        if errs:
+            return successes, errs[0]
+        remaining -= batch_size
+        batch_size = min(2 * batch_size, remaining)
+    return successes, None
+
+
+# --- pod state ---------------------------------------------------------------------------------
+
+def is_pod_active(p: core_v1.Pod) -> bool:
+    """Upstream: IsPodActive — not Succeeded/Failed and not being deleted."""
+    phase = p.status.phase if p.status is not None else None
+    return phase != POD_SUCCEEDED and phase != POD_FAILED and p.metadata.deletion_timestamp is None
+
+
+def is_pod_terminating(p: core_v1.Pod) -> bool:
+    """Upstream: IsPodTerminating — being deleted but not yet in a terminal phase."""
+    phase = p.status.phase if p.status is not None else None
+    return phase != POD_SUCCEEDED and phase != POD_FAILED and p.metadata.deletion_timestamp is not None
+
+
+_TERMINAL_PHASES = frozenset((POD_SUCCEEDED, POD_FAILED))
+
+
+def filter_active_pods(pods: Sequence[core_v1.Pod]) -> list[core_v1.Pod]:
+    """Upstream: FilterActivePods (the returned pods are the cache's: read-only).
+
+    is_pod_active inlined: a sync filters every pod of the namespace.
+    """
+    terminal = _TERMINAL_PHASES
+    return [p for p in pods if p.metadata.deletion_timestamp is None
+            and (p.status is None or p.status.phase not in terminal)]
+
+
+def filter_terminating_pods(pods: Sequence[core_v1.Pod]) -> list[core_v1.Pod]:
+    """Upstream: FilterTerminatingPods (is_pod_terminating inlined)."""
+    terminal = _TERMINAL_PHASES
+    return [p for p in pods if p.metadata.deletion_timestamp is not None
+            and (p.status is None or p.status.phase not in terminal)]
+
+
+def count_terminating_pods(pods: Sequence[core_v1.Pod]) -> int:
+    """Upstream: CountTerminatingPods"""
+    return sum(1 for p in pods if is_pod_terminating(p))
+
+
+def filter_claimed_pods(controller: Any, selector: Any, pods: Sequence[core_v1.Pod]) -> list[core_v1.Pod]:
+    """Pods controlled by controller whose labels still match selector. Upstream: FilterClaimedPods"""
+    match = label_matcher(selector)
+    return [p for p in pods if is_controlled_by(p, controller) and match(p.metadata.labels)]
+
+
+def get_pod_ready_condition(pod: core_v1.Pod) -> core_v1.PodCondition | None:
+    """Upstream: podutil.GetPodReadyCondition"""
+    if pod.status is None:
+        return None
+    for c in pod.status.conditions or ():
+        if c.type == "Ready":
+            return c
+    return None
+
+
+def is_pod_ready(pod: core_v1.Pod) -> bool:
+    """Upstream: podutil.IsPodReady — the Ready condition is True."""
+    c = get_pod_ready_condition(pod)
+    return c is not None and c.status == "True"
+
+
+def is_pod_available(pod: core_v1.Pod, min_ready_seconds: int, now: float) -> bool:
+    """Ready, and (minReadySeconds 0, or Ready since strictly before now - minReadySeconds).
+
+    Example: minReadySeconds 10, Ready since 12:00:00 -> available from 12:00:10 exclusive,
+    so at exactly 12:00:10 the pod is not yet available.
+    Upstream: podutil.IsPodAvailable
+    """
+    c = get_pod_ready_condition(pod)
+    if c is None or c.status != "True":
+        return False
+    if not min_ready_seconds:
+        return True
+    return bool(c.last_transition_time) and parse_rfc3339(c.last_transition_time) + min_ready_seconds < now
+
+
+# --- scale-down ranking ------------------------------------------------------------------------
+
+def _time(value: str | None) -> float | None:
+    """A metav1.Time as epoch seconds; None stands for Go's zero time."""
+    return parse_rfc3339(value) if value else None
+
+
+def pod_ready_time(pod: core_v1.Pod) -> float | None:
+    """When the pod became Ready (None: not ready, or no lastTransitionTime). Upstream: podReadyTime"""
+    c = get_pod_ready_condition(pod)
+    if c is not None and c.status == "True":
+        return _time(c.last_transition_time)
+    return None
+
+
+def max_container_restarts(pod: core_v1.Pod) -> int:
+    """Upstream: maxContainerRestarts"""
+    statuses = pod.status.container_statuses if pod.status is not None else None
+    return max((c.restart_count or 0 for c in statuses or ()), default=0)
+
+
+def after_or_zero(t1: float | None, t2: float | None) -> bool:
+    """t1 after t2, where the zero time counts as after everything. Upstream: afterOrZero"""
+    if t1 is None or t2 is None:
+        return t1 is None
+    return t1 > t2
+
+
+def logarithmic_rank_diff(t1: float, t2: float, now: float) -> int:
+    """floor(log2(age in ns)) of t1 minus that of t2 (a non-positive age ranks -1).
+
+    Pods within the same power-of-two age band rank equal, so scale-down picks among them
+    by UID instead of always the very newest. Example: ages 2 h and 3 h are 7.2e12 ns and
+    1.08e13 ns -> log2 42.7 and 43.3 -> ranks 42 and 43 -> diff -1 (the 2 h one goes first);
+    5 h and 8 h (1.8e13, 2.88e13 ns) both rank 44 -> diff 0 -> UID order decides.
+    Upstream: logarithmicRankDiff
+    """
+    d1, d2 = (now - t1) * 1e9, (now - t2) * 1e9
+    r1 = int(math.log2(d1)) if d1 > 0 else -1
+    r2 = int(math.log2(d2)) if d2 > 0 else -1
+    return r1 - r2
+
+
+def get_deletion_cost_from_pod_annotations(annotations: dict[str, str] | None) -> int:
+    """The pod-deletion-cost annotation as int32 (0 when absent or invalid: "+1", "007", "x").
+
+    Upstream: helper.GetDeletionCostFromPodAnnotations (errors there are ignored by callers).
+    """
+    value = (annotations or {}).get(POD_DELETION_COST)
+    if value is None:
+        return 0
+    if not value or not (value[0] == "-" or value == "0" or "1" <= value[0] <= "9"):
+        return 0
+    try:
+        i = int(value, 10)
+    except ValueError:
+        return 0
+    return i if -(2 ** 31) <= i < 2 ** 31 and value.lstrip("-").isdigit() else 0
+
+
+def _ready_then_created_less(pi: core_v1.Pod, pj: core_v1.Pod, ri: bool, rj: bool, now: float | None,
+                             logarithmic: bool) -> bool | None:
+    """Rules 6-8 of ActivePodsWithRanks.less: None when they do not decide."""
+    if ri and rj:
+        t1, t2 = pod_ready_time(pi), pod_ready_time(pj)
+        if t1 != t2:
+            return _time_less(t1, t2, pi, pj, now, logarithmic)
+    ci, cj = max_container_restarts(pi), max_container_restarts(pj)
+    if ci != cj:
+        return ci > cj
+    t1, t2 = _time(pi.metadata.creation_timestamp), _time(pj.metadata.creation_timestamp)
+    if t1 != t2:
+        return _time_less(t1, t2, pi, pj, now, logarithmic)
+    return None
+
+
+def _time_less(t1: float | None, t2: float | None, pi: core_v1.Pod, pj: core_v1.Pod, now: float | None,
+               logarithmic: bool) -> bool:
+    if not logarithmic or now is None or t1 is None or t2 is None:
+        return after_or_zero(t1, t2)
+    rank_diff = logarithmic_rank_diff(t1, t2, now)
+    if rank_diff == 0:
+        return (pi.metadata.uid or "") < (pj.metadata.uid or "")
+    return rank_diff < 0
+
+
+def active_pods_less(pi: core_v1.Pod, pj: core_v1.Pod) -> bool:
+    """Whether pi should be deleted before pj (unranked). Upstream: ActivePods.Less
+
+    1. unscheduled < scheduled; 2. Pending < Unknown < Running; 3. not ready < ready;
+    4. ready for less time < more (zero time first); 5. more restarts first;
+    6. newer creation first (zero time first).
+    """
+    decided = _phase_less(pi, pj)
+    if decided is not None:
+        return decided
+    ri, rj = is_pod_ready(pi), is_pod_ready(pj)
+    if ri != rj:
+        return not ri
+    result = _ready_then_created_less(pi, pj, ri, rj, None, False)
+    return bool(result)
+
+
+def _phase_less(pi: core_v1.Pod, pj: core_v1.Pod) -> bool | None:
+    """Rules 1-2 shared by both orderings: None when they do not decide."""
+    ni, nj = (pi.spec.node_name if pi.spec else None) or "", (pj.spec.node_name if pj.spec else None) or ""
+    if ni != nj and (not ni or not nj):
+        return not ni
+    oi = _POD_PHASE_TO_ORDINAL.get(pi.status.phase if pi.status else None, 0)
+    oj = _POD_PHASE_TO_ORDINAL.get(pj.status.phase if pj.status else None, 0)
+    if oi != oj:
+        return oi < oj
+    return None
+
+
+def sort_active_pods(pods: list[core_v1.Pod]) -> None:
+    """Sort in place, deletion candidates first. Upstream: sort.Sort(ActivePods(pods))"""
+    pods.sort(key=cmp_to_key(_cmp(active_pods_less)))
+
+
+def _cmp(less: Callable[[Any, Any], bool]) -> Callable[[Any, Any], int]:
+    return lambda a, b: -1 if less(a, b) else (1 if less(b, a) else 0)
+
+
+@dataclass
+class ActivePodsWithRanks:
+    """Pods plus a rank each, sortable so that the pods to delete first come first.
+
+    Rules, in turn until one decides:
+    1. unscheduled before scheduled; 2. Pending before Unknown before Running;
+    3. not ready before ready; 4. lower pod-deletion-cost first; 5. higher rank first
+    (rank = related active pods on the same node, so doubled-up nodes are drained first);
+    6. both ready: ready for less time first; 7. more container restarts first;
+    8. newer creation first. In 6 and 8, with `now` set, times compare by log2 age bands,
+    ties broken by UID (pseudo-random among equivalent pods); zero times count as newest.
+    Upstream: ActivePodsWithRanks (PodDeletionCost and LogarithmicScaleDown gates on)
+    """
+
+    pods: list[core_v1.Pod]
+    rank: list[int]
+    now: float | None = None                  # epoch seconds; None: compare times without scaling
+    pod_deletion_cost: bool = True            # feature gate PodDeletionCost
+    logarithmic_scale_down: bool = True       # feature gate LogarithmicScaleDown
+
+    def less(self, i: int, j: int) -> bool:
+        """Upstream: ActivePodsWithRanks.Less"""
+        pi, pj = self.pods[i], self.pods[j]
+        decided = _phase_less(pi, pj)
+        if decided is not None:
+            return decided
+        ri, rj = is_pod_ready(pi), is_pod_ready(pj)
+        if ri != rj:
+            return not ri
+        if self.pod_deletion_cost:
+            ci = get_deletion_cost_from_pod_annotations(pi.metadata.annotations)
+            cj = get_deletion_cost_from_pod_annotations(pj.metadata.annotations)
+            if ci != cj:
+                return ci < cj
+        if self.rank[i] != self.rank[j]:
+            return self.rank[i] > self.rank[j]
+        return bool(_ready_then_created_less(pi, pj, ri, rj, self.now, self.logarithmic_scale_down))
+
+    def sort(self) -> None:
+        """Sort pods and ranks together in place (deletion candidates first)."""
+        order = sorted(range(len(self.pods)), key=cmp_to_key(_cmp(self.less)))
+        self.pods[:] = [self.pods[k] for k in order]
+        self.rank[:] = [self.rank[k] for k in order]
+
+
+def label_matcher(selector: labels.Selector | None) -> Callable[[dict[str, str] | None], bool]:
+    """labels.matches(selector, ·) as a fast predicate (None selects nothing, () everything).
+
+    A sync tests every pod in the namespace against the RS selector and the template labels,
+    thousands of times per second while a big RS scales up; plain equality selectors (all a
+    ReplicaSet made by a Deployment ever has) become one dict lookup per label.
+    """
+    if selector is None:
+        return lambda _labels: False
+    if not all(r.op == "=" and len(r.values) == 1 for r in selector):
+        return lambda lbls: labels.matches(selector, lbls)
+    pairs = tuple((r.key, r.values[0]) for r in selector)
+    if len(pairs) == 1:
+        (k, v), = pairs
+        return lambda lbls: lbls is not None and lbls.get(k) == v
+    return lambda lbls: lbls is not None and all(lbls.get(k) == v for k, v in pairs)
+
+
+def selector_from(ls: meta_v1.LabelSelector | None) -> Any:
+    """A typed LabelSelector as a labels.Selector (None selects nothing). Upstream: LabelSelectorAsSelector"""
+    return labels.from_label_selector(types.to_dict(ls) if ls is not None else None)

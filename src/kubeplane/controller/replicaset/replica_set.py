@@ -1,0 +1,480 @@
+"""The ReplicaSet controller: keep spec.replicas active pods for every ReplicaSet.
+
+Handlers only enqueue keys and do expectations bookkeeping; sync_replica_set re-reads the
+listers, claims pods by ControllerRef, creates or deletes at most burst_replicas pods
+(creates in slow-start batches), and writes status.
+
+Upstream: pkg/controller/replicaset/replica_set.go
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+from ...api import errors, labels
+from ...api.types import ObjectName, apps_v1, core_v1
+from ...client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
+from ...client.util.workqueue import RateLimitingQueue, RateLimitingQueueOptions
+from ...utils.clock import REAL_CLOCK, Clock
+from .. import controller_utils as cu
+from ..controller_ref_manager import PodControllerRefManager, recheck_deletion_timestamp
+from .replica_set_utils import calculate_status, update_replica_set_status
+
+if TYPE_CHECKING:
+    from ...client.clientset import Clientset
+    from ...client.informers import ResourceInformer
+    from ...client.tools.record import EventRecorder
+
+log = logging.getLogger(__name__)
+
+# Realistic value of the burstReplica field for the replica set manager based off
+# performance requirements for kubernetes 1.0. Upstream: BurstReplicas.
+BURST_REPLICAS = 500
+
+# The RS indexer's index of ReplicaSets by their controller's UID. Upstream: controllerUIDIndex.
+CONTROLLER_UID_INDEX = "controllerUID"
+
+REPLICA_SET_KIND = cu.GroupVersionKind("apps", "v1", "ReplicaSet")
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaSetControllerOptions:
+    workers: int = 5                            # ConcurrentRSSyncs
+    burst_replicas: int = BURST_REPLICAS        # max pods created/deleted per sync
+    # DeploymentReplicaSetTerminatingReplicas (beta, on by default since 1.35):
+    # write status.terminatingReplicas.
+    status_terminating_replicas: bool = True
+
+
+def _controller_uid_index(obj: Any) -> list[str]:
+    ref = cu.get_controller_of(obj)
+    return [ref.uid] if ref is not None and ref.uid else []
+
+
+class _LogRecorder:
+    """Used when no recorder is given: events only go to the debug log."""
+
+    def event(self, obj: Any, type_: str, reason: str, message: str) -> None:
+        log.debug("Event", extra={"object": obj.metadata.name, "type": type_, "reason": reason, "msg": message})
+
+
+class ReplicaSetController:
+    """Synchronizes ReplicaSets with their pods. Upstream: ReplicaSetController"""
+
+    def __init__(self, rs_informer: ResourceInformer, pod_informer: ResourceInformer, client: Clientset, *,
+                 clock: Clock = REAL_CLOCK, recorder: EventRecorder | None = None,
+                 options: ReplicaSetControllerOptions = ReplicaSetControllerOptions()) -> None:
+        self.gvk = REPLICA_SET_KIND
+        self.kind = REPLICA_SET_KIND.kind
+        self.client = client
+        self.clock = clock
+        self.options = options
+        self.burst_replicas = options.burst_replicas
+        self.recorder = recorder if recorder is not None else _LogRecorder()
+        self.pod_control: cu.PodControlInterface = cu.RealPodControl(client, self.recorder)   # test seam
+        # Pod creates/deletes each ReplicaSet waits to observe (TTL 5 minutes).
+        self.expectations = cu.UIDTrackingControllerExpectations(cu.ControllerExpectations(clock))
+        # Keys, not objects: a worker always reads the newest state from the listers, and the
+        # queue never hands one key to two workers.
+        self.queue: RateLimitingQueue[ObjectName] = RateLimitingQueue(
+            RateLimitingQueueOptions(name="replicaset", clock=clock))
+        self._informers = (rs_informer.informer(), pod_informer.informer())
+        self._register_rs_informer(rs_informer)
+        self._register_pod_informer(pod_informer)
+        self.sync_handler = self.sync_replica_set       # test seam
+
+    def _register_rs_informer(self, rs_informer: ResourceInformer) -> None:
+        inf = rs_informer.informer()
+        inf.add_event_handler(ResourceEventHandlerFuncs(self.add_rs, self.update_rs, self.delete_rs))
+        indexer = inf.get_indexer()
+        if CONTROLLER_UID_INDEX not in indexer.get_indexers():
+            try:
+                indexer.add_indexers({CONTROLLER_UID_INDEX: _controller_uid_index})
+            except RuntimeError:               # informer already filled: fall back to scanning
+                log.info("cannot add controllerUID index to a running ReplicaSet informer")
+        self.rs_indexer = indexer
+        self.rs_lister = rs_informer.lister()
+        self.rs_lister_synced = inf.has_synced          # test seam
+
+    def _register_pod_informer(self, pod_informer: ResourceInformer) -> None:
+        inf = pod_informer.informer()
+        # Every pod change (even host assignment) wakes the owner: the sync only reads caches.
+        inf.add_event_handler(ResourceEventHandlerFuncs(self.add_pod, self.update_pod, self.delete_pod))
+        self.pod_lister = pod_informer.lister()
+        self.pod_lister_synced = inf.has_synced         # test seam
+
+    # --- run loop -----------------------------------------------------------------------------
+
+    async def run(self, workers: int | None = None) -> None:
+        """Wait for the caches, then run workers until cancelled. Upstream: Run"""
+        workers = workers or self.options.workers
+        log.info("Starting controller", extra={"controller": "replicaset"})
+        try:
+            await self._wait_for_cache_sync()
+            async with asyncio.TaskGroup() as tg:
+                for i in range(workers):
+                    tg.create_task(self.worker(), name=f"replicaset-worker-{i}")
+        finally:
+            self.queue.shut_down()
+            log.info("Shutting down controller", extra={"controller": "replicaset"})
+
+    async def _wait_for_cache_sync(self) -> None:
+        for synced, inf in zip((self.rs_lister_synced, self.pod_lister_synced), self._informers):
+            if not synced():
+                await inf.wait_synced()
+
+    async def worker(self) -> None:
+        """Process keys until the queue shuts down. Upstream: worker"""
+        while await self.process_next_work_item():
+            pass
+
+    async def process_next_work_item(self) -> bool:
+        """Upstream: processNextWorkItem"""
+        key, shutdown = await self.queue.get()
+        if shutdown:
+            return False
+        try:
+            try:
+                await self.sync_handler(key)
+            except Exception as err:            # keep the worker alive; CancelledError propagates
+                self.handle_err(err, key)
+            else:
+                self.handle_err(None, key)
+        finally:
+            self.queue.done(key)
+        return True
+
+    def handle_err(self, err: Exception | None, key: ObjectName) -> None:
+        """Success forgets the key's failures; any error requeues it rate-limited (never dropped)."""
+        if err is None:
+            self.queue.forget(key)
+            return
+        log.info("sync failed", extra={"key": str(key), "err": repr(err)})
+        self.queue.add_rate_limited(key)
+
+    # --- enqueueing ----------------------------------------------------------------------------
+
+    def enqueue_rs(self, rs: apps_v1.ReplicaSet) -> None:
+        self.queue.add(ObjectName(rs.metadata.namespace or "", rs.metadata.name))
+
+    def enqueue_rs_after(self, rs: apps_v1.ReplicaSet, duration: float) -> None:
+        self.queue.add_after(ObjectName(rs.metadata.namespace or "", rs.metadata.name), duration)
+
+    # --- ReplicaSet handlers --------------------------------------------------------------------
+
+    def add_rs(self, rs: apps_v1.ReplicaSet) -> None:
+        """Upstream: addRS"""
+        self.enqueue_rs(rs)
+
+    def update_rs(self, old: apps_v1.ReplicaSet, cur: apps_v1.ReplicaSet) -> None:
+        """Every update enqueues, so a resync retries RSs whose last creates failed. Upstream: updateRS"""
+        if cur.metadata.uid != old.metadata.uid:        # deleted and re-created between two events
+            self.delete_rs(DeletedFinalStateUnknown(cu.key_func(old), old))
+        self.enqueue_rs(cur)
+
+    def delete_rs(self, obj: apps_v1.ReplicaSet | DeletedFinalStateUnknown) -> None:
+        """Forget the RS's expectations so a new RS with the same name starts clean. Upstream: deleteRS"""
+        rs = _unwrap(obj, apps_v1.ReplicaSet)
+        if rs is None:
+            return
+        key = cu.key_func(rs)
+        self.expectations.delete_expectations(key)
+        self.queue.add(ObjectName.parse(key))
+
+    # --- pod handlers ------------------------------------------------------------------------------
+
+    def add_pod(self, pod: core_v1.Pod) -> None:
+        """Observe a creation for the owner, or wake RSs that might adopt an orphan. Upstream: addPod"""
+        if pod.metadata.deletion_timestamp is not None:
+            # After a restart a new pod may show up already being deleted: not a creation.
+            self.delete_pod(pod)
+            return
+        if (ref := cu.get_controller_of(pod)) is not None:
+            if (rs := self.resolve_controller_ref(pod.metadata.namespace, ref)) is not None:
+                rs_key = cu.key_func(rs)
+                self.expectations.creation_observed(rs_key)
+                self.queue.add(ObjectName.parse(rs_key))
+            return
+        # An orphan: no controller waits for it, so do not observe a creation.
+        for rs in self.get_pod_replica_sets(pod):
+            self.enqueue_rs(rs)
+
+    def update_pod(self, old: core_v1.Pod, cur: core_v1.Pod) -> None:
+        """Wake the old and new owners; label changes may make an orphan adoptable. Upstream: updatePod"""
+        if cur.metadata.resource_version == old.metadata.resource_version:
+            return                                  # periodic resync
+        label_changed = cur.metadata.labels != old.metadata.labels
+        if cur.metadata.deletion_timestamp is not None:
+            # A graceful delete: react now, not when the kubelet finally removes the pod.
+            self.delete_pod(cur)
+            if label_changed:
+                self.delete_pod(old)
+            return
+        cur_ref, old_ref = cu.get_controller_of(cur), cu.get_controller_of(old)
+        ref_changed = cur_ref != old_ref
+        if ref_changed and old_ref is not None:
+            if (rs := self.resolve_controller_ref(old.metadata.namespace, old_ref)) is not None:
+                self.enqueue_rs(rs)
+        if cur_ref is not None:
+            self._update_owned_pod(old, cur, cur_ref)
+            return
+        if label_changed or ref_changed:
+            for rs in self.get_pod_replica_sets(cur):
+                self.enqueue_rs(rs)
+
+    def _update_owned_pod(self, old: core_v1.Pod, cur: core_v1.Pod, ref: Any) -> None:
+        rs = self.resolve_controller_ref(cur.metadata.namespace, ref)
+        if rs is None:
+            return
+        self.enqueue_rs(rs)
+        min_ready = rs.spec.min_ready_seconds or 0
+        if not cu.is_pod_ready(old) and cu.is_pod_ready(cur) and min_ready > 0:
+            # Re-check availability once minReadySeconds have passed; one extra second
+            # absorbs clock skew in add_after (#39785).
+            self.enqueue_rs_after(rs, min_ready + 1)
+
+    def delete_pod(self, obj: core_v1.Pod | DeletedFinalStateUnknown) -> None:
+        """Observe the deletion for the owner and wake it. Upstream: deletePod"""
+        pod = _unwrap(obj, core_v1.Pod)
+        if pod is None:
+            return
+        ref = cu.get_controller_of(pod)
+        if ref is None:
+            return                                  # nobody cares about orphans going away
+        rs = self.resolve_controller_ref(pod.metadata.namespace, ref)
+        if rs is None:
+            return
+        rs_key = cu.key_func(rs)
+        self.expectations.deletion_observed(rs_key, cu.pod_key(pod))
+        self.queue.add(ObjectName.parse(rs_key))
+
+    # --- ownership lookups (listers only) ----------------------------------------------------------
+
+    def resolve_controller_ref(self, namespace: str | None, ref: Any) -> apps_v1.ReplicaSet | None:
+        """The cached RS a controller ref points to: right Kind, name and UID. Upstream: resolveControllerRef"""
+        if ref.kind != self.kind:
+            return None
+        try:
+            rs = self.rs_lister.replicasets(namespace or "").get(ref.name)
+        except errors.NotFound:
+            return None
+        return rs if rs.metadata.uid == ref.uid else None
+
+    def get_pod_replica_sets(self, pod: core_v1.Pod) -> list[apps_v1.ReplicaSet]:
+        """RSs in the pod's namespace whose (non-empty) selector matches it. Upstream: getPodReplicaSets"""
+        if not pod.metadata.labels:
+            return []
+        rss = []
+        for rs in self.rs_lister.replicasets(pod.metadata.namespace or "").list():
+            try:
+                selector = cu.selector_from(rs.spec.selector)
+            except errors.StatusError:
+                continue                            # an invalid selector matches nothing
+            if selector and labels.matches(selector, pod.metadata.labels):
+                rss.append(rs)
+        if len(rss) > 1:
+            log.warning("user error! more than one ReplicaSet is selecting pods with labels",
+                        extra={"labels": pod.metadata.labels})
+        return rss
+
+    def get_replica_sets_with_same_controller(self, rs: apps_v1.ReplicaSet) -> list[apps_v1.ReplicaSet]:
+        """RSs controlled by rs's controller (rs included). Upstream: getReplicaSetsWithSameController"""
+        ref = cu.get_controller_of(rs)
+        if ref is None:
+            log.warning("ReplicaSet has no controller", extra={"rs": rs.metadata.name})
+            return []
+        if CONTROLLER_UID_INDEX in self.rs_indexer.get_indexers():
+            return self.rs_indexer.by_index(CONTROLLER_UID_INDEX, ref.uid)
+        return [r for r in self.rs_lister.list() if (c := cu.get_controller_of(r)) is not None and c.uid == ref.uid]
+
+    def get_indirectly_related_pods(self, rs: apps_v1.ReplicaSet) -> list[core_v1.Pod]:
+        """Pods selected by any RS sharing rs's controller, each once. Upstream: getIndirectlyRelatedPods"""
+        related: list[core_v1.Pod] = []
+        seen: set[str] = set()
+        for related_rs in self.get_replica_sets_with_same_controller(rs):
+            try:
+                selector = cu.selector_from(related_rs.spec.selector)
+            except errors.StatusError:
+                continue
+            if selector is None:
+                continue
+            for pod in self.pod_lister.pods(related_rs.metadata.namespace or "").list(selector):
+                if pod.metadata.uid not in seen:
+                    seen.add(pod.metadata.uid)
+                    related.append(pod)
+        return related
+
+    # --- the sync --------------------------------------------------------------------------------
+
+    async def sync_replica_set(self, key: ObjectName) -> None:
+        """Converge one ReplicaSet: claim pods, manage replicas if expectations allow, write status.
+
+        1. Read the RS from the lister; gone -> forget its expectations, done.
+        2. Note whether expectations are satisfied (earlier creates/deletes observed).
+        3. Claim the namespace's active pods (adopt/release by ControllerRef).
+        4. If satisfied and the RS is not being deleted: create/delete pods (manage_replicas).
+        5. Always write status (pods come up and die without any create/delete of ours).
+        6. If every pod is ready but some are not yet available, check again after minReadySeconds.
+        Upstream: syncReplicaSet
+        """
+        rs_key = str(key)
+        try:
+            rs = self.rs_lister.replicasets(key.namespace).get(key.name)
+        except errors.NotFound:
+            log.debug("ReplicaSet has been deleted", extra={"key": rs_key})
+            self.expectations.delete_expectations(rs_key)
+            return
+        rs_needs_sync = self.expectations.satisfied_expectations(rs_key)
+        try:
+            selector = cu.selector_from(rs.spec.selector)
+        except errors.StatusError as err:          # a bad selector: requeueing would not help
+            log.error("error converting pod selector to selector", extra={"key": rs_key, "err": str(err)})
+            return
+        # All pods in the namespace: pods that stopped matching but still carry our ref get released.
+        all_pods = self.pod_lister.pods(key.namespace).list()
+        active_pods = await self.claim_pods(rs, selector, cu.filter_active_pods(all_pods))
+        terminating_pods = None
+        if self.options.status_terminating_replicas:
+            terminating_pods = cu.filter_claimed_pods(rs, selector, cu.filter_terminating_pods(all_pods))
+        manage_replicas_err: Exception | None = None
+        if rs_needs_sync and rs.metadata.deletion_timestamp is None:
+            try:
+                await self.manage_replicas(active_pods, rs)
+            except Exception as err:
+                manage_replicas_err = err
+        await self._sync_status(key, rs.deep_copy(), active_pods, terminating_pods, manage_replicas_err)
+        if manage_replicas_err is not None:
+            raise manage_replicas_err
+
+    async def _sync_status(self, key: ObjectName, rs: apps_v1.ReplicaSet, active_pods: list[core_v1.Pod],
+                           terminating_pods: list[core_v1.Pod] | None,
+                           manage_replicas_err: Exception | None) -> None:
+        new_status = calculate_status(rs, active_pods, terminating_pods, manage_replicas_err, self.clock.now())
+        updated = await update_replica_set_status(self.client.apps_v1().replicasets(rs.metadata.namespace),
+                                                  rs, new_status)
+        # A last line of defence against clock skew: re-check availability after minReadySeconds.
+        min_ready = updated.spec.min_ready_seconds or 0
+        st, want = updated.status or apps_v1.ReplicaSetStatus(), updated.spec.replicas or 0
+        if (manage_replicas_err is None and min_ready > 0 and (st.ready_replicas or 0) == want
+                and (st.available_replicas or 0) != want):
+            self.queue.add_after(key, float(min_ready))
+
+    async def claim_pods(self, rs: apps_v1.ReplicaSet, selector: labels.Selector | None,
+                         filtered_pods: list[core_v1.Pod]) -> list[core_v1.Pod]:
+        """Adopt/release pods; before the first adoption re-read the RS live (#42639). Upstream: claimPods"""
+        async def get_fresh() -> apps_v1.ReplicaSet:
+            fresh = await self.client.apps_v1().replicasets(rs.metadata.namespace).get(rs.metadata.name)
+            if fresh.metadata.uid != rs.metadata.uid:
+                raise RuntimeError(f"original {self.kind} {rs.metadata.namespace}/{rs.metadata.name} is gone: "
+                                   f"got uid {fresh.metadata.uid}, wanted {rs.metadata.uid}")
+            return fresh
+
+        cm = PodControllerRefManager(self.pod_control, rs, selector, self.gvk, recheck_deletion_timestamp(get_fresh))
+        return await cm.claim_pods(filtered_pods)
+
+    async def manage_replicas(self, filtered_pods: list[core_v1.Pod], rs: apps_v1.ReplicaSet) -> None:
+        """Create or delete pods so that len(filtered_pods) approaches spec.replicas, at most
+        burst_replicas per sync. Raises the first create/delete error. Does not modify
+        filtered_pods. Upstream: manageReplicas
+        """
+        diff = len(filtered_pods) - (rs.spec.replicas or 0)
+        rs_key = cu.key_func(rs)
+        if diff < 0:
+            await self._create_replicas(rs, rs_key, min(-diff, self.burst_replicas))
+        elif diff > 0:
+            await self._delete_replicas(rs, rs_key, filtered_pods, min(diff, self.burst_replicas))
+
+    async def _create_replicas(self, rs: apps_v1.ReplicaSet, rs_key: str, diff: int) -> None:
+        # Expect all creations before the first request: the informer may deliver a new pod
+        # before create() returns.
+        self.expectations.expect_creations(rs_key, diff)
+        log.info("Too few replicas", extra={"rs": rs_key, "need": rs.spec.replicas, "creating": diff})
+        controller_ref = cu.new_controller_ref(rs, self.gvk)
+
+        async def create_one() -> None:
+            try:
+                await self.pod_control.create_pods(rs.metadata.namespace, rs.spec.template, rs, controller_ref)
+            except errors.StatusError as err:
+                if not cu.has_status_cause(err, cu.NAMESPACE_TERMINATING_CAUSE):
+                    raise                          # a terminating namespace fails every create: not an error
+
+        successful, err = await cu.slow_start_batch(diff, cu.SLOW_START_INITIAL_BATCH_SIZE, create_one)
+        # Creations never attempted will not be observed: stop expecting them; the next sync retries.
+        for _ in range(diff - successful):
+            self.expectations.creation_observed(rs_key)
+        if err is not None:
+            raise err
+
+    async def _delete_replicas(self, rs: apps_v1.ReplicaSet, rs_key: str, filtered_pods: list[core_v1.Pod],
+                               diff: int) -> None:
+        log.info("Too many replicas", extra={"rs": rs_key, "need": rs.spec.replicas, "deleting": diff})
+        related_pods = self.get_indirectly_related_pods(rs)
+        pods_to_delete = get_pods_to_delete(filtered_pods, related_pods, diff, self.clock.now())
+        # Remember exactly which pods we delete, so a graceful delete (deletionTimestamp, then
+        # DELETE) is counted once.
+        self.expectations.expect_deletions(rs_key, get_pod_keys(pods_to_delete))
+
+        async def delete_one(pod: core_v1.Pod) -> None:
+            try:
+                await self.pod_control.delete_pod(rs.metadata.namespace, pod.metadata.name, rs)
+            except Exception as err:
+                # The informer will never observe this deletion.
+                self.expectations.deletion_observed(rs_key, cu.pod_key(pod))
+                if not isinstance(err, errors.NotFound):
+                    raise
+
+        results = await asyncio.gather(*(delete_one(p) for p in pods_to_delete), return_exceptions=True)
+        errs = [r for r in results if isinstance(r, BaseException)]
+        for r in errs:
+            if not isinstance(r, Exception):
+                raise r
+        if errs:
+            raise errs[0]                  # all were reported as events; likely the same error
+
+
+def get_pods_to_delete(filtered_pods: Sequence[core_v1.Pod], related_pods: Sequence[core_v1.Pod], diff: int,
+                       now: float | None) -> list[core_v1.Pod]:
+    """The diff pods to delete first, by the ActivePodsWithRanks order (no sorting when all go).
+
+    Upstream: getPodsToDelete (which sorts filteredPods in place; here a copy is sorted).
+    """
+    pods = list(filtered_pods)
+    if diff < len(pods):
+        ranked = get_pods_ranked_by_related_pods_on_same_node(pods, related_pods, now)
+        ranked.sort()
+        pods = ranked.pods
+    return pods[:diff]
+
+
+def get_pods_ranked_by_related_pods_on_same_node(pods_to_rank: list[core_v1.Pod], related_pods: Sequence[core_v1.Pod],
+                                                 now: float | None) -> cu.ActivePodsWithRanks:
+    """Rank each pod by how many active related pods share its node.
+
+    Example: related pods a, b on node-1 and c on node-2 -> a and b rank 2, c ranks 1, so a
+    node-1 pod is deleted first and the survivors spread over both nodes.
+    Upstream: getPodsRankedByRelatedPodsOnSameNode
+    """
+    pods_on_node: dict[str, int] = {}
+    for pod in related_pods:
+        if cu.is_pod_active(pod):
+            node = (pod.spec.node_name if pod.spec else None) or ""
+            pods_on_node[node] = pods_on_node.get(node, 0) + 1
+    ranks = [pods_on_node.get((p.spec.node_name if p.spec else None) or "", 0) for p in pods_to_rank]
+    return cu.ActivePodsWithRanks(pods=pods_to_rank, rank=ranks, now=now)
+
+
+def get_pod_keys(pods: Sequence[core_v1.Pod]) -> list[str]:
+    """Upstream: getPodKeys"""
+    return [cu.pod_key(p) for p in pods]
+
+
+def _unwrap(obj: Any, cls: type) -> Any:
+    """The object of a handler call, unwrapping a DeletedFinalStateUnknown tombstone; None (logged) on garbage."""
+    if isinstance(obj, DeletedFinalStateUnknown):
+        obj = obj.obj
+    if not isinstance(obj, cls):
+        log.error("couldn't get object from tombstone", extra={"obj": repr(obj)[:200]})
+        return None
+    return obj

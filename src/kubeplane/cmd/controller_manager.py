@@ -38,21 +38,20 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
 
     factory = SharedInformerFactory(clientset, clock=clock)
     broadcaster = EventBroadcaster(clientset, clock=clock)
-    controllers: list[tuple[Any, int]] = [
-        (ReplicaSetController(factory.apps_v1().replicasets(), factory.core_v1().pods(), clientset, clock=clock,
-                              recorder=broadcaster.new_recorder("replicaset-controller")),
-         options.replicaset_workers),
-        (GarbageCollector(clientset, factory, clock=clock), options.gc_workers),
-        (NamespaceController(clientset, factory.core_v1().namespaces(), clock=clock), options.namespace_workers),
-    ]
+    rs = ReplicaSetController(factory.apps_v1().replicasets(), factory.core_v1().pods(), clientset, clock=clock,
+                              recorder=broadcaster.new_recorder("replicaset-controller"))
+    gc = GarbageCollector(clientset, factory, clock=clock, workers=options.gc_workers)
+    ns = NamespaceController(clientset, factory.core_v1().namespaces(), clock=clock,
+                             workers=options.namespace_workers)
+    runs = [rs.run(options.replicaset_workers), gc.run(), ns.run()]
     deployment = _deployment_controller(factory, clientset, broadcaster, clock)
     if deployment is not None:
-        controllers.append((deployment, options.deployment_workers))
+        runs.append(deployment.run(options.deployment_workers))
     broadcaster.start()
     try:
         async with asyncio.TaskGroup() as tg:
-            for controller, workers in controllers:
-                tg.create_task(controller.run(workers))
+            for coro in runs:
+                tg.create_task(coro)
             factory.start()                  # every informer the controllers asked for above
     finally:
         await factory.shutdown()

@@ -283,7 +283,7 @@ class ReplicaSetController:
         """RSs controlled by rs's controller (rs included). Upstream: getReplicaSetsWithSameController"""
         ref = cu.get_controller_of(rs)
         if ref is None:
-            log.warning("ReplicaSet has no controller", extra={"rs": rs.metadata.name})
+            log.debug("ReplicaSet has no controller", extra={"rs": rs.metadata.name})
             return []
         if CONTROLLER_UID_INDEX in self.rs_indexer.get_indexers():
             return self.rs_indexer.by_index(CONTROLLER_UID_INDEX, ref.uid)

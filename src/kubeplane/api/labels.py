@@ -110,25 +110,30 @@ def from_label_selector(ls: dict[str, Any] | None) -> Selector | None:
     for e in ls.get("matchExpressions") or []:
         op = _OPS.get(e.get("operator", ""))
         if op is None:
-            raise errors.BadRequest(f"{e.get('operator')!r} is not a valid label selector operator")
+            raise errors.BadRequest(f"{errors.go_quote(str(e.get('operator')))} is not a valid label selector operator")
         reqs.append(Requirement(e["key"], op, tuple(e.get("values") or ())))
     return tuple(reqs)
 
 
 def selector_string(ls: dict[str, Any]) -> str:
-    """The canonical string form of a LabelSelector (as kubectl and the printers show it)."""
-    parts = [f"{k}={v}" for k, v in sorted((ls.get("matchLabels") or {}).items())]
+    """The canonical string form of a LabelSelector, requirements sorted by key.
+
+    Upstream: LabelSelectorAsSelector(ls).String() — the selector sorts its requirements by
+    key and each requirement sorts its values: {matchLabels: {b: 1}, matchExpressions:
+    [{key: a, operator: In, values: [y, x]}]} -> "a in (x,y),b=1".
+    """
+    reqs: list[tuple[str, str]] = [(k, f"{k}={v}") for k, v in (ls.get("matchLabels") or {}).items()]
     for e in ls.get("matchExpressions") or []:
-        op, vals = e["operator"], ",".join(sorted(e.get("values") or []))
+        key, op, vals = e["key"], e["operator"], ",".join(sorted(e.get("values") or []))
         if op == "In":
-            parts.append(f"{e['key']} in ({vals})")
+            reqs.append((key, f"{key} in ({vals})"))
         elif op == "NotIn":
-            parts.append(f"{e['key']} notin ({vals})")
+            reqs.append((key, f"{key} notin ({vals})"))
         elif op == "Exists":
-            parts.append(e["key"])
+            reqs.append((key, key))
         else:
-            parts.append(f"!{e['key']}")
-    return ",".join(parts)
+            reqs.append((key, f"!{key}"))
+    return ",".join(text for _, text in sorted(reqs, key=lambda r: r[0]))
 
 
 # --- field selectors --------------------------------------------------------------------
@@ -147,49 +152,84 @@ def _path(*keys: str) -> FieldGetter:
     return get
 
 
-COMMON_FIELDS: dict[str, FieldGetter] = {
+META_FIELDS: dict[str, FieldGetter] = {
     "metadata.name": _path("metadata", "name"),
     "metadata.namespace": _path("metadata", "namespace"),
 }
+_NAME = {"metadata.name": META_FIELDS["metadata.name"]}
+
+
+def _flag(*keys: str) -> FieldGetter:
+    """A boolean field as strconv.FormatBool shows it (absent is false)."""
+    get = _path(*keys)
+    return lambda o: "true" if get(o) in ("True", "true") else "false"
+
+
 POD_FIELDS = {
+    **META_FIELDS,
     "spec.nodeName": _path("spec", "nodeName"),
     "spec.restartPolicy": _path("spec", "restartPolicy"),
     "spec.schedulerName": _path("spec", "schedulerName"),
     "spec.serviceAccountName": _path("spec", "serviceAccountName"),
-    "spec.hostNetwork": lambda o: "true" if (o.get("spec") or {}).get("hostNetwork") else "false",
+    "spec.hostNetwork": _flag("spec", "hostNetwork"),
     "status.phase": _path("status", "phase"),
-    "status.podIP": _path("status", "podIP"),
+    "status.podIP": lambda o: ((((o.get("status") or {}).get("podIPs") or [{}])[0]).get("ip")
+                               or (o.get("status") or {}).get("podIP") or ""),
+    "status.podIPs": lambda o: "",       # accepted by the conversion, but not a selectable field
     "status.nominatedNodeName": _path("status", "nominatedNodeName"),
+    "spec.host": _path("spec", "nodeName"),     # old v1 clients' name for spec.nodeName
 }
 EVENT_FIELDS = {
+    **META_FIELDS,
     **{f"involvedObject.{k}": _path("involvedObject", k)
        for k in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")},
     "reason": _path("reason"), "reportingComponent": _path("reportingComponent"),
     "source": _path("source", "component"), "type": _path("type"),
 }
-FIELDS_BY_KIND: dict[str, dict[str, FieldGetter]] = {
-    "Pod": POD_FIELDS, "Event": EVENT_FIELDS,
-    "Node": {"spec.unschedulable": lambda o: "true" if (o.get("spec") or {}).get("unschedulable") else "false"},
-    "Namespace": {"status.phase": _path("status", "phase")},
-    "Secret": {"type": _path("type")},
-    "ReplicaSet": {"status.replicas": _path("status", "replicas")},
+# events.k8s.io/v1 names for the same fields (its Events are stored as core Events).
+EVENTS_V1_FIELDS = {
+    **META_FIELDS,
+    **{f"regarding.{k}": EVENT_FIELDS[f"involvedObject.{k}"]
+       for k in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")},
+    "reason": EVENT_FIELDS["reason"], "reportingController": EVENT_FIELDS["reportingComponent"],
+    "type": EVENT_FIELDS["type"],
+}
+# Kinds with their own field label conversion (upstream: AddFieldLabelConversionFunc in
+# pkg/apis/core/v1/conversion.go, pkg/apis/events/v1); an unknown field is
+# "field label not supported: <field>". Every other kind selects only on metadata.name and
+# metadata.namespace (DefaultMetaV1FieldSelectorConversion).
+FIELDS_BY_KIND: dict[tuple[str, str], dict[str, FieldGetter]] = {
+    ("", "Pod"): POD_FIELDS,
+    ("", "Event"): EVENT_FIELDS,
+    ("events.k8s.io", "Event"): EVENTS_V1_FIELDS,
+    ("", "Node"): {**_NAME, "spec.unschedulable": _flag("spec", "unschedulable")},
+    ("", "Namespace"): {**_NAME, "status.phase": _path("status", "phase")},
+    ("", "Secret"): {**META_FIELDS, "type": _path("type")},
+    ("", "Service"): {**META_FIELDS, "spec.clusterIP": _path("spec", "clusterIP"), "spec.type": _path("spec", "type")},
 }
 
 FieldSelector = tuple[tuple[FieldGetter, str, str], ...]
 
 
-def parse_fields(s: str, kind: str, resource: str) -> FieldSelector:
-    """Parse `a=b,c!=d` against the fields the kind supports (upstream: 400 for unknown fields)."""
-    supported = {**COMMON_FIELDS, **FIELDS_BY_KIND.get(kind, {})}
+def parse_fields(s: str, kind: str, resource: str = "", group: str = "") -> FieldSelector:
+    """Parse `a=b,c!=d` against the fields the kind supports; an unknown field is a 400.
+
+    Upstream: fields.ParseSelector + Scheme.ConvertFieldLabel (the handler wraps the error in
+    a BadRequest with the conversion's own words).
+    """
+    supported = FIELDS_BY_KIND.get((group, kind))
     out = []
     for part in filter(None, (p.strip() for p in (s or "").split(","))):
         m = re.fullmatch(r"([^=!]+)(==|!=|=)(.*)", part)
         if not m:
             raise errors.BadRequest(f"invalid selector: '{s}'; can't understand '{part}'")
         field, op, value = m.group(1).strip(), m.group(2), m.group(3).strip()
-        getter = supported.get(field)
+        getter = (supported or META_FIELDS).get(field)
         if getter is None:
-            raise errors.BadRequest(f'field label not supported: {field}')
+            if supported is None:
+                raise errors.BadRequest(f'{errors.go_quote(field)} is not a known field selector: '
+                                        'only "metadata.name", "metadata.namespace"')
+            raise errors.BadRequest(f"field label not supported: {field}")
         out.append((getter, "!=" if op == "!=" else "=", value))
     return tuple(out)
 

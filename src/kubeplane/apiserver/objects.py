@@ -76,20 +76,74 @@ def fill_update_meta(obj: Obj, old: Obj) -> None:
     meta.pop("selfLink", None)
 
 
-def check_namespace_matches(obj: Obj, namespace: str) -> None:
-    ns = (obj.get("metadata") or {}).get("namespace")
-    if ns and namespace and ns != namespace:
+def check_namespace_matches(obj: Obj, namespace: str, ri: ResourceInfo | None = None) -> None:
+    """Default the body's namespace to the URL's (clear it for cluster-scoped kinds); refuse a different one.
+
+    Upstream: rest.EnsureObjectNamespaceMatchesRequestNamespace
+    """
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return
+    ns = meta.get("namespace") or ""
+    if ri is not None and not ri.namespaced:
+        namespace = ""
+    if ns == namespace:
+        return
+    if not ns:
+        meta["namespace"] = namespace
+    elif not namespace:
+        meta.pop("namespace", None)
+    else:
         raise errors.BadRequest("the namespace of the provided object does not match the namespace sent on the request")
 
 
+# The legacy scheme's name as upstream's "not registered" errors print it.
+LEGACY_SCHEME = "pkg/api/legacyscheme/scheme.go:30"
+# Kinds the scheme knows besides the served ones: older versions of the served kinds (they
+# decode, then fail the version check) and the subresource kinds.
+_EXTRA_REGISTERED = frozenset({
+    ("apps/v1beta1", "Deployment"), ("apps/v1beta2", "Deployment"), ("apps/v1beta2", "ReplicaSet"),
+    ("extensions/v1beta1", "Deployment"), ("extensions/v1beta1", "ReplicaSet"),
+    ("events.k8s.io/v1beta1", "Event"), ("coordination.k8s.io/v1beta1", "Lease"),
+    ("autoscaling/v1", "Scale"), ("v1", "Binding"), ("v1", "Status"), ("v1", "DeleteOptions"),
+})
+# Internal (hub) package of each group; events.k8s.io and extensions share core's and apps' types.
+_INTERNAL_PACKAGE = {"": "core", "events.k8s.io": "core", "extensions": "apps", "apps": "apps",
+                     "coordination.k8s.io": "coordination", "autoscaling": "autoscaling"}
+
+
+def _registered(api_version: str, kind: str) -> bool:
+    from ..api.resources import RESOURCES
+    if (api_version, kind) in _EXTRA_REGISTERED:
+        return True
+    return any(r.api_version == api_version and r.kind == kind for r in RESOURCES)
+
+
+def _internal_type(api_version: str, kind: str) -> str:
+    group = api_version.rpartition("/")[0]
+    return f"{_INTERNAL_PACKAGE.get(group, group.split('.')[0])}.{kind}"
+
+
 def check_type_meta(obj: Obj, ri: ResourceInfo, kind: str | None = None, api_version: str | None = None) -> None:
-    """Fill apiVersion/kind from the URL when absent; refuse a body of another kind."""
+    """Fill apiVersion/kind from the URL when absent; refuse a body the URL cannot take.
+
+    Upstream decodes the body with the scheme into the URL's internal type: a kind the scheme
+    does not know in that version, or one that cannot convert into the URL's type, fails in
+    transformDecodeError; a known kind of another version decodes, then fails the version check.
+    Upstream: createHandler / UpdateResource (handlers/create.go, update.go), transformDecodeError
+    """
     kind = kind or ri.kind
     api_version = api_version or ri.api_version
-    got_v, got_k = obj.get("apiVersion"), obj.get("kind")
-    if got_k and got_k != kind:
-        raise errors.BadRequest(f"the kind in the request body ({got_k}) does not match the kind of the URL ({kind})")
-    if got_v and got_v != api_version:
+    got_v, got_k = obj.get("apiVersion") or api_version, obj.get("kind") or kind
+    if (got_v, got_k) != (api_version, kind):
+        version = got_v.rpartition("/")[2]
+        prefix = f'{got_k} in version "{version}" cannot be handled as a {kind}: '
+        if not _registered(got_v, got_k):
+            raise errors.BadRequest(prefix + f'no kind "{got_k}" is registered for version "{got_v}" '
+                                    f'in scheme "{LEGACY_SCHEME}"')
+        want = _internal_type(api_version, kind)
+        if _internal_type(got_v, got_k) != want:
+            raise errors.BadRequest(prefix + f"converting ({version}.{got_k}) to ({want}): unknown conversion")
         raise errors.BadRequest(
             f"the API version in the data ({got_v}) does not match the expected API version ({api_version})")
     obj["apiVersion"], obj["kind"] = api_version, kind
@@ -129,6 +183,16 @@ def list_body(ri: ResourceInfo, items: list[bytes], rv: int, cont: str = "", rem
             meta += f',"remainingItemCount":{remaining}'
     head = f'{{"kind":"{ri.list_kind}","apiVersion":"{ri.api_version}","metadata":{{{meta}}},"items":['
     return head.encode() + b",".join(items) + b"]}"
+
+
+def check_name(obj: Obj, name: str) -> None:
+    """The body's name must be the URL's (an empty one too: an update is not a rename).
+
+    Upstream: checkName (handlers/rest.go)
+    """
+    got = object_name(obj)
+    if got != name:
+        raise errors.BadRequest(f"the name of the object ({got}) does not match the name on the URL ({name})")
 
 
 def object_name(obj: Obj) -> str:

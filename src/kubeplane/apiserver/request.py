@@ -85,6 +85,9 @@ def parse_request_info(req: Request) -> RequestInfo:
             if rest and rest[0] == "status" or len(rest) == 1 and rest[0] == "finalize":
                 info.resource, info.name, info.subresource, info.namespace = "namespaces", parts[-2], rest[0], ""
                 rest = []
+    if len(rest) > 3:                     # no route serves deeper paths: a plain 404
+        info.is_resource_request = False
+        return info
     if rest:
         info.resource = rest[0]
         if len(rest) > 1:

@@ -53,7 +53,8 @@ class SharedInformerFactory:
         self.namespace = namespace
         self.clock = clock
         self.informers: dict[tuple[str, str, str], ResourceInformer] = {}
-        self.tasks: dict[tuple[str, str, str], asyncio.Task[None]] = {}
+        self.tasks: dict[tuple[str, str, str], asyncio.Future[None]] = {}   # the started informers
+        self.shutting_down = False
 
     def informer_for(self, group: str, version: str, plural: str) -> ResourceInformer:
         key = (group, version, plural)
@@ -77,16 +78,28 @@ class SharedInformerFactory:
         return _Group(self, "coordination.k8s.io", "v1")
 
     def start(self) -> None:
-        """Start every informer asked for so far that is not running yet."""
+        """Start every informer asked for so far that is not running yet (no-op after shutdown).
+
+        Upstream: sharedInformerFactory.Start
+        """
+        if self.shutting_down:
+            return
         for key, inf in self.informers.items():
             if key not in self.tasks:
                 self.tasks[key] = asyncio.ensure_future(inf.shared.run())
 
     async def wait_for_cache_sync(self) -> bool:
-        return await wait_for_cache_sync(*(i.shared for i in self.informers.values()))
+        """Wait until every *started* informer has synced; one asked for but never started
+        would otherwise block forever. Upstream: sharedInformerFactory.WaitForCacheSync
+        """
+        return await wait_for_cache_sync(*(self.informers[k].shared for k in self.tasks))
 
     async def shutdown(self) -> None:
+        """Stop every informer and wait for them; later start() calls do nothing.
+
+        Upstream: sharedInformerFactory.Shutdown
+        """
+        self.shutting_down = True
         for t in self.tasks.values():
             t.cancel()
         await asyncio.gather(*self.tasks.values(), return_exceptions=True)
-        self.tasks.clear()

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import pathlib
+import signal
 import sys
-from typing import Any
+from typing import Any, Iterator
 
 import uvicorn
 
@@ -78,16 +80,26 @@ async def serve(args: argparse.Namespace) -> None:
     config = uvicorn.Config(ASGIApp(api), host=args.address, port=args.port, loop="none", http="httptools",
                             ssl_certfile=str(pki.server_cert), ssl_keyfile=str(pki.server_key),
                             lifespan="off", log_level="warning", access_log=False, timeout_keep_alive=120,
-                            proxy_headers=False)
-    server = uvicorn.Server(config)
-    serving = asyncio.ensure_future(server.serve())
+                            proxy_headers=False, timeout_graceful_shutdown=5.0)
     components: list[asyncio.Future[None]] = []
+
+    async def stop_components() -> None:
+        """Stop the controllers, then end open watches: uvicorn drains requests, and a watch
+        never finishes by itself."""
+        for task in components:
+            task.cancel()
+        await asyncio.gather(*components, return_exceptions=True)
+        storage.stop_watches()
+
+    server = _Server(config, before_shutdown=stop_components)
+    serving = asyncio.ensure_future(server.serve())
     try:
-        while not server.started:
-            if serving.done():
-                serving.result()
-                return
-            await asyncio.sleep(0.005)
+        listening = asyncio.ensure_future(server.listening.wait())
+        await asyncio.wait({serving, listening}, return_when=asyncio.FIRST_COMPLETED)
+        if serving.done():
+            listening.cancel()
+            serving.result()
+            return
         port = server.servers[0].sockets[0].getsockname()[1]
         host = "127.0.0.1" if args.address in ("0.0.0.0", "::") else args.address
         api.server_address = f"{host}:{port}"
@@ -98,11 +110,41 @@ async def serve(args: argparse.Namespace) -> None:
         print(f"kubeplane is ready: export KUBECONFIG={kubeconfig}", flush=True)
         await serving
     finally:
-        for task in components:
-            task.cancel()
-        await asyncio.gather(*components, return_exceptions=True)
+        await stop_components()
         if not serving.done():
             server.should_exit = True
             await serving
         await storage.close()
         sys.stdout.flush()
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, saying when it listens and stopping our components before it drains."""
+
+    def __init__(self, config: uvicorn.Config, *, before_shutdown: Any) -> None:
+        super().__init__(config)
+        self.listening = asyncio.Event()
+        self.before_shutdown = before_shutdown
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        if not self.should_exit:
+            self.listening.set()
+
+    async def shutdown(self, sockets: Any = None) -> None:
+        await self.before_shutdown()
+        await super().shutdown(sockets)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """Ctrl-C / SIGTERM start a graceful shutdown; unlike uvicorn's own handling, the signal
+        is not re-raised afterwards, so storage is closed and the exit status is 0."""
+        loop = asyncio.get_running_loop()
+        signals = (signal.SIGINT, signal.SIGTERM)
+        for sig in signals:
+            loop.add_signal_handler(sig, self.handle_exit, sig, None)
+        try:
+            yield
+        finally:
+            for sig in signals:
+                loop.remove_signal_handler(sig)

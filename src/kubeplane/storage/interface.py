@@ -119,5 +119,8 @@ class Storage(Protocol):
     async def compact(self, revision: int) -> None:
         """Forget history at and before revision (watches from there will get Compacted)."""
 
+    def stop_watches(self) -> None:
+        """End every open watch stream, and any started later (the server is shutting down)."""
+
     async def close(self) -> None:
         """Flush and release resources; the store must not be used afterwards."""

@@ -111,6 +111,10 @@ class MemoryStorage:
         """Forget history at and before revision (clamped to the current revision)."""
         self._log.compact(revision)
 
+    def stop_watches(self) -> None:
+        """End every watch stream while writes go on (shutdown lets in-flight requests finish)."""
+        self._log.close()
+
     async def close(self) -> None:
         """End every watch stream; there is nothing to flush."""
         self._closed = True

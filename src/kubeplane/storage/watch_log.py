@@ -142,6 +142,40 @@ class LogWatcher:
                 self._fut = None
         raise StopAsyncIteration
 
+    @property
+    def progress(self) -> int:
+        """The revision this watcher has been brought up to (delivered or skipped by prefix)."""
+        return self._cursor
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped or self._log.closed
+
+    def ready(self) -> list[WatchEvent]:
+        """Every event available now, without waiting (a burst becomes one batch).
+
+        Raises Compacted if this watcher fell out of the window.
+        """
+        log, prefix = self._log, self._prefix
+        if self._cursor < log.oldest_revision:
+            raise Compacted(self._cursor, log.oldest_revision)
+        out = []
+        while self._cursor < log.revision:
+            self._cursor += 1
+            ev = log.event(self._cursor)
+            if ev.kv.key.startswith(prefix):
+                out.append(ev)
+        return out
+
+    def changed(self) -> asyncio.Future[None]:
+        """A future that resolves on the next write to the log (or on stop/close)."""
+        if self.stopped:
+            fut = asyncio.get_running_loop().create_future()
+            fut.set_result(None)
+            return fut
+        self._fut = self._log._wait()
+        return self._fut
+
     def stop(self) -> None:
         """End the stream: a pending or later iteration raises StopAsyncIteration.
 

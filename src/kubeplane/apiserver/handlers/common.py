@@ -66,22 +66,32 @@ def set_defaults(obj: Obj) -> None:
 
 # --- admission and validation ------------------------------------------------------------
 
-async def admit_create(api: APIServer, ri: ResourceInfo, obj: Obj) -> None:
-    """Upstream: the NamespaceLifecycle admission plugin (and name presence for the 404)."""
+async def admit_create(api: APIServer, ri: ResourceInfo, obj: Obj, name: str | None = None) -> None:
+    """Upstream: the NamespaceLifecycle admission plugin — no new objects in a missing or
+    terminating namespace. `name` is the one the request carried (admission runs before
+    generateName is expanded, so it may be empty)."""
     if not ri.namespaced:
         return
     ns = obj["metadata"].get("namespace", "")
     kv = await api.storage.get(f"/registry/namespaces/{ns}")
     if kv is None:
         raise errors.NotFound("", "namespaces", ns)
-    if (kv.obj.get("status") or {}).get("phase") == "Terminating" or kv.obj["metadata"].get("deletionTimestamp"):
-        raise errors.StatusError(
-            403, "Forbidden",
-            f"{errors.qualified(ri.group, ri.plural)} \"{obj['metadata'].get('name', '')}\" is forbidden: "
-            f"unable to create new content in namespace {ns} because it is being terminated",
-            {"name": obj["metadata"].get("name", ""), "group": ri.group, "kind": ri.plural,
-             "causes": [{"reason": "NamespaceTerminating",
-                         "message": f"namespace {ns} is being terminated", "field": "metadata.namespace"}]})
+    if (kv.obj.get("status") or {}).get("phase") == "Terminating":
+        raise namespace_terminating(ri, obj["metadata"].get("name", "") if name is None else name, ns)
+
+
+def namespace_terminating(ri: ResourceInfo, name: str, ns: str) -> errors.StatusError:
+    """Upstream: admission.NewForbidden + the NamespaceTerminating cause."""
+    resource = errors.qualified(ri.group, ri.plural)
+    subject = f'{resource} "{name}"' if name else resource
+    details: Obj = {"name": name, "group": ri.group, "kind": ri.plural}
+    details = {k: v for k, v in details.items() if v}
+    details["causes"] = [{"reason": "NamespaceTerminating", "message": f"namespace {ns} is being terminated",
+                          "field": "metadata.namespace"}]
+    return errors.StatusError(
+        403, "Forbidden",
+        f"{subject} is forbidden: unable to create new content in namespace {ns} because it is being terminated",
+        details)
 
 
 def _invalid(ri: ResourceInfo, obj: Obj, errs: list[Any]) -> errors.Invalid:
@@ -162,7 +172,7 @@ class Selectors:
     @classmethod
     def from_request(cls, req: Request, ri: ResourceInfo) -> Selectors:
         return cls(labels.parse(req.query.get("labelSelector", "")),
-                   labels.parse_fields(req.query.get("fieldSelector", ""), ri.kind, ri.plural))
+                   labels.parse_fields(req.query.get("fieldSelector", ""), ri.kind, ri.plural, ri.group))
 
     @property
     def empty(self) -> bool:
@@ -174,20 +184,81 @@ class Selectors:
         return not self.field or labels.fields_match(self.field, obj)
 
 
+def _list_options_invalid(errs: list[errors.FieldError]) -> errors.Invalid:
+    return errors.Invalid("meta.k8s.io", "ListOptions", "", errs)
+
+
+def validate_list_options(req: Request, watch: bool = False) -> None:
+    """Upstream: ValidateListOptions / validateWatchOptions (apis/meta/internalversion/validation)."""
+    q = req.query
+    match, rv, cont = q.get("resourceVersionMatch", ""), q.get("resourceVersion", ""), q.get("continue", "")
+    errs: list[errors.FieldError] = []
+    if watch:
+        if "sendInitialEvents" in q and match != "NotOlderThan":
+            errs.append(errors.forbidden("resourceVersionMatch",
+                                         "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
+        if match:
+            if "sendInitialEvents" not in q:
+                errs.append(errors.forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden for watch "
+                                             "unless sendInitialEvents is provided"))
+            if match != "NotOlderThan":
+                errs.append(errors.not_supported("resourceVersionMatch", match, ["NotOlderThan"]))
+            if cont:
+                errs.append(errors.forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
+    else:
+        if match:
+            if not rv:
+                errs.append(errors.forbidden("resourceVersionMatch",
+                                             "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+            if cont:
+                errs.append(errors.forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
+            if match not in ("Exact", "NotOlderThan"):
+                errs.append(errors.not_supported("resourceVersionMatch", match, ["Exact", "NotOlderThan", ""]))
+            if match == "Exact" and rv == "0":
+                errs.append(errors.forbidden("resourceVersionMatch",
+                                             'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))
+        if "sendInitialEvents" in q:
+            errs.append(errors.forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
+    if errs:
+        raise _list_options_invalid(errs)
+
+
+def parse_resource_version(rv: str) -> int:
+    """Upstream: APIObjectVersioner.ParseResourceVersion ("" and "0" are 0)."""
+    if rv in ("", "0"):
+        return 0
+    if rv.isascii() and rv.isdigit():
+        return int(rv)
+    q = errors.go_quote(rv)
+    raise errors.BadRequest(f"invalid resource version: resourceVersion: Invalid value: {q}: "
+                            f"strconv.ParseUint: parsing {q}: invalid syntax")
+
+
+def too_large_resource_version(requested: int, current: int) -> errors.StatusError:
+    """Upstream: storage.NewTooLargeResourceVersionError (a 504 the client retries)."""
+    return errors.StatusError(504, "Timeout", f"Too large resource version: {requested}, current: {current}",
+                              {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                               "retryAfterSeconds": 1})
+
+
 def check_list_resource_version(api: APIServer, req: Request) -> None:
-    """resourceVersionMatch=Exact is only served at the current revision (we keep no snapshots)."""
-    rv, match = req.query.get("resourceVersion", ""), req.query.get("resourceVersionMatch", "")
-    if match and match not in ("Exact", "NotOlderThan"):
-        raise errors.BadRequest(f'resourceVersionMatch: Unsupported value: "{match}"')
-    if match and not rv:
-        raise errors.BadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
-    if rv:
-        try:
-            n = int(rv)
-        except ValueError:
-            raise errors.BadRequest(f"invalid resourceVersion: {rv!r}") from None
-        if match == "Exact" and n != api.storage.revision:
-            raise errors.Gone(f"The resourceVersion for the provided list is too old.")
+    """What a list at resourceVersion/resourceVersionMatch may be served from.
+
+    We keep no snapshots, so every list reads the current state: that satisfies unset, "0" and
+    NotOlderThan N (N <= current); a future N is upstream's 504 "Too large resource version";
+    Exact is served only at the current revision, an older one is 410 as if compacted.
+    """
+    validate_list_options(req)
+    q = req.query
+    rv, match = q.get("resourceVersion", ""), q.get("resourceVersionMatch", "")
+    if rv and q.get("continue") and rv != "0":
+        raise errors.BadRequest("specifying resource version is not allowed when using continue")
+    n = parse_resource_version(rv)
+    current = api.storage.revision
+    if n > current:
+        raise too_large_resource_version(n, current)
+    if match == "Exact" and n != current:
+        raise errors.Gone("The resourceVersion for the provided list is too old.")
 
 
 def parse_limit(value: str) -> int:
@@ -199,24 +270,64 @@ def parse_limit(value: str) -> int:
 
 
 def make_continue(start_key: str, rev: int) -> str:
+    """Upstream: storage.EncodeContinue — base64url of {"v","rv","start"}; start is relative to the list prefix."""
     token = orjson.dumps({"v": "meta.k8s.io/v1", "rv": rev, "start": start_key})
     return base64.urlsafe_b64encode(token).decode().rstrip("=")
 
 
+_INCONSISTENT_CONTINUE = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new "
+    "list without the continue parameter, or use the continue token in this response to retrieve the "
+    "remainder of the results. Continuing with the provided token results in an inconsistent list - "
+    "objects that were created, modified, or deleted between the time the first chunk was returned and "
+    "now may show up in the list.")
+
+
+class ContinueExpired(errors.Gone):
+    """410 for a continue token whose revision was compacted; carries a token to go on at the latest."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__(_INCONSISTENT_CONTINUE)
+        self.token = token
+
+    def status(self) -> dict[str, Any]:
+        st = super().status()
+        st["metadata"] = {"continue": self.token}
+        return st
+
+
 def parse_continue(token: str, rev: int, api: APIServer) -> tuple[str, int]:
-    """Where a continued list starts, and the list revision it reports (from the first page)."""
+    """Where a continued list starts, and the list revision it reports (the first page's).
+
+    Upstream: storage.DecodeContinue; a compacted revision is 410 with a token (rv -1) that
+    continues at the latest revision (handleCompactedErrorForPaging).
+    """
     if not token:
         return "", rev
     try:
         data = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        return str(data["start"]), int(data["rv"])
+        if data.get("v") != "meta.k8s.io/v1":
+            raise ValueError
+        start, token_rev = str(data["start"]), int(data["rv"])
     except Exception:
-        raise errors.BadRequest("continue key is not valid: incorrect encoded start resourceVersion") from None
+        raise errors.BadRequest("continue key is not valid: incorrect encoded start resourceVersion "
+                                "(version meta.k8s.io/v1)") from None
+    if token_rev == -1:
+        return start, rev
+    if token_rev < api.storage.oldest_revision:
+        raise ContinueExpired(make_continue(start, -1))
+    return start, token_rev
 
 
 def page(kvs: list[KeyValue], sel: Selectors, start: str, limit: int,
          prefix: str) -> tuple[list[KeyValue], str, int | None]:
-    """Select one page: items with key >= start that match; (items, next start key, remaining)."""
+    """Select one page: matching items with key >= prefix+start; (items, next start, remaining).
+
+    As upstream's etcd list: a full page whose last key has any key after it (matching or not)
+    gets a continue key just past it (last key + "\\x00"), and remainingItemCount is the
+    number of keys after the page (only meaningful without selectors). Example: keys a..e,
+    limit 2 -> page [a, b], next start "b\\x00", remaining 3.
+    """
     out: list[KeyValue] = []
     i = 0
     if start:
@@ -225,9 +336,11 @@ def page(kvs: list[KeyValue], sel: Selectors, start: str, limit: int,
     for j in range(i, len(kvs)):
         kv = kvs[j]
         if sel.empty or sel.matches(kv.obj):
-            if limit and len(out) == limit:
-                return out, kv.key[len(prefix):], len(kvs) - j
             out.append(kv)
+            if limit and len(out) == limit:
+                if j + 1 < len(kvs):
+                    return out, kv.key[len(prefix):] + "\x00", len(kvs) - j - 1
+                break
     return out, "", None
 
 

@@ -15,7 +15,7 @@ import orjson
 from ...api import errors
 from ...api.resources import ResourceInfo
 from ...storage.interface import KeyValue
-from ...utils.clock import rfc3339
+from ...utils.clock import parse_rfc3339, rfc3339
 from .. import objects
 from ..objects import Obj, storage_errors
 from ..registry import strategy_for
@@ -77,53 +77,143 @@ def _invalid_options(field: str, value: Any, detail: str) -> errors.StatusError:
 
 
 def returns_deleted_object(ri: ResourceInfo) -> bool:
-    """Pods answer a delete with the pod itself (ReturnDeletedObject), others with a Status."""
+    """Pods and namespaces answer a delete with the object itself (ReturnDeletedObject), others
+    with a Status."""
     return ri.plural in ("pods", "namespaces")
 
 
 def _gc_finalizers(finalizers: list[str], opts: DeleteOptions) -> list[str]:
-    """Upstream: deletionFinalizersForGarbageCollection — set orphan/foreground per policy."""
-    fs = [f for f in finalizers]
-    policy = opts.propagation_policy
-    if policy is None and opts.orphan_dependents is not None:
-        policy = "Orphan" if opts.orphan_dependents else "Background"
-    if policy is None:
-        return fs                     # keep whatever the object already asked for
-    fs = [f for f in fs if f not in (ORPHAN, FOREGROUND)]
-    if policy == "Orphan":
+    """Upstream: deletionFinalizersForGarbageCollection — drop orphan/foreground, add back per policy.
+
+    orphanDependents wins over propagationPolicy; without either, the object's own finalizer
+    decides (kept as it is). Example: ["a", "orphan"] with Foreground -> ["a", "foregroundDeletion"].
+    """
+    if opts.orphan_dependents is not None:
+        orphan, foreground = opts.orphan_dependents, False
+    elif opts.propagation_policy is not None:
+        orphan, foreground = opts.propagation_policy == "Orphan", opts.propagation_policy == "Foreground"
+    else:
+        return list(finalizers)
+    fs = [f for f in finalizers if f not in (ORPHAN, FOREGROUND)]
+    if orphan:
         fs.append(ORPHAN)
-    elif policy == "Foreground":
+    if foreground:
         fs.append(FOREGROUND)
-    return fs
+    return fs if set(fs) != set(finalizers) else list(finalizers)
 
 
 def _check_preconditions(ri: ResourceInfo, obj: Obj, opts: DeleteOptions) -> None:
+    """Upstream: BeforeDelete's early precondition check (a Conflict on the Kind, not the resource)."""
     meta = obj["metadata"]
     name = meta.get("name", "")
-    if opts.precondition_uid and opts.precondition_uid != meta.get("uid"):
-        raise errors.Conflict(ri.group, ri.plural, name,
-                              f"Precondition failed: UID in precondition: {opts.precondition_uid}, "
-                              f"UID in object meta: {meta.get('uid')}")
-    if opts.precondition_rv and opts.precondition_rv != meta.get("resourceVersion"):
-        raise errors.Conflict(ri.group, ri.plural, name,
-                              f"Precondition failed: ResourceVersion in precondition: {opts.precondition_rv}, "
-                              f"ResourceVersion in object meta: {meta.get('resourceVersion')}")
+    kind = strategy_kind(ri)
+    if opts.precondition_uid is not None and opts.precondition_uid != meta.get("uid"):
+        raise errors.Conflict(ri.group, kind, name,
+                              f"the UID in the precondition ({opts.precondition_uid}) does not match the UID in "
+                              f"record ({meta.get('uid')}). The object might have been deleted and then recreated")
+    if opts.precondition_rv is not None and opts.precondition_rv != meta.get("resourceVersion"):
+        raise errors.Conflict(ri.group, kind, name,
+                              f"the ResourceVersion in the precondition ({opts.precondition_rv}) does not match the "
+                              f"ResourceVersion in record ({meta.get('resourceVersion')}). The object might have "
+                              "been modified")
+
+
+def strategy_kind(ri: ResourceInfo) -> str:
+    """The internal kind upstream's strategy reports (events.k8s.io Events are core Events)."""
+    return ri.kind
 
 
 async def delete_object(api: APIServer, req: Request, ri: ResourceInfo, kv: KeyValue,
                         opts: DeleteOptions) -> tuple[Obj, bool]:
-    """Delete or mark kv's object; returns (resulting object, whether it is gone)."""
-    obj = kv.obj
-    _check_preconditions(ri, obj, opts)
-    meta = obj["metadata"]
+    """Delete or only mark kv's object; returns (resulting object, whether it is gone).
+
+    Upstream: Store.Delete -> BeforeDelete -> updateForGracefulDeletionAndFinalizers. An
+    object with finalizers is marked (deletionTimestamp, grace 0) and stays; a pod on a node
+    gets deletionTimestamp = now + grace and stays for its kubelet; a graceful kind (pods)
+    deleted with grace 0 is first written with its deletion marks, then removed, so watchers
+    see MODIFIED then DELETED carrying them, as upstream.
+    """
+    if ri.plural == "namespaces":
+        return await _delete_namespace(api, ri, kv, opts)
+    _check_preconditions(ri, kv.obj, opts)
+    new = objects.deep_copy(kv.obj)
+    graceful, pending = _before_delete(api, ri, new, opts)
+    if pending:
+        return kv.obj, False
+    meta = new["metadata"]
     finalizers = _gc_finalizers(list(meta.get("finalizers") or []), opts)
-    grace = strategy_for(ri).graceful_delete_seconds(obj, opts.grace_period_seconds)
-    if opts.grace_period_seconds == 0:
-        grace = 0
-    namespace_pending = ri.plural == "namespaces" and bool((obj.get("spec") or {}).get("finalizers"))
-    if not finalizers and grace == 0 and not namespace_pending:
-        return await _remove(api, ri, kv, opts)
-    return await _mark(api, ri, kv, finalizers, grace, opts), False
+    if graceful or finalizers or meta.get("finalizers"):
+        _set_finalizers(meta, finalizers)
+        if not graceful:
+            if not finalizers:
+                return await _remove(api, ri, kv, opts)
+            _mark_as_deleting(new, api.clock.now())
+            return await _write(api, ri, kv, new, opts), False
+        stored = await _write(api, ri, kv, new, opts)
+        if finalizers or meta["deletionGracePeriodSeconds"] > 0:
+            return stored, False
+        if not opts.dry_run:
+            kv = await api.storage.get(kv.key) or kv
+    return await _remove(api, ri, kv, opts)
+
+
+def _before_delete(api: APIServer, ri: ResourceInfo, obj: Obj, opts: DeleteOptions) -> tuple[bool, bool]:
+    """Upstream: rest.BeforeDelete — (graceful, graceful deletion already pending); sets the marks on obj.
+
+    Only a shorter grace period may replace a pending one, moving the deadline by the
+    difference: deleted at 10:00:00 with grace 30 (deadline 10:00:30), then grace 5 ->
+    deadline 10:00:30 - 30 + 5 = 10:00:05.
+    """
+    strategy = strategy_for(ri)
+    meta = obj["metadata"]
+    requested = opts.grace_period_seconds
+    if requested is not None and requested < 0:
+        requested = 1                     # negative grace means "1s" on the delete path
+    if not strategy.graceful:
+        return False, False
+    if meta.get("deletionTimestamp"):
+        current = meta.get("deletionGracePeriodSeconds")
+        if not current:
+            return False, False
+        if requested is None or requested >= current:
+            return False, True
+        deadline = parse_rfc3339(meta["deletionTimestamp"]) - current + requested
+        meta["deletionTimestamp"], meta["deletionGracePeriodSeconds"] = rfc3339(deadline), requested
+        return True, False
+    period = strategy.check_graceful_delete(obj, requested)
+    meta["deletionTimestamp"] = rfc3339(api.clock.now() + period)
+    meta["deletionGracePeriodSeconds"] = period
+    if meta.get("generation", 0) > 0:
+        meta["generation"] += 1           # so clients can see the deletion request
+    return True, False
+
+
+def _mark_as_deleting(obj: Obj, now: float) -> None:
+    """Upstream: markAsDeleting — deletionTimestamp now (never later), grace 0, generation bumped once."""
+    meta = obj["metadata"]
+    if not meta.get("deletionTimestamp"):
+        if meta.get("generation", 0) > 0:
+            meta["generation"] += 1
+        meta["deletionTimestamp"] = rfc3339(now)
+    elif parse_rfc3339(meta["deletionTimestamp"]) > now:
+        meta["deletionTimestamp"] = rfc3339(now)
+    meta["deletionGracePeriodSeconds"] = 0
+
+
+def _set_finalizers(meta: Obj, finalizers: list[str]) -> None:
+    if finalizers:
+        meta["finalizers"] = finalizers
+    else:
+        meta.pop("finalizers", None)
+
+
+async def _write(api: APIServer, ri: ResourceInfo, kv: KeyValue, new: Obj, opts: DeleteOptions) -> Obj:
+    """Store the marked object (nothing when unchanged or a dry run)."""
+    if new == kv.obj or opts.dry_run:
+        return new
+    with storage_errors(ri, new["metadata"].get("name", "")):
+        stored = await api.storage.update(kv.key, new, kv.mod_revision)
+    return stored.obj
 
 
 async def _remove(api: APIServer, ri: ResourceInfo, kv: KeyValue, opts: DeleteOptions) -> tuple[Obj, bool]:
@@ -135,31 +225,44 @@ async def _remove(api: APIServer, ri: ResourceInfo, kv: KeyValue, opts: DeleteOp
     return gone.obj, True
 
 
-async def _mark(api: APIServer, ri: ResourceInfo, kv: KeyValue, finalizers: list[str], grace: int,
-                opts: DeleteOptions) -> Obj:
-    """Set deletionTimestamp (now + grace) and the finalizers; a shorter grace may replace a longer one."""
-    new = objects.deep_copy(kv.obj)
-    meta = new["metadata"]
-    if finalizers:
-        meta["finalizers"] = finalizers
-    else:
-        meta.pop("finalizers", None)
-    current = meta.get("deletionGracePeriodSeconds")
-    if not meta.get("deletionTimestamp") or (current is not None and grace < current):
-        meta["deletionTimestamp"] = rfc3339(api.clock.now() + grace)
-        meta["deletionGracePeriodSeconds"] = grace
-    if ri.plural == "namespaces":
+async def _delete_namespace(api: APIServer, ri: ResourceInfo, kv: KeyValue, opts: DeleteOptions) -> tuple[Obj, bool]:
+    """Upstream: namespace REST.Delete — the first delete only starts termination (deletionTimestamp,
+    phase Terminating, GC finalizers); the namespace controller empties it and clears
+    spec.finalizers (PUT /finalize), and the namespace goes once nothing holds it."""
+    meta = kv.obj["metadata"]
+    name = meta.get("name", "")
+    if opts.precondition_uid is not None and opts.precondition_uid != meta.get("uid"):
+        raise errors.Conflict("", "namespaces", name, f"Precondition failed: UID in precondition: "
+                              f"{opts.precondition_uid}, UID in object meta: {meta.get('uid')}")
+    if opts.precondition_rv is not None and opts.precondition_rv != meta.get("resourceVersion"):
+        raise errors.Conflict("", "namespaces", name, f"Precondition failed: ResourceVersion in precondition: "
+                              f"{opts.precondition_rv}, ResourceVersion in object meta: {meta.get('resourceVersion')}")
+    if not meta.get("deletionTimestamp"):
+        new = objects.deep_copy(kv.obj)
+        new["metadata"]["deletionTimestamp"] = rfc3339(api.clock.now())
         new.setdefault("status", {})["phase"] = "Terminating"
-    if new == kv.obj or opts.dry_run:
-        return new
-    with storage_errors(ri, meta.get("name", "")):
-        stored = await api.storage.update(kv.key, new, kv.mod_revision)
-    return stored.obj
+        _set_finalizers(new["metadata"], _gc_finalizers(list(meta.get("finalizers") or []), opts))
+        return await _write(api, ri, kv, new, opts), False
+    if (kv.obj.get("spec") or {}).get("finalizers"):
+        return kv.obj, False
+    new = objects.deep_copy(kv.obj)
+    finalizers = _gc_finalizers(list(meta.get("finalizers") or []), opts)
+    if not finalizers:
+        return await _remove(api, ri, kv, opts)
+    _set_finalizers(new["metadata"], finalizers)
+    _mark_as_deleting(new, api.clock.now())
+    return await _write(api, ri, kv, new, opts), False
 
 
-def should_delete_during_update(new: Obj, old: Obj) -> bool:
-    """Upstream: Store.shouldDeleteDuringUpdate — the last finalizer of a marked object went away."""
-    if new["metadata"].get("finalizers") or not old["metadata"].get("finalizers"):
+def should_delete_during_update(new: Obj, old: Obj, ri: ResourceInfo | None = None) -> bool:
+    """Upstream: ShouldDeleteDuringUpdate — an update leaving no finalizers on an object whose
+    deletion is pending with no grace period (0 or unset) deletes it; a namespace also needs
+    empty spec.finalizers (ShouldDeleteNamespaceDuringUpdate)."""
+    if new["metadata"].get("finalizers"):
         return False
     om = old["metadata"]
-    return bool(om.get("deletionTimestamp")) and om.get("deletionGracePeriodSeconds") == 0
+    if not om.get("deletionTimestamp") or om.get("deletionGracePeriodSeconds"):
+        return False
+    if ri is not None and ri.plural == "namespaces" and (new.get("spec") or {}).get("finalizers"):
+        return False
+    return True

@@ -56,7 +56,7 @@ async def list_(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Resp
 async def create(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Response:
     """Upstream: createHandler (handlers/create.go) + Store.Create."""
     obj, warnings = common.decode_object(api, req, ri)
-    objects.check_namespace_matches(obj, ns)
+    objects.check_namespace_matches(obj, ns, ri)
     kv_obj = await create_object(api, req, ri, ns, obj, warnings)
     return common.object_response(api, req, ri, kv_obj, None, status=201, warnings=warnings)
 
@@ -68,18 +68,27 @@ async def create_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str,
     `applied`: server-side apply already recorded its managedFields entry.
     """
     strategy = strategy_for(ri)
+    requested_name = objects.object_name(obj)
     common.set_defaults(obj)
     objects.fill_create_meta(obj, ri, ns, api.now())
     strategy.prepare_for_create(obj)
-    await common.admit_create(api, ri, obj)
+    await common.admit_create(api, ri, obj, requested_name)
     common.validate_create(ri, obj, warnings)
     if not applied:
         common.record_managed_fields(api, req, ri, None, obj)
     if common.dry_run(req):
         return obj
     name = objects.object_name(obj)
-    with storage_errors(ri, name):
-        kv = await api.storage.create(ri.key(ns, name), obj)
+    try:
+        with storage_errors(ri, name):
+            kv = await api.storage.create(ri.key(ns, name), obj)
+    except errors.AlreadyExists as e:
+        # Upstream: Store.Create tells a client racing a pending deletion why the name is taken.
+        existing = await api.storage.get(ri.key(ns, name))
+        if existing is not None and existing.obj["metadata"].get("deletionTimestamp"):
+            e.message = f"object is being deleted: {e.message}"
+            e.args = (e.message,)
+        raise
     return kv.obj
 
 
@@ -87,11 +96,8 @@ async def update(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: 
                  subresource: str = "") -> Response:
     """Upstream: UpdateResource (handlers/update.go) + Store.Update."""
     new, warnings = common.decode_object(api, req, ri)
-    objects.check_namespace_matches(new, ns)
-    body_name = objects.object_name(new)
-    if body_name and body_name != name:
-        raise errors.BadRequest(f"the name of the object ({body_name}) does not match the name on the URL ({name})")
-    new.setdefault("metadata", {})["name"] = name
+    objects.check_namespace_matches(new, ns, ri)
+    objects.check_name(new, name)
     kv = await api.storage.get(ri.key(ns, name))
     if kv is None:
         if subresource or not strategy_for(ri).allow_create_on_update:
@@ -111,6 +117,9 @@ async def update_object(api: APIServer, req: Request, ri: ResourceInfo, new: Obj
     update that removes the last finalizer of an object being deleted deletes it.
     """
     strategy = strategy_for(ri)
+    if str(expected) != old["metadata"].get("resourceVersion"):
+        # Upstream: Store.Update compares before anything else, so a stale no-op is a conflict too.
+        raise errors.Conflict(ri.group, ri.plural, objects.object_name(old), errors.OPTIMISTIC_LOCK_MSG)
     common.set_defaults(new)
     objects.fill_update_meta(new, old)
     if subresource == "status":
@@ -129,7 +138,7 @@ async def update_object(api: APIServer, req: Request, ri: ResourceInfo, new: Obj
         return new
     key = ri.key(new["metadata"].get("namespace", ""), name)
     with storage_errors(ri, name):
-        if deletion.should_delete_during_update(new, old):
+        if deletion.should_delete_during_update(new, old, ri):
             await api.storage.delete(key, expected)
             return new
         kv = await api.storage.update(key, new, expected)
@@ -177,8 +186,7 @@ async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
         new = apply_patch(patch_type, orjson.loads(kv.value), req.body, ri.definition)
         common.check_patched_fields(req, ri, new, warnings)
     objects.check_type_meta(new, ri)
-    if objects.object_name(new) != name:
-        raise errors.BadRequest(f"the name of the object ({objects.object_name(new)}) does not match the name on the URL ({name})")
+    objects.check_name(new, name)
     expected = common.precondition_revision(new, kv.mod_revision)
     stored = await update_object(api, req, ri, new, kv.obj, expected, subresource, warnings,
                                  applied=patch_type == "application/apply-patch+yaml")
@@ -194,21 +202,28 @@ async def delete(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: 
     result, deleted = await deletion.delete_object(api, req, ri, kv, opts)
     if deleted and not deletion.returns_deleted_object(ri):
         return Response(200, codec.dumps(objects.status_success(ri, name, kv.obj["metadata"].get("uid", ""))))
-    return common.object_response(api, req, ri, result, None)
+    # Upstream answers 202 when cascading deletion was asked for the old way and is still pending.
+    status = 202 if not deleted and opts.orphan_dependents is False else 200
+    return common.object_response(api, req, ri, result, None, status=status)
 
 
 async def delete_collection(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Response:
-    """Upstream: DeleteCollection — delete every object the selectors match."""
+    """Upstream: Store.DeleteCollection — list with the selectors, delete each (one already gone
+    is skipped, any other failure fails the request) and answer the list as it was listed."""
     opts = deletion.DeleteOptions.from_request(req)
     sel = common.Selectors.from_request(req, ri)
     prefix = ri.prefix + (f"{ns}/" if ri.namespaced and ns else "")
     kvs, rev = await api.storage.list(prefix)
     items = []
     for kv in kvs:
-        if sel.matches(kv.obj):
-            try:
-                result, _ = await deletion.delete_object(api, req, ri, kv, opts)
-            except (errors.NotFound, errors.Conflict):
-                continue              # gone or changed meanwhile: upstream skips it too
-            items.append(common.output_bytes(ri, result, None))
-    return Response(200, objects.list_body(ri, items, api.storage.revision))
+        if not sel.matches(kv.obj):
+            continue
+        current = await api.storage.get(kv.key)
+        if current is None:
+            continue
+        try:
+            await deletion.delete_object(api, req, ri, current, opts)
+        except errors.NotFound:
+            continue
+        items.append(common.output_bytes(ri, kv.obj, kv.value))
+    return Response(200, objects.list_body(ri, items, rev))

@@ -49,9 +49,18 @@ async def get_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, nam
     return Response(200, orjson.dumps(to_scale(kv.obj)))
 
 
+async def _scale_target(api: APIServer, ri: ResourceInfo, ns: str, name: str) -> Any:
+    """The owner of a Scale being written; upstream's scaleUpdatedObjectInfo reports a missing
+    one on the scale resource (`deployments/scale.apps "x" not found`)."""
+    kv = await api.storage.get(ri.key(ns, name))
+    if kv is None:
+        raise errors.NotFound(ri.group, f"{ri.plural}/scale", name)
+    return kv
+
+
 async def update_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
     scale = codec.decode_plain(req.headers, req.body)
-    return await _apply_scale(api, req, ri, ns, name, scale, await _current(api, ri, ns, name))
+    return await _apply_scale(api, req, ri, ns, name, scale, await _scale_target(api, ri, ns, name))
 
 
 async def patch_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
@@ -59,7 +68,7 @@ async def patch_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
     patch_type = codec.media_type(req.headers)
     if patch_type not in rest.PATCH_TYPES[:3]:
         raise errors.UnsupportedMediaType(patch_type, list(rest.PATCH_TYPES[:3]))
-    kv = await _current(api, ri, ns, name)
+    kv = await _scale_target(api, ri, ns, name)
     scale = apply_patch(patch_type, to_scale(kv.obj), req.body, SCALE_INFO.definition)
     return await _apply_scale(api, req, ri, ns, name, scale, kv)
 
@@ -73,6 +82,10 @@ async def _apply_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, 
     if replicas < 0:
         raise errors.Invalid("autoscaling", "Scale", name, [
             errors.invalid("spec.replicas", replicas, "must be greater than or equal to 0")])
+    uid = (scale.get("metadata") or {}).get("uid")
+    if uid and uid != kv.obj["metadata"].get("uid"):
+        raise errors.Conflict(ri.group, f"{ri.plural}/scale", name, f"Precondition failed: UID in precondition: "
+                              f"{uid}, UID in object meta: {kv.obj['metadata'].get('uid')}")
     new = objects.deep_copy(kv.obj)
     new.setdefault("spec", {})["replicas"] = replicas
     expected = common.precondition_revision(scale, kv.mod_revision)
@@ -81,29 +94,45 @@ async def _apply_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, 
 
 
 async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
-    """Upstream: BindingREST.Create -> assignPod -> setPodHostAndAnnotations."""
+    """Upstream: BindingREST.Create -> assignPod -> setPodHostAndAnnotations.
+
+    The binding's uid/resourceVersion are preconditions on the pod (a Conflict on pods); a pod
+    being deleted, already bound, or still gated cannot be bound (a Conflict on pods/binding).
+    """
     binding = codec.decode_plain(req.headers, req.body)
-    target = binding.get("target") or {}
-    if not target.get("name"):
-        raise errors.Invalid("", "Binding", name, [errors.required("target.name")])
-    if (binding.get("metadata") or {}).get("name", name) != name:
+    meta = binding.get("metadata") or {}
+    if meta.get("name", "") != name:
         raise errors.BadRequest("name in URL does not match name in Binding object")
+    target = binding.get("target") or {}
+    errs = []
+    if target.get("kind") and target["kind"] != "Node":
+        errs.append(errors.not_supported("target.kind", target["kind"], ["Node", "<empty>"]))
+    if not target.get("name"):
+        errs.append(errors.required("target.name"))
+    if errs:
+        raise errors.Invalid("", "Binding", name, errs)
     kv = await _current(api, ri, ns, name)
     pod = objects.deep_copy(kv.obj)
-    uid = (binding.get("metadata") or {}).get("uid")
+    pmeta = pod["metadata"]
+    if meta.get("uid") and meta["uid"] != pmeta.get("uid"):
+        raise errors.Conflict("", "pods", name, f"Precondition failed: UID in precondition: {meta['uid']}, "
+                              f"UID in object meta: {pmeta.get('uid')}")
+    if meta.get("resourceVersion") and meta["resourceVersion"] != pmeta.get("resourceVersion"):
+        raise errors.Conflict("", "pods", name, "Precondition failed: ResourceVersion in precondition: "
+                              f"{meta['resourceVersion']}, ResourceVersion in object meta: {pmeta.get('resourceVersion')}")
+    spec = pod.setdefault("spec", {})
     why = None
-    if pod["metadata"].get("deletionTimestamp"):
+    if pmeta.get("deletionTimestamp"):
         why = f"pod {name} is being deleted, cannot be assigned to a host"
-    elif uid and uid != pod["metadata"].get("uid"):
-        why = f"Precondition failed: UID in precondition: {uid}, UID in object meta: {pod['metadata'].get('uid')}"
-    elif (pod.get("spec") or {}).get("nodeName"):
-        why = f'pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"'
+    elif spec.get("nodeName"):
+        why = f'pod {name} is already assigned to node "{spec["nodeName"]}"'
+    elif spec.get("schedulingGates"):
+        why = f"pod {name} has non-empty .spec.schedulingGates"
     if why:
         raise errors.Conflict("", "pods/binding", name, why)
-    pod["spec"]["nodeName"] = target["name"]
-    annotations = (binding.get("metadata") or {}).get("annotations")
-    if annotations:
-        pod["metadata"].setdefault("annotations", {}).update(annotations)
+    spec["nodeName"] = target["name"]
+    if meta.get("annotations"):
+        pmeta.setdefault("annotations", {}).update(meta["annotations"])
     set_pod_condition(pod, "PodScheduled", "True", api.now())
     if not common.dry_run(req):
         with storage_errors(ri, name):

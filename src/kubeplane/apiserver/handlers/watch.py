@@ -8,12 +8,15 @@ Upstream: serveWatch (handlers/watch.go) and the cacher's filtering (cacher/cach
   Status (the stream itself is a 200, as upstream).
 - Selectors see transitions: an object that stops matching is DELETED for this watcher, one
   that starts matching is ADDED.
+- timeoutSeconds ends the stream; with allowWatchBookmarks a BOOKMARK carrying the progress
+  made goes out about every minute and 2 s before the timeout. Both run on the server's
+  clock, so tests drive them with a fake one.
 """
 from __future__ import annotations
 
 import asyncio
 import random
-from typing import TYPE_CHECKING, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator
 
 import orjson
 
@@ -31,29 +34,34 @@ if TYPE_CHECKING:
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 # Upstream's --min-request-timeout is 1800 s; watches without timeoutSeconds last [1800, 3600) s.
 MIN_REQUEST_TIMEOUT = 1800.0
+# Upstream's cacher sends a watcher that allows bookmarks one about every minute, and one
+# 2 s before its timeout (cacheWatcher.nextBookmarkTime), so a reconnect resumes from a
+# recent resourceVersion instead of one that may have been compacted meanwhile.
+BOOKMARK_FREQUENCY = 60.0
+BOOKMARK_BEFORE_TIMEOUT = 2.0
 
 
 async def watch(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str = "") -> Response:
     """Validate the request and start the stream (errors before streaming are plain HTTP errors)."""
+    common.validate_list_options(req, watch=True)
     sel = common.Selectors.from_request(req, ri)
     prefix = ri.prefix + (f"{ns}/" if ri.namespaced and ns else "")
     rv = req.query.get("resourceVersion", "")
-    send_initial = req.flag("sendInitialEvents")
-    if send_initial and (req.query.get("resourceVersionMatch") != "NotOlderThan" or not req.flag("allowWatchBookmarks")):
-        raise errors.Invalid("meta.k8s.io", "ListOptions", "", [errors.forbidden(
-            "sendInitialEvents", "sendInitialEvents is forbidden for watch unless resourceVersionMatch is "
-            "NotOlderThan and allowWatchBookmarks is true")])
+    after = common.parse_resource_version(rv)
+    send_initial = req.flag("sendInitialEvents") if "sendInitialEvents" in req.query else None
+    bookmarks = req.flag("allowWatchBookmarks")
     timeout = _timeout(req)
-    stream = _Stream(api, req, ri, sel, prefix, name, codec.wants_table(req.headers))
-    if rv in ("", "0") or send_initial:
+    started = api.clock.monotonic()          # the timeout runs from the request, as upstream's
+    stream = _Stream(api, req, ri, sel, prefix, name, codec.wants_table(req.headers), bookmarks)
+    # Unset and "0" start with the current state as synthetic ADDED events; watch-list asks
+    # for that explicitly (sendInitialEvents=true) or declines it (false: from now on).
+    initial = rv in ("", "0") if send_initial is None else send_initial
+    if initial:
         kvs, rev = await api.storage.list(prefix)
-        body = stream.run(rev, kvs, send_initial, timeout)
+        body = stream.run(rev, kvs, send_initial is True, started, timeout)
     else:
-        try:
-            after = int(rv)
-        except ValueError:
-            raise errors.BadRequest(f"invalid resourceVersion: {rv!r}") from None
-        body = stream.run(after, None, False, timeout)
+        start = api.storage.revision if rv in ("", "0") else after
+        body = stream.run(start, None, False, started, timeout)
     return Response(200, body, content_type="application/json", headers=[("cache-control", "no-cache")])
 
 
@@ -71,9 +79,9 @@ class _Stream:
     """Turns storage events into this watcher's event lines (filtered, maybe as Tables)."""
 
     def __init__(self, api: APIServer, req: Request, ri: ResourceInfo, sel: common.Selectors,
-                 prefix: str, name: str, table: bool) -> None:
+                 prefix: str, name: str, table: bool, bookmarks: bool = False) -> None:
         self.api, self.req, self.ri, self.sel = api, req, ri, sel
-        self.prefix, self.name = prefix, name
+        self.prefix, self.name, self.bookmarks = prefix, name, bookmarks
         self.tables = None
         if table:
             from ..tables import WatchTables
@@ -113,47 +121,109 @@ class _Stream:
         return self.line(ev.type, ev.kv.obj, ev.kv.value) if cur else None
 
     async def run(self, after: int, initial: list[KeyValue] | None, initial_end: bool,
-                  timeout: float) -> AsyncIterator[bytes]:
+                  started: float, timeout: float) -> AsyncIterator[bytes]:
+        """The stream: initial events (maybe), then changes after `after`, until the timeout.
+
+        Events are read straight from the storage watcher (no task per event). Time is the
+        server's clock: an alarm task sleeps on it until the timeout or the next bookmark and
+        then stops the storage watcher; a bookmark resumes with a fresh watcher from the
+        progress made (a storage watcher is only a cursor), so nothing is lost or repeated.
+        """
         try:
             watcher = self.api.storage.watch(self.prefix, after)
         except Compacted:
             yield _error_line(errors.Gone(f"too old resource version: {after} ({self.api.storage.oldest_revision})"))
             return
+        ticker = _Ticker(started + timeout, started, self.bookmarks)
+        progress = after                     # every event up to here has been sent
+        alarm: asyncio.Future[None] | None = None
         try:
             if initial is not None:
                 lines = [self.line("ADDED", kv.obj, kv.value) for kv in initial if self.matches(kv.obj)]
-                if initial_end:
+                if initial_end and self.bookmarks:
                     lines.append(self.bookmark(after, True))
                 if lines:
                     yield b"".join(lines)
             else:
                 yield b""                     # send the headers now: the client knows it is watching
-            async with asyncio.timeout(timeout):
+            while True:
+                reason: list[str] = []
+                alarm = asyncio.ensure_future(self._alarm(ticker, watcher, reason))
                 async for batch in _batches(watcher):
+                    progress = batch[-1].revision
                     out = [line for ev in batch if (line := self.translate(ev)) is not None]
                     if out:
                         yield b"".join(out)
-        except TimeoutError:
-            return
+                alarm.cancel()
+                if not reason or reason == ["deadline"]:
+                    return                    # the store closed, or the timeout
+                progress = _progress(watcher, progress)
+                if reason == ["bookmark"]:
+                    yield self.bookmark(progress, False)
+                watcher = self.api.storage.watch(self.prefix, progress)   # "early": a timer's slop
         except Compacted as e:
             yield _error_line(errors.Gone(f"too old resource version: {e.requested} ({e.oldest})"))
         finally:
+            if alarm is not None:
+                alarm.cancel()
             watcher.stop()
 
+    async def _alarm(self, ticker: _Ticker, watcher: object, reason: list[str]) -> None:
+        """Sleep until the deadline or the next bookmark, say which, and end the storage watcher."""
+        clock = self.api.clock
+        await clock.sleep(max(ticker.wake() - clock.monotonic(), 0.0))
+        now = clock.monotonic()
+        if now >= ticker.deadline - 1e-9:
+            reason.append("deadline")
+        elif ticker.bookmark_due(now):
+            reason.append("bookmark")
+        else:
+            reason.append("early")
+        watcher.stop()  # type: ignore[attr-defined]
 
-async def _batches(watcher: AsyncIterator[WatchEvent] | object) -> AsyncIterator[list[WatchEvent]]:
-    """Group events that are already waiting, so a burst goes out in one chunk."""
-    get_batch = getattr(watcher, "next_batch", None)
-    if get_batch is not None:
-        while True:
-            batch = await get_batch()
-            if not batch:
-                return
-            yield batch
-    else:
-        async for ev in watcher:  # type: ignore[attr-defined]
-            yield [ev]
+
+class _Ticker:
+    """When a watcher wakes without an event: its timeout, and its bookmarks if it allows them.
+
+    Upstream: cacheWatcher.nextBookmarkTime — now + 1 min, but no later than 2 s before the
+    deadline. Example: timeoutSeconds=150 from t=0 -> bookmarks at 60 and 120, then (the next
+    would be 180, capped at 148) one at 148, and the stream ends at 150.
+    """
+
+    def __init__(self, deadline: float, now: float, bookmarks: bool) -> None:
+        self.deadline = deadline
+        self.next_bookmark = self._next(now) if bookmarks else None
+
+    def _next(self, now: float) -> float | None:
+        t = min(now + BOOKMARK_FREQUENCY, self.deadline - BOOKMARK_BEFORE_TIMEOUT)
+        return t if t > now else None
+
+    def wake(self) -> float:
+        return self.deadline if self.next_bookmark is None else min(self.deadline, self.next_bookmark)
+
+    def bookmark_due(self, now: float) -> bool:
+        if self.next_bookmark is None or now < self.next_bookmark - 1e-9:
+            return False
+        self.next_bookmark = self._next(now)
+        return True
+
+
+def _progress(watcher: object, delivered: int) -> int:
+    """The revision up to which this watcher has seen every event of its prefix.
+
+    The storage watcher knows it (its cursor passes writes to other prefixes too) when it
+    exposes `progress`; otherwise the last event sent is the best we can say.
+    """
+    value = getattr(watcher, "progress", None)
+    return max(int(value), delivered) if isinstance(value, int) else delivered
 
 
 def _error_line(err: errors.StatusError) -> bytes:
     return orjson.dumps({"type": "ERROR", "object": err.status()}) + b"\n"
+
+
+async def _batches(watcher: Any) -> AsyncIterator[list[WatchEvent]]:
+    """Wait for one event, then take every event already available: a burst of writes goes out
+    as one chunk (one send, one client read) instead of one per event."""
+    async for ev in watcher:
+        yield [ev, *watcher.ready()]

@@ -39,7 +39,8 @@ class Strategy:
             gen = old["metadata"].get("generation", 0)
             changed = new.get("spec") != old.get("spec")
             if self.generation_watches_annotations:
-                changed = changed or new["metadata"].get("annotations") != old["metadata"].get("annotations")
+                # Semantic.DeepEqual: an empty map equals an absent one.
+                changed = changed or (new["metadata"].get("annotations") or {}) != (old["metadata"].get("annotations") or {})
             new["metadata"]["generation"] = gen + 1 if changed else gen
 
     def prepare_for_status_update(self, new: Obj, old: Obj) -> None:
@@ -54,8 +55,10 @@ class Strategy:
         if new["metadata"]["generation"] is None:
             del new["metadata"]["generation"]
 
-    def graceful_delete_seconds(self, obj: Obj, requested: int | None) -> int:
-        """Upstream: CheckGracefulDelete — 0 means delete at once."""
+    graceful = False                # implements RESTGracefulDeleteStrategy (pods)
+
+    def check_graceful_delete(self, obj: Obj, requested: int | None) -> int:
+        """Upstream: CheckGracefulDelete — the grace period (seconds) of a graceful strategy."""
         return 0
 
 
@@ -88,18 +91,20 @@ class PodStrategy(Strategy):
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         super().prepare_for_update(new, old)
 
-    def graceful_delete_seconds(self, obj: Obj, requested: int | None) -> int:
+    graceful = True
+
+    def check_graceful_delete(self, obj: Obj, requested: int | None) -> int:
         """Upstream: podStrategy.CheckGracefulDelete.
 
-        Unscheduled pods and pods that have finished go at once; a pod on a node waits for its
-        kubelet (which makes the final delete with grace 0).
+        The requested period, else spec.terminationGracePeriodSeconds (else 0); unscheduled and
+        finished pods go at once (0); a negative period becomes 1. A pod on a node thus waits
+        for its kubelet, which makes the final delete with grace 0.
         """
         spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        period = requested if requested is not None else int(spec.get("terminationGracePeriodSeconds") or 0)
         if not spec.get("nodeName") or status.get("phase") in ("Failed", "Succeeded"):
-            return 0
-        if requested is not None:
-            return max(requested, 0)
-        return int(spec.get("terminationGracePeriodSeconds", 30))
+            period = 0
+        return 1 if period < 0 else period
 
 
 def pod_qos_class(spec: Obj) -> str:

@@ -1,7 +1,7 @@
 """Listers: read-only, indexed views of an informer's cache.
 
     d = d_lister.deployments("default").get("nginx")        # raises errors.NotFound
-    rss = rs_lister.replicasets("default").list(selector)
+    rss = rs_lister.replicasets("default").list(selector)   # labels.parse / from_label_selector
 
 Upstream: the generated listers (client-go listers/apps/v1/deployment.go) over
 tools/cache/listers.go. Returned objects are the cache's own: never modify them.
@@ -15,21 +15,37 @@ from ....api.resources import ResourceInfo
 from .store import NAMESPACE_INDEX, Indexer
 
 
-def _matches(selector: labels.Selector | None, obj: Any) -> bool:
-    return selector is None or labels.matches(selector, obj.metadata.labels)
+def _select(objs: list[Any], selector: labels.Selector | None) -> list[Any]:
+    """Upstream: ListAll's filter. None is labels.Nothing() — what from_label_selector(None)
+    returns for a nil selector — so it selects nothing; EVERYTHING (()) selects all."""
+    if selector is None:
+        return []
+    if not selector:
+        return objs
+    return [o for o in objs if labels.matches(selector, o.metadata.labels)]
 
 
 class NamespaceLister:
+    """One namespace's objects of a resource (namespace "" = all namespaces, as NamespaceAll)."""
+
     def __init__(self, indexer: Indexer, ri: ResourceInfo, namespace: str) -> None:
         self.indexer, self.ri, self.namespace = indexer, ri, namespace
 
-    def list(self, selector: labels.Selector | None = None) -> list[Any]:
-        return [o for o in self.indexer.by_index(NAMESPACE_INDEX, self.namespace) if _matches(selector, o)]
+    def list(self, selector: labels.Selector | None = labels.EVERYTHING) -> list[Any]:
+        """Upstream: ListAllByNamespace (listers.go)."""
+        if not self.namespace:
+            return _select(self.indexer.list(), selector)
+        return _select(self.indexer.by_index(NAMESPACE_INDEX, self.namespace), selector)
 
     def get(self, name: str) -> Any:
+        """The cached object, or errors.NotFound with the generated listers' message.
+
+        The generated listers name the resource by its lower-case kind, so a miss reads
+        `deployment.apps "web" not found` / `pod "web-0" not found` (not the plural).
+        """
         obj = self.indexer.get_by_key(f"{self.namespace}/{name}" if self.namespace else name)
         if obj is None:
-            raise errors.NotFound(self.ri.group, self.ri.plural, name)
+            raise errors.NotFound(self.ri.group, self.ri.kind.lower(), name)
         return obj
 
 
@@ -39,8 +55,9 @@ class Lister:
     def __init__(self, indexer: Indexer, ri: ResourceInfo) -> None:
         self.indexer, self.ri = indexer, ri
 
-    def list(self, selector: labels.Selector | None = None) -> list[Any]:
-        return [o for o in self.indexer.list() if _matches(selector, o)]
+    def list(self, selector: labels.Selector | None = labels.EVERYTHING) -> list[Any]:
+        """Upstream: ListAll (listers.go); None selects nothing, as labels.Nothing()."""
+        return _select(self.indexer.list(), selector)
 
     def get(self, name: str) -> Any:
         """Cluster-scoped get (nodes, namespaces)."""

@@ -9,6 +9,7 @@ server's history) forces a fresh list. Failures back off exponentially (800 ms -
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 from typing import Any, AsyncIterator, Protocol
@@ -42,24 +43,38 @@ class ReflectorStore(Protocol):
 
 
 class Backoff:
-    """Exponential backoff, reset after a quiet period. Upstream: wait.NewExponentialBackoffManager."""
+    """Exponential backoff, reset after a quiet period. Upstream: wait.NewExponentialBackoffManager.
 
-    def __init__(self, clock: Clock, initial: float = 0.8, cap: float = 30.0, reset_after: float = 120.0) -> None:
+    Delays before jitter: 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30, 30 ... seconds; a failure more
+    than `reset_after` seconds after the previous one starts again at 0.8. Each delay is
+    stretched by up to `jitter` (10 %) so that many reflectors do not retry in lock-step.
+    """
+
+    def __init__(self, clock: Clock, initial: float = 0.8, cap: float = 30.0, reset_after: float = 120.0,
+                 jitter: float = 0.1) -> None:
         self.clock, self.initial, self.cap, self.reset_after = clock, initial, cap, reset_after
-        self.delay = 0.0
-        self.last = 0.0
+        self.jitter = jitter
+        self.delay = 0.0                         # the last delay before jitter (0: none yet)
+        self.last = 0.0                          # monotonic time of the last next()
 
     def next(self) -> float:
+        """The seconds to wait before the next attempt; records one more failure."""
         now = self.clock.monotonic()
         if self.delay == 0.0 or now - self.last > self.reset_after:
             self.delay = self.initial
         else:
             self.delay = min(self.delay * 2, self.cap)
         self.last = now
-        return self.delay * (1 + 0.1 * random.random())
+        return self.delay * (1 + self.jitter * random.random())
 
 
 class Reflector:
+    """Mirror one resource into a store: list, then watch from the list's resourceVersion.
+
+    Upstream: Reflector (reflector.go). `lists` counts the lists made (1 + relists), so tests
+    and metrics can tell a resumed watch from a relist.
+    """
+
     def __init__(self, name: str, lw: ListerWatcher, store: ReflectorStore, *, clock: Clock = REAL_CLOCK,
                  min_watch_timeout: float = 300.0) -> None:
         self.name = name
@@ -68,10 +83,14 @@ class Reflector:
         self.clock = clock                       # tests drive a FakeClock
         self.min_watch_timeout = min_watch_timeout
         self.last_sync_resource_version = ""     # the newest resourceVersion the store reflects
-        self.backoff = Backoff(clock)
+        self.backoff = Backoff(clock)            # shared by list and watch failures; a test seam
+        self.lists = 0
 
     async def run(self) -> None:
-        """List and watch until cancelled; every failure backs off and retries."""
+        """List and watch until cancelled; every failure backs off and retries.
+
+        Upstream: Reflector.Run (reflector.go)
+        """
         while True:
             try:
                 await self.list_and_watch()
@@ -82,8 +101,12 @@ class Reflector:
                 await self.clock.sleep(self.backoff.next())
 
     async def list_and_watch(self) -> None:
-        """One list, then watches from its resourceVersion until one fails with 410 (relist)."""
+        """One list, then watches from its resourceVersion until one fails with 410 (relist).
+
+        Upstream: ListAndWatch (reflector.go)
+        """
         lst = await self.lw.list()
+        self.lists += 1
         self.store.replace(lst.items, lst.resource_version)
         self.last_sync_resource_version = lst.resource_version
         while True:
@@ -100,16 +123,36 @@ class Reflector:
                 await self.clock.sleep(self.backoff.next())
 
     async def watch_once(self) -> None:
-        """Watch from last_sync_resource_version until the stream ends; apply each event."""
+        """Watch from last_sync_resource_version until the stream ends; apply each event.
+
+        A stream that ends within a second without delivering anything backs off before the
+        next watch (upstream calls it a "very short watch"), so a server that closes every
+        watch at once is not hammered in a tight loop.
+        """
         timeout = int(self.min_watch_timeout * (1 + random.random()))   # [min, 2·min), as upstream
+        started, count = self.clock.monotonic(), 0
         events = self.lw.watch(resource_version=self.last_sync_resource_version, allow_watch_bookmarks=True,
                                timeout_seconds=timeout)
-        async for ev in events:
-            if ev.type == "ADDED":
-                self.store.add(ev.obj)
-            elif ev.type == "MODIFIED":
-                self.store.update(ev.obj)
-            elif ev.type == "DELETED":
-                self.store.delete(ev.obj)
-            if ev.resource_version:
-                self.last_sync_resource_version = ev.resource_version
+        # aclosing: a cancelled or failed watch releases its connection now, not at garbage collection
+        closing = contextlib.aclosing(events) if hasattr(events, "aclose") else contextlib.nullcontext()
+        async with closing:
+            async for ev in events:
+                count += 1
+                self._apply(ev)
+        if count == 0 and self.clock.monotonic() - started < 1.0:
+            log.info("reflector %s: very short watch; backing off", self.name)
+            await self.clock.sleep(self.backoff.next())
+
+    def _apply(self, ev: Any) -> None:
+        """Apply one watch event to the store; BOOKMARK only moves the resourceVersion on.
+
+        Upstream: watchHandler (reflector.go)
+        """
+        if ev.type == "ADDED":
+            self.store.add(ev.obj)
+        elif ev.type == "MODIFIED":
+            self.store.update(ev.obj)
+        elif ev.type == "DELETED":
+            self.store.delete(ev.obj)
+        if ev.resource_version:
+            self.last_sync_resource_version = ev.resource_version

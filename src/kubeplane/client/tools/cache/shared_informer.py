@@ -142,7 +142,8 @@ class SharedIndexInformer:
     def _upsert(self, obj: Any, initial: bool) -> None:
         old = self.indexer.get(obj)
         self.indexer.add(obj)
-        for h in self.handlers:
+        # iterate a snapshot: a handler registered from inside a callback got its ADD already
+        for h in tuple(self.handlers):
             try:
                 if old is None:
                     h.on_add(obj, initial)
@@ -152,7 +153,7 @@ class SharedIndexInformer:
                 log.exception("informer %s: handler failed", self.name)
 
     def _notify_delete(self, obj: Any) -> None:
-        for h in self.handlers:
+        for h in tuple(self.handlers):
             try:
                 h.on_delete(obj)
             except Exception:
@@ -165,7 +166,7 @@ class SharedIndexInformer:
             if not self.has_synced():
                 continue
             for obj in self.indexer.list():
-                for h in self.handlers:
+                for h in tuple(self.handlers):
                     try:
                         h.on_update(obj, obj)
                     except Exception:

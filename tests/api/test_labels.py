@@ -1,0 +1,116 @@
+"""Label and field selectors: upstream's parse/match tables (labels/selector_test.go,
+fields/selector_test.go) and the string form of a LabelSelector."""
+from __future__ import annotations
+
+import pytest
+
+from kubeplane.api import errors, labels
+
+LBLS = {"app": "web", "tier": "fe", "empty": ""}
+
+
+@pytest.mark.parametrize("selector,match", [
+    ("", True),
+    ("app=web", True), ("app==web", True), ("app=db", False),
+    ("app!=db", True), ("app!=web", False), ("missing!=x", True),       # != matches an absent key
+    ("app in (web,db)", True), ("app in (db)", False), ("missing in (x)", False),
+    ("app notin (db)", True), ("app notin (web)", False), ("missing notin (x)", True),
+    ("app", True), ("missing", False), ("!missing", True), ("!app", False),
+    ("app=web,tier=fe", True), ("app=web,tier=be", False),
+    ("app in (web), tier notin (be), !missing", True),
+    ("empty=", True), ("empty=x", False), ("tier=", False),
+    ("  app  =  web  ", True),
+])
+def test_parse_and_match(selector, match):
+    assert labels.matches(labels.parse(selector), LBLS) is match
+
+
+def test_parsed_requirements():
+    assert labels.parse("a=b,c!=d,e in (f,g),h notin (i),j,!k") == (
+        labels.Requirement("a", "=", ("b",)), labels.Requirement("c", "!=", ("d",)),
+        labels.Requirement("e", "in", ("f", "g")), labels.Requirement("h", "notin", ("i",)),
+        labels.Requirement("j", "exists"), labels.Requirement("k", "!"))
+
+
+@pytest.mark.parametrize("selector", ["a in (b", "a in b", "=a", "a b", "a=b c", "!", "a,,b", "(a)"])
+def test_parse_errors_are_bad_requests(selector):
+    with pytest.raises(errors.BadRequest) as e:
+        labels.parse(selector)
+    assert e.value.message.startswith("unable to parse requirement: ")
+
+
+def test_label_selector_objects():
+    assert labels.from_label_selector(None) is None                       # nil selects nothing
+    assert labels.from_label_selector({}) == ()                           # {} selects everything
+    sel = labels.from_label_selector({"matchLabels": {"app": "web"}, "matchExpressions": [
+        {"key": "tier", "operator": "In", "values": ["fe", "be"]},
+        {"key": "env", "operator": "DoesNotExist"}]})
+    assert labels.matches(sel, {"app": "web", "tier": "fe"})
+    assert not labels.matches(sel, {"app": "web", "tier": "fe", "env": "x"})
+    with pytest.raises(errors.BadRequest) as e:
+        labels.from_label_selector({"matchExpressions": [{"key": "a", "operator": "Near"}]})
+    assert e.value.message == '"Near" is not a valid label selector operator'
+
+
+@pytest.mark.parametrize("ls,text", [
+    ({"matchLabels": {"b": "1", "a": "2"}}, "a=2,b=1"),
+    ({"matchLabels": {"tier": "fe"}, "matchExpressions": [{"key": "app", "operator": "In", "values": ["y", "x"]}]},
+     "app in (x,y),tier=fe"),
+    ({"matchExpressions": [{"key": "b", "operator": "DoesNotExist"}, {"key": "a", "operator": "Exists"},
+                           {"key": "c", "operator": "NotIn", "values": ["z"]}]}, "a,!b,c notin (z)"),
+    ({}, ""),
+])
+def test_selector_string_sorts_by_key(ls, text):
+    assert labels.selector_string(ls) == text
+    assert labels.parse(text) is not None
+
+
+POD = {"metadata": {"name": "p", "namespace": "ns"},
+       "spec": {"nodeName": "n1", "restartPolicy": "Always", "hostNetwork": True},
+       "status": {"phase": "Running", "podIPs": [{"ip": "10.0.0.1"}]}}
+
+
+@pytest.mark.parametrize("selector,match", [
+    ("metadata.name=p", True), ("metadata.name==p", True), ("metadata.name!=p", False),
+    ("metadata.namespace=ns,spec.nodeName=n1", True), ("spec.nodeName=n2", False),
+    ("status.phase=Running", True), ("status.podIP=10.0.0.1", True), ("spec.hostNetwork=true", True),
+    ("spec.restartPolicy!=Never", True), ("spec.host=n1", True), ("status.nominatedNodeName=", True),
+    ("spec.schedulerName=", True),
+])
+def test_pod_field_selectors(selector, match):
+    assert labels.fields_match(labels.parse_fields(selector, "Pod", "pods"), POD) is match
+
+
+@pytest.mark.parametrize("kind,group,selector,message", [
+    ("Pod", "", "spec.foo=x", "field label not supported: spec.foo"),
+    ("Node", "", "metadata.namespace=x", "field label not supported: metadata.namespace"),
+    ("Namespace", "", "metadata.namespace=x", "field label not supported: metadata.namespace"),
+    ("Deployment", "apps", "spec.replicas=1",
+     '"spec.replicas" is not a known field selector: only "metadata.name", "metadata.namespace"'),
+    ("Event", "events.k8s.io", "involvedObject.name=x", "field label not supported: involvedObject.name"),
+    ("Pod", "", "a", "invalid selector: 'a'; can't understand 'a'"),
+])
+def test_unsupported_fields(kind, group, selector, message):
+    with pytest.raises(errors.BadRequest) as e:
+        labels.parse_fields(selector, kind, group=group)
+    assert e.value.message == message
+
+
+def test_supported_fields_per_kind():
+    node = {"metadata": {"name": "n"}, "spec": {"unschedulable": True}}
+    assert labels.fields_match(labels.parse_fields("spec.unschedulable=true", "Node"), node)
+    assert labels.fields_match(labels.parse_fields("spec.unschedulable=false", "Node"), {"metadata": {}, "spec": {}})
+    secret = {"metadata": {"name": "s", "namespace": "d"}, "type": "Opaque"}
+    assert labels.fields_match(labels.parse_fields("type=Opaque", "Secret"), secret)
+    svc = {"metadata": {"name": "s"}, "spec": {"type": "ClusterIP", "clusterIP": "10.0.0.9"}}
+    assert labels.fields_match(labels.parse_fields("spec.type=ClusterIP,spec.clusterIP=10.0.0.9", "Service"), svc)
+    ev = {"metadata": {"name": "e"}, "involvedObject": {"name": "web"}, "reportingComponent": "kubelet"}
+    assert labels.fields_match(labels.parse_fields("regarding.name=web,reportingController=kubelet", "Event",
+                                                   group="events.k8s.io"), ev)
+    assert labels.fields_match(labels.parse_fields("metadata.name=x", "ConfigMap"), {"metadata": {"name": "x"}})
+
+
+def test_exact_name():
+    assert labels.exact_name("", "metadata.name=web") == "web"
+    assert labels.exact_name("", "a=b,metadata.name==x") == "x"
+    assert labels.exact_name("", "metadata.namespace=x") is None

@@ -1,0 +1,148 @@
+"""Subresources: scale (autoscaling/v1 Scale for deployments and replicasets), pods/binding
+and namespaces/finalize (the latter also in test_deletion.py).
+
+Upstream references: pkg/registry/apps/deployment/storage/storage.go (ScaleREST,
+scaleFromDeployment, scaleUpdatedObjectInfo), pkg/apis/autoscaling/validation (ValidateScale),
+pkg/registry/core/pod/storage/storage.go (BindingREST, setPodHostAndAnnotations).
+"""
+from __future__ import annotations
+
+import pytest
+
+MERGE = {"content-type": "application/merge-patch+json"}
+
+
+@pytest.fixture(params=["deployments", "replicasets"])
+async def scalable(request, api):
+    base = api.DEPLOYS if request.param == "deployments" else api.RSS
+    make = api.deployment if request.param == "deployments" else api.replicaset
+    body = make("web", replicas=2)
+    body["spec"]["selector"] = {"matchLabels": {"tier": "fe", "app": "web"},
+                                "matchExpressions": [{"key": "env", "operator": "In", "values": ["prod", "dev"]}]}
+    body["spec"]["template"]["metadata"]["labels"] = {"tier": "fe", "app": "web", "env": "prod"}
+    r = await api.create(base, body)
+    assert r.status == 201, r.json
+    return api, f"{base}/web", request.param
+
+
+async def test_get_scale(scalable):
+    api, path, plural = scalable
+    obj = (await api.get(path)).json
+    r = await api.get(f"{path}/scale")
+    assert r.status == 200
+    assert r.json == {
+        "kind": "Scale", "apiVersion": "autoscaling/v1",
+        "metadata": {"name": "web", "namespace": "default", "uid": obj["metadata"]["uid"],
+                     "resourceVersion": obj["metadata"]["resourceVersion"],
+                     "creationTimestamp": obj["metadata"]["creationTimestamp"]},
+        "spec": {"replicas": 2},
+        # LabelSelectorAsSelector(...).String(): requirements sorted by key, values sorted
+        "status": {"replicas": 0, "selector": "app=web,env in (dev,prod),tier=fe"},
+    }
+
+
+async def test_put_and_patch_scale(scalable):
+    api, path, plural = scalable
+    scale = (await api.get(f"{path}/scale")).json
+    scale["spec"]["replicas"] = 5
+    r = await api.call("PUT", f"{path}/scale", body=scale)
+    assert r.status == 200 and r.json["kind"] == "Scale" and r.json["spec"]["replicas"] == 5
+    owner = (await api.get(path)).json
+    assert owner["spec"]["replicas"] == 5 and owner["metadata"]["generation"] == 2
+    assert r.json["metadata"]["resourceVersion"] == owner["metadata"]["resourceVersion"]
+    r = await api.call("PATCH", f"{path}/scale", body={"spec": {"replicas": 1}}, headers=MERGE)
+    assert r.status == 200 and r.json["spec"]["replicas"] == 1
+    assert (await api.get(path)).json["spec"]["replicas"] == 1
+    r = await api.call("PATCH", f"{path}/scale", headers={"content-type": "application/json-patch+json"},
+                       body=[{"op": "replace", "path": "/spec/replicas", "value": 3}])
+    assert r.status == 200 and r.json["spec"]["replicas"] == 3
+
+
+async def test_scale_errors(scalable):
+    api, path, plural = scalable
+    scale = (await api.get(f"{path}/scale")).json
+    rv = scale["metadata"]["resourceVersion"]
+    scale["spec"]["replicas"] = -1
+    r = await api.call("PUT", f"{path}/scale", body=scale)
+    assert r.status == 422 and r.json["reason"] == "Invalid"
+    assert r.json["message"] == ('Scale.autoscaling "web" is invalid: spec.replicas: Invalid value: -1: '
+                                 "must be greater than or equal to 0")
+    assert r.json["details"]["group"] == "autoscaling" and r.json["details"]["kind"] == "Scale"
+    assert await api.rv(path) == rv
+    # the Scale's resourceVersion is a precondition
+    await api.call("PATCH", path, body={"metadata": {"labels": {"x": "y"}}}, headers=MERGE)
+    scale["spec"]["replicas"] = 4
+    r = await api.call("PUT", f"{path}/scale", body=scale)
+    assert r.status == 409
+    assert r.json["message"] == (f'Operation cannot be fulfilled on {plural}.apps "web": the object has been '
+                                 "modified; please apply your changes to the latest version and try again")
+    assert (await api.get(path)).json["spec"]["replicas"] == 2
+    scale["metadata"]["resourceVersion"] = ""
+    scale["metadata"]["uid"] = "other"
+    r = await api.call("PUT", f"{path}/scale", body=scale)
+    assert r.status == 409 and "Precondition failed: UID in precondition: other" in r.json["message"]
+    r = await api.call("PATCH", f"{path}/scale", body=b"{}", headers={"content-type": "application/apply-patch+yaml"})
+    assert r.status == 415
+
+
+async def test_scale_of_missing_object(api):
+    r = await api.get(f"{api.DEPLOYS}/ghost/scale")
+    assert r.status == 404 and r.json["message"] == 'deployments.apps "ghost" not found'
+    body = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "ghost"}, "spec": {"replicas": 1}}
+    r = await api.call("PUT", f"{api.RSS}/ghost/scale", body=body)
+    assert r.status == 404 and r.json["message"] == 'replicasets/scale.apps "ghost" not found'
+    assert r.json["details"] == {"name": "ghost", "group": "apps", "kind": "replicasets/scale"}
+
+
+def binding(name: str, node: str, **meta) -> dict:
+    return {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, **meta},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
+
+
+async def test_binding(api):
+    await api.create(api.PODS, api.pod("p"))
+    r = await api.create(f"{api.PODS}/p/binding", binding("p", "n1", annotations={"sched": "yes"}))
+    assert r.status == 201
+    assert r.json == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+    pod = (await api.get(f"{api.PODS}/p")).json
+    assert pod["spec"]["nodeName"] == "n1"
+    assert pod["metadata"]["annotations"] == {"sched": "yes"}
+    assert pod["status"]["conditions"] == [{"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                                            "lastTransitionTime": "2023-11-14T22:13:20Z"}]
+    rv = pod["metadata"]["resourceVersion"]
+    r = await api.create(f"{api.PODS}/p/binding", binding("p", "n2"))
+    assert r.status == 409 and r.json["reason"] == "Conflict"
+    assert r.json["message"] == 'Operation cannot be fulfilled on pods/binding "p": pod p is already assigned to node "n1"'
+    assert r.json["details"] == {"name": "p", "kind": "pods/binding"}
+    assert await api.rv(f"{api.PODS}/p") == rv
+
+
+async def test_binding_a_terminating_pod_is_409(api):
+    p = api.pod("p")
+    p["metadata"]["finalizers"] = ["example.com/hold"]
+    await api.create(api.PODS, p)
+    assert (await api.call("DELETE", f"{api.PODS}/p")).status == 200
+    r = await api.create(f"{api.PODS}/p/binding", binding("p", "n1"))
+    assert r.status == 409
+    assert r.json["message"] == ('Operation cannot be fulfilled on pods/binding "p": '
+                                 "pod p is being deleted, cannot be assigned to a host")
+
+
+async def test_binding_preconditions_and_bad_bindings(api):
+    created = (await api.create(api.PODS, api.pod("p"))).json
+    uid = created["metadata"]["uid"]
+    r = await api.create(f"{api.PODS}/p/binding", binding("p", "n1", uid="other"))
+    assert r.status == 409
+    assert r.json["message"] == (f'Operation cannot be fulfilled on pods "p": Precondition failed: '
+                                 f"UID in precondition: other, UID in object meta: {uid}")
+    r = await api.create(f"{api.PODS}/p/binding", binding("q", "n1"))
+    assert r.status == 400 and r.json["message"] == "name in URL does not match name in Binding object"
+    r = await api.create(f"{api.PODS}/p/binding", binding("p", ""))
+    assert r.status == 422
+    r = await api.create(f"{api.PODS}/ghost/binding", binding("ghost", "n1"))
+    assert r.status == 404 and r.json["message"] == 'pods "ghost" not found'
+    gated = api.pod("g", schedulingGates=[{"name": "wait"}])
+    await api.create(api.PODS, gated)
+    r = await api.create(f"{api.PODS}/g/binding", binding("g", "n1"))
+    assert r.status == 409 and r.json["message"].endswith("pod g has non-empty .spec.schedulingGates")
+    assert "nodeName" not in (await api.get(f"{api.PODS}/p")).json["spec"]

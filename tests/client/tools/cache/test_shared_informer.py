@@ -1,0 +1,261 @@
+"""SharedIndexInformer: handler notifications, tombstones on relist, sync, resync.
+
+Mirrors client-go shared_informer_test.go / controller_test.go behaviour with a scripted
+ListerWatcher and a FakeClock.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from kubeplane.api import errors
+from kubeplane.client.rest import ObjectList
+from kubeplane.client.tools.cache import (
+    DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedIndexInformer, wait_for_cache_sync,
+)
+from kubeplane.utils.clock import FakeClock
+
+from .fakes import FakeListerWatcher, added, cm, deleted, modified, settle
+
+
+class Recorder:
+    """A ResourceEventHandler that logs (verb, name, resourceVersions..., extra)."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[Any, ...]] = []
+        self.same_object_updates = 0
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        self.log.append(("add", obj.metadata.name, obj.metadata.resource_version, is_in_initial_list))
+
+    def on_update(self, old: Any, new: Any) -> None:
+        self.same_object_updates += old is new
+        self.log.append(("update", new.metadata.name, old.metadata.resource_version, new.metadata.resource_version))
+
+    def on_delete(self, obj: Any) -> None:
+        if isinstance(obj, DeletedFinalStateUnknown):
+            self.log.append(("tombstone", obj.key, obj.obj.metadata.resource_version))
+        else:
+            self.log.append(("delete", obj.metadata.name, obj.metadata.resource_version))
+
+
+class Broken:
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        raise RuntimeError("add")
+
+    def on_update(self, old: Any, new: Any) -> None:
+        raise RuntimeError("update")
+
+    def on_delete(self, obj: Any) -> None:
+        raise RuntimeError("delete")
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+async def run(inf: SharedIndexInformer) -> asyncio.Task[None]:
+    return asyncio.create_task(inf.run())
+
+
+async def stop(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_handler_sees_initial_list_then_watch_events(clock: FakeClock) -> None:
+    lw = FakeListerWatcher(ObjectList([cm("a", "1"), cm("b", "2")], "5"))
+    inf = SharedIndexInformer(lw, name="configmaps", clock=clock)
+    rec = inf.add_event_handler(Recorder())
+    task = await run(inf)
+    try:
+        await wait_for_cache_sync(inf)
+        lw.push(added(cm("c", "6")), modified(cm("a", "7")), deleted(cm("b", "8")))
+        assert await settle(lambda: len(rec.log) == 5)
+        assert rec.log == [
+            ("add", "a", "1", True), ("add", "b", "2", True),      # the first list: in the initial list
+            ("add", "c", "6", False),
+            ("update", "a", "1", "7"),                            # (old, new)
+            ("delete", "b", "8"),                                 # the final state from the watch
+        ]
+        assert sorted(inf.get_store().list_keys()) == ["default/a", "default/c"]
+        assert inf.last_sync_resource_version() == "8"
+    finally:
+        await stop(task)
+
+
+async def test_relist_turns_missing_objects_into_tombstones(clock: FakeClock) -> None:
+    lw = FakeListerWatcher(ObjectList([cm("a", "1"), cm("b", "2")], "5"),
+                           ObjectList([cm("a", "9"), cm("d", "10")], "12"))
+    inf = SharedIndexInformer(lw, clock=clock)
+    rec = inf.add_event_handler(Recorder())
+    task = await run(inf)
+    try:
+        await inf.wait_synced()
+        lw.push(errors.Gone())
+        assert await settle(lambda: lw.count("list") == 2 and len(rec.log) == 5)
+        assert rec.log[2:] == [
+            ("update", "a", "1", "9"),
+            ("add", "d", "10", False),                            # a relist is not the initial list
+            ("tombstone", "default/b", "2"),                      # last state the cache knew
+        ]
+        assert sorted(inf.get_store().list_keys()) == ["default/a", "default/d"]
+        assert inf.reflector.lists == 2
+    finally:
+        await stop(task)
+
+
+async def test_tombstone_carries_the_cached_object(clock: FakeClock) -> None:
+    last = cm("b", "2", data={"k": "v"})
+    lw = FakeListerWatcher(ObjectList([last], "5"), ObjectList([], "9"))
+    inf = SharedIndexInformer(lw, clock=clock)
+    seen: list[Any] = []
+    inf.add_event_handler(ResourceEventHandlerFuncs(delete_func=seen.append))
+    task = await run(inf)
+    try:
+        await inf.wait_synced()
+        lw.push(errors.Gone())
+        assert await settle(lambda: bool(seen))
+        assert seen == [DeletedFinalStateUnknown("default/b", last)]
+        assert seen[0].obj is last
+    finally:
+        await stop(task)
+
+
+async def test_late_handler_gets_adds_for_the_cache(clock: FakeClock) -> None:
+    lw = FakeListerWatcher(ObjectList([cm("a", "1"), cm("b", "2")], "5"))
+    inf = SharedIndexInformer(lw, clock=clock)
+    early = inf.add_event_handler(Recorder())
+    task = await run(inf)
+    try:
+        await inf.wait_synced()
+        late = inf.add_event_handler(Recorder())
+        assert sorted(late.log) == [("add", "a", "1", True), ("add", "b", "2", True)]
+        lw.push(modified(cm("a", "6")))
+        assert await settle(lambda: len(late.log) == 3)
+        assert late.log[-1] == early.log[-1] == ("update", "a", "1", "6")
+    finally:
+        await stop(task)
+
+
+async def test_handler_registered_from_a_callback_gets_no_duplicate(clock: FakeClock) -> None:
+    lw = FakeListerWatcher(ObjectList([], "5"))
+    inf = SharedIndexInformer(lw, clock=clock)
+    inner = Recorder()
+    inf.add_event_handler(ResourceEventHandlerFuncs(add_func=lambda obj: inf.add_event_handler(inner)))
+    task = await run(inf)
+    try:
+        await inf.wait_synced()
+        lw.push(added(cm("a", "6")))
+        assert await settle(lambda: bool(inner.log))
+        await settle()
+        assert inner.log == [("add", "a", "6", True)]           # the replay only, not a second ADD
+    finally:
+        await stop(task)
+
+
+async def test_removed_handler_is_not_called(clock: FakeClock) -> None:
+    lw = FakeListerWatcher(ObjectList([], "5"))
+    inf = SharedIndexInformer(lw, clock=clock)
+    keep, drop = inf.add_event_handler(Recorder()), inf.add_event_handler(Recorder())
+    inf.remove_event_handler(drop)
+    task = await run(inf)
+    try:
+        lw.push(added(cm("a", "6")))
+        assert await settle(lambda: bool(keep.log))
+        assert drop.log == []
+    finally:
+        await stop(task)
+
+
+async def test_has_synced_and_wait_for_cache_sync(clock: FakeClock) -> None:
+    lw1 = FakeListerWatcher(ObjectList([cm("a", "1")], "5"))
+    lw2 = FakeListerWatcher()                                 # its list has not answered yet
+    inf1, inf2 = SharedIndexInformer(lw1, clock=clock), SharedIndexInformer(lw2, clock=clock)
+    assert not inf1.has_synced()
+    t1, t2 = await run(inf1), await run(inf2)
+    try:
+        waiter = asyncio.create_task(wait_for_cache_sync(inf1, inf2))
+        assert await settle(inf1.has_synced)
+        await settle()
+        assert not inf2.has_synced() and not waiter.done()
+        lw2.add_list(ObjectList([], "3"))
+        assert await asyncio.wait_for(waiter, 5) is True
+        assert inf2.has_synced()
+    finally:
+        await stop(t1)
+        await stop(t2)
+
+
+async def test_resync_redelivers_cached_objects_as_updates(clock: FakeClock) -> None:
+    lw = FakeListerWatcher(ObjectList([cm("a", "1"), cm("b", "2")], "5"))
+    inf = SharedIndexInformer(lw, resync_period=30.0, clock=clock)
+    rec = inf.add_event_handler(Recorder())
+    task = await run(inf)
+    try:
+        await inf.wait_synced()
+        assert await settle(clock.has_waiters)
+        clock.step(29.9)
+        await settle()
+        assert len(rec.log) == 2                                  # not yet
+        clock.step(0.1)
+        assert await settle(lambda: len(rec.log) == 4)
+        assert sorted(rec.log[2:]) == [("update", "a", "1", "1"), ("update", "b", "2", "2")]
+        assert rec.same_object_updates == 2                       # old is new on a resync
+        clock.step(30)
+        assert await settle(lambda: len(rec.log) == 6)
+    finally:
+        await stop(task)
+
+
+async def test_resync_waits_for_the_first_list(clock: FakeClock) -> None:
+    lw = FakeListerWatcher()
+    inf = SharedIndexInformer(lw, resync_period=10.0, clock=clock)
+    rec = inf.add_event_handler(Recorder())
+    task = await run(inf)
+    try:
+        assert await settle(clock.has_waiters)
+        clock.step(10)
+        await settle()
+        assert rec.log == [] and not inf.has_synced()
+    finally:
+        await stop(task)
+
+
+async def test_failing_handler_does_not_stop_the_others(clock: FakeClock) -> None:
+    lw = FakeListerWatcher(ObjectList([cm("a", "1")], "5"), ObjectList([], "20"))
+    inf = SharedIndexInformer(lw, resync_period=60.0, clock=clock)
+    inf.add_event_handler(Broken())
+    rec = inf.add_event_handler(Recorder())
+    task = await run(inf)
+    try:
+        await inf.wait_synced()
+        lw.push(added(cm("b", "6")), modified(cm("b", "7")), deleted(cm("b", "8")))
+        assert await settle(lambda: len(rec.log) == 4)
+        clock.step(60)                                            # resync: Broken raises again
+        assert await settle(lambda: len(rec.log) == 5)
+        lw.push(errors.Gone())                                    # relist: tombstone for "a"
+        assert await settle(lambda: len(rec.log) == 6)
+        assert [e[0] for e in rec.log] == ["add", "add", "update", "delete", "update", "tombstone"]
+        assert not task.done()
+    finally:
+        await stop(task)
+
+
+async def test_custom_indexers_are_maintained(clock: FakeClock) -> None:
+    lw = FakeListerWatcher(ObjectList([cm("a", "1", labels={"app": "web"}), cm("b", "2", labels={"app": "db"})], "5"))
+    inf = SharedIndexInformer(lw, clock=clock, indexers={"app": lambda o: [(o.metadata.labels or {})["app"]]})
+    task = await run(inf)
+    try:
+        await inf.wait_synced()
+        lw.push(modified(cm("b", "6", labels={"app": "web"})))
+        assert await settle(lambda: inf.last_sync_resource_version() == "6")
+        idx = inf.get_indexer()
+        assert sorted(o.metadata.name for o in idx.by_index("app", "web")) == ["a", "b"]
+        assert idx.list_index_func_values("app") == ["web"]
+        idx._check_invariants()
+    finally:
+        await stop(task)

@@ -1,14 +1,17 @@
 """ReplicaSet benchmark: scale 0 -> 1,000 -> 0 on `kubeplane up --nodes 0`; time until the RS
 status converges (all pods created and reflected in status.replicas, then all deleted).
 
-Run: .venv/bin/python benchmarks/replicaset_bench.py [--replicas 1000] [--storage sqlite]
-The client is this process over HTTPS (our clientset); controllers run inside `kubeplane up`.
+Run: .venv/bin/python benchmarks/replicaset_bench.py [--replicas 1000] [--storage sqlite] [--separate]
+The client is this process over HTTPS (our clientset). Controllers run inside `kubeplane up`
+(in-process transport), or with --separate in their own `kubeplane controller-manager` process
+over HTTPS — the measurement behind running them in one process by default.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import pathlib
+import subprocess
 import sys
 import tempfile
 import time
@@ -47,7 +50,11 @@ async def scale(rs_client, replicas: int) -> float:
 async def main_async(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         d = pathlib.Path(tmp)
-        proc, _ = start_up(d, args.storage)
+        proc, _ = start_up(d, args.storage, ["--no-controllers"] if args.separate else [])
+        cm = None
+        if args.separate:
+            cm = subprocess.Popen([sys.executable, "-m", "kubeplane", "controller-manager", "--kubeconfig",
+                                   str(d / "kubeconfig"), "--no-leader-elect"], start_new_session=True)
         try:
             cs = Clientset(HTTPTransport.from_kubeconfig(d / "kubeconfig"))
             rs = cs.apps_v1().replicasets("default")
@@ -60,6 +67,8 @@ async def main_async(args: argparse.Namespace) -> None:
             print(f"scale_down_{args.replicas}_to_0_s={down:.3f} pods_per_s={args.replicas / down:.0f}")
             await cs.close()
         finally:
+            if cm is not None:
+                stop(cm)
             stop(proc)
 
 
@@ -67,6 +76,7 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--replicas", type=int, default=1000)
     p.add_argument("--storage", default="sqlite")
+    p.add_argument("--separate", action="store_true", help="controllers in their own process")
     asyncio.run(main_async(p.parse_args()))
 
 

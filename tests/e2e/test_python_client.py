@@ -198,3 +198,30 @@ def test_kill_9_keeps_every_object_and_the_revision_sequence() -> None:
         assert rv_after > rv_before
     finally:
         c.cleanup()
+
+
+def test_metadata_and_container_rules(api: Any) -> None:
+    apps = client.AppsV1Api(api)
+    body = dep_body("Bad_Name")
+    body["spec"]["template"]["spec"]["containers"] = []
+    with pytest.raises(ApiException) as exc:
+        apps.create_namespaced_deployment("default", body)
+    causes = {c["field"]: c["message"] for c in json.loads(exc.value.body)["details"]["causes"]}
+    assert causes["metadata.name"].startswith(
+        'Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters')
+    assert causes["spec.template.spec.containers"] == "Required value"
+
+
+def test_missing_selector_is_required(cluster: Cluster) -> None:
+    body = dep_body("py-nosel")          # the Python client refuses this locally; kubectl sends it
+    del body["spec"]["selector"]
+    res = cluster.kubectl("create", "-f", "-", input=json.dumps(body), check=False)
+    assert res.returncode != 0
+    assert "spec.selector: Required value" in res.stderr
+    assert "`selector` does not match template `labels`" in res.stderr
+
+
+def test_dns_subdomain_name_gets_a_warning_header(cluster: Cluster) -> None:
+    body = json.dumps(dep_body("web.v1"))
+    res = cluster.kubectl("create", "-f", "-", input=body)
+    assert "metadata.name: this is used in Pod names and hostnames" in res.stderr

@@ -10,6 +10,8 @@ import argparse
 import asyncio
 import logging
 import pathlib
+import socket
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,9 +72,29 @@ def _deployment_controller(factory: SharedInformerFactory, clientset: Clientset,
                                 recorder=broadcaster.new_recorder("deployment-controller"))
 
 
+async def run_with_leader_election(clientset: Clientset, identity: str) -> None:
+    """Run the controllers only while holding the kube-system/kube-controller-manager Lease, as
+    upstream does by default, so several controller-managers can stand by for each other."""
+    from ..client.tools.leaderelection import LeaderCallbacks, LeaderElectionConfig, LeaderElector
+
+    async def lead(stop: asyncio.Event) -> None:
+        await run_controllers(clientset)
+
+    def stopped() -> None:
+        # Upstream exits the process here ("leaderelection lost"); run() returns and so do we.
+        log.error("leaderelection lost", extra={"identity": identity})
+
+    config = LeaderElectionConfig("kube-system", "kube-controller-manager", identity,
+                                  callbacks=LeaderCallbacks(on_started_leading=lead, on_stopped_leading=stopped),
+                                  release_on_cancel=True)
+    await LeaderElector(clientset, config).run()
+
+
 def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("controller-manager", help="run the controllers against an API server")
     p.add_argument("--kubeconfig", type=pathlib.Path, required=True)
+    p.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True,
+                   help="hold the kube-system/kube-controller-manager Lease while running (default on)")
     p.add_argument("--log-level", default="warning")
     p.set_defaults(func=run)
 
@@ -84,7 +106,10 @@ def run(args: argparse.Namespace) -> int:
     async def main() -> None:
         cs = Clientset(HTTPTransport.from_kubeconfig(args.kubeconfig, user_agent="kube-controller-manager"))
         try:
-            await run_controllers(cs)
+            if args.leader_elect:
+                await run_with_leader_election(cs, f"{socket.gethostname()}_{uuid.uuid4()}")
+            else:
+                await run_controllers(cs)
         finally:
             await cs.close()
 

@@ -66,34 +66,6 @@ def set_defaults(obj: Obj) -> None:
 
 # --- admission and validation ------------------------------------------------------------
 
-async def admit_create(api: APIServer, ri: ResourceInfo, obj: Obj, name: str | None = None) -> None:
-    """Upstream: the NamespaceLifecycle admission plugin — no new objects in a missing or
-    terminating namespace. `name` is the one the request carried (admission runs before
-    generateName is expanded, so it may be empty)."""
-    if not ri.namespaced:
-        return
-    ns = obj["metadata"].get("namespace", "")
-    kv = await api.storage.get(f"/registry/namespaces/{ns}")
-    if kv is None:
-        raise errors.NotFound("", "namespaces", ns)
-    if (kv.obj.get("status") or {}).get("phase") == "Terminating":
-        raise namespace_terminating(ri, obj["metadata"].get("name", "") if name is None else name, ns)
-
-
-def namespace_terminating(ri: ResourceInfo, name: str, ns: str) -> errors.StatusError:
-    """Upstream: admission.NewForbidden + the NamespaceTerminating cause."""
-    resource = errors.qualified(ri.group, ri.plural)
-    subject = f'{resource} "{name}"' if name else resource
-    details: Obj = {"name": name, "group": ri.group, "kind": ri.plural}
-    details = {k: v for k, v in details.items() if v}
-    details["causes"] = [{"reason": "NamespaceTerminating", "message": f"namespace {ns} is being terminated",
-                          "field": "metadata.namespace"}]
-    return errors.StatusError(
-        403, "Forbidden",
-        f"{subject} is forbidden: unable to create new content in namespace {ns} because it is being terminated",
-        details)
-
-
 def _invalid(ri: ResourceInfo, obj: Obj, errs: list[Any]) -> errors.Invalid:
     return errors.Invalid(ri.group, ri.kind, (obj.get("metadata") or {}).get("name", ""), errs)
 

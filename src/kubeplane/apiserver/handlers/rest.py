@@ -13,7 +13,7 @@ import orjson
 
 from ...api import errors
 from ...api.resources import ResourceInfo
-from .. import codec, objects
+from .. import admission, codec, objects
 from ..objects import Obj, storage_errors
 from ..registry import strategy_for
 from ..request import Request, Response
@@ -72,7 +72,7 @@ async def create_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str,
     common.set_defaults(obj)
     objects.fill_create_meta(obj, ri, ns, api.now())
     strategy.prepare_for_create(obj)
-    await common.admit_create(api, ri, obj, requested_name)
+    await admission.admit_create(api, ri, obj, requested_name)
     common.validate_create(ri, obj, warnings)
     if not applied:
         common.record_managed_fields(api, req, ri, None, obj)

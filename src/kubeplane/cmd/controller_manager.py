@@ -28,6 +28,7 @@ class ControllerManagerOptions:
     gc_workers: int = 20                 # --concurrent-gc-syncs
     namespace_workers: int = 10          # --concurrent-namespace-syncs
     deployment_workers: int = 5          # --concurrent-deployment-syncs
+    node_monitor_grace_period: float = 50.0   # --node-monitor-grace-period (seconds)
 
 
 async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
@@ -36,6 +37,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     from ..client.tools.record import EventBroadcaster
     from ..controller.garbagecollector import GarbageCollector
     from ..controller.namespace import NamespaceController
+    from ..controller.nodelifecycle import NodeLifecycleController, NodeLifecycleOptions
     from ..controller.replicaset import ReplicaSetController
 
     factory = SharedInformerFactory(clientset, clock=clock)
@@ -45,7 +47,12 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     gc = GarbageCollector(clientset, factory, clock=clock, workers=options.gc_workers)
     ns = NamespaceController(clientset, factory.core_v1().namespaces(), clock=clock,
                              workers=options.namespace_workers)
-    runs = [rs.run(options.replicaset_workers), gc.run(), ns.run()]
+    nodes = NodeLifecycleController(factory.core_v1().nodes(), factory.core_v1().pods(),
+                                    factory.coordination_v1().leases(), clientset, clock=clock,
+                                    recorder=broadcaster.new_recorder("node-controller"),
+                                    options=NodeLifecycleOptions(
+                                        node_monitor_grace_period=options.node_monitor_grace_period))
+    runs = [rs.run(options.replicaset_workers), gc.run(), ns.run(), nodes.run()]
     deployment = _deployment_controller(factory, clientset, broadcaster, clock)
     if deployment is not None:
         runs.append(deployment.run(options.deployment_workers))

@@ -8,9 +8,11 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kubeplane", description="A Kubernetes control plane in Python.")
     sub = parser.add_subparsers(dest="command", required=True)
-    from . import controller_manager, up
+    from . import controller_manager, kubelet, scheduler, up
     up.add_parser(sub)
     controller_manager.add_parser(sub)
+    scheduler.add_parser(sub)
+    kubelet.add_parser(sub)
     args = parser.parse_args(argv)
     return int(args.func(args) or 0)
 

@@ -25,19 +25,40 @@ from .kubeconfig import write_kubeconfig
 log = logging.getLogger("kubeplane")
 
 
-async def run_components(api: APIServer) -> None:
-    """The controllers, in this process, over the in-process transport (no sockets, no TLS)."""
+def in_process_clientset(api: APIServer, component: str) -> Any:
+    """A clientset that reaches api without sockets or TLS, identified as `component`."""
     from ..client.clientset import Clientset
     from ..client.transport import InProcessTransport
-    from .controller_manager import run_controllers
-    clientset = Clientset(InProcessTransport(api, user="system:kube-controller-manager",
-                                             user_agent="kube-controller-manager"))
+    return Clientset(InProcessTransport(api, user=f"system:{component}", user_agent=component))
+
+
+async def run_component(name: str, coro: Any) -> None:
+    """Run one component until cancelled; a crash is logged, not fatal to the API server."""
     try:
-        await run_controllers(clientset)
+        await coro
     except asyncio.CancelledError:
         raise
     except Exception:
-        log.exception("controllers stopped")
+        log.exception("%s stopped", name)
+
+
+def start_components(api: APIServer, args: argparse.Namespace) -> list[asyncio.Future[None]]:
+    """The controllers, the scheduler and the kubelet(s), in this process over the in-process
+    transport (--no-controllers leaves only the API server and the kubelets)."""
+    from ..kubelet import run_kubelet
+    from .controller_manager import run_controllers
+    from .scheduler import run_scheduler
+    tasks = []
+    if args.controllers:
+        tasks.append(asyncio.ensure_future(run_component(
+            "controllers", run_controllers(in_process_clientset(api, "kube-controller-manager")))))
+    if args.controllers:
+        tasks.append(asyncio.ensure_future(run_component(
+            "scheduler", run_scheduler(in_process_clientset(api, "kube-scheduler")))))
+    if args.nodes > 0:
+        tasks.append(asyncio.ensure_future(run_component("kubelet", run_kubelet(
+            in_process_clientset(api, "kubelet"), nodes=args.nodes, runtime=args.runtime, profile=args.profile))))
+    return tasks
 
 
 def add_parser(sub: Any) -> None:
@@ -47,11 +68,15 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--port", type=int, default=6443, help="HTTPS port (default 6443; 0 picks a free one)")
     p.add_argument("--address", default="127.0.0.1", help="listen address (default loopback only)")
     p.add_argument("--nodes", type=int, default=1, help="simulated nodes to start (default 1)")
+    p.add_argument("--runtime", choices=("sim",), default="sim", help="how nodes run pods (default sim)")
+    p.add_argument("--profile", default="default",
+                   help="sim runtime behaviour: a shipped profile (default, readiness-delay, failing-readiness, "
+                        "crash-loop, image-pull-failure) or a directory of stage YAML files")
     p.add_argument("--storage", choices=("sqlite", "memory"), default="sqlite", help="storage backend")
     p.add_argument("--watch-history", type=int, default=50_000,
                    help="events kept for watches to resume from (older resourceVersions get 410 Gone)")
     p.add_argument("--no-controllers", dest="controllers", action="store_false",
-                   help="run only the API server (no controllers)")
+                   help="run no controllers and no scheduler (the API server and kubelets only)")
     p.add_argument("--log-level", default="warning")
     p.set_defaults(func=run)
 
@@ -105,8 +130,7 @@ async def serve(args: argparse.Namespace) -> None:
         api.server_address = f"{host}:{port}"
         kubeconfig = data_dir / "kubeconfig"
         write_kubeconfig(kubeconfig, f"https://{host}:{port}", pki.ca_cert, pki.token)
-        if args.controllers:
-            components.append(asyncio.ensure_future(run_components(api)))
+        components.extend(start_components(api, args))
         print(f"kubeplane is ready: export KUBECONFIG={kubeconfig}", flush=True)
         await serving
     finally:

@@ -1,0 +1,49 @@
+"""`kubeplane kubelet`: simulated nodes against any API server from a kubeconfig.
+
+    kubeplane kubelet --kubeconfig .kubeplane/kubeconfig --nodes 100 --profile crash-loop
+
+`kubeplane up --nodes N` runs the same code in its own process over the in-process
+transport (kubeplane.kubelet.run_kubelet). Upstream: cmd/kubelet.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import pathlib
+from typing import Any
+
+from ..client.clientset import Clientset
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser("kubelet", help="run simulated nodes against an API server")
+    p.add_argument("--kubeconfig", type=pathlib.Path, required=True)
+    p.add_argument("--nodes", type=int, default=1, help="simulated nodes to run (default 1)")
+    p.add_argument("--runtime", choices=("sim",), default="sim", help="container runtime (default sim)")
+    p.add_argument("--profile", default="default",
+                   help="stage profile: default, readiness-delay, failing-readiness, crash-loop, "
+                        "image-pull-failure, or a directory of Stage YAML files")
+    p.add_argument("--node-prefix", default="kubeplane-node-", help="node names are <prefix><i>")
+    p.add_argument("--log-level", default="warning")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..client.transport import HTTPTransport
+    from ..kubelet import run_kubelet
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    async def main() -> None:
+        cs = Clientset(HTTPTransport.from_kubeconfig(args.kubeconfig, user_agent="kubelet"))
+        try:
+            await run_kubelet(cs, nodes=args.nodes, runtime=args.runtime, profile=args.profile,
+                              node_prefix=args.node_prefix)
+        finally:
+            await cs.close()
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        pass
+    return 0

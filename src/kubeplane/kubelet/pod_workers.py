@@ -1,0 +1,63 @@
+"""Pod workers: every sync of one pod runs alone, with the latest pod, as often as needed.
+
+Upstream's podWorkers (pod_workers.go) keeps a goroutine per pod fed by UpdatePod, with
+states SyncPod -> TerminatingPod -> TerminatedPod. Here the same guarantees come from a
+delaying work queue of pod UIDs, level-triggered: an informer event, a runtime event (our
+PLEG) or a back-off timer enqueues the UID; a worker calls sync(uid), which re-reads the
+latest pod and runtime state and decides what phase the pod is in. The queue never hands
+one UID to two workers and coalesces repeated enqueues, so a burst of events for a pod
+costs one sync.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Awaitable, Callable
+
+from ..client.util.workqueue import DelayingQueue, DelayingQueueOptions
+from ..utils.clock import REAL_CLOCK, Clock
+
+log = logging.getLogger(__name__)
+
+RETRY_AFTER = 1.0     # seconds before a sync that raised is retried (upstream: backOffPeriod jittered)
+
+
+class PodWorkers:
+    def __init__(self, sync: Callable[[str], Awaitable[None]], *, clock: Clock = REAL_CLOCK,
+                 workers: int = 1) -> None:
+        self.sync = sync                  # test seam
+        self.workers = workers
+        self.queue: DelayingQueue[str] = DelayingQueue(DelayingQueueOptions("pod-workers", clock))
+        self.syncs = 0
+
+    def enqueue(self, uid: str) -> None:
+        """Sync uid soon. Upstream: UpdatePod"""
+        self.queue.add(uid)
+
+    def enqueue_after(self, uid: str, seconds: float) -> None:
+        """Sync uid after seconds (back-off expiry, probe schedule). Upstream: workQueue.Enqueue"""
+        self.queue.add_after(uid, seconds)
+
+    async def run(self) -> None:
+        try:
+            async with asyncio.TaskGroup() as tg:
+                for _ in range(self.workers):
+                    tg.create_task(self._worker())
+        finally:
+            self.queue.shut_down()
+
+    async def _worker(self) -> None:
+        while True:
+            uid, shutdown = await self.queue.get()
+            if shutdown:
+                return
+            try:
+                self.syncs += 1
+                await self.sync(uid)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("Error syncing pod, skipping", extra={"podUID": uid})
+                self.queue.add_after(uid, RETRY_AFTER)
+            finally:
+                self.queue.done(uid)

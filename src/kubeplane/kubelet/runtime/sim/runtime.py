@@ -1,0 +1,377 @@
+"""The simulated runtime: sandboxes and containers are small objects moved along by stages.
+
+Each sandbox and each container attempt is a dict shaped like an API object, so stage
+selectors and templates read it with the same paths as kwok's pod stages:
+
+    apiVersion: sim.kubeplane.io/v1alpha1
+    kind: Container                      # or PodSandbox
+    metadata: {name: nginx, namespace: default, uid: <64 hex>, labels: <the pod's>,
+               annotations: <the pod's>, deletionTimestamp: <set by stop_container>}
+    spec: {podName: web-1, nodeName: kubeplane-node-0, image: nginx, init: false, attempt: 0,
+           restartPolicy: Always, readinessProbe: <the container's, if any>}
+    status: {state: Creating}            # the stages take it from here
+
+What the stages write into .status is what pod_status() reports: state (Creating, Created,
+Running, Exited, Waiting), startedAt/finishedAt, exitCode, reason, message, imageID and
+readiness (the outcome a readiness probe gets: Success or Failure). The pod's labels and
+annotations are copied in so a profile can single out pods (`matchLabels`).
+
+Nothing here does I/O or makes network traffic: IPs are just strings handed out per node.
+Timers use the injected clock, so tests step a FakeClock.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import ipaddress
+import logging
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ....api.types import core_v1, to_dict
+from ....utils.clock import REAL_CLOCK, Clock, parse_rfc3339, rfc3339
+from .. import (
+    CREATED, CREATING, EXITED, PROBE_FAILURE, PROBE_SUCCESS, PROBE_UNKNOWN, RUNNING, SANDBOX_NOT_READY,
+    SANDBOX_READY, WAITING, ContainerStatus, EventHandler, PodStatus, SandboxStatus,
+)
+from .lifecycle import Lifecycle, Stage, apply_stage, load_profile
+from .renderer import Renderer
+
+log = logging.getLogger(__name__)
+
+API_VERSION = "sim.kubeplane.io/v1alpha1"
+RUNTIME_NAME = "kubeplane-sim"
+RUNTIME_VERSION = "0.1.0"
+KILLED_EXIT_CODE = 137          # 128 + SIGKILL
+
+# recorder.event(reference, type, reason, message): a record.EventRecorder is one.
+EventSink = Callable[[core_v1.ObjectReference, str, str, str], None]
+
+
+def normalize_image(image: str) -> str:
+    """The image name as containerd reports it: "nginx" -> "docker.io/library/nginx:latest"."""
+    name, digest = image.split("@", 1) if "@" in image else (image, "")
+    first = name.split("/", 1)[0]
+    if "/" not in name:
+        name = "docker.io/library/" + name
+    elif "." not in first and ":" not in first and first != "localhost":
+        name = "docker.io/" + name
+    if not digest and ":" not in name.rsplit("/", 1)[-1]:
+        name += ":latest"
+    return name + ("@" + digest if digest else "")
+
+
+def image_ref(image: str) -> str:
+    """A stable fake digest reference for image (what imageID shows once "pulled")."""
+    repo = normalize_image(image).split("@")[0].rsplit(":", 1)[0]
+    return f"{repo}@sha256:{hashlib.sha256(image.encode()).hexdigest()}"
+
+
+@dataclass
+class _Node:
+    ip: str
+    pool: list[str]                       # free pod IPs, lowest first
+    used: dict[str, str] = field(default_factory=dict)   # pod uid -> IP
+
+
+@dataclass
+class _Pod:
+    uid: str
+    node: str
+    ref: core_v1.ObjectReference          # the pod, for events
+    host_network: bool
+    sandbox: str = ""                     # object id
+    containers: list[str] = field(default_factory=list)  # object ids, oldest first
+
+
+class SimRuntime:
+    """Runtime protocol over stage-driven sim objects (see the module docstring).
+
+    _objs: object id -> sim object; _owner: object id -> pod uid; _timers: object id -> the
+    task waiting out its next stage's delay. Invariant: every id in a _Pod is in _objs, and
+    a timer exists only for objects in _objs.
+    """
+
+    name = RUNTIME_NAME
+    version = RUNTIME_VERSION
+
+    def __init__(self, *, profile: str | list[Stage] = "default", clock: Clock = REAL_CLOCK,
+                 events: EventSink | None = None, rng: random.Random | None = None) -> None:
+        stages = load_profile(profile) if isinstance(profile, str) else profile
+        self.clock = clock
+        self.lifecycle = Lifecycle(stages, rng or random.Random())
+        self.rng = self.lifecycle.rng
+        self.renderer = Renderer()
+        self.events = events
+        self._handler: EventHandler = lambda uid: None
+        self._nodes: dict[str, _Node] = {}
+        self._pods: dict[str, _Pod] = {}
+        self._objs: dict[str, dict[str, Any]] = {}
+        self._owner: dict[str, str] = {}
+        self._timers: dict[str, asyncio.Task[None]] = {}
+        self._seq = 0
+
+    # --- Runtime protocol ------------------------------------------------------------------
+
+    def add_node(self, node_name: str, node_ip: str, pod_cidr: str) -> None:
+        hosts = [str(h) for h in ipaddress.ip_network(pod_cidr).hosts()][1:]   # .1 is the gateway
+        self._nodes[node_name] = _Node(node_ip, hosts)
+
+    def set_event_handler(self, handler: EventHandler) -> None:
+        self._handler = handler
+
+    def run_pod_sandbox(self, pod: core_v1.Pod) -> str:
+        p = self._pod(pod)
+        if p.sandbox:
+            return p.sandbox
+        oid = _object_id(p.uid, "sandbox", 0)
+        p.sandbox = oid
+        self._add(oid, p, self._object(pod, "PodSandbox", pod.metadata.name or "", {
+            "podName": pod.metadata.name, "nodeName": p.node, "hostNetwork": p.host_network},
+            {"state": "Pending"}))
+        return oid
+
+    def start_container(self, pod: core_v1.Pod, container: core_v1.Container, *, init: bool,
+                        attempt: int) -> str:
+        p = self._pod(pod)
+        for old in [o for o in p.containers if self._objs[o]["metadata"]["name"] == container.name
+                    and self._objs[o]["status"].get("state") == WAITING]:
+            self._drop(old)                    # a failed pull is replaced by the retry, not kept
+        self._seq += 1
+        oid = _object_id(p.uid, container.name or "", self._seq)
+        spec: dict[str, Any] = {"podName": pod.metadata.name, "nodeName": p.node, "image": container.image,
+                                "init": init, "attempt": attempt,
+                                "restartPolicy": (pod.spec.restart_policy if pod.spec else None) or "Always"}
+        if container.readiness_probe is not None:
+            spec["readinessProbe"] = to_dict(container.readiness_probe)
+        p.containers.append(oid)
+        self._add(oid, p, self._object(pod, "Container", container.name or "", spec, {"state": CREATING}))
+        return f"{RUNTIME_NAME}://{oid}"
+
+    def stop_container(self, container_id: str, grace_period: float) -> None:
+        container_id = _oid(container_id)
+        obj = self._objs.get(container_id)
+        if obj is None or obj["status"].get("state") in (EXITED, WAITING):
+            return
+        if obj["status"].get("state") != RUNNING:          # never ran: nothing to signal
+            self._drop(container_id)
+            self._notify(self._owner.get(container_id, ""))
+            return
+        meta = obj["metadata"]
+        if "deletionTimestamp" not in meta:
+            meta["deletionTimestamp"] = rfc3339(self.clock.now() + grace_period)
+            meta["deletionGracePeriodSeconds"] = int(grace_period)
+            self._schedule(container_id)
+        self._timers.setdefault(container_id + "/kill",
+                                asyncio.ensure_future(self._kill_after(container_id, grace_period)))
+
+    def stop_pod_sandbox(self, pod_uid: str) -> None:
+        p = self._pods.get(pod_uid)
+        sb = self._objs.get(p.sandbox) if p and p.sandbox else None
+        if sb is not None and sb["status"].get("state") != SANDBOX_NOT_READY:
+            sb["status"]["state"] = SANDBOX_NOT_READY
+            self._cancel(p.sandbox)            # type: ignore[union-attr]
+            self._notify(pod_uid)
+
+    def remove_pod(self, pod_uid: str) -> None:
+        p = self._pods.pop(pod_uid, None)
+        if p is None:
+            return
+        for oid in ([p.sandbox] if p.sandbox else []) + p.containers:
+            self._drop(oid)
+        node = self._nodes.get(p.node)
+        if node is not None and pod_uid in node.used:
+            node.pool.insert(0, node.used.pop(pod_uid))
+
+    def pod_status(self, pod_uid: str) -> PodStatus | None:
+        p = self._pods.get(pod_uid)
+        if p is None:
+            return None
+        sandbox = None
+        if p.sandbox and (sb := self._objs.get(p.sandbox)) is not None:
+            st = sb["status"]
+            sandbox = SandboxStatus(p.sandbox, SANDBOX_READY if st.get("state") == SANDBOX_READY
+                                    else SANDBOX_NOT_READY, st.get("podIP") or "")
+        return PodStatus(pod_uid, sandbox, [self._container_status(oid) for oid in p.containers
+                                            if oid in self._objs])
+
+    def probe(self, container_id: str, probe_type: str) -> str:
+        obj = self._objs.get(_oid(container_id))
+        if obj is None or obj["status"].get("state") != RUNNING:
+            return PROBE_UNKNOWN if obj is None else PROBE_FAILURE
+        return PROBE_SUCCESS if obj["status"].get(probe_type) == PROBE_SUCCESS else PROBE_FAILURE
+
+    # --- stages ----------------------------------------------------------------------------
+
+    def _add(self, oid: str, p: _Pod, obj: dict[str, Any]) -> None:
+        self._objs[oid] = obj
+        self._owner[oid] = p.uid
+        self._advance(oid)
+        self._notify(p.uid)
+
+    def _schedule(self, oid: str) -> None:
+        """Arm the timer of the stage that applies to the object now, if any."""
+        self._cancel(oid)
+        obj = self._objs.get(oid)
+        stage = self.lifecycle.select(obj) if obj is not None else None
+        if stage is None:
+            return
+        delay = stage.delay.pick(obj, self.clock.now(), self.rng)
+        self._timers[oid] = asyncio.ensure_future(self._fire_after(oid, stage, delay))
+
+    async def _fire_after(self, oid: str, stage: Stage, delay: float) -> None:
+        await self.clock.sleep(delay)
+        self._timers.pop(oid, None)
+        obj = self._objs.get(oid)
+        if obj is None:
+            return
+        if stage.matches(obj):      # it may have been changed meanwhile (stopped, ...)
+            self._apply(oid, stage)
+        self._advance(oid)
+        self._notify(self._owner.get(oid, ""))
+
+    def _advance(self, oid: str) -> None:
+        """Apply zero-delay stages at once (as many as chain up), then arm the next timer."""
+        for _ in range(100):
+            obj = self._objs.get(oid)
+            stage = self.lifecycle.select(obj) if obj is not None else None
+            if stage is None:
+                return
+            if stage.delay.bounds(obj, self.clock.now())[1] > 0:
+                self._schedule(oid)
+                return
+            self._apply(oid, stage)
+        raise RuntimeError(f"sim object {oid}: zero-delay stages keep matching")
+
+    def _apply(self, oid: str, stage: Stage) -> None:
+        obj = self._objs[oid]
+        out = apply_stage(stage, obj, self.renderer, self._helpers(oid))
+        if out.event is not None and self.events is not None:
+            self._emit(oid, obj, out.event.type, out.event.reason, out.event.message)
+        if out.obj is None:
+            self._drop(oid)
+        else:
+            self._objs[oid] = out.obj
+
+    def _helpers(self, oid: str) -> dict[str, Any]:
+        uid = self._owner.get(oid, "")
+        p = self._pods.get(uid)
+        node = self._nodes.get(p.node) if p else None
+        return {"Now": lambda: rfc3339(self.clock.now()),
+                "NodeName": lambda: p.node if p else "",
+                "NodeIP": lambda: node.ip if node else "",
+                "NodeIPWith": lambda *_: node.ip if node else "",
+                "PodIP": lambda: self._pod_ip(uid),
+                "PodIPWith": lambda *_: self._pod_ip(uid),
+                "ImageID": lambda image: image_ref(image or ""),
+                "ContainerID": lambda: f"{RUNTIME_NAME}://{oid}"}
+
+    def _pod_ip(self, uid: str) -> str:
+        p = self._pods.get(uid)
+        node = self._nodes.get(p.node) if p else None
+        if p is None or node is None:
+            return ""
+        if p.host_network:
+            return node.ip
+        if uid not in node.used:
+            if not node.pool:
+                raise RuntimeError(f"node {p.node}: pod IP range exhausted")
+            node.used[uid] = node.pool.pop(0)
+        return node.used[uid]
+
+    def _emit(self, oid: str, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        p = self._pods.get(self._owner.get(oid, ""))
+        if p is None:
+            return
+        ref = p.ref.deep_copy()
+        if obj.get("kind") == "Container":
+            where = "initContainers" if obj["spec"].get("init") else "containers"
+            ref.field_path = f"spec.{where}{{{obj['metadata']['name']}}}"
+        try:
+            self.events(ref, type_, reason, message)       # type: ignore[misc]
+        except Exception:
+            log.exception("sim runtime: event sink failed")
+
+    async def _kill_after(self, oid: str, grace: float) -> None:
+        try:
+            await self.clock.sleep(grace)
+        finally:
+            self._timers.pop(oid + "/kill", None)
+        obj = self._objs.get(oid)
+        if obj is None or obj["status"].get("state") in (EXITED, WAITING):
+            return
+        obj["status"].update(state=EXITED, exitCode=KILLED_EXIT_CODE, reason="Error",
+                             finishedAt=rfc3339(self.clock.now()))
+        self._cancel(oid)
+        self._notify(self._owner.get(oid, ""))
+
+    # --- bookkeeping ------------------------------------------------------------------------
+
+    def _pod(self, pod: core_v1.Pod) -> _Pod:
+        uid = pod.metadata.uid or ""
+        p = self._pods.get(uid)
+        if p is None:
+            spec = pod.spec or core_v1.PodSpec()
+            ref = core_v1.ObjectReference(kind="Pod", api_version="v1", name=pod.metadata.name,
+                                          namespace=pod.metadata.namespace, uid=uid)
+            p = self._pods[uid] = _Pod(uid, spec.node_name or "", ref, bool(spec.host_network))
+        return p
+
+    def _object(self, pod: core_v1.Pod, kind: str, name: str, spec: dict[str, Any],
+                status: dict[str, Any]) -> dict[str, Any]:
+        m = pod.metadata
+        meta: dict[str, Any] = {"name": name, "namespace": m.namespace, "creationTimestamp": rfc3339(self.clock.now())}
+        if m.labels:
+            meta["labels"] = dict(m.labels)
+        if m.annotations:
+            meta["annotations"] = dict(m.annotations)
+        return {"apiVersion": API_VERSION, "kind": kind, "metadata": meta, "spec": spec, "status": status}
+
+    def _container_status(self, oid: str) -> ContainerStatus:
+        obj = self._objs[oid]
+        spec, st = obj["spec"], obj["status"]
+        state = st.get("state") or CREATING
+        return ContainerStatus(
+            id=f"{RUNTIME_NAME}://{oid}", name=obj["metadata"]["name"], attempt=int(spec.get("attempt") or 0),
+            init=bool(spec.get("init")), state=state if state in (CREATING, CREATED, RUNNING, EXITED, WAITING)
+            else CREATING, image=normalize_image(spec.get("image") or ""), image_ref=st.get("imageID") or "",
+            started_at=_ts(st.get("startedAt")), finished_at=_ts(st.get("finishedAt")),
+            exit_code=st.get("exitCode"), reason=st.get("reason") or "", message=st.get("message") or "")
+
+    def _cancel(self, oid: str) -> None:
+        t = self._timers.pop(oid, None)
+        if t is not None:
+            t.cancel()
+
+    def _drop(self, oid: str) -> None:
+        self._cancel(oid)
+        self._cancel(oid + "/kill")
+        self._objs.pop(oid, None)
+        uid = self._owner.pop(oid, "")
+        p = self._pods.get(uid)
+        if p is not None and oid in p.containers:
+            p.containers.remove(oid)
+
+    def _notify(self, uid: str) -> None:
+        if uid:
+            self._handler(uid)
+
+    def close(self) -> None:
+        """Cancel every pending timer (the kubelet is stopping)."""
+        for t in self._timers.values():
+            t.cancel()
+        self._timers.clear()
+
+
+def _object_id(uid: str, name: str, seq: int) -> str:
+    return hashlib.sha256(f"{uid}/{name}/{seq}".encode()).hexdigest()
+
+
+def _oid(container_id: str) -> str:
+    """The object id behind a containerID ("kubeplane-sim://<id>" -> "<id>")."""
+    return container_id.split("://", 1)[-1]
+
+
+def _ts(v: Any) -> float | None:
+    return parse_rfc3339(v) if isinstance(v, str) and v else None

@@ -1,0 +1,178 @@
+"""The status manager: caches the latest status the kubelet computed for each pod and writes
+it to the API server, only when it differs from what was last written.
+
+    sm = StatusManager(clientset, clock=clock)
+    sm.set_pod_status(pod, status)      # plain call, never blocks: cache + queue
+    sm.mark_pod_deletable(pod)          # containers stopped: final DELETE after the status
+    await sm.run()                      # the writers (until cancelled)
+
+Several set_pod_status calls before a writer gets to the pod coalesce into one write of
+the latest status. A write is a JSON merge patch of the /status subresource, computed
+against the last status written (or the informer's copy): maps merge, lists (conditions,
+container statuses) are replaced whole, keys that disappeared are sent as null. The patch
+carries metadata.uid so it can never land on a new pod that reuses the name.
+
+Upstream: pkg/kubelet/status/status_manager.go (SetPodStatus -> updateStatusInternal,
+syncPod, needsUpdate, canBeDeleted). Upstream patches with a strategic merge two-way diff;
+a merge patch of the changed keys has the same effect for the fields the kubelet owns.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ...api import errors
+from ...api.types import core_v1, to_dict
+from ...client.clientset import Clientset
+from ...client.util.workqueue import DelayingQueue, DelayingQueueOptions
+from ...utils.clock import REAL_CLOCK, Clock, rfc3339
+from . import generate
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+RETRY_AFTER = 1.0      # seconds before retrying a failed write
+
+
+@dataclass
+class _Entry:
+    namespace: str
+    name: str
+    status: Obj
+    deletable: bool = False
+
+
+class StatusManager:
+    """pod_statuses: uid -> latest desired status; written: uid -> status last written.
+    Invariant: a uid is queued (or being written) whenever pod_statuses[uid] differs from
+    written[uid] or the pod is deletable and not yet deleted.
+    """
+
+    def __init__(self, clientset: Clientset, *, clock: Clock = REAL_CLOCK, workers: int = 4,
+                 get_pod: Callable[[str], core_v1.Pod | None] = lambda uid: None) -> None:
+        self.clientset, self.clock, self.workers = clientset, clock, workers
+        self.get_pod = get_pod                 # the informer's latest copy, by uid
+        self.pod_statuses: dict[str, _Entry] = {}
+        self.written: dict[str, Obj] = {}
+        self.queue: DelayingQueue[str] = DelayingQueue(DelayingQueueOptions("pod-status", clock))
+        self.writes = 0                        # status writes made (for tests and benchmarks)
+
+    def get_pod_status(self, uid: str) -> Obj | None:
+        e = self.pod_statuses.get(uid)
+        return e.status if e else None
+
+    def set_pod_status(self, pod: core_v1.Pod, status: Obj) -> None:
+        """Cache status for pod and queue a write if it changed.
+
+        Fills in startTime (kept once set) and each kubelet condition's lastTransitionTime
+        (kept while the condition's status is unchanged). Upstream: updateStatusInternal
+        """
+        uid = pod.metadata.uid or ""
+        entry = self.pod_statuses.get(uid)
+        old = entry.status if entry else (to_dict(pod.status) if pod.status else {})
+        status = dict(status)
+        status["startTime"] = old.get("startTime") or rfc3339(self.clock.now())
+        status["conditions"] = [self._transition(c, old) for c in status.get("conditions") or ()]
+        if entry is not None and entry.status == status:
+            return
+        if entry is None:
+            entry = self.pod_statuses[uid] = _Entry(pod.metadata.namespace or "", pod.metadata.name or "", status)
+        entry.status = status
+        self.queue.add(uid)
+
+    def _transition(self, c: Obj, old: Obj) -> Obj:
+        """Upstream: updateLastTransitionTime"""
+        if c.get("type") not in generate.KUBELET_CONDITIONS or "lastTransitionTime" in c:
+            return c
+        prev = next((o for o in old.get("conditions") or () if o.get("type") == c.get("type")), None)
+        t = prev.get("lastTransitionTime") if prev and prev.get("status") == c.get("status") else None
+        return {**c, "lastProbeTime": None, "lastTransitionTime": t or rfc3339(self.clock.now())}
+
+    def mark_pod_deletable(self, pod: core_v1.Pod) -> None:
+        """The pod's containers have all stopped: once its status is written, make the
+        final DELETE (grace 0, uid precondition). Upstream: canBeDeleted + syncPod's delete."""
+        entry = self.pod_statuses.get(pod.metadata.uid or "")
+        if entry is not None and not entry.deletable:
+            entry.deletable = True
+            self.queue.add(pod.metadata.uid or "")
+
+    def remove_orphaned_statuses(self, uid: str) -> None:
+        """Forget a pod that is gone. Upstream: RemoveOrphanedStatuses"""
+        self.pod_statuses.pop(uid, None)
+        self.written.pop(uid, None)
+
+    async def run(self) -> None:
+        try:
+            async with asyncio.TaskGroup() as tg:
+                for _ in range(self.workers):
+                    tg.create_task(self._worker())
+        finally:
+            self.queue.shut_down()
+
+    async def _worker(self) -> None:
+        while True:
+            uid, shutdown = await self.queue.get()
+            if shutdown:
+                return
+            try:
+                await self.sync_pod(uid)
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:                  # keep writing other pods; retry this one
+                log.warning("Failed to update status for pod", extra={"uid": uid, "err": repr(err)})
+                self.queue.add_after(uid, RETRY_AFTER)
+            finally:
+                self.queue.done(uid)
+
+    async def sync_pod(self, uid: str) -> None:
+        """Write the cached status if it changed; then the final delete if the pod may go.
+
+        Upstream: manager.syncPod
+        """
+        entry = self.pod_statuses.get(uid)
+        if entry is None:
+            return
+        pods = self.clientset.core_v1().pods(entry.namespace)
+        status = entry.status
+        base = self.written.get(uid)
+        if base is None:
+            cur = self.get_pod(uid)
+            base = to_dict(cur.status) if cur is not None and cur.status else {}
+        if base != status:
+            patch = {"metadata": {"uid": uid}, "status": merge_diff(base, status)}
+            try:
+                await pods.patch(entry.name, patch, "merge", subresource="status")
+            except errors.NotFound:
+                self.remove_orphaned_statuses(uid)
+                return
+            self.writes += 1
+            self.written[uid] = status
+        if entry.deletable and self.pod_statuses.get(uid) is entry:
+            await self._delete(pods, entry, uid)
+
+    async def _delete(self, pods: Any, entry: _Entry, uid: str) -> None:
+        try:
+            await pods.delete(entry.name, grace_period_seconds=0, preconditions={"uid": uid})
+        except (errors.NotFound, errors.Conflict):
+            pass                        # gone already, or the name now belongs to a new pod
+        self.remove_orphaned_statuses(uid)
+
+
+def merge_diff(old: Obj, new: Obj) -> Obj:
+    """A JSON merge patch (RFC 7386) turning old into new; lists are replaced whole.
+
+    Example: {"a": 1, "b": {"c": 2, "d": 3}} -> {"a": 1, "b": {"c": 5}} gives
+    {"b": {"c": 5, "d": None}}.
+    """
+    patch: Obj = {k: None for k in old if k not in new}
+    for k, v in new.items():
+        ov = old.get(k)
+        if isinstance(v, dict) and isinstance(ov, dict):
+            sub = merge_diff(ov, v)
+            if sub:
+                patch[k] = sub
+        elif k not in old or ov != v:
+            patch[k] = v
+    return patch

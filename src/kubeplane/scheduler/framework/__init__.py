@@ -1,0 +1,1 @@
+"""The scheduling framework: extension points, the plugin runtime, NodeInfo and the plugins."""

@@ -1,0 +1,58 @@
+"""NodeResourcesBalancedAllocation: prefer nodes whose cpu and memory use stay in proportion.
+
+Upstream: noderesources/balanced_allocation.go
+"""
+from __future__ import annotations
+
+import math
+
+from .....api.types.core_v1 import Pod
+from ...interface import MAX_NODE_SCORE, Code, CycleState, Status
+from ...types import NodeInfo
+from .resource_allocation import DEFAULT_RESOURCES, ResourceAllocationScorer, ResourceSpec
+
+NAME = "NodeResourcesBalancedAllocation"
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+
+def balanced_resource_scorer(requested: list[int], allocatable: list[int]) -> int:
+    """(1 - standard deviation of the used fractions) * 100.
+
+    Example: after placement cpu 2000m/4000m = 0.5, memory 6Gi/8Gi = 0.75; with two
+    resources std = |0.5 - 0.75| / 2 = 0.125 -> int((1 - 0.125) * 100) = 87.
+    Upstream: balancedResourceScorer
+    """
+    fractions = []
+    for req, alloc in zip(requested, allocatable):
+        if alloc == 0:
+            continue
+        fractions.append(min(req / alloc, 1.0))
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = sum(fractions) / len(fractions)
+        std = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
+    return int((1 - std) * MAX_NODE_SCORE)
+
+
+class BalancedAllocation:
+    NAME = NAME
+
+    def __init__(self, handle: object = None, *, resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES) -> None:
+        self.scorer = ResourceAllocationScorer(NAME, balanced_resource_scorer, use_requested=True,
+                                               resources=resources)
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
+        """Skip BestEffort pods, or they would all pile onto one node (issue #129138).
+
+        Upstream: BalancedAllocation.PreScore
+        """
+        reqs = self.scorer.pod_resource_request_list(pod)
+        if not any(reqs):
+            return Status(Code.SKIP)
+        state.write(PRE_SCORE_STATE_KEY, reqs)
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        return self.scorer.score(node_info, state.read(PRE_SCORE_STATE_KEY))

@@ -1,0 +1,267 @@
+"""PodTopologySpread: keep matching pods spread across topology domains within maxSkew.
+
+Upstream: plugins/podtopologyspread/{common,filtering,scoring,plugin}.go. System default
+constraints (spreading by the pod's owning workload when it declares none) are not applied.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ....api import labels
+from ....api.types.core_v1 import Node, Pod, TopologySpreadConstraint
+from ..interface import MAX_NODE_SCORE, Code, CycleState, NodeScore, PreFilterResult, Status
+from ..types import LABEL_HOSTNAME, NodeInfo, PodInfo, selector_from, unresolvable, unschedulable
+from .helper import find_matching_untolerated_taint
+from .nodeaffinity import RequiredNodeAffinity, get_required_node_affinity
+
+NAME = "PodTopologySpread"
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+
+@dataclass
+class Constraint:
+    """A parsed TopologySpreadConstraint. Upstream: topologySpreadConstraint"""
+
+    max_skew: int
+    topology_key: str
+    selector: labels.Selector | None
+    min_domains: int = 1
+    node_affinity_policy: str = "Honor"
+    node_taints_policy: str = "Ignore"
+
+    def match_node_inclusion_policies(self, pod: Pod, node: Node, required: RequiredNodeAffinity) -> bool:
+        """Whether the node counts toward the spread. Upstream: matchNodeInclusionPolicies"""
+        if self.node_affinity_policy == "Honor" and not required.match(node):
+            return False
+        if self.node_taints_policy == "Honor":
+            taints = node.spec.taints if node.spec else None
+            if taints and find_matching_untolerated_taint(taints, pod.spec.tolerations or [],
+                                                          ("NoSchedule", "NoExecute")) is not None:
+                return False
+        return True
+
+
+def filter_topology_spread_constraints(constraints: list[TopologySpreadConstraint] | None, pod: Pod,
+                                       action: str) -> list[Constraint]:
+    """Parse the constraints with whenUnsatisfiable == action, merging matchLabelKeys.
+
+    Upstream: filterTopologySpreadConstraints
+    """
+    out = []
+    pod_labels = pod.metadata.labels or {}
+    for c in constraints or ():
+        if c.when_unsatisfiable != action:
+            continue
+        sel = selector_from(c.label_selector)
+        if sel is not None and c.match_label_keys:
+            extra = tuple(labels.Requirement(k, "in", (pod_labels[k],)) for k in c.match_label_keys if k in pod_labels)
+            sel = sel + extra
+        out.append(Constraint(c.max_skew or 1, c.topology_key or "", sel, c.min_domains or 1,
+                              c.node_affinity_policy or "Honor", c.node_taints_policy or "Ignore"))
+    return out
+
+
+def node_labels_match_spread_constraints(node_labels: dict[str, str] | None, constraints: list[Constraint]) -> bool:
+    node_labels = node_labels or {}
+    return all(c.topology_key in node_labels for c in constraints)
+
+
+def count_pods_match_selector(pods: list[PodInfo], selector: labels.Selector | None, ns: str) -> int:
+    """Pods in ns, not terminating, matching selector. Upstream: countPodsMatchSelector"""
+    if selector is None:
+        return 0
+    n = 0
+    for pi in pods:
+        meta = pi.pod.metadata
+        if meta.deletion_timestamp is None and meta.namespace == ns and labels.matches(selector, meta.labels):
+            n += 1
+    return n
+
+
+@dataclass
+class PreFilterState:
+    """Per constraint: matching-pod count per topology value, and the domain count.
+
+    Upstream: preFilterState (CriticalPaths is replaced by taking min() over the counts).
+    """
+
+    constraints: list[Constraint] = field(default_factory=list)
+    tp_value_to_match_num: list[dict[str, int]] = field(default_factory=list)
+
+    def min_match_num(self, i: int, min_domains: int) -> int:
+        """The global minimum, or 0 while fewer than minDomains domains exist.
+
+        Upstream: preFilterState.minMatchNum
+        """
+        counts = self.tp_value_to_match_num[i]
+        if len(counts) < min_domains:
+            return 0
+        return min(counts.values()) if counts else 0
+
+
+@dataclass
+class PreScoreState:
+    constraints: list[Constraint]
+    ignored_nodes: set[str]
+    topology_value_to_pod_counts: list[dict[str, int]]
+    topology_normalizing_weight: list[float]
+
+
+class PodTopologySpread:
+    NAME = NAME
+
+    def __init__(self, handle: Any = None) -> None:
+        self.handle = handle
+
+    def _all_nodes(self) -> list[NodeInfo]:
+        return self.handle.snapshot_shared_lister().node_info_list
+
+    # --- filtering -------------------------------------------------------------------------
+
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+        """Count matching pods per domain over the eligible nodes; Skip without constraints.
+
+        Upstream: PodTopologySpread.PreFilter / calPreFilterState
+        """
+        constraints = filter_topology_spread_constraints(pod.spec.topology_spread_constraints, pod, "DoNotSchedule")
+        if not constraints:
+            return None, Status(Code.SKIP)
+        s = PreFilterState(constraints, [{} for _ in constraints])
+        required = get_required_node_affinity(pod)
+        ns = pod.metadata.namespace or ""
+        for ni in self._all_nodes():
+            node = ni.node
+            if not node_labels_match_spread_constraints(node.metadata.labels, constraints):
+                continue
+            node_labels = node.metadata.labels
+            for i, c in enumerate(constraints):
+                if not c.match_node_inclusion_policies(pod, node, required):
+                    continue
+                value = node_labels[c.topology_key]
+                counts = s.tp_value_to_match_num[i]
+                counts[value] = counts.get(value, 0) + count_pods_match_selector(ni.pods, c.selector, ns)
+        state.write(PRE_FILTER_STATE_KEY, s)
+        return None, None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """existing matches + self match - global minimum must not exceed maxSkew.
+
+        Example: zones a/b/c hold 2/1/0 matching pods, maxSkew 1: placing in c gives
+        0 + 1 - 0 = 1 (ok); in a gives 2 + 1 - 0 = 3 > 1 (rejected).
+        Upstream: PodTopologySpread.Filter
+        """
+        s: PreFilterState = state.read(PRE_FILTER_STATE_KEY)
+        node_labels = node_info.node.metadata.labels or {}
+        pod_labels = pod.metadata.labels
+        for i, c in enumerate(s.constraints):
+            tp_val = node_labels.get(c.topology_key)
+            if tp_val is None:
+                return unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
+            min_match = s.min_match_num(i, c.min_domains)
+            self_match = 1 if c.selector is not None and labels.matches(c.selector, pod_labels) else 0
+            skew = s.tp_value_to_match_num[i].get(tp_val, 0) + self_match - min_match
+            if skew > c.max_skew:
+                return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        return None
+
+    # --- scoring ---------------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
+        """Count matching pods per domain for ScheduleAnyway constraints. Upstream: PreScore"""
+        all_nodes = self._all_nodes()
+        constraints = filter_topology_spread_constraints(pod.spec.topology_spread_constraints, pod, "ScheduleAnyway")
+        if not all_nodes or not constraints:
+            return Status(Code.SKIP)
+        ignored: set[str] = set()
+        counts: list[dict[str, int]] = [{} for _ in constraints]
+        for ni in nodes:
+            lbls = ni.node.metadata.labels or {}
+            if not node_labels_match_spread_constraints(lbls, constraints):
+                ignored.add(ni.name)          # lacks a topology key: scored 0
+                continue
+            for i, c in enumerate(constraints):
+                if c.topology_key != LABEL_HOSTNAME:
+                    counts[i].setdefault(lbls[c.topology_key], 0)
+        weights = []
+        for i, c in enumerate(constraints):
+            size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else len(counts[i])
+            weights.append(topology_normalizing_weight(size))
+        required = get_required_node_affinity(pod)
+        ns = pod.metadata.namespace or ""
+        for ni in all_nodes:
+            node = ni.node
+            lbls = node.metadata.labels or {}
+            if not node_labels_match_spread_constraints(lbls, constraints):
+                continue
+            for i, c in enumerate(constraints):
+                if not c.match_node_inclusion_policies(pod, node, required):
+                    continue
+                value = lbls[c.topology_key]
+                if value in counts[i]:          # only domains of candidate nodes; hostname counted in Score
+                    counts[i][value] += count_pods_match_selector(ni.pods, c.selector, ns)
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(constraints, ignored, counts, weights))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """Sum over constraints of count * log(domains + 2) + (maxSkew - 1); lower is better.
+
+        Upstream: PodTopologySpread.Score
+        """
+        s: PreScoreState = state.read(PRE_SCORE_STATE_KEY)
+        node = node_info.node
+        if node.metadata.name in s.ignored_nodes:
+            return 0
+        lbls = node.metadata.labels or {}
+        score = 0.0
+        for i, c in enumerate(s.constraints):
+            tp_val = lbls.get(c.topology_key)
+            if tp_val is None:
+                continue
+            if c.topology_key == LABEL_HOSTNAME:
+                cnt = count_pods_match_selector(node_info.pods, c.selector, pod.metadata.namespace or "")
+            else:
+                cnt = s.topology_value_to_pod_counts[i].get(tp_val, 0)
+            score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i])
+        return _go_round(score)
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        """Invert into [0, 100]: 100 * (max + min - s) / max; ignored nodes get 0.
+
+        Example: raw [3, 6] -> max 6, min 3 -> [100*(9-3)/6, 100*(9-6)/6] = [100, 50].
+        Upstream: PodTopologySpread.NormalizeScore
+        """
+        s: PreScoreState | None = state.storage.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return None
+        valid = [x.score for x in scores if x.name not in s.ignored_nodes]
+        min_score = min(valid, default=0)
+        max_score = max(valid, default=0)
+        for x in scores:
+            if x.name in s.ignored_nodes:
+                x.score = 0
+            elif max_score == 0:
+                x.score = MAX_NODE_SCORE
+            else:
+                x.score = MAX_NODE_SCORE * (max_score + min_score - x.score) // max_score
+        return None
+
+
+def topology_normalizing_weight(size: int) -> float:
+    """log(size + 2): more domains weigh more. Upstream: topologyNormalizingWeight"""
+    return math.log(size + 2)
+
+
+def score_for_count(cnt: int, max_skew: int, tp_weight: float) -> float:
+    """Upstream: scoreForCount"""
+    return cnt * tp_weight + (max_skew - 1)
+
+
+def _go_round(x: float) -> int:
+    """math.Round: half away from zero (Python's round() is banker's)."""
+    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))

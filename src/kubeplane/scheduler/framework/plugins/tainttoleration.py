@@ -1,0 +1,57 @@
+"""TaintToleration: filter on NoSchedule/NoExecute taints, prefer nodes with fewer
+untolerated PreferNoSchedule taints. Upstream: plugins/tainttoleration/taint_toleration.go
+"""
+from __future__ import annotations
+
+from ....api.types.core_v1 import Pod, Toleration
+from ..interface import MAX_NODE_SCORE, CycleState, NodeScore, Status
+from ..types import NodeInfo, unresolvable
+from .helper import default_normalize_score, find_matching_untolerated_taint, tolerations_tolerate_taint
+
+PRE_SCORE_STATE_KEY = "PreScoreTaintToleration"
+_FILTER_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+class TaintToleration:
+    NAME = "TaintToleration"
+
+    def __init__(self, handle: object = None) -> None:
+        pass
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Reject the node if one of its NoSchedule/NoExecute taints is not tolerated.
+
+        Upstream: TaintToleration.Filter
+        """
+        node = node_info.node
+        taints = node.spec.taints if node.spec else None
+        if not taints:
+            return None
+        taint = find_matching_untolerated_taint(taints, pod.spec.tolerations or [], _FILTER_EFFECTS)
+        if taint is None:
+            return None
+        return unresolvable(f"node(s) had untolerated taint {{{taint.key}: {taint.value or ''}}}")
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
+        """Keep the tolerations that can tolerate PreferNoSchedule. Upstream: PreScore"""
+        state.write(PRE_SCORE_STATE_KEY, get_all_toleration_prefer_no_schedule(pod.spec.tolerations or []))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """The number of PreferNoSchedule taints not tolerated (fewer is better, see normalize)."""
+        node = node_info.node
+        taints = node.spec.taints if node.spec else None
+        if not taints:
+            return 0
+        tolerations = state.read(PRE_SCORE_STATE_KEY)
+        return sum(1 for t in taints if t.effect == "PreferNoSchedule"
+                   and not tolerations_tolerate_taint(tolerations, t))
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, True, scores)
+        return None
+
+
+def get_all_toleration_prefer_no_schedule(tolerations: list[Toleration]) -> list[Toleration]:
+    """Tolerations with an empty effect or PreferNoSchedule. Upstream: getAllTolerationPreferNoSchedule"""
+    return [t for t in tolerations if not t.effect or t.effect == "PreferNoSchedule"]

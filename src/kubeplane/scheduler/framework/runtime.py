@@ -1,0 +1,200 @@
+"""The framework runtime: one profile's plugins, run extension point by extension point.
+
+Upstream: pkg/scheduler/framework/runtime/framework.go (frameworkImpl). Each plugin object
+is registered once and sorted into the extension points it implements; Score plugins get
+their profile weight. The Framework is also the plugins' Handle (snapshot, clientset).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from ...api.types.core_v1 import Pod
+from .interface import (
+    MAX_NODE_SCORE, MIN_NODE_SCORE, BindPlugin, Code, CycleState, FilterPlugin, NodePluginScores, NodeScore,
+    NodeToStatus, PostFilterPlugin, PostFilterResult, PreFilterPlugin, PreFilterResult, PreScorePlugin,
+    QueueSortPlugin, ScorePlugin, Status,
+)
+from .types import NodeInfo
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+
+@dataclass(frozen=True)
+class PluginSpec:
+    """A plugin factory (called with the Handle) and its score weight (0: no Score)."""
+
+    factory: Callable[[Any], Any]
+    weight: int = 0
+
+
+class Framework:
+    """Upstream: frameworkImpl; also implements framework.Handle for plugins."""
+
+    def __init__(self, specs: Iterable[PluginSpec | tuple[Callable[[Any], Any], int]], *, clientset: Any = None,
+                 snapshot: Any = None, queue_sort: QueueSortPlugin | None = None,
+                 profile_name: str = DEFAULT_SCHEDULER_NAME, percentage_of_nodes_to_score: int | None = None) -> None:
+        from .plugins.queuesort import PrioritySort
+        self.profile_name = profile_name
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self._clientset = clientset
+        self.snapshot = snapshot
+        self.queue_sort_plugin = queue_sort or PrioritySort()
+        self.plugins: list[Any] = []
+        self.score_weights: dict[str, int] = {}
+        for spec in specs:
+            factory, weight = (spec.factory, spec.weight) if isinstance(spec, PluginSpec) else spec
+            plugin = factory(self)
+            self.plugins.append(plugin)
+            if weight and isinstance(plugin, ScorePlugin):
+                self.score_weights[plugin.NAME] = weight
+        self.pre_filter_plugins = [p for p in self.plugins if isinstance(p, PreFilterPlugin)]
+        self.filter_plugins = [p for p in self.plugins if isinstance(p, FilterPlugin)]
+        self.post_filter_plugins = [p for p in self.plugins if isinstance(p, PostFilterPlugin)]
+        self.pre_score_plugins = [p for p in self.plugins if isinstance(p, PreScorePlugin)
+                                  and p.NAME in self.score_weights]
+        self.score_plugins = [p for p in self.plugins if isinstance(p, ScorePlugin) and p.NAME in self.score_weights]
+        self.bind_plugins = [p for p in self.plugins if isinstance(p, BindPlugin)]
+
+    # --- Handle ----------------------------------------------------------------------------
+
+    def snapshot_shared_lister(self) -> Any:
+        return self.snapshot
+
+    def client_set(self) -> Any:
+        return self._clientset
+
+    def queue_sort_func(self) -> Callable[[Any, Any], bool]:
+        return self.queue_sort_plugin.less
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter_plugins)
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.score_plugins)
+
+    # --- extension points ------------------------------------------------------------------
+
+    def run_pre_filter_plugins(self, state: CycleState, pod: Pod,
+                               nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+        """Run every PreFilter; Skip marks the plugin's Filter as skipped, the results
+        intersect, the first rejection (or error) stops the run.
+
+        Upstream: frameworkImpl.RunPreFilterPlugins
+        """
+        result: PreFilterResult | None = None
+        plugins_with_results: list[str] = []
+        for pl in self.pre_filter_plugins:
+            r, status = pl.pre_filter(state, pod, nodes)
+            if status is not None and status.code == Code.SKIP:
+                state.skip_filter_plugins.add(pl.NAME)
+                continue
+            if status is not None and status.code != Code.SUCCESS:
+                status.plugin = pl.NAME
+                if status.code == Code.ERROR:
+                    status.reasons = [f"running PreFilter plugin {pl.NAME!r}: {status.message()}"]
+                return None, status
+            if r is not None and not r.all_nodes():
+                plugins_with_results.append(pl.NAME)
+                result = r if result is None else result.merge(r)
+                if not result.node_names:
+                    msg = f"node(s) didn't satisfy plugin(s) [{' '.join(plugins_with_results)}] simultaneously"
+                    if len(plugins_with_results) == 1:
+                        msg = f"node(s) didn't satisfy plugin {plugins_with_results[0]}"
+                    return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg, plugin=pl.NAME)
+        return result, None
+
+    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """The first failing Filter's status (named after its plugin), None if all pass.
+
+        Upstream: frameworkImpl.RunFilterPlugins
+        """
+        skip = state.skip_filter_plugins
+        for pl in self.filter_plugins:
+            if skip and pl.NAME in skip:
+                continue
+            status = pl.filter(state, pod, node_info)
+            if status is not None and status.code != Code.SUCCESS:
+                status.plugin = pl.NAME
+                return status
+        return None
+
+    def run_post_filter_plugins(self, state: CycleState, pod: Pod,
+                                m: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
+        """The first PostFilter that succeeds wins; otherwise the rejections' messages.
+
+        Upstream: frameworkImpl.RunPostFilterPlugins
+        """
+        reasons: list[str] = []
+        result: PostFilterResult | None = None
+        for pl in self.post_filter_plugins:
+            r, status = pl.post_filter(state, pod, m)
+            if status.is_success():
+                return r, status
+            if status.code == Code.ERROR:
+                return None, status
+            reasons.extend(status.reasons)
+            if r is not None:
+                result = r
+        return result, Status(Code.UNSCHEDULABLE, *reasons)
+
+    def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
+        """Upstream: frameworkImpl.RunPreScorePlugins"""
+        for pl in self.pre_score_plugins:
+            status = pl.pre_score(state, pod, nodes)
+            if status is not None and status.code == Code.SKIP:
+                state.skip_score_plugins.add(pl.NAME)
+            elif status is not None and status.code != Code.SUCCESS:
+                return Status(Code.ERROR, f"running PreScore plugin {pl.NAME!r}: {status.message()}", plugin=pl.NAME)
+        return None
+
+    def run_score_plugins(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[NodePluginScores]:
+        """Score every node with every non-skipped plugin, normalize, apply weights, total.
+
+        Example: TaintToleration (weight 3) normalizes to 100 and NodeResourcesFit
+        (weight 1) scores 75: total 3*100 + 1*75 = 375.
+        Upstream: frameworkImpl.RunScorePlugins
+        """
+        plugins = [pl for pl in self.score_plugins if pl.NAME not in state.skip_score_plugins]
+        all_scores = [NodePluginScores(ni.name) for ni in nodes]
+        for pl in plugins:
+            scores = [NodeScore(ni.name, pl.score(state, pod, ni)) for ni in nodes]
+            if hasattr(pl, "normalize_score"):
+                status = pl.normalize_score(state, pod, scores)
+                if status is not None and not status.is_success():
+                    raise RuntimeError(f"running Normalize on Score plugins: {status.message()}")
+            weight = self.score_weights[pl.NAME]
+            for ns, total in zip(scores, all_scores):
+                if not MIN_NODE_SCORE <= ns.score <= MAX_NODE_SCORE:
+                    raise RuntimeError(f"plugin {pl.NAME!r} returns an invalid score {ns.score}, it should in the "
+                                       f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+                weighted = ns.score * weight
+                total.scores.append((pl.NAME, weighted))
+                total.total_score += weighted
+        return all_scores
+
+    async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """The first bind plugin that does not Skip binds. Upstream: frameworkImpl.RunBindPlugins"""
+        if not self.bind_plugins:
+            return Status(Code.SKIP)
+        status: Status | None = None
+        for pl in self.bind_plugins:
+            status = await pl.bind(state, pod, node_name)
+            if status is not None and status.code == Code.SKIP:
+                continue
+            if status is not None and status.code != Code.SUCCESS:
+                return Status(Code.ERROR, f"running Bind plugin {pl.NAME!r}: {status.message()}",
+                              plugin=pl.NAME, err=status.err)
+            return status
+        return status
+
+
+def default_framework(*, clientset: Any = None, snapshot: Any = None,
+                      percentage_of_nodes_to_score: int | None = None) -> Framework:
+    """The default-scheduler profile (upstream's default plugins and weights)."""
+    from .plugins import DEFAULT_PLUGINS
+    return Framework([PluginSpec(cls, w) for cls, w in DEFAULT_PLUGINS], clientset=clientset, snapshot=snapshot,
+                     percentage_of_nodes_to_score=percentage_of_nodes_to_score)

@@ -1,0 +1,1 @@
+"""Scheduler internals: the scheduling queue and the scheduler cache."""

@@ -1,0 +1,237 @@
+"""The scheduler cache: nodes with the pods bound or *assumed* to be on them.
+
+Assuming a pod puts it on its chosen node before the binding round-trips through the API
+server and the watch, so the next scheduling cycle already counts its requests; the
+informer's add later confirms it, and a failed binding forgets it.
+
+Upstream: pkg/scheduler/internal/cache/cache.go (the state machine in its doc comment:
+Initial -Assume-> Assumed -Add-> Added; Assumed -Forget-> Initial; Assumed -Expire-> Initial).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from ....api.types.core_v1 import Node, Pod
+from ...framework.types import NodeInfo, PodInfo
+from .snapshot import Snapshot
+
+log = logging.getLogger(__name__)
+
+
+def pod_key(pod: Pod) -> str:
+    """The UID (upstream's GetPodKey), or namespace/name for objects without one."""
+    meta = pod.metadata
+    return meta.uid or f"{meta.namespace}/{meta.name}"
+
+
+@dataclass
+class PodState:
+    pod: Pod
+    deadline: float | None = None          # when an assumed pod whose binding finished expires
+    binding_finished: bool = False
+
+
+class Cache:
+    """nodes: name -> NodeInfo; pod_states: key -> PodState; assumed_pods: keys not yet confirmed.
+
+    Invariants (checked by check_invariants): assumed_pods is a subset of pod_states; every
+    pod in pod_states is in exactly one NodeInfo, that of its spec.nodeName, and every pod in
+    a NodeInfo is in pod_states; a NodeInfo without a node exists only while it holds pods.
+    ttl == 0 (upstream's durationToExpireAssumedPod, issue #106361) means assumed pods
+    never expire: only the informer (Add) or a failed binding (Forget) resolves them.
+    """
+
+    def __init__(self, ttl: float = 0.0) -> None:
+        self.ttl = ttl
+        self.nodes: dict[str, NodeInfo] = {}
+        self.pod_states: dict[str, PodState] = {}
+        self.assumed_pods: set[str] = set()
+
+    # --- pods --------------------------------------------------------------------------------
+
+    def assume_pod(self, pod: Pod) -> None:
+        """Place a pod (spec.nodeName set) on its node ahead of the binding. Upstream: AssumePod"""
+        key = pod_key(pod)
+        if key in self.pod_states:
+            raise ValueError(f"pod {key} is in the cache, so can't be assumed")
+        self._add_pod(pod)
+        self.pod_states[key] = PodState(pod)
+        self.assumed_pods.add(key)
+
+    def finish_binding(self, pod: Pod, now: float) -> None:
+        """Start the expiry clock of an assumed pod. Upstream: FinishBinding"""
+        key = pod_key(pod)
+        ps = self.pod_states.get(key)
+        if ps is not None and key in self.assumed_pods:
+            ps.binding_finished = True
+            ps.deadline = now + self.ttl if self.ttl > 0 else None
+
+    def forget_pod(self, pod: Pod) -> None:
+        """Undo assume_pod (the binding failed). Upstream: ForgetPod"""
+        key = pod_key(pod)
+        ps = self.pod_states.get(key)
+        if ps is not None and ps.pod.spec.node_name != pod.spec.node_name:
+            raise ValueError(f"pod {key} was assumed on {pod.spec.node_name} but assigned to {ps.pod.spec.node_name}")
+        if ps is None or key not in self.assumed_pods:
+            raise ValueError(f"pod {key} wasn't assumed so cannot be forgotten")
+        self._remove_pod(ps.pod)
+        del self.pod_states[key]
+        self.assumed_pods.discard(key)
+
+    def add_pod(self, pod: Pod) -> None:
+        """The informer saw a bound pod: confirm an assumed one, or add it. Upstream: AddPod"""
+        key = pod_key(pod)
+        ps = self.pod_states.get(key)
+        if ps is not None and key in self.assumed_pods:
+            # The binding landed (possibly elsewhere than assumed, if someone else bound it).
+            self._update_pod(ps.pod, pod)
+            ps.pod = pod
+            ps.deadline = None
+            self.assumed_pods.discard(key)
+        elif ps is None:
+            self._add_pod(pod)
+            self.pod_states[key] = PodState(pod)
+        else:
+            log.warning("pod was already in added state", extra={"pod": key})
+
+    def update_pod(self, old: Pod, new: Pod) -> None:
+        """Upstream: UpdatePod (only for added, not assumed, pods)."""
+        key = pod_key(old)
+        ps = self.pod_states.get(key)
+        if ps is None or key in self.assumed_pods:
+            raise ValueError(f"pod {key} is not added to scheduler cache, so cannot be updated")
+        self._update_pod(ps.pod, new)
+        ps.pod = new
+
+    def remove_pod(self, pod: Pod) -> None:
+        """Upstream: RemovePod (assumed or added)."""
+        key = pod_key(pod)
+        ps = self.pod_states.get(key)
+        if ps is None:
+            raise ValueError(f"pod {key} is not found in scheduler cache, so cannot be removed from it")
+        self._remove_pod(ps.pod)
+        del self.pod_states[key]
+        self.assumed_pods.discard(key)
+
+    def is_assumed_pod(self, pod: Pod) -> bool:
+        return pod_key(pod) in self.assumed_pods
+
+    def get_pod(self, pod: Pod) -> Pod | None:
+        ps = self.pod_states.get(pod_key(pod))
+        return ps.pod if ps else None
+
+    def cleanup_assumed_pods(self, now: float) -> list[Pod]:
+        """Expire assumed pods whose binding finished more than ttl ago. Upstream: cleanupAssumedPods"""
+        expired = []
+        for key in list(self.assumed_pods):
+            ps = self.pod_states[key]
+            if ps.binding_finished and ps.deadline is not None and now > ps.deadline:
+                log.warning("Pod expired", extra={"pod": key, "node": ps.pod.spec.node_name})
+                self.remove_pod(ps.pod)
+                expired.append(ps.pod)
+        return expired
+
+    def _add_pod(self, pod: Pod) -> None:
+        name = pod.spec.node_name or ""
+        ni = self.nodes.get(name)
+        if ni is None:
+            ni = self.nodes[name] = NodeInfo()     # the node's own event may come later
+        ni.add_pod_info(PodInfo(pod))
+
+    def _remove_pod(self, pod: Pod) -> None:
+        name = pod.spec.node_name or ""
+        ni = self.nodes.get(name)
+        if ni is None:
+            log.error("Node not found when trying to remove pod", extra={"node": name, "pod": pod_key(pod)})
+            return
+        ni.remove_pod(pod)
+        if not ni.pods and ni.node is None:
+            del self.nodes[name]
+
+    def _update_pod(self, old: Pod, new: Pod) -> None:
+        self._remove_pod(old)
+        self._add_pod(new)
+
+    # --- nodes -------------------------------------------------------------------------------
+
+    def add_node(self, node: Node) -> NodeInfo:
+        """Upstream: AddNode"""
+        name = node.metadata.name
+        ni = self.nodes.get(name)
+        if ni is None:
+            ni = self.nodes[name] = NodeInfo()
+        ni.set_node(node)
+        return ni
+
+    def update_node(self, old: Node, new: Node) -> NodeInfo:
+        return self.add_node(new)
+
+    def remove_node(self, node: Node) -> None:
+        """Upstream: RemoveNode: the NodeInfo lingers while pods still point at it."""
+        name = node.metadata.name
+        ni = self.nodes.get(name)
+        if ni is None:
+            raise KeyError(f"node {name} is not found")
+        ni.remove_node()
+        if not ni.pods:
+            del self.nodes[name]
+
+    def node_count(self) -> int:
+        return sum(1 for ni in self.nodes.values() if ni.node is not None)
+
+    def pod_count(self) -> int:
+        return sum(len(ni.pods) for ni in self.nodes.values())
+
+    # --- snapshot ----------------------------------------------------------------------------
+
+    def update_snapshot(self, snapshot: Snapshot) -> None:
+        """Copy into snapshot only the NodeInfos that changed since its generation.
+
+        A changed NodeInfo is copied *into* the existing snapshot object, so the snapshot's
+        lists keep pointing at current data; the lists are rebuilt only when the node set
+        changes, the affinity lists when a node gains or loses affinity pods.
+        Upstream: cacheImpl.UpdateSnapshot
+        """
+        update_all = update_affinity = False
+        max_gen = snapshot.generation
+        live = 0
+        for name, ni in self.nodes.items():
+            if ni.node is None:
+                continue
+            live += 1
+            if ni.generation <= snapshot.generation:
+                continue
+            max_gen = max(max_gen, ni.generation)
+            clone = ni.snapshot()
+            existing = snapshot.node_info_map.get(name)
+            if existing is None:
+                snapshot.node_info_map[name] = clone
+                update_all = True
+                continue
+            if (bool(existing.pods_with_affinity) != bool(clone.pods_with_affinity) or
+                    bool(existing.pods_with_required_anti_affinity) != bool(clone.pods_with_required_anti_affinity)):
+                update_affinity = True
+            for slot in NodeInfo.__slots__:
+                setattr(existing, slot, getattr(clone, slot))
+        if len(snapshot.node_info_map) > live:
+            for name in [n for n in snapshot.node_info_map if n not in self.nodes or self.nodes[n].node is None]:
+                del snapshot.node_info_map[name]
+            update_all = True
+        snapshot.generation = max_gen
+        if update_all:
+            snapshot.rebuild_lists()
+        elif update_affinity:
+            snapshot.update_affinity_lists()
+
+    def check_invariants(self) -> None:
+        assert self.assumed_pods <= self.pod_states.keys()
+        seen: set[str] = set()
+        for name, ni in self.nodes.items():
+            assert ni.node is not None or ni.pods, f"empty node-less NodeInfo {name}"
+            for pi in ni.pods:
+                assert pi.uid in self.pod_states, pi.key
+                assert pi.uid not in seen, pi.key
+                assert (pi.pod.spec.node_name or "") == name
+                seen.add(pi.uid)
+        assert seen == self.pod_states.keys()

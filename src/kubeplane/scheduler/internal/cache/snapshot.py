@@ -1,0 +1,55 @@
+"""Snapshot: the NodeInfos one scheduling cycle sees, refreshed incrementally from the cache.
+
+Upstream: pkg/scheduler/internal/cache/snapshot.go
+"""
+from __future__ import annotations
+
+from ...framework.types import NodeInfo
+
+
+class Snapshot:
+    """node_info_map: name -> NodeInfo copy; the lists hold the same objects in node order.
+
+    Invariant: node_info_list holds exactly node_info_map's values;
+    have_pods_with_affinity_node_info_list holds those with pods_with_affinity, and
+    have_pods_with_required_anti_affinity_node_info_list those with required anti-affinity
+    pods; generation is the newest cache generation the copies reflect.
+    """
+
+    def __init__(self, node_infos: list[NodeInfo] | None = None) -> None:
+        self.node_info_map: dict[str, NodeInfo] = {}
+        self.node_info_list: list[NodeInfo] = []
+        self.have_pods_with_affinity_node_info_list: list[NodeInfo] = []
+        self.have_pods_with_required_anti_affinity_node_info_list: list[NodeInfo] = []
+        self.generation = 0
+        for ni in node_infos or ():
+            self.node_info_map[ni.name] = ni
+        self.rebuild_lists()
+
+    @classmethod
+    def from_nodes(cls, nodes: list, pods: list | None = None) -> Snapshot:  # type: ignore[type-arg]
+        """A snapshot of nodes with pods placed by spec.nodeName. Upstream: NewSnapshot"""
+        infos: dict[str, NodeInfo] = {}
+        for n in nodes:
+            infos[n.metadata.name] = ni = NodeInfo()
+            ni.set_node(n)
+        for p in pods or ():
+            if p.spec.node_name in infos:
+                infos[p.spec.node_name].add_pod(p)
+        return cls(list(infos.values()))
+
+    def rebuild_lists(self) -> None:
+        self.node_info_list = list(self.node_info_map.values())
+        self.update_affinity_lists()
+
+    def update_affinity_lists(self) -> None:
+        self.have_pods_with_affinity_node_info_list = [n for n in self.node_info_list if n.pods_with_affinity]
+        self.have_pods_with_required_anti_affinity_node_info_list = [
+            n for n in self.node_info_list if n.pods_with_required_anti_affinity]
+
+    def get(self, node_name: str) -> NodeInfo:
+        """KeyError if the node is not in the snapshot."""
+        return self.node_info_map[node_name]
+
+    def num_nodes(self) -> int:
+        return len(self.node_info_list)

@@ -1,0 +1,333 @@
+"""One scheduling attempt: pop a pod, filter and score nodes, assume, bind asynchronously.
+
+Upstream: pkg/scheduler/schedule_one.go. Functions take the Scheduler as first argument
+(Go's receiver made explicit). The scheduling cycle is plain synchronous code, so it sees
+one consistent snapshot without locks; only the binding (an API call) and failure
+reporting await.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from ..api import errors
+from ..api.types.core_v1 import Pod
+from ..utils.clock import rfc3339
+from .framework.interface import Code, CycleState, NodePluginScores, Status
+from .framework.runtime import Framework
+from .framework.types import Diagnosis, FitError, NodeInfo, QueuedPodInfo
+from .internal.queue.scheduling_queue import ASSIGNED_POD_DELETE
+
+if TYPE_CHECKING:
+    from .scheduler import Scheduler
+
+log = logging.getLogger(__name__)
+
+MIN_FEASIBLE_NODES_TO_FIND = 100              # Upstream: minFeasibleNodesToFind
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5     # Upstream: minFeasibleNodesPercentageToFind
+ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+MAX_EVENT_MESSAGE = 1024                      # Upstream: truncateMessage's limit (events' note)
+
+
+class NoNodesAvailable(Exception):
+    def __str__(self) -> str:
+        return ERR_NO_NODES_AVAILABLE
+
+
+@dataclass
+class ScheduleResult:
+    """Upstream: ScheduleResult"""
+
+    suggested_host: str
+    evaluated_nodes: int = 0
+    feasible_nodes: int = 0
+
+
+async def schedule_one(sched: Scheduler) -> bool:
+    """Schedule the next pod; False once the queue is closed. Upstream: Scheduler.ScheduleOne"""
+    pinfo = await sched.queue.pop()
+    if pinfo is None:
+        return False
+    pod = pinfo.pod
+    fwk = sched.framework
+    if skip_pod_schedule(sched, pod):
+        sched.queue.done(pinfo.key)
+        return True
+    state = CycleState()
+    cycle = sched.queue.scheduling_cycle
+    assumed, status = scheduling_cycle(sched, fwk, state, pinfo)
+    if assumed is None:
+        assert status is not None
+        await handle_scheduling_failure(sched, pinfo, status, cycle)
+        return True
+    task = asyncio.ensure_future(binding_cycle(sched, fwk, state, pinfo, assumed, cycle))
+    sched.binding_tasks.add(task)
+    task.add_done_callback(sched.binding_tasks.discard)
+    return True
+
+
+def skip_pod_schedule(sched: Scheduler, pod: Pod) -> bool:
+    """Pods being deleted, or already assumed (a stale queue entry), are not scheduled.
+
+    Upstream: Scheduler.skipPodSchedule
+    """
+    return pod.metadata.deletion_timestamp is not None or sched.cache.is_assumed_pod(pod)
+
+
+def scheduling_cycle(sched: Scheduler, fwk: Framework, state: CycleState,
+                     pinfo: QueuedPodInfo) -> tuple[Pod | None, Status | None]:
+    """Pick a node and assume the pod there: (assumed pod, None) or (None, failure status).
+
+    1. schedule_pod: filter and score against a fresh snapshot.
+    2. On a FitError run the PostFilter plugins (preemption) and keep their message.
+    3. Assume: put a copy with spec.nodeName into the cache so the next cycle counts it.
+    Upstream: Scheduler.schedulingCycle
+    """
+    pod = pinfo.pod
+    try:
+        result = schedule_pod(sched, fwk, state, pod)
+    except NoNodesAvailable as err:
+        pinfo.unschedulable_plugins = set()
+        return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, err=err)
+    except FitError as fit_error:
+        _, status = fwk.run_post_filter_plugins(state, pod, fit_error.diagnosis.node_to_status)
+        fit_error.diagnosis.post_filter_msg = status.message()
+        pinfo.unschedulable_plugins = set(fit_error.diagnosis.unschedulable_plugins)
+        return None, Status(Code.UNSCHEDULABLE, err=fit_error)
+    except Exception as err:        # noqa: BLE001 - a plugin error fails this attempt only
+        log.exception("Error scheduling pod", extra={"pod": pinfo.key})
+        pinfo.unschedulable_plugins = set()
+        return None, Status.as_status(err)
+    assumed = assume_copy(pod, result.suggested_host)
+    try:
+        sched.cache.assume_pod(assumed)
+    except ValueError as err:
+        pinfo.unschedulable_plugins = set()
+        return None, Status.as_status(err)
+    return assumed, None
+
+
+def assume_copy(pod: Pod, host: str) -> Pod:
+    """pod with spec.nodeName = host; shares everything else (cache objects are read-only)."""
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=host))
+
+
+def schedule_pod(sched: Scheduler, fwk: Framework, state: CycleState, pod: Pod) -> ScheduleResult:
+    """Filter, then score, the snapshot's nodes. Upstream: Scheduler.schedulePod"""
+    sched.cache.update_snapshot(sched.snapshot)
+    num_nodes = sched.snapshot.num_nodes()
+    if num_nodes == 0:
+        raise NoNodesAvailable()
+    feasible, diagnosis = find_nodes_that_fit_pod(sched, fwk, state, pod)
+    if not feasible:
+        raise FitError(pod, num_nodes, diagnosis)
+    evaluated = len(feasible) + len(diagnosis.node_to_status)
+    if len(feasible) == 1:
+        return ScheduleResult(feasible[0].name, evaluated, 1)
+    priority_list = prioritize_nodes(fwk, state, pod, feasible)
+    return ScheduleResult(select_host(priority_list, sched.rng), evaluated, len(feasible))
+
+
+def find_nodes_that_fit_pod(sched: Scheduler, fwk: Framework, state: CycleState,
+                            pod: Pod) -> tuple[list[NodeInfo], Diagnosis]:
+    """Run PreFilter, then Filter over the nodes PreFilter allows. Upstream: findNodesThatFitPod"""
+    diagnosis = Diagnosis()
+    all_nodes = sched.snapshot.node_info_list
+    pre_res, status = fwk.run_pre_filter_plugins(state, pod, all_nodes)
+    if status is not None and not status.is_success():
+        if not status.is_rejected():
+            raise RuntimeError(status.message())
+        # Every node is rejected for the same reason: report it once, not per node.
+        diagnosis.node_to_status.absent_nodes_status = status
+        diagnosis.pre_filter_msg = status.message()
+        if status.plugin:
+            diagnosis.unschedulable_plugins.add(status.plugin)
+        return [], diagnosis
+    nodes = all_nodes
+    if pre_res is not None and not pre_res.all_nodes():
+        nodes = [sched.snapshot.node_info_map[n] for n in sorted(pre_res.node_names or ())
+                 if n in sched.snapshot.node_info_map]
+        diagnosis.node_to_status.absent_nodes_status = Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy plugin(s) [PreFilterResult]")
+    return find_nodes_that_pass_filters(sched, fwk, state, pod, diagnosis, nodes), diagnosis
+
+
+def find_nodes_that_pass_filters(sched: Scheduler, fwk: Framework, state: CycleState, pod: Pod,
+                                 diagnosis: Diagnosis, nodes: list[NodeInfo]) -> list[NodeInfo]:
+    """Filter nodes round-robin from next_start_node_index until enough are feasible.
+
+    Starting where the last cycle stopped spreads the work (and the pods) over all nodes
+    when only a percentage is examined. Upstream: findNodesThatPassFilters
+    """
+    num_all = len(nodes)
+    if num_all == 0:
+        return []
+    num_to_find = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score or sched.percentage_of_nodes_to_score,
+                                             num_all)
+    start = sched.next_start_node_index % num_all
+    feasible: list[NodeInfo] = []
+    processed = 0
+    statuses = diagnosis.node_to_status.statuses
+    run_filters = fwk.run_filter_plugins
+    for i in range(num_all):
+        ni = nodes[(start + i) % num_all]
+        processed += 1
+        status = run_filters(state, pod, ni)
+        if status is None:
+            feasible.append(ni)
+            if len(feasible) >= num_to_find:
+                break
+        elif status.code == Code.ERROR:
+            raise RuntimeError(status.message())
+        else:
+            statuses[ni.name] = status
+            diagnosis.unschedulable_plugins.add(status.plugin)
+    sched.next_start_node_index = (start + processed) % num_all
+    return feasible
+
+
+def num_feasible_nodes_to_find(percentage_of_nodes_to_score: int, num_all_nodes: int) -> int:
+    """How many feasible nodes are enough to stop filtering.
+
+    Small clusters (< 100 nodes) are searched fully. Otherwise the adaptive default is
+    50% - 1% per 125 nodes, at least 5%, and never fewer than 100 nodes: 500 nodes -> 46% ->
+    230; 5,000 nodes -> 10% -> 500; 6,000 nodes -> 5% (floor) -> 300.
+    Upstream: Scheduler.numFeasibleNodesToFind
+    """
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    percentage = percentage_of_nodes_to_score
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    num_nodes = num_all_nodes * percentage // 100
+    return max(num_nodes, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def prioritize_nodes(fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[NodePluginScores]:
+    """PreScore then Score; without score plugins every node scores 1. Upstream: prioritizeNodes"""
+    if not fwk.has_score_plugins():
+        return [NodePluginScores(ni.name, total_score=1) for ni in nodes]
+    status = fwk.run_pre_score_plugins(state, pod, nodes)
+    if status is not None and not status.is_success():
+        raise RuntimeError(status.message())
+    return fwk.run_score_plugins(state, pod, nodes)
+
+
+def select_host(node_scores: list[NodePluginScores], rng: random.Random) -> str:
+    """The highest total; ties broken uniformly at random by reservoir sampling (the k-th
+    tie replaces the choice with probability 1/k). Upstream: selectHost
+    """
+    if not node_scores:
+        raise ValueError("empty priorityList")
+    max_score = node_scores[0].total_score
+    selected = node_scores[0].name
+    count = 1
+    for ns in node_scores[1:]:
+        if ns.total_score > max_score:
+            max_score, selected, count = ns.total_score, ns.name, 1
+        elif ns.total_score == max_score:
+            count += 1
+            if rng.randrange(count) == 0:
+                selected = ns.name
+    return selected
+
+
+# --- binding ---------------------------------------------------------------------------------
+
+async def binding_cycle(sched: Scheduler, fwk: Framework, state: CycleState, pinfo: QueuedPodInfo,
+                        assumed: Pod, cycle: int) -> None:
+    """Bind through the API; on failure forget the assumed pod and requeue with backoff.
+
+    Upstream: Scheduler.bindingCycle / bind / handleBindingCycleError
+    """
+    host = assumed.spec.node_name or ""
+    try:
+        status = await fwk.run_bind_plugins(state, assumed, host)
+    except Exception as err:     # noqa: BLE001
+        status = Status.as_status(err)
+    if status is not None and not status.is_success():
+        handle_binding_cycle_error(sched, assumed)
+        await handle_scheduling_failure(sched, pinfo, status, cycle)
+        return
+    sched.cache.finish_binding(assumed, sched.clock.now())
+    meta = assumed.metadata
+    sched.recorder.event(assumed, "Normal", "Scheduled", f"Successfully assigned {meta.namespace}/{meta.name} to {host}")
+    sched.queue.done(pinfo.key)
+    sched.scheduled += 1
+
+
+def handle_binding_cycle_error(sched: Scheduler, assumed: Pod) -> None:
+    """Forget the assumed pod; its room is free again, which may help waiting pods."""
+    try:
+        sched.cache.forget_pod(assumed)
+    except ValueError:
+        log.exception("scheduler cache ForgetPod failed", extra={"pod": assumed.metadata.name})
+    sched.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE)
+
+
+# --- failures --------------------------------------------------------------------------------
+
+async def handle_scheduling_failure(sched: Scheduler, pinfo: QueuedPodInfo, status: Status, cycle: int) -> None:
+    """Requeue the pod, emit FailedScheduling and set PodScheduled=False.
+
+    The pod is requeued only if it still exists unassigned in the informer cache (it may
+    have been deleted or bound by someone else meanwhile).
+    Upstream: Scheduler.handleSchedulingFailure
+    """
+    pod = pinfo.pod
+    reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
+    err_msg = str(status.err) if status.err is not None else status.message()
+    meta = pod.metadata
+    cached = sched.pod_lister_get(meta.namespace or "", meta.name or "")
+    if cached is None:
+        log.info("Pod doesn't exist in informer cache", extra={"pod": pinfo.key})
+        sched.queue.done(pinfo.key)
+    elif cached.spec.node_name:
+        log.info("Pod has been assigned to node. Abort adding it back to queue.", extra={"pod": pinfo.key})
+        sched.queue.done(pinfo.key)
+    else:
+        pinfo.pod_info.update(cached)
+        try:
+            sched.queue.add_unschedulable_if_not_present(pinfo, cycle)
+        except ValueError:
+            log.exception("Error occurred", extra={"pod": pinfo.key})
+    sched.recorder.event(pod, "Warning", "FailedScheduling", truncate_message(err_msg))
+    if cached is not None:
+        await update_pod_scheduled_condition(sched, cached, reason, err_msg)
+
+
+def truncate_message(message: str) -> str:
+    """Upstream: truncateMessage: at most 1024 characters, ending in "..." when cut."""
+    if len(message) <= MAX_EVENT_MESSAGE:
+        return message
+    return message[:MAX_EVENT_MESSAGE - 3] + "..."
+
+
+async def update_pod_scheduled_condition(sched: Scheduler, pod: Pod, reason: str, message: str) -> None:
+    """Patch PodScheduled=False onto the pod's status if the condition changes.
+
+    Upstream: updatePod + podutil.UpdatePodCondition + util.PatchPodStatus (a strategic
+    merge patch keyed by condition type).
+    """
+    old = next((c for c in (pod.status.conditions if pod.status else None) or () if c.type == "PodScheduled"), None)
+    if old is not None and (old.status, old.reason, old.message) == ("False", reason, message):
+        return
+    transition = old.last_transition_time if old is not None and old.status == "False" else None
+    cond: dict[str, object] = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message,
+                               "lastProbeTime": None,
+                               "lastTransitionTime": transition or rfc3339(sched.clock.now())}
+    if pod.metadata.generation:
+        cond["observedGeneration"] = pod.metadata.generation
+    body = {"status": {"conditions": [cond]}}
+    try:
+        await sched.client.core_v1().pods(pod.metadata.namespace).patch(pod.metadata.name, body, "strategic",
+                                                                         subresource="status")
+    except errors.NotFound:
+        pass
+    except Exception:        # noqa: BLE001 - the next attempt will try again
+        log.exception("Error updating pod", extra={"pod": f"{pod.metadata.namespace}/{pod.metadata.name}"})

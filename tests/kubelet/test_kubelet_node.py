@@ -1,0 +1,113 @@
+"""Node registration, Lease heartbeats and node status cadence; status manager coalescing."""
+from __future__ import annotations
+
+from kubeplane.api.types import core_v1, meta_v1
+from kubeplane.client.fake import FakeClientset
+from kubeplane.kubelet.node_status import needs_report, node_ip, pod_cidr
+from kubeplane.kubelet.status.status_manager import StatusManager, merge_diff
+from kubeplane.utils.clock import FakeClock
+
+from kubelet_testutil import advance
+
+
+async def test_node_registration_fields(make_env) -> None:
+    env = await make_env(nodes=3)
+    n = await env.cs.core_v1().nodes().get("node-2")
+    assert n.metadata.labels["kubernetes.io/hostname"] == "node-2"
+    assert n.metadata.labels["kubernetes.io/os"] == "linux" and n.metadata.labels["kubernetes.io/arch"] == "amd64"
+    assert n.status.capacity == {"cpu": "4", "memory": "16Gi", "pods": "110", "ephemeral-storage": "100Gi"}
+    assert n.status.allocatable == n.status.capacity
+    assert [(a.type, a.address) for a in n.status.addresses] == [("InternalIP", "172.18.0.4"), ("Hostname", "node-2")]
+    info = n.status.node_info
+    assert info.kubelet_version == "v1.37.0-kubeplane"
+    assert info.container_runtime_version == "kubeplane-sim://0.1.0"
+    assert (info.operating_system, info.architecture) == ("linux", "amd64") and info.os_image and info.kernel_version
+    assert [(c.type, c.status, c.reason) for c in n.status.conditions] == [
+        ("MemoryPressure", "False", "KubeletHasSufficientMemory"), ("DiskPressure", "False", "KubeletHasNoDiskPressure"),
+        ("PIDPressure", "False", "KubeletHasSufficientPID"), ("Ready", "True", "KubeletReady")]
+    assert n.status.conditions[3].message == "kubelet is posting ready status"
+    assert n.status.daemon_endpoints.kubelet_endpoint.port == 10250
+    assert n.spec.pod_cidr == "10.244.2.0/24"
+
+
+def test_addresses_and_cidrs_for_many_nodes() -> None:
+    assert [node_ip(i) for i in (0, 253, 254, 999)] == ["172.18.0.2", "172.18.0.255", "172.18.1.0", "172.18.3.233"]
+    assert [pod_cidr(i) for i in (0, 255, 256, 999)] == ["10.244.0.0/24", "10.244.255.0/24", "10.245.0.0/24",
+                                                        "10.247.231.0/24"]
+    assert len({node_ip(i) for i in range(1000)}) == 1000
+
+
+async def test_lease_created_with_owner_and_renewed_every_10s(make_env) -> None:
+    env = await make_env(nodes=2)
+    await advance(env.clock, 6)                    # node i of N starts at i * 10 s / N: node-1 at 5 s
+    lease = await env.cs.coordination_v1().leases("kube-node-lease").get("node-0")
+    node = await env.cs.core_v1().nodes().get("node-0")
+    assert lease.spec.holder_identity == "node-0" and lease.spec.lease_duration_seconds == 40
+    (ref,) = lease.metadata.owner_references
+    assert (ref.api_version, ref.kind, ref.name, ref.uid) == ("v1", "Node", "node-0", node.metadata.uid)
+    env.cs.clear_actions()
+    await advance(env.clock, 60, step=1)
+    updates = [a for a in env.cs.actions if a.resource == "leases" and a.verb == "update"]
+    assert len(updates) == 12                      # 2 nodes x one renewal per 10 s
+    renewed = await env.cs.coordination_v1().leases("kube-node-lease").get("node-0")
+    assert renewed.spec.renew_time > lease.spec.renew_time
+
+
+async def test_node_status_written_every_5_minutes_when_unchanged(make_env) -> None:
+    env = await make_env(nodes=1)
+    env.cs.clear_actions()
+    await advance(env.clock, 299, step=1)
+    assert not [a for a in env.cs.actions if a.resource == "nodes"]
+    await advance(env.clock, 11, step=1)
+    patches = [a for a in env.cs.actions if a.resource == "nodes" and a.verb == "patch"]
+    assert len(patches) == 1 and patches[0].subresource == "status"
+    beats = {c["lastHeartbeatTime"] for c in patches[0].body["status"]["conditions"]}
+    assert len(beats) == 1
+
+
+def test_needs_report_ignores_heartbeat_times() -> None:
+    old = {"conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": "a"}]}
+    beat = {"conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": "b"}]}
+    down = {"conditions": [{"type": "Ready", "status": "False", "lastHeartbeatTime": "b"}]}
+    assert not needs_report(old, beat, last_report=0, now=290)
+    assert needs_report(old, beat, last_report=0, now=300)
+    assert needs_report(old, down, last_report=0, now=10)
+
+
+async def _pod(cs: FakeClientset) -> core_v1.Pod:
+    (p,) = await cs.seed(core_v1.Pod(metadata=meta_v1.ObjectMeta(name="web", namespace="default"),
+                                     spec=core_v1.PodSpec(node_name="n", containers=[core_v1.Container(name="c", image="i")])))
+    return p
+
+
+async def test_status_manager_coalesces_and_skips_unchanged() -> None:
+    clock = FakeClock()
+    cs = await FakeClientset.new(clock=clock)
+    p = await _pod(cs)
+    sm = StatusManager(cs, clock=clock)
+    for phase in ("Pending", "Pending", "Running"):
+        sm.set_pod_status(p, {"phase": phase, "conditions": [{"type": "Ready", "status": "False"}]})
+    assert sm.queue.len() == 1
+    await sm.sync_pod(p.metadata.uid)
+    patches = [a for a in cs.actions if a.verb == "patch"]
+    assert len(patches) == 1 and patches[0].body["status"]["phase"] == "Running"
+    assert patches[0].body["metadata"] == {"uid": p.metadata.uid}
+    cond = patches[0].body["status"]["conditions"][0]
+    assert cond["lastTransitionTime"] == "2020-09-13T12:26:40Z" and cond["lastProbeTime"] is None
+    await sm.sync_pod(p.metadata.uid)              # nothing changed: no second write
+    assert len([a for a in cs.actions if a.verb == "patch"]) == 1
+    clock.step(30)
+    sm.set_pod_status(p, {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]})
+    await sm.sync_pod(p.metadata.uid)
+    last = [a for a in cs.actions if a.verb == "patch"][-1].body["status"]
+    assert last["conditions"][0]["lastTransitionTime"] == "2020-09-13T12:27:10Z"
+    assert "phase" not in last                     # only what changed is sent
+    stored = await cs.core_v1().pods("default").get("web")
+    assert stored.status.start_time == "2020-09-13T12:26:40Z" and stored.spec.containers[0].image == "i"
+
+
+def test_merge_diff_nulls_removed_keys_and_replaces_lists() -> None:
+    old = {"a": 1, "s": {"waiting": {"reason": "X"}}, "l": [1, 2]}
+    new = {"s": {"running": {"startedAt": "t"}}, "l": [1]}
+    assert merge_diff(old, new) == {"a": None, "s": {"waiting": None, "running": {"startedAt": "t"}}, "l": [1]}
+    assert merge_diff(new, new) == {}

@@ -36,8 +36,14 @@ def test_crud(api: Any) -> None:
     assert created.metadata.generation == 1
     got = apps.read_namespaced_deployment("py-crud", "default")
     assert got.spec.strategy.rolling_update.max_surge == "25%"
-    got.spec.replicas = 3
-    updated = apps.replace_namespaced_deployment("py-crud", "default", got)
+    for _ in range(10):       # the deployment controller writes status meanwhile: retry on conflict
+        got = apps.read_namespaced_deployment("py-crud", "default")
+        got.spec.replicas = 3
+        try:
+            updated = apps.replace_namespaced_deployment("py-crud", "default", got)
+            break
+        except ApiException as e:
+            assert e.status == 409
     assert updated.spec.replicas == 3 and updated.metadata.generation == 2
     patched = apps.patch_namespaced_deployment_scale("py-crud", "default", {"spec": {"replicas": 2}})
     assert patched.spec.replicas == 2

@@ -18,7 +18,8 @@ from ..api.resources import ResourceInfo, lookup
 from ..storage.interface import Storage
 from ..utils.clock import REAL_CLOCK, Clock, rfc3339
 from . import discovery
-from .handlers import rest, subresources, watch
+from .handlers import podlog, rest, subresources, watch
+from .handlers.podlog import NodeConnection
 from .request import Request, RequestInfo, Response, parse_request_info
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,7 @@ class APIServer:
         self.tokens = dict(tokens or {})       # bearer token -> user name
         self.server_address = server_address
         self.ready = False
+        self.nodes: dict[str, NodeConnection] = {}   # node name -> its kubelet (for pods/log)
 
     def now(self) -> str:
         return rfc3339(self.clock.now())
@@ -194,18 +196,8 @@ class APIServer:
         if sub.name == "binding":
             return await subresources.create_binding(self, req, ri, ns, name)
         if sub.name == "log":
-            return await self.pod_log(req, ri, ns, name)
+            return await podlog.pod_log(self, req, ri, ns, name)
         raise errors.MethodNotSupported(ri.group, f"{ri.plural}/{sub.name}", verb)
-
-    async def pod_log(self, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
-        """pods/log: served by the node's kubelet (later work); until then say so clearly."""
-        kv = await self.storage.get(ri.key(ns, name))
-        if kv is None:
-            raise errors.NotFound("", "pods", name)
-        node = (kv.obj.get("spec") or {}).get("nodeName")
-        if not node:
-            raise errors.BadRequest(f'pod {name} does not have a host assigned')
-        raise errors.BadRequest(f'container logs for pod "{name}" on node "{node}" are not available')
 
 
 def status_response(err: errors.StatusError) -> Response:

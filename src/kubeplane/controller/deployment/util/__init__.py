@@ -1,0 +1,1 @@
+"""Stateless helpers of the Deployment controller. Upstream: pkg/controller/deployment/util."""

@@ -9,15 +9,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import pathlib
-import socket
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from ..client.clientset import Clientset
 from ..client.informers import SharedInformerFactory
 from ..utils.clock import REAL_CLOCK, Clock
+from .standalone import add_component_parser, run_component
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +33,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
                           options: ControllerManagerOptions = ControllerManagerOptions()) -> None:
     """Build every controller on one informer factory, start them, and run until cancelled."""
     from ..client.tools.record import EventBroadcaster
+    from ..controller.deployment import DeploymentController
     from ..controller.garbagecollector import GarbageCollector
     from ..controller.namespace import NamespaceController
     from ..controller.nodelifecycle import NodeLifecycleController, NodeLifecycleOptions
@@ -52,10 +51,11 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
                                     recorder=broadcaster.new_recorder("node-controller"),
                                     options=NodeLifecycleOptions(
                                         node_monitor_grace_period=options.node_monitor_grace_period))
-    runs = [rs.run(options.replicaset_workers), gc.run(), ns.run(), nodes.run()]
-    deployment = _deployment_controller(factory, clientset, broadcaster, clock)
-    if deployment is not None:
-        runs.append(deployment.run(options.deployment_workers))
+    deployment = DeploymentController(factory.apps_v1().deployments(), factory.apps_v1().replicasets(),
+                                      factory.core_v1().pods(), clientset, clock=clock,
+                                      recorder=broadcaster.new_recorder("deployment-controller"))
+    runs = [deployment.run(options.deployment_workers), rs.run(options.replicaset_workers), gc.run(), ns.run(),
+            nodes.run()]
     broadcaster.start()
     try:
         async with asyncio.TaskGroup() as tg:
@@ -67,61 +67,11 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
         await broadcaster.shutdown()
 
 
-def _deployment_controller(factory: SharedInformerFactory, clientset: Clientset, broadcaster: Any,
-                           clock: Clock) -> Any:
-    """The deployment controller, once it exists (issue 4)."""
-    try:
-        from ..controller.deployment import DeploymentController
-    except ImportError:
-        return None
-    return DeploymentController(factory.apps_v1().deployments(), factory.apps_v1().replicasets(),
-                                factory.core_v1().pods(), clientset, clock=clock,
-                                recorder=broadcaster.new_recorder("deployment-controller"))
-
-
-async def run_with_leader_election(clientset: Clientset, identity: str) -> None:
-    """Run the controllers only while holding the kube-system/kube-controller-manager Lease, as
-    upstream does by default, so several controller-managers can stand by for each other."""
-    from ..client.tools.leaderelection import LeaderCallbacks, LeaderElectionConfig, LeaderElector
-
-    async def lead(stop: asyncio.Event) -> None:
-        await run_controllers(clientset)
-
-    def stopped() -> None:
-        # Upstream exits the process here ("leaderelection lost"); run() returns and so do we.
-        log.error("leaderelection lost", extra={"identity": identity})
-
-    config = LeaderElectionConfig("kube-system", "kube-controller-manager", identity,
-                                  callbacks=LeaderCallbacks(on_started_leading=lead, on_stopped_leading=stopped),
-                                  release_on_cancel=True)
-    await LeaderElector(clientset, config).run()
-
-
 def add_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("controller-manager", help="run the controllers against an API server")
-    p.add_argument("--kubeconfig", type=pathlib.Path, required=True)
-    p.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True,
-                   help="hold the kube-system/kube-controller-manager Lease while running (default on)")
-    p.add_argument("--log-level", default="warning")
-    p.set_defaults(func=run)
+    add_component_parser(sub, "controller-manager", "run the controllers against an API server",
+                         "kube-controller-manager", run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..client.transport import HTTPTransport
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-
-    async def main() -> None:
-        cs = Clientset(HTTPTransport.from_kubeconfig(args.kubeconfig, user_agent="kube-controller-manager"))
-        try:
-            if args.leader_elect:
-                await run_with_leader_election(cs, f"{socket.gethostname()}_{uuid.uuid4()}")
-            else:
-                await run_controllers(cs)
-        finally:
-            await cs.close()
-
-    try:
-        asyncio.run(main())
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return run_component(args, user_agent="kube-controller-manager", lease="kube-controller-manager",
+                         run=run_controllers)

@@ -8,14 +8,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import pathlib
-import socket
-import uuid
 from typing import Any
 
 from ..client.clientset import Clientset
 from ..client.informers import SharedInformerFactory
 from ..utils.clock import REAL_CLOCK, Clock
+from .standalone import add_component_parser, run_component
 
 log = logging.getLogger(__name__)
 
@@ -40,47 +38,9 @@ async def run_scheduler(clientset: Clientset, *, clock: Clock = REAL_CLOCK, opti
         await broadcaster.shutdown()
 
 
-async def run_with_leader_election(clientset: Clientset, identity: str) -> None:
-    """Schedule only while holding the kube-system/kube-scheduler Lease, as upstream does."""
-    from ..client.tools.leaderelection import LeaderCallbacks, LeaderElectionConfig, LeaderElector
-
-    async def lead(stop: asyncio.Event) -> None:
-        await run_scheduler(clientset)
-
-    def stopped() -> None:
-        log.error("leaderelection lost", extra={"identity": identity})
-
-    config = LeaderElectionConfig("kube-system", "kube-scheduler", identity,
-                                  callbacks=LeaderCallbacks(on_started_leading=lead, on_stopped_leading=stopped),
-                                  release_on_cancel=True)
-    await LeaderElector(clientset, config).run()
-
-
 def add_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("scheduler", help="run the scheduler against an API server")
-    p.add_argument("--kubeconfig", type=pathlib.Path, required=True)
-    p.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True,
-                   help="hold the kube-system/kube-scheduler Lease while running (default on)")
-    p.add_argument("--log-level", default="warning")
-    p.set_defaults(func=run)
+    add_component_parser(sub, "scheduler", "run the scheduler against an API server", "kube-scheduler", run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..client.transport import HTTPTransport
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-
-    async def main() -> None:
-        cs = Clientset(HTTPTransport.from_kubeconfig(args.kubeconfig, user_agent="kube-scheduler"))
-        try:
-            if args.leader_elect:
-                await run_with_leader_election(cs, f"{socket.gethostname()}_{uuid.uuid4()}")
-            else:
-                await run_scheduler(cs)
-        finally:
-            await cs.close()
-
-    try:
-        asyncio.run(main())
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return run_component(args, user_agent="kube-scheduler", lease="kube-scheduler", run=run_scheduler)

@@ -1,0 +1,69 @@
+"""What every component run as a process of its own shares: a kubeconfig, logging, and
+(for the controller-manager and the scheduler) leader election on a kube-system Lease.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import pathlib
+import socket
+import uuid
+from typing import Any, Awaitable, Callable
+
+from ..client.clientset import Clientset
+
+log = logging.getLogger(__name__)
+
+Run = Callable[[Clientset], Awaitable[None]]
+
+
+def add_component_parser(sub: Any, name: str, help: str, lease: str, main: Callable[[argparse.Namespace], int]
+                         ) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = sub.add_parser(name, help=help)
+    p.add_argument("--kubeconfig", type=pathlib.Path, required=True)
+    p.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True,
+                   help=f"hold the kube-system/{lease} Lease while running (default on)")
+    p.add_argument("--log-level", default="warning")
+    p.set_defaults(func=main)
+    return p
+
+
+async def run_with_leader_election(clientset: Clientset, lease: str, identity: str, run: Run) -> None:
+    """Run only while holding the kube-system/<lease> Lease, as upstream's components do, so
+    several copies can stand by for each other."""
+    from ..client.tools.leaderelection import LeaderCallbacks, LeaderElectionConfig, LeaderElector
+
+    async def lead(stop: asyncio.Event) -> None:
+        await run(clientset)
+
+    def stopped() -> None:
+        # Upstream exits the process here ("leaderelection lost"); run() returns and so do we.
+        log.error("leaderelection lost", extra={"identity": identity})
+
+    config = LeaderElectionConfig("kube-system", lease, identity,
+                                  callbacks=LeaderCallbacks(on_started_leading=lead, on_stopped_leading=stopped),
+                                  release_on_cancel=True)
+    await LeaderElector(clientset, config).run()
+
+
+def run_component(args: argparse.Namespace, *, user_agent: str, lease: str, run: Run) -> int:
+    """The body of `kubeplane <component> --kubeconfig FILE`: connect over HTTPS and run."""
+    from ..client.transport import HTTPTransport
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    async def main() -> None:
+        cs = Clientset(HTTPTransport.from_kubeconfig(args.kubeconfig, user_agent=user_agent))
+        try:
+            if args.leader_elect:
+                await run_with_leader_election(cs, lease, f"{socket.gethostname()}_{uuid.uuid4()}", run)
+            else:
+                await run(cs)
+        finally:
+            await cs.close()
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        pass
+    return 0

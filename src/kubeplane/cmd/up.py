@@ -46,18 +46,20 @@ def start_components(api: APIServer, args: argparse.Namespace) -> list[asyncio.F
     """The controllers, the scheduler and the kubelet(s), in this process over the in-process
     transport (--no-controllers leaves only the API server and the kubelets)."""
     from ..kubelet import run_kubelet
-    from .controller_manager import run_controllers
+    from ..kubelet.kubelet import KubeletOptions
+    from .controller_manager import ControllerManagerOptions, run_controllers
     from .scheduler import run_scheduler
     tasks = []
     if args.controllers:
+        options = ControllerManagerOptions(node_monitor_grace_period=args.node_monitor_grace_period)
         tasks.append(asyncio.ensure_future(run_component(
-            "controllers", run_controllers(in_process_clientset(api, "kube-controller-manager")))))
-    if args.controllers:
+            "controllers", run_controllers(in_process_clientset(api, "kube-controller-manager"), options=options))))
         tasks.append(asyncio.ensure_future(run_component(
             "scheduler", run_scheduler(in_process_clientset(api, "kube-scheduler")))))
     if args.nodes > 0:
         tasks.append(asyncio.ensure_future(run_component("kubelet", run_kubelet(
-            in_process_clientset(api, "kubelet"), nodes=args.nodes, runtime=args.runtime, profile=args.profile))))
+            in_process_clientset(api, "kubelet"), nodes=args.nodes, runtime=args.runtime, profile=args.profile,
+            options=KubeletOptions(heartbeat_period=args.node_heartbeat_period)))))
     return tasks
 
 
@@ -68,10 +70,17 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--port", type=int, default=6443, help="HTTPS port (default 6443; 0 picks a free one)")
     p.add_argument("--address", default="127.0.0.1", help="listen address (default loopback only)")
     p.add_argument("--nodes", type=int, default=1, help="simulated nodes to start (default 1)")
-    p.add_argument("--runtime", choices=("sim",), default="sim", help="how nodes run pods (default sim)")
+    p.add_argument("--runtime", choices=("sim", "process"), default="sim",
+                   help="how nodes run pods: sim, or process (real local processes) (default sim)")
     p.add_argument("--profile", default="default",
                    help="sim runtime behaviour: a shipped profile (default, readiness-delay, failing-readiness, "
                         "crash-loop, image-pull-failure) or a directory of stage YAML files")
+    p.add_argument("--node-heartbeat-period", type=_seconds, default=10.0, metavar="SECONDS",
+                   help="how often each simulated node renews its Lease and checks its status (default 10, "
+                        "upstream's lease renew interval)")
+    p.add_argument("--node-monitor-grace-period", type=_seconds, default=50.0, metavar="SECONDS",
+                   help="how long a node may be silent before the node lifecycle controller marks it Unknown "
+                        "(default 50, as kube-controller-manager); keep it well above --node-heartbeat-period")
     p.add_argument("--storage", choices=("sqlite", "memory"), default="sqlite", help="storage backend")
     p.add_argument("--watch-history", type=int, default=50_000,
                    help="events kept for watches to resume from (older resourceVersions get 410 Gone)")
@@ -79,6 +88,14 @@ def add_parser(sub: Any) -> None:
                    help="run no controllers and no scheduler (the API server and kubelets only)")
     p.add_argument("--log-level", default="warning")
     p.set_defaults(func=run)
+
+
+def _seconds(text: str) -> float:
+    """A positive number of seconds, for argparse."""
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:

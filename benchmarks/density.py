@@ -1,0 +1,389 @@
+"""Density benchmark: 1,000 pods on 100 simulated nodes, a rolling update, and 1,000 idle nodes.
+
+Run:  .venv/bin/python benchmarks/density.py [--nodes 100] [--replicas 1000] [--idle-nodes 1000]
+                                             [--idle-seconds 30] [--profile-dir DIR]
+
+Phase 1 starts `kubeplane up --nodes 100` (its own process, as a user runs it), applies a
+1,000-replica Deployment with the venv's kubectl, and times it until status.availableReplicas
+is 1,000; then `kubectl set image` + `kubectl rollout status` times a rolling update. A watch
+on pods (from this process) records, per pod, when it was ADDED, bound (spec.nodeName) and
+Ready=True, which gives pod startup latency two ways: from the watch-observed ADDED time
+(sub-millisecond) and from metadata.creationTimestamp (1 s resolution, so up to 1 s high).
+A thread samples the RSS of the `kubeplane up` process tree from /proc every 50 ms.
+
+Phase 2 starts `kubeplane up --nodes 1000`, waits until every node is Ready and one
+heartbeat period has passed, then reports the process tree's CPU use over 30 s of idling
+(utime + stime from /proc/PID/stat), i.e. the cost of 1,000 nodes heartbeating plus the
+controllers watching them.
+
+Targets on the reference 2-core machine: >= 500 pods/s end to end (1,000 available in
+<= 2 s), p99 startup <= 1 s, rolling update of 1,000 in <= 5 s, <= 500 MB RSS with 100
+nodes and 1,000 pods, 1,000 idle nodes <= 10 % of a core.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import calendar
+import json
+import math
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import aiohttp
+import orjson
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from api_bench import Client, start_up, stop  # noqa: E402
+
+KUBECTL = str(pathlib.Path(sys.executable).parent / "kubectl")
+PY_SPY = str(pathlib.Path(sys.executable).parent / "py-spy")
+NS = "density"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+# --- the process tree ------------------------------------------------------------------------
+
+def tree(pid: int) -> list[int]:
+    """pid and all its descendants (via /proc/PID/task/TID/children)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except OSError:
+            pass
+    return out
+
+
+def rss_bytes(pids: list[int]) -> int:
+    total = 0
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/statm") as f:
+                total += int(f.read().split()[1]) * PAGE
+        except OSError:
+            pass
+    return total
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """utime + stime of the given processes (fields 14 and 15 of /proc/PID/stat)."""
+    total = 0
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except OSError:
+            pass
+    return total / CLK_TCK
+
+
+class RSSSampler(threading.Thread):
+    """Polls the tree's RSS every `period` s; `peak` is the largest sample, `last` the latest."""
+
+    def __init__(self, pid: int, period: float = 0.05) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.period = pid, period
+        self.peak = self.last = 0
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.period):
+            self.last = rss_bytes(tree(self.pid))
+            self.peak = max(self.peak, self.last)
+
+
+def drain(proc: subprocess.Popen) -> None:
+    """Keep reading the server's output so a chatty log never blocks it on a full pipe."""
+    def run() -> None:
+        for _ in proc.stdout:           # type: ignore[union-attr]
+            pass
+    threading.Thread(target=run, daemon=True).start()
+
+
+# --- watching ----------------------------------------------------------------------------------
+
+@dataclass
+class PodTimes:
+    created: float            # metadata.creationTimestamp (epoch seconds, 1 s resolution)
+    added: float              # when the watch delivered ADDED (epoch seconds)
+    bound: float | None = None
+    ready: float | None = None
+
+
+@dataclass
+class Watcher:
+    """Watches pods and deployments in NS and notes when things were first seen."""
+
+    client: Client
+    pods: dict[str, PodTimes] = field(default_factory=dict)
+    deployment: dict[str, Any] = field(default_factory=dict)
+    waiters: list[tuple[Callable[[], bool], asyncio.Future[float]]] = field(default_factory=list)
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    async def start(self) -> None:
+        for resource, handle in (("api/v1/namespaces/%s/pods", self.on_pod),
+                                 ("apis/apps/v1/namespaces/%s/deployments", self.on_deployment)):
+            path = resource % NS
+            async with self.client.session.get(f"{self.client.server}/{path}?limit=1") as r:
+                rv = orjson.loads(await r.read())["metadata"]["resourceVersion"]
+            self.tasks.append(asyncio.ensure_future(self.watch(path, rv, handle)))
+
+    async def watch(self, path: str, rv: str, handle: Callable[[str, dict[str, Any], float], None]) -> None:
+        url = f"{self.client.server}/{path}?watch=true&resourceVersion={rv}&timeoutSeconds=3600"
+        async with self.client.session.get(url, timeout=aiohttp.ClientTimeout(total=None)) as r:
+            assert r.status == 200, await r.text()
+            async for line in r.content:
+                ev = orjson.loads(line)
+                if ev["type"] == "ERROR":
+                    raise RuntimeError(f"watch {path}: {ev['object']}")
+                handle(ev["type"], ev["object"], time.time())
+                self.check_waiters()
+
+    def on_pod(self, type_: str, pod: dict[str, Any], now: float) -> None:
+        uid = pod["metadata"]["uid"]
+        t = self.pods.get(uid)
+        if t is None:
+            if type_ == "DELETED":
+                return
+            t = self.pods[uid] = PodTimes(parse_time(pod["metadata"]["creationTimestamp"]), now)
+        if t.bound is None and pod["spec"].get("nodeName"):
+            t.bound = now
+        if t.ready is None and any(c["type"] == "Ready" and c["status"] == "True"
+                                   for c in pod.get("status", {}).get("conditions") or ()):
+            t.ready = now
+
+    def on_deployment(self, type_: str, d: dict[str, Any], now: float) -> None:
+        self.deployment = d
+
+    def check_waiters(self) -> None:
+        for item in list(self.waiters):
+            cond, fut = item
+            if cond():
+                self.waiters.remove(item)
+                if not fut.done():
+                    fut.set_result(time.time())
+
+    async def until(self, cond: Callable[[], bool], timeout: float) -> float:
+        """Epoch time at which cond() first held after a watch event."""
+        fut: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+        self.waiters.append((cond, fut))
+        self.check_waiters()
+        return await asyncio.wait_for(fut, timeout)
+
+    async def stop(self) -> None:
+        for t in self.tasks:
+            if t.done() and t.exception() is not None:
+                print(f"watch failed: {t.exception()!r}", file=sys.stderr)
+            t.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+
+def parse_time(value: str) -> float:
+    return float(calendar.timegm(time.strptime(value, "%Y-%m-%dT%H:%M:%SZ")))
+
+
+def pct(values: list[float], q: float) -> float:
+    """Nearest-rank percentile: q=0.99 of 1,000 values is the ceil(990.0) = 990th smallest."""
+    s = sorted(values)
+    return s[max(0, min(len(s) - 1, math.ceil(q * len(s)) - 1))] if s else float("nan")
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+async def kubectl(kubeconfig: pathlib.Path, *args: str, input: str | None = None, timeout: float = 300) -> float:
+    """Run the real kubectl (without blocking this process's watches); return its wall time."""
+    t0 = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        KUBECTL, "--kubeconfig", str(kubeconfig), "--cache-dir", str(kubeconfig.parent / "cache"), *args,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        env={**os.environ, "KUBECTL_KUBERC": "false"})
+    out, _ = await asyncio.wait_for(proc.communicate(input.encode() if input is not None else None), timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"kubectl {' '.join(args)}: {out.decode()}")
+    return time.perf_counter() - t0
+
+
+async def wait_nodes_ready(c: Client, n: int, timeout: float) -> float:
+    """Seconds until n nodes report Ready=True."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        async with c.session.get(f"{c.server}/api/v1/nodes") as r:
+            items = orjson.loads(await r.read())["items"]
+        ready = sum(1 for node in items if any(x["type"] == "Ready" and x["status"] == "True"
+                                               for x in node["status"].get("conditions") or ()))
+        if ready >= n:
+            return time.perf_counter() - t0
+        await asyncio.sleep(0.2)
+    raise TimeoutError(f"{n} nodes not Ready in {timeout}s")
+
+
+def deployment(replicas: int, image: str) -> str:
+    return json.dumps({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "density", "namespace": NS},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "density"}},
+                 "template": {"metadata": {"labels": {"app": "density"}},
+                              "spec": {"containers": [{"name": "c", "image": image}]}}}})
+
+
+class Profiler:
+    """py-spy on the server while a phase runs (raw collapsed stacks), when --profile-dir is given."""
+
+    def __init__(self, out_dir: pathlib.Path | None, pid: int) -> None:
+        self.out_dir, self.pid = out_dir, pid
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, name: str, seconds: float) -> None:
+        if self.out_dir is None:
+            return
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen([PY_SPY, "record", "-p", str(self.pid), "-d", str(int(seconds)), "-r", "200",
+                                      "-f", "raw", "-o", str(self.out_dir / f"{name}.txt")],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.5)                 # let py-spy attach before the phase starts
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.send_signal(2)    # SIGINT: py-spy writes what it has
+            self.proc.wait(30)
+            self.proc = None
+
+
+# --- phase 1: 1,000 pods on 100 nodes -------------------------------------------------------------
+
+async def density(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, float]:
+    proc, startup = start_up(tmp / "density", args.storage, ["--nodes", str(args.nodes)])
+    drain(proc)
+    kubeconfig = tmp / "density" / "kubeconfig"
+    rss = RSSSampler(proc.pid)
+    rss.start()
+    profiler = Profiler(args.profile_dir, proc.pid)
+    c = Client(kubeconfig, 4)
+    w = Watcher(c)
+    n = args.replicas
+    out: dict[str, float] = {"startup_s": startup}
+    try:
+        out["nodes_ready_s"] = await wait_nodes_ready(c, args.nodes, 60)
+        await kubectl(kubeconfig, "create", "namespace", NS)
+        await w.start()
+        profiler.start("rollout", 30)
+        t0 = time.time()
+        out["kubectl_apply_s"] = await kubectl(kubeconfig, "apply", "-f", "-", input=deployment(n, "nginx:1.25"))
+        t_avail = await w.until(lambda: (w.deployment.get("status") or {}).get("availableReplicas") == n, 300)
+        profiler.stop()
+        first = list(w.pods.values())
+        out["available_s"] = t_avail - t0
+        out["pods_per_s"] = n / out["available_s"]
+        out["last_added_s"] = max(p.added for p in first) - t0
+        out["last_bound_s"] = max(p.bound or 0 for p in first) - t0
+        out["last_ready_s"] = max(p.ready or 0 for p in first) - t0
+        from_added = [p.ready - p.added for p in first if p.ready]
+        from_created = [p.ready - p.created for p in first if p.ready]
+        out |= {"startup_p50_s": pct(from_added, 0.50), "startup_p99_s": pct(from_added, 0.99),
+                "startup_from_creation_p50_s": pct(from_created, 0.50),
+                "startup_from_creation_p99_s": pct(from_created, 0.99)}
+        out["rss_after_rollout_mb"] = rss_bytes(tree(proc.pid)) / 2**20
+
+        profiler.start("rolling_update", 30)
+        t0 = time.time()
+        await kubectl(kubeconfig, "set", "image", "-n", NS, "deployment/density", "c=nginx:1.27")
+        await kubectl(kubeconfig, "rollout", "status", "-n", NS, "deployment/density", "--timeout", "300s")
+        out["rolling_update_s"] = time.time() - t0
+        profiler.stop()
+        old = {id(p) for p in first}
+        second = [p for p in w.pods.values() if id(p) not in old and p.ready]
+        second_latency = [p.ready - p.added for p in second]
+        out["update_startup_p50_s"] = pct(second_latency, 0.50)
+        out["update_startup_p99_s"] = pct(second_latency, 0.99)
+        out["rss_peak_mb"] = rss.peak / 2**20
+    finally:
+        profiler.stop()
+        await w.stop()
+        await c.close()
+        rss.stopped.set()
+        stop(proc)
+    return out
+
+
+# --- phase 2: 1,000 idle nodes --------------------------------------------------------------------
+
+async def idle_nodes(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, float]:
+    proc, startup = start_up(tmp / "idle", args.storage, ["--nodes", str(args.idle_nodes)])
+    drain(proc)
+    c = Client(tmp / "idle" / "kubeconfig", 2)
+    profiler = Profiler(args.profile_dir, proc.pid)
+    out: dict[str, float] = {"idle_startup_s": startup}
+    try:
+        out["idle_nodes_ready_s"] = await wait_nodes_ready(c, args.idle_nodes, 300)
+        await asyncio.sleep(args.warmup)         # past the first, registration-time heartbeats
+        profiler.start("idle", args.idle_seconds)
+        pids = tree(proc.pid)
+        cpu0, t0 = cpu_seconds(pids), time.perf_counter()
+        await asyncio.sleep(args.idle_seconds)
+        cpu1, t1 = cpu_seconds(tree(proc.pid)), time.perf_counter()
+        profiler.stop()
+        out["idle_cpu_percent"] = 100 * (cpu1 - cpu0) / (t1 - t0)
+        out["idle_rss_mb"] = rss_bytes(tree(proc.pid)) / 2**20
+    finally:
+        profiler.stop()
+        await c.close()
+        stop(proc)
+    return out
+
+
+# figure -> (limit, True if the figure must be at least the limit, else at most).
+TARGETS: dict[str, tuple[float, bool]] = {
+    "pods_per_s": (500.0, True), "available_s": (2.0, False), "startup_p99_s": (1.0, False),
+    "rolling_update_s": (5.0, False), "rss_peak_mb": (500.0, False), "idle_cpu_percent": (10.0, False),
+}
+
+
+def show(title: str, figures: dict[str, float]) -> None:
+    print(title)
+    for k, v in figures.items():
+        verdict = ""
+        if k in TARGETS:
+            limit, at_least = TARGETS[k]
+            ok = v >= limit if at_least else v <= limit
+            verdict = f"  target {'>=' if at_least else '<='} {limit:g}: {'ok' if ok else 'MISSED'}"
+        print(f"  {k:30s} {v:10.3f}{verdict}")
+    sys.stdout.flush()
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="kubeplane-density-") as tmp:
+        if args.replicas > 0:
+            show(f"density: {args.replicas} pods on {args.nodes} nodes ({args.storage})",
+                 await density(args, pathlib.Path(tmp)))
+        if args.idle_nodes > 0:
+            show(f"idle: {args.idle_nodes} nodes heartbeating for {args.idle_seconds:.0f} s",
+                 await idle_nodes(args, pathlib.Path(tmp)))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--storage", default="sqlite", choices=("sqlite", "memory"))
+    p.add_argument("--nodes", type=int, default=100)
+    p.add_argument("--replicas", type=int, default=1000, help="0 skips the density phase")
+    p.add_argument("--idle-nodes", type=int, default=1000, help="0 skips the idle phase")
+    p.add_argument("--idle-seconds", type=float, default=30.0)
+    p.add_argument("--warmup", type=float, default=10.0, help="seconds after all nodes are Ready before measuring")
+    p.add_argument("--profile-dir", type=pathlib.Path, help="write py-spy raw profiles of each phase here")
+    asyncio.run(main_async(p.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

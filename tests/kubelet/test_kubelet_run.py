@@ -44,7 +44,7 @@ async def test_run_kubelet_registers_nodes_runs_pods_and_records_events() -> Non
 
 def test_unknown_runtime_and_profile_are_rejected() -> None:
     with pytest.raises(ValueError, match="unknown runtime"):
-        new_runtime("process")
+        new_runtime("docker")
     with pytest.raises(ValueError, match="unknown stage profile"):
         new_runtime("sim", profile="nope")
 

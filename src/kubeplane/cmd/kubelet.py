@@ -1,6 +1,10 @@
-"""`kubeplane kubelet`: simulated nodes against any API server from a kubeconfig.
+"""`kubeplane kubelet`: nodes against any API server from a kubeconfig.
 
     kubeplane kubelet --kubeconfig .kubeplane/kubeconfig --nodes 100 --profile crash-loop
+    kubeplane kubelet --kubeconfig .kubeplane/kubeconfig --runtime process   # real processes
+
+A separate kubelet process cannot serve `kubectl logs` yet (pods/log reaches in-process
+kubelets only, through the API server's node registry).
 
 `kubeplane up --nodes N` runs the same code in its own process over the in-process
 transport (kubeplane.kubelet.run_kubelet). Upstream: cmd/kubelet.
@@ -20,11 +24,15 @@ def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("kubelet", help="run simulated nodes against an API server")
     p.add_argument("--kubeconfig", type=pathlib.Path, required=True)
     p.add_argument("--nodes", type=int, default=1, help="simulated nodes to run (default 1)")
-    p.add_argument("--runtime", choices=("sim",), default="sim", help="container runtime (default sim)")
+    p.add_argument("--runtime", choices=("sim", "process"), default="sim",
+                   help="container runtime: sim (simulated), or process (each container's command runs as a "
+                        "local process; every pod's IP is 127.0.0.1) (default sim)")
     p.add_argument("--profile", default="default",
                    help="stage profile: default, readiness-delay, failing-readiness, crash-loop, "
                         "image-pull-failure, or a directory of Stage YAML files")
     p.add_argument("--node-prefix", default="kubeplane-node-", help="node names are <prefix><i>")
+    p.add_argument("--root-dir", type=pathlib.Path, default=None,
+                   help="process runtime: where pod working directories and logs live (default: a temp dir)")
     p.add_argument("--log-level", default="warning")
     p.set_defaults(func=run)
 
@@ -38,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         cs = Clientset(HTTPTransport.from_kubeconfig(args.kubeconfig, user_agent="kubelet"))
         try:
             await run_kubelet(cs, nodes=args.nodes, runtime=args.runtime, profile=args.profile,
-                              node_prefix=args.node_prefix)
+                              node_prefix=args.node_prefix, data_dir=args.root_dir)
         finally:
             await cs.close()
 

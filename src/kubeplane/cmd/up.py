@@ -59,7 +59,8 @@ def start_components(api: APIServer, args: argparse.Namespace) -> list[asyncio.F
     if args.nodes > 0:
         tasks.append(asyncio.ensure_future(run_component("kubelet", run_kubelet(
             in_process_clientset(api, "kubelet"), nodes=args.nodes, runtime=args.runtime, profile=args.profile,
-            options=KubeletOptions(heartbeat_period=args.node_heartbeat_period)))))
+            options=KubeletOptions(heartbeat_period=args.node_heartbeat_period),
+            node_registry=api.nodes, data_dir=args.data_dir.resolve() / "kubelet"))))
     return tasks
 
 

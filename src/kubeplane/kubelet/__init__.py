@@ -1,4 +1,5 @@
-"""The kubelet: simulated nodes (many per process) running the pods bound to them.
+"""The kubelet: nodes (many per process) running the pods bound to them, simulated or as
+real local processes.
 
     await run_kubelet(clientset, nodes=100, profile="default")      # until cancelled
 
@@ -6,11 +7,12 @@ Layout (mirrors pkg/kubelet): kubelet.py (the Kubelet hosting N nodes, its syncs
 pod_workers.py, kuberuntime_manager.py (computePodActions, back-off), kubelet_pods.py
 (generateAPIPodStatus), status/ (conditions, status manager), prober/ (readiness),
 node_status.py + nodelease.py (registration, heartbeats), runtime/ (the Runtime protocol;
-runtime/sim: kwok-style stages from stages/<profile>/*.yaml).
+runtime/sim: kwok-style stages from stages/<profile>/*.yaml; runtime/process: local processes).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from typing import TYPE_CHECKING, Any
 
 from ..utils.clock import REAL_CLOCK, Clock
 
@@ -27,17 +29,25 @@ def node_names(nodes: int, node_prefix: str = "kubeplane-node-") -> list[str]:
 
 async def run_kubelet(clientset: Clientset, *, nodes: int, runtime: str = "sim", profile: str = "default",
                       clock: Clock = REAL_CLOCK, node_prefix: str = "kubeplane-node-",
-                      options: KubeletOptions | None = None) -> None:
-    """Run `nodes` simulated nodes named <node_prefix><i> until cancelled (what
-    `kubeplane up --nodes N` and `kubeplane kubelet` call)."""
+                      options: KubeletOptions | None = None, node_registry: dict[str, Any] | None = None,
+                      data_dir: str | os.PathLike[str] | None = None) -> None:
+    """Run `nodes` nodes named <node_prefix><i> until cancelled (what `kubeplane up --nodes N`
+    and `kubeplane kubelet` call).
+
+    runtime: "sim" (stage profile `profile`) or "process" (real local processes; per-pod
+    directories and logs under data_dir, a temporary directory when None).
+    node_registry: filled with node name -> this kubelet while it runs (the API server's
+    `nodes`, which serves pods/log through it); entries are removed on exit.
+    """
     from ..client.tools.record import EventBroadcaster
     from .kubelet import Kubelet, KubeletOptions
     from .runtime import new_runtime
 
     broadcaster = EventBroadcaster(clientset, clock=clock)
-    rt = new_runtime(runtime, profile=profile, clock=clock)
+    kwargs: dict[str, Any] = {"profile": profile} if runtime == "sim" else {"root_dir": data_dir}
+    rt = new_runtime(runtime, clock=clock, **kwargs)
     kl = Kubelet(clientset, node_names=node_names(nodes, node_prefix), runtime=rt, clock=clock,
-                 options=options or KubeletOptions(), broadcaster=broadcaster)
+                 options=options or KubeletOptions(), broadcaster=broadcaster, node_registry=node_registry)
     broadcaster.start()
     try:
         await kl.run()

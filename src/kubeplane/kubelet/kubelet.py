@@ -22,7 +22,7 @@ import asyncio
 import heapq
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, AsyncIterator
 
 from ..api import errors
 from ..api.types import core_v1, to_dict
@@ -67,7 +67,8 @@ class _NodeState:
 class Kubelet:
     def __init__(self, clientset: Clientset, *, node_names: list[str], runtime: Runtime,
                  clock: Clock = REAL_CLOCK, options: KubeletOptions = KubeletOptions(),
-                 pod_informer: Any = None, broadcaster: Any = None) -> None:
+                 pod_informer: Any = None, broadcaster: Any = None,
+                 node_registry: dict[str, Any] | None = None) -> None:
         self.clientset, self.runtime, self.clock, self.options = clientset, runtime, clock, options
         self.node_names = list(node_names)
         self.node_set = set(node_names)
@@ -83,7 +84,9 @@ class Kubelet:
         self.pod_workers = PodWorkers(self.sync, clock=clock, workers=options.pod_workers)
         self.status_manager = StatusManager(clientset, clock=clock, workers=options.status_workers,
                                             get_pod=self.pods.get)
-        self.prober = ProbeManager(runtime, clock=clock, on_change=self.pod_workers.enqueue)
+        self.prober = ProbeManager(runtime, clock=clock, on_change=self.pod_workers.enqueue,
+                                   on_unhealthy=self._kill_unhealthy)
+        self.node_registry = node_registry      # the API server's node name -> NodeConnection (pods/log)
         self.backoff = BackoffState(Backoff(INITIAL_BACK_OFF, MAX_CONTAINER_BACK_OFF, clock=clock),
                                     Backoff(INITIAL_BACK_OFF, MAX_CONTAINER_BACK_OFF, clock=clock))
         self._back_off_reported: set[str] = set()        # container ids whose BackOff event went out
@@ -91,6 +94,8 @@ class Kubelet:
         runtime.set_event_handler(self.pod_workers.enqueue)
         if hasattr(runtime, "events"):
             runtime.events = self._record_runtime_event    # type: ignore[attr-defined]
+        if getattr(runtime, "lookup", False) is None:
+            runtime.lookup = self._lookup                  # type: ignore[attr-defined]
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -107,11 +112,16 @@ class Kubelet:
                 tg.create_task(self.heartbeat_loop())
         finally:
             self.prober.stop()
-            close = getattr(self.runtime, "close", None)
-            if close is not None:
-                close()
-            if self._factory is not None:
-                await self._factory.shutdown()
+            self._unregister_connections()
+            aclose, close = getattr(self.runtime, "aclose", None), getattr(self.runtime, "close", None)
+            try:
+                if aclose is not None:
+                    await aclose()           # stops real processes: SIGTERM, then SIGKILL
+                elif close is not None:
+                    close()
+            finally:
+                if self._factory is not None:
+                    await self._factory.shutdown()
 
     async def register_nodes(self) -> None:
         """Create every Node (adopting existing ones) and tell the runtime about it.
@@ -141,6 +151,38 @@ class Kubelet:
         recorder = self.broadcaster.new_recorder("kubelet", name) if self.broadcaster is not None else None
         self.nodes[name] = _NodeState(i, stored, ip, LeaseRenewer(self.clientset, stored),
                                       to_dict(stored.status), now, recorder)
+        if self.node_registry is not None:
+            self.node_registry[name] = self
+
+    def _unregister_connections(self) -> None:
+        if self.node_registry is not None:
+            for name in self.nodes:
+                if self.node_registry.get(name) is self:
+                    del self.node_registry[name]
+
+    # --- pods/log (the API server's NodeConnection) -------------------------------------------
+
+    def container_logs(self, namespace: str, pod: str, uid: str, opts: Any) -> AsyncIterator[bytes]:
+        """One container's output (opts: a pods/log LogOptions). Errors are raised before the
+        first byte. Upstream: Kubelet.GetKubeletContainerLogs
+        """
+        p = self.pods.get(uid)
+        if p is None or p.metadata.name != pod or p.metadata.namespace != namespace:
+            raise errors.NotFound("", "pods", pod)
+        logs = getattr(self.runtime, "container_logs", None)
+        if logs is None:
+            raise errors.BadRequest(f"runtime {self.runtime.name} keeps no container logs")
+        return logs(uid, pod, opts)
+
+    async def _lookup(self, kind: str, namespace: str, name: str) -> dict[str, str] | None:
+        """A ConfigMap's data or a Secret's decoded data, for container environments."""
+        from .runtime.process.env import decode_secret
+        plural = "configmaps" if kind == "ConfigMap" else "secrets"
+        try:
+            obj = await getattr(self.clientset.core_v1(), plural)(namespace).get(name)
+        except errors.NotFound:
+            return None
+        return dict(obj.data or {}) if kind == "ConfigMap" else decode_secret(obj.data)
 
     # --- heartbeats ------------------------------------------------------------------------
 
@@ -281,9 +323,29 @@ class Kubelet:
     def _set_status(self, pod: core_v1.Pod, rt: PodStatus, waiting: dict[str, tuple[str, str]], *,
                     terminal: bool = False) -> None:
         ns = self.nodes.get(pod.spec.node_name or "") if pod.spec else None
-        status = generate_api_pod_status(pod, rt, node_ip=ns.ip if ns else "", is_ready=self.prober.is_ready,
-                                         waiting=waiting, terminal=terminal)
+        host_ip = getattr(self.runtime, "host_ip", "") or (ns.ip if ns else "")
+        status = generate_api_pod_status(pod, rt, node_ip=host_ip, is_ready=self.prober.is_ready,
+                                         waiting=waiting, terminal=terminal, is_started=self.prober.is_started)
         self.status_manager.set_pod_status(pod, status)
+
+    def _kill_unhealthy(self, uid: str, cid: str, name: str, probe_type: str) -> None:
+        """A liveness or startup probe failed: kill the container; computePodActions then
+        restarts it if the restart policy allows. Upstream: computePodActions' liveness branch
+        and killContainer's "Killing" event.
+        """
+        pod = self.pods.get(uid)
+        if pod is None or pod.metadata.deletion_timestamp:
+            return
+        c = next((c for c in pod.spec.containers or () if c.name == name), None)
+        probe = getattr(c, f"{probe_type}_probe", None) if c is not None else None
+        grace = probe.termination_grace_period_seconds if probe is not None else None
+        if grace is None:
+            grace = pod.spec.termination_grace_period_seconds
+        if grace is None:
+            grace = DEFAULT_TERMINATION_GRACE
+        self.runtime.stop_container(cid, float(grace),
+                                    message=f"Container {name} failed {probe_type} probe, will be restarted")
+        self.pod_workers.enqueue(uid)
 
     # --- events -----------------------------------------------------------------------------
 

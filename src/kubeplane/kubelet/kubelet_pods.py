@@ -28,13 +28,15 @@ CONTAINER_STATUS_UNKNOWN = "ContainerStatusUnknown"
 def generate_api_pod_status(pod: core_v1.Pod, rt: PodStatus, *, node_ip: str,
                             is_ready: Callable[[core_v1.Container, ContainerStatus], bool],
                             waiting: dict[str, tuple[str, str]] | None = None,
-                            terminal: bool = False) -> Obj:
+                            terminal: bool = False,
+                            is_started: Callable[[core_v1.Container, ContainerStatus], bool] | None = None) -> Obj:
     """The pod's status as the kubelet would report it now (startTime and transition times
     are filled in by the status manager).
 
     waiting: container name -> (reason, message) for containers the kubelet is holding back
     (CrashLoopBackOff, or the last pull error while a retry is being pulled).
     terminal: the pod is being deleted and all its containers have stopped.
+    is_started: whether a running container has passed its startup probe (default: yes).
     Upstream: generateAPIPodStatus (kubelet_pods.go)
     """
     spec = to_dict(pod.spec) if pod.spec else {}
@@ -43,7 +45,8 @@ def generate_api_pod_status(pod: core_v1.Pod, rt: PodStatus, *, node_ip: str,
     has_init = bool(pod.spec.init_containers) if pod.spec else False
     init = convert_to_api_container_statuses(pod.spec.init_containers or [], rt, has_init, is_ready, waiting,
                                              terminal, init=True) if has_init else []
-    app = convert_to_api_container_statuses(pod.spec.containers or [], rt, has_init, is_ready, waiting, terminal)
+    app = convert_to_api_container_statuses(pod.spec.containers or [], rt, has_init, is_ready, waiting, terminal,
+                                            is_started=is_started)
     phase = get_phase(spec, init, app, terminal)
     s: Obj = {"phase": phase}
     if pod.status and pod.status.qos_class:
@@ -78,7 +81,9 @@ def _conditions(spec: Obj, old: Obj, rt: PodStatus, init: list[Obj], app: list[O
 def convert_to_api_container_statuses(containers: list[core_v1.Container], rt: PodStatus, has_init: bool,
                                       is_ready: Callable[[core_v1.Container, ContainerStatus], bool],
                                       waiting: dict[str, tuple[str, str]], terminal: bool, *,
-                                      init: bool = False) -> list[Obj]:
+                                      init: bool = False,
+                                      is_started: Callable[[core_v1.Container, ContainerStatus], bool] | None = None,
+                                      ) -> list[Obj]:
     """One API status per container, in spec order.
 
     Upstream: convertToAPIContainerStatuses (kubelet_pods.go)
@@ -90,7 +95,7 @@ def convert_to_api_container_statuses(containers: list[core_v1.Container], rt: P
         if latest is not None and latest.init != init:
             latest = None
         st = _container_status(c, latest, rt.previous(c.name or "") if latest else None, default_reason,
-                               waiting.get(c.name or ""), is_ready, init)
+                               waiting.get(c.name or ""), is_ready, init, is_started)
         if terminal:
             _terminate(st)
         out.append(st)
@@ -99,7 +104,8 @@ def convert_to_api_container_statuses(containers: list[core_v1.Container], rt: P
 
 def _container_status(c: core_v1.Container, latest: ContainerStatus | None, previous: ContainerStatus | None,
                       default_reason: str, held: tuple[str, str] | None,
-                      is_ready: Callable[[core_v1.Container, ContainerStatus], bool], init: bool) -> Obj:
+                      is_ready: Callable[[core_v1.Container, ContainerStatus], bool], init: bool,
+                      is_started: Callable[[core_v1.Container, ContainerStatus], bool] | None = None) -> Obj:
     st: Obj = {"name": c.name, "image": c.image, "imageID": "", "ready": False, "restartCount": 0,
                "started": False, "state": {"waiting": {"reason": default_reason}}}
     if latest is None:
@@ -113,7 +119,7 @@ def _container_status(c: core_v1.Container, latest: ContainerStatus | None, prev
         st.update(image=latest.image, imageID=latest.image_ref, containerID=latest.id)
         if latest.state == RUNNING:
             st["state"] = {"running": {"startedAt": _time(latest.started_at)}}
-            st["started"] = True
+            st["started"] = is_started is None or is_started(c, latest)
             st["ready"] = is_ready(c, latest)
         else:
             st["state"] = {"terminated": _terminated(latest)}

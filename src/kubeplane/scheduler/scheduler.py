@@ -26,6 +26,8 @@ from .internal.queue.scheduling_queue import ASSIGNED_POD_DELETE, PriorityQueue
 from .schedule_one import schedule_one
 
 log = logging.getLogger(__name__)
+# How long schedule_loop runs before yielding to the event loop (seconds).
+SCHEDULING_SLICE = 0.010
 
 
 @dataclass(frozen=True)
@@ -108,8 +110,14 @@ class Scheduler:
                 t.cancel()
 
     async def schedule_loop(self) -> None:
+        """Schedule pods back to back, yielding to the loop (binding tasks, informers, the
+        other components of this process) once per time slice rather than once per pod: one
+        pod per loop turn left the scheduler ~14% of a busy loop, and pods waited seconds."""
+        slice_end = self.clock.monotonic() + SCHEDULING_SLICE
         while await schedule_one(self):
-            await self.clock.sleep(0)     # let binding tasks and informers run between pods
+            if self.clock.monotonic() >= slice_end:
+                await self.clock.sleep(0)
+                slice_end = self.clock.monotonic() + SCHEDULING_SLICE
 
     async def wait_for_bindings(self) -> None:
         """Await every binding in flight (tests and benchmarks)."""

@@ -1,11 +1,15 @@
-"""Readiness workers for every running container that has a readinessProbe.
+"""Readiness, liveness and startup workers for every running container that has those probes.
 
-    pm = ProbeManager(runtime, clock=clock, on_change=pod_workers.enqueue)
-    pm.update_pod(pod, rt_status)        # after each sync: start/stop workers
-    pm.is_ready(container, rt_container) # what generate_api_pod_status asks
+    pm = ProbeManager(runtime, clock=clock, on_change=pod_workers.enqueue, on_unhealthy=kill)
+    pm.update_pod(pod, rt_status)          # after each sync: start/stop workers
+    pm.is_ready(container, rt_container)   # what generate_api_pod_status asks
+    pm.is_started(container, rt_container)
 
 Upstream: prober_manager.go (AddPod/RemovePod/UpdatePodStatus) and results/results_manager.go.
-A container without a readinessProbe is ready once running, as upstream.
+A container without a readinessProbe is ready once started, one without a startupProbe is
+started once running, as upstream. A liveness or startup Failure calls
+on_unhealthy(pod uid, container id, container name, probe type): the kubelet kills the
+container and its restart policy decides what follows.
 """
 from __future__ import annotations
 
@@ -14,45 +18,71 @@ from typing import Callable
 from ...api.types import core_v1
 from ...utils.clock import REAL_CLOCK, Clock
 from ..runtime import RUNNING, ContainerStatus, PodStatus, Runtime
-from .worker import ProbeSpec, Worker
+from .worker import LIVENESS, READINESS, STARTUP, ProbeSpec, Worker
+
+PROBE_TYPES = (STARTUP, READINESS, LIVENESS)
+UnhealthyHandler = Callable[[str, str, str, str], None]
+
+
+def _probe_of(c: core_v1.Container, probe_type: str) -> core_v1.Probe | None:
+    return getattr(c, f"{probe_type}_probe")
 
 
 class ProbeManager:
-    """workers: (pod uid, container name) -> the worker probing its current attempt.
-    ready: container id -> latest readiness result (only for probed containers).
+    """workers: (pod uid, container name, probe type) -> the worker probing its current attempt.
+    ready / started: container id -> latest readiness / startup result (probed containers only).
     """
 
     def __init__(self, runtime: Runtime, *, clock: Clock = REAL_CLOCK,
-                 on_change: Callable[[str], None] = lambda uid: None) -> None:
-        self.runtime, self.clock, self.on_change = runtime, clock, on_change
-        self.workers: dict[tuple[str, str], Worker] = {}
+                 on_change: Callable[[str], None] = lambda uid: None,
+                 on_unhealthy: UnhealthyHandler = lambda uid, cid, name, probe_type: None) -> None:
+        self.runtime, self.clock, self.on_change, self.on_unhealthy = runtime, clock, on_change, on_unhealthy
+        self.workers: dict[tuple[str, str, str], Worker] = {}
         self.ready: dict[str, bool] = {}
+        self.started: dict[str, bool] = {}
 
     def update_pod(self, pod: core_v1.Pod, rt: PodStatus) -> None:
-        """Start a worker for each newly running probed container; stop stale ones."""
+        """Start a worker per probe of each newly running container; stop stale ones."""
         uid = pod.metadata.uid or ""
         for c in pod.spec.containers or ():
-            if c.readiness_probe is None:
-                continue
             st = rt.latest(c.name or "")
-            key = (uid, c.name or "")
-            w = self.workers.get(key)
-            if st is None or st.state != RUNNING:
-                if w is not None:
-                    self._stop(key)
-                continue
-            if w is not None and w.container_id == st.id:
-                continue
+            for probe_type in PROBE_TYPES:
+                probe = _probe_of(c, probe_type)
+                if probe is not None:
+                    self._ensure(uid, c, st, probe_type, probe)
+
+    def _ensure(self, uid: str, c: core_v1.Container, st: ContainerStatus | None, probe_type: str,
+                probe: core_v1.Probe) -> None:
+        key = (uid, c.name or "", probe_type)
+        w = self.workers.get(key)
+        if st is None or st.state != RUNNING:
             if w is not None:
                 self._stop(key)
-            w = Worker(st.id, ProbeSpec.from_probe(c.readiness_probe), st.started_at or self.clock.now(),
-                       clock=self.clock, probe=lambda cid: self.runtime.probe(cid, "readiness"),
-                       on_result=lambda cid, ok, uid=uid: self._set(uid, cid, ok))
-            self.workers[key] = w
-            w.start()
+            return
+        if w is not None and w.container_id == st.id:
+            return
+        if w is not None:
+            self._stop(key)
+        w = Worker(st.id, ProbeSpec.from_probe(probe), st.started_at or self.clock.now(), clock=self.clock,
+                   probe=lambda cid, t=probe_type: self.runtime.probe(cid, t),
+                   on_result=lambda cid, ok, t=probe_type, name=c.name or "": self._set(uid, name, t, cid, ok),
+                   probe_type=probe_type, started=lambda cid=st.id, c=c: self._is_started_id(c, cid))
+        self.workers[key] = w
+        w.start()
+
+    def is_started(self, c: core_v1.Container, st: ContainerStatus) -> bool:
+        """Whether a running container counts as started. Upstream: UpdatePodStatus"""
+        return self._is_started_id(c, st.id)
+
+    def _is_started_id(self, c: core_v1.Container, cid: str) -> bool:
+        if c.startup_probe is None:
+            return True
+        return self.started.get(cid, False)
 
     def is_ready(self, c: core_v1.Container, st: ContainerStatus) -> bool:
         """Readiness of a running container. Upstream: UpdatePodStatus's ready computation."""
+        if not self.is_started(c, st):
+            return False
         if c.readiness_probe is None:
             return True
         return self.ready.get(st.id, False)
@@ -65,11 +95,17 @@ class ProbeManager:
         for key in list(self.workers):
             self._stop(key)
 
-    def _stop(self, key: tuple[str, str]) -> None:
+    def _stop(self, key: tuple[str, str, str]) -> None:
         w = self.workers.pop(key)
         w.stop()
         self.ready.pop(w.container_id, None)
+        self.started.pop(w.container_id, None)
 
-    def _set(self, uid: str, cid: str, ok: bool) -> None:
-        self.ready[cid] = ok
+    def _set(self, uid: str, name: str, probe_type: str, cid: str, ok: bool) -> None:
+        if probe_type == READINESS:
+            self.ready[cid] = ok
+        elif probe_type == STARTUP:
+            self.started[cid] = ok
+        if not ok and probe_type in (LIVENESS, STARTUP):
+            self.on_unhealthy(uid, cid, name, probe_type)
         self.on_change(uid)

@@ -1,4 +1,4 @@
-"""One readiness probe loop for one container.
+"""One probe loop (readiness, liveness or startup) for one container attempt.
 
 Upstream: worker (pkg/kubelet/prober/worker.go). Timing here is deterministic: the first
 probe runs initialDelaySeconds after the container started (at once if that has passed),
@@ -7,19 +7,27 @@ skips probes until initialDelaySeconds have passed, so its first probe lands som
 [initialDelay, initialDelay + period); ours lands at the start of that window.
 
 Thresholds, as upstream: the result flips to Success after successThreshold consecutive
-successes and back to Failure after failureThreshold consecutive failures; readiness
-starts as Failure. Example: period 10, successThreshold 2, container started at 0 with
-initialDelay 5 -> probes at 5 (Success, run 1) and 15 (Success, run 2): ready from 15 s.
+successes and to Failure after failureThreshold consecutive failures. Initial results, as
+upstream: readiness Failure, liveness Success, startup unknown (None). Liveness and
+readiness do not probe until the container has started (its startup probe succeeded);
+a startup worker stops once it succeeded; liveness and startup workers stop on Failure
+(the container is being killed; its next attempt gets a new worker).
+Example: period 10, successThreshold 2, container started at 0 with initialDelay 5 ->
+readiness probes at 5 (Success, run 1) and 15 (Success, run 2): ready from 15 s.
 """
 from __future__ import annotations
 
 import asyncio
+import inspect
 from dataclasses import dataclass
-from typing import Callable
+from typing import Awaitable, Callable
 
 from ...api.types import core_v1
 from ...utils.clock import Clock
 from ..runtime import PROBE_SUCCESS, PROBE_UNKNOWN
+
+READINESS, LIVENESS, STARTUP = "readiness", "liveness", "startup"
+_INITIAL = {READINESS: False, LIVENESS: True, STARTUP: None}
 
 
 @dataclass(frozen=True)
@@ -38,10 +46,14 @@ class ProbeSpec:
 
 class Worker:
     def __init__(self, container_id: str, spec: ProbeSpec, started_at: float, *, clock: Clock,
-                 probe: Callable[[str], str], on_result: Callable[[str, bool], None]) -> None:
+                 probe: Callable[[str], str | Awaitable[str]], on_result: Callable[[str, bool], None],
+                 probe_type: str = READINESS, started: Callable[[], bool] = lambda: True) -> None:
         self.container_id, self.spec, self.started_at = container_id, spec, started_at
         self.clock, self.probe, self.on_result = clock, probe, on_result
-        self.ready = False                  # readiness starts as Failure
+        self.probe_type = probe_type
+        self.started = started              # liveness/readiness wait for this (the startup probe)
+        self.result: bool | None = _INITIAL[probe_type]
+        self.ready = bool(self.result)      # readiness: the current result
         self.last_result = ""
         self.result_run = 0
         self.task: asyncio.Task[None] | None = None
@@ -56,15 +68,19 @@ class Worker:
     async def run(self) -> None:
         """Upstream: worker.run"""
         await self.clock.sleep(max(0.0, self.started_at + self.spec.initial_delay - self.clock.now()))
-        while self.do_probe():
+        while await self.do_probe():
             await self.clock.sleep(self.spec.period)
 
-    def do_probe(self) -> bool:
-        """Probe once and apply the thresholds; False once the container is gone.
+    async def do_probe(self) -> bool:
+        """Probe once and apply the thresholds; False when this worker is done.
 
         Upstream: worker.doProbe
         """
+        if self.probe_type != STARTUP and not self.started():
+            return True                     # not started yet: liveness/readiness wait
         result = self.probe(self.container_id)
+        if inspect.isawaitable(result):
+            result = await result
         if result == PROBE_UNKNOWN:
             return False
         if result == self.last_result:
@@ -74,7 +90,9 @@ class Worker:
         ok = result == PROBE_SUCCESS
         if self.result_run < (self.spec.success_threshold if ok else self.spec.failure_threshold):
             return True                     # below the threshold: leave the result as it is
-        if ok != self.ready:
-            self.ready = ok
+        if ok != self.result:
+            self.result = self.ready = ok
             self.on_result(self.container_id, ok)
-        return True
+        if self.probe_type == STARTUP and ok:
+            return False                    # started: nothing more to decide
+        return ok or self.probe_type == READINESS

@@ -6,8 +6,9 @@ by calling the event handler with the pod's UID (upstream's PLEG relist events).
 stopping return as soon as the work has *begun*: progress is observed through pod_status,
 never awaited, so one pod's slow image pull never holds a kubelet worker.
 
-Implementations: `sim` (runtime/sim: stages in YAML decide what happens and when). A
-`process` runtime running commands as local processes can be added behind the same protocol.
+Implementations: `sim` (runtime/sim: stages in YAML decide what happens and when) and
+`process` (runtime/process: each container's command runs as a local process group, with
+real probes and captured logs).
 
 Upstream: the CRI RuntimeService (k8s.io/cri-api) and kubecontainer.Runtime
 (pkg/kubelet/container/runtime.go), flattened to what the kubelet here uses.
@@ -15,7 +16,9 @@ Upstream: the CRI RuntimeService (k8s.io/cri-api) and kubecontainer.Runtime
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Protocol
+
+from ...api import errors
 
 if TYPE_CHECKING:
     from ...api.types import core_v1
@@ -111,9 +114,10 @@ class Runtime(Protocol):
                         attempt: int) -> str:
         """Begin pulling, creating and starting one attempt of container; returns its id."""
 
-    def stop_container(self, container_id: str, grace_period: float) -> None:
+    def stop_container(self, container_id: str, grace_period: float, message: str = "") -> None:
         """Ask the container to stop; it is reported EXITED within grace_period seconds
-        (killed with exit code 137 at the deadline). A container that never ran is dropped."""
+        (killed with exit code 137 at the deadline). A container that never ran is dropped.
+        message: why, for the Killing event where the runtime records one."""
 
     def stop_pod_sandbox(self, pod_uid: str) -> None:
         """Tear the sandbox down (NotReady); containers must already be stopped."""
@@ -124,13 +128,41 @@ class Runtime(Protocol):
     def pod_status(self, pod_uid: str) -> PodStatus | None:
         """What the runtime knows about the pod, or None if it has nothing."""
 
-    def probe(self, container_id: str, probe_type: str) -> str:
-        """Run one probe ("readiness") against the container: PROBE_SUCCESS/FAILURE/UNKNOWN."""
+    def probe(self, container_id: str, probe_type: str) -> str | Awaitable[str]:
+        """Run one probe ("readiness", "liveness" or "startup") against the container:
+        PROBE_SUCCESS/FAILURE/UNKNOWN, or an awaitable of one when the probe does real I/O."""
+
+    def container_logs(self, pod_uid: str, pod_name: str, opts: Any) -> AsyncIterator[bytes]:
+        """The container's output per opts (a pods/log LogOptions). Raises errors.BadRequest
+        at once (before any byte) when there is no such attempt; see check_log_target."""
 
 
-def new_runtime(kind: str, **kwargs: object) -> Runtime:
-    """A runtime by name ("sim"); kwargs go to its constructor."""
+def check_log_target(rt: PodStatus | None, container: str, pod_name: str, previous: bool) -> ContainerStatus:
+    """The attempt whose output pods/log asks for, or the kubelet's error for it.
+
+    Upstream: validateContainerLogStatus (pkg/kubelet/kubelet_pods.go)
+    """
+    latest = rt.latest(container) if rt is not None else None
+    if previous:
+        prev = rt.previous(container) if rt is not None else None
+        if prev is None or prev.state != EXITED:
+            raise errors.BadRequest(f'previous terminated container "{container}" in pod "{pod_name}" not found')
+        return prev
+    if latest is None or latest.state in (CREATING, CREATED, WAITING):
+        reason = latest.reason if latest is not None and latest.state == WAITING else "ContainerCreating"
+        raise errors.BadRequest(f'container "{container}" in pod "{pod_name}" is waiting to start: {reason}')
+    return latest
+
+
+RUNTIMES = ("sim", "process")
+
+
+def new_runtime(kind: str, **kwargs: Any) -> Runtime:
+    """A runtime by name ("sim" or "process"); kwargs go to its constructor."""
     if kind == "sim":
         from .sim import SimRuntime
-        return SimRuntime(**kwargs)  # type: ignore[arg-type]
-    raise ValueError(f"unknown runtime {kind!r} (have: sim)")
+        return SimRuntime(**kwargs)
+    if kind == "process":
+        from .process import ProcessRuntime
+        return ProcessRuntime(**kwargs)
+    raise ValueError(f"unknown runtime {kind!r} (have: {', '.join(RUNTIMES)})")

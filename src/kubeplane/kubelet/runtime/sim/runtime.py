@@ -27,13 +27,13 @@ import ipaddress
 import logging
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, AsyncIterator, Callable
 
 from ....api.types import core_v1, to_dict
 from ....utils.clock import REAL_CLOCK, Clock, parse_rfc3339, rfc3339
 from .. import (
     CREATED, CREATING, EXITED, PROBE_FAILURE, PROBE_SUCCESS, PROBE_UNKNOWN, RUNNING, SANDBOX_NOT_READY,
-    SANDBOX_READY, WAITING, ContainerStatus, EventHandler, PodStatus, SandboxStatus,
+    SANDBOX_READY, WAITING, ContainerStatus, EventHandler, PodStatus, SandboxStatus, check_log_target,
 )
 from .lifecycle import Lifecycle, Stage, apply_stage, load_profile
 from .renderer import Renderer
@@ -149,7 +149,7 @@ class SimRuntime:
         self._add(oid, p, self._object(pod, "Container", container.name or "", spec, {"state": CREATING}))
         return f"{RUNTIME_NAME}://{oid}"
 
-    def stop_container(self, container_id: str, grace_period: float) -> None:
+    def stop_container(self, container_id: str, grace_period: float, message: str = "") -> None:
         container_id = _oid(container_id)
         obj = self._objs.get(container_id)
         if obj is None or obj["status"].get("state") in (EXITED, WAITING):
@@ -200,7 +200,22 @@ class SimRuntime:
         obj = self._objs.get(_oid(container_id))
         if obj is None or obj["status"].get("state") != RUNNING:
             return PROBE_UNKNOWN if obj is None else PROBE_FAILURE
-        return PROBE_SUCCESS if obj["status"].get(probe_type) == PROBE_SUCCESS else PROBE_FAILURE
+        outcome = obj["status"].get(probe_type)
+        if outcome is None and probe_type != "readiness":
+            return PROBE_SUCCESS          # liveness/startup pass unless a stage says otherwise
+        return PROBE_SUCCESS if outcome == PROBE_SUCCESS else PROBE_FAILURE
+
+    def container_logs(self, pod_uid: str, pod_name: str, opts: Any) -> AsyncIterator[bytes]:
+        """A simulated container writes nothing: its log is empty, and `follow` waits until
+        the attempt has stopped (polled on the clock each second), as kwok's would."""
+        target = check_log_target(self.pod_status(pod_uid), opts.container, pod_name, opts.previous)
+        return self._empty_log(_oid(target.id) if opts.follow and target.state == RUNNING else None)
+
+    async def _empty_log(self, follow_oid: str | None) -> AsyncIterator[bytes]:
+        while follow_oid is not None and (self._objs.get(follow_oid) or {}).get("status", {}).get("state") == RUNNING:
+            await self.clock.sleep(1.0)
+        return
+        yield b""  # pragma: no cover - makes this an async generator
 
     # --- stages ----------------------------------------------------------------------------
 

@@ -1,0 +1,127 @@
+"""`kubeplane up --runtime process`: pods are real local processes, driven by real kubectl.
+
+A Deployment running `python -m http.server PORT` becomes Ready through a real httpGet probe
+and answers a real HTTP request; `kubectl logs` shows the request; `kubectl delete` stops the
+process. A rolling update whose new pods fail their readiness probe stalls at maxUnavailable.
+All process pods share 127.0.0.1, so each test picks a free port of its own.
+"""
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import sys
+import time
+import urllib.request
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from .cluster import Cluster
+
+DEADLINE = 30.0
+PY = sys.executable
+
+
+def eventually(check: Callable[[], Any], what: str, timeout: float = DEADLINE) -> Any:
+    end = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < end:
+        last = check()
+        if last:
+            return last
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.fixture(scope="module")
+def pcluster() -> Iterator[Cluster]:
+    c = Cluster(nodes=1, extra_args=("--runtime", "process")).start()
+    try:
+        yield c
+    finally:
+        c.stop(signal.SIGTERM)          # the kubelet stops its processes on the way out
+        c.cleanup()
+
+
+def deployment(name: str, container: dict[str, Any], *, replicas: int = 1,
+               strategy: dict[str, Any] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                            "template": {"metadata": {"labels": {"app": name}},
+                                         "spec": {"terminationGracePeriodSeconds": 5, "containers": [container]}}}
+    if strategy is not None:
+        spec["strategy"] = strategy
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "default"},
+            "spec": spec}
+
+
+def pods(c: Cluster, app: str) -> list[dict[str, Any]]:
+    return [p for p in c.get_json("pods", "-l", f"app={app}")["items"] if not p["metadata"].get("deletionTimestamp")]
+
+
+def is_ready(p: dict[str, Any]) -> bool:
+    return any(cond["type"] == "Ready" and cond["status"] == "True"
+               for cond in (p.get("status") or {}).get("conditions") or ())
+
+
+def test_deployment_serves_http_shows_logs_and_stops_on_delete(pcluster: Cluster) -> None:
+    port = free_port()
+    pcluster.apply_yaml(deployment("web", {
+        "name": "web", "image": "python:3", "command": [PY, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+        "ports": [{"containerPort": port, "name": "http"}],
+        "readinessProbe": {"httpGet": {"path": "/", "port": "http"}, "periodSeconds": 1}}))
+    pod = eventually(lambda: next((p for p in pods(pcluster, "web") if is_ready(p)), None), "a Ready web pod")
+    assert pod["status"]["podIP"] == "127.0.0.1"
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/?from=e2e", timeout=5) as resp:
+        assert resp.status == 200 and b"Directory listing" in resp.read()
+    name = pod["metadata"]["name"]
+    logs = eventually(lambda: (out := pcluster.kubectl("logs", name).stdout) and "from=e2e" in out and out,
+                      "the request in kubectl logs")
+    assert '"GET /?from=e2e HTTP/1.1" 200' in logs
+    tail = pcluster.kubectl("logs", name, "--tail", "1", "-c", "web").stdout
+    assert tail.count("\n") == 1
+    prev = pcluster.kubectl("logs", name, "--previous", check=False)
+    assert prev.returncode != 0 and f'previous terminated container "web" in pod "{name}" not found' in prev.stderr
+    pcluster.kubectl("delete", "deployment", "web")
+    eventually(lambda: not port_open(port), "the server to stop")
+    eventually(lambda: not pods(pcluster, "web"), "the pods to go")
+
+
+def test_failing_readiness_stalls_a_rolling_update_at_max_unavailable(pcluster: Cluster) -> None:
+    def container(probe_exit: int) -> dict[str, Any]:
+        return {"name": "app", "image": "python:3", "command": [PY, "-c", "import time; time.sleep(3600)"],
+                "readinessProbe": {"exec": {"command": [PY, "-c", f"raise SystemExit({probe_exit})"]},
+                                   "periodSeconds": 1}}
+    strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
+    pcluster.apply_yaml(deployment("roll", container(0), replicas=3, strategy=strategy))
+    pcluster.kubectl("rollout", "status", "deployment/roll", "--timeout", "60s", timeout=70)
+    pcluster.apply_yaml(deployment("roll", container(1), replicas=3, strategy=strategy))
+
+    def unready_new_pod_probed() -> bool:
+        events = pcluster.get_json("events", "--field-selector", "reason=Unhealthy")["items"]
+        return sum(e.get("count") or 1 for e in events if e["involvedObject"]["name"].startswith("roll-")) >= 3
+    eventually(unready_new_pod_probed, "the new pod to fail its readiness probe three times")
+    d = pcluster.get_json("deployment", "roll")
+    st = d["status"]
+    assert (st.get("updatedReplicas"), st.get("readyReplicas"), st.get("availableReplicas"),
+            st.get("unavailableReplicas")) == (1, 2, 2, 1), json.dumps(st)
+    live = pods(pcluster, "roll")
+    assert len(live) == 3 and sum(is_ready(p) for p in live) == 2         # exactly maxUnavailable short
+    rss = pcluster.get_json("replicasets", "-l", "app=roll")["items"]
+    assert sorted(rs["spec"]["replicas"] for rs in rss) == [1, 2]
+    res = pcluster.kubectl("rollout", "status", "deployment/roll", "--timeout", "2s", check=False)
+    assert res.returncode != 0 and "1 out of 3 new replicas have been updated" in res.stdout
+    pcluster.kubectl("delete", "deployment", "roll")
+    eventually(lambda: not pods(pcluster, "roll"), "the pods to go")

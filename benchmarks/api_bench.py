@@ -20,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import aiohttp
@@ -29,7 +30,10 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def start_up(data_dir: pathlib.Path, storage: str, extra: list[str] | None = None) -> tuple[subprocess.Popen, float]:
-    """Start `kubeplane up` and return (process, seconds until /readyz answered)."""
+    """Start `kubeplane up` and return (process, seconds until it printed its ready line).
+
+    The rest of its output is drained by a thread, so a chatty server never blocks on a full pipe.
+    """
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "kubeplane", "up", "--data-dir", str(data_dir), "--port", "0",
                              "--nodes", "0", "--storage", storage, *(extra or [])],
@@ -38,7 +42,9 @@ def start_up(data_dir: pathlib.Path, storage: str, extra: list[str] | None = Non
     line = proc.stdout.readline()           # printed once the server is listening
     if b"ready" not in line:
         raise RuntimeError(line + proc.stdout.read())
-    return proc, time.perf_counter() - t0
+    elapsed = time.perf_counter() - t0
+    threading.Thread(target=proc.stdout.read, daemon=True).start()
+    return proc, elapsed
 
 
 def stop(proc: subprocess.Popen) -> None:

@@ -13,13 +13,26 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
 BIN = pathlib.Path(sys.executable).parent
 KUBECTL = str(BIN / "kubectl")
 READY_TIMEOUT = 30.0
+DEADLINE = 30.0
+
+
+def eventually(check: Callable[[], Any], what: str, timeout: float = DEADLINE, interval: float = 0.05) -> Any:
+    """Poll check() until it returns something truthy (and return that); fail naming `what`."""
+    end = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < end:
+        last = check()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
 
 
 class Cluster:

@@ -11,16 +11,14 @@ import http.client
 import json
 import ssl
 import threading
-import time
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import yaml
 
-from .cluster import Cluster
+from .cluster import Cluster, eventually
 
-DEADLINE = 30.0
 POD_TEMPLATE_HASH = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
 REVISION_HISTORY = "deployment.kubernetes.io/revision-history"
@@ -34,16 +32,6 @@ def ready_patch() -> dict[str, Any]:
         {"type": "Ready", "status": "True", "lastTransitionTime": now}]}}
 
 
-def eventually(check: Callable[[], Any], what: str, timeout: float = DEADLINE) -> Any:
-    """Poll check() until it returns something truthy; fail with `what` after timeout."""
-    end = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < end:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
 
 
 def deployment(name: str, replicas: int, image: str = "nginx:1", *, labels: dict[str, str] | None = None,

@@ -7,7 +7,8 @@ import subprocess
 import sys
 
 from .cluster import Cluster
-from .test_replicaset import eventually, pods, replica_set
+from .cluster import eventually
+from .test_replicaset import pods, replica_set
 
 
 def test_standalone_controller_manager_takes_the_lease_and_runs_the_replicaset_controller() -> None:

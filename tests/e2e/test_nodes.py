@@ -18,7 +18,8 @@ from typing import Any, Iterator
 import pytest
 
 from .cluster import Cluster
-from .test_replicaset import active, eventually, pods
+from .cluster import eventually
+from .test_replicaset import active, pods
 
 HEARTBEAT = 0.5          # seconds between Lease renewals, both kubelets
 GRACE = 3.0              # --node-monitor-grace-period

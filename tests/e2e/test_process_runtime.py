@@ -11,27 +11,16 @@ import json
 import signal
 import socket
 import sys
-import time
 import urllib.request
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import pytest
 
-from .cluster import Cluster
+from .cluster import Cluster, eventually
 
-DEADLINE = 30.0
 PY = sys.executable
 
 
-def eventually(check: Callable[[], Any], what: str, timeout: float = DEADLINE) -> Any:
-    end = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < end:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
 
 
 def free_port() -> int:

@@ -6,26 +6,14 @@ from __future__ import annotations
 
 import json
 import re
-import time
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
-from .cluster import Cluster
-
-DEADLINE = 20.0
+from .cluster import Cluster, eventually
 
 
-def eventually(check: Callable[[], Any], what: str, timeout: float = DEADLINE) -> Any:
-    """Poll check() until it returns something truthy; fail with `what` after timeout."""
-    end = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < end:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
+
 
 
 def replica_set(name: str, replicas: int, ns: str) -> dict[str, Any]:

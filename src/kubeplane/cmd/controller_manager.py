@@ -26,7 +26,7 @@ class ControllerManagerOptions:
     gc_workers: int = 20                 # --concurrent-gc-syncs
     namespace_workers: int = 10          # --concurrent-namespace-syncs
     deployment_workers: int = 5          # --concurrent-deployment-syncs
-    node_monitor_grace_period: float = 50.0   # --node-monitor-grace-period (seconds)
+    node_monitor_grace_period: float = 40.0   # --node-monitor-grace-period (seconds)
 
 
 async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,

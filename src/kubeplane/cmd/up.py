@@ -79,9 +79,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--node-heartbeat-period", type=_seconds, default=10.0, metavar="SECONDS",
                    help="how often each simulated node renews its Lease and checks its status (default 10, "
                         "upstream's lease renew interval)")
-    p.add_argument("--node-monitor-grace-period", type=_seconds, default=50.0, metavar="SECONDS",
+    p.add_argument("--node-monitor-grace-period", type=_seconds, default=40.0, metavar="SECONDS",
                    help="how long a node may be silent before the node lifecycle controller marks it Unknown "
-                        "(default 50, as kube-controller-manager); keep it well above --node-heartbeat-period")
+                        "(default 40, as kube-controller-manager through 1.31); keep it well above --node-heartbeat-period")
     p.add_argument("--storage", choices=("sqlite", "memory"), default="sqlite", help="storage backend")
     p.add_argument("--watch-history", type=int, default=50_000,
                    help="events kept for watches to resume from (older resourceVersions get 410 Gone)")

@@ -145,6 +145,9 @@ class Fixture:
 
 
 async def new_fixture(**options: Any) -> Fixture:
+    # The timelines in these tests are written for a 50 s grace period (upstream 1.32+); the
+    # 40 s default has its own test below.
+    options.setdefault("node_monitor_grace_period", 50.0)
     clock = FakeClock(start=T0)
     fake = await FakeClientset.new(clock=clock)
     factory = SharedInformerFactory(fake, clock=clock)
@@ -173,13 +176,30 @@ async def heartbeat_all(f: Fixture, *names: str) -> None:
 
 # --- health: Unknown after the grace period ------------------------------------------------------
 
-async def test_default_grace_period_is_upstreams_50s() -> None:
-    """Upstream raised --node-monitor-grace-period from 40 s to 50 s in 1.32."""
+async def test_default_grace_period_is_40s() -> None:
+    """40 s as upstream through 1.31 (1.32 raised it to 50 s; see NodeLifecycleOptions)."""
     opts = NodeLifecycleOptions()
     assert (opts.node_monitor_period, opts.node_monitor_grace_period,
-            opts.node_startup_grace_period) == (5.0, 50.0, 60.0)
+            opts.node_startup_grace_period) == (5.0, 40.0, 60.0)
     assert (opts.node_eviction_rate, opts.secondary_node_eviction_rate, opts.large_cluster_size_threshold,
             opts.unhealthy_zone_threshold) == (0.1, 0.01, 50, 0.55)
+
+
+async def test_default_grace_period_marks_a_silent_node_unknown_after_40s() -> None:
+    f = await new_fixture(node_monitor_grace_period=NodeLifecycleOptions().node_monitor_grace_period)
+    await f.add_node("n1")
+    await f.add_node("n2")
+    await f.pass_()                                  # t0: both observed
+    for _ in range(8):                               # t0+40: n1 silent for exactly the grace period
+        await f.step(5)
+        await f.renew_lease("n2")
+        await f.pass_()
+    assert (await f.condition("n1")).status == "True"
+    await f.step(5)
+    await f.renew_lease("n2")
+    await f.pass_()                                  # t0+45: past it
+    assert (await f.condition("n1")).status == "Unknown"
+    assert (await f.condition("n2")).status == "True"
 
 
 async def test_node_with_renewed_lease_stays_ready(f: Fixture) -> None:

@@ -89,9 +89,10 @@ class NodeLifecycleOptions:
     """kube-controller-manager's flags for this controller (seconds, rates in nodes per second)."""
 
     node_monitor_period: float = 5.0                # --node-monitor-period
-    # --node-monitor-grace-period: 50 s since Kubernetes 1.32 (40 s before); it must exceed
-    # the HTTP/2 health check's 30 s ping timeout + 15 s read-idle timeout.
-    node_monitor_grace_period: float = 50.0
+    # --node-monitor-grace-period: 40 s, the default through Kubernetes 1.31 and the figure our
+    # issue asks for; 1.32 raised it to 50 s (above the HTTP/2 health check's 30 s + 15 s),
+    # which matters for real networks, not for loopback and in-process kubelets.
+    node_monitor_grace_period: float = 40.0
     node_startup_grace_period: float = 60.0         # --node-startup-grace-period
     node_eviction_rate: float = 0.1                 # --node-eviction-rate
     secondary_node_eviction_rate: float = 0.01      # --secondary-node-eviction-rate
@@ -438,7 +439,7 @@ class NodeLifecycleController:
         the Ready condition as observed before this call, the Ready condition now). Raises
         the status update's error (the caller re-reads the node and retries).
 
-        Example (grace 50 s): lease renewed at 10:00:00 and seen by the 10:00:03 pass ->
+        Example (grace 40 s): lease renewed at 10:00:00 and seen by the 10:00:03 pass ->
         probe_timestamp 10:00:03; passes at 10:00:53 and before change nothing (not *after*
         10:00:53); the 10:00:58 pass writes Unknown with lastTransitionTime 10:00:58.
         Upstream: tryUpdateNodeHealth

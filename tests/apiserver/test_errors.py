@@ -227,3 +227,11 @@ async def test_unknown_route_and_method(api):
     r = await api.call("POST", "/api/v1/namespaces/default/pods/x/binding/extra", body={})
     assert r.status == 404
     assert r.json["message"] == "the server could not find the requested resource"
+
+
+@pytest.mark.parametrize("path", ["/api/v1/watch", "/apis/apps/v1/watch", "/apis/foo/v1/bars",
+                                  "/api/v1/namespaces/default/pods/x/y/z"])
+async def test_paths_that_name_no_resource_are_a_plain_404(api, path):
+    r = await api.call("GET", path)
+    assert r.status == 404
+    assert r.json["kind"] == "Status" and r.json["reason"] == "NotFound"

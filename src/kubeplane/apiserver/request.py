@@ -75,6 +75,9 @@ def parse_request_info(req: Request) -> RequestInfo:
     if rest and rest[0] == "watch":       # deprecated /watch/ prefix
         rest.pop(0)
         info.verb = "watch"
+        if not rest:                      # /api/v1/watch names no resource: a plain 404
+            info.is_resource_request = False
+            return info
     if rest[0] == "namespaces" and len(rest) > 1:
         info.namespace = rest[1]
         if len(rest) == 2:                # /namespaces/<name> is the namespace itself

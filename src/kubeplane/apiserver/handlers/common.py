@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
+import yaml
 
 from ...api import errors, labels
 from ...api.resources import ResourceInfo
@@ -130,8 +131,17 @@ def precondition_revision(obj: Obj, current: int) -> int:
         raise errors.BadRequest(f"invalid resourceVersion: {rv!r}") from None
 
 
-def patch_pins_revision(req: Request, patch_type: str) -> bool:
-    return b'"resourceVersion"' in req.body
+def patch_pins_revision(body: bytes, patch_type: str) -> bool:
+    """Whether the patch sets metadata.resourceVersion (then a conflict is the caller's to
+    resolve, as upstream: no retry). Only called after a conflict, so parsing again is cheap."""
+    try:
+        patch = yaml.safe_load(body) if "yaml" in patch_type else orjson.loads(body)
+    except (orjson.JSONDecodeError, yaml.YAMLError):
+        return False
+    if isinstance(patch, list):                       # JSON patch: an op on the field
+        return any(isinstance(op, dict) and op.get("path") == "/metadata/resourceVersion" for op in patch)
+    meta = patch.get("metadata") if isinstance(patch, dict) else None
+    return isinstance(meta, dict) and meta.get("resourceVersion") is not None
 
 
 # --- selectors and paging ----------------------------------------------------------------

@@ -159,8 +159,11 @@ async def patch(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: s
         kv = await api.storage.get(key)
         try:
             return await _patch_once(api, req, ri, ns, name, subresource, patch_type, kv)
-        except errors.Conflict:
-            if attempt == MAX_PATCH_RETRIES - 1 or common.patch_pins_revision(req, patch_type):
+        except errors.Conflict as err:
+            # Retry only a lost race with another writer (the optimistic lock), never an apply
+            # conflict between field managers, nor a patch that pinned its own resourceVersion.
+            lost_race = errors.OPTIMISTIC_LOCK_MSG in err.message
+            if not lost_race or attempt == MAX_PATCH_RETRIES - 1 or common.patch_pins_revision(req.body, patch_type):
                 raise
     raise AssertionError("unreachable")
 

@@ -26,6 +26,7 @@ from ..apiserver.server import APIServer
 from ..storage import new_storage
 from ..utils.clock import REAL_CLOCK, Clock
 from .clientset import Clientset
+from .rest import ResourceClient
 from .transport import InProcessTransport, RawResponse
 
 _VERB_BY_METHOD = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
@@ -130,12 +131,11 @@ class FakeClientset(Clientset):
         try:
             for obj in objs:
                 d = obj if isinstance(obj, dict) else types.to_dict(obj)
-                group, _, version = d["apiVersion"].rpartition("/")
+                group = d["apiVersion"].rpartition("/")[0]
                 ri = for_kind(group, d["kind"])
                 assert ri is not None, d["kind"]
                 ns = (d.get("metadata") or {}).get("namespace") or ("default" if ri.namespaced else "")
-                client = self.core_v1().resource(ri.plural, ns) if not group else \
-                    type(self.core_v1())(self.transport, group, version).resource(ri.plural, ns)
+                client = ResourceClient(self.transport, ri, ns)
                 stored = await client.create(d)
                 if d.get("status"):
                     status_obj = types.to_dict(stored)

@@ -12,17 +12,14 @@ transport (kubeplane.kubelet.run_kubelet). Upstream: cmd/kubelet.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import logging
 import pathlib
 from typing import Any
 
-from ..client.clientset import Clientset
+from .standalone import add_component_parser, run_component
 
 
 def add_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("kubelet", help="run simulated nodes against an API server")
-    p.add_argument("--kubeconfig", type=pathlib.Path, required=True)
+    p = add_component_parser(sub, "kubelet", "run simulated nodes against an API server", "", run)
     p.add_argument("--nodes", type=int, default=1, help="simulated nodes to run (default 1)")
     p.add_argument("--runtime", choices=("sim", "process"), default="sim",
                    help="container runtime: sim (simulated), or process (each container's command runs as a "
@@ -33,25 +30,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--node-prefix", default="kubeplane-node-", help="node names are <prefix><i>")
     p.add_argument("--root-dir", type=pathlib.Path, default=None,
                    help="process runtime: where pod working directories and logs live (default: a temp dir)")
-    p.add_argument("--log-level", default="warning")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..client.transport import HTTPTransport
     from ..kubelet import run_kubelet
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-
-    async def main() -> None:
-        cs = Clientset(HTTPTransport.from_kubeconfig(args.kubeconfig, user_agent="kubelet"))
-        try:
-            await run_kubelet(cs, nodes=args.nodes, runtime=args.runtime, profile=args.profile,
-                              node_prefix=args.node_prefix, data_dir=args.root_dir)
-        finally:
-            await cs.close()
-
-    try:
-        asyncio.run(main())
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return run_component(args, user_agent="kubelet", lease="", run=lambda cs: run_kubelet(
+        cs, nodes=args.nodes, runtime=args.runtime, profile=args.profile, node_prefix=args.node_prefix,
+        data_dir=args.root_dir))

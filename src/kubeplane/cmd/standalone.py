@@ -20,10 +20,12 @@ Run = Callable[[Clientset], Awaitable[None]]
 
 def add_component_parser(sub: Any, name: str, help: str, lease: str, main: Callable[[argparse.Namespace], int]
                          ) -> argparse.ArgumentParser:
+    """The common flags; `lease` "" means the component takes no leader election (kubelets)."""
     p: argparse.ArgumentParser = sub.add_parser(name, help=help)
     p.add_argument("--kubeconfig", type=pathlib.Path, required=True)
-    p.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True,
-                   help=f"hold the kube-system/{lease} Lease while running (default on)")
+    if lease:
+        p.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True,
+                       help=f"hold the kube-system/{lease} Lease while running (default on)")
     p.add_argument("--log-level", default="warning")
     p.set_defaults(func=main)
     return p
@@ -55,7 +57,7 @@ def run_component(args: argparse.Namespace, *, user_agent: str, lease: str, run:
     async def main() -> None:
         cs = Clientset(HTTPTransport.from_kubeconfig(args.kubeconfig, user_agent=user_agent))
         try:
-            if args.leader_elect:
+            if lease and args.leader_elect:
                 await run_with_leader_election(cs, lease, f"{socket.gethostname()}_{uuid.uuid4()}", run)
             else:
                 await run(cs)

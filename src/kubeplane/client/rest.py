@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Generic, Literal, TypeVar
 
+import msgspec
 import orjson
 
 from ..api import errors, types
@@ -41,6 +42,14 @@ class Event(Generic[T]):
     type: str
     obj: T
     resource_version: str
+
+
+class _RawWatchEvent(msgspec.Struct):
+    type: str
+    object: msgspec.Raw
+
+
+_WATCH_EVENT = msgspec.json.Decoder(_RawWatchEvent)
 
 
 def raise_for_status(resp: RawResponse) -> None:
@@ -109,13 +118,15 @@ class ResourceClient(Generic[T]):
                    sendInitialEvents="true" if send_initial_events else "",
                    resourceVersionMatch="NotOlderThan" if send_initial_events else "")
         async for line in self.transport.stream(self.path, q):
-            ev = orjson.loads(line)
-            if "type" not in ev:                        # the stream never started: a plain Status
-                raise errors.StatusError.from_status(ev)
-            if ev["type"] == "ERROR":
-                raise errors.StatusError.from_status(ev["object"])
-            obj = types.from_dict(ev["object"], self.type)
-            yield Event(ev["type"], obj, ev["object"].get("metadata", {}).get("resourceVersion", ""))
+            try:
+                ev = _WATCH_EVENT.decode(line)        # the object stays raw: decoded once, typed
+            except msgspec.ValidationError:           # the stream never started: a plain Status
+                raise errors.StatusError.from_status(orjson.loads(line)) from None
+            if ev.type == "ERROR":
+                raise errors.StatusError.from_status(msgspec.json.decode(ev.object))
+            obj = types.decode(ev.object, self.type)
+            meta = getattr(obj, "metadata", None)
+            yield Event(ev.type, obj, (meta.resource_version if meta else None) or "")
 
     async def create(self, obj: T | dict[str, Any], *, field_manager: str = "", dry_run: bool = False) -> T:
         q = _query(fieldManager=field_manager, dryRun="All" if dry_run else "", fieldValidation=_validation(obj))

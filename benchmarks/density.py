@@ -10,6 +10,8 @@ on pods (from this process) records, per pod, when it was ADDED, bound (spec.nod
 Ready=True, which gives pod startup latency two ways: from the watch-observed ADDED time
 (sub-millisecond) and from metadata.creationTimestamp (1 s resolution, so up to 1 s high).
 A thread samples the RSS of the `kubeplane up` process tree from /proc every 50 ms.
+The CPU seconds the process tree used during each phase are printed too: under contention from
+other work on the machine they are steadier than the wall times.
 
 Phase 2 starts `kubeplane up --nodes 1000`, waits until every node is Ready and one
 heartbeat period has passed, then reports the process tree's CPU use over 30 s of idling
@@ -280,10 +282,12 @@ async def density(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, floa
         await kubectl(kubeconfig, "create", "namespace", NS)
         await w.start()
         profiler.start("rollout", 30)
+        cpu0 = cpu_seconds(tree(proc.pid))
         t0 = time.time()
         out["kubectl_apply_s"] = await kubectl(kubeconfig, "apply", "-f", "-", input=deployment(n, "nginx:1.25"))
         t_avail = await w.until(lambda: (w.deployment.get("status") or {}).get("availableReplicas") == n, 300)
         profiler.stop()
+        out["available_cpu_s"] = cpu_seconds(tree(proc.pid)) - cpu0
         first = list(w.pods.values())
         out["available_s"] = t_avail - t0
         out["pods_per_s"] = n / out["available_s"]
@@ -298,10 +302,12 @@ async def density(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, floa
         out["rss_after_rollout_mb"] = rss_bytes(tree(proc.pid)) / 2**20
 
         profiler.start("rolling_update", 30)
+        cpu0 = cpu_seconds(tree(proc.pid))
         t0 = time.time()
         await kubectl(kubeconfig, "set", "image", "-n", NS, "deployment/density", "c=nginx:1.27")
         await kubectl(kubeconfig, "rollout", "status", "-n", NS, "deployment/density", "--timeout", "300s")
         out["rolling_update_s"] = time.time() - t0
+        out["rolling_update_cpu_s"] = cpu_seconds(tree(proc.pid)) - cpu0
         profiler.stop()
         old = {id(p) for p in first}
         second = [p for p in w.pods.values() if id(p) not in old and p.ready]

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from kubeplane.storage import Compacted, SqliteStorage, new_storage
+from kubeplane.storage.interface import StorageError
 
 SRC = pathlib.Path(__file__).resolve().parents[2] / "src"
 
@@ -133,7 +134,8 @@ CHILD = textwrap.dedent("""
         s = SqliteStorage(sys.argv[1])
         for i in range(1_000_000):
             kv = await s.create(f"/registry/pods/default/p{i}", {"metadata": {"name": f"p{i}"}})
-            print(kv.key, kv.mod_revision, flush=True)   # reported only after create returned
+            await s.wait_committed(kv.mod_revision)
+            print(kv.key, kv.mod_revision, flush=True)   # reported only once committed
 
     asyncio.run(main())
 """)
@@ -163,4 +165,60 @@ async def test_writes_survive_kill_9(tmp_path: pathlib.Path) -> None:
         assert kv is not None and kv.mod_revision == rev
     assert s.revision >= 300
     s._check_invariants()
+    await s.close()
+
+
+def rows(path: pathlib.Path) -> list[tuple[str, int]]:
+    db = sqlite3.connect(path)
+    try:
+        return db.execute("SELECT key, mod_rev FROM kv ORDER BY key").fetchall()
+    finally:
+        db.close()
+
+
+async def test_writes_commit_in_one_batch_per_loop_iteration(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "state.db"
+    s = SqliteStorage(path)
+    await s.create("/k/a", obj("a"))
+    await s.create("/k/b", obj("b"))
+    # Applied (readable, watchable) at once, committed by the flush the first write scheduled.
+    assert (await s.get("/k/b")) is not None and s.revision == 2 and s.committed_revision == 0
+    assert rows(path) == []
+    await s.wait_committed(2)
+    assert s.committed_revision == 2 and rows(path) == [("/k/a", 1), ("/k/b", 2)]
+    await s.close()
+
+
+async def test_a_batch_keeps_each_keys_final_state(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "state.db"
+    s = SqliteStorage(path)
+    await s.create("/k/a", obj("a"))
+    await s.delete("/k/a")
+    await s.create("/k/a", obj("a", 2))       # delete, then re-create, in one batch
+    await s.create("/k/b", obj("b"))
+    await s.delete("/k/b")
+    await s.close()
+    assert rows(path) == [("/k/a", 3)]
+    s = SqliteStorage(path)
+    kv = await s.get("/k/a")
+    assert kv is not None and kv.obj["v"] == 2 and s.revision == 5
+    w = s.watch("/k/", 0)
+    assert [ev.type for ev in w.ready()] == ["ADDED", "DELETED", "ADDED", "ADDED", "DELETED"]
+    await s.close()
+
+
+async def test_a_failed_commit_stops_the_store(tmp_path: pathlib.Path) -> None:
+    s = SqliteStorage(tmp_path / "state.db")
+    await s.create("/k/a", obj("a"))
+    await s.wait_committed(1)
+
+    def broken(batch: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+    s._commit = broken  # type: ignore[method-assign]
+    await s.create("/k/b", obj("b"))             # applied in memory, its commit will fail
+    with pytest.raises(StorageError, match="disk I/O error"):
+        await s.wait_committed(2)
+    with pytest.raises(StorageError):
+        await s.create("/k/c", obj("c"))       # refused: nothing changes
+    assert s.revision == 2 and s.committed_revision == 1 and await s.get("/k/c") is None
     await s.close()

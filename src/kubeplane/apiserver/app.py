@@ -2,6 +2,10 @@
 
 Bodies are read whole (capped at 3 MiB, as upstream); streamed responses (watches) are sent
 chunk by chunk and stop as soon as the client goes away.
+
+Nothing leaves the process before it is durable: a response, and each watch chunk, waits until
+storage has committed every write made so far (storage commits in batches; the in-process
+components see writes at once, see storage/sqlite.py).
 """
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import asyncio
 from typing import Any, Awaitable, Callable
 
 from ..api import errors
+from ..storage.interface import Storage, StorageError
 from .codec import MAX_BODY
 from .request import Request, Response
 from .server import APIServer, status_response
@@ -32,7 +37,11 @@ class ASGIApp:
             resp = status_response(errors.RequestEntityTooLarge())
         else:
             resp = await self.api.handle(req)
-        await _send_response(resp, send, receive, head=scope["method"] == "HEAD")
+        try:
+            await self.api.storage.wait_committed(self.api.storage.revision)
+        except StorageError as e:
+            resp = status_response(errors.InternalError(str(e)))
+        await _send_response(resp, send, receive, self.api.storage, head=scope["method"] == "HEAD")
 
 
 async def _read_body(receive: Receive) -> tuple[bytes, bool]:
@@ -57,21 +66,23 @@ def _headers(resp: Response) -> list[tuple[bytes, bytes]]:
     return out
 
 
-async def _send_response(resp: Response, send: Send, receive: Receive, head: bool = False) -> None:
+async def _send_response(resp: Response, send: Send, receive: Receive, storage: Storage,
+                         head: bool = False) -> None:
     await send({"type": "http.response.start", "status": resp.status, "headers": _headers(resp)})
     if isinstance(resp.body, (bytes, bytearray)):
         await send({"type": "http.response.body", "body": b"" if head else bytes(resp.body)})
         return
-    await _stream(resp, send, receive)
+    await _stream(resp, send, receive, storage)
 
 
-async def _stream(resp: Response, send: Send, receive: Receive) -> None:
+async def _stream(resp: Response, send: Send, receive: Receive, storage: Storage) -> None:
     """Send the async body until it ends or the client disconnects (which cancels it)."""
     stream = resp.body
     assert not isinstance(stream, (bytes, bytearray))
 
     async def pump() -> None:
         async for chunk in stream:
+            await storage.wait_committed(storage.revision)     # the chunk's events are durable
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
 
     async def disconnected() -> None:

@@ -52,6 +52,8 @@ async def run_with_leader_election(clientset: Clientset, lease: str, identity: s
 def run_component(args: argparse.Namespace, *, user_agent: str, lease: str, run: Run) -> int:
     """The body of `kubeplane <component> --kubeconfig FILE`: connect over HTTPS and run."""
     from ..client.transport import HTTPTransport
+    from ..utils import gc_tuning
+    gc_tuning.tune()
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     async def main() -> None:

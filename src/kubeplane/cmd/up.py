@@ -100,6 +100,8 @@ def _seconds(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..utils import gc_tuning
+    gc_tuning.tune()
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         import uvloop

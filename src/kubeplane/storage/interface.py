@@ -95,6 +95,15 @@ class Storage(Protocol):
     def oldest_revision(self) -> int:
         """The oldest revision a watch may start after (watch(prefix, r) needs r >= this)."""
 
+    @property
+    def committed_revision(self) -> int:
+        """The revision up to which writes are durable; revision - committed_revision writes are
+        applied (visible in process) but not yet committed."""
+
+    async def wait_committed(self, revision: int) -> None:
+        """Return once every write up to revision is durable (StorageError if the store failed).
+        Whatever leaves the process (an HTTP response, a watch chunk) waits for this first."""
+
     async def get(self, key: str) -> KeyValue | None:
         """The current version of key, or None."""
 

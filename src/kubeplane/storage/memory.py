@@ -5,8 +5,8 @@ is the shared WatchLog. No method awaits anything, so each call runs to completi
 event loop and every write is atomic with respect to other tasks.
 
 A write builds its WatchEvent first, hands it to `_persist` (a no-op here; SqliteStorage
-commits it to disk there), and only then applies it in memory. So a failed persist
-leaves memory and the revision counter untouched.
+queues it for its next batch commit there), and only then applies it in memory. So a persist
+that refuses (a failed store) leaves memory and the revision counter untouched.
 """
 from __future__ import annotations
 
@@ -62,6 +62,14 @@ class MemoryStorage:
     def oldest_revision(self) -> int:
         """The oldest revision a watch may start after."""
         return self._log.oldest_revision
+
+    @property
+    def committed_revision(self) -> int:
+        """The revision up to which writes are durable: all of them, here."""
+        return self._log.revision
+
+    async def wait_committed(self, revision: int) -> None:
+        """Return once every write up to revision is durable (at once: memory keeps nothing)."""
 
     async def get(self, key: str) -> KeyValue | None:
         """The current version of key, or None."""
@@ -144,7 +152,7 @@ class MemoryStorage:
         self._log.append(ev)
 
     def _persist(self, ev: WatchEvent) -> None:
-        """Make ev durable before it is applied; memory has nothing to do."""
+        """Hand ev to the durable copy before it is applied; memory has nothing to do."""
 
     def _restore(self, revision: int, kvs: list[KeyValue], events: list[WatchEvent]) -> None:
         """Load a saved state: current objects, the counter, and the recent history."""

@@ -176,14 +176,13 @@ def rows(path: pathlib.Path) -> list[tuple[str, int]]:
         db.close()
 
 
-async def test_writes_commit_in_one_batch_per_loop_iteration(tmp_path: pathlib.Path) -> None:
+async def test_wait_committed_returns_once_the_rows_are_on_disk(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "state.db"
     s = SqliteStorage(path)
     await s.create("/k/a", obj("a"))
     await s.create("/k/b", obj("b"))
-    # Applied (readable, watchable) at once, committed by the flush the first write scheduled.
-    assert (await s.get("/k/b")) is not None and s.revision == 2 and s.committed_revision == 0
-    assert rows(path) == []
+    # Applied (readable, watchable) at once; committed by the committer thread a moment later.
+    assert (await s.get("/k/b")) is not None and s.revision == 2
     await s.wait_committed(2)
     assert s.committed_revision == 2 and rows(path) == [("/k/a", 1), ("/k/b", 2)]
     await s.close()
@@ -214,7 +213,7 @@ async def test_a_failed_commit_stops_the_store(tmp_path: pathlib.Path) -> None:
 
     def broken(batch: object) -> None:
         raise sqlite3.OperationalError("disk I/O error")
-    s._commit = broken  # type: ignore[method-assign]
+    s._committer._commit = broken  # type: ignore[method-assign]
     await s.create("/k/b", obj("b"))             # applied in memory, its commit will fail
     with pytest.raises(StorageError, match="disk I/O error"):
         await s.wait_committed(2)

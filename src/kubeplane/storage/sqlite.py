@@ -13,17 +13,18 @@ The revision counter is not stored separately: it is max(log.rev, meta.compacted
 log trimming always leaves the newest `history` events and compact(r) records r. So it
 never goes backwards, even when the newest write was a delete.
 
-Durability: writes are committed in batches. A write applies to memory (and to the watch
-log) at once and queues its rows; one flush per loop iteration commits everything queued in one
-transaction (`loop.call_soon`). Nothing outside the process can observe a write before its
-commit: the HTTP front end waits for `wait_committed(revision)` before it sends a response or a
-watch chunk (apiserver/app.py), as etcd acknowledges a write only once it is committed. Only
-the components running inside this process (controllers, scheduler, kubelets over the
-in-process transport) see a write before its commit, and they die with the process, so a crash
-cannot show anyone a state that the restarted store lacks. Why batches: one commit per write
-cost ~70 us and was ~13 % of the whole loop in the density benchmark; a batch costs one commit
-for the lot. If a commit fails (disk full), the store is broken: every later write and every
-wait_committed raises StorageError, as etcd stops serving when its backend fails.
+Durability: writes are committed in batches, on a thread of their own (storage/committer.py).
+A write applies to memory (and to the watch log) at once and queues its rows; the committer
+thread commits everything queued in one transaction while the loop goes on (SQLite releases
+the GIL while it works). Nothing outside the process can observe a write before its commit:
+the HTTP front end waits for `wait_committed(revision)` before it sends a response or a watch
+chunk (apiserver/app.py), as etcd acknowledges a write only once it is committed. Only the
+components running inside this process (controllers, scheduler, kubelets over the in-process
+transport) see a write before its commit, and they die with the process, so a crash cannot
+show anyone a state that the restarted store lacks. Why: one commit per write on the loop
+cost ~70 us (more with the WAL checkpoints it triggers) and was ~13 % of the whole loop in
+the density benchmark. If a commit fails (disk full), the store is broken: every later write
+and every wait_committed raises StorageError.
 
 The database runs in WAL mode with synchronous=NORMAL. At COMMIT, SQLite write()s the
 transaction's frames into the -wal file; it skips fsync, which it only does at checkpoints. A
@@ -39,15 +40,15 @@ every event in the window; the file is therefore up to about history x 2 x objec
 """
 from __future__ import annotations
 
-import asyncio
-import logging
 import pathlib
 import sqlite3
+import threading
 from typing import TYPE_CHECKING
 
 import orjson
 
-from .interface import EventType, KeyValue, StorageError, WatchEvent
+from .committer import Committer
+from .interface import EventType, KeyValue, WatchEvent
 from .memory import DEFAULT_HISTORY, MemoryStorage
 
 if TYPE_CHECKING:
@@ -66,8 +67,10 @@ CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 
 _TYPE_CODE: dict[EventType, int] = {"ADDED": 0, "MODIFIED": 1, "DELETED": 2}
 _CODE_TYPE: list[EventType] = ["ADDED", "MODIFIED", "DELETED"]
-
-log = logging.getLogger(__name__)
+# Rows per multi-row statement: one statement is one GIL release and re-acquire for the
+# committer thread (executemany would take one per row); 8 x 1,000 stays far below SQLite's
+# limit of 32,766 parameters.
+_CHUNK = 1000
 
 
 class SqliteStorage(MemoryStorage):
@@ -79,102 +82,62 @@ class SqliteStorage(MemoryStorage):
         # Trim the persisted log in batches: one DELETE per trim_every writes, not per write.
         self._trim_every = max(1, min(1000, history // 10))
         self._until_trim = self._trim_every
-        self._db = sqlite3.connect(str(path), isolation_level=None)   # explicit BEGIN/COMMIT
+        # check_same_thread=False: the committer thread writes; the loop thread only opens,
+        # compacts and closes, each under _db_lock.
+        self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        self._db_lock = threading.Lock()
         mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if mode.lower() != "wal":
             raise RuntimeError(f"{path}: cannot enable WAL (journal_mode={mode})")
         self._db.execute("PRAGMA synchronous=NORMAL")   # durable against process crashes
         self._db.executescript(_SCHEMA)
-        self._pending: list[WatchEvent] = []          # applied in memory, not yet committed
-        self._failure: Exception | None = None
         self._load()
-        self._committed = self.revision
-        self._commit_waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._committer = Committer(self._commit, self.revision)
 
     @property
     def committed_revision(self) -> int:
-        return self._committed
+        return self._committer.committed
 
     async def wait_committed(self, revision: int) -> None:
         """Return once every write up to revision is committed; StorageError if commits failed."""
-        if self._committed >= revision:
-            return
-        self._check_failure()
-        fut = asyncio.get_running_loop().create_future()
-        self._commit_waiters.append((revision, fut))
-        await fut
+        await self._committer.wait_committed(revision)
 
     async def compact(self, revision: int) -> None:
         """Forget history at and before revision, in memory and on disk."""
         revision = min(revision, self.revision)
-        self._flush()
-        self._check_failure()
-        with self._transaction() as db:
+        self._committer.check()
+        with self._db_lock, self._transaction() as db:
             db.execute("DELETE FROM log WHERE rev <= ?", (revision,))
             db.execute("INSERT INTO meta VALUES ('compacted', ?) ON CONFLICT(name) DO UPDATE"
                        " SET value = max(value, excluded.value)", (revision,))
         await super().compact(revision)
 
     async def close(self) -> None:
-        """Close the database (SQLite checkpoints the WAL when its last connection closes)."""
+        """Commit what is queued and close the database (SQLite checkpoints the WAL then)."""
         if not self._closed:
-            self._flush()
+            self._committer.stop()
             self._db.close()
         await super().close()
 
     def _persist(self, ev: WatchEvent) -> None:
-        """Queue ev for the next batch commit (the first write of a batch schedules it)."""
-        self._check_failure()
-        if not self._pending:
-            asyncio.get_running_loop().call_soon(self._flush)
-        self._pending.append(ev)
-
-    def _flush(self) -> None:
-        """Commit every queued event in one transaction, then release whoever waits for it."""
-        batch, self._pending = self._pending, []
-        if not batch or self._failure is not None:
-            return
-        try:
-            self._commit(batch)
-        except Exception as e:          # the disk failed under us: memory is now ahead of it
-            log.critical("storage commit failed; the store stops accepting writes: %r", e)
-            self._failure = e
-        else:
-            self._committed = batch[-1].revision
-        self._release_waiters()
+        """Queue ev for the committer thread (StorageError, and no change, if the store failed)."""
+        self._committer.put(ev)
 
     def _commit(self, batch: list[WatchEvent]) -> None:
-        last: dict[str, WatchEvent] = {ev.kv.key: ev for ev in batch}    # a key's final state
-        with self._transaction() as db:
-            db.executemany("DELETE FROM kv WHERE key = ?",
-                           [(k,) for k, ev in last.items() if ev.type == "DELETED"])
-            db.executemany("INSERT OR REPLACE INTO kv VALUES (?, ?, ?, ?)",
-                           [(k, ev.kv.create_revision, ev.kv.mod_revision, ev.kv.value)
-                            for k, ev in last.items() if ev.type != "DELETED"])
-            db.executemany("INSERT INTO log VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [_log_row(ev) for ev in batch])
-            until_trim = self._until_trim - len(batch)
+        """On the committer thread: batch in one transaction, each key at its final state."""
+        last: dict[str, WatchEvent] = {ev.kv.key: ev for ev in batch}
+        gone = [(k,) for k, ev in last.items() if ev.type == "DELETED"]
+        kv_rows = [(k, ev.kv.create_revision, ev.kv.mod_revision, ev.kv.value)
+                   for k, ev in last.items() if ev.type != "DELETED"]
+        log_rows = [_log_row(ev) for ev in batch]
+        until_trim = self._until_trim - len(batch)
+        with self._db_lock, self._transaction() as db:
+            _many(db, "DELETE FROM kv WHERE key IN ({})", gone)
+            _many(db, "INSERT OR REPLACE INTO kv VALUES {}", kv_rows)
+            _many(db, "INSERT INTO log VALUES {}", log_rows)
             if until_trim <= 0:
                 db.execute("DELETE FROM log WHERE rev <= ?", (batch[-1].revision - self._history,))
         self._until_trim = until_trim if until_trim > 0 else self._trim_every
-
-    def _release_waiters(self) -> None:
-        waiters, self._commit_waiters = self._commit_waiters, []
-        for revision, fut in waiters:
-            if fut.done():
-                continue
-            if self._failure is not None:
-                fut.set_exception(self._failure_error())
-            elif revision <= self._committed:
-                fut.set_result(None)
-            else:
-                self._commit_waiters.append((revision, fut))
-
-    def _check_failure(self) -> None:
-        if self._failure is not None:
-            raise self._failure_error()
-
-    def _failure_error(self) -> StorageError:
-        return StorageError(f"storage failed: {self._failure!r}")
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
@@ -212,6 +175,16 @@ class _Transaction:
             self._db.execute("COMMIT")
         elif self._db.in_transaction:
             self._db.execute("ROLLBACK")
+
+
+def _many(db: sqlite3.Connection, sql: str, rows: list[tuple]) -> None:
+    """Run sql once per _CHUNK rows, its {} filled with one "(?, ...)" per row."""
+    if not rows:
+        return
+    one = "(" + ", ".join("?" * len(rows[0])) + ")"
+    for i in range(0, len(rows), _CHUNK):
+        chunk = rows[i:i + _CHUNK]
+        db.execute(sql.format(", ".join([one] * len(chunk))), [p for row in chunk for p in row])
 
 
 def _log_row(ev: WatchEvent) -> tuple:

@@ -1,0 +1,118 @@
+"""Committer: the thread that makes SqliteStorage's writes durable, in batches, off the event loop.
+
+A write is applied in memory on the loop and handed to `put` (a list append under a lock);
+the committer thread takes everything queued so far and commits it in one transaction, then
+the next batch, and so on. SQLite releases the GIL while it works (B-tree updates, the WAL
+write(), checkpoints with their fsync), so commits run on the second core while the loop goes
+on. Batches size themselves: the busier the loop, the more writes queue during one commit.
+
+Whoever must not get ahead of the disk awaits `wait_committed(revision)` on the loop: the
+thread moves `committed` forward and, only if someone waits, wakes the loop with
+call_soon_threadsafe. Example: writes 1..3 queued; the thread commits [1, 2, 3] while write
+4 queues; wait_committed(4) returns once the next batch [4] is committed.
+
+A failed commit (disk full, I/O error) stops the committer: memory is then ahead of the disk,
+so every waiter and every later write gets StorageError (etcd stops serving when its backend
+fails, too).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Callable
+
+from .interface import StorageError, WatchEvent
+
+log = logging.getLogger(__name__)
+
+Commit = Callable[[list[WatchEvent]], None]
+
+
+class Committer:
+    """Commits queued events on its own thread; `committed` is the last committed revision.
+
+    Shared with the thread under _cond: _pending, _stopping, committed, _waiters.
+    """
+
+    def __init__(self, commit: Commit, committed: int) -> None:
+        self.committed = committed
+        self.failure: Exception | None = None
+        self._commit = commit
+        self._cond = threading.Condition()
+        self._pending: list[WatchEvent] = []
+        self._stopping = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._thread = threading.Thread(target=self._run, name="sqlite-committer", daemon=True)
+        self._thread.start()
+
+    def put(self, ev: WatchEvent) -> None:
+        """Queue ev (revisions in order); StorageError once a commit has failed."""
+        self.check()
+        with self._cond:
+            self._pending.append(ev)
+            self._cond.notify()
+
+    async def wait_committed(self, revision: int) -> None:
+        if self.committed >= revision:
+            return
+        self.check()
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        with self._cond:
+            if self.committed >= revision:
+                return
+            self._loop = loop
+            self._waiters.append((revision, fut))
+        await fut
+
+    def check(self) -> None:
+        if self.failure is not None:
+            raise StorageError(f"storage failed: {self.failure!r}")
+
+    def stop(self) -> None:
+        """Commit what is queued, then end the thread (blocks the caller until it has)."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        self._thread.join()
+        self._release()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._pending and not self._stopping:
+                    self._cond.wait()
+                batch, self._pending = self._pending, []
+            if not batch:
+                return                               # stopping, and nothing left
+            try:
+                self._commit(batch)
+            except Exception as e:
+                log.critical("storage commit failed; the store stops accepting writes: %r", e)
+                self.failure = e
+            with self._cond:
+                if self.failure is None:
+                    self.committed = batch[-1].revision
+                wake = self._loop if self._waiters else None
+            if wake is not None:
+                try:
+                    wake.call_soon_threadsafe(self._release)
+                except RuntimeError:                 # the loop is closed: nobody is waiting any more
+                    pass
+            if self.failure is not None:
+                return
+
+    def _release(self) -> None:
+        """On the loop: resolve the waiters whose revision is committed (all of them on failure)."""
+        with self._cond:
+            waiters = self._waiters
+            self._waiters = [(r, f) for r, f in waiters if r > self.committed and self.failure is None]
+        for revision, fut in waiters:
+            if fut.done():
+                continue
+            if self.failure is not None:
+                fut.set_exception(StorageError(f"storage failed: {self.failure!r}"))
+            elif revision <= self.committed:
+                fut.set_result(None)

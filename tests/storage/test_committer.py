@@ -1,0 +1,68 @@
+"""Committer: batches form while a commit is in flight; waiters wake in revision order."""
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from kubeplane.storage.committer import Committer
+from kubeplane.storage.interface import KeyValue, StorageError, WatchEvent
+
+
+def ev(rev: int) -> WatchEvent:
+    return WatchEvent("ADDED", KeyValue(f"/k/{rev}", b"{}", {}, rev, rev), None, rev)
+
+
+class Recorder:
+    """A commit function that blocks on a gate and records each batch's revisions."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[int]] = []
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+
+    def __call__(self, batch: list[WatchEvent]) -> None:
+        self.entered.set()
+        self.gate.wait(5)
+        self.batches.append([e.revision for e in batch])
+
+
+async def test_writes_queued_during_a_commit_form_the_next_batch() -> None:
+    rec = Recorder()
+    c = Committer(rec, 0)
+    c.put(ev(1))
+    await asyncio.to_thread(rec.entered.wait, 5)     # batch [1] is being committed
+    for r in (2, 3, 4):
+        c.put(ev(r))
+    waiting = asyncio.ensure_future(c.wait_committed(4))
+    await asyncio.sleep(0)
+    assert not waiting.done() and c.committed == 0
+    rec.gate.set()
+    await asyncio.wait_for(waiting, 5)
+    assert rec.batches == [[1], [2, 3, 4]] and c.committed == 4
+    c.stop()
+
+
+async def test_stop_commits_what_is_queued() -> None:
+    rec = Recorder()
+    rec.gate.set()
+    c = Committer(rec, 10)
+    for r in (11, 12):
+        c.put(ev(r))
+    c.stop()
+    assert sum(rec.batches, []) == [11, 12] and c.committed == 12
+    await c.wait_committed(12)                        # already committed: returns at once
+
+
+async def test_a_failed_commit_fails_waiters_and_later_writes() -> None:
+    def broken(batch: list[WatchEvent]) -> None:
+        raise OSError("disk full")
+    c = Committer(broken, 0)
+    c.put(ev(1))
+    with pytest.raises(StorageError, match="disk full"):
+        await asyncio.wait_for(c.wait_committed(1), 5)
+    with pytest.raises(StorageError):
+        c.put(ev(2))
+    assert c.committed == 0
+    c.stop()

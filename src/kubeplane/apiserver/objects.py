@@ -7,8 +7,8 @@ names.SimpleNameGenerator.
 from __future__ import annotations
 
 import copy
-import secrets
 import os
+import random
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -21,6 +21,7 @@ Obj = dict[str, Any]
 # Upstream's utilrand alphabet: no vowels (no words) and no confusable characters.
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _MAX_GENERATED_NAME_LENGTH = 63 - 5
+_name_rng = random.Random()           # seeded from os.urandom; private, so nobody's seed() repeats names
 
 
 def new_uid() -> str:
@@ -33,9 +34,13 @@ def new_uid() -> str:
 
 
 def generate_name(base: str) -> str:
-    """Upstream: SimpleNameGenerator.GenerateName — base (trimmed) + 5 random characters."""
+    """Upstream: SimpleNameGenerator.GenerateName — base (trimmed) + 5 random characters.
+
+    Upstream draws them from math/rand, not crypto/rand (a taken name is retried by the
+    client); so do we: Python's PRNG, seeded from os.urandom at start, one call per name.
+    """
     base = base[:_MAX_GENERATED_NAME_LENGTH]
-    return base + "".join(secrets.choice(_NAME_ALPHABET) for _ in range(5))
+    return base + "".join(_name_rng.choices(_NAME_ALPHABET, k=5))
 
 
 def deep_copy(obj: Obj) -> Obj:

@@ -19,6 +19,9 @@ class Request:
     headers: dict[str, str]                 # lower-cased names
     body: bytes = b""
     user: str = ""
+    # An in-process typed client's create/update body, already decoded (then body is b""):
+    # trusted to match the schema's types, so it skips JSON parsing and field validation.
+    obj: dict | None = None
 
     @classmethod
     def build(cls, method: str, path: str, query_string: str = "", headers: dict[str, str] | None = None,

@@ -90,8 +90,16 @@ class ResourceClient(Generic[T]):
     def _decode(self, body: bytes) -> T:
         return types.decode(body, self.type)
 
+    def _body(self, obj: Any) -> bytes | dict[str, Any]:
+        """What a create/update sends: JSON bytes, or for a typed object over the in-process
+        transport its dict (the server then neither parses JSON nor checks Go types: a Struct
+        generated from the schema cannot carry a wrongly typed field)."""
+        if isinstance(obj, types.Struct) and getattr(self.transport, "accepts_objects", False):
+            return types.to_dict(obj)
+        return _encode(obj)
+
     async def _call(self, method: str, path: str, query: dict[str, str] | None = None,
-                    body: bytes | None = None, content_type: str = "application/json") -> bytes:
+                    body: bytes | dict[str, Any] | None = None, content_type: str = "application/json") -> bytes:
         resp = await self.transport.request(method, path, query, body, content_type)
         raise_for_status(resp)
         return resp.body
@@ -130,17 +138,17 @@ class ResourceClient(Generic[T]):
 
     async def create(self, obj: T | dict[str, Any], *, field_manager: str = "", dry_run: bool = False) -> T:
         q = _query(fieldManager=field_manager, dryRun="All" if dry_run else "", fieldValidation=_validation(obj))
-        return self._decode(await self._call("POST", self.path, q, _encode(obj)))
+        return self._decode(await self._call("POST", self.path, q, self._body(obj)))
 
     async def update(self, obj: T, *, field_manager: str = "") -> T:
         name = types.object_name(obj).name
         q = _query(fieldManager=field_manager, fieldValidation=_validation(obj))
-        return self._decode(await self._call("PUT", f"{self.path}/{name}", q, _encode(obj)))
+        return self._decode(await self._call("PUT", f"{self.path}/{name}", q, self._body(obj)))
 
     async def update_status(self, obj: T) -> T:
         name = types.object_name(obj).name
         q = _query(fieldValidation=_validation(obj))
-        return self._decode(await self._call("PUT", f"{self.path}/{name}/status", q, _encode(obj)))
+        return self._decode(await self._call("PUT", f"{self.path}/{name}/status", q, self._body(obj)))
 
     async def patch(self, name: str, patch: Any, patch_type: PatchType = "strategic", *, subresource: str = "",
                     field_manager: str = "", force: bool = False) -> T:

@@ -11,7 +11,7 @@ import base64
 import pathlib
 import ssl
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, AsyncIterator, Protocol
+from typing import TYPE_CHECKING, Any, AsyncIterator, Protocol
 from urllib.parse import urlencode
 
 import yaml
@@ -39,7 +39,13 @@ class Transport(Protocol):
 
 
 class InProcessTransport:
-    """Calls APIServer.handle directly: no sockets, no TLS, the same code path as HTTPS requests."""
+    """Calls APIServer.handle directly: no sockets, no TLS, the same code path as HTTPS requests.
+
+    A create/update body may be a dict (a typed client's object): it reaches the server as
+    Request.obj, already decoded.
+    """
+
+    accepts_objects = True
 
     def __init__(self, api: APIServer, user: str = "system:kube-controller-manager",
                  user_agent: str = "kubeplane") -> None:
@@ -47,14 +53,17 @@ class InProcessTransport:
         self.user = user
         self.user_agent = user_agent
 
-    def _request(self, method: str, path: str, query: dict[str, str] | None, body: bytes | None,
+    def _request(self, method: str, path: str, query: dict[str, str] | None, body: bytes | dict[str, Any] | None,
                  content_type: str):  # -> Request
         from ..apiserver.request import Request
-        return Request(method, path, dict(query or {}), {"content-type": content_type, "user-agent": self.user_agent},
-                       body or b"", self.user)
+        headers = {"content-type": content_type, "user-agent": self.user_agent}
+        if isinstance(body, dict):
+            return Request(method, path, dict(query or {}), headers, b"", self.user, body)
+        return Request(method, path, dict(query or {}), headers, body or b"", self.user)
 
     async def request(self, method: str, path: str, query: dict[str, str] | None = None,
-                      body: bytes | None = None, content_type: str = "application/json") -> RawResponse:
+                      body: bytes | dict[str, Any] | None = None,
+                      content_type: str = "application/json") -> RawResponse:
         resp = await self.api.route_trusted(self._request(method, path, query, body, content_type))
         if isinstance(resp.body, (bytes, bytearray)):
             return RawResponse(resp.status, bytes(resp.body))

@@ -137,6 +137,7 @@ def _utc(t: _dt.datetime) -> _dt.datetime:
 
 # --- kinds ------------------------------------------------------------------------------------
 
+@functools.cache
 def kind_type(api_version: str, kind: str) -> type[Struct]:
     """The class of a top-level kind ("apps/v1", "Deployment"); KeyError if not generated.
 
@@ -147,6 +148,7 @@ def kind_type(api_version: str, kind: str) -> type[Struct]:
     return getattr(importlib.import_module(f"{__package__}.{module}"), cls)
 
 
+@functools.cache
 def list_type(api_version: str, kind: str) -> type[Struct]:
     """The List class of a kind: list_type("apps/v1", "Deployment") is DeploymentList."""
     return kind_type(api_version, kind + "List")

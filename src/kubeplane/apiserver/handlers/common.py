@@ -29,7 +29,10 @@ def decode_object(api: APIServer, req: Request, ri: ResourceInfo) -> tuple[Obj, 
 
     events.k8s.io Events are stored as core/v1 Events (one storage, as upstream).
     """
-    obj, warnings = codec.decode_object(req.headers, req.body, ri, field_validation(req))
+    if req.obj is not None:
+        obj, warnings = req.obj, []
+    else:
+        obj, warnings = codec.decode_object(req.headers, req.body, ri, field_validation(req))
     check_type_meta(obj, ri)
     if ri.group == "events.k8s.io":
         from ...api import conversion

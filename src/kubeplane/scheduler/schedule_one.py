@@ -173,20 +173,24 @@ def find_nodes_that_pass_filters(sched: Scheduler, fwk: Framework, state: CycleS
     feasible: list[NodeInfo] = []
     processed = 0
     statuses = diagnosis.node_to_status.statuses
-    run_filters = fwk.run_filter_plugins
-    for i in range(num_all):
-        ni = nodes[(start + i) % num_all]
+    filters = fwk.filter_plugins_to_run(state)
+    # Framework.run_filter_plugins, inlined: this loop runs nodes x plugins times a cycle.
+    for ni in nodes[start:] + nodes[:start] if start else nodes:
         processed += 1
-        status = run_filters(state, pod, ni)
-        if status is None:
+        for name, run in filters:
+            status = run(state, pod, ni)
+            if status is not None and status.code:       # Code.SUCCESS is 0
+                status.plugin = name
+                break
+        else:
             feasible.append(ni)
             if len(feasible) >= num_to_find:
                 break
-        elif status.code == Code.ERROR:
+            continue
+        if status.code == Code.ERROR:
             raise RuntimeError(status.message())
-        else:
-            statuses[ni.name] = status
-            diagnosis.unschedulable_plugins.add(status.plugin)
+        statuses[ni.name] = status
+        diagnosis.unschedulable_plugins.add(name)
     sched.next_start_node_index = (start + processed) % num_all
     return feasible
 
@@ -227,14 +231,56 @@ def select_host(node_scores: list[NodePluginScores], rng: random.Random) -> str:
     max_score = node_scores[0].total_score
     selected = node_scores[0].name
     count = 1
+    if not _draws_like_randrange(rng):
+        for ns in node_scores[1:]:
+            score = ns.total_score
+            if score > max_score:
+                max_score, selected, count = score, ns.name, 1
+            elif score == max_score:
+                count += 1
+                if rng.randrange(count) == 0:
+                    selected = ns.name
+        return selected
+    # rng.randrange(count) written out (Random._randbelow_with_getrandbits): the same draws,
+    # so the same choice for a seed, without two calls per tie; identical nodes all tie.
+    getrandbits = rng.getrandbits
     for ns in node_scores[1:]:
-        if ns.total_score > max_score:
-            max_score, selected, count = ns.total_score, ns.name, 1
-        elif ns.total_score == max_score:
+        score = ns.total_score
+        if score > max_score:
+            max_score, selected, count = score, ns.name, 1
+        elif score == max_score:
             count += 1
-            if rng.randrange(count) == 0:
+            k = count.bit_length()
+            r = getrandbits(k)
+            while r >= count:
+                r = getrandbits(k)
+            if r == 0:
                 selected = ns.name
     return selected
+
+
+def _inline_randbelow(rng: random.Random, n: int) -> int:
+    k = n.bit_length()
+    r = rng.getrandbits(k)
+    while r >= n:
+        r = rng.getrandbits(k)
+    return r
+
+
+def _check_inline_randbelow() -> bool:
+    """Whether this Python's randrange(n) draws as _inline_randbelow does (checked once)."""
+    a, b = random.Random(7), random.Random(7)
+    return all(a.randrange(n) == _inline_randbelow(b, n) for n in range(1, 600)) and a.random() == b.random()
+
+
+_INLINE_RANDBELOW_OK = _check_inline_randbelow()
+
+
+def _draws_like_randrange(rng: random.Random) -> bool:
+    cls = type(rng)
+    return (_INLINE_RANDBELOW_OK and cls.randrange is random.Random.randrange
+            and cls.getrandbits is random.Random.getrandbits
+            and getattr(cls, "_randbelow", None) is getattr(random.Random, "_randbelow", ()))
 
 
 # --- binding ---------------------------------------------------------------------------------

@@ -139,13 +139,53 @@ class NodeScore:
     score: int = 0
 
 
-@dataclass
 class NodePluginScores:
-    """A node's per-plugin weighted scores and their total. Upstream: framework.NodePluginScores"""
+    """A node's per-plugin weighted scores and their total. Upstream: framework.NodePluginScores
 
-    name: str
-    scores: list[tuple[str, int]] = field(default_factory=list)
-    total_score: int = 0
+    NodePluginScores(name, scores=[(plugin, weighted score), ...], total_score=...). The
+    runtime makes one per feasible node per cycle and only total_score picks the host, so
+    it hands over the plugin names, its per-plugin score columns and the node's index, and
+    `scores` pairs them up on first read.
+    """
+
+    __slots__ = ("name", "total_score", "_scores", "_plugins", "_columns", "_index")
+
+    def __init__(self, name: str, scores: list[tuple[str, int]] | None = None, total_score: int = 0) -> None:
+        self.name = name
+        self.total_score = total_score
+        self._scores = [] if scores is None else scores
+
+    @classmethod
+    def from_columns(cls, name: str, total_score: int, plugins: tuple[str, ...], columns: list[list[int]],
+                     index: int) -> NodePluginScores:
+        """scores == [(plugins[k], columns[k][index]) for each k], paired lazily."""
+        ns = cls.__new__(cls)
+        ns.name = name
+        ns.total_score = total_score
+        ns._scores = None
+        ns._plugins = plugins
+        ns._columns = columns
+        ns._index = index
+        return ns
+
+    @property
+    def scores(self) -> list[tuple[str, int]]:
+        if self._scores is None:
+            i = self._index
+            self._scores = [(p, col[i]) for p, col in zip(self._plugins, self._columns)]
+        return self._scores
+
+    @scores.setter
+    def scores(self, value: list[tuple[str, int]]) -> None:
+        self._scores = value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NodePluginScores):
+            return NotImplemented
+        return (self.name, self.scores, self.total_score) == (other.name, other.scores, other.total_score)
+
+    def __repr__(self) -> str:
+        return f"NodePluginScores(name={self.name!r}, scores={self.scores!r}, total_score={self.total_score!r})"
 
 
 class NodeToStatus:

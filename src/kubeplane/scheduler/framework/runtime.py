@@ -107,18 +107,25 @@ class Framework:
                     return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg, plugin=pl.NAME)
         return result, None
 
-    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        """The first failing Filter's status (named after its plugin), None if all pass.
+    def filter_plugins_to_run(self, state: CycleState) -> list[tuple[str, Callable[..., Status | None]]]:
+        """(name, bound Filter) of the plugins whose PreFilter did not Skip, in profile order.
 
-        Upstream: frameworkImpl.RunFilterPlugins
+        Resolved once per cycle so the per-node loop makes no attribute lookups or set tests.
         """
         skip = state.skip_filter_plugins
-        for pl in self.filter_plugins:
-            if skip and pl.NAME in skip:
-                continue
-            status = pl.filter(state, pod, node_info)
-            if status is not None and status.code != Code.SUCCESS:
-                status.plugin = pl.NAME
+        return [(pl.NAME, pl.filter) for pl in self.filter_plugins if not skip or pl.NAME not in skip]
+
+    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo,
+                           filters: list[tuple[str, Callable[..., Status | None]]] | None = None) -> Status | None:
+        """The first failing Filter's status (named after its plugin), None if all pass.
+
+        filters: filter_plugins_to_run(state), when the caller runs many nodes.
+        Upstream: frameworkImpl.RunFilterPlugins
+        """
+        for name, run in filters if filters is not None else self.filter_plugins_to_run(state):
+            status = run(state, pod, node_info)
+            if status is not None and status.code:      # Code.SUCCESS is 0
+                status.plugin = name
                 return status
         return None
 
@@ -156,25 +163,42 @@ class Framework:
 
         Example: TaintToleration (weight 3) normalizes to 100 and NodeResourcesFit
         (weight 1) scores 75: total 3*100 + 1*75 = 375.
+        Works a plugin at a time on plain int lists: NodeScore objects are built only for
+        plugins that normalize (their ScoreExtensions take a NodeScoreList).
         Upstream: frameworkImpl.RunScorePlugins
         """
-        plugins = [pl for pl in self.score_plugins if pl.NAME not in state.skip_score_plugins]
-        all_scores = [NodePluginScores(ni.name) for ni in nodes]
-        for pl in plugins:
-            scores = [NodeScore(ni.name, pl.score(state, pod, ni)) for ni in nodes]
-            if hasattr(pl, "normalize_score"):
-                status = pl.normalize_score(state, pod, scores)
+        skip = state.skip_score_plugins
+        names = [ni.name for ni in nodes]
+        plugin_names: list[str] = []
+        columns: list[list[int]] = []          # per plugin: weighted score per node
+        for pl in self.score_plugins:
+            name = pl.NAME
+            if name in skip:
+                continue
+            score = pl.score
+            raw = [score(state, pod, ni) for ni in nodes]
+            normalize = getattr(pl, "normalize_score", None)
+            if normalize is not None:
+                node_scores = [NodeScore(n, x) for n, x in zip(names, raw)]
+                status = normalize(state, pod, node_scores)
                 if status is not None and not status.is_success():
                     raise RuntimeError(f"running Normalize on Score plugins: {status.message()}")
-            weight = self.score_weights[pl.NAME]
-            for ns, total in zip(scores, all_scores):
-                if not MIN_NODE_SCORE <= ns.score <= MAX_NODE_SCORE:
-                    raise RuntimeError(f"plugin {pl.NAME!r} returns an invalid score {ns.score}, it should in the "
-                                       f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
-                weighted = ns.score * weight
-                total.scores.append((pl.NAME, weighted))
-                total.total_score += weighted
-        return all_scores
+                raw = [ns.score for ns in node_scores]
+            if raw and not (MIN_NODE_SCORE <= min(raw) and max(raw) <= MAX_NODE_SCORE):
+                bad = next(x for x in raw if not MIN_NODE_SCORE <= x <= MAX_NODE_SCORE)
+                raise RuntimeError(f"plugin {name!r} returns an invalid score {bad}, it should in the "
+                                   f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+            weight = self.score_weights[name]
+            plugin_names.append(name)
+            columns.append(raw if weight == 1 else [x * weight for x in raw])
+        if not columns:
+            return [NodePluginScores(n) for n in names]
+        totals = columns[0]
+        for col in columns[1:]:
+            totals = [t + x for t, x in zip(totals, col)]
+        plugins = tuple(plugin_names)
+        from_columns = NodePluginScores.from_columns
+        return [from_columns(n, t, plugins, columns, i) for i, (n, t) in enumerate(zip(names, totals))]
 
     async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """The first bind plugin that does not Skip binds. Upstream: frameworkImpl.RunBindPlugins"""

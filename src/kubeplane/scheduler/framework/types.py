@@ -13,7 +13,8 @@ from typing import Any
 
 from ...api import labels, types
 from ...api.types.core_v1 import Container, Node, Pod, PodAffinityTerm
-from ..quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, resource_value
+from ..quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, milli_value, resource_value
+from ..quantity import value as quantity_value
 from .interface import Code, NodeToStatus, Status
 
 # Requests assumed for a container that asks for nothing, so that scoring still spreads
@@ -95,18 +96,34 @@ def is_scalar_resource_name(name: str) -> bool:
 
 # --- pod requests -----------------------------------------------------------------------------
 
-def _container_requests(c: Container, non_zero: bool) -> dict[str, Any]:
-    reqs = dict((c.resources.requests if c.resources else None) or {})
+def _add_requests(r: Resource, rl: dict[str, Any] | None, non_zero: bool) -> None:
+    """Add one container's requests (a ResourceList) into r.
+
+    "pods" in a container's requests is not a pod request and is dropped. With non_zero,
+    only a *missing* cpu/memory request gets the default; an explicit "0" stays 0.
+    Upstream: PodResourcesOptions.NonMissingContainerRequests
+    """
+    if rl:
+        for name, q in rl.items():
+            if name == CPU:
+                r.milli_cpu += milli_value(q)
+            elif name == MEMORY:
+                r.memory += quantity_value(q)
+            elif name == EPHEMERAL_STORAGE:
+                r.ephemeral_storage += quantity_value(q)
+            elif name != PODS and is_scalar_resource_name(name):
+                r.scalar_resources[name] = r.scalar_resources.get(name, 0) + quantity_value(q)
     if non_zero:
-        # Upstream: PodResourcesOptions.NonMissingContainerRequests: only a *missing* request
-        # gets the default; an explicit "0" stays 0.
-        reqs.setdefault(CPU, f"{DEFAULT_MILLI_CPU_REQUEST}m")
-        reqs.setdefault(MEMORY, DEFAULT_MEMORY_REQUEST)
-    return reqs
+        if not rl or CPU not in rl:
+            r.milli_cpu += DEFAULT_MILLI_CPU_REQUEST
+        if not rl or MEMORY not in rl:
+            r.memory += DEFAULT_MEMORY_REQUEST
 
 
-def _as_resource(rl: dict[str, Any]) -> Resource:
-    return Resource.from_list(rl)
+def _container_resource(c: Container, non_zero: bool) -> Resource:
+    r = Resource()
+    _add_requests(r, c.resources.requests if c.resources else None, non_zero)
+    return r
 
 
 def _add(a: Resource, b: Resource) -> None:
@@ -139,11 +156,12 @@ def pod_requests(pod: Pod, *, non_zero: bool = False, exclude_overhead: bool = F
     if spec is None:
         return reqs
     for c in spec.containers or ():
-        _add(reqs, _as_resource(_container_requests(c, non_zero)))
+        res = c.resources
+        _add_requests(reqs, res.requests if res is not None else None, non_zero)
     restartable = Resource()
     init_reqs = Resource()
     for c in spec.init_containers or ():
-        creqs = _as_resource(_container_requests(c, non_zero))
+        creqs = _container_resource(c, non_zero)
         if c.restart_policy == "Always":
             _add(reqs, creqs)
             _add(restartable, creqs)
@@ -153,7 +171,7 @@ def pod_requests(pod: Pod, *, non_zero: bool = False, exclude_overhead: bool = F
         _max_into(init_reqs, creqs)
     _max_into(reqs, init_reqs)
     if not exclude_overhead and spec.overhead:
-        _add(reqs, _as_resource(spec.overhead))
+        _add_requests(reqs, spec.overhead, False)
     return reqs
 
 
@@ -326,12 +344,14 @@ class NodeInfo:
     """
 
     __slots__ = ("node", "name", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
-                 "requested", "non_zero_requested", "allocatable", "generation")
+                 "requested", "non_zero_requested", "allocatable", "generation", "pod_index")
 
     def __init__(self, *pods: Pod) -> None:
         self.node: Node | None = None
         self.name = ""
         self.pods: list[PodInfo] = []
+        # uid -> the first PodInfo in `pods` with that uid: O(1) removal (upstream scans).
+        self.pod_index: dict[str, PodInfo] = {}
         self.pods_with_affinity: list[PodInfo] = []
         self.pods_with_required_anti_affinity: list[PodInfo] = []
         self.used_ports = HostPortInfo()
@@ -359,6 +379,7 @@ class NodeInfo:
     def add_pod_info(self, pi: PodInfo) -> None:
         """Upstream: NodeInfo.AddPodInfo"""
         self.pods.append(pi)
+        self.pod_index.setdefault(pi.uid, pi)
         if pi.has_affinity():
             self.pods_with_affinity.append(pi)
         if pi.required_anti_affinity_terms:
@@ -366,17 +387,30 @@ class NodeInfo:
         self._update(pi, 1)
 
     def remove_pod(self, pod: Pod) -> None:
-        """Upstream: NodeInfo.RemovePod; KeyError if the pod is not on this node."""
-        uid = pod.metadata.uid or f"{pod.metadata.namespace}/{pod.metadata.name}"
-        for i, pi in enumerate(self.pods):
-            if pi.uid == uid:
-                del self.pods[i]
-                self.pods_with_affinity = [p for p in self.pods_with_affinity if p.uid != uid]
-                self.pods_with_required_anti_affinity = [p for p in self.pods_with_required_anti_affinity
-                                                         if p.uid != uid]
-                self._update(pi, -1)
-                return
-        raise KeyError(f"no corresponding pod {pod.metadata.name} in pods of node {self.name}")
+        """Upstream: NodeInfo.RemovePod; KeyError if the pod is not on this node.
+
+        The index finds the pod without a scan; a uid added twice (never by the cache) falls
+        back to the scan for the later copies.
+        """
+        meta = pod.metadata
+        uid = meta.uid or f"{meta.namespace}/{meta.name}"
+        pi = self.pod_index.pop(uid, None)
+        if pi is not None:
+            self.pods.remove(pi)          # by identity (PodInfo has no __eq__), at C speed
+        else:
+            for i, p in enumerate(self.pods):
+                if p.uid == uid:
+                    pi = p
+                    del self.pods[i]
+                    break
+            else:
+                raise KeyError(f"no corresponding pod {meta.name} in pods of node {self.name}")
+        if self.pods_with_affinity:
+            self.pods_with_affinity = [p for p in self.pods_with_affinity if p.uid != uid]
+        if self.pods_with_required_anti_affinity:
+            self.pods_with_required_anti_affinity = [p for p in self.pods_with_required_anti_affinity
+                                                     if p.uid != uid]
+        self._update(pi, -1)
 
     def _update(self, pi: PodInfo, sign: int) -> None:
         res, non0 = pi.requests, pi.non_zero_requests
@@ -404,6 +438,7 @@ class NodeInfo:
         c.node = self.node
         c.name = self.name
         c.pods = list(self.pods)
+        c.pod_index = dict(self.pod_index)
         c.pods_with_affinity = list(self.pods_with_affinity)
         c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
         c.used_ports = self.used_ports.clone()

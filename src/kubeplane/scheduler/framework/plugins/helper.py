@@ -12,7 +12,7 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeS
     stays zero, or becomes max_priority everywhere when reversed.
     Upstream: helper.DefaultNormalizeScore
     """
-    max_count = max((s.score for s in scores), default=0)
+    max_count = max([s.score for s in scores], default=0)
     if max_count == 0:
         if reverse:
             for s in scores:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ....api.types.core_v1 import Pod
-from ..interface import CycleState, Status
+from ..interface import Code, CycleState, PreFilterResult, Status
 from ..types import NodeInfo, unresolvable
 
 ERR_REASON = "node(s) didn't match the requested node name"
@@ -14,8 +14,19 @@ class NodeName:
     def __init__(self, handle: object = None) -> None:
         pass
 
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+        """Skip pods that name no node: Filter passes them everywhere.
+
+        Not upstream (NodeName has no PreFilter there); it saves a call per node per cycle.
+        """
+        if not pod.spec.node_name:
+            return None, Status(Code.SKIP)
+        return None, None
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        if not fits(pod, node_info):
+        name = pod.spec.node_name           # fits(), inlined: this runs for every node
+        if name and name != node_info.name:
             return unresolvable(ERR_REASON)
         return None
 

@@ -3,8 +3,8 @@ untolerated PreferNoSchedule taints. Upstream: plugins/tainttoleration/taint_tol
 """
 from __future__ import annotations
 
-from ....api.types.core_v1 import Pod, Toleration
-from ..interface import MAX_NODE_SCORE, CycleState, NodeScore, Status
+from ....api.types.core_v1 import Node, Pod, Toleration
+from ..interface import MAX_NODE_SCORE, Code, CycleState, NodeScore, Status
 from ..types import NodeInfo, unresolvable
 from .helper import default_normalize_score, find_matching_untolerated_taint, tolerations_tolerate_taint
 
@@ -33,23 +33,34 @@ class TaintToleration:
         return unresolvable(f"node(s) had untolerated taint {{{taint.key}: {taint.value or ''}}}")
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
-        """Keep the tolerations that can tolerate PreferNoSchedule. Upstream: PreScore"""
-        state.write(PRE_SCORE_STATE_KEY, get_all_toleration_prefer_no_schedule(pod.spec.tolerations or []))
+        """Keep the tolerations that can tolerate PreferNoSchedule. Upstream: PreScore
+
+        Skip (not upstream) when no node has a PreferNoSchedule taint the pod does not
+        tolerate: every node would count 0 and normalize to 100, the same weighted 300
+        added to every total, which changes no ranking, tie or choice of host.
+        """
+        tolerations = get_all_toleration_prefer_no_schedule(pod.spec.tolerations or [])
+        tainted = [ni.node for ni in nodes if ni.node.spec and ni.node.spec.taints]
+        if not any(count_intolerable_taints_prefer_no_schedule(node, tolerations) for node in tainted):
+            return Status(Code.SKIP)
+        state.write(PRE_SCORE_STATE_KEY, tolerations)
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """The number of PreferNoSchedule taints not tolerated (fewer is better, see normalize)."""
-        node = node_info.node
-        taints = node.spec.taints if node.spec else None
-        if not taints:
-            return 0
-        tolerations = state.read(PRE_SCORE_STATE_KEY)
-        return sum(1 for t in taints if t.effect == "PreferNoSchedule"
-                   and not tolerations_tolerate_taint(tolerations, t))
+        return count_intolerable_taints_prefer_no_schedule(node_info.node, state.read(PRE_SCORE_STATE_KEY))
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
         return None
+
+
+def count_intolerable_taints_prefer_no_schedule(node: Node, tolerations: list[Toleration]) -> int:
+    """Upstream: countIntolerableTaintsPreferNoSchedule"""
+    taints = node.spec.taints if node.spec else None
+    if not taints:
+        return 0
+    return sum(1 for t in taints if t.effect == "PreferNoSchedule" and not tolerations_tolerate_taint(tolerations, t))
 
 
 def get_all_toleration_prefer_no_schedule(tolerations: list[Toleration]) -> list[Toleration]:

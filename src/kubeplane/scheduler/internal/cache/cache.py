@@ -47,6 +47,12 @@ class Cache:
         self.nodes: dict[str, NodeInfo] = {}
         self.pod_states: dict[str, PodState] = {}
         self.assumed_pods: set[str] = set()
+        # node name -> generation of its last change (its NodeInfo's, or a fresh one when the
+        # NodeInfo went away), least recent first: update_snapshot walks it from the end and
+        # stops at the snapshot's generation, so a cycle visits only the nodes that changed.
+        # Upstream keeps a doubly linked list of NodeInfos, most recently updated first.
+        self.changed: dict[str, int] = {}
+        self.live_nodes = 0           # NodeInfos with a node: the snapshot's size
 
     # --- pods --------------------------------------------------------------------------------
 
@@ -138,6 +144,7 @@ class Cache:
         if ni is None:
             ni = self.nodes[name] = NodeInfo()     # the node's own event may come later
         ni.add_pod_info(PodInfo(pod))
+        self._moved_to_head(name, ni.generation)
 
     def _remove_pod(self, pod: Pod) -> None:
         name = pod.spec.node_name or ""
@@ -146,12 +153,19 @@ class Cache:
             log.error("Node not found when trying to remove pod", extra={"node": name, "pod": pod_key(pod)})
             return
         ni.remove_pod(pod)
+        self._moved_to_head(name, ni.generation)
         if not ni.pods and ni.node is None:
             del self.nodes[name]
 
     def _update_pod(self, old: Pod, new: Pod) -> None:
         self._remove_pod(old)
         self._add_pod(new)
+
+    def _moved_to_head(self, name: str, generation: int) -> None:
+        """Record that node name changed at generation. Upstream: cacheImpl.moveNodeInfoToHead"""
+        changed = self.changed
+        changed.pop(name, None)
+        changed[name] = generation
 
     # --- nodes -------------------------------------------------------------------------------
 
@@ -161,7 +175,10 @@ class Cache:
         ni = self.nodes.get(name)
         if ni is None:
             ni = self.nodes[name] = NodeInfo()
+        if ni.node is None:
+            self.live_nodes += 1
         ni.set_node(node)
+        self._moved_to_head(name, ni.generation)
         return ni
 
     def update_node(self, old: Node, new: Node) -> NodeInfo:
@@ -173,12 +190,15 @@ class Cache:
         ni = self.nodes.get(name)
         if ni is None:
             raise KeyError(f"node {name} is not found")
+        if ni.node is not None:
+            self.live_nodes -= 1
         ni.remove_node()
+        self._moved_to_head(name, ni.generation)
         if not ni.pods:
             del self.nodes[name]
 
     def node_count(self) -> int:
-        return sum(1 for ni in self.nodes.values() if ni.node is not None)
+        return self.live_nodes
 
     def pod_count(self) -> int:
         return sum(len(ni.pods) for ni in self.nodes.values())
@@ -188,35 +208,45 @@ class Cache:
     def update_snapshot(self, snapshot: Snapshot) -> None:
         """Copy into snapshot only the NodeInfos that changed since its generation.
 
-        A changed NodeInfo is copied *into* the existing snapshot object, so the snapshot's
-        lists keep pointing at current data; the lists are rebuilt only when the node set
-        changes, the affinity lists when a node gains or loses affinity pods.
+        `changed` lists nodes by their last change, so walking it from the newest end stops
+        at the first node the snapshot already reflects: a cycle after one assumed pod
+        copies one NodeInfo and looks at no other. A changed NodeInfo is copied *into* the
+        existing snapshot object, so the snapshot's lists keep pointing at current data; the
+        lists are rebuilt only when the node set changes (new nodes are appended in the
+        cache's order), the affinity lists when a node gains or loses affinity pods.
         Upstream: cacheImpl.UpdateSnapshot
         """
         update_all = update_affinity = False
-        max_gen = snapshot.generation
-        live = 0
-        for name, ni in self.nodes.items():
-            if ni.node is None:
+        snap_gen = snapshot.generation
+        max_gen = snap_gen
+        node_info_map = snapshot.node_info_map
+        added: set[str] = set()
+        changed = self.changed
+        for name in reversed(changed):
+            gen = changed[name]
+            if gen <= snap_gen:
+                break
+            if gen > max_gen:
+                max_gen = gen
+            ni = self.nodes.get(name)
+            if ni is None or ni.node is None:
+                if name in node_info_map:
+                    del node_info_map[name]
+                    update_all = True
                 continue
-            live += 1
-            if ni.generation <= snapshot.generation:
-                continue
-            max_gen = max(max_gen, ni.generation)
-            clone = ni.snapshot()
-            existing = snapshot.node_info_map.get(name)
+            existing = node_info_map.get(name)
             if existing is None:
-                snapshot.node_info_map[name] = clone
-                update_all = True
+                added.add(name)
                 continue
+            clone = ni.snapshot()
             if (bool(existing.pods_with_affinity) != bool(clone.pods_with_affinity) or
                     bool(existing.pods_with_required_anti_affinity) != bool(clone.pods_with_required_anti_affinity)):
                 update_affinity = True
             for slot in NodeInfo.__slots__:
                 setattr(existing, slot, getattr(clone, slot))
-        if len(snapshot.node_info_map) > live:
-            for name in [n for n in snapshot.node_info_map if n not in self.nodes or self.nodes[n].node is None]:
-                del snapshot.node_info_map[name]
+        if added:
+            for name in [n for n in self.nodes if n in added]:      # in the cache's order
+                node_info_map[name] = self.nodes[name].snapshot()
             update_all = True
         snapshot.generation = max_gen
         if update_all:
@@ -226,6 +256,9 @@ class Cache:
 
     def check_invariants(self) -> None:
         assert self.assumed_pods <= self.pod_states.keys()
+        assert self.live_nodes == sum(1 for ni in self.nodes.values() if ni.node is not None)
+        for name, ni in self.nodes.items():     # every NodeInfo's last change is recorded
+            assert self.changed.get(name) == ni.generation, name
         seen: set[str] = set()
         for name, ni in self.nodes.items():
             assert ni.node is not None or ni.pods, f"empty node-less NodeInfo {name}"

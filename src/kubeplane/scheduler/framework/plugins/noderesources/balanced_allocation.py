@@ -48,11 +48,38 @@ class BalancedAllocation:
 
         Upstream: BalancedAllocation.PreScore
         """
-        reqs = self.scorer.pod_resource_request_list(pod)
+        reqs = self.scorer.pod_resource_request_list(pod, state)
         if not any(reqs):
             return Status(Code.SKIP)
-        state.write(PRE_SCORE_STATE_KEY, reqs)
+        state.write(PRE_SCORE_STATE_KEY, (reqs, self.scorer.score_cache(reqs, len(nodes))))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
-        return self.scorer.score(node_info, state.read(PRE_SCORE_STATE_KEY))
+        """Upstream: BalancedAllocation.Score (cached by node generation, as Fit.score)."""
+        reqs, cache = state.storage[PRE_SCORE_STATE_KEY]
+        score = cache.get(node_info.generation)
+        if score is None:
+            score = cache[node_info.generation] = self.score_node(node_info, reqs)
+        return score
+
+    def score_node(self, node_info: NodeInfo, reqs: list[int]) -> int:
+        """The score, uncached.
+
+        For cpu and memory this is balanced_resource_scorer written out: with both
+        allocatable, 100 * (1 - |cpu fraction - memory fraction| / 2), each fraction capped
+        at 1; with fewer than two, the deviation is 0 -> 100.
+        """
+        if not self.scorer.cpu_memory:
+            return self.scorer.score(node_info, reqs)
+        alloc = node_info.allocatable
+        a_cpu, a_mem = alloc.milli_cpu, alloc.memory
+        if not (a_cpu and a_mem):
+            return MAX_NODE_SCORE               # int((1 - 0.0) * 100)
+        used = node_info.requested
+        f_cpu = (used.milli_cpu + reqs[0]) / a_cpu
+        f_mem = (used.memory + reqs[1]) / a_mem
+        if f_cpu > 1.0:
+            f_cpu = 1.0
+        if f_mem > 1.0:
+            f_mem = 1.0
+        return int((1 - abs((f_cpu - f_mem) / 2)) * MAX_NODE_SCORE)

@@ -9,7 +9,27 @@ from typing import Callable
 
 from .....api.types.core_v1 import Pod
 from ....quantity import CPU, EPHEMERAL_STORAGE, MEMORY
+from ...interface import CycleState
 from ...types import NodeInfo, Resource, is_scalar_resource_name, pod_requests
+
+MAX_CACHED_REQUEST_LISTS = 64       # distinct pod request lists with a score cache
+
+# CycleState keys of the pod's requests, computed once per cycle and shared by Fit's
+# PreFilter/PreScore and BalancedAllocation's PreScore (upstream computes them per plugin).
+POD_REQUESTS_STATE_KEY = "PodRequests"
+POD_NON_ZERO_REQUESTS_STATE_KEY = "PodNonZeroRequests"
+
+
+def cycle_pod_requests(state: CycleState | None, pod: Pod, non_zero: bool = False) -> Resource:
+    """pod_requests(pod, non_zero=...), memoized in the cycle's state (read-only: shared)."""
+    if state is None:
+        return pod_requests(pod, non_zero=non_zero)
+    key = POD_NON_ZERO_REQUESTS_STATE_KEY if non_zero else POD_REQUESTS_STATE_KEY
+    req = state.storage.get(key)
+    if req is None:
+        req = pod_requests(pod, non_zero=non_zero)
+        state.storage[key] = req
+    return req
 
 
 @dataclass(frozen=True)
@@ -46,16 +66,39 @@ class ResourceAllocationScorer:
         self.scorer = scorer
         self.use_requested = use_requested
         self.resources = resources
-        self._cpu_memory = tuple(r.name for r in resources) == (CPU, MEMORY)
+        # The default resources, which the plugins score inline (without lists or lookups).
+        self.cpu_memory = tuple(r.name for r in resources) == (CPU, MEMORY)
+        self._score_caches: dict[tuple[int, ...], dict[int, int]] = {}
 
-    def pod_resource_request_list(self, pod: Pod) -> list[int]:
+    def score_cache(self, pod_request_list: list[int], num_nodes: int) -> dict[int, int]:
+        """NodeInfo generation -> score, for pods requesting pod_request_list.
+
+        A score depends only on the node's requests and allocatable and on the pod's
+        request list, and a NodeInfo's generation changes with every change to the node
+        (snapshot copies keep it), so a generation names one set of inputs. Pods of one
+        workload ask for the same, and a cycle changes one node: the next cycle computes
+        one score and looks up the rest. Entries of superseded generations are dropped by
+        clearing when the cache outgrows the cluster several times over.
+        """
+        key = tuple(pod_request_list)
+        caches = self._score_caches
+        cache = caches.get(key)
+        if cache is None:
+            if len(caches) >= MAX_CACHED_REQUEST_LISTS:
+                caches.clear()
+            cache = caches[key] = {}
+        elif len(cache) > 4 * num_nodes + 1024:
+            cache.clear()
+        return cache
+
+    def pod_resource_request_list(self, pod: Pod, state: CycleState | None = None) -> list[int]:
         """The pod's request per configured resource. Upstream: calculatePodResourceRequestList"""
-        req = pod_requests(pod, non_zero=not self.use_requested)
+        req = cycle_pod_requests(state, pod, non_zero=not self.use_requested)
         return [_get(req, r.name) for r in self.resources]
 
     def score(self, node_info: NodeInfo, pod_request_list: list[int]) -> int:
         """Upstream: resourceAllocationScorer.score"""
-        if self._cpu_memory:       # the default resources: the hot path, without lookups
+        if self.cpu_memory:       # the default resources: the hot path, without lookups
             used = node_info.requested if self.use_requested else node_info.non_zero_requested
             alloc = node_info.allocatable
             a_cpu, a_mem = alloc.milli_cpu, alloc.memory

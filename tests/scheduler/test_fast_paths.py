@@ -1,0 +1,271 @@
+"""The scheduler's fast paths give what the plain code gives: the Skips that are ours (NodeName
+PreFilter, TaintToleration PreScore), the inlined resource scorers and Fit filter, the score
+cache, the O(1) NodeInfo removal, the incremental snapshot and select_host's inlined draws."""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from kubeplane.scheduler.framework.interface import Code, CycleState, NodePluginScores, NodeScore
+from kubeplane.scheduler.framework.plugins.nodename import NodeName
+from kubeplane.scheduler.framework.plugins.noderesources import BalancedAllocation, Fit
+from kubeplane.scheduler.framework.plugins.noderesources.fit import fits_request
+from kubeplane.scheduler.framework.plugins.noderesources.resource_allocation import ResourceSpec
+from kubeplane.scheduler.framework.plugins.tainttoleration import TaintToleration
+from kubeplane.scheduler.framework.runtime import default_framework
+from kubeplane.scheduler.framework.types import NodeInfo, Resource, pod_requests
+from kubeplane.scheduler.internal.cache import Cache, Snapshot
+from kubeplane.scheduler.schedule_one import assume_copy, schedule_pod, select_host
+
+from .helpers import make_node, make_pod, node_info, run_filter
+
+
+class Sched:
+    def __init__(self, *nodes: Any, seed: int = 1) -> None:
+        self.cache, self.snapshot = Cache(), Snapshot()
+        self.framework = default_framework(snapshot=self.snapshot)
+        self.next_start_node_index, self.percentage_of_nodes_to_score = 0, 0
+        self.rng = random.Random(seed)
+        for n in nodes:
+            self.cache.add_node(n)
+
+    def place(self, pod: Any) -> str:
+        host = schedule_pod(self, self.framework, CycleState(), pod).suggested_host  # type: ignore[arg-type]
+        self.cache.assume_pod(assume_copy(pod, host))
+        return host
+
+
+# --- NodeName PreFilter (ours) --------------------------------------------------------------
+
+def test_node_name_pre_filter_skips_only_pods_without_node_name() -> None:
+    _, status = NodeName().pre_filter(CycleState(), make_pod("p"), [])
+    assert status is not None and status.code == Code.SKIP
+    assert NodeName().pre_filter(CycleState(), make_pod("p", spec={"nodeName": "b"}), []) == (None, None)
+    ni = node_info(make_node("a"))
+    assert run_filter(NodeName(), make_pod("p", spec={"nodeName": "b"}), ni).reasons == \
+        ["node(s) didn't match the requested node name"]
+
+
+def test_pod_naming_a_node_lands_there_and_others_spread() -> None:
+    s = Sched(*[make_node(f"n{i}") for i in range(4)])
+    assert s.place(make_pod("named", spec={"nodeName": "n2"})) == "n2"
+    assert s.place(make_pod("free")) in {"n0", "n1", "n3"}     # n2 now holds a pod: scored lower
+
+
+# --- TaintToleration PreScore Skip (ours) -----------------------------------------------------
+
+def taint(key: str, effect: str) -> dict[str, str]:
+    return {"key": key, "value": "v", "effect": effect}
+
+
+@pytest.mark.parametrize("taints,tolerations,skip", [
+    pytest.param([None, None], [], True, id="no taints"),
+    pytest.param([[taint("a", "NoSchedule")], None], [], True, id="only NoSchedule taints"),
+    pytest.param([[taint("a", "PreferNoSchedule")], None], [{"key": "a", "operator": "Exists"}], True,
+                 id="PreferNoSchedule tolerated"),
+    pytest.param([[taint("a", "PreferNoSchedule")], None], [], False, id="PreferNoSchedule not tolerated"),
+])
+def test_taint_toleration_pre_score_skips_when_every_node_counts_zero(taints: list[Any], tolerations: list[Any],
+                                                                      skip: bool) -> None:
+    nodes = [node_info(make_node(f"n{i}", taints=t)) for i, t in enumerate(taints)]
+    pod = make_pod("p", spec={"tolerations": tolerations})
+    pl, state = TaintToleration(), CycleState()
+    status = pl.pre_score(state, pod, nodes)
+    assert (status is not None and status.code == Code.SKIP) == skip
+    if skip:     # what scoring would have given: 0 everywhere, normalized to 100 everywhere
+        from kubeplane.scheduler.framework.plugins.tainttoleration import (
+            count_intolerable_taints_prefer_no_schedule, get_all_toleration_prefer_no_schedule)
+        tols = get_all_toleration_prefer_no_schedule(pod.spec.tolerations or [])
+        scores = [NodeScore(ni.name, count_intolerable_taints_prefer_no_schedule(ni.node, tols)) for ni in nodes]
+        pl.normalize_score(state, pod, scores)
+        assert [x.score for x in scores] == [100] * len(nodes)
+
+
+def test_taint_skip_changes_no_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same seed, same nodes: with the Skip every total is 300 lower, and the hosts chosen for
+    a run of pods are those chosen with TaintToleration scoring (forced on)."""
+    def hosts() -> list[str]:
+        s = Sched(*[make_node(f"n{i}", cpu=str(2 + i % 3)) for i in range(6)], seed=5)
+        return [s.place(make_pod(f"p{k}", requests={"cpu": "300m", "memory": "64Mi"})) for k in range(20)]
+
+    skipped = hosts()
+
+    def always_score(self: Any, state: CycleState, pod: Any, nodes: Any) -> None:
+        state.write("PreScoreTaintToleration", [])
+
+    monkeypatch.setattr(TaintToleration, "pre_score", always_score)
+    assert hosts() == skipped and len(set(skipped)) > 1
+
+
+# --- the inlined resource scorers and Fit filter ------------------------------------------------
+
+def _node(cpu: int, mem: int, used_cpu: int, used_mem: int, pods: int = 110) -> NodeInfo:
+    ni = node_info(make_node("n", cpu=f"{cpu}m", memory=str(mem), pods=pods))
+    if used_cpu or used_mem:
+        ni.add_pod(make_pod("u", node="n", requests={"cpu": f"{used_cpu}m", "memory": str(used_mem)}))
+    return ni
+
+
+CASES = [(4000, 8000, 1000, 2000, 500, 100), (4000, 8000, 3900, 100, 500, 100), (0, 8000, 0, 100, 200, 10),
+         (4000, 0, 100, 0, 200, 10), (0, 0, 0, 0, 1, 1), (1000, 1000, 0, 0, 1000, 1000),
+         (1000, 1000, 999, 1, 1, 1000), (7, 13, 3, 5, 2, 3)]
+
+
+@pytest.mark.parametrize("cpu,mem,used_cpu,used_mem,pod_cpu,pod_mem", CASES)
+@pytest.mark.parametrize("weights", [(1, 1), (2, 1), (1, 3)])
+def test_inlined_scores_equal_the_generic_scorers(cpu: int, mem: int, used_cpu: int, used_mem: int, pod_cpu: int,
+                                                  pod_mem: int, weights: tuple[int, int]) -> None:
+    ni = _node(cpu, mem, used_cpu, used_mem)
+    resources = (ResourceSpec("cpu", weights[0]), ResourceSpec("memory", weights[1]))
+    fit, bal = Fit(resources=resources), BalancedAllocation(resources=resources)
+    for pl in (fit, bal):
+        reqs = [pod_cpu, pod_mem]
+        assert pl.score_node(ni, reqs) == pl.scorer.score(ni, reqs)
+
+
+@pytest.mark.parametrize("cpu,mem,used_cpu,used_mem,pod_cpu,pod_mem", CASES)
+@pytest.mark.parametrize("pods", [1, 2, 110])
+def test_fit_filter_fast_path_equals_fits_request(cpu: int, mem: int, used_cpu: int, used_mem: int, pod_cpu: int,
+                                                  pod_mem: int, pods: int) -> None:
+    ni = _node(cpu, mem, used_cpu, used_mem, pods=pods)
+    pod = make_pod("p", requests={"cpu": f"{pod_cpu}m", "memory": str(pod_mem)})
+    status = run_filter(Fit(), pod, ni)
+    want = [i.reason for i in fits_request(pod_requests(pod), ni)]
+    assert (status.reasons if status is not None else []) == want
+
+
+def test_score_cache_follows_node_changes_and_request_lists() -> None:
+    ni = _node(4000, 8000, 0, 0)
+    fit = Fit()
+
+    def score(pod: Any) -> int:
+        state = CycleState()
+        fit.pre_score(state, pod, [ni])
+        return fit.score(state, pod, ni)
+
+    small, big = (make_pod(n, requests={"cpu": c, "memory": "0"}) for n, c in (("s", "1"), ("b", "2")))
+    assert (score(small), score(big)) == ((75 + 100) // 2, (50 + 100) // 2)
+    ni.add_pod(make_pod("u", node="n", requests={"cpu": "1", "memory": "0"}))     # a new generation
+    assert (score(small), score(big)) == ((50 + 100) // 2, (25 + 100) // 2)
+
+
+# --- pod requests, NodeInfo removal -------------------------------------------------------------
+
+def test_pod_requests_defaults_only_missing_requests_and_drops_pods() -> None:
+    pod = make_pod("p", requests=[{"cpu": "0", "pods": "3", "example.com/gpu": "0"}, {}],
+                   spec={"overhead": {"cpu": "10m", "pods": "1"}})
+    assert pod_requests(pod) == Resource(10, 0, 0, 0, {"example.com/gpu": 0})
+    nz = pod_requests(pod, non_zero=True)
+    assert (nz.milli_cpu, nz.memory) == (0 + 100 + 10, 2 * 200 * 1024 * 1024)
+
+
+def test_node_info_remove_pod_by_index_and_duplicates() -> None:
+    a, b = make_pod("a", node="n", requests={"cpu": "1"}), make_pod("b", node="n", requests={"cpu": "2"})
+    ni = node_info(make_node("n"), a, b, a)                       # a twice: the cache never does this
+    ni.remove_pod(a)
+    assert [p.key for p in ni.pods] == ["default/b", "default/a"] and ni.requested.milli_cpu == 3000
+    ni.remove_pod(a)                                              # the later copy, found by the scan
+    assert [p.key for p in ni.pods] == ["default/b"] and ni.requested.milli_cpu == 2000
+    with pytest.raises(KeyError):
+        ni.remove_pod(a)
+
+
+# --- incremental snapshot -----------------------------------------------------------------------
+
+def test_snapshot_keeps_node_order_through_removal_and_readd() -> None:
+    c = Cache()
+    for n in ("a", "b", "c"):
+        c.add_node(make_node(n))
+    snap = Snapshot()
+    c.update_snapshot(snap)
+    c.remove_node(make_node("b"))
+    c.add_node(make_node("b"))                 # gone and back between two cycles: keeps its place
+    c.update_snapshot(snap)
+    assert [n.name for n in snap.node_info_list] == ["a", "b", "c"]
+    c.remove_node(make_node("a"))
+    c.assume_pod(make_pod("p", node="z"))       # a node-less NodeInfo: not in the snapshot
+    c.add_node(make_node("d"))
+    c.add_node(make_node("z"))                  # new nodes are appended in the cache's order
+    c.update_snapshot(snap)
+    assert [n.name for n in snap.node_info_list] == ["b", "c", "z", "d"]
+    assert snap.get("z").pods[0].key == "default/p"
+    c.check_invariants()
+    fresh = Snapshot()                          # a new snapshot sees everything
+    c.update_snapshot(fresh)
+    assert [n.name for n in fresh.node_info_list] == ["c", "b", "z", "d"]     # the cache's order
+
+
+def test_snapshot_update_copies_only_changed_nodes() -> None:
+    c = Cache()
+    for i in range(50):
+        c.add_node(make_node(f"n{i}"))
+    snap = Snapshot()
+    c.update_snapshot(snap)
+    before = {n.name: (n, n.generation) for n in snap.node_info_list}
+    c.assume_pod(make_pod("p", node="n7", requests={"cpu": "1"}))
+    c.update_snapshot(snap)
+    changed = [n.name for n in snap.node_info_list if n.generation != before[n.name][1]]
+    assert changed == ["n7"] and snap.get("n7") is before["n7"][0]
+    assert snap.get("n7").requested.milli_cpu == 1000
+
+
+# --- scores and host selection ------------------------------------------------------------------
+
+def _select_host_reference(scores: list[NodePluginScores], rng: random.Random) -> str:
+    max_score, selected, count = scores[0].total_score, scores[0].name, 1
+    for ns in scores[1:]:
+        if ns.total_score > max_score:
+            max_score, selected, count = ns.total_score, ns.name, 1
+        elif ns.total_score == max_score:
+            count += 1
+            if rng.randrange(count) == 0:
+                selected = ns.name
+    return selected
+
+
+def test_select_host_draws_as_randrange_did() -> None:
+    gen = random.Random(0)
+    for seed in range(200):
+        scores = [NodePluginScores(f"n{i}", total_score=gen.choice([1, 2, 2, 3, 3, 3]))
+                  for i in range(gen.randint(1, 300))]
+        a, b = random.Random(seed), random.Random(seed)
+        assert select_host(scores, a) == _select_host_reference(scores, b)
+        assert a.random() == b.random()             # and left the generator in the same state
+
+
+def test_node_plugin_scores_pair_lazily() -> None:
+    ns = NodePluginScores.from_columns("n1", 7, ("A", "B"), [[1, 2], [5, 6]], 1)
+    assert ns == NodePluginScores("n1", [("A", 2), ("B", 6)], 7)
+    assert ns.scores == [("A", 2), ("B", 6)] and "total_score=7" in repr(ns)
+
+
+def test_run_score_plugins_totals_and_breakdown() -> None:
+    s = Sched(make_node("a", cpu="4"), make_node("b", cpu="4", taints=[taint("t", "PreferNoSchedule")]))
+    s.cache.update_snapshot(s.snapshot)
+    pod = make_pod("p", requests={"cpu": "1", "memory": "1Gi"})
+    state, nodes = CycleState(), s.snapshot.node_info_list
+    s.framework.run_pre_filter_plugins(state, pod, nodes)
+    assert s.framework.run_pre_score_plugins(state, pod, nodes) is None
+    got = s.framework.run_score_plugins(state, pod, nodes)
+    by_plugin = [dict(ns.scores) for ns in got]
+    assert [d["TaintToleration"] for d in by_plugin] == [300, 0]
+    assert all(ns.total_score == sum(d.values()) for ns, d in zip(got, by_plugin))
+
+
+def test_invalid_score_still_reported() -> None:
+    s = Sched(make_node("a"), make_node("b"))
+    s.cache.update_snapshot(s.snapshot)
+
+    class Bad:
+        NAME = "Bad"
+
+        def score(self, state: Any, pod: Any, node_info: Any) -> int:
+            return 101 if node_info.name == "b" else 0
+
+    fwk = s.framework
+    fwk.score_plugins = [Bad()]
+    fwk.score_weights["Bad"] = 1
+    with pytest.raises(RuntimeError, match=r"plugin 'Bad' returns an invalid score 101"):
+        fwk.run_score_plugins(CycleState(), make_pod("p"), s.snapshot.node_info_list)

@@ -51,6 +51,11 @@ class _Failure:
 
 
 class RecordingTransport(InProcessTransport):
+    # Bodies go as JSON bytes, as over HTTP, so the server decodes and type-checks every
+    # write and patch the code under test makes (in production the in-process transport
+    # hands typed objects over as dicts and skips those checks).
+    accepts_objects = False
+
     def __init__(self, api: APIServer) -> None:
         super().__init__(api)
         self.actions: list[Action] = []

@@ -93,7 +93,9 @@ class ResourceClient(Generic[T]):
     def _body(self, obj: Any) -> bytes | dict[str, Any]:
         """What a create/update sends: JSON bytes, or for a typed object over the in-process
         transport its dict (the server then neither parses JSON nor checks Go types: a Struct
-        generated from the schema cannot carry a wrongly typed field)."""
+        generated from the schema cannot carry a wrongly typed field). Merge and strategic
+        patches (dicts built by the in-process components from typed objects) travel the same
+        way. The fake clientset turns this off, so unit tests keep the server's full checks."""
         if isinstance(obj, types.Struct) and getattr(self.transport, "accepts_objects", False):
             return types.to_dict(obj)
         return _encode(obj)
@@ -154,7 +156,8 @@ class ResourceClient(Generic[T]):
                     field_manager: str = "", force: bool = False) -> T:
         path = f"{self.path}/{name}" + (f"/{subresource}" if subresource else "")
         q = _query(fieldManager=field_manager, force="true" if force else "")
-        body = await self._call("PATCH", path, q, _encode(patch), PATCH_CONTENT_TYPES[patch_type])
+        in_process = isinstance(patch, dict) and patch_type != "apply" and getattr(self.transport, "accepts_objects", False)
+        body = await self._call("PATCH", path, q, patch if in_process else _encode(patch), PATCH_CONTENT_TYPES[patch_type])
         return self._decode(body)
 
     async def delete(self, name: str, *, propagation_policy: str | None = None,

@@ -134,11 +134,12 @@ def precondition_revision(obj: Obj, current: int) -> int:
         raise errors.BadRequest(f"invalid resourceVersion: {rv!r}") from None
 
 
-def patch_pins_revision(body: bytes, patch_type: str) -> bool:
+def patch_pins_revision(req: Request, patch_type: str) -> bool:
     """Whether the patch sets metadata.resourceVersion (then a conflict is the caller's to
     resolve, as upstream: no retry). Only called after a conflict, so parsing again is cheap."""
     try:
-        patch = yaml.safe_load(body) if "yaml" in patch_type else orjson.loads(body)
+        patch = req.obj if req.obj is not None else (
+            yaml.safe_load(req.body) if "yaml" in patch_type else orjson.loads(req.body))
     except (orjson.JSONDecodeError, yaml.YAMLError):
         return False
     if isinstance(patch, list):                       # JSON patch: an op on the field

@@ -163,7 +163,7 @@ async def patch(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: s
             # Retry only a lost race with another writer (the optimistic lock), never an apply
             # conflict between field managers, nor a patch that pinned its own resourceVersion.
             lost_race = errors.OPTIMISTIC_LOCK_MSG in err.message
-            if not lost_race or attempt == MAX_PATCH_RETRIES - 1 or common.patch_pins_revision(req.body, patch_type):
+            if not lost_race or attempt == MAX_PATCH_RETRIES - 1 or common.patch_pins_revision(req, patch_type):
                 raise
     raise AssertionError("unreachable")
 
@@ -186,8 +186,11 @@ async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
     else:
         if kv is None:
             raise errors.NotFound(ri.group, ri.plural, name)
-        new = apply_patch(patch_type, orjson.loads(kv.value), req.body, ri.definition)
-        common.check_patched_fields(req, ri, new, warnings)
+        if req.obj is not None:     # an in-process component's patch, built from typed objects
+            new = apply_patch(patch_type, orjson.loads(kv.value), req.obj, ri.definition)
+        else:
+            new = apply_patch(patch_type, orjson.loads(kv.value), req.body, ri.definition)
+            common.check_patched_fields(req, ri, new, warnings)
     objects.check_type_meta(new, ri)
     objects.check_name(new, name)
     expected = common.precondition_revision(new, kv.mod_revision)

@@ -30,8 +30,10 @@ __all__ = ["APPLY_PATCH_YAML", "ApplyConflict", "JSON_PATCH", "MERGE_PATCH", "PA
            "server_side_apply", "strategic_merge_patch", "update_managed_fields"]
 
 
-def apply_patch(patch_type: str, original: dict[str, Any], patch_body: bytes, def_name: str) -> dict[str, Any]:
-    """Apply a PATCH body of `patch_type` (Content-Type without parameters) to original.
+def apply_patch(patch_type: str, original: dict[str, Any], patch_body: bytes | dict[str, Any],
+                def_name: str) -> dict[str, Any]:
+    """Apply a PATCH body of `patch_type` (Content-Type without parameters) to original; the
+    body may come already decoded (an in-process client's dict).
 
     Returns the patched object; original is not modified. Errors are StatusErrors:
     malformed bodies 400, patches that cannot apply 422 (or 500 where upstream leaks a
@@ -41,7 +43,7 @@ def apply_patch(patch_type: str, original: dict[str, Any], patch_body: bytes, de
     if patch_type not in (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH):
         raise errors.UnsupportedMediaType(patch_type, PATCH_TYPES)
     try:
-        patch = decode_json(patch_body)
+        patch = patch_body if isinstance(patch_body, dict) else decode_json(patch_body)
     except ValueError as e:
         prefix = "" if patch_type == STRATEGIC_MERGE_PATCH else "error decoding patch: "
         raise errors.BadRequest(prefix + str(e)) from None

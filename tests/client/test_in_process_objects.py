@@ -1,0 +1,56 @@
+"""The in-process transport hands typed writes and dict patches to the server already decoded;
+what gets stored is what the same request as JSON bytes stores."""
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from kubeplane.api import types
+from kubeplane.api.types import core_v1
+from kubeplane.apiserver.request import Request, Response
+from kubeplane.apiserver.server import APIServer
+from kubeplane.client.clientset import Clientset
+from kubeplane.client.transport import InProcessTransport
+from kubeplane.storage import new_storage
+
+POD = {"metadata": {"name": "web", "labels": {"app": "web"}},
+       "spec": {"containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "100m"}}}]}}
+
+
+class Spy(InProcessTransport):
+    def __init__(self, api: APIServer, *, objects: bool) -> None:
+        super().__init__(api)
+        self.accepts_objects = objects
+        self.seen: list[Request] = []
+
+    def _request(self, *args: Any) -> Request:
+        req = super()._request(*args)
+        self.seen.append(req)
+        return req
+
+
+def comparable(obj: Any) -> dict[str, Any]:
+    d = orjson.loads(types.encode(obj))
+    for f in ("uid", "creationTimestamp", "resourceVersion"):
+        d["metadata"].pop(f)
+    return d
+
+
+async def run(objects: bool) -> tuple[Spy, dict[str, Any]]:
+    api = APIServer(new_storage("memory"))
+    await api.bootstrap()
+    spy = Spy(api, objects=objects)
+    pods = Clientset(spy).core_v1().pods("default")
+    await pods.create(types.from_dict(POD, core_v1.Pod))
+    patched = await pods.patch("web", {"status": {"phase": "Running", "podIP": "10.0.0.1"}}, subresource="status")
+    return spy, comparable(patched)
+
+
+async def test_typed_create_and_patch_go_as_dicts_and_store_the_same() -> None:
+    spy, as_objects = await run(objects=True)
+    assert [(r.method, r.obj is not None, r.body) for r in spy.seen] == [("POST", True, b""), ("PATCH", True, b"")]
+    spy, as_bytes = await run(objects=False)
+    assert all(r.obj is None and r.body for r in spy.seen)
+    assert as_objects == as_bytes and as_objects["status"]["phase"] == "Running"
+    assert as_objects["status"]["qosClass"] == "Burstable"          # server-side prepare still ran

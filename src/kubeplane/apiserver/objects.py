@@ -6,11 +6,12 @@ names.SimpleNameGenerator.
 """
 from __future__ import annotations
 
-import copy
 import os
 import random
 from contextlib import contextmanager
 from typing import Any, Iterator
+
+import orjson
 
 from ..api import errors
 from ..api.resources import ResourceInfo
@@ -24,9 +25,28 @@ _MAX_GENERATED_NAME_LENGTH = 63 - 5
 _name_rng = random.Random()           # seeded from os.urandom; private, so nobody's seed() repeats names
 
 
+class _RandomPool:
+    """os.urandom read 4 KiB at a time: one system call per 256 UIDs instead of one each."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._buf = b""
+        self._pos = 0
+
+    def take(self, n: int) -> bytes:
+        if self._pos + n > len(self._buf):
+            self._buf, self._pos = os.urandom(self._size), 0
+        out = self._buf[self._pos:self._pos + n]
+        self._pos += n
+        return out
+
+
+_uid_random = _RandomPool()
+
+
 def new_uid() -> str:
     """A random (version 4) UUID string; uuid.uuid4() builds an object we would only format."""
-    h = bytearray(os.urandom(16))
+    h = bytearray(_uid_random.take(16))
     h[6] = (h[6] & 0x0F) | 0x40
     h[8] = (h[8] & 0x3F) | 0x80
     x = h.hex()
@@ -44,7 +64,8 @@ def generate_name(base: str) -> str:
 
 
 def deep_copy(obj: Obj) -> Obj:
-    return copy.deepcopy(obj)
+    """An independent copy of a JSON object (a round trip through orjson: ~10x copy.deepcopy)."""
+    return orjson.loads(orjson.dumps(obj))
 
 
 def fill_create_meta(obj: Obj, ri: ResourceInfo, namespace: str, now: str) -> None:

@@ -57,7 +57,7 @@ class Entry:
         if self.time:
             out["time"] = self.time
         out["fieldsType"] = "FieldsV1"
-        out["fieldsV1"] = set_to_fields_v1(self.fields)
+        out["fieldsV1"] = _encoded_fields(frozenset(self.fields))
         if self.subresource:
             out["subresource"] = self.subresource
         return out
@@ -101,6 +101,21 @@ def set_to_fields_v1(paths: Iterable[Path]) -> dict[str, Any]:
             node = node.setdefault(el, {})
         node["."] = {}
     return _finish(tree)
+
+
+_ENCODED: dict[frozenset[Path], dict[str, Any]] = {}
+
+
+def _encoded_fields(paths: frozenset[Path]) -> dict[str, Any]:
+    """set_to_fields_v1, remembered: most writes leave most entries' sets as they were (a
+    controller's status update re-encodes every manager's entry of the object). The trees
+    are shared by the stored objects that carry them, which nobody mutates in place."""
+    tree = _ENCODED.get(paths)
+    if tree is None:
+        if len(_ENCODED) >= 1024:
+            _ENCODED.clear()
+        tree = _ENCODED[paths] = set_to_fields_v1(paths)
+    return tree
 
 
 def _finish(node: dict[str, Any]) -> dict[str, Any]:

@@ -79,12 +79,14 @@ async def bench(backend: str, n: int, data_dir: pathlib.Path) -> None:
     t = time.perf_counter()
     for key, obj in objs:
         await s.create(key, obj)
+    await s.wait_committed(s.revision)          # durable, not just applied in memory
     print(f"  create           {rate(n, time.perf_counter() - t)}")
 
     updated = [(key, {**obj, "status": {**obj["status"], "phase": "Succeeded"}}) for key, obj in objs]
     t = time.perf_counter()
     for key, obj in updated:
         await s.update(key, obj)
+    await s.wait_committed(s.revision)
     print(f"  update           {rate(n, time.perf_counter() - t)}")
 
     t = time.perf_counter()

@@ -24,6 +24,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
+import msgspec
+
 from ..api import errors
 from ..api.types import core_v1, to_dict
 from ..client.clientset import Clientset
@@ -37,6 +39,7 @@ from .nodelease import RENEW_INTERVAL, LeaseRenewer
 from .pod_workers import PodWorkers
 from .prober import ProbeManager
 from .runtime import CREATED, CREATING, RUNNING, PodStatus, Runtime
+from .status import generate
 from .status.status_manager import StatusManager
 
 log = logging.getLogger(__name__)
@@ -244,8 +247,14 @@ class Kubelet:
             self.pod_workers.enqueue(obj.metadata.uid)
 
     def on_update(self, old: Any, new: Any) -> None:
-        if old.metadata.resource_version != new.metadata.resource_version:
-            self.on_add(new)
+        if old.metadata.resource_version == new.metadata.resource_version:
+            return
+        uid = new.metadata.uid
+        reported = self.status_manager.get_pod_status(uid) if uid in self.pods else None
+        if reported is not None and not needs_sync(old, new, reported.get("podIP")):
+            self.pods[uid] = new          # e.g. our own status write coming back: nothing to do
+            return
+        self.on_add(new)
 
     def on_delete(self, obj: Any) -> None:
         if isinstance(obj, DeletedFinalStateUnknown):
@@ -279,7 +288,8 @@ class Kubelet:
         self._report_back_off(pod, actions.back_off_events)
         if actions.requeue_after is not None:
             self.pod_workers.enqueue_after(uid, actions.requeue_after)
-        rt = self.runtime.pod_status(uid) or rt
+        if actions.create_sandbox or actions.start:      # only these change what the runtime reports
+            rt = self.runtime.pod_status(uid) or rt
         if actions.terminal:
             self.runtime.stop_pod_sandbox(uid)
             self.prober.remove_pod(uid)
@@ -372,6 +382,37 @@ class Kubelet:
                                               field_path=f"spec.containers{{{c.name}}}")
                 recorder.event(ref, "Warning", "BackOff",
                                f"Back-off restarting failed container {c.name} in pod {format_pod(pod)}")
+
+
+def needs_sync(old: core_v1.Pod, new: core_v1.Pod, reported_pod_ip: str | None = None) -> bool:
+    """Whether an update can change what a sync of the pod does.
+
+    A sync reads the spec, the metadata, and from the status only what
+    generate_api_pod_status carries over: conditions the kubelet does not own (readiness
+    gates), qosClass, and podIP (kept while the sandbox reports none). Anything else in
+    the status is the kubelet's own report (the status manager diffs against its cache,
+    not the pod), so an update that changes nothing else, typically our own status write
+    coming back through the watch, would sync to the same result. A podIP that is the
+    one the kubelet last reported (reported_pod_ip) is that report coming back.
+    Everything else a sync depends on (runtime, probes, back-off timers) enqueues the pod
+    itself when it changes.
+
+    Upstream: checkAndUpdatePod (config/config.go) treats a status-only change as a
+    reconcile, and HandlePodReconcile syncs only when readiness needs it.
+    """
+    if old.spec != new.spec:
+        return True
+    om, nm = old.metadata, new.metadata
+    if msgspec.structs.replace(nm, resource_version=om.resource_version, managed_fields=om.managed_fields) != om:
+        return True
+    os_, ns = old.status or core_v1.PodStatus(), new.status or core_v1.PodStatus()
+    return (os_.qos_class != ns.qos_class
+            or (os_.pod_ip != ns.pod_ip and (ns.pod_ip or None) != (reported_pod_ip or None))
+            or _foreign_conditions(os_) != _foreign_conditions(ns))
+
+
+def _foreign_conditions(status: core_v1.PodStatus) -> list[core_v1.PodCondition]:
+    return [c for c in status.conditions or () if c.type not in generate.KUBELET_CONDITIONS]
 
 
 def _all_containers(pod: core_v1.Pod) -> list[core_v1.Container]:

@@ -42,6 +42,7 @@ class _Entry:
     name: str
     status: Obj
     deletable: bool = False
+    generated: Obj | None = None       # the status as last passed to set_pod_status
 
 
 class StatusManager:
@@ -71,22 +72,31 @@ class StatusManager:
         """
         uid = pod.metadata.uid or ""
         entry = self.pod_statuses.get(uid)
+        if entry is not None and entry.generated == status:
+            return            # same input as last time: startTime and transitions would be kept
+        generated = status
         old = entry.status if entry else (to_dict(pod.status) if pod.status else {})
         status = dict(status)
         status["startTime"] = old.get("startTime") or rfc3339(self.clock.now())
-        status["conditions"] = [self._transition(c, old) for c in status.get("conditions") or ()]
-        if entry is not None and entry.status == status:
-            return
+        prev: dict[Any, Obj] = {}
+        for o in old.get("conditions") or ():
+            prev.setdefault(o.get("type"), o)             # the first of a type, as upstream's lookup
+        status["conditions"] = [self._transition(c, prev) for c in status.get("conditions") or ()]
+        if entry is not None:
+            entry.generated = generated
+            if entry.status == status:
+                return
         if entry is None:
-            entry = self.pod_statuses[uid] = _Entry(pod.metadata.namespace or "", pod.metadata.name or "", status)
+            entry = self.pod_statuses[uid] = _Entry(pod.metadata.namespace or "", pod.metadata.name or "", status,
+                                                    generated=generated)
         entry.status = status
         self.queue.add(uid)
 
-    def _transition(self, c: Obj, old: Obj) -> Obj:
+    def _transition(self, c: Obj, prev_by_type: dict[Any, Obj]) -> Obj:
         """Upstream: updateLastTransitionTime"""
         if c.get("type") not in generate.KUBELET_CONDITIONS or "lastTransitionTime" in c:
             return c
-        prev = next((o for o in old.get("conditions") or () if o.get("type") == c.get("type")), None)
+        prev = prev_by_type.get(c.get("type"))
         t = prev.get("lastTransitionTime") if prev and prev.get("status") == c.get("status") else None
         return {**c, "lastProbeTime": None, "lastTransitionTime": t or rfc3339(self.clock.now())}
 

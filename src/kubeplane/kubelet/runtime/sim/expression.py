@@ -24,6 +24,7 @@ Values compare as strings the way jq prints scalars: true/false, 1, 1.5, text as
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -65,17 +66,41 @@ def _tokenize(src: str) -> list[tuple[str, str]]:
 class Query:
     source: str
     stages: tuple[tuple[tuple[Any, ...], ...], ...]
+    # The field names when the query is a plain path of fields (".status.state"), which
+    # yields exactly one value; such queries (every shipped selector's) skip the step engine.
+    fields: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if len(self.stages) == 1 and all(step[0] == "field" for step in self.stages[0]):
+            object.__setattr__(self, "fields", tuple(step[1] for step in self.stages[0]))
 
     @classmethod
     def parse(cls, source: str) -> Query:
-        return cls(source, _Parser(_tokenize(source), source).pipeline())
+        return _parse_cached(source)
 
     def execute(self, obj: Any) -> list[Any]:
         """Every value the query yields for obj (jq's output stream)."""
+        if self.fields is not None:
+            return [self.first(obj)]
         values = [obj]
         for stage in self.stages:
             values = [v for inp in values for v in _run_steps(stage, inp)]
         return values
+
+    def first(self, obj: Any) -> Any:
+        """The first value yielded (None when there is none)."""
+        if self.fields is None:
+            values = self.execute(obj)
+            return values[0] if values else None
+        for name in self.fields:
+            obj = obj.get(name) if isinstance(obj, dict) else None
+        return obj
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_cached(source: str) -> Query:
+    """Queries are immutable: each distinct source is parsed once (templates name paths per render)."""
+    return Query(source, _Parser(_tokenize(source), source).pipeline())
 
 
 class _Parser:
@@ -210,6 +235,14 @@ class Requirement:
         object.__setattr__(self, "query", Query.parse(self.key))
 
     def matches(self, obj: Any) -> bool:
+        if self.query.fields is not None:             # one value: no list to build
+            v = self.query.first(obj)
+            if self.operator == "Exists":
+                return v is not None
+            if self.operator == "DoesNotExist":
+                return v is None
+            hit = v is not None and jq_string(v) in self.values
+            return hit if self.operator == "In" else not hit
         found = [v for v in self.query.execute(obj) if v is not None]
         if self.operator == "Exists":
             return bool(found)
@@ -236,8 +269,13 @@ class Selector:
                    tuple(sorted((d.get("matchAnnotations") or {}).items())), exprs)
 
     def matches(self, obj: dict[str, Any]) -> bool:
-        meta = obj.get("metadata") or {}
-        labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
-        return (all(labels.get(k) == v for k, v in self.match_labels)
-                and all(annotations.get(k) == v for k, v in self.match_annotations)
-                and all(r.matches(obj) for r in self.match_expressions))
+        if self.match_labels or self.match_annotations:
+            meta = obj.get("metadata") or {}
+            labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+            if not (all(labels.get(k) == v for k, v in self.match_labels)
+                    and all(annotations.get(k) == v for k, v in self.match_annotations)):
+                return False
+        for r in self.match_expressions:
+            if not r.matches(obj):
+                return False
+        return True

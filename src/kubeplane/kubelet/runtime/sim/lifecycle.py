@@ -41,6 +41,7 @@ keeps matching after it applied would fire forever. `run_stages` stops after 100
 from __future__ import annotations
 
 import copy
+import functools
 import pathlib
 import datetime as dt
 import random
@@ -215,10 +216,13 @@ class Outcome:
     event: EventSpec | None = None
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386 JSON merge patch of patch onto target (target is not modified)."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
+        return patch if isinstance(patch, _SCALARS) else copy.deepcopy(patch)
     out = dict(target) if isinstance(target, dict) else {}
     for k, v in patch.items():
         if v is None:
@@ -230,14 +234,19 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 def apply_stage(stage: Stage, obj: dict[str, Any], renderer: Renderer,
                 helpers: dict[str, Helper] | None = None) -> Outcome:
-    """Apply stage.next to a copy of obj. Upstream: kwok StageController / lifecycle.Next."""
+    """Apply stage.next to a copy of obj. Upstream: kwok StageController / lifecycle.Next.
+
+    obj is not modified. The copy is shallow where nothing changes: .status (and
+    .metadata when finalizers are edited) are new dicts, the rest is shared with obj, so
+    copy a part before changing it in place.
+    """
     nxt = stage.next
-    new = copy.deepcopy(obj)
+    new = dict(obj)
     if nxt.status_template:
-        rendered = yaml.load(renderer.render(nxt.status_template, obj, helpers), Loader=_SAFE_LOADER) or {}
+        rendered = parse_status(renderer.render(nxt.status_template, obj, helpers))
         if not isinstance(rendered, dict):
             raise ValueError(f"stage {stage.name!r}: statusTemplate did not render a map")
-        new["status"] = merge_patch(new.get("status") or {}, rendered)
+        new["status"] = merge_patch(obj.get("status") or {}, rendered)
     _edit_finalizers(new, nxt)
     event = None
     if nxt.event is not None:
@@ -245,10 +254,57 @@ def apply_stage(stage: Stage, obj: dict[str, Any], renderer: Renderer,
     return Outcome(None if nxt.delete else new, event)
 
 
+_PARSED: dict[str, Any] = {}
+_PARSED_MAX = 4096
+
+
+def parse_status(text: str) -> Any:
+    """A rendered statusTemplate read as YAML ({} when empty). Most renders repeat (same
+    image, same second), so results are kept by text; callers must not modify them
+    (merge_patch copies what it takes)."""
+    out = _PARSED.get(text)
+    if out is None:
+        out = _parse_flat(text)
+        if out is None:
+            out = yaml.load(text, Loader=_SAFE_LOADER) or {}
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[text] = out
+    return out
+
+
+# `key: "printable ASCII"` or `key: plain-token`, one per line: what the shipped templates
+# render (`podIP: "10.244.3.7"`, `state: Running`). Anything else goes to the YAML parser.
+_FLAT_LINE = re.compile(r'([A-Za-z][A-Za-z0-9_]*): (?:"([ !#-\[\]-~]*)"|([A-Za-z0-9][A-Za-z0-9_.-]*))')
+
+
+def _parse_flat(text: str) -> dict[Any, Any] | None:
+    """A flat mapping read as YAML would read it, or None when text is not that simple.
+
+    A double-quoted scalar without escapes is its text; a plain key or value resolves as
+    YAML alone resolves it ("0" -> 0, "true" -> True, "Running" -> "Running").
+    """
+    out: dict[Any, Any] = {}
+    for line in text.split("\n"):
+        if not line:
+            continue
+        m = _FLAT_LINE.fullmatch(line)
+        if m is None:
+            return None
+        key, quoted, plain = m.groups()
+        out[_plain_scalar(key)] = quoted if quoted is not None else _plain_scalar(plain)
+    return out or None
+
+
+@functools.lru_cache(maxsize=1024)
+def _plain_scalar(token: str) -> Any:
+    return yaml.load(token, Loader=_SAFE_LOADER)
+
+
 def _edit_finalizers(obj: dict[str, Any], nxt: Next) -> None:
     if not (nxt.finalizers_add or nxt.finalizers_remove or nxt.finalizers_empty):
         return
-    meta = obj.setdefault("metadata", {})
+    meta = obj["metadata"] = dict(obj.get("metadata") or {})     # obj's metadata may be shared
     fins = [] if nxt.finalizers_empty else list(meta.get("finalizers") or [])
     fins = [f for f in fins if f not in nxt.finalizers_remove]
     fins += [f for f in nxt.finalizers_add if f not in fins]
@@ -267,11 +323,44 @@ class Lifecycle:
     stages: list[Stage]
     rng: random.Random = field(default_factory=random.Random)
 
+    def __post_init__(self) -> None:
+        # Stages are fixed once the Lifecycle is built, so which stages can match an object
+        # is worked out once per (kind, apiVersion, value of the discriminating path): the
+        # plain path most stages require `In` some values (".status.state" in the shipped
+        # profiles). A stage requiring `.status.state In [Created]` is never a candidate
+        # for a Running container; one without such a requirement always is.
+        self._weighted = any(s.weight > 0 or s.weight_from is not None for s in self.stages)
+        self._key = _discriminator(self.stages)
+        self._by_ref: dict[tuple[Any, Any], tuple[Stage, ...]] = {}
+        self._by_value: dict[tuple[Any, Any, str | None], tuple[Stage, ...]] = {}
+
+    def _candidates(self, obj: dict[str, Any]) -> tuple[Stage, ...]:
+        ref = (obj.get("kind"), obj.get("apiVersion"))
+        found = self._by_ref.get(ref)
+        if found is None:
+            found = self._by_ref[ref] = tuple(s for s in self.stages if s.applies_to(obj))
+        if self._key is None:
+            return found
+        v = self._key.first(obj)
+        text = jq_string(v) if v is not None else None
+        key = (*ref, text)
+        narrowed = self._by_value.get(key)
+        if narrowed is None:
+            narrowed = tuple(s for s in found if _admits(s, self._key.source, text))
+            if len(self._by_value) < 256:          # values come from objects: keep the table bounded
+                self._by_value[key] = narrowed
+        return narrowed
+
     def match(self, obj: dict[str, Any]) -> list[Stage]:
-        return [s for s in self.stages if s.matches(obj)]
+        return [s for s in self._candidates(obj) if s.selector.matches(obj)]
 
     def select(self, obj: dict[str, Any]) -> Stage | None:
         """The stage to apply next: weighted random among matches, else the first match."""
+        if not self._weighted:            # every weight is 0: the first match, no random draw
+            for s in self._candidates(obj):
+                if s.selector.matches(obj):
+                    return s
+            return None
         matched = self.match(obj)
         if not matched:
             return None
@@ -279,6 +368,29 @@ class Lifecycle:
         if sum(weights) <= 0:
             return matched[0]
         return self.rng.choices(matched, weights=weights)[0]
+
+
+def _in_requirements(s: Stage) -> list[Any]:
+    return [r for r in s.selector.match_expressions if r.operator == "In" and r.query.fields is not None]
+
+
+def _discriminator(stages: list[Stage]) -> Query | None:
+    """The plain path that the most stages require `In` some values (None if none does)."""
+    counts: dict[str, int] = {}
+    queries: dict[str, Query] = {}
+    for s in stages:
+        for r in _in_requirements(s):
+            if r.key not in counts:
+                counts[r.key], queries[r.key] = 0, r.query
+            counts[r.key] += 1
+    if not counts:
+        return None
+    return queries[max(counts, key=lambda k: counts[k])]     # max keeps the first of equals
+
+
+def _admits(s: Stage, source: str, text: str | None) -> bool:
+    """Whether s can match an object whose value at path source prints as text (None: absent)."""
+    return all(text is not None and text in r.values for r in _in_requirements(s) if r.query.source == source)
 
 
 def load_stages(docs: Iterable[dict[str, Any]]) -> list[Stage]:

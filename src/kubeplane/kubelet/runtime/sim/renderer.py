@@ -20,6 +20,7 @@ as YAML; write `{{ X | Quote }}` where a value could be mistaken for another typ
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any, Callable, Mapping
@@ -49,44 +50,110 @@ DEFAULT_HELPERS: dict[str, Helper] = {"Quote": quote}
 
 
 class Renderer:
-    """Renders templates against an object with a fixed table of helper functions."""
+    """Renders templates against an object with a fixed table of helper functions.
+
+    A template is compiled once (text split into literals and holes, each hole's pipeline
+    parsed into calls); rendering then only evaluates. Whatever does not parse raises its
+    error when evaluation reaches it, in the order a parse-as-you-go renderer would.
+    """
 
     def __init__(self, helpers: Mapping[str, Helper] | None = None) -> None:
         self.helpers = {**DEFAULT_HELPERS, **(helpers or {})}
 
     def render(self, template: str, obj: Any, extra: Mapping[str, Helper] | None = None) -> str:
-        helpers = {**self.helpers, **(extra or {})}
-        return _HOLE.sub(lambda m: to_text(self._pipeline(m.group(1), obj, helpers)), template)
+        parts = _compile(template)
+        if len(parts) == 1 and isinstance(parts[0], str):
+            return parts[0]
+        own = self.helpers
+        if extra:
+            def lookup(name: str) -> Helper | None:
+                fn = extra.get(name)
+                return fn if fn is not None or name in extra else own.get(name)
+        else:
+            lookup = own.get
+        return "".join(p if isinstance(p, str) else to_text(p(obj, lookup)) for p in parts)
 
-    def _pipeline(self, expr: str, obj: Any, helpers: Mapping[str, Helper]) -> Any:
-        parts = [p.strip() for p in _split_pipes(expr)]
-        value = self._term(parts[0], obj, helpers)
-        for part in parts[1:]:
-            value = self._call(part, obj, helpers, piped=(value,))
+
+# A compiled hole: (obj, helper lookup) -> value.
+_Eval = Callable[[Any, Callable[[str], "Helper | None"]], Any]
+
+
+@functools.lru_cache(maxsize=256)
+def _compile(template: str) -> tuple[str | _Eval, ...]:
+    """The template as literal text and evaluators, in order."""
+    parts: list[str | _Eval] = []
+    pos = 0
+    for m in _HOLE.finditer(template):
+        if m.start() > pos:
+            parts.append(template[pos:m.start()])
+        parts.append(_compile_pipeline(m.group(1)))
+        pos = m.end()
+    if pos < len(template) or not parts:
+        parts.append(template[pos:])
+    return tuple(parts)
+
+
+def _compile_pipeline(expr: str) -> _Eval:
+    parts = [p.strip() for p in _split_pipes(expr)]
+    first = _compile_term(parts[0])
+    rest = [_compile_call(part) for part in parts[1:]]
+    if not rest:
+        return first
+
+    def pipeline(obj: Any, lookup: Any) -> Any:
+        value = first(obj, lookup)
+        for call in rest:
+            value = call(obj, lookup, value)
         return value
+    return pipeline
 
-    def _term(self, term: str, obj: Any, helpers: Mapping[str, Helper]) -> Any:
-        if term.startswith((".", '"')) or term[:1].isdigit() or term[:1] == "-":
-            return self._arg(term, obj)
-        return self._call(term, obj, helpers)
 
-    def _call(self, text: str, obj: Any, helpers: Mapping[str, Helper], piped: tuple[Any, ...] = ()) -> Any:
-        m = re.fullmatch(r"([A-Za-z_]\w*)\s*(?:\((.*)\)|(.*))", text, re.DOTALL)
-        if m is None:
-            raise ExpressionError(f"bad template call {text!r}")
-        name, paren, bare = m.group(1), m.group(2), m.group(3)
-        fn = helpers.get(name)
+def _compile_term(term: str) -> _Eval:
+    if term.startswith((".", '"')) or term[:1].isdigit() or term[:1] == "-":
+        arg = _compile_arg(term)
+        return lambda obj, lookup: arg(obj)
+    call = _compile_call(term)
+    return lambda obj, lookup: call(obj, lookup)
+
+
+def _raiser(e: Exception) -> Callable[..., Any]:
+    def fail(*_: Any) -> Any:
+        raise e.with_traceback(None)
+    return fail
+
+
+def _compile_call(text: str) -> Callable[..., Any]:
+    """A helper call; a piped value comes as the last argument.
+
+    Errors, in evaluation order: a malformed call, an unknown function, a malformed
+    argument list, then each argument in turn.
+    """
+    m = re.fullmatch(r"([A-Za-z_]\w*)\s*(?:\((.*)\)|(.*))", text, re.DOTALL)
+    if m is None:
+        return _raiser(ExpressionError(f"bad template call {text!r}"))
+    name, paren, bare = m.group(1), m.group(2), m.group(3)
+    raw = paren if paren is not None else bare
+    try:
+        args = [_compile_arg(a) for a in _split_args(raw or "", paren is not None)]
+    except ExpressionError as e:
+        args = [_raiser(e)]
+
+    def call(obj: Any, lookup: Callable[[str], Helper | None], *piped_value: Any) -> Any:
+        fn = lookup(name)
         if fn is None:
             raise ExpressionError(f"unknown template function {name!r}")
-        raw = paren if paren is not None else bare
-        args = [self._arg(a, obj) for a in _split_args(raw or "", paren is not None)]
-        return fn(*args, *piped)
+        return fn(*[a(obj) for a in args], *piped_value)
+    return call
 
-    def _arg(self, arg: str, obj: Any) -> Any:
+
+def _compile_arg(arg: str) -> Callable[[Any], Any]:
+    try:
         if arg.startswith("."):
-            values = Query.parse(arg).execute(obj)
-            return values[0] if values else None
-        return json.loads(arg)
+            return Query.parse(arg).first
+        value = json.loads(arg)
+    except ValueError as e:                 # ExpressionError, or a bad JSON literal
+        return _raiser(e)
+    return lambda obj: value
 
 
 def _split_pipes(expr: str) -> list[str]:

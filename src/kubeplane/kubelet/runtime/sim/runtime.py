@@ -22,12 +22,15 @@ Timers use the injected clock, so tests step a FakeClock.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import ipaddress
 import logging
 import random
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable
+
+import msgspec
 
 from ....api.types import core_v1, to_dict
 from ....utils.clock import REAL_CLOCK, Clock, parse_rfc3339, rfc3339
@@ -49,6 +52,7 @@ KILLED_EXIT_CODE = 137          # 128 + SIGKILL
 EventSink = Callable[[core_v1.ObjectReference, str, str, str], None]
 
 
+@functools.lru_cache(maxsize=1024)
 def normalize_image(image: str) -> str:
     """The image name as containerd reports it: "nginx" -> "docker.io/library/nginx:latest"."""
     name, digest = image.split("@", 1) if "@" in image else (image, "")
@@ -62,6 +66,7 @@ def normalize_image(image: str) -> str:
     return name + ("@" + digest if digest else "")
 
 
+@functools.lru_cache(maxsize=1024)
 def image_ref(image: str) -> str:
     """A stable fake digest reference for image (what imageID shows once "pulled")."""
     repo = normalize_image(image).split("@")[0].rsplit(":", 1)[0]
@@ -89,8 +94,10 @@ class SimRuntime:
     """Runtime protocol over stage-driven sim objects (see the module docstring).
 
     _objs: object id -> sim object; _owner: object id -> pod uid; _timers: object id -> the
-    task waiting out its next stage's delay. Invariant: every id in a _Pod is in _objs, and
-    a timer exists only for objects in _objs.
+    task waiting out its next stage's delay; _converted: container object id -> (the .status
+    dict last converted, its ContainerStatus). Invariant: every id in a _Pod is in _objs, a
+    timer or a conversion exists only for objects in _objs, and an object's .status is
+    replaced, never changed in place, once a conversion of it may exist.
     """
 
     name = RUNTIME_NAME
@@ -110,6 +117,7 @@ class SimRuntime:
         self._objs: dict[str, dict[str, Any]] = {}
         self._owner: dict[str, str] = {}
         self._timers: dict[str, asyncio.Task[None]] = {}
+        self._converted: dict[str, tuple[dict[str, Any], ContainerStatus]] = {}   # oid -> (its .status, as reported)
         self._seq = 0
 
     # --- Runtime protocol ------------------------------------------------------------------
@@ -299,7 +307,7 @@ class SimRuntime:
         p = self._pods.get(self._owner.get(oid, ""))
         if p is None:
             return
-        ref = p.ref.deep_copy()
+        ref = msgspec.structs.replace(p.ref)            # its fields are strings: a shallow copy is a deep one
         if obj.get("kind") == "Container":
             where = "initContainers" if obj["spec"].get("init") else "containers"
             ref.field_path = f"spec.{where}{{{obj['metadata']['name']}}}"
@@ -316,8 +324,8 @@ class SimRuntime:
         obj = self._objs.get(oid)
         if obj is None or obj["status"].get("state") in (EXITED, WAITING):
             return
-        obj["status"].update(state=EXITED, exitCode=KILLED_EXIT_CODE, reason="Error",
-                             finishedAt=rfc3339(self.clock.now()))
+        obj["status"] = {**obj["status"], "state": EXITED, "exitCode": KILLED_EXIT_CODE, "reason": "Error",
+                         "finishedAt": rfc3339(self.clock.now())}     # a new dict: see _container_status
         self._cancel(oid)
         self._notify(self._owner.get(oid, ""))
 
@@ -344,7 +352,21 @@ class SimRuntime:
         return {"apiVersion": API_VERSION, "kind": kind, "metadata": meta, "spec": spec, "status": status}
 
     def _container_status(self, oid: str) -> ContainerStatus:
+        """The object as the kubelet sees it, converted once per change of its status.
+
+        A container's .status dict is replaced, never changed in place, whenever it changes
+        (apply_stage, _kill_after), and the fields read from .spec/.metadata never change.
+        """
         obj = self._objs[oid]
+        st = obj["status"]
+        cached = self._converted.get(oid)
+        if cached is not None and cached[0] is st:
+            return cached[1]
+        cs = self._convert(oid, obj)
+        self._converted[oid] = (st, cs)
+        return cs
+
+    def _convert(self, oid: str, obj: dict[str, Any]) -> ContainerStatus:
         spec, st = obj["spec"], obj["status"]
         state = st.get("state") or CREATING
         return ContainerStatus(
@@ -363,6 +385,7 @@ class SimRuntime:
         self._cancel(oid)
         self._cancel(oid + "/kill")
         self._objs.pop(oid, None)
+        self._converted.pop(oid, None)
         uid = self._owner.pop(oid, "")
         p = self._pods.get(uid)
         if p is not None and oid in p.containers:

@@ -233,6 +233,24 @@ async def wait_nodes_ready(c: Client, n: int, timeout: float) -> float:
     raise TimeoutError(f"{n} nodes not Ready in {timeout}s")
 
 
+async def event_reasons(c: Client, settle: float = 10.0) -> dict[str, int]:
+    """Events in the namespace by reason, once their number stops growing (events trail the
+    pods: recorders write them asynchronously, and drop them past 1,000 queued, as upstream)."""
+    counts: dict[str, int] = {}
+    t0, last = time.perf_counter(), -1
+    while time.perf_counter() - t0 < settle:
+        async with c.session.get(f"{c.server}/api/v1/namespaces/{NS}/events") as r:
+            items = orjson.loads(await r.read())["items"]
+        if len(items) == last:
+            break
+        last = len(items)
+        counts = {}
+        for e in items:
+            counts[e["reason"]] = counts.get(e["reason"], 0) + e.get("count", 1)
+        await asyncio.sleep(0.5)
+    return counts
+
+
 def deployment(replicas: int, image: str) -> str:
     return json.dumps({
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "density", "namespace": NS},
@@ -300,6 +318,11 @@ async def density(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, floa
                 "startup_from_creation_p50_s": pct(from_created, 0.50),
                 "startup_from_creation_p99_s": pct(from_created, 0.99)}
         out["rss_after_rollout_mb"] = rss_bytes(tree(proc.pid)) / 2**20
+        reasons = await event_reasons(c)
+        # SuccessfulCreate, Scheduled, Pulled, Created, Started: five per pod when none is dropped.
+        print("  event reasons:", reasons, file=sys.stderr)
+        out["events_per_pod"] = sum(reasons.get(r, 0) for r in
+                                    ("SuccessfulCreate", "Scheduled", "Pulled", "Created", "Started")) / n
 
         profiler.start("rolling_update", 30)
         cpu0 = cpu_seconds(tree(proc.pid))

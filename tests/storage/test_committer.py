@@ -66,3 +66,18 @@ async def test_a_failed_commit_fails_waiters_and_later_writes() -> None:
         c.put(ev(2))
     assert c.committed == 0
     c.stop()
+
+
+async def test_writes_gather_until_someone_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubeplane.storage import committer
+    monkeypatch.setattr(committer, "GATHER", 3600.0)
+    rec = Recorder()
+    rec.gate.set()
+    c = Committer(rec, 0)
+    c.put(ev(1))
+    c.put(ev(2))
+    await asyncio.sleep(0.01)                  # a real thread: give it the chance to (wrongly) commit
+    assert rec.batches == [] and c.committed == 0
+    await asyncio.wait_for(c.wait_committed(2), 5)   # a waiter ends the gathering at once
+    assert rec.batches == [[1, 2]]
+    c.stop()

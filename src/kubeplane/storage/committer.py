@@ -11,6 +11,11 @@ thread moves `committed` forward and, only if someone waits, wakes the loop with
 call_soon_threadsafe. Example: writes 1..3 queued; the thread commits [1, 2, 3] while write
 4 queues; wait_committed(4) returns once the next batch [4] is committed.
 
+When nobody waits, the thread lets writes gather for up to GATHER seconds before it commits
+(etcd's backend commits its batch every 100 ms, too): 1,000 idle nodes renewing their Leases
+then cost a commit per ~10 renewals instead of one each. A waiter cuts the gathering short,
+so a client outside never waits for it.
+
 A failed commit (disk full, I/O error) stops the committer: memory is then ahead of the disk,
 so every waiter and every later write gets StorageError (etcd stops serving when its backend
 fails, too).
@@ -27,6 +32,8 @@ from .interface import StorageError, WatchEvent
 log = logging.getLogger(__name__)
 
 Commit = Callable[[list[WatchEvent]], None]
+
+GATHER = 0.1
 
 
 class Committer:
@@ -52,7 +59,8 @@ class Committer:
         self.check()
         with self._cond:
             self._pending.append(ev)
-            self._cond.notify()
+            if len(self._pending) == 1:
+                self._cond.notify()
 
     async def wait_committed(self, revision: int) -> None:
         if self.committed >= revision:
@@ -65,6 +73,7 @@ class Committer:
                 return
             self._loop = loop
             self._waiters.append((revision, fut))
+            self._cond.notify()                 # commit now, don't gather
         await fut
 
     def check(self) -> None:
@@ -84,6 +93,7 @@ class Committer:
             with self._cond:
                 while not self._pending and not self._stopping:
                     self._cond.wait()
+                self._cond.wait_for(lambda: self._waiters or self._stopping, GATHER)
                 batch, self._pending = self._pending, []
             if not batch:
                 return                               # stopping, and nothing left

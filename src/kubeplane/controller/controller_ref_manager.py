@@ -184,13 +184,26 @@ class PodControllerRefManager(BaseControllerRefManager):
         Returned pods are the ones passed in (cache objects: read-only). Upstream: ClaimPods
         """
         match = _pod_matcher(self._match_labels, filters)
+        match_labels = None if filters else self._match_labels
+        my_uid = self.controller.metadata.uid
         claimed: list[core_v1.Pod] = []
         errs: list[Exception] = []
         for pod in pods:
-            decided = self.claim_without_action(pod, match)
-            if decided is not None:
-                if decided:
+            # claim_without_action inlined (the loop runs for every pod of the namespace):
+            # ours-and-matching and someone else's need no API call.
+            meta = pod.metadata
+            ref = None
+            for r in meta.owner_references or ():
+                if r.controller:
+                    ref = r
+                    break
+            if ref is not None:
+                if ref.uid != my_uid:
+                    continue
+                if match_labels(meta.labels) if match_labels is not None else match(pod):
                     claimed.append(pod)
+                    continue
+            elif not (match_labels(meta.labels) if match_labels is not None else match(pod)):
                 continue
             try:
                 if await self.claim_object(pod, match, self.adopt_pod, self.release_pod):

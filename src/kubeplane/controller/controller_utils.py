@@ -19,6 +19,7 @@ from ..api import errors, labels, types
 from ..api.types import core_v1, meta_v1
 from ..api.validation.names import name_is_dns_subdomain
 from ..client.tools.cache import DeletedFinalStateUnknown, meta_namespace_key_func
+from ..client.tools.cache.listers import label_matcher  # noqa: F401  (re-exported: the controllers' matcher)
 from ..utils.clock import REAL_CLOCK, Clock, parse_rfc3339
 
 if TYPE_CHECKING:
@@ -314,11 +315,12 @@ def get_pods_prefix(controller_name: str) -> str:
 
 
 def get_pod_from_template(template: core_v1.PodTemplateSpec, parent_object: Any,
-                          controller_ref: meta_v1.OwnerReference | None) -> core_v1.Pod:
+                          controller_ref: meta_v1.OwnerReference | None, *, copy_spec: bool = True) -> core_v1.Pod:
     """Build (not create) a pod from template: copied labels, annotations, finalizers and spec,
     generateName "<parent>-", and the controller ref as its only ownerReference.
 
-    Upstream: GetPodFromTemplate
+    copy_spec=False shares template.spec (read-only!) with the pod, for callers that only
+    serialize it. Upstream: GetPodFromTemplate
     """
     tmeta = template.metadata or meta_v1.ObjectMeta()
     meta = meta_v1.ObjectMeta(
@@ -326,7 +328,10 @@ def get_pod_from_template(template: core_v1.PodTemplateSpec, parent_object: Any,
         generate_name=get_pods_prefix(parent_object.metadata.name), finalizers=list(tmeta.finalizers or []))
     if controller_ref is not None:
         meta.owner_references = [controller_ref]
-    spec = template.spec.deep_copy() if template.spec is not None else core_v1.PodSpec()
+    if template.spec is None:
+        spec = core_v1.PodSpec()
+    else:
+        spec = template.spec.deep_copy() if copy_spec else template.spec
     return core_v1.Pod(metadata=meta, spec=spec)
 
 
@@ -352,7 +357,10 @@ class RealPodControl:
                                              generate_name: str) -> None:
         """Upstream: CreatePodsWithGenerateName"""
         validate_controller_ref(controller_ref)
-        pod = get_pod_from_template(template, controller_object, controller_ref)
+        # The pod only goes to create(), which serializes it and never modifies it: it may
+        # share the template's spec instead of a deep copy per pod (upstream copies because
+        # Go hands the object itself to the client).
+        pod = get_pod_from_template(template, controller_object, controller_ref, copy_spec=False)
         if generate_name:
             pod.metadata.generate_name = generate_name
         await self._create_pods(namespace, pod, controller_object)
@@ -702,28 +710,79 @@ class ActivePodsWithRanks:
         return bool(_ready_then_created_less(pi, pj, ri, rj, self.now, self.logarithmic_scale_down))
 
     def sort(self) -> None:
-        """Sort pods and ranks together in place (deletion candidates first)."""
-        order = sorted(range(len(self.pods)), key=cmp_to_key(_cmp(self.less)))
+        """Sort pods and ranks together in place (deletion candidates first).
+
+        The same comparisons as less(), on facts read from each pod once beforehand (a
+        sort of 1,000 pods makes ~10,000 comparisons, each reading conditions and
+        parsing timestamps of two pods otherwise).
+        """
+        facts = [_RankFacts.of(p, self.pod_deletion_cost) for p in self.pods]
+        rank, now, logarithmic = self.rank, self.now, self.logarithmic_scale_down
+
+        def less(i: int, j: int) -> bool:
+            fi, fj = facts[i], facts[j]
+            if fi.scheduled != fj.scheduled:
+                return not fi.scheduled
+            if fi.phase != fj.phase:
+                return fi.phase < fj.phase
+            if fi.ready != fj.ready:
+                return not fi.ready
+            if fi.cost != fj.cost:
+                return fi.cost < fj.cost
+            if rank[i] != rank[j]:
+                return rank[i] > rank[j]
+            return _facts_ready_then_created_less(fi, fj, now, logarithmic)
+
+        order = sorted(range(len(self.pods)), key=cmp_to_key(_cmp(less)))
         self.pods[:] = [self.pods[k] for k in order]
         self.rank[:] = [self.rank[k] for k in order]
 
 
-def label_matcher(selector: labels.Selector | None) -> Callable[[dict[str, str] | None], bool]:
-    """labels.matches(selector, ·) as a fast predicate (None selects nothing, () everything).
+class _RankFacts(NamedTuple):
+    """What ActivePodsWithRanks.less reads from one pod (cost 0 when the gate is off)."""
 
-    A sync tests every pod in the namespace against the RS selector and the template labels,
-    thousands of times per second while a big RS scales up; plain equality selectors (all a
-    ReplicaSet made by a Deployment ever has) become one dict lookup per label.
-    """
-    if selector is None:
-        return lambda _labels: False
-    if not all(r.op == "=" and len(r.values) == 1 for r in selector):
-        return lambda lbls: labels.matches(selector, lbls)
-    pairs = tuple((r.key, r.values[0]) for r in selector)
-    if len(pairs) == 1:
-        (k, v), = pairs
-        return lambda lbls: lbls is not None and lbls.get(k) == v
-    return lambda lbls: lbls is not None and all(lbls.get(k) == v for k, v in pairs)
+    scheduled: bool
+    phase: int
+    ready: bool
+    cost: int
+    ready_time: float | None
+    restarts: int
+    created: float | None
+    uid: str
+
+    @staticmethod
+    def of(pod: core_v1.Pod, deletion_cost: bool) -> _RankFacts:
+        ready = is_pod_ready(pod)
+        return _RankFacts(
+            scheduled=bool(pod.spec.node_name if pod.spec else None),
+            phase=_POD_PHASE_TO_ORDINAL.get(pod.status.phase if pod.status else None, 0),
+            ready=ready,
+            cost=get_deletion_cost_from_pod_annotations(pod.metadata.annotations) if deletion_cost else 0,
+            ready_time=pod_ready_time(pod) if ready else None,
+            restarts=max_container_restarts(pod),
+            created=_time(pod.metadata.creation_timestamp),
+            uid=pod.metadata.uid or "")
+
+
+def _facts_ready_then_created_less(fi: _RankFacts, fj: _RankFacts, now: float | None, logarithmic: bool) -> bool:
+    """_ready_then_created_less (rules 6-8) on precomputed facts; False when nothing decides."""
+    if fi.ready and fj.ready and fi.ready_time != fj.ready_time:
+        return _facts_time_less(fi.ready_time, fj.ready_time, fi, fj, now, logarithmic)
+    if fi.restarts != fj.restarts:
+        return fi.restarts > fj.restarts
+    if fi.created != fj.created:
+        return _facts_time_less(fi.created, fj.created, fi, fj, now, logarithmic)
+    return False
+
+
+def _facts_time_less(t1: float | None, t2: float | None, fi: _RankFacts, fj: _RankFacts, now: float | None,
+                     logarithmic: bool) -> bool:
+    if not logarithmic or now is None or t1 is None or t2 is None:
+        return after_or_zero(t1, t2)
+    rank_diff = logarithmic_rank_diff(t1, t2, now)
+    if rank_diff == 0:
+        return fi.uid < fj.uid
+    return rank_diff < 0
 
 
 def selector_from(ls: meta_v1.LabelSelector | None) -> Any:

@@ -254,16 +254,19 @@ class GraphBuilder:
 
     def _update_node(self, event: Event, existing: Node) -> None:
         meta = event.obj
-        owners = list(meta.owner_references or [])
-        added, removed, changed = references_diffs(existing.owners, owners)
-        if added or removed or changed:
-            self.add_unblocked_owners_to_delete_queue(removed, changed)
-            existing.owners = owners
-            self.add_dependent_to_owners(existing, added)
-            self.remove_dependent_from_owners(existing, removed)
+        # Most updates (pod status) keep the references: equal lists have no diffs.
+        if (meta.owner_references or []) != existing.owners:
+            owners = list(meta.owner_references or [])
+            added, removed, changed = references_diffs(existing.owners, owners)
+            if added or removed or changed:
+                self.add_unblocked_owners_to_delete_queue(removed, changed)
+                existing.owners = owners
+                self.add_dependent_to_owners(existing, added)
+                self.remove_dependent_from_owners(existing, removed)
         if being_deleted(meta):
             existing.mark_being_deleted()
-        self.process_transitions(event.old_obj, meta, existing)
+            # only a deleting object can start waiting for its dependents
+            self.process_transitions(event.old_obj, meta, existing)
 
     def _delete_node(self, event: Event, existing: Node) -> None:
         deleted = identity_from_event(event)

@@ -9,9 +9,9 @@ from typing import Any, Sequence
 
 from ...api import labels
 from ...api.types import apps_v1, core_v1
-from ...utils.clock import rfc3339
+from ...utils.clock import parse_rfc3339, rfc3339
 from ..controller_utils import (
-    FAILED_CREATE_POD_REASON, FAILED_DELETE_POD_REASON, is_pod_available, is_pod_ready, label_matcher,
+    FAILED_CREATE_POD_REASON, FAILED_DELETE_POD_REASON, get_pod_ready_condition, label_matcher,
 )
 
 log = logging.getLogger(__name__)
@@ -79,9 +79,11 @@ def calculate_status(rs: apps_v1.ReplicaSet, active_pods: Sequence[core_v1.Pod],
     for pod in active_pods:
         if fully_labeled_match(pod.metadata.labels):
             fully_labeled += 1
-        if is_pod_ready(pod):
+        # is_pod_ready + is_pod_available with one lookup of the Ready condition
+        c = get_pod_ready_condition(pod)
+        if c is not None and c.status == CONDITION_TRUE:
             ready += 1
-            if is_pod_available(pod, min_ready, now):
+            if not min_ready or _ready_for(c, min_ready, now):
                 available += 1
     _update_failure_condition(rs, new_status, len(active_pods), manage_replicas_err, now)
     new_status.replicas = len(active_pods)
@@ -90,6 +92,11 @@ def calculate_status(rs: apps_v1.ReplicaSet, active_pods: Sequence[core_v1.Pod],
     new_status.available_replicas = available
     new_status.terminating_replicas = None if terminating_pods is None else len(terminating_pods)
     return new_status
+
+
+def _ready_for(c: core_v1.PodCondition, min_ready: int, now: float) -> bool:
+    """The second half of is_pod_available: Ready since strictly before now - min_ready."""
+    return bool(c.last_transition_time) and parse_rfc3339(c.last_transition_time) + min_ready < now
 
 
 def _update_failure_condition(rs: apps_v1.ReplicaSet, new_status: apps_v1.ReplicaSetStatus, n_active: int,

@@ -140,8 +140,10 @@ class SharedIndexInformer:
     # --- internals ---------------------------------------------------------------------------
 
     def _upsert(self, obj: Any, initial: bool) -> None:
-        old = self.indexer.get(obj)
-        self.indexer.add(obj)
+        indexer = self.indexer
+        key = indexer.key_func(obj)
+        old = indexer.get_by_key(key)
+        indexer._put(key, obj)                     # the key once per event, not twice
         # iterate a snapshot: a handler registered from inside a callback got its ADD already
         for h in tuple(self.handlers):
             try:

@@ -129,7 +129,7 @@ class Indexer:
 
     def by_index(self, name: str, value: str) -> list[Any]:
         """Objects whose index `name` includes value."""
-        return [self._items[k] for k in self._indices[name].get(value, ())]
+        return list(map(self._items.__getitem__, self._indices[name].get(value, ())))
 
     def index_keys(self, name: str, value: str) -> list[str]:
         return list(self._indices[name].get(value, ()))
@@ -143,24 +143,37 @@ class Indexer:
     # --- internals -------------------------------------------------------------------------
 
     def _put(self, key: str, obj: Any) -> None:
-        old = self._items.get(key)
-        if old is not None:
-            self._unindex(key, old)
-        self._items[key] = obj
+        items = self._items
+        old = items.get(key)
+        items[key] = obj
+        indices = self._indices
         for name, fn in self._indexers.items():
-            bucket = self._indices[name]
-            for value in fn(obj):
-                bucket.setdefault(value, set()).add(key)
+            values = fn(obj)
+            bucket = indices[name]
+            if old is not None:
+                old_values = fn(old)
+                if old_values == values:       # the common update: same index values
+                    continue
+                self._unindex_values(bucket, key, old_values)
+            for value in values:
+                keys = bucket.get(value)
+                if keys is None:
+                    bucket[value] = {key}
+                else:
+                    keys.add(key)
 
     def _unindex(self, key: str, obj: Any) -> None:
         for name, fn in self._indexers.items():
-            bucket = self._indices[name]
-            for value in fn(obj):
-                keys = bucket.get(value)
-                if keys is not None:
-                    keys.discard(key)
-                    if not keys:              # never leave empty buckets behind (client-go #84959)
-                        del bucket[value]
+            self._unindex_values(self._indices[name], key, fn(obj))
+
+    @staticmethod
+    def _unindex_values(bucket: dict[str, set[str]], key: str, values: list[str]) -> None:
+        for value in values:
+            keys = bucket.get(value)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:              # never leave empty buckets behind (client-go #84959)
+                    del bucket[value]
 
     def _check_invariants(self) -> None:
         for name, fn in self._indexers.items():

@@ -49,6 +49,7 @@ MAX_TRIES_PER_EVENT = 12
 DEFAULT_SLEEP_DURATION = 10.0       # seconds between tries of one event
 MAX_QUEUED_EVENTS = 1000
 NAMESPACE_DEFAULT = "default"
+_MAX_CACHED_CLIENTS = 1024
 
 
 class EventSink(Protocol):
@@ -75,9 +76,16 @@ class EventSinkImpl:
 
     def __init__(self, clientset: Clientset) -> None:
         self._cs = clientset
+        self._clients: dict[str, Any] = {}      # namespace -> its events client, built once
 
     def _events(self, event: core_v1.Event) -> Any:
-        return self._cs.core_v1().events(event.metadata.namespace if event.metadata else "")
+        ns = (event.metadata.namespace if event.metadata else None) or ""
+        client = self._clients.get(ns)
+        if client is None:
+            if len(self._clients) >= _MAX_CACHED_CLIENTS:     # many short-lived namespaces
+                self._clients.clear()
+            client = self._clients[ns] = self._cs.core_v1().events(ns)
+        return client
 
     async def create(self, event: core_v1.Event) -> core_v1.Event:
         return await self._events(event).create(event)
@@ -148,9 +156,10 @@ class RecorderImpl:
             log.error("Unsupported event type", extra={"eventType": type_})
             return
         event = self.make_event(ref, annotations, type_, reason, message)
-        event.source = self.source.deep_copy()
-        event.reporting_instance = self.source.host
-        event.reporting_component = self.source.component
+        src = self.source                 # a copy of two strings, as Go's value copy
+        event.source = core_v1.EventSource(component=src.component, host=src.host)
+        event.reporting_instance = src.host
+        event.reporting_component = src.component
         self._broadcaster.action_or_drop(event)
 
     def make_event(self, ref: core_v1.ObjectReference, annotations: dict[str, str] | None, type_: str,
@@ -259,7 +268,8 @@ class EventBroadcaster:
             try:
                 if item is _STOP:
                     return
-                log.debug("Event occurred", extra={"event": _describe(item)})
+                if log.isEnabledFor(logging.DEBUG):
+                    log.debug("Event occurred", extra={"event": _describe(item)})
                 await self.record_to_sink(item)
             except Exception:               # a bug must not kill the writer
                 log.exception("Unexpected error recording event")

@@ -18,9 +18,12 @@ Upstream: client-go tools/record/events_cache.go
 """
 from __future__ import annotations
 
+import copy
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, TypeVar
+
+import msgspec
 
 from ....api.types import core_v1, meta_v1
 from ....utils.clock import REAL_CLOCK, Clock, rfc3339
@@ -233,9 +236,9 @@ class EventAggregator:
         ns = new_event.metadata.namespace if new_event.metadata else None
         return core_v1.Event(
             metadata=meta_v1.ObjectMeta(name=generate_event_name(ref.name or "", self._nanos(now)), namespace=ns),
-            count=1, first_timestamp=ts, last_timestamp=ts, involved_object=ref.deep_copy(),
+            count=1, first_timestamp=ts, last_timestamp=ts, involved_object=copy.copy(ref),   # all scalars
             message=self._message_func(new_event), type=new_event.type, reason=new_event.reason,
-            source=new_event.source.deep_copy() if new_event.source else None)
+            source=copy.copy(new_event.source))
 
 
 @dataclass(frozen=True)
@@ -267,7 +270,9 @@ class EventLogger:
         always exactly these three fields.
         Upstream: eventLogger.eventObserve
         """
-        event = new_event.deep_copy()
+        # Upstream copies the Event struct by value (eventCopy := *newEvent): its own
+        # ObjectMeta, shared pointers below it, which nobody modifies.
+        event = msgspec.structs.replace(new_event, metadata=copy.copy(new_event.metadata))
         last = self._cache.get(key)
         patch: dict[str, Any] | None = None
         if last is not None and last.count > 0:

@@ -4,6 +4,8 @@ Upstream: client-go tools/record/util/util.go, tools/reference/ref.go
 """
 from __future__ import annotations
 
+import copy
+import functools
 import re
 import uuid
 from typing import Any
@@ -50,9 +52,17 @@ def generate_event_name(ref_name: str, unix_nano: int) -> str:
     Upstream: GenerateEventName, tools/record/util/util.go
     """
     name = f"{ref_name}.{unix_nano:x}"
-    if name_is_dns_subdomain(name, False):
+    # Appending "." and a hex label keeps a valid subdomain valid and an invalid one invalid,
+    # so only the object's name (cached: every event about one object repeats it) and the
+    # total length need checking.
+    if len(name) > 253 or not _valid_subdomain(ref_name):
         return str(uuid.uuid4())
     return name
+
+
+@functools.lru_cache(maxsize=4096)
+def _valid_subdomain(name: str) -> bool:
+    return not name_is_dns_subdomain(name, False)
 
 
 def get_reference(obj: Any) -> core_v1.ObjectReference:
@@ -64,7 +74,7 @@ def get_reference(obj: Any) -> core_v1.ObjectReference:
     Upstream: GetReference, tools/reference/ref.go
     """
     if isinstance(obj, core_v1.ObjectReference):
-        return obj.deep_copy()
+        return copy.copy(obj)                  # scalar fields only: a shallow copy is a deep one
     if isinstance(obj, dict):
         kind, api_version = obj.get("kind"), obj.get("apiVersion")
         meta = obj.get("metadata") or {}

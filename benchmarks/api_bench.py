@@ -162,7 +162,7 @@ async def main_async(args: argparse.Namespace) -> None:
             times.append(dt)
         print(f"startup_ready_s median={statistics.median(times):.3f} all={[round(t, 3) for t in times]}")
         d = pathlib.Path(tmp) / "main"
-        proc, _ = start_up(d, args.storage)
+        proc, _ = start_up(d, args.storage, args.up_args.split())
         try:
             c = Client(d / "kubeconfig", args.connections)
             try:
@@ -182,6 +182,7 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=5.0)
     p.add_argument("--connections", type=int, default=16)
     p.add_argument("--writes", type=int, default=10_000)
+    p.add_argument("--up-args", default="", help='extra `kubeplane up` flags, e.g. "--no-controllers"')
     args = p.parse_args()
     asyncio.run(main_async(args))
 

@@ -211,3 +211,19 @@ def test_fields_v1_round_trip() -> None:
     fields = {"f:metadata": {"f:labels": {".": {}, "f:app": {}}},
               "f:spec": {"f:containers": {'k:{"name":"x"}': {".": {}, "f:image": {}}}}}
     assert set_to_fields_v1(fields_v1_to_set(fields)) == fields
+
+
+def test_schema_caches_never_serve_a_dead_nodes_entry() -> None:
+    # The caches are keyed by id(node); a dict made after an older one died may get its id
+    # (this made test_list_merge_order fail in CI, depending on allocation order). Plant a
+    # dead node's entry under a live node's id: it must be recomputed, not served.
+    from kubeplane.apiserver.patch import _schema
+    node = {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["n"]}
+    dead = {"type": "array", "x-kubernetes-list-type": "atomic"}
+    _schema._shape_cache[id(node)] = (dead, _schema._compute_shape(dead))
+    _schema._meta_cache[(id(node), "n")] = (dead, _schema.NO_META)
+    shape = _schema.shape_of(node, [])
+    assert not shape.atomic and shape.keys == ("n",)
+    prop = {"type": "object", "properties": {"n": {"type": "string", "x-kubernetes-patch-strategy": "merge"}}}
+    _schema._meta_cache[(id(prop), "n")] = (dead, _schema.NO_META)
+    assert _schema.lookup_patch_meta(prop, "n").strategies == ("merge",)

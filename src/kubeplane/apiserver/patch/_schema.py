@@ -65,13 +65,21 @@ class Shape:
 
 NO_META = PatchMeta(None, (), "")
 _DEDUCED = {SCALAR: Shape(SCALAR, True), STRUCT: Shape(MAP, False), LIST: Shape(LIST, True)}
-_meta_cache: dict[tuple[int, str], PatchMeta] = {}
-_shape_cache: dict[int, Shape] = {}
+# Keyed by id(node) for speed; each entry keeps its node alive and is used only while it is the
+# same node, so an id reused by a newer dict can never hit an old entry.
+_meta_cache: dict[tuple[int, str], tuple[Node, PatchMeta]] = {}
+_shape_cache: dict[int, tuple[Node, Shape]] = {}
+_roots: dict[str, Node] = {}
 
 
 def root(def_name: str) -> Node | None:
     """The schema node of a kind's definition, or None when the definition is unknown."""
-    return {"$ref": f"#/$defs/{def_name}"} if def_name in definitions() else None
+    if def_name not in definitions():
+        return None
+    node = _roots.get(def_name)
+    if node is None:
+        node = _roots[def_name] = {"$ref": f"#/$defs/{def_name}"}     # one per kind: stable for the caches
+    return node
 
 
 def lookup_patch_meta(node: Node | None, key: str) -> PatchMeta:
@@ -82,10 +90,11 @@ def lookup_patch_meta(node: Node | None, key: str) -> PatchMeta:
     if node is None:
         return NO_META
     cache_key = (id(node), key)
-    meta = _meta_cache.get(cache_key)
-    if meta is None:
-        meta = _compute_patch_meta(node, key)
-        _meta_cache[cache_key] = meta
+    hit = _meta_cache.get(cache_key)
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    meta = _compute_patch_meta(node, key)
+    _meta_cache[cache_key] = (node, meta)
     return meta
 
 
@@ -115,10 +124,12 @@ def shape_of(node: Node | None, value: Any) -> Shape:
     vkind = STRUCT if isinstance(value, dict) else LIST if isinstance(value, list) else SCALAR
     if node is None:
         return _DEDUCED[vkind]
-    shape = _shape_cache.get(id(node))
-    if shape is None:
+    hit = _shape_cache.get(id(node))
+    if hit is not None and hit[0] is node:
+        shape = hit[1]
+    else:
         shape = _compute_shape(node)
-        _shape_cache[id(node)] = shape
+        _shape_cache[id(node)] = (node, shape)
     expected = STRUCT if shape.kind in (STRUCT, MAP) else shape.kind
     if value is not None and expected != vkind:
         return _DEDUCED[vkind]

@@ -146,3 +146,14 @@ async def test_binding_preconditions_and_bad_bindings(api):
     r = await api.create(f"{api.PODS}/g/binding", binding("g", "n1"))
     assert r.status == 409 and r.json["message"].endswith("pod g has non-empty .spec.schedulingGates")
     assert "nodeName" not in (await api.get(f"{api.PODS}/p")).json["spec"]
+
+
+def test_set_defaults_except_spec_defaults_all_but_the_spec() -> None:
+    from kubeplane.api.defaults import set_defaults_except_spec
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}, "spec": {"finalizers": []}, "status": {}}
+    set_defaults_except_spec(ns)
+    assert ns["metadata"]["labels"] == {"kubernetes.io/metadata.name": "a"} and ns["status"] == {"phase": "Active"}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}
+    spec = pod["spec"]
+    set_defaults_except_spec(pod)
+    assert pod["spec"] is spec and spec == {"containers": [{"name": "c"}]}      # set aside, untouched

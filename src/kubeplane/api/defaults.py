@@ -25,6 +25,21 @@ def set_defaults(obj: Obj) -> None:
         fn(obj)
 
 
+def set_defaults_except_spec(obj: Obj) -> None:
+    """set_defaults for a /status write, whose spec the strategy then replaces with the stored
+    one (defaulted when it was written): the spec is set aside while the defaulters run, so
+    metadata and status get their defaults without a walk over the whole pod template."""
+    if "spec" not in obj:
+        set_defaults(obj)
+        return
+    spec = obj["spec"]
+    obj["spec"] = {}
+    try:
+        set_defaults(obj)
+    finally:
+        obj["spec"] = spec
+
+
 def _sub(d: Obj, key: str) -> Obj:
     """d[key] as a dict, created empty when absent or null (Go's allocate-on-write)."""
     v = d.get(key)

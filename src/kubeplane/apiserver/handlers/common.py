@@ -63,9 +63,12 @@ def check_patched_fields(req: Request, ri: ResourceInfo, obj: Obj, warnings: lis
     warnings.extend(decode.warning_texts(problems))
 
 
-def set_defaults(obj: Obj) -> None:
+def set_defaults(obj: Obj, subresource: str = "") -> None:
     from ...api import defaults
-    defaults.set_defaults(obj)
+    if subresource == "status":
+        defaults.set_defaults_except_spec(obj)
+    else:
+        defaults.set_defaults(obj)
 
 
 # --- admission and validation ------------------------------------------------------------

@@ -120,7 +120,7 @@ async def update_object(api: APIServer, req: Request, ri: ResourceInfo, new: Obj
     if str(expected) != old["metadata"].get("resourceVersion"):
         # Upstream: Store.Update compares before anything else, so a stale no-op is a conflict too.
         raise errors.Conflict(ri.group, ri.plural, objects.object_name(old), errors.OPTIMISTIC_LOCK_MSG)
-    common.set_defaults(new)
+    common.set_defaults(new, subresource)
     objects.fill_update_meta(new, old)
     if subresource == "status":
         strategy.prepare_for_status_update(new, old)

@@ -178,13 +178,25 @@ def _validate_meta_common(meta: Obj, namespaced: bool, path: str) -> list[FieldE
     return errs + _validate_meta_maps(meta, path)
 
 
-def _validate_meta_maps(meta: Obj, path: str) -> list[FieldError]:
-    """Labels, annotations, ownerReferences, finalizers, managedFields: shared by create and update."""
-    errs = validate_labels(meta.get("labels"), path + ".labels")
-    errs += validate_annotations(meta.get("annotations"), path + ".annotations")
-    errs += validate_owner_references(meta.get("ownerReferences") or [], path + ".ownerReferences")
-    errs += validate_finalizers(meta.get("finalizers") or [], path + ".finalizers")
-    errs += _validate_managed_fields(meta.get("managedFields") or [], path + ".managedFields")
+def _validate_meta_maps(meta: Obj, path: str, old: Obj | None = None) -> list[FieldError]:
+    """Labels, annotations, ownerReferences, finalizers, managedFields: shared by create and update.
+
+    On update a field equal to the stored one is skipped: it passed these same checks when it
+    was written, so they cannot fail now (a kubelet's status patch leaves all five alone).
+    """
+    def changed(key: str) -> bool:
+        return old is None or meta.get(key) != old.get(key)
+    errs: list[FieldError] = []
+    if changed("labels"):
+        errs += validate_labels(meta.get("labels"), path + ".labels")
+    if changed("annotations"):
+        errs += validate_annotations(meta.get("annotations"), path + ".annotations")
+    if changed("ownerReferences"):
+        errs += validate_owner_references(meta.get("ownerReferences") or [], path + ".ownerReferences")
+    if changed("finalizers"):
+        errs += validate_finalizers(meta.get("finalizers") or [], path + ".finalizers")
+    if changed("managedFields"):
+        errs += _validate_managed_fields(meta.get("managedFields") or [], path + ".managedFields")
     return errs
 
 
@@ -260,4 +272,4 @@ def validate_object_meta_update(new: Obj, old: Obj, path: str = "metadata") -> l
         errs.append(errors.invalid(path + ".generation", new.get("generation") or 0, "must not be decremented"))
     for key in ("name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"):
         errs += immutable(new.get(key), old.get(key), f"{path}.{key}")
-    return errs + _validate_meta_maps(new, path)
+    return errs + _validate_meta_maps(new, path, old)

@@ -54,3 +54,15 @@ async def test_typed_create_and_patch_go_as_dicts_and_store_the_same() -> None:
     assert all(r.obj is None and r.body for r in spy.seen)
     assert as_objects == as_bytes and as_objects["status"]["phase"] == "Running"
     assert as_objects["status"]["qosClass"] == "Burstable"          # server-side prepare still ran
+
+
+async def test_the_server_keeps_no_reference_to_the_callers_patch() -> None:
+    api = APIServer(new_storage("memory"))
+    await api.bootstrap()
+    pods = Clientset(InProcessTransport(api)).core_v1().pods("default")
+    await pods.create(types.from_dict(POD, core_v1.Pod))
+    conditions = [{"type": "Ready", "status": "True"}]
+    await pods.patch("web", {"status": {"conditions": conditions}}, "merge", subresource="status")
+    conditions[0]["status"] = "False"                 # the caller reuses its dict
+    kv = await api.storage.get("/registry/pods/default/web")
+    assert kv is not None and kv.obj["status"]["conditions"][0]["status"] == "True"

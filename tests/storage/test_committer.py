@@ -81,3 +81,16 @@ async def test_writes_gather_until_someone_waits(monkeypatch: pytest.MonkeyPatch
     await asyncio.wait_for(c.wait_committed(2), 5)   # a waiter ends the gathering at once
     assert rec.batches == [[1, 2]]
     c.stop()
+
+
+async def test_after_stop_writes_and_waits_are_refused() -> None:
+    rec = Recorder()
+    rec.gate.set()
+    c = Committer(rec, 0)
+    c.put(ev(1))
+    c.stop()
+    with pytest.raises(StorageError, match="closed"):
+        c.put(ev(2))
+    with pytest.raises(StorageError, match="closed"):
+        await c.wait_committed(2)
+    await c.wait_committed(1)                         # committed before the stop: fine

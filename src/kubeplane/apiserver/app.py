@@ -40,6 +40,9 @@ class ASGIApp:
         try:
             await self.api.storage.wait_committed(self.api.storage.revision)
         except StorageError as e:
+            aclose = getattr(resp.body, "aclose", None)       # a watch stream: end it
+            if aclose is not None:
+                await aclose()
             resp = status_response(errors.InternalError(str(e)))
         await _send_response(resp, send, receive, self.api.storage, head=scope["method"] == "HEAD")
 

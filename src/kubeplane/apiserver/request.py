@@ -19,8 +19,9 @@ class Request:
     headers: dict[str, str]                 # lower-cased names
     body: bytes = b""
     user: str = ""
-    # An in-process typed client's create/update body, already decoded (then body is b""):
-    # trusted to match the schema's types, so it skips JSON parsing and field validation.
+    # The body of an in-process component's create, update or merge/strategic patch, already
+    # decoded (then body is b""); the server owns it. Trusted like the component's own code: no
+    # JSON parsing, no Go-type or unknown-field walk (see client/rest.py ResourceClient._body).
     obj: dict | None = None
 
     @classmethod

@@ -91,11 +91,13 @@ class ResourceClient(Generic[T]):
         return types.decode(body, self.type)
 
     def _body(self, obj: Any) -> bytes | dict[str, Any]:
-        """What a create/update sends: JSON bytes, or for a typed object over the in-process
-        transport its dict (the server then neither parses JSON nor checks Go types: a Struct
-        generated from the schema cannot carry a wrongly typed field). Merge and strategic
-        patches (dicts built by the in-process components from typed objects) travel the same
-        way. The fake clientset turns this off, so unit tests keep the server's full checks."""
+        """What a create/update sends: JSON bytes, or over the in-process transport a typed
+        object's dict (a fresh one: the server takes it over). The server then neither parses
+        JSON nor walks the object for wrongly typed or unknown fields: the in-process components
+        are part of the server and build their objects in code, so a wrongly typed field would be
+        our bug, and the fake clientset, which keeps JSON bytes, makes every unit test of a
+        component go through the server's full checks. Merge and strategic patches travel the
+        same way (copied: the server stores their nested values)."""
         if isinstance(obj, types.Struct) and getattr(self.transport, "accepts_objects", False):
             return types.to_dict(obj)
         return _encode(obj)
@@ -157,7 +159,8 @@ class ResourceClient(Generic[T]):
         path = f"{self.path}/{name}" + (f"/{subresource}" if subresource else "")
         q = _query(fieldManager=field_manager, force="true" if force else "")
         in_process = isinstance(patch, dict) and patch_type != "apply" and getattr(self.transport, "accepts_objects", False)
-        body = await self._call("PATCH", path, q, patch if in_process else _encode(patch), PATCH_CONTENT_TYPES[patch_type])
+        body = await self._call("PATCH", path, q, orjson.loads(orjson.dumps(patch)) if in_process else _encode(patch),
+                                PATCH_CONTENT_TYPES[patch_type])
         return self._decode(body)
 
     async def delete(self, name: str, *, propagation_policy: str | None = None,

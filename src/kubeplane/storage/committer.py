@@ -39,7 +39,7 @@ GATHER = 0.1
 class Committer:
     """Commits queued events on its own thread; `committed` is the last committed revision.
 
-    Shared with the thread under _cond: _pending, _stopping, committed, _waiters.
+    Shared with the thread under _cond: _pending, _stopping, committed, failure, _waiters.
     """
 
     def __init__(self, commit: Commit, committed: int) -> None:
@@ -55,9 +55,9 @@ class Committer:
         self._thread.start()
 
     def put(self, ev: WatchEvent) -> None:
-        """Queue ev (revisions in order); StorageError once a commit has failed."""
-        self.check()
+        """Queue ev (revisions in order); StorageError once a commit has failed or after stop()."""
         with self._cond:
+            self._check_running()
             self._pending.append(ev)
             if len(self._pending) == 1:
                 self._cond.notify()
@@ -71,6 +71,7 @@ class Committer:
         with self._cond:
             if self.committed >= revision:
                 return
+            self._check_running()       # under the lock: a failing thread cannot slip in between
             self._loop = loop
             self._waiters.append((revision, fut))
             self._cond.notify()                 # commit now, don't gather
@@ -79,6 +80,11 @@ class Committer:
     def check(self) -> None:
         if self.failure is not None:
             raise StorageError(f"storage failed: {self.failure!r}")
+
+    def _check_running(self) -> None:
+        self.check()
+        if self._stopping:
+            raise StorageError("storage is closed")
 
     def stop(self) -> None:
         """Commit what is queued, then end the thread (blocks the caller until it has)."""
@@ -97,14 +103,17 @@ class Committer:
                 batch, self._pending = self._pending, []
             if not batch:
                 return                               # stopping, and nothing left
+            failure = None
             try:
                 self._commit(batch)
             except Exception as e:
                 log.critical("storage commit failed; the store stops accepting writes: %r", e)
-                self.failure = e
+                failure = e
             with self._cond:
-                if self.failure is None:
+                if failure is None:
                     self.committed = batch[-1].revision
+                else:
+                    self.failure = failure
                 wake = self._loop if self._waiters else None
             if wake is not None:
                 try:

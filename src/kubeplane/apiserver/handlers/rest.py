@@ -186,7 +186,7 @@ async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
     else:
         if kv is None:
             raise errors.NotFound(ri.group, ri.plural, name)
-        if req.obj is not None:     # an in-process component's patch, built from typed objects
+        if req.obj is not None:     # an in-process component's patch: trusted, see Request.obj
             new = apply_patch(patch_type, orjson.loads(kv.value), req.obj, ri.definition)
         else:
             new = apply_patch(patch_type, orjson.loads(kv.value), req.body, ri.definition)

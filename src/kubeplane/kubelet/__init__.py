@@ -7,11 +7,13 @@ Layout (mirrors pkg/kubelet): kubelet.py (the Kubelet hosting N nodes, its syncs
 pod_workers.py, kuberuntime_manager.py (computePodActions, back-off), kubelet_pods.py
 (generateAPIPodStatus), status/ (conditions, status manager), prober/ (readiness),
 node_status.py + nodelease.py (registration, heartbeats), runtime/ (the Runtime protocol;
-runtime/sim: kwok-style stages from stages/<profile>/*.yaml; runtime/process: local processes).
+runtime/sim: kwok-style stages from stages/<profile>/*.yaml; runtime/process: local processes),
+server.py (the HTTPS /containerLogs endpoint a standalone kubelet serves).
 """
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..utils.clock import REAL_CLOCK, Clock
@@ -19,6 +21,7 @@ from ..utils.clock import REAL_CLOCK, Clock
 if TYPE_CHECKING:
     from ..client.clientset import Clientset
     from .kubelet import KubeletOptions
+    from .server import KubeletServer
 
 __all__ = ["run_kubelet", "node_names"]
 
@@ -30,7 +33,7 @@ def node_names(nodes: int, node_prefix: str = "kubeplane-node-") -> list[str]:
 async def run_kubelet(clientset: Clientset, *, nodes: int, runtime: str = "sim", profile: str = "default",
                       clock: Clock = REAL_CLOCK, node_prefix: str = "kubeplane-node-",
                       options: KubeletOptions | None = None, node_registry: dict[str, Any] | None = None,
-                      data_dir: str | os.PathLike[str] | None = None) -> None:
+                      data_dir: str | os.PathLike[str] | None = None, server: KubeletServer | None = None) -> None:
     """Run `nodes` nodes named <node_prefix><i> until cancelled (what `kubeplane up --nodes N`
     and `kubeplane kubelet` call).
 
@@ -38,16 +41,39 @@ async def run_kubelet(clientset: Clientset, *, nodes: int, runtime: str = "sim",
     directories and logs under data_dir, a temporary directory when None).
     node_registry: filled with node name -> this kubelet while it runs (the API server's
     `nodes`, which serves pods/log through it); entries are removed on exit.
+    server: started first and stopped on exit (a standalone kubelet's /containerLogs); the
+    nodes report its address as InternalIP and its bound port as their kubelet endpoint.
     """
+    from .kubelet import KubeletOptions
+    from .server import reported_address
+
+    options = options or KubeletOptions()
+    if server is not None:
+        port = await server.start()
+        options = replace(options, node=replace(options.node, address=reported_address(server.address),
+                                                kubelet_port=port))
+    try:
+        await _run(clientset, nodes=nodes, runtime=runtime, profile=profile, clock=clock, node_prefix=node_prefix,
+                   options=options, node_registry=node_registry, data_dir=data_dir, server=server)
+    finally:
+        if server is not None:
+            await server.stop()
+
+
+async def _run(clientset: Clientset, *, nodes: int, runtime: str, profile: str, clock: Clock, node_prefix: str,
+               options: KubeletOptions, node_registry: dict[str, Any] | None,
+               data_dir: str | os.PathLike[str] | None, server: KubeletServer | None) -> None:
     from ..client.tools.record import EventBroadcaster
-    from .kubelet import Kubelet, KubeletOptions
+    from .kubelet import Kubelet
     from .runtime import new_runtime
 
     broadcaster = EventBroadcaster(clientset, clock=clock)
     kwargs: dict[str, Any] = {"profile": profile} if runtime == "sim" else {"root_dir": data_dir}
     rt = new_runtime(runtime, clock=clock, **kwargs)
     kl = Kubelet(clientset, node_names=node_names(nodes, node_prefix), runtime=rt, clock=clock,
-                 options=options or KubeletOptions(), broadcaster=broadcaster, node_registry=node_registry)
+                 options=options, broadcaster=broadcaster, node_registry=node_registry)
+    if server is not None:
+        server.host = kl
     broadcaster.start()
     try:
         await kl.run()

@@ -141,7 +141,10 @@ class Kubelet:
     async def _register(self, i: int, name: str) -> None:
         now = self.clock.now()
         runtime_version = f"{self.runtime.name}://{self.runtime.version}"
-        node = new_node(name, i, self.options.node, runtime_version=runtime_version, now=now)
+        # A real address when there is one: the kubelet server's, or the host's where the
+        # process runtime really runs the pods (127.0.0.1); else the simulated 172.18.x.y.
+        ip = self.options.node.address or getattr(self.runtime, "host_ip", "") or node_ip(i)
+        node = new_node(name, i, self.options.node, runtime_version=runtime_version, now=now, address=ip)
         nodes = self.clientset.core_v1().nodes()
         try:
             stored = await nodes.create(node)
@@ -149,7 +152,6 @@ class Kubelet:
             existing = (await nodes.get(name)).deep_copy()
             existing.status = node.status
             stored = await nodes.update_status(existing)
-        ip = node_ip(i)
         self.runtime.add_node(name, ip, pod_cidr(i))
         recorder = self.broadcaster.new_recorder("kubelet", name) if self.broadcaster is not None else None
         self.nodes[name] = _NodeState(i, stored, ip, LeaseRenewer(self.clientset, stored),

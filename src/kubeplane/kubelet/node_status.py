@@ -3,9 +3,11 @@
     node = new_node("kubeplane-node-0", 0, NodeOptions(), runtime_version="kubeplane-sim://0.1.0")
     status_changed(old_status, new_status)      # ignoring heartbeat times
 
-Addresses are data only (nothing listens on them): node i gets InternalIP 172.18.x.y counted
-from 172.18.0.2 (node 0) and pod CIDR 10.(244 + i // 256).(i % 256).0/24, so 1,000 nodes
-get 172.18.0.2 ... 172.18.3.233 and 10.244.0.0/24 ... 10.247.231.0/24.
+A simulated node's address is data only (nothing listens on it): node i gets InternalIP
+172.18.x.y counted from 172.18.0.2 (node 0) and pod CIDR 10.(244 + i // 256).(i % 256).0/24, so
+1,000 nodes get 172.18.0.2 ... 172.18.3.233 and 10.244.0.0/24 ... 10.247.231.0/24. A node with a
+real address (NodeOptions.address: the kubelet's server, or 127.0.0.1 where the process runtime
+runs pods) reports that instead, with its kubelet's port in daemonEndpoints.kubeletEndpoint.
 
 Upstream: pkg/kubelet/kubelet_node_status.go (initialNode, registerWithAPIServer,
 tryUpdateNodeStatus) and pkg/kubelet/nodestatus/setters.go (NodeAddress, MachineInfo,
@@ -39,7 +41,8 @@ class NodeOptions:
     os_image: str = "kubeplane simulated node"
     kernel_version: str = "6.1.0-kubeplane"
     instance_type: str = ""                # node.kubernetes.io/instance-type label when set
-    kubelet_port: int = 10250
+    kubelet_port: int = 10250              # status.daemonEndpoints.kubeletEndpoint.Port
+    address: str = ""                      # InternalIP of every node; "" = the fake node_ip(i)
 
 
 def node_ip(index: int) -> str:
@@ -56,8 +59,12 @@ def _machine_id(name: str) -> str:
     return hashlib.md5(name.encode()).hexdigest()          # stable per node name, not secret
 
 
-def new_node(name: str, index: int, options: NodeOptions, *, runtime_version: str, now: float) -> core_v1.Node:
-    """The Node to register. Upstream: initialNode + the setters on first status."""
+def new_node(name: str, index: int, options: NodeOptions, *, runtime_version: str, now: float,
+             address: str = "") -> core_v1.Node:
+    """The Node to register; its InternalIP is address, else options.address, else node_ip(index).
+
+    Upstream: initialNode + the setters on first status.
+    """
     labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": options.operating_system,
               "kubernetes.io/arch": options.architecture, "beta.kubernetes.io/os": options.operating_system,
               "beta.kubernetes.io/arch": options.architecture}
@@ -69,15 +76,16 @@ def new_node(name: str, index: int, options: NodeOptions, *, runtime_version: st
                                     annotations={"node.alpha.kubernetes.io/ttl": "0",
                                                  "kubeplane.io/simulated": "true"}),
         spec=core_v1.NodeSpec(pod_cidr=cidr, pod_cidrs=[cidr]),
-        status=core_v1.NodeStatus(**_status_fields(name, index, options, runtime_version, now)))
+        status=core_v1.NodeStatus(**_status_fields(name, address or options.address or node_ip(index), options,
+                                                   runtime_version, now)))
 
 
-def _status_fields(name: str, index: int, options: NodeOptions, runtime_version: str, now: float) -> dict[str, Any]:
+def _status_fields(name: str, ip: str, options: NodeOptions, runtime_version: str, now: float) -> dict[str, Any]:
     resources = {"cpu": options.cpu, "memory": options.memory, "pods": options.pods,
                  "ephemeral-storage": options.ephemeral_storage}
     mid = _machine_id(name)
     return dict(
-        addresses=[core_v1.NodeAddress(type="InternalIP", address=node_ip(index)),
+        addresses=[core_v1.NodeAddress(type="InternalIP", address=ip),
                    core_v1.NodeAddress(type="Hostname", address=name)],
         capacity=dict(resources), allocatable=dict(resources),
         conditions=[core_v1.NodeCondition(**c) for c in node_conditions(now)],

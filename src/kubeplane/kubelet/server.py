@@ -1,0 +1,271 @@
+"""The kubelet's HTTPS server: what the API server proxies `kubectl logs` to.
+
+    server = KubeletServer(kubelet, token="…", address="127.0.0.1", port=0)
+    port = await server.start()          # the bound port (0 picks a free one)
+    ...                                  # GET https://127.0.0.1:<port>/containerLogs/ns/pod/container
+    await server.stop()
+
+A standalone `kubeplane kubelet` process runs one for all its nodes; its nodes report the
+address as InternalIP and the port in status.daemonEndpoints.kubeletEndpoint.Port, which is
+where the API server's pods/log finds it. In-process kubelets (`kubeplane up`) need none:
+they hand themselves to the API server directly.
+
+Authentication is the bearer token of the kubelet's own kubeconfig (upstream authenticates
+through the API server's TokenReview; one shared token is our simplification). The serving
+certificate is self-signed and made at start, as upstream's kubelet does when given none; the
+API server does not verify it (upstream's default without --kubelet-certificate-authority).
+
+Upstream: pkg/kubelet/server/server.go (ListenAndServeKubeletServer, InstallAuthFilter,
+getContainerLogs).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hmac
+import ipaddress
+import logging
+import pathlib
+import socket
+import ssl
+import tempfile
+from typing import Any, AsyncIterator, Mapping, Protocol
+
+import orjson
+import yaml
+from aiohttp import web
+
+from ..api import errors
+from ..apiserver.handlers.podlog import LogOptions
+from ..utils.clock import Clock, parse_rfc3339
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PORT = 10250          # upstream: ports.KubeletPort
+SHUTDOWN_TIMEOUT = 1.0        # seconds open requests get when the server stops
+
+
+class Host(Protocol):
+    """What the server needs from the kubelet (a Kubelet satisfies it)."""
+
+    pods: Mapping[str, Any]             # uid -> core_v1.Pod bound to one of the kubelet's nodes
+    clock: Clock
+
+    def container_logs(self, namespace: str, pod: str, uid: str, opts: LogOptions) -> AsyncIterator[bytes]:
+        """The container's output; raises errors.StatusError before the first byte."""
+
+
+class KubeletServer:
+    def __init__(self, host: Host | None, *, token: str, address: str = "127.0.0.1",
+                 port: int = DEFAULT_PORT) -> None:
+        """host may be set later (before requests arrive): the nodes need the bound port to
+        register, and the kubelet needs registered nodes. token "" lets nobody in."""
+        self.host = host
+        self.token = token
+        self.address, self.port = address, port
+        self._runner: web.AppRunner | None = None
+
+    async def start(self) -> int:
+        """Bind and serve; returns the bound port."""
+        app = web.Application()
+        app.router.add_get("/containerLogs/{namespace}/{pod}/{container}", self.get_container_logs)
+        sock = _listen(self.address, self.port)            # fails early (port in use) with nothing to undo
+        self.port = sock.getsockname()[1]
+        # Cancel a handler when its client goes away, so a quiet `logs -f` does not linger;
+        # on stop, give open streams a second before cutting them.
+        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
+                                     shutdown_timeout=SHUTDOWN_TIMEOUT)
+        await self._runner.setup()
+        await web.SockSite(self._runner, sock, ssl_context=self_signed_context([self.address])).start()
+        log.info("kubelet server listening on https://%s:%d", self.address, self.port)
+        return self.port
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    # --- handlers ----------------------------------------------------------------------------
+
+    async def get_container_logs(self, request: web.Request) -> web.StreamResponse:
+        """Upstream: Server.getContainerLogs (server.go)"""
+        try:
+            self.authenticate(request)
+            ns, name = request.match_info["namespace"], request.match_info["pod"]
+            opts = log_options(request.query, request.match_info["container"], self._now())
+            pod = self.find_pod(ns, name)
+            if not _has_container(pod, opts.container):
+                raise errors.StatusError(404, "NotFound", f'container "{opts.container}" not found in pod "{name}"')
+            assert self.host is not None
+            stream = self.host.container_logs(ns, name, pod.metadata.uid, opts)
+        except errors.StatusError as e:
+            return status_response(e)
+        return await _send_stream(request, stream)
+
+    def authenticate(self, request: web.Request) -> None:
+        """Upstream: InstallAuthFilter (a bearer token instead of webhook authn/authz)."""
+        auth = request.headers.get("Authorization", "")
+        token = auth[7:].strip() if auth.startswith("Bearer ") else ""
+        if not (self.token and token and hmac.compare_digest(token.encode(), self.token.encode())):
+            raise errors.Unauthorized()
+
+    def find_pod(self, namespace: str, name: str) -> Any:
+        """Upstream: GetPodByName; not-found text from getContainerLogs."""
+        if self.host is not None:
+            for p in self.host.pods.values():
+                if p.metadata.name == name and p.metadata.namespace == namespace:
+                    return p
+        raise errors.StatusError(404, "NotFound", f'pod "{name}" does not exist')
+
+    def _now(self) -> float:
+        return self.host.clock.now() if self.host is not None else dt.datetime.now(dt.timezone.utc).timestamp()
+
+
+def log_options(query: Mapping[str, str], container: str, now: float) -> LogOptions:
+    """PodLogOptions from the query, validated as upstream's kubelet does (400 "Unable to decode
+    query." for a value that is no number or time, 422 "Invalid request." for values
+    ValidatePodLogOptions rejects). sinceTime becomes sinceSeconds relative to now:
+    sinceTime 10:00:00 at now 10:00:30 -> since_seconds 30.
+
+    Upstream: getContainerLogs's DecodeParameters + ValidatePodLogOptions.
+    """
+    q = dict(query)
+    tail = q.pop("tail", "")          # backwards compatibility: tail=N, or tail=all (no limit)
+    if tail == "all":
+        q.pop("tailLines", None)
+    elif tail:
+        q["tailLines"] = tail
+    tail_lines, limit_bytes, since_seconds = _int(q, "tailLines"), _int(q, "limitBytes"), _int(q, "sinceSeconds")
+    since: float | None = since_seconds
+    if q.get("sinceTime"):
+        try:
+            t = parse_rfc3339(q["sinceTime"])
+        except ValueError:
+            raise errors.BadRequest("Unable to decode query.") from None
+        if since_seconds is not None:
+            raise _invalid()
+        since = max(0.0, now - t)
+    if (tail_lines is not None and tail_lines < 0 or limit_bytes is not None and limit_bytes < 1
+            or since_seconds is not None and since_seconds < 1):
+        raise _invalid()
+    return LogOptions(container, _flag(q, "follow"), _flag(q, "previous"), tail_lines, limit_bytes,
+                      _flag(q, "timestamps"), since)  # type: ignore[arg-type]   # a float is fine here
+
+
+def _invalid() -> errors.StatusError:
+    return errors.StatusError(422, "Invalid", "Invalid request.")
+
+
+def _int(q: Mapping[str, str], name: str) -> int | None:
+    value = q.get(name)
+    if value in (None, ""):
+        return None
+    try:
+        return int(value)  # type: ignore[arg-type]
+    except ValueError:
+        raise errors.BadRequest("Unable to decode query.") from None
+
+
+def _flag(q: Mapping[str, str], name: str) -> bool:
+    return q.get(name, "").lower() in ("true", "1")
+
+
+def _has_container(pod: Any, name: str) -> bool:
+    """Upstream: kubecontainer.GetContainerSpec (app, init and ephemeral containers)."""
+    spec = pod.spec
+    groups = (spec.containers, spec.init_containers, spec.ephemeral_containers) if spec is not None else ()
+    return any(c.name == name for g in groups for c in g or ())
+
+
+def status_response(err: errors.StatusError) -> web.Response:
+    return web.Response(status=err.code, body=orjson.dumps(err.status()), content_type="application/json")
+
+
+async def _send_stream(request: web.Request, stream: AsyncIterator[bytes]) -> web.StreamResponse:
+    """Send each chunk as it comes (chunked encoding), so `logs -f` sees lines at once."""
+    resp = web.StreamResponse(status=200, headers={"Content-Type": "text/plain"})
+    resp.enable_chunked_encoding()
+    try:
+        await resp.prepare(request)
+        async for chunk in stream:
+            if chunk:
+                await resp.write(chunk)
+        await resp.write_eof()
+    except ConnectionResetError:
+        pass                  # the client went away: stop reading the log (cancelled alike)
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    return resp
+
+
+# --- listening, TLS and the token -----------------------------------------------------------
+
+def _listen(address: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    return socket.create_server((address, port), family=family)
+
+
+def self_signed_context(hosts: list[str]) -> ssl.SSLContext:
+    """A server TLS context with a fresh self-signed EC certificate for hosts (plus localhost).
+
+    Upstream: the kubelet makes a self-signed serving certificate when given none
+    (cert.GenerateSelfSignedCertKey).
+    """
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+
+    from ..apiserver.certs import _builder, _key_pem
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    sans: list[x509.GeneralName] = []
+    for h in dict.fromkeys([*hosts, "localhost", "127.0.0.1"]):
+        try:
+            sans.append(x509.IPAddress(ipaddress.ip_address(h)))
+        except ValueError:
+            sans.append(x509.DNSName(h))
+    cert = (_builder(f"kubeplane-kubelet@{socket.gethostname()}", None, key.public_key())
+            .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .sign(key, hashes.SHA256()))
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    with tempfile.TemporaryDirectory(prefix="kubeplane-kubelet-tls-") as d:   # load_cert_chain reads files
+        cert_path, key_path = pathlib.Path(d, "kubelet.crt"), pathlib.Path(d, "kubelet.key")
+        cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        key_path.touch(mode=0o600)
+        key_path.write_bytes(_key_pem(key))
+        ctx.load_cert_chain(cert_path, key_path)
+    return ctx
+
+
+def kubeconfig_token(path: str | pathlib.Path) -> str:
+    """The bearer token of the kubeconfig's current user ("" when it has none)."""
+    cfg = yaml.safe_load(pathlib.Path(path).read_text()) or {}
+    ctx_name = cfg.get("current-context")
+    contexts = cfg.get("contexts") or []
+    ctx = next((c["context"] for c in contexts if c["name"] == ctx_name), contexts[0]["context"] if contexts else {})
+    user = next((u.get("user") or {} for u in cfg.get("users") or [] if u["name"] == ctx.get("user")), {})
+    return str(user.get("token", ""))
+
+
+def reported_address(bind: str) -> str:
+    """The address nodes report for a server bound to `bind`: itself, or for a wildcard
+    (0.0.0.0, ::) the host's outbound address (127.0.0.1 when there is no route)."""
+    if not _is_ip(bind) or not ipaddress.ip_address(bind).is_unspecified:
+        return bind
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("192.0.2.1", 9))      # TEST-NET-1: picks the route; sends nothing
+            return str(s.getsockname()[0])
+    except OSError:
+        return "127.0.0.1"
+
+
+def _is_ip(s: str) -> bool:
+    try:
+        ipaddress.ip_address(s)
+    except ValueError:
+        return False
+    return True

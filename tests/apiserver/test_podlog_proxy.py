@@ -1,0 +1,200 @@
+"""pods/log for a node no in-process kubelet serves: the API server reads the Node, picks its
+address and kubelet port, and proxies to the kubelet's /containerLogs over HTTPS.
+
+A real KubeletServer on a free loopback port stands in front of a fake host; the API server
+is the in-process one of conftest (memory storage, fake clock).
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator
+
+import orjson
+import pytest
+
+from kubeplane.api import errors
+from kubeplane.api.types import core_v1, from_dict
+from kubeplane.apiserver.handlers.podlog import (LogOptions, kubelet_error, kubelet_port, log_location,
+                                                 preferred_node_address)
+from kubeplane.apiserver.request import Request
+from kubeplane.kubelet.server import KubeletServer
+from kubeplane.utils.clock import FakeClock
+
+API = Any                     # conftest's API fixture (conftest is not imported, as elsewhere)
+START = 1_700_000_000.0
+TOKEN = "admin-token"
+LOG = "/api/v1/namespaces/default/pods/web/log"
+
+
+@dataclass
+class FakeHost:
+    pods: dict[str, Any] = field(default_factory=dict)
+    clock: FakeClock = field(default_factory=lambda: FakeClock(START))
+    gate: asyncio.Event | None = None            # follow: the second line waits for it
+    calls: list[LogOptions] = field(default_factory=list)
+    closed: int = 0
+
+    def container_logs(self, namespace: str, pod: str, uid: str, opts: LogOptions) -> AsyncIterator[bytes]:
+        self.calls.append(opts)
+        if opts.previous:
+            raise errors.BadRequest(f'previous terminated container "{opts.container}" in pod "{pod}" not found')
+        return self._stream(opts.follow)
+
+    async def _stream(self, follow: bool) -> AsyncIterator[bytes]:
+        try:
+            yield b"line 1\n"
+            if follow and self.gate is not None:
+                await self.gate.wait()
+            yield b"line 2\n"
+        finally:
+            self.closed += 1
+
+
+def pod(name: str, node: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "nginx"}]}}
+
+
+def node(name: str, port: int, addresses: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+    addrs = addresses if addresses is not None else [("InternalIP", "127.0.0.1"), ("Hostname", name)]
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+            "status": {"addresses": [{"type": t, "address": a} for t, a in addrs],
+                       "daemonEndpoints": {"kubeletEndpoint": {"Port": port}}}}
+
+
+@pytest.fixture
+async def kubelet(api: API) -> AsyncIterator[tuple[FakeHost, KubeletServer]]:
+    """A kubelet server for node-0 holding pod default/web, and both objects in storage."""
+    host = FakeHost()
+    server = KubeletServer(host, token=TOKEN, port=0)
+    await server.start()
+    api.server.tokens = {TOKEN: "kubeplane-admin"}
+    try:
+        assert (await api.create("/api/v1/nodes", node("node-0", server.port))).status == 201
+        r = await api.create("/api/v1/namespaces/default/pods", pod("web", node="node-0"))
+        assert r.status == 201
+        host.pods[r.json["metadata"]["uid"]] = from_dict(r.json, core_v1.Pod)
+        yield host, server
+    finally:
+        await server.stop()
+
+
+async def test_logs_are_proxied_with_the_options(api: API, kubelet: Any) -> None:
+    host, _ = kubelet
+    r = await api.get(LOG, {"tailLines": "2", "timestamps": "true", "limitBytes": "99", "sinceSeconds": "5"})
+    assert (r.status, r.body, r.content_type) == (200, b"line 1\nline 2\n", "text/plain")
+    assert host.calls == [LogOptions("c", tail_lines=2, limit_bytes=99, timestamps=True, since_seconds=5)]
+
+
+async def test_kubelet_errors_pass_through_with_their_code(api: API, kubelet: Any) -> None:
+    r = await api.get(LOG, {"previous": "true"})
+    assert (r.status, r.json["reason"], r.json["message"]) == (
+        400, "BadRequest", 'previous terminated container "c" in pod "web" not found')
+
+
+async def test_follow_streams_and_closing_it_stops_the_kubelet_stream(api: API, kubelet: Any) -> None:
+    host, _ = kubelet
+    host.gate = asyncio.Event()
+    resp = await api.server.route_trusted(Request.build("GET", LOG, "follow=true"))
+    assert resp.status == 200 and not isinstance(resp.body, bytes)
+    it = resp.body.__aiter__()
+    assert await asyncio.wait_for(it.__anext__(), 5) == b"line 1\n"
+    await it.aclose()                                   # what the HTTP front end does when kubectl goes
+    end = asyncio.get_running_loop().time() + 5
+    while host.closed == 0 and asyncio.get_running_loop().time() < end:
+        await asyncio.sleep(0.01)
+    assert host.closed == 1 and host.calls[0].follow
+
+
+async def test_follow_ends_when_the_kubelet_stream_ends(api: API, kubelet: Any) -> None:
+    resp = await api.server.route_trusted(Request.build("GET", LOG, "follow=true"))
+    assert b"".join([c async for c in resp.body]) == b"line 1\nline 2\n"    # type: ignore[union-attr]
+
+
+async def test_a_token_the_kubelet_does_not_know_gets_its_401(api: API, kubelet: Any) -> None:
+    api.server.tokens = {"another-token": "someone"}
+    r = await api.get(LOG)
+    assert (r.status, r.json["reason"]) == (401, "Unauthorized")
+
+
+async def test_unknown_node_is_not_found(api: API) -> None:
+    assert (await api.create("/api/v1/namespaces/default/pods", pod("web", node="ghost"))).status == 201
+    r = await api.get(LOG)
+    assert (r.status, r.json["message"]) == (404, 'nodes "ghost" not found')
+
+
+async def test_nobody_listening_is_an_internal_error_naming_the_url(api: API) -> None:
+    server = KubeletServer(None, token=TOKEN, port=0)     # take a free port, then free it
+    port = await server.start()
+    await server.stop()
+    await api.create("/api/v1/nodes", node("node-1", port))
+    await api.create("/api/v1/namespaces/default/pods", pod("web", node="node-1"))
+    r = await api.get(LOG)
+    assert r.status == 500 and r.json["reason"] == "InternalError"
+    assert r.json["message"].startswith(f'Get "https://127.0.0.1:{port}/containerLogs/default/web/c": dial tcp ')
+    assert "refused" in r.json["message"]
+
+
+async def test_the_in_process_registry_still_wins(api: API, kubelet: Any) -> None:
+    host, _ = kubelet
+
+    class Conn:
+        def container_logs(self, namespace: str, pod: str, uid: str, opts: LogOptions) -> AsyncIterator[bytes]:
+            async def gen() -> AsyncIterator[bytes]:
+                yield b"from the registry\n"
+            return gen()
+    api.server.nodes["node-0"] = Conn()                  # type: ignore[assignment]
+    r = await api.get(LOG)
+    assert r.body == b"from the registry\n" and host.calls == []
+
+
+# --- the pieces ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("addresses", "labels", "expected"), [
+    ([("Hostname", "n"), ("InternalIP", "10.0.0.1")], {}, "10.0.0.1"),         # InternalIP first, for us
+    ([("ExternalIP", "1.2.3.4"), ("Hostname", "n")], {}, "n"),                 # then upstream's order
+    ([("ExternalIP", "1.2.3.4"), ("ExternalDNS", "n.example")], {}, "n.example"),
+    ([("ExternalIP", "1.2.3.4")], {"kubernetes.io/hostname": "h"}, "h"),        # the hostname label
+    ([("ExternalIP", "1.2.3.4")], {}, "1.2.3.4"),
+])
+def test_preferred_node_address(addresses: list[tuple[str, str]], labels: dict[str, str], expected: str) -> None:
+    n = node("n", 1, addresses)
+    n["metadata"]["labels"] = labels
+    assert preferred_node_address(n) == expected
+
+
+def test_no_address_at_all_is_upstreams_no_match_error() -> None:
+    with pytest.raises(errors.StatusError, match=r"no preferred addresses found; known addresses: \[\]"):
+        preferred_node_address(node("n", 1, []))
+
+
+def test_kubelet_port_defaults_to_10250() -> None:
+    assert kubelet_port(node("n", 4321)) == 4321
+    assert kubelet_port({"status": {}}) == 10250
+    assert kubelet_port(node("n", 0)) == 10250
+
+
+def test_log_location() -> None:
+    n = node("n", 41234)
+    assert log_location(n, "default", "web", LogOptions("c", follow=True, tail_lines=10)) == \
+        "https://127.0.0.1:41234/containerLogs/default/web/c?follow=true&tailLines=10"
+    assert log_location(n, "default", "web", LogOptions("c"), "2024-05-01T10:00:00Z") == \
+        "https://127.0.0.1:41234/containerLogs/default/web/c?sinceTime=2024-05-01T10%3A00%3A00Z"
+    v6 = node("n", 10250, [("InternalIP", "fd00::1")])
+    assert log_location(v6, "ns", "p", LogOptions("c")) == "https://[fd00::1]:10250/containerLogs/ns/p/c"
+
+
+@pytest.mark.parametrize(("code", "body", "reason", "message"), [
+    (404, orjson.dumps({"kind": "Status", "code": 404, "reason": "NotFound", "message": 'pod "x" does not exist'}),
+     "NotFound", 'pod "x" does not exist'),                                   # a Status passes through
+    (400, b"container is waiting", "BadRequest", "container is waiting"),     # plain text, as upstream wraps it
+    (500, b"boom", "InternalError", "Internal error occurred: boom"),
+    (403, b"Forbidden (user=x)", "Forbidden", "Forbidden (user=x)"),
+    (502, b"", "", "the server responded with the status code 502 but did not return more information"),
+])
+def test_kubelet_error(code: int, body: bytes, reason: str, message: str) -> None:
+    r = kubelet_error(code, body)
+    st = orjson.loads(r.body)                              # type: ignore[arg-type]
+    assert (r.status, st.get("reason", ""), st["message"]) == (code, reason, message)

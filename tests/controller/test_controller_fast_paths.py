@@ -1,8 +1,8 @@
 """The controllers' fast paths decide exactly as the plain code they replace.
 
 label_matcher vs labels.matches, ActivePodsWithRanks.sort (facts read once) vs a sort by
-less(), calculate_status vs is_pod_ready/is_pod_available, claim_pods' inlined rules vs
-claim_without_action, and get_pod_from_template sharing the spec only when asked.
+less(), calculate_status vs is_pod_ready/is_pod_available, claim_pods' no-API-call shortcut
+(claim_without_action) vs the claim rules, and get_pod_from_template sharing the spec only when asked.
 """
 from __future__ import annotations
 

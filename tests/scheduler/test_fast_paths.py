@@ -1,6 +1,7 @@
 """The scheduler's fast paths give what the plain code gives: the Skips that are ours (NodeName
 PreFilter, TaintToleration PreScore), the inlined resource scorers and Fit filter, the score
-cache, the O(1) NodeInfo removal, the incremental snapshot and select_host's inlined draws."""
+cache, the O(1) NodeInfo removal, the incremental snapshot (and its change records going with
+the NodeInfos) and select_host's written-out draws."""
 from __future__ import annotations
 
 import random
@@ -195,6 +196,33 @@ def test_snapshot_keeps_node_order_through_removal_and_readd() -> None:
     fresh = Snapshot()                          # a new snapshot sees everything
     c.update_snapshot(fresh)
     assert [n.name for n in fresh.node_info_list] == ["c", "b", "z", "d"]     # the cache's order
+
+
+def test_removed_node_infos_leave_no_change_record() -> None:
+    """`changed` goes with the NodeInfo (no growth with node churn); snapshots still drop the node."""
+    c = Cache()
+    for n in ("a", "b", "c"):
+        c.add_node(make_node(n))
+    c.assume_pod(make_pod("p", node="b"))
+    snap = Snapshot()
+    c.update_snapshot(snap)
+    for i in range(100):                        # churn: nodes that come and go for good
+        c.add_node(make_node(f"tmp{i}"))
+        c.remove_node(make_node(f"tmp{i}"))
+    c.remove_node(make_node("a"))               # gone: NodeInfo and record dropped
+    c.remove_node(make_node("b"))               # node gone, pod left: NodeInfo and record kept
+    assert set(c.changed) == {"b", "c"}
+    c.check_invariants()
+    c.update_snapshot(snap)
+    assert [n.name for n in snap.node_info_list] == ["c"]
+    c.remove_pod(make_pod("p", node="b"))
+    assert set(c.changed) == {"c"} and set(c.nodes) == {"c"}
+    c.update_snapshot(snap)
+    assert [n.name for n in snap.node_info_list] == ["c"]
+    c.add_node(make_node("a"))                  # back again: a new NodeInfo, appended
+    c.update_snapshot(snap)
+    assert [n.name for n in snap.node_info_list] == ["c", "a"]
+    c.check_invariants()
 
 
 def test_snapshot_update_copies_only_changed_nodes() -> None:

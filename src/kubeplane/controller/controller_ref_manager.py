@@ -61,11 +61,11 @@ class BaseControllerRefManager:
         The common cases, ours-and-matching and someone else's, are decided here without
         creating a coroutine per object.
         """
-        ref = get_controller_of(obj)
-        if ref is not None:
-            if ref.uid != self.controller.metadata.uid:
-                return False
-            return True if match(obj) else None
+        for ref in obj.metadata.owner_references or ():   # get_controller_of, written out for speed
+            if ref.controller:
+                if ref.uid != self.controller.metadata.uid:
+                    return False
+                return True if match(obj) else None
         return None if match(obj) else False
 
     async def claim_object(self, obj: Any, match: Callable[[Any], bool], adopt: Callable[[Any], Awaitable[None]],
@@ -184,32 +184,19 @@ class PodControllerRefManager(BaseControllerRefManager):
         Returned pods are the ones passed in (cache objects: read-only). Upstream: ClaimPods
         """
         match = _pod_matcher(self._match_labels, filters)
-        match_labels = None if filters else self._match_labels
-        my_uid = self.controller.metadata.uid
+        decide = self.claim_without_action
         claimed: list[core_v1.Pod] = []
         errs: list[Exception] = []
         for pod in pods:
-            # claim_without_action inlined (the loop runs for every pod of the namespace):
-            # ours-and-matching and someone else's need no API call.
-            meta = pod.metadata
-            ref = None
-            for r in meta.owner_references or ():
-                if r.controller:
-                    ref = r
-                    break
-            if ref is not None:
-                if ref.uid != my_uid:
+            mine = decide(pod, match)
+            if mine is None:
+                try:
+                    mine = await self.claim_object(pod, match, self.adopt_pod, self.release_pod)
+                except Exception as err:
+                    errs.append(err)
                     continue
-                if match_labels(meta.labels) if match_labels is not None else match(pod):
-                    claimed.append(pod)
-                    continue
-            elif not (match_labels(meta.labels) if match_labels is not None else match(pod)):
-                continue
-            try:
-                if await self.claim_object(pod, match, self.adopt_pod, self.release_pod):
-                    claimed.append(pod)
-            except Exception as err:
-                errs.append(err)
+            if mine:
+                claimed.append(pod)
         if (err := new_aggregate(errs)) is not None:
             raise err
         return claimed

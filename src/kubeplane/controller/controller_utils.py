@@ -607,68 +607,20 @@ def get_deletion_cost_from_pod_annotations(annotations: dict[str, str] | None) -
     return i if -(2 ** 31) <= i < 2 ** 31 and value.lstrip("-").isdigit() else 0
 
 
-def _ready_then_created_less(pi: core_v1.Pod, pj: core_v1.Pod, ri: bool, rj: bool, now: float | None,
-                             logarithmic: bool) -> bool | None:
-    """Rules 6-8 of ActivePodsWithRanks.less: None when they do not decide."""
-    if ri and rj:
-        t1, t2 = pod_ready_time(pi), pod_ready_time(pj)
-        if t1 != t2:
-            return _time_less(t1, t2, pi, pj, now, logarithmic)
-    ci, cj = max_container_restarts(pi), max_container_restarts(pj)
-    if ci != cj:
-        return ci > cj
-    t1, t2 = _time(pi.metadata.creation_timestamp), _time(pj.metadata.creation_timestamp)
-    if t1 != t2:
-        return _time_less(t1, t2, pi, pj, now, logarithmic)
-    return None
-
-
-def _time_less(t1: float | None, t2: float | None, pi: core_v1.Pod, pj: core_v1.Pod, now: float | None,
-               logarithmic: bool) -> bool:
-    if not logarithmic or now is None or t1 is None or t2 is None:
-        return after_or_zero(t1, t2)
-    rank_diff = logarithmic_rank_diff(t1, t2, now)
-    if rank_diff == 0:
-        return (pi.metadata.uid or "") < (pj.metadata.uid or "")
-    return rank_diff < 0
-
-
 def active_pods_less(pi: core_v1.Pod, pj: core_v1.Pod) -> bool:
     """Whether pi should be deleted before pj (unranked). Upstream: ActivePods.Less
 
+    ActivePodsWithRanks' rules without deletion cost, rank and log scaling:
     1. unscheduled < scheduled; 2. Pending < Unknown < Running; 3. not ready < ready;
     4. ready for less time < more (zero time first); 5. more restarts first;
     6. newer creation first (zero time first).
     """
-    decided = _phase_less(pi, pj)
-    if decided is not None:
-        return decided
-    ri, rj = is_pod_ready(pi), is_pod_ready(pj)
-    if ri != rj:
-        return not ri
-    result = _ready_then_created_less(pi, pj, ri, rj, None, False)
-    return bool(result)
-
-
-def _phase_less(pi: core_v1.Pod, pj: core_v1.Pod) -> bool | None:
-    """Rules 1-2 shared by both orderings: None when they do not decide."""
-    ni, nj = (pi.spec.node_name if pi.spec else None) or "", (pj.spec.node_name if pj.spec else None) or ""
-    if ni != nj and (not ni or not nj):
-        return not ni
-    oi = _POD_PHASE_TO_ORDINAL.get(pi.status.phase if pi.status else None, 0)
-    oj = _POD_PHASE_TO_ORDINAL.get(pj.status.phase if pj.status else None, 0)
-    if oi != oj:
-        return oi < oj
-    return None
+    return _ranked_less(_RankFacts.of(pi, 0, False), _RankFacts.of(pj, 0, False), None, False)
 
 
 def sort_active_pods(pods: list[core_v1.Pod]) -> None:
     """Sort in place, deletion candidates first. Upstream: sort.Sort(ActivePods(pods))"""
-    pods.sort(key=cmp_to_key(_cmp(active_pods_less)))
-
-
-def _cmp(less: Callable[[Any, Any], bool]) -> Callable[[Any, Any], int]:
-    return lambda a, b: -1 if less(a, b) else (1 if less(b, a) else 0)
+    pods[:] = [f.pod for f in _sorted_facts([_RankFacts.of(p, 0, False) for p in pods], None, False)]
 
 
 @dataclass
@@ -693,54 +645,28 @@ class ActivePodsWithRanks:
 
     def less(self, i: int, j: int) -> bool:
         """Upstream: ActivePodsWithRanks.Less"""
-        pi, pj = self.pods[i], self.pods[j]
-        decided = _phase_less(pi, pj)
-        if decided is not None:
-            return decided
-        ri, rj = is_pod_ready(pi), is_pod_ready(pj)
-        if ri != rj:
-            return not ri
-        if self.pod_deletion_cost:
-            ci = get_deletion_cost_from_pod_annotations(pi.metadata.annotations)
-            cj = get_deletion_cost_from_pod_annotations(pj.metadata.annotations)
-            if ci != cj:
-                return ci < cj
-        if self.rank[i] != self.rank[j]:
-            return self.rank[i] > self.rank[j]
-        return bool(_ready_then_created_less(pi, pj, ri, rj, self.now, self.logarithmic_scale_down))
+        return _ranked_less(self._facts(i), self._facts(j), self.now, self.logarithmic_scale_down)
 
     def sort(self) -> None:
         """Sort pods and ranks together in place (deletion candidates first).
 
-        The same comparisons as less(), on facts read from each pod once beforehand (a
-        sort of 1,000 pods makes ~10,000 comparisons, each reading conditions and
-        parsing timestamps of two pods otherwise).
+        Each pod's facts are read once beforehand: a sort of 1,000 pods makes ~10,000
+        comparisons, each reading conditions and parsing timestamps of two pods otherwise.
         """
-        facts = [_RankFacts.of(p, self.pod_deletion_cost) for p in self.pods]
-        rank, now, logarithmic = self.rank, self.now, self.logarithmic_scale_down
+        facts = _sorted_facts([self._facts(i) for i in range(len(self.pods))], self.now,
+                              self.logarithmic_scale_down)
+        self.pods[:] = [f.pod for f in facts]
+        self.rank[:] = [f.rank for f in facts]
 
-        def less(i: int, j: int) -> bool:
-            fi, fj = facts[i], facts[j]
-            if fi.scheduled != fj.scheduled:
-                return not fi.scheduled
-            if fi.phase != fj.phase:
-                return fi.phase < fj.phase
-            if fi.ready != fj.ready:
-                return not fi.ready
-            if fi.cost != fj.cost:
-                return fi.cost < fj.cost
-            if rank[i] != rank[j]:
-                return rank[i] > rank[j]
-            return _facts_ready_then_created_less(fi, fj, now, logarithmic)
-
-        order = sorted(range(len(self.pods)), key=cmp_to_key(_cmp(less)))
-        self.pods[:] = [self.pods[k] for k in order]
-        self.rank[:] = [self.rank[k] for k in order]
+    def _facts(self, i: int) -> _RankFacts:
+        return _RankFacts.of(self.pods[i], self.rank[i], self.pod_deletion_cost)
 
 
 class _RankFacts(NamedTuple):
-    """What ActivePodsWithRanks.less reads from one pod (cost 0 when the gate is off)."""
+    """What the ranking rules read from one pod (cost 0 when the gate is off)."""
 
+    pod: core_v1.Pod
+    rank: int
     scheduled: bool
     phase: int
     ready: bool
@@ -751,9 +677,10 @@ class _RankFacts(NamedTuple):
     uid: str
 
     @staticmethod
-    def of(pod: core_v1.Pod, deletion_cost: bool) -> _RankFacts:
+    def of(pod: core_v1.Pod, rank: int, deletion_cost: bool) -> _RankFacts:
         ready = is_pod_ready(pod)
         return _RankFacts(
+            pod=pod, rank=rank,
             scheduled=bool(pod.spec.node_name if pod.spec else None),
             phase=_POD_PHASE_TO_ORDINAL.get(pod.status.phase if pod.status else None, 0),
             ready=ready,
@@ -764,25 +691,44 @@ class _RankFacts(NamedTuple):
             uid=pod.metadata.uid or "")
 
 
-def _facts_ready_then_created_less(fi: _RankFacts, fj: _RankFacts, now: float | None, logarithmic: bool) -> bool:
-    """_ready_then_created_less (rules 6-8) on precomputed facts; False when nothing decides."""
+def _ranked_less(fi: _RankFacts, fj: _RankFacts, now: float | None, logarithmic: bool) -> bool:
+    """The ranking rules (see ActivePodsWithRanks) on two pods' facts. Upstream: ActivePodsWithRanks.Less"""
+    if fi.scheduled != fj.scheduled:
+        return not fi.scheduled
+    if fi.phase != fj.phase:
+        return fi.phase < fj.phase
+    if fi.ready != fj.ready:
+        return not fi.ready
+    if fi.cost != fj.cost:
+        return fi.cost < fj.cost
+    if fi.rank != fj.rank:
+        return fi.rank > fj.rank
     if fi.ready and fj.ready and fi.ready_time != fj.ready_time:
-        return _facts_time_less(fi.ready_time, fj.ready_time, fi, fj, now, logarithmic)
+        return _time_less(fi.ready_time, fj.ready_time, fi, fj, now, logarithmic)
     if fi.restarts != fj.restarts:
         return fi.restarts > fj.restarts
     if fi.created != fj.created:
-        return _facts_time_less(fi.created, fj.created, fi, fj, now, logarithmic)
+        return _time_less(fi.created, fj.created, fi, fj, now, logarithmic)
     return False
 
 
-def _facts_time_less(t1: float | None, t2: float | None, fi: _RankFacts, fj: _RankFacts, now: float | None,
-                     logarithmic: bool) -> bool:
+def _time_less(t1: float | None, t2: float | None, fi: _RankFacts, fj: _RankFacts, now: float | None,
+               logarithmic: bool) -> bool:
     if not logarithmic or now is None or t1 is None or t2 is None:
         return after_or_zero(t1, t2)
     rank_diff = logarithmic_rank_diff(t1, t2, now)
     if rank_diff == 0:
         return fi.uid < fj.uid
     return rank_diff < 0
+
+
+def _sorted_facts(facts: list[_RankFacts], now: float | None, logarithmic: bool) -> list[_RankFacts]:
+    """facts sorted stably by _ranked_less.
+
+    The comparison answers only "less or not" (-1 or 0): list.sort asks nothing but
+    a < b, so the reverse comparison a full cmp would make is never needed.
+    """
+    return sorted(facts, key=cmp_to_key(lambda a, b: -1 if _ranked_less(a, b, now, logarithmic) else 0))
 
 
 def selector_from(ls: meta_v1.LabelSelector | None) -> Any:

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import msgspec
 
@@ -174,15 +174,11 @@ def find_nodes_that_pass_filters(sched: Scheduler, fwk: Framework, state: CycleS
     processed = 0
     statuses = diagnosis.node_to_status.statuses
     filters = fwk.filter_plugins_to_run(state)
-    # Framework.run_filter_plugins, inlined: this loop runs nodes x plugins times a cycle.
+    run_filters = fwk.run_filter_plugins
     for ni in nodes[start:] + nodes[:start] if start else nodes:
         processed += 1
-        for name, run in filters:
-            status = run(state, pod, ni)
-            if status is not None and status.code:       # Code.SUCCESS is 0
-                status.plugin = name
-                break
-        else:
+        status = run_filters(state, pod, ni, filters)
+        if status is None:
             feasible.append(ni)
             if len(feasible) >= num_to_find:
                 break
@@ -190,7 +186,7 @@ def find_nodes_that_pass_filters(sched: Scheduler, fwk: Framework, state: CycleS
         if status.code == Code.ERROR:
             raise RuntimeError(status.message())
         statuses[ni.name] = status
-        diagnosis.unschedulable_plugins.add(name)
+        diagnosis.unschedulable_plugins.add(status.plugin)
     sched.next_start_node_index = (start + processed) % num_all
     return feasible
 
@@ -228,57 +224,51 @@ def select_host(node_scores: list[NodePluginScores], rng: random.Random) -> str:
     """
     if not node_scores:
         raise ValueError("empty priorityList")
-    max_score = node_scores[0].total_score
-    selected = node_scores[0].name
-    count = 1
-    if not _draws_like_randrange(rng):
-        for ns in node_scores[1:]:
-            score = ns.total_score
-            if score > max_score:
-                max_score, selected, count = score, ns.name, 1
-            elif score == max_score:
-                count += 1
-                if rng.randrange(count) == 0:
-                    selected = ns.name
-        return selected
-    # rng.randrange(count) written out (Random._randbelow_with_getrandbits): the same draws,
-    # so the same choice for a seed, without two calls per tie; identical nodes all tie.
-    getrandbits = rng.getrandbits
+    max_score, selected, count = node_scores[0].total_score, node_scores[0].name, 1
+    randbelow = _randbelow_of(rng)
     for ns in node_scores[1:]:
         score = ns.total_score
         if score > max_score:
             max_score, selected, count = score, ns.name, 1
         elif score == max_score:
             count += 1
-            k = count.bit_length()
-            r = getrandbits(k)
-            while r >= count:
-                r = getrandbits(k)
-            if r == 0:
+            if randbelow(count) == 0:
                 selected = ns.name
     return selected
 
 
-def _inline_randbelow(rng: random.Random, n: int) -> int:
-    k = n.bit_length()
-    r = rng.getrandbits(k)
-    while r >= n:
-        r = rng.getrandbits(k)
-    return r
+def _randbelow_of(rng: random.Random) -> Callable[[int], int]:
+    """rng.randrange for one argument, written out when that draws the same numbers.
+
+    Identical nodes all tie, so this runs once per node: the written-out draw
+    (Random._randbelow_with_getrandbits) makes one call instead of three.
+    """
+    return _written_out_randbelow(rng.getrandbits) if _draws_like_randrange(rng) else rng.randrange
 
 
-def _check_inline_randbelow() -> bool:
-    """Whether this Python's randrange(n) draws as _inline_randbelow does (checked once)."""
+def _written_out_randbelow(getrandbits: Callable[[int], int]) -> Callable[[int], int]:
+    def randbelow(n: int) -> int:
+        k = n.bit_length()
+        r = getrandbits(k)
+        while r >= n:
+            r = getrandbits(k)
+        return r
+    return randbelow
+
+
+def _check_written_out_randbelow() -> bool:
+    """Whether this Python's randrange(n) draws as _written_out_randbelow does (checked once)."""
     a, b = random.Random(7), random.Random(7)
-    return all(a.randrange(n) == _inline_randbelow(b, n) for n in range(1, 600)) and a.random() == b.random()
+    randbelow = _written_out_randbelow(b.getrandbits)
+    return all(a.randrange(n) == randbelow(n) for n in range(1, 600)) and a.random() == b.random()
 
 
-_INLINE_RANDBELOW_OK = _check_inline_randbelow()
+_WRITTEN_OUT_RANDBELOW_OK = _check_written_out_randbelow()
 
 
 def _draws_like_randrange(rng: random.Random) -> bool:
     cls = type(rng)
-    return (_INLINE_RANDBELOW_OK and cls.randrange is random.Random.randrange
+    return (_WRITTEN_OUT_RANDBELOW_OK and cls.randrange is random.Random.randrange
             and cls.getrandbits is random.Random.getrandbits
             and getattr(cls, "_randbelow", None) is getattr(random.Random, "_randbelow", ()))
 

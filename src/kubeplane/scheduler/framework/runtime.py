@@ -168,37 +168,36 @@ class Framework:
         Upstream: frameworkImpl.RunScorePlugins
         """
         skip = state.skip_score_plugins
+        to_run = [pl for pl in self.score_plugins if pl.NAME not in skip]
         names = [ni.name for ni in nodes]
-        plugin_names: list[str] = []
-        columns: list[list[int]] = []          # per plugin: weighted score per node
-        for pl in self.score_plugins:
-            name = pl.NAME
-            if name in skip:
-                continue
-            score = pl.score
-            raw = [score(state, pod, ni) for ni in nodes]
-            normalize = getattr(pl, "normalize_score", None)
-            if normalize is not None:
-                node_scores = [NodeScore(n, x) for n, x in zip(names, raw)]
-                status = normalize(state, pod, node_scores)
-                if status is not None and not status.is_success():
-                    raise RuntimeError(f"running Normalize on Score plugins: {status.message()}")
-                raw = [ns.score for ns in node_scores]
-            if raw and not (MIN_NODE_SCORE <= min(raw) and max(raw) <= MAX_NODE_SCORE):
-                bad = next(x for x in raw if not MIN_NODE_SCORE <= x <= MAX_NODE_SCORE)
-                raise RuntimeError(f"plugin {name!r} returns an invalid score {bad}, it should in the "
-                                   f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
-            weight = self.score_weights[name]
-            plugin_names.append(name)
-            columns.append(raw if weight == 1 else [x * weight for x in raw])
+        columns = [self._weighted_scores(pl, state, pod, nodes, names) for pl in to_run]   # per plugin, per node
         if not columns:
             return [NodePluginScores(n) for n in names]
         totals = columns[0]
         for col in columns[1:]:
             totals = [t + x for t, x in zip(totals, col)]
-        plugins = tuple(plugin_names)
+        plugins = tuple(pl.NAME for pl in to_run)
         from_columns = NodePluginScores.from_columns
         return [from_columns(n, t, plugins, columns, i) for i, (n, t) in enumerate(zip(names, totals))]
+
+    def _weighted_scores(self, pl: ScorePlugin, state: CycleState, pod: Pod, nodes: list[NodeInfo],
+                         names: list[str]) -> list[int]:
+        """One plugin's scores of nodes: normalized (if it normalizes), range-checked, weighted."""
+        score = pl.score
+        raw = [score(state, pod, ni) for ni in nodes]
+        normalize = getattr(pl, "normalize_score", None)
+        if normalize is not None:
+            node_scores = [NodeScore(n, x) for n, x in zip(names, raw)]
+            status = normalize(state, pod, node_scores)
+            if status is not None and not status.is_success():
+                raise RuntimeError(f"running Normalize on Score plugins: {status.message()}")
+            raw = [ns.score for ns in node_scores]
+        if raw and not (MIN_NODE_SCORE <= min(raw) and max(raw) <= MAX_NODE_SCORE):
+            bad = next(x for x in raw if not MIN_NODE_SCORE <= x <= MAX_NODE_SCORE)
+            raise RuntimeError(f"plugin {pl.NAME!r} returns an invalid score {bad}, it should in the "
+                               f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+        weight = self.score_weights[pl.NAME]
+        return raw if weight == 1 else [x * weight for x in raw]
 
     async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """The first bind plugin that does not Skip binds. Upstream: frameworkImpl.RunBindPlugins"""

@@ -47,8 +47,8 @@ class Cache:
         self.nodes: dict[str, NodeInfo] = {}
         self.pod_states: dict[str, PodState] = {}
         self.assumed_pods: set[str] = set()
-        # node name -> generation of its last change (its NodeInfo's, or a fresh one when the
-        # NodeInfo went away), least recent first: update_snapshot walks it from the end and
+        # node name -> generation of its NodeInfo's last change (an entry goes with its
+        # NodeInfo), least recent first: update_snapshot walks it from the end and
         # stops at the snapshot's generation, so a cycle visits only the nodes that changed.
         # Upstream keeps a doubly linked list of NodeInfos, most recently updated first.
         self.changed: dict[str, int] = {}
@@ -155,7 +155,7 @@ class Cache:
         ni.remove_pod(pod)
         self._moved_to_head(name, ni.generation)
         if not ni.pods and ni.node is None:
-            del self.nodes[name]
+            self._remove_node_info(name)
 
     def _update_pod(self, old: Pod, new: Pod) -> None:
         self._remove_pod(old)
@@ -166,6 +166,13 @@ class Cache:
         changed = self.changed
         changed.pop(name, None)
         changed[name] = generation
+
+    def _remove_node_info(self, name: str) -> None:
+        """Forget an empty node-less NodeInfo and its last change: a snapshot still holding
+        the node finds it by count (update_snapshot). Upstream: cacheImpl.removeNodeInfoFromList
+        """
+        del self.nodes[name]
+        del self.changed[name]
 
     # --- nodes -------------------------------------------------------------------------------
 
@@ -195,7 +202,7 @@ class Cache:
         ni.remove_node()
         self._moved_to_head(name, ni.generation)
         if not ni.pods:
-            del self.nodes[name]
+            self._remove_node_info(name)
 
     def node_count(self) -> int:
         return self.live_nodes
@@ -208,19 +215,36 @@ class Cache:
     def update_snapshot(self, snapshot: Snapshot) -> None:
         """Copy into snapshot only the NodeInfos that changed since its generation.
 
-        `changed` lists nodes by their last change, so walking it from the newest end stops
-        at the first node the snapshot already reflects: a cycle after one assumed pod
-        copies one NodeInfo and looks at no other. A changed NodeInfo is copied *into* the
-        existing snapshot object, so the snapshot's lists keep pointing at current data; the
-        lists are rebuilt only when the node set changes (new nodes are appended in the
-        cache's order), the affinity lists when a node gains or loses affinity pods.
+        A changed NodeInfo is copied *into* the existing snapshot object, so the snapshot's
+        lists keep pointing at current data; the lists are rebuilt only when the node set
+        changes (new nodes are appended in the cache's order), the affinity lists when a
+        node gains or loses affinity pods.
         Upstream: cacheImpl.UpdateSnapshot
         """
-        update_all = update_affinity = False
-        snap_gen = snapshot.generation
-        max_gen = snap_gen
+        added, update_affinity = self._copy_changed_node_infos(snapshot)
+        update_all = bool(added)
+        if added:
+            for name in [n for n in self.nodes if n in added]:      # in the cache's order
+                snapshot.node_info_map[name] = self.nodes[name].snapshot()
+        if len(snapshot.node_info_map) > self.live_nodes:
+            self._remove_deleted_nodes_from_snapshot(snapshot)
+            update_all = True
+        if update_all:
+            snapshot.rebuild_lists()
+        elif update_affinity:
+            snapshot.update_affinity_lists()
+
+    def _copy_changed_node_infos(self, snapshot: Snapshot) -> tuple[set[str], bool]:
+        """Copy the changed NodeInfos the snapshot has; (names it lacks, affinity lists stale?).
+
+        `changed` lists nodes by their last change, so walking it from the newest end stops
+        at the first node the snapshot already reflects: a cycle after one assumed pod
+        copies one NodeInfo and looks at no other.
+        """
+        snap_gen = max_gen = snapshot.generation
         node_info_map = snapshot.node_info_map
         added: set[str] = set()
+        update_affinity = False
         changed = self.changed
         for name in reversed(changed):
             gen = changed[name]
@@ -228,12 +252,9 @@ class Cache:
                 break
             if gen > max_gen:
                 max_gen = gen
-            ni = self.nodes.get(name)
-            if ni is None or ni.node is None:
-                if name in node_info_map:
-                    del node_info_map[name]
-                    update_all = True
-                continue
+            ni = self.nodes[name]
+            if ni.node is None:
+                continue                    # node removed: left to _remove_deleted_nodes_from_snapshot
             existing = node_info_map.get(name)
             if existing is None:
                 added.add(name)
@@ -244,21 +265,21 @@ class Cache:
                 update_affinity = True
             for slot in NodeInfo.__slots__:
                 setattr(existing, slot, getattr(clone, slot))
-        if added:
-            for name in [n for n in self.nodes if n in added]:      # in the cache's order
-                node_info_map[name] = self.nodes[name].snapshot()
-            update_all = True
         snapshot.generation = max_gen
-        if update_all:
-            snapshot.rebuild_lists()
-        elif update_affinity:
-            snapshot.update_affinity_lists()
+        return added, update_affinity
+
+    def _remove_deleted_nodes_from_snapshot(self, snapshot: Snapshot) -> None:
+        """Drop the snapshot's nodes the cache has no node for. Upstream: removeDeletedNodesFromSnapshot"""
+        node_info_map = snapshot.node_info_map
+        for name in [n for n in node_info_map if n not in self.nodes or self.nodes[n].node is None]:
+            del node_info_map[name]
 
     def check_invariants(self) -> None:
         assert self.assumed_pods <= self.pod_states.keys()
         assert self.live_nodes == sum(1 for ni in self.nodes.values() if ni.node is not None)
-        for name, ni in self.nodes.items():     # every NodeInfo's last change is recorded
-            assert self.changed.get(name) == ni.generation, name
+        assert self.changed.keys() == self.nodes.keys()     # every NodeInfo's last change, no other
+        for name, ni in self.nodes.items():
+            assert self.changed[name] == ni.generation, name
         seen: set[str] = set()
         for name, ni in self.nodes.items():
             assert ni.node is not None or ni.pods, f"empty node-less NodeInfo {name}"

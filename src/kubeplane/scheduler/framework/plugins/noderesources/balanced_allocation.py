@@ -9,7 +9,7 @@ import math
 from .....api.types.core_v1 import Pod
 from ...interface import MAX_NODE_SCORE, Code, CycleState, Status
 from ...types import NodeInfo
-from .resource_allocation import DEFAULT_RESOURCES, ResourceAllocationScorer, ResourceSpec
+from .resource_allocation import DEFAULT_RESOURCES, ResourceAllocationScorer, ResourceSpec, ScoreCachedByGeneration
 
 NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -36,8 +36,9 @@ def balanced_resource_scorer(requested: list[int], allocatable: list[int]) -> in
     return int((1 - std) * MAX_NODE_SCORE)
 
 
-class BalancedAllocation:
+class BalancedAllocation(ScoreCachedByGeneration):
     NAME = NAME
+    PRE_SCORE_STATE_KEY = PRE_SCORE_STATE_KEY
 
     def __init__(self, handle: object = None, *, resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES) -> None:
         self.scorer = ResourceAllocationScorer(NAME, balanced_resource_scorer, use_requested=True,
@@ -54,16 +55,8 @@ class BalancedAllocation:
         state.write(PRE_SCORE_STATE_KEY, (reqs, self.scorer.score_cache(reqs, len(nodes))))
         return None
 
-    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
-        """Upstream: BalancedAllocation.Score (cached by node generation, as Fit.score)."""
-        reqs, cache = state.storage[PRE_SCORE_STATE_KEY]
-        score = cache.get(node_info.generation)
-        if score is None:
-            score = cache[node_info.generation] = self.score_node(node_info, reqs)
-        return score
-
     def score_node(self, node_info: NodeInfo, reqs: list[int]) -> int:
-        """The score, uncached.
+        """The score, uncached. Upstream: BalancedAllocation.Score
 
         For cpu and memory this is balanced_resource_scorer written out: with both
         allocatable, 100 * (1 - |cpu fraction - memory fraction| / 2), each fraction capped

@@ -11,7 +11,9 @@ from .....api.types.core_v1 import Pod
 from ...interface import MAX_NODE_SCORE, Code, CycleState, Status
 from ...types import NodeInfo, Resource, pod_requests
 from .least_allocated import least_resource_scorer
-from .resource_allocation import DEFAULT_RESOURCES, ResourceAllocationScorer, ResourceSpec, cycle_pod_requests
+from .resource_allocation import (
+    DEFAULT_RESOURCES, ResourceAllocationScorer, ResourceSpec, ScoreCachedByGeneration, cycle_pod_requests,
+)
 
 NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -64,8 +66,9 @@ def fits_request(req: Resource, node_info: NodeInfo) -> list[InsufficientResourc
     return out
 
 
-class Fit:
+class Fit(ScoreCachedByGeneration):
     NAME = NAME
+    PRE_SCORE_STATE_KEY = PRE_SCORE_STATE_KEY
 
     def __init__(self, handle: object = None, *, resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES) -> None:
         self.scorer = ResourceAllocationScorer(NAME, least_resource_scorer(resources), use_requested=False,
@@ -108,20 +111,8 @@ class Fit:
         state.write(PRE_SCORE_STATE_KEY, (reqs, self.scorer.score_cache(reqs, len(nodes))))
         return None
 
-    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
-        """LeastAllocated over the node's non-zero requests plus the pod's. Upstream: Fit.Score
-
-        Looked up by the node's generation when an earlier cycle scored the same node state
-        for the same requests (see ResourceAllocationScorer.score_cache).
-        """
-        reqs, cache = state.storage[PRE_SCORE_STATE_KEY]
-        score = cache.get(node_info.generation)
-        if score is None:
-            score = cache[node_info.generation] = self.score_node(node_info, reqs)
-        return score
-
     def score_node(self, node_info: NodeInfo, reqs: list[int]) -> int:
-        """The LeastAllocated score, uncached.
+        """LeastAllocated over the node's non-zero requests plus the pod's, uncached. Upstream: Fit.Score
 
         For cpu and memory this is least_resource_scorer written out: per resource the node
         has, (capacity - requested) * 100 // capacity (0 when over) times its weight; then

@@ -52,6 +52,29 @@ def _get(r: Resource, name: str) -> int:
     return r.scalar_resources.get(name, 0)
 
 
+class ScoreCachedByGeneration:
+    """Score through the score cache PreScore stored under PRE_SCORE_STATE_KEY.
+
+    For plugins whose PreScore writes (pod request list, ResourceAllocationScorer.score_cache)
+    and whose score_node(node_info, request list) computes a score uncached: a node's
+    score is looked up by its generation when an earlier cycle scored the same node state
+    for the same requests, and computed and remembered otherwise.
+    """
+
+    PRE_SCORE_STATE_KEY: str
+
+    def score_node(self, node_info: NodeInfo, reqs: list[int]) -> int:
+        raise NotImplementedError
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """Upstream: Fit.Score, BalancedAllocation.Score (with the cache in front)"""
+        reqs, cache = state.storage[self.PRE_SCORE_STATE_KEY]
+        score = cache.get(node_info.generation)
+        if score is None:
+            score = cache[node_info.generation] = self.score_node(node_info, reqs)
+        return score
+
+
 class ResourceAllocationScorer:
     """Score = scorer(requested-after-placement, allocatable) over the configured resources.
 

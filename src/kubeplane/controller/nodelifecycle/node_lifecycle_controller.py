@@ -22,6 +22,7 @@ from ...api import errors
 from ...api.types import coordination_v1, core_v1
 from ...client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
 from ...client.util.workqueue import Queue, QueueOptions
+from ...client.util.workqueue.parallelizer import parallelize_until
 from ...utils.clock import REAL_CLOCK, Clock, parse_rfc3339, rfc3339
 from .. import controller_utils as cu
 from . import node_utils as nu
@@ -351,13 +352,8 @@ class NodeLifecycleController:
 
         zone_to_node_conditions: dict[str, list[core_v1.NodeCondition | None]] = {}
         # Marking pods not ready is one request per pod: nodes are handled concurrently.
-        sem = asyncio.Semaphore(self.options.node_update_workers)
-
-        async def update_one(node: core_v1.Node) -> None:
-            async with sem:
-                await self._update_node_health_and_pods(node, zone_to_node_conditions)
-
-        await asyncio.gather(*(update_one(n) for n in nodes))
+        await parallelize_until(self.options.node_update_workers, nodes,
+                                lambda node: self._update_node_health_and_pods(node, zone_to_node_conditions))
         await self.handle_disruption(zone_to_node_conditions, nodes)
 
     async def _update_node_health_and_pods(self, cached: core_v1.Node,

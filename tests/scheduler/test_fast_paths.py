@@ -297,3 +297,25 @@ def test_invalid_score_still_reported() -> None:
     fwk.score_weights["Bad"] = 1
     with pytest.raises(RuntimeError, match=r"plugin 'Bad' returns an invalid score 101"):
         fwk.run_score_plugins(CycleState(), make_pod("p"), s.snapshot.node_info_list)
+
+
+def test_a_status_only_update_swaps_the_pod_in_place_with_the_same_aggregates() -> None:
+    from kubeplane.api.types.core_v1 import PodStatus
+    from kubeplane.scheduler.internal.cache import Cache
+    cache = Cache()
+    cache.add_node(make_node("n1", cpu="4", memory="8Gi"))
+    old = make_pod("a", requests={"cpu": "500m", "memory": "1Gi"}, node="n1", host_ports=[8080])
+    cache.add_pod(old)
+    ni = cache.nodes["n1"]
+    gen, ports = ni.generation, ni.used_ports
+    new = old.deep_copy()
+    new.status = PodStatus(phase="Running")
+    new.metadata.labels = {"app": "web"}
+    cache.update_pod(old, new)
+    assert [p.pod for p in ni.pods] == [new] and ni.pods[0].pod is new
+    assert (ni.requested.milli_cpu, ni.requested.memory) == (500, 2**30) and ni.used_ports is ports
+    assert ni.generation > gen and next(reversed(cache.changed)) == "n1"
+    changed = new.deep_copy()
+    changed.spec.containers[0].resources.requests["cpu"] = "1"     # a spec change: remove, then add
+    cache.update_pod(new, changed)
+    assert ni.requested.milli_cpu == 1000 and ni.pods[0].pod is changed

@@ -412,6 +412,17 @@ class NodeInfo:
                                                      if p.uid != uid]
         self._update(pi, -1)
 
+    def replace_pod(self, old: Pod, new: Pod) -> bool:
+        """Swap in new for old, whose spec is the same (so are requests, ports and affinity
+        terms); False if old is not here. A change all the same: the generation moves."""
+        meta = old.metadata
+        pi = self.pod_index.get(meta.uid or f"{meta.namespace}/{meta.name}")
+        if pi is None:
+            return False
+        pi.pod = new
+        self.generation = next_generation()
+        return True
+
     def _update(self, pi: PodInfo, sign: int) -> None:
         res, non0 = pi.requests, pi.non_zero_requests
         r = self.requested

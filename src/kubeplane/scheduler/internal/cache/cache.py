@@ -158,6 +158,15 @@ class Cache:
             self._remove_node_info(name)
 
     def _update_pod(self, old: Pod, new: Pod) -> None:
+        """Upstream: cacheImpl.updatePod (remove, then add). A pod whose spec did not change
+        (a status write: the kubelet's, or PodScheduled) keeps its place and its parsed
+        requests, ports and terms; only the object is swapped, and the node still changes
+        generation. Same aggregates, without re-parsing quantities for every status write."""
+        name = old.spec.node_name or ""
+        ni = self.nodes.get(name)
+        if ni is not None and new.spec == old.spec and ni.replace_pod(old, new):
+            self._moved_to_head(name, ni.generation)
+            return
         self._remove_pod(old)
         self._add_pod(new)
 

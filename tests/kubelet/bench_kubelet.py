@@ -30,6 +30,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from kubeplane.apiserver.server import APIServer  # noqa: E402
 from kubeplane.client.clientset import Clientset  # noqa: E402
 from kubeplane.client.tools.record import EventBroadcaster  # noqa: E402
+from kubeplane.client.tools.record.event import MAX_QUEUED_EVENTS  # noqa: E402
 from kubeplane.client.transport import InProcessTransport  # noqa: E402
 from kubeplane.kubelet import node_names  # noqa: E402
 from kubeplane.kubelet.kubelet import Kubelet, KubeletOptions  # noqa: E402
@@ -109,7 +110,7 @@ async def bench(n_pods: int, n_nodes: int, real_delays: bool) -> dict[str, float
     for i in range(n_pods):
         await cs.core_v1().pods("default").create(pod_dict(f"web-{i}", names[i % n_nodes]))
     stages = load_profile("default")
-    broadcaster = EventBroadcaster(cs)
+    broadcaster = EventBroadcaster(cs, max_queued_events=MAX_QUEUED_EVENTS * n_nodes)   # as run_kubelet
     rt = SimRuntime(profile=stages if real_delays else zero_delays(stages))
     kl = Kubelet(cs, node_names=names, runtime=rt, options=KubeletOptions(), broadcaster=broadcaster)
     meter = Meter()

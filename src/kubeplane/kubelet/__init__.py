@@ -64,10 +64,13 @@ async def _run(clientset: Clientset, *, nodes: int, runtime: str, profile: str, 
                options: KubeletOptions, node_registry: dict[str, Any] | None,
                data_dir: str | os.PathLike[str] | None, server: KubeletServer | None) -> None:
     from ..client.tools.record import EventBroadcaster
+    from ..client.tools.record.event import MAX_QUEUED_EVENTS
     from .kubelet import Kubelet
     from .runtime import new_runtime
 
-    broadcaster = EventBroadcaster(clientset, clock=clock)
+    # Upstream each kubelet (one per node) queues up to 1,000 events; ours serves `nodes` nodes
+    # through one broadcaster, so it gets their combined room rather than dropping at 1,000.
+    broadcaster = EventBroadcaster(clientset, clock=clock, max_queued_events=MAX_QUEUED_EVENTS * max(1, nodes))
     kwargs: dict[str, Any] = {"profile": profile} if runtime == "sim" else {"root_dir": data_dir}
     rt = new_runtime(runtime, clock=clock, **kwargs)
     kl = Kubelet(clientset, node_names=node_names(nodes, node_prefix), runtime=rt, clock=clock,

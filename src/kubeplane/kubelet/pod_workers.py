@@ -15,6 +15,7 @@ import logging
 from typing import Awaitable, Callable
 
 from ..client.util.workqueue import DelayingQueue, DelayingQueueOptions
+from ..client.util.workqueue.worker import process_next_work_item
 from ..utils.clock import REAL_CLOCK, Clock
 
 log = logging.getLogger(__name__)
@@ -47,17 +48,14 @@ class PodWorkers:
             self.queue.shut_down()
 
     async def _worker(self) -> None:
-        while True:
-            uid, shutdown = await self.queue.get()
-            if shutdown:
-                return
-            try:
-                self.syncs += 1
-                await self.sync(uid)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("Error syncing pod, skipping", extra={"podUID": uid})
-                self.queue.add_after(uid, RETRY_AFTER)
-            finally:
-                self.queue.done(uid)
+        while await process_next_work_item(self.queue, self._sync, self._handle_err):
+            pass
+
+    async def _sync(self, uid: str) -> None:
+        self.syncs += 1
+        await self.sync(uid)
+
+    def _handle_err(self, err: Exception | None, uid: str) -> None:
+        if err is not None:
+            log.error("Error syncing pod, skipping", exc_info=err, extra={"podUID": uid})
+            self.queue.add_after(uid, RETRY_AFTER)

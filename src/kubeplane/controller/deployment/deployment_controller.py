@@ -22,6 +22,7 @@ from ...api import errors
 from ...api.types import ObjectName, apps_v1, core_v1
 from ...client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
 from ...client.util.workqueue import RateLimitingQueue, RateLimitingQueueOptions
+from ...client.util.workqueue.worker import process_next_work_item
 from ...utils.clock import REAL_CLOCK, Clock
 from .. import controller_utils as cu
 from ..controller_ref_manager import RealRSControl, ReplicaSetControllerRefManager, recheck_deletion_timestamp
@@ -125,19 +126,7 @@ class DeploymentController:
 
     async def process_next_work_item(self) -> bool:
         """Upstream: processNextWorkItem"""
-        key, shutdown = await self.queue.get()
-        if shutdown:
-            return False
-        try:
-            try:
-                await self.sync_handler(key)
-            except Exception as err:            # keep the worker alive; CancelledError propagates
-                self.handle_err(err, key)
-            else:
-                self.handle_err(None, key)
-        finally:
-            self.queue.done(key)
-        return True
+        return await process_next_work_item(self.queue, self.sync_handler, self.handle_err)
 
     def handle_err(self, err: Exception | None, key: ObjectName) -> None:
         """Forget on success (or a terminating namespace), retry rate-limited up to max_retries,

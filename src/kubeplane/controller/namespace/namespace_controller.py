@@ -23,6 +23,7 @@ from ...client.util.workqueue import (
     BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, RateLimitingQueue,
     RateLimitingQueueOptions,
 )
+from ...client.util.workqueue.worker import process_next_work_item
 from ...utils.clock import REAL_CLOCK, Clock
 from .deletion import NamespacedResourcesDeleter, ResourcesRemainingError
 
@@ -80,21 +81,17 @@ class NamespaceController:
 
         Upstream: worker's workFunc
         """
-        key, quit_ = await self.queue.get()
-        if quit_:
-            return False
-        try:
-            await self.sync_namespace_from_key(key)
+        return await process_next_work_item(self.queue, self.sync_namespace_from_key, self.handle_err)
+
+    def handle_err(self, err: Exception | None, key: str) -> None:
+        if err is None:
             self.queue.forget(key)
-        except ResourcesRemainingError as e:
+        elif isinstance(err, ResourcesRemainingError):
             # e.g. pods with a 30 s grace period: look again in 30/2 + 1 = 16 s.
-            self.queue.add_after(key, e.estimate // 2 + 1)
-        except Exception as e:                        # noqa: BLE001 - every failure is retried
-            log.warning("deletion of namespace %s failed: %s", key, e)
+            self.queue.add_after(key, err.estimate // 2 + 1)
+        else:                                         # every failure is retried
+            log.warning("deletion of namespace %s failed: %s", key, err)
             self.queue.add_rate_limited(key)
-        finally:
-            self.queue.done(key)
-        return True
 
     async def sync_namespace_from_key(self, key: str) -> None:
         """Upstream: syncNamespaceFromKey"""

@@ -27,6 +27,7 @@ from ...api import errors
 from ...api.types import core_v1, to_dict
 from ...client.clientset import Clientset
 from ...client.util.workqueue import DelayingQueue, DelayingQueueOptions
+from ...client.util.workqueue.worker import process_next_work_item
 from ...utils.clock import REAL_CLOCK, Clock, rfc3339
 from . import generate
 
@@ -122,19 +123,13 @@ class StatusManager:
             self.queue.shut_down()
 
     async def _worker(self) -> None:
-        while True:
-            uid, shutdown = await self.queue.get()
-            if shutdown:
-                return
-            try:
-                await self.sync_pod(uid)
-            except asyncio.CancelledError:
-                raise
-            except Exception as err:                  # keep writing other pods; retry this one
-                log.warning("Failed to update status for pod", extra={"uid": uid, "err": repr(err)})
-                self.queue.add_after(uid, RETRY_AFTER)
-            finally:
-                self.queue.done(uid)
+        while await process_next_work_item(self.queue, self.sync_pod, self._handle_err):
+            pass
+
+    def _handle_err(self, err: Exception | None, uid: str) -> None:
+        if err is not None:                           # keep writing other pods; retry this one
+            log.warning("Failed to update status for pod", extra={"uid": uid, "err": repr(err)})
+            self.queue.add_after(uid, RETRY_AFTER)
 
     async def sync_pod(self, uid: str) -> None:
         """Write the cached status if it changed; then the final delete if the pod may go.

@@ -203,6 +203,18 @@ class Conflict(StatusError):
                          _details(name, group, resource))
 
 
+# The StatusCause reason of a create refused because its namespace is being deleted.
+# Upstream: v1.NamespaceTerminatingCause.
+NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
+
+
+def has_status_cause(err: BaseException, cause_type: str) -> bool:
+    """Upstream: apierrors.HasStatusCause — the Status details name a cause of this type
+    (on the wire a cause's type is its `reason`)."""
+    details = getattr(err, "details", None) or {}
+    return any(c.get("reason") == cause_type for c in details.get("causes") or ())
+
+
 OPTIMISTIC_LOCK_MSG = "the object has been modified; please apply your changes to the latest version and try again"
 
 

@@ -46,7 +46,7 @@ def namespace_terminating(ri: ResourceInfo, name: str, ns: str) -> errors.Status
     subject = f'{resource} "{name}"' if name else resource
     details: Obj = {"name": name, "group": ri.group, "kind": ri.plural}
     details = {k: v for k, v in details.items() if v}
-    details["causes"] = [{"reason": "NamespaceTerminating", "message": f"namespace {ns} is being terminated",
+    details["causes"] = [{"reason": errors.NAMESPACE_TERMINATING_CAUSE, "message": f"namespace {ns} is being terminated",
                           "field": "metadata.namespace"}]
     return errors.StatusError(
         403, "Forbidden",

@@ -47,9 +47,8 @@ EVENT_TYPE_WARNING = "Warning"
 # Pods with a lower cost are deleted first on scale-down (int32, default 0).
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 
-# The StatusCause reason the API server gives when a create fails because the namespace is
-# being deleted. Upstream: v1.NamespaceTerminatingCause.
-NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
+NAMESPACE_TERMINATING_CAUSE = errors.NAMESPACE_TERMINATING_CAUSE
+has_status_cause = errors.has_status_cause
 
 POD_SUCCEEDED, POD_FAILED, POD_PENDING, POD_UNKNOWN, POD_RUNNING = (
     "Succeeded", "Failed", "Pending", "Unknown", "Running")
@@ -98,12 +97,6 @@ def new_controller_ref(owner: Any, gvk: GroupVersionKind) -> meta_v1.OwnerRefere
     """Upstream: metav1.NewControllerRef — a controller ownerReference that blocks owner deletion."""
     return meta_v1.OwnerReference(api_version=gvk.group_version(), kind=gvk.kind, name=owner.metadata.name,
                                   uid=owner.metadata.uid, controller=True, block_owner_deletion=True)
-
-
-def has_status_cause(err: BaseException, cause_type: str) -> bool:
-    """Upstream: apierrors.HasStatusCause — the Status details name a cause of this type."""
-    details = getattr(err, "details", None) or {}
-    return any(c.get("reason") == cause_type for c in details.get("causes") or ())
 
 
 class AggregateError(Exception):

@@ -6,6 +6,7 @@ patches, aggregation, the spam filter, retries, and the FakeRecorder format.
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 from typing import Any
 
@@ -310,3 +311,14 @@ def test_generate_event_name_falls_back_to_uuid_for_invalid_names():
     assert generate_event_name("web", 255) == "web.ff"
     name = generate_event_name("Node_1", 255)
     assert len(name) == 36 and name.count("-") == 4
+
+
+def test_a_write_refused_by_a_terminating_namespace_is_final_and_not_an_error(caplog: pytest.LogCaptureFixture) -> None:
+    from kubeplane.apiserver.admission import namespace_terminating
+    from kubeplane.api.resources import lookup
+    from kubeplane.client.tools.record.event import _is_final
+    err = namespace_terminating(lookup("", "v1", "events"), "e1", "gone")
+    event = core_v1.Event(metadata=meta_v1.ObjectMeta(name="e1", namespace="gone"))
+    with caplog.at_level(logging.DEBUG, logger="kubeplane.client.tools.record.event"):
+        assert _is_final(err, event)
+    assert [r.levelname for r in caplog.records] == ["DEBUG"]

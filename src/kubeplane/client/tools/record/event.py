@@ -31,10 +31,8 @@ from ....api.types import core_v1, meta_v1
 from ....utils.clock import REAL_CLOCK, Clock, rfc3339
 from .events_cache import CorrelatorOptions, EventCorrelator, UniqueNanos
 from .util import (
-    NAMESPACE_TERMINATING_CAUSE,
     generate_event_name,
     get_reference,
-    has_status_cause,
     is_key_not_found_error,
     sprintf,
     validate_event_type,
@@ -344,7 +342,7 @@ class EventBroadcaster:
 def _is_final(err: BaseException | None, event: core_v1.Event) -> bool:
     """Whether a failed write should be given up: yes for any answer from the server."""
     if isinstance(err, errors.StatusError):
-        if isinstance(err, errors.AlreadyExists) or has_status_cause(err, NAMESPACE_TERMINATING_CAUSE):
+        if isinstance(err, errors.AlreadyExists) or errors.has_status_cause(err, errors.NAMESPACE_TERMINATING_CAUSE):
             log.debug("Server rejected event (will not retry!)", extra={"event": _describe(event), "err": str(err)})
         else:
             log.error("Server rejected event (will not retry!)", extra={"event": _describe(event), "err": str(err)})

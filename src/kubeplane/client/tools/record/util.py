@@ -16,8 +16,6 @@ from ....api.validation.names import name_is_dns_subdomain
 
 EVENT_TYPE_NORMAL = "Normal"
 EVENT_TYPE_WARNING = "Warning"
-# The StatusCause type the API server sets when a write lands in a terminating namespace.
-NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
 
 
 def validate_event_type(eventtype: str) -> bool:
@@ -34,13 +32,6 @@ def is_key_not_found_error(err: BaseException) -> bool:
     Upstream: IsKeyNotFoundError, tools/record/util/util.go
     """
     return isinstance(err, errors.StatusError) and err.code == 404
-
-
-def has_status_cause(err: BaseException, cause_type: str) -> bool:
-    """Upstream: HasStatusCause, apimachinery/pkg/api/errors/errors.go"""
-    if not isinstance(err, errors.StatusError) or not err.details:
-        return False
-    return any(c.get("type") == cause_type for c in err.details.get("causes") or [])
 
 
 def generate_event_name(ref_name: str, unix_nano: int) -> str:

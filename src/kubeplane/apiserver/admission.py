@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..api import errors
-from ..api.resources import ResourceInfo
+from ..api.resources import ResourceInfo, lookup
 
 if TYPE_CHECKING:
     from .server import APIServer
@@ -19,6 +19,9 @@ NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
 DEFAULT_TOLERATION_SECONDS = 300      # --default-not-ready/unreachable-toleration-seconds
 
+
+_NAMESPACES = lookup("", "v1", "namespaces")
+assert _NAMESPACES is not None
 
 async def admit_create(api: APIServer, ri: ResourceInfo, obj: Obj, name: str | None = None) -> None:
     """Run the create-time plugins: NamespaceLifecycle, then DefaultTolerationSeconds for pods."""
@@ -33,7 +36,7 @@ async def namespace_lifecycle(api: APIServer, ri: ResourceInfo, obj: Obj, name: 
     if not ri.namespaced:
         return
     ns = obj["metadata"].get("namespace", "")
-    kv = await api.storage.get(f"/registry/namespaces/{ns}")
+    kv = await api.storage.get(_NAMESPACES.key("", ns))
     if kv is None:
         raise errors.NotFound("", "namespaces", ns)
     if (kv.obj.get("status") or {}).get("phase") == "Terminating":

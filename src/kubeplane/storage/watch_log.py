@@ -162,10 +162,6 @@ class LogWatcher:
             return self._log.revision
         return self._cursor
 
-    @property
-    def stopped(self) -> bool:
-        return self._stopped or self._log.closed
-
     def ready(self) -> list[WatchEvent]:
         """Every event available now, without waiting (a burst becomes one batch).
 
@@ -181,15 +177,6 @@ class LogWatcher:
             if ev.kv.key.startswith(prefix):
                 out.append(ev)
         return out
-
-    def changed(self) -> asyncio.Future[int | None]:
-        """A future that resolves on the next write to the log (or on stop/close)."""
-        if self.stopped:
-            fut: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
-            fut.set_result(None)
-            return fut
-        self._fut = self._log._wait("")
-        return self._fut
 
     def stop(self) -> None:
         """End the stream: a pending or later iteration raises StopAsyncIteration.

@@ -3,7 +3,9 @@ selectors, paging and response building."""
 from __future__ import annotations
 
 import base64
+import bisect
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -320,8 +322,7 @@ def page(kvs: list[KeyValue], sel: Selectors, start: str, limit: int,
     out: list[KeyValue] = []
     i = 0
     if start:
-        import bisect
-        i = bisect.bisect_left([kv.key for kv in kvs], prefix + start)
+        i = bisect.bisect_left(kvs, prefix + start, key=attrgetter("key"))
     for j in range(i, len(kvs)):
         kv = kvs[j]
         if sel.empty or sel.matches(kv.obj):

@@ -106,7 +106,7 @@ def _check_preconditions(ri: ResourceInfo, obj: Obj, opts: DeleteOptions) -> Non
     """Upstream: BeforeDelete's early precondition check (a Conflict on the Kind, not the resource)."""
     meta = obj["metadata"]
     name = meta.get("name", "")
-    kind = strategy_kind(ri)
+    kind = ri.kind
     if opts.precondition_uid is not None and opts.precondition_uid != meta.get("uid"):
         raise errors.Conflict(ri.group, kind, name,
                               f"the UID in the precondition ({opts.precondition_uid}) does not match the UID in "
@@ -116,11 +116,6 @@ def _check_preconditions(ri: ResourceInfo, obj: Obj, opts: DeleteOptions) -> Non
                               f"the ResourceVersion in the precondition ({opts.precondition_rv}) does not match the "
                               f"ResourceVersion in record ({meta.get('resourceVersion')}). The object might have "
                               "been modified")
-
-
-def strategy_kind(ri: ResourceInfo) -> str:
-    """The internal kind upstream's strategy reports (events.k8s.io Events are core Events)."""
-    return ri.kind
 
 
 async def delete_object(api: APIServer, req: Request, ri: ResourceInfo, kv: KeyValue,
@@ -136,7 +131,7 @@ async def delete_object(api: APIServer, req: Request, ri: ResourceInfo, kv: KeyV
     if ri.plural == "namespaces":
         return await _delete_namespace(api, ri, kv, opts)
     _check_preconditions(ri, kv.obj, opts)
-    new = objects.deep_copy(kv.obj)
+    new = objects.mutable_copy(kv)
     graceful, pending = _before_delete(api, ri, new, opts)
     if pending:
         return kv.obj, False
@@ -238,14 +233,14 @@ async def _delete_namespace(api: APIServer, ri: ResourceInfo, kv: KeyValue, opts
         raise errors.Conflict("", "namespaces", name, f"Precondition failed: ResourceVersion in precondition: "
                               f"{opts.precondition_rv}, ResourceVersion in object meta: {meta.get('resourceVersion')}")
     if not meta.get("deletionTimestamp"):
-        new = objects.deep_copy(kv.obj)
+        new = objects.mutable_copy(kv)
         new["metadata"]["deletionTimestamp"] = rfc3339(api.clock.now())
         new.setdefault("status", {})["phase"] = "Terminating"
         _set_finalizers(new["metadata"], _gc_finalizers(list(meta.get("finalizers") or []), opts))
         return await _write(api, ri, kv, new, opts), False
     if (kv.obj.get("spec") or {}).get("finalizers"):
         return kv.obj, False
-    new = objects.deep_copy(kv.obj)
+    new = objects.mutable_copy(kv)
     finalizers = _gc_finalizers(list(meta.get("finalizers") or []), opts)
     if not finalizers:
         return await _remove(api, ri, kv, opts)

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from ...api import errors
 from ...api.resources import ResourceInfo
 from .. import admission, codec, objects
@@ -176,7 +174,7 @@ async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
     if patch_type == "application/apply-patch+yaml":
         config, warnings = codec.decode_object(req.headers, req.body, ri, common.field_validation(req))
         objects.check_type_meta(config, ri)
-        live = orjson.loads(kv.value) if kv else None
+        live = objects.mutable_copy(kv) if kv else None
         new = server_side_apply(live, config, ri.definition, manager=req.query.get("fieldManager", ""),
                                 force=req.flag("force"), api_version=ri.api_version, now=api.now())
         if kv is None:
@@ -187,9 +185,9 @@ async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
         if kv is None:
             raise errors.NotFound(ri.group, ri.plural, name)
         if req.obj is not None:     # an in-process component's patch: trusted, see Request.obj
-            new = apply_patch(patch_type, orjson.loads(kv.value), req.obj, ri.definition)
+            new = apply_patch(patch_type, objects.mutable_copy(kv), req.obj, ri.definition)
         else:
-            new = apply_patch(patch_type, orjson.loads(kv.value), req.body, ri.definition)
+            new = apply_patch(patch_type, objects.mutable_copy(kv), req.body, ri.definition)
             common.check_patched_fields(req, ri, new, warnings)
     objects.check_type_meta(new, ri)
     objects.check_name(new, name)

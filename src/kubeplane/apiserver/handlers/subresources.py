@@ -86,7 +86,7 @@ async def _apply_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, 
     if uid and uid != kv.obj["metadata"].get("uid"):
         raise errors.Conflict(ri.group, f"{ri.plural}/scale", name, f"Precondition failed: UID in precondition: "
                               f"{uid}, UID in object meta: {kv.obj['metadata'].get('uid')}")
-    new = objects.deep_copy(kv.obj)
+    new = objects.mutable_copy(kv)
     new.setdefault("spec", {})["replicas"] = replicas
     expected = common.precondition_revision(scale, kv.mod_revision)
     stored = await rest.update_object(api, req, ri, new, kv.obj, expected, "", [])
@@ -112,7 +112,7 @@ async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str
     if errs:
         raise errors.Invalid("", "Binding", name, errs)
     kv = await _current(api, ri, ns, name)
-    pod = objects.deep_copy(kv.obj)
+    pod = objects.mutable_copy(kv)
     pmeta = pod["metadata"]
     if meta.get("uid") and meta["uid"] != pmeta.get("uid"):
         raise errors.Conflict("", "pods", name, f"Precondition failed: UID in precondition: {meta['uid']}, "
@@ -163,7 +163,7 @@ async def finalize_namespace(api: APIServer, req: Request, ri: ResourceInfo, nam
     away completes a pending namespace deletion."""
     body = codec.decode_plain(req.headers, req.body)
     kv = await _current(api, ri, "", name)
-    new = objects.deep_copy(kv.obj)
+    new = objects.mutable_copy(kv)
     finalizers = (body.get("spec") or {}).get("finalizers") or []
     new.setdefault("spec", {})["finalizers"] = finalizers
     if not finalizers:

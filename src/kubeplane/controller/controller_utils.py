@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, NamedTuple, Protocol
 from ..api import errors, labels, types
 from ..api.types import core_v1, meta_v1
 from ..api.validation.names import name_is_dns_subdomain
-from ..client.tools.cache import DeletedFinalStateUnknown, meta_namespace_key_func
+from ..client.tools.cache import meta_namespace_key_func
 from ..client.tools.cache.listers import label_matcher  # noqa: F401  (re-exported: the controllers' matcher)
+from ..client.tools.cache.store import deletion_handling_meta_namespace_key_func
 from ..utils.clock import REAL_CLOCK, Clock, parse_rfc3339
 
 if TYPE_CHECKING:
@@ -57,11 +58,8 @@ _POD_PHASE_TO_ORDINAL = {POD_PENDING: 0, POD_UNKNOWN: 1, POD_RUNNING: 2}
 
 # --- keys, owner references --------------------------------------------------------------
 
-def key_func(obj: Any) -> str:
-    """Upstream: KeyFunc = DeletionHandlingMetaNamespaceKeyFunc ("ns/name"; tombstones keep their key)."""
-    if isinstance(obj, DeletedFinalStateUnknown):
-        return obj.key
-    return meta_namespace_key_func(obj)
+# Upstream: KeyFunc = DeletionHandlingMetaNamespaceKeyFunc ("ns/name"; tombstones keep their key).
+key_func = deletion_handling_meta_namespace_key_func
 
 
 def pod_key(pod: core_v1.Pod) -> str:

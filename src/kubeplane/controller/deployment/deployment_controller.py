@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...api import errors
 from ...api.types import ObjectName, apps_v1, core_v1
-from ...client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
+from ...client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, object_from_tombstone
 from ...client.util.workqueue import RateLimitingQueue, RateLimitingQueueOptions
 from ...client.util.workqueue.worker import process_next_work_item
 from ...utils.clock import REAL_CLOCK, Clock
@@ -174,7 +174,7 @@ class DeploymentController:
 
     def delete_deployment(self, obj: apps_v1.Deployment | DeletedFinalStateUnknown) -> None:
         """The sync will find it gone and return. Upstream: deleteDeployment"""
-        d = _unwrap(obj, apps_v1.Deployment)
+        d = object_from_tombstone(obj, apps_v1.Deployment)
         if d is not None:
             log.debug("Deleting deployment", extra={"deployment": d.metadata.name})
             self.enqueue_deployment(d)
@@ -216,7 +216,7 @@ class DeploymentController:
 
     def delete_replica_set(self, obj: apps_v1.ReplicaSet | DeletedFinalStateUnknown) -> None:
         """Upstream: deleteReplicaSet (nobody cares about orphans going away)"""
-        rs = _unwrap(obj, apps_v1.ReplicaSet)
+        rs = object_from_tombstone(obj, apps_v1.ReplicaSet)
         if rs is None or (ref := cu.get_controller_of(rs)) is None:
             return
         if (d := self.resolve_controller_ref(rs.metadata.namespace, ref)) is not None:
@@ -230,7 +230,7 @@ class DeploymentController:
         Upstream lists the ReplicaSets through the API client here; we use the lister, so
         the handler does no I/O.
         """
-        pod = _unwrap(obj, core_v1.Pod)
+        pod = object_from_tombstone(obj, core_v1.Pod)
         if pod is None or (d := self.get_deployment_for_pod(pod)) is None:
             return
         if d.spec.strategy is None or d.spec.strategy.type != du.RECREATE_DEPLOYMENT_STRATEGY_TYPE:
@@ -383,13 +383,4 @@ def _selects_everything(d: apps_v1.Deployment) -> bool:
     sel = d.spec.selector if d.spec is not None else None
     return sel is not None and sel.match_labels is None and sel.match_expressions is None
 
-
-def _unwrap(obj: Any, cls: type) -> Any:
-    """The object of a handler call, unwrapping a DeletedFinalStateUnknown tombstone; None (logged) on garbage."""
-    if isinstance(obj, DeletedFinalStateUnknown):
-        obj = obj.obj
-    if not isinstance(obj, cls):
-        log.error("couldn't get object from tombstone", extra={"obj": repr(obj)[:200]})
-        return None
-    return obj
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ...api import errors, labels
 from ...api.types import ObjectName, apps_v1, core_v1
-from ...client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
+from ...client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, object_from_tombstone
 from ...client.util.workqueue import RateLimitingQueue, RateLimitingQueueOptions
 from ...client.util.workqueue.worker import process_next_work_item
 from ...utils.clock import REAL_CLOCK, Clock
@@ -165,7 +165,7 @@ class ReplicaSetController:
 
     def delete_rs(self, obj: apps_v1.ReplicaSet | DeletedFinalStateUnknown) -> None:
         """Forget the RS's expectations so a new RS with the same name starts clean. Upstream: deleteRS"""
-        rs = _unwrap(obj, apps_v1.ReplicaSet)
+        rs = object_from_tombstone(obj, apps_v1.ReplicaSet)
         if rs is None:
             return
         key = cu.key_func(rs)
@@ -226,7 +226,7 @@ class ReplicaSetController:
 
     def delete_pod(self, obj: core_v1.Pod | DeletedFinalStateUnknown) -> None:
         """Observe the deletion for the owner and wake it. Upstream: deletePod"""
-        pod = _unwrap(obj, core_v1.Pod)
+        pod = object_from_tombstone(obj, core_v1.Pod)
         if pod is None:
             return
         ref = cu.get_controller_of(pod)
@@ -458,12 +458,3 @@ def get_pod_keys(pods: Sequence[core_v1.Pod]) -> list[str]:
     """Upstream: getPodKeys"""
     return [cu.pod_key(p) for p in pods]
 
-
-def _unwrap(obj: Any, cls: type) -> Any:
-    """The object of a handler call, unwrapping a DeletedFinalStateUnknown tombstone; None (logged) on garbage."""
-    if isinstance(obj, DeletedFinalStateUnknown):
-        obj = obj.obj
-    if not isinstance(obj, cls):
-        log.error("couldn't get object from tombstone", extra={"obj": repr(obj)[:200]})
-        return None
-    return obj

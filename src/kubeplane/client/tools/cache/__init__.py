@@ -6,11 +6,12 @@ from .shared_informer import (
 )
 from .store import (
     NAMESPACE_INDEX, DeletedFinalStateUnknown, Indexer, meta_namespace_index_func, meta_namespace_key_func,
-    split_meta_namespace_key,
+    object_from_tombstone, split_meta_namespace_key,
 )
 
 __all__ = [
     "NAMESPACE_INDEX", "DeletedFinalStateUnknown", "Indexer", "Lister", "ListerWatcher", "NamespaceLister",
     "Reflector", "ResourceEventHandler", "ResourceEventHandlerFuncs", "SharedIndexInformer",
-    "meta_namespace_index_func", "meta_namespace_key_func", "split_meta_namespace_key", "wait_for_cache_sync",
+    "meta_namespace_index_func", "meta_namespace_key_func", "object_from_tombstone", "split_meta_namespace_key",
+    "wait_for_cache_sync",
 ]

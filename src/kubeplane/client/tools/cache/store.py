@@ -8,8 +8,11 @@ list (copy with `.deep_copy()` first) — it would corrupt the indices and other
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
+
+log = logging.getLogger(__name__)
 
 KeyFunc = Callable[[Any], str]
 IndexFunc = Callable[[Any], list[str]]
@@ -23,6 +26,18 @@ class DeletedFinalStateUnknown:
 
     key: str
     obj: Any
+
+
+def object_from_tombstone(obj: Any, cls: type) -> Any:
+    """The object of a delete handler's call: obj, or the last state a DeletedFinalStateUnknown
+    carries; None (logged) if that is not a cls. Upstream: the tombstone check at the top of
+    every controller's delete handler ("couldn't get object from tombstone")."""
+    if isinstance(obj, DeletedFinalStateUnknown):
+        obj = obj.obj
+    if not isinstance(obj, cls):
+        log.error("couldn't get object from tombstone", extra={"obj": repr(obj)[:200]})
+        return None
+    return obj
 
 
 def meta_namespace_key_func(obj: Any) -> str:

@@ -28,7 +28,8 @@ class PKI:
     token: str
 
 
-def _write(path: pathlib.Path, data: bytes, private: bool = False) -> None:
+def write_atomic(path: pathlib.Path, data: bytes, private: bool = False) -> None:
+    """Write data to path through a temporary file and a rename (0600 if private)."""
     tmp = path.with_suffix(path.suffix + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o644)
     with os.fdopen(fd, "wb") as f:
@@ -57,8 +58,26 @@ def ensure_pki(data_dir: pathlib.Path, hosts: list[str]) -> PKI:
     token_path = pki / "admin.token"
     if not (paths.ca_cert.exists() and paths.server_cert.exists() and paths.server_key.exists() and token_path.exists()):
         _generate(pki, paths, hosts)
-        _write(token_path, secrets.token_urlsafe(32).encode(), private=True)
+        write_atomic(token_path, secrets.token_urlsafe(32).encode(), private=True)
     return PKI(paths.ca_cert, paths.server_cert, paths.server_key, token_path.read_text().strip())
+
+
+def serving_cert(subject: str, hosts: list[str], issuer: x509.Certificate | None = None,
+                 issuer_key: ec.EllipticCurvePrivateKey | None = None) -> tuple[bytes, bytes]:
+    """(certificate PEM, key PEM) of a fresh EC serving certificate for hosts (IPs and DNS
+    names), signed by issuer/issuer_key, or self-signed when none is given."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    sans: list[x509.GeneralName] = []
+    for h in dict.fromkeys(hosts):
+        try:
+            sans.append(x509.IPAddress(ipaddress.ip_address(h)))
+        except ValueError:
+            sans.append(x509.DNSName(h))
+    cert = (_builder(subject, issuer.subject if issuer else None, key.public_key())
+            .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .sign(issuer_key or key, hashes.SHA256()))
+    return cert.public_bytes(serialization.Encoding.PEM), _key_pem(key)
 
 
 def _generate(pki: pathlib.Path, paths: PKI, hosts: list[str]) -> None:
@@ -67,18 +86,9 @@ def _generate(pki: pathlib.Path, paths: PKI, hosts: list[str]) -> None:
           .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
           .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
           .sign(ca_key, hashes.SHA256()))
-    key = ec.generate_private_key(ec.SECP256R1())
-    sans: list[x509.GeneralName] = []
-    for h in dict.fromkeys(["localhost", "127.0.0.1", "::1", "kubernetes", "kubernetes.default", *hosts]):
-        try:
-            sans.append(x509.IPAddress(ipaddress.ip_address(h)))
-        except ValueError:
-            sans.append(x509.DNSName(h))
-    cert = (_builder("kube-apiserver", ca.subject, key.public_key())
-            .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-            .sign(ca_key, hashes.SHA256()))
-    _write(pki / "ca.key", _key_pem(ca_key), private=True)
-    _write(paths.ca_cert, ca.public_bytes(serialization.Encoding.PEM))
-    _write(paths.server_key, _key_pem(key), private=True)
-    _write(paths.server_cert, cert.public_bytes(serialization.Encoding.PEM))
+    cert, key = serving_cert("kube-apiserver", ["localhost", "127.0.0.1", "::1", "kubernetes", "kubernetes.default",
+                                                *hosts], ca, ca_key)
+    write_atomic(pki / "ca.key", _key_pem(ca_key), private=True)
+    write_atomic(paths.ca_cert, ca.public_bytes(serialization.Encoding.PEM))
+    write_atomic(paths.server_key, key, private=True)
+    write_atomic(paths.server_cert, cert)

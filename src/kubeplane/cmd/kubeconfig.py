@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import base64
-import os
 import pathlib
 
 import yaml
+
+from ..apiserver.certs import write_atomic
 
 CLUSTER = "kubeplane"
 USER = "kubeplane-admin"
@@ -24,8 +25,4 @@ def write_kubeconfig(path: pathlib.Path, server: str, ca_cert: pathlib.Path, tok
         "current-context": CLUSTER,
         "preferences": {},
     }
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        yaml.safe_dump(config, f, sort_keys=False)
-    os.replace(tmp, path)
+    write_atomic(path, yaml.safe_dump(config, sort_keys=False).encode(), private=True)

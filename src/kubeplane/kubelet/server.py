@@ -212,30 +212,14 @@ def self_signed_context(hosts: list[str]) -> ssl.SSLContext:
     Upstream: the kubelet makes a self-signed serving certificate when given none
     (cert.GenerateSelfSignedCertKey).
     """
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import ExtendedKeyUsageOID
+    from ..apiserver.certs import serving_cert, write_atomic
 
-    from ..apiserver.certs import _builder, _key_pem
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    sans: list[x509.GeneralName] = []
-    for h in dict.fromkeys([*hosts, "localhost", "127.0.0.1"]):
-        try:
-            sans.append(x509.IPAddress(ipaddress.ip_address(h)))
-        except ValueError:
-            sans.append(x509.DNSName(h))
-    cert = (_builder(f"kubeplane-kubelet@{socket.gethostname()}", None, key.public_key())
-            .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-            .sign(key, hashes.SHA256()))
+    cert, key = serving_cert(f"kubeplane-kubelet@{socket.gethostname()}", [*hosts, "localhost", "127.0.0.1"])
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     with tempfile.TemporaryDirectory(prefix="kubeplane-kubelet-tls-") as d:   # load_cert_chain reads files
         cert_path, key_path = pathlib.Path(d, "kubelet.crt"), pathlib.Path(d, "kubelet.key")
-        cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-        key_path.touch(mode=0o600)
-        key_path.write_bytes(_key_pem(key))
+        write_atomic(cert_path, cert)
+        write_atomic(key_path, key, private=True)
         ctx.load_cert_chain(cert_path, key_path)
     return ctx
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+from ...api.toleration import tolerates_taint
 from ...api.types import core_v1
 
 TAINT_EFFECT_NO_SCHEDULE = "NoSchedule"
@@ -90,21 +91,6 @@ def remove_taint(node: core_v1.Node, taint: core_v1.Taint) -> tuple[core_v1.Node
 def get_no_execute_taints(taints: Sequence[core_v1.Taint] | None) -> list[core_v1.Taint]:
     """Upstream: getNoExecuteTaints (tainteviction/taint_eviction.go)"""
     return [t for t in taints or () if t.effect == TAINT_EFFECT_NO_EXECUTE]
-
-
-def tolerates_taint(toleration: core_v1.Toleration, taint: core_v1.Taint) -> bool:
-    """An empty effect or key matches any; operator "" (Equal) compares values, Exists does not.
-
-    Upstream: Toleration.ToleratesTaint (core/v1/toleration.go)
-    """
-    if toleration.effect and toleration.effect != taint.effect:
-        return False
-    if toleration.key and toleration.key != taint.key:
-        return False
-    op = toleration.operator or ""
-    if op in ("", "Equal"):
-        return (toleration.value or "") == (taint.value or "")
-    return op == "Exists"
 
 
 def get_matching_tolerations(taints: Sequence[core_v1.Taint], tolerations: Sequence[core_v1.Toleration] | None

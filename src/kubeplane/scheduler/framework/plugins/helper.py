@@ -1,6 +1,7 @@
 """Helpers shared by plugins. Upstream: framework/plugins/helper (normalize_score.go, taint.go)."""
 from __future__ import annotations
 
+from ....api.toleration import tolerates_taint
 from ....api.types.core_v1 import Taint, Toleration
 from ..interface import MAX_NODE_SCORE, NodeScore
 
@@ -21,30 +22,6 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeS
     for s in scores:
         score = max_priority * s.score // max_count
         s.score = max_priority - score if reverse else score
-
-
-def tolerates_taint(t: Toleration, taint: Taint) -> bool:
-    """Upstream: Toleration.ToleratesTaint (k8s.io/api/core/v1/toleration.go).
-
-    An empty effect matches every effect; an empty key with Exists matches every taint;
-    Equal (or empty) compares values.
-    """
-    if t.effect and t.effect != taint.effect:
-        return False
-    if t.key and t.key != taint.key:
-        return False
-    op = t.operator or "Equal"
-    if op == "Equal":
-        return (t.value or "") == (taint.value or "")
-    if op == "Exists":
-        return True
-    if op in ("Gt", "Lt"):
-        try:
-            tv, xv = int(t.value or ""), int(taint.value or "")
-        except ValueError:
-            return False
-        return xv > tv if op == "Gt" else xv < tv
-    return False
 
 
 def tolerations_tolerate_taint(tolerations: list[Toleration], taint: Taint) -> bool:

@@ -38,6 +38,18 @@ class Transport(Protocol):
         """Release connections."""
 
 
+def load_kubeconfig(path: str | pathlib.Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The (cluster, user) entries of a kubeconfig's current context (the first context when
+    none is current); {} for a piece the file lacks."""
+    cfg = yaml.safe_load(pathlib.Path(path).read_text()) or {}
+    contexts = cfg.get("contexts") or []
+    ctx_name = cfg.get("current-context")
+    ctx = next((c["context"] for c in contexts if c["name"] == ctx_name), contexts[0]["context"] if contexts else {})
+    cluster = next((c.get("cluster") or {} for c in cfg.get("clusters") or [] if c["name"] == ctx.get("cluster")), {})
+    user = next((u.get("user") or {} for u in cfg.get("users") or [] if u["name"] == ctx.get("user")), {})
+    return cluster, user
+
+
 class InProcessTransport:
     """Calls APIServer.handle directly: no sockets, no TLS, the same code path as HTTPS requests.
 
@@ -110,12 +122,7 @@ class HTTPTransport:
 
     @classmethod
     def from_kubeconfig(cls, path: str | pathlib.Path, *, user_agent: str = "kubeplane") -> HTTPTransport:
-        cfg = yaml.safe_load(pathlib.Path(path).read_text())
-        ctx_name = cfg.get("current-context")
-        ctx = next(c["context"] for c in cfg["contexts"] if c["name"] == ctx_name) if ctx_name \
-            else cfg["contexts"][0]["context"]
-        cluster = next(c["cluster"] for c in cfg["clusters"] if c["name"] == ctx["cluster"])
-        user = next(u["user"] for u in cfg["users"] if u["name"] == ctx["user"])
+        cluster, user = load_kubeconfig(path)
         ca = cluster.get("certificate-authority-data")
         ca_data = base64.b64decode(ca) if ca else (
             pathlib.Path(cluster["certificate-authority"]).read_bytes() if cluster.get("certificate-authority") else None)

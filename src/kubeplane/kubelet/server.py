@@ -31,7 +31,6 @@ import tempfile
 from typing import Any, AsyncIterator, Mapping, Protocol
 
 import orjson
-import yaml
 from aiohttp import web
 
 from ..api import errors
@@ -226,12 +225,8 @@ def self_signed_context(hosts: list[str]) -> ssl.SSLContext:
 
 def kubeconfig_token(path: str | pathlib.Path) -> str:
     """The bearer token of the kubeconfig's current user ("" when it has none)."""
-    cfg = yaml.safe_load(pathlib.Path(path).read_text()) or {}
-    ctx_name = cfg.get("current-context")
-    contexts = cfg.get("contexts") or []
-    ctx = next((c["context"] for c in contexts if c["name"] == ctx_name), contexts[0]["context"] if contexts else {})
-    user = next((u.get("user") or {} for u in cfg.get("users") or [] if u["name"] == ctx.get("user")), {})
-    return str(user.get("token", ""))
+    from ..client.transport import load_kubeconfig
+    return str(load_kubeconfig(path)[1].get("token", ""))
 
 
 def reported_address(bind: str) -> str:

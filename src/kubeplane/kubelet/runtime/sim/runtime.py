@@ -233,12 +233,13 @@ class SimRuntime:
         self._advance(oid)
         self._notify(p.uid)
 
-    def _schedule(self, oid: str) -> None:
-        """Arm the timer of the stage that applies to the object now, if any."""
+    def _schedule(self, oid: str, stage: Stage | None = None) -> None:
+        """Arm the timer of `stage`, or of the stage that applies to the object now, if any."""
         self._cancel(oid)
         obj = self._objs.get(oid)
-        stage = self.lifecycle.select(obj) if obj is not None else None
         if stage is None:
+            stage = self.lifecycle.select(obj) if obj is not None else None
+        if stage is None or obj is None:
             return
         delay = stage.delay.pick(obj, self.clock.now(), self.rng)
         self._timers[oid] = asyncio.ensure_future(self._fire_after(oid, stage, delay))
@@ -262,7 +263,7 @@ class SimRuntime:
             if stage is None:
                 return
             if stage.delay.bounds(obj, self.clock.now())[1] > 0:
-                self._schedule(oid)
+                self._schedule(oid, stage)     # the stage just selected: no second selection
                 return
             self._apply(oid, stage)
         raise RuntimeError(f"sim object {oid}: zero-delay stages keep matching")

@@ -167,3 +167,21 @@ async def test_readiness_gate_set_by_someone_else_makes_the_pod_ready(make_env) 
     assert ready(p).status == "True"
     assert env.kubelet.status_manager.writes == writes + 1
     assert [c.type for c in p.status.conditions].count("example.com/gate") == 1
+
+
+def test_forget_pod_drops_every_back_off_record_of_the_pod() -> None:
+    from kubeplane.kubelet.backoff import Backoff
+    from kubeplane.kubelet.kuberuntime_manager import BackoffState
+    from kubeplane.utils.clock import FakeClock
+    clock = FakeClock(0.0)
+    bo = BackoffState(Backoff(10, 300, clock=clock), Backoff(10, 300, clock=clock))
+    for uid in ("u1", "u2"):
+        assert bo.first_time(bo.pull_failures_seen, uid, "c1") and not bo.first_time(bo.pull_failures_seen, uid, "c1")
+        assert bo.first_time(bo.back_off_reported, uid, "c1")
+        bo.crash.next(f"web_default_{uid}_c", 0.0)
+        bo.image.next(f"{uid}_nginx", 0.0)
+        bo.last_pull_error[f"{uid}/c"] = ("ImagePullBackOff", "x")
+    bo.forget_pod("u1")
+    assert list(bo.pull_failures_seen) == list(bo.back_off_reported) == ["u2"]
+    assert list(bo.crash.entries) == ["web_default_u2_c"] and list(bo.image.entries) == ["u2_nginx"]
+    assert list(bo.last_pull_error) == ["u2/c"]

@@ -98,7 +98,6 @@ class Kubelet:
         self.node_registry = node_registry      # the API server's node name -> NodeConnection (pods/log)
         self.backoff = BackoffState(Backoff(INITIAL_BACK_OFF, MAX_CONTAINER_BACK_OFF, clock=clock),
                                     Backoff(INITIAL_BACK_OFF, MAX_CONTAINER_BACK_OFF, clock=clock))
-        self._back_off_reported: set[str] = set()        # container ids whose BackOff event went out
         self.heartbeat_writes = 0
         runtime.set_event_handler(self.pod_workers.enqueue)
         if hasattr(runtime, "events"):
@@ -333,10 +332,7 @@ class Kubelet:
         self.runtime.remove_pod(uid)
         self.prober.remove_pod(uid)
         self.status_manager.remove_orphaned_statuses(uid)
-        self.backoff.crash.forget(lambda key: f"_{uid}_" in key)
-        self.backoff.image.forget(lambda key: key.startswith(uid + "_"))
-        self.backoff.last_pull_error = {k: v for k, v in self.backoff.last_pull_error.items()
-                                        if not k.startswith(uid + "/")}
+        self.backoff.forget_pod(uid)
 
     def _set_status(self, pod: core_v1.Pod, rt: PodStatus, waiting: dict[str, tuple[str, str]], *,
                     terminal: bool = False) -> None:
@@ -381,9 +377,8 @@ class Kubelet:
         """One BackOff event per crashed attempt. Upstream: doBackOff's Eventf."""
         recorder = self._recorder_for(pod.metadata.uid or "")
         for c, cid in items:
-            if cid in self._back_off_reported:
+            if not self.backoff.first_time(self.backoff.back_off_reported, pod.metadata.uid or "", cid):
                 continue
-            self._back_off_reported.add(cid)
             if recorder is not None:
                 ref = core_v1.ObjectReference(kind="Pod", api_version="v1", name=pod.metadata.name,
                                               namespace=pod.metadata.namespace, uid=pod.metadata.uid,

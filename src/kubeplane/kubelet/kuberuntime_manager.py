@@ -39,8 +39,26 @@ class BackoffState:
 
     crash: Backoff
     image: Backoff
-    pull_failures_seen: set[str] = field(default_factory=set)        # container ids already counted
+    pull_failures_seen: dict[str, set[str]] = field(default_factory=dict)   # pod uid -> container ids counted
+    back_off_reported: dict[str, set[str]] = field(default_factory=dict)    # pod uid -> ids whose BackOff went out
     last_pull_error: dict[str, tuple[str, str]] = field(default_factory=dict)   # uid/name -> reason, msg
+
+    @staticmethod
+    def first_time(seen: dict[str, set[str]], uid: str, cid: str) -> bool:
+        """Whether cid of pod uid is new to `seen` (one of the sets above), recording it."""
+        ids = seen.setdefault(uid, set())
+        if cid in ids:
+            return False
+        ids.add(cid)
+        return True
+
+    def forget_pod(self, uid: str) -> None:
+        """Drop everything kept for a pod that is gone, next to the code that makes the keys."""
+        self.crash.forget(lambda key: f"_{uid}_" in key)
+        self.image.forget(lambda key: key.startswith(uid + "_"))
+        self.last_pull_error = {k: v for k, v in self.last_pull_error.items() if not k.startswith(uid + "/")}
+        self.pull_failures_seen.pop(uid, None)
+        self.back_off_reported.pop(uid, None)
 
 
 def format_pod(pod: core_v1.Pod) -> str:
@@ -119,8 +137,7 @@ def _image_pull_step(pod: core_v1.Pod, c: core_v1.Container, st: ContainerStatus
     Example: fails at 0 s -> retried at 10 s; fails again at 11 s -> retried at 31 s.
     """
     key = f"{pod.metadata.uid}_{c.image}"
-    if st.id not in bo.pull_failures_seen:
-        bo.pull_failures_seen.add(st.id)
+    if bo.first_time(bo.pull_failures_seen, pod.metadata.uid or "", st.id):
         bo.image.next(key, bo.image.clock.now())
     bo.last_pull_error[f"{pod.metadata.uid}/{c.name}"] = (IMAGE_PULL_BACK_OFF, f'Back-off pulling image "{c.image}"')
     if bo.image.is_in_back_off_since_update(key):

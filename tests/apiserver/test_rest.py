@@ -477,3 +477,22 @@ async def test_wrong_storage_error_never_leaks(api, monkeypatch):
     cur = (await api.get(f"{api.CMS}/c")).json
     r = await api.call("PUT", f"{api.CMS}/c", body={**cur, "data": {"k": "x"}})
     assert r.status == 404 and r.json["message"] == 'configmaps "c" not found'
+
+
+async def test_events_k8s_io_events_patch_and_apply_in_their_own_form(api):
+    path = "/apis/events.k8s.io/v1/namespaces/default/events"
+    ev = {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e1"},
+          "eventTime": "2024-05-01T10:00:00.000000Z", "reportingController": "c", "reportingInstance": "i",
+          "action": "Act", "reason": "R", "type": "Normal", "note": "first",
+          "regarding": {"kind": "Pod", "name": "web", "namespace": "default"}}
+    assert (await api.create(path, ev)).status == 201
+    r = await api.call("PATCH", f"{path}/e1", body={"note": "second"},
+                       headers={"content-type": "application/merge-patch+json"})
+    assert r.status == 200 and r.json["note"] == "second" and r.json["apiVersion"] == "events.k8s.io/v1"
+    core = await api.get("/api/v1/namespaces/default/events/e1")
+    assert core.json["message"] == "second"
+    applied = {**ev, "note": "third"}
+    r = await api.call("PATCH", f"{path}/e1", {"fieldManager": "m", "force": "true"}, body=applied,
+                       headers={"content-type": "application/apply-patch+yaml"})
+    assert r.status == 200 and r.json["note"] == "third"
+    assert (await api.get("/api/v1/namespaces/default/events/e1")).json["message"] == "third"

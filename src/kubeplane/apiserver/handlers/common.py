@@ -36,10 +36,15 @@ def decode_object(api: APIServer, req: Request, ri: ResourceInfo) -> tuple[Obj, 
     else:
         obj, warnings = codec.decode_object(req.headers, req.body, ri, field_validation(req))
     check_type_meta(obj, ri)
+    return input_obj(ri, obj), warnings
+
+
+def input_obj(ri: ResourceInfo, obj: Obj) -> Obj:
+    """The object as it is stored, from the requested API version's form (output_obj's inverse)."""
     if ri.group == "events.k8s.io":
         from ...api import conversion
-        obj = conversion.event_events_v1_to_core(obj)
-    return obj, warnings
+        return conversion.event_events_v1_to_core(obj)
+    return obj
 
 
 def field_validation(req: Request) -> str:

@@ -171,26 +171,29 @@ async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
     from ..patch import apply_patch, server_side_apply
 
     warnings: list[str] = []
+    # Patches apply to the object as the request's API version shows it (events.k8s.io Events
+    # are stored as core Events), and the result is stored back in the stored form.
+    live = common.output_obj(ri, objects.mutable_copy(kv)) if kv else None
     if patch_type == "application/apply-patch+yaml":
         config, warnings = codec.decode_object(req.headers, req.body, ri, common.field_validation(req))
         objects.check_type_meta(config, ri)
-        live = objects.mutable_copy(kv) if kv else None
         new = server_side_apply(live, config, ri.definition, manager=req.query.get("fieldManager", ""),
                                 force=req.flag("force"), api_version=ri.api_version, now=api.now())
         if kv is None:
             new.setdefault("metadata", {})["name"] = name
-            stored = await create_object(api, req, ri, ns, new, warnings, applied=True)
+            stored = await create_object(api, req, ri, ns, common.input_obj(ri, new), warnings, applied=True)
             return common.object_response(api, req, ri, stored, None, status=201, warnings=warnings)
     else:
-        if kv is None:
+        if live is None:
             raise errors.NotFound(ri.group, ri.plural, name)
         if req.obj is not None:     # an in-process component's patch: trusted, see Request.obj
-            new = apply_patch(patch_type, objects.mutable_copy(kv), req.obj, ri.definition)
+            new = apply_patch(patch_type, live, req.obj, ri.definition)
         else:
-            new = apply_patch(patch_type, objects.mutable_copy(kv), req.body, ri.definition)
+            new = apply_patch(patch_type, live, req.body, ri.definition)
             common.check_patched_fields(req, ri, new, warnings)
     objects.check_type_meta(new, ri)
     objects.check_name(new, name)
+    new = common.input_obj(ri, new)
     expected = common.precondition_revision(new, kv.mod_revision)
     stored = await update_object(api, req, ri, new, kv.obj, expected, subresource, warnings,
                                  applied=patch_type == "application/apply-patch+yaml")

@@ -49,12 +49,28 @@ async def run_with_leader_election(clientset: Clientset, lease: str, identity: s
     await LeaderElector(clientset, config).run()
 
 
+def run_process(log_level: str, main: Callable[[], Awaitable[None]], *, use_uvloop: bool = False) -> int:
+    """Around the main coroutine of every long-running command: GC tuning, logging, the event
+    loop (uvloop for `up`), and Ctrl-C as a clean exit (0)."""
+    from ..utils import gc_tuning
+    gc_tuning.tune()
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if use_uvloop:
+        try:
+            import uvloop
+            uvloop.install()
+        except ImportError:       # pragma: no cover - uvloop is a dependency, but keep working without it
+            pass
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
 def run_component(args: argparse.Namespace, *, user_agent: str, lease: str, run: Run) -> int:
     """The body of `kubeplane <component> --kubeconfig FILE`: connect over HTTPS and run."""
     from ..client.transport import HTTPTransport
-    from ..utils import gc_tuning
-    gc_tuning.tune()
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     async def main() -> None:
         cs = Clientset(HTTPTransport.from_kubeconfig(args.kubeconfig, user_agent=user_agent))
@@ -66,8 +82,4 @@ def run_component(args: argparse.Namespace, *, user_agent: str, lease: str, run:
         finally:
             await cs.close()
 
-    try:
-        asyncio.run(main())
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return run_process(args.log_level, main)

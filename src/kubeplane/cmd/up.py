@@ -32,7 +32,7 @@ def in_process_clientset(api: APIServer, component: str) -> Any:
     return Clientset(InProcessTransport(api, user=f"system:{component}", user_agent=component))
 
 
-async def run_component(name: str, coro: Any) -> None:
+async def supervise(name: str, coro: Any) -> None:
     """Run one component until cancelled; a crash is logged, not fatal to the API server."""
     try:
         await coro
@@ -52,12 +52,12 @@ def start_components(api: APIServer, args: argparse.Namespace) -> list[asyncio.F
     tasks = []
     if args.controllers:
         options = ControllerManagerOptions(node_monitor_grace_period=args.node_monitor_grace_period)
-        tasks.append(asyncio.ensure_future(run_component(
+        tasks.append(asyncio.ensure_future(supervise(
             "controllers", run_controllers(in_process_clientset(api, "kube-controller-manager"), options=options))))
-        tasks.append(asyncio.ensure_future(run_component(
+        tasks.append(asyncio.ensure_future(supervise(
             "scheduler", run_scheduler(in_process_clientset(api, "kube-scheduler")))))
     if args.nodes > 0:
-        tasks.append(asyncio.ensure_future(run_component("kubelet", run_kubelet(
+        tasks.append(asyncio.ensure_future(supervise("kubelet", run_kubelet(
             in_process_clientset(api, "kubelet"), nodes=args.nodes, runtime=args.runtime, profile=args.profile,
             options=KubeletOptions(heartbeat_period=args.node_heartbeat_period),
             node_registry=api.nodes, data_dir=args.data_dir.resolve() / "kubelet"))))
@@ -100,19 +100,8 @@ def _seconds(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..utils import gc_tuning
-    gc_tuning.tune()
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        import uvloop
-        uvloop.install()
-    except ImportError:       # pragma: no cover - uvloop is a dependency, but keep working without it
-        pass
-    try:
-        asyncio.run(serve(args))
-    except KeyboardInterrupt:
-        pass
-    return 0
+    from .standalone import run_process
+    return run_process(args.log_level, lambda: serve(args), use_uvloop=True)
 
 
 async def serve(args: argparse.Namespace) -> None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..utils.clock import REAL_CLOCK, Clock
+from ..utils.duration import go_duration
 
 
 @dataclass(slots=True)
@@ -71,13 +72,6 @@ class Backoff:
         return event_time - last_update > self.max_duration * 2
 
 
-def go_duration(seconds: float) -> str:
-    """time.Duration.String() for whole seconds: 10 -> "10s", 80 -> "1m20s", 300 -> "5m0s"."""
-    s = int(round(seconds))
-    h, rem = divmod(s, 3600)
-    m, sec = divmod(rem, 60)
-    if h:
-        return f"{h}h{m}m{sec}s"
-    if m:
-        return f"{m}m{sec}s"
-    return f"{sec}s"
+def go_duration_seconds(seconds: float) -> str:
+    """time.Duration.String() of whole seconds: 10 -> "10s", 80 -> "1m20s", 300 -> "5m0s"."""
+    return go_duration(int(round(seconds)) * 1_000_000_000)

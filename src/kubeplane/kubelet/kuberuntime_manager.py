@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from ..api.types import core_v1
-from .backoff import Backoff, go_duration
+from .backoff import Backoff, go_duration_seconds
 from .runtime import CREATED, CREATING, EXITED, RUNNING, SANDBOX_READY, WAITING, ContainerStatus, PodStatus
 
 CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
@@ -157,7 +157,7 @@ def _restart_step(pod: core_v1.Pod, c: core_v1.Container, st: ContainerStatus, i
     key = f"{pod.metadata.name}_{pod.metadata.namespace}_{pod.metadata.uid}_{c.name}"
     ts = st.finished_at if st.finished_at is not None else bo.crash.clock.now()
     if bo.crash.is_in_back_off_since(key, ts):
-        msg = (f"back-off {go_duration(bo.crash.get(key))} restarting failed container={c.name} "
+        msg = (f"back-off {go_duration_seconds(bo.crash.get(key))} restarting failed container={c.name} "
                f"pod={format_pod(pod)}")
         actions.waiting[c.name or ""] = (CRASH_LOOP_BACK_OFF, msg)
         actions.back_off_events.append((c, st.id))

@@ -1,4 +1,5 @@
-"""Human-readable durations, as `kubectl get` prints ages ("5m", "3h12m", "2d1h").
+"""Human-readable durations, as `kubectl get` prints ages ("5m", "3h12m", "2d1h"), and Go's
+time.Duration.String() (go_duration: "1m20s", "250ms") where upstream prints one.
 
 Mirrors k8s.io/apimachinery/pkg/util/duration. Durations are float seconds (STYLE: all
 durations are float seconds); they are turned into whole nanoseconds first so the integer
@@ -81,3 +82,32 @@ def human_duration(seconds: float) -> str:
         dy = (hours // 24) % 365
         return f"{hours // 24 // 365}y" if dy == 0 else f"{hours // 24 // 365}y{dy}d"
     return f"{hours // 24 // 365}y"
+
+
+def go_duration(ns: int) -> str:
+    """Format nanoseconds like Go's time.Duration.String: 0s, 1.5s, 2m0s, 1h0m0s, 250ms, 1.5µs."""
+    if ns == 0:
+        return "0s"
+    sign, u = ("-" if ns < 0 else ""), abs(ns)
+    if u < 1_000:
+        return f"{sign}{u}ns"
+    if u < 1_000_000:
+        return f"{sign}{_decimal(u, 1_000)}µs"
+    if u < 1_000_000_000:
+        return f"{sign}{_decimal(u, 1_000_000)}ms"
+    hours, rest = divmod(u, 3600 * 10**9)
+    minutes, rest = divmod(rest, 60 * 10**9)
+    text = f"{_decimal(rest, 10**9)}s"
+    if hours:
+        text = f"{hours}h{minutes}m{text}"
+    elif minutes:
+        text = f"{minutes}m{text}"
+    return sign + text
+
+
+def _decimal(value: int, unit: int) -> str:
+    whole, frac = divmod(value, unit)
+    if not frac:
+        return str(whole)
+    digits = len(str(unit)) - 1
+    return f"{whole}.{str(frac).rjust(digits, '0').rstrip('0')}"

@@ -34,6 +34,7 @@ import orjson
 
 from kubeplane.api import resources
 from kubeplane.api.errors import BadRequest
+from kubeplane.utils.duration import go_duration
 from kubeplane.api.protobuf.wire import (
     FIXED32, FIXED64, LEN, VARINT, WireError, iter_fields, read_varint, signed,
 )
@@ -285,35 +286,6 @@ def _duration(buf: bytes) -> str:
     if not isinstance(value, int):
         raise _Malformed("Duration must be a varint")
     return go_duration(signed(value, 64))
-
-
-def go_duration(ns: int) -> str:
-    """Format nanoseconds like Go's time.Duration.String: 0s, 1.5s, 2m0s, 1h0m0s, 250ms, 1.5µs."""
-    if ns == 0:
-        return "0s"
-    sign, u = ("-" if ns < 0 else ""), abs(ns)
-    if u < 1_000:
-        return f"{sign}{u}ns"
-    if u < 1_000_000:
-        return f"{sign}{_decimal(u, 1_000)}µs"
-    if u < 1_000_000_000:
-        return f"{sign}{_decimal(u, 1_000_000)}ms"
-    hours, rest = divmod(u, 3600 * 10**9)
-    minutes, rest = divmod(rest, 60 * 10**9)
-    text = f"{_decimal(rest, 10**9)}s"
-    if hours:
-        text = f"{hours}h{minutes}m{text}"
-    elif minutes:
-        text = f"{minutes}m{text}"
-    return sign + text
-
-
-def _decimal(value: int, unit: int) -> str:
-    whole, frac = divmod(value, unit)
-    if not frac:
-        return str(whole)
-    digits = len(str(unit)) - 1
-    return f"{whole}.{str(frac).rjust(digits, '0').rstrip('0')}"
 
 
 def _quantity(buf: bytes) -> str:

@@ -64,7 +64,6 @@ class Scheduler:
         self.scheduled = 0
         self.pod_informer = pod_informer.informer()
         self.node_informer = node_informer.informer()
-        self.pod_lister = pod_informer.lister()
         self.pod_informer.add_event_handler(PodEventHandler(self))
         self.node_informer.add_event_handler(NodeEventHandler(self))
 

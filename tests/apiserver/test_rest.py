@@ -236,6 +236,33 @@ async def test_create_fills_metadata_and_generate_name(api, clock):
     assert (await api.get(f"{api.CMS}/{meta['name']}")).json == r.json
 
 
+@pytest.mark.parametrize("taken,expected_status", [(1, 201), (7, 201), (8, 409)])
+async def test_taken_generated_name_is_retried_up_to_8_attempts(api, monkeypatch, taken, expected_status):
+    """Upstream: createWithGenerateNameRetry (RetryGenerateName): a taken generated name is
+    replaced by a new one, 8 attempts in all; then the AlreadyExists reaches the client."""
+    from kubeplane.apiserver import objects
+    assert (await api.create(api.CMS, api.configmap("cm-taken"))).status == 201
+    generated = iter(["cm-taken"] * taken + ["cm-fresh"])
+    monkeypatch.setattr(objects, "generate_name", lambda base: next(generated))
+    body = api.configmap("")
+    body["metadata"] = {"generateName": "cm-"}
+    r = await api.create(api.CMS, body)
+    assert r.status == expected_status, r.json
+    if expected_status == 201:
+        assert r.json["metadata"]["name"] == "cm-fresh"
+    else:
+        assert r.json["reason"] == "AlreadyExists" and next(generated) == "cm-fresh"   # no 9th attempt
+    assert len(names(await api.get(api.CMS))) == (2 if expected_status == 201 else 1)
+
+
+async def test_a_taken_requested_name_is_not_retried(api, monkeypatch):
+    from kubeplane.apiserver import objects
+    monkeypatch.setattr(objects, "generate_name", lambda base: pytest.fail("a requested name is never replaced"))
+    assert (await api.create(api.CMS, api.configmap("c"))).status == 201
+    r = await api.create(api.CMS, api.configmap("c"))
+    assert r.status == 409 and r.json["reason"] == "AlreadyExists"
+
+
 async def test_create_ignores_system_fields_sent_by_the_client(api):
     body = api.configmap("c")
     body["metadata"].update({"uid": "mine", "resourceVersion": "77", "creationTimestamp": "2001-01-01T00:00:00Z",

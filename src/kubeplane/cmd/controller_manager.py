@@ -30,8 +30,10 @@ class ControllerManagerOptions:
 
 
 async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
-                          options: ControllerManagerOptions = ControllerManagerOptions()) -> None:
-    """Build every controller on one informer factory, start them, and run until cancelled."""
+                          options: ControllerManagerOptions = ControllerManagerOptions(),
+                          factory: SharedInformerFactory | None = None) -> None:
+    """Build every controller on one informer factory (`factory`, which its owner stops, or
+    one of their own), start them, and run until cancelled."""
     from ..client.tools.record import EventBroadcaster
     from ..controller.deployment import DeploymentController
     from ..controller.garbagecollector import GarbageCollector
@@ -39,7 +41,8 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     from ..controller.nodelifecycle import NodeLifecycleController, NodeLifecycleOptions
     from ..controller.replicaset import ReplicaSetController
 
-    factory = SharedInformerFactory(clientset, clock=clock)
+    owns_factory = factory is None
+    factory = factory or SharedInformerFactory(clientset, clock=clock)
     broadcaster = EventBroadcaster(clientset, clock=clock)
     rs = ReplicaSetController(factory.apps_v1().replicasets(), factory.core_v1().pods(), clientset, clock=clock,
                               recorder=broadcaster.new_recorder("replicaset-controller"))
@@ -63,7 +66,8 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
                 tg.create_task(coro)
             factory.start()                  # every informer the controllers asked for above
     finally:
-        await factory.shutdown()
+        if owns_factory:
+            await factory.shutdown()
         await broadcaster.shutdown()
 
 

@@ -18,13 +18,16 @@ from .standalone import add_component_parser, run_component
 log = logging.getLogger(__name__)
 
 
-async def run_scheduler(clientset: Clientset, *, clock: Clock = REAL_CLOCK, options: Any = None) -> None:
-    """Build the scheduler on its own informers, start them, and schedule until cancelled."""
+async def run_scheduler(clientset: Clientset, *, clock: Clock = REAL_CLOCK, options: Any = None,
+                        factory: SharedInformerFactory | None = None) -> None:
+    """Build the scheduler on its own informers (or on `factory`'s, which its owner stops),
+    start them, and schedule until cancelled."""
     from ..client.tools.record import EventBroadcaster
     from ..scheduler import Scheduler, SchedulerOptions
     from ..scheduler.framework.runtime import DEFAULT_SCHEDULER_NAME
 
-    factory = SharedInformerFactory(clientset, clock=clock)
+    owns_factory = factory is None
+    factory = factory or SharedInformerFactory(clientset, clock=clock)
     broadcaster = EventBroadcaster(clientset, clock=clock)
     sched = Scheduler(clientset, factory.core_v1().pods(), factory.core_v1().nodes(),
                       recorder=broadcaster.new_recorder(DEFAULT_SCHEDULER_NAME), clock=clock,
@@ -34,7 +37,8 @@ async def run_scheduler(clientset: Clientset, *, clock: Clock = REAL_CLOCK, opti
     try:
         await sched.run()
     finally:
-        await factory.shutdown()
+        if owns_factory:
+            await factory.shutdown()
         await broadcaster.shutdown()
 
 

@@ -44,24 +44,39 @@ async def supervise(name: str, coro: Any) -> None:
 
 def start_components(api: APIServer, args: argparse.Namespace) -> list[asyncio.Future[None]]:
     """The controllers, the scheduler and the kubelet(s), in this process over the in-process
-    transport (--no-controllers leaves only the API server and the kubelets)."""
+    transport (--no-controllers leaves only the API server and the kubelets).
+
+    They share one informer factory (not upstream, where each is a process of its own): every
+    watch event is decoded once and cached once for all of them, which works because, as
+    upstream requires, no component modifies an object it got from an informer.
+    """
+    from ..client.informers import SharedInformerFactory
     from ..kubelet import run_kubelet
     from ..kubelet.kubelet import KubeletOptions
     from .controller_manager import ControllerManagerOptions, run_controllers
     from .scheduler import run_scheduler
-    tasks = []
+    factory = SharedInformerFactory(in_process_clientset(api, "kubeplane-informers"))
+    tasks = [asyncio.ensure_future(_shut_down_on_cancel(factory))]
     if args.controllers:
         options = ControllerManagerOptions(node_monitor_grace_period=args.node_monitor_grace_period)
+        tasks.append(asyncio.ensure_future(supervise("controllers", run_controllers(
+            in_process_clientset(api, "kube-controller-manager"), options=options, factory=factory))))
         tasks.append(asyncio.ensure_future(supervise(
-            "controllers", run_controllers(in_process_clientset(api, "kube-controller-manager"), options=options))))
-        tasks.append(asyncio.ensure_future(supervise(
-            "scheduler", run_scheduler(in_process_clientset(api, "kube-scheduler")))))
+            "scheduler", run_scheduler(in_process_clientset(api, "kube-scheduler"), factory=factory))))
     if args.nodes > 0:
         tasks.append(asyncio.ensure_future(supervise("kubelet", run_kubelet(
             in_process_clientset(api, "kubelet"), nodes=args.nodes, runtime=args.runtime, profile=args.profile,
             options=KubeletOptions(heartbeat_period=args.node_heartbeat_period),
-            node_registry=api.nodes, data_dir=args.data_dir.resolve() / "kubelet"))))
+            node_registry=api.nodes, data_dir=args.data_dir.resolve() / "kubelet", factory=factory))))
     return tasks
+
+
+async def _shut_down_on_cancel(factory: Any) -> None:
+    """Hold the shared informers until `up` stops its components, then stop them."""
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await factory.shutdown()
 
 
 def add_parser(sub: Any) -> None:

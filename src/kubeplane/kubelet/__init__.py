@@ -20,6 +20,7 @@ from ..utils.clock import REAL_CLOCK, Clock
 
 if TYPE_CHECKING:
     from ..client.clientset import Clientset
+    from ..client.informers import SharedInformerFactory
     from .kubelet import KubeletOptions
     from .server import KubeletServer
 
@@ -33,7 +34,8 @@ def node_names(nodes: int, node_prefix: str = "kubeplane-node-") -> list[str]:
 async def run_kubelet(clientset: Clientset, *, nodes: int, runtime: str = "sim", profile: str = "default",
                       clock: Clock = REAL_CLOCK, node_prefix: str = "kubeplane-node-",
                       options: KubeletOptions | None = None, node_registry: dict[str, Any] | None = None,
-                      data_dir: str | os.PathLike[str] | None = None, server: KubeletServer | None = None) -> None:
+                      data_dir: str | os.PathLike[str] | None = None, server: KubeletServer | None = None,
+                      factory: SharedInformerFactory | None = None) -> None:
     """Run `nodes` nodes named <node_prefix><i> until cancelled (what `kubeplane up --nodes N`
     and `kubeplane kubelet` call).
 
@@ -43,18 +45,20 @@ async def run_kubelet(clientset: Clientset, *, nodes: int, runtime: str = "sim",
     `nodes`, which serves pods/log through it); entries are removed on exit.
     server: started first and stopped on exit (a standalone kubelet's /containerLogs); the
     nodes report its address as InternalIP and its bound port as their kubelet endpoint.
+    factory: informers shared with other components of the process (`kubeplane up`), which
+    its owner stops; by default the kubelet has its own.
     """
     from .kubelet import KubeletOptions
-    from .server import reported_address
 
     options = options or KubeletOptions()
     if server is not None:
+        from .server import reported_address     # aiohttp: only a standalone kubelet serves
         port = await server.start()
         options = replace(options, node=replace(options.node, address=reported_address(server.address),
                                                 kubelet_port=port))
     try:
         await _run(clientset, nodes=nodes, runtime=runtime, profile=profile, clock=clock, node_prefix=node_prefix,
-                   options=options, node_registry=node_registry, data_dir=data_dir, server=server)
+                   options=options, node_registry=node_registry, data_dir=data_dir, server=server, factory=factory)
     finally:
         if server is not None:
             await server.stop()
@@ -62,7 +66,8 @@ async def run_kubelet(clientset: Clientset, *, nodes: int, runtime: str = "sim",
 
 async def _run(clientset: Clientset, *, nodes: int, runtime: str, profile: str, clock: Clock, node_prefix: str,
                options: KubeletOptions, node_registry: dict[str, Any] | None,
-               data_dir: str | os.PathLike[str] | None, server: KubeletServer | None) -> None:
+               data_dir: str | os.PathLike[str] | None, server: KubeletServer | None,
+               factory: SharedInformerFactory | None) -> None:
     from ..client.tools.record import EventBroadcaster
     from ..client.tools.record.event import MAX_QUEUED_EVENTS
     from .kubelet import Kubelet
@@ -74,7 +79,7 @@ async def _run(clientset: Clientset, *, nodes: int, runtime: str, profile: str, 
     kwargs: dict[str, Any] = {"profile": profile} if runtime == "sim" else {"root_dir": data_dir}
     rt = new_runtime(runtime, clock=clock, **kwargs)
     kl = Kubelet(clientset, node_names=node_names(nodes, node_prefix), runtime=rt, clock=clock,
-                 options=options, broadcaster=broadcaster, node_registry=node_registry)
+                 options=options, broadcaster=broadcaster, node_registry=node_registry, factory=factory)
     if server is not None:
         server.host = kl
     broadcaster.start()

@@ -76,7 +76,7 @@ class _NodeState:
 class Kubelet:
     def __init__(self, clientset: Clientset, *, node_names: list[str], runtime: Runtime,
                  clock: Clock = REAL_CLOCK, options: KubeletOptions = KubeletOptions(),
-                 pod_informer: Any = None, broadcaster: Any = None,
+                 factory: Any = None, broadcaster: Any = None,
                  node_registry: dict[str, Any] | None = None) -> None:
         self.clientset, self.runtime, self.clock, self.options = clientset, runtime, clock, options
         self.node_names = list(node_names)
@@ -84,12 +84,12 @@ class Kubelet:
         self.nodes: dict[str, _NodeState] = {}
         self.pods: dict[str, core_v1.Pod] = {}           # uid -> latest pod bound to one of our nodes
         self.broadcaster = broadcaster
-        self._factory = None
-        if pod_informer is None:
+        self._owns_factory = factory is None     # a shared factory (`kubeplane up`) is stopped by its owner
+        if factory is None:
             from ..client.informers import SharedInformerFactory
-            self._factory = SharedInformerFactory(clientset, clock=clock)
-            pod_informer = self._factory.core_v1().pods()
-        self.pod_informer = pod_informer
+            factory = SharedInformerFactory(clientset, clock=clock)
+        self._factory = factory
+        self.pod_informer = factory.core_v1().pods()
         self.pod_workers = PodWorkers(self.sync, clock=clock, workers=options.pod_workers)
         self.status_manager = StatusManager(clientset, clock=clock, workers=options.status_workers,
                                             get_pod=self.pods.get)
@@ -113,8 +113,7 @@ class Kubelet:
         self.pod_informer.informer().add_event_handler(self)
         try:
             async with asyncio.TaskGroup() as tg:
-                if self._factory is not None:
-                    self._factory.start()
+                self._factory.start()
                 tg.create_task(self.pod_workers.run())
                 tg.create_task(self.status_manager.run())
                 tg.create_task(self.heartbeat_loop())
@@ -128,7 +127,7 @@ class Kubelet:
                 elif close is not None:
                     close()
             finally:
-                if self._factory is not None:
+                if self._owns_factory:
                     await self._factory.shutdown()
 
     async def register_nodes(self) -> None:

@@ -55,8 +55,8 @@ async def create(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Res
     """Upstream: createHandler (handlers/create.go) + Store.Create."""
     obj, warnings = common.decode_object(api, req, ri)
     objects.check_namespace_matches(obj, ns, ri)
-    kv_obj = await create_object(api, req, ri, ns, obj, warnings)
-    return common.object_response(api, req, ri, kv_obj, None, status=201, warnings=warnings)
+    stored, value = await create_object(api, req, ri, ns, obj, warnings)
+    return common.object_response(api, req, ri, stored, value, status=201, warnings=warnings)
 
 
 # A generated name that is taken is replaced and the create tried again, up to 8 attempts in all:
@@ -68,8 +68,9 @@ MAX_NAME_GENERATION_CREATE_ATTEMPTS = 8
 
 
 async def create_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str, obj: Obj,
-                        warnings: list[str], *, applied: bool = False) -> Obj:
-    """Default, prepare, admit, validate and store a new object; returns what was stored.
+                        warnings: list[str], *, applied: bool = False) -> tuple[Obj, bytes | None]:
+    """Default, prepare, admit, validate and store a new object; returns what was stored and
+    its encoding (None for a dry run), which a response can send as it is.
 
     `applied`: server-side apply already recorded its managedFields entry.
     """
@@ -83,13 +84,13 @@ async def create_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str,
     if not applied:
         common.record_managed_fields(api, req, ri, None, obj)
     if common.dry_run(req):
-        return obj
+        return obj, None
     for attempt in range(1, MAX_NAME_GENERATION_CREATE_ATTEMPTS + 1):
         name = objects.object_name(obj)
         try:
             with storage_errors(ri, name):
                 kv = await api.storage.create(ri.key(ns, name), obj)
-            return kv.obj
+            return kv.obj, kv.value
         except errors.AlreadyExists as e:
             if not requested_name and attempt < MAX_NAME_GENERATION_CREATE_ATTEMPTS:
                 # Only the name changes between attempts (a generated name always has the
@@ -115,16 +116,18 @@ async def update(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: 
     if kv is None:
         if subresource or not strategy_for(ri).allow_create_on_update:
             raise errors.NotFound(ri.group, ri.plural, name)
-        stored = await create_object(api, req, ri, ns, new, warnings)
-        return common.object_response(api, req, ri, stored, None, status=201, warnings=warnings)
+        stored, value = await create_object(api, req, ri, ns, new, warnings)
+        return common.object_response(api, req, ri, stored, value, status=201, warnings=warnings)
     expected = common.precondition_revision(new, kv.mod_revision)
-    stored = await update_object(api, req, ri, new, kv.obj, expected, subresource, warnings)
-    return common.object_response(api, req, ri, stored, None, warnings=warnings)
+    stored, value = await update_object(api, req, ri, new, kv.obj, expected, subresource, warnings)
+    return common.object_response(api, req, ri, stored, value, warnings=warnings)
 
 
 async def update_object(api: APIServer, req: Request, ri: ResourceInfo, new: Obj, old: Obj,
-                        expected: int, subresource: str, warnings: list[str], *, applied: bool = False) -> Obj:
-    """Prepare, validate and store new over old (at revision expected); returns the result.
+                        expected: int, subresource: str, warnings: list[str], *,
+                        applied: bool = False) -> tuple[Obj, bytes | None]:
+    """Prepare, validate and store new over old (at revision expected); returns the result and,
+    when it was stored, its encoding.
 
     A write that changes nothing is not stored (the resourceVersion stays), as upstream; an
     update that removes the last finalizer of an object being deleted deletes it.
@@ -146,16 +149,16 @@ async def update_object(api: APIServer, req: Request, ri: ResourceInfo, new: Obj
         common.record_managed_fields(api, req, ri, old, new, subresource)
     name = objects.object_name(new)
     if new == old:
-        return old
+        return old, None
     if common.dry_run(req):
-        return new
+        return new, None
     key = ri.key(new["metadata"].get("namespace", ""), name)
     with storage_errors(ri, name):
         if deletion.should_delete_during_update(new, old, ri):
             await api.storage.delete(key, expected)
-            return new
+            return new, None
         kv = await api.storage.update(key, new, expected)
-    return kv.obj
+    return kv.obj, kv.value
 
 
 async def patch(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
@@ -196,8 +199,8 @@ async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
                                 force=req.flag("force"), api_version=ri.api_version, now=api.now())
         if kv is None:
             new.setdefault("metadata", {})["name"] = name
-            stored = await create_object(api, req, ri, ns, common.input_obj(ri, new), warnings, applied=True)
-            return common.object_response(api, req, ri, stored, None, status=201, warnings=warnings)
+            stored, value = await create_object(api, req, ri, ns, common.input_obj(ri, new), warnings, applied=True)
+            return common.object_response(api, req, ri, stored, value, status=201, warnings=warnings)
     else:
         if live is None:
             raise errors.NotFound(ri.group, ri.plural, name)
@@ -210,9 +213,9 @@ async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
     objects.check_name(new, name)
     new = common.input_obj(ri, new)
     expected = common.precondition_revision(new, kv.mod_revision)
-    stored = await update_object(api, req, ri, new, kv.obj, expected, subresource, warnings,
-                                 applied=patch_type == "application/apply-patch+yaml")
-    return common.object_response(api, req, ri, stored, None, warnings=warnings)
+    stored, value = await update_object(api, req, ri, new, kv.obj, expected, subresource, warnings,
+                                        applied=patch_type == "application/apply-patch+yaml")
+    return common.object_response(api, req, ri, stored, value, warnings=warnings)
 
 
 async def delete(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:

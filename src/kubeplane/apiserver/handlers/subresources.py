@@ -89,7 +89,7 @@ async def _apply_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, 
     new = objects.mutable_copy(kv)
     new.setdefault("spec", {})["replicas"] = replicas
     expected = common.precondition_revision(scale, kv.mod_revision)
-    stored = await rest.update_object(api, req, ri, new, kv.obj, expected, "", [])
+    stored, _ = await rest.update_object(api, req, ri, new, kv.obj, expected, "", [])
     return Response(200, orjson.dumps(to_scale(stored)))
 
 

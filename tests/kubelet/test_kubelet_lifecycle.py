@@ -51,6 +51,19 @@ async def test_pod_goes_pending_running_ready_with_upstream_fields(make_env) -> 
     assert [e[2] for e in env.events if e[0] == "spec.containers{nginx}"] == ["Pulled", "Created", "Started"]
 
 
+async def test_a_sync_steps_through_what_completes_at_once_and_is_not_repeated(make_env) -> None:
+    """With zero delays the sandbox is ready, the init container done and the app container
+    running within the first sync (upstream's SyncPod also creates the sandbox and starts
+    containers in one pass); the runtime changes that sync made itself don't sync again."""
+    env = await make_env("default", zero=True)
+    await env.create_pod(pod("web", init=[{"name": "setup", "image": "busybox"}]))
+    await advance(env.clock, 1)
+    p = await env.pod("web")
+    assert p.status.phase == "Running" and conditions(p)[2] == ("Ready", "True")
+    assert env.kubelet.pod_workers.syncs == 1
+    assert env.kubelet.status_manager.writes == 1
+
+
 async def test_pending_status_while_containers_are_created(make_env) -> None:
     slow = [replace(s, delay=Delay(5000)) if s.name == "container-pulled" else replace(s, delay=Delay())
             for s in load_profile("default")]

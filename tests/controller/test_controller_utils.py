@@ -300,6 +300,40 @@ def test_active_pod_filtering() -> None:
     assert sorted(p.metadata.name for p in cu.filter_active_pods(pods)) == ["pod-3", "pod-4", "pod-5"]
 
 
+def owned_pod(name: str, namespace: str, owner_uid: str | None, *, controller: bool = True) -> core_v1.Pod:
+    refs = [meta_v1.OwnerReference(api_version="apps/v1", kind="ReplicaSet", name="rs", uid=owner_uid,
+                                   controller=controller)] if owner_uid else None
+    return core_v1.Pod(metadata=meta_v1.ObjectMeta(name=name, namespace=namespace, owner_references=refs))
+
+
+@pytest.mark.parametrize("indexed", [True, False], ids=["index", "namespace scan"])
+def test_filter_pods_by_owner(indexed: bool) -> None:
+    """Upstream: FilterPodsByOwner over the PodControllerUIDIndex — the owner's pods, plus the
+    orphans of its namespace when asked; pods of other controllers and other namespaces' orphans
+    never. Without the index, a scan of the namespace gives the same pods."""
+    from kubeplane.client.tools.cache import NAMESPACE_INDEX, Indexer, meta_namespace_index_func
+    indexer = Indexer(indexers={NAMESPACE_INDEX: meta_namespace_index_func})
+    if indexed:
+        assert cu.add_pod_controller_uid_indexer(indexer)
+        assert cu.add_pod_controller_uid_indexer(indexer)            # a second controller: no conflict
+    for p in (owned_pod("mine-1", "ns", "uid-a"), owned_pod("mine-2", "ns", "uid-a"),
+              owned_pod("theirs", "ns", "uid-b"), owned_pod("orphan", "ns", None),
+              owned_pod("not-a-controller-ref", "ns", "uid-a", controller=False),
+              owned_pod("orphan-elsewhere", "other", None)):
+        indexer.add(p)
+    owner = meta_v1.ObjectMeta(name="rs", namespace="ns", uid="uid-a")
+    names = lambda orphans: sorted(p.metadata.name for p in cu.filter_pods_by_owner(indexer, owner, orphans))  # noqa: E731
+    assert names(False) == ["mine-1", "mine-2"]
+    assert names(True) == ["mine-1", "mine-2", "not-a-controller-ref", "orphan"]
+
+
+def test_pod_controller_uid_index_cannot_join_a_filled_informer() -> None:
+    from kubeplane.client.tools.cache import Indexer
+    indexer = Indexer()
+    indexer.add(owned_pod("p", "ns", "uid-a"))
+    assert cu.add_pod_controller_uid_indexer(indexer) is False
+
+
 @pytest.mark.parametrize("min_ready, ready_since, now, want", [
     pytest.param(0, NOW, NOW, True, id="minReadySeconds 0: ready is available"),
     pytest.param(10, NOW, NOW + 10, False, id="exactly minReadySeconds later: not yet (strictly before)"),

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, NamedTuple, Protocol
 from ..api import errors, labels, types
 from ..api.types import core_v1, meta_v1
 from ..api.validation.names import name_is_dns_subdomain
-from ..client.tools.cache import meta_namespace_key_func
+from ..client.tools.cache import NAMESPACE_INDEX, meta_namespace_key_func
 from ..client.tools.cache.listers import label_matcher  # noqa: F401  (re-exported: the controllers' matcher)
 from ..client.tools.cache.store import deletion_handling_meta_namespace_key_func
 from ..utils.clock import REAL_CLOCK, Clock, parse_rfc3339
@@ -460,6 +460,53 @@ async def slow_start_batch(count: int, initial_batch_size: int,
         remaining -= batch_size
         batch_size = min(2 * batch_size, remaining)
     return successes, None
+
+
+# --- pods by owner ------------------------------------------------------------------------------
+
+# The pod informer's index of pods by their controller's UID; pods without a controller are
+# indexed under one orphan key per namespace, so a controller finds its own pods and the ones
+# it might adopt without scanning the namespace. Upstream: PodControllerUIDIndex,
+# OrphanPodIndexKey, AddPodControllerUIDIndexer, FilterPodsByOwner (controller_utils.go).
+POD_CONTROLLER_UID_INDEX = "podControllerUID"
+ORPHAN_POD_INDEX_KEY = "_ORPHAN_POD"
+
+
+def orphan_pod_index_key_for_namespace(namespace: str) -> str:
+    return f"{ORPHAN_POD_INDEX_KEY}/{namespace}"
+
+
+def _pod_controller_uid_index(pod: Any) -> list[str]:
+    ref = get_controller_of(pod)
+    if ref is not None:
+        return [ref.uid or ""]
+    return [orphan_pod_index_key_for_namespace(pod.metadata.namespace or "")]
+
+
+def add_pod_controller_uid_indexer(indexer: Any) -> bool:
+    """Index the pod informer by controller UID (once for all controllers sharing it); False
+    when the informer already holds pods and cannot take a new index."""
+    if POD_CONTROLLER_UID_INDEX in indexer.get_indexers():
+        return True
+    try:
+        indexer.add_indexers({POD_CONTROLLER_UID_INDEX: _pod_controller_uid_index})
+    except RuntimeError:
+        return False
+    return True
+
+
+def filter_pods_by_owner(indexer: Any, owner: meta_v1.ObjectMeta, include_orphaned_pods: bool) -> list[core_v1.Pod]:
+    """The pods controlled by owner and, if asked, the orphans of its namespace (candidates
+    for adoption). Without the index (see add_pod_controller_uid_indexer) the namespace is
+    scanned for the same pods."""
+    keys = [owner.uid or ""]
+    if include_orphaned_pods:
+        keys.append(orphan_pod_index_key_for_namespace(owner.namespace or ""))
+    if POD_CONTROLLER_UID_INDEX in indexer.get_indexers():
+        return [pod for key in keys for pod in indexer.by_index(POD_CONTROLLER_UID_INDEX, key)]
+    wanted = set(keys)
+    return [pod for pod in indexer.by_index(NAMESPACE_INDEX, owner.namespace or "")
+            if _pod_controller_uid_index(pod)[0] in wanted]
 
 
 # --- pod state ---------------------------------------------------------------------------------

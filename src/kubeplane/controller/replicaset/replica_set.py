@@ -103,6 +103,9 @@ class ReplicaSetController:
         inf = pod_informer.informer()
         # Every pod change (even host assignment) wakes the owner: the sync only reads caches.
         inf.add_event_handler(ResourceEventHandlerFuncs(self.add_pod, self.update_pod, self.delete_pod))
+        if not cu.add_pod_controller_uid_indexer(inf.get_indexer()):
+            log.info("cannot add the podControllerUID index to a running pod informer: syncs scan the namespace")
+        self.pod_indexer = inf.get_indexer()
         self.pod_lister = pod_informer.lister()
         self.pod_lister_synced = inf.has_synced         # test seam
 
@@ -302,7 +305,7 @@ class ReplicaSetController:
 
         1. Read the RS from the lister; gone -> forget its expectations, done.
         2. Note whether expectations are satisfied (earlier creates/deletes observed).
-        3. Claim the namespace's active pods (adopt/release by ControllerRef).
+        3. Claim its active pods and the namespace's orphans (adopt/release by ControllerRef).
         4. If satisfied and the RS is not being deleted: create/delete pods (manage_replicas).
         5. Always write status (pods come up and die without any create/delete of ours).
         6. If every pod is ready but some are not yet available, check again after minReadySeconds.
@@ -321,8 +324,8 @@ class ReplicaSetController:
         except errors.StatusError as err:          # a bad selector: requeueing would not help
             log.error("error converting pod selector to selector", extra={"key": rs_key, "err": str(err)})
             return
-        # All pods in the namespace: pods that stopped matching but still carry our ref get released.
-        all_pods = self.pod_lister.pods(key.namespace).list()
+        # Ours (those that stopped matching get released) and orphans (which may be adopted).
+        all_pods = cu.filter_pods_by_owner(self.pod_indexer, rs.metadata, include_orphaned_pods=True)
         active_pods = await self.claim_pods(rs, selector, cu.filter_active_pods(all_pods))
         terminating_pods = None
         if self.options.status_terminating_replicas:

@@ -28,9 +28,14 @@ def set_defaults(obj: Obj) -> None:
 def set_defaults_except_spec(obj: Obj) -> None:
     """set_defaults for a /status write, whose spec the strategy then replaces with the stored
     one (defaulted when it was written): the spec is set aside while the defaulters run, so
-    metadata and status get their defaults without a walk over the whole pod template."""
+    metadata and status get their defaults without a walk over the whole pod template.
+
+    Kinds whose defaulters only fill spec (pods, Deployments, ReplicaSets, Services) have
+    nothing to default here: a pod's status patch skips the walk altogether."""
     if "spec" not in obj:
         set_defaults(obj)
+        return
+    if (obj.get("apiVersion", ""), obj.get("kind", "")) in SPEC_ONLY_DEFAULTS:
         return
     spec = obj["spec"]
     obj["spec"] = {}
@@ -332,3 +337,11 @@ _DEFAULTERS: dict[tuple[str, str], Callable[[Obj], None]] = {
     ("v1", "Service"): set_defaults_service,
     ("v1", "Node"): set_defaults_node,
 }
+
+# Kinds whose defaulters above write nothing outside obj["spec"] (set_defaults_except_spec
+# and the /status write path rely on it; a test checks it on sample objects).
+SPEC_ONLY_DEFAULTS = frozenset({("apps/v1", "Deployment"), ("apps/v1", "ReplicaSet"), ("v1", "Pod"),
+                                ("v1", "Service")})
+
+# Kinds set_defaults changes at all; any other kind's objects are never written by defaulting.
+DEFAULTED_KINDS = frozenset(_DEFAULTERS)

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import os
 import random
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import orjson
 
@@ -176,19 +175,33 @@ def check_type_meta(obj: Obj, ri: ResourceInfo, kind: str | None = None, api_ver
     obj["apiVersion"], obj["kind"] = api_version, kind
 
 
-@contextmanager
-def storage_errors(ri: ResourceInfo, name: str) -> Iterator[None]:
-    """Translate storage failures into API errors for resource ri/name (most specific first)."""
-    try:
-        yield
-    except st.KeyExists:
-        raise errors.AlreadyExists(ri.group, ri.plural, name) from None
-    except st.KeyNotFound:
-        raise errors.NotFound(ri.group, ri.plural, name) from None
-    except st.RevisionMismatch:
-        raise errors.Conflict(ri.group, ri.plural, name, errors.OPTIMISTIC_LOCK_MSG) from None
-    except st.Compacted:
-        raise errors.Gone() from None
+class storage_errors:   # noqa: N801 — used like the function it was: `with storage_errors(ri, name):`
+    """Translate storage failures into API errors for resource ri/name (most specific first).
+
+    A class, not a @contextmanager generator: every write enters one, and this costs a fifth.
+    """
+
+    __slots__ = ("ri", "name")
+
+    def __init__(self, ri: ResourceInfo, name: str) -> None:
+        self.ri, self.name = ri, name
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, typ: type[BaseException] | None, exc: BaseException | None, tb: Any) -> bool:
+        if typ is None:
+            return False
+        ri, name = self.ri, self.name
+        if issubclass(typ, st.KeyExists):
+            raise errors.AlreadyExists(ri.group, ri.plural, name) from None
+        if issubclass(typ, st.KeyNotFound):
+            raise errors.NotFound(ri.group, ri.plural, name) from None
+        if issubclass(typ, st.RevisionMismatch):
+            raise errors.Conflict(ri.group, ri.plural, name, errors.OPTIMISTIC_LOCK_MSG) from None
+        if issubclass(typ, st.Compacted):
+            raise errors.Gone() from None
+        return False
 
 
 def status_success(ri: ResourceInfo, name: str, uid: str = "") -> Obj:

@@ -11,6 +11,7 @@ from kubeplane.api import errors
 from kubeplane.api.errors import FieldError
 
 from . import meta as m
+from .memo import remember_valid
 from .names import (inclusive_range_error, is_config_map_key, is_dns1123_label, is_dns1123_subdomain,
                     is_http_header_name, is_qualified_name, is_relaxed_env_var_name, is_valid_label_value,
                     is_valid_port_name, is_valid_port_num, name_is_dns1035_label, name_is_dns_label,
@@ -38,8 +39,11 @@ def _required_enum(value: Any, path: str, allowed: list[str]) -> list[FieldError
 # --- pod spec ---------------------------------------------------------------------------------------
 
 
+@remember_valid
 def validate_pod_spec(spec: Obj, path: str, is_pod: bool) -> list[FieldError]:
-    """Upstream: ValidatePodSpec (containers, volumes, policies, scheduling fields)."""
+    """Upstream: ValidatePodSpec (containers, volumes, policies, scheduling fields).
+
+    Remembered when valid: the pods of a ReplicaSet repeat their template's spec."""
     errs: list[FieldError] = []
     if spec.get("terminationGracePeriodSeconds") is None:
         errs.append(errors.required(path + ".terminationGracePeriodSeconds"))

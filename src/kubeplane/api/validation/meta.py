@@ -12,6 +12,7 @@ from typing import Any
 from kubeplane.api import errors
 from kubeplane.api.errors import FieldError
 
+from .memo import remember_valid
 from .names import NameFn, is_dns1123_label, is_qualified_name, is_valid_label_value
 
 Obj = dict[str, Any]
@@ -49,6 +50,8 @@ def _norm(v: Any) -> Any:
 
 def immutable(new: Any, old: Any, path: str) -> list[FieldError]:
     """Upstream: ValidateImmutableField"""
+    if new is old or new == old:        # equal values are semantically equal too
+        return []
     return [] if semantic_equal(new, old) else [errors.invalid(path, new, FIELD_IMMUTABLE)]
 
 
@@ -184,8 +187,12 @@ def _validate_meta_maps(meta: Obj, path: str, old: Obj | None = None) -> list[Fi
     On update a field equal to the stored one is skipped: it passed these same checks when it
     was written, so they cannot fail now (a kubelet's status patch leaves all five alone).
     """
+    if old is None:
+        return _validate_new_meta_maps(meta.get("labels"), meta.get("annotations"), meta.get("ownerReferences"),
+                                       meta.get("finalizers"), meta.get("managedFields"), path)
+
     def changed(key: str) -> bool:
-        return old is None or meta.get(key) != old.get(key)
+        return meta.get(key) != old.get(key)
     errs: list[FieldError] = []
     if changed("labels"):
         errs += validate_labels(meta.get("labels"), path + ".labels")
@@ -198,6 +205,18 @@ def _validate_meta_maps(meta: Obj, path: str, old: Obj | None = None) -> list[Fi
     if changed("managedFields"):
         errs += _validate_managed_fields(meta.get("managedFields") or [], path + ".managedFields")
     return errs
+
+
+@remember_valid
+def _validate_new_meta_maps(labels: Any, annotations: Any, owner_refs: Any, finalizers: Any, managed_fields: Any,
+                            path: str) -> list[FieldError]:
+    """_validate_meta_maps of a new object: every one of the five, remembered when valid (the
+    pods of one ReplicaSet share labels and ownerReference; most Events have none of them)."""
+    errs = validate_labels(labels, path + ".labels")
+    errs += validate_annotations(annotations, path + ".annotations")
+    errs += validate_owner_references(owner_refs or [], path + ".ownerReferences")
+    errs += validate_finalizers(finalizers or [], path + ".finalizers")
+    return errs + _validate_managed_fields(managed_fields or [], path + ".managedFields")
 
 
 def validate_owner_references(refs: list[Obj], path: str) -> list[FieldError]:

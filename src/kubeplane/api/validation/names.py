@@ -38,6 +38,28 @@ def _full(regex: re.Pattern[str], s: str) -> bool:
     return regex.fullmatch(s) is not None
 
 
+def _remember_valid(fn: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+    """Return [] at once for a value fn found valid before (label keys and values, namespaces,
+    condition types repeat on every write); a value with problems is checked in full each time.
+    The set is emptied when it is full (unique pod and event names pass through it too)."""
+    valid: set[str] = set()
+
+    @functools.wraps(fn)
+    def wrapper(value: str) -> list[str]:
+        exact = type(value) is str           # anything else goes the full way, as before
+        if exact and value in valid:
+            return []
+        errs = fn(value)
+        if not errs and exact:
+            if len(valid) >= 8192:
+                valid.clear()
+            valid.add(value)
+        return errs
+
+    wrapper.valid = valid  # type: ignore[attr-defined]
+    return wrapper
+
+
 def regex_error(msg: str, fmt: str, *examples: str) -> str:
     """Upstream: RegexError, double space before "or" included.
 
@@ -56,6 +78,7 @@ def inclusive_range_error(lo: int, hi: int) -> str:
     return f"must be between {lo} and {hi}, inclusive"
 
 
+@_remember_valid
 def is_dns1123_label(value: str) -> list[str]:
     errs = []
     if len(value) > 63:
@@ -70,6 +93,7 @@ def is_dns1123_label(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def is_dns1123_subdomain(value: str) -> list[str]:
     errs = []
     if len(value) > 253:
@@ -95,6 +119,7 @@ def is_dns1035_label(value: str) -> list[str]:
 _LABEL_KEY_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
 
 
+@_remember_valid
 def is_qualified_name(value: str) -> list[str]:
     """Upstream: content.IsLabelKey (a.k.a. IsQualifiedName): optional DNS prefix, '/', name ≤ 63."""
     errs: list[str] = []
@@ -119,6 +144,7 @@ def is_qualified_name(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def is_valid_label_value(value: str) -> list[str]:
     errs = []
     if len(value) > 63:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...api import errors
+from ...api import defaults, errors
 from ...api.resources import ResourceInfo
 from .. import admission, codec, objects
 from ..objects import Obj, storage_errors
@@ -20,9 +20,13 @@ from . import common, deletion
 if TYPE_CHECKING:
     from ..server import APIServer
 
+MERGE_PATCH = "application/merge-patch+json"
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json", "application/apply-patch+yaml")
 MAX_PATCH_RETRIES = 5
+# (apiVersion, kind) whose defaulting writes anything at all / anything outside spec.
+_HAS_DEFAULTS = defaults.DEFAULTED_KINDS
+_DEFAULTS_OUTSIDE_SPEC = defaults.DEFAULTED_KINDS - defaults.SPEC_ONLY_DEFAULTS
 
 
 async def get(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
@@ -186,9 +190,14 @@ async def patch(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: s
 
 async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
                       subresource: str, patch_type: str, kv: Any) -> Response:
-    from ..patch import apply_patch, server_side_apply
+    from ..patch import apply_patch, json_merge_patch, server_side_apply
 
     warnings: list[str] = []
+    if kv is not None and req.obj is not None and _merges_onto_stored(ri, subresource, patch_type):
+        new = json_merge_patch(kv.obj, req.obj)
+        if new.get("metadata") is kv.obj.get("metadata"):
+            new["metadata"] = dict(new["metadata"])     # the handlers below write its top level
+        return await _store_patched(api, req, ri, name, subresource, patch_type, kv, new, warnings)
     # Patches apply to the object as the request's API version shows it (events.k8s.io Events
     # are stored as core Events), and the result is stored back in the stored form.
     live = common.output_obj(ri, objects.mutable_copy(kv)) if kv else None
@@ -209,6 +218,11 @@ async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
         else:
             new = apply_patch(patch_type, live, req.body, ri.definition)
             common.check_patched_fields(req, ri, new, warnings)
+    return await _store_patched(api, req, ri, name, subresource, patch_type, kv, new, warnings)
+
+
+async def _store_patched(api: APIServer, req: Request, ri: ResourceInfo, name: str, subresource: str,
+                         patch_type: str, kv: Any, new: Obj, warnings: list[str]) -> Response:
     objects.check_type_meta(new, ri)
     objects.check_name(new, name)
     new = common.input_obj(ri, new)
@@ -216,6 +230,24 @@ async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
     stored, value = await update_object(api, req, ri, new, kv.obj, expected, subresource, warnings,
                                         applied=patch_type == "application/apply-patch+yaml")
     return common.object_response(api, req, ri, stored, value, warnings=warnings)
+
+
+def _merges_onto_stored(ri: ResourceInfo, subresource: str, patch_type: str) -> bool:
+    """Whether an in-process merge patch may apply to the stored object itself, not a copy.
+
+    merge_patch never changes its target: it copies each dict on the patch's paths and shares
+    every other value with the stored object. The write path after it only assigns top-level
+    and metadata keys (type meta, system metadata, strategy, resourceVersion, managedFields;
+    metadata is copied for it) — except defaulting, which fills nested values in place, and
+    the events.k8s.io conversion. So this holds where neither runs: a /status write of a kind
+    whose defaults are all under spec (the spec is the stored one), or a kind without any
+    defaults. Saves decoding the whole stored object (a pod's status patch: about a tenth).
+    """
+    if patch_type != MERGE_PATCH or ri.group == "events.k8s.io":
+        return False
+    if subresource == "status":
+        return (ri.api_version, ri.kind) not in _DEFAULTS_OUTSIDE_SPEC
+    return not subresource and (ri.api_version, ri.kind) not in _HAS_DEFAULTS
 
 
 async def delete(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:

@@ -112,7 +112,7 @@ async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str
     if errs:
         raise errors.Invalid("", "Binding", name, errs)
     kv = await _current(api, ri, ns, name)
-    pod = objects.mutable_copy(kv)
+    pod = _binding_copy(kv.obj)
     pmeta = pod["metadata"]
     if meta.get("uid") and meta["uid"] != pmeta.get("uid"):
         raise errors.Conflict("", "pods", name, f"Precondition failed: UID in precondition: {meta['uid']}, "
@@ -120,7 +120,7 @@ async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str
     if meta.get("resourceVersion") and meta["resourceVersion"] != pmeta.get("resourceVersion"):
         raise errors.Conflict("", "pods", name, "Precondition failed: ResourceVersion in precondition: "
                               f"{meta['resourceVersion']}, ResourceVersion in object meta: {pmeta.get('resourceVersion')}")
-    spec = pod.setdefault("spec", {})
+    spec = pod["spec"]
     why = None
     if pmeta.get("deletionTimestamp"):
         why = f"pod {name} is being deleted, cannot be assigned to a host"
@@ -132,13 +132,26 @@ async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str
         raise errors.Conflict("", "pods/binding", name, why)
     spec["nodeName"] = target["name"]
     if meta.get("annotations"):
-        pmeta.setdefault("annotations", {}).update(meta["annotations"])
+        pmeta["annotations"] = {**(pmeta.get("annotations") or {}), **meta["annotations"]}
     set_pod_condition(pod, "PodScheduled", "True", api.now())
     if not common.dry_run(req):
         with storage_errors(ri, name):
             await api.storage.update(kv.key, pod, kv.mod_revision)
     return Response(201, orjson.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
                                        "status": "Success", "code": 201}))
+
+
+def _binding_copy(stored: Obj) -> Obj:
+    """A copy of a stored pod that a binding may write: fresh dicts (and conditions list) on
+    the paths it changes — metadata, spec, status — sharing everything below them with the
+    stored pod, which nothing changes. A deep copy decodes the whole pod for three keys."""
+    pod = dict(stored)
+    pod["metadata"] = dict(stored["metadata"])
+    pod["spec"] = dict(stored.get("spec") or {})
+    status = pod["status"] = dict(stored.get("status") or {})
+    if isinstance(status.get("conditions"), list):
+        status["conditions"] = list(status["conditions"])
+    return pod
 
 
 def set_pod_condition(pod: Obj, type_: str, status: str, now: str, reason: str = "", message: str = "") -> None:

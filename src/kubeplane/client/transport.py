@@ -16,6 +16,8 @@ from urllib.parse import urlencode
 
 import yaml
 
+from ..apiserver.request import Request   # a plain dataclass module: no server code comes with it
+
 if TYPE_CHECKING:
     from ..apiserver.server import APIServer
 
@@ -66,8 +68,7 @@ class InProcessTransport:
         self.user_agent = user_agent
 
     def _request(self, method: str, path: str, query: dict[str, str] | None, body: bytes | dict[str, Any] | None,
-                 content_type: str):  # -> Request
-        from ..apiserver.request import Request
+                 content_type: str) -> Request:
         headers = {"content-type": content_type, "user-agent": self.user_agent}
         if isinstance(body, dict):
             return Request(method, path, dict(query or {}), headers, b"", self.user, body)

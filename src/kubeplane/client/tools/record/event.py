@@ -261,8 +261,10 @@ class EventBroadcaster:
         return True
 
     async def _run(self) -> None:
+        q = self._queue
         while True:
-            item = await self._queue.get()
+            # Queue.get() makes a coroutine even when an item is waiting; take it directly then.
+            item = q.get_nowait() if q.qsize() else await q.get()
             try:
                 if item is _STOP:
                     return

@@ -18,9 +18,8 @@ Upstream: client-go tools/record/events_cache.go
 """
 from __future__ import annotations
 
-import copy
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Generic, TypeVar
 
 import msgspec
@@ -44,7 +43,12 @@ V = TypeVar("V")
 
 
 class _LRU(Generic[K, V]):
-    """A bounded map that forgets its least recently used key (groupcache lru.Cache)."""
+    """A bounded map that forgets its least recently used key (groupcache lru.Cache).
+
+    get() of a present key makes it the most recent, so a caller that got a value and
+    keeps using that same object need not add() it again (upstream's Get-then-Add pairs
+    leave the cache in the same state either way). Values are never None.
+    """
 
     def __init__(self, max_entries: int) -> None:
         self._max = max_entries
@@ -57,10 +61,15 @@ class _LRU(Generic[K, V]):
         return v
 
     def add(self, key: K, value: V) -> None:
-        self._d[key] = value
-        self._d.move_to_end(key)
-        if len(self._d) > self._max:
-            self._d.popitem(last=False)
+        d = self._d
+        d[key] = value
+        d.move_to_end(key)
+        if len(d) > self._max:
+            d.popitem(last=False)
+
+    def keys(self) -> list[K]:
+        """Keys from least to most recently used (for tests)."""
+        return list(self._d)
 
     def __len__(self) -> int:
         return len(self._d)
@@ -74,6 +83,9 @@ class _TokenBucket:
     Upstream: NewTokenBucketPassiveRateLimiterWithClock(...).TryAccept, util/flowcontrol
     """
 
+    # One per source + object: slots keep the spam filter's thousands of buckets small.
+    __slots__ = ("_qps", "_burst", "_clock", "_tokens", "_last")
+
     def __init__(self, qps: float, burst: int, clock: Clock) -> None:
         self._qps, self._burst, self._clock = qps, burst, clock
         self._tokens = float(burst)
@@ -81,7 +93,9 @@ class _TokenBucket:
 
     def try_accept(self) -> bool:
         now = self._clock.monotonic()
-        self._tokens = min(float(self._burst), self._tokens + max(0.0, now - self._last) * self._qps)
+        elapsed = now - self._last
+        if elapsed > 0.0:
+            self._tokens = min(float(self._burst), self._tokens + elapsed * self._qps)
         self._last = now
         if self._tokens >= 1.0:
             self._tokens -= 1.0
@@ -89,24 +103,27 @@ class _TokenBucket:
         return False
 
 
-def _src(event: core_v1.Event) -> tuple[str, str]:
-    s = event.source
-    return (s.component or "", s.host or "") if s is not None else ("", "")
+# Stand-ins for an event without source or involvedObject (read only, never modified).
+_NO_SOURCE = core_v1.EventSource()
+_NO_REF = core_v1.ObjectReference()
 
 
 def _ref(event: core_v1.Event) -> core_v1.ObjectReference:
     return event.involved_object or core_v1.ObjectReference()
 
 
+# The keys below are Go's plain string concatenations (no separators), built with one
+# f-string each: every event computes three of them, and update_state a fourth.
+
 def get_event_key(event: core_v1.Event) -> str:
     """The identity of an event for de-duplication: source, object, type, reason, message.
 
     Upstream: getEventKey, events_cache.go
     """
-    r = _ref(event)
-    return "".join([*_src(event), r.kind or "", r.namespace or "", r.name or "", r.field_path or "",
-                    r.uid or "", r.api_version or "", event.type or "", event.reason or "",
-                    event.message or ""])
+    s, r = event.source or _NO_SOURCE, event.involved_object or _NO_REF
+    return (f"{s.component or ''}{s.host or ''}{r.kind or ''}{r.namespace or ''}{r.name or ''}"
+            f"{r.field_path or ''}{r.uid or ''}{r.api_version or ''}{event.type or ''}{event.reason or ''}"
+            f"{event.message or ''}")
 
 
 def get_spam_key(event: core_v1.Event) -> str:
@@ -114,9 +131,9 @@ def get_spam_key(event: core_v1.Event) -> str:
 
     Upstream: getSpamKey, events_cache.go
     """
-    r = _ref(event)
-    return "".join([*_src(event), r.kind or "", r.namespace or "", r.name or "", r.uid or "",
-                    r.api_version or ""])
+    s, r = event.source or _NO_SOURCE, event.involved_object or _NO_REF
+    return (f"{s.component or ''}{s.host or ''}{r.kind or ''}{r.namespace or ''}{r.name or ''}"
+            f"{r.uid or ''}{r.api_version or ''}")
 
 
 class EventSourceObjectSpamFilter:
@@ -137,10 +154,10 @@ class EventSourceObjectSpamFilter:
         Upstream: EventSourceObjectSpamFilter.Filter
         """
         key = self._spam_key_func(event)
-        bucket = self._cache.get(key)
+        bucket = self._cache.get(key)           # a hit is now the most recent: no add needed
         if bucket is None:
             bucket = _TokenBucket(self._qps, self._burst, self._clock)
-        self._cache.add(key, bucket)
+            self._cache.add(key, bucket)
         return not bucket.try_accept()
 
 
@@ -163,7 +180,8 @@ class UniqueNanos:
         self._last = 0
 
     def __call__(self, t: float) -> int:
-        self._last = max(unix_nano(t), self._last + 1)
+        n = round(t * 1e9)              # unix_nano(t), inlined: one call per event
+        self._last = n if n > self._last else self._last + 1
         return self._last
 
 
@@ -172,10 +190,10 @@ def event_aggregator_by_reason_func(event: core_v1.Event) -> tuple[str, str]:
 
     Upstream: EventAggregatorByReasonFunc, events_cache.go
     """
-    r = _ref(event)
-    agg = "".join([*_src(event), r.kind or "", r.namespace or "", r.name or "", r.uid or "",
-                   r.api_version or "", event.type or "", event.reason or "",
-                   event.reporting_component or "", event.reporting_instance or ""])
+    s, r = event.source or _NO_SOURCE, event.involved_object or _NO_REF
+    agg = (f"{s.component or ''}{s.host or ''}{r.kind or ''}{r.namespace or ''}{r.name or ''}{r.uid or ''}"
+           f"{r.api_version or ''}{event.type or ''}{event.reason or ''}{event.reporting_component or ''}"
+           f"{event.reporting_instance or ''}")
     return agg, event.message or ""
 
 
@@ -184,11 +202,15 @@ def event_aggregator_by_reason_message_func(event: core_v1.Event) -> str:
     return "(combined from similar events): " + (event.message or "")
 
 
-@dataclass
 class _AggregateRecord:
-    # distinct local keys (messages) seen in this aggregate group; past max, aggregate
-    local_keys: set[str] = field(default_factory=set)
-    last_timestamp: float = 0.0     # epoch seconds; 0 = never seen
+    """One similar-events group of the aggregator. Upstream: aggregateRecord"""
+
+    __slots__ = ("local_keys", "last_timestamp")
+
+    def __init__(self) -> None:
+        # distinct local keys (messages) seen in this aggregate group; past max, aggregate
+        self.local_keys: set[str] = set()
+        self.last_timestamp = 0.0       # epoch seconds
 
 
 class EventAggregator:
@@ -216,17 +238,16 @@ class EventAggregator:
         Upstream: EventAggregator.EventAggregate
         """
         now = self._clock.now()
-        event_key = get_event_key(new_event)
         aggregate_key, local_key = self._key_func(new_event)
-        record = self._cache.get(aggregate_key) or _AggregateRecord()
-        # A group not seen for the interval starts afresh (a new group has timestamp 0).
-        if now - record.last_timestamp > self._max_interval:
+        record = self._cache.get(aggregate_key)       # a hit is now the most recent
+        # A group not seen for the interval starts afresh.
+        if record is None or now - record.last_timestamp > self._max_interval:
             record = _AggregateRecord()
+            self._cache.add(aggregate_key, record)
         record.local_keys.add(local_key)
         record.last_timestamp = now
-        self._cache.add(aggregate_key, record)
         if len(record.local_keys) < self._max_events:
-            return new_event, event_key
+            return new_event, get_event_key(new_event)
         record.local_keys.pop()         # do not let the set grow past max
         return self._combined(new_event, now), aggregate_key
 
@@ -234,16 +255,20 @@ class EventAggregator:
         ts = rfc3339(now)
         ref = _ref(new_event)
         ns = new_event.metadata.namespace if new_event.metadata else None
-        return core_v1.Event(
+        src = new_event.source
+        return core_v1.Event(   # the copies are shallow: both structs hold only strings
             metadata=meta_v1.ObjectMeta(name=generate_event_name(ref.name or "", self._nanos(now)), namespace=ns),
-            count=1, first_timestamp=ts, last_timestamp=ts, involved_object=copy.copy(ref),   # all scalars
+            count=1, first_timestamp=ts, last_timestamp=ts, involved_object=ref.__copy__(),
             message=self._message_func(new_event), type=new_event.type, reason=new_event.reason,
-            source=copy.copy(new_event.source))
+            source=src.__copy__() if src is not None else None)
 
 
-@dataclass(frozen=True)
-class _EventLog:
-    """What we know about an event already written. Upstream: eventLog"""
+class _EventLog(msgspec.Struct, frozen=True, gc=False):
+    """What we know about an event already written. Upstream: eventLog
+
+    A Struct, not a dataclass: two are made per event, and a frozen dataclass's
+    __init__ costs ~10x a Struct's.
+    """
 
     count: int
     first_timestamp: str | None
@@ -272,7 +297,8 @@ class EventLogger:
         """
         # Upstream copies the Event struct by value (eventCopy := *newEvent): its own
         # ObjectMeta, shared pointers below it, which nobody modifies.
-        event = msgspec.structs.replace(new_event, metadata=copy.copy(new_event.metadata))
+        meta = new_event.metadata
+        event = msgspec.structs.replace(new_event, metadata=meta.__copy__() if meta is not None else None)
         last = self._cache.get(key)
         patch: dict[str, Any] | None = None
         if last is not None and last.count > 0:
@@ -293,12 +319,12 @@ class EventLogger:
         self._record(get_event_key(event), event)
 
     def _record(self, key: str, event: core_v1.Event) -> None:
-        m = event.metadata or meta_v1.ObjectMeta()
-        self._cache.add(key, _EventLog(event.count or 0, event.first_timestamp, m.name or "",
-                                       m.resource_version or ""))
+        m = event.metadata
+        name, rv = (m.name or "", m.resource_version or "") if m is not None else ("", "")
+        self._cache.add(key, _EventLog(event.count or 0, event.first_timestamp, name, rv))
 
 
-@dataclass
+@dataclass(slots=True)
 class EventCorrelateResult:
     """Upstream: EventCorrelateResult, events_cache.go"""
 

@@ -4,7 +4,6 @@ Upstream: client-go tools/record/util/util.go, tools/reference/ref.go
 """
 from __future__ import annotations
 
-import copy
 import functools
 import re
 import uuid
@@ -65,7 +64,7 @@ def get_reference(obj: Any) -> core_v1.ObjectReference:
     Upstream: GetReference, tools/reference/ref.go
     """
     if isinstance(obj, core_v1.ObjectReference):
-        return copy.copy(obj)                  # scalar fields only: a shallow copy is a deep one
+        return obj.__copy__()                  # scalar fields only: a shallow copy is a deep one
     if isinstance(obj, dict):
         kind, api_version = obj.get("kind"), obj.get("apiVersion")
         meta = obj.get("metadata") or {}
@@ -107,6 +106,40 @@ def sprintf(fmt: str, *args: Any) -> str:
     Example: sprintf("Scaled up replica set %s to %d from %d", "web-5d9", 3, 1)
     -> "Scaled up replica set web-5d9 to 3 from 1".
     """
+    verbs = _plain_verbs(fmt)
+    if verbs is not None and len(verbs) == len(args) and _plain_args(verbs, args):
+        return fmt % args
+    return _sprintf_go(fmt, args)
+
+
+@functools.lru_cache(maxsize=1024)
+def _plain_verbs(fmt: str) -> str | None:
+    """The verbs of fmt if every % in it starts a bare %s, %d or %% (else None).
+
+    Python's % renders those exactly as Go does for a str (%s) or an int (%d), and a
+    controller's formats are a few constants, so each is parsed once.
+    Example: "Created pod: %s" -> "s"; "100%% of %d" -> "d"; "%5.1f" and "%v" -> None.
+    """
+    verbs, percents = [], 0
+    for m in _VERB.finditer(fmt):
+        flags, width, prec, verb = m.groups()
+        if flags or width or prec is not None or verb not in "sd%":
+            return None
+        percents += 2 if verb == "%" else 1
+        if verb != "%":
+            verbs.append(verb)
+    return "".join(verbs) if percents == fmt.count("%") else None
+
+
+def _plain_args(verbs: str, args: tuple[Any, ...]) -> bool:
+    """Whether each argument is exactly a str for %s or an int (not a bool) for %d."""
+    for verb, v in zip(verbs, args):
+        if type(v) is not (str if verb == "s" else int):
+            return False
+    return True
+
+
+def _sprintf_go(fmt: str, args: tuple[Any, ...]) -> str:
     it = iter(args)
 
     def repl(m: re.Match[str]) -> str:

@@ -9,8 +9,8 @@ wires them, default profile with every delay set to 0 unless --real-delays) then
 the status manager has written Ready=True for every pod. Prints pods/s, status writes per
 pod, the process CPU time of the run (time.process_time: API server, storage, events and
 kubelet together, garbage collection shown apart) and the kubelet's own CPU: time inside pod
-syncs (Kubelet.sync) and the sim runtime's stage steps (SimRuntime._apply / _advance),
-outermost call only, less the garbage collections that happened to run inside them.
+syncs (Kubelet.sync), its runtime event handler (Kubelet._on_runtime_change) and the sim
+runtime's stage steps (SimRuntime._apply / _advance), outermost call only, less the garbage collections that happened to run inside them.
 """
 from __future__ import annotations
 
@@ -117,6 +117,7 @@ async def bench(n_pods: int, n_nodes: int, real_delays: bool) -> dict[str, float
     kl.pod_workers.sync = meter.wrap_async(kl.pod_workers.sync)
     rt._apply = meter.wrap(rt._apply)            # type: ignore[method-assign]
     rt._advance = meter.wrap(rt._advance)        # type: ignore[method-assign]
+    rt.set_event_handler(meter.wrap(kl._on_runtime_change))     # the kubelet's PLEG filter
     broadcaster.start()
     gc.callbacks.append(meter.on_gc)
     c0, t0 = time.process_time(), time.perf_counter()

@@ -39,8 +39,8 @@ def generate_api_pod_status(pod: core_v1.Pod, rt: PodStatus, *, node_ip: str,
     is_started: whether a running container has passed its startup probe (default: yes).
     Upstream: generateAPIPodStatus (kubelet_pods.go)
     """
-    spec = to_dict(pod.spec) if pod.spec else {}
-    old = to_dict(pod.status) if pod.status else {}
+    spec = spec_view(pod.spec)
+    old = _old_view(pod.status)
     waiting = waiting or {}
     has_init = bool(pod.spec.init_containers) if pod.spec else False
     init = convert_to_api_container_statuses(pod.spec.init_containers or [], rt, has_init, is_ready, waiting,
@@ -64,16 +64,46 @@ def generate_api_pod_status(pod: core_v1.Pod, rt: PodStatus, *, node_ip: str,
     return s
 
 
+def spec_view(spec: core_v1.PodSpec | None) -> Obj:
+    """The part of to_dict(spec) that the status computation reads: restartPolicy, the
+    containers' names and the readiness gates. A defaulted spec's full dict (tolerations,
+    resources, ports ...) costs more than the rest of the computation.
+    """
+    if spec is None:
+        return {}
+    view: Obj = {"containers": [{"name": c.name} for c in spec.containers or ()]}
+    if spec.init_containers is not None:
+        view["initContainers"] = [{"name": c.name} for c in spec.init_containers]
+    if spec.readiness_gates is not None:
+        view["readinessGates"] = [{"conditionType": g.condition_type} for g in spec.readiness_gates]
+    if spec.restart_policy is not None:
+        view["restartPolicy"] = spec.restart_policy
+    return view
+
+
+def _old_view(status: core_v1.PodStatus | None) -> Obj:
+    """The part of to_dict(status) carried over: podIP and the conditions the kubelet does
+    not own (wire dicts, as to_dict gives them)."""
+    if status is None:
+        return {}
+    old: Obj = {"conditions": [to_dict(c) for c in status.conditions or ()
+                               if c.type not in generate.KUBELET_CONDITIONS]}
+    if status.pod_ip:
+        old["podIP"] = status.pod_ip
+    return old
+
+
 def _conditions(spec: Obj, old: Obj, rt: PodStatus, init: list[Obj], app: list[Obj], phase: str,
                 terminal: bool) -> list[Obj]:
     """Conditions not owned by the kubelet first (kept), then the kubelet's in upstream's order."""
     conds = [c for c in old.get("conditions") or () if c.get("type") not in generate.KUBELET_CONDITIONS]
     sandbox_ready = (not terminal and rt.sandbox is not None and rt.sandbox.state == SANDBOX_READY
                      and bool(rt.sandbox.ip))
+    containers_ready = generate.generate_containers_ready_condition(spec, app, phase)
     conds.append(generate.generate_pod_ready_to_start_containers_condition(sandbox_ready))
     conds.append(generate.generate_pod_initialized_condition(spec, init, phase))
-    conds.append(generate.generate_pod_ready_condition(spec, conds, app, phase))
-    conds.append(generate.generate_containers_ready_condition(spec, app, phase))
+    conds.append(generate.generate_pod_ready_condition(spec, conds, app, phase, containers_ready))
+    conds.append(containers_ready)
     conds.append({"type": generate.POD_SCHEDULED, "status": "True"})
     return conds
 

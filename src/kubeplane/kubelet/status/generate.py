@@ -83,12 +83,14 @@ def generate_containers_ready_condition(spec: Obj, statuses: list[Obj], phase: s
     return _condition(CONTAINERS_READY, True)
 
 
-def generate_pod_ready_condition(spec: Obj, conditions: list[Obj], statuses: list[Obj], phase: str) -> Obj:
-    """ContainersReady plus every readiness gate's condition True.
+def generate_pod_ready_condition(spec: Obj, conditions: list[Obj], statuses: list[Obj], phase: str,
+                                 containers_ready: Obj | None = None) -> Obj:
+    """ContainersReady plus every readiness gate's condition True. containers_ready: that
+    condition when the caller has computed it already (it is not modified).
 
     Upstream: GeneratePodReadyCondition
     """
-    cr = generate_containers_ready_condition(spec, statuses, phase)
+    cr = containers_ready if containers_ready is not None else generate_containers_ready_condition(spec, statuses, phase)
     if cr["status"] != "True":
         return {**cr, "type": POD_READY}
     missing, false = [], []

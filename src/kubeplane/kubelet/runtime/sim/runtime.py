@@ -28,12 +28,12 @@ import ipaddress
 import logging
 import random
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable, Iterator
 
 import msgspec
 
 from ....api.types import core_v1, to_dict
-from ....utils.clock import REAL_CLOCK, Clock, parse_rfc3339, rfc3339
+from ....utils.clock import REAL_CLOCK, Clock, RealClock, parse_rfc3339, rfc3339
 from .. import (
     CREATED, CREATING, EXITED, PROBE_FAILURE, PROBE_SUCCESS, PROBE_UNKNOWN, RUNNING, SANDBOX_NOT_READY,
     SANDBOX_READY, WAITING, ContainerStatus, EventHandler, PodStatus, SandboxStatus, check_log_target,
@@ -94,7 +94,7 @@ class SimRuntime:
     """Runtime protocol over stage-driven sim objects (see the module docstring).
 
     _objs: object id -> sim object; _owner: object id -> pod uid; _timers: object id -> the
-    task waiting out its next stage's delay; _converted: container object id -> (the .status
+    timer (or task) waiting out its next stage's delay; _converted: container object id -> (the .status
     dict last converted, its ContainerStatus). Invariant: every id in a _Pod is in _objs, a
     timer or a conversion exists only for objects in _objs, and an object's .status is
     replaced, never changed in place, once a conversion of it may exist.
@@ -116,7 +116,8 @@ class SimRuntime:
         self._pods: dict[str, _Pod] = {}
         self._objs: dict[str, dict[str, Any]] = {}
         self._owner: dict[str, str] = {}
-        self._timers: dict[str, asyncio.Task[None]] = {}
+        self._timers: dict[str, asyncio.TimerHandle | asyncio.Task[None]] = {}
+        self._loop_timers = isinstance(clock, RealClock)     # see _after
         self._converted: dict[str, tuple[dict[str, Any], ContainerStatus]] = {}   # oid -> (its .status, as reported)
         self._seq = 0
 
@@ -171,8 +172,8 @@ class SimRuntime:
             meta["deletionTimestamp"] = rfc3339(self.clock.now() + grace_period)
             meta["deletionGracePeriodSeconds"] = int(grace_period)
             self._schedule(container_id)
-        self._timers.setdefault(container_id + "/kill",
-                                asyncio.ensure_future(self._kill_after(container_id, grace_period)))
+        if container_id + "/kill" not in self._timers:
+            self._timers[container_id + "/kill"] = self._after(grace_period, self._kill, container_id)
 
     def stop_pod_sandbox(self, pod_uid: str) -> None:
         p = self._pods.get(pod_uid)
@@ -242,10 +243,26 @@ class SimRuntime:
         if stage is None or obj is None:
             return
         delay = stage.delay.pick(obj, self.clock.now(), self.rng)
-        self._timers[oid] = asyncio.ensure_future(self._fire_after(oid, stage, delay))
+        self._timers[oid] = self._after(delay, self._fire, oid, stage)
 
-    async def _fire_after(self, oid: str, stage: Stage, delay: float) -> None:
+    def _after(self, delay: float, fn: Callable[..., None], *args: Any) -> asyncio.TimerHandle | asyncio.Task[None]:
+        """Call fn(*args) in delay seconds of the clock; cancel() on the result stops it.
+
+        On the real clock that is a plain loop timer: a task per timer (created, stepped
+        into its sleep, woken) cost about three times as much, and a density run arms two
+        per container. Other clocks (a test's FakeClock) only offer sleep(), so a task
+        sleeps on it.
+        """
+        if self._loop_timers:
+            return asyncio.get_running_loop().call_later(delay, fn, *args)
+        return asyncio.ensure_future(self._sleep_then(delay, fn, args))
+
+    async def _sleep_then(self, delay: float, fn: Callable[..., None], args: tuple[Any, ...]) -> None:
         await self.clock.sleep(delay)
+        fn(*args)
+
+    def _fire(self, oid: str, stage: Stage) -> None:
+        """The delay of the stage armed for the object has passed."""
         self._timers.pop(oid, None)
         obj = self._objs.get(oid)
         if obj is None:
@@ -278,18 +295,8 @@ class SimRuntime:
         else:
             self._objs[oid] = out.obj
 
-    def _helpers(self, oid: str) -> dict[str, Any]:
-        uid = self._owner.get(oid, "")
-        p = self._pods.get(uid)
-        node = self._nodes.get(p.node) if p else None
-        return {"Now": lambda: rfc3339(self.clock.now()),
-                "NodeName": lambda: p.node if p else "",
-                "NodeIP": lambda: node.ip if node else "",
-                "NodeIPWith": lambda *_: node.ip if node else "",
-                "PodIP": lambda: self._pod_ip(uid),
-                "PodIPWith": lambda *_: self._pod_ip(uid),
-                "ImageID": lambda image: image_ref(image or ""),
-                "ContainerID": lambda: f"{RUNTIME_NAME}://{oid}"}
+    def _helpers(self, oid: str) -> _Helpers:
+        return _Helpers(self, oid)
 
     def _pod_ip(self, uid: str) -> str:
         p = self._pods.get(uid)
@@ -317,11 +324,9 @@ class SimRuntime:
         except Exception:
             log.exception("sim runtime: event sink failed")
 
-    async def _kill_after(self, oid: str, grace: float) -> None:
-        try:
-            await self.clock.sleep(grace)
-        finally:
-            self._timers.pop(oid + "/kill", None)
+    def _kill(self, oid: str) -> None:
+        """The grace period of a stopping container is over."""
+        self._timers.pop(oid + "/kill", None)
         obj = self._objs.get(oid)
         if obj is None or obj["status"].get("state") in (EXITED, WAITING):
             return
@@ -356,7 +361,7 @@ class SimRuntime:
         """The object as the kubelet sees it, converted once per change of its status.
 
         A container's .status dict is replaced, never changed in place, whenever it changes
-        (apply_stage, _kill_after), and the fields read from .spec/.metadata never change.
+        (apply_stage, _kill), and the fields read from .spec/.metadata never change.
         """
         obj = self._objs[oid]
         st = obj["status"]
@@ -401,6 +406,71 @@ class SimRuntime:
         for t in self._timers.values():
             t.cancel()
         self._timers.clear()
+
+
+class _Helpers:
+    """The template functions of one object (kwok's names), as the renderer's helper table.
+
+    A template calls one or two of them: they are looked up by name rather than eight
+    closures being made for every stage applied.
+    """
+
+    __slots__ = ("rt", "oid")
+    NAMES = ("Now", "NodeName", "NodeIP", "NodeIPWith", "PodIP", "PodIPWith", "ImageID", "ContainerID")
+
+    def __init__(self, rt: SimRuntime, oid: str) -> None:
+        self.rt, self.oid = rt, oid
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.NAMES
+
+    def __getitem__(self, name: str) -> Callable[..., Any]:
+        fn = self.get(name)
+        if fn is None:
+            raise KeyError(name)
+        return fn
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.NAMES)
+
+    def __len__(self) -> int:
+        return len(self.NAMES)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return getattr(self, "_" + name) if name in self.NAMES else default
+
+    def _pod(self) -> _Pod | None:
+        return self.rt._pods.get(self.rt._owner.get(self.oid, ""))
+
+    def _node(self) -> _Node | None:
+        p = self._pod()
+        return self.rt._nodes.get(p.node) if p else None
+
+    def _Now(self) -> str:
+        return rfc3339(self.rt.clock.now())
+
+    def _NodeName(self) -> str:
+        p = self._pod()
+        return p.node if p else ""
+
+    def _NodeIP(self) -> str:
+        node = self._node()
+        return node.ip if node else ""
+
+    def _NodeIPWith(self, *_: Any) -> str:
+        return self._NodeIP()
+
+    def _PodIP(self) -> str:
+        return self.rt._pod_ip(self.rt._owner.get(self.oid, ""))
+
+    def _PodIPWith(self, *_: Any) -> str:
+        return self._PodIP()
+
+    def _ImageID(self, image: Any) -> str:
+        return image_ref(image or "")
+
+    def _ContainerID(self) -> str:
+        return f"{RUNTIME_NAME}://{self.oid}"
 
 
 def _object_id(uid: str, name: str, seq: int) -> str:

@@ -19,7 +19,7 @@ from kubeplane.apiserver.handlers.podlog import (LogOptions, kubelet_error, kube
                                                  preferred_node_address)
 from kubeplane.apiserver.request import Request
 from kubeplane.kubelet.server import KubeletServer
-from kubeplane.utils.clock import FakeClock
+from kubeplane.utils.clock import FakeClock, rfc3339
 
 API = Any                     # conftest's API fixture (conftest is not imported, as elsewhere)
 START = 1_700_000_000.0
@@ -147,6 +147,39 @@ async def test_the_in_process_registry_still_wins(api: API, kubelet: Any) -> Non
     api.server.nodes["node-0"] = Conn()                  # type: ignore[assignment]
     r = await api.get(LOG)
     assert r.body == b"from the registry\n" and host.calls == []
+
+
+async def test_in_process_kubelet_gets_since_time_as_seconds_before_now(api: API, kubelet: Any) -> None:
+    """What a kubelet does with sinceTime (kubelet/server.log_options), on the in-process path
+    too: 10:00:00 asked at 10:00:30 is the last 30 seconds."""
+    host, _ = kubelet
+    api.server.nodes["node-0"] = host                       # type: ignore[assignment]
+    since = api.clock.now() - 30
+    r = await api.get(LOG, {"sinceTime": rfc3339(since)})
+    assert r.status == 200 and host.calls == [LogOptions("c", since_seconds=30.0)]    # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("query, status, message", [
+    ({"tailLines": "-1"}, 422,
+     'PodLogOptions "web" is invalid: tailLines: Invalid value: -1: must be greater than or equal to 0'),
+    ({"limitBytes": "0"}, 422, 'PodLogOptions "web" is invalid: limitBytes: Invalid value: 0: must be greater than 0'),
+    ({"sinceSeconds": "0"}, 422,
+     'PodLogOptions "web" is invalid: sinceSeconds: Invalid value: 0: must be greater than 0'),
+    ({"sinceSeconds": "5", "sinceTime": "2024-05-01T10:00:00Z"}, 422,
+     'PodLogOptions "web" is invalid: : Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified'),
+    ({"sinceTime": "yesterday"}, 400, None),
+])
+@pytest.mark.parametrize("in_process", [True, False], ids=["in-process kubelet", "proxied"])
+async def test_bad_log_options_are_refused_before_any_kubelet_is_asked(
+        api: API, kubelet: Any, in_process: bool, query: dict[str, str], status: int, message: str | None) -> None:
+    """Upstream: LogREST.Get validates PodLogOptions (ValidatePodLogOptions) first."""
+    host, _ = kubelet
+    if in_process:
+        api.server.nodes["node-0"] = host                   # type: ignore[assignment]
+    r = await api.get(LOG, query)
+    assert r.status == status and host.calls == []
+    if message is not None:
+        assert r.json["message"] == message and r.json["details"]["kind"] == "PodLogOptions"
 
 
 # --- the pieces ------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, AsyncIterator, Protocol
 from urllib.parse import quote
 
@@ -23,6 +23,7 @@ import orjson
 
 from ...api import errors
 from ...api.resources import ResourceInfo, lookup
+from ...utils.clock import parse_rfc3339
 from ..request import Request, Response
 
 if TYPE_CHECKING:
@@ -85,17 +86,44 @@ async def pod_log(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name:
     opts = LogOptions(_container(pod, name, req.query.get("container", "")), req.flag("follow"),
                       req.flag("previous"), _int(req, "tailLines"), _int(req, "limitBytes"),
                       req.flag("timestamps"), _int(req, "sinceSeconds"))
+    since_time = req.query.get("sinceTime", "")
+    validate_pod_log_options(name, opts, since_time)
     node = (pod.get("spec") or {}).get("nodeName")
     if not node:
         raise errors.BadRequest(f"pod {name} does not have a host assigned")
     conn = api.nodes.get(node)
     if conn is None:
-        return await proxy_container_logs(api, node, ns, name, opts, req.query.get("sinceTime", ""))
+        return await proxy_container_logs(api, node, ns, name, opts, since_time)
+    if since_time:
+        # What a kubelet does with sinceTime: the output since then, i.e. the last now - t seconds.
+        opts = replace(opts, since_seconds=max(0.0, api.clock.now() - parse_rfc3339(since_time)))  # type: ignore[arg-type]
     stream = conn.container_logs(ns, name, pod["metadata"].get("uid", ""), opts)
     if not opts.follow:
         chunks = [c async for c in stream]
         return Response(200, b"".join(chunks), "text/plain")
     return Response(200, stream, "text/plain")
+
+
+def validate_pod_log_options(name: str, opts: LogOptions, since_time: str) -> None:
+    """400 for a sinceTime that is no time; 422 for values upstream's ValidatePodLogOptions
+    rejects (tailLines < 0, limitBytes < 1, sinceSeconds < 1, both sinceSeconds and sinceTime)."""
+    if since_time:
+        try:
+            parse_rfc3339(since_time)
+        except ValueError:
+            raise errors.BadRequest(f'parsing time "{since_time}" as "2006-01-02T15:04:05Z07:00": '
+                                    "cannot parse it as RFC 3339") from None
+    errs = []
+    if opts.tail_lines is not None and opts.tail_lines < 0:
+        errs.append(errors.invalid("tailLines", opts.tail_lines, "must be greater than or equal to 0"))
+    if opts.limit_bytes is not None and opts.limit_bytes < 1:
+        errs.append(errors.invalid("limitBytes", opts.limit_bytes, "must be greater than 0"))
+    if opts.since_seconds is not None and since_time:
+        errs.append(errors.forbidden("", "at most one of `sinceTime` or `sinceSeconds` may be specified"))
+    elif opts.since_seconds is not None and opts.since_seconds < 1:
+        errs.append(errors.invalid("sinceSeconds", opts.since_seconds, "must be greater than 0"))
+    if errs:
+        raise errors.Invalid("", "PodLogOptions", name, errs)
 
 
 # --- proxying to a kubelet over HTTPS ------------------------------------------------------

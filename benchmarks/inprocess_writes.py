@@ -30,6 +30,7 @@ import kubeplane.apiserver.patch  # noqa: F401  (imported lazily by the server: 
 from kubeplane.api.types import core_v1, decode, from_dict
 from kubeplane.apiserver.server import APIServer
 from kubeplane.cmd.up import in_process_clientset
+from kubeplane.kubelet.status.status_manager import merge_diff
 from kubeplane.storage.memory import MemoryStorage
 
 NS = "bench"
@@ -92,20 +93,6 @@ def running_status(node_ip: str, pod_ip: str) -> dict[str, Any]:
                                "ready": True, "restartCount": 0, "started": True,
                                "state": {"running": {"startedAt": LATER}}}]
     return s
-
-
-def merge_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """The kubelet status manager's merge_diff (lists replaced whole)."""
-    patch: dict[str, Any] = {k: None for k in old if k not in new}
-    for k, v in new.items():
-        ov = old.get(k)
-        if isinstance(v, dict) and isinstance(ov, dict):
-            sub = merge_diff(ov, v)
-            if sub:
-                patch[k] = sub
-        elif k not in old or ov != v:
-            patch[k] = v
-    return patch
 
 
 def pulled_event(pod: dict[str, Any], node: str, seq: int) -> Any:

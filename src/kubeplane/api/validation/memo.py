@@ -1,18 +1,19 @@
-"""Remembering values a validator found valid, so a repeat costs one encoding, not a walk.
+"""Remembering values a validator found valid, so a repeat costs one look-up, not a walk.
 
 Every pod a ReplicaSet creates carries the same spec, labels and ownerReference; validating
 them again finds nothing again (2,000 pods -> one walk, 1,999 look-ups). Only *valid* values
 are remembered: anything with an error is validated in full every time, so each Status
 (code, reason, message, causes) is exactly what the full walk gives.
 
-The key is the JSON encoding of the validator's arguments: two argument lists with the same
-encoding are the same JSON values, and the validators are pure functions of JSON values.
-Arguments orjson cannot encode (not JSON at all) are validated without memo.
+By default the key is the JSON encoding of the validator's arguments: two argument lists with
+the same encoding are the same JSON values, and the validators are pure functions of JSON
+values. Arguments orjson cannot encode (not JSON at all) are validated without memo. Checks of
+one string (the name and label checks) use the string itself (`key=str_key`).
 """
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Hashable, TypeVar
 
 import orjson
 
@@ -24,26 +25,40 @@ MAX_ENTRIES = 1024
 _ENCODE_ERRORS = (TypeError, orjson.JSONEncodeError)
 
 
-def remember_valid(fn: F) -> F:
-    """Wrap a pure validator `fn(*args, **kwargs) -> list[FieldError]` so that arguments it found valid
-    before return [] at once. `wrapper.clear()` forgets everything (for tests)."""
-    seen: set[bytes] = set()
+def json_key(*args: Any, **kwargs: Any) -> Hashable | None:
+    """The arguments' JSON encoding; None (no memo) when they are not JSON."""
+    try:
+        return orjson.dumps((args, kwargs) if kwargs else args)
+    except _ENCODE_ERRORS:
+        return None
 
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> list[Any]:
-        try:
-            key = orjson.dumps((args, kwargs) if kwargs else args)
-        except _ENCODE_ERRORS:
-            return fn(*args, **kwargs)
-        if key in seen:
-            return []
-        errs = fn(*args, **kwargs)
-        if not errs:
-            if len(seen) >= MAX_ENTRIES:
-                seen.clear()
-            seen.add(key)
-        return errs
 
-    wrapper.clear = seen.clear  # type: ignore[attr-defined]
-    wrapper.seen = seen         # type: ignore[attr-defined]
-    return wrapper  # type: ignore[return-value]
+def str_key(value: Any) -> Hashable | None:
+    """A plain str is its own key; anything else goes the full way."""
+    return value if type(value) is str else None
+
+
+def remember_valid(fn: F | None = None, *, key: Callable[..., Hashable | None] = json_key,
+                   max_entries: int | None = None) -> Any:
+    """Wrap a pure validator `fn(*args, **kwargs) -> list[errors]` so that arguments it found
+    valid before return [] at once (`@remember_valid` or `@remember_valid(key=..., max_entries=...)`).
+    `wrapper.seen` holds the keys remembered."""
+    def decorate(fn: F) -> F:
+        limit = MAX_ENTRIES if max_entries is None else max_entries
+        seen: set[Hashable] = set()
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> list[Any]:
+            k = key(*args, **kwargs)
+            if k is not None and k in seen:
+                return []
+            errs = fn(*args, **kwargs)
+            if not errs and k is not None:
+                if len(seen) >= limit:
+                    seen.clear()
+                seen.add(k)
+            return errs
+
+        wrapper.seen = seen  # type: ignore[attr-defined]
+        return wrapper  # type: ignore[return-value]
+    return decorate if fn is None else decorate(fn)

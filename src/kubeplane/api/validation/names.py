@@ -10,6 +10,8 @@ import functools
 import re
 from typing import Callable
 
+from .memo import remember_valid, str_key
+
 NameFn = Callable[[str, bool], list[str]]
 
 DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -38,26 +40,9 @@ def _full(regex: re.Pattern[str], s: str) -> bool:
     return regex.fullmatch(s) is not None
 
 
-def _remember_valid(fn: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
-    """Return [] at once for a value fn found valid before (label keys and values, namespaces,
-    condition types repeat on every write); a value with problems is checked in full each time.
-    The set is emptied when it is full (unique pod and event names pass through it too)."""
-    valid: set[str] = set()
-
-    @functools.wraps(fn)
-    def wrapper(value: str) -> list[str]:
-        exact = type(value) is str           # anything else goes the full way, as before
-        if exact and value in valid:
-            return []
-        errs = fn(value)
-        if not errs and exact:
-            if len(valid) >= 8192:
-                valid.clear()
-            valid.add(value)
-        return errs
-
-    wrapper.valid = valid  # type: ignore[attr-defined]
-    return wrapper
+# Label keys and values, namespaces and condition types repeat on every write; unique pod and
+# event names pass through too, hence the bound.
+_remember_valid = remember_valid(key=str_key, max_entries=8192)
 
 
 def regex_error(msg: str, fmt: str, *examples: str) -> str:

@@ -96,3 +96,29 @@ async def test_float_steps_reach_a_float_deadline() -> None:
     clock.step(0.3)
     await _settle()
     assert sleeper.done()
+
+
+async def test_after_func_runs_once_the_clock_reaches_it_and_not_after_cancel() -> None:
+    """Upstream: FakeClock.AfterFunc — fires in deadline order at the step that reaches it."""
+    clock = FakeClock()
+    fired: list[str] = []
+    clock.after_func(2, fired.append, "b")
+    clock.after_func(1, fired.append, "a")
+    cancelled = clock.after_func(1, fired.append, "never")
+    clock.after_func(0, fired.append, "now")
+    cancelled.cancel()
+    await _settle()
+    assert fired == ["now"] and clock.has_waiters()
+    clock.step(1)
+    await _settle()
+    assert fired == ["now", "a"]
+    clock.step(1)
+    await _settle()
+    assert fired == ["now", "a", "b"] and not clock.has_waiters()
+
+
+async def test_real_clock_after_func_is_a_loop_timer() -> None:
+    done = asyncio.Event()
+    timer = REAL_CLOCK.after_func(0.001, done.set)
+    await asyncio.wait_for(done.wait(), 5)
+    assert isinstance(timer, asyncio.TimerHandle)

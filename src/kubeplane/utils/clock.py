@@ -5,7 +5,12 @@ import asyncio
 import datetime as dt
 import functools
 import time
-from typing import Protocol
+from typing import Any, Callable, Protocol
+
+
+class Timer(Protocol):
+    def cancel(self) -> Any:
+        """Stop the timer; its function will not run (no-op once it has run)."""
 
 
 class Clock(Protocol):
@@ -18,6 +23,10 @@ class Clock(Protocol):
     async def sleep(self, seconds: float) -> None:
         """Wait for seconds of this clock's time."""
 
+    def after_func(self, seconds: float, fn: Callable[..., None], *args: Any) -> Timer:
+        """Call fn(*args) on the event loop after seconds of this clock's time.
+        Upstream: Clock.AfterFunc (k8s.io/utils/clock)"""
+
 
 class RealClock:
     def now(self) -> float:
@@ -28,6 +37,10 @@ class RealClock:
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
+
+    def after_func(self, seconds: float, fn: Callable[..., None], *args: Any) -> Timer:
+        # A plain loop timer: a task sleeping per timer costs about three times as much.
+        return asyncio.get_running_loop().call_later(seconds, fn, *args)
 
 
 REAL_CLOCK = RealClock()
@@ -100,6 +113,26 @@ class FakeClock:
         finally:
             if waiter in self._waiters:  # cancelled before its deadline
                 self._waiters.remove(waiter)
+
+    def after_func(self, seconds: float, fn: Callable[..., None], *args: Any) -> Timer:
+        """fn(*args) runs at the loop turn after a step() reaches the deadline, as a task
+        sleeping `seconds` would go on. Upstream: FakeClock.AfterFunc"""
+        loop = asyncio.get_running_loop()
+        if seconds <= self._TOLERANCE:
+            return loop.call_soon(fn, *args)
+        fut: asyncio.Future[None] = loop.create_future()
+        self._seq += 1
+        waiter = (self._mono + seconds, self._seq, fut)
+        self._waiters.append(waiter)
+
+        def fire(f: asyncio.Future[None]) -> None:
+            if f.cancelled():
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+            else:
+                fn(*args)
+        fut.add_done_callback(fire)
+        return fut
 
     def step(self, seconds: float) -> None:
         """Move time forward by seconds and wake every sleeper whose deadline passed.

@@ -21,7 +21,6 @@ Timers use the injected clock, so tests step a FakeClock.
 """
 from __future__ import annotations
 
-import asyncio
 import functools
 import hashlib
 import ipaddress
@@ -33,7 +32,7 @@ from typing import Any, AsyncIterator, Callable, Iterator
 import msgspec
 
 from ....api.types import core_v1, to_dict
-from ....utils.clock import REAL_CLOCK, Clock, RealClock, parse_rfc3339, rfc3339
+from ....utils.clock import REAL_CLOCK, Clock, Timer, parse_rfc3339, rfc3339
 from .. import (
     CREATED, CREATING, EXITED, PROBE_FAILURE, PROBE_SUCCESS, PROBE_UNKNOWN, RUNNING, SANDBOX_NOT_READY,
     SANDBOX_READY, WAITING, ContainerStatus, EventHandler, PodStatus, SandboxStatus, check_log_target,
@@ -94,7 +93,7 @@ class SimRuntime:
     """Runtime protocol over stage-driven sim objects (see the module docstring).
 
     _objs: object id -> sim object; _owner: object id -> pod uid; _timers: object id -> the
-    timer (or task) waiting out its next stage's delay; _converted: container object id -> (the .status
+    timer waiting out its next stage's delay; _converted: container object id -> (the .status
     dict last converted, its ContainerStatus). Invariant: every id in a _Pod is in _objs, a
     timer or a conversion exists only for objects in _objs, and an object's .status is
     replaced, never changed in place, once a conversion of it may exist.
@@ -116,8 +115,7 @@ class SimRuntime:
         self._pods: dict[str, _Pod] = {}
         self._objs: dict[str, dict[str, Any]] = {}
         self._owner: dict[str, str] = {}
-        self._timers: dict[str, asyncio.TimerHandle | asyncio.Task[None]] = {}
-        self._loop_timers = isinstance(clock, RealClock)     # see _after
+        self._timers: dict[str, Timer] = {}
         self._converted: dict[str, tuple[dict[str, Any], ContainerStatus]] = {}   # oid -> (its .status, as reported)
         self._seq = 0
 
@@ -173,7 +171,7 @@ class SimRuntime:
             meta["deletionGracePeriodSeconds"] = int(grace_period)
             self._schedule(container_id)
         if container_id + "/kill" not in self._timers:
-            self._timers[container_id + "/kill"] = self._after(grace_period, self._kill, container_id)
+            self._timers[container_id + "/kill"] = self.clock.after_func(grace_period, self._kill, container_id)
 
     def stop_pod_sandbox(self, pod_uid: str) -> None:
         p = self._pods.get(pod_uid)
@@ -243,23 +241,7 @@ class SimRuntime:
         if stage is None or obj is None:
             return
         delay = stage.delay.pick(obj, self.clock.now(), self.rng)
-        self._timers[oid] = self._after(delay, self._fire, oid, stage)
-
-    def _after(self, delay: float, fn: Callable[..., None], *args: Any) -> asyncio.TimerHandle | asyncio.Task[None]:
-        """Call fn(*args) in delay seconds of the clock; cancel() on the result stops it.
-
-        On the real clock that is a plain loop timer: a task per timer (created, stepped
-        into its sleep, woken) cost about three times as much, and a density run arms two
-        per container. Other clocks (a test's FakeClock) only offer sleep(), so a task
-        sleeps on it.
-        """
-        if self._loop_timers:
-            return asyncio.get_running_loop().call_later(delay, fn, *args)
-        return asyncio.ensure_future(self._sleep_then(delay, fn, args))
-
-    async def _sleep_then(self, delay: float, fn: Callable[..., None], args: tuple[Any, ...]) -> None:
-        await self.clock.sleep(delay)
-        fn(*args)
+        self._timers[oid] = self.clock.after_func(delay, self._fire, oid, stage)
 
     def _fire(self, oid: str, stage: Stage) -> None:
         """The delay of the stage armed for the object has passed."""

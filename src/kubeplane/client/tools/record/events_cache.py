@@ -109,7 +109,7 @@ _NO_REF = core_v1.ObjectReference()
 
 
 def _ref(event: core_v1.Event) -> core_v1.ObjectReference:
-    return event.involved_object or core_v1.ObjectReference()
+    return event.involved_object or _NO_REF
 
 
 # The keys below are Go's plain string concatenations (no separators), built with one

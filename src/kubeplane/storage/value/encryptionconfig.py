@@ -231,6 +231,8 @@ class StorageKeyTransformer:
         return self.transformer_for_key(key).transform_to_storage(key, data)
 
     def transform_from_storage(self, key: str, data: bytes) -> tuple[bytes, bool]:
+        if self._encrypted is not None and not key.startswith(self._encrypted):
+            return IDENTITY.transform_from_storage(key, data)
         return self.transformer_for_key(key).transform_from_storage(key, data)
 
 

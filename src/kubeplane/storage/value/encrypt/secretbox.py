@@ -6,20 +6,21 @@ golang.org/x/crypto/nacl/secretbox.Seal's output after the nonce. The storage ke
 authenticated (secretbox has no associated data), as upstream.
 
 Library: PyNaCl's low-level `nacl.bindings.crypto_secretbox` / `crypto_secretbox_open`.
-Compared (2 cores shared, one seal/open each, 1 KiB | 16 KiB values;
-`python benchmarks/encryption_at_rest.py`):
+Compared on one seal / one open, 1 KiB | 16 KiB values, best of three runs on the shared
+2-core machine (`.venv/bin/python benchmarks/encryption_at_rest.py`):
 
-    PyNaCl 1.6 bindings      2.4 / 2.2 us  | 11.2 / 11.1 us   libsodium bundled in the wheel
-    PyNaCl SecretBox class   3.6 / 3.4 us  | 13.4 / 12.3 us   (builds an EncryptedMessage)
-    pysodium 0.7             3.0 / 2.9 us  | 21.0 / 21.6 us   ctypes; needs the system libsodium
+    PyNaCl 1.6 bindings (here) 2.4 / 2.2 us  | 11.1 / 10.8 us   libsodium bundled in the wheel
+    PyNaCl SecretBox class     3.5 / 3.2 us  | 12.7 / 12.5 us   (builds an EncryptedMessage)
+    pysodium 0.7               3.2 / 2.8 us  | 20.3 / 20.0 us   ctypes; needs the system libsodium
+    (aesgcm, cryptography      1.2 / 0.9 us  |  2.3 / 1.8 us    for reference: AES-NI)
 
 All three reproduce golang.org/x/crypto's TestSecretBox vector (computed with C NaCl), so
 correctness does not separate them: both bind libsodium. PyNaCl wins on speed for larger
 values (cffi passes buffers without copies) and on installation (a wheel that carries
 libsodium, where pysodium fails at import on machines without the system library); it is
 maintained by PyCA, who also maintain `cryptography`. `cryptography` alone cannot do it: it
-has Poly1305 but no Salsa20/XSalsa20, and a hand-written cipher core in Python would be both
-slow (milliseconds per KiB) and a new place for bugs.
+has Poly1305 but no Salsa20/XSalsa20, and a cipher core hand-written in Python would be
+orders of magnitude slower and a new place for bugs.
 """
 from __future__ import annotations
 

@@ -19,15 +19,16 @@ import pathlib
 import sys
 import tempfile
 import timeit
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "src"))
 
-from kubeplane.api.resources import RESOURCES  # noqa: E402
-from kubeplane.storage.value import ensure_default_config, new_storage_transformer  # noqa: E402
-from kubeplane.storage.value.encrypt.aes import CBCTransformer, GCMTransformer  # noqa: E402
-from kubeplane.storage.value.encrypt.identity import IDENTITY  # noqa: E402
-from kubeplane.storage.value.encrypt.secretbox import SecretboxTransformer  # noqa: E402
+from kubeplane.api.resources import RESOURCES
+from kubeplane.storage.value import ensure_default_config, new_storage_transformer
+from kubeplane.storage.value.encrypt.aes import CBCTransformer, GCMTransformer
+from kubeplane.storage.value.encrypt.identity import IDENTITY
+from kubeplane.storage.value.encrypt.secretbox import SecretboxTransformer
 
 POD_KEY = "/registry/pods/ns-07/web-7d4b9c8f6-000042"
 POD = b'{"kind":"Pod","apiVersion":"v1","metadata":{"name":"web"}}' + b" " * 1430   # ~1.5 KB
@@ -104,7 +105,9 @@ def providers() -> None:
         for size in (1024, 16384):
             v = b"0123456789abcdef" * (size // 16)
             c = seal(v)
-            cells.append(f"{best(lambda: seal(v), 20_000) * 1e6:5.2f} / {best(lambda: open_(c), 20_000) * 1e6:5.2f}")
+            t_seal = best(lambda seal=seal, v=v: seal(v), 20_000)
+            t_open = best(lambda open_=open_, c=c: open_(c), 20_000)
+            cells.append(f"{t_seal * 1e6:5.2f} / {t_open * 1e6:5.2f}")
         print(f"   {name:34s} {cells[0]:>15s}  {cells[1]:>15s}")
 
 

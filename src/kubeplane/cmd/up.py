@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import uvicorn
 
 from ..apiserver.app import ASGIApp
-from ..apiserver.certs import ensure_pki
+from ..utils.pki import ensure_pki
 from ..apiserver.server import APIServer
 from ..storage import new_storage
 from .kubeconfig import write_kubeconfig

@@ -21,7 +21,7 @@ UP = [sys.executable, "-m", "kubeplane", "up"]
 
 def run_up(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     """`kubeplane up ARGS` expected to stop on its own (a refusal)."""
-    return subprocess.run([*UP, *args], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([*UP, *args], capture_output=True, text=True, timeout=timeout, check=False)
 
 
 def one_error_line(res: subprocess.CompletedProcess[str]) -> str:
@@ -133,7 +133,7 @@ def test_bad_flag_values_are_one_line(flag: str, value: str, message: str) -> No
 
 
 def test_version() -> None:
-    res = subprocess.run([sys.executable, "-m", "kubeplane", "--version"], capture_output=True, text=True, timeout=30)
+    res = subprocess.run([sys.executable, "-m", "kubeplane", "--version"], capture_output=True, text=True, timeout=30, check=False)
     assert (res.returncode, res.stdout) == (0, "Kubernetes v1.37.0-kubeplane\n")
 
 

@@ -39,9 +39,11 @@ def start_up(data_dir: pathlib.Path, storage: str, extra: list[str] | None = Non
                              "--nodes", "0", "--storage", storage, *(extra or [])],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     assert proc.stdout is not None
-    line = proc.stdout.readline()           # printed once the server is listening
-    if b"ready" not in line:
-        raise RuntimeError(line + proc.stdout.read())
+    seen = b""
+    while b"ready" not in (line := proc.stdout.readline()):    # the ready line follows the start-up log lines
+        if not line:
+            raise RuntimeError(seen)
+        seen += line
     elapsed = time.perf_counter() - t0
     threading.Thread(target=proc.stdout.read, daemon=True).start()
     return proc, elapsed

@@ -17,7 +17,7 @@ from ..api import errors
 from ..api.resources import ResourceInfo, lookup
 from ..storage.interface import Storage
 from ..utils.clock import REAL_CLOCK, Clock, rfc3339
-from . import discovery
+from . import discovery, healthz
 from .handlers import podlog, rest, subresources, watch
 from .handlers.podlog import NodeConnection
 from .request import Request, RequestInfo, Response, parse_request_info
@@ -44,6 +44,7 @@ class APIServer:
         self.server_address = server_address
         self.ready = False
         self.nodes: dict[str, NodeConnection] = {}   # node name -> its kubelet (for pods/log)
+        self.health = healthz.HealthChecks(lambda: self.ready)   # /healthz, /livez, /readyz
 
     def now(self) -> str:
         return rfc3339(self.clock.now())
@@ -99,10 +100,8 @@ class APIServer:
     def route_non_resource(self, req: Request, info: RequestInfo) -> Response:
         path = req.path.rstrip("/") or "/"
         parts = info.parts
-        if path in ("/healthz", "/livez", "/readyz") or path.startswith(("/healthz/", "/livez/", "/readyz/")):
-            if path.startswith("/readyz") and not self.ready:
-                return Response(500, b"[-]bootstrap not finished\nreadyz check failed", "text/plain; charset=utf-8")
-            return Response(200, b"ok", "text/plain; charset=utf-8")
+        if path.startswith(("/healthz", "/livez", "/readyz")) and (health := self.health.serve(path, req.query)):
+            return health
         if path == "/version":
             return Response(200, orjson.dumps(KUBERNETES_VERSION))
         if path in ("/api", "/apis"):

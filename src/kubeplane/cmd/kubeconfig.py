@@ -6,7 +6,7 @@ import pathlib
 
 import yaml
 
-from ..apiserver.certs import write_atomic
+from ..utils.files import write_atomic
 
 CLUSTER = "kubeplane"
 USER = "kubeplane-admin"
@@ -25,4 +25,4 @@ def write_kubeconfig(path: pathlib.Path, server: str, ca_cert: pathlib.Path, tok
         "current-context": CLUSTER,
         "preferences": {},
     }
-    write_atomic(path, yaml.safe_dump(config, sort_keys=False).encode(), private=True)
+    write_atomic(path, yaml.safe_dump(config, sort_keys=False).encode())

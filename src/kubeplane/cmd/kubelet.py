@@ -8,21 +8,29 @@ It serves HTTPS on --address:--port (default 127.0.0.1:10250) for `kubectl logs`
 report that address as InternalIP and the bound port as their kubelet endpoint, and the API
 server proxies pods/log there, authenticating with the kubeconfig's bearer token.
 
+A --root-dir is locked (ROOT_DIR/kubelet.lock) while the kubelet runs, as `up` locks its
+data dir: two kubelets in one root dir would take each other's pod directories.
+
 `kubeplane up --nodes N` runs the same code in its own process over the in-process
 transport (kubeplane.kubelet.run_kubelet). Upstream: cmd/kubelet.
 """
 from __future__ import annotations
 
 import argparse
+import errno
 import pathlib
 from typing import Any
 
-from .standalone import add_component_parser, run_component
+from . import flags
+from .errors import Fatal
+from .standalone import add_component_parser, check_kubeconfig, run_component
+
+LOCK_FILE = "kubelet.lock"
 
 
 def add_parser(sub: Any) -> None:
     p = add_component_parser(sub, "kubelet", "run simulated nodes against an API server", "", run)
-    p.add_argument("--nodes", type=int, default=1, help="simulated nodes to run (default 1)")
+    p.add_argument("--nodes", type=flags.non_negative_int, default=1, help="simulated nodes to run (default 1)")
     p.add_argument("--runtime", choices=("sim", "process"), default="sim",
                    help="container runtime: sim (simulated), or process (each container's command runs as a "
                         "local process; every pod's IP is 127.0.0.1) (default sim)")
@@ -35,14 +43,42 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--address", default="127.0.0.1",
                    help="the IP address the kubelet serves on (/containerLogs), reported as the nodes' InternalIP "
                         "(default 127.0.0.1; 0.0.0.0 serves on every interface and reports the host's address)")
-    p.add_argument("--port", type=int, default=10250,
+    p.add_argument("--port", type=flags.port, default=10250,
                    help="the port the kubelet serves on; 0 picks a free one (default 10250)")
 
 
 def run(args: argparse.Namespace) -> int:
     from ..kubelet import run_kubelet
-    from ..kubelet.server import KubeletServer, kubeconfig_token
-    server = KubeletServer(None, token=kubeconfig_token(args.kubeconfig), address=args.address, port=args.port)
-    return run_component(args, user_agent="kubelet", lease="", run=lambda cs: run_kubelet(
-        cs, nodes=args.nodes, runtime=args.runtime, profile=args.profile, node_prefix=args.node_prefix,
-        data_dir=args.root_dir, server=server))
+    from ..kubelet.server import KubeletServer
+    from .datadir import DataDirLock
+    from .standalone import run_process
+
+    try:
+        flags.check_profile(args.runtime, args.profile)
+        token = str(check_kubeconfig(args.kubeconfig).get("token", ""))
+        lock = DataDirLock.acquire(args.root_dir, LOCK_FILE, "kubeplane kubelet") if args.root_dir else None
+    except Fatal as err:
+        return run_process(args.log_level, _fail(err))
+    server = KubeletServer(None, token=token, address=args.address, port=args.port)
+
+    async def run_nodes(cs: Any) -> None:
+        try:
+            await run_kubelet(cs, nodes=args.nodes, runtime=args.runtime, profile=args.profile,
+                              node_prefix=args.node_prefix, data_dir=args.root_dir, server=server)
+        except OSError as err:
+            if getattr(server, "_runner", None) is None and err.errno in (errno.EADDRINUSE, errno.EADDRNOTAVAIL,
+                                                                         errno.EACCES):
+                raise Fatal(flags.listen_error(args.address, args.port, err)) from None   # the server never started
+            raise
+
+    try:
+        return run_component(args, user_agent="kubelet", lease="", run=run_nodes)
+    finally:
+        if lock:
+            lock.release()
+
+
+def _fail(err: Fatal) -> Any:
+    async def main() -> None:
+        raise err
+    return main

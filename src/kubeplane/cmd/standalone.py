@@ -1,5 +1,5 @@
-"""What every component run as a process of its own shares: a kubeconfig, logging, and
-(for the controller-manager and the scheduler) leader election on a kube-system Lease.
+"""What every component run as a process of its own shares: a kubeconfig, logging, signals,
+and (for the controller-manager and the scheduler) leader election on a kube-system Lease.
 """
 from __future__ import annotations
 
@@ -7,15 +7,27 @@ import argparse
 import asyncio
 import logging
 import pathlib
+import signal
 import socket
+import sys
 import uuid
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import yaml
 
 from ..client.clientset import Clientset
+from .errors import Fatal, describe
+from .logs import LEVELS
+from .logs import setup as setup_logging
 
 log = logging.getLogger(__name__)
 
 Run = Callable[[Clientset], Awaitable[None]]
+
+
+class LeaderElectionLost(Fatal):
+    pass
 
 
 def add_component_parser(sub: Any, name: str, help: str, lease: str, main: Callable[[argparse.Namespace], int]
@@ -26,54 +38,94 @@ def add_component_parser(sub: Any, name: str, help: str, lease: str, main: Calla
     if lease:
         p.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True,
                        help=f"hold the kube-system/{lease} Lease while running (default on)")
-    p.add_argument("--log-level", default="warning")
+    add_log_level(p)
     p.set_defaults(func=main)
     return p
 
 
+def add_log_level(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--log-level", choices=LEVELS, default=None,
+                   help="default: warning, with start, stop and leader election at info")
+
+
 async def run_with_leader_election(clientset: Clientset, lease: str, identity: str, run: Run) -> None:
     """Run only while holding the kube-system/<lease> Lease, as upstream's components do, so
-    several copies can stand by for each other."""
-    from ..client.tools.leaderelection import LeaderCallbacks, LeaderElectionConfig, LeaderElector
+    several copies can stand by for each other. Losing the lease ends the process with status
+    1 (LeaderElectionLost), as upstream's do, so that whatever runs it starts it again."""
+    from ..client.tools.leaderelection import (
+        LeaderCallbacks,
+        LeaderElectionConfig,
+        LeaderElector,
+    )
 
     async def lead(stop: asyncio.Event) -> None:
         await run(clientset)
 
+    lost = False
+
     def stopped() -> None:
-        # Upstream exits the process here ("leaderelection lost"); run() returns and so do we.
-        log.error("leaderelection lost", extra={"identity": identity})
+        """Upstream: the OnStoppedLeading of kube-scheduler and kube-controller-manager."""
+        nonlocal lost
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            return                      # asked to terminate: not a loss
+        lost = True
+        log.error("Leaderelection lost", extra={"lease": f"kube-system/{lease}", "identity": identity})
 
     config = LeaderElectionConfig("kube-system", lease, identity,
                                   callbacks=LeaderCallbacks(on_started_leading=lead, on_stopped_leading=stopped),
                                   release_on_cancel=True)
     await LeaderElector(clientset, config).run()
+    if lost:
+        raise LeaderElectionLost("leaderelection lost")
 
 
-def run_process(log_level: str, main: Callable[[], Awaitable[None]], *, use_uvloop: bool = False) -> int:
+def run_process(log_level: str | None, main: Callable[[], Awaitable[None]], *, use_uvloop: bool = False,
+                handle_signals: bool = True) -> int:
     """Around the main coroutine of every long-running command: GC tuning, logging, the event
-    loop (uvloop for `up`), and Ctrl-C as a clean exit (0)."""
+    loop (uvloop for `up`), Ctrl-C and SIGTERM as a clean exit (0), and a Fatal error as one
+    line on stderr and exit status 1.
+
+    handle_signals: cancel main on SIGINT/SIGTERM (`up` leaves them to its HTTP server).
+    """
     from ..utils import gc_tuning
     gc_tuning.tune()
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    setup_logging(log_level)
     if use_uvloop:
         try:
             import uvloop
             uvloop.install()
         except ImportError:       # pragma: no cover - uvloop is a dependency, but keep working without it
             pass
+
+    async def main_with_signals() -> None:
+        if handle_signals:
+            task = asyncio.current_task()
+            assert task is not None
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, task.cancel)
+        try:
+            await main()
+        except asyncio.CancelledError:
+            log.info("Requested to terminate, exiting")
+
     try:
-        asyncio.run(main())
+        asyncio.run(main_with_signals())
     except KeyboardInterrupt:
         pass
+    except Fatal as err:
+        print(f"Error: {err}", file=sys.stderr, flush=True)
+        return 1
     return 0
 
 
 def run_component(args: argparse.Namespace, *, user_agent: str, lease: str, run: Run) -> int:
     """The body of `kubeplane <component> --kubeconfig FILE`: connect over HTTPS and run."""
-    from ..client.transport import HTTPTransport
 
     async def main() -> None:
-        cs = Clientset(HTTPTransport.from_kubeconfig(args.kubeconfig, user_agent=user_agent))
+        cs = Clientset(load_transport(args.kubeconfig, user_agent))
+        log.info("Starting", extra={"component": user_agent, "version": _git_version()})
         try:
             if lease and args.leader_elect:
                 await run_with_leader_election(cs, lease, f"{socket.gethostname()}_{uuid.uuid4()}", run)
@@ -83,3 +135,29 @@ def run_component(args: argparse.Namespace, *, user_agent: str, lease: str, run:
             await cs.close()
 
     return run_process(args.log_level, main)
+
+
+def load_transport(kubeconfig: pathlib.Path, user_agent: str) -> Any:
+    """An HTTPS transport from a kubeconfig (in the event loop: it opens a session)."""
+    from ..client.transport import HTTPTransport
+    check_kubeconfig(kubeconfig)
+    return HTTPTransport.from_kubeconfig(kubeconfig, user_agent=user_agent)
+
+
+def check_kubeconfig(kubeconfig: pathlib.Path) -> dict[str, Any]:
+    """The kubeconfig's current user; Fatal, in kubectl's words, if the file cannot be used."""
+    from ..client.transport import load_kubeconfig
+    try:
+        cluster, user = load_kubeconfig(kubeconfig)
+    except OSError as err:
+        raise Fatal(f'error loading config file "{kubeconfig}": {describe(err, "open")}') from None
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, yaml.YAMLError) as err:
+        raise Fatal(f'error loading config file "{kubeconfig}": {type(err).__name__}: {err}') from None
+    if not isinstance(cluster, dict) or not cluster.get("server"):
+        raise Fatal(f'invalid configuration: no server found for cluster in "{kubeconfig}"')
+    return user if isinstance(user, dict) else {}
+
+
+def _git_version() -> str:
+    from ..apiserver.server import KUBERNETES_VERSION
+    return KUBERNETES_VERSION["gitVersion"]

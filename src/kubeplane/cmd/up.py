@@ -1,7 +1,15 @@
 """`kubeplane up`: run the control plane in the foreground until Ctrl-C / SIGTERM.
 
-Starts storage, the API server over HTTPS, and (in later work) the controllers, scheduler and
-kubelets; when the server answers it writes DIR/kubeconfig and prints how to use it.
+    kubeplane up                      # ./.kubeplane, https://127.0.0.1:6443, one node
+
+In order: check the flags (an unknown --profile is refused here), lock the data dir (a second
+`up` on it stops here, having changed nothing), listen (a port in use stops here), tighten the
+data dir to 0700/0600, load or make the PKI, open storage, serve HTTPS, write DIR/kubeconfig,
+start the supervised components and print the one ready line. Every failure before the ready
+line is one line on stderr and exit status 1.
+
+The process runs with umask 077, so whatever it or the code it runs creates (state.db and its
+WAL, the kubelet's directories and container logs) is private to its user.
 """
 from __future__ import annotations
 
@@ -9,20 +17,31 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import pathlib
 import signal
+import socket
+import sqlite3
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import uvicorn
 
 from ..apiserver.app import ASGIApp
-from ..apiserver.certs import ensure_pki
 from ..apiserver.server import APIServer
 from ..storage import new_storage
+from ..utils.pki import ensure_pki
+from . import flags
+from .datadir import DataDirLock, tighten_data_dir
+from .errors import Fatal, describe
 from .kubeconfig import write_kubeconfig
+from .standalone import add_log_level
+from .supervisor import CrashLoop, Supervisor
 
-log = logging.getLogger("kubeplane")
+log = logging.getLogger(__name__)
+
+UMASK = 0o077
 
 
 def in_process_clientset(api: APIServer, component: str) -> Any:
@@ -32,43 +51,95 @@ def in_process_clientset(api: APIServer, component: str) -> Any:
     return Clientset(InProcessTransport(api, user=f"system:{component}", user_agent=component))
 
 
-async def supervise(name: str, coro: Any) -> None:
-    """Run one component until cancelled; a crash is logged, not fatal to the API server."""
-    try:
-        await coro
-    except asyncio.CancelledError:
-        raise
-    except Exception:
-        log.exception("%s stopped", name)
-
-
-def start_components(api: APIServer, args: argparse.Namespace) -> list[asyncio.Future[None]]:
+def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namespace, factory: Any) -> None:
     """The controllers, the scheduler and the kubelet(s), in this process over the in-process
-    transport (--no-controllers leaves only the API server and the kubelets).
+    transport (--no-controllers leaves only the API server and the kubelets), each supervised.
 
     They share one informer factory (not upstream, where each is a process of its own): every
     watch event is decoded once and cached once for all of them, which works because, as
-    upstream requires, no component modifies an object it got from an informer.
+    upstream requires, no component modifies an object it got from an informer. Each start of
+    a component sees the factory through a ScopedInformers, so a crashed run's event handlers
+    are removed before the next run adds its own.
     """
-    from ..client.informers import SharedInformerFactory
     from ..kubelet import run_kubelet
     from ..kubelet.kubelet import KubeletOptions
     from .controller_manager import ControllerManagerOptions, run_controllers
     from .scheduler import run_scheduler
-    factory = SharedInformerFactory(in_process_clientset(api, "kubeplane-informers"))
-    tasks = [asyncio.ensure_future(_shut_down_on_cancel(factory))]
+
+    def scoped(run: Any) -> Any:
+        async def start() -> None:
+            view = ScopedInformers(factory)
+            try:
+                await run(view)
+            finally:
+                view.remove_handlers()
+        return start
+
     if args.controllers:
         options = ControllerManagerOptions(node_monitor_grace_period=args.node_monitor_grace_period)
-        tasks.append(asyncio.ensure_future(supervise("controllers", run_controllers(
-            in_process_clientset(api, "kube-controller-manager"), options=options, factory=factory))))
-        tasks.append(asyncio.ensure_future(supervise(
-            "scheduler", run_scheduler(in_process_clientset(api, "kube-scheduler"), factory=factory))))
+        supervisor.add("controller-manager", scoped(lambda f: run_controllers(
+            in_process_clientset(api, "kube-controller-manager"), options=options, factory=f)))
+        supervisor.add("scheduler", scoped(lambda f: run_scheduler(in_process_clientset(api, "kube-scheduler"),
+                                                                   factory=f)))
     if args.nodes > 0:
-        tasks.append(asyncio.ensure_future(supervise("kubelet", run_kubelet(
+        supervisor.add("kubelet", scoped(lambda f: run_kubelet(
             in_process_clientset(api, "kubelet"), nodes=args.nodes, runtime=args.runtime, profile=args.profile,
             options=KubeletOptions(heartbeat_period=args.node_heartbeat_period),
-            node_registry=api.nodes, data_dir=args.data_dir.resolve() / "kubelet", factory=factory))))
-    return tasks
+            node_registry=api.nodes, data_dir=args.data_dir.resolve() / "kubelet", factory=f)))
+
+
+class ScopedInformers:
+    """One component's view of the shared informer factory: the same informers, but every
+    event handler the component adds is remembered, so remove_handlers() can take them off
+    when the component stops (a crashed controller must not keep receiving events)."""
+
+    def __init__(self, factory: Any) -> None:
+        self.factory = factory
+        self.handlers: list[tuple[Any, Any]] = []      # (shared informer, handler)
+
+    def informer_for(self, group: str, version: str, plural: str) -> Any:
+        from ..client.informers import ResourceInformer
+        ri = self.factory.informer_for(group, version, plural)
+        return ResourceInformer(ri.ri, _TrackedInformer(ri.shared, self.handlers))   # type: ignore[arg-type]
+
+    def core_v1(self) -> Any:
+        from ..client.informers import _Group
+        return _Group(self, "", "v1")   # type: ignore[arg-type]
+
+    def apps_v1(self) -> Any:
+        from ..client.informers import _Group
+        return _Group(self, "apps", "v1")   # type: ignore[arg-type]
+
+    def coordination_v1(self) -> Any:
+        from ..client.informers import _Group
+        return _Group(self, "coordination.k8s.io", "v1")   # type: ignore[arg-type]
+
+    def start(self) -> None:
+        self.factory.start()
+
+    async def wait_for_cache_sync(self) -> bool:
+        return bool(await self.factory.wait_for_cache_sync())
+
+    def remove_handlers(self) -> None:
+        for informer, handler in self.handlers:
+            with contextlib.suppress(ValueError):
+                informer.remove_event_handler(handler)
+        self.handlers.clear()
+
+
+class _TrackedInformer:
+    """A shared informer whose add_event_handler() is recorded; everything else passes through."""
+
+    def __init__(self, informer: Any, handlers: list[tuple[Any, Any]]) -> None:
+        self._informer = informer
+        self._handlers = handlers
+
+    def add_event_handler(self, handler: Any) -> Any:
+        self._handlers.append((self._informer, handler))
+        return self._informer.add_event_handler(handler)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._informer, name)
 
 
 async def _shut_down_on_cancel(factory: Any) -> None:
@@ -82,79 +153,114 @@ async def _shut_down_on_cancel(factory: Any) -> None:
 def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("up", help="run the whole control plane in the foreground")
     p.add_argument("--data-dir", type=pathlib.Path, default=pathlib.Path(".kubeplane"),
-                   help="where state, certificates and the kubeconfig live (default ./.kubeplane)")
-    p.add_argument("--port", type=int, default=6443, help="HTTPS port (default 6443; 0 picks a free one)")
+                   help="where state, certificates and the kubeconfig live (default ./.kubeplane); "
+                        "one `up` at a time")
+    p.add_argument("--port", type=flags.port, default=6443, help="HTTPS port (default 6443; 0 picks a free one)")
     p.add_argument("--address", default="127.0.0.1", help="listen address (default loopback only)")
-    p.add_argument("--nodes", type=int, default=1, help="simulated nodes to start (default 1)")
+    p.add_argument("--nodes", type=flags.non_negative_int, default=1, help="simulated nodes to start (default 1)")
     p.add_argument("--runtime", choices=("sim", "process"), default="sim",
                    help="how nodes run pods: sim, or process (real local processes) (default sim)")
     p.add_argument("--profile", default="default",
                    help="sim runtime behaviour: a shipped profile (default, readiness-delay, failing-readiness, "
                         "crash-loop, image-pull-failure) or a directory of stage YAML files")
-    p.add_argument("--node-heartbeat-period", type=_seconds, default=10.0, metavar="SECONDS",
+    p.add_argument("--node-heartbeat-period", type=flags.seconds, default=10.0, metavar="SECONDS",
                    help="how often each simulated node renews its Lease and checks its status (default 10, "
                         "upstream's lease renew interval)")
-    p.add_argument("--node-monitor-grace-period", type=_seconds, default=40.0, metavar="SECONDS",
+    p.add_argument("--node-monitor-grace-period", type=flags.seconds, default=40.0, metavar="SECONDS",
                    help="how long a node may be silent before the node lifecycle controller marks it Unknown "
                         "(default 40, as kube-controller-manager through 1.31); keep it well above --node-heartbeat-period")
     p.add_argument("--storage", choices=("sqlite", "memory"), default="sqlite", help="storage backend")
-    p.add_argument("--watch-history", type=int, default=50_000,
+    p.add_argument("--watch-history", type=flags.positive_int, default=50_000,
                    help="events kept for watches to resume from (older resourceVersions get 410 Gone)")
     p.add_argument("--no-controllers", dest="controllers", action="store_false",
                    help="run no controllers and no scheduler (the API server and kubelets only)")
-    p.add_argument("--log-level", default="warning")
+    add_log_level(p)
     p.set_defaults(func=run)
-
-
-def _seconds(text: str) -> float:
-    """A positive number of seconds, for argparse."""
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:
     from .standalone import run_process
-    return run_process(args.log_level, lambda: serve(args), use_uvloop=True)
+    os.umask(UMASK)
+    return run_process(args.log_level, lambda: serve(args), use_uvloop=True, handle_signals=False)
+
+
+def listen(address: str, port: int) -> socket.socket:
+    """Bind and listen before anything is written, so a port in use costs nothing; Fatal with
+    upstream's words if it fails."""
+    try:
+        infos = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, kind, proto, _, sockaddr = infos[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as err:
+        raise Fatal(f"failed to create listener: {flags.listen_error(address, port, err)}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)    # as asyncio's create_server
+        sock.bind(sockaddr)
+        sock.listen(2048)
+    except OSError as err:
+        sock.close()
+        raise Fatal(f"failed to create listener: {flags.listen_error(address, port, err)}") from None
+    sock.set_inheritable(False)
+    return sock
 
 
 async def serve(args: argparse.Namespace) -> None:
     data_dir: pathlib.Path = args.data_dir.resolve()
-    data_dir.mkdir(parents=True, exist_ok=True)
-    pki = ensure_pki(data_dir, [args.address])
-    storage = new_storage(args.storage, data_dir, history=args.watch_history)
+    flags.check_profile(args.runtime, args.profile)
+    lock = DataDirLock.acquire(data_dir)
+    try:
+        sock = listen(args.address, args.port)
+        port = sock.getsockname()[1]
+        lock.record(port=str(port))
+        await _serve(args, data_dir, sock, port)
+    finally:
+        lock.release()
+
+
+async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.socket, port: int) -> None:
+    try:
+        tighten_data_dir(data_dir)
+        pki = ensure_pki(data_dir, [args.address])
+        storage = new_storage(args.storage, data_dir, history=args.watch_history)
+    except OSError as err:
+        sock.close()
+        raise Fatal(f"data dir {data_dir} is not usable: {describe(err)}") from None
+    except sqlite3.Error as err:
+        sock.close()
+        raise Fatal(f"data dir {data_dir} is not usable: {err}") from None
     api = APIServer(storage, tokens={pki.token: "kubeplane-admin"})
     await api.bootstrap()
-    config = uvicorn.Config(ASGIApp(api), host=args.address, port=args.port, loop="none", http="httptools",
+    config = uvicorn.Config(ASGIApp(api), loop="none", http="httptools",
                             ssl_certfile=str(pki.server_cert), ssl_keyfile=str(pki.server_key),
                             lifespan="off", log_level="warning", access_log=False, timeout_keep_alive=120,
                             proxy_headers=False, timeout_graceful_shutdown=5.0)
-    components: list[asyncio.Future[None]] = []
+    supervisor = Supervisor()
+    tasks: list[asyncio.Future[None]] = []
 
     async def stop_components() -> None:
-        """Stop the controllers, then end open watches: uvicorn drains requests, and a watch
+        """Stop the components, then end open watches: uvicorn drains requests, and a watch
         never finishes by itself."""
-        for task in components:
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*components, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         storage.stop_watches()
 
-    server = _Server(config, before_shutdown=stop_components)
-    serving = asyncio.ensure_future(server.serve())
+    server = _Server(config, api, before_shutdown=stop_components)
+    serving = asyncio.ensure_future(server.serve(sockets=[sock]))
     try:
         listening = asyncio.ensure_future(server.listening.wait())
         await asyncio.wait({serving, listening}, return_when=asyncio.FIRST_COMPLETED)
-        if serving.done():
+        if serving.done():            # uvicorn could not start (it has logged why)
             listening.cancel()
             serving.result()
-            return
-        port = server.servers[0].sockets[0].getsockname()[1]
+            raise Fatal("the HTTPS server did not start")
         host = "127.0.0.1" if args.address in ("0.0.0.0", "::") else args.address
-        api.server_address = f"{host}:{port}"
+        api.server_address = flags.host_port(host, port)
         kubeconfig = data_dir / "kubeconfig"
-        write_kubeconfig(kubeconfig, f"https://{host}:{port}", pki.ca_cert, pki.token)
-        components.extend(start_components(api, args))
+        write_kubeconfig(kubeconfig, f"https://{api.server_address}", pki.ca_cert, pki.token)
+        log.info("Serving securely on %s", flags.host_port(args.address, port))
+        tasks.extend(start_components(supervisor, api, args, server))
+        _log_serving(args, data_dir, supervisor)
         print(f"kubeplane is ready: export KUBECONFIG={kubeconfig}", flush=True)
         await serving
     finally:
@@ -164,15 +270,45 @@ async def serve(args: argparse.Namespace) -> None:
             await serving
         await storage.close()
         sys.stdout.flush()
+    log.info("Stopped")
+    if server.crash_loop is not None:
+        raise Fatal(str(server.crash_loop))
+
+
+def start_components(supervisor: Supervisor, api: APIServer, args: argparse.Namespace,
+                     server: _Server) -> list[asyncio.Future[None]]:
+    """Start the shared informers and the supervised components; a crash loop stops `up`."""
+    from ..client.informers import SharedInformerFactory
+    factory = SharedInformerFactory(in_process_clientset(api, "kubeplane-informers"))
+    add_components(supervisor, api, args, factory)
+    api.health.add_health_checks(*(c.health_check() for c in supervisor.components))
+    supervising = asyncio.ensure_future(supervisor.run())
+
+    def on_done(task: asyncio.Future[None]) -> None:
+        if not task.cancelled() and isinstance(task.exception(), CrashLoop):
+            server.crash_loop = task.exception()       # exit non-zero once stopped
+            server.handle_exit(signal.SIGTERM, None)
+    supervising.add_done_callback(on_done)
+    return [asyncio.ensure_future(_shut_down_on_cancel(factory)), supervising]
+
+
+def _log_serving(args: argparse.Namespace, data_dir: pathlib.Path, supervisor: Supervisor) -> None:
+    log.info("Starting control plane", extra={
+        "dataDir": str(data_dir), "storage": args.storage, "nodes": args.nodes, "runtime": args.runtime,
+        **({"profile": args.profile} if args.runtime == "sim" and args.nodes else {}),
+        "components": ",".join(c.name for c in supervisor.components) or "none"})
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, saying when it listens and stopping our components before it drains."""
+    """uvicorn's server, stopping our components before it drains, logging the shutdown,
+    and failing /readyz from the moment it starts."""
 
-    def __init__(self, config: uvicorn.Config, *, before_shutdown: Any) -> None:
+    def __init__(self, config: uvicorn.Config, api: APIServer, *, before_shutdown: Any) -> None:
         super().__init__(config)
-        self.listening = asyncio.Event()
+        self.api = api
         self.before_shutdown = before_shutdown
+        self.crash_loop: BaseException | None = None
+        self.listening = asyncio.Event()
 
     async def startup(self, sockets: Any = None) -> None:
         await super().startup(sockets)
@@ -182,6 +318,13 @@ class _Server(uvicorn.Server):
     async def shutdown(self, sockets: Any = None) -> None:
         await self.before_shutdown()
         await super().shutdown(sockets)
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        if not self.should_exit:
+            reason = "crash loop" if self.crash_loop else signal.Signals(sig).name
+            log.info("Shutting down", extra={"reason": reason})
+            self.api.health.shutting_down = True
+        super().handle_exit(sig, frame)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:

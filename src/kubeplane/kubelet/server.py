@@ -211,7 +211,7 @@ def self_signed_context(hosts: list[str]) -> ssl.SSLContext:
     Upstream: the kubelet makes a self-signed serving certificate when given none
     (cert.GenerateSelfSignedCertKey).
     """
-    from ..apiserver.certs import serving_cert, write_atomic
+    from ..utils.pki import serving_cert, write_atomic
 
     cert, key = serving_cert(f"kubeplane-kubelet@{socket.gethostname()}", [*hosts, "localhost", "127.0.0.1"])
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

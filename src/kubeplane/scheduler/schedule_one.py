@@ -10,14 +10,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from ..api import errors
 from ..api.types.core_v1 import Pod
 from ..utils.clock import rfc3339
+from . import metrics
 from .framework.interface import Code, CycleState, NodePluginScores, Status
 from .framework.runtime import Framework
 from .framework.types import Diagnosis, FitError, NodeInfo, QueuedPodInfo
@@ -55,6 +57,7 @@ async def schedule_one(sched: Scheduler) -> bool:
         return False
     pod = pinfo.pod
     fwk = sched.framework
+    start = sched.clock.monotonic()
     if skip_pod_schedule(sched, pod):
         sched.queue.done(pinfo.key)
         return True
@@ -63,9 +66,9 @@ async def schedule_one(sched: Scheduler) -> bool:
     assumed, status = scheduling_cycle(sched, fwk, state, pinfo)
     if assumed is None:
         assert status is not None
-        await handle_scheduling_failure(sched, pinfo, status, cycle)
+        await handle_scheduling_failure(sched, pinfo, status, cycle, start=start)
         return True
-    task = asyncio.ensure_future(binding_cycle(sched, fwk, state, pinfo, assumed, cycle))
+    task = asyncio.ensure_future(binding_cycle(sched, fwk, state, pinfo, assumed, cycle, start=start))
     sched.binding_tasks.add(task)
     task.add_done_callback(sched.binding_tasks.discard)
     return True
@@ -99,7 +102,7 @@ def scheduling_cycle(sched: Scheduler, fwk: Framework, state: CycleState,
         fit_error.diagnosis.post_filter_msg = status.message()
         pinfo.unschedulable_plugins = set(fit_error.diagnosis.unschedulable_plugins)
         return None, Status(Code.UNSCHEDULABLE, err=fit_error)
-    except Exception as err:        # noqa: BLE001 - a plugin error fails this attempt only
+    except Exception as err:
         log.exception("Error scheduling pod", extra={"pod": pinfo.key})
         pinfo.unschedulable_plugins = set()
         return None, Status.as_status(err)
@@ -276,7 +279,7 @@ def _draws_like_randrange(rng: random.Random) -> bool:
 # --- binding ---------------------------------------------------------------------------------
 
 async def binding_cycle(sched: Scheduler, fwk: Framework, state: CycleState, pinfo: QueuedPodInfo,
-                        assumed: Pod, cycle: int) -> None:
+                        assumed: Pod, cycle: int, *, start: float | None = None) -> None:
     """Bind through the API; on failure forget the assumed pod and requeue with backoff.
 
     Upstream: Scheduler.bindingCycle / bind / handleBindingCycleError
@@ -288,8 +291,10 @@ async def binding_cycle(sched: Scheduler, fwk: Framework, state: CycleState, pin
         status = Status.as_status(err)
     if status is not None and not status.is_success():
         handle_binding_cycle_error(sched, assumed)
-        await handle_scheduling_failure(sched, pinfo, status, cycle)
+        await handle_scheduling_failure(sched, pinfo, status, cycle, start=start)
         return
+    if start is not None:
+        metrics.observe_attempt(metrics.SCHEDULED, fwk.profile_name, sched.clock.monotonic() - start)
     sched.cache.finish_binding(assumed, sched.clock.now())
     meta = assumed.metadata
     sched.recorder.event(assumed, "Normal", "Scheduled", f"Successfully assigned {meta.namespace}/{meta.name} to {host}")
@@ -308,7 +313,8 @@ def handle_binding_cycle_error(sched: Scheduler, assumed: Pod) -> None:
 
 # --- failures --------------------------------------------------------------------------------
 
-async def handle_scheduling_failure(sched: Scheduler, pinfo: QueuedPodInfo, status: Status, cycle: int) -> None:
+async def handle_scheduling_failure(sched: Scheduler, pinfo: QueuedPodInfo, status: Status, cycle: int, *,
+                                    start: float | None = None) -> None:
     """Requeue the pod, emit FailedScheduling and set PodScheduled=False.
 
     The pod is requeued only if it still exists unassigned in the informer cache (it may
@@ -317,6 +323,9 @@ async def handle_scheduling_failure(sched: Scheduler, pinfo: QueuedPodInfo, stat
     """
     pod = pinfo.pod
     reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
+    if start is not None:
+        metrics.observe_attempt(metrics.UNSCHEDULABLE if status.is_rejected() else metrics.ERROR,
+                                sched.framework.profile_name, sched.clock.monotonic() - start)
     err_msg = str(status.err) if status.err is not None else status.message()
     meta = pod.metadata
     cached = sched.pod_lister_get(meta.namespace or "", meta.name or "")
@@ -365,5 +374,5 @@ async def update_pod_scheduled_condition(sched: Scheduler, pod: Pod, reason: str
                                                                          subresource="status")
     except errors.NotFound:
         pass
-    except Exception:        # noqa: BLE001 - the next attempt will try again
+    except Exception:
         log.exception("Error updating pod", extra={"pod": f"{pod.metadata.namespace}/{pod.metadata.name}"})

@@ -263,3 +263,19 @@ def test_config_validation(durations, msg):
                                                          on_stopped_leading=lambda: None))
     with pytest.raises(ValueError, match=msg):
         LeaderElector(None, cfg)
+
+
+async def test_master_status_metric_follows_leadership(env, clock):
+    """leader_election_master_status{name=<lease>}: 1 once acquired, 0 once a renewal fails
+    (upstream: leaderOn in acquire, leaderOff in renew); renewals through GET + PUT count on
+    leader_election_slowpath_total."""
+    from prometheus_client import REGISTRY
+    cs, transport, start = env
+    a = start("a")
+    await settle()
+    assert REGISTRY.get_sample_value("leader_election_master_status", {"name": NAME}) == 1
+    transport.fail_leases = True
+    slow = REGISTRY.get_sample_value("leader_election_slowpath_total", {"name": NAME}) or 0
+    assert await advance(clock, 20, until=lambda: bool(a.stopped_at))
+    assert REGISTRY.get_sample_value("leader_election_master_status", {"name": NAME}) == 0
+    assert (REGISTRY.get_sample_value("leader_election_slowpath_total", {"name": NAME}) or 0) == slow  # GETs failed

@@ -36,11 +36,13 @@ import dataclasses
 import inspect
 import logging
 import random
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 from ....api import errors
 from ....utils.clock import REAL_CLOCK, Clock
+from . import metrics
 from .resourcelock import Interface, LeaderElectionRecord, LeaseLock
 from .resourcelock.interface import EventRecorderLike
 
@@ -131,6 +133,8 @@ class LeaderElector:
                              config.event_recorder)
         self.lock = lock
         self.name = config.name or lock.describe()
+        self.metric_name = config.name or config.lock_name    # the `name` label; upstream: config.Name
+        metrics.leader_off(self.metric_name)
         # What this candidate last saw in (or wrote to) the lock, and when on its own
         # monotonic clock; lease expiry is judged from observed_time only.
         self.observed_record = LeaderElectionRecord()
@@ -192,6 +196,7 @@ class LeaderElector:
             self.maybe_report_transition()
             if succeeded:
                 self.lock.record_event("became leader")
+                metrics.leader_on(self.metric_name)
                 log.info("successfully acquired lease", extra={"lease": self.name})
                 return True
             log.debug("failed to acquire lease", extra={"lease": self.name})
@@ -217,6 +222,7 @@ class LeaderElector:
                     log.error("OnStartedLeading failed", extra={"lease": self.name, "err": repr(r)})
             if self.config.release_on_cancel:
                 await self.release()
+            metrics.leader_off(self.metric_name)
             self.lock.record_event("stopped leading")
 
     async def renew(self) -> None:
@@ -228,6 +234,7 @@ class LeaderElector:
             ok = await self._poll_renew()
             self.maybe_report_transition()
             if not ok:
+                metrics.leader_off(self.metric_name)
                 log.info("failed to renew lease", extra={"lease": self.name,
                                                          "err": "timed out waiting for the condition"})
                 return
@@ -321,6 +328,7 @@ class LeaderElector:
         if self.is_leader():
             record = dataclasses.replace(record, acquire_time=old.acquire_time,
                                          leader_transitions=old.leader_transitions)
+            metrics.slowpath_exercised(self.metric_name)
         else:
             record = dataclasses.replace(record, leader_transitions=old.leader_transitions + 1)
         try:

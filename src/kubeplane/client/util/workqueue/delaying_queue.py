@@ -54,7 +54,7 @@ class DelayingQueue(Queue[T]):
     """
 
     def __init__(self, options: DelayingQueueOptions = DelayingQueueOptions()) -> None:
-        super().__init__(QueueOptions(name=options.name))
+        super().__init__(QueueOptions(name=options.name, clock=options.clock))
         self._clock = options.clock
         self._waiting: list[tuple[float, int, T]] = []
         self._waiting_by_item: dict[T, tuple[float, int]] = {}
@@ -67,6 +67,8 @@ class DelayingQueue(Queue[T]):
         """
         if self._shutting_down:
             return
+        if self._metered is not None:
+            self._metered.m.retries += 1        # upstream counts every AddAfter as a retry
         self._promote_ready()
         if seconds <= 0:
             self._add(item)

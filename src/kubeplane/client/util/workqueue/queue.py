@@ -10,6 +10,10 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar, cast
 
+from kubeplane.utils.clock import REAL_CLOCK, Clock
+
+from .metrics import Metered, metrics_for
+
 T = TypeVar("T", bound=Hashable)
 
 
@@ -43,7 +47,8 @@ class Interface(Protocol[T]):
 
 @dataclass(frozen=True, slots=True)
 class QueueOptions:
-    name: str = ""      # for logs and repr; upstream only registers metrics for named queues
+    name: str = ""      # for logs, repr and metrics: only named queues are metered, as upstream
+    clock: Clock = REAL_CLOCK    # for the metrics' durations
 
 
 class Queue(Generic[T]):
@@ -70,6 +75,7 @@ class Queue(Generic[T]):
         self._shutting_down = False
         self._drain = False
         self._changed = asyncio.Event()
+        self._metered = Metered(metrics_for(self.name, self), options.clock) if self.name else None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} len={len(self._queue)}>"
@@ -109,6 +115,8 @@ class Queue(Generic[T]):
         item = self._queue.popleft()
         self._processing.add(item)
         self._dirty.discard(item)
+        if self._metered is not None:
+            self._metered.get(item)
         return item, False
 
     def done(self, item: T) -> None:
@@ -121,6 +129,8 @@ class Queue(Generic[T]):
         self._promote_ready()
         if item not in self._processing:
             return
+        if self._metered is not None:
+            self._metered.done(item)
         self._processing.discard(item)
         if item in self._dirty:
             self._queue.append(item)
@@ -159,6 +169,8 @@ class Queue(Generic[T]):
         if self._shutting_down or item in self._dirty:
             return
         self._dirty.add(item)
+        if self._metered is not None:
+            self._metered.add(item)
         if item in self._processing:
             return                     # done() will re-queue it
         self._queue.append(item)
@@ -174,6 +186,17 @@ class Queue(Generic[T]):
     def _broadcast(self) -> None:
         self._changed.set()
         self._changed = asyncio.Event()
+
+    def metric_depth(self) -> int:
+        """Items added and not yet handed out: upstream's depth gauge (adds minus gets)."""
+        return len(self._dirty)
+
+    def processing_times(self) -> list[float]:
+        """Seconds each item being processed has been, for the unfinished-work gauges."""
+        if self._metered is None:
+            return []
+        now = self._metered.now()
+        return [now - t for t in self._metered.processing_start.values()]
 
     def _check_invariants(self) -> None:
         assert len(set(self._queue)) == len(self._queue), "duplicate in _queue"

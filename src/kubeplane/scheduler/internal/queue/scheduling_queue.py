@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import msgspec
 
 from ....api.types.core_v1 import Pod
 from ....utils.clock import REAL_CLOCK, Clock
+from ... import metrics
 from ...framework.plugins.queuesort import PrioritySort
 from ...framework.types import PodInfo, QueuedPodInfo
 from ..heap import Heap
@@ -42,6 +44,10 @@ ASSIGNED_POD_ADD = "AssignedPodAdd"
 ASSIGNED_POD_UPDATE = "AssignedPodUpdate"
 ASSIGNED_POD_DELETE = "AssignedPodDelete"
 UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
+POD_ADD = "PodAdd"                                # the rest label only queue_incoming_pods_total
+POD_UPDATE = "PodUpdate"
+SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
+BACKOFF_COMPLETE = "BackoffComplete"
 
 
 def key_of(pod: Pod) -> str:
@@ -86,6 +92,7 @@ class PriorityQueue:
         self.move_request_cycle = -1
         self.closed = False
         self._wakeup = asyncio.Event()
+        metrics.watch_pending_pods(self)
 
     # --- backoff arithmetic ----------------------------------------------------------------
 
@@ -121,7 +128,7 @@ class PriorityQueue:
         pinfo = self._take(key) or QueuedPodInfo(PodInfo(pod))
         pinfo.pod_info.update(pod)
         pinfo.timestamp = self.clock.now()
-        self._to_active(pinfo)
+        self._to_active(pinfo, POD_ADD)
 
     async def pop(self) -> QueuedPodInfo | None:
         """Wait for and take the head of activeQ (None once closed). Upstream: PriorityQueue.Pop"""
@@ -158,8 +165,10 @@ class PriorityQueue:
         pinfo.timestamp = self.clock.now()
         if not pinfo.unschedulable_plugins or self.move_request_cycle >= pod_scheduling_cycle:
             self.backoff_q.add_or_update(pinfo)
+            metrics.incoming("backoff", SCHEDULE_ATTEMPT_FAILURE)
         else:
             self.unschedulable_pods[key] = pinfo
+            metrics.incoming("unschedulable", SCHEDULE_ATTEMPT_FAILURE)
 
     # --- updates and deletes -------------------------------------------------------------------
 
@@ -180,7 +189,7 @@ class PriorityQueue:
             pinfo.pod_info.update(new)
             if old is not None and is_pod_updated(old, new):
                 del self.unschedulable_pods[key]
-                self._move(pinfo)
+                self._move(pinfo, POD_UPDATE)
             return
         self.add(new)
 
@@ -221,18 +230,20 @@ class PriorityQueue:
     def _move_pods_to_active_or_backoff_queue(self, pods: list[QueuedPodInfo], event: str) -> None:
         for pinfo in pods:
             if self.unschedulable_pods.pop(pinfo.key, None) is not None:
-                self._move(pinfo)
+                self._move(pinfo, event)
         self.move_request_cycle = self.scheduling_cycle
 
-    def _move(self, pinfo: QueuedPodInfo) -> None:
+    def _move(self, pinfo: QueuedPodInfo, event: str) -> None:
         if self.is_pod_backing_off(pinfo):
             self.backoff_q.add_or_update(pinfo)
+            metrics.incoming("backoff", event)
         else:
-            self._to_active(pinfo)
+            self._to_active(pinfo, event)
 
-    def _to_active(self, pinfo: QueuedPodInfo) -> None:
+    def _to_active(self, pinfo: QueuedPodInfo, event: str) -> None:
         self.active_q.add_or_update(pinfo)
         self._wakeup.set()
+        metrics.incoming("active", event)
 
     def flush_backoff_q_completed(self) -> None:
         """Move pods whose backoff expired to activeQ. Upstream: flushBackoffQCompleted"""
@@ -242,7 +253,7 @@ class PriorityQueue:
             if self.is_pod_backing_off(head):
                 return
             self.backoff_q.pop()
-            self._to_active(head)
+            self._to_active(head, BACKOFF_COMPLETE)
 
     def flush_unschedulable_pods_leftover(self) -> None:
         """Move pods stuck in unschedulablePods for longer than 5 minutes.

@@ -1,13 +1,14 @@
 """TLS material for a secure-by-default control plane: a CA and a serving certificate.
 
 Generated once into the data dir (EC P-256: fast to make, fast handshakes) and reused on
-restart, so kubeconfigs written earlier stay valid.
+restart, so kubeconfigs written earlier stay valid. Every file is 0600 in a 0700 pki/
+(public certificates too: nothing here needs to be read by another user). A layer below
+the API server and the kubelet, which both make serving certificates.
 """
 from __future__ import annotations
 
 import datetime as dt
 import ipaddress
-import os
 import pathlib
 import secrets
 from dataclasses import dataclass
@@ -16,6 +17,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from .files import make_private_dir, write_atomic
 
 VALIDITY = dt.timedelta(days=365 * 10)
 
@@ -28,22 +31,13 @@ class PKI:
     token: str
 
 
-def write_atomic(path: pathlib.Path, data: bytes, private: bool = False) -> None:
-    """Write data to path through a temporary file and a rename (0600 if private)."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o644)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
-
-
 def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
     return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                              serialization.NoEncryption())
 
 
 def _builder(subject: str, issuer: x509.Name | None, public_key: ec.EllipticCurvePublicKey) -> x509.CertificateBuilder:
-    now = dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=5)
+    now = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
     return (x509.CertificateBuilder().subject_name(name).issuer_name(issuer or name)
             .public_key(public_key).serial_number(x509.random_serial_number())
@@ -53,12 +47,12 @@ def _builder(subject: str, issuer: x509.Name | None, public_key: ec.EllipticCurv
 def ensure_pki(data_dir: pathlib.Path, hosts: list[str]) -> PKI:
     """Load or create ca.crt, server.crt/key and the admin token under data_dir/pki."""
     pki = data_dir / "pki"
-    pki.mkdir(parents=True, exist_ok=True)
+    make_private_dir(pki)
     paths = PKI(pki / "ca.crt", pki / "server.crt", pki / "server.key", "")
     token_path = pki / "admin.token"
     if not (paths.ca_cert.exists() and paths.server_cert.exists() and paths.server_key.exists() and token_path.exists()):
         _generate(pki, paths, hosts)
-        write_atomic(token_path, secrets.token_urlsafe(32).encode(), private=True)
+        write_atomic(token_path, secrets.token_urlsafe(32).encode())
     return PKI(paths.ca_cert, paths.server_cert, paths.server_key, token_path.read_text().strip())
 
 
@@ -88,7 +82,7 @@ def _generate(pki: pathlib.Path, paths: PKI, hosts: list[str]) -> None:
           .sign(ca_key, hashes.SHA256()))
     cert, key = serving_cert("kube-apiserver", ["localhost", "127.0.0.1", "::1", "kubernetes", "kubernetes.default",
                                                 *hosts], ca, ca_key)
-    write_atomic(pki / "ca.key", _key_pem(ca_key), private=True)
+    write_atomic(pki / "ca.key", _key_pem(ca_key))
     write_atomic(paths.ca_cert, ca.public_bytes(serialization.Encoding.PEM))
-    write_atomic(paths.server_key, key, private=True)
+    write_atomic(paths.server_key, key)
     write_atomic(paths.server_cert, cert)

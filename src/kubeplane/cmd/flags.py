@@ -1,0 +1,83 @@
+"""Flag values checked before anything starts: argparse types and the checks that need more
+than one flag. A bad value is one line (`Error: ...`), never a traceback."""
+from __future__ import annotations
+
+import argparse
+import socket
+
+from .errors import Fatal
+
+
+def port(text: str) -> int:
+    """A TCP port, 0 (any free one) to 65535. Upstream: SecureServingOptions.Validate"""
+    value = _int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} must be between 0 and 65535, inclusive")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be greater than or equal to 0, got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    value = _int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {value}")
+    return value
+
+
+def seconds(text: str) -> float:
+    """A positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number of seconds {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
+
+
+def check_profile(runtime: str, profile: str) -> None:
+    """Load the sim runtime's stage profile (a shipped name or a directory) once, so an unknown
+    or malformed one is refused before anything starts. The process runtime has no profile."""
+    if runtime != "sim":
+        return
+    from ..kubelet.runtime.sim.lifecycle import load_profile
+    try:
+        load_profile(profile)
+    except (ValueError, OSError) as err:
+        raise Fatal(f'invalid argument "{profile}" for "--profile" flag: {err}') from None
+
+
+def host_port(address: str, port: int) -> str:
+    """Go's net.JoinHostPort: IPv6 addresses in brackets."""
+    return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
+
+
+def listen_error(address: str, port: int, err: OSError) -> str:
+    """Upstream's words for a failed listen (kube-apiserver: CreateListener in
+    apiserver/pkg/server/options/serving.go, with Go's net.OpError text):
+    failed to listen on 127.0.0.1:6443: listen tcp 127.0.0.1:6443: bind: address already in use"""
+    addr = host_port(address, port)
+    reason = (err.strerror or str(err)).lower()
+    if isinstance(err, socket.gaierror):
+        return f"failed to listen on {addr}: listen tcp: lookup {address}: {reason}"
+    return f"failed to listen on {addr}: listen tcp {addr}: bind: {reason}"
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, but a bad flag is one line on stderr (the usage is in --help), exit status 2."""
+
+    def error(self, message: str) -> None:    # type: ignore[override]
+        self.exit(2, f"Error: {self.prog}: {message}\n")

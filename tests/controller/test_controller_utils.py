@@ -5,6 +5,7 @@ Tables reproduce upstream's pkg/controller/controller_utils_test.go.
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from hypothesis import settings
@@ -251,7 +252,8 @@ async def test_delete_pod_events() -> None:
     await control.delete_pod("default", "p1", rs)
     assert recorder.events == ["Normal SuccessfulDelete Deleted pod: p1"]
     fake.fail_on("delete", "pods", errors.InternalError("etcd down"))
-    with pytest.raises(cu.PodDeleteError, match="^unable to delete pods: Internal error occurred: etcd down$"):
+    message = "unable to delete pods: Internal error occurred: etcd down"
+    with pytest.raises(cu.PodDeleteError, match=f"^{re.escape(message)}$"):
         await control.delete_pod("default", "p2", rs)
     assert recorder.events[-1] == "Warning FailedDelete Error deleting: Internal error occurred: etcd down"
 

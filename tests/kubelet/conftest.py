@@ -14,7 +14,7 @@ from kubeplane.kubelet.runtime.sim import SimRuntime
 from kubeplane.kubelet.runtime.sim.lifecycle import Stage, load_profile
 from kubeplane.utils.clock import FakeClock
 
-from kubelet_testutil import settle  # noqa: E402
+from kubelet_testutil import settle
 
 
 @dataclass

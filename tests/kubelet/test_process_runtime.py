@@ -10,7 +10,6 @@ import asyncio
 import json
 import os
 import re
-import signal
 import time
 from typing import Any, AsyncIterator, Callable
 

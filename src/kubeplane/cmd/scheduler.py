@@ -6,7 +6,6 @@ the in-process transport; this command runs the same code in a process of its ow
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 from typing import Any
 

@@ -20,7 +20,7 @@ from ..api.types.core_v1 import Pod
 from ..client.tools.cache import wait_for_cache_sync
 from ..utils.clock import REAL_CLOCK, Clock
 from .eventhandlers import NodeEventHandler, PodEventHandler
-from .framework.runtime import DEFAULT_SCHEDULER_NAME, Framework, default_framework
+from .framework.runtime import Framework, default_framework
 from .internal.cache import Cache, Snapshot
 from .internal.queue.scheduling_queue import ASSIGNED_POD_DELETE, PriorityQueue
 from .schedule_one import schedule_one

@@ -60,7 +60,7 @@ class _LogRecorder:
     """Used when no recorder is given: events only go to the debug log."""
 
     def event(self, obj: Any, type_: str, reason: str, message: str) -> None:
-        log.debug("Event", extra={"object": obj.metadata.name, "type": type_, "reason": reason, "msg": message})
+        log.debug("Event", extra={"object": obj.metadata.name, "type": type_, "reason": reason, "note": message})
 
     def eventf(self, obj: Any, type_: str, reason: str, fmt: str, *args: Any) -> None:
         from ...client.tools.record import sprintf

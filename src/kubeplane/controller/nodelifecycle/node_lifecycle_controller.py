@@ -141,7 +141,7 @@ class _LogRecorder:
     """Used when no recorder is given: events only go to the debug log."""
 
     def event(self, obj: Any, type_: str, reason: str, message: str) -> None:
-        log.debug("Event", extra={"type": type_, "reason": reason, "msg": message})
+        log.debug("Event", extra={"type": type_, "reason": reason, "note": message})
 
     def eventf(self, obj: Any, type_: str, reason: str, fmt: str, *args: Any) -> None:
         self.event(obj, type_, reason, fmt % args)

@@ -58,7 +58,7 @@ class _LogRecorder:
     """Used when no recorder is given: events only go to the debug log."""
 
     def event(self, obj: Any, type_: str, reason: str, message: str) -> None:
-        log.debug("Event", extra={"object": obj.metadata.name, "type": type_, "reason": reason, "msg": message})
+        log.debug("Event", extra={"object": obj.metadata.name, "type": type_, "reason": reason, "note": message})
 
 
 class ReplicaSetController:

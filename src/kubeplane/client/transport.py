@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, AsyncIterator, Protocol
 from urllib.parse import urlencode
 
+import orjson
 import yaml
 
 from ..apiserver.request import Request   # a plain dataclass module: no server code comes with it
@@ -30,8 +31,11 @@ class RawResponse:
 
 class Transport(Protocol):
     async def request(self, method: str, path: str, query: dict[str, str] | None = None,
-                      body: bytes | None = None, content_type: str = "application/json") -> RawResponse:
-        """Send one request and return its status and whole body (never raises for HTTP errors)."""
+                      body: bytes | dict[str, Any] | None = None,
+                      content_type: str = "application/json") -> RawResponse:
+        """Send one request and return its status and whole body (never raises for HTTP errors).
+
+        A dict body is a decoded object: only a transport with `accepts_objects` is given one."""
 
     def stream(self, path: str, query: dict[str, str]) -> AsyncIterator[bytes]:
         """GET a streaming response (a watch) and yield it line by line; ends when the server closes."""
@@ -133,7 +137,10 @@ class HTTPTransport:
         return self.server + path + ("?" + urlencode(query) if query else "")
 
     async def request(self, method: str, path: str, query: dict[str, str] | None = None,
-                      body: bytes | None = None, content_type: str = "application/json") -> RawResponse:
+                      body: bytes | dict[str, Any] | None = None,
+                      content_type: str = "application/json") -> RawResponse:
+        if isinstance(body, dict):                  # not sent by our clients (accepts_objects is unset)
+            body = orjson.dumps(body)
         headers = {"Content-Type": content_type} if body is not None else {}
         async with self.session.request(method, self._url(path, query), data=body, headers=headers) as r:
             return RawResponse(r.status, await r.read())

@@ -32,6 +32,7 @@ from .util import deployment_util as du
 if TYPE_CHECKING:
     from ...client.clientset import Clientset
     from ...client.informers import ResourceInformer
+    from ...client.listers import DeploymentLister, PodLister, ReplicaSetLister
     from ...client.tools.record import EventRecorder
 
 log = logging.getLogger(__name__)
@@ -70,8 +71,8 @@ class _LogRecorder:
 class DeploymentController:
     """Synchronizes Deployments with their ReplicaSets. Upstream: DeploymentController"""
 
-    def __init__(self, d_informer: ResourceInformer, rs_informer: ResourceInformer, pod_informer: ResourceInformer,
-                 client: Clientset, *, clock: Clock = REAL_CLOCK, recorder: EventRecorder | None = None,
+    def __init__(self, d_informer: ResourceInformer[DeploymentLister], rs_informer: ResourceInformer[ReplicaSetLister],
+                 pod_informer: ResourceInformer[PodLister], client: Clientset, *, clock: Clock = REAL_CLOCK, recorder: EventRecorder | None = None,
                  options: DeploymentControllerOptions = DeploymentControllerOptions()) -> None:
         self.client = client
         self.clock = clock

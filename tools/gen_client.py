@@ -84,7 +84,7 @@ def render_clientset(groups: dict[tuple[str, str], list[Res]]) -> str:
     names = sorted([prefix(g, v) + "Client" for g, v in groups] + ["Clientset", "GroupClient"])
     out = [HEADER, '''"""The clientset: typed clients per group-version, as client-go's kubernetes.Clientset.
 
-    cs = Clientset(HTTPTransport.from_kubeconfig(path))      # or InProcessTransport(api)
+    cs = Clientset(HTTPTransport.from_kubeconfig(path))      # or apiserver.inprocess.InProcessTransport(api)
     d = await cs.apps_v1().deployments("default").get("nginx")
     await cs.core_v1().pods("default").bind("web-1", "node-0")
 

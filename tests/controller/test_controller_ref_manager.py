@@ -11,7 +11,7 @@ import pytest
 
 from kubeplane.api import errors, labels, types
 from kubeplane.api.types import apps_v1, core_v1, meta_v1
-from kubeplane.client.fake import FakeClientset
+from kubeplane.testing.fake import FakeClientset
 from kubeplane.controller import controller_ref_manager as crm
 from kubeplane.controller import controller_utils as cu
 

@@ -14,7 +14,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from kubeplane.api import errors, types
 from kubeplane.api.types import apps_v1, core_v1, meta_v1
-from kubeplane.client.fake import FakeClientset
+from kubeplane.testing.fake import FakeClientset
 from kubeplane.client.tools.record import FakeRecorder
 from kubeplane.controller import controller_utils as cu
 from kubeplane.utils.clock import FakeClock, rfc3339

@@ -31,7 +31,7 @@ from kubeplane.apiserver.server import APIServer
 from kubeplane.client.clientset import Clientset
 from kubeplane.client.tools.record import EventBroadcaster
 from kubeplane.client.tools.record.event import MAX_QUEUED_EVENTS
-from kubeplane.client.transport import InProcessTransport
+from kubeplane.apiserver.inprocess import InProcessTransport
 from kubeplane.kubelet import node_names
 from kubeplane.kubelet.kubelet import Kubelet, KubeletOptions
 from kubeplane.kubelet.runtime.sim import SimRuntime

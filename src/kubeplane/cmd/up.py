@@ -28,7 +28,7 @@ log = logging.getLogger("kubeplane")
 def in_process_clientset(api: APIServer, component: str) -> Any:
     """A clientset that reaches api without sockets or TLS, identified as `component`."""
     from ..client.clientset import Clientset
-    from ..client.transport import InProcessTransport
+    from ..apiserver.inprocess import InProcessTransport
     return Clientset(InProcessTransport(api, user=f"system:{component}", user_agent=component))
 
 

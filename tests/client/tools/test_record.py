@@ -23,7 +23,8 @@ from kubeplane.client.tools.record import (
     generate_event_name,
     sprintf,
 )
-from kubeplane.client.transport import InProcessTransport, RawResponse
+from kubeplane.apiserver.inprocess import InProcessTransport
+from kubeplane.client.transport import RawResponse
 from kubeplane.storage import new_storage
 from kubeplane.utils.clock import FakeClock, rfc3339
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from kubeplane.api import types
 from kubeplane.api.types import ObjectName, apps_v1, core_v1, meta_v1
-from kubeplane.client.fake import FakeClientset
+from kubeplane.testing.fake import FakeClientset
 from kubeplane.client.informers import SharedInformerFactory
 from kubeplane.client.tools.record import FakeRecorder
 from kubeplane.controller import controller_utils as cu

@@ -16,7 +16,7 @@ from kubeplane.client.listers import PodLister
 from kubeplane.client.tools.cache import (
     NAMESPACE_INDEX, GenericLister, Indexer, ResourceEventHandlerFuncs, meta_namespace_index_func,
 )
-from kubeplane.client.transport import InProcessTransport
+from kubeplane.apiserver.inprocess import InProcessTransport
 from kubeplane.storage import new_storage
 
 from .fakes import settle

@@ -21,13 +21,14 @@ import orjson
 
 from ..api import errors, types
 from ..api.resources import for_kind
+from ..apiserver.inprocess import InProcessTransport
 from ..apiserver.request import Request, parse_request_info
 from ..apiserver.server import APIServer
+from ..client.clientset import Clientset
+from ..client.rest import ResourceClient
+from ..client.transport import RawResponse
 from ..storage import new_storage
 from ..utils.clock import REAL_CLOCK, Clock
-from .clientset import Clientset
-from .rest import ResourceClient
-from .transport import InProcessTransport, RawResponse
 
 _VERB_BY_METHOD = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 

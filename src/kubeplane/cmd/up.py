@@ -1,7 +1,8 @@
 """`kubeplane up`: run the control plane in the foreground until Ctrl-C / SIGTERM.
 
-Starts storage, the API server over HTTPS, and (in later work) the controllers, scheduler and
-kubelets; when the server answers it writes DIR/kubeconfig and prints how to use it.
+Starts storage, the API server over HTTPS, and in the same process the controllers, the
+scheduler and `--nodes` kubelets (start_components); when the server answers it
+writes DIR/kubeconfig and prints how to use it.
 """
 from __future__ import annotations
 

@@ -126,9 +126,11 @@ class Fixture:
         return stored
 
     def add_to_cache(self, obj: Any) -> None:
+        """Put a copy in the lister, as an informer would deliver its own object: the test's
+        object stays the test's to change (the cache mutation detector watches the copy)."""
         inf = {"Deployment": self.factory.apps_v1().deployments(), "ReplicaSet": self.factory.apps_v1().replicasets(),
                "Pod": self.factory.core_v1().pods()}[obj.kind]
-        inf.informer().get_indexer().add(obj)
+        inf.informer().get_indexer().add(obj.deep_copy())
 
     async def refresh(self) -> None:
         """Reload every Deployment and ReplicaSet from the server into the listers (what the

@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from kubeplane.client.rest import ObjectList
-from kubeplane.client.tools.cache import SharedIndexInformer, mutation_detector
+from kubeplane.client.tools.cache import Indexer, SharedIndexInformer, mutation_detector
 from kubeplane.client.tools.cache.mutation_detector import CacheMutationDetector
 from kubeplane.utils.clock import FakeClock
 
@@ -29,7 +29,7 @@ def failures(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_off_there_is_no_detector(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KUBE_CACHE_MUTATION_DETECTOR", "false")
     inf = SharedIndexInformer(FakeListerWatcher(), name="configmaps", clock=FakeClock())
-    assert inf.mutation_detector is None and inf.handlers == []
+    assert inf.mutation_detector is None and type(inf.indexer) is Indexer
 
 
 async def test_an_informer_object_modified_in_place_is_named(monkeypatch: pytest.MonkeyPatch,
@@ -37,7 +37,7 @@ async def test_an_informer_object_modified_in_place_is_named(monkeypatch: pytest
     monkeypatch.setenv("KUBE_CACHE_MUTATION_DETECTOR", "true")
     lw = FakeListerWatcher(ObjectList([cm("a", "1", data={"k": "v"})], "5"))
     inf = SharedIndexInformer(lw, name="configmaps", clock=FakeClock())
-    assert inf.handlers == [inf.mutation_detector]
+    assert inf.handlers == []
     task = asyncio.ensure_future(inf.run())
     try:
         assert await settle(inf.has_synced)
@@ -65,7 +65,7 @@ async def test_an_informer_object_modified_in_place_is_named(monkeypatch: pytest
 async def test_run_compares_when_it_stops(failures: list[str]) -> None:
     det = CacheMutationDetector("pods", period=3600)
     obj = cm("a", "1", data={"k": "v"})
-    det.on_update(obj, obj)
+    det.add_object(obj)
     task = asyncio.ensure_future(det.run())
     await settle()
     assert failures == []                                # the first comparison found nothing
@@ -106,3 +106,16 @@ def test_a_process_with_a_modified_cache_exits_naming_the_object() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 70 and "still running" not in proc.stdout
     assert 'CACHE pods ALTERED: Pod default/other (resourceVersion ): .metadata.name: "web" -> "other"' in proc.stderr
+
+
+def test_objects_put_into_the_store_by_hand_are_watched_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Controller tests fill listers through the indexer, as upstream's fixtures do."""
+    monkeypatch.setenv("KUBE_CACHE_MUTATION_DETECTOR", "true")
+    inf = SharedIndexInformer(FakeListerWatcher(), name="configmaps", clock=FakeClock())
+    obj = cm("a", "1", data={"k": "v"})
+    inf.get_indexer().add(obj)
+    obj.data["k"] = "x"
+    assert [m.split(": ", 1)[1] for m in inf.mutation_detector.altered()] == [
+        'ConfigMap default/a (resourceVersion 1): .data.k: "v" -> "x"']
+    obj.data["k"] = "v"
+    mutation_detector.check_all()

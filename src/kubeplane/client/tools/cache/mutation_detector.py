@@ -3,8 +3,9 @@
 Every handler and lister of a process shares the informer's objects (under `kubeplane up`, the
 controllers, scheduler and kubelets share one cache), so one component that changes an object
 in place corrupts what all the others see. With KUBE_CACHE_MUTATION_DETECTOR=true in the
-environment each informer keeps the encoded bytes of every object it delivers and, every second
-and when it stops, encodes the object again: a difference names the object and the changed
+environment each informer's store keeps the encoded bytes of every object put into it (by the
+reflector, or by a test filling a lister by hand) and, every second and when the informer stops,
+encodes the object again: a difference names the object and the changed
 fields, and fails loudly (the process exits, as upstream panics; the test suite fails the test).
 Off (the default), no detector exists and an informer pays nothing.
 
@@ -24,7 +25,7 @@ from typing import Any, Callable
 import orjson
 
 from ....api import types
-from .store import meta_namespace_key_func
+from .store import IndexFunc, Indexer, KeyFunc, meta_namespace_key_func
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +54,8 @@ _warned = False
 
 
 class CacheMutationDetector:
-    """Keeps (object, its bytes) for everything one informer delivers; compare_objects()
-    re-encodes them. Registered as the informer's first event handler."""
+    """Keeps (object, its bytes) for everything put into one informer's store; compare_objects()
+    re-encodes them."""
 
     def __init__(self, name: str, *, period: float = 1.0, retain: float = 120.0) -> None:
         self.name, self.period, self.retain = name, period, retain
@@ -69,15 +70,6 @@ class CacheMutationDetector:
             key = id(obj)
             if key not in self.cached:
                 self.cached[key] = (obj, types.encode(obj))
-
-    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
-        self.add_object(obj)
-
-    def on_update(self, old: Any, new: Any) -> None:
-        self.add_object(new)
-
-    def on_delete(self, obj: Any) -> None:
-        pass
 
     def altered(self) -> list[str]:
         """One message per object whose encoding changed since it was delivered."""
@@ -114,6 +106,18 @@ class CacheMutationDetector:
                 await asyncio.sleep(self.period)
         finally:
             self.compare_objects()
+
+
+class DetectingIndexer(Indexer):
+    """The store of an informer with a detector: every object put into it is shown to it first."""
+
+    def __init__(self, detector: CacheMutationDetector, key_func: KeyFunc, indexers: dict[str, IndexFunc]) -> None:
+        super().__init__(key_func, indexers)
+        self.detector = detector
+
+    def _put(self, key: str, obj: Any) -> None:
+        self.detector.add_object(obj)
+        super()._put(key, obj)
 
 
 def new_cache_mutation_detector(name: str) -> CacheMutationDetector | None:

@@ -12,8 +12,8 @@ upstream states it:
 
 Here handlers are called synchronously on the event loop, in registration order, right after
 the cache changes; a handler added late first receives an ADD for every cached object. With
-KUBE_CACHE_MUTATION_DETECTOR=true the first handler is a CacheMutationDetector, which fails
-loudly when an object delivered is later modified (mutation_detector.py).
+KUBE_CACHE_MUTATION_DETECTOR=true the store remembers every object put into it and fails loudly
+when one is later modified (mutation_detector.py).
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from ....utils.clock import REAL_CLOCK, Clock
-from .mutation_detector import new_cache_mutation_detector
+from .mutation_detector import DetectingIndexer, new_cache_mutation_detector
 from .reflector import ListerWatcher, Reflector
 from .store import (
     NAMESPACE_INDEX, DeletedFinalStateUnknown, IndexFunc, Indexer, meta_namespace_index_func,
@@ -69,12 +69,11 @@ class SharedIndexInformer:
     def __init__(self, lw: ListerWatcher, *, name: str = "", resync_period: float = 0.0,
                  indexers: dict[str, IndexFunc] | None = None, clock: Clock = REAL_CLOCK) -> None:
         self.name = name
-        self.indexer = Indexer(meta_namespace_key_func, {NAMESPACE_INDEX: meta_namespace_index_func,
-                                                        **(indexers or {})})
-        self.handlers: list[ResourceEventHandler] = []
+        all_indexers = {NAMESPACE_INDEX: meta_namespace_index_func, **(indexers or {})}
         self.mutation_detector = new_cache_mutation_detector(name)     # None unless turned on
-        if self.mutation_detector is not None:
-            self.handlers.append(self.mutation_detector)                 # sees every object first
+        self.indexer = (Indexer(meta_namespace_key_func, all_indexers) if self.mutation_detector is None
+                        else DetectingIndexer(self.mutation_detector, meta_namespace_key_func, all_indexers))
+        self.handlers: list[ResourceEventHandler] = []
         self.resync_period = resync_period
         self.clock = clock
         self.reflector = Reflector(name, lw, self, clock=clock)

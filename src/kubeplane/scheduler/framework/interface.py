@@ -125,7 +125,7 @@ class PreFilterResult:
             return self
         if self.all_nodes():
             return other
-        return PreFilterResult(self.node_names & other.node_names)  # type: ignore[operator]
+        return PreFilterResult(self.node_names & other.node_names)
 
 
 @dataclass

@@ -185,17 +185,28 @@ def render_informer_groups(groups: dict[tuple[str, str], list[Res]]) -> str:
     out = [HEADER, f'''"""The informer factory's per-group accessors: `factory.apps_v1().deployments()`.
 
 Each returns the resource's shared informer with its typed lister (ResourceInformer[DeploymentLister]).
+InformerGroups gives any InformerSource (SharedInformerFactory, or a wrapper around one that
+implements informer_for) the accessors `core_v1()`, `apps_v1()` ...
 Upstream: client-go informers/<group>/<version>/interface.go (informer-gen).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .listers import (
 {imports})
 
 if TYPE_CHECKING:
-    from .informers import ResourceInformer, SharedInformerFactory
+    from .informers import ResourceInformer
+    from .tools.cache.listers import GenericLister
+
+L = TypeVar("L", bound="GenericLister[Any]")
+
+
+class InformerSource(Protocol):
+    def informer_for(self, group: str, version: str, plural: str, lister_type: type[L]) -> ResourceInformer[L]:
+        """The shared informer of a resource, its lister of lister_type."""
+        ...
 ''']
     for (g, v), rows in groups.items():
         out.append(f'''
@@ -203,13 +214,23 @@ if TYPE_CHECKING:
 class {prefix(g, v)}Informers:
     """factory.{module_of(g, v, groups)}(). Upstream: informers/{group_dir(g)}/{v}/interface.go"""
 
-    def __init__(self, factory: SharedInformerFactory) -> None:
+    def __init__(self, factory: InformerSource) -> None:
         self.factory = factory
 ''')
         for r in rows:
             out.append(f'''
     def {r.ri.plural}(self) -> ResourceInformer[{r.lister}]:
         return self.factory.informer_for("{g}", "{v}", "{r.ri.plural}", {r.lister})
+''')
+    out.append('''
+
+class InformerGroups:
+    """The per-group accessors, for a class that implements InformerSource. Upstream: factory.go"""
+''')
+    for g, v in groups:
+        out.append(f'''
+    def {module_of(g, v, groups)}(self: InformerSource) -> {prefix(g, v)}Informers:
+        return {prefix(g, v)}Informers(self)
 ''')
     return "".join(out)
 

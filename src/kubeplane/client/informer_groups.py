@@ -2,11 +2,13 @@
 """The informer factory's per-group accessors: `factory.apps_v1().deployments()`.
 
 Each returns the resource's shared informer with its typed lister (ResourceInformer[DeploymentLister]).
+InformerGroups gives any InformerSource (SharedInformerFactory, or a wrapper around one that
+implements informer_for) the accessors `core_v1()`, `apps_v1()` ...
 Upstream: client-go informers/<group>/<version>/interface.go (informer-gen).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .listers import (
     ConfigMapLister,
@@ -24,13 +26,22 @@ from .listers import (
 )
 
 if TYPE_CHECKING:
-    from .informers import ResourceInformer, SharedInformerFactory
+    from .informers import ResourceInformer
+    from .tools.cache.listers import GenericLister
+
+L = TypeVar("L", bound="GenericLister[Any]")
+
+
+class InformerSource(Protocol):
+    def informer_for(self, group: str, version: str, plural: str, lister_type: type[L]) -> ResourceInformer[L]:
+        """The shared informer of a resource, its lister of lister_type."""
+        ...
 
 
 class CoreV1Informers:
     """factory.core_v1(). Upstream: informers/core/v1/interface.go"""
 
-    def __init__(self, factory: SharedInformerFactory) -> None:
+    def __init__(self, factory: InformerSource) -> None:
         self.factory = factory
 
     def configmaps(self) -> ResourceInformer[ConfigMapLister]:
@@ -61,7 +72,7 @@ class CoreV1Informers:
 class AppsV1Informers:
     """factory.apps_v1(). Upstream: informers/apps/v1/interface.go"""
 
-    def __init__(self, factory: SharedInformerFactory) -> None:
+    def __init__(self, factory: InformerSource) -> None:
         self.factory = factory
 
     def deployments(self) -> ResourceInformer[DeploymentLister]:
@@ -74,7 +85,7 @@ class AppsV1Informers:
 class CoordinationV1Informers:
     """factory.coordination_v1(). Upstream: informers/coordination/v1/interface.go"""
 
-    def __init__(self, factory: SharedInformerFactory) -> None:
+    def __init__(self, factory: InformerSource) -> None:
         self.factory = factory
 
     def leases(self) -> ResourceInformer[LeaseLister]:
@@ -84,8 +95,24 @@ class CoordinationV1Informers:
 class EventsV1Informers:
     """factory.events_v1(). Upstream: informers/events/v1/interface.go"""
 
-    def __init__(self, factory: SharedInformerFactory) -> None:
+    def __init__(self, factory: InformerSource) -> None:
         self.factory = factory
 
     def events(self) -> ResourceInformer[EventsV1EventLister]:
         return self.factory.informer_for("events.k8s.io", "v1", "events", EventsV1EventLister)
+
+
+class InformerGroups:
+    """The per-group accessors, for a class that implements InformerSource. Upstream: factory.go"""
+
+    def core_v1(self: InformerSource) -> CoreV1Informers:
+        return CoreV1Informers(self)
+
+    def apps_v1(self: InformerSource) -> AppsV1Informers:
+        return AppsV1Informers(self)
+
+    def coordination_v1(self: InformerSource) -> CoordinationV1Informers:
+        return CoordinationV1Informers(self)
+
+    def events_v1(self: InformerSource) -> EventsV1Informers:
+        return EventsV1Informers(self)

@@ -5,9 +5,11 @@
     factory.start()                                     # tasks for every informer asked for
     await factory.wait_for_cache_sync()
 
-The per-group accessors (`apps_v1()`, `core_v1()` ...) and the typed listers they hand out are
-generated (informer_groups.py, listers.py: tools/gen_client.py), so `d_informer.lister()` is a
-DeploymentLister whose `.deployments(ns).get(name)` mypy knows to be an apps_v1.Deployment.
+The per-group accessors (`apps_v1()`, `core_v1()` ...: InformerGroups) and the typed listers
+they hand out are generated (informer_groups.py, listers.py: tools/gen_client.py), so
+`d_informer.lister()` is a DeploymentLister whose `.deployments(ns).get(name)` mypy knows to be
+an apps_v1.Deployment. A wrapper of the factory gets the same accessors by subclassing
+InformerGroups and implementing informer_for.
 
 Upstream: client-go informers/factory.go and the generated per-resource informers.
 """
@@ -15,12 +17,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, TypeVar, cast, overload
 
 from ..api.resources import ResourceInfo, lookup
 from ..utils.clock import REAL_CLOCK, Clock
 from .clientset import Clientset
-from .informer_groups import AppsV1Informers, CoordinationV1Informers, CoreV1Informers, EventsV1Informers
+from .informer_groups import InformerGroups
 from .listers import LISTERS
 from .rest import ResourceClient
 from .tools.cache.listers import GenericLister
@@ -36,16 +38,17 @@ class ResourceInformer(Generic[L]):
 
     ri: ResourceInfo
     shared: SharedIndexInformer
-    lister_type: type[L]
+    lister_type: type[L] | None = None       # None: the resource's generated lister
 
     def informer(self) -> SharedIndexInformer:
         return self.shared
 
     def lister(self) -> L:
-        return self.lister_type(self.shared.indexer, self.ri)
+        cls = self.lister_type or LISTERS.get((self.ri.group, self.ri.version, self.ri.plural), GenericLister)
+        return cast(L, cls(self.shared.indexer, self.ri))
 
 
-class SharedInformerFactory:
+class SharedInformerFactory(InformerGroups):
     def __init__(self, clientset: Clientset, *, resync_period: float = 0.0, namespace: str = "",
                  clock: Clock = REAL_CLOCK) -> None:
         self.clientset = clientset
@@ -55,18 +58,6 @@ class SharedInformerFactory:
         self.informers: dict[tuple[str, str, str], ResourceInformer[GenericLister[Any]]] = {}
         self.tasks: dict[tuple[str, str, str], asyncio.Future[None]] = {}   # the started informers
         self.shutting_down = False
-
-    def core_v1(self) -> CoreV1Informers:
-        return CoreV1Informers(self)
-
-    def apps_v1(self) -> AppsV1Informers:
-        return AppsV1Informers(self)
-
-    def coordination_v1(self) -> CoordinationV1Informers:
-        return CoordinationV1Informers(self)
-
-    def events_v1(self) -> EventsV1Informers:
-        return EventsV1Informers(self)
 
     @overload
     def informer_for(self, group: str, version: str, plural: str) -> ResourceInformer[GenericLister[Any]]: ...

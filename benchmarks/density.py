@@ -43,7 +43,7 @@ import aiohttp
 import orjson
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from api_bench import Client, start_up, stop  # noqa: E402
+from api_bench import Client, start_up, stop
 
 KUBECTL = str(pathlib.Path(sys.executable).parent / "kubectl")
 PY_SPY = str(pathlib.Path(sys.executable).parent / "py-spy")

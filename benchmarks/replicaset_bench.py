@@ -17,10 +17,10 @@ import tempfile
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from api_bench import start_up, stop  # noqa: E402
+from api_bench import start_up, stop
 
-from kubeplane.client.clientset import Clientset  # noqa: E402
-from kubeplane.client.transport import HTTPTransport  # noqa: E402
+from kubeplane.client.clientset import Clientset
+from kubeplane.client.transport import HTTPTransport
 
 
 def replica_set(replicas: int) -> dict:

@@ -28,13 +28,13 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from api_bench import start_up, stop  # noqa: E402
+from api_bench import start_up, stop
 
-from kubeplane.client.clientset import Clientset  # noqa: E402
-from kubeplane.client.transport import HTTPTransport  # noqa: E402
+from kubeplane.client.clientset import Clientset
+from kubeplane.client.transport import HTTPTransport
 
 NAME = "bench"
 READY_PATCH = {"status": {"phase": "Running", "conditions": [
@@ -145,7 +145,7 @@ class Profiler:
     API server's share is what it spends outside the controllers' own code."""
 
     RATE = 250
-    COMPONENTS = {"deployment_controller": "controller/deployment/", "replicaset_controller": "controller/replicaset/",
+    COMPONENTS: ClassVar[dict[str, str]] = {"deployment_controller": "controller/deployment/", "replicaset_controller": "controller/replicaset/",
                   "garbage_collector": "controller/garbagecollector/", "scheduler": "kubeplane/scheduler/",
                   "kubelet": "kubeplane/kubelet/", "apiserver_and_storage": "kubeplane/"}
 

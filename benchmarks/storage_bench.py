@@ -22,7 +22,7 @@ import orjson
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "src"))
 
-from kubeplane.storage import Storage, new_storage  # noqa: E402
+from kubeplane.storage import Storage, new_storage
 
 NAMESPACES = 20
 WATCHERS = 10

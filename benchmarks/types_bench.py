@@ -26,8 +26,8 @@ import orjson
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "src"))
 
-from kubeplane.api import types as t  # noqa: E402
-from kubeplane.api.types import core_v1  # noqa: E402
+from kubeplane.api import types as t
+from kubeplane.api.types import core_v1
 
 
 def pod(i: int) -> dict[str, Any]:

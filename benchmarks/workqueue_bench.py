@@ -16,7 +16,7 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "src"))
 
-from kubeplane.client.util.workqueue import RateLimitingQueue, RateLimitingQueueOptions  # noqa: E402
+from kubeplane.client.util.workqueue import RateLimitingQueue, RateLimitingQueueOptions
 
 BATCH = 1000
 

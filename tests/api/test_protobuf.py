@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from typing import ClassVar
 
 import pytest
 from hypothesis import given, settings
@@ -118,7 +119,7 @@ def test_captured_deployment_carries_zero_valued_wire_fields_that_are_dropped() 
 class _CaptureHandler(http.server.BaseHTTPRequestHandler):
     """Legacy discovery for the four kinds, and POSTs echoed back (protobuf in, protobuf out)."""
 
-    resources = {
+    resources: ClassVar[dict[str, list[tuple[str, str, bool]]]] = {
         "v1": [("namespaces", "Namespace", False), ("configmaps", "ConfigMap", True),
                ("secrets", "Secret", True)],
         "apps/v1": [("deployments", "Deployment", True)],

@@ -24,10 +24,10 @@ try:
 except ImportError:     # not installed in the venv: test from the source tree
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "src"))
 
-from kubeplane.apiserver.request import Request  # noqa: E402
-from kubeplane.apiserver.server import APIServer  # noqa: E402
-from kubeplane.storage import new_storage  # noqa: E402
-from kubeplane.utils.clock import FakeClock  # noqa: E402
+from kubeplane.apiserver.request import Request
+from kubeplane.apiserver.server import APIServer
+from kubeplane.storage import new_storage
+from kubeplane.utils.clock import FakeClock
 
 START = 1_700_000_000.0          # 2023-11-14T22:13:20Z
 

@@ -11,7 +11,7 @@ import time
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -551,7 +551,7 @@ FAKE_OBJECTS = {
 
 
 class _FakeAPI(BaseHTTPRequestHandler):
-    requests: list[tuple[str, str]] = []
+    requests: ClassVar[list[tuple[str, str]]] = []
 
     def log_message(self, *args: Any) -> None:
         pass

@@ -8,10 +8,10 @@ import orjson
 
 from kubeplane.api import types
 from kubeplane.api.types import core_v1
-from kubeplane.apiserver.request import Request, Response
+from kubeplane.apiserver.request import Request
 from kubeplane.apiserver.server import APIServer
 from kubeplane.client.clientset import Clientset
-from kubeplane.client.transport import InProcessTransport
+from kubeplane.apiserver.inprocess import InProcessTransport
 from kubeplane.storage import new_storage
 
 POD = {"metadata": {"name": "web", "labels": {"app": "web"}},

@@ -19,7 +19,7 @@ from typing import Any
 
 from kubeplane.api import types
 from kubeplane.api.types import ObjectName, apps_v1, core_v1
-from kubeplane.client.fake import FakeClientset
+from kubeplane.testing.fake import FakeClientset
 from kubeplane.client.informers import SharedInformerFactory
 from kubeplane.client.tools.cache import ResourceEventHandlerFuncs, SharedIndexInformer
 from kubeplane.client.tools.record import EventBroadcaster

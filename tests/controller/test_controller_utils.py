@@ -5,6 +5,7 @@ Tables reproduce upstream's pkg/controller/controller_utils_test.go.
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from hypothesis import settings
@@ -13,7 +14,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from kubeplane.api import errors, types
 from kubeplane.api.types import apps_v1, core_v1, meta_v1
-from kubeplane.client.fake import FakeClientset
+from kubeplane.testing.fake import FakeClientset
 from kubeplane.client.tools.record import FakeRecorder
 from kubeplane.controller import controller_utils as cu
 from kubeplane.utils.clock import FakeClock, rfc3339
@@ -251,7 +252,8 @@ async def test_delete_pod_events() -> None:
     await control.delete_pod("default", "p1", rs)
     assert recorder.events == ["Normal SuccessfulDelete Deleted pod: p1"]
     fake.fail_on("delete", "pods", errors.InternalError("etcd down"))
-    with pytest.raises(cu.PodDeleteError, match="^unable to delete pods: Internal error occurred: etcd down$"):
+    message = "unable to delete pods: Internal error occurred: etcd down"
+    with pytest.raises(cu.PodDeleteError, match=f"^{re.escape(message)}$"):
         await control.delete_pod("default", "p2", rs)
     assert recorder.events[-1] == "Warning FailedDelete Error deleting: Internal error occurred: etcd down"
 

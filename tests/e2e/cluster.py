@@ -78,8 +78,12 @@ class Cluster:
 
     def cleanup(self) -> None:
         self.stop(signal.SIGKILL)
+        # The cache mutation detector (on in tests: tests/conftest.py) makes `up` exit naming the object.
+        log = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
         if self._tmp:
             self._tmp.cleanup()
+        altered = [line for line in log.splitlines() if "ALTERED" in line]
+        assert not altered, "kubeplane up: an informer's cached object was modified:\n" + "\n".join(altered)
 
     def kubectl(self, *args: str, check: bool = True, input: str | None = None,
                 timeout: float = 60) -> subprocess.CompletedProcess[str]:

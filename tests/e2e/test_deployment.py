@@ -407,7 +407,7 @@ def test_revision_history_limit_cleans_old_replica_sets(kube: Cluster, kube_api:
     wait_complete(kube, kns, "h")
     for v in (2, 3, 4):
         kube.kubectl("set", "image", "deployment/h", f"c=nginx:{v}", "-n", kns)
-        eventually(lambda: annotations(get_d(kube, kns, "h")).get(REVISION) == str(v), f"revision {v}")
+        eventually(lambda v=v: annotations(get_d(kube, kns, "h")).get(REVISION) == str(v), f"revision {v}")
         wait_complete(kube, kns, "h")
     by_rev = eventually(lambda: (lambda r: sorted(r) == [3, 4] and r)(rs_by_revision(replica_sets(kube_api, kns))),
                         "only revisions 3 and 4 kept")

@@ -27,18 +27,18 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from kubeplane.apiserver.server import APIServer  # noqa: E402
-from kubeplane.client.clientset import Clientset  # noqa: E402
-from kubeplane.client.tools.record import EventBroadcaster  # noqa: E402
-from kubeplane.client.tools.record.event import MAX_QUEUED_EVENTS  # noqa: E402
-from kubeplane.client.transport import InProcessTransport  # noqa: E402
-from kubeplane.kubelet import node_names  # noqa: E402
-from kubeplane.kubelet.kubelet import Kubelet, KubeletOptions  # noqa: E402
-from kubeplane.kubelet.runtime.sim import SimRuntime  # noqa: E402
-from kubeplane.kubelet.runtime.sim.lifecycle import load_profile  # noqa: E402
-from kubeplane.storage import new_storage  # noqa: E402
+from kubeplane.apiserver.server import APIServer
+from kubeplane.client.clientset import Clientset
+from kubeplane.client.tools.record import EventBroadcaster
+from kubeplane.client.tools.record.event import MAX_QUEUED_EVENTS
+from kubeplane.apiserver.inprocess import InProcessTransport
+from kubeplane.kubelet import node_names
+from kubeplane.kubelet.kubelet import Kubelet, KubeletOptions
+from kubeplane.kubelet.runtime.sim import SimRuntime
+from kubeplane.kubelet.runtime.sim.lifecycle import load_profile
+from kubeplane.storage import new_storage
 
-from conftest import zero_delays  # noqa: E402
+from conftest import zero_delays
 
 
 class Meter:

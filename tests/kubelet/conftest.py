@@ -8,13 +8,13 @@ from typing import Any, AsyncIterator, Callable
 
 import pytest
 
-from kubeplane.client.fake import FakeClientset
+from kubeplane.testing.fake import FakeClientset
 from kubeplane.kubelet.kubelet import Kubelet, KubeletOptions
 from kubeplane.kubelet.runtime.sim import SimRuntime
 from kubeplane.kubelet.runtime.sim.lifecycle import Stage, load_profile
 from kubeplane.utils.clock import FakeClock
 
-from kubelet_testutil import settle  # noqa: E402
+from kubelet_testutil import settle
 
 
 @dataclass

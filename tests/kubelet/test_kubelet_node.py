@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from kubeplane.api.types import core_v1, meta_v1
-from kubeplane.client.fake import FakeClientset
+from kubeplane.testing.fake import FakeClientset
 from kubeplane.kubelet.node_status import needs_report, node_ip, pod_cidr
 from kubeplane.kubelet.status.status_manager import StatusManager, merge_diff
 from kubeplane.utils.clock import FakeClock

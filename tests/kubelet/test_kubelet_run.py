@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from kubeplane.client.fake import FakeClientset
+from kubeplane.testing.fake import FakeClientset
 from kubeplane.cmd import kubelet as kubelet_cmd
 from kubeplane.kubelet import run_kubelet
 from kubeplane.kubelet.runtime import new_runtime

@@ -17,9 +17,9 @@ from cryptography import x509
 
 from kubeplane.api import errors
 from kubeplane.api.types import core_v1, from_dict
-from kubeplane.apiserver.handlers.podlog import LogOptions
+from kubeplane.api.podlog import LogOptions
 from kubeplane.apiserver.request import Request
-from kubeplane.client.fake import FakeClientset
+from kubeplane.testing.fake import FakeClientset
 from kubeplane.kubelet import run_kubelet
 from kubeplane.kubelet.server import KubeletServer, kubeconfig_token, log_options, reported_address
 from kubeplane.utils.clock import FakeClock, parse_rfc3339

@@ -10,15 +10,14 @@ import asyncio
 import json
 import os
 import re
-import signal
 import time
 from typing import Any, AsyncIterator, Callable
 
 import pytest
 
 from kubeplane.api import errors
-from kubeplane.apiserver.handlers.podlog import LogOptions
-from kubeplane.client.fake import FakeClientset
+from kubeplane.api.podlog import LogOptions
+from kubeplane.testing.fake import FakeClientset
 from kubeplane.kubelet.kubelet import Kubelet
 from kubeplane.kubelet.runtime import EXITED, PROBE_FAILURE, PROBE_SUCCESS, RUNNING, WAITING, new_runtime
 from kubeplane.kubelet.runtime.process import ProcessRuntime

@@ -20,7 +20,7 @@ from kubeplane.apiserver.server import APIServer
 from kubeplane.client.clientset import Clientset
 from kubeplane.client.informers import SharedInformerFactory
 from kubeplane.client.tools.record import FakeRecorder
-from kubeplane.client.transport import InProcessTransport
+from kubeplane.apiserver.inprocess import InProcessTransport
 from kubeplane.scheduler import Scheduler, SchedulerOptions
 from kubeplane.scheduler.framework.interface import CycleState
 from kubeplane.scheduler.framework.runtime import default_framework

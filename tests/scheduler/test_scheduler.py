@@ -7,7 +7,7 @@ from typing import Any, AsyncIterator, Callable
 import pytest
 
 from kubeplane.api import errors
-from kubeplane.client.fake import FakeClientset
+from kubeplane.testing.fake import FakeClientset
 from kubeplane.client.informers import SharedInformerFactory
 from kubeplane.client.tools.record import FakeRecorder
 from kubeplane.scheduler import Scheduler, SchedulerOptions

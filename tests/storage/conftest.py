@@ -12,7 +12,7 @@ try:
 except ImportError:     # the package is not installed in the venv: test from the source tree
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "src"))
 
-from kubeplane.storage import BACKENDS, Storage, new_storage  # noqa: E402
+from kubeplane.storage import BACKENDS, Storage, new_storage
 
 MakeStore = Callable[..., Awaitable[Storage]]
 

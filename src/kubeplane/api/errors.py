@@ -256,7 +256,7 @@ class NotAcceptable(StatusError):
 class UnsupportedMediaType(StatusError):
     def __init__(self, content_type: str, accepted: list[str]) -> None:
         super().__init__(415, "UnsupportedMediaType",
-                         f"the body of the request was in an unknown format - accepted media types include: "
+                         "the body of the request was in an unknown format - accepted media types include: "
                          + ", ".join(accepted))
         self.content_type = content_type
 

@@ -1,7 +1,9 @@
 """The API server: authenticate, route, run the handler, and turn any failure into a Status.
 
-`APIServer.handle(Request) -> Response` is transport-neutral: the HTTPS front end (app.py)
-and the in-process client transport both call it, so behaviour is identical either way.
+`APIServer.handle(Request) -> Response` serves the HTTPS front end (app.py): bearer-token
+authentication, then `route_trusted`, which the in-process transport (inprocess.py) calls
+directly, so behaviour is identical either way, authentication aside. There is no
+authorization step yet: every authenticated user may do everything.
 Upstream: the handler chain in apiserver/pkg/server/config.go (DefaultBuildHandlerChain):
 authentication -> authorization -> the API installer's routes.
 """

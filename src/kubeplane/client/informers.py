@@ -5,77 +5,82 @@
     factory.start()                                     # tasks for every informer asked for
     await factory.wait_for_cache_sync()
 
+The per-group accessors (`apps_v1()`, `core_v1()` ...: InformerGroups) and the typed listers
+they hand out are generated (informer_groups.py, listers.py: tools/gen_client.py), so
+`d_informer.lister()` is a DeploymentLister whose `.deployments(ns).get(name)` mypy knows to be
+an apps_v1.Deployment. A wrapper of the factory gets the same accessors by subclassing
+InformerGroups and implementing informer_for.
+
 Upstream: client-go informers/factory.go and the generated per-resource informers.
 """
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar, cast, overload
 
 from ..api.resources import ResourceInfo, lookup
 from ..utils.clock import REAL_CLOCK, Clock
 from .clientset import Clientset
+from .informer_groups import InformerGroups
+from .listers import LISTERS
 from .rest import ResourceClient
-from .tools.cache.listers import Lister
+from .tools.cache.listers import GenericLister
 from .tools.cache.shared_informer import SharedIndexInformer, wait_for_cache_sync
+
+L = TypeVar("L", bound=GenericLister[Any])
 
 
 @dataclass(frozen=True)
-class ResourceInformer:
-    """A resource's shared informer and its lister."""
+class ResourceInformer(Generic[L]):
+    """A resource's shared informer and its lister (upstream's generated PodInformer & co.):
+    `ResourceInformer[PodLister]` is what `factory.core_v1().pods()` returns."""
 
     ri: ResourceInfo
     shared: SharedIndexInformer
+    lister_type: type[L] | None = None       # None: the resource's generated lister
 
     def informer(self) -> SharedIndexInformer:
         return self.shared
 
-    def lister(self) -> Lister:
-        return Lister(self.shared.indexer, self.ri)
+    def lister(self) -> L:
+        cls = self.lister_type or LISTERS.get((self.ri.group, self.ri.version, self.ri.plural), GenericLister)
+        return cast(L, cls(self.shared.indexer, self.ri))
 
 
-class _Group:
-    def __init__(self, factory: SharedInformerFactory, group: str, version: str) -> None:
-        self.factory, self.group, self.version = factory, group, version
-
-    def __getattr__(self, plural: str) -> Any:
-        if plural.startswith("_") or lookup(self.group, self.version, plural) is None:
-            raise AttributeError(plural)
-        return lambda: self.factory.informer_for(self.group, self.version, plural)
-
-
-class SharedInformerFactory:
+class SharedInformerFactory(InformerGroups):
     def __init__(self, clientset: Clientset, *, resync_period: float = 0.0, namespace: str = "",
                  clock: Clock = REAL_CLOCK) -> None:
         self.clientset = clientset
         self.resync_period = resync_period
         self.namespace = namespace
         self.clock = clock
-        self.informers: dict[tuple[str, str, str], ResourceInformer] = {}
+        self.informers: dict[tuple[str, str, str], ResourceInformer[GenericLister[Any]]] = {}
         self.tasks: dict[tuple[str, str, str], asyncio.Future[None]] = {}   # the started informers
         self.shutting_down = False
 
-    def informer_for(self, group: str, version: str, plural: str) -> ResourceInformer:
+    @overload
+    def informer_for(self, group: str, version: str, plural: str) -> ResourceInformer[GenericLister[Any]]: ...
+
+    @overload
+    def informer_for(self, group: str, version: str, plural: str, lister_type: type[L]) -> ResourceInformer[L]: ...
+
+    def informer_for(self, group: str, version: str, plural: str,
+                     lister_type: type[GenericLister[Any]] | None = None) -> ResourceInformer[Any]:
+        """The shared informer of a resource, created on first use (KeyError if not served)."""
         key = (group, version, plural)
         if key not in self.informers:
             ri = lookup(group, version, plural)
             if ri is None:
                 raise KeyError(key)
-            lw = ResourceClient(self.clientset.transport, ri, self.namespace)
+            lw: ResourceClient[Any] = ResourceClient(self.clientset.transport, ri, self.namespace)
             shared = SharedIndexInformer(lw, name=f"{plural}.{group or 'core'}", resync_period=self.resync_period,
                                          clock=self.clock)
-            self.informers[key] = ResourceInformer(ri, shared)
-        return self.informers[key]
-
-    def core_v1(self) -> Any:
-        return _Group(self, "", "v1")
-
-    def apps_v1(self) -> Any:
-        return _Group(self, "apps", "v1")
-
-    def coordination_v1(self) -> Any:
-        return _Group(self, "coordination.k8s.io", "v1")
+            self.informers[key] = ResourceInformer(ri, shared, LISTERS.get(key, GenericLister))
+        inf = self.informers[key]
+        if lister_type is None or lister_type is inf.lister_type:      # the generated accessors' case
+            return inf
+        return ResourceInformer(inf.ri, inf.shared, lister_type)
 
     def start(self) -> None:
         """Start every informer asked for so far that is not running yet (no-op after shutdown).

@@ -8,14 +8,17 @@ answer raises the api.errors class its Status names (NotFound, Conflict, Invalid
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, AsyncIterator, Generic, Literal, TypeVar, cast
 
 import msgspec
 import orjson
 
 from ..api import errors, types
-from ..api.resources import ResourceInfo
+from ..api.resources import ResourceInfo, lookup
 from .transport import RawResponse, Transport
+
+if TYPE_CHECKING:
+    from ..api.types import autoscaling_v1
 
 T = TypeVar("T")
 
@@ -81,7 +84,7 @@ class ResourceClient(Generic[T]):
         self.transport = transport
         self.ri = ri
         self.namespace = namespace if ri.namespaced else ""
-        self.type: type[T] = types.kind_type(ri.api_version, ri.kind)
+        self.type = cast("type[T]", types.kind_type(ri.api_version, ri.kind))
         self.list_type = types.list_type(ri.api_version, ri.kind)
         base = "/api/" + ri.version if not ri.group else f"/apis/{ri.group}/{ri.version}"
         ns = f"/namespaces/{self.namespace}" if self.namespace else ""
@@ -115,7 +118,7 @@ class ResourceClient(Generic[T]):
                    continue_: str = "", resource_version: str = "") -> ObjectList[T]:
         q = _query(labelSelector=label_selector, fieldSelector=field_selector, limit=str(limit) if limit else "",
                    resourceVersion=resource_version, **{"continue": continue_})
-        lst = types.decode(await self._call("GET", self.path, q), self.list_type)
+        lst: Any = types.decode(await self._call("GET", self.path, q), self.list_type)
         meta = lst.metadata
         return ObjectList(list(lst.items or []), meta.resource_version or "", meta.continue_ or "")
 
@@ -174,11 +177,11 @@ class ResourceClient(Generic[T]):
             opts["preconditions"] = preconditions
         await self._call("DELETE", f"{self.path}/{name}", None, orjson.dumps(opts))
 
-    async def get_scale(self, name: str) -> Any:
+    async def get_scale(self, name: str) -> autoscaling_v1.Scale:
         from ..api.types import autoscaling_v1
         return types.decode(await self._call("GET", f"{self.path}/{name}/scale"), autoscaling_v1.Scale)
 
-    async def update_scale(self, name: str, scale: Any) -> Any:
+    async def update_scale(self, name: str, scale: autoscaling_v1.Scale | dict[str, Any]) -> autoscaling_v1.Scale:
         from ..api.types import autoscaling_v1
         return types.decode(await self._call("PUT", f"{self.path}/{name}/scale", None, _encode(scale)),
                             autoscaling_v1.Scale)
@@ -191,6 +194,21 @@ class ResourceClient(Generic[T]):
         body = {"apiVersion": "v1", "kind": "Binding", "metadata": meta,
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
         await self._call("POST", f"{self.path}/{name}/binding", None, orjson.dumps(body))
+
+
+class GroupClient:
+    """One group-version's resources by plural, for code that picks the resource at run time
+    (the garbage collector, namespace deletion). The generated clients (clientset.py) subclass it
+    with one typed accessor per resource: `.deployments(ns)`, `.nodes()`."""
+
+    def __init__(self, transport: Transport, group: str, version: str) -> None:
+        self.transport, self.group, self.version = transport, group, version
+
+    def resource(self, plural: str, namespace: str = "") -> ResourceClient[Any]:
+        ri = lookup(self.group, self.version, plural)
+        if ri is None:
+            raise KeyError(f"no resource {plural} in {self.group or 'core'}/{self.version}")
+        return ResourceClient(self.transport, ri, namespace)
 
 
 def _query(**params: str) -> dict[str, str]:

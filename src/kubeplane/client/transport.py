@@ -1,9 +1,8 @@
 """Transports: how a client reaches the API server — HTTPS from a kubeconfig, or in-process.
 
 A Transport is a strict point of cut-off (httpx's term): it moves one request and its answer,
-nothing more. The in-process transport hands a `Request` straight to `APIServer.handle`, so
-components sharing the server's process skip sockets, TLS and HTTP parsing but get exactly the
-same behaviour (authentication aside: in-process callers are trusted).
+nothing more. HTTPTransport is here; the in-process one, which hands a request straight to the
+server, is the server's own (kubeplane.apiserver.inprocess), so the client needs no server code.
 """
 from __future__ import annotations
 
@@ -11,15 +10,11 @@ import base64
 import pathlib
 import ssl
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, AsyncIterator, Protocol
+from typing import Any, AsyncIterator, Protocol
 from urllib.parse import urlencode
 
+import orjson
 import yaml
-
-from ..apiserver.request import Request   # a plain dataclass module: no server code comes with it
-
-if TYPE_CHECKING:
-    from ..apiserver.server import APIServer
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,8 +25,11 @@ class RawResponse:
 
 class Transport(Protocol):
     async def request(self, method: str, path: str, query: dict[str, str] | None = None,
-                      body: bytes | None = None, content_type: str = "application/json") -> RawResponse:
-        """Send one request and return its status and whole body (never raises for HTTP errors)."""
+                      body: bytes | dict[str, Any] | None = None,
+                      content_type: str = "application/json") -> RawResponse:
+        """Send one request and return its status and whole body (never raises for HTTP errors).
+
+        A dict body is a decoded object: only a transport with `accepts_objects` is given one."""
 
     def stream(self, path: str, query: dict[str, str]) -> AsyncIterator[bytes]:
         """GET a streaming response (a watch) and yield it line by line; ends when the server closes."""
@@ -50,57 +48,6 @@ def load_kubeconfig(path: str | pathlib.Path) -> tuple[dict[str, Any], dict[str,
     cluster = next((c.get("cluster") or {} for c in cfg.get("clusters") or [] if c["name"] == ctx.get("cluster")), {})
     user = next((u.get("user") or {} for u in cfg.get("users") or [] if u["name"] == ctx.get("user")), {})
     return cluster, user
-
-
-class InProcessTransport:
-    """Calls APIServer.handle directly: no sockets, no TLS, the same code path as HTTPS requests.
-
-    A create/update body may be a dict (a typed client's object): it reaches the server as
-    Request.obj, already decoded.
-    """
-
-    accepts_objects = True
-
-    def __init__(self, api: APIServer, user: str = "system:kube-controller-manager",
-                 user_agent: str = "kubeplane") -> None:
-        self.api = api
-        self.user = user
-        self.user_agent = user_agent
-
-    def _request(self, method: str, path: str, query: dict[str, str] | None, body: bytes | dict[str, Any] | None,
-                 content_type: str) -> Request:
-        headers = {"content-type": content_type, "user-agent": self.user_agent}
-        if isinstance(body, dict):
-            return Request(method, path, dict(query or {}), headers, b"", self.user, body)
-        return Request(method, path, dict(query or {}), headers, body or b"", self.user)
-
-    async def request(self, method: str, path: str, query: dict[str, str] | None = None,
-                      body: bytes | dict[str, Any] | None = None,
-                      content_type: str = "application/json") -> RawResponse:
-        resp = await self.api.route_trusted(self._request(method, path, query, body, content_type))
-        if isinstance(resp.body, (bytes, bytearray)):
-            return RawResponse(resp.status, bytes(resp.body))
-        chunks = [c async for c in resp.body]
-        return RawResponse(resp.status, b"".join(chunks))
-
-    async def stream(self, path: str, query: dict[str, str]) -> AsyncIterator[bytes]:
-        resp = await self.api.route_trusted(self._request("GET", path, query, None, "application/json"))
-        if isinstance(resp.body, (bytes, bytearray)):
-            yield bytes(resp.body)            # an error Status: the caller decodes it
-            return
-        body = resp.body
-        try:
-            async for chunk in body:
-                for line in chunk.splitlines():
-                    if line:
-                        yield line
-        finally:
-            aclose = getattr(body, "aclose", None)
-            if aclose is not None:
-                await aclose()
-
-    async def close(self) -> None:
-        pass
 
 
 class HTTPTransport:
@@ -133,7 +80,10 @@ class HTTPTransport:
         return self.server + path + ("?" + urlencode(query) if query else "")
 
     async def request(self, method: str, path: str, query: dict[str, str] | None = None,
-                      body: bytes | None = None, content_type: str = "application/json") -> RawResponse:
+                      body: bytes | dict[str, Any] | None = None,
+                      content_type: str = "application/json") -> RawResponse:
+        if isinstance(body, dict):                  # not sent by our clients (accepts_objects is unset)
+            body = orjson.dumps(body)
         headers = {"Content-Type": content_type} if body is not None else {}
         async with self.session.request(method, self._url(path, query), data=body, headers=headers) as r:
             return RawResponse(r.status, await r.read())

@@ -30,6 +30,8 @@ import uvicorn
 
 from ..apiserver.app import ASGIApp
 from ..apiserver.server import APIServer
+from ..client.informer_groups import InformerGroups
+from ..client.informers import ResourceInformer
 from ..storage import new_storage
 from ..utils.pki import ensure_pki
 from . import flags
@@ -47,7 +49,7 @@ UMASK = 0o077
 def in_process_clientset(api: APIServer, component: str) -> Any:
     """A clientset that reaches api without sockets or TLS, identified as `component`."""
     from ..client.clientset import Clientset
-    from ..client.transport import InProcessTransport
+    from ..apiserver.inprocess import InProcessTransport
     return Clientset(InProcessTransport(api, user=f"system:{component}", user_agent=component))
 
 
@@ -88,7 +90,7 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
             node_registry=api.nodes, data_dir=args.data_dir.resolve() / "kubelet", factory=f)))
 
 
-class ScopedInformers:
+class ScopedInformers(InformerGroups):
     """One component's view of the shared informer factory: the same informers, but every
     event handler the component adds is remembered, so remove_handlers() can take them off
     when the component stops (a crashed controller must not keep receiving events)."""
@@ -97,22 +99,9 @@ class ScopedInformers:
         self.factory = factory
         self.handlers: list[tuple[Any, Any]] = []      # (shared informer, handler)
 
-    def informer_for(self, group: str, version: str, plural: str) -> Any:
-        from ..client.informers import ResourceInformer
-        ri = self.factory.informer_for(group, version, plural)
-        return ResourceInformer(ri.ri, _TrackedInformer(ri.shared, self.handlers))   # type: ignore[arg-type]
-
-    def core_v1(self) -> Any:
-        from ..client.informers import _Group
-        return _Group(self, "", "v1")   # type: ignore[arg-type]
-
-    def apps_v1(self) -> Any:
-        from ..client.informers import _Group
-        return _Group(self, "apps", "v1")   # type: ignore[arg-type]
-
-    def coordination_v1(self) -> Any:
-        from ..client.informers import _Group
-        return _Group(self, "coordination.k8s.io", "v1")   # type: ignore[arg-type]
+    def informer_for(self, group: str, version: str, plural: str, lister_type: Any = None) -> Any:
+        inf = self.factory.informer_for(group, version, plural)
+        return ResourceInformer(inf.ri, _TrackedInformer(inf.shared, self.handlers), lister_type)
 
     def start(self) -> None:
         self.factory.start()

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, NamedTuple, Protocol
 from ..api import errors, labels, types
 from ..api.types import core_v1, meta_v1
 from ..api.validation.names import name_is_dns_subdomain
-from ..client.tools.cache import NAMESPACE_INDEX, meta_namespace_key_func
-from ..client.tools.cache.listers import label_matcher  # noqa: F401  (re-exported: the controllers' matcher)
+from ..client.tools.cache import NAMESPACE_INDEX
+from ..client.tools.cache.listers import label_matcher
 from ..client.tools.cache.store import deletion_handling_meta_namespace_key_func
 from ..utils.clock import REAL_CLOCK, Clock, parse_rfc3339
 

@@ -1,4 +1,4 @@
-"""The kubelet: hosts N simulated nodes in one process and runs the pods bound to them.
+"""The kubelet: hosts N nodes in one process and runs the pods bound to them (simulated or as processes).
 
     kl = Kubelet(clientset, node_names=["kubeplane-node-0"], runtime=SimRuntime(clock=clock), clock=clock)
     await kl.run()                        # until cancelled

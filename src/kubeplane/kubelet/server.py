@@ -34,7 +34,7 @@ import orjson
 from aiohttp import web
 
 from ..api import errors
-from ..apiserver.handlers.podlog import LogOptions
+from ..api.podlog import LogOptions
 from ..utils.clock import Clock, parse_rfc3339
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..api.types.core_v1 import Node, Pod
 from ..client.tools.cache import DeletedFinalStateUnknown
 from .framework.runtime import DEFAULT_SCHEDULER_NAME
-from .internal.queue.scheduling_queue import ASSIGNED_POD_DELETE, NODE_ADD, NODE_UPDATE
+from .internal.queue.scheduling_queue import NODE_ADD, NODE_UPDATE
 
 if TYPE_CHECKING:
     from .scheduler import Scheduler

@@ -14,16 +14,21 @@ import asyncio
 import logging
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..api.types.core_v1 import Pod
 from ..client.tools.cache import wait_for_cache_sync
 from ..utils.clock import REAL_CLOCK, Clock
 from .eventhandlers import NodeEventHandler, PodEventHandler
-from .framework.runtime import DEFAULT_SCHEDULER_NAME, Framework, default_framework
+from .framework.runtime import Framework, default_framework
 from .internal.cache import Cache, Snapshot
 from .internal.queue.scheduling_queue import ASSIGNED_POD_DELETE, PriorityQueue
 from .schedule_one import schedule_one
+
+if TYPE_CHECKING:
+    from ..client.clientset import Clientset
+    from ..client.informers import ResourceInformer
+    from ..client.listers import NodeLister, PodLister
 
 log = logging.getLogger(__name__)
 # How long schedule_loop runs before yielding to the event loop (seconds).
@@ -40,7 +45,8 @@ class SchedulerOptions:
 
 
 class Scheduler:
-    def __init__(self, client: Any, pod_informer: Any, node_informer: Any, *, recorder: Any,
+    def __init__(self, client: Clientset, pod_informer: ResourceInformer[PodLister],
+                 node_informer: ResourceInformer[NodeLister], *, recorder: Any,
                  clock: Clock = REAL_CLOCK, options: SchedulerOptions = SchedulerOptions(),
                  framework: Framework | None = None) -> None:
         self.client = client

@@ -24,7 +24,8 @@ from kubeplane.client.tools.leaderelection import (
     LeaseLock,
 )
 from kubeplane.client.tools.record import FakeRecorder
-from kubeplane.client.transport import InProcessTransport, RawResponse
+from kubeplane.apiserver.inprocess import InProcessTransport
+from kubeplane.client.transport import RawResponse
 from kubeplane.storage import new_storage
 from kubeplane.utils.clock import FakeClock, parse_rfc3339, rfc3339_micro
 

@@ -23,7 +23,8 @@ from kubeplane.client.tools.record import (
     generate_event_name,
     sprintf,
 )
-from kubeplane.client.transport import InProcessTransport, RawResponse
+from kubeplane.apiserver.inprocess import InProcessTransport
+from kubeplane.client.transport import RawResponse
 from kubeplane.storage import new_storage
 from kubeplane.utils.clock import FakeClock, rfc3339
 
@@ -195,7 +196,7 @@ async def test_spam_filter_drops_after_burst_and_refills(env, clock):
 async def test_spam_filter_is_per_object(env):
     cs, b, _ = env
     rec = b.new_recorder("c")
-    for i in range(26):
+    for _ in range(26):
         rec.event(deployment("a"), "Warning", "BackOff", "back-off")
     rec.event(deployment("b"), "Warning", "BackOff", "back-off")
     await b.flush()
@@ -322,3 +323,13 @@ def test_a_write_refused_by_a_terminating_namespace_is_final_and_not_an_error(ca
     with caplog.at_level(logging.DEBUG, logger="kubeplane.client.tools.record.event"):
         assert _is_final(err, event)
     assert [r.levelname for r in caplog.records] == ["DEBUG"]
+
+
+def test_an_object_without_kind_is_logged_and_dropped(env, caplog: pytest.LogCaptureFixture) -> None:
+    """The log record's fields must not clash with LogRecord's own (`message` would raise KeyError)."""
+    _, b, _ = env
+    rec = b.new_recorder("c")
+    with caplog.at_level(logging.DEBUG, logger="kubeplane.client.tools.record.event"):
+        rec.event(object(), "Normal", "Pulled", "pulled")
+    [r] = caplog.records
+    assert (r.getMessage(), r.note) == ("Could not construct reference, will not report event", "pulled")

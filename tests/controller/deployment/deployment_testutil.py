@@ -11,7 +11,7 @@ from typing import Any
 
 from kubeplane.api import types
 from kubeplane.api.types import ObjectName, apps_v1, core_v1, meta_v1
-from kubeplane.client.fake import FakeClientset
+from kubeplane.testing.fake import FakeClientset
 from kubeplane.client.informers import SharedInformerFactory
 from kubeplane.client.tools.record import FakeRecorder
 from kubeplane.controller import controller_utils as cu
@@ -126,9 +126,11 @@ class Fixture:
         return stored
 
     def add_to_cache(self, obj: Any) -> None:
+        """Put a copy in the lister, as an informer would deliver its own object: the test's
+        object stays the test's to change (the cache mutation detector watches the copy)."""
         inf = {"Deployment": self.factory.apps_v1().deployments(), "ReplicaSet": self.factory.apps_v1().replicasets(),
                "Pod": self.factory.core_v1().pods()}[obj.kind]
-        inf.informer().get_indexer().add(obj)
+        inf.informer().get_indexer().add(obj.deep_copy())
 
     async def refresh(self) -> None:
         """Reload every Deployment and ReplicaSet from the server into the listers (what the

@@ -10,7 +10,7 @@ import pytest
 
 from kubeplane.api import errors, types
 from kubeplane.api.types import ObjectName, apps_v1, core_v1, meta_v1
-from kubeplane.client.fake import FakeClientset
+from kubeplane.testing.fake import FakeClientset
 from kubeplane.client.tools.cache import DeletedFinalStateUnknown
 from kubeplane.controller import controller_utils as cu
 from kubeplane.controller.deployment import MAX_RETRIES

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from kubeplane.client.fake import FakeClientset
+from kubeplane.testing.fake import FakeClientset
 
 from deployment_testutil import Cluster, deployment_dict
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from kubeplane.api import errors
-from kubeplane.client.fake import FakeClientset
+from kubeplane.testing.fake import FakeClientset
 from kubeplane.client.informers import SharedInformerFactory
 from kubeplane.controller.garbagecollector import GarbageCollector, monitored_resources
 from kubeplane.controller.garbagecollector.graph import ReferenceCache, ObjectReference

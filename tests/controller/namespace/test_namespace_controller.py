@@ -15,7 +15,7 @@ import pytest
 
 from kubeplane.api import errors
 from kubeplane.api.types import core_v1
-from kubeplane.client.fake import FakeClientset
+from kubeplane.testing.fake import FakeClientset
 from kubeplane.client.informers import SharedInformerFactory
 from kubeplane.controller.namespace import NamespaceController
 from kubeplane.controller.namespace.deletion.status_condition_utils import (

@@ -17,7 +17,7 @@ import pytest
 
 from kubeplane.api import errors, types
 from kubeplane.api.types import core_v1
-from kubeplane.client.fake import FakeClientset
+from kubeplane.testing.fake import FakeClientset
 from kubeplane.client.informers import SharedInformerFactory
 from kubeplane.client.tools.record import FakeRecorder
 from kubeplane.controller.nodelifecycle import NodeLifecycleController, NodeLifecycleOptions

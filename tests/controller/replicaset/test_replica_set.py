@@ -13,7 +13,7 @@ import pytest
 
 from kubeplane.api import errors, types
 from kubeplane.api.types import ObjectName, apps_v1, core_v1, meta_v1
-from kubeplane.client.fake import FakeClientset
+from kubeplane.testing.fake import FakeClientset
 from kubeplane.client.informers import SharedInformerFactory
 from kubeplane.client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
 from kubeplane.client.tools.record import FakeRecorder

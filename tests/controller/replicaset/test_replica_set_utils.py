@@ -10,7 +10,7 @@ import pytest
 
 from kubeplane.api import errors, types
 from kubeplane.api.types import apps_v1, core_v1, meta_v1
-from kubeplane.client.fake import FakeClientset
+from kubeplane.testing.fake import FakeClientset
 from kubeplane.controller.replicaset import replica_set_utils as rsu
 from kubeplane.utils.clock import rfc3339
 

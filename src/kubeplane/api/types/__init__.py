@@ -47,7 +47,8 @@ GROUP_MODULES = ("meta_v1", "core_v1", "apps_v1", "autoscaling_v1", "coordinatio
 __all__ = [
     "FieldsV1", "IntOrString", "MicroTime", "ObjectName", "Quantity", "RawExtension", "Struct",
     "Time", "decode", "deep_copy", "encode", "format_micro_time", "format_time", "from_dict",
-    "kind_type", "list_type", "object_name", "parse_time", "to_dict", *GROUP_MODULES,
+    "kind_type", "list_type", "object_name", "parse_time", "to_dict",
+    "meta_v1", "core_v1", "apps_v1", "autoscaling_v1", "coordination_v1", "events_v1",   # GROUP_MODULES
 ]
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import importlib
-from typing import Any, NamedTuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, Union
 
 import msgspec
 
@@ -65,6 +65,10 @@ class Struct(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
 
     def __deepcopy__(self: T, memo: dict[int, Any]) -> T:
         return deep_copy(self)
+
+    if TYPE_CHECKING:
+        def __copy__(self: T) -> T:
+            """A shallow copy: msgspec.Struct has it, its stubs do not say so."""
 
 
 def api_version_field(value: str) -> Any:

@@ -1,5 +1,5 @@
-"""Pieces every REST verb shares: decoding with field validation, admission, validation,
-selectors, paging and response building."""
+"""Pieces every REST verb shares: decoding with field validation, validation, selectors,
+paging and response building (admission is the create handler's, rest.py)."""
 from __future__ import annotations
 
 import base64
@@ -78,7 +78,7 @@ def set_defaults(obj: Obj, subresource: str = "") -> None:
         defaults.set_defaults(obj)
 
 
-# --- admission and validation ------------------------------------------------------------
+# --- validation -----------------------------------------------------------------------------
 
 def _invalid(ri: ResourceInfo, obj: Obj, errs: list[Any]) -> errors.Invalid:
     return errors.Invalid(ri.group, ri.kind, (obj.get("metadata") or {}).get("name", ""), errs)

@@ -15,32 +15,20 @@ from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, AsyncIterator, Protocol
 from urllib.parse import quote
 
 import orjson
 
 from ...api import errors
+from ...api.podlog import LogOptions
 from ...api.resources import ResourceInfo, lookup
 from ...utils.clock import parse_rfc3339
 from ..request import Request, Response
 
 if TYPE_CHECKING:
     from ..server import APIServer
-
-
-@dataclass(frozen=True, slots=True)
-class LogOptions:
-    """Upstream: PodLogOptions."""
-
-    container: str
-    follow: bool = False
-    previous: bool = False
-    tail_lines: int | None = None
-    limit_bytes: int | None = None
-    timestamps: bool = False
-    since_seconds: int | None = None
 
 
 class NodeConnection(Protocol):

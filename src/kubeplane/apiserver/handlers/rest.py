@@ -1,9 +1,10 @@
 """The REST verbs on a resource: get, list, create, update, patch, delete, deletecollection.
 
 Upstream: apiserver/pkg/endpoints/handlers/{get,create,update,patch,delete}.go and the
-generic registry store (apiserver/pkg/registry/generic/registry/store.go). Every write goes
-decode -> default -> prepare (strategy) -> admit -> validate -> store; a failure at any step
-raises an api.errors StatusError and nothing is written.
+generic registry store (apiserver/pkg/registry/generic/registry/store.go). A create goes
+decode -> default -> prepare (strategy) -> admit -> validate -> store; updates and patches skip
+admission (its plugins are create-time only, admission.py). A failure at any step raises an
+api.errors StatusError and nothing is written.
 """
 from __future__ import annotations
 

@@ -78,7 +78,7 @@ async def _apply_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, 
     """Copy spec.replicas of the Scale into the owner and store it (a spec change: generation bumps)."""
     replicas = (scale.get("spec") or {}).get("replicas", 0)
     if not isinstance(replicas, int) or isinstance(replicas, bool):
-        raise errors.BadRequest(f"Scale in version \"v1\" cannot be handled as a Scale: spec.replicas must be an integer")
+        raise errors.BadRequest("Scale in version \"v1\" cannot be handled as a Scale: spec.replicas must be an integer")
     if replicas < 0:
         raise errors.Invalid("autoscaling", "Scale", name, [
             errors.invalid("spec.replicas", replicas, "must be greater than or equal to 0")])

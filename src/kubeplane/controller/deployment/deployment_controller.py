@@ -32,6 +32,7 @@ from .util import deployment_util as du
 if TYPE_CHECKING:
     from ...client.clientset import Clientset
     from ...client.informers import ResourceInformer
+    from ...client.listers import DeploymentLister, PodLister, ReplicaSetLister
     from ...client.tools.record import EventRecorder
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ class _LogRecorder:
     """Used when no recorder is given: events only go to the debug log."""
 
     def event(self, obj: Any, type_: str, reason: str, message: str) -> None:
-        log.debug("Event", extra={"object": obj.metadata.name, "type": type_, "reason": reason, "msg": message})
+        log.debug("Event", extra={"object": obj.metadata.name, "type": type_, "reason": reason, "note": message})
 
     def eventf(self, obj: Any, type_: str, reason: str, fmt: str, *args: Any) -> None:
         from ...client.tools.record import sprintf
@@ -70,8 +71,8 @@ class _LogRecorder:
 class DeploymentController:
     """Synchronizes Deployments with their ReplicaSets. Upstream: DeploymentController"""
 
-    def __init__(self, d_informer: ResourceInformer, rs_informer: ResourceInformer, pod_informer: ResourceInformer,
-                 client: Clientset, *, clock: Clock = REAL_CLOCK, recorder: EventRecorder | None = None,
+    def __init__(self, d_informer: ResourceInformer[DeploymentLister], rs_informer: ResourceInformer[ReplicaSetLister],
+                 pod_informer: ResourceInformer[PodLister], client: Clientset, *, clock: Clock = REAL_CLOCK, recorder: EventRecorder | None = None,
                  options: DeploymentControllerOptions = DeploymentControllerOptions()) -> None:
         self.client = client
         self.clock = clock

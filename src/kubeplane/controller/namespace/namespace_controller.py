@@ -18,6 +18,7 @@ from typing import Any
 from ...api import errors
 from ...client.clientset import Clientset
 from ...client.informers import ResourceInformer
+from ...client.listers import NamespaceLister
 from ...client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, meta_namespace_key_func
 from ...client.util.workqueue import (
     BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, RateLimitingQueue,
@@ -35,7 +36,7 @@ NAMESPACE_DELETION_GRACE_PERIOD = 5.0
 
 
 class NamespaceController:
-    def __init__(self, clientset: Clientset, ns_informer: ResourceInformer, *, clock: Clock = REAL_CLOCK,
+    def __init__(self, clientset: Clientset, ns_informer: ResourceInformer[NamespaceLister], *, clock: Clock = REAL_CLOCK,
                  workers: int = 10, finalizer_token: str = "kubernetes") -> None:
         self.clientset = clientset
         self.clock = clock

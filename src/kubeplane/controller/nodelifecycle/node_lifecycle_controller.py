@@ -35,6 +35,7 @@ from .tainteviction import TaintEvictionController, pods_assigned_to_node_func
 if TYPE_CHECKING:
     from ...client.clientset import Clientset
     from ...client.informers import ResourceInformer
+    from ...client.listers import LeaseLister, NodeLister, PodLister
     from ...client.tools.record import EventRecorder
 
 log = logging.getLogger(__name__)
@@ -141,7 +142,7 @@ class _LogRecorder:
     """Used when no recorder is given: events only go to the debug log."""
 
     def event(self, obj: Any, type_: str, reason: str, message: str) -> None:
-        log.debug("Event", extra={"type": type_, "reason": reason, "msg": message})
+        log.debug("Event", extra={"type": type_, "reason": reason, "note": message})
 
     def eventf(self, obj: Any, type_: str, reason: str, fmt: str, *args: Any) -> None:
         self.event(obj, type_, reason, fmt % args)
@@ -150,8 +151,8 @@ class _LogRecorder:
 class NodeLifecycleController:
     """Manages nodes' health conditions and taints. Upstream: nodelifecycle.Controller"""
 
-    def __init__(self, node_informer: ResourceInformer, pod_informer: ResourceInformer,
-                 lease_informer: ResourceInformer, client: Clientset, *, clock: Clock = REAL_CLOCK,
+    def __init__(self, node_informer: ResourceInformer[NodeLister], pod_informer: ResourceInformer[PodLister],
+                 lease_informer: ResourceInformer[LeaseLister], client: Clientset, *, clock: Clock = REAL_CLOCK,
                  recorder: EventRecorder | None = None,
                  options: NodeLifecycleOptions = NodeLifecycleOptions()) -> None:
         self.client = client

@@ -31,6 +31,7 @@ from . import taints as tu
 if TYPE_CHECKING:
     from ...client.clientset import Clientset
     from ...client.informers import ResourceInformer
+    from ...client.listers import NodeLister, PodLister
     from ...client.tools.record import EventRecorder
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ def _node_name_index(obj: Any) -> list[str]:
     return [node] if node else []
 
 
-def pods_assigned_to_node_func(pod_informer: ResourceInformer) -> Callable[[str], list[core_v1.Pod]]:
+def pods_assigned_to_node_func(pod_informer: ResourceInformer[PodLister]) -> Callable[[str], list[core_v1.Pod]]:
     """A lookup of the cached pods bound to a node, by index when the informer allows one.
 
     The returned pods are the cache's: never modify them.
@@ -164,7 +165,7 @@ class _PodUpdate:
 class TaintEvictionController:
     """Evicts pods from nodes tainted NoExecute. Upstream: tainteviction.Controller"""
 
-    def __init__(self, pod_informer: ResourceInformer, node_informer: ResourceInformer, client: Clientset, *,
+    def __init__(self, pod_informer: ResourceInformer[PodLister], node_informer: ResourceInformer[NodeLister], client: Clientset, *,
                  clock: Clock = REAL_CLOCK, recorder: EventRecorder | None = None,
                  controller_name: str = "taint-eviction-controller") -> None:
         self.controller_name = controller_name

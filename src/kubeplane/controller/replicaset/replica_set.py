@@ -26,6 +26,7 @@ from .replica_set_utils import calculate_status, update_replica_set_status
 if TYPE_CHECKING:
     from ...client.clientset import Clientset
     from ...client.informers import ResourceInformer
+    from ...client.listers import PodLister, ReplicaSetLister
     from ...client.tools.record import EventRecorder
 
 log = logging.getLogger(__name__)
@@ -58,13 +59,14 @@ class _LogRecorder:
     """Used when no recorder is given: events only go to the debug log."""
 
     def event(self, obj: Any, type_: str, reason: str, message: str) -> None:
-        log.debug("Event", extra={"object": obj.metadata.name, "type": type_, "reason": reason, "msg": message})
+        log.debug("Event", extra={"object": obj.metadata.name, "type": type_, "reason": reason, "note": message})
 
 
 class ReplicaSetController:
     """Synchronizes ReplicaSets with their pods. Upstream: ReplicaSetController"""
 
-    def __init__(self, rs_informer: ResourceInformer, pod_informer: ResourceInformer, client: Clientset, *,
+    def __init__(self, rs_informer: ResourceInformer[ReplicaSetLister], pod_informer: ResourceInformer[PodLister],
+                 client: Clientset, *,
                  clock: Clock = REAL_CLOCK, recorder: EventRecorder | None = None,
                  options: ReplicaSetControllerOptions = ReplicaSetControllerOptions()) -> None:
         self.gvk = REPLICA_SET_KIND
@@ -86,7 +88,7 @@ class ReplicaSetController:
         self._register_pod_informer(pod_informer)
         self.sync_handler = self.sync_replica_set       # test seam
 
-    def _register_rs_informer(self, rs_informer: ResourceInformer) -> None:
+    def _register_rs_informer(self, rs_informer: ResourceInformer[ReplicaSetLister]) -> None:
         inf = rs_informer.informer()
         inf.add_event_handler(ResourceEventHandlerFuncs(self.add_rs, self.update_rs, self.delete_rs))
         indexer = inf.get_indexer()
@@ -99,7 +101,7 @@ class ReplicaSetController:
         self.rs_lister = rs_informer.lister()
         self.rs_lister_synced = inf.has_synced          # test seam
 
-    def _register_pod_informer(self, pod_informer: ResourceInformer) -> None:
+    def _register_pod_informer(self, pod_informer: ResourceInformer[PodLister]) -> None:
         inf = pod_informer.informer()
         # Every pod change (even host assignment) wakes the owner: the sync only reads caches.
         inf.add_event_handler(ResourceEventHandlerFuncs(self.add_pod, self.update_pod, self.delete_pod))

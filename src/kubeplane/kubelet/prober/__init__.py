@@ -1,4 +1,4 @@
-"""Readiness probing on the injected clock (the runtime decides each probe's outcome)."""
+"""Readiness, liveness and startup probing on the injected clock (the runtime decides each probe's outcome)."""
 from .prober_manager import ProbeManager
 
 __all__ = ["ProbeManager"]

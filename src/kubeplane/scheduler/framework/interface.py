@@ -11,7 +11,7 @@ failed. Scores are ints in [0, MAX_NODE_SCORE] after normalization.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ class PreFilterResult:
             return self
         if self.all_nodes():
             return other
-        return PreFilterResult(self.node_names & other.node_names)  # type: ignore[operator]
+        return PreFilterResult(self.node_names & other.node_names)
 
 
 @dataclass

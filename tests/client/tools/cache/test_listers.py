@@ -12,10 +12,11 @@ from kubeplane.api.types import apps_v1, core_v1, meta_v1
 from kubeplane.apiserver.server import APIServer
 from kubeplane.client.clientset import Clientset
 from kubeplane.client.informers import SharedInformerFactory
+from kubeplane.client.listers import PodLister
 from kubeplane.client.tools.cache import (
-    NAMESPACE_INDEX, Indexer, Lister, ResourceEventHandlerFuncs, meta_namespace_index_func,
+    NAMESPACE_INDEX, GenericLister, Indexer, ResourceEventHandlerFuncs, meta_namespace_index_func,
 )
-from kubeplane.client.transport import InProcessTransport
+from kubeplane.apiserver.inprocess import InProcessTransport
 from kubeplane.storage import new_storage
 
 from .fakes import settle
@@ -30,15 +31,15 @@ def names(objs: list[Any]) -> list[str]:
 
 
 @pytest.fixture
-def pod_lister() -> Lister:
+def pod_lister() -> PodLister:
     idx = Indexer(indexers={NAMESPACE_INDEX: meta_namespace_index_func})
     for p in (pod("web-1", "prod", app="web", tier="front"), pod("web-2", "prod", app="web", tier="back"),
               pod("db-1", "prod", app="db"), pod("web-1", "dev", app="web"), pod("plain", "dev")):
         idx.add(p)
-    return Lister(idx, lookup("", "v1", "pods"))
+    return PodLister(idx, lookup("", "v1", "pods"))
 
 
-def test_namespace_get(pod_lister: Lister) -> None:
+def test_namespace_get(pod_lister: PodLister) -> None:
     assert pod_lister.namespace("prod").get("web-1").metadata.labels == {"app": "web", "tier": "front"}
     assert pod_lister.pods("dev").get("web-1").metadata.namespace == "dev"       # the generated-lister alias
 
@@ -54,7 +55,7 @@ def test_namespace_get(pod_lister: Lister) -> None:
 ])
 def test_get_missing_raises_upstreams_not_found(resource: tuple[str, str, str], ns: str, name: str, message: str,
                                                 details: dict[str, str]) -> None:
-    lister = Lister(Indexer(indexers={NAMESPACE_INDEX: meta_namespace_index_func}), lookup(*resource))
+    lister = GenericLister(Indexer(indexers={NAMESPACE_INDEX: meta_namespace_index_func}), lookup(*resource))
     with pytest.raises(errors.NotFound) as exc:
         lister.namespace(ns).get(name)
     assert str(exc.value) == message
@@ -62,7 +63,7 @@ def test_get_missing_raises_upstreams_not_found(resource: tuple[str, str, str], 
     assert exc.value.details == details
 
 
-def test_get_in_the_wrong_namespace_is_not_found(pod_lister: Lister) -> None:
+def test_get_in_the_wrong_namespace_is_not_found(pod_lister: PodLister) -> None:
     with pytest.raises(errors.NotFound, match='pod "db-1" not found'):
         pod_lister.pods("dev").get("db-1")
 
@@ -70,7 +71,7 @@ def test_get_in_the_wrong_namespace_is_not_found(pod_lister: Lister) -> None:
 def test_cluster_scoped_get() -> None:
     idx = Indexer(indexers={NAMESPACE_INDEX: meta_namespace_index_func})
     idx.add(core_v1.Node(metadata=meta_v1.ObjectMeta(name="node-1")))
-    lister = Lister(idx, lookup("", "v1", "nodes"))
+    lister = GenericLister(idx, lookup("", "v1", "nodes"))
     assert lister.get("node-1").metadata.name == "node-1"
     with pytest.raises(errors.NotFound, match='node "node-2" not found'):
         lister.get("node-2")
@@ -90,21 +91,21 @@ def test_cluster_scoped_get() -> None:
                  ["db-1", "plain", "web-1", "web-1", "web-2"], id="empty-selector-selects-all"),
     pytest.param(labels.from_label_selector(None), [], [], id="nil-selector-selects-nothing"),
 ])
-def test_list_with_selector(pod_lister: Lister, selector: labels.Selector | None, prod: list[str],
+def test_list_with_selector(pod_lister: PodLister, selector: labels.Selector | None, prod: list[str],
                             everywhere: list[str]) -> None:
     assert names(pod_lister.pods("prod").list(selector)) == prod
     assert names(pod_lister.list(selector)) == everywhere
     assert names(pod_lister.namespace("").list(selector)) == everywhere      # "" is NamespaceAll
 
 
-def test_list_defaults_to_everything(pod_lister: Lister) -> None:
+def test_list_defaults_to_everything(pod_lister: PodLister) -> None:
     assert names(pod_lister.pods("dev").list()) == ["plain", "web-1"]
     assert len(pod_lister.list()) == 5
 
 
-def test_unknown_alias_is_an_attribute_error(pod_lister: Lister) -> None:
+def test_unknown_alias_is_an_attribute_error(pod_lister: PodLister) -> None:
     with pytest.raises(AttributeError):
-        pod_lister.deployments("prod")
+        pod_lister.deployments("prod")  # type: ignore[attr-defined]
 
 
 # --- the factory over a real (in-process) API server ----------------------------------------------

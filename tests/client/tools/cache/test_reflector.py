@@ -155,7 +155,7 @@ async def test_list_failures_back_off_exponentially_capped_at_30s(clock: FakeClo
             await settle()
             assert lw.count("list") == i + 1, f"retried before {delay}s"
             clock.step(0.005)
-            assert await settle(lambda: lw.count("list") == i + 2)
+            assert await settle(lambda n=i + 2: lw.count("list") == n)
         assert await settle(lambda: lw.count("watch") == 1)
         assert store.ops == [("replace", (["a"], "9"))]
         assert lw.calls[-1] == ("watch", "9")

@@ -8,11 +8,13 @@ tools/cache/listers.go. Returned objects are the cache's own: never modify them.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Generic, TypeVar
 
 from ....api import errors, labels
 from ....api.resources import ResourceInfo
 from .store import NAMESPACE_INDEX, Indexer
+
+T = TypeVar("T")
 
 
 def label_matcher(selector: labels.Selector | None) -> Callable[[dict[str, str] | None], bool]:
@@ -49,19 +51,19 @@ def _select(objs: list[Any], selector: labels.Selector | None) -> list[Any]:
     return [o for o in objs if match(o.metadata.labels)]
 
 
-class NamespaceLister:
+class GenericNamespaceLister(Generic[T]):
     """One namespace's objects of a resource (namespace "" = all namespaces, as NamespaceAll)."""
 
     def __init__(self, indexer: Indexer, ri: ResourceInfo, namespace: str) -> None:
         self.indexer, self.ri, self.namespace = indexer, ri, namespace
 
-    def list(self, selector: labels.Selector | None = labels.EVERYTHING) -> list[Any]:
+    def list(self, selector: labels.Selector | None = labels.EVERYTHING) -> list[T]:
         """Upstream: ListAllByNamespace (listers.go)."""
         if not self.namespace:
             return _select(self.indexer.list(), selector)
         return _select(self.indexer.by_index(NAMESPACE_INDEX, self.namespace), selector)
 
-    def get(self, name: str) -> Any:
+    def get(self, name: str) -> T:
         """The cached object, or errors.NotFound with the generated listers' message.
 
         The generated listers name the resource by its lower-case kind, so a miss reads
@@ -73,24 +75,23 @@ class NamespaceLister:
         return obj
 
 
-class Lister:
-    """All objects of one resource; `lister.<plural>(ns)` (e.g. `.pods("default")`) narrows to a namespace."""
+class GenericLister(Generic[T]):
+    """All objects of one resource; `.namespace(ns)` narrows to a namespace.
+
+    The generated per-resource listers (kubeplane.client.listers: PodLister, DeploymentLister ...)
+    add upstream's typed accessor, `.pods(ns)`, `.deployments(ns)`.
+    """
 
     def __init__(self, indexer: Indexer, ri: ResourceInfo) -> None:
         self.indexer, self.ri = indexer, ri
 
-    def list(self, selector: labels.Selector | None = labels.EVERYTHING) -> list[Any]:
+    def list(self, selector: labels.Selector | None = labels.EVERYTHING) -> list[T]:
         """Upstream: ListAll (listers.go); None selects nothing, as labels.Nothing()."""
         return _select(self.indexer.list(), selector)
 
-    def get(self, name: str) -> Any:
+    def get(self, name: str) -> T:
         """Cluster-scoped get (nodes, namespaces)."""
-        return NamespaceLister(self.indexer, self.ri, "").get(name)
+        return GenericNamespaceLister[T](self.indexer, self.ri, "").get(name)
 
-    def namespace(self, namespace: str) -> NamespaceLister:
-        return NamespaceLister(self.indexer, self.ri, namespace)
-
-    def __getattr__(self, plural: str) -> Callable[[str], NamespaceLister]:
-        if plural == self.ri.plural:
-            return self.namespace
-        raise AttributeError(plural)
+    def namespace(self, namespace: str) -> GenericNamespaceLister[T]:
+        return GenericNamespaceLister(self.indexer, self.ri, namespace)

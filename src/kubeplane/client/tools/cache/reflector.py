@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import random
-from typing import Any, AsyncIterator, Protocol
+from typing import Any, AsyncGenerator, AsyncIterator, Protocol, cast
 
 from ....api import errors
 from ....utils.clock import REAL_CLOCK, Clock
@@ -134,7 +134,8 @@ class Reflector:
         events = self.lw.watch(resource_version=self.last_sync_resource_version, allow_watch_bookmarks=True,
                                timeout_seconds=timeout)
         # aclosing: a cancelled or failed watch releases its connection now, not at garbage collection
-        closing = contextlib.aclosing(events) if hasattr(events, "aclose") else contextlib.nullcontext()
+        closing = (contextlib.aclosing(cast(AsyncGenerator[Any, None], events)) if hasattr(events, "aclose")
+                   else contextlib.nullcontext())
         async with closing:
             async for ev in events:
                 count += 1

@@ -11,7 +11,9 @@ upstream states it:
   every handler registered before it.
 
 Here handlers are called synchronously on the event loop, in registration order, right after
-the cache changes; a handler added late first receives an ADD for every cached object.
+the cache changes; a handler added late first receives an ADD for every cached object. With
+KUBE_CACHE_MUTATION_DETECTOR=true the store remembers every object put into it and fails loudly
+when one is later modified (mutation_detector.py).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from ....utils.clock import REAL_CLOCK, Clock
+from .mutation_detector import DetectingIndexer, new_cache_mutation_detector
 from .reflector import ListerWatcher, Reflector
 from .store import (
     NAMESPACE_INDEX, DeletedFinalStateUnknown, IndexFunc, Indexer, meta_namespace_index_func,
@@ -66,8 +69,10 @@ class SharedIndexInformer:
     def __init__(self, lw: ListerWatcher, *, name: str = "", resync_period: float = 0.0,
                  indexers: dict[str, IndexFunc] | None = None, clock: Clock = REAL_CLOCK) -> None:
         self.name = name
-        self.indexer = Indexer(meta_namespace_key_func, {NAMESPACE_INDEX: meta_namespace_index_func,
-                                                        **(indexers or {})})
+        all_indexers = {NAMESPACE_INDEX: meta_namespace_index_func, **(indexers or {})}
+        self.mutation_detector = new_cache_mutation_detector(name)     # None unless turned on
+        self.indexer = (Indexer(meta_namespace_key_func, all_indexers) if self.mutation_detector is None
+                        else DetectingIndexer(self.mutation_detector, meta_namespace_key_func, all_indexers))
         self.handlers: list[ResourceEventHandler] = []
         self.resync_period = resync_period
         self.clock = clock
@@ -103,12 +108,15 @@ class SharedIndexInformer:
         return self.reflector.last_sync_resource_version
 
     async def run(self) -> None:
-        """Reflect (and resync, if asked) until cancelled."""
+        """Reflect (and resync, if asked; check for cache mutations, if on) until cancelled."""
         self.started = True
-        if self.resync_period > 0:
+        if self.resync_period > 0 or self.mutation_detector is not None:
             async with asyncio.TaskGroup() as tg:
                 tg.create_task(self.reflector.run())
-                tg.create_task(self._resync_loop())
+                if self.resync_period > 0:
+                    tg.create_task(self._resync_loop())
+                if self.mutation_detector is not None:
+                    tg.create_task(self.mutation_detector.run())
         else:
             await self.reflector.run()
 

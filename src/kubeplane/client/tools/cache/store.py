@@ -8,6 +8,7 @@ list (copy with `.deep_copy()` first) — it would corrupt the indices and other
 """
 from __future__ import annotations
 
+import builtins
 import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
@@ -99,11 +100,11 @@ class Indexer:
         if old is not None:
             self._unindex(key, old)
 
-    def list(self) -> list[Any]:
+    def list(self) -> builtins.list[Any]:
         """Every object (shared: do not modify)."""
         return list(self._items.values())
 
-    def list_keys(self) -> list[str]:
+    def list_keys(self) -> builtins.list[str]:
         return list(self._items)
 
     def get(self, obj: Any) -> Any | None:
@@ -134,7 +135,7 @@ class Indexer:
             self._indexers[name] = fn
             self._indices[name] = {}
 
-    def index(self, name: str, obj: Any) -> list[Any]:
+    def index(self, name: str, obj: Any) -> builtins.list[Any]:
         """Objects sharing any of obj's values for index `name`."""
         keys: set[str] = set()
         bucket = self._indices[name]
@@ -142,14 +143,14 @@ class Indexer:
             keys |= bucket.get(value, set())
         return [self._items[k] for k in keys]
 
-    def by_index(self, name: str, value: str) -> list[Any]:
+    def by_index(self, name: str, value: str) -> builtins.list[Any]:
         """Objects whose index `name` includes value."""
         return list(map(self._items.__getitem__, self._indices[name].get(value, ())))
 
-    def index_keys(self, name: str, value: str) -> list[str]:
+    def index_keys(self, name: str, value: str) -> builtins.list[str]:
         return list(self._indices[name].get(value, ()))
 
-    def list_index_func_values(self, name: str) -> list[str]:
+    def list_index_func_values(self, name: str) -> builtins.list[str]:
         return list(self._indices[name])
 
     def get_indexers(self) -> dict[str, IndexFunc]:
@@ -182,7 +183,7 @@ class Indexer:
             self._unindex_values(self._indices[name], key, fn(obj))
 
     @staticmethod
-    def _unindex_values(bucket: dict[str, set[str]], key: str, values: list[str]) -> None:
+    def _unindex_values(bucket: dict[str, set[str]], key: str, values: builtins.list[str]) -> None:
         for value in values:
             keys = bucket.get(value)
             if keys is not None:

@@ -148,7 +148,7 @@ class RecorderImpl:
             ref = get_reference(obj)
         except ValueError as e:
             log.error("Could not construct reference, will not report event",
-                      extra={"err": str(e), "eventType": type_, "reason": reason, "message": message})
+                      extra={"err": str(e), "eventType": type_, "reason": reason, "note": message})
             return
         if not validate_event_type(type_):
             log.error("Unsupported event type", extra={"eventType": type_})

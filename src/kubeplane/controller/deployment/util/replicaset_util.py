@@ -41,7 +41,7 @@ def filter_active_replica_sets(replica_sets: Iterable[ReplicaSet | None]) -> lis
 def filter_replica_sets(replica_sets: Iterable[ReplicaSet | None],
                         filter_fn: Callable[[ReplicaSet | None], bool]) -> list[ReplicaSet]:
     """Upstream: FilterReplicaSets"""
-    return [rs for rs in replica_sets if filter_fn(rs)]  # type: ignore[misc]
+    return [rs for rs in replica_sets if filter_fn(rs)]
 
 
 def sort_by_creation_timestamp(replica_sets: Sequence[ReplicaSet]) -> list[ReplicaSet]:

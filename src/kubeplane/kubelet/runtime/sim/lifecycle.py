@@ -52,12 +52,12 @@ from typing import Any, Callable, Iterable
 
 import yaml
 
+from .expression import ExpressionError, Query, Selector, jq_string
+from .renderer import Helper, Renderer
+
 # libyaml's safe loader when PyYAML was built with it (10x faster; every stage change parses
 # its rendered status template), else the pure-Python one. Both are safe loaders.
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-from .expression import ExpressionError, Query, Selector, jq_string
-from .renderer import Helper, Renderer
 
 STAGES_PACKAGE = "kubeplane.kubelet.stages"
 MAX_STEPS = 100

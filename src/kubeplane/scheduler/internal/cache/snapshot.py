@@ -27,7 +27,7 @@ class Snapshot:
         self.rebuild_lists()
 
     @classmethod
-    def from_nodes(cls, nodes: list, pods: list | None = None) -> Snapshot:  # type: ignore[type-arg]
+    def from_nodes(cls, nodes: list, pods: list | None = None) -> Snapshot:
         """A snapshot of nodes with pods placed by spec.nodeName. Upstream: NewSnapshot"""
         infos: dict[str, NodeInfo] = {}
         for n in nodes:

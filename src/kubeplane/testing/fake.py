@@ -21,13 +21,14 @@ import orjson
 
 from ..api import errors, types
 from ..api.resources import for_kind
+from ..apiserver.inprocess import InProcessTransport
 from ..apiserver.request import Request, parse_request_info
 from ..apiserver.server import APIServer
+from ..client.clientset import Clientset
+from ..client.rest import ResourceClient
+from ..client.transport import RawResponse
 from ..storage import new_storage
 from ..utils.clock import REAL_CLOCK, Clock
-from .clientset import Clientset
-from .rest import ResourceClient
-from .transport import InProcessTransport, RawResponse
 
 _VERB_BY_METHOD = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 
@@ -62,12 +63,13 @@ class RecordingTransport(InProcessTransport):
         self.recording = True
         self.failures: list[_Failure] = []
 
-    def _record(self, method: str, path: str, query: dict[str, str] | None, body: bytes | None) -> Action:
+    def _record(self, method: str, path: str, query: dict[str, str] | None,
+                body: bytes | dict[str, Any] | None) -> Action:
         req = Request(method, path, dict(query or {}), {})
         info = parse_request_info(req)
         verb = info.verb if method in ("GET", "DELETE") else _VERB_BY_METHOD.get(method, method.lower())
-        decoded = None
-        if body:
+        decoded: Any = body if isinstance(body, dict) else None
+        if isinstance(body, bytes) and body:
             try:
                 decoded = orjson.loads(body)
             except orjson.JSONDecodeError:
@@ -85,7 +87,8 @@ class RecordingTransport(InProcessTransport):
         return None
 
     async def request(self, method: str, path: str, query: dict[str, str] | None = None,
-                      body: bytes | None = None, content_type: str = "application/json") -> RawResponse:  # type: ignore[override]
+                      body: bytes | dict[str, Any] | None = None,
+                      content_type: str = "application/json") -> RawResponse:
         action = self._record(method, path, query, body)
         err = self._failure(action)
         if err is not None:
@@ -140,7 +143,7 @@ class FakeClientset(Clientset):
                 ri = for_kind(group, d["kind"])
                 assert ri is not None, d["kind"]
                 ns = (d.get("metadata") or {}).get("namespace") or ("default" if ri.namespaced else "")
-                client = ResourceClient(self.transport, ri, ns)
+                client: ResourceClient[Any] = ResourceClient(self.transport, ri, ns)
                 stored = await client.create(d)
                 if d.get("status"):
                     status_obj = types.to_dict(stored)

@@ -1,0 +1,67 @@
+"""The in-process transport: a client's requests handed straight to this API server.
+
+Components sharing the server's process (`kubeplane up`) skip sockets, TLS and HTTP parsing but
+get exactly the same behaviour (authentication aside: in-process callers are trusted, each named
+by its own user). It implements the client's Transport protocol, so the client package needs no
+server code. Upstream: the API server's loopback client (LoopbackClientConfig, genericapiserver).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, AsyncIterator
+
+from ..client.transport import RawResponse
+from .request import Request
+
+if TYPE_CHECKING:
+    from .server import APIServer
+
+
+class InProcessTransport:
+    """Calls APIServer.route_trusted directly: no sockets, no TLS, the same routing as HTTPS requests.
+
+    A create/update body may be a dict (a typed client's object): it reaches the server as
+    Request.obj, already decoded.
+    """
+
+    accepts_objects = True
+
+    def __init__(self, api: APIServer, user: str = "system:kube-controller-manager",
+                 user_agent: str = "kubeplane") -> None:
+        self.api = api
+        self.user = user
+        self.user_agent = user_agent
+
+    def _request(self, method: str, path: str, query: dict[str, str] | None, body: bytes | dict[str, Any] | None,
+                 content_type: str) -> Request:
+        headers = {"content-type": content_type, "user-agent": self.user_agent}
+        if isinstance(body, dict):
+            return Request(method, path, dict(query or {}), headers, b"", self.user, body)
+        return Request(method, path, dict(query or {}), headers, body or b"", self.user)
+
+    async def request(self, method: str, path: str, query: dict[str, str] | None = None,
+                      body: bytes | dict[str, Any] | None = None,
+                      content_type: str = "application/json") -> RawResponse:
+        resp = await self.api.route_trusted(self._request(method, path, query, body, content_type))
+        if isinstance(resp.body, (bytes, bytearray)):
+            return RawResponse(resp.status, bytes(resp.body))
+        chunks = [c async for c in resp.body]
+        return RawResponse(resp.status, b"".join(chunks))
+
+    async def stream(self, path: str, query: dict[str, str]) -> AsyncIterator[bytes]:
+        resp = await self.api.route_trusted(self._request("GET", path, query, None, "application/json"))
+        if isinstance(resp.body, (bytes, bytearray)):
+            yield bytes(resp.body)            # an error Status: the caller decodes it
+            return
+        body = resp.body
+        try:
+            async for chunk in body:
+                for line in chunk.splitlines():
+                    if line:
+                        yield line
+        finally:
+            aclose = getattr(body, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    async def close(self) -> None:
+        pass

@@ -1,0 +1,79 @@
+"""The generated typed accessors (tools/gen_client.py): committed output fresh, every served
+resource reachable through the clientset, the informer factory and its lister, each typed."""
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import sys
+from typing import Any
+
+import pytest
+
+from kubeplane.api import types
+from kubeplane.api.resources import GROUP_VERSIONS, RESOURCES, ResourceInfo
+from kubeplane.client.clientset import Clientset
+from kubeplane.client.informers import SharedInformerFactory
+from kubeplane.client.listers import LISTERS
+from kubeplane.client.rest import ResourceClient
+from kubeplane.client.transport import RawResponse
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+class _NoTransport:
+    async def request(self, *args: Any, **kw: Any) -> RawResponse:
+        raise AssertionError("no request expected")
+
+    def stream(self, *args: Any, **kw: Any) -> Any:
+        raise AssertionError("no request expected")
+
+    async def close(self) -> None:
+        pass
+
+
+def _method(ri: ResourceInfo) -> str:
+    """The accessor's group method: the api.types module of its kind (core_v1, apps_v1 ...)."""
+    return types.kind_type(ri.api_version, ri.kind).__module__.rpartition(".")[2]
+
+
+def test_committed_output_is_what_the_generator_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = importlib.util.spec_from_file_location("gen_client", ROOT / "tools/gen_client.py")
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "gen_client", gen)         # dataclasses look their module up
+    monkeypatch.setattr(sys, "path", list(sys.path))            # the generator puts src/ first
+    spec.loader.exec_module(gen)
+    for name, src in gen.render_all().items():
+        assert (ROOT / "src/kubeplane/client" / name).read_text() == src, f"{name} is stale: run tools/gen_client.py"
+
+
+def test_every_group_version_has_a_factory_and_clientset_method() -> None:
+    methods = {_method(ri) for ri in RESOURCES}
+    assert len(methods) == len(GROUP_VERSIONS)
+    for name in methods:
+        assert callable(getattr(Clientset, name)) and callable(getattr(SharedInformerFactory, name))
+
+
+@pytest.mark.parametrize("ri", RESOURCES, ids=lambda ri: f"{ri.plural}.{ri.group or 'core'}")
+def test_typed_accessors_reach_the_resource(ri: ResourceInfo) -> None:
+    cs = Clientset(_NoTransport())
+    group = getattr(cs, _method(ri))()
+    client = getattr(group, ri.plural)("ns1") if ri.namespaced else getattr(group, ri.plural)()
+    assert isinstance(client, ResourceClient) and client.ri is ri
+    assert client.type is types.kind_type(ri.api_version, ri.kind)
+    assert client.namespace == ("ns1" if ri.namespaced else "")
+
+    factory = SharedInformerFactory(cs)
+    informer = getattr(getattr(factory, _method(ri))(), ri.plural)()
+    assert informer is factory.informer_for(ri.group, ri.version, ri.plural)     # one shared informer
+    lister = informer.lister()
+    assert type(lister) is LISTERS[(ri.group, ri.version, ri.plural)]
+    assert hasattr(lister, ri.plural) == ri.namespaced      # upstream: Pods(ns) on PodLister, none on NodeLister
+
+
+def test_an_unknown_resource_is_an_attribute_error() -> None:
+    cs = Clientset(_NoTransport())
+    with pytest.raises(AttributeError):
+        cs.apps_v1().widgets("default")  # type: ignore[attr-defined]
+    with pytest.raises(KeyError):
+        cs.apps_v1().resource("widgets")

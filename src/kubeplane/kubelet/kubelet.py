@@ -34,7 +34,9 @@ from ..utils.clock import REAL_CLOCK, Clock
 from .backoff import Backoff
 from .kubelet_pods import generate_api_pod_status
 from .kuberuntime_manager import INITIAL_BACK_OFF, MAX_CONTAINER_BACK_OFF, BackoffState, compute_pod_actions, format_pod
-from .node_status import NodeOptions, needs_report, new_node, node_ip, pod_cidr, with_heartbeat
+from .node_status import (
+    NodeOptions, keep_transition_times, needs_report, new_node, node_ip, pod_cidr, with_heartbeat,
+)
 from .nodelease import RENEW_INTERVAL, LeaseRenewer
 from .pod_workers import PodWorkers
 from .prober import ProbeManager
@@ -117,6 +119,8 @@ class Kubelet:
         try:
             async with asyncio.TaskGroup() as tg:
                 self._factory.start()
+                await self.pod_informer.informer().wait_synced()
+                self.restore_pods()
                 tg.create_task(self.pod_workers.run())
                 tg.create_task(self.status_manager.run())
                 tg.create_task(self.heartbeat_loop())
@@ -132,6 +136,25 @@ class Kubelet:
             finally:
                 if self._owns_factory:
                     await self._factory.shutdown()
+
+    def restore_pods(self) -> None:
+        """Take up every pod of ours where the last kubelet left it, before any sync.
+
+        After a restart (of this process or of `kubeplane up`) the informer's first list holds
+        the pods bound to our nodes; the runtime takes up what it still has of each (see
+        Runtime.restore_pod), all at once so that IPs in use are known before a new pod gets
+        one. Probe results are taken over from the status for the attempts still running:
+        upstream starts readiness at Failure and startup at unknown, so a restart flips every
+        probed pod unready until its next probe (kubernetes#100277, #125397); here a
+        container keeps the readiness and started flags it had until a probe says otherwise
+        (as kubernetes#84104 proposed). Upstream: Kubelet.Run's initial sync against the CRI.
+        """
+        for uid, pod in self.pods.items():
+            if not self.runtime.restore_pod(pod):
+                continue
+            rt = self.runtime.pod_status(uid)
+            if rt is not None:
+                self.prober.restore_pod(pod, rt)
 
     async def register_nodes(self) -> None:
         """Create every Node (adopting existing ones) and tell the runtime about it.
@@ -157,7 +180,7 @@ class Kubelet:
             stored = await nodes.create(node)
         except errors.AlreadyExists:
             existing = (await nodes.get(name)).deep_copy()
-            existing.status = node.status
+            existing.status = keep_transition_times(node.status, existing.status)
             stored = await nodes.update_status(existing)
         self.runtime.add_node(name, ip, pod_cidr(i))
         recorder = self.broadcaster.new_recorder("kubelet", name) if self.broadcaster is not None else None

@@ -142,10 +142,15 @@ class StatusManager:
         pods = self.clientset.core_v1().pods(entry.namespace)
         status = entry.status
         base = self.written.get(uid)
+        stored = base is None
         if base is None:
             cur = self.get_pod(uid)
             base = to_dict(cur.status) if cur is not None and cur.status else {}
-        if base != status:
+        # The stored form drops null fields (a condition's lastProbeTime): a status equal to it
+        # but for those, typically a restarted kubelet's first one, needs no write.
+        if base != status and stored and base and base == without_nulls(status):
+            self.written[uid] = status
+        elif base != status:
             patch = {"metadata": {"uid": uid}, "status": merge_diff(base, status)}
             try:
                 await pods.patch(entry.name, patch, "merge", subresource="status")
@@ -163,6 +168,15 @@ class StatusManager:
         except (errors.NotFound, errors.Conflict):
             pass                        # gone already, or the name now belongs to a new pod
         self.remove_orphaned_statuses(uid)
+
+
+def without_nulls(v: Any) -> Any:
+    """v with every null-valued map key removed, at any depth (the stored form of a status)."""
+    if isinstance(v, dict):
+        return {k: without_nulls(x) for k, x in v.items() if x is not None}
+    if isinstance(v, list):
+        return [without_nulls(x) for x in v]
+    return v
 
 
 def merge_diff(old: Obj, new: Obj) -> Obj:

@@ -196,6 +196,9 @@ class ProcessRuntime:
             self._forget(c)
         shutil.rmtree(p.dir, ignore_errors=True)
 
+    def restore_pod(self, pod: core_v1.Pod) -> bool:
+        return (pod.metadata.uid or "") in self._pods
+
     def pod_status(self, pod_uid: str) -> PodStatus | None:
         p = self._pods.get(pod_uid)
         if p is None:

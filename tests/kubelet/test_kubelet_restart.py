@@ -258,3 +258,30 @@ async def test_a_restarted_kubelet_keeps_its_nodes_transition_times(restarts: An
             for n in nodes} == ready_since
     ready = next(c for c in nodes[0].status.conditions if c.type == "Ready")
     assert ready.last_heartbeat_time != ready.last_transition_time          # but a fresh heartbeat
+
+
+async def test_started_is_recorded_only_once_the_status_shows_it(restarts: Any) -> None:
+    """The status is what a restart resumes from: a Started event recorded before the status
+    showing the container running would be recorded again by the next kubelet."""
+    r = await restarts(delays("default"))
+    kl = await r.start()
+
+    class Stuck:                                 # the process dies before it writes the status
+        def core_v1(self) -> Any:
+            return self
+
+        def pods(self, namespace: str) -> Any:
+            return self
+
+        async def patch(self, *args: Any, **kwargs: Any) -> None:
+            await asyncio.Event().wait()
+    kl.status_manager.clientset = Stuck()        # type: ignore[assignment]
+    await r.create("web")
+    await advance(r.clock, 1)
+    assert "Started" not in [e[2] for e in r.events]                  # held back
+    assert (await r.pods.get("web")).status.container_statuses is None
+    await r.kill()
+    await r.start()
+    await advance(r.clock, 1)
+    assert (await r.pods.get("web")).status.container_statuses[0].state.running is not None
+    assert [e[2] for e in r.events] == ["Pulled", "Created", "Started"]

@@ -104,6 +104,8 @@ class Kubelet:
         self.heartbeat_writes = 0
         self._syncing = ""                      # the uid whose sync is running (syncs never await)
         self._synced: dict[str, PodStatus] = {}   # uid -> the runtime status its last status was computed from
+        self._held: dict[str, list[tuple[Any, core_v1.ObjectReference, str, str, str]]] = {}   # uid -> events
+        self.status_manager.on_synced = self._send_held_events
         runtime.set_event_handler(self._on_runtime_change)
         if hasattr(runtime, "events"):
             runtime.events = self._record_runtime_event    # type: ignore[attr-defined]
@@ -312,6 +314,7 @@ class Kubelet:
                 self.sync_pod(pod)
         finally:
             self._syncing = ""
+        self._send_held_events(uid)
 
     def _on_runtime_change(self, uid: str) -> None:
         """The runtime's change events (our PLEG) wake the pod's worker, except those a sync
@@ -426,8 +429,34 @@ class Kubelet:
         return ns.recorder if ns is not None else None
 
     def _record_runtime_event(self, ref: core_v1.ObjectReference, type_: str, reason: str, message: str) -> None:
-        recorder = self._recorder_for(ref.uid or "")
-        if recorder is not None:
+        """Record a runtime event (Pulled, Created, Started, Killing ...) once the pod's status
+        shows the change it reports.
+
+        An event is held while a sync of the pod is running or queued, or a status of it is
+        still to be written, and sent after that write. The pod's status is what a restarted
+        kubelet resumes the pod from (sim runtime): a Started event recorded before the status
+        showing the container running would be recorded again after a kill -9 in between,
+        when the container starts over. An event whose change shows nowhere in the status
+        (Pulled: the container is still "ContainerCreating") goes out at once.
+        """
+        uid = ref.uid or ""
+        recorder = self._recorder_for(uid)
+        if recorder is None:
+            return
+        if uid in self._held or self._status_pending(uid):
+            self._held.setdefault(uid, []).append((recorder, ref, type_, reason, message))
+        else:
+            recorder.event(ref, type_, reason, message)
+
+    def _status_pending(self, uid: str) -> bool:
+        return uid == self._syncing or self.pod_workers.pending(uid) or self.status_manager.pending(uid)
+
+    def _send_held_events(self, uid: str) -> None:
+        """After a sync or a status write of the pod: send its held events, in order, once
+        nothing about it is left to compute or write."""
+        if uid not in self._held or (self._status_pending(uid) and uid in self.pods):
+            return
+        for recorder, ref, type_, reason, message in self._held.pop(uid):
             recorder.event(ref, type_, reason, message)
 
     def _report_back_off(self, pod: core_v1.Pod, items: list[tuple[core_v1.Container, str]]) -> None:

@@ -60,6 +60,12 @@ class StatusManager:
         self.written: dict[str, Obj] = {}
         self.queue: DelayingQueue[str] = DelayingQueue(DelayingQueueOptions("pod-status", clock))
         self.writes = 0                        # status writes made (for tests and benchmarks)
+        self.on_synced: Callable[[str], None] = lambda uid: None   # after a pod's status is stored, or the pod is gone
+
+    def pending(self, uid: str) -> bool:
+        """Whether a status of the pod is still to be written (queued, or being written)."""
+        entry = self.pod_statuses.get(uid)
+        return entry is not None and self.written.get(uid) is not entry.status
 
     def get_pod_status(self, uid: str) -> Obj | None:
         e = self.pod_statuses.get(uid)
@@ -148,17 +154,18 @@ class StatusManager:
             base = to_dict(cur.status) if cur is not None and cur.status else {}
         # The stored form drops null fields (a condition's lastProbeTime): a status equal to it
         # but for those, typically a restarted kubelet's first one, needs no write.
-        if base != status and stored and base and base == without_nulls(status):
-            self.written[uid] = status
-        elif base != status:
+        if base != status and not (stored and base and base == without_nulls(status)):
             patch = {"metadata": {"uid": uid}, "status": merge_diff(base, status)}
             try:
                 await pods.patch(entry.name, patch, "merge", subresource="status")
             except errors.NotFound:
                 self.remove_orphaned_statuses(uid)
+                self.on_synced(uid)
                 return
             self.writes += 1
+        if self.pod_statuses.get(uid) is entry:
             self.written[uid] = status
+        self.on_synced(uid)
         if entry.deletable and self.pod_statuses.get(uid) is entry:
             await self._delete(pods, entry, uid)
 

@@ -24,7 +24,8 @@ Mapping (the pod's status -> sim objects; object id = the hex of a `kubeplane-si
 
 What cannot be rebuilt is what the status never showed: an attempt being pulled or created
 (waiting, no containerID) starts again, so its Pulled/Created events may repeat; Started
-never does, since a started attempt always has its containerID in the status. Stage timers
+never does: the kubelet records it only once the status showing the attempt running is
+written (Kubelet._record_runtime_event). Stage timers
 start afresh from the rebuilt state (crash-loop's crash delay, readiness-delay's wait).
 """
 from __future__ import annotations

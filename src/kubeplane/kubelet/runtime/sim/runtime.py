@@ -121,6 +121,7 @@ class SimRuntime:
         self._owner: dict[str, str] = {}
         self._timers: dict[str, Timer] = {}
         self._converted: dict[str, tuple[dict[str, Any], ContainerStatus]] = {}   # oid -> (its .status, as reported)
+        self._outbox: list[tuple[core_v1.ObjectReference, str, str, str]] = []     # events made, not yet sent
         self._seq = 0
 
     # --- Runtime protocol ------------------------------------------------------------------
@@ -186,6 +187,7 @@ class SimRuntime:
             self._restore(a.oid, p, self._object(pod, "Container", a.container.name or "",
                                                  self._container_spec(pod, p, a.container, a.init, a.attempt),
                                                  a.status))
+        self._send()
         return True
 
     def stop_container(self, container_id: str, grace_period: float, message: str = "") -> None:
@@ -337,10 +339,17 @@ class SimRuntime:
         if obj.get("kind") == "Container":
             where = "initContainers" if obj["spec"].get("init") else "containers"
             ref.field_path = f"spec.{where}{{{obj['metadata']['name']}}}"
-        try:
-            self.events(ref, type_, reason, message)       # type: ignore[misc]
-        except Exception:
-            log.exception("sim runtime: event sink failed")
+        self._outbox.append((ref, type_, reason, message))
+
+    def _send(self) -> None:
+        """Hand the events of the changes just made to the sink, after they were announced
+        (the kubelet holds an event back while the change it reports is being synced)."""
+        while self._outbox:
+            ref, type_, reason, message = self._outbox.pop(0)
+            try:
+                self.events(ref, type_, reason, message)       # type: ignore[misc]
+            except Exception:
+                log.exception("sim runtime: event sink failed")
 
     def _kill(self, oid: str) -> None:
         """The grace period of a stopping container is over."""
@@ -427,6 +436,8 @@ class SimRuntime:
     def _notify(self, uid: str) -> None:
         if uid:
             self._handler(uid)
+        if self._outbox:
+            self._send()
 
     def close(self) -> None:
         """Cancel every pending timer (the kubelet is stopping)."""

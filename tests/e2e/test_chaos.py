@@ -28,8 +28,10 @@ import signal
 import threading
 import time
 from collections import Counter, defaultdict
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any, Self
 
+import aiohttp
 import pytest
 
 from .cluster import Cluster, eventually
@@ -39,7 +41,7 @@ REPLICAS = int(os.environ.get("KUBEPLANE_CHAOS_REPLICAS", "200"))
 KILLS = int(os.environ.get("KUBEPLANE_CHAOS_KILLS", "5"))
 SEED = int(os.environ.get("KUBEPLANE_CHAOS_SEED", "1"))
 NODES = 5
-MAX_SURGE = MAX_UNAVAILABLE = REPLICAS // 4                 # 25 %, as the Deployment says
+MAX_SURGE, MAX_UNAVAILABLE = -(-REPLICAS // 4), REPLICAS // 4   # 25 % each: surge rounds up, unavailable down
 HISTORY_LIMIT = 1
 NS = "default"
 NAME = "web"
@@ -68,12 +70,12 @@ class Watcher:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_until_complete, args=(self._main(),), daemon=True)
 
-    def __enter__(self) -> Watcher:
+    def __enter__(self) -> Self:
         self._thread.start()
         eventually(lambda: len(self.rv) == len(KINDS), "the watches to start")
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._loop.call_soon_threadsafe(self._stop.set)
         self._thread.join(10)
 
@@ -103,7 +105,8 @@ class Watcher:
                     self._record(kind, json.loads(line))
             except asyncio.CancelledError:
                 raise
-            except Exception:                      # the server went away (or is not up yet)
+            except (OSError, ValueError, KeyError, RuntimeError, aiohttp.ClientError, TimeoutError):
+                # the server went away, or is not up yet (no kubeconfig, the old port)
                 await asyncio.sleep(0.05)
             finally:
                 if tr is not None:

@@ -149,7 +149,9 @@ class Kubelet:
         upstream starts readiness at Failure and startup at unknown, so a restart flips every
         probed pod unready until its next probe (kubernetes#100277, #125397); here a
         container keeps the readiness and started flags it had until a probe says otherwise
-        (as kubernetes#84104 proposed). Upstream: Kubelet.Run's initial sync against the CRI.
+        (as kubernetes#84104 proposed). What the runtime still holds of pods no longer bound to
+        us (deleted while we were down) is stopped and forgotten by their first sync.
+        Upstream: Kubelet.Run's initial sync against the CRI, HandlePodCleanups.
         """
         for uid, pod in self.pods.items():
             if not self.runtime.restore_pod(pod):
@@ -157,6 +159,9 @@ class Kubelet:
             rt = self.runtime.pod_status(uid)
             if rt is not None:
                 self.prober.restore_pod(pod, rt)
+        for uid in self.runtime.list_pods():
+            if uid not in self.pods:
+                self.pod_workers.enqueue(uid)   # gone from the API meanwhile: its sync stops it
 
     async def register_nodes(self) -> None:
         """Create every Node (adopting existing ones) and tell the runtime about it.

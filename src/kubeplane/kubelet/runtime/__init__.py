@@ -134,6 +134,10 @@ class Runtime(Protocol):
         running, re-adopted from the runtime's records), announcing nothing. True if anything
         of the pod was found. Called once per pod before the kubelet's first sync of it."""
 
+    def list_pods(self) -> list[str]:
+        """The UIDs of every pod the runtime holds anything of (after a restart: also pods
+        the kubelet no longer knows, whose containers it then stops). Upstream: Runtime.GetPods"""
+
     def probe(self, container_id: str, probe_type: str) -> str | Awaitable[str]:
         """Run one probe ("readiness", "liveness" or "startup") against the container:
         PROBE_SUCCESS/FAILURE/UNKNOWN, or an awaitable of one when the probe does real I/O."""

@@ -237,6 +237,9 @@ class SimRuntime:
         return PodStatus(pod_uid, sandbox, [self._container_status(oid) for oid in p.containers
                                             if oid in self._objs])
 
+    def list_pods(self) -> list[str]:
+        return list(self._pods)
+
     def probe(self, container_id: str, probe_type: str) -> str:
         obj = self._objs.get(_oid(container_id))
         if obj is None or obj["status"].get("state") != RUNNING:

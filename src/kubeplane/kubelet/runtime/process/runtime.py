@@ -636,13 +636,18 @@ async def _wait_for_exit(pid: int | None, start: int | None, clock: Clock) -> No
             return
         loop = asyncio.get_running_loop()
         exited = loop.create_future()
-        loop.add_reader(fd, lambda: exited.done() or exited.set_result(None))
+        loop.add_reader(fd, _set_done, exited)
         try:
             await exited
         finally:
             loop.remove_reader(fd)
     finally:
         os.close(fd)
+
+
+def _set_done(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
 def _recorded_pod(uid: str, rec: dict[str, Any]) -> core_v1.Pod:

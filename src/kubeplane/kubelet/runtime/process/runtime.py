@@ -455,8 +455,9 @@ class ProcessRuntime:
             stdin.write(b"go\n")
             stdin.close()
             reply: dict[str, Any] = json.loads(await proto.lines.get())
+            await proto.exited.wait()        # its first process exits as it detaches
         finally:
-            transport.close()                # without "go" the shim starts nothing and exits
+            transport.close()                # (early: without "go" the shim starts nothing and exits)
         return reply
 
     async def _watch(self, c: _Container) -> None:
@@ -606,7 +607,11 @@ class _ShimProtocol(asyncio.SubprocessProtocol):
 
     def __init__(self) -> None:
         self.lines: asyncio.Queue[bytes] = asyncio.Queue()
+        self.exited = asyncio.Event()    # closing the transport before would reap it behind asyncio's back
         self._buf = b""
+
+    def process_exited(self) -> None:
+        self.exited.set()
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         self._buf += data

@@ -115,17 +115,18 @@ class Kubelet:
     # --- lifecycle ---------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Register the nodes, then sync pods and heartbeat until cancelled. Upstream: Kubelet.Run"""
+        """Register the nodes, take up the pods a previous kubelet left, then sync pods and
+        heartbeat until cancelled. Upstream: Kubelet.Run"""
         await self.register_nodes()
         self.pod_informer.informer().add_event_handler(self)
         try:
             async with asyncio.TaskGroup() as tg:
                 self._factory.start()
+                tg.create_task(self.heartbeat_loop())
                 await self.pod_informer.informer().wait_synced()
-                self.restore_pods()
+                self.restore_pods()             # before any sync: pods go on where they were
                 tg.create_task(self.pod_workers.run())
                 tg.create_task(self.status_manager.run())
-                tg.create_task(self.heartbeat_loop())
         finally:
             self.prober.stop()
             self._unregister_connections()

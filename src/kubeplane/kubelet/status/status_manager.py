@@ -148,13 +148,13 @@ class StatusManager:
         pods = self.clientset.core_v1().pods(entry.namespace)
         status = entry.status
         base = self.written.get(uid)
-        stored = base is None
+        from_store = base is None
         if base is None:
             cur = self.get_pod(uid)
             base = to_dict(cur.status) if cur is not None and cur.status else {}
         # The stored form drops null fields (a condition's lastProbeTime): a status equal to it
         # but for those, typically a restarted kubelet's first one, needs no write.
-        if base != status and not (stored and base and base == without_nulls(status)):
+        if base != status and not (from_store and "containerStatuses" in base and base == without_nulls(status)):
             patch = {"metadata": {"uid": uid}, "status": merge_diff(base, status)}
             try:
                 await pods.patch(entry.name, patch, "merge", subresource="status")

@@ -239,3 +239,17 @@ async def test_a_pod_deleted_while_the_kubelet_was_down_has_its_containers_stopp
     await kubelets.start()
     await eventually(lambda: not alive(c.pid, c.pid_start), what="the orphan stopped")
     assert recorded_pods(kubelets.root) == {}
+
+
+async def test_unreadable_records_are_skipped(root: Any) -> None:
+    a = ProcessRuntime(root_dir=root)
+    pod = make_pod([{"name": "c", "image": "python:3", "command": TICKER}])
+    a.run_pod_sandbox(pod)
+    a.start_container(pod, pod.spec.containers[0], init=False, attempt=0)
+    await running(a)
+    await a.aclose()
+    containers = root / "pods" / "uid-1" / "containers"
+    (containers / "garbage.json").write_text("{not json")
+    (containers / "wrong.json").write_text('{"id": "x", "container": {"name": 5}, "attempt": "zero"}')
+    b = ProcessRuntime(root_dir=root)
+    assert b.restore_pod(pod) and latest(b).state == RUNNING and len(b.pod_status("uid-1").containers) == 1

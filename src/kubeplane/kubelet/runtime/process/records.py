@@ -92,12 +92,18 @@ def recorded_pods(root: pathlib.Path) -> dict[str, tuple[dict[str, Any], list[Re
         attempts = []
         for path in (pod_dir / "containers").glob("*.json"):
             record = read_json(path)
-            if isinstance(record, dict) and "id" in record:
+            if _well_formed(record):
                 state = read_json(state_path(path))
                 attempts.append(Recorded(pod_dir.name, record, state if isinstance(state, dict) else {}, path))
-        attempts.sort(key=lambda a: (a.record.get("attempt", 0), a.record.get("seq", 0)))
+        attempts.sort(key=lambda a: (a.record["attempt"], a.record.get("seq", 0)))
         out[pod_dir.name] = (pod, attempts)
     return out
+
+
+def _well_formed(record: Any) -> bool:
+    """A record as this runtime writes them (others are left alone: never adopted or killed)."""
+    return (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("attempt"), int)
+            and isinstance(record.get("seq", 0), int) and isinstance(record.get("shim") or {}, dict))
 
 
 def kill_recorded(root: str | os.PathLike[str]) -> int:

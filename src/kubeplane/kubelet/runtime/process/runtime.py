@@ -301,7 +301,11 @@ class ProcessRuntime:
             p = self._pods[uid] = _Pod(uid, _recorded_pod(uid, rec), self.root / "pods" / uid,
                                        rec.get("sandbox") or "", bool(rec.get("ready")))
             for a in attempts:
-                c = self._adopt(p, a)
+                try:
+                    c = self._adopt(p, a)
+                except Exception:            # a record this runtime cannot read: leave it be
+                    log.exception("Skipping an unreadable container record", extra={"path": str(a.path)})
+                    continue
                 if c is not None:
                     p.containers.append(c)
                     self._by_id[c.id] = c

@@ -78,6 +78,9 @@ class Cluster:
 
     def cleanup(self) -> None:
         self.stop(signal.SIGKILL)
+        if "process" in self.args:           # process containers outlive `up` on purpose
+            from kubeplane.kubelet.runtime.process.records import kill_recorded
+            kill_recorded(self.data_dir / "kubelet")
         # The cache mutation detector (on in tests: tests/conftest.py) makes `up` exit naming the object.
         log = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
         if self._tmp:

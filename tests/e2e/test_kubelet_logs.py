@@ -20,6 +20,8 @@ from typing import Any, Iterator
 
 import pytest
 
+from kubeplane.kubelet.runtime.process.records import kill_recorded
+
 from .cluster import KUBECTL, Cluster, eventually
 
 PY = sys.executable
@@ -60,6 +62,7 @@ def standalone() -> Iterator[tuple[Cluster, Kubelet, pathlib.Path]]:
     finally:
         if kl is not None:
             kl.stop()
+        kill_recorded(root / "pods")        # its containers outlive the kubelet on purpose
         c.cleanup()
         tmp.cleanup()
 

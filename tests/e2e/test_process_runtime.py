@@ -12,15 +12,20 @@ import signal
 import socket
 import sys
 import urllib.request
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
+
+from kubeplane.kubelet.runtime.process.records import (
+    alive,
+    kill_recorded,
+    recorded_pods,
+)
 
 from .cluster import Cluster, eventually
 
 PY = sys.executable
-
-
 
 
 def free_port() -> int:
@@ -41,7 +46,8 @@ def pcluster() -> Iterator[Cluster]:
     try:
         yield c
     finally:
-        c.stop(signal.SIGTERM)          # the kubelet stops its processes on the way out
+        c.stop(signal.SIGTERM)
+        kill_recorded(c.data_dir / "kubelet")      # containers outlive `up` on purpose
         c.cleanup()
 
 
@@ -114,3 +120,47 @@ def test_failing_readiness_stalls_a_rolling_update_at_max_unavailable(pcluster: 
     assert res.returncode != 0 and "1 out of 3 new replicas have been updated" in res.stdout
     pcluster.kubectl("delete", "deployment", "roll")
     eventually(lambda: not pods(pcluster, "roll"), "the pods to go")
+
+
+def container_processes(c: Cluster) -> list[tuple[int, int]]:
+    """(pid, start time) of every container process the kubelet recorded that is still running."""
+    return [(a.state["pid"], a.state["start"]) for _, attempts in recorded_pods(c.data_dir / "kubelet").values()
+            for a in attempts if "pid" in a.state and alive(a.state["pid"], a.state["start"])]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["kill-9", "sigterm"])
+def test_containers_survive_a_restart_of_up(sig: int) -> None:
+    """kill -9 (or a clean stop) of `up` and a restart on the same data dir: the server keeps
+    serving throughout, the pod is the same object (same container, no restart, still Ready,
+    no new container event), its log keeps growing in the same file; deleting the Deployment
+    then stops the process."""
+    port = free_port()
+    c = Cluster(nodes=1, extra_args=("--runtime", "process")).start()
+    try:
+        c.apply_yaml(deployment("web", {
+            "name": "web", "image": "python:3", "command": [PY, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+            "readinessProbe": {"httpGet": {"path": "/", "port": port}, "periodSeconds": 1}}))
+        before = eventually(lambda: next((p for p in pods(c, "web") if is_ready(p)), None), "a Ready web pod")
+        name = before["metadata"]["name"]
+        c.stop(sig)
+        assert port_open(port) and len(container_processes(c)) == 1           # serving while `up` is down
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/?while=down", timeout=5) as resp:
+            assert resp.status == 200
+        c.start()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/?after=restart", timeout=5) as resp:
+            assert resp.status == 200
+        logs = eventually(lambda: (out := c.kubectl("logs", name).stdout) and "after=restart" in out and out,
+                          "the request after the restart in kubectl logs")
+        assert "while=down" in logs and '"GET / HTTP/1.1" 200' in logs             # one log, no gap
+        after = c.get_json("pod", name)
+        assert after["status"] == before["status"]            # same containerID, restartCount 0, Ready since
+        started = [e for e in c.get_json("events", "--field-selector", f"involvedObject.name={name}")["items"]
+                   if e["reason"] == "Started"]
+        assert sum(e.get("count") or 1 for e in started) == 1
+        c.kubectl("delete", "deployment", "web")
+        eventually(lambda: not port_open(port), "the server to stop")
+        eventually(lambda: not container_processes(c), "no container process left")
+    finally:
+        c.stop(signal.SIGKILL)
+        kill_recorded(c.data_dir / "kubelet")
+        c.cleanup()

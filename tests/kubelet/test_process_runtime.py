@@ -23,6 +23,7 @@ from kubeplane.kubelet.runtime import EXITED, PROBE_FAILURE, PROBE_SUCCESS, RUNN
 from kubeplane.kubelet.runtime.process import ProcessRuntime
 from kubeplane.kubelet.runtime.process.env import expand
 from kubeplane.kubelet.runtime.process.logs import parse_rfc3339_nano, rfc3339_nano
+from kubeplane.kubelet.runtime.process.records import alive, kill_recorded
 from kubeplane.kubelet.runtime.process.probes import http_probe, tcp_probe
 from kubeplane.utils.clock import REAL_CLOCK
 
@@ -47,7 +48,7 @@ async def rt(tmp_path: Any) -> AsyncIterator[ProcessRuntime]:
     try:
         yield r
     finally:
-        await r.aclose()
+        await r.stop_all()                   # aclose() would leave them running (kubelet restart)
 
 
 def latest(rt: ProcessRuntime, uid: str = "uid-1", name: str = "c") -> Any:
@@ -252,11 +253,14 @@ async def test_probes_http_exec_tcp(rt: ProcessRuntime) -> None:
                                               "connect: connection refused"
     assert await tcp_probe("127.0.0.1", closed, timeout=1) == (
         PROBE_FAILURE, f"dial tcp 127.0.0.1:{closed}: connect: connection refused")
-    logs = await eventually(lambda: read_all(rt.container_logs("uid-1", "p", opts())), what="request log")
-    assert b'"GET / HTTP/1.1" 200' in logs and b'"GET /missing HTTP/1.1" 404' in logs
+    async def request_log() -> bytes | None:
+        logs = await read_all(rt.container_logs("uid-1", "p", opts()))
+        return logs if b'"GET /missing HTTP/1.1" 404' in logs else None
+    logs = await eventually(request_log, what="request log")
+    assert b'"GET / HTTP/1.1" 200' in logs
 
 
-async def test_aclose_stops_every_process_and_frees_ports(tmp_path: Any) -> None:
+async def test_stop_all_stops_every_process_and_frees_ports(tmp_path: Any) -> None:
     r = ProcessRuntime(root_dir=tmp_path, shutdown_grace=0.3)
     port = free_port()
     pod = make_pod([py(TRAP_TERM.format(after="    pass"), name="stubborn"),
@@ -266,14 +270,14 @@ async def test_aclose_stops_every_process_and_frees_ports(tmp_path: Any) -> None
     for c in pod.spec.containers:
         r.start_container(pod, c, init=False, attempt=0)
     await eventually(lambda: port_open(port))
-    pids = [c.proc.pid for c in r._by_id.values()]
+    procs = [(c.pid, c.pid_start) for c in r._by_id.values()] + [(c.shim_pid, c.shim_start)
+                                                                 for c in r._by_id.values()]
+    assert all(alive(pid, start) for pid, start in procs)
     t0 = time.monotonic()
-    await r.aclose()
+    await r.stop_all()
     assert time.monotonic() - t0 < 3
     assert not port_open(port)
-    for pid in pids:
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
+    assert not any(alive(pid, start) for pid, start in procs)      # containers and shims
 
 
 def test_new_runtime_builds_a_process_runtime(tmp_path: Any) -> None:
@@ -345,6 +349,7 @@ async def kenv(tmp_path: Any) -> AsyncIterator[KubeletEnv]:
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+        kill_recorded(tmp_path)                 # the containers outlive the kubelet on purpose
     assert registry == {}                       # the kubelet unregistered itself
 
 

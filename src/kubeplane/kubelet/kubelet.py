@@ -34,7 +34,9 @@ from ..utils.clock import REAL_CLOCK, Clock
 from .backoff import Backoff
 from .kubelet_pods import generate_api_pod_status
 from .kuberuntime_manager import INITIAL_BACK_OFF, MAX_CONTAINER_BACK_OFF, BackoffState, compute_pod_actions, format_pod
-from .node_status import NodeOptions, needs_report, new_node, node_ip, pod_cidr, with_heartbeat
+from .node_status import (
+    NodeOptions, keep_transition_times, needs_report, new_node, node_ip, pod_cidr, with_heartbeat,
+)
 from .nodelease import RENEW_INTERVAL, LeaseRenewer
 from .pod_workers import PodWorkers
 from .prober import ProbeManager
@@ -102,6 +104,8 @@ class Kubelet:
         self.heartbeat_writes = 0
         self._syncing = ""                      # the uid whose sync is running (syncs never await)
         self._synced: dict[str, PodStatus] = {}   # uid -> the runtime status its last status was computed from
+        self._held: dict[str, list[tuple[Any, core_v1.ObjectReference, str, str, str]]] = {}   # uid -> events
+        self.status_manager.on_synced = self._send_held_events
         runtime.set_event_handler(self._on_runtime_change)
         if hasattr(runtime, "events"):
             runtime.events = self._record_runtime_event    # type: ignore[attr-defined]
@@ -111,15 +115,18 @@ class Kubelet:
     # --- lifecycle ---------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Register the nodes, then sync pods and heartbeat until cancelled. Upstream: Kubelet.Run"""
+        """Register the nodes, take up the pods a previous kubelet left, then sync pods and
+        heartbeat until cancelled. Upstream: Kubelet.Run"""
         await self.register_nodes()
         self.pod_informer.informer().add_event_handler(self)
         try:
             async with asyncio.TaskGroup() as tg:
                 self._factory.start()
+                tg.create_task(self.heartbeat_loop())
+                await self.pod_informer.informer().wait_synced()
+                self.restore_pods()             # before any sync: pods go on where they were
                 tg.create_task(self.pod_workers.run())
                 tg.create_task(self.status_manager.run())
-                tg.create_task(self.heartbeat_loop())
         finally:
             self.prober.stop()
             self._unregister_connections()
@@ -132,6 +139,30 @@ class Kubelet:
             finally:
                 if self._owns_factory:
                     await self._factory.shutdown()
+
+    def restore_pods(self) -> None:
+        """Take up every pod of ours where the last kubelet left it, before any sync.
+
+        After a restart (of this process or of `kubeplane up`) the informer's first list holds
+        the pods bound to our nodes; the runtime takes up what it still has of each (see
+        Runtime.restore_pod), all at once so that IPs in use are known before a new pod gets
+        one. Probe results are taken over from the status for the attempts still running:
+        upstream starts readiness at Failure and startup at unknown, so a restart flips every
+        probed pod unready until its next probe (kubernetes#100277, #125397); here a
+        container keeps the readiness and started flags it had until a probe says otherwise
+        (as kubernetes#84104 proposed). What the runtime still holds of pods no longer bound to
+        us (deleted while we were down) is stopped and forgotten by their first sync.
+        Upstream: Kubelet.Run's initial sync against the CRI, HandlePodCleanups.
+        """
+        for uid, pod in self.pods.items():
+            if not self.runtime.restore_pod(pod):
+                continue
+            rt = self.runtime.pod_status(uid)
+            if rt is not None:
+                self.prober.restore_pod(pod, rt)
+        for uid in self.runtime.list_pods():
+            if uid not in self.pods:
+                self.pod_workers.enqueue(uid)   # gone from the API meanwhile: its sync stops it
 
     async def register_nodes(self) -> None:
         """Create every Node (adopting existing ones) and tell the runtime about it.
@@ -157,7 +188,7 @@ class Kubelet:
             stored = await nodes.create(node)
         except errors.AlreadyExists:
             existing = (await nodes.get(name)).deep_copy()
-            existing.status = node.status
+            existing.status = keep_transition_times(node.status, existing.status)
             stored = await nodes.update_status(existing)
         self.runtime.add_node(name, ip, pod_cidr(i))
         recorder = self.broadcaster.new_recorder("kubelet", name) if self.broadcaster is not None else None
@@ -289,6 +320,7 @@ class Kubelet:
                 self.sync_pod(pod)
         finally:
             self._syncing = ""
+        self._send_held_events(uid)
 
     def _on_runtime_change(self, uid: str) -> None:
         """The runtime's change events (our PLEG) wake the pod's worker, except those a sync
@@ -403,8 +435,34 @@ class Kubelet:
         return ns.recorder if ns is not None else None
 
     def _record_runtime_event(self, ref: core_v1.ObjectReference, type_: str, reason: str, message: str) -> None:
-        recorder = self._recorder_for(ref.uid or "")
-        if recorder is not None:
+        """Record a runtime event (Pulled, Created, Started, Killing ...) once the pod's status
+        shows the change it reports.
+
+        An event is held while a sync of the pod is running or queued, or a status of it is
+        still to be written, and sent after that write. The pod's status is what a restarted
+        kubelet resumes the pod from (sim runtime): a Started event recorded before the status
+        showing the container running would be recorded again after a kill -9 in between,
+        when the container starts over. An event whose change shows nowhere in the status
+        (Pulled: the container is still "ContainerCreating") goes out at once.
+        """
+        uid = ref.uid or ""
+        recorder = self._recorder_for(uid)
+        if recorder is None:
+            return
+        if uid in self._held or self._status_pending(uid):
+            self._held.setdefault(uid, []).append((recorder, ref, type_, reason, message))
+        else:
+            recorder.event(ref, type_, reason, message)
+
+    def _status_pending(self, uid: str) -> bool:
+        return uid == self._syncing or self.pod_workers.pending(uid) or self.status_manager.pending(uid)
+
+    def _send_held_events(self, uid: str) -> None:
+        """After a sync or a status write of the pod: send its held events, in order, once
+        nothing about it is left to compute or write."""
+        if uid not in self._held or (self._status_pending(uid) and uid in self.pods):
+            return
+        for recorder, ref, type_, reason, message in self._held.pop(uid):
             recorder.event(ref, type_, reason, message)
 
     def _report_back_off(self, pod: core_v1.Pod, items: list[tuple[core_v1.Container, str]]) -> None:

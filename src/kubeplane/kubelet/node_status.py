@@ -117,6 +117,19 @@ def node_conditions(now: float, transition: float | None = None) -> list[dict[st
             for ty, st, r, m in _CONDITIONS]
 
 
+def keep_transition_times(new: core_v1.NodeStatus | None, old: core_v1.NodeStatus | None) -> core_v1.NodeStatus | None:
+    """new, with each condition's lastTransitionTime taken from old's condition of that type
+    when its status is unchanged (a restarted kubelet re-registering its node: Ready since
+    10:00 stays Ready since 10:00). Upstream: the condition setters keep the transition time
+    of an unchanged status (nodestatus/setters.go ReadyCondition)."""
+    before = {c.type: c for c in (old.conditions if old is not None else None) or ()}
+    for c in (new.conditions if new is not None else None) or ():
+        prev = before.get(c.type)
+        if prev is not None and prev.status == c.status and prev.last_transition_time:
+            c.last_transition_time = prev.last_transition_time
+    return new
+
+
 def with_heartbeat(status: Obj, now: float) -> Obj:
     """status (wire dict) with every condition's lastHeartbeatTime set to now.
 

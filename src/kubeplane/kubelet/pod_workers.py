@@ -30,10 +30,16 @@ class PodWorkers:
         self.workers = workers
         self.queue: DelayingQueue[str] = DelayingQueue(DelayingQueueOptions("pod-workers", clock))
         self.syncs = 0
+        self._queued: set[str] = set()    # uids enqueued (not after a delay) whose sync has not begun
 
     def enqueue(self, uid: str) -> None:
         """Sync uid soon. Upstream: UpdatePod"""
+        self._queued.add(uid)
         self.queue.add(uid)
+
+    def pending(self, uid: str) -> bool:
+        """Whether a sync of uid is queued to run soon (not counting delayed ones)."""
+        return uid in self._queued
 
     def enqueue_after(self, uid: str, seconds: float) -> None:
         """Sync uid after seconds (back-off expiry, probe schedule). Upstream: workQueue.Enqueue"""
@@ -53,6 +59,7 @@ class PodWorkers:
 
     async def _sync(self, uid: str) -> None:
         self.syncs += 1
+        self._queued.discard(uid)
         await self.sync(uid)
 
     def _handle_err(self, err: Exception | None, uid: str) -> None:

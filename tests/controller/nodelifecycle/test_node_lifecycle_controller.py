@@ -541,3 +541,24 @@ async def test_deleted_node_and_its_empty_zone(f: Fixture) -> None:
     assert f.recorder.events[-1] == "Normal RemovingNode Node b1 event: Removing Node b1 from Controller"
     assert f.nlc.zone_states == {":\x00:a": nlc_mod.STATE_NORMAL}
     assert set(f.nlc.known_node_set) == {"a1"}
+
+
+async def test_a_restarted_controller_gives_stale_nodes_a_grace_period_from_its_own_start(f: Fixture) -> None:
+    """After a control-plane restart every heartbeat is as old as the downtime: the nodes get
+    a full grace period from the controller's first pass, not from their last heartbeat
+    (upstream: tryUpdateNodeHealth's "Missing timestamp for Node. Assuming now")."""
+    await f.add_node("back")
+    await f.add_node("gone")
+    await f.step(120)                                # down for two minutes: no pass ran
+    await f.pass_()                                  # the new controller's first pass
+    assert (await f.condition("back")).status == (await f.condition("gone")).status == "True"
+    for _ in range(10):                              # "back"'s kubelet renews; "gone" stays silent
+        await f.step(5)
+        await f.renew_lease("back")
+        await f.pass_()
+    assert (await f.condition("gone")).status == "True"      # 50 s since the first pass, not after
+    await f.step(5)
+    await f.renew_lease("back")
+    await f.pass_()
+    assert (await f.condition("gone")).status == "Unknown"
+    assert (await f.condition("back")).status == "True" and await f.taints("back") == []

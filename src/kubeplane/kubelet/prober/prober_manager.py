@@ -40,6 +40,20 @@ class ProbeManager:
         self.workers: dict[tuple[str, str, str], Worker] = {}
         self.ready: dict[str, bool] = {}
         self.started: dict[str, bool] = {}
+        # container id -> (pod uid, probe type -> the result its first worker starts from)
+        self.restored: dict[str, tuple[str, dict[str, bool]]] = {}
+
+    def restore_pod(self, pod: core_v1.Pod, rt: PodStatus) -> None:
+        """After a kubelet restart: let the workers of each still-running attempt start from
+        the readiness and started flags the pod's status reports for it (same container id),
+        instead of upstream's initial Failure / unknown; the next probes decide from there.
+        """
+        uid = pod.metadata.uid or ""
+        probed = {c.name for c in pod.spec.containers or () if c.readiness_probe or c.startup_probe}
+        for cs in (pod.status.container_statuses if pod.status else None) or ():
+            st = rt.latest(cs.name or "")
+            if cs.name in probed and st is not None and st.state == RUNNING and st.id == cs.container_id:
+                self.restored[st.id] = (uid, {READINESS: bool(cs.ready), STARTUP: bool(cs.started)})
 
     def update_pod(self, pod: core_v1.Pod, rt: PodStatus) -> None:
         """Start a worker per probe of each newly running container; stop stale ones."""
@@ -63,10 +77,16 @@ class ProbeManager:
             return
         if w is not None:
             self._stop(key)
+        initial = self.restored[st.id][1].get(probe_type) if st.id in self.restored else None
         w = Worker(st.id, ProbeSpec.from_probe(probe), st.started_at or self.clock.now(), clock=self.clock,
                    probe=lambda cid, t=probe_type: self.runtime.probe(cid, t),
                    on_result=lambda cid, ok, t=probe_type, name=c.name or "": self._set(uid, name, t, cid, ok),
-                   probe_type=probe_type, started=lambda cid=st.id, c=c: self._is_started_id(c, cid))
+                   probe_type=probe_type, started=lambda cid=st.id, c=c: self._is_started_id(c, cid),
+                   initial=initial)
+        if initial is not None and probe_type == READINESS:
+            self.ready[st.id] = initial
+        elif initial is not None and probe_type == STARTUP:
+            self.started[st.id] = initial
         self.workers[key] = w
         w.start()
 
@@ -90,6 +110,8 @@ class ProbeManager:
     def remove_pod(self, uid: str) -> None:
         for key in [k for k in self.workers if k[0] == uid]:
             self._stop(key)
+        for cid in [cid for cid, (owner, _) in self.restored.items() if owner == uid]:
+            del self.restored[cid]
 
     def stop(self) -> None:
         for key in list(self.workers):
@@ -100,6 +122,7 @@ class ProbeManager:
         w.stop()
         self.ready.pop(w.container_id, None)
         self.started.pop(w.container_id, None)
+        self.restored.pop(w.container_id, None)
 
     def _set(self, uid: str, name: str, probe_type: str, cid: str, ok: bool) -> None:
         if probe_type == READINESS:

@@ -47,12 +47,14 @@ class ProbeSpec:
 class Worker:
     def __init__(self, container_id: str, spec: ProbeSpec, started_at: float, *, clock: Clock,
                  probe: Callable[[str], str | Awaitable[str]], on_result: Callable[[str, bool], None],
-                 probe_type: str = READINESS, started: Callable[[], bool] = lambda: True) -> None:
+                 probe_type: str = READINESS, started: Callable[[], bool] = lambda: True,
+                 initial: bool | None = None) -> None:
         self.container_id, self.spec, self.started_at = container_id, spec, started_at
         self.clock, self.probe, self.on_result = clock, probe, on_result
         self.probe_type = probe_type
         self.started = started              # liveness/readiness wait for this (the startup probe)
-        self.result: bool | None = _INITIAL[probe_type]
+        # initial: the result to start from instead of upstream's (a restarted kubelet's)
+        self.result: bool | None = _INITIAL[probe_type] if initial is None else initial
         self.ready = bool(self.result)      # readiness: the current result
         self.last_result = ""
         self.result_run = 0
@@ -67,6 +69,8 @@ class Worker:
 
     async def run(self) -> None:
         """Upstream: worker.run"""
+        if self.probe_type == STARTUP and self.result:
+            return                          # started before a kubelet restart: nothing to decide
         await self.clock.sleep(max(0.0, self.started_at + self.spec.initial_delay - self.clock.now()))
         while await self.do_probe():
             await self.clock.sleep(self.spec.period)

@@ -128,6 +128,16 @@ class Runtime(Protocol):
     def pod_status(self, pod_uid: str) -> PodStatus | None:
         """What the runtime knows about the pod, or None if it has nothing."""
 
+    def restore_pod(self, pod: core_v1.Pod) -> bool:
+        """The kubelet has (re)started and finds pod bound to one of its nodes: take up what
+        is left of it (sim: rebuilt from its recorded status; process: the containers still
+        running, re-adopted from the runtime's records), announcing nothing. True if anything
+        of the pod was found. Called once per pod before the kubelet's first sync of it."""
+
+    def list_pods(self) -> list[str]:
+        """The UIDs of every pod the runtime holds anything of (after a restart: also pods
+        the kubelet no longer knows, whose containers it then stops). Upstream: Runtime.GetPods"""
+
     def probe(self, container_id: str, probe_type: str) -> str | Awaitable[str]:
         """Run one probe ("readiness", "liveness" or "startup") against the container:
         PROBE_SUCCESS/FAILURE/UNKNOWN, or an awaitable of one when the probe does real I/O."""

@@ -60,6 +60,12 @@ class StatusManager:
         self.written: dict[str, Obj] = {}
         self.queue: DelayingQueue[str] = DelayingQueue(DelayingQueueOptions("pod-status", clock))
         self.writes = 0                        # status writes made (for tests and benchmarks)
+        self.on_synced: Callable[[str], None] = lambda uid: None   # after a pod's status is stored, or the pod is gone
+
+    def pending(self, uid: str) -> bool:
+        """Whether a status of the pod is still to be written (queued, or being written)."""
+        entry = self.pod_statuses.get(uid)
+        return entry is not None and self.written.get(uid) is not entry.status
 
     def get_pod_status(self, uid: str) -> Obj | None:
         e = self.pod_statuses.get(uid)
@@ -142,18 +148,24 @@ class StatusManager:
         pods = self.clientset.core_v1().pods(entry.namespace)
         status = entry.status
         base = self.written.get(uid)
+        from_store = base is None
         if base is None:
             cur = self.get_pod(uid)
             base = to_dict(cur.status) if cur is not None and cur.status else {}
-        if base != status:
+        # The stored form drops null fields (a condition's lastProbeTime): a status equal to it
+        # but for those, typically a restarted kubelet's first one, needs no write.
+        if base != status and not (from_store and "containerStatuses" in base and base == without_nulls(status)):
             patch = {"metadata": {"uid": uid}, "status": merge_diff(base, status)}
             try:
                 await pods.patch(entry.name, patch, "merge", subresource="status")
             except errors.NotFound:
                 self.remove_orphaned_statuses(uid)
+                self.on_synced(uid)
                 return
             self.writes += 1
+        if self.pod_statuses.get(uid) is entry:
             self.written[uid] = status
+        self.on_synced(uid)
         if entry.deletable and self.pod_statuses.get(uid) is entry:
             await self._delete(pods, entry, uid)
 
@@ -163,6 +175,15 @@ class StatusManager:
         except (errors.NotFound, errors.Conflict):
             pass                        # gone already, or the name now belongs to a new pod
         self.remove_orphaned_statuses(uid)
+
+
+def without_nulls(v: Any) -> Any:
+    """v with every null-valued map key removed, at any depth (the stored form of a status)."""
+    if isinstance(v, dict):
+        return {k: without_nulls(x) for k, x in v.items() if x is not None}
+    if isinstance(v, list):
+        return [without_nulls(x) for x in v]
+    return v
 
 
 def merge_diff(old: Obj, new: Obj) -> Obj:

@@ -1,6 +1,7 @@
 """Captured container output: one CRI-format log file per container attempt.
 
-Each line the process writes becomes one record, as containerd writes them under
+Each line the process writes becomes one record (written by the attempt's shim, shim.py, so the
+log keeps growing while the kubelet is down), as containerd writes them under
 /var/log/pods and the kubelet reads them back for `kubectl logs`:
 
     2024-05-01T10:00:00.123456789Z stderr F 127.0.0.1 - - [01/May/2024 10:00:00] "GET / HTTP/1.1" 200 -
@@ -14,31 +15,25 @@ pkg/kubelet/kuberuntime/logs/logs.go: ReadLogs, parseCRILog, LogOptions).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import pathlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import AsyncIterator, Callable
 
-MAX_LINE = 16 * 1024          # containerd splits longer lines into P records (maxMsgSize)
+from .shim import LogWriter, rfc3339_nano
 
+__all__ = ["ContainerLog", "LogRecord", "LogWriter", "parse_record", "parse_rfc3339_nano", "rfc3339_nano",
+           "stream_log"]
 
-def rfc3339_nano(ns: int) -> str:
-    """Go's time.RFC3339Nano in UTC: trailing zeros of the fraction trimmed.
-
-    Example: 1714557600_123450000 ns -> "2024-05-01T10:00:00.12345Z"; a whole second has no fraction.
-    """
-    sec, frac = divmod(ns, 1_000_000_000)
-    base = dt.datetime.fromtimestamp(sec, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
-    if frac:
-        base += "." + f"{frac:09d}".rstrip("0")
-    return base + "Z"
+POLL_INTERVAL = 0.1           # seconds between looks at a followed log (the shim writes it)
 
 
 def parse_rfc3339_nano(s: str) -> int:
     """Nanoseconds since the epoch for an RFC3339Nano UTC timestamp (as written here)."""
     s = s.rstrip("Z")
     whole, _, frac = s.partition(".")
-    sec = dt.datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=dt.timezone.utc).timestamp()
+    sec = dt.datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=dt.UTC).timestamp()
     return int(sec) * 1_000_000_000 + int((frac or "0").ljust(9, "0")[:9])
 
 
@@ -69,61 +64,26 @@ def parse_record(line: bytes) -> LogRecord | None:
 
 
 class ContainerLog:
-    """The log file of one attempt: written by the runtime's pipe readers, read by
-    container_logs. Followers wait on `changed()`, which fires on every write and on close.
-    Invariant: once `closed`, the file never grows again.
+    """The log file of one attempt, as the kubelet reads it (the attempt's shim writes it).
+
+    Followers wait on `changed()`: the next poll of the file, or the attempt's end (close()).
+    Invariant: once `closed`, the file never grows again (the shim has exited).
     """
 
-    def __init__(self, path: pathlib.Path, now_ns: Callable[[], int]) -> None:
+    def __init__(self, path: pathlib.Path) -> None:
         self.path = path
-        self.now_ns = now_ns
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._f = open(path, "ab")
-        self._pending: dict[str, bytes] = {"stdout": b"", "stderr": b""}
-        self._event = asyncio.Event()
+        self._ended = asyncio.Event()
         self.closed = False
 
-    def write(self, stream: str, data: bytes) -> None:
-        """Record data read from stream, one record per complete line."""
-        buf = self._pending[stream] + data
-        lines = buf.split(b"\n")
-        self._pending[stream] = lines.pop()
-        ts = self.now_ns()
-        for line in lines:
-            self._append(ts, stream, False, line)
-        while len(self._pending[stream]) >= MAX_LINE:
-            head, self._pending[stream] = self._pending[stream][:MAX_LINE], self._pending[stream][MAX_LINE:]
-            self._append(ts, stream, True, head)
-        self._wake()
-
-    def end(self, stream: str) -> None:
-        """The stream closed: keep what is left of its last line as a partial record."""
-        rest = self._pending[stream]
-        self._pending[stream] = b""
-        if rest:
-            self._append(self.now_ns(), stream, True, rest)
-            self._wake()
-
     def close(self) -> None:
-        if not self.closed:
-            for stream in self._pending:
-                self.end(stream)
-            self._f.close()
-            self.closed = True
-            self._wake()
-
-    def _append(self, ts: int, stream: str, partial: bool, content: bytes) -> None:
-        self._f.write(b"%s %s %s %s\n" % (rfc3339_nano(ts).encode(), stream.encode(), b"P" if partial else b"F",
-                                          content))
-        self._f.flush()
-
-    def _wake(self) -> None:
-        ev, self._event = self._event, asyncio.Event()
-        ev.set()
+        """The attempt has ended: nothing more will be written."""
+        self.closed = True
+        self._ended.set()
 
     async def changed(self) -> None:
-        """Return after the next write or close."""
-        await self._event.wait()
+        """Return after the next look at the file is due, or at once when the attempt ended."""
+        with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
+            await asyncio.wait_for(self._ended.wait(), POLL_INTERVAL)
 
     def read_from(self, offset: int) -> tuple[list[LogRecord], int]:
         """The complete records from byte offset on, and the offset after the last one."""

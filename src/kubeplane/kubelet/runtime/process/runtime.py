@@ -19,14 +19,29 @@ What a container is here:
   <attempt>.log); the current and the previous attempt of each container are kept.
 - exit: code 0 -> Completed, else Error; killed by signal N -> 128 + N (SIGKILL: 137).
 
+Containers outlive the kubelet, as upstream's do. Each attempt runs under a shim (shim.py,
+upstream's containerd-shim) that owns its output and waits for its exit, detached from the
+kubelet; what the runtime knows of its pods is recorded on disk (records.py). When the
+kubelet stops (SIGTERM or kill -9 of `kubeplane up`), the containers keep running and keep
+logging; the next kubelet on the same root takes them up again (`restore_pod`): running
+attempts are watched again (their exit, through the shim's pid, with a pidfd), probes resume,
+logs keep growing in the same files, and no container event is repeated. An attempt that
+exited meanwhile is reported with its exit code and restarted as its restart policy says
+(restartCount + 1, with the kubelet's back-off); one whose shim vanished without a word
+(killed, or the machine rebooted) is reported as upstream reports a container the runtime
+lost: exit code 137, reason ContainerStatusUnknown. To stop the containers, delete their pods
+(or workloads) while the kubelet runs; kill_recorded(root) stops whatever a kubelet that is
+gone left behind. A runtime on a temporary root (root_dir None) stops its containers when it
+closes, since nothing could take them up again.
+
 Upstream: what containerd + runc do for the kubelet, reduced to processes on one host.
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import hashlib
+import json
 import logging
 import os
 import pathlib
@@ -34,17 +49,31 @@ import shutil
 import signal
 import sys
 import tempfile
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable
+from typing import Any
 
-from ....api.types import core_v1
+from ....api.types import core_v1, from_dict, meta_v1, to_dict
 from ....utils.clock import REAL_CLOCK, Clock
 from .. import (
-    CREATING, EXITED, PROBE_FAILURE, PROBE_SUCCESS, PROBE_UNKNOWN, RUNNING, SANDBOX_NOT_READY, SANDBOX_READY,
-    WAITING, ContainerStatus, EventHandler, PodStatus, SandboxStatus, check_log_target,
+    CREATING,
+    EXITED,
+    PROBE_FAILURE,
+    PROBE_SUCCESS,
+    PROBE_UNKNOWN,
+    RUNNING,
+    SANDBOX_NOT_READY,
+    SANDBOX_READY,
+    WAITING,
+    ContainerStatus,
+    EventHandler,
+    PodStatus,
+    SandboxStatus,
+    check_log_target,
 )
+from . import records, shim
 from .env import POD_IP, ConfigError, Lookup, command_argv, host_env, make_environment
-from .logs import ContainerLog, stream_log
+from .logs import POLL_INTERVAL, ContainerLog, stream_log
 from .probes import run_probe
 
 log = logging.getLogger(__name__)
@@ -52,11 +81,16 @@ log = logging.getLogger(__name__)
 RUNTIME_NAME = "kubeplane-process"
 RUNTIME_VERSION = "0.1.0"
 NO_COMMAND = "container has no command: the process runtime cannot use image entrypoints"
-START_ERROR_EXIT_CODE = 128     # what containerd reports when the process could not be started
-PIPE_DRAIN_TIMEOUT = 2.0        # seconds to wait for output after the process group is gone
-SHUTDOWN_GRACE = 5.0            # most seconds a process gets to stop when the kubelet stops
+START_ERROR_EXIT_CODE = shim.START_ERROR_EXIT_CODE
+SHUTDOWN_GRACE = 5.0            # most seconds a process gets to stop when the runtime stops them all
 FALLBACK_LOG_LINES = 80         # terminationMessagePolicy FallbackToLogsOnError: last lines ...
 FALLBACK_LOG_BYTES = 2048       # ... and bytes of the log
+SHIM = str(pathlib.Path(shim.__file__).resolve())
+# A container whose shim vanished without recording its exit. Upstream: convertToAPIContainerStatuses'
+# lastTerminationState for a container that was running and cannot be found any more.
+STATUS_UNKNOWN_EXIT_CODE = 137
+STATUS_UNKNOWN_REASON = "ContainerStatusUnknown"
+STATUS_UNKNOWN_MESSAGE = "The container could not be located when the pod was deleted.  The container used to be Running"
 
 EventSink = Callable[[core_v1.ObjectReference, str, str, str], None]
 
@@ -70,6 +104,7 @@ class _Container:
     spec: core_v1.Container
     init: bool
     attempt: int
+    seq: int = 0                             # order among attempts with the same number (pull retries)
     state: str = CREATING
     started_at: float | None = None
     finished_at: float | None = None
@@ -78,8 +113,12 @@ class _Container:
     message: str = ""
     env: dict[str, str] = field(default_factory=dict)
     cwd: str = ""
-    proc: asyncio.subprocess.Process | None = None
     log: ContainerLog | None = None
+    record: pathlib.Path | None = None       # its record on disk (None: nothing recorded)
+    shim_pid: int | None = None
+    shim_start: int | None = None
+    pid: int | None = None                   # the container's main process; its group id
+    pid_start: int | None = None
     dropped: bool = False                    # stopped before it ran: kill it as soon as it exists
     stopping: bool = False
     kill_timer: asyncio.Task[None] | None = None
@@ -88,7 +127,7 @@ class _Container:
 @dataclass
 class _Pod:
     uid: str
-    pod: core_v1.Pod                         # the latest seen
+    pod: core_v1.Pod                         # the latest seen (after a restart: as recorded, until seen)
     dir: pathlib.Path
     sandbox: str = ""
     sandbox_ready: bool = False
@@ -99,7 +138,9 @@ class ProcessRuntime:
     """Runtime protocol over local processes (see the module docstring).
 
     _pods: pod uid -> its sandbox and attempts; _by_id: container id -> attempt, for every
-    attempt listed in a _Pod. _tasks: every runner task still going (close() waits for them).
+    attempt listed in a _Pod. _tasks: every task still going (starting an attempt, watching a
+    shim, a kill timer). Invariant: an attempt with a record on disk is in _by_id, or its pod
+    directory is being removed.
     """
 
     name = RUNTIME_NAME
@@ -121,6 +162,7 @@ class ProcessRuntime:
         self._by_id: dict[str, _Container] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._seq = 0
+        self._adopted = False
 
     @property
     def root(self) -> pathlib.Path:
@@ -139,8 +181,9 @@ class ProcessRuntime:
     def run_pod_sandbox(self, pod: core_v1.Pod) -> str:
         p = self._pod(pod)
         if not p.sandbox:
-            p.sandbox = _new_id(p.uid, "sandbox")
+            p.sandbox = _new_id()
             p.sandbox_ready = True           # nothing to set up: the host network is the pod's
+            self._save_pod(p)
             self._notify(p.uid)
         return p.sandbox
 
@@ -149,7 +192,7 @@ class ProcessRuntime:
         p = self._pod(pod)
         self._prune(p, container.name or "")
         self._seq += 1
-        c = _Container(_new_id(p.uid, f"{container.name}/{self._seq}"), p.uid, container, init, attempt)
+        c = _Container(_new_id(), p.uid, container, init, attempt, seq=self._seq)
         p.containers.append(c)
         self._by_id[c.id] = c
         if not container.command:
@@ -173,7 +216,7 @@ class ProcessRuntime:
             return
         c.stopping = True
         self._emit(c, "Normal", "Killing", message or f"Stopping container {c.spec.name}")
-        _signal_group(c.proc, signal.SIGTERM)
+        records.signal_group(c.pid, c.pid_start, signal.SIGTERM)
         c.kill_timer = self._spawn(self._kill_after(c, max(0.0, grace_period)))
 
     def stop_pod_sandbox(self, pod_uid: str) -> None:
@@ -181,8 +224,9 @@ class ProcessRuntime:
         if p is not None and p.sandbox_ready:
             for c in p.containers:           # should be none: the kubelet stopped them first
                 if c.state == RUNNING:
-                    _signal_group(c.proc, signal.SIGKILL)
+                    records.signal_group(c.pid, c.pid_start, signal.SIGKILL)
             p.sandbox_ready = False
+            self._save_pod(p)
             self._notify(pod_uid)
 
     def remove_pod(self, pod_uid: str) -> None:
@@ -192,8 +236,8 @@ class ProcessRuntime:
         for c in list(p.containers):
             c.dropped = True
             if c.state == RUNNING:
-                _signal_group(c.proc, signal.SIGKILL)
-            self._forget(c)
+                records.signal_group(c.pid, c.pid_start, signal.SIGKILL)
+            self._forget(c, keep_files=True)
         shutil.rmtree(p.dir, ignore_errors=True)
 
     def pod_status(self, pod_uid: str) -> PodStatus | None:
@@ -203,6 +247,20 @@ class ProcessRuntime:
         sandbox = SandboxStatus(p.sandbox, SANDBOX_READY if p.sandbox_ready else SANDBOX_NOT_READY,
                                 POD_IP) if p.sandbox else None
         return PodStatus(pod_uid, sandbox, [self._status(c) for c in p.containers])
+
+    def restore_pod(self, pod: core_v1.Pod) -> bool:
+        """Whether the pod's containers were found on disk (re-adopted when the first pod is
+        restored); from now on its events and grace period come from this pod object."""
+        self.readopt()
+        p = self._pods.get(pod.metadata.uid or "")
+        if p is not None:
+            p.pod = pod
+        return p is not None
+
+    def list_pods(self) -> list[str]:
+        """Every pod the runtime holds something of (after re-adopting what is on disk)."""
+        self.readopt()
+        return list(self._pods)
 
     def probe(self, container_id: str, probe_type: str) -> Any:
         """An awaitable of the probe's result (real I/O); Unhealthy events on failure."""
@@ -227,36 +285,122 @@ class ProcessRuntime:
         return stream_log(c.log, follow=opts.follow and c.state == RUNNING, tail_lines=opts.tail_lines,
                           limit_bytes=opts.limit_bytes, timestamps=opts.timestamps, since_ns=since)
 
+    # --- a restart: taking up what the last kubelet left ------------------------------------
+
+    def readopt(self) -> None:
+        """Take up, once, every pod and attempt recorded under the root (see the module
+        docstring): running ones are watched again, the others reported as they ended."""
+        if self._adopted:
+            return
+        self._adopted = True
+        if self._root is None:
+            return
+        for uid, (rec, attempts) in records.recorded_pods(self.root).items():
+            if uid in self._pods:
+                continue
+            p = self._pods[uid] = _Pod(uid, _recorded_pod(uid, rec), self.root / "pods" / uid,
+                                       rec.get("sandbox") or "", bool(rec.get("ready")))
+            for a in attempts:
+                try:
+                    c = self._adopt(p, a)
+                except Exception:            # a record this runtime cannot read: leave it be
+                    log.exception("Skipping an unreadable container record", extra={"path": str(a.path)})
+                    continue
+                if c is not None:
+                    p.containers.append(c)
+                    self._by_id[c.id] = c
+            log.info("Re-adopted pod", extra={"podUID": uid, "containers": len(p.containers)})
+
+    def _adopt(self, p: _Pod, a: records.Recorded) -> _Container | None:
+        r, st = a.record, a.state
+        shim_info = r.get("shim") or {}
+        c = _Container(r["id"], p.uid, from_dict(r.get("container") or {}, core_v1.Container), bool(r.get("init")),
+                       int(r.get("attempt") or 0), seq=int(r.get("seq") or 0), cwd=r.get("cwd") or "",
+                       record=a.path, shim_pid=shim_info.get("pid"), shim_start=shim_info.get("start"),
+                       log=ContainerLog(pathlib.Path(r["log"])) if r.get("log") else None,
+                       pid=st.get("pid"), pid_start=st.get("start"), started_at=st.get("startedAt"))
+        shim_alive = records.alive(c.shim_pid, c.shim_start, r.get("boot"))
+        if "exitCode" in st:
+            self._exited_with(c, st)
+        elif shim_alive and c.pid is not None:
+            c.state = RUNNING
+            c.env = _environ(c.pid)
+            self._spawn(self._watch(c))
+        elif shim_alive:                     # the last kubelet died while this one was starting
+            self._spawn(self._watch_start(c))
+        elif c.pid is not None:              # the shim vanished: the container's fate is unknown
+            records.signal_group(c.pid, c.pid_start, signal.SIGKILL)
+            self._exited_with(c, {"exitCode": STATUS_UNKNOWN_EXIT_CODE, "reason": STATUS_UNKNOWN_REASON,
+                                  "message": STATUS_UNKNOWN_MESSAGE})
+        else:                                # never started: the kubelet starts it again
+            _unlink(a.path, records.state_path(a.path))
+            return None
+        return c
+
+    async def _watch_start(self, c: _Container) -> None:
+        """An adopted attempt whose shim had not reported the start yet: wait for its word."""
+        assert c.record is not None
+        while c.pid is None:
+            st = records.read_json(records.state_path(c.record)) or {}
+            if "exitCode" in st:
+                self._exited_with(c, st)
+                return
+            if "pid" in st:
+                c.pid, c.pid_start, c.started_at, c.env = st["pid"], st.get("start"), st.get("startedAt"), {}
+                self._set(c, state=RUNNING)
+                break
+            if not records.alive(c.shim_pid, c.shim_start):
+                self._forget(c)
+                self._notify(c.uid)
+                return
+            await self.clock.sleep(POLL_INTERVAL)
+        c.env = _environ(c.pid)
+        await self._watch(c)
+
     # --- stopping everything ------------------------------------------------------------------
 
     async def aclose(self) -> None:
-        """The kubelet is stopping: SIGTERM every process, SIGKILL what is left after its pod's
-        grace period (at most shutdown_grace seconds), then wait for the runners to finish."""
+        """The kubelet is stopping. The containers keep running, as upstream's do when the
+        kubelet stops or restarts: the next kubelet on this root takes them up. On a temporary
+        root nothing could, so they are stopped (stop_all)."""
+        if self._own_root:
+            await self.stop_all()
+        else:
+            self._detach()
+
+    async def stop_all(self) -> None:
+        """SIGTERM every container, SIGKILL what is left after its pod's grace period (at most
+        shutdown_grace seconds), then wait for the shims to finish."""
         for p in self._pods.values():
             grace = min(float(_pod_grace(p.pod)), self.shutdown_grace)
             for c in p.containers:
-                self.stop_container(c.id, grace)
+                self.stop_container(self._cid(c), grace)
         try:
             if self._tasks:
-                await asyncio.wait(set(self._tasks), timeout=self.shutdown_grace + PIPE_DRAIN_TIMEOUT + 1)
+                await asyncio.wait(set(self._tasks), timeout=self.shutdown_grace + shim.DRAIN_TIMEOUT + 1)
         finally:
             self.close()
 
     def close(self) -> None:
-        """Kill every process group at once and cancel every task (also the last resort of aclose)."""
+        """Kill every container at once and cancel every task (also the last resort of stop_all);
+        a temporary root is removed."""
         for c in list(self._by_id.values()):
             if c.state == RUNNING:
-                _signal_group(c.proc, signal.SIGKILL)
+                records.signal_group(c.pid, c.pid_start, signal.SIGKILL)
+        self._detach()
+        if self._own_root and self._root is not None:
+            shutil.rmtree(self._root, ignore_errors=True)
+
+    def _detach(self) -> None:
+        """Stop watching: cancel every task; the processes are left as they are."""
         for t in list(self._tasks):
             if not t.done() and t is not asyncio.current_task():
                 t.cancel()
-        if self._own_root and self._root is not None:
-            shutil.rmtree(self._root, ignore_errors=True)
 
     # --- one attempt ------------------------------------------------------------------------
 
     async def _run(self, p: _Pod, c: _Container) -> None:
-        """Compose, spawn and wait for one attempt, recording each step in its status."""
+        """Compose the attempt, start it under its shim, then watch it until it exits."""
         try:
             c.env = await make_environment(p.pod, c.spec, lookup=self.lookup or _no_lookup, base=host_env(p.pod))
             c.cwd = self._workdir(p, c)
@@ -270,52 +414,91 @@ class ProcessRuntime:
         if c.dropped:
             return
         argv = command_argv(c.spec, c.env)
-        c.log = ContainerLog(p.dir / "logs" / (c.spec.name or "") / f"{c.attempt}.log", self._now_ns)
+        c.log = ContainerLog(p.dir / "logs" / (c.spec.name or "") / f"{c.attempt}.log")
         self._emit(c, "Normal", "Pulled", f'Container image "{c.spec.image}" already present on machine')
         self._emit(c, "Normal", "Created", f"Created container: {c.spec.name}")
         try:
-            c.proc = await asyncio.create_subprocess_exec(
-                *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, cwd=c.cwd, env=c.env, start_new_session=True,
-                preexec_fn=_die_with_parent)
-        except OSError as err:
-            c.log.close()
-            self._set(c, state=EXITED, exit_code=START_ERROR_EXIT_CODE, reason="StartError",
-                      message=_start_error(argv, c.cwd, err), finished_at=self.clock.now())
+            reply = await self._start_shim(p, c, argv)
+        except Exception as err:             # the shim could not start, or broke the protocol
+            log.exception("Starting the container's shim failed", extra={"podUID": c.uid, "container": c.spec.name})
+            reply = {"error": f"failed to create containerd task: {err!r}", "exitCode": START_ERROR_EXIT_CODE}
+        if "error" in reply:
+            self._exited_with(c, reply)
             self._emit(c, "Warning", "Failed", f"Error: {c.message}")
             return
+        c.pid, c.pid_start = reply["pid"], reply.get("start")
         if c.dropped:                        # stopped while starting: it never counted as running
-            _signal_group(c.proc, signal.SIGKILL)
-            await c.proc.wait()
-            c.log.close()
+            records.signal_group(c.pid, c.pid_start, signal.SIGKILL)
+            await self._watch(c)
             return
-        self._set(c, state=RUNNING, started_at=self.clock.now())
+        self._set(c, state=RUNNING, started_at=reply.get("startedAt") or self.clock.now())
         self._emit(c, "Normal", "Started", f"Started container {c.spec.name}")
-        await self._wait(c)
+        await self._watch(c)
 
-    async def _wait(self, c: _Container) -> None:
-        proc, clog = c.proc, c.log
-        assert proc is not None and clog is not None
-        readers = [asyncio.ensure_future(_pump(proc.stdout, "stdout", clog)),
-                   asyncio.ensure_future(_pump(proc.stderr, "stderr", clog))]
+    async def _start_shim(self, p: _Pod, c: _Container, argv: list[str]) -> dict[str, Any]:
+        """Start the attempt's shim, record it, then let it start the container (shim.py's
+        protocol); the shim's reply: the container's pid and start, or the start error."""
+        assert c.log is not None
+        c.record = p.dir / "containers" / f"{c.id}.json"
+        c.record.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        errors_to = os.open(c.record.with_suffix(".shim.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
-            rc = await proc.wait()
-            _signal_group(proc, signal.SIGKILL)          # the rest of the group goes with it
-            await asyncio.wait(readers, timeout=PIPE_DRAIN_TIMEOUT)
+            transport, proto = await asyncio.get_running_loop().subprocess_exec(
+                _ShimProtocol, sys.executable, "-I", "-S", SHIM, str(records.state_path(c.record)),
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=errors_to,
+                start_new_session=True)
         finally:
-            for r in readers:
-                r.cancel()
-            clog.close()
-            if c.kill_timer is not None:
-                c.kill_timer.cancel()
-        code = rc if rc >= 0 else 128 - rc               # -9 (SIGKILL) -> 137, -15 -> 143
-        self._set(c, state=EXITED, exit_code=code, reason="Completed" if code == 0 else "Error",
-                  message=self._termination_message(c, code), finished_at=self.clock.now())
+            os.close(errors_to)
+        stdin: Any = transport.get_pipe_transport(0)     # uvloop's is no asyncio.WriteTransport
+        try:
+            spec = {"argv": argv, "env": c.env, "cwd": c.cwd, "log": str(c.log.path)}
+            stdin.write(json.dumps(spec).encode() + b"\n")
+            hello = json.loads(await proto.lines.get())
+            c.shim_pid, c.shim_start = hello["shim"], hello["start"]
+            self._save_container(c)
+            stdin.write(b"go\n")
+            stdin.close()
+            reply: dict[str, Any] = json.loads(await proto.lines.get())
+            await proto.exited.wait()        # its first process exits as it detaches
+        finally:
+            transport.close()                # (early: without "go" the shim starts nothing and exits)
+        return reply
+
+    async def _watch(self, c: _Container) -> None:
+        """Wait for the attempt's shim to exit, then report how the container ended."""
+        await _wait_for_exit(c.shim_pid, c.shim_start, self.clock)
+        st = records.read_json(records.state_path(c.record)) if c.record is not None else None
+        if c.kill_timer is not None:
+            c.kill_timer.cancel()
+        if not isinstance(st, dict) or "exitCode" not in st:
+            records.signal_group(c.pid, c.pid_start, signal.SIGKILL)
+            st = {"exitCode": STATUS_UNKNOWN_EXIT_CODE, "reason": STATUS_UNKNOWN_REASON,
+                  "message": STATUS_UNKNOWN_MESSAGE, "finishedAt": self.clock.now()}
+        if c.dropped:                        # forgotten already: so are its files
+            if c.log is not None:
+                c.log.close()
+            if c.record is not None:
+                _unlink(c.record, records.state_path(c.record), c.record.with_suffix(".shim.log"))
+            return
+        self._exited_with(c, st)
+
+    def _exited_with(self, c: _Container, st: dict[str, Any]) -> None:
+        """Record how the attempt ended (st: the shim's state, or one made up for it)."""
+        code = int(st["exitCode"])
+        if c.log is not None:
+            c.log.close()
+        if "error" in st:
+            reason, message, c.started_at = "StartError", st["error"], None
+        else:
+            reason = st.get("reason") or ("Completed" if code == 0 else "Error")
+            message = st.get("message") or self._termination_message(c, code)
+        self._set(c, state=EXITED, exit_code=code, reason=reason, message=message,
+                  finished_at=st.get("finishedAt") or self.clock.now())
 
     async def _kill_after(self, c: _Container, grace: float) -> None:
         await self.clock.sleep(grace)
         if c.state == RUNNING:
-            _signal_group(c.proc, signal.SIGKILL)
+            records.signal_group(c.pid, c.pid_start, signal.SIGKILL)
 
     async def _probe(self, c: _Container, spec: core_v1.Probe, probe_type: str) -> str:
         result, output = await run_probe(spec, c.spec, env=c.env, cwd=c.cwd)
@@ -332,6 +515,18 @@ class ProcessRuntime:
             p = self._pods[uid] = _Pod(uid, pod, self.root / "pods" / uid)
         p.pod = pod
         return p
+
+    def _save_pod(self, p: _Pod) -> None:
+        m = p.pod.metadata
+        records.save(p.dir / "pod.json", {"uid": p.uid, "name": m.name, "namespace": m.namespace,
+                                          "grace": _pod_grace(p.pod), "sandbox": p.sandbox,
+                                          "ready": p.sandbox_ready})
+
+    def _save_container(self, c: _Container) -> None:
+        assert c.record is not None and c.log is not None
+        records.save(c.record, {"id": c.id, "name": c.spec.name, "init": c.init, "attempt": c.attempt,
+                                "seq": c.seq, "container": to_dict(c.spec), "cwd": c.cwd, "log": str(c.log.path),
+                                "shim": {"pid": c.shim_pid, "start": c.shim_start}, "boot": records.boot_id()})
 
     def _workdir(self, p: _Pod, c: _Container) -> str:
         wd = pathlib.Path(c.spec.working_dir) if c.spec.working_dir else p.dir / "work"
@@ -350,14 +545,15 @@ class ProcessRuntime:
             if c.state == EXITED:
                 self._forget(c)
                 if c.log is not None:
-                    with contextlib.suppress(OSError):
-                        c.log.path.unlink()
+                    _unlink(c.log.path)
 
-    def _forget(self, c: _Container) -> None:
+    def _forget(self, c: _Container, *, keep_files: bool = False) -> None:
         self._by_id.pop(c.id, None)
         p = self._pods.get(c.uid)
         if p is not None and c in p.containers:
             p.containers.remove(c)
+        if c.record is not None and not keep_files and c.state != RUNNING:
+            _unlink(c.record, records.state_path(c.record), c.record.with_suffix(".shim.log"))
 
     def _status(self, c: _Container) -> ContainerStatus:
         return ContainerStatus(id=self._cid(c), name=c.spec.name or "", attempt=c.attempt, init=c.init,
@@ -369,8 +565,8 @@ class ProcessRuntime:
         """Upstream: FallbackToLogsOnError takes the log's tail when the container failed."""
         if code == 0 or c.spec.termination_message_policy != "FallbackToLogsOnError" or c.log is None:
             return ""
-        records, _ = c.log.read_from(0)
-        text = b"".join(r.render(False) for r in records[-FALLBACK_LOG_LINES:])
+        recs, _ = c.log.read_from(0)
+        text = b"".join(r.render(False) for r in recs[-FALLBACK_LOG_LINES:])
         return text[-FALLBACK_LOG_BYTES:].decode("utf-8", "replace")
 
     def _set(self, c: _Container, **changes: Any) -> None:
@@ -380,9 +576,6 @@ class ProcessRuntime:
 
     def _cid(self, c: _Container) -> str:
         return f"{RUNTIME_NAME}://{c.id}"
-
-    def _now_ns(self) -> int:
-        return int(self.clock.now() * 1e9)
 
     def _spawn(self, coro: Any) -> asyncio.Task[None]:
         task = asyncio.ensure_future(coro)
@@ -413,12 +606,83 @@ class ProcessRuntime:
             self._handler(uid)
 
 
-async def _pump(stream: asyncio.StreamReader | None, name: str, clog: ContainerLog) -> None:
-    if stream is None:
+class _ShimProtocol(asyncio.SubprocessProtocol):
+    """The shim's first process, as the kubelet talks to it: its stdout as lines (b"" at EOF)."""
+
+    def __init__(self) -> None:
+        self.lines: asyncio.Queue[bytes] = asyncio.Queue()
+        self.exited = asyncio.Event()    # closing the transport before would reap it behind asyncio's back
+        self._buf = b""
+
+    def process_exited(self) -> None:
+        self.exited.set()
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        self._buf += data
+        while b"\n" in self._buf:
+            line, self._buf = self._buf.split(b"\n", 1)
+            self.lines.put_nowait(line)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self.lines.put_nowait(b"")
+
+
+async def _wait_for_exit(pid: int | None, start: int | None, clock: Clock) -> None:
+    """Wait until the recorded process has exited: not a child of ours (its parent is init),
+    so not waitpid but a pidfd that becomes readable when it exits, or polling /proc."""
+    if not records.alive(pid, start):
         return
-    while chunk := await stream.read(65536):
-        clog.write(name, chunk)
-    clog.end(name)
+    assert pid is not None
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        while records.alive(pid, start):
+            await clock.sleep(POLL_INTERVAL)
+        return
+    try:
+        if not records.alive(pid, start):    # the pid was reused before the pidfd was opened
+            return
+        loop = asyncio.get_running_loop()
+        exited = loop.create_future()
+        loop.add_reader(fd, _set_done, exited)
+        try:
+            await exited
+        finally:
+            loop.remove_reader(fd)
+    finally:
+        os.close(fd)
+
+
+def _set_done(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+def _recorded_pod(uid: str, rec: dict[str, Any]) -> core_v1.Pod:
+    """The pod as recorded, standing in until the kubelet hands over the real one."""
+    return core_v1.Pod(metadata=meta_v1.ObjectMeta(name=rec.get("name"), namespace=rec.get("namespace"), uid=uid),
+                       spec=core_v1.PodSpec(containers=[], termination_grace_period_seconds=rec.get("grace")))
+
+
+def _environ(pid: int | None) -> dict[str, str]:
+    """A running process's environment (for exec probes of an attempt taken up after a restart)."""
+    try:
+        raw = pathlib.Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return {}
+    env = {}
+    for item in raw.split(b"\0"):
+        k, sep, v = item.partition(b"=")
+        if sep:
+            env[k.decode("utf-8", "replace")] = v.decode("utf-8", "replace")
+    return env
+
+
+def _unlink(*paths: pathlib.Path) -> None:
+    for path in paths:
+        with contextlib.suppress(OSError):
+            path.unlink()
 
 
 async def _empty() -> AsyncIterator[bytes]:
@@ -430,27 +694,10 @@ async def _no_lookup(kind: str, namespace: str, name: str) -> dict[str, str] | N
     return None
 
 
-def _signal_group(proc: asyncio.subprocess.Process | None, sig: int) -> None:
-    """Signal the process's whole group (its pid is the group id: start_new_session)."""
-    if proc is None:
-        return
-    try:
-        os.killpg(proc.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 def _pod_grace(pod: core_v1.Pod) -> int:
     spec = pod.spec
     g = spec.termination_grace_period_seconds if spec is not None else None
     return 30 if g is None else g
-
-
-def _start_error(argv: list[str], cwd: str, err: OSError) -> str:
-    """containerd's wording for an exec that failed, e.g. a missing program."""
-    if isinstance(err, FileNotFoundError) and argv and err.filename in (argv[0], None):
-        return (f'failed to create containerd task: exec: "{argv[0]}": executable file not found in $PATH')
-    return f"failed to create containerd task: exec: {err}"
 
 
 def _image_ref(image: str) -> str:
@@ -458,23 +705,9 @@ def _image_ref(image: str) -> str:
     return f"{image}@sha256:{hashlib.sha256(image.encode()).hexdigest()}" if image else ""
 
 
-def _new_id(uid: str, what: str) -> str:
-    return hashlib.sha256(f"{uid}/{what}/{os.getpid()}".encode()).hexdigest()
+def _new_id() -> str:
+    return os.urandom(32).hex()
 
 
 def _oid(container_id: str) -> str:
     return container_id.split("://", 1)[-1]
-
-
-_LIBC: Any = None
-if sys.platform == "linux":
-    with contextlib.suppress(OSError):
-        _LIBC = ctypes.CDLL(None, use_errno=True)
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    """In the child, before exec: get SIGKILL if the kubelet dies without stopping us, so a
-    crashed kubelet leaves no process (and no bound port) behind. Linux only."""
-    if _LIBC is not None:
-        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)

@@ -17,7 +17,9 @@ readiness (the outcome a readiness probe gets: Success or Failure). The pod's la
 annotations are copied in so a profile can single out pods (`matchLabels`).
 
 Nothing here does I/O or makes network traffic: IPs are just strings handed out per node.
-Timers use the injected clock, so tests step a FakeClock.
+Timers use the injected clock, so tests step a FakeClock. All of it lives in memory: after a
+restart the kubelet calls restore_pod for each of its pods, which rebuilds the objects from
+the pod's recorded status (restore.py), so that a restart is invisible to the pods.
 """
 from __future__ import annotations
 
@@ -39,12 +41,14 @@ from .. import (
 )
 from .lifecycle import Lifecycle, Stage, apply_stage, load_profile
 from .renderer import Renderer
+from .restore import restored_attempts, restored_sandbox
 
 log = logging.getLogger(__name__)
 
 API_VERSION = "sim.kubeplane.io/v1alpha1"
 RUNTIME_NAME = "kubeplane-sim"
 RUNTIME_VERSION = "0.1.0"
+CONTAINER_ID_PREFIX = RUNTIME_NAME + "://"
 KILLED_EXIT_CODE = 137          # 128 + SIGKILL
 
 # recorder.event(reference, type, reason, message): a record.EventRecorder is one.
@@ -117,6 +121,7 @@ class SimRuntime:
         self._owner: dict[str, str] = {}
         self._timers: dict[str, Timer] = {}
         self._converted: dict[str, tuple[dict[str, Any], ContainerStatus]] = {}   # oid -> (its .status, as reported)
+        self._outbox: list[tuple[core_v1.ObjectReference, str, str, str]] = []     # events made, not yet sent
         self._seq = 0
 
     # --- Runtime protocol ------------------------------------------------------------------
@@ -146,15 +151,44 @@ class SimRuntime:
                     and self._objs[o]["status"].get("state") == WAITING]:
             self._drop(old)                    # a failed pull is replaced by the retry, not kept
         self._seq += 1
-        oid = _object_id(p.uid, container.name or "", self._seq)
-        spec: dict[str, Any] = {"podName": pod.metadata.name, "nodeName": p.node, "image": container.image,
-                                "init": init, "attempt": attempt,
-                                "restartPolicy": (pod.spec.restart_policy if pod.spec else None) or "Always"}
-        if container.readiness_probe is not None:
-            spec["readinessProbe"] = to_dict(container.readiness_probe)
+        # The attempt is part of the id: attempts rebuilt by restore_pod (made by an earlier
+        # process, whose sequence numbers started at 1 as well) are always older ones.
+        oid = _object_id(p.uid, f"{container.name}/{attempt}", self._seq)
         p.containers.append(oid)
-        self._add(oid, p, self._object(pod, "Container", container.name or "", spec, {"state": CREATING}))
+        self._add(oid, p, self._object(pod, "Container", container.name or "",
+                                       self._container_spec(pod, p, container, init, attempt), {"state": CREATING}))
         return f"{RUNTIME_NAME}://{oid}"
+
+    def restore_pod(self, pod: core_v1.Pod) -> bool:
+        """Rebuild the pod's sandbox and containers from its status, as the kubelet last
+        reported them (see restore.py for the mapping); False if the status records none.
+
+        For the kubelet's start, before its first sync of the pod: nothing is announced and no
+        event is recorded; stages that apply to a rebuilt object are armed as usual.
+        """
+        uid = pod.metadata.uid or ""
+        sandbox = restored_sandbox(pod, CONTAINER_ID_PREFIX)
+        if uid in self._pods or sandbox is None or pod.spec is None or pod.spec.node_name not in self._nodes:
+            return False
+        p = self._pod(pod)
+        ready, ip = sandbox
+        p.sandbox = _object_id(p.uid, "sandbox", 0)
+        node = self._nodes[p.node]
+        if ready and ip and not p.host_network and ip in node.pool:
+            node.pool.remove(ip)
+            node.used[uid] = ip
+        self._restore(p.sandbox, p, self._object(pod, "PodSandbox", pod.metadata.name or "", {
+            "podName": pod.metadata.name, "nodeName": p.node, "hostNetwork": p.host_network},
+            {"state": SANDBOX_READY if ready else SANDBOX_NOT_READY, "podIP": ip}))
+        for a in restored_attempts(pod, CONTAINER_ID_PREFIX):
+            if a.oid in self._objs:
+                continue                        # a status naming one id twice: keep the first
+            p.containers.append(a.oid)
+            self._restore(a.oid, p, self._object(pod, "Container", a.container.name or "",
+                                                 self._container_spec(pod, p, a.container, a.init, a.attempt),
+                                                 a.status))
+        self._send()
+        return True
 
     def stop_container(self, container_id: str, grace_period: float, message: str = "") -> None:
         container_id = _oid(container_id)
@@ -203,6 +237,9 @@ class SimRuntime:
         return PodStatus(pod_uid, sandbox, [self._container_status(oid) for oid in p.containers
                                             if oid in self._objs])
 
+    def list_pods(self) -> list[str]:
+        return list(self._pods)
+
     def probe(self, container_id: str, probe_type: str) -> str:
         obj = self._objs.get(_oid(container_id))
         if obj is None or obj["status"].get("state") != RUNNING:
@@ -227,10 +264,14 @@ class SimRuntime:
     # --- stages ----------------------------------------------------------------------------
 
     def _add(self, oid: str, p: _Pod, obj: dict[str, Any]) -> None:
+        self._restore(oid, p, obj)
+        self._notify(p.uid)
+
+    def _restore(self, oid: str, p: _Pod, obj: dict[str, Any]) -> None:
+        """Take obj in as p's and let the stages move it on (without announcing it)."""
         self._objs[oid] = obj
         self._owner[oid] = p.uid
         self._advance(oid)
-        self._notify(p.uid)
 
     def _schedule(self, oid: str, stage: Stage | None = None) -> None:
         """Arm the timer of `stage`, or of the stage that applies to the object now, if any."""
@@ -301,10 +342,17 @@ class SimRuntime:
         if obj.get("kind") == "Container":
             where = "initContainers" if obj["spec"].get("init") else "containers"
             ref.field_path = f"spec.{where}{{{obj['metadata']['name']}}}"
-        try:
-            self.events(ref, type_, reason, message)       # type: ignore[misc]
-        except Exception:
-            log.exception("sim runtime: event sink failed")
+        self._outbox.append((ref, type_, reason, message))
+
+    def _send(self) -> None:
+        """Hand the events of the changes just made to the sink, after they were announced
+        (the kubelet holds an event back while the change it reports is being synced)."""
+        while self._outbox:
+            ref, type_, reason, message = self._outbox.pop(0)
+            try:
+                self.events(ref, type_, reason, message)       # type: ignore[misc]
+            except Exception:
+                log.exception("sim runtime: event sink failed")
 
     def _kill(self, oid: str) -> None:
         """The grace period of a stopping container is over."""
@@ -328,6 +376,15 @@ class SimRuntime:
                                           namespace=pod.metadata.namespace, uid=uid)
             p = self._pods[uid] = _Pod(uid, spec.node_name or "", ref, bool(spec.host_network))
         return p
+
+    def _container_spec(self, pod: core_v1.Pod, p: _Pod, container: core_v1.Container, init: bool,
+                        attempt: int) -> dict[str, Any]:
+        spec: dict[str, Any] = {"podName": pod.metadata.name, "nodeName": p.node, "image": container.image,
+                                "init": init, "attempt": attempt,
+                                "restartPolicy": (pod.spec.restart_policy if pod.spec else None) or "Always"}
+        if container.readiness_probe is not None:
+            spec["readinessProbe"] = to_dict(container.readiness_probe)
+        return spec
 
     def _object(self, pod: core_v1.Pod, kind: str, name: str, spec: dict[str, Any],
                 status: dict[str, Any]) -> dict[str, Any]:
@@ -382,6 +439,8 @@ class SimRuntime:
     def _notify(self, uid: str) -> None:
         if uid:
             self._handler(uid)
+        if self._outbox:
+            self._send()
 
     def close(self) -> None:
         """Cancel every pending timer (the kubelet is stopping)."""

@@ -514,7 +514,13 @@ def validate_binding(b: Obj) -> list[FieldError]:
 def validate_namespace(ns: Obj) -> list[FieldError]:
     """Upstream: ValidateNamespace (DNS-1123 label name, spec.finalizers are finalizer names)."""
     errs = m.validate_object_meta(ns.get("metadata") or {}, False, name_is_dns_label)
-    for i, f in enumerate((ns.get("spec") or {}).get("finalizers") or []):
+    return errs + validate_namespace_finalizers((ns.get("spec") or {}).get("finalizers") or [])
+
+
+def validate_namespace_finalizers(finalizers: list[str]) -> list[FieldError]:
+    """spec.finalizers are finalizer names (ValidateNamespace, ValidateNamespaceFinalizeUpdate)."""
+    errs: list[FieldError] = []
+    for i, f in enumerate(finalizers):
         errs += _validate_finalizer_name(f, f"spec.finalizers[{i}]")
     return errs
 

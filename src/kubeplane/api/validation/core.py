@@ -5,6 +5,7 @@ fields we serve are mirrored; each function names its upstream counterpart.
 """
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from kubeplane.api import errors
@@ -12,10 +13,22 @@ from kubeplane.api.errors import FieldError
 
 from . import meta as m
 from .memo import remember_valid
-from .names import (inclusive_range_error, is_config_map_key, is_dns1123_label, is_dns1123_subdomain,
-                    is_http_header_name, is_qualified_name, is_relaxed_env_var_name, is_valid_label_value,
-                    is_valid_port_name, is_valid_port_num, name_is_dns1035_label, name_is_dns_label,
-                    name_is_dns_subdomain, name_is_path_segment)
+from .names import (
+    inclusive_range_error,
+    is_config_map_key,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_http_header_name,
+    is_qualified_name,
+    is_relaxed_env_var_name,
+    is_valid_label_value,
+    is_valid_port_name,
+    is_valid_port_num,
+    name_is_dns1035_label,
+    name_is_dns_label,
+    name_is_dns_subdomain,
+    name_is_path_segment,
+)
 from .quantity import PARSE_ERROR, parse_quantity
 
 Obj = dict[str, Any]
@@ -559,6 +572,21 @@ def validate_node(node: Obj) -> list[FieldError]:
         if key in seen:
             errs.append(errors.duplicate(ip, t))
         seen.add(key)
+    return errs + _validate_pod_cidrs((node.get("spec") or {}).get("podCIDRs") or [])
+
+
+def _validate_pod_cidrs(cidrs: list[str]) -> list[FieldError]:
+    """ValidateNode's spec.podCIDRs: each a CIDR (IsValidCIDR), at most one per IP family."""
+    errs: list[FieldError] = []
+    families = []
+    for i, value in enumerate(cidrs):
+        try:
+            families.append(ipaddress.ip_network(value, strict=False).version)
+        except ValueError:
+            errs.append(errors.invalid(f"spec.podCIDRs[{i}]", value,
+                                       "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"))
+    if not errs and len(cidrs) > 1 and (len(cidrs) > 2 or len(set(families)) != 2):
+        errs.append(errors.invalid("spec.podCIDRs", cidrs, "may specify no more than one CIDR for each IP family"))
     return errs
 
 

@@ -57,13 +57,18 @@ _worker = ThreadPoolExecutor(1, thread_name_prefix="kubeplane-decode")
 
 
 def is_heavy(req: Request, kv: KeyValue | None = None) -> bool:
-    """Whether req's CPU work belongs in the worker thread: a big body or stored object, or a
-    YAML body with aliases (which may expand to the request-body limit, see yaml_aliases)."""
+    """Whether req's CPU work belongs in the worker thread: a big body or stored object, a
+    YAML body with aliases or a JSON patch with copies (either may grow to 3 MiB: see
+    yaml_aliases and patch/jsonpatch.py)."""
     if req.obj is not None:             # an in-process component's write: its own object
         return False
     body = req.body
     size = len(body) + (len(kv.value) if kv is not None and kv.value is not None else 0)
-    return size > OFFLOAD_BYTES or (b"*" in body and b"&" in body and "yaml" in codec.media_type(req.headers))
+    if size > OFFLOAD_BYTES:
+        return True
+    if b"*" in body and b"&" in body:
+        return "yaml" in codec.media_type(req.headers)
+    return b'"copy"' in body and codec.media_type(req.headers) == "application/json-patch+json"
 
 
 async def offload(heavy: bool, fn: Callable[..., T], *args: Any) -> T:
@@ -335,11 +340,18 @@ def check_list_resource_version(api: APIServer, req: Request) -> None:
 
 
 def parse_limit(value: str) -> int:
-    try:
-        n = int(value) if value else 0
-    except ValueError:
-        raise errors.BadRequest(f"invalid limit: {value!r}") from None
-    return max(n, 0)
+    """The limit query parameter, an int64 (ParameterCodec: strconv.ParseInt's error is the 400's
+    text); zero or negative means no limit."""
+    if not value:
+        return 0
+    digits = value[1:] if value[:1] in "+-" else value
+    if not (digits.isascii() and digits.isdigit()):
+        why = "invalid syntax"
+    elif -(2**63) <= (n := int(value)) < 2**63:
+        return max(n, 0)
+    else:
+        why = "value out of range"
+    raise errors.BadRequest(f"strconv.ParseInt: parsing {errors.go_quote(value)}: {why}")
 
 
 make_continue = continue_token.encode_continue
@@ -429,7 +441,9 @@ def output_bytes(ri: ResourceInfo, obj: Obj, value: bytes | None) -> bytes:
 
 
 def warning_headers(warnings: list[str]) -> list[tuple[str, str]]:
-    return [("warning", f'299 - "{w}"') for w in warnings]
+    """Upstream: NewWarningHeader (apimachinery util/net/http.go): `299 - "text"`, with `"` and `\\`
+    escaped in the text."""
+    return [("warning", '299 - "' + w.replace("\\", "\\\\").replace('"', '\\"') + '"') for w in warnings]
 
 
 def object_response(api: APIServer, req: Request, ri: ResourceInfo, obj: Obj, value: bytes | None,

@@ -11,7 +11,7 @@ from typing import Any
 from kubeplane.api import errors
 
 from ._status import decode_json
-from .apply import ApplyConflict, decode_apply_patch, server_side_apply
+from .apply import ApplyConflict, server_side_apply
 from .jsonpatch import json_patch
 from .managedfields import update_managed_fields
 from .merge import json_merge_patch
@@ -33,7 +33,6 @@ __all__ = [
     "STRATEGIC_MERGE_PATCH",
     "ApplyConflict",
     "apply_patch",
-    "decode_apply_patch",
     "json_merge_patch",
     "json_patch",
     "server_side_apply",

@@ -33,6 +33,8 @@ def go_s(value: Any) -> str:
     """Render like Go's %s: strings verbatim, anything else as %!s(type=value)."""
     if isinstance(value, str):
         return value
+    if value is None:
+        return "%!s(<nil>)"           # a nil interface: no type to print
     return f"%!s({go_type(value)}={go_v(value)})"
 
 

@@ -17,12 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from kubeplane.api import errors
 
 from ._schema import LIST, MAP, SCALAR, STRUCT, Node, Shape, root, shape_of
-from ._status import go_json_kind
 from .managedfields import (
     APPLY,
     UPDATE,
@@ -47,22 +44,6 @@ class ApplyConflict(errors.Conflict):
 
     def __init__(self, message: str, causes: list[dict[str, str]]) -> None:
         errors.StatusError.__init__(self, 409, "Conflict", message, {"causes": causes})
-
-
-def decode_apply_patch(body: bytes) -> dict[str, Any]:
-    """Decode an apply-patch+yaml body (kubectl sends JSON text, which is YAML too).
-
-    Upstream: applyPatcher uses yaml.Unmarshal; failures are 400 "error decoding YAML: ...".
-    """
-    try:
-        doc = yaml.safe_load(body)
-    except yaml.YAMLError as e:
-        raise errors.BadRequest(f"error decoding YAML: {e}") from None
-    if not isinstance(doc, dict):
-        raise errors.BadRequest(
-            f"error decoding YAML: json: cannot unmarshal {go_json_kind(doc)} into Go value of type "
-            "map[string]interface {}")
-    return doc
 
 
 def server_side_apply(live: dict[str, Any] | None, config: dict[str, Any], def_name: str, *, manager: str,

@@ -660,22 +660,30 @@ def _prune(value: Any, t: _Type, path: str, out: list[str], drop_unknown: bool) 
     if type(value) is not dict:
         return
     fields = t.fields if t.kind == _STRUCT else None
-    drop: list[str] = []
+    drop: list[str] | None = None        # allocated only when something goes
     for key, v in value.items():
         ft = fields.get(key) if fields is not None else t.elem
         if ft is None:
             out.append(_field_error("unknown", path, key))
             if drop_unknown:
-                drop.append(key)
+                drop = _dropping(drop, key)
         elif v is None:
             if fields is not None:
-                drop.append(key)
+                drop = _dropping(drop, key)
             else:
                 value[key] = _zero(ft)       # a map entry: the element's zero value
         elif ft.kind >= _STRUCT:
             _prune(v, ft, f"{path}.{key}" if path else key, out, drop_unknown)
-    for key in drop:
-        del value[key]
+    if drop:
+        for key in drop:
+            del value[key]
+
+
+def _dropping(drop: list[str] | None, key: str) -> list[str]:
+    if drop is None:
+        return [key]
+    drop.append(key)
+    return drop
 
 
 def _zero(t: _Type) -> Any:

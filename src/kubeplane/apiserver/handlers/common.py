@@ -31,16 +31,18 @@ T = TypeVar("T")
 
 # --- decoding -----------------------------------------------------------------------------
 
-async def decode_object(api: APIServer, req: Request, ri: ResourceInfo) -> tuple[Obj, list[str]]:
+async def decode_object(api: APIServer, req: Request, ri: ResourceInfo, heavy: bool) -> tuple[Obj, list[str]]:
     """Decode a create/update body and apply fieldValidation; returns (object, warnings).
+    `heavy` (is_heavy(req)): decode in the worker thread.
 
     events.k8s.io Events are stored as core/v1 Events (one storage, as upstream).
     """
     if req.obj is not None:
         obj, warnings = req.obj, []
+    elif heavy:
+        obj, warnings = await in_worker(codec.decode_object, req.headers, req.body, ri, field_validation(req))
     else:
-        obj, warnings = await offload(is_heavy(req), codec.decode_object, req.headers, req.body, ri,
-                                      field_validation(req))
+        obj, warnings = codec.decode_object(req.headers, req.body, ri, field_validation(req))
     check_type_meta(obj, ri)
     return input_obj(ri, obj), warnings
 
@@ -71,11 +73,10 @@ def is_heavy(req: Request, kv: KeyValue | None = None) -> bool:
     return b'"copy"' in body and codec.media_type(req.headers) == "application/json-patch+json"
 
 
-async def offload(heavy: bool, fn: Callable[..., T], *args: Any) -> T:
-    """fn(*args), in the worker thread when heavy. fn must only touch the request's own data
-    (and read stored objects, which nobody mutates)."""
-    if not heavy:
-        return fn(*args)
+async def in_worker(fn: Callable[..., T], *args: Any) -> T:
+    """fn(*args) in the worker thread. fn must only touch the request's own data (and read
+    stored objects, which nobody mutates). Callers branch on is_heavy themselves: a light
+    request calls fn directly, without even a coroutine in between."""
     return await asyncio.get_running_loop().run_in_executor(_worker, functools.partial(_gc_paused, fn, *args))
 
 

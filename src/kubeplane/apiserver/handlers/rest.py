@@ -63,9 +63,10 @@ async def list_(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Resp
 
 async def create(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Response:
     """Upstream: createHandler (handlers/create.go) + Store.Create."""
-    obj, warnings = await common.decode_object(api, req, ri)
+    heavy = common.is_heavy(req)
+    obj, warnings = await common.decode_object(api, req, ri, heavy)
     objects.check_namespace_matches(obj, ns, ri)
-    stored, value = await create_object(api, req, ri, ns, obj, warnings)
+    stored, value = await create_object(api, req, ri, ns, obj, warnings, heavy=heavy)
     return common.object_response(api, req, ri, stored, value, status=201, warnings=warnings)
 
 
@@ -77,12 +78,17 @@ def _prepare_create(api: APIServer, ri: ResourceInfo, ns: str, obj: Obj) -> None
 
 
 def _validate_create(api: APIServer, req: Request, ri: ResourceInfo, obj: Obj, warnings: list[str],
-                     applied: bool) -> None:
-    """Validate, record ownership and check the size of a new object (nothing is written yet)."""
+                     applied: bool, heavy: bool) -> None:
+    """Validate, record ownership and check the size of a new object (nothing is written yet).
+
+    Only a heavy request can make an object over the store's limit (objects.MAX_REQUEST_BYTES):
+    below common.OFFLOAD_BYTES of body and stored object, defaulting and managedFields would
+    have to grow it 24-fold, and they grow even a one-field container only ~12-fold.
+    """
     common.validate_create(ri, obj, warnings)
     if not applied:
         common.record_managed_fields(api, req, ri, None, obj)
-    if req.obj is None and not common.dry_run(req):
+    if heavy and not common.dry_run(req):
         objects.check_stored_size(obj, ri, drop_managed_fields=not applied)
 
 
@@ -95,17 +101,26 @@ MAX_NAME_GENERATION_CREATE_ATTEMPTS = 8
 
 
 async def create_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str, obj: Obj,
-                        warnings: list[str], *, applied: bool = False) -> tuple[Obj, bytes | None]:
+                        warnings: list[str], *, applied: bool = False,
+                        heavy: bool | None = None) -> tuple[Obj, bytes | None]:
     """Default, prepare, admit, validate and store a new object; returns what was stored and
     its encoding (None for a dry run), which a response can send as it is.
 
-    `applied`: server-side apply already recorded its managedFields entry.
+    `applied`: server-side apply already recorded its managedFields entry. `heavy`: the CPU
+    work goes to the worker thread (default: common.is_heavy(req)).
     """
-    heavy = common.is_heavy(req)
+    if heavy is None:
+        heavy = common.is_heavy(req)
     requested_name = objects.object_name(obj)
-    await common.offload(heavy, _prepare_create, api, ri, ns, obj)
+    if heavy:
+        await common.in_worker(_prepare_create, api, ri, ns, obj)
+    else:
+        _prepare_create(api, ri, ns, obj)
     await admission.admit_create(api, ri, obj, requested_name)
-    await common.offload(heavy, _validate_create, api, req, ri, obj, warnings, applied)
+    if heavy:
+        await common.in_worker(_validate_create, api, req, ri, obj, warnings, applied, heavy)
+    else:
+        _validate_create(api, req, ri, obj, warnings, applied, heavy)
     if common.dry_run(req):
         return obj, None
     for attempt in range(1, MAX_NAME_GENERATION_CREATE_ATTEMPTS + 1):
@@ -132,7 +147,7 @@ async def create_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str,
 async def update(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
                  subresource: str = "") -> Response:
     """Upstream: UpdateResource (handlers/update.go) + Store.Update."""
-    new, warnings = await common.decode_object(api, req, ri)
+    new, warnings = await common.decode_object(api, req, ri, common.is_heavy(req))
     objects.check_namespace_matches(new, ns, ri)
     objects.check_name(new, name)
     kv = await api.storage.get(ri.key(ns, name))
@@ -160,7 +175,10 @@ async def update_object(api: APIServer, req: Request, ri: ResourceInfo, new: Obj
     if str(expected) != old["metadata"].get("resourceVersion"):
         # Upstream: Store.Update compares before anything else, so a stale no-op is a conflict too.
         raise errors.Conflict(ri.group, ri.plural, objects.object_name(old), errors.OPTIMISTIC_LOCK_MSG)
-    await common.offload(heavy, _prepare_update, api, req, ri, new, old, subresource, warnings, applied)
+    if heavy:
+        await common.in_worker(_prepare_update, api, req, ri, new, old, subresource, warnings, applied, heavy)
+    else:
+        _prepare_update(api, req, ri, new, old, subresource, warnings, applied, heavy)
     name = objects.object_name(new)
     if new == old:
         return old, None
@@ -176,8 +194,9 @@ async def update_object(api: APIServer, req: Request, ri: ResourceInfo, new: Obj
 
 
 def _prepare_update(api: APIServer, req: Request, ri: ResourceInfo, new: Obj, old: Obj, subresource: str,
-                    warnings: list[str], applied: bool) -> None:
-    """Default, prepare (strategy), validate, record ownership and check the size of new."""
+                    warnings: list[str], applied: bool, heavy: bool) -> None:
+    """Default, prepare (strategy), validate, record ownership and check the size of new (a
+    heavy request's only: see _validate_create)."""
     strategy = strategy_for(ri)
     common.set_defaults(new, subresource)
     objects.fill_update_meta(new, old)
@@ -190,7 +209,7 @@ def _prepare_update(api: APIServer, req: Request, ri: ResourceInfo, new: Obj, ol
     common.validate_update(ri, new, old, subresource, warnings)
     if not applied:
         common.record_managed_fields(api, req, ri, old, new, subresource)
-    if req.obj is None and new != old and not common.dry_run(req):
+    if heavy and new != old and not common.dry_run(req):
         objects.check_stored_size(new, ri, drop_managed_fields=not applied)
 
 
@@ -228,7 +247,10 @@ async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
             new["metadata"] = dict(new["metadata"])     # the handlers below write its top level
         return await _store_patched(api, req, ri, name, subresource, patch_type, kv, new, warnings)
     heavy = common.is_heavy(req, kv)
-    new = await common.offload(heavy, _patched, api, req, ri, name, patch_type, kv, warnings)
+    if heavy:
+        new = await common.in_worker(_patched, api, req, ri, name, patch_type, kv, warnings)
+    else:
+        new = _patched(api, req, ri, name, patch_type, kv, warnings)
     if kv is None:                  # server-side apply creates
         new.setdefault("metadata", {})["name"] = name
         stored, value = await create_object(api, req, ri, ns, common.input_obj(ri, new), warnings, applied=True)

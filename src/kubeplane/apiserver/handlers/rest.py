@@ -83,7 +83,8 @@ def _validate_create(api: APIServer, req: Request, ri: ResourceInfo, obj: Obj, w
 
     Only a heavy request can make an object over the store's limit (objects.MAX_REQUEST_BYTES):
     below common.OFFLOAD_BYTES of body and stored object, defaulting and managedFields would
-    have to grow it 24-fold, and they grow even a one-field container only ~12-fold.
+    have to grow it 24-fold. The worst we know is a pod of bare `{"name":"a1","image":"b"}`
+    containers created with a fieldManager: a 60 KB body is stored as 580 KB (9.7-fold).
     """
     common.validate_create(ri, obj, warnings)
     if not applied:

@@ -412,6 +412,20 @@ async def test_too_large_with_managed_fields_is_stored_without_them(api) -> None
     assert len(orjson.dumps(stored)) <= objects.MAX_REQUEST_BYTES
 
 
+async def test_a_light_request_cannot_outgrow_the_store(api) -> None:
+    """The size check runs for heavy requests only (rest._validate_create): the worst growth
+    we know, bare containers created with a fieldManager, must stay far below the 24-fold a
+    light request would need to reach the limit."""
+    containers, size = [], 0
+    while size < common.OFFLOAD_BYTES - 100:
+        containers.append({"name": f"a{len(containers)}", "image": "b"})
+        size = len(json.dumps({"metadata": {"name": "light"}, "spec": {"containers": containers}}))
+    r = await api.create(api.PODS, {"metadata": {"name": "light"}, "spec": {"containers": containers}},
+                         {"fieldManager": "kubectl-create"})
+    assert r.status == 201
+    assert len((await api.get(f"{api.PODS}/light")).body) < objects.MAX_REQUEST_BYTES / 2
+
+
 # --- more hostile bodies -------------------------------------------------------------------------
 
 

@@ -611,8 +611,9 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "action": "Started", "reason": "Started", "type": "Normal", "regarding": {"kind": "Pod", "name": "p1"},
         "series": {"count": 2, "lastObservedTime": "2023-11-14T22:13:20.000000Z"}},
 }
-# A null, then one value of each other JSON type where something else is expected.
-SWEEP_VALUES: list[Any] = [None, "x", 7, True, {}, [], [None]]
+# A null, then one value of each other JSON type where something else is expected; two nulls in
+# a list are two empty items (two volumeMounts without a mountPath were a KeyError).
+SWEEP_VALUES: list[Any] = [None, "x", 7, True, {}, [], [None], [None, None]]
 
 
 def paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:

@@ -76,10 +76,11 @@ def decode_body(body: bytes, def_name: str, *, kind: str, version: str,
         type_errs = go_type_errors(obj, def_name)
         if type_errs:
             raise cannot_handle(body_kind, body_version, kind, type_errs[0])
+        unknown = prune(obj, def_name, drop_unknown=prune_unknown)
         if tree is not None and (overflow := _find_overflow(obj)) is not None:
+            # A number beyond float64 where no typed field refused it (free-form values).
             raise cannot_handle(body_kind, body_version, kind,
                                 f"json: cannot unmarshal number {overflow} into Go value of type float64")
-        unknown = prune(obj, def_name, drop_unknown=prune_unknown)
         if strict:
             if tree is not None:       # duplicates and unknown fields in document order
                 found = field_problems(tree, def_name)
@@ -246,14 +247,11 @@ def _go_float(text: str) -> float:
 
 
 def _go_int(text: str) -> int | float:
-    """An integer as sigs.k8s.io/json keeps it (PreserveInts): int64, else float64."""
-    v = int(text)
-    if _INT64_MIN <= v <= _INT64_MAX:
+    """An integer as sigs.k8s.io/json keeps it (PreserveInts): int64, else float64. Long ones
+    never reach int(), which refuses more than 4,300 digits."""
+    if len(text.lstrip("-").lstrip("0")) <= 19 and _INT64_MIN <= (v := int(text)) <= _INT64_MAX:
         return v
-    try:
-        return float(v)
-    except OverflowError:
-        return _Overflow(text)
+    return _go_float(text)
 
 
 _INF = float("inf")
@@ -379,7 +377,10 @@ class _YAMLLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignor
         return dict.fromkeys(self.construct_mapping(node))
 
     def construct_yaml_int(self, node: yaml.Node) -> Any:
-        v = super().construct_yaml_int(node)
+        try:
+            v = super().construct_yaml_int(node)
+        except ValueError:              # more digits than int() takes: beyond float64 too
+            return node.value
         if _INT64_MIN <= v <= _INT64_MAX:
             return v
         try:

@@ -288,7 +288,7 @@ def validate_volume_mounts(mounts: list[Obj], volumes: set[str], path: str) -> l
         if not mnt.get("mountPath"):
             errs.append(errors.required(ip + ".mountPath"))
         if mnt.get("mountPath", "") in paths:
-            errs.append(errors.invalid(ip + ".mountPath", mnt["mountPath"], "must be unique"))
+            errs.append(errors.invalid(ip + ".mountPath", mnt.get("mountPath", ""), "must be unique"))
         paths.add(mnt.get("mountPath", ""))
     return errs
 

@@ -289,8 +289,7 @@ def parse_uint64(s: str) -> tuple[int, str]:
     """strconv.ParseUint(s, 10, 64): (value, "") or (0, its error text), e.g.
     `strconv.ParseUint: parsing "1e3": invalid syntax`, `... "18446744073709551616": value out of range`."""
     if s.isascii() and s.isdigit():
-        n = int(s)
-        if n <= _UINT64_MAX:
+        if len(s.lstrip("0")) <= 20 and (n := int(s)) <= _UINT64_MAX:
             return n, ""
         why = "value out of range"
     else:
@@ -348,7 +347,7 @@ def parse_limit(value: str) -> int:
     digits = value[1:] if value[:1] in "+-" else value
     if not (digits.isascii() and digits.isdigit()):
         why = "invalid syntax"
-    elif -(2**63) <= (n := int(value)) < 2**63:
+    elif len(digits.lstrip("0")) <= 19 and -(2**63) <= (n := int(value)) < 2**63:
         return max(n, 0)
     else:
         why = "value out of range"

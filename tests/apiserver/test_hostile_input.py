@@ -451,6 +451,20 @@ async def test_hostile_bodies_are_4xx(api, body, headers, code, message) -> None
     assert r.status == code and message in r.json["message"], r.json
 
 
+async def test_integers_longer_than_python_parses(api) -> None:
+    """int() refuses more than 4,300 digits; Go's parsers do not care how long a number is."""
+    digits = "1" * 5000
+    r = await api.call("POST", api.CMS, body=b'{"metadata":{"name":"n","generation":' + digits.encode() + b"}}")
+    assert r.status == 400 and f"cannot unmarshal number {digits} into Go struct field" in r.json["message"]
+    r = await api.call("POST", api.CMS, body=f"metadata: {{name: n}}\ndata: {{a: {digits}}}".encode(), headers=YAML)
+    assert r.status == 201 and r.json["data"]["a"] == digits      # beyond float64: yaml.v2 keeps the string
+    r = await api.call("POST", api.CMS, body=b'{"metadata":{"name":"m"},"x":' + digits.encode() + b"}")
+    assert r.status == 201                                          # an unknown field: dropped, number and all
+    for query in ({"resourceVersion": digits}, {"limit": digits}):
+        r = await api.get(api.CMS, query)
+        assert r.status == 400 and r.json["message"].endswith(": value out of range")
+
+
 async def test_yaml_scalars_as_yaml_v2_gives_them(api) -> None:
     doc = b"metadata: {name: y}\ndata: {bin: !!binary aGVsbG8=, big: '1'}\nbinaryData: {}\n"
     r = await api.call("POST", api.CMS, body=doc, headers=YAML)

@@ -300,12 +300,10 @@ def _refuse_overflow(value: Any) -> None:
 def _find_overflow(node: Any) -> str | None:
     t = type(node)
     if t is _Overflow:
-        return node.text
-    if t is dict:
-        node = node.values()
-    elif t is not list:
+        return str(node.text)
+    if t is not dict and t is not list:
         return None
-    for v in node:
+    for v in (node.values() if t is dict else node):
         if type(v) in (dict, list, _Overflow):
             found = _find_overflow(v)
             if found is not None:
@@ -752,7 +750,7 @@ def _check(v: Any, t: _Type, struct: str, stack: list[str], saved: list[str]) ->
         want = list if kind == _ARRAY else dict
         if type(v) is not want:
             return _mismatch(_json_kind(v), t, struct, stack, saved)
-        for x in (v if kind == _ARRAY else v.values()):
+        for x in (v.values() if type(v) is dict else v):
             _check(x, t.elem, struct, stack, saved)  # type: ignore[arg-type]
     else:
         _check_scalar(v, t, struct, stack, saved)

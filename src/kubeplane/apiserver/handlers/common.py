@@ -37,8 +37,9 @@ async def decode_object(api: APIServer, req: Request, ri: ResourceInfo, heavy: b
 
     events.k8s.io Events are stored as core/v1 Events (one storage, as upstream).
     """
+    warnings: list[str] = []
     if req.obj is not None:
-        obj, warnings = req.obj, []
+        obj = req.obj
     elif heavy:
         obj, warnings = await in_worker(codec.decode_object, req.headers, req.body, ri, field_validation(req))
     else:

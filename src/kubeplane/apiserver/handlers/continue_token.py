@@ -101,8 +101,7 @@ def _unmarshal(value: Any) -> tuple[str, int, str]:
         if name is None or v is None:
             continue
         go_type, py_type = _FIELDS[name]
-        ok = type(v) is py_type and (py_type is not int or _INT64_MIN <= v <= _INT64_MAX)
-        if not ok:
+        if type(v) is not py_type or (type(v) is int and not _INT64_MIN <= v <= _INT64_MAX):
             what = f"number {_number_text(v)}" if isinstance(v, (int, float)) and not isinstance(v, bool) \
                 else _json_kind(v)
             raise TypeError(f"{ERR_GENERIC_INVALID_KEY}: json: cannot unmarshal {what} into Go struct field "

@@ -105,8 +105,9 @@ async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str
     The binding's uid/resourceVersion are preconditions on the pod (a Conflict on pods); a pod
     being deleted, already bound, or still gated cannot be bound (a Conflict on pods/binding).
     """
+    warnings: list[str] = []
     if req.obj is not None:         # the in-process scheduler's binding: trusted, see Request.obj
-        binding, warnings = req.obj, []
+        binding = req.obj
     else:
         binding, warnings = codec.decode_typed(req.headers, req.body, BINDING, "Binding", "v1",
                                                common.field_validation(req))

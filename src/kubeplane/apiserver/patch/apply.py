@@ -102,7 +102,9 @@ def _refuse_undeclared(config: dict[str, Any], node: Node | None) -> None:
         return
     lines = [f"{path_string(p)}: field not declared in schema" for p in found]
     detail = lines[0] if len(lines) == 1 else "errors:\n" + "\n".join("  " + line for line in lines)
-    meta = config.get("metadata") if isinstance(config.get("metadata"), dict) else {}
+    meta = config.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
     group, _, version = str(config.get("apiVersion", "")).rpartition("/")
     gvk = f"{group}/{version}, Kind={config.get('kind', '')}"
     nn = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"

@@ -10,6 +10,11 @@ three kinds of findings, and this module reproduces each with upstream's exact t
   `unknown field "spec.template.spec.containers[0].foo"`, `duplicate field "spec.replicas"`,
   and for YAML `error converting YAML to JSON: yaml: unmarshal errors:\\n  line 7: key "a" already set in map`.
 
+The object returned is what the typed struct keeps (`prune`): unknown fields dropped whatever
+fieldValidation says, nulls made Go's zero values. YAML aliases are budgeted as yaml.v2 budgets
+them before anything is built (yaml_aliases.py); numbers, surrogates and YAML scalars read as Go
+reads them.
+
 Speed: orjson.loads is ~10x faster than json.loads with object_pairs_hook, but it silently
 keeps the last of two duplicate keys. `_maybe_duplicates` is a cheap conservative test (count
 the ':' bytes of the body and of orjson's re-encoding of what it parsed): only when it fires do

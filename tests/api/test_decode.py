@@ -127,9 +127,11 @@ def test_strict_joins_all_problems() -> None:
     assert bad_request(INVALID_BODY_JSON, "Strict").endswith("strict decoding error: " + ", ".join(JSON_PROBLEMS))
 
 
-def test_ignore_reports_nothing() -> None:
+def test_ignore_reports_nothing_and_drops_unknown_fields() -> None:
     obj, warnings = decode_dep(INVALID_BODY_JSON, "Ignore")
-    assert warnings == [] and obj["spec"]["unknown1"] == "val1"
+    assert warnings == [] and obj["spec"]["paused"] is False       # the last duplicate wins
+    assert "unknown1" not in obj["spec"] and "unknownDupe" not in obj["spec"]
+    assert "unknownNested" not in obj["spec"]["template"]["spec"]["containers"][0]
 
 
 def test_yaml_warnings_split_duplicate_block_per_line() -> None:

@@ -149,7 +149,7 @@ async def test_bad_and_expired_continue_tokens(api):
     for n in "abc":
         await api.create(api.CMS, api.configmap(n))
     r = await api.get(api.CMS, {"continue": "not-a-token"})
-    assert r.status == 400 and r.json["message"].startswith("continue key is not valid")
+    assert r.status == 400 and r.json["message"].startswith("invalid continue token: continue key is not valid")
     token = (await api.get(api.CMS, {"limit": "1"})).json["metadata"]["continue"]
     r = await api.get(api.CMS, {"continue": token, "resourceVersion": "5"})
     assert r.status == 400

@@ -10,6 +10,11 @@ three kinds of findings, and this module reproduces each with upstream's exact t
   `unknown field "spec.template.spec.containers[0].foo"`, `duplicate field "spec.replicas"`,
   and for YAML `error converting YAML to JSON: yaml: unmarshal errors:\\n  line 7: key "a" already set in map`.
 
+The object returned is what the typed struct keeps (`prune`): unknown fields dropped whatever
+fieldValidation says, nulls made Go's zero values. YAML aliases are budgeted as yaml.v2 budgets
+them before anything is built (yaml_aliases.py); numbers, surrogates and YAML scalars read as Go
+reads them.
+
 Speed: orjson.loads is ~10x faster than json.loads with object_pairs_hook, but it silently
 keeps the last of two duplicate keys. `_maybe_duplicates` is a cheap conservative test (count
 the ':' bytes of the body and of orjson's re-encoding of what it parsed): only when it fires do
@@ -24,13 +29,14 @@ from __future__ import annotations
 import binascii
 import functools
 import json
+import math
 import re
-from typing import Any
+from typing import Any, Self
 
 import orjson
 import yaml
 
-from kubeplane.api import errors
+from kubeplane.api import errors, yaml_aliases
 from kubeplane.api.schema import definitions, ref_name
 
 STRICT, WARN, IGNORE = "Strict", "Warn", "Ignore"
@@ -46,13 +52,20 @@ _FIND_KIND_TYPE = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\"";
 
 def decode_body(body: bytes, def_name: str, *, kind: str, version: str,
                 content_type: str = "application/json",
-                field_validation: str | None = None) -> tuple[dict[str, Any], list[str]]:
+                field_validation: str | None = None,
+                prune_unknown: bool = True) -> tuple[dict[str, Any], list[str]]:
     """Decode a create/update body into a dict; return (object, warnings).
 
     Mirrors create.go/update.go: the strict serializer is used for Strict and Warn (the default
     when the parameter is absent), the plain one for Ignore. Raises errors.BadRequest with
     transformDecodeError's text for syntax, type and (in Strict mode) strict errors.
     `kind`/`version` are the endpoint's; the body's own apiVersion/kind win when present.
+
+    The object is what the typed decode keeps (`prune`): unknown fields are dropped whatever
+    fieldValidation says (Warn reports them, Strict refuses them), and a null is what Go makes
+    of it. prune_unknown=False keeps unknown fields and reports only duplicates: the
+    server-side apply configuration, which is not decoded into a typed object (apply.py
+    refuses its undeclared fields itself).
     """
     directive = field_validation or WARN
     strict = directive != IGNORE
@@ -64,12 +77,24 @@ def decode_body(body: bytes, def_name: str, *, kind: str, version: str,
     except RecursionError:             # nesting deeper than our walks go (Go stops at 10000)
         raise unrecognized(kind, "couldn't get version/kind; json parse error: exceeded max depth", body) from None
     body_kind, body_version = _body_gvk(obj, kind, version)
-    type_errs = go_type_errors(obj, def_name)
-    if type_errs:
-        raise cannot_handle(body_kind, body_version, kind, type_errs[0])
-    if strict:
-        problems = problems + field_problems(tree if tree is not None else obj, def_name)
-        problems = _dedupe(problems)
+    try:
+        type_errs = go_type_errors(obj, def_name)
+        if type_errs:
+            raise cannot_handle(body_kind, body_version, kind, type_errs[0])
+        unknown = prune(obj, def_name, drop_unknown=prune_unknown)
+        if tree is not None and (overflow := _find_overflow(obj)) is not None:
+            # A number beyond float64 where no typed field refused it (free-form values).
+            raise cannot_handle(body_kind, body_version, kind,
+                                f"json: cannot unmarshal number {overflow} into Go value of type float64")
+        if strict:
+            if tree is not None:       # duplicates and unknown fields in document order
+                found = field_problems(tree, def_name)
+                problems = problems + (found if prune_unknown else [p for p in found if p.startswith("duplicate")])
+            elif prune_unknown:
+                problems = problems + unknown
+            problems = _dedupe(problems)
+    except RecursionError:
+        raise cannot_handle(body_kind, body_version, kind, "exceeded max depth") from None
     if problems and directive == STRICT:
         raise strict_error(body_kind, problems, version=body_version, into=kind)
     return obj, warning_texts(problems) if directive == WARN else []
@@ -148,7 +173,27 @@ def decode_json(body: bytes) -> tuple[dict[str, Any], list[str]]:
     unknown field is reported once, as unknown).
     """
     obj, problems, tree = _decode_json(body, True)
+    _refuse_overflow(obj)
     return obj, _plain_duplicates(tree, "", []) if tree is not None else problems
+
+
+def parse_json(body: bytes) -> Any:
+    """Any JSON value as Go's encoding/json reads it into interface{} (a patch body); raises
+    ValueError with Go's syntax error text. The last of duplicate keys wins."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        value = _plain(_slow_loads(body))
+    except errors.BadRequest as e:
+        raise ValueError(e.message.removeprefix(_PARSE_PREFIX)) from None
+    except RecursionError:
+        raise ValueError("exceeded max depth") from None
+    found = _find_overflow(value)
+    if found is not None:
+        raise ValueError(f"json: cannot unmarshal number {found} into Go value of type float64")
+    return value
 
 
 def _decode_json(body: bytes, strict: bool) -> tuple[dict[str, Any], list[str], Any]:
@@ -183,16 +228,92 @@ def _maybe_duplicates(body: bytes, obj: Any) -> bool:
         return True
 
 
+_PARSE_PREFIX = "couldn't get version/kind; json parse error: "
+# A \\uXXXX escape of a UTF-16 surrogate: maybe an unpaired one.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+class _Overflow(float):
+    """A number beyond float64 (`1e400`); Go refuses it, with its text: `number 1e400`."""
+
+    text: str
+
+    def __new__(cls, text: str) -> Self:
+        self = super().__new__(cls, "inf")
+        self.text = text
+        return self
+
+
+def _go_float(text: str) -> float:
+    f = float(text)
+    return _Overflow(text) if f in (_INF, -_INF) else f
+
+
+def _go_int(text: str) -> int | float:
+    """An integer as sigs.k8s.io/json keeps it (PreserveInts): int64, else float64. Long ones
+    never reach int(), which refuses more than 4,300 digits."""
+    if len(text.lstrip("-").lstrip("0")) <= 19 and _INT64_MIN <= (v := int(text)) <= _INT64_MAX:
+        return v
+    return _go_float(text)
+
+
+_INF = float("inf")
+
+
 def _slow_loads(body: bytes) -> Any:
-    """Parse keeping duplicates (as _Pairs); Go-style syntax errors on failure."""
+    """Parse keeping duplicates (as _Pairs); Go-style syntax errors on failure.
+
+    As Go's encoding/json: invalid UTF-8 and unpaired surrogate escapes (`"\\ud800"`) become
+    U+FFFD, integers beyond int64 become float64, NaN/Infinity are syntax errors.
+    """
     text = body.decode("utf-8", "replace")   # Go replaces invalid UTF-8 with U+FFFD
     try:
-        return json.loads(text, object_pairs_hook=_Pairs, parse_constant=_reject_constant)
+        tree = json.loads(text, object_pairs_hook=_Pairs, parse_constant=_reject_constant,
+                          parse_int=_go_int, parse_float=_go_float)
     except ValueError:
         detail = go_syntax_error(body)
     except RecursionError:
         detail = "exceeded max depth"
-    raise errors.BadRequest("couldn't get version/kind; json parse error: " + detail)
+    else:
+        return _no_surrogates(tree) if _SURROGATE_ESCAPE.search(body) else tree
+    raise errors.BadRequest(_PARSE_PREFIX + detail)
+
+
+def _no_surrogates(node: Any) -> Any:
+    """The tree with every unpaired surrogate replaced by U+FFFD (paired ones were combined by
+    the parser already), as Go's unquote does: orjson and the store cannot encode them."""
+    t = type(node)
+    if t is str:
+        return _SURROGATE.sub("\ufffd", node)
+    if t is _Pairs:
+        return _Pairs((_no_surrogates(k), _no_surrogates(v)) for k, v in node)
+    if t is list:
+        return [_no_surrogates(v) for v in node]
+    return node
+
+
+def _refuse_overflow(value: Any) -> None:
+    """Raise BadRequest for a number beyond float64 anywhere in value (where no typed field
+    refused it first): `json: cannot unmarshal number 1e400 into Go value of type float64`."""
+    found = _find_overflow(value)
+    if found is not None:
+        raise errors.BadRequest(f"json: cannot unmarshal number {found} into Go value of type float64")
+
+
+def _find_overflow(node: Any) -> str | None:
+    t = type(node)
+    if t is _Overflow:
+        return str(node.text)
+    if t is not dict and t is not list:
+        return None
+    for v in (node.values() if t is dict else node):
+        if type(v) in (dict, list, _Overflow):
+            found = _find_overflow(v)
+            if found is not None:
+                return found
+    return None
 
 
 def _reject_constant(name: str) -> Any:
@@ -247,13 +368,49 @@ def _field_error(what: str, path: str, field: str) -> str:
 
 
 class _YAMLLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """SafeLoader without the timestamp resolver: yaml.v2 keeps timestamps as strings for JSON."""
+    """SafeLoader giving what yaml.v2 gives sigs.k8s.io/yaml's YAMLToJSON: timestamps stay
+    strings, `!!binary` is the decoded string, `!!set` a mapping to nulls, `!!omap`/`!!pairs`
+    plain sequences, integers beyond int64 floats (and beyond float64 the text itself), and
+    `.nan`/`.inf` are floats that JSON then refuses."""
 
+    def construct_yaml_binary(self, node: yaml.Node) -> str:
+        return super().construct_yaml_binary(node).decode("utf-8", "replace")
+
+    def construct_yaml_set(self, node: yaml.Node) -> Any:
+        return dict.fromkeys(self.construct_mapping(node))
+
+    def construct_yaml_int(self, node: yaml.Node) -> Any:
+        try:
+            v = super().construct_yaml_int(node)
+        except ValueError:              # more digits than int() takes: beyond float64 too
+            return node.value
+        if _INT64_MIN <= v <= _INT64_MAX:
+            return v
+        try:
+            return float(v)
+        except OverflowError:
+            return node.value           # strconv.ParseFloat fails: the scalar stays a string
+
+    def construct_yaml_float(self, node: yaml.Node) -> Any:
+        v = super().construct_yaml_float(node)
+        if v in (_INF, -_INF) and "inf" not in node.value.lower():
+            return node.value           # 1e400: not a float to Go either
+        return v
+
+
+for _tag, _fn in (("binary", _YAMLLoader.construct_yaml_binary), ("set", _YAMLLoader.construct_yaml_set),
+                  ("omap", _YAMLLoader.construct_yaml_seq), ("pairs", _YAMLLoader.construct_yaml_seq),
+                  ("int", _YAMLLoader.construct_yaml_int), ("float", _YAMLLoader.construct_yaml_float)):
+    _YAMLLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _fn)
 
 _YAMLLoader.yaml_implicit_resolvers = {
     ch: [(tag, rx) for tag, rx in rs if tag != "tag:yaml.org,2002:timestamp"]
     for ch, rs in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+
+# How many bytes YAML aliases may add to a document: the request-body limit (upstream's
+# MaxRequestBodyBytes). The expanded document is what the request really is.
+MAX_ALIAS_GROWTH = 3 * 1024 * 1024
 
 
 def decode_yaml(body: bytes) -> tuple[dict[str, Any], list[str]]:
@@ -267,11 +424,19 @@ def decode_yaml(body: bytes) -> tuple[dict[str, Any], list[str]]:
 
 
 def _decode_yaml(body: bytes, strict: bool) -> tuple[dict[str, Any], list[str], None]:
+    """Compose the node graph, check its aliases (yaml_aliases: before anything is built from
+    it), its duplicate keys, then construct and convert to JSON values."""
     loader = _YAMLLoader(body)
     try:
         node = loader.get_node() if loader.check_node() else None
-        dups = _yaml_duplicates(node, []) if strict and node is not None else []
+        if node is not None:
+            yaml_aliases.check(node, body, max_growth=MAX_ALIAS_GROWTH)
+        dups = _yaml_duplicates(node) if strict and node is not None else []
         data = loader.construct_document(node) if node is not None else None
+    except yaml_aliases.AliasGrowthError:
+        raise errors.RequestEntityTooLarge() from None
+    except yaml_aliases.AliasError as e:
+        raise errors.BadRequest(f"error converting YAML to JSON: yaml: {e}") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
@@ -283,31 +448,49 @@ def _decode_yaml(body: bytes, strict: bool) -> tuple[dict[str, Any], list[str], 
     return obj, problems, None
 
 
-def _yaml_duplicates(node: yaml.Node, out: list[str]) -> list[str]:
+def _yaml_duplicates(root: yaml.Node) -> list[str]:
     """yaml.v2 setMapIndex in strict mode: the value is decoded first, then the key checked;
-    the line is the value node's."""
-    if isinstance(node, yaml.MappingNode):
-        seen: set[tuple[str, str]] = set()
-        for k, v in node.value:
-            _yaml_duplicates(v, out)
-            key = (k.tag, k.value) if isinstance(k, yaml.ScalarNode) else ("", repr(k))
-            if key in seen:
-                shown = errors.go_quote(k.value) if k.tag.endswith(":str") else k.value
-                out.append(f"line {v.start_mark.line + 1}: key {shown} already set in map")
-            seen.add(key)
-    elif isinstance(node, yaml.SequenceNode):
-        for v in node.value:
-            _yaml_duplicates(v, out)
+    the line is the value node's. Each node is checked once: an alias repeats the same lines,
+    which saveStrictError would drop again."""
+    out: list[str] = []
+    done: set[int] = set()
+
+    def walk(node: yaml.Node) -> None:
+        if id(node) in done:
+            return
+        done.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            seen: set[tuple[str, str]] = set()
+            for k, v in node.value:
+                walk(v)
+                key = (k.tag, k.value) if isinstance(k, yaml.ScalarNode) else ("", repr(k))
+                if key in seen:
+                    shown = errors.go_quote(k.value) if k.tag.endswith(":str") else k.value
+                    out.append(f"line {v.start_mark.line + 1}: key {shown} already set in map")
+                seen.add(key)
+        elif isinstance(node, yaml.SequenceNode):
+            for v in node.value:
+                walk(v)
+
+    walk(root)
     return out
 
 
 def _jsonable(v: Any) -> Any:
     """sigs.k8s.io/yaml's YAMLToJSON: keys become strings, and (json.Marshal of a Go map) the
-    keys come out sorted, which is the order upstream then reports unknown fields in."""
-    if isinstance(v, dict):
+    keys come out sorted, which is the order upstream then reports unknown fields in.
+
+    Shared (aliased) values come out as copies: yaml_aliases bounded how many there are.
+    json.Marshal refuses NaN and infinities: `json: unsupported value: NaN`.
+    """
+    t = type(v)
+    if t is dict:
         return dict(sorted(((_json_key(k), _jsonable(x)) for k, x in v.items()), key=lambda kv: kv[0]))
-    if isinstance(v, list):
+    if t is list:
         return [_jsonable(x) for x in v]
+    if t is float and not math.isfinite(v):
+        shown = "NaN" if math.isnan(v) else "+Inf" if v > 0 else "-Inf"
+        raise errors.BadRequest(f"error converting YAML to JSON: json: unsupported value: {shown}")
     return v
 
 
@@ -339,7 +522,7 @@ _SPECIAL = {
 class _Type:
     """A compiled schema node: its kind, Go type name, element type, and (structs) fields."""
 
-    __slots__ = ("kind", "go", "elem", "name", "def_name", "_fields")
+    __slots__ = ("_fields", "def_name", "elem", "go", "kind", "name")
 
     def __init__(self, kind: int, go: str, elem: _Type | None = None, def_name: str = "") -> None:
         self.kind, self.go, self.elem, self.def_name = kind, go, elem, def_name
@@ -446,6 +629,78 @@ def _walk_child(v: Any, t: _Type, path: str, out: list[str]) -> None:
         _plain_duplicates(v, path, out)     # map[string]interface{}: duplicates still count
 
 
+# --- what the typed decode keeps ----------------------------------------------------------------
+
+
+def prune(obj: dict[str, Any], def_name: str, *, drop_unknown: bool = True) -> list[str]:
+    """Make obj what decoding it into the Go type keeps, in place; return its unknown fields.
+
+    Upstream decodes every body into a typed struct and stores that: an unknown field is not
+    in the struct, so it is dropped (whatever fieldValidation says: the directive only decides
+    whether it is reported); a null is the zero value — nothing, for a struct field (a nil
+    pointer, slice or map, or an omitted zero), and the element's zero value in a list or a
+    map (`containers: [null]` is one empty container, `labels: {a: null}` is `a: ""`).
+    So nothing downstream (defaulting, strategies, validation) meets a null where it expects
+    a list or an object, nor a field nobody declared.
+    Messages as field_problems gives them, in document order: `unknown field "spec.foo"`.
+    Must run after the type check (go_type_errors): values are assumed to have their type.
+    drop_unknown=False keeps (and reports) unknown fields: a server-side apply configuration.
+    """
+    out: list[str] = []
+    _prune(obj, _compiled(def_name), "", out, drop_unknown)
+    return out
+
+
+def _prune(value: Any, t: _Type, path: str, out: list[str], drop_unknown: bool) -> None:
+    if t.kind == _ARRAY:
+        if type(value) is list:
+            elem: _Type = t.elem  # type: ignore[assignment]
+            for i, v in enumerate(value):
+                if v is None:
+                    value[i] = _zero(elem)
+                elif elem.kind >= _STRUCT:
+                    _prune(v, elem, f"{path}[{i}]", out, drop_unknown)
+        return
+    if type(value) is not dict:
+        return
+    fields = t.fields if t.kind == _STRUCT else None
+    drop: list[str] | None = None        # allocated only when something goes
+    for key, v in value.items():
+        ft = fields.get(key) if fields is not None else t.elem
+        if ft is None:
+            out.append(_field_error("unknown", path, key))
+            if drop_unknown:
+                drop = _dropping(drop, key)
+        elif v is None:
+            if fields is not None:
+                drop = _dropping(drop, key)
+            else:
+                value[key] = _zero(ft)       # a map entry: the element's zero value
+        elif ft.kind >= _STRUCT:
+            _prune(v, ft, f"{path}.{key}" if path else key, out, drop_unknown)
+    if drop:
+        for key in drop:
+            del value[key]
+
+
+def _dropping(drop: list[str] | None, key: str) -> list[str]:
+    if drop is None:
+        return [key]
+    drop.append(key)
+    return drop
+
+
+def _zero(t: _Type) -> Any:
+    """The JSON of a Go zero value of t (what a null decodes to where there is no nil)."""
+    return _ZEROS[t.kind]() if t.kind in _ZEROS else None     # interface{}, Time, raw: null
+
+
+_ZEROS: dict[int, Any] = {
+    _STRUCT: dict, _MAP: dict, _ARRAY: list, _STR: str, _BYTES: str, _BOOL: bool,
+    _INT32: int, _INT64: int, _FLOAT: int, _INTSTR: int, _QUANTITY: lambda: "0",
+}
+
+
 # --- wrong JSON types --------------------------------------------------------------------------
 
 
@@ -500,7 +755,7 @@ def _check(v: Any, t: _Type, struct: str, stack: list[str], saved: list[str]) ->
         want = list if kind == _ARRAY else dict
         if type(v) is not want:
             return _mismatch(_json_kind(v), t, struct, stack, saved)
-        for x in (v if kind == _ARRAY else v.values()):
+        for x in (v.values() if type(v) is dict else v):
             _check(x, t.elem, struct, stack, saved)  # type: ignore[arg-type]
     else:
         _check_scalar(v, t, struct, stack, saved)
@@ -521,7 +776,9 @@ def _check_scalar(v: Any, t: _Type, struct: str, stack: list[str], saved: list[s
     elif kind in _INT_RANGE:
         _check_int(v, t, struct, stack, saved)
     elif kind == _FLOAT:
-        if tv is bool or tv not in (int, float):
+        if tv is _Overflow:
+            _mismatch(f"number {v.text}", t, struct, stack, saved)
+        elif tv is bool or tv not in (int, float):
             _mismatch(_json_kind(v), t, struct, stack, saved)
     elif kind == _INTSTR:
         if tv is not str:               # IntOrString.UnmarshalJSON: json.Unmarshal into its int32
@@ -548,6 +805,8 @@ def _check_int(v: Any, t: _Type, struct: str, stack: list[str], saved: list[str]
             _mismatch(f"number {v}", t, struct, stack, saved)
     elif tv is float:                   # strconv.ParseInt fails on "3.5" and on "3.0"
         _mismatch(f"number {v!r}", t, struct, stack, saved)
+    elif tv is _Overflow:
+        _mismatch(f"number {v.text}", t, struct, stack, saved)
     else:
         _mismatch(_json_kind(v), t, struct, stack, saved)
 
@@ -585,7 +844,7 @@ def _quantity_error(v: Any) -> str:
     if isinstance(v, bool) or not isinstance(v, (str, int, float)):
         text = "true" if v is True else "false" if v is False else "{"
     else:
-        text = v.strip() if isinstance(v, str) else repr(v)
+        text = v.strip() if isinstance(v, str) else v.text if type(v) is _Overflow else repr(v)
     m = _QUANTITY_RE.match(text)
     if not m:
         return f"quantities must match the regular expression '{_QUANTITY_SPLIT}'"
@@ -648,7 +907,9 @@ def _quote_char(c: int) -> str:
     named = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\b": "\\b", "\f": "\\f", "\a": "\\a", "\v": "\\v", "\\": "\\\\"}
     if ch in named:
         return f"'{named[ch]}'"
-    return f"'{ch}'" if ch.isprintable() else f"'\\x{c:02x}'"
+    if c < 0x20 or c == 0x7F:
+        return f"'\\x{c:02x}'"
+    return f"'{ch}'" if ch.isprintable() else f"'\\u{c:04x}'"   # a byte >= 0x80 is quoted as a rune
 
 
 def _skip_ws(d: bytes, i: int) -> int:

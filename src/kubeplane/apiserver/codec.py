@@ -27,40 +27,32 @@ def media_type(headers: dict[str, str]) -> str:
     return JSON if mt in ("", "*/*") else mt
 
 
-def decode_object(headers: dict[str, str], body: bytes, ri: ResourceInfo,
-                  field_validation: str | None) -> tuple[dict[str, Any], list[str]]:
+def decode_object(headers: dict[str, str], body: bytes, ri: ResourceInfo, field_validation: str | None, *,
+                  prune_unknown: bool = True) -> tuple[dict[str, Any], list[str]]:
     """Decode a create/update body of resource ri; returns (object, warnings).
 
     JSON and YAML go through the strict decoder (unknown and duplicate fields per
-    fieldValidation, wrong types always 400); protobuf is typed on the wire already.
+    fieldValidation, unknown fields dropped, wrong types always 400); protobuf is typed on the
+    wire already. prune_unknown=False: a server-side apply configuration (see decode_body).
     """
+    return decode_typed(headers, body, ri.definition, ri.kind, ri.version, field_validation,
+                        prune_unknown=prune_unknown)
+
+
+def decode_typed(headers: dict[str, str], body: bytes, def_name: str, kind: str, version: str,
+                 field_validation: str | None = None, *,
+                 prune_unknown: bool = True) -> tuple[dict[str, Any], list[str]]:
+    """Decode a body into the schema definition def_name (a kind, or a subresource's Binding,
+    Scale, DeleteOptions ...) as upstream's typed decode does; returns (object, warnings)."""
     if len(body) > MAX_BODY:
         raise errors.RequestEntityTooLarge()
     mt = media_type(headers)
     if mt == PROTOBUF:
         return protobuf.decode(body), []
     if mt == JSON or mt in _YAML_TYPES:
-        return decode.decode_body(body, ri.definition, kind=ri.kind, version=ri.version, content_type=mt,
-                                  field_validation=field_validation)
+        return decode.decode_body(body, def_name, kind=kind, version=version, content_type=mt,
+                                  field_validation=field_validation, prune_unknown=prune_unknown)
     raise errors.UnsupportedMediaType(mt, ACCEPTED)
-
-
-def decode_plain(headers: dict[str, str], body: bytes) -> dict[str, Any]:
-    """Decode a body without field validation (Binding, Scale, DeleteOptions ...)."""
-    if len(body) > MAX_BODY:
-        raise errors.RequestEntityTooLarge()
-    mt = media_type(headers)
-    if mt == PROTOBUF:
-        return protobuf.decode(body)
-    if mt == JSON:
-        obj, _ = decode.decode_json(body)
-    elif mt in _YAML_TYPES:
-        obj, _ = decode.decode_yaml(body)
-    else:
-        raise errors.UnsupportedMediaType(mt, ACCEPTED)
-    if not isinstance(obj, dict):
-        raise errors.BadRequest("the body of the request must be an object")
-    return obj
 
 
 def wants_table(headers: dict[str, str]) -> bool:

@@ -7,7 +7,11 @@ from typing import Any
 import pytest
 
 from kubeplane.api import errors
-from kubeplane.apiserver.patch import ApplyConflict, decode_apply_patch, server_side_apply, update_managed_fields
+from kubeplane.apiserver.patch import (
+    ApplyConflict,
+    server_side_apply,
+    update_managed_fields,
+)
 from kubeplane.apiserver.patch.apply import merge
 from kubeplane.apiserver.patch.managedfields import fields_v1_to_set, set_to_fields_v1
 
@@ -197,14 +201,6 @@ def test_apply_bad_requests(cfg: dict[str, Any], message: str) -> None:
     with pytest.raises(errors.BadRequest) as ei:
         apply(None, cfg)
     assert ei.value.message == message
-
-
-def test_decode_apply_patch_accepts_json_text_and_rejects_garbage() -> None:
-    assert decode_apply_patch(b'{"apiVersion":"apps/v1","kind":"Deployment"}')["kind"] == "Deployment"
-    with pytest.raises(errors.BadRequest):
-        decode_apply_patch(b"- a\n- b\n")
-    with pytest.raises(errors.BadRequest):
-        decode_apply_patch(b"{a: [}")
 
 
 def test_fields_v1_round_trip() -> None:

@@ -25,7 +25,10 @@ Obj = dict[str, Any]
 Create = Callable[[Obj], list[FieldError]]
 Update = Callable[[Obj, Obj], list[FieldError]]
 
-__all__ = ["FieldError", "validate", "validate_update", "validate_status_update", "warnings"]
+__all__ = ["FieldError", "validate", "validate_namespace_finalizers", "validate_update", "validate_status_update",
+           "warnings"]
+
+validate_namespace_finalizers = core.validate_namespace_finalizers
 
 
 def _meta_update(new: Obj, old: Obj) -> list[FieldError]:

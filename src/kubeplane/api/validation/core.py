@@ -5,6 +5,7 @@ fields we serve are mirrored; each function names its upstream counterpart.
 """
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from kubeplane.api import errors
@@ -12,10 +13,22 @@ from kubeplane.api.errors import FieldError
 
 from . import meta as m
 from .memo import remember_valid
-from .names import (inclusive_range_error, is_config_map_key, is_dns1123_label, is_dns1123_subdomain,
-                    is_http_header_name, is_qualified_name, is_relaxed_env_var_name, is_valid_label_value,
-                    is_valid_port_name, is_valid_port_num, name_is_dns1035_label, name_is_dns_label,
-                    name_is_dns_subdomain, name_is_path_segment)
+from .names import (
+    inclusive_range_error,
+    is_config_map_key,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_http_header_name,
+    is_qualified_name,
+    is_relaxed_env_var_name,
+    is_valid_label_value,
+    is_valid_port_name,
+    is_valid_port_num,
+    name_is_dns1035_label,
+    name_is_dns_label,
+    name_is_dns_subdomain,
+    name_is_path_segment,
+)
 from .quantity import PARSE_ERROR, parse_quantity
 
 Obj = dict[str, Any]
@@ -275,7 +288,7 @@ def validate_volume_mounts(mounts: list[Obj], volumes: set[str], path: str) -> l
         if not mnt.get("mountPath"):
             errs.append(errors.required(ip + ".mountPath"))
         if mnt.get("mountPath", "") in paths:
-            errs.append(errors.invalid(ip + ".mountPath", mnt["mountPath"], "must be unique"))
+            errs.append(errors.invalid(ip + ".mountPath", mnt.get("mountPath", ""), "must be unique"))
         paths.add(mnt.get("mountPath", ""))
     return errs
 
@@ -514,7 +527,13 @@ def validate_binding(b: Obj) -> list[FieldError]:
 def validate_namespace(ns: Obj) -> list[FieldError]:
     """Upstream: ValidateNamespace (DNS-1123 label name, spec.finalizers are finalizer names)."""
     errs = m.validate_object_meta(ns.get("metadata") or {}, False, name_is_dns_label)
-    for i, f in enumerate((ns.get("spec") or {}).get("finalizers") or []):
+    return errs + validate_namespace_finalizers((ns.get("spec") or {}).get("finalizers") or [])
+
+
+def validate_namespace_finalizers(finalizers: list[str]) -> list[FieldError]:
+    """spec.finalizers are finalizer names (ValidateNamespace, ValidateNamespaceFinalizeUpdate)."""
+    errs: list[FieldError] = []
+    for i, f in enumerate(finalizers):
         errs += _validate_finalizer_name(f, f"spec.finalizers[{i}]")
     return errs
 
@@ -553,6 +572,21 @@ def validate_node(node: Obj) -> list[FieldError]:
         if key in seen:
             errs.append(errors.duplicate(ip, t))
         seen.add(key)
+    return errs + _validate_pod_cidrs((node.get("spec") or {}).get("podCIDRs") or [])
+
+
+def _validate_pod_cidrs(cidrs: list[str]) -> list[FieldError]:
+    """ValidateNode's spec.podCIDRs: each a CIDR (IsValidCIDR), at most one per IP family."""
+    errs: list[FieldError] = []
+    families = []
+    for i, value in enumerate(cidrs):
+        try:
+            families.append(ipaddress.ip_network(value, strict=False).version)
+        except ValueError:
+            errs.append(errors.invalid(f"spec.podCIDRs[{i}]", value,
+                                       "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"))
+    if not errs and len(cidrs) > 1 and (len(cidrs) > 2 or len(set(families)) != 2):
+        errs.append(errors.invalid("spec.podCIDRs", cidrs, "may specify no more than one CIDR for each IP family"))
     return errs
 
 

@@ -2,41 +2,98 @@
 paging and response building (admission is the create handler's, rest.py)."""
 from __future__ import annotations
 
-import base64
+import asyncio
 import bisect
+import functools
+import gc
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
-import yaml
 
-from ...api import errors, labels
+from ...api import decode, errors, labels
 from ...api.resources import ResourceInfo
 from ...storage.interface import KeyValue
 from .. import codec
 from ..objects import Obj, check_type_meta
 from ..request import Request, Response
+from . import continue_token
 
 if TYPE_CHECKING:
     from ..server import APIServer
 
 FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
+T = TypeVar("T")
 
 
 # --- decoding -----------------------------------------------------------------------------
 
-def decode_object(api: APIServer, req: Request, ri: ResourceInfo) -> tuple[Obj, list[str]]:
+async def decode_object(api: APIServer, req: Request, ri: ResourceInfo, heavy: bool) -> tuple[Obj, list[str]]:
     """Decode a create/update body and apply fieldValidation; returns (object, warnings).
+    `heavy` (is_heavy(req)): decode in the worker thread.
 
     events.k8s.io Events are stored as core/v1 Events (one storage, as upstream).
     """
+    warnings: list[str] = []
     if req.obj is not None:
-        obj, warnings = req.obj, []
+        obj = req.obj
+    elif heavy:
+        obj, warnings = await in_worker(codec.decode_object, req.headers, req.body, ri, field_validation(req))
     else:
         obj, warnings = codec.decode_object(req.headers, req.body, ri, field_validation(req))
     check_type_meta(obj, ri)
     return input_obj(ri, obj), warnings
+
+
+# --- keeping the event loop free ------------------------------------------------------------
+
+# A request this large (body, plus the stored object a patch applies to) is decoded, patched,
+# defaulted and validated in a worker thread, so the event loop goes on serving meanwhile:
+# the thread hands the GIL to the loop every sys.getswitchinterval() (5 ms). One thread:
+# these steps hold the GIL anyway, and with more threads the loop would wait behind each.
+# Smaller requests stay on the loop, where a pod costs less than the hop to a thread (~50 us).
+OFFLOAD_BYTES = 64 * 1024
+_worker = ThreadPoolExecutor(1, thread_name_prefix="kubeplane-decode")
+
+
+def is_heavy(req: Request, kv: KeyValue | None = None) -> bool:
+    """Whether req's CPU work belongs in the worker thread: a big body or stored object, a
+    YAML body with aliases or a JSON patch with copies (either may grow to 3 MiB: see
+    yaml_aliases and patch/jsonpatch.py)."""
+    if req.obj is not None:             # an in-process component's write: its own object
+        return False
+    body = req.body
+    size = len(body) + (len(kv.value) if kv is not None and kv.value is not None else 0)
+    if size > OFFLOAD_BYTES:
+        return True
+    if b"*" in body and b"&" in body:
+        return "yaml" in codec.media_type(req.headers)
+    return b'"copy"' in body and codec.media_type(req.headers) == "application/json-patch+json"
+
+
+async def in_worker(fn: Callable[..., T], *args: Any) -> T:
+    """fn(*args) in the worker thread. fn must only touch the request's own data (and read
+    stored objects, which nobody mutates). Callers branch on is_heavy themselves: a light
+    request calls fn directly, without even a coroutine in between."""
+    return await asyncio.get_running_loop().run_in_executor(_worker, functools.partial(_gc_paused, fn, *args))
+
+
+def _gc_paused(fn: Callable[..., T], *args: Any) -> T:
+    """fn(*args) with the cyclic garbage collector paused. A big body allocates a million
+    objects, none in a cycle; every few thousand of them the collector would run, and a full
+    collection walks the whole heap holding the GIL: 40-60 ms during which the loop cannot
+    run, several times per request (measured in benchmarks/hostile_bench.py). One worker, so
+    pauses never overlap; the loop's own garbage waits a few hundred ms at most."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return fn(*args)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def input_obj(ri: ResourceInfo, obj: Obj) -> Obj:
@@ -56,15 +113,20 @@ def field_validation(req: Request) -> str:
 
 
 def check_patched_fields(req: Request, ri: ResourceInfo, obj: Obj, warnings: list[str]) -> None:
-    """Field validation of a patch result: wrong types are 400; unknown fields per fieldValidation."""
-    from ...api import decode
+    """Decode a patch result as upstream decodes it into the typed object: wrong types are
+    400; unknown fields are dropped and reported per fieldValidation; nulls become what Go
+    makes of them (decode.prune). obj must be the request's own (it is changed in place)."""
     mode = field_validation(req)
-    type_errs = decode.type_errors(obj, ri.definition)
-    if type_errs:
-        raise errors.BadRequest(type_errs[0])
+    try:
+        type_errs = decode.type_errors(obj, ri.definition)
+        if type_errs:
+            raise errors.BadRequest(type_errs[0])
+        problems = decode.prune(obj, ri.definition)
+    except RecursionError:
+        raise errors.BadRequest(f"{ri.kind} in version {errors.go_quote(ri.version)} cannot be handled as a "
+                                f"{ri.kind}: exceeded max depth") from None
     if mode == "Ignore":
         return
-    problems = decode.field_problems(obj, ri.definition)
     if problems and mode == "Strict":
         raise decode.strict_error(ri.kind, problems, version=ri.version)
     warnings.extend(decode.warning_texts(problems))
@@ -138,10 +200,12 @@ def precondition_revision(obj: Obj, current: int) -> int:
     rv = (obj.get("metadata") or {}).get("resourceVersion")
     if not rv:
         return current
-    try:
-        return int(rv)
-    except (TypeError, ValueError):
-        raise errors.BadRequest(f"invalid resourceVersion: {rv!r}") from None
+    n, problem = parse_uint64(rv)
+    if problem:
+        # Upstream: APIObjectVersioner.ObjectResourceVersion's strconv error, which reaches
+        # the client as a 500; it is the client's mistake, so a 400 with the same text.
+        raise errors.BadRequest(problem)
+    return n
 
 
 def patch_pins_revision(req: Request, patch_type: str) -> bool:
@@ -149,8 +213,8 @@ def patch_pins_revision(req: Request, patch_type: str) -> bool:
     resolve, as upstream: no retry). Only called after a conflict, so parsing again is cheap."""
     try:
         patch = req.obj if req.obj is not None else (
-            yaml.safe_load(req.body) if "yaml" in patch_type else orjson.loads(req.body))
-    except (orjson.JSONDecodeError, yaml.YAMLError):
+            decode.decode_yaml(req.body)[0] if "yaml" in patch_type else decode.parse_json(req.body))
+    except (errors.StatusError, ValueError, RecursionError):
         return False
     if isinstance(patch, list):                       # JSON patch: an op on the field
         return any(isinstance(op, dict) and op.get("path") == "/metadata/resourceVersion" for op in patch)
@@ -219,15 +283,32 @@ def validate_list_options(req: Request, watch: bool = False) -> None:
         raise _list_options_invalid(errs)
 
 
+_UINT64_MAX = 2**64 - 1
+
+
+def parse_uint64(s: str) -> tuple[int, str]:
+    """strconv.ParseUint(s, 10, 64): (value, "") or (0, its error text), e.g.
+    `strconv.ParseUint: parsing "1e3": invalid syntax`, `... "18446744073709551616": value out of range`."""
+    if s.isascii() and s.isdigit():
+        if len(s.lstrip("0")) <= 20 and (n := int(s)) <= _UINT64_MAX:
+            return n, ""
+        why = "value out of range"
+    else:
+        why = "invalid syntax"
+    return 0, f"strconv.ParseUint: parsing {errors.go_quote(s)}: {why}"
+
+
 def parse_resource_version(rv: str) -> int:
-    """Upstream: APIObjectVersioner.ParseResourceVersion ("" and "0" are 0)."""
+    """Upstream: APIObjectVersioner.ParseResourceVersion ("" and "0" are 0), as list, get and
+    watch report its failure: `invalid resource version: resourceVersion: Invalid value: "x":
+    strconv.ParseUint: parsing "x": invalid syntax` (or `value out of range`)."""
     if rv in ("", "0"):
         return 0
-    if rv.isascii() and rv.isdigit():
-        return int(rv)
-    q = errors.go_quote(rv)
-    raise errors.BadRequest(f"invalid resource version: resourceVersion: Invalid value: {q}: "
-                            f"strconv.ParseUint: parsing {q}: invalid syntax")
+    n, problem = parse_uint64(rv)
+    if problem:
+        raise errors.BadRequest(f"invalid resource version: resourceVersion: Invalid value: "
+                                f"{errors.go_quote(rv)}: {problem}")
+    return n
 
 
 def too_large_resource_version(requested: int, current: int) -> errors.StatusError:
@@ -247,8 +328,10 @@ def check_list_resource_version(api: APIServer, req: Request) -> None:
     validate_list_options(req)
     q = req.query
     rv, match = q.get("resourceVersion", ""), q.get("resourceVersionMatch", "")
-    if rv and q.get("continue") and rv != "0":
-        raise errors.BadRequest("specifying resource version is not allowed when using continue")
+    if q.get("continue"):
+        continue_token.decode_continue(q["continue"])
+        if rv and rv != "0":
+            raise errors.BadRequest("specifying resource version is not allowed when using continue")
     n = parse_resource_version(rv)
     current = api.storage.revision
     if n > current:
@@ -258,17 +341,21 @@ def check_list_resource_version(api: APIServer, req: Request) -> None:
 
 
 def parse_limit(value: str) -> int:
-    try:
-        n = int(value) if value else 0
-    except ValueError:
-        raise errors.BadRequest(f"invalid limit: {value!r}") from None
-    return max(n, 0)
+    """The limit query parameter, an int64 (ParameterCodec: strconv.ParseInt's error is the 400's
+    text); zero or negative means no limit."""
+    if not value:
+        return 0
+    digits = value[1:] if value[:1] in "+-" else value
+    if not (digits.isascii() and digits.isdigit()):
+        why = "invalid syntax"
+    elif len(digits.lstrip("0")) <= 19 and -(2**63) <= (n := int(value)) < 2**63:
+        return max(n, 0)
+    else:
+        why = "value out of range"
+    raise errors.BadRequest(f"strconv.ParseInt: parsing {errors.go_quote(value)}: {why}")
 
 
-def make_continue(start_key: str, rev: int) -> str:
-    """Upstream: storage.EncodeContinue — base64url of {"v","rv","start"}; start is relative to the list prefix."""
-    token = orjson.dumps({"v": "meta.k8s.io/v1", "rv": rev, "start": start_key})
-    return base64.urlsafe_b64encode(token).decode().rstrip("=")
+make_continue = continue_token.encode_continue
 
 
 _INCONSISTENT_CONTINUE = (
@@ -295,21 +382,20 @@ class ContinueExpired(errors.Gone):
 def parse_continue(token: str, rev: int, api: APIServer) -> tuple[str, int]:
     """Where a continued list starts, and the list revision it reports (the first page's).
 
-    Upstream: storage.DecodeContinue; a compacted revision is 410 with a token (rv -1) that
-    continues at the latest revision (handleCompactedErrorForPaging).
+    The token's revision is the snapshot the pages are read at (we read the current state,
+    and report the first page's revision): one in the future is upstream's 504 "Too large
+    resource version" (etcd's ErrFutureRev), a negative one means the latest (the token a
+    compacted list hands out), a compacted one is 410 with a token (rv -1) that continues at
+    the latest revision (handleCompactedErrorForPaging).
+    Upstream: ValidateListOptions (storage/interfaces.go), store.GetList (etcd3/store.go).
     """
     if not token:
         return "", rev
-    try:
-        data = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        if data.get("v") != "meta.k8s.io/v1":
-            raise ValueError
-        start, token_rev = str(data["start"]), int(data["rv"])
-    except Exception:
-        raise errors.BadRequest("continue key is not valid: incorrect encoded start resourceVersion "
-                                "(version meta.k8s.io/v1)") from None
-    if token_rev == -1:
+    start, token_rev = continue_token.decode_continue(token)
+    if token_rev < 0:
         return start, rev
+    if token_rev > rev:
+        raise too_large_resource_version(token_rev, rev)
     if token_rev < api.storage.oldest_revision:
         raise ContinueExpired(make_continue(start, -1))
     return start, token_rev
@@ -356,7 +442,9 @@ def output_bytes(ri: ResourceInfo, obj: Obj, value: bytes | None) -> bytes:
 
 
 def warning_headers(warnings: list[str]) -> list[tuple[str, str]]:
-    return [("warning", f'299 - "{w}"') for w in warnings]
+    """Upstream: NewWarningHeader (apimachinery util/net/http.go): `299 - "text"`, with `"` and `\\`
+    escaped in the text."""
+    return [("warning", '299 - "' + w.replace("\\", "\\\\").replace('"', '\\"') + '"') for w in warnings]
 
 
 def object_response(api: APIServer, req: Request, ri: ResourceInfo, obj: Obj, value: bytes | None,

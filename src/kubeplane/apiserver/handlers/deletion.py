@@ -10,13 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from ...api import errors
 from ...api.resources import ResourceInfo
 from ...storage.interface import KeyValue
 from ...utils.clock import parse_rfc3339, rfc3339
-from .. import objects
+from .. import codec, objects
 from ..objects import Obj, storage_errors
 from ..registry import strategy_for
 from ..request import Request
@@ -24,6 +22,7 @@ from ..request import Request
 if TYPE_CHECKING:
     from ..server import APIServer
 
+DELETE_OPTIONS = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
 ORPHAN = "orphan"
 FOREGROUND = "foregroundDeletion"
 POLICIES = ("Orphan", "Background", "Foreground")
@@ -43,12 +42,10 @@ class DeleteOptions:
         """Merge the DeleteOptions body (kubectl sends one) with the query parameters."""
         body: dict[str, Any] = {}
         if req.body.strip():
-            try:
-                body = orjson.loads(req.body)
-            except orjson.JSONDecodeError as e:
-                raise errors.BadRequest(f"error decoding DeleteOptions: {e}") from None
-            if not isinstance(body, dict):
-                raise errors.BadRequest("DeleteOptions must be an object")
+            # Decoded into the typed DeleteOptions as upstream (unknown fields ignored; a
+            # wrong type is a 400 here, a 500 upstream, whose delete handler passes the
+            # decoder's error on as it is).
+            body, _ = codec.decode_typed(req.headers, req.body, DELETE_OPTIONS, "DeleteOptions", "v1", "Ignore")
         q = req.query
         grace = body.get("gracePeriodSeconds", q.get("gracePeriodSeconds"))
         policy = body.get("propagationPolicy", q.get("propagationPolicy"))

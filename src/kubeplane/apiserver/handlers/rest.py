@@ -31,7 +31,13 @@ _DEFAULTS_OUTSIDE_SPEC = defaults.DEFAULTED_KINDS - defaults.SPEC_ONLY_DEFAULTS
 
 
 async def get(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
-    """Upstream: GetResource (handlers/get.go)."""
+    """Upstream: GetResource (handlers/get.go); a resourceVersion asks for an object at least
+    that fresh (we serve the latest): a malformed one is 400, a future one 504, as the etcd3
+    store's validateMinimumResourceVersion answers."""
+    if rv := req.query.get("resourceVersion", ""):
+        n, current = common.parse_resource_version(rv), api.storage.revision
+        if n > current:
+            raise common.too_large_resource_version(n, current)
     kv = await api.storage.get(ri.key(ns, name))
     if kv is None:
         raise errors.NotFound(ri.group, ri.plural, name)
@@ -58,10 +64,34 @@ async def list_(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Resp
 
 async def create(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Response:
     """Upstream: createHandler (handlers/create.go) + Store.Create."""
-    obj, warnings = common.decode_object(api, req, ri)
+    heavy = common.is_heavy(req)
+    obj, warnings = await common.decode_object(api, req, ri, heavy)
     objects.check_namespace_matches(obj, ns, ri)
-    stored, value = await create_object(api, req, ri, ns, obj, warnings)
+    stored, value = await create_object(api, req, ri, ns, obj, warnings, heavy=heavy)
     return common.object_response(api, req, ri, stored, value, status=201, warnings=warnings)
+
+
+def _prepare_create(api: APIServer, ri: ResourceInfo, ns: str, obj: Obj) -> None:
+    """Default the new object, fill its system metadata, let the strategy prepare it."""
+    common.set_defaults(obj)
+    objects.fill_create_meta(obj, ri, ns, api.now())
+    strategy_for(ri).prepare_for_create(obj)
+
+
+def _validate_create(api: APIServer, req: Request, ri: ResourceInfo, obj: Obj, warnings: list[str],
+                     applied: bool, heavy: bool) -> None:
+    """Validate, record ownership and check the size of a new object (nothing is written yet).
+
+    Only a heavy request can make an object over the store's limit (objects.MAX_REQUEST_BYTES):
+    below common.OFFLOAD_BYTES of body and stored object, defaulting and managedFields would
+    have to grow it 24-fold. The worst we know is a pod of bare `{"name":"a1","image":"b"}`
+    containers created with a fieldManager: a 60 KB body is stored as 580 KB (9.7-fold).
+    """
+    common.validate_create(ri, obj, warnings)
+    if not applied:
+        common.record_managed_fields(api, req, ri, None, obj)
+    if heavy and not common.dry_run(req):
+        objects.check_stored_size(obj, ri, drop_managed_fields=not applied)
 
 
 # A generated name that is taken is replaced and the create tried again, up to 8 attempts in all:
@@ -73,21 +103,26 @@ MAX_NAME_GENERATION_CREATE_ATTEMPTS = 8
 
 
 async def create_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str, obj: Obj,
-                        warnings: list[str], *, applied: bool = False) -> tuple[Obj, bytes | None]:
+                        warnings: list[str], *, applied: bool = False,
+                        heavy: bool | None = None) -> tuple[Obj, bytes | None]:
     """Default, prepare, admit, validate and store a new object; returns what was stored and
     its encoding (None for a dry run), which a response can send as it is.
 
-    `applied`: server-side apply already recorded its managedFields entry.
+    `applied`: server-side apply already recorded its managedFields entry. `heavy`: the CPU
+    work goes to the worker thread (default: common.is_heavy(req)).
     """
-    strategy = strategy_for(ri)
+    if heavy is None:
+        heavy = common.is_heavy(req)
     requested_name = objects.object_name(obj)
-    common.set_defaults(obj)
-    objects.fill_create_meta(obj, ri, ns, api.now())
-    strategy.prepare_for_create(obj)
+    if heavy:
+        await common.in_worker(_prepare_create, api, ri, ns, obj)
+    else:
+        _prepare_create(api, ri, ns, obj)
     await admission.admit_create(api, ri, obj, requested_name)
-    common.validate_create(ri, obj, warnings)
-    if not applied:
-        common.record_managed_fields(api, req, ri, None, obj)
+    if heavy:
+        await common.in_worker(_validate_create, api, req, ri, obj, warnings, applied, heavy)
+    else:
+        _validate_create(api, req, ri, obj, warnings, applied, heavy)
     if common.dry_run(req):
         return obj, None
     for attempt in range(1, MAX_NAME_GENERATION_CREATE_ATTEMPTS + 1):
@@ -114,7 +149,7 @@ async def create_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str,
 async def update(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
                  subresource: str = "") -> Response:
     """Upstream: UpdateResource (handlers/update.go) + Store.Update."""
-    new, warnings = common.decode_object(api, req, ri)
+    new, warnings = await common.decode_object(api, req, ri, common.is_heavy(req))
     objects.check_namespace_matches(new, ns, ri)
     objects.check_name(new, name)
     kv = await api.storage.get(ri.key(ns, name))
@@ -124,34 +159,28 @@ async def update(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: 
         stored, value = await create_object(api, req, ri, ns, new, warnings)
         return common.object_response(api, req, ri, stored, value, status=201, warnings=warnings)
     expected = common.precondition_revision(new, kv.mod_revision)
-    stored, value = await update_object(api, req, ri, new, kv.obj, expected, subresource, warnings)
+    stored, value = await update_object(api, req, ri, new, kv.obj, expected, subresource, warnings,
+                                        heavy=common.is_heavy(req, kv))
     return common.object_response(api, req, ri, stored, value, warnings=warnings)
 
 
 async def update_object(api: APIServer, req: Request, ri: ResourceInfo, new: Obj, old: Obj,
                         expected: int, subresource: str, warnings: list[str], *,
-                        applied: bool = False) -> tuple[Obj, bytes | None]:
+                        applied: bool = False, heavy: bool = False) -> tuple[Obj, bytes | None]:
     """Prepare, validate and store new over old (at revision expected); returns the result and,
-    when it was stored, its encoding.
+    when it was stored, its encoding. `heavy`: do the CPU work in the worker thread
+    (common.is_heavy of the request and the stored object).
 
     A write that changes nothing is not stored (the resourceVersion stays), as upstream; an
     update that removes the last finalizer of an object being deleted deletes it.
     """
-    strategy = strategy_for(ri)
     if str(expected) != old["metadata"].get("resourceVersion"):
         # Upstream: Store.Update compares before anything else, so a stale no-op is a conflict too.
         raise errors.Conflict(ri.group, ri.plural, objects.object_name(old), errors.OPTIMISTIC_LOCK_MSG)
-    common.set_defaults(new, subresource)
-    objects.fill_update_meta(new, old)
-    if subresource == "status":
-        strategy.prepare_for_status_update(new, old)
+    if heavy:
+        await common.in_worker(_prepare_update, api, req, ri, new, old, subresource, warnings, applied, heavy)
     else:
-        strategy.prepare_for_update(new, old)
-    # The store compares revisions itself; validation sees the stored one, as upstream's does.
-    new["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion")
-    common.validate_update(ri, new, old, subresource, warnings)
-    if not applied:
-        common.record_managed_fields(api, req, ri, old, new, subresource)
+        _prepare_update(api, req, ri, new, old, subresource, warnings, applied, heavy)
     name = objects.object_name(new)
     if new == old:
         return old, None
@@ -164,6 +193,26 @@ async def update_object(api: APIServer, req: Request, ri: ResourceInfo, new: Obj
             return new, None
         kv = await api.storage.update(key, new, expected)
     return kv.obj, kv.value
+
+
+def _prepare_update(api: APIServer, req: Request, ri: ResourceInfo, new: Obj, old: Obj, subresource: str,
+                    warnings: list[str], applied: bool, heavy: bool) -> None:
+    """Default, prepare (strategy), validate, record ownership and check the size of new (a
+    heavy request's only: see _validate_create)."""
+    strategy = strategy_for(ri)
+    common.set_defaults(new, subresource)
+    objects.fill_update_meta(new, old)
+    if subresource == "status":
+        strategy.prepare_for_status_update(new, old)
+    else:
+        strategy.prepare_for_update(new, old)
+    # The store compares revisions itself; validation sees the stored one, as upstream's does.
+    new["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion")
+    common.validate_update(ri, new, old, subresource, warnings)
+    if not applied:
+        common.record_managed_fields(api, req, ri, old, new, subresource)
+    if heavy and new != old and not common.dry_run(req):
+        objects.check_stored_size(new, ri, drop_managed_fields=not applied)
 
 
 async def patch(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
@@ -191,7 +240,7 @@ async def patch(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: s
 
 async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
                       subresource: str, patch_type: str, kv: Any) -> Response:
-    from ..patch import apply_patch, json_merge_patch, server_side_apply
+    from ..patch import json_merge_patch
 
     warnings: list[str] = []
     if kv is not None and req.obj is not None and _merges_onto_stored(ri, subresource, patch_type):
@@ -199,37 +248,58 @@ async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
         if new.get("metadata") is kv.obj.get("metadata"):
             new["metadata"] = dict(new["metadata"])     # the handlers below write its top level
         return await _store_patched(api, req, ri, name, subresource, patch_type, kv, new, warnings)
-    # Patches apply to the object as the request's API version shows it (events.k8s.io Events
-    # are stored as core Events), and the result is stored back in the stored form.
-    live = common.output_obj(ri, objects.mutable_copy(kv)) if kv else None
-    if patch_type == "application/apply-patch+yaml":
-        config, warnings = codec.decode_object(req.headers, req.body, ri, common.field_validation(req))
-        objects.check_type_meta(config, ri)
-        new = server_side_apply(live, config, ri.definition, manager=req.query.get("fieldManager", ""),
-                                force=req.flag("force"), api_version=ri.api_version, now=api.now())
-        if kv is None:
-            new.setdefault("metadata", {})["name"] = name
-            stored, value = await create_object(api, req, ri, ns, common.input_obj(ri, new), warnings, applied=True)
-            return common.object_response(api, req, ri, stored, value, status=201, warnings=warnings)
+    heavy = common.is_heavy(req, kv)
+    if heavy:
+        new = await common.in_worker(_patched, api, req, ri, name, patch_type, kv, warnings)
     else:
+        new = _patched(api, req, ri, name, patch_type, kv, warnings)
+    if kv is None:                  # server-side apply creates
+        new.setdefault("metadata", {})["name"] = name
+        stored, value = await create_object(api, req, ri, ns, common.input_obj(ri, new), warnings, applied=True)
+        return common.object_response(api, req, ri, stored, value, status=201, warnings=warnings)
+    return await _store_patched(api, req, ri, name, subresource, patch_type, kv, new, warnings, heavy=heavy)
+
+
+def _patched(api: APIServer, req: Request, ri: ResourceInfo, name: str, patch_type: str, kv: Any,
+             warnings: list[str]) -> Obj:
+    """The patch applied to the stored object (None: server-side apply creates), decoded as
+    upstream decodes a patch result into the typed object (common.check_patched_fields).
+
+    Patches apply to the object as the request's API version shows it (events.k8s.io Events
+    are stored as core Events); the caller stores the result back in the stored form.
+    """
+    from ..patch import apply_patch, server_side_apply
+
+    live = common.output_obj(ri, objects.mutable_copy(kv)) if kv else None
+    try:
+        if patch_type == "application/apply-patch+yaml":
+            # Not a typed decode: undeclared fields are server_side_apply's to refuse.
+            config, found = codec.decode_object(req.headers, req.body, ri, common.field_validation(req),
+                                                prune_unknown=False)
+            warnings.extend(found)
+            objects.check_type_meta(config, ri)
+            return server_side_apply(live, config, ri.definition, manager=req.query.get("fieldManager", ""),
+                                     force=req.flag("force"), api_version=ri.api_version, now=api.now())
         if live is None:
             raise errors.NotFound(ri.group, ri.plural, name)
         if req.obj is not None:     # an in-process component's patch: trusted, see Request.obj
-            new = apply_patch(patch_type, live, req.obj, ri.definition)
-        else:
-            new = apply_patch(patch_type, live, req.body, ri.definition)
-            common.check_patched_fields(req, ri, new, warnings)
-    return await _store_patched(api, req, ri, name, subresource, patch_type, kv, new, warnings)
+            return apply_patch(patch_type, live, req.obj, ri.definition)
+        new = apply_patch(patch_type, live, req.body, ri.definition)
+    except RecursionError:          # a patch nesting deeper than our walks go
+        raise errors.BadRequest(f"{ri.kind} in version {errors.go_quote(ri.version)} cannot be handled as a "
+                                f"{ri.kind}: exceeded max depth") from None
+    common.check_patched_fields(req, ri, new, warnings)
+    return new
 
 
 async def _store_patched(api: APIServer, req: Request, ri: ResourceInfo, name: str, subresource: str,
-                         patch_type: str, kv: Any, new: Obj, warnings: list[str]) -> Response:
+                         patch_type: str, kv: Any, new: Obj, warnings: list[str], *, heavy: bool = False) -> Response:
     objects.check_type_meta(new, ri)
     objects.check_name(new, name)
     new = common.input_obj(ri, new)
     expected = common.precondition_revision(new, kv.mod_revision)
     stored, value = await update_object(api, req, ri, new, kv.obj, expected, subresource, warnings,
-                                        applied=patch_type == "application/apply-patch+yaml")
+                                        applied=patch_type == "application/apply-patch+yaml", heavy=heavy)
     return common.object_response(api, req, ri, stored, value, warnings=warnings)
 
 

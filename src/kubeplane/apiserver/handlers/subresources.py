@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ...api import errors, labels
+from ...api import errors, labels, validation
 from ...api.resources import ResourceInfo, lookup
 from .. import codec, objects
 from ..objects import Obj, storage_errors
@@ -58,8 +58,13 @@ async def _scale_target(api: APIServer, ri: ResourceInfo, ns: str, name: str) ->
     return kv
 
 
+BINDING = "io.k8s.api.core.v1.Binding"
+NAMESPACE = "io.k8s.api.core.v1.Namespace"
+
+
 async def update_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
-    scale = codec.decode_plain(req.headers, req.body)
+    scale, _ = codec.decode_typed(req.headers, req.body, SCALE_INFO.definition, "Scale", "v1",
+                                  common.field_validation(req))
     return await _apply_scale(api, req, ri, ns, name, scale, await _scale_target(api, ri, ns, name))
 
 
@@ -70,6 +75,7 @@ async def patch_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
         raise errors.UnsupportedMediaType(patch_type, list(rest.PATCH_TYPES[:3]))
     kv = await _scale_target(api, ri, ns, name)
     scale = apply_patch(patch_type, to_scale(kv.obj), req.body, SCALE_INFO.definition)
+    common.check_patched_fields(req, SCALE_INFO, scale, [])
     return await _apply_scale(api, req, ri, ns, name, scale, kv)
 
 
@@ -99,7 +105,12 @@ async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str
     The binding's uid/resourceVersion are preconditions on the pod (a Conflict on pods); a pod
     being deleted, already bound, or still gated cannot be bound (a Conflict on pods/binding).
     """
-    binding = codec.decode_plain(req.headers, req.body)
+    warnings: list[str] = []
+    if req.obj is not None:         # the in-process scheduler's binding: trusted, see Request.obj
+        binding = req.obj
+    else:
+        binding, warnings = codec.decode_typed(req.headers, req.body, BINDING, "Binding", "v1",
+                                               common.field_validation(req))
     meta = binding.get("metadata") or {}
     if meta.get("name", "") != name:
         raise errors.BadRequest("name in URL does not match name in Binding object")
@@ -138,7 +149,8 @@ async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str
         with storage_errors(ri, name):
             await api.storage.update(kv.key, pod, kv.mod_revision)
     return Response(201, orjson.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
-                                       "status": "Success", "code": 201}))
+                                       "status": "Success", "code": 201}),
+                    headers=common.warning_headers(warnings))
 
 
 def _binding_copy(stored: Obj) -> Obj:
@@ -174,10 +186,13 @@ def set_pod_condition(pod: Obj, type_: str, status: str, now: str, reason: str =
 async def finalize_namespace(api: APIServer, req: Request, ri: ResourceInfo, name: str) -> Response:
     """Upstream: FinalizeREST.Update — only spec.finalizers may change; the last one going
     away completes a pending namespace deletion."""
-    body = codec.decode_plain(req.headers, req.body)
+    body, _ = codec.decode_typed(req.headers, req.body, NAMESPACE, "Namespace", "v1", common.field_validation(req))
     kv = await _current(api, ri, "", name)
     new = objects.mutable_copy(kv)
     finalizers = (body.get("spec") or {}).get("finalizers") or []
+    errs = validation.validate_namespace_finalizers(finalizers)
+    if errs:
+        raise errors.Invalid("", "Namespace", name, errs)
     new.setdefault("spec", {})["finalizers"] = finalizers
     if not finalizers:
         del new["spec"]["finalizers"]

@@ -11,7 +11,7 @@ from typing import Any
 from kubeplane.api import errors
 
 from ._status import decode_json
-from .apply import ApplyConflict, decode_apply_patch, server_side_apply
+from .apply import ApplyConflict, server_side_apply
 from .jsonpatch import json_patch
 from .managedfields import update_managed_fields
 from .merge import json_merge_patch
@@ -25,9 +25,20 @@ APPLY_PATCH_YAML = "application/apply-patch+yaml"
 # The order upstream lists them in the 415 message (PatchResource's patchTypes).
 PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH_YAML]
 
-__all__ = ["APPLY_PATCH_YAML", "ApplyConflict", "JSON_PATCH", "MERGE_PATCH", "PATCH_TYPES",
-           "STRATEGIC_MERGE_PATCH", "apply_patch", "decode_apply_patch", "json_merge_patch", "json_patch",
-           "server_side_apply", "strategic_merge_patch", "update_managed_fields"]
+__all__ = [
+    "APPLY_PATCH_YAML",
+    "JSON_PATCH",
+    "MERGE_PATCH",
+    "PATCH_TYPES",
+    "STRATEGIC_MERGE_PATCH",
+    "ApplyConflict",
+    "apply_patch",
+    "json_merge_patch",
+    "json_patch",
+    "server_side_apply",
+    "strategic_merge_patch",
+    "update_managed_fields",
+]
 
 
 def apply_patch(patch_type: str, original: dict[str, Any], patch_body: bytes | dict[str, Any],
@@ -36,8 +47,8 @@ def apply_patch(patch_type: str, original: dict[str, Any], patch_body: bytes | d
     body may come already decoded (an in-process client's dict).
 
     Returns the patched object; original is not modified. Errors are StatusErrors:
-    malformed bodies 400, patches that cannot apply 422 (or 500 where upstream leaks a
-    plain error), unknown or apply content types 415.
+    malformed bodies 400, patches that cannot apply 422 (or 400 where upstream leaks a
+    plain error as a 500), unknown or apply content types 415.
     """
     patch_type = patch_type.split(";", 1)[0].strip()
     if patch_type not in (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH):
@@ -47,11 +58,14 @@ def apply_patch(patch_type: str, original: dict[str, Any], patch_body: bytes | d
     except ValueError as e:
         prefix = "" if patch_type == STRATEGIC_MERGE_PATCH else "error decoding patch: "
         raise errors.BadRequest(prefix + str(e)) from None
-    if patch_type == JSON_PATCH:
-        return json_patch(original, patch)
-    if patch_type == MERGE_PATCH:
-        return json_merge_patch(original, patch)
-    return _strategic(original, patch, def_name)
+    try:
+        if patch_type == JSON_PATCH:
+            return json_patch(original, patch)
+        if patch_type == MERGE_PATCH:
+            return json_merge_patch(original, patch)
+        return _strategic(original, patch, def_name)
+    except RecursionError:      # nesting deeper than the merge walks go (Go's decoder: 10000)
+        raise errors.BadRequest("error decoding patch: exceeded max depth") from None
 
 
 def _strategic(original: dict[str, Any], patch: Any, def_name: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from kubeplane.api import errors
+from kubeplane.api import decode, errors
 
 
 def go_v(value: Any) -> str:
@@ -33,6 +33,8 @@ def go_s(value: Any) -> str:
     """Render like Go's %s: strings verbatim, anything else as %!s(type=value)."""
     if isinstance(value, str):
         return value
+    if value is None:
+        return "%!s(<nil>)"           # a nil interface: no type to print
     return f"%!s({go_type(value)}={go_v(value)})"
 
 
@@ -90,14 +92,8 @@ def unprocessable(detail: str) -> errors.StatusError:
     return err
 
 
-def unknown(message: str) -> errors.StatusError:
-    """A plain Go error reaching the handler: ErrorToAPIStatus makes it 500 with no reason."""
-    return errors.StatusError(500, "", message)
-
-
 def decode_json(body: bytes) -> Any:
-    """Decode a JSON request body; malformed JSON raises ValueError with Go-like text."""
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError as e:
-        raise ValueError(f"invalid character in JSON at offset {e.pos}: {e.msg}") from None
+    """Decode a JSON request body as Go's encoding/json does (unpaired surrogates become
+    U+FFFD, numbers beyond float64 are refused); malformed JSON raises ValueError with Go's
+    text: `invalid character 'x' looking for beginning of value`."""
+    return decode.parse_json(body)

@@ -17,15 +17,25 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from kubeplane.api import errors
 
-from ._schema import LIST, SCALAR, Node, Shape, root, shape_of
-from ._status import go_json_kind
-from .managedfields import (APPLY, UPDATE, Entry, Path, compare, decode_managed_fields, encode_managed_fields,
-                            filter_paths, ignored_prefixes, index_items, item_element, path_string, to_field_set,
-                            without_managed_fields)
+from ._schema import LIST, MAP, SCALAR, STRUCT, Node, Shape, root, shape_of
+from .managedfields import (
+    APPLY,
+    UPDATE,
+    Entry,
+    Path,
+    compare,
+    decode_managed_fields,
+    encode_managed_fields,
+    filter_paths,
+    ignored_prefixes,
+    index_items,
+    item_element,
+    path_string,
+    to_field_set,
+    without_managed_fields,
+)
 from .strategic import _copy, discard_null_values_from_patch
 
 
@@ -34,22 +44,6 @@ class ApplyConflict(errors.Conflict):
 
     def __init__(self, message: str, causes: list[dict[str, str]]) -> None:
         errors.StatusError.__init__(self, 409, "Conflict", message, {"causes": causes})
-
-
-def decode_apply_patch(body: bytes) -> dict[str, Any]:
-    """Decode an apply-patch+yaml body (kubectl sends JSON text, which is YAML too).
-
-    Upstream: applyPatcher uses yaml.Unmarshal; failures are 400 "error decoding YAML: ...".
-    """
-    try:
-        doc = yaml.safe_load(body)
-    except yaml.YAMLError as e:
-        raise errors.BadRequest(f"error decoding YAML: {e}") from None
-    if not isinstance(doc, dict):
-        raise errors.BadRequest(
-            f"error decoding YAML: json: cannot unmarshal {go_json_kind(doc)} into Go value of type "
-            "map[string]interface {}")
-    return doc
 
 
 def server_side_apply(live: dict[str, Any] | None, config: dict[str, Any], def_name: str, *, manager: str,
@@ -61,6 +55,7 @@ def server_side_apply(live: dict[str, Any] | None, config: dict[str, Any], def_n
     """
     _validate_config(config, api_version)
     node = root(def_name)
+    _refuse_undeclared(config, node)
     ignored = ignored_prefixes(subresource)
     config = _without_ignored(config, ignored)
     discard_null_values_from_patch(config)
@@ -90,6 +85,51 @@ def _validate_config(config: dict[str, Any], api_version: str) -> None:
     if config.get("apiVersion") != api_version:
         raise errors.BadRequest("Incorrect version specified in apply patch. Specified patch version: "
                                 f"{config.get('apiVersion', '')}, expected: {api_version}")
+
+
+def _refuse_undeclared(config: dict[str, Any], node: Node | None) -> None:
+    """An applied configuration may only set fields the schema declares: the typed conversion
+    of the patch object fails otherwise, whatever fieldValidation says, e.g.
+    `failed to create typed patch object (default/web; apps/v1, Kind=Deployment): .spec.foo:
+    field not declared in schema`. Upstream answers it as a 500 (the plain error of
+    structuredManager.Apply); kubernetes#139253 makes it the 400 it is, with the same text.
+    Upstream: structuredManager.Apply (managedfields/internal/structuredmerge.go),
+    ValidationErrors.Error (structured-merge-diff typed/validate.go).
+    """
+    found: list[Path] = []
+    _undeclared(config, node, (), found)
+    if not found:
+        return
+    lines = [f"{path_string(p)}: field not declared in schema" for p in found]
+    detail = lines[0] if len(lines) == 1 else "errors:\n" + "\n".join("  " + line for line in lines)
+    meta = config.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+    group, _, version = str(config.get("apiVersion", "")).rpartition("/")
+    gvk = f"{group}/{version}, Kind={config.get('kind', '')}"
+    nn = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+    raise errors.BadRequest(f"failed to create typed patch object ({nn}; {gvk}): {detail}")
+
+
+def _undeclared(value: Any, node: Node | None, path: Path, out: list[Path]) -> None:
+    """Paths of struct fields the schema does not declare, in document order."""
+    if value is None or node is None:
+        return
+    shape = shape_of(node, value)
+    if shape.kind == LIST:
+        child = shape.child("")
+        for i, item in enumerate(value):
+            _undeclared(item, child, path + (item_element(shape, item, i),), out)
+    elif shape.kind == STRUCT:
+        for k, v in value.items():
+            p = path + ("f:" + k,)
+            if shape.declares(k):
+                _undeclared(v, shape.child(k), p, out)
+            else:
+                out.append(p)
+    elif shape.kind == MAP:
+        for k, v in value.items():
+            _undeclared(v, shape.child(k), path + ("f:" + k,), out)
 
 
 def _without_ignored(config: dict[str, Any], ignored: frozenset[Path]) -> dict[str, Any]:

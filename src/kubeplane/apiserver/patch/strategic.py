@@ -33,7 +33,7 @@ import orjson
 from kubeplane.api import errors
 
 from ._schema import Node, lookup_patch_meta, root
-from ._status import go_s, go_type, go_v, hkey, same, unknown, unprocessable
+from ._status import go_s, go_type, go_v, hkey, same, unprocessable
 
 DIRECTIVE_MARKER = "$patch"
 DELETE_DIRECTIVE = "delete"
@@ -53,8 +53,6 @@ ERR_BAD_PATCH_FORMAT_FOR_SET_ELEMENT_ORDER_LIST = "invalid patch format of setEl
 ERR_PATCH_CONTENT_NOT_MATCH_RETAIN_KEYS = "patch content doesn't match retainKeys list"
 ERR_UNSUPPORTED_STRATEGIC_MERGE_PATCH_FORMAT = "strategic merge patch format is not supported"
 
-_BAD_REQUEST = {ERR_BAD_JSON_DOC, ERR_BAD_PATCH_FORMAT_FOR_PRIMITIVE_LIST, ERR_BAD_PATCH_FORMAT_FOR_RETAIN_KEYS,
-                ERR_BAD_PATCH_FORMAT_FOR_SET_ELEMENT_ORDER_LIST, ERR_UNSUPPORTED_STRATEGIC_MERGE_PATCH_FORMAT}
 _UNPROCESSABLE = {ERR_NO_LIST_OF_LISTS, ERR_PATCH_CONTENT_NOT_MATCH_RETAIN_KEYS}
 
 
@@ -84,18 +82,18 @@ def strategic_merge_patch(original: dict[str, Any], patch: dict[str, Any], def_n
 
 
 def interpret_strategic_merge_patch_error(err: PatchError) -> errors.StatusError:
-    """Map a patch error to HTTP: format errors 400, lists of lists 422, anything else 500.
+    """Map a patch error to HTTP: lists of lists 422, anything else 400, with upstream's text.
 
-    Upstream: interpretStrategicMergePatchError (endpoints/handlers/patch.go). "Anything else"
-    (a missing merge key, an unknown $patch value) is a plain Go error there, which the
-    handler reports as a 500 Status without a reason, carrying the error text.
+    Upstream: interpretStrategicMergePatchError (endpoints/handlers/patch.go). Besides its
+    format errors (400), "anything else" (a missing merge key, an unknown $patch value, mixed
+    list element types) is a plain Go error there, which the handler reports as a 500 Status
+    without a reason. Every one of them is a patch the client got wrong, and nothing the
+    server can retry: a 400 with the same text.
     """
     msg = str(err)
-    if msg in _BAD_REQUEST:
-        return errors.BadRequest(msg)
     if msg in _UNPROCESSABLE:
         return unprocessable(msg)
-    return unknown(msg)
+    return errors.BadRequest(msg)
 
 
 def _copy(doc: Any) -> Any:
@@ -205,7 +203,7 @@ def apply_retain_keys_directive(original: dict[str, Any], patch: dict[str, Any],
         raise PatchError(ERR_BAD_PATCH_FORMAT_FOR_RETAIN_KEYS)
     keep = {hkey(v) for v in retain}
     for k, v in patch.items():
-        if v is None or k.startswith(DELETE_FROM_PRIMITIVE_LIST_PREFIX) or k.startswith(SET_ELEMENT_ORDER_PREFIX):
+        if v is None or k.startswith((DELETE_FROM_PRIMITIVE_LIST_PREFIX, SET_ELEMENT_ORDER_PREFIX)):
             continue
         if hkey(k) not in keep:
             raise PatchError(ERR_BAD_PATCH_FORMAT_FOR_RETAIN_KEYS)

@@ -18,7 +18,10 @@ import uvicorn
 
 from ..apiserver.app import ASGIApp
 from ..apiserver.certs import ensure_pki
+from ..apiserver.metrics import InstrumentedStorage
+from ..apiserver.options import ServerRunOptions
 from ..apiserver.server import APIServer
+from ..apiserver.serving import Server, ServingOptions
 from ..storage import new_storage
 from .kubeconfig import write_kubeconfig
 
@@ -102,6 +105,18 @@ def add_parser(sub: Any) -> None:
                    help="events kept for watches to resume from (older resourceVersions get 410 Gone)")
     p.add_argument("--no-controllers", dest="controllers", action="store_false",
                    help="run no controllers and no scheduler (the API server and kubelets only)")
+    p.add_argument("--max-requests-inflight", type=_non_negative_int, default=400, metavar="N",
+                   help="read-only requests over HTTPS served at once; more are answered 429 (default 400, "
+                        "as kube-apiserver; 0 = no limit)")
+    p.add_argument("--max-mutating-requests-inflight", type=_non_negative_int, default=200, metavar="N",
+                   help="mutating requests over HTTPS served at once; more are answered 429 (default 200, "
+                        "as kube-apiserver; 0 = no limit)")
+    p.add_argument("--request-timeout", type=_go_duration, default=60.0, metavar="DURATION",
+                   help="the longest a non-watch request may take before a 504, e.g. 30s, 2m "
+                        "(default 1m0s, as kube-apiserver; a client's ?timeout= may only shorten it)")
+    p.add_argument("--min-request-timeout", type=_non_negative_int, default=1800, metavar="SECONDS",
+                   help="a watch without timeoutSeconds ends after a random time between this and twice "
+                        "this (default 1800, as kube-apiserver; 0 = never)")
     p.add_argument("--log-level", default="warning")
     p.set_defaults(func=run)
 
@@ -114,6 +129,31 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"can not be negative value, got {text!r}")
+    return value
+
+
+def _go_duration(text: str) -> float:
+    """A non-negative Go duration ("1m0s", "30s") in seconds, for argparse."""
+    from ..apiserver.filters.timeout import parse_go_duration
+    try:
+        value = parse_go_duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"can not be negative value, got {text!r}")
+    return value
+
+
+def server_run_options(args: argparse.Namespace) -> ServerRunOptions:
+    return ServerRunOptions(max_requests_inflight=args.max_requests_inflight,
+                            max_mutating_requests_inflight=args.max_mutating_requests_inflight,
+                            request_timeout=args.request_timeout, min_request_timeout=args.min_request_timeout)
+
+
 def run(args: argparse.Namespace) -> int:
     from .standalone import run_process
     return run_process(args.log_level, lambda: serve(args), use_uvloop=True)
@@ -124,12 +164,15 @@ async def serve(args: argparse.Namespace) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     pki = ensure_pki(data_dir, [args.address])
     storage = new_storage(args.storage, data_dir, history=args.watch_history)
-    api = APIServer(storage, tokens={pki.token: "kubeplane-admin"})
+    api = APIServer(InstrumentedStorage(storage), tokens={pki.token: "kubeplane-admin"},
+                    options=server_run_options(args))
     await api.bootstrap()
-    config = uvicorn.Config(ASGIApp(api), host=args.address, port=args.port, loop="none", http="httptools",
+    serving = ServingOptions()
+    config = uvicorn.Config(ASGIApp(api), host=args.address, port=args.port, loop="none", http=serving.protocol(),
                             ssl_certfile=str(pki.server_cert), ssl_keyfile=str(pki.server_key),
-                            lifespan="off", log_level="warning", access_log=False, timeout_keep_alive=120,
-                            proxy_headers=False, timeout_graceful_shutdown=5.0)
+                            lifespan="off", log_level="warning", access_log=False,
+                            timeout_keep_alive=int(serving.idle_timeout), proxy_headers=False,
+                            timeout_graceful_shutdown=5.0)
     components: list[asyncio.Future[None]] = []
 
     async def stop_components() -> None:
@@ -140,7 +183,7 @@ async def serve(args: argparse.Namespace) -> None:
         await asyncio.gather(*components, return_exceptions=True)
         storage.stop_watches()
 
-    server = _Server(config, before_shutdown=stop_components)
+    server = _Server(config, serving=serving, before_shutdown=stop_components)
     serving = asyncio.ensure_future(server.serve())
     try:
         listening = asyncio.ensure_future(server.listening.wait())
@@ -166,11 +209,12 @@ async def serve(args: argparse.Namespace) -> None:
         sys.stdout.flush()
 
 
-class _Server(uvicorn.Server):
-    """uvicorn's server, saying when it listens and stopping our components before it drains."""
+class _Server(Server):
+    """uvicorn's server (with upstream's connection limits, see apiserver/serving.py), saying when
+    it listens and stopping our components before it drains."""
 
-    def __init__(self, config: uvicorn.Config, *, before_shutdown: Any) -> None:
-        super().__init__(config)
+    def __init__(self, config: uvicorn.Config, *, serving: ServingOptions, before_shutdown: Any) -> None:
+        super().__init__(config, serving=serving)
         self.listening = asyncio.Event()
         self.before_shutdown = before_shutdown
 

@@ -1,0 +1,148 @@
+"""The HTTPS server's connection limits, as upstream's http.Server: header timeout, idle
+timeout, header size, TLS handshake timeout.
+
+Upstream: SecureServingInfo.Serve (apiserver/pkg/server/secure_serving.go) sets
+ReadHeaderTimeout 32 s ("just shy of requestTimeoutUpperBound"), IdleTimeout 90 s (client-go's
+keep-alive) and MaxHeaderBytes 1 MiB; Go's server bounds the TLS handshake by the same 32 s.
+
+uvicorn has no header timeout: a connection that sends one header byte a second is kept open
+forever, and its headers may grow without bound (httptools buffers them). So HttpToolsProtocol
+below adds what Go's server does, and nothing else:
+- from the moment a connection is made (after its TLS handshake), and from the first byte of
+  each further request on a kept-alive connection, the complete headers must arrive within
+  `read_header_timeout`, or the connection is closed without an answer (as Go's);
+- more than `max_header_bytes` + 4 KiB before the end of the headers is answered with Go's
+  "431 Request Header Fields Too Large" and the connection is closed;
+- an idle kept-alive connection is closed after `idle_timeout` (uvicorn's keep-alive timer).
+Bodies are bounded elsewhere: by size in app.py, by time by the request timeout
+(filters/timeout.py), as upstream (whose server sets no ReadTimeout).
+
+The TLS handshake happens before uvicorn's protocol sees the connection; asyncio and uvloop
+bound it by `ssl_handshake_timeout` (60 s unless given), which uvicorn does not pass. Server
+passes upstream's 32 s, so a client that opens TCP and sends nothing (or dribbles its
+ClientHello) is dropped then.
+"""
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import uvicorn
+from uvicorn.config import STARTUP_FAILURE
+from uvicorn.protocols.http.httptools_impl import (
+    HttpToolsProtocol as _UvicornHttpToolsProtocol,
+)
+
+log = logging.getLogger("uvicorn.error")
+
+HEADER_SLACK = 4096          # Go reads MaxHeaderBytes + 4096 (initialReadLimitSize) before a 431
+_TOO_LARGE = b"431 Request Header Fields Too Large"
+
+
+@dataclass(frozen=True, slots=True)
+class ServingOptions:
+    read_header_timeout: float = 32.0       # seconds; upstream's ReadHeaderTimeout
+    idle_timeout: float = 90.0              # seconds; upstream's IdleTimeout
+    max_header_bytes: int = 1 << 20         # upstream's MaxHeaderBytes
+    tls_handshake_timeout: float = 32.0     # Go: the smallest of the server's read timeouts
+
+    def protocol(self) -> Callable[..., HttpToolsProtocol]:
+        """The protocol factory to pass as uvicorn.Config(http=...)."""
+        return functools.partial(HttpToolsProtocol, serving=self)
+
+
+class HttpToolsProtocol(_UvicornHttpToolsProtocol):
+    """uvicorn's httptools protocol with Go's header timeout and header size limit."""
+
+    def __init__(self, *args: Any, serving: ServingOptions, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.serving = serving
+        self.timeout_keep_alive = serving.idle_timeout
+        self.header_timer: asyncio.TimerHandle | None = None
+        self.header_bytes = 0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._start_header_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_header_timer()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.header_timer is not None:            # still reading a request's headers
+            self.header_bytes += len(data)
+            if self.header_bytes > self.serving.max_header_bytes + HEADER_SLACK:
+                self._reject_too_large()
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self.header_timer is None:                # a further request on a kept-alive connection
+            self._start_header_timer()
+
+    def on_headers_complete(self) -> None:
+        self._stop_header_timer()
+        super().on_headers_complete()
+
+    def _start_header_timer(self) -> None:
+        self.header_bytes = 0
+        self.header_timer = self.loop.call_later(self.serving.read_header_timeout, self._header_timeout)
+
+    def _stop_header_timer(self) -> None:
+        if self.header_timer is not None:
+            self.header_timer.cancel()
+            self.header_timer = None
+
+    def _header_timeout(self) -> None:
+        self.header_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def _reject_too_large(self) -> None:
+        """Go's answer: 431, plain text, and the connection closed."""
+        self._stop_header_timer()
+        if not self.transport.is_closing():
+            self.transport.write(b"HTTP/1.1 " + _TOO_LARGE + b"\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                                 b"Connection: close\r\n\r\n" + _TOO_LARGE)
+            self.transport.close()
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server, listening with a TLS handshake timeout (see the module docstring)."""
+
+    def __init__(self, config: uvicorn.Config, *, serving: ServingOptions | None = None) -> None:
+        super().__init__(config)
+        self.serving = serving or ServingOptions()
+
+    async def startup(self, sockets: Any = None) -> None:
+        """uvicorn's Server.startup for a host and port (all `up` uses), with
+        ssl_handshake_timeout; other listeners take uvicorn's own path."""
+        config = self.config
+        if sockets is not None or config.fd is not None or config.uds is not None:
+            await super().startup(sockets)
+            return
+        await self.lifespan.startup()
+        if self.lifespan.should_exit:
+            sys.exit(STARTUP_FAILURE)
+
+        def create_protocol(_loop: asyncio.AbstractEventLoop | None = None) -> asyncio.Protocol:
+            return config.http_protocol_class(  # type: ignore[call-arg]
+                config=config, server_state=self.server_state, app_state=self.lifespan.state, _loop=_loop)
+
+        handshake = self.serving.tls_handshake_timeout if config.ssl else None
+        try:
+            server = await asyncio.get_running_loop().create_server(
+                create_protocol, host=config.host, port=config.port, ssl=config.ssl, backlog=config.backlog,
+                ssl_handshake_timeout=handshake)
+        except OSError as exc:                   # as uvicorn: log it and exit
+            log.error(exc)
+            await self.lifespan.shutdown()
+            sys.exit(STARTUP_FAILURE)
+        self.servers = [server]
+        self.started = True

@@ -56,15 +56,28 @@ class ServingOptions:
         return functools.partial(HttpToolsProtocol, serving=self)
 
 
+class HeadersTooLarge(Exception):
+    """Raised from a parser callback to stop parsing a request whose headers are too large."""
+
+
 class HttpToolsProtocol(_UvicornHttpToolsProtocol):
-    """uvicorn's httptools protocol with Go's header timeout and header size limit."""
+    """uvicorn's httptools protocol with Go's header timeout and header size limit.
+
+    Header bytes are counted twice: as parsed (the request line and each header, as httptools
+    hands them over: exact, and checked before the request starts), and as received while the
+    headers are incomplete (httptools buffers a header until it ends, so one endless header is
+    caught there).
+    """
 
     def __init__(self, *args: Any, serving: ServingOptions, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.serving = serving
+        self.max_header_bytes = serving.max_header_bytes + HEADER_SLACK
         self.timeout_keep_alive = serving.idle_timeout
         self.header_timer: asyncio.TimerHandle | None = None
-        self.header_bytes = 0
+        self.received_header_bytes = 0          # raw bytes since this request's headers began
+        self.parsed_header_bytes = 0            # request line and headers parsed so far
+        self.headers_too_large = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -77,21 +90,43 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
         if self.header_timer is not None:            # still reading a request's headers
-            self.header_bytes += len(data)
-            if self.header_bytes > self.serving.max_header_bytes + HEADER_SLACK:
+            self.received_header_bytes += len(data)
+            if self.received_header_bytes > self.max_header_bytes:
                 self._reject_too_large()
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        self.parsed_header_bytes = 0
         if self.header_timer is None:                # a further request on a kept-alive connection
             self._start_header_timer()
+
+    def on_url(self, url: bytes) -> None:
+        self._count(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count(len(name) + len(value) + 4)     # "name: value\r\n"
+        super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
         self._stop_header_timer()
         super().on_headers_complete()
 
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn answers a parser error with 400; headers stopped by _count get Go's 431."""
+        if self.headers_too_large:
+            self._reject_too_large()
+        else:
+            super().send_400_response(msg)
+
+    def _count(self, n: int) -> None:
+        self.parsed_header_bytes += n
+        if self.parsed_header_bytes > self.max_header_bytes:
+            self.headers_too_large = True
+            raise HeadersTooLarge              # httptools stops; uvicorn calls send_400_response
+
     def _start_header_timer(self) -> None:
-        self.header_bytes = 0
+        self.received_header_bytes = 0
         self.header_timer = self.loop.call_later(self.serving.read_header_timeout, self._header_timeout)
 
     def _stop_header_timer(self) -> None:

@@ -200,6 +200,8 @@ async def test_in_process_requests_pass_a_full_budget(clock: FakeClock) -> None:
 async def test_watermark_publishes_the_highest_count_of_the_last_second(clock: FakeClock) -> None:
     published: list[tuple[str, int]] = []
     limit = MaxInFlightLimit(10, 10, clock=clock, publish=lambda k, v: published.append((k, v)))
+    assert published == [("readOnly", 0), ("mutating", 0)]        # from the start
+    published.clear()
     req = Request.build("GET", CMS)
     kinds = [limit.acquire(req, "list") for _ in range(3)]
     for k in kinds:

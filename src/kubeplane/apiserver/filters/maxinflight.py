@@ -45,6 +45,7 @@ class MaxInFlightLimit:
         self.limits = {READ_ONLY_KIND: non_mutating_limit, MUTATING_KIND: mutating_limit}
         self.in_flight = {READ_ONLY_KIND: 0, MUTATING_KIND: 0}
         self.watermark = Watermark(clock, publish or (lambda kind, value: None), self.in_flight)
+        self.watermark.flush()                 # both kinds read 0 from the start, as upstream
 
     def acquire(self, req: Request, verb: str) -> str:
         """Take a slot for the request; return its kind, to give to release(), or "" when none

@@ -13,7 +13,11 @@ import pytest
 from kubeplane.apiserver.app import ASGIApp
 from kubeplane.apiserver.filters.longrunning import is_long_running
 from kubeplane.apiserver.filters.maxinflight import MaxInFlightLimit
-from kubeplane.apiserver.filters.timeout import parse_go_duration, request_timeout
+from kubeplane.apiserver.filters.timeout import (
+    Deadlines,
+    parse_go_duration,
+    request_timeout,
+)
 from kubeplane.apiserver.handlers.watch import _timeout
 from kubeplane.apiserver.options import ServerRunOptions
 from kubeplane.apiserver.request import (
@@ -237,6 +241,51 @@ async def test_a_slow_request_is_cancelled_and_answered_504(clock: FakeClock) ->
     assert ex.json["message"] == "Timeout: request did not complete within the allotted timeout"
     assert gate.cancelled == 1                            # the handler was stopped, not left running
     assert len(ex.sent) == 2                              # the Status alone: nothing partial
+
+
+async def test_deadlines_share_one_timer_and_fire_in_order(clock: FakeClock) -> None:
+    deadlines = Deadlines(clock)
+    outcome: dict[str, str] = {}
+
+    async def request(name: str, seconds: float, work: asyncio.Event) -> None:
+        try:
+            with deadlines.deadline(seconds):
+                await work.wait()
+            outcome[name] = "done"
+        except TimeoutError:
+            outcome[name] = "timeout"
+
+    long_work, short_work, quick_work = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    tasks = [asyncio.ensure_future(request("long", 60, long_work)),
+             asyncio.ensure_future(request("short", 2, short_work)),   # earlier than the armed timer
+             asyncio.ensure_future(request("quick", 60, quick_work))]
+    await settle()
+    quick_work.set()
+    await settle()
+    assert outcome == {"quick": "done"} and len(deadlines.pending) == 2
+    clock.step(2.5)
+    await settle()
+    assert outcome["short"] == "timeout" and "long" not in outcome
+    clock.step(58.0)
+    await settle()
+    assert outcome["long"] == "timeout"
+    await asyncio.gather(*tasks)
+    assert deadlines.pending == {}
+
+
+async def test_an_outside_cancel_is_not_a_timeout(clock: FakeClock) -> None:
+    deadlines = Deadlines(clock)
+
+    async def request() -> None:
+        with deadlines.deadline(5):
+            await asyncio.Event().wait()
+
+    task = asyncio.ensure_future(request())
+    await settle()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert deadlines.pending == {}
 
 
 async def test_the_client_timeout_shortens_the_deadline(clock: FakeClock) -> None:

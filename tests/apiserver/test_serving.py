@@ -100,6 +100,29 @@ async def test_a_client_dribbling_its_headers_is_disconnected() -> None:
     assert sent < len(REQUEST)          # cut off before the headers could be completed
 
 
+async def test_a_kept_alive_connection_dribbling_its_next_request_is_disconnected() -> None:
+    """The deadline restarts with each request (the connection's timer was armed for the first)."""
+    def second_dribbled(port: int) -> int:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(REQUEST)
+            assert read_response(sock).startswith(b"HTTP/1.1 200 ")
+            sock.settimeout(None)         # blocking again: closed() peeks without waiting
+            time.sleep(0.4)               # past the first request's header deadline: idle is allowed
+            for i in range(len(REQUEST)):
+                if closed(sock):
+                    return i
+                try:
+                    sock.sendall(REQUEST[i:i + 1])
+                except (BrokenPipeError, ConnectionResetError):
+                    return i
+                time.sleep(0.02)
+            return len(REQUEST)
+
+    async with serve(ServingOptions(read_header_timeout=0.3, idle_timeout=30)) as port:
+        sent = await asyncio.to_thread(second_dribbled, port)
+    assert 0 < sent < len(REQUEST)
+
+
 async def test_headers_sent_in_time_are_answered_and_the_connection_kept() -> None:
     def two_requests(port: int) -> list[bytes]:
         with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:

@@ -33,7 +33,7 @@ from . import metrics
 from .codec import MAX_BODY
 from .filters.longrunning import is_long_running
 from .filters.maxinflight import RETRY_AFTER, MaxInFlightLimit
-from .filters.timeout import Deadline, request_timeout, timeout_error
+from .filters.timeout import Deadlines, request_timeout, timeout_error
 from .request import Request, RequestInfo, Response, parse_request_info
 from .server import APIServer, status_response
 
@@ -48,6 +48,7 @@ class ASGIApp:
         opts = api.options
         self.inflight = MaxInFlightLimit(opts.max_requests_inflight, opts.max_mutating_requests_inflight,
                                          clock=api.clock, publish=metrics.set_inflight)
+        self.deadlines = Deadlines(api.clock)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -71,7 +72,7 @@ class ASGIApp:
         except errors.StatusError as e:
             return status_response(e)
         try:
-            with Deadline(self.api.clock, seconds):
+            with self.deadlines.deadline(seconds):
                 return await self.serve(req, info, receive, limited=True)
         except TimeoutError:
             metrics.record_termination(req, info, 504)

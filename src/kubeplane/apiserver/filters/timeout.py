@@ -12,8 +12,9 @@ the handler produced is sent: the client gets the 504 Status alone.
 from __future__ import annotations
 
 import asyncio
+import math
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from ...api import errors
 from ...utils.clock import Clock, Timer
@@ -45,38 +46,80 @@ def timeout_error() -> errors.StatusError:
     return errors.Timeout(f"Timeout: {TIMEOUT_MESSAGE}")
 
 
-class Deadline:
-    """Cancel the current task when `seconds` of the clock have passed; `expired` says it did.
+class Deadlines:
+    """The deadlines of the requests being served, all on one timer.
 
-    Use as `with Deadline(clock, s) as d: ...` around awaits, then catch CancelledError: when
-    `d.expired`, the cancellation was ours and the caller answers 504 (the same dance as
-    asyncio.timeout, on the injected clock so tests can step a fake one). A cancellation from
-    outside (shutdown) is passed on untouched.
+    A loop timer per request costs ~3 µs on uvloop (arm and cancel), a few per cent of a GET;
+    here a request only enters and leaves a dict. The one timer is armed for the earliest
+    deadline and left alone when requests finish; when it fires it cancels the expired requests
+    and re-arms for the earliest deadline left. With the usual 60 s for everyone it fires about
+    once a minute, scanning only the requests then in flight. Times are the injected clock's.
     """
 
-    def __init__(self, clock: Clock, seconds: float) -> None:
-        self.clock, self.seconds = clock, seconds
-        self.expired = False
-        self._task: asyncio.Task[object] | None = None
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.pending: dict[asyncio.Task[Any], Deadline] = {}
         self._timer: Timer | None = None
+        self._timer_at = math.inf
+
+    def deadline(self, seconds: float) -> Deadline:
+        """A deadline `seconds` from now for the current task (use it as a context manager)."""
+        return Deadline(self, self.clock.monotonic() + seconds)
+
+    def _add(self, d: Deadline) -> None:
+        self.pending[d.task] = d
+        if d.at < self._timer_at:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._arm(d.at)
+
+    def _arm(self, at: float) -> None:
+        self._timer_at = at
+        self._timer = self.clock.after_func(max(at - self.clock.monotonic(), 0.0), self._fire)
+
+    def _fire(self) -> None:
+        self._timer, self._timer_at = None, math.inf
+        now, earliest = self.clock.monotonic(), math.inf
+        for task, d in list(self.pending.items()):
+            if d.at <= now + 1e-9:
+                del self.pending[task]
+                d.expired = True
+                task.cancel()
+            else:
+                earliest = min(earliest, d.at)
+        if earliest < math.inf:
+            self._arm(earliest)
+
+
+class Deadline:
+    """Cancel the current task at `at` (the clock's monotonic time); `expired` says it did.
+
+    Use as `with deadlines.deadline(s): ...` around awaits: when it expires the task is
+    cancelled and the block ends with TimeoutError, so the caller answers 504 (the dance of
+    asyncio.timeout, on the injected clock). A cancellation from outside (shutdown) is passed
+    on untouched.
+    """
+
+    __slots__ = ("at", "deadlines", "expired", "task")
+
+    def __init__(self, deadlines: Deadlines, at: float) -> None:
+        self.deadlines, self.at = deadlines, at
+        self.expired = False
+        self.task: asyncio.Task[Any]
 
     def __enter__(self) -> Self:
-        self._task = asyncio.current_task()
-        self._timer = self.clock.after_func(self.seconds, self._expire)
+        task = asyncio.current_task()
+        assert task is not None
+        self.task = task
+        self.deadlines._add(self)
         return self
 
     def __exit__(self, typ: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> bool:
-        assert self._timer is not None and self._task is not None
-        self._timer.cancel()
-        if self.expired and typ is asyncio.CancelledError and self._task.uncancel() == 0:
+        self.deadlines.pending.pop(self.task, None)
+        if self.expired and typ is asyncio.CancelledError and self.task.uncancel() == 0:
             raise TimeoutError from exc       # ours, and nobody else asked to cancel
         return False
-
-    def _expire(self) -> None:
-        if self._task is not None and not self._task.done():
-            self.expired = True
-            self._task.cancel()
 
 
 # --- Go's time.ParseDuration ------------------------------------------------------------------

@@ -44,7 +44,7 @@ class Exchange:
 
     def __init__(self, app: ASGIApp, method: str, path: str, query: str = "", body: bytes = b"",
                  token: str | None = TOKEN) -> None:
-        headers = [(b"content-type", b"application/json")]
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
         if token is not None:
             headers.append((b"authorization", f"Bearer {token}".encode()))
         self.scope = {"type": "http", "method": method, "path": path, "query_string": query.encode(),
@@ -140,6 +140,42 @@ async def test_a_burst_over_the_mutating_limit_gets_429_with_retry_after(clock: 
     assert (await reader.done()).status == 200
     again = await Exchange(app, "POST", CMS, body=orjson.dumps(configmap("again"))).done()
     assert again.status == 201                        # the slots were given back
+
+
+async def test_a_request_answered_before_its_body_was_read_closes_the_connection(clock: FakeClock) -> None:
+    app = await make_app(clock, max_mutating_requests_inflight=1)
+    gate = Gate(app.api)
+    held = Exchange(app, "POST", CMS, body=orjson.dumps(configmap("held")))
+    await settle()
+    refused = await Exchange(app, "POST", CMS, body=orjson.dumps(configmap("refused"))).done()
+    assert refused.status == 429 and refused.headers["connection"] == "close"
+    unauthorized = await Exchange(app, "POST", CMS, body=orjson.dumps(configmap("x")), token="bad").done()
+    assert unauthorized.status == 401 and unauthorized.headers["connection"] == "close"
+    no_body = await Exchange(app, "GET", CMS, token="bad").done()
+    assert no_body.status == 401 and "connection" not in no_body.headers
+    gate.open.set()
+    served = await held.done()
+    assert served.status == 201 and "connection" not in served.headers
+
+
+async def test_a_body_over_3_mib_is_413_without_reading_the_rest(clock: FakeClock) -> None:
+    app = await make_app(clock)
+    scope = {"type": "http", "method": "POST", "path": CMS, "query_string": b"",
+             "headers": [(b"authorization", f"Bearer {TOKEN}".encode()), (b"transfer-encoding", b"chunked")]}
+    sent: list[dict[str, Any]] = []
+    reads = 0
+
+    async def receive() -> dict[str, Any]:
+        nonlocal reads
+        reads += 1
+        return {"type": "http.request", "body": b"x" * (1 << 20), "more_body": True}     # never ends
+
+    async def send(msg: dict[str, Any]) -> None:
+        sent.append(msg)
+
+    await asyncio.wait_for(app(scope, receive, send), 5)
+    assert sent[0]["status"] == 413 and (b"connection", b"close") in sent[0]["headers"]
+    assert reads == 4                      # stopped just past 3 MiB
 
 
 async def test_long_running_requests_take_no_slot(clock: FakeClock) -> None:

@@ -56,13 +56,19 @@ class ASGIApp:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         req = Request.build(scope["method"], scope["path"], scope["query_string"].decode("latin-1"), headers)
         info = parse_request_info(req)
+        body = Body(receive)
         if is_long_running(info):
-            resp = await self.serve(req, info, receive)
+            resp = await self.serve(req, info, body)
         else:
-            resp = await self.serve_with_deadline(req, info, receive)
+            resp = await self.serve_with_deadline(req, info, body)
+        if not body.complete and _has_body(headers):
+            # Answered before the body was read to its end (401, 429, 413, 504, ...): close the
+            # connection rather than read what is left, as Go's server does for a large rest,
+            # so a client trickling a body cannot hold the connection.
+            resp.headers.append(("connection", "close"))
         await _send_response(resp, send, receive, self.api.storage, head=scope["method"] == "HEAD")
 
-    async def serve_with_deadline(self, req: Request, info: RequestInfo, receive: Receive) -> Response:
+    async def serve_with_deadline(self, req: Request, info: RequestInfo, body: Body) -> Response:
         """Serve within the request's deadline; past it, the 504 alone.
 
         Upstream: WithRequestDeadline + WithTimeoutForNonLongRunningRequests.
@@ -73,19 +79,19 @@ class ASGIApp:
             return status_response(e)
         try:
             with self.deadlines.deadline(seconds):
-                return await self.serve(req, info, receive, limited=True)
+                return await self.serve(req, info, body, limited=True)
         except TimeoutError:
             metrics.record_termination(req, info, 504)
             return status_response(timeout_error())
 
-    async def serve(self, req: Request, info: RequestInfo, receive: Receive, limited: bool = False) -> Response:
+    async def serve(self, req: Request, info: RequestInfo, body: Body, limited: bool = False) -> Response:
         """Authenticate, hold an in-flight slot (when limited), then read, route and wait for durability."""
         try:
             self.api.authenticate(req)
         except errors.StatusError as e:
             return status_response(e)
         if not limited:
-            return await self.route(req, info, receive)
+            return await self.route(req, info, body)
         try:
             kind = self.inflight.acquire(req, info.verb or req.method.lower())
         except errors.StatusError as e:
@@ -94,15 +100,15 @@ class ASGIApp:
             resp.headers.append(("retry-after", str(RETRY_AFTER)))
             return resp
         try:
-            return await self.route(req, info, receive)
+            return await self.route(req, info, body)
         finally:
             self.inflight.release(kind)
 
-    async def route(self, req: Request, info: RequestInfo, receive: Receive) -> Response:
-        body, too_large = await _read_body(receive)
-        if too_large:
+    async def route(self, req: Request, info: RequestInfo, body: Body) -> Response:
+        data = await body.read()
+        if data is None:
             return status_response(errors.RequestEntityTooLarge())
-        req.body = body
+        req.body = data
         resp = await self.api.route_trusted(req, info)
         try:
             await self.api.storage.wait_committed(self.api.storage.revision)
@@ -114,20 +120,34 @@ class ASGIApp:
         return resp
 
 
-async def _read_body(receive: Receive) -> tuple[bytes, bool]:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        msg = await receive()
-        if msg["type"] == "http.disconnect":
-            break
-        chunk = msg.get("body", b"")
-        size += len(chunk)
-        if size <= MAX_BODY + 1:
+class Body:
+    """The request body, read once; `complete` says whether it was read to its end."""
+
+    def __init__(self, receive: Receive) -> None:
+        self.receive = receive
+        self.complete = False
+
+    async def read(self) -> bytes | None:
+        """The whole body, or None past MAX_BODY (3 MiB, as upstream; the rest is not read)."""
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            msg = await self.receive()
+            if msg["type"] == "http.disconnect":
+                break
+            chunk = msg.get("body", b"")
+            size += len(chunk)
+            if size > MAX_BODY:
+                return None
             chunks.append(chunk)
-        if not msg.get("more_body"):
-            break
-    return b"".join(chunks), size > MAX_BODY
+            if not msg.get("more_body"):
+                self.complete = True
+                break
+        return b"".join(chunks)
+
+
+def _has_body(headers: dict[str, str]) -> bool:
+    return headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
 
 
 def _headers(resp: Response) -> list[tuple[bytes, bytes]]:

@@ -432,5 +432,7 @@ async def update_store_stats(storage: Storage) -> None:
 
 async def render(storage: Storage) -> Response:
     """The /metrics answer: every series of the default registry in the text format."""
-    await update_store_stats(getattr(storage, "storage", storage))   # not timed as etcd requests
+    if isinstance(storage, InstrumentedStorage):
+        storage = storage.storage              # counting for a scrape is not an etcd request
+    await update_store_stats(storage)
     return Response(200, generate_latest(REGISTRY), CONTENT_TYPE)

@@ -30,8 +30,9 @@ async def ok_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 
 @contextlib.asynccontextmanager
-async def serve(serving: ServingOptions, tls: pathlib.Path | None = None) -> AsyncIterator[int]:
-    """A real server on a free loopback port; yields the port."""
+async def serve(serving: ServingOptions, tls: pathlib.Path | None = None, bound: bool = False) -> AsyncIterator[int]:
+    """A real server on a free loopback port; yields the port. `bound`: listen on a socket bound
+    here and handed over (as `kubeplane up` does), instead of a host and port."""
     extra: dict[str, Any] = {}
     if tls is not None:
         pki = ensure_pki(tls, ["127.0.0.1"])
@@ -41,11 +42,12 @@ async def serve(serving: ServingOptions, tls: pathlib.Path | None = None) -> Asy
     config.load()
     server = Server(config, serving=serving)
     server.lifespan = config.lifespan_class(config)
-    await server.startup()
+    sockets = [socket.create_server(("127.0.0.1", 0))] if bound else None
+    await server.startup(sockets)
     try:
         yield server.servers[0].sockets[0].getsockname()[1]
     finally:
-        await server.shutdown()
+        await server.shutdown(sockets)
 
 
 def closed(sock: socket.socket) -> bool:
@@ -172,12 +174,13 @@ async def test_headers_under_the_limit_are_served() -> None:
     assert answer.startswith(b"HTTP/1.1 200 ")
 
 
-async def test_a_tls_client_that_never_starts_its_handshake_is_dropped(tmp_path: pathlib.Path) -> None:
+@pytest.mark.parametrize("bound", [False, True], ids=["host-port", "bound-socket"])
+async def test_a_tls_client_that_never_starts_its_handshake_is_dropped(tmp_path: pathlib.Path, bound: bool) -> None:
     def silent(port: int) -> bytes:
         with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
             return sock.recv(65536)     # nothing sent: the server's handshake timeout closes it
 
-    async with serve(ServingOptions(tls_handshake_timeout=0.3), tls=tmp_path) as port:
+    async with serve(ServingOptions(tls_handshake_timeout=0.3), tls=tmp_path, bound=bound) as port:
         assert await asyncio.to_thread(silent, port) == b""
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import socket
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -165,11 +166,12 @@ class Server(uvicorn.Server):
         super().__init__(config)
         self.serving = serving or ServingOptions()
 
-    async def startup(self, sockets: Any = None) -> None:
-        """uvicorn's Server.startup for a host and port (all `up` uses), with
-        ssl_handshake_timeout; other listeners take uvicorn's own path."""
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's Server.startup for a host and port or for sockets bound by the caller (what
+        `up` uses), with ssl_handshake_timeout; a file descriptor or a Unix socket takes uvicorn's
+        own path."""
         config = self.config
-        if sockets is not None or config.fd is not None or config.uds is not None:
+        if config.fd is not None or config.uds is not None:
             await super().startup(sockets)
             return
         await self.lifespan.startup()
@@ -180,14 +182,17 @@ class Server(uvicorn.Server):
             return config.http_protocol_class(  # type: ignore[call-arg]
                 config=config, server_state=self.server_state, app_state=self.lifespan.state, _loop=_loop)
 
-        handshake = self.serving.tls_handshake_timeout if config.ssl else None
+        loop = asyncio.get_running_loop()
+        tls = {"ssl": config.ssl, "ssl_handshake_timeout": self.serving.tls_handshake_timeout if config.ssl else None}
         try:
-            server = await asyncio.get_running_loop().create_server(
-                create_protocol, host=config.host, port=config.port, ssl=config.ssl, backlog=config.backlog,
-                ssl_handshake_timeout=handshake)
+            if sockets is not None:
+                self.servers = [await loop.create_server(create_protocol, sock=sock, backlog=config.backlog, **tls)
+                                for sock in sockets]
+            else:
+                self.servers = [await loop.create_server(create_protocol, host=config.host, port=config.port,
+                                                         backlog=config.backlog, **tls)]
         except OSError as exc:                   # as uvicorn: log it and exit
             log.error(exc)
             await self.lifespan.shutdown()
             sys.exit(STARTUP_FAILURE)
-        self.servers = [server]
         self.started = True

@@ -79,7 +79,7 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
         super().__init__(*args, **kwargs)
         self.serving = serving
         self.max_header_bytes = serving.max_header_bytes + HEADER_SLACK
-        self.timeout_keep_alive = serving.idle_timeout
+        self.timeout_keep_alive = serving.idle_timeout    # type: ignore[assignment]  # a float is fine for call_later
         self.header_timer: asyncio.TimerHandle | None = None
         self.header_deadline: float | None = None      # loop time; None: not reading headers
         self.received_header_bytes = 0          # raw bytes since this request's headers began
@@ -183,14 +183,16 @@ class Server(uvicorn.Server):
                 config=config, server_state=self.server_state, app_state=self.lifespan.state, _loop=_loop)
 
         loop = asyncio.get_running_loop()
-        tls = {"ssl": config.ssl, "ssl_handshake_timeout": self.serving.tls_handshake_timeout if config.ssl else None}
+        handshake = self.serving.tls_handshake_timeout if config.ssl else None
         try:
             if sockets is not None:
-                self.servers = [await loop.create_server(create_protocol, sock=sock, backlog=config.backlog, **tls)
+                self.servers = [await loop.create_server(create_protocol, sock=sock, backlog=config.backlog,
+                                                         ssl=config.ssl, ssl_handshake_timeout=handshake)
                                 for sock in sockets]
             else:
                 self.servers = [await loop.create_server(create_protocol, host=config.host, port=config.port,
-                                                         backlog=config.backlog, **tls)]
+                                                         backlog=config.backlog, ssl=config.ssl,
+                                                         ssl_handshake_timeout=handshake)]
         except OSError as exc:                   # as uvicorn: log it and exit
             log.error(exc)
             await self.lifespan.shutdown()

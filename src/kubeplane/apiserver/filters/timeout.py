@@ -115,11 +115,10 @@ class Deadline:
         return self
 
     def __exit__(self, typ: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> bool:
+                 tb: TracebackType | None) -> None:
         self.deadlines.pending.pop(self.task, None)
         if self.expired and typ is asyncio.CancelledError and self.task.uncancel() == 0:
             raise TimeoutError from exc       # ours, and nobody else asked to cancel
-        return False
 
 
 # --- Go's time.ParseDuration ------------------------------------------------------------------

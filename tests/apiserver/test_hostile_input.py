@@ -731,3 +731,18 @@ def test_random_json_bytes_are_decoded_or_refused(raw) -> None:
         decode.decode_body(raw, "io.k8s.api.core.v1.ConfigMap", kind="ConfigMap", version="v1")
     except decode.errors.StatusError:
         pass
+
+
+# --- Warning headers (upstream's warning recorder) -----------------------------------------------
+
+@pytest.mark.parametrize("texts, want", [
+    pytest.param(['unknown field "a"'], ['299 - "unknown field \\"a\\""'], id="quotes escaped"),
+    pytest.param(["x", "x", ""], ['299 - "x"'], id="repeats and empty skipped"),
+    pytest.param(['unknown field "a\x7f"', "b\x1f", "ok"], ['299 - "ok"'], id="control characters skipped"),
+    pytest.param(["\udb31", "é\u0085", "é"], ['299 - "é"'], id="invalid UTF-8 and C1 controls skipped"),
+    pytest.param(["a" * 3800, "b" * 296], ['299 - "' + "a" * 3800 + '"', '299 - "' + "b" * 296 + '"'], id="up to the total"),
+    pytest.param(["a" * 4000, "b" * 300], ['299 - "' + "a" * 256 + '"', '299 - "' + "b" * 256 + '"'], id="over it: each cut"),
+])
+def test_warning_headers_as_upstreams_recorder(texts: list[str], want: list[str]) -> None:
+    from kubeplane.apiserver.handlers.common import warning_headers
+    assert [v for _, v in warning_headers(texts)] == want

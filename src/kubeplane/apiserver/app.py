@@ -1,21 +1,40 @@
-"""The HTTP front end: an ASGI adapter from uvicorn to APIServer.handle.
+"""The HTTP front end: an ASGI adapter from uvicorn to the API server, with upstream's filters.
 
-Bodies are read whole (capped at 3 MiB, as upstream); streamed responses (watches) are sent
-chunk by chunk and stop as soon as the client goes away.
+Each request goes through upstream's handler chain (DefaultBuildHandlerChain, filters/):
+1. the request deadline: --request-timeout, or the client's shorter ?timeout= (a bad value is
+   a 400); past it the request is cancelled and answered 504 (filters/timeout.py);
+2. authentication (APIServer.authenticate; 401);
+3. the in-flight limit: --max-requests-inflight / --max-mutating-requests-inflight, 429 with
+   Retry-After (filters/maxinflight.py);
+4. the body is read (capped at 3 MiB, as upstream: 413) and the request routed
+   (APIServer.route_trusted).
+Long-running requests (watch, pods/log, ...; filters/longrunning.py) skip the deadline and the
+in-flight limit, as upstream. The in-process components call route_trusted directly and meet
+none of this (see filters/__init__.py).
 
 Nothing leaves the process before it is durable: a response, and each watch chunk, waits until
 storage has committed every write made so far (storage commits in batches; the in-process
-components see writes at once, see storage/sqlite.py).
+components see writes at once, see storage/sqlite.py). That wait is inside the deadline and
+holds the in-flight slot; sending the response does not (a client that does not read cannot
+pin a slot: the limit counts the server's work, not the client's reading).
+
+Streamed responses (watches) are sent chunk by chunk and stop as soon as the client goes away.
 """
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from ..api import errors
 from ..storage.interface import Storage, StorageError
+from . import metrics
 from .codec import MAX_BODY
-from .request import Request, Response
+from .filters.longrunning import is_long_running
+from .filters.maxinflight import RETRY_AFTER, MaxInFlightLimit
+from .filters.timeout import Deadlines, request_timeout, timeout_error
+from .request import Request, RequestInfo, Response, parse_request_info
 from .server import APIServer, status_response
 
 Scope = dict[str, Any]
@@ -26,17 +45,71 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 class ASGIApp:
     def __init__(self, api: APIServer) -> None:
         self.api = api
+        opts = api.options
+        self.inflight = MaxInFlightLimit(opts.max_requests_inflight, opts.max_mutating_requests_inflight,
+                                         clock=api.clock, publish=metrics.set_inflight)
+        self.deadlines = Deadlines(api.clock)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        body, too_large = await _read_body(receive)
-        req = Request.build(scope["method"], scope["path"], scope["query_string"].decode("latin-1"), headers, body)
-        if too_large:
-            resp = status_response(errors.RequestEntityTooLarge())
+        req = Request.build(scope["method"], scope["path"], scope["query_string"].decode("latin-1"), headers)
+        info = parse_request_info(req)
+        body = Body(receive)
+        if is_long_running(info):
+            resp = await self.serve(req, info, body)
         else:
-            resp = await self.api.handle(req)
+            resp = await self.serve_with_deadline(req, info, body)
+        if not body.complete and _has_body(headers):
+            # Answered before the body was read to its end (401, 429, 413, 504, ...): close the
+            # connection rather than read what is left, as Go's server does for a large rest,
+            # so a client trickling a body cannot hold the connection.
+            resp.headers.append(("connection", "close"))
+        await _send_response(resp, send, receive, self.api.storage, head=scope["method"] == "HEAD")
+
+    async def serve_with_deadline(self, req: Request, info: RequestInfo, body: Body) -> Response:
+        """Serve within the request's deadline; past it, the 504 alone.
+
+        Upstream: WithRequestDeadline + WithTimeoutForNonLongRunningRequests.
+        """
+        try:
+            seconds = request_timeout(req, self.api.options.request_timeout)
+        except errors.StatusError as e:
+            return status_response(e)
+        try:
+            with self.deadlines.deadline(seconds):
+                return await self.serve(req, info, body, limited=True)
+        except TimeoutError:
+            metrics.record_termination(req, info, 504)
+            return status_response(timeout_error())
+
+    async def serve(self, req: Request, info: RequestInfo, body: Body, limited: bool = False) -> Response:
+        """Authenticate, hold an in-flight slot (when limited), then read, route and wait for durability."""
+        try:
+            self.api.authenticate(req)
+        except errors.StatusError as e:
+            return status_response(e)
+        if not limited:
+            return await self.route(req, info, body)
+        try:
+            kind = self.inflight.acquire(req, info.verb or req.method.lower())
+        except errors.StatusError as e:
+            metrics.record_termination(req, info, e.code)
+            resp = status_response(e)
+            resp.headers.append(("retry-after", str(RETRY_AFTER)))
+            return resp
+        try:
+            return await self.route(req, info, body)
+        finally:
+            self.inflight.release(kind)
+
+    async def route(self, req: Request, info: RequestInfo, body: Body) -> Response:
+        data = await body.read()
+        if data is None:
+            return status_response(errors.RequestEntityTooLarge())
+        req.body = data
+        resp = await self.api.route_trusted(req, info)
         try:
             await self.api.storage.wait_committed(self.api.storage.revision)
         except StorageError as e:
@@ -44,23 +117,37 @@ class ASGIApp:
             if aclose is not None:
                 await aclose()
             resp = status_response(errors.InternalError(str(e)))
-        await _send_response(resp, send, receive, self.api.storage, head=scope["method"] == "HEAD")
+        return resp
 
 
-async def _read_body(receive: Receive) -> tuple[bytes, bool]:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        msg = await receive()
-        if msg["type"] == "http.disconnect":
-            break
-        chunk = msg.get("body", b"")
-        size += len(chunk)
-        if size <= MAX_BODY + 1:
+class Body:
+    """The request body, read once; `complete` says whether it was read to its end."""
+
+    def __init__(self, receive: Receive) -> None:
+        self.receive = receive
+        self.complete = False
+
+    async def read(self) -> bytes | None:
+        """The whole body, or None past MAX_BODY (3 MiB, as upstream; the rest is not read)."""
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            msg = await self.receive()
+            if msg["type"] == "http.disconnect":
+                break
+            chunk = msg.get("body", b"")
+            size += len(chunk)
+            if size > MAX_BODY:
+                return None
             chunks.append(chunk)
-        if not msg.get("more_body"):
-            break
-    return b"".join(chunks), size > MAX_BODY
+            if not msg.get("more_body"):
+                self.complete = True
+                break
+        return b"".join(chunks)
+
+
+def _has_body(headers: dict[str, str]) -> bool:
+    return headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
 
 
 def _headers(resp: Response) -> list[tuple[bytes, bytes]]:
@@ -104,7 +191,5 @@ async def _stream(resp: Response, send: Send, receive: Receive, storage: Storage
         if aclose is not None:
             await aclose()
     if pump_task.done() and not pump_task.cancelled() and pump_task.exception() is None:
-        try:
+        with contextlib.suppress(Exception):   # the client went away at the same moment: nothing to tell it
             await send({"type": "http.response.body", "body": b"", "more_body": False})
-        except Exception:   # the client went away at the same moment: nothing to tell it
-            pass

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import time
 from typing import Awaitable, Callable
 
 import orjson
@@ -19,9 +20,10 @@ from ..api import errors
 from ..api.resources import ResourceInfo, lookup
 from ..storage.interface import Storage
 from ..utils.clock import REAL_CLOCK, Clock, rfc3339
-from . import discovery, healthz
+from . import discovery, healthz, metrics
 from .handlers import podlog, rest, subresources, watch
 from .handlers.podlog import NodeConnection
+from .options import ServerRunOptions
 from .request import Request, RequestInfo, Response, parse_request_info
 
 log = logging.getLogger(__name__)
@@ -39,9 +41,10 @@ Handler = Callable[[], Awaitable[Response]]
 
 class APIServer:
     def __init__(self, storage: Storage, *, tokens: dict[str, str] | None = None, clock: Clock = REAL_CLOCK,
-                 server_address: str = "127.0.0.1:6443") -> None:
+                 server_address: str = "127.0.0.1:6443", options: ServerRunOptions | None = None) -> None:
         self.storage = storage
         self.clock = clock
+        self.options = options or ServerRunOptions()   # request limits and timeouts (HTTP filters, watch)
         self.tokens = dict(tokens or {})       # bearer token -> user name
         self.server_address = server_address
         self.ready = False
@@ -68,15 +71,20 @@ class APIServer:
             return status_response(e)
         return await self.route_trusted(req)
 
-    async def route_trusted(self, req: Request) -> Response:
-        """Serve an already-authenticated request (the in-process transport's entry)."""
+    async def route_trusted(self, req: Request, info: RequestInfo | None = None) -> Response:
+        """Serve an already-authenticated request (the in-process transport's entry), and count
+        it in the request metrics."""
+        if info is None:
+            info = parse_request_info(req)
+        started = time.perf_counter()               # for the latency metric only
         try:
-            return await self.route(req)
+            resp = await self.route(req, info)
         except errors.StatusError as e:
-            return status_response(e)
+            resp = status_response(e)
         except Exception as e:                     # a bug: log it, never leak a traceback
             log.exception("internal error serving %s %s", req.method, req.path)
-            return status_response(errors.InternalError(repr(e)))
+            resp = status_response(errors.InternalError(repr(e)))
+        return metrics.monitor_request(req, info, resp, time.perf_counter() - started)
 
     def authenticate(self, req: Request) -> None:
         """Bearer-token authentication; anonymous requests reach only the public paths."""
@@ -93,10 +101,11 @@ class APIServer:
             return
         raise errors.Unauthorized()
 
-    async def route(self, req: Request) -> Response:
-        info = parse_request_info(req)
+    async def route(self, req: Request, info: RequestInfo) -> Response:
         if info.is_resource_request:
             return await self.route_resource(req, info)
+        if req.path == "/metrics":
+            return await metrics.render(self.storage)
         return self.route_non_resource(req, info)
 
     def route_non_resource(self, req: Request, info: RequestInfo) -> Response:

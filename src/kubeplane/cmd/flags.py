@@ -41,6 +41,18 @@ def seconds(text: str) -> float:
     return value
 
 
+def go_duration(text: str) -> float:
+    """A non-negative Go duration ("1m0s", "30s") in seconds."""
+    from ..apiserver.filters.timeout import parse_go_duration
+    try:
+        value = parse_go_duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be greater than or equal to 0, got {text!r}")
+    return value
+
+
 def _int(text: str) -> int:
     try:
         return int(text)

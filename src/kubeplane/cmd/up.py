@@ -24,14 +24,18 @@ import socket
 import sqlite3
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import uvicorn
 
 from ..apiserver.app import ASGIApp
+from ..apiserver.metrics import InstrumentedStorage
+from ..apiserver.options import ServerRunOptions
 from ..apiserver.server import APIServer
+from ..apiserver.serving import Server, ServingOptions
 from ..client.informer_groups import InformerGroups
 from ..client.informers import ResourceInformer
+from ..client.tools.cache.shared_informer import SharedIndexInformer
 from ..storage import new_storage
 from ..utils.pki import ensure_pki
 from . import flags
@@ -101,7 +105,8 @@ class ScopedInformers(InformerGroups):
 
     def informer_for(self, group: str, version: str, plural: str, lister_type: Any = None) -> Any:
         inf = self.factory.informer_for(group, version, plural)
-        return ResourceInformer(inf.ri, _TrackedInformer(inf.shared, self.handlers), lister_type)
+        tracked = cast(SharedIndexInformer, _TrackedInformer(inf.shared, self.handlers))   # passes the rest through
+        return ResourceInformer(inf.ri, tracked, lister_type)
 
     def start(self) -> None:
         self.factory.start()
@@ -163,8 +168,26 @@ def add_parser(sub: Any) -> None:
                    help="events kept for watches to resume from (older resourceVersions get 410 Gone)")
     p.add_argument("--no-controllers", dest="controllers", action="store_false",
                    help="run no controllers and no scheduler (the API server and kubelets only)")
+    p.add_argument("--max-requests-inflight", type=flags.non_negative_int, default=400, metavar="N",
+                   help="read-only requests over HTTPS served at once; more are answered 429 (default 400, "
+                        "as kube-apiserver; 0 = no limit)")
+    p.add_argument("--max-mutating-requests-inflight", type=flags.non_negative_int, default=200, metavar="N",
+                   help="mutating requests over HTTPS served at once; more are answered 429 (default 200, "
+                        "as kube-apiserver; 0 = no limit)")
+    p.add_argument("--request-timeout", type=flags.go_duration, default=60.0, metavar="DURATION",
+                   help="the longest a non-watch request may take before a 504, e.g. 30s, 2m "
+                        "(default 1m0s, as kube-apiserver; a client's ?timeout= may only shorten it)")
+    p.add_argument("--min-request-timeout", type=flags.non_negative_int, default=1800, metavar="SECONDS",
+                   help="a watch without timeoutSeconds ends after a random time between this and twice "
+                        "this (default 1800, as kube-apiserver; 0 = never)")
     add_log_level(p)
     p.set_defaults(func=run)
+
+
+def server_run_options(args: argparse.Namespace) -> ServerRunOptions:
+    return ServerRunOptions(max_requests_inflight=args.max_requests_inflight,
+                            max_mutating_requests_inflight=args.max_mutating_requests_inflight,
+                            request_timeout=args.request_timeout, min_request_timeout=args.min_request_timeout)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -217,12 +240,16 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
     except sqlite3.Error as err:
         sock.close()
         raise Fatal(f"data dir {data_dir} is not usable: {err}") from None
-    api = APIServer(storage, tokens={pki.token: "kubeplane-admin"})
+    api = APIServer(InstrumentedStorage(storage), tokens={pki.token: "kubeplane-admin"},
+                    options=server_run_options(args))
     await api.bootstrap()
-    config = uvicorn.Config(ASGIApp(api), loop="none", http="httptools",
+    serving_options = ServingOptions()
+    config = uvicorn.Config(ASGIApp(api), loop="none",
+                            http=serving_options.protocol(),  # type: ignore[arg-type]  # called like a class
                             ssl_certfile=str(pki.server_cert), ssl_keyfile=str(pki.server_key),
-                            lifespan="off", log_level="warning", access_log=False, timeout_keep_alive=120,
-                            proxy_headers=False, timeout_graceful_shutdown=5.0)
+                            lifespan="off", log_level="warning", access_log=False,
+                            timeout_keep_alive=int(serving_options.idle_timeout), proxy_headers=False,
+                            timeout_graceful_shutdown=5)
     supervisor = Supervisor()
     tasks: list[asyncio.Future[None]] = []
 
@@ -234,7 +261,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         await asyncio.gather(*tasks, return_exceptions=True)
         storage.stop_watches()
 
-    server = _Server(config, api, before_shutdown=stop_components)
+    server = _Server(config, api, serving=serving_options, before_shutdown=stop_components)
     serving = asyncio.ensure_future(server.serve(sockets=[sock]))
     try:
         listening = asyncio.ensure_future(server.listening.wait())
@@ -288,12 +315,14 @@ def _log_serving(args: argparse.Namespace, data_dir: pathlib.Path, supervisor: S
         "components": ",".join(c.name for c in supervisor.components) or "none"})
 
 
-class _Server(uvicorn.Server):
-    """uvicorn's server, stopping our components before it drains, logging the shutdown,
-    and failing /readyz from the moment it starts."""
+class _Server(Server):
+    """uvicorn's server (with upstream's connection limits, see apiserver/serving.py), stopping
+    our components before it drains, logging the shutdown, and failing /readyz from the moment
+    it starts."""
 
-    def __init__(self, config: uvicorn.Config, api: APIServer, *, before_shutdown: Any) -> None:
-        super().__init__(config)
+    def __init__(self, config: uvicorn.Config, api: APIServer, *, serving: ServingOptions,
+                 before_shutdown: Any) -> None:
+        super().__init__(config, serving=serving)
         self.api = api
         self.before_shutdown = before_shutdown
         self.crash_loop: BaseException | None = None

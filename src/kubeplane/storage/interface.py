@@ -16,7 +16,7 @@ complete each call without yielding, so a write is atomic with respect to other 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Literal, Protocol
+from typing import Any, AsyncIterator, Awaitable, Literal, Protocol
 
 EventType = Literal["ADDED", "MODIFIED", "DELETED"]
 
@@ -100,7 +100,7 @@ class Storage(Protocol):
         """The revision up to which writes are durable; revision - committed_revision writes are
         applied (visible in process) but not yet committed."""
 
-    async def wait_committed(self, revision: int) -> None:
+    def wait_committed(self, revision: int) -> Awaitable[None]:
         """Return once every write up to revision is durable (StorageError if the store failed).
         Whatever leaves the process (an HTTP response, a watch chunk) waits for this first."""
 

@@ -441,10 +441,35 @@ def output_bytes(ri: ResourceInfo, obj: Obj, value: bytes | None) -> bytes:
     return value
 
 
+# Upstream: truncateAtTotalRunes, truncateItemRunes (endpoints/filters/warning.go).
+TRUNCATE_AT_TOTAL_RUNES = 4 * 1024
+TRUNCATE_ITEM_RUNES = 256
+
+
 def warning_headers(warnings: list[str]) -> list[tuple[str, str]]:
-    """Upstream: NewWarningHeader (apimachinery util/net/http.go): `299 - "text"`, with `"` and `\\`
-    escaped in the text."""
-    return [("warning", '299 - "' + w.replace("\\", "\\\\").replace('"', '\\"') + '"') for w in warnings]
+    """The Warning headers of a response, as upstream's warning recorder writes them.
+
+    Each is `299 - "text"` with `"` and `\\` escaped (NewWarningHeader, apimachinery
+    util/net/http.go); empty and repeated texts are skipped, and so is a text that is not valid
+    UTF-8 or holds a control character (NewWarningHeader refuses it; an unknown field named
+    "a\x7f" must not break the response). Once the texts pass 4,096 runes in all, every one is
+    cut to 256 runes. Upstream: recorder.AddWarning (endpoints/filters/warning.go)
+    """
+    texts = [w for w in dict.fromkeys(warnings) if w and _header_safe(w)]
+    if sum(map(len, texts)) > TRUNCATE_AT_TOTAL_RUNES:
+        texts = [w[:TRUNCATE_ITEM_RUNES] for w in texts]
+    return [("warning", '299 - "' + w.replace("\\", "\\\\").replace('"', '\\"') + '"') for w in texts]
+
+
+def _header_safe(text: str) -> bool:
+    """Valid UTF-8 (no lone surrogates) without control characters (Go's unicode.IsControl: Cc)."""
+    if text.isascii() and text.isprintable():        # the common case, decided in C
+        return True
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in text)
 
 
 def object_response(api: APIServer, req: Request, ri: ResourceInfo, obj: Obj, value: bytes | None,

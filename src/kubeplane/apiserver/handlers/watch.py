@@ -8,15 +8,19 @@ Upstream: serveWatch (handlers/watch.go) and the cacher's filtering (cacher/cach
   Status (the stream itself is a 200, as upstream).
 - Selectors see transitions: an object that stops matching is DELETED for this watcher, one
   that starts matching is ADDED.
-- timeoutSeconds ends the stream; with allowWatchBookmarks a BOOKMARK carrying the progress
-  made goes out about every minute and 2 s before the timeout. Both run on the server's
-  clock, so tests drive them with a fake one.
+- timeoutSeconds ends the stream; without it (or with 0) the stream ends after a random time
+  in [--min-request-timeout, 2 × that), 30–60 min by default, so watchers spread their
+  reconnects; --min-request-timeout 0 lets such a watch run until the client leaves. With
+  allowWatchBookmarks a BOOKMARK carrying the progress made goes out about every minute and
+  2 s before the timeout. Both run on the server's clock, so tests drive them with a fake one.
 """
 from __future__ import annotations
 
 import asyncio
+import math
 import random
-from typing import TYPE_CHECKING, Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -32,8 +36,6 @@ if TYPE_CHECKING:
     from ..server import APIServer
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
-# Upstream's --min-request-timeout is 1800 s; watches without timeoutSeconds last [1800, 3600) s.
-MIN_REQUEST_TIMEOUT = 1800.0
 # Upstream's cacher sends a watcher that allows bookmarks one about every minute, and one
 # 2 s before its timeout (cacheWatcher.nextBookmarkTime), so a reconnect resumes from a
 # recent resourceVersion instead of one that may have been compacted meanwhile.
@@ -50,7 +52,7 @@ async def watch(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: s
     after = common.parse_resource_version(rv)
     send_initial = req.flag("sendInitialEvents") if "sendInitialEvents" in req.query else None
     bookmarks = req.flag("allowWatchBookmarks")
-    timeout = _timeout(req)
+    timeout = _timeout(req, api.options.min_request_timeout)
     started = api.clock.monotonic()          # the timeout runs from the request, as upstream's
     stream = _Stream(api, req, ri, sel, prefix, name, codec.wants_table(req.headers), bookmarks)
     # Unset and "0" start with the current state as synthetic ADDED events; watch-list asks
@@ -65,14 +67,25 @@ async def watch(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: s
     return Response(200, body, content_type="application/json", headers=[("cache-control", "no-cache")])
 
 
-def _timeout(req: Request) -> float:
+def _timeout(req: Request, min_request_timeout: int) -> float:
+    """Seconds until the stream ends (math.inf: never).
+
+    Upstream: handleWatch (endpoints/handlers/get.go) — timeoutSeconds, else (unset or 0)
+    minRequestTimeout × (1 + rand), so with the default 1800 a watch lasts 30–60 min; with
+    --min-request-timeout 0 it has no timeout. A negative timeoutSeconds ends it at once.
+    """
     value = req.query.get("timeoutSeconds", "")
+    timeout = 0.0
     if value:
         try:
-            return max(float(value), 0.0)
+            timeout = float(value)
         except ValueError:
             raise errors.BadRequest(f"invalid timeoutSeconds: {value!r}") from None
-    return MIN_REQUEST_TIMEOUT * (1 + random.random())
+    if timeout < 0:
+        return 0.0
+    if timeout == 0:
+        return min_request_timeout * (1 + random.random()) if min_request_timeout > 0 else math.inf
+    return timeout
 
 
 class _Stream:
@@ -171,7 +184,10 @@ class _Stream:
     async def _alarm(self, ticker: _Ticker, watcher: object, reason: list[str]) -> None:
         """Sleep until the deadline or the next bookmark, say which, and end the storage watcher."""
         clock = self.api.clock
-        await clock.sleep(max(ticker.wake() - clock.monotonic(), 0.0))
+        wake = ticker.wake()
+        if wake == math.inf:                  # no timeout and no bookmarks: nothing to wake for
+            await asyncio.get_running_loop().create_future()
+        await clock.sleep(max(wake - clock.monotonic(), 0.0))
         now = clock.monotonic()
         if now >= ticker.deadline - 1e-9:
             reason.append("deadline")

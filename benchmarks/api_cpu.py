@@ -1,0 +1,98 @@
+"""The API server's CPU per HTTPS request: µs of `kubeplane up`'s CPU per GET and per pod create.
+
+Run:  .venv/bin/python benchmarks/api_cpu.py [--gets 20000] [--creates 4000] [--runs 3]
+
+Throughput on a shared machine swings with the neighbours' load; the server's own CPU time per
+request (utime + stime of all its threads, from /proc) swings much less, so it is the figure to
+compare two versions with. To compare with another checkout, run this script with
+PYTHONPATH=<that checkout>/src, alternating with a run without (`kubeplane up` is started with
+the same interpreter and environment). Each run starts `up --nodes 0 --no-controllers` on
+SQLite, warms up with 2,000 GETs, then times `--gets` GETs of a namespace and `--creates` pod
+creates from 16 concurrent aiohttp connections (benchmarks/api_bench.py's client).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import pathlib
+import statistics
+import sys
+import tempfile
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import api_bench
+
+WORKERS = 16
+
+
+def cpu_seconds(pid: int) -> float:
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        fields = pathlib.Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+async def gets(c: api_bench.Client, n: int) -> None:
+    url = f"{c.server}/api/v1/namespaces/default"
+
+    async def worker() -> None:
+        for _ in range(n // WORKERS):
+            async with c.session.get(url) as r:
+                assert r.status == 200, r.status
+                await r.read()
+
+    await asyncio.gather(*(worker() for _ in range(WORKERS)))
+
+
+async def creates(c: api_bench.Client, n: int) -> None:
+    url = f"{c.server}/api/v1/namespaces/default/pods"
+
+    async def worker(i: int) -> None:
+        for k in range(n // WORKERS):
+            async with c.session.post(url, data=json.dumps(api_bench.pod(f"p-{i}-{k}"))) as r:
+                assert r.status == 201, await r.text()
+                await r.read()
+
+    await asyncio.gather(*(worker(i) for i in range(WORKERS)))
+
+
+def one_run(n_gets: int, n_creates: int) -> tuple[float, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, _ = api_bench.start_up(pathlib.Path(tmp), "sqlite", ["--no-controllers"])
+        try:
+            async def measure() -> tuple[float, float]:
+                c = api_bench.Client(pathlib.Path(tmp) / "kubeconfig", WORKERS)
+                try:
+                    await gets(c, 2000)
+                    t0 = cpu_seconds(proc.pid)
+                    await gets(c, n_gets)
+                    t1 = cpu_seconds(proc.pid)
+                    await creates(c, n_creates)
+                    t2 = cpu_seconds(proc.pid)
+                    return (t1 - t0) / n_gets * 1e6, (t2 - t1) / n_creates * 1e6
+                finally:
+                    await c.close()
+            return asyncio.run(measure())
+        finally:
+            api_bench.stop(proc)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--gets", type=int, default=20_000)
+    ap.add_argument("--creates", type=int, default=4000)
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    results = [one_run(args.gets, args.creates) for _ in range(args.runs)]
+    for (g, c) in results:
+        print(f"run: GET {g:.1f} µs, create {c:.1f} µs")
+    print(f"server CPU µs per request, median of {args.runs}: GET {statistics.median(r[0] for r in results):.1f}, "
+          f"create {statistics.median(r[1] for r in results):.1f}")
+
+
+if __name__ == "__main__":
+    main()

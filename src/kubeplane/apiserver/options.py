@@ -1,0 +1,34 @@
+"""The API server's run options: request limits and timeouts, with upstream's flag defaults.
+
+Upstream: ServerRunOptions (apiserver/pkg/server/options/server_run_options.go); the defaults
+come from NewConfig (apiserver/pkg/server/config.go). The HTTP server's own limits (header
+timeout, idle timeout, header size) are not flags upstream: see serving.py.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class ServerRunOptions:
+    # --max-requests-inflight: read-only (get, list) requests served at once; 0 = no limit.
+    max_requests_inflight: int = 400
+    # --max-mutating-requests-inflight: every other verb; 0 = no limit.
+    max_mutating_requests_inflight: int = 200
+    # --request-timeout (seconds, default 1m0s): the longest a non-long-running request may
+    # take; a client's ?timeout= can only shorten it.
+    request_timeout: float = 60.0
+    # --min-request-timeout (whole seconds): a watch without timeoutSeconds lasts a random
+    # time in [min, 2*min); 0 means such a watch never times out.
+    min_request_timeout: int = 1800
+
+    def __post_init__(self) -> None:
+        """Upstream: ServerRunOptions.Validate — the same messages."""
+        if self.max_requests_inflight < 0:
+            raise ValueError("--max-requests-inflight can not be negative value")
+        if self.max_mutating_requests_inflight < 0:
+            raise ValueError("--max-mutating-requests-inflight can not be negative value")
+        if self.request_timeout < 0:
+            raise ValueError("--request-timeout can not be negative value")
+        if self.min_request_timeout < 0:
+            raise ValueError("--min-request-timeout can not be negative value")

@@ -1,0 +1,200 @@
+"""The HTTPS server's connection limits, as upstream's http.Server: header timeout, idle
+timeout, header size, TLS handshake timeout.
+
+Upstream: SecureServingInfo.Serve (apiserver/pkg/server/secure_serving.go) sets
+ReadHeaderTimeout 32 s ("just shy of requestTimeoutUpperBound"), IdleTimeout 90 s (client-go's
+keep-alive) and MaxHeaderBytes 1 MiB; Go's server bounds the TLS handshake by the same 32 s.
+
+uvicorn has no header timeout: a connection that sends one header byte a second is kept open
+forever, and its headers may grow without bound (httptools buffers them). So HttpToolsProtocol
+below adds what Go's server does, and nothing else:
+- from the moment a connection is made (after its TLS handshake), and from the first byte of
+  each further request on a kept-alive connection, the complete headers must arrive within
+  `read_header_timeout`, or the connection is closed without an answer (as Go's);
+- more than `max_header_bytes` + 4 KiB before the end of the headers is answered with Go's
+  "431 Request Header Fields Too Large" and the connection is closed;
+- an idle kept-alive connection is closed after `idle_timeout` (uvicorn's keep-alive timer).
+Bodies are bounded elsewhere: by size in app.py, by time by the request timeout
+(filters/timeout.py), as upstream (whose server sets no ReadTimeout).
+
+The TLS handshake happens before uvicorn's protocol sees the connection; asyncio and uvloop
+bound it by `ssl_handshake_timeout` (60 s unless given), which uvicorn does not pass. Server
+passes upstream's 32 s, so a client that opens TCP and sends nothing (or dribbles its
+ClientHello) is dropped then.
+"""
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import uvicorn
+from uvicorn.config import STARTUP_FAILURE
+from uvicorn.protocols.http.httptools_impl import (
+    HttpToolsProtocol as _UvicornHttpToolsProtocol,
+)
+
+log = logging.getLogger("uvicorn.error")
+
+HEADER_SLACK = 4096          # Go reads MaxHeaderBytes + 4096 (initialReadLimitSize) before a 431
+_TOO_LARGE = b"431 Request Header Fields Too Large"
+
+
+@dataclass(frozen=True, slots=True)
+class ServingOptions:
+    read_header_timeout: float = 32.0       # seconds; upstream's ReadHeaderTimeout
+    idle_timeout: float = 90.0              # seconds; upstream's IdleTimeout
+    max_header_bytes: int = 1 << 20         # upstream's MaxHeaderBytes
+    tls_handshake_timeout: float = 32.0     # Go: the smallest of the server's read timeouts
+
+    def protocol(self) -> Callable[..., HttpToolsProtocol]:
+        """The protocol factory to pass as uvicorn.Config(http=...)."""
+        return functools.partial(HttpToolsProtocol, serving=self)
+
+
+class HeadersTooLarge(Exception):
+    """Raised from a parser callback to stop parsing a request whose headers are too large."""
+
+
+class HttpToolsProtocol(_UvicornHttpToolsProtocol):
+    """uvicorn's httptools protocol with Go's header timeout and header size limit.
+
+    Header bytes are counted twice: as parsed (the request line and each header, as httptools
+    hands them over: exact, and checked before the request starts), and as received while the
+    headers are incomplete (httptools buffers a header until it ends, so one endless header is
+    caught there).
+
+    The header deadline is a number, not a timer per request (arming and cancelling a uvloop
+    timer costs ~3 µs, a few per cent of a GET): one timer per connection, armed for the
+    deadline and left alone when the headers arrive, checks the current deadline when it fires
+    and re-arms for it (so a busy kept-alive connection sees one timer callback every 32 s).
+    """
+
+    def __init__(self, *args: Any, serving: ServingOptions, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.serving = serving
+        self.max_header_bytes = serving.max_header_bytes + HEADER_SLACK
+        self.timeout_keep_alive = serving.idle_timeout    # type: ignore[assignment]  # a float is fine for call_later
+        self.header_timer: asyncio.TimerHandle | None = None
+        self.header_deadline: float | None = None      # loop time; None: not reading headers
+        self.received_header_bytes = 0          # raw bytes since this request's headers began
+        self.parsed_header_bytes = 0            # request line and headers parsed so far
+        self.headers_too_large = False
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._start_header_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.header_deadline = None
+        if self.header_timer is not None:
+            self.header_timer.cancel()
+            self.header_timer = None
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.header_deadline is not None:            # still reading a request's headers
+            self.received_header_bytes += len(data)
+            if self.received_header_bytes > self.max_header_bytes:
+                self._reject_too_large()
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self.parsed_header_bytes = 0
+        if self.header_deadline is None:                # a further request on a kept-alive connection
+            self._start_header_deadline()
+
+    def on_url(self, url: bytes) -> None:
+        self._count(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count(len(name) + len(value) + 4)     # "name: value\r\n"
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        self.header_deadline = None
+        super().on_headers_complete()
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn answers a parser error with 400; headers stopped by _count get Go's 431."""
+        if self.headers_too_large:
+            self._reject_too_large()
+        else:
+            super().send_400_response(msg)
+
+    def _count(self, n: int) -> None:
+        self.parsed_header_bytes += n
+        if self.parsed_header_bytes > self.max_header_bytes:
+            self.headers_too_large = True
+            raise HeadersTooLarge              # httptools stops; uvicorn calls send_400_response
+
+    def _start_header_deadline(self) -> None:
+        self.received_header_bytes = 0
+        self.header_deadline = self.loop.time() + self.serving.read_header_timeout
+        if self.header_timer is None:
+            self.header_timer = self.loop.call_at(self.header_deadline, self._check_header_deadline)
+
+    def _check_header_deadline(self) -> None:
+        self.header_timer = None
+        if self.header_deadline is None or self.transport.is_closing():
+            return                                   # headers complete: re-armed by the next request
+        if self.loop.time() < self.header_deadline:
+            self.header_timer = self.loop.call_at(self.header_deadline, self._check_header_deadline)
+        else:
+            self.transport.close()
+
+    def _reject_too_large(self) -> None:
+        """Go's answer: 431, plain text, and the connection closed."""
+        self.header_deadline = None
+        if not self.transport.is_closing():
+            self.transport.write(b"HTTP/1.1 " + _TOO_LARGE + b"\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                                 b"Connection: close\r\n\r\n" + _TOO_LARGE)
+            self.transport.close()
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server, listening with a TLS handshake timeout (see the module docstring)."""
+
+    def __init__(self, config: uvicorn.Config, *, serving: ServingOptions | None = None) -> None:
+        super().__init__(config)
+        self.serving = serving or ServingOptions()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's Server.startup for a host and port or for sockets bound by the caller (what
+        `up` uses), with ssl_handshake_timeout; a file descriptor or a Unix socket takes uvicorn's
+        own path."""
+        config = self.config
+        if config.fd is not None or config.uds is not None:
+            await super().startup(sockets)
+            return
+        await self.lifespan.startup()
+        if self.lifespan.should_exit:
+            sys.exit(STARTUP_FAILURE)
+
+        def create_protocol(_loop: asyncio.AbstractEventLoop | None = None) -> asyncio.Protocol:
+            return config.http_protocol_class(  # type: ignore[call-arg]
+                config=config, server_state=self.server_state, app_state=self.lifespan.state, _loop=_loop)
+
+        loop = asyncio.get_running_loop()
+        handshake = self.serving.tls_handshake_timeout if config.ssl else None
+        try:
+            if sockets is not None:
+                self.servers = [await loop.create_server(create_protocol, sock=sock, backlog=config.backlog,
+                                                         ssl=config.ssl, ssl_handshake_timeout=handshake)
+                                for sock in sockets]
+            else:
+                self.servers = [await loop.create_server(create_protocol, host=config.host, port=config.port,
+                                                         backlog=config.backlog, ssl=config.ssl,
+                                                         ssl_handshake_timeout=handshake)]
+        except OSError as exc:                   # as uvicorn: log it and exit
+            log.error(exc)
+            await self.lifespan.shutdown()
+            sys.exit(STARTUP_FAILURE)
+        self.started = True

@@ -51,7 +51,7 @@ async def test_stop_commits_what_is_queued() -> None:
     for r in (11, 12):
         c.put(ev(r))
     c.stop()
-    assert sum(rec.batches, []) == [11, 12] and c.committed == 12
+    assert [r for b in rec.batches for r in b] == [11, 12] and c.committed == 12
     await c.wait_committed(12)                        # already committed: returns at once
 
 

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 import pathlib
+import re
 import signal
 import sys
 from typing import Any, Iterator
@@ -19,7 +20,7 @@ import uvicorn
 from ..apiserver.app import ASGIApp
 from ..apiserver.certs import ensure_pki
 from ..apiserver.server import APIServer
-from ..storage import new_storage
+from ..storage import DEFAULT_COMPACTION_INTERVAL, DEFAULT_HISTORY_BYTES, new_storage, run_compactor
 from .kubeconfig import write_kubeconfig
 
 log = logging.getLogger("kubeplane")
@@ -100,6 +101,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--storage", choices=("sqlite", "memory"), default="sqlite", help="storage backend")
     p.add_argument("--watch-history", type=int, default=50_000,
                    help="events kept for watches to resume from (older resourceVersions get 410 Gone)")
+    p.add_argument("--watch-history-bytes", type=_bytes, default=DEFAULT_HISTORY_BYTES, metavar="BYTES",
+                   help="bytes of events kept for watches to resume from, at least (default 8 MiB; the history "
+                        "may hold up to 8 x the live data if that is more)")
+    p.add_argument("--etcd-compaction-interval", type=_go_duration, default=DEFAULT_COMPACTION_INTERVAL,
+                   metavar="DURATION", help="the interval of compaction requests, e.g. 5m, 30s; 0 disables "
+                                            "compaction (default 5m0s, as kube-apiserver)")
     p.add_argument("--no-controllers", dest="controllers", action="store_false",
                    help="run no controllers and no scheduler (the API server and kubelets only)")
     p.add_argument("--log-level", default="warning")
@@ -114,6 +121,23 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _bytes(text: str) -> int:
+    """A non-negative number of bytes, for argparse."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative number of bytes, got {text!r}")
+    return value
+
+
+def _go_duration(text: str) -> float:
+    """A non-negative Go duration ("5m", "1m30s", "0") in seconds, for argparse.
+    Upstream: time.ParseDuration, for the units a flag here needs (ms, s, m, h)."""
+    parts = re.findall(r"(\d+(?:\.\d*)?|\.\d+)(ms|s|m|h)", text)
+    if text != "0" and (not parts or "".join(n + u for n, u in parts) != text):
+        raise argparse.ArgumentTypeError(f'time: invalid duration "{text}"')
+    return float(sum(float(n) * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}[u] for n, u in parts))
+
+
 def run(args: argparse.Namespace) -> int:
     from .standalone import run_process
     return run_process(args.log_level, lambda: serve(args), use_uvloop=True)
@@ -123,7 +147,9 @@ async def serve(args: argparse.Namespace) -> None:
     data_dir: pathlib.Path = args.data_dir.resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     pki = ensure_pki(data_dir, [args.address])
-    storage = new_storage(args.storage, data_dir, history=args.watch_history)
+    storage = new_storage(args.storage, data_dir, history=args.watch_history,
+                          history_bytes=args.watch_history_bytes)
+    compactor = asyncio.ensure_future(run_compactor(storage, args.etcd_compaction_interval))
     api = APIServer(storage, tokens={pki.token: "kubeplane-admin"})
     await api.bootstrap()
     config = uvicorn.Config(ASGIApp(api), host=args.address, port=args.port, loop="none", http="httptools",
@@ -162,6 +188,7 @@ async def serve(args: argparse.Namespace) -> None:
         if not serving.done():
             server.should_exit = True
             await serving
+        compactor.cancel()
         await storage.close()
         sys.stdout.flush()
 

@@ -1,6 +1,7 @@
 """Rewrite loop: one 1 MiB ConfigMap written 1,000 times; how big do state.db and RSS get?
 
 Run:  .venv/bin/python benchmarks/rewrite_loop.py [--writes 1000] [--size 1048000] [--up-args=...]
+                                                  [--data-dir DIR]
 
 Starts `kubeplane up --nodes 0` (sqlite, its own process, as a user runs it), creates one
 ConfigMap whose single data value is `--size` bytes and replaces it `--writes - 1` times with
@@ -56,15 +57,14 @@ def live_bytes(data_dir: pathlib.Path) -> int:
         db.close()
 
 
-def settled_disk(data_dir: pathlib.Path, seconds: float = 10.0) -> tuple[int, int]:
-    """The file sizes once they stop shrinking (reclaim may run a moment after the last write)."""
-    last, deadline = disk(data_dir), time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        time.sleep(1.0)
-        now = disk(data_dir)
-        if now == last:
-            break
-        last = now
+def settled_disk(data_dir: pathlib.Path, quiet: float = 3.0, limit: float = 20.0) -> tuple[int, int]:
+    """The file sizes once they have not changed for `quiet` seconds (reclaim and the WAL's
+    truncation run once the store has been idle for a moment)."""
+    last, since, deadline = disk(data_dir), time.monotonic(), time.monotonic() + limit
+    while time.monotonic() < deadline and time.monotonic() - since < quiet:
+        time.sleep(0.25)
+        if (now := disk(data_dir)) != last:
+            last, since = now, time.monotonic()
     return last
 
 
@@ -117,10 +117,11 @@ def main() -> None:
     ap.add_argument("--writes", type=int, default=1000)
     ap.add_argument("--size", type=int, default=1_048_000, help="bytes of the data value (ConfigMaps hold <= 1 MiB)")
     ap.add_argument("--up-args", default="", help="extra arguments for `kubeplane up`, space-separated")
+    ap.add_argument("--data-dir", type=pathlib.Path, help="use (and keep) this data dir instead of a temporary one")
     args = ap.parse_args()
     extra = args.up_args.split()
     with tempfile.TemporaryDirectory(prefix="kubeplane-rewrite-") as d:
-        data_dir = pathlib.Path(d)
+        data_dir = args.data_dir or pathlib.Path(d)
         proc, _ = start_up(data_dir, "sqlite", extra)
         try:
             seconds = asyncio.run(rewrite(data_dir / "kubeconfig", args.writes, args.size))

@@ -121,10 +121,10 @@ class Committer:
 
     def _run(self) -> None:
         more = False            # housekeeping has another step to take
+        idle = False            # nothing written for IDLE seconds (until the next write)
         quiet = False           # an idle step found nothing to do: sleep until something happens
         while self.failure is None:
             with self._cond:
-                idle = False
                 if not (self._pending or self._stopping or self._kicked or more):
                     idle = not self._cond.wait_for(
                         lambda: self._pending or self._stopping or self._kicked, None if quiet else IDLE)
@@ -133,6 +133,7 @@ class Committer:
                 batch, self._pending = self._pending, []
                 self._kicked = False
                 stopping = self._stopping
+            idle = idle and not batch
             if batch and self._try(self._commit, batch) is not _FAILED:
                 with self._cond:
                     self.committed = batch[-1].revision

@@ -98,20 +98,22 @@ class WatchLog:
     def append(self, ev: WatchEvent) -> None:
         """Record the event of the next revision, evict what exceeds the bounds, and wake the
         watchers of its key."""
-        assert ev.revision == self.revision + 1, (ev.revision, self.revision)
-        if ev.revision - self._floor > self.capacity:
-            self._evict_oldest()                     # its slot is the one we write
-        size = len(ev.kv.value)
-        self._ring[ev.revision % self.capacity] = ev
-        self.revision = ev.revision
+        rev, prev, size = ev.revision, ev.prev, len(ev.kv.value)
+        assert rev == self.revision + 1, (rev, self.revision)
+        ring, slot = self._ring, rev % self.capacity
+        if (old := ring[slot]) is not None:          # the window is full: the oldest leaves
+            n = len(old.kv.value)
+            self._floor, self.bytes, self.evicted_bytes = old.revision, self.bytes - n, self.evicted_bytes + n
+        ring[slot] = ev
+        self.revision = rev
         self.bytes += size
-        if ev.type == "ADDED":
+        # The current objects: ADDED adds its object, MODIFIED the difference, DELETED takes prev's.
+        if prev is None:
             self.live_bytes += size
-        elif ev.prev is not None:
-            self.live_bytes += (size if ev.type == "MODIFIED" else 0) - len(ev.prev.value)
-        if self.bytes > self.min_bytes:              # cheap test first: budget() >= min_bytes
-            budget = self.budget()
-            while self.bytes > budget and self._floor < self.revision - 1:
+        else:
+            self.live_bytes += (0 if ev.type == "DELETED" else size) - len(prev.value)
+        if self.bytes > self.min_bytes and self.bytes > LIVE_FACTOR * self.live_bytes:
+            while self.bytes > self.budget() and self._floor < rev - 1:
                 self._evict_oldest()
         if self._waiters:
             key, waiting = ev.kv.key, []
@@ -119,7 +121,7 @@ class WatchLog:
                 if fut.done():                       # a stopped or cancelled watcher
                     continue
                 if key.startswith(prefix):
-                    fut.set_result(ev.revision)
+                    fut.set_result(rev)
                 else:
                     waiting.append((prefix, fut))
             self._waiters = waiting

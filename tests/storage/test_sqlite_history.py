@@ -134,9 +134,10 @@ def write_v0(path: pathlib.Path) -> None:
     db.close()
 
 
-async def test_a_file_from_before_is_upgraded_and_vacuumed_once(tmp_path: pathlib.Path) -> None:
+async def test_a_file_from_before_is_upgraded_into_a_new_file(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "state.db"
     write_v0(path)
+    (tmp_path / "state.db.upgrade").write_bytes(b"left by a crash during an upgrade")
     assert query(path, "PRAGMA auto_vacuum") == [(0,)]
     s = SqliteStorage(path)
     assert (s.revision, s.oldest_revision) == (5, 2)
@@ -145,6 +146,7 @@ async def test_a_file_from_before_is_upgraded_and_vacuumed_once(tmp_path: pathli
     assert (await s.update("/k/b", obj("b", 10))).mod_revision == 6
     await s.close()
     assert query(path, "PRAGMA auto_vacuum") == [(2,)] and query(path, "PRAGMA user_version") == [(1,)]
+    assert sorted(os.listdir(tmp_path)) == ["state.db"]                  # replaced by the copy
     assert query(path, "SELECT rev, key FROM log ORDER BY rev") == [
         (2, "/k/a"), (3, "/k/a"), (4, "/k/b"), (5, "/k/a"), (6, "/k/b")]   # 2: 3's prev, kept below
 

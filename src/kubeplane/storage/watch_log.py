@@ -18,14 +18,16 @@ bytes of the current objects), which the log keeps count of from the events them
 Why these numbers: a watcher that falls out of the window must re-list, and a re-list reads
 the live data once; with a budget of 8 x the live data a watcher has to miss more than 8
 re-lists' worth of changes before it pays for one. The budget grows with the cluster: the
-density benchmark (1,000 pods on 100 nodes) ends with ~7 MB of live objects, a budget of
-~56 MB, more than the ~30 MB of events the whole run writes, so no in-process informer can fall
-out of it (they are at most a few batches behind; bookmarks move a resuming watch's
-resourceVersion up every minute). The floor, 8 MiB, keeps a small cluster's history long:
-one idle node writes ~0.4 KB/s (Lease and status), 8 MiB of it is ~5 hours, far beyond the
-5-10 minutes that compaction keeps (upstream's watch cache keeps ~75 s). Against a client
-that rewrites one 1 MiB ConfigMap in a loop (1 MiB of live data), the window holds ~8
-versions (~8 MiB, ~17 MB of memory with the decoded objects) instead of 50,000 (2 GB).
+density benchmark (1,000 pods on 100 nodes, then a rolling update) writes 20,457 events of
+30.3 MB in all and ends with 8.3 MB of live objects (9,315 objects), a budget of 67 MB; as the
+events written never exceed ~3.7 x the live data during the run, the window never drops one,
+so no in-process informer can fall out of it (measured: no re-list; bookmarks move a resuming
+watch's resourceVersion up every minute anyway). The floor, 8 MiB, keeps a small cluster's
+history long: one idle node writes well under 1 KB/s (a ~0.5 KB Lease renewal every 10 s),
+8 MiB of it is hours, beyond the 5-10 minutes that compaction keeps (upstream's watch cache
+keeps ~75 s).
+Against a client that rewrites one 1 MiB ConfigMap in a loop (1 MiB of live data), the window
+holds 8 versions (8 MiB, ~17 MB of memory with the decoded objects) instead of 50,000 (2 GB).
 """
 from __future__ import annotations
 

@@ -174,7 +174,7 @@ class Committer:
         for revision, fut in waiters:
             if fut.done():
                 continue
-            if self.failure is not None:
-                fut.set_exception(StorageError(f"storage failed: {self.failure!r}"))
-            elif revision <= self.committed:
+            if revision <= self.committed:             # durable, whatever failed afterwards
                 fut.set_result(None)
+            elif self.failure is not None:
+                fut.set_exception(StorageError(f"storage failed: {self.failure!r}"))

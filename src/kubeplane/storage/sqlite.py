@@ -54,17 +54,19 @@ a power loss or system crash"). etcd fsyncs every commit; we accept the OS-crash
 
 Reclaim: the file uses auto_vacuum=INCREMENTAL (a file of this schema without it is converted
 once, by a VACUUM at open; a file from before this schema is replaced at open by a copy of its
-current objects and its window, see _upgrade_from_v0). Trims put pages on the free list, where new rows reuse them; when more than a
-quarter of the file is free (or the store has been idle for a second), the committer thread
-gives pages back with `PRAGMA incremental_vacuum` in steps of 1 MiB between commits, so a
-write waits for one step at most. The -wal file is capped by journal_size_limit after each
-checkpoint and truncated to nothing once the store is idle.
+current objects and its window, see _upgrade_from_v0). Trims put pages on the free list, where
+new rows reuse them; when more than a quarter of the file is free (or the store has been idle
+for a second), the committer thread gives pages back with `PRAGMA incremental_vacuum` in steps
+of 1 MiB between commits, so a write waits for one step at most. The -wal file is capped by
+journal_size_limit after each checkpoint and truncated to nothing once the store is idle.
 
 Privacy: state.db, -wal and -shm are 0600 (the file is created so before SQLite opens it, and
 SQLite gives its -wal and -shm the database's mode; older files are tightened at open). An
 optional `Transformer` (encryption at rest) turns every stored value into the bytes written,
 on the committer thread, and back at open; a value it cannot read back fails the open with a
-StorageError naming the key.
+StorageError naming the key. The write is already applied in memory when the committer
+transforms it, so a transformer that fails there stops the store like a failed commit (local
+keys, as aescbc, aesgcm and secretbox use, do not fail).
 """
 from __future__ import annotations
 

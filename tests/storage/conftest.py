@@ -19,11 +19,11 @@ MakeStore = Callable[..., Awaitable[Storage]]
 
 @pytest.fixture(params=BACKENDS)
 async def make_store(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> AsyncIterator[MakeStore]:
-    """A factory of stores of one backend (history as given); all are closed afterwards."""
+    """A factory of stores of one backend (history bounds as given); all are closed afterwards."""
     opened: list[Storage] = []
 
-    async def make(*, history: int = 1000) -> Storage:
-        s = new_storage(request.param, tmp_path / f"data{len(opened)}", history=history)
+    async def make(*, history: int = 1000, **bounds: int) -> Storage:
+        s = new_storage(request.param, tmp_path / f"data{len(opened)}", history=history, **bounds)
         opened.append(s)
         return s
 

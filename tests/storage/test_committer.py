@@ -94,3 +94,50 @@ async def test_after_stop_writes_and_waits_are_refused() -> None:
     with pytest.raises(StorageError, match="closed"):
         await c.wait_committed(2)
     await c.wait_committed(1)                         # committed before the stop: fine
+
+
+async def until(check: object, what: str) -> None:
+    """Poll check() (a real thread moves it) for up to 5 s."""
+    for _ in range(500):
+        if check():  # type: ignore[operator]
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def test_housekeeping_follows_each_commit_and_goes_on_while_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubeplane.storage import committer
+    monkeypatch.setattr(committer, "IDLE", 0.01)
+    rec = Recorder()
+    rec.gate.set()
+    calls: list[bool] = []
+
+    def housekeep(idle: bool) -> bool:
+        calls.append(idle)
+        return idle and calls.count(True) < 3            # three idle steps, then nothing to do
+
+    c = Committer(rec, 0, housekeep)
+    c.put(ev(1))
+    await c.wait_committed(1)
+    await until(lambda: len(calls) >= 4, "three idle steps")
+    c.put(ev(2))                                       # the thread slept without a timeout till now
+    await c.wait_committed(2)
+    await until(lambda: len(calls) >= 5, "the step after the second commit")
+    assert calls[:5] == [False, True, True, True, False]
+    c.stop()
+
+
+async def test_a_failed_housekeeping_step_stops_the_store() -> None:
+    rec = Recorder()
+    rec.gate.set()
+
+    def housekeep(idle: bool) -> bool:
+        raise OSError("disk I/O error")
+
+    c = Committer(rec, 0, housekeep)
+    c.put(ev(1))
+    await c.wait_committed(1)                          # committed, then the step fails
+    await until(lambda: c.failure is not None, "the failure")
+    with pytest.raises(StorageError, match="disk I/O error"):
+        c.put(ev(2))
+    c.stop()

@@ -274,3 +274,49 @@ async def test_close_ends_every_watch(make_store: MakeStore) -> None:
     await store.close()
     with pytest.raises(StopAsyncIteration):
         await asyncio.wait_for(pending, 5)
+
+
+def newest_within(sizes: dict[int, int], budget: int, revision: int) -> int:
+    """The oldest revision of a window holding the newest events whose sizes fit the budget."""
+    oldest, total = revision, 0
+    while oldest in sizes and total + sizes[oldest] <= budget:
+        total += sizes[oldest]
+        oldest -= 1
+    return oldest
+
+
+async def test_compacted_when_history_bytes_are_exceeded(make_store: MakeStore) -> None:
+    store = await make_store(history_bytes=10_000)
+    key, obj = pod("a", blob="x" * 1000)
+    slow = store.watch(PODS, 0)
+    sizes = {}
+    for i in range(30):
+        kv = await (store.create(key, obj) if i == 0 else store.update(key, obj))
+        sizes[kv.mod_revision] = len(kv.value)
+    # One ~1.1 KB object is the live data: 8 x that is under the 10,000-byte floor.
+    oldest = newest_within(sizes, 10_000, store.revision)
+    assert 15 < oldest < 25 and store.oldest_revision == oldest
+    with pytest.raises(Compacted) as err:
+        store.watch(PODS, oldest - 1)
+    assert err.value.oldest == oldest
+    assert [e.revision for e in await take(store.watch(PODS, oldest), 30 - oldest)] == list(range(oldest + 1, 31))
+    with pytest.raises(Compacted) as err:
+        await anext(slow)                            # never read: revision 1 is long gone
+    assert (err.value.requested, err.value.oldest) == (0, oldest)
+    check(store)
+
+
+async def test_history_bytes_grow_with_the_live_data(make_store: MakeStore) -> None:
+    store = await make_store(history_bytes=1000)
+    sizes = {}
+    for i in range(5):                               # 5 objects of ~1.1 KB live: ~44 KB of history
+        kv = await store.create(*pod(f"p{i}", blob="x" * 1000))
+        sizes[kv.mod_revision] = len(kv.value)
+    for _ in range(60):
+        key, obj = pod("p0", blob="y" * 1000)
+        kv = await store.update(key, obj)
+        sizes[kv.mod_revision] = len(kv.value)
+    live = sum(len(kv.value) for kv in (await store.list(PODS))[0])
+    oldest = newest_within(sizes, 8 * live, store.revision)
+    assert 20 < oldest < 40 and store.oldest_revision == oldest
+    check(store)

@@ -34,3 +34,47 @@ async def test_stop_while_waiting_brings_progress_up_to_date() -> None:
     except StopAsyncIteration:
         pass
     assert w.progress == 1
+
+
+# --- the byte bound ---------------------------------------------------------------------------
+
+def blob(name: str, size: int) -> dict:
+    return {"metadata": {"name": name}, "data": {"x": "x" * size}}
+
+
+async def test_live_bytes_follow_creates_updates_and_deletes() -> None:
+    s = MemoryStorage()
+    a = await s.create("/k/a", blob("a", 100))
+    b = await s.create("/k/b", blob("b", 50))
+    a2 = await s.update("/k/a", blob("a", 300))
+    assert s._log.live_bytes == len(a2.value) + len(b.value)
+    await s.delete("/k/b")
+    assert s._log.live_bytes == len(a2.value) and len(a.value) < len(a2.value)
+    s._check_invariants()
+
+
+async def test_the_newest_event_stays_however_big_and_a_waiting_watcher_keeps_up() -> None:
+    # A 10 KB object against a 100-byte floor: while it lives, the budget is 8 x its size;
+    # its DELETED event leaves no live data, and the window keeps that event alone.
+    s = MemoryStorage(history_bytes=100)
+    await s.create("/k/big", blob("big", 10_000))
+    await s.update("/k/big", blob("big", 10_001))
+    w = s.watch("/k/", s.revision)
+    nxt = asyncio.ensure_future(anext(w))
+    await asyncio.sleep(0)                                   # waiting on the log
+    await s.delete("/k/big")
+    assert s.oldest_revision == 2 and s._log.bytes > s._log.budget() == 100
+    ev = await asyncio.wait_for(nxt, 5)                      # not Compacted: it was not behind
+    assert (ev.type, ev.revision) == ("DELETED", 3)
+    s._check_invariants()
+    w.stop()
+
+
+async def test_compaction_releases_the_bytes_it_drops() -> None:
+    s = MemoryStorage()
+    for i in range(4):
+        await s.create(f"/k/{i}", blob(str(i), 1000))
+    before = s._log.bytes
+    await s.compact(2)
+    assert s._log.bytes < before and s._log.evicted_bytes == before - s._log.bytes
+    s._check_invariants()

@@ -36,7 +36,7 @@ from ..apiserver.serving import Server, ServingOptions
 from ..client.informer_groups import InformerGroups
 from ..client.informers import ResourceInformer
 from ..client.tools.cache.shared_informer import SharedIndexInformer
-from ..storage import new_storage
+from ..storage import DEFAULT_COMPACTION_INTERVAL, DEFAULT_HISTORY_BYTES, StorageError, new_storage, run_compactor
 from ..utils.pki import ensure_pki
 from . import flags
 from .datadir import DataDirLock, tighten_data_dir
@@ -166,6 +166,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--storage", choices=("sqlite", "memory"), default="sqlite", help="storage backend")
     p.add_argument("--watch-history", type=flags.positive_int, default=50_000,
                    help="events kept for watches to resume from (older resourceVersions get 410 Gone)")
+    p.add_argument("--watch-history-bytes", type=flags.non_negative_int, default=DEFAULT_HISTORY_BYTES,
+                   metavar="BYTES", help="bytes of events kept for watches to resume from, at least (default "
+                                         "8 MiB; the history may hold up to 8 x the live data if that is more)")
+    p.add_argument("--etcd-compaction-interval", type=flags.go_duration, default=DEFAULT_COMPACTION_INTERVAL,
+                   metavar="DURATION", help="the interval of compaction requests, e.g. 5m, 30s; 0 disables "
+                                            "compaction (default 5m0s, as kube-apiserver)")
     p.add_argument("--no-controllers", dest="controllers", action="store_false",
                    help="run no controllers and no scheduler (the API server and kubelets only)")
     p.add_argument("--max-requests-inflight", type=flags.non_negative_int, default=400, metavar="N",
@@ -233,11 +239,12 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
     try:
         tighten_data_dir(data_dir)
         pki = ensure_pki(data_dir, [args.address])
-        storage = new_storage(args.storage, data_dir, history=args.watch_history)
+        storage = new_storage(args.storage, data_dir, history=args.watch_history,
+                              history_bytes=args.watch_history_bytes)
     except OSError as err:
         sock.close()
         raise Fatal(f"data dir {data_dir} is not usable: {describe(err)}") from None
-    except sqlite3.Error as err:
+    except (sqlite3.Error, StorageError) as err:
         sock.close()
         raise Fatal(f"data dir {data_dir} is not usable: {err}") from None
     api = APIServer(InstrumentedStorage(storage), tokens={pki.token: "kubeplane-admin"},
@@ -261,6 +268,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         await asyncio.gather(*tasks, return_exceptions=True)
         storage.stop_watches()
 
+    compactor = asyncio.ensure_future(run_compactor(storage, args.etcd_compaction_interval))
     server = _Server(config, api, serving=serving_options, before_shutdown=stop_components)
     serving = asyncio.ensure_future(server.serve(sockets=[sock]))
     try:
@@ -284,6 +292,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         if not serving.done():
             server.should_exit = True
             await serving
+        compactor.cancel()
         await storage.close()
         sys.stdout.flush()
     log.info("Stopped")

@@ -16,39 +16,58 @@ When nobody waits, the thread lets writes gather for up to GATHER seconds before
 then cost a commit per ~10 renewals instead of one each. A waiter cuts the gathering short,
 so a client outside never waits for it.
 
-A failed commit (disk full, I/O error) stops the committer: memory is then ahead of the disk,
-so every waiter and every later write gets StorageError (etcd stops serving when its backend
-fails, too).
+Housekeeping (trimming the log, reclaiming free pages, checkpointing the WAL) runs on the same
+thread, between commits, in bounded steps: `housekeep(idle)` does one step and says whether more
+is left; the thread takes the next step only when no write is queued, so a write waits for at
+most one step, never for a whole reclaim. Waiters are released before a step starts. `kick()`
+asks for a step while nothing is written (a compaction). `idle` is True when nothing was written
+for IDLE seconds (the moment to truncate the WAL).
+
+A failed commit or step (disk full, I/O error) stops the committer: memory is then ahead of the
+disk, so every waiter and every later write gets StorageError (etcd stops serving when its
+backend fails, too).
 """
 from __future__ import annotations
 
 import asyncio
 import logging
 import threading
-from typing import Callable
+from typing import Any, Callable
 
 from .interface import StorageError, WatchEvent
 
 log = logging.getLogger(__name__)
 
 Commit = Callable[[list[WatchEvent]], None]
+Housekeep = Callable[[bool], bool]
 
 GATHER = 0.1
+IDLE = 1.0
+
+
+_FAILED = object()
+
+
+def _no_housekeeping(idle: bool) -> bool:
+    return False
 
 
 class Committer:
     """Commits queued events on its own thread; `committed` is the last committed revision.
 
-    Shared with the thread under _cond: _pending, _stopping, committed, failure, _waiters.
+    Shared with the thread under _cond: _pending, _stopping, _kicked, committed, failure,
+    _waiters.
     """
 
-    def __init__(self, commit: Commit, committed: int) -> None:
+    def __init__(self, commit: Commit, committed: int, housekeep: Housekeep = _no_housekeeping) -> None:
         self.committed = committed
         self.failure: Exception | None = None
         self._commit = commit
+        self._housekeep = housekeep
         self._cond = threading.Condition()
         self._pending: list[WatchEvent] = []
         self._stopping = False
+        self._kicked = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._thread = threading.Thread(target=self._run, name="sqlite-committer", daemon=True)
@@ -61,6 +80,12 @@ class Committer:
             self._pending.append(ev)
             if len(self._pending) == 1:
                 self._cond.notify()
+
+    def kick(self) -> None:
+        """Ask the thread for a housekeeping step even if nothing is written."""
+        with self._cond:
+            self._kicked = True
+            self._cond.notify()
 
     async def wait_committed(self, revision: int) -> None:
         if self.committed >= revision:
@@ -95,33 +120,51 @@ class Committer:
         self._release()
 
     def _run(self) -> None:
-        while True:
+        more = False            # housekeeping has another step to take
+        idle = False            # nothing written for IDLE seconds (until the next write)
+        quiet = False           # an idle step found nothing to do: sleep until something happens
+        while self.failure is None:
             with self._cond:
-                while not self._pending and not self._stopping:
-                    self._cond.wait()
-                self._cond.wait_for(lambda: self._waiters or self._stopping, GATHER)
+                if not (self._pending or self._stopping or self._kicked or more):
+                    idle = not self._cond.wait_for(
+                        lambda: self._pending or self._stopping or self._kicked, None if quiet else IDLE)
+                if self._pending:
+                    self._cond.wait_for(lambda: self._waiters or self._stopping, GATHER)
                 batch, self._pending = self._pending, []
-            if not batch:
-                return                               # stopping, and nothing left
-            failure = None
-            try:
-                self._commit(batch)
-            except Exception as e:
-                log.critical("storage commit failed; the store stops accepting writes: %r", e)
-                failure = e
-            with self._cond:
-                if failure is None:
+                self._kicked = False
+                stopping = self._stopping
+            idle = idle and not batch
+            if batch and self._try(self._commit, batch) is not _FAILED:
+                with self._cond:
                     self.committed = batch[-1].revision
-                else:
-                    self.failure = failure
-                wake = self._loop if self._waiters else None
-            if wake is not None:
-                try:
-                    wake.call_soon_threadsafe(self._release)
-                except RuntimeError:                 # the loop is closed: nobody is waiting any more
-                    pass
-            if self.failure is not None:
+                self._wake()
+            if stopping and not batch:
+                self._try(self._housekeep, True)     # the last step: catch up on disk
                 return
+            if self.failure is None:
+                more = self._try(self._housekeep, idle) is True
+                quiet = idle and not more
+
+    def _try(self, fn: Callable[[Any], Any], arg: Any) -> Any:
+        """fn(arg), or _FAILED once it raised: then the store stops and every waiter hears why."""
+        try:
+            return fn(arg)
+        except Exception as e:
+            log.critical("storage write failed; the store stops accepting writes: %r", e)
+            with self._cond:
+                self.failure = e
+            self._wake()
+            return _FAILED
+
+    def _wake(self) -> None:
+        """Have the loop resolve the waiters (only if there are any: a wake-up costs the loop)."""
+        with self._cond:
+            wake = self._loop if self._waiters else None
+        if wake is not None:
+            try:
+                wake.call_soon_threadsafe(self._release)
+            except RuntimeError:                     # the loop is closed: nobody is waiting any more
+                pass
 
     def _release(self) -> None:
         """On the loop: resolve the waiters whose revision is committed (all of them on failure)."""
@@ -131,7 +174,7 @@ class Committer:
         for revision, fut in waiters:
             if fut.done():
                 continue
-            if self.failure is not None:
-                fut.set_exception(StorageError(f"storage failed: {self.failure!r}"))
-            elif revision <= self.committed:
+            if revision <= self.committed:             # durable, whatever failed afterwards
                 fut.set_result(None)
+            elif self.failure is not None:
+                fut.set_exception(StorageError(f"storage failed: {self.failure!r}"))

@@ -7,8 +7,9 @@ before encoding, so the stored bytes are exactly what clients receive (encoded o
 write, never once per watcher).
 
 Watchers read the same shared log of events from any revision still inside the history
-window; older revisions raise `Compacted` (the API server turns it into 410 Gone,
-"too old resource version").
+window; older revisions raise `Compacted` (the API server turns it into 410 Gone, reason
+Expired, "too old resource version"). The window is bounded by a count of events and by their
+bytes (watch_log.py), and compaction (compactor.py) forgets what is older than a few minutes.
 
 All methods run on the event loop. Backends whose work is synchronous (memory, sqlite)
 complete each call without yielding, so a write is atomic with respect to other tasks.
@@ -71,6 +72,20 @@ class Compacted(StorageError):
         super().__init__(f"requested revision {requested} has been compacted (oldest {oldest})")
         self.requested = requested
         self.oldest = oldest
+
+
+class Transformer(Protocol):
+    """Turns a value into the bytes written to disk and back (encryption at rest).
+    Called on the committer thread and at open; must be thread-safe.
+    Upstream: value.Transformer (apiserver/pkg/storage/value/transformer.go)."""
+
+    def transform_to_storage(self, key: str, data: bytes) -> bytes:
+        """The bytes to write for data stored under key."""
+        ...
+
+    def transform_from_storage(self, key: str, data: bytes) -> tuple[bytes, bool]:
+        """(plaintext, stale): stale when written with a key that is no longer the first."""
+        ...
 
 
 class Watcher(Protocol):

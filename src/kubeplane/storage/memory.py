@@ -1,7 +1,8 @@
 """MemoryStorage: the revision log held in process memory (tests, and the base of sqlite).
 
 Current state is a dict key -> KeyValue plus a SortedKeys index for prefix listing; history
-is the shared WatchLog. No method awaits anything, so each call runs to completion on the
+is the shared WatchLog, bounded by `history` events and by their bytes (`history_bytes`, or 8 x
+the live data if more: watch_log.py says why). No method awaits anything, so each call runs to completion on the
 event loop and every write is atomic with respect to other tasks.
 
 A write builds its WatchEvent first, hands it to `_persist` (a no-op here; SqliteStorage
@@ -10,13 +11,14 @@ that refuses (a failed store) leaves memory and the revision counter untouched.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from .interface import KeyExists, KeyNotFound, KeyValue, RevisionMismatch, WatchEvent
 from .sorted_keys import SortedKeys
-from .watch_log import LogWatcher, WatchLog
+from .watch_log import DEFAULT_HISTORY_BYTES, LogWatcher, WatchLog
 
 if TYPE_CHECKING:
     from .interface import Storage
@@ -47,10 +49,11 @@ class MemoryStorage:
     event in _log for a key that exists is the ADDED/MODIFIED event carrying _kvs[key].
     """
 
-    def __init__(self, *, history: int = DEFAULT_HISTORY) -> None:
+    def __init__(self, *, history: int = DEFAULT_HISTORY,
+                 history_bytes: int = DEFAULT_HISTORY_BYTES) -> None:
         self._kvs: dict[str, KeyValue] = {}
         self._keys = SortedKeys()
-        self._log = WatchLog(history)
+        self._log = WatchLog(history, history_bytes)
         self._closed = False
 
     @property
@@ -154,20 +157,22 @@ class MemoryStorage:
     def _persist(self, ev: WatchEvent) -> None:
         """Hand ev to the durable copy before it is applied; memory has nothing to do."""
 
-    def _restore(self, revision: int, kvs: list[KeyValue], events: list[WatchEvent]) -> None:
+    def _restore(self, revision: int, kvs: Sequence[KeyValue], events: Sequence[WatchEvent]) -> None:
         """Load a saved state: current objects, the counter, and the recent history."""
         for kv in kvs:
             self._kvs[kv.key] = kv
             self._keys.add(kv.key)
-        self._log.restore(revision, events)
+        self._log.restore(revision, events, sum(len(kv.value) for kv in kvs))
 
     def _check_invariants(self) -> None:
         self._keys._check_invariants()
         assert sorted(self._kvs) == self._keys.range("")
         assert all(kv.mod_revision <= self.revision for kv in self._kvs.values())
+        assert self._log.live_bytes == sum(len(kv.value) for kv in self._kvs.values())
+        self._log._check_invariants()
 
 
-__all__ = ["MemoryStorage", "DEFAULT_HISTORY", "stamp"]
+__all__ = ["DEFAULT_HISTORY", "DEFAULT_HISTORY_BYTES", "MemoryStorage", "stamp"]
 
 if TYPE_CHECKING:
     def _conforms(s: MemoryStorage) -> Storage:

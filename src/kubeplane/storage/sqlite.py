@@ -3,15 +3,33 @@
 The whole current state and the recent history live in memory (reads never touch SQLite);
 SQLite is the durable copy, read once at open:
 
-  kv(key, create_rev, mod_rev, value)          the current objects
-  log(rev, type, key, create_rev, value,       the last `history` (+ up to one trim batch)
-      prev_create_rev, prev_mod_rev, prev_value) events, so watches from recent revisions
-                                                 resume across a restart
-  meta(name, value)                            'compacted': the last compact() revision
+  kv(key, create_rev, mod_rev, value)               the current objects
+  log(rev, type, key, create_rev, prev_rev, value)  the events of the history window, plus,
+                                                    at or below the floor, the prev versions
+                                                    that some event in the window still needs
+  meta(name, value)                                 'compacted': the floor (every revision at
+                                                    or below it is out of the window)
 
-The revision counter is not stored separately: it is max(log.rev, meta.compacted), because
-log trimming always leaves the newest `history` events and compact(r) records r. So it
-never goes backwards, even when the newest write was a delete.
+The revision counter is not stored separately: it is max(log.rev, meta.compacted, kv.mod_rev),
+because trimming always records the floor it trimmed to. So it never goes backwards, even when
+the newest write was a delete.
+
+Previous objects are stored once. An event's prev is the previous version of its key, which is
+the event at prev_rev, still in the log, except for the first event of each key in the window.
+As etcd's compaction keeps the newest revision of each key at or before the compaction point,
+a trim to floor f deletes the rows at or below f except those that an event above f names as
+its prev_rev; an event whose prev is already below the floor when it is written brings its
+prev along as such a row. Example: writes of key a at 1, 2, 3 and of key b at 4; trim to 2:
+row 1 goes, row 2 stays (event 3 needs it), meta.compacted = 2; trim to 3: row 2 goes (event 3
+is out of the window), row 3 stays only if a later event of a names it. So the file holds
+the live data, the window and at most one prev per key: with the defaults, a client that
+rewrites one 1 MiB ConfigMap 1,000 times leaves ~11 MB, not 2 GB.
+
+The window follows the memory one (watch_log.py: bounded by count and by bytes, compaction).
+The committer thread trims its copy in batches, at least every `history // 10` (<= 1,000)
+events or `history_bytes / 8` bytes that memory evicted, so the file keeps slightly more than
+memory, never less: after a restart, watches resume from any revision that memory held
+(the reloaded window is the newest stored events within the same bounds).
 
 Durability: writes are committed in batches, on a thread of their own (storage/committer.py).
 A write applies to memory (and to the watch log) at once and queues its rows; the committer
@@ -34,65 +52,114 @@ Only an OS crash or power loss can drop the last few commits (SQLite documents t
 NORMAL: "a transaction committed in WAL mode with synchronous=NORMAL might roll back following
 a power loss or system crash"). etcd fsyncs every commit; we accept the OS-crash window.
 
-The log stores each event's prev object as well, so a restarted store can rebuild `prev` for
-every event in the window; the file is therefore up to about history x 2 x object size (50k x
-3 KB = 150 MB with the default history).
+Reclaim: the file uses auto_vacuum=INCREMENTAL (a file of this schema without it is converted
+once, by a VACUUM at open; a file from before this schema is replaced at open by a copy of its
+current objects and its window, see _upgrade_from_v0). Trims put pages on the free list, where
+new rows reuse them; when more than a quarter of the file is free (or the store has been idle
+for a second), the committer thread gives pages back with `PRAGMA incremental_vacuum` in steps
+of 1 MiB between commits, so a write waits for one step at most. The -wal file is capped by
+journal_size_limit after each checkpoint and truncated to nothing once the store is idle.
+
+Privacy: state.db, -wal and -shm are 0600 (the file is created so before SQLite opens it, and
+SQLite gives its -wal and -shm the database's mode; older files are tightened at open). An
+optional `Transformer` (encryption at rest) turns every stored value into the bytes written,
+on the committer thread, and back at open; a value it cannot read back fails the open with a
+StorageError naming the key. The write is already applied in memory when the committer
+transforms it, so a transformer that fails there stops the store like a failed commit (local
+keys, as aescbc, aesgcm and secretbox use, do not fail).
 """
 from __future__ import annotations
 
+import logging
+import os
 import pathlib
 import sqlite3
-import threading
 from typing import TYPE_CHECKING
 
 import orjson
 
 from .committer import Committer
-from .interface import EventType, KeyValue, WatchEvent
+from .interface import EventType, KeyValue, StorageError, Transformer, WatchEvent
 from .memory import DEFAULT_HISTORY, MemoryStorage
+from .watch_log import DEFAULT_HISTORY_BYTES, history_budget
 
 if TYPE_CHECKING:
     from .interface import Storage
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS kv (
-    key TEXT PRIMARY KEY, create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL,
-    value BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS log (
-    rev INTEGER PRIMARY KEY, type INTEGER NOT NULL, key TEXT NOT NULL,
-    create_rev INTEGER NOT NULL, value BLOB NOT NULL,
-    prev_create_rev INTEGER, prev_mod_rev INTEGER, prev_value BLOB);
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-"""
+log = logging.getLogger(__name__)
+
+# {s}: the schema name and a dot, for the copy an upgrade writes into an attached database.
+_SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS {s}kv (
+        key TEXT PRIMARY KEY, create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL,
+        value BLOB NOT NULL)""",
+    # The small columns first: a row's value may span many overflow pages, and SQLite reads a
+    # row's columns in order, so a trim that reads prev_rev never walks through the value.
+    """CREATE TABLE IF NOT EXISTS {s}log (
+        rev INTEGER PRIMARY KEY, type INTEGER NOT NULL, key TEXT NOT NULL,
+        create_rev INTEGER NOT NULL, prev_rev INTEGER, value BLOB NOT NULL)""",
+    # Which rows an event still needs as its prev: a trim finds them in the index, not by a
+    # scan of the window.
+    "CREATE INDEX IF NOT EXISTS {s}log_prev ON log (prev_rev) WHERE prev_rev IS NOT NULL",
+    "CREATE TABLE IF NOT EXISTS {s}meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+    "PRAGMA {s}user_version = 1",
+]
+_SET_FLOOR = ("INSERT INTO meta VALUES ('compacted', ?) ON CONFLICT(name) DO UPDATE"
+              " SET value = max(value, excluded.value)")
+# Trim from floor `old` to `new`, in this order (the second reads rows the first deletes):
+# the prevs kept below `old` whose next version is no longer an event, then the rows of
+# (old, new] that no event above `new` names as its prev.
+_DROP_KEPT_PREVS = ("DELETE FROM log WHERE rev IN (SELECT prev_rev FROM log"
+                    " WHERE rev > :old AND rev <= :new AND prev_rev <= :old)")
+_DROP_TRIMMED = ("DELETE FROM log WHERE rev > :old AND rev <= :new AND rev NOT IN"
+                 " (SELECT prev_rev FROM log WHERE prev_rev > :old AND prev_rev <= :new AND rev > :new)")
 
 _TYPE_CODE: dict[EventType, int] = {"ADDED": 0, "MODIFIED": 1, "DELETED": 2}
 _CODE_TYPE: list[EventType] = ["ADDED", "MODIFIED", "DELETED"]
 # Rows per multi-row statement: one statement is one GIL release and re-acquire for the
-# committer thread (executemany would take one per row); 8 x 1,000 stays far below SQLite's
+# committer thread (executemany would take one per row); 6 x 1,000 stays far below SQLite's
 # limit of 32,766 parameters.
 _CHUNK = 1000
+_INCREMENTAL = 2                # PRAGMA auto_vacuum's value for INCREMENTAL
+WAL_LIMIT = 4 << 20             # bytes the -wal file keeps after a checkpoint (~ one autocheckpoint)
+VACUUM_STEP = 256               # pages (1 MiB) given back per housekeeping step
+VACUUM_MIN = 256                # free pages not worth a step
 
 
 class SqliteStorage(MemoryStorage):
-    """The Storage contract, durable in a SQLite file (WAL), served from memory."""
+    """The Storage contract, durable in a SQLite file (WAL), served from memory.
 
-    def __init__(self, path: str | pathlib.Path, *, history: int = DEFAULT_HISTORY) -> None:
-        super().__init__(history=history)
-        self._history = history
-        # Trim the persisted log in batches: one DELETE per trim_every writes, not per write.
+    Committer-thread state (after open): _disk_floor (meta.compacted: rows at or below it are
+    only kept prevs), _disk_last (the last committed revision), _trimmed_at (the memory log's
+    evicted_bytes at the last trim), _reclaim (free pages may be worth giving back), _dirty
+    (the -wal holds frames since the last truncation). The thread reads the memory log's
+    oldest_revision and evicted_bytes without a lock: single int attributes, and both only
+    grow, so a read is at worst a little old.
+    """
+
+    def __init__(self, path: str | pathlib.Path, *, history: int = DEFAULT_HISTORY,
+                 history_bytes: int = DEFAULT_HISTORY_BYTES, transformer: Transformer | None = None) -> None:
+        super().__init__(history=history, history_bytes=history_bytes)
+        self._path = pathlib.Path(path)
+        self._transformer = transformer
         self._trim_every = max(1, min(1000, history // 10))
-        self._until_trim = self._trim_every
-        # check_same_thread=False: the committer thread writes; the loop thread only opens,
-        # compacts and closes, each under _db_lock.
+        self._trim_bytes = max(1, history_bytes // 8)
+        self._disk_floor = self._disk_last = self._trimmed_at = 0
+        self._reclaim = True
+        self._dirty = False
+        self._stale = 0
+        _private(self._path, create=True)
+        # check_same_thread=False: the loop thread opens and closes, the committer thread
+        # does everything in between.
         self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-        self._db_lock = threading.Lock()
-        mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-        if mode.lower() != "wal":
-            raise RuntimeError(f"{path}: cannot enable WAL (journal_mode={mode})")
-        self._db.execute("PRAGMA synchronous=NORMAL")   # durable against process crashes
-        self._db.executescript(_SCHEMA)
-        self._load()
-        self._committer = Committer(self._commit, self.revision)
+        try:
+            self._open()
+        except BaseException:
+            self._db.close()
+            raise
+        for suffix in ("-wal", "-shm"):
+            _private(self._path.with_name(self._path.name + suffix), create=False)
+        self._committer = Committer(self._commit, self.revision, self._housekeep)
 
     @property
     def committed_revision(self) -> int:
@@ -103,17 +170,15 @@ class SqliteStorage(MemoryStorage):
         await self._committer.wait_committed(revision)
 
     async def compact(self, revision: int) -> None:
-        """Forget history at and before revision, in memory and on disk."""
-        revision = min(revision, self.revision)
+        """Forget history at and before revision: in memory now, on disk at the committer's next
+        step (a crash before then only brings back history that was about to go)."""
         self._committer.check()
-        with self._db_lock, self._transaction() as db:
-            db.execute("DELETE FROM log WHERE rev <= ?", (revision,))
-            db.execute("INSERT INTO meta VALUES ('compacted', ?) ON CONFLICT(name) DO UPDATE"
-                       " SET value = max(value, excluded.value)", (revision,))
         await super().compact(revision)
+        self._committer.kick()
 
     async def close(self) -> None:
-        """Commit what is queued and close the database (SQLite checkpoints the WAL then)."""
+        """Commit what is queued, trim the file to the window, and close the database (SQLite
+        checkpoints the WAL then)."""
         if not self._closed:
             self._committer.stop()
             self._db.close()
@@ -123,39 +188,222 @@ class SqliteStorage(MemoryStorage):
         """Queue ev for the committer thread (StorageError, and no change, if the store failed)."""
         self._committer.put(ev)
 
+    # --- the committer thread ------------------------------------------------------------------
+
     def _commit(self, batch: list[WatchEvent]) -> None:
-        """On the committer thread: batch in one transaction, each key at its final state."""
-        last: dict[str, WatchEvent] = {ev.kv.key: ev for ev in batch}
-        gone = [(k,) for k, ev in last.items() if ev.type == "DELETED"]
-        kv_rows = [(k, ev.kv.create_revision, ev.kv.mod_revision, ev.kv.value)
-                   for k, ev in last.items() if ev.type != "DELETED"]
-        log_rows = [_log_row(ev) for ev in batch]
-        until_trim = self._until_trim - len(batch)
-        with self._db_lock, self._transaction() as db:
+        """Batch in one transaction, each key at its final state; an event whose prev is below
+        the floor brings it along."""
+        floor, t = self._disk_floor, self._transformer
+        last: dict[str, tuple[WatchEvent, bytes]] = {}
+        log_rows, prev_rows = [], []
+        for ev in batch:
+            kv, prev = ev.kv, ev.prev
+            value = kv.value if t is None else t.transform_to_storage(kv.key, kv.value)
+            last[kv.key] = (ev, value)
+            log_rows.append((ev.revision, _TYPE_CODE[ev.type], kv.key, kv.create_revision,
+                             prev and prev.mod_revision, value))
+            if prev is not None and prev.mod_revision <= floor:
+                pv = prev.value if t is None else t.transform_to_storage(kv.key, prev.value)
+                prev_rows.append((prev.mod_revision, 1, kv.key, prev.create_revision, None, pv))
+        gone = [(k,) for k, (ev, _) in last.items() if ev.type == "DELETED"]
+        kv_rows = [(k, ev.kv.create_revision, ev.kv.mod_revision, value)
+                   for k, (ev, value) in last.items() if ev.type != "DELETED"]
+        with self._transaction() as db:
             _many(db, "DELETE FROM kv WHERE key IN ({})", gone)
             _many(db, "INSERT OR REPLACE INTO kv VALUES {}", kv_rows)
             _many(db, "INSERT INTO log VALUES {}", log_rows)
-            if until_trim <= 0:
-                db.execute("DELETE FROM log WHERE rev <= ?", (batch[-1].revision - self._history,))
-        self._until_trim = until_trim if until_trim > 0 else self._trim_every
+            _many(db, "INSERT OR IGNORE INTO log VALUES {}", prev_rows)
+        self._disk_last = batch[-1].revision
+        self._dirty = True
+
+    def _housekeep(self, idle: bool) -> bool:
+        """One bounded step: trim the log to the memory window, else give free pages back, else
+        (idle) truncate the -wal. True if another step may be due."""
+        target = min(self._log.oldest_revision, self._disk_last)
+        evicted = self._log.evicted_bytes
+        if target > self._disk_floor and (
+                idle or target - self._disk_floor >= self._trim_every
+                or evicted - self._trimmed_at >= self._trim_bytes):
+            with self._transaction() as db:
+                _trim(db, self._disk_floor, target)
+            self._disk_floor, self._trimmed_at, self._reclaim = target, evicted, True
+            return True
+        db = self._db
+        if self._reclaim or idle:
+            free = db.execute("PRAGMA freelist_count").fetchone()[0]
+            if free > VACUUM_MIN and (idle or 4 * free > db.execute("PRAGMA page_count").fetchone()[0]):
+                db.execute(f"PRAGMA incremental_vacuum({VACUUM_STEP})").fetchall()
+                self._dirty = True
+                return True
+            self._reclaim = False
+        if idle and self._dirty:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            self._dirty = False
+        return False
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
 
-    def _load(self) -> None:
-        """Read the current objects, the counter and the recent history into memory."""
+    # --- open ----------------------------------------------------------------------------------
+
+    def _open(self) -> None:
+        """Configure the connection, create or upgrade the schema, load, convert to incremental
+        auto-vacuum (once)."""
         db = self._db
-        row = db.execute("SELECT value FROM meta WHERE name = 'compacted'").fetchone()
-        compacted = row[0] if row else 0
+        if db.execute("PRAGMA page_count").fetchone()[0] == 0:
+            db.execute("PRAGMA auto_vacuum=INCREMENTAL")  # a new file: before its first table
+        mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if mode.lower() != "wal":
+            raise StorageError(f"{self._path}: cannot enable WAL (journal_mode={mode})")
+        db.execute("PRAGMA synchronous=NORMAL")   # durable against process crashes
+        db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT}")
+        if "prev_value" in _columns(db, "log"):
+            self._upgrade_from_v0()
+            return self._open()
+        for statement in _SCHEMA:
+            db.execute(statement.format(s=""))
+        self._load()
+        if db.execute("PRAGMA auto_vacuum").fetchone()[0] != _INCREMENTAL:
+            log.info("%s: converting to incremental auto-vacuum (VACUUM, once)", self._path)
+            db.execute("PRAGMA auto_vacuum=INCREMENTAL")
+            db.execute("VACUUM")
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
+    def _upgrade_from_v0(self) -> None:
+        """Replace a file from before this schema, whose log stored each event's prev beside
+        it (prev_create_rev, prev_mod_rev, prev_value), by a new one holding its current
+        objects, the events of its window (the bounds' window) and the prevs they need.
+
+        The new file is written beside it and renamed over it (a crash before that leaves the
+        old file as it was); nothing of the old log outside the window is read, so a 2 GB file
+        of 1 MiB rewrites becomes ~10 MB in well under a second (deleting its rows in place
+        had to read all 2 GB, ~20 s). The new file has incremental auto-vacuum from the start.
+        """
+        db, path = self._db, self._path
+        floor = self._window_start(*_stored_bounds(db))
+        new = path.with_name(path.name + ".upgrade")
+        new.unlink(missing_ok=True)                 # a leftover of a crash during an upgrade
+        _private(new, create=True)
+        db.execute("ATTACH DATABASE ? AS upgrade", (str(new),))
+        db.execute("PRAGMA upgrade.auto_vacuum=INCREMENTAL")
+        with _Transaction(db):
+            for statement in _SCHEMA:
+                db.execute(statement.format(s="upgrade."))
+            db.execute("INSERT INTO upgrade.kv SELECT key, create_rev, mod_rev, value FROM main.kv")
+            db.execute("INSERT INTO upgrade.log SELECT rev, type, key, create_rev, prev_mod_rev, value"
+                       " FROM main.log WHERE rev > ?", (floor,))
+            db.execute("INSERT OR IGNORE INTO upgrade.log SELECT prev_mod_rev, 1, key, prev_create_rev, NULL,"
+                       " prev_value FROM main.log WHERE rev > ? AND prev_mod_rev <= ?", (floor, floor))
+            db.execute("INSERT INTO upgrade.meta VALUES ('compacted', ?)", (floor,))
+        db.execute("DETACH DATABASE upgrade")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        db.close()
+        wal = path.with_name(path.name + "-wal")
+        if wal.exists() and wal.stat().st_size:     # another connection keeps it: not ours to replace
+            new.unlink()
+            raise StorageError(f"{path}: cannot upgrade the file: it is open in another process")
+        for leftover in (wal, path.with_name(path.name + "-shm")):
+            leftover.unlink(missing_ok=True)
+        os.replace(new, path)
+        log.info("%s: upgraded (each version stored once), history from revision %d", path, floor)
+        self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+
+    def _load(self) -> None:
+        """Read the current objects, the counter and the history window into memory (trimming
+        the file to the window first)."""
+        db = self._db
+        floor = _floor(db)
+        kvs = [self._decode(*row) for row in db.execute("SELECT key, create_rev, mod_rev, value FROM kv")]
         last_logged = db.execute("SELECT max(rev) FROM log").fetchone()[0] or 0
-        kvs = [_kv(*row) for row in db.execute("SELECT key, create_rev, mod_rev, value FROM kv")]
-        revision = max(last_logged, compacted, max((kv.mod_revision for kv in kvs), default=0))
+        revision = max(last_logged, floor, max((kv.mod_revision for kv in kvs), default=0))
+        start = self._window_start(floor, revision, sum(len(kv.value) for kv in kvs))
+        if start > floor:
+            with self._transaction():
+                _trim(db, floor, start)
+        self._disk_floor, self._disk_last = start, revision
         # Decode each stored version once: events and current state share KeyValues.
         versions = {kv.mod_revision: kv for kv in kvs}
-        rows = db.execute("SELECT * FROM log WHERE rev > ? ORDER BY rev",
-                          (max(revision - self._history, compacted),))
-        events = [_event(row, versions) for row in rows]
-        self._restore(revision, kvs, _contiguous_tail(events, revision))
+        kept = {rev: value for rev, value in db.execute("SELECT rev, value FROM log WHERE rev <= ?", (start,))}
+        events: list[WatchEvent] = []
+        rows = db.execute("SELECT rev, type, key, create_rev, prev_rev, value FROM log WHERE rev > ?"
+                          " ORDER BY rev", (start,))
+        for rev, code, key, create_rev, prev_rev, value in rows:
+            kv = versions.get(rev) or self._decode(key, create_rev, rev, value)
+            versions[rev] = kv
+            prev = None
+            if prev_rev is not None:
+                prev = versions.get(prev_rev)
+                if prev is None and prev_rev in kept:
+                    prev = versions[prev_rev] = self._decode(key, create_rev, prev_rev, kept[prev_rev])
+                if prev is None:    # not in a file written by this code: the window starts after it
+                    log.warning("%s: revision %d of %s is missing; watch history starts at %d",
+                                self._path, prev_rev, key, rev)
+                    events.clear()
+                    continue
+            events.append(WatchEvent(_CODE_TYPE[code], kv, prev, rev))
+        if self._stale:
+            log.info("%s: %d stored values use a key that is no longer the first", self._path, self._stale)
+        self._restore(revision, kvs, events)
+
+    def _window_start(self, floor: int, revision: int, live_bytes: int) -> int:
+        """The revision after which the stored events form the window: the newest, contiguous up
+        to revision, within the count and byte bounds (at least one), above the floor."""
+        budget = history_budget(self._log.min_bytes, live_bytes)
+        start, count, size = revision, 0, 0
+        rows = self._db.execute("SELECT rev, length(value) FROM log WHERE rev > ? ORDER BY rev DESC", (floor,))
+        for rev, n in rows:
+            if rev != start or (count and (count == self._log.capacity or size + n > budget)):
+                break       # a gap (or the log does not end at revision), or the bounds
+            start, count, size = rev - 1, count + 1, size + n
+        return start
+
+    def _decode(self, key: str, create_rev: int, mod_rev: int, data: bytes) -> KeyValue:
+        """A stored value back as a KeyValue (through the transformer): StorageError naming the
+        key if it cannot be read."""
+        try:
+            if self._transformer is not None:
+                data, stale = self._transformer.transform_from_storage(key, data)
+                self._stale += stale
+            return KeyValue(key, data, orjson.loads(data), create_rev, mod_rev)
+        except Exception as e:
+            raise StorageError(f"{self._path}: cannot read {key} (revision {mod_rev}): {e}") from e
+
+
+def _trim(db: sqlite3.Connection, old: int, new: int) -> None:
+    """Move the floor from old to new: drop the rows no event above new needs (module docstring)."""
+    params = {"old": old, "new": new}
+    db.execute(_DROP_KEPT_PREVS, params)
+    db.execute(_DROP_TRIMMED, params)
+    db.execute(_SET_FLOOR, (new,))
+
+
+def _floor(db: sqlite3.Connection) -> int:
+    row = db.execute("SELECT value FROM meta WHERE name = 'compacted'").fetchone()
+    return row[0] if row else 0
+
+
+def _columns(db: sqlite3.Connection, table: str) -> list[str]:
+    return [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+
+
+def _stored_bounds(db: sqlite3.Connection) -> tuple[int, int, int]:
+    """(floor, revision, live bytes) as stored, before anything is decoded."""
+    floor = _floor(db)
+    revision = max(floor, db.execute("SELECT max(rev) FROM log").fetchone()[0] or 0,
+                   db.execute("SELECT max(mod_rev) FROM kv").fetchone()[0] or 0)
+    return floor, revision, db.execute("SELECT sum(length(value)) FROM kv").fetchone()[0] or 0
+
+
+def _private(path: pathlib.Path, *, create: bool) -> None:
+    """Make path 0600, creating it so if asked: the database holds every object, Secrets too."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | (os.O_CREAT if create else 0), 0o600)
+    except FileNotFoundError:
+        return
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
 
 
 class _Transaction:
@@ -185,37 +433,6 @@ def _many(db: sqlite3.Connection, sql: str, rows: list[tuple]) -> None:
     for i in range(0, len(rows), _CHUNK):
         chunk = rows[i:i + _CHUNK]
         db.execute(sql.format(", ".join([one] * len(chunk))), [p for row in chunk for p in row])
-
-
-def _log_row(ev: WatchEvent) -> tuple:
-    kv, prev = ev.kv, ev.prev
-    return (ev.revision, _TYPE_CODE[ev.type], kv.key, kv.create_revision, kv.value,
-            prev and prev.create_revision, prev and prev.mod_revision, prev and prev.value)
-
-
-def _kv(key: str, create_rev: int, mod_rev: int, value: bytes) -> KeyValue:
-    return KeyValue(key, value, orjson.loads(value), create_rev, mod_rev)
-
-
-def _event(row: tuple, versions: dict[int, KeyValue]) -> WatchEvent:
-    """Rebuild a logged event, reusing already-decoded versions (keyed by mod revision)."""
-    rev, code, key, create_rev, value, prev_create, prev_mod, prev_value = row
-    kv = versions.get(rev) or _kv(key, create_rev, rev, value)
-    prev = None
-    if prev_mod is not None:
-        prev = versions.get(prev_mod) or _kv(key, prev_create, prev_mod, prev_value)
-    versions.setdefault(rev, kv)
-    return WatchEvent(_CODE_TYPE[code], kv, prev, rev)
-
-
-def _contiguous_tail(events: list[WatchEvent], revision: int) -> list[WatchEvent]:
-    """The longest run of consecutive revisions ending at revision (a watch needs no gaps)."""
-    if not events or events[-1].revision != revision:
-        return []
-    i = len(events) - 1
-    while i > 0 and events[i - 1].revision == events[i].revision - 1:
-        i -= 1
-    return events[i:]
 
 
 __all__ = ["SqliteStorage"]

@@ -70,10 +70,11 @@ XOR = bytes.maketrans(bytes(range(256)), bytes(b ^ 0x5A for b in range(256)))
 
 
 class Xor:
-    """A toy cipher: a key-name prefix and every byte XOR 0x5A. Reads k0: and k1:, writes `write`."""
+    """A toy cipher: a key-name prefix and every byte XOR 0x5A. Reads `read` (k0: and k1:),
+    writes `write`."""
 
-    def __init__(self, write: bytes = b"k1:", broken: str = "") -> None:
-        self.write, self.broken = write, broken
+    def __init__(self, write: bytes = b"k1:", broken: str = "", read: tuple[bytes, ...] = (b"k0:", b"k1:")) -> None:
+        self.write, self.broken, self.read = write, broken, read
         self.calls = 0
 
     def transform_to_storage(self, key: str, data: bytes) -> bytes:
@@ -81,7 +82,7 @@ class Xor:
         return self.write + data.translate(XOR)
 
     def transform_from_storage(self, key: str, data: bytes) -> tuple[bytes, bool]:
-        if key == self.broken or data[:3] not in (b"k0:", b"k1:"):
+        if key == self.broken or data[:3] not in self.read:
             raise ValueError("no matching prefix found")
         return data[3:].translate(XOR), data[:3] != self.write
 
@@ -123,14 +124,27 @@ async def test_a_value_that_cannot_be_read_back_fails_the_open_naming_its_key(tm
         SqliteStorage(path)                              # no transformer: the bytes are not JSON
 
 
-async def test_values_under_an_old_key_are_read_and_reported_stale(
+async def test_values_under_an_old_key_are_rewritten_under_the_first_at_open(
         tmp_path: pathlib.Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Key rotation: the next open reads every value written with the old key (history and
+    kept prevs included) and stores it again with the new one, at the same revision, so the
+    old key can then be dropped."""
     path = tmp_path / "state.db"
-    s = SqliteStorage(path, transformer=Xor(write=b"k0:"))
+    s = SqliteStorage(path, history=3, transformer=Xor(write=b"k0:"))
     await s.create("/k/a", obj("a"))
+    for v in range(1, 5):
+        await s.update("/k/a", {**obj("a"), "v": v})
     await s.close()
+    stored = {row[0] for row in query(path, "SELECT value FROM log UNION ALL SELECT value FROM kv")}
+    assert stored and all(v.startswith(b"k0:") for v in stored)
     with caplog.at_level(logging.INFO, logger="kubeplane.storage.sqlite"):
-        s = SqliteStorage(path, transformer=Xor(write=b"k1:"))
-    assert (await s.get("/k/a")).obj["v"] == 0
-    assert "stored values use a key that is no longer the first" in caplog.text
+        s = SqliteStorage(path, history=3, transformer=Xor(write=b"k1:"))
+    assert "stored values re-encrypted with the first key" in caplog.text
+    before = summary(window(s))
+    assert (await s.get("/k/a")).obj["v"] == 4
+    await s.close()
+    stored = {row[0] for row in query(path, "SELECT value FROM log UNION ALL SELECT value FROM kv")}
+    assert all(v.startswith(b"k1:") for v in stored)
+    s = SqliteStorage(path, history=3, transformer=Xor(write=b"k1:", read=(b"k1:",)))   # the old key is gone
+    assert summary(window(s)) == before
     await s.close()

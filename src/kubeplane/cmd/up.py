@@ -36,8 +36,12 @@ from ..apiserver.serving import Server, ServingOptions
 from ..client.informer_groups import InformerGroups
 from ..client.informers import ResourceInformer
 from ..client.tools.cache.shared_informer import SharedIndexInformer
-from ..storage import DEFAULT_COMPACTION_INTERVAL, DEFAULT_HISTORY_BYTES, StorageError, new_storage, run_compactor
-from ..utils.pki import ensure_pki
+from ..api.resources import RESOURCES
+from ..storage import (
+    DEFAULT_COMPACTION_INTERVAL, DEFAULT_HISTORY_BYTES, Storage, StorageError, Transformer, new_storage, run_compactor,
+)
+from ..storage.value import EncryptionConfigError, ensure_default_config, new_storage_transformer
+from ..utils.pki import PKI, ensure_pki
 from . import flags
 from .datadir import DataDirLock, tighten_data_dir
 from .errors import Fatal, describe
@@ -172,6 +176,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--etcd-compaction-interval", type=flags.go_duration, default=DEFAULT_COMPACTION_INTERVAL,
                    metavar="DURATION", help="the interval of compaction requests, e.g. 5m, 30s; 0 disables "
                                             "compaction (default 5m0s, as kube-apiserver)")
+    p.add_argument("--encryption-provider-config", type=pathlib.Path, default=None, metavar="FILE",
+                   help="EncryptionConfiguration (apiserver.config.k8s.io/v1) for encryption at rest (default: "
+                        "DIR/encryption-config.yaml, made on first start: Secrets sealed with secretbox)")
     p.add_argument("--no-controllers", dest="controllers", action="store_false",
                    help="run no controllers and no scheduler (the API server and kubelets only)")
     p.add_argument("--max-requests-inflight", type=flags.non_negative_int, default=400, metavar="N",
@@ -235,18 +242,40 @@ async def serve(args: argparse.Namespace) -> None:
         lock.release()
 
 
-async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.socket, port: int) -> None:
+def open_data_dir(args: argparse.Namespace, data_dir: pathlib.Path) -> tuple[PKI, Storage]:
+    """Tighten the data dir, load or make the PKI and the encryption key, open storage; Fatal
+    (one line) if any of it fails."""
     try:
         tighten_data_dir(data_dir)
         pki = ensure_pki(data_dir, [args.address])
-        storage = new_storage(args.storage, data_dir, history=args.watch_history,
-                              history_bytes=args.watch_history_bytes)
+        transformer = encryption_at_rest(args, data_dir)
+        return pki, new_storage(args.storage, data_dir, history=args.watch_history,
+                                history_bytes=args.watch_history_bytes, transformer=transformer)
     except OSError as err:
-        sock.close()
         raise Fatal(f"data dir {data_dir} is not usable: {describe(err)}") from None
+    except EncryptionConfigError as err:
+        raise Fatal(f"--encryption-provider-config: {err}") from None
     except (sqlite3.Error, StorageError) as err:
+        hint = " (was it written with another --encryption-provider-config?)" if "cannot read" in str(err) else ""
+        raise Fatal(f"data dir {data_dir} is not usable: {err}{hint}") from None
+
+
+def encryption_at_rest(args: argparse.Namespace, data_dir: pathlib.Path) -> Transformer | None:
+    """The transformer of --encryption-provider-config, or of the configuration generated into
+    the data dir on first start (Secrets sealed with a fresh secretbox key); None for memory
+    storage, which writes nothing to disk."""
+    if args.storage == "memory" and args.encryption_provider_config is None:
+        return None
+    path = args.encryption_provider_config or ensure_default_config(data_dir)
+    return new_storage_transformer(path, RESOURCES)
+
+
+async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.socket, port: int) -> None:
+    try:
+        pki, storage = open_data_dir(args, data_dir)
+    except Fatal:
         sock.close()
-        raise Fatal(f"data dir {data_dir} is not usable: {err}") from None
+        raise
     api = APIServer(InstrumentedStorage(storage), tokens={pki.token: "kubeplane-admin"},
                     options=server_run_options(args))
     await api.bootstrap()

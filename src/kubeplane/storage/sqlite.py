@@ -147,7 +147,7 @@ class SqliteStorage(MemoryStorage):
         self._disk_floor = self._disk_last = self._trimmed_at = 0
         self._reclaim = True
         self._dirty = False
-        self._stale = 0
+        self._stale: list[tuple[str, str | int, str, bytes]] = []   # (table, row, key, plaintext)
         _private(self._path, create=True)
         # check_same_thread=False: the loop thread opens and closes, the committer thread
         # does everything in between.
@@ -313,7 +313,8 @@ class SqliteStorage(MemoryStorage):
         the file to the window first)."""
         db = self._db
         floor = _floor(db)
-        kvs = [self._decode(*row) for row in db.execute("SELECT key, create_rev, mod_rev, value FROM kv")]
+        kvs = [self._decode(key, create_rev, mod_rev, value, ("kv", key))
+               for key, create_rev, mod_rev, value in db.execute("SELECT key, create_rev, mod_rev, value FROM kv")]
         last_logged = db.execute("SELECT max(rev) FROM log").fetchone()[0] or 0
         revision = max(last_logged, floor, max((kv.mod_revision for kv in kvs), default=0))
         start = self._window_start(floor, revision, sum(len(kv.value) for kv in kvs))
@@ -328,13 +329,17 @@ class SqliteStorage(MemoryStorage):
         rows = db.execute("SELECT rev, type, key, create_rev, prev_rev, value FROM log WHERE rev > ?"
                           " ORDER BY rev", (start,))
         for rev, code, key, create_rev, prev_rev, value in rows:
-            kv = versions.get(rev) or self._decode(key, create_rev, rev, value)
-            versions[rev] = kv
+            kv = versions.get(rev)
+            if kv is None:
+                kv = versions[rev] = self._decode(key, create_rev, rev, value, ("log", rev))
+            else:                                  # the kv row's twin: only its staleness is news
+                self._plaintext(key, rev, value, ("log", rev))
             prev = None
             if prev_rev is not None:
                 prev = versions.get(prev_rev)
                 if prev is None and prev_rev in kept:
-                    prev = versions[prev_rev] = self._decode(key, create_rev, prev_rev, kept[prev_rev])
+                    prev = versions[prev_rev] = self._decode(key, create_rev, prev_rev, kept[prev_rev],
+                                                             ("log", prev_rev))
                 if prev is None:    # not in a file written by this code: the window starts after it
                     log.warning("%s: revision %d of %s is missing; watch history starts at %d",
                                 self._path, prev_rev, key, rev)
@@ -342,8 +347,29 @@ class SqliteStorage(MemoryStorage):
                     continue
             events.append(WatchEvent(_CODE_TYPE[code], kv, prev, rev))
         if self._stale:
-            log.info("%s: %d stored values use a key that is no longer the first", self._path, self._stale)
+            self._rewrite_stale()
         self._restore(revision, kvs, events)
+
+    def _rewrite_stale(self) -> None:
+        """Store again, under the first key, every value read with another one.
+
+        Upstream rewrites a stale value at its object's next update (GuaranteedUpdate), so its
+        key rotation ends by replacing every Secret; the whole file is read here at open anyway,
+        so every stale value, history included, is rewritten at once: after a restart with the
+        new key first, nothing needs the old key any more. Same revision, same plaintext: only
+        the bytes on disk change.
+        """
+        t = self._transformer
+        assert t is not None
+        with self._transaction() as db:
+            for table, row, key, plain in self._stale:
+                data = t.transform_to_storage(key, plain)
+                if table == "kv":
+                    db.execute("UPDATE kv SET value = ? WHERE key = ?", (data, row))
+                else:
+                    db.execute("UPDATE log SET value = ? WHERE rev = ?", (data, row))
+        log.info("%s: %d stored values re-encrypted with the first key", self._path, len(self._stale))
+        self._stale.clear()
 
     def _window_start(self, floor: int, revision: int, live_bytes: int) -> int:
         """The revision after which the stored events form the window: the newest, contiguous up
@@ -357,16 +383,27 @@ class SqliteStorage(MemoryStorage):
             start, count, size = rev - 1, count + 1, size + n
         return start
 
-    def _decode(self, key: str, create_rev: int, mod_rev: int, data: bytes) -> KeyValue:
-        """A stored value back as a KeyValue (through the transformer): StorageError naming the
-        key if it cannot be read."""
+    def _decode(self, key: str, create_rev: int, mod_rev: int, data: bytes,
+                where: tuple[str, str | int]) -> KeyValue:
+        """A stored value back as a KeyValue: StorageError naming the key if it cannot be read."""
+        data = self._plaintext(key, mod_rev, data, where)
         try:
-            if self._transformer is not None:
-                data, stale = self._transformer.transform_from_storage(key, data)
-                self._stale += stale
             return KeyValue(key, data, orjson.loads(data), create_rev, mod_rev)
         except Exception as e:
             raise StorageError(f"{self._path}: cannot read {key} (revision {mod_rev}): {e}") from e
+
+    def _plaintext(self, key: str, mod_rev: int, data: bytes, where: tuple[str, str | int]) -> bytes:
+        """A stored value through the transformer; a stale one is noted with where it is stored
+        (table, row) for _rewrite_stale."""
+        if self._transformer is None:
+            return data
+        try:
+            plain, stale = self._transformer.transform_from_storage(key, data)
+        except Exception as e:
+            raise StorageError(f"{self._path}: cannot read {key} (revision {mod_rev}): {e}") from e
+        if stale:
+            self._stale.append((*where, key, plain))
+        return plain
 
 
 def _trim(db: sqlite3.Connection, old: int, new: int) -> None:

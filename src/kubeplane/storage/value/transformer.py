@@ -12,21 +12,8 @@ key, `authenticatedDataString(preparedKey)`; ours is the same string, e.g.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
-
-class Transformer(Protocol):
-    """Turns a value into the bytes written to disk and back. Must be thread-safe: the
-    store calls it on its committer thread and at open."""
-
-    def transform_to_storage(self, key: str, data: bytes) -> bytes:
-        """The bytes to store for data under key; raises TransformError."""
-        ...
-
-    def transform_from_storage(self, key: str, data: bytes) -> tuple[bytes, bool]:
-        """(plaintext, stale) for stored bytes; stale when they were not written by the
-        transformer writes use now (the value should be rewritten). Raises TransformError."""
-        ...
+from ..interface import Transformer      # the store's hook; raises TransformError here
 
 
 class TransformError(Exception):

@@ -60,10 +60,11 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
 
 
-def check_profile(runtime: str, profile: str) -> None:
+def check_profile(runtime: str, profile: str, nodes: int = 1) -> None:
     """Load the sim runtime's stage profile (a shipped name or a directory) once, so an unknown
-    or malformed one is refused before anything starts. The process runtime has no profile."""
-    if runtime != "sim":
+    or malformed one is refused before anything starts. The process runtime has no profile,
+    and without nodes none is used."""
+    if runtime != "sim" or nodes == 0:
         return
     from ..kubelet.runtime.sim.lifecycle import load_profile
     try:

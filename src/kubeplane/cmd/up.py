@@ -231,7 +231,7 @@ def listen(address: str, port: int) -> socket.socket:
 
 async def serve(args: argparse.Namespace) -> None:
     data_dir: pathlib.Path = args.data_dir.resolve()
-    flags.check_profile(args.runtime, args.profile)
+    flags.check_profile(args.runtime, args.profile, args.nodes)
     lock = DataDirLock.acquire(data_dir)
     try:
         sock = listen(args.address, args.port)

@@ -411,10 +411,17 @@ def load_profile(profile: str) -> list[Stage]:
     path = pathlib.Path(profile)
     if path.is_dir():
         return _load_dir(path)
+    return list(_shipped_profile(profile))
+
+
+@functools.cache
+def _shipped_profile(profile: str) -> tuple[Stage, ...]:
+    """A shipped profile's stages, parsed once per process (`up` checks the profile before it
+    starts anything, and its kubelet then loads the same one)."""
     if profile not in profiles():
         raise ValueError(f"unknown stage profile {profile!r}; have {profiles()}")
     root = resources.files(STAGES_PACKAGE)
-    return _load_dir(root.joinpath("_common")) + _load_dir(root.joinpath(profile))
+    return tuple(_load_dir(root.joinpath("_common")) + _load_dir(root.joinpath(profile)))
 
 
 def _load_dir(root: Any) -> list[Stage]:

@@ -19,7 +19,6 @@ Every attribute whose name differs from the JSON name carries `field(name="<json
 """
 from __future__ import annotations
 
-import argparse
 import keyword
 import pathlib
 import re
@@ -30,6 +29,10 @@ from typing import Any
 import orjson
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import generated  # noqa: E402
+
 SCHEMA = ROOT / "src/kubeplane/api/schema/definitions.json"
 OUT = ROOT / "src/kubeplane/api/types"
 
@@ -249,21 +252,7 @@ def render_all() -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("--check", action="store_true", help="fail if the committed output differs")
-    args = ap.parse_args(argv)
-    stale = []
-    for name, src in render_all().items():
-        path = OUT / name
-        if args.check:
-            if not path.exists() or path.read_text() != src:
-                stale.append(name)
-        else:
-            path.write_text(src)
-    if stale:
-        print("stale generated files (run tools/gen_types.py):", ", ".join(stale), file=sys.stderr)
-        return 1
-    return 0
+    return generated.main(argv, __doc__ or "", OUT, render_all, "tools/gen_types.py")
 
 
 if __name__ == "__main__":

@@ -20,9 +20,7 @@ import os
 import pathlib
 import subprocess
 import sys
-from typing import Any, Iterator
-
-import pytest
+from typing import Any
 
 from .cluster import Cluster
 
@@ -30,15 +28,6 @@ BUDGET = int(os.environ.get("KUBEPLANE_FUZZ_SECONDS", "150"))
 SEED = int(os.environ.get("KUBEPLANE_FUZZ_SEED", "20261126"))
 STREAMING_PARAMS = ("watch", "follow")
 ST = pathlib.Path(sys.executable).parent / "st"
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
-    c = Cluster(nodes=0).start()
-    try:
-        yield c
-    finally:
-        c.cleanup()
 
 
 def served_documents(c: Cluster) -> list[dict[str, Any]]:

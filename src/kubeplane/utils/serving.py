@@ -1,0 +1,54 @@
+"""What the kubelet's and the standalone components' HTTPS servers share: the listening socket,
+a self-signed serving certificate, and the bearer token check.
+
+    sock = listen("127.0.0.1", 0)                      # bound now: a port in use fails here
+    ctx = self_signed_context("kube-scheduler", ["127.0.0.1"])
+    token_matches(bearer_token(headers.get("Authorization", "")), expected)
+
+Upstream: k8s.io/apiserver pkg/server/options/serving.go (CreateListener,
+MaybeDefaultWithSelfSignedCerts) and the kubelet's self-signed certificate
+(client-go util/cert GenerateSelfSignedCertKey).
+"""
+from __future__ import annotations
+
+import hmac
+import pathlib
+import socket
+import ssl
+import tempfile
+
+from .pki import serving_cert, write_atomic
+
+
+def listen(address: str, port: int) -> socket.socket:
+    """A listening TCP socket on address:port (0: a free port; IPv6 when the address has a ':')."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    return socket.create_server((address, port), family=family)
+
+
+def self_signed_context(name: str, hosts: list[str]) -> ssl.SSLContext:
+    """A server TLS context with a fresh self-signed EC certificate for hosts (plus localhost),
+    its subject "<name>@<hostname>" as upstream's self-signed certificates are named."""
+    cert, key = serving_cert(f"{name}@{socket.gethostname()}", [*hosts, "localhost", "127.0.0.1"])
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    with tempfile.TemporaryDirectory(prefix="kubeplane-tls-") as d:   # load_cert_chain reads files
+        cert_path, key_path = pathlib.Path(d, "serving.crt"), pathlib.Path(d, "serving.key")
+        write_atomic(cert_path, cert)
+        write_atomic(key_path, key, private=True)
+        ctx.load_cert_chain(cert_path, key_path)
+    return ctx
+
+
+def bearer_token(authorization: str) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header: None when the header is absent
+    or of another scheme (an anonymous request), "" when the token is empty (invalid).
+
+    Upstream: bearertoken.Authenticator.AuthenticateRequest
+    """
+    scheme, _, token = authorization.strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
+
+
+def token_matches(presented: str | None, expected: str) -> bool:
+    """Whether a presented token is the expected one (constant time; "" never matches)."""
+    return bool(presented and expected) and hmac.compare_digest(str(presented).encode(), expected.encode())

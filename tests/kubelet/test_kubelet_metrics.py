@@ -35,12 +35,12 @@ def scrape(registry: CollectorRegistry = REGISTRY) -> Samples:
     return out
 
 
-def value(samples: Samples, name: str, **labels: str) -> float:
-    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+def value(samples: Samples, metric: str, **labels: str) -> float:
+    return samples.get((metric, tuple(sorted(labels.items()))), 0.0)
 
 
-def delta(before: Samples, after: Samples, name: str, **labels: str) -> float:
-    return value(after, name, **labels) - value(before, name, **labels)
+def delta(before: Samples, after: Samples, metric: str, **labels: str) -> float:
+    return value(after, metric, **labels) - value(before, metric, **labels)
 
 
 def pulls_take(seconds: float) -> list[Stage]:

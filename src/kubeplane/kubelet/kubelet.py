@@ -53,8 +53,6 @@ DEFAULT_TERMINATION_GRACE = 30
 MAX_STEPS_PER_SYNC = 10               # sandbox, init containers finishing at once, ... then yield
 
 
-_PULL_EVENTS = ("Pulling", "Pulled")
-
 # A heartbeat this close to due goes now. Event-loop timers have millisecond resolution
 # (libuv's, under uvloop): sleeping for the last fraction of a millisecond returned at once and
 # re-slept, about seven loop wake-ups per heartbeat, most of the CPU of 1,000 idle nodes.
@@ -441,7 +439,7 @@ class Kubelet:
         host_ip = getattr(self.runtime, "host_ip", "") or (ns.ip if ns else "")
         status = generate_api_pod_status(pod, rt, node_ip=host_ip, is_ready=self.prober.is_ready,
                                          waiting=waiting, terminal=terminal, is_started=self.prober.is_started)
-        if pod.metadata.uid in self.startup.pods:
+        if self.startup.pods:
             self.startup.record_status(pod, status)
         self.status_manager.set_pod_status(pod, status)
         self._synced[pod.metadata.uid or ""] = rt
@@ -484,7 +482,7 @@ class Kubelet:
         (Pulled: the container is still "ContainerCreating") goes out at once.
         """
         uid = ref.uid or ""
-        if reason in _PULL_EVENTS and uid in self.startup.pods:
+        if reason == "Pulling" or reason == "Pulled" and uid in self.startup.pulling:
             self._record_pull(uid, reason)
         recorder = self._recorder_for(uid)
         if recorder is None:

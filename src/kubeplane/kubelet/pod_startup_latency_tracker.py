@@ -55,6 +55,7 @@ class PodStartupLatencyTracker:
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
         self.pods: dict[str, _PodState] = {}           # uid -> state, pods still starting
+        self.pulling: set[str] = set()                 # tracked pods with a pull begun: "Pulled" matters
         self.first_network_pod_seen: set[str] = set()  # node names
 
     def pod_seen(self, pod: core_v1.Pod) -> None:
@@ -69,6 +70,7 @@ class PodStartupLatencyTracker:
         state = self.pods.get(uid)
         if state is not None and state.first_started_pulling is None:
             state.first_started_pulling = self.clock.now()
+            self.pulling.add(uid)
 
     def record_image_finished_pulling(self, uid: str) -> None:
         """After a pull this tracker saw begin (an image already present pulls nothing)."""
@@ -77,19 +79,23 @@ class PodStartupLatencyTracker:
             state.last_finished_pulling = self.clock.now()
 
     def record_status(self, pod: core_v1.Pod, status: dict[str, Any]) -> None:
-        """A status the kubelet computed for the pod (before it is written).
+        """A status the kubelet computed for the pod (before it is written). Only a Running one
+        matters: every container running means phase Running (a pod has at least one).
 
         Upstream: SyncPod's PodStartDuration, RecordStatusUpdated
         """
+        if status.get("phase") != "Running":
+            return
         state = self.pods.get(pod.metadata.uid or "")
         if state is None:
             return
-        if not state.start_recorded and status.get("phase") == "Running":
-            metrics.pod_start_duration.observe(self.clock.now() - state.first_seen)
+        now = self.clock.now()
+        if state.observed_running is None and has_pod_started_slo(status.get("containerStatuses")):
+            state.observed_running = now
+        if not state.start_recorded:
+            metrics.pod_start_duration.observe(now - state.first_seen)
             state.start_recorded = True
             self._done(pod.metadata.uid or "", state)
-        if state.observed_running is None and has_pod_started_slo(status.get("containerStatuses")):
-            state.observed_running = self.clock.now()
 
     def observed_pod_on_watch(self, pod: core_v1.Pod) -> None:
         """An update of a tracked pod came from the watch. Upstream: ObservedPodOnWatch"""
@@ -99,7 +105,7 @@ class PodStartupLatencyTracker:
             return
         status = pod.status or core_v1.PodStatus()
         if status.phase in _TERMINAL:
-            del self.pods[uid]                 # terminal: no startup to measure any more
+            self.delete_pod_startup_state(uid)     # terminal: no startup to measure any more
             return
         if state.observed_running is None or state.sli_recorded or not _started(status):
             return
@@ -119,10 +125,11 @@ class PodStartupLatencyTracker:
 
     def delete_pod_startup_state(self, uid: str) -> None:
         self.pods.pop(uid, None)
+        self.pulling.discard(uid)
 
     def _done(self, uid: str, state: _PodState) -> None:
         if state.start_recorded and state.sli_recorded:
-            self.pods.pop(uid, None)
+            self.delete_pod_startup_state(uid)
 
 
 def has_pod_started_slo(container_statuses: list[dict[str, Any]] | None) -> bool:

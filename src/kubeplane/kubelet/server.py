@@ -65,10 +65,12 @@ class Host(Protocol):
 
 class KubeletServer:
     def __init__(self, host: Host | None, *, token: str, address: str = "127.0.0.1",
-                 port: int = DEFAULT_PORT) -> None:
+                 port: int = DEFAULT_PORT, logger: logging.Logger = log) -> None:
         """host may be set later (before requests arrive): the nodes need the bound port to
-        register, and the kubelet needs registered nodes. token "" lets nobody in."""
+        register, and the kubelet needs registered nodes. token "" lets nobody in.
+        logger: where the listening address is logged (a command's, to show it by default)."""
         self.host = host
+        self.log = logger
         self.token = token
         self.address, self.port = address, port
         self._runner: web.AppRunner | None = None
@@ -93,7 +95,7 @@ class KubeletServer:
                                      shutdown_timeout=SHUTDOWN_TIMEOUT)
         await self._runner.setup()
         await web.SockSite(self._runner, sock, ssl_context=self_signed_context([self.address])).start()
-        log.info("kubelet server listening on https://%s:%d", self.address, self.port)
+        self.log.info("Starting to listen", extra={"address": self.address, "port": self.port})   # upstream's words
         return self.port
 
     async def stop(self) -> None:

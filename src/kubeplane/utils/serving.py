@@ -21,9 +21,20 @@ from .pki import serving_cert, write_atomic
 
 
 def listen(address: str, port: int) -> socket.socket:
-    """A listening TCP socket on address:port (0: a free port; IPv6 when the address has a ':')."""
-    family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    return socket.create_server((address, port), family=family)
+    """A listening TCP socket on address:port (0: a free port). The OSError of a failed bind
+    is the system's own (socket.create_server appends its own words to the message, which
+    upstream's "bind: address already in use" must not carry)."""
+    family, kind, proto, _, sockaddr = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM,
+                                                          flags=socket.AI_PASSIVE)[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)    # as asyncio's create_server
+        sock.bind(sockaddr)
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def self_signed_context(name: str, hosts: list[str]) -> ssl.SSLContext:

@@ -84,6 +84,7 @@ async def test_a_started_pod_is_counted_and_its_start_timed_once(make_env: Any) 
     assert delta(before, again, "kubelet_pod_start_duration_seconds_count") == 2       # once per pod
     assert delta(after, again, "kubelet_pod_start_sli_duration_seconds_count", first_with_network="") == 1
     assert delta(after, again, "kubelet_pod_start_sli_duration_seconds_count", first_with_network="true") == 0
+    assert env.kubelet.startup.pods == {}          # both pods measured: nothing kept
 
 
 async def test_running_gauges_follow_the_pods_of_every_node(make_env: Any) -> None:
@@ -197,7 +198,7 @@ def test_image_pulls_are_left_out_of_the_sli_and_kept_in_the_total() -> None:
     clock.step(2)
     tracker.record_image_finished_pulling("a")            # ... to t0+3
     clock.step(1)
-    tracker.record_status(typed_pod("a", created=t0 - 1), wire_status(t0 + 4))    # Running at t0+4
+    tracker.record_running("a", wire_status(t0 + 4))    # Running at t0+4
     clock.step(1)
     tracker.observed_pod_on_watch(typed_pod("a", created=t0 - 1, start_time=t0, running_since=t0 + 4))
     after = sums()
@@ -217,7 +218,7 @@ def test_pods_already_started_or_on_the_host_network_are_tracked_as_upstream() -
 
     before = sums()
     tracker.pod_seen(typed_pod("host", created=t0, host_network=True))
-    tracker.record_status(typed_pod("host", created=t0, host_network=True), wire_status(t0))
+    tracker.record_running("host", wire_status(t0))
     tracker.observed_pod_on_watch(typed_pod("host", created=t0, start_time=t0, running_since=t0, host_network=True))
     after = sums()
     assert after["sli__count"] - before["sli__count"] == 1

@@ -53,6 +53,8 @@ DEFAULT_TERMINATION_GRACE = 30
 MAX_STEPS_PER_SYNC = 10               # sandbox, init containers finishing at once, ... then yield
 
 
+_COUNTERS = metrics.COUNTERS
+
 # A heartbeat this close to due goes now. Event-loop timers have millisecond resolution
 # (libuv's, under uvloop): sleeping for the last fraction of a millisecond returned at once and
 # re-slept, about seven loop wake-ups per heartbeat, most of the CPU of 1,000 idle nodes.
@@ -368,12 +370,17 @@ class Kubelet:
         for _ in range(MAX_STEPS_PER_SYNC):
             actions = compute_pod_actions(pod, rt, self.backoff)
             if actions.create_sandbox:
-                self._run_pod_sandbox(pod)
+                _COUNTERS.started_pods += 1             # Upstream: SyncPod's StartedPodsTotal
+                try:
+                    self.runtime.run_pod_sandbox(pod)
+                except Exception:
+                    _COUNTERS.started_pods_errors += 1
+                    raise
             for c, attempt, init in actions.start:
                 if init:
-                    metrics.COUNTERS.started_init_containers += 1
+                    _COUNTERS.started_init_containers += 1
                 else:
-                    metrics.COUNTERS.started_containers += 1
+                    _COUNTERS.started_containers += 1
                 self.runtime.start_container(pod, c, init=init, attempt=attempt)
             self._report_back_off(pod, actions.back_off_events)
             if actions.requeue_after is not None:
@@ -392,15 +399,6 @@ class Kubelet:
         else:
             self.prober.update_pod(pod, rt)
         self._set_status(pod, rt, actions.waiting)
-
-    def _run_pod_sandbox(self, pod: core_v1.Pod) -> None:
-        """Upstream: kubeGenericRuntimeManager.SyncPod's StartedPodsTotal / StartedPodsErrorsTotal"""
-        metrics.COUNTERS.started_pods += 1
-        try:
-            self.runtime.run_pod_sandbox(pod)
-        except Exception:
-            metrics.COUNTERS.started_pods_errors += 1
-            raise
 
     def sync_terminating_pod(self, pod: core_v1.Pod) -> None:
         """Stop the containers within the grace period; once all have stopped, report the
@@ -439,8 +437,8 @@ class Kubelet:
         host_ip = getattr(self.runtime, "host_ip", "") or (ns.ip if ns else "")
         status = generate_api_pod_status(pod, rt, node_ip=host_ip, is_ready=self.prober.is_ready,
                                          waiting=waiting, terminal=terminal, is_started=self.prober.is_started)
-        if self.startup.pods:
-            self.startup.record_status(pod, status)
+        if status.get("phase") == "Running" and pod.metadata.uid in self.startup.pods:
+            self.startup.record_running(pod.metadata.uid, status)
         self.status_manager.set_pod_status(pod, status)
         self._synced[pod.metadata.uid or ""] = rt
 

@@ -2,7 +2,7 @@
 
     tracker.pod_seen(pod)                     # the kubelet sees a pod for the first time
     tracker.record_image_started_pulling(uid) / record_image_finished_pulling(uid)
-    tracker.record_status(pod, status)        # each status the kubelet computes for the pod
+    tracker.record_running(uid, status)       # a status with phase Running, computed for a tracked pod
     tracker.observed_pod_on_watch(pod)        # each update of the pod from the watch
     tracker.delete_pod_startup_state(uid)     # the pod is gone
 
@@ -78,16 +78,15 @@ class PodStartupLatencyTracker:
         if state is not None and state.first_started_pulling is not None:
             state.last_finished_pulling = self.clock.now()
 
-    def record_status(self, pod: core_v1.Pod, status: dict[str, Any]) -> None:
-        """A status the kubelet computed for the pod (before it is written). Only a Running one
-        matters: every container running means phase Running (a pod has at least one).
+    def record_running(self, uid: str, status: dict[str, Any]) -> None:
+        """The kubelet computed a status with phase Running for a tracked pod (before it is
+        written). Every container running means phase Running (a pod has at least one), so
+        the statuses before that one tell nothing.
 
         Upstream: SyncPod's PodStartDuration, RecordStatusUpdated
         """
-        if status.get("phase") != "Running":
-            return
-        state = self.pods.get(pod.metadata.uid or "")
-        if state is None:
+        state = self.pods[uid]
+        if state.observed_running is not None and state.start_recorded:
             return
         now = self.clock.now()
         if state.observed_running is None and has_pod_started_slo(status.get("containerStatuses")):
@@ -95,7 +94,7 @@ class PodStartupLatencyTracker:
         if not state.start_recorded:
             metrics.pod_start_duration.observe(now - state.first_seen)
             state.start_recorded = True
-            self._done(pod.metadata.uid or "", state)
+            self._done(uid, state)
 
     def observed_pod_on_watch(self, pod: core_v1.Pod) -> None:
         """An update of a tracked pod came from the watch. Upstream: ObservedPodOnWatch"""

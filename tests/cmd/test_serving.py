@@ -9,11 +9,19 @@ from typing import Any
 
 import aiohttp
 import pytest
+from prometheus_client.core import GaugeMetricFamily
 
 from kubeplane.cmd.serving import HealthChecks, LeaderHealthzAdaptor, SecureServer, add_flags
 from kubeplane.utils.healthz import NamedCheck
 
 TOKEN = "component-token"
+
+
+class Fixed:
+    """A registry of one gauge."""
+
+    def collect(self) -> list[Any]:
+        return [GaugeMetricFamily("test_gauge", "A gauge.", value=1)]
 
 
 class FakeElector:
@@ -31,7 +39,7 @@ async def served() -> AsyncIterator[tuple[SecureServer, LeaderHealthzAdaptor, ai
     health = HealthChecks()
     watchdog = LeaderHealthzAdaptor()
     health.add(("healthz", "readyz"), watchdog.named_check())
-    server = SecureServer("kube-test", health, token=TOKEN, port=0, metrics=lambda: b"# metrics\n")
+    server = SecureServer("kube-test", health, token=TOKEN, port=0, metrics=Fixed())
     await server.start()
     session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=False))
     try:
@@ -54,7 +62,7 @@ async def fetch(session: aiohttp.ClientSession, server: SecureServer, path: str,
     ("/readyz?verbose", None, 200, "[+]leaderElection ok\nreadyz check passed\n"),
     ("/livez?verbose", None, 200, "[+]ping ok\nlivez check passed\n"),     # no checks: ping, as upstream
     ("/healthz/leaderElection", TOKEN, 200, "ok"),
-    ("/metrics", TOKEN, 200, "# metrics\n"),
+    ("/metrics", TOKEN, 200, "# HELP test_gauge A gauge.\n# TYPE test_gauge gauge\ntest_gauge 1.0\n"),
     ("/debug/pprof", TOKEN, 404, "404 page not found\n"),
 ])
 async def test_what_is_served_to_whom(served: Any, path: str, token: str | None, code: int, body: str) -> None:

@@ -36,12 +36,13 @@ from __future__ import annotations
 
 import argparse
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, REGISTRY, generate_latest
+from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, REGISTRY
+from prometheus_client.registry import Collector
 
 from ..api import errors
 from ..utils import healthz, serving
@@ -102,7 +103,7 @@ class SecureServer:
     """One component's HTTPS server. start() binds (a port in use fails there) and serves."""
 
     def __init__(self, component: str, health: HealthChecks, *, token: str, address: str = DEFAULT_BIND_ADDRESS,
-                 port: int = 0, metrics: Callable[[], bytes] = lambda: generate_latest(REGISTRY)) -> None:
+                 port: int = 0, metrics: Collector = REGISTRY) -> None:
         self.component, self.health, self.token = component, health, token
         self.address, self.port = address, port
         self.metrics = metrics
@@ -140,7 +141,8 @@ class SecureServer:
             return _status(errors.Forbidden(
                 f'forbidden: User "system:anonymous" cannot {request.method.lower()} path "{request.path}"'))
         if request.path == "/metrics":
-            return web.Response(body=self.metrics(), headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
+            body = await serving.metrics_text(self.metrics)
+            return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
         answer = self.health.serve(request.path, request.query)
         if answer is None:
             return web.Response(status=404, text="404 page not found\n", content_type="text/plain", charset="utf-8",

@@ -64,15 +64,22 @@ CONTAINER_STATES = {CREATED: "created", RUNNING: "running", EXITED: "exited"}
 PROBE_TYPES = {"readiness": "Readiness", "liveness": "Liveness", "startup": "Startup"}   # probeType.String()
 
 
+_LE: dict[tuple[float, ...], tuple[str, ...]] = {}     # bounds -> their "le" labels, "+Inf" last
+
+
 class Histogram:
     """Bucket counts (not cumulative; the last one is +Inf) and a sum, for one series."""
 
-    __slots__ = ("bounds", "counts", "sum")
+    __slots__ = ("bounds", "counts", "le", "sum")
 
     def __init__(self, bounds: tuple[float, ...]) -> None:
         self.bounds = bounds
         self.counts = [0] * (len(bounds) + 1)
         self.sum = 0.0
+        le = _LE.get(bounds)
+        if le is None:
+            le = _LE[bounds] = (*(floatToGoString(b) for b in bounds), "+Inf")
+        self.le = le
 
     def observe(self, v: float) -> None:
         self.counts[bisect_left(self.bounds, v)] += 1     # first bound >= v: Prometheus' "le"
@@ -89,9 +96,9 @@ class Histogram:
         """Cumulative, "+Inf" last: what HistogramMetricFamily.add_metric takes."""
         out: list[tuple[str, float]] = []
         total = 0
-        for bound, n in zip((*(floatToGoString(b) for b in self.bounds), "+Inf"), self.counts):
+        for le, n in zip(self.le, self.counts):
             total += n
-            out.append((bound, total))
+            out.append((le, total))
         return out
 
 
@@ -288,12 +295,15 @@ class ProberCollector:
                 for result, n in zip(("successful", "failed", "unknown"), s.results):
                     if n:
                         total.add_metric([probe_type, result, container, pod, namespace, uid], n)
-                if s.duration.count():
+                if s.results[0] or s.results[2]:
                     key = s.labels[:4]
-                    merged = durations.get(key)
-                    if merged is None:
+                    seen = durations.get(key)
+                    if seen is None:
+                        durations[key] = s.duration
+                    else:                          # a copy: the series' own histogram stays as it is
                         merged = durations[key] = Histogram(DEF_BUCKETS)
-                    merged.merge(s.duration)
+                        merged.merge(seen)
+                        merged.merge(s.duration)
         duration = HistogramMetricFamily("prober_probe_duration_seconds",
                                          "[ALPHA] Duration in seconds for a probe response.",
                                          labels=["probe_type", "container", "pod", "namespace"])

@@ -39,7 +39,7 @@ from typing import Any, AsyncIterator, Mapping, Protocol
 
 import orjson
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, REGISTRY, generate_latest
+from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, REGISTRY
 
 from ..api import errors
 from ..api.podlog import LogOptions
@@ -130,7 +130,8 @@ class KubeletServer:
         except errors.StatusError as e:
             return status_response(e)
         registry = PROBES_REGISTRY if request.path == "/metrics/probes" else REGISTRY
-        return web.Response(body=generate_latest(registry), headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
+        body = await serving.metrics_text(registry)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
 
     async def get_healthz(self, request: web.Request) -> web.Response:
         """Upstream: healthz.InstallHandler with ping, log and syncloop."""

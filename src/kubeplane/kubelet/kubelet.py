@@ -35,10 +35,10 @@ from . import metrics
 from .backoff import Backoff
 from .kubelet_pods import generate_api_pod_status
 from .kuberuntime_manager import INITIAL_BACK_OFF, MAX_CONTAINER_BACK_OFF, BackoffState, compute_pod_actions, format_pod
+from .metrics import CREATE, TERMINATED, UPDATE, ProbeSeries
 from .node_status import (
     NodeOptions, keep_transition_times, needs_report, new_node, node_ip, pod_cidr, with_heartbeat,
 )
-from .metrics import CREATE, TERMINATED, UPDATE, ProbeSeries
 from .nodelease import RENEW_INTERVAL, LeaseRenewer
 from .pod_startup_latency_tracker import PodStartupLatencyTracker
 from .pod_workers import PodWorkers
@@ -52,8 +52,7 @@ log = logging.getLogger(__name__)
 DEFAULT_TERMINATION_GRACE = 30
 MAX_STEPS_PER_SYNC = 10               # sandbox, init containers finishing at once, ... then yield
 
-
-_COUNTERS = metrics.COUNTERS
+_COUNTERS = metrics.COUNTERS          # started pods and containers, counted in sync_pod (bound once: hot)
 
 # A heartbeat this close to due goes now. Event-loop timers have millisecond resolution
 # (libuv's, under uvloop): sleeping for the last fraction of a millisecond returned at once and

@@ -16,7 +16,8 @@ that was running before a kubelet restart is not). Per pod, two moments are meas
 - kubelet_pod_start_sli_duration_seconds: from metadata.creationTimestamp (1 s resolution,
   as upstream) to when the watch delivers the pod with every container running, less the
   time spent pulling images (first Pulling event to last Pulled after it); the _total_
-  variant keeps the pulls in. The moment the status manager is handed a status with every
+  variant keeps the pulls in. Init containers' run time stays in both, as in upstream's
+  tracker (its help text says otherwise). The moment the status manager is handed a status with every
   container running is marked first (upstream marks it when the status write returns; a
   watch event of that write can arrive before the write's response, and upstream then waits
   for a later update of the pod). first_with_network="true" marks each node's first pod

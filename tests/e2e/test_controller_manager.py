@@ -13,7 +13,8 @@ from .test_replicaset import pods, replica_set
 
 def test_standalone_controller_manager_takes_the_lease_and_runs_the_replicaset_controller() -> None:
     c = Cluster(extra_args=("--no-controllers",)).start()
-    cm = subprocess.Popen([sys.executable, "-m", "kubeplane", "controller-manager", "--kubeconfig", str(c.kubeconfig)],
+    cm = subprocess.Popen([sys.executable, "-m", "kubeplane", "controller-manager", "--kubeconfig", str(c.kubeconfig),
+                           "--secure-port", "0"],
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         lease = eventually(lambda: (lambda r: r.returncode == 0 and r.stdout)(

@@ -14,6 +14,7 @@ import aiohttp
 import orjson
 import pytest
 from cryptography import x509
+from prometheus_client.parser import text_string_to_metric_families
 
 from kubeplane.api import errors
 from kubeplane.api.types import core_v1, from_dict
@@ -112,6 +113,43 @@ async def test_requests_without_the_kubeconfig_token_get_401(served: Any, auth: 
             assert r.status == 401
             assert (await r.json())["reason"] == "Unauthorized"
     assert host.calls == []
+
+
+async def test_metrics_are_served_in_the_text_format_probes_apart(served: Any) -> None:
+    host, server, session = served
+    base = f"https://127.0.0.1:{server.port}"
+    async with session.get(f"{base}/metrics") as r:
+        assert (r.status, r.headers["Content-Type"]) == (200, "text/plain; version=0.0.4; charset=utf-8")
+        names = {f.name for f in text_string_to_metric_families(await r.text())}
+    assert "process_cpu_seconds" in names or "python_gc_objects_collected" in names    # the process registry
+    async with session.get(f"{base}/metrics/probes") as r:
+        assert r.status == 200
+        assert all(f.name.startswith("prober_probe") for f in text_string_to_metric_families(await r.text()))
+
+
+@pytest.mark.parametrize(("path", "code", "body"), [
+    ("/healthz", 200, "ok"),
+    ("/healthz?verbose", 200, "[+]ping ok\n[+]log ok\n[+]syncloop ok\nhealthz check passed\n"),
+    ("/healthz/syncloop", 200, "ok"),
+    ("/healthz?exclude=log&verbose=1", 200, "[+]ping ok\n[+]log excluded: ok\n[+]syncloop ok\nhealthz check passed\n"),
+])
+async def test_healthz_answers_as_upstreams_kubelet(served: Any, path: str, code: int, body: str) -> None:
+    host, server, session = served
+    async with session.get(f"https://127.0.0.1:{server.port}{path}") as r:
+        assert (r.status, await r.text(), r.headers["Content-Type"]) == (code, body, "text/plain; charset=utf-8")
+        assert r.headers["X-Content-Type-Options"] == "nosniff"
+    async with session.get(f"https://127.0.0.1:{server.port}/healthz/nope") as r:
+        assert r.status == 404
+
+
+@pytest.mark.parametrize("path", ["/metrics", "/metrics/probes", "/healthz", "/healthz/ping"])
+async def test_metrics_and_healthz_need_the_token_too(served: Any, path: str) -> None:
+    host, server, session = served
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=False)) as anon:
+        for headers in ({}, {"Authorization": "Bearer wrong"}):
+            async with anon.get(f"https://127.0.0.1:{server.port}{path}", headers=headers) as r:
+                assert r.status == 401
+                assert (await r.json())["reason"] == "Unauthorized"
 
 
 async def test_a_kubelet_without_a_token_lets_nobody_in() -> None:

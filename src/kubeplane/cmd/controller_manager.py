@@ -1,5 +1,10 @@
 """`kubeplane controller-manager`: the controllers, with their own workers, on shared informers.
 
+    kubeplane controller-manager --kubeconfig KC [--secure-port 10257] [--bind-address 127.0.0.1]
+
+It serves /healthz, /livez and /readyz (leaderElection, then one check per controller once
+leading, as upstream's NamedPingChecker) and /metrics over HTTPS (serving.py).
+
 Upstream: cmd/kube-controller-manager. `kubeplane up` runs the same controllers inside its own
 process over the in-process transport (no sockets, no TLS); this command runs them in a process
 of their own against any API server from a kubeconfig. The code is the same either way.
@@ -15,9 +20,15 @@ from typing import Any
 from ..client.clientset import Clientset
 from ..client.informers import SharedInformerFactory
 from ..utils.clock import REAL_CLOCK, Clock
+from ..utils.healthz import ENDPOINTS, NamedCheck
 from .standalone import add_component_parser, run_component
 
 log = logging.getLogger(__name__)
+
+SECURE_PORT = 10257          # upstream: ports.KubeControllerManagerPort
+# The controllers run_controllers starts, by upstream's names (names.go), for their health checks.
+CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collector-controller",
+               "namespace-controller", "node-lifecycle-controller")
 
 
 @dataclass(frozen=True)
@@ -73,9 +84,25 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
 
 def add_parser(sub: Any) -> None:
     add_component_parser(sub, "controller-manager", "run the controllers against an API server",
-                         "kube-controller-manager", run)
+                         "kube-controller-manager", run, secure_port=SECURE_PORT)
+
+
+def _ok() -> Exception | None:
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_component(args, user_agent="kube-controller-manager", lease="kube-controller-manager",
-                         run=run_controllers)
+    from .serving import HealthChecks, LeaderHealthzAdaptor
+
+    health = HealthChecks()
+    watchdog = LeaderHealthzAdaptor() if args.leader_elect else None
+    if watchdog is not None:
+        health.add(ENDPOINTS, watchdog.named_check())
+
+    async def lead(cs: Clientset) -> None:
+        """Upstream: StartControllers adds each started controller's check to /healthz."""
+        health.add(ENDPOINTS, *(NamedCheck(name, _ok) for name in CONTROLLERS))
+        await run_controllers(cs)
+
+    return run_component(args, user_agent="kube-controller-manager", lease="kube-controller-manager", run=lead,
+                         health=health, watchdog=watchdog)

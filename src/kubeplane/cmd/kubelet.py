@@ -4,9 +4,10 @@
     kubeplane kubelet --kubeconfig .kubeplane/kubeconfig --runtime process   # real processes
     kubeplane kubelet --kubeconfig .kubeplane/kubeconfig --runtime process --port 0   # any free port
 
-It serves HTTPS on --address:--port (default 127.0.0.1:10250) for `kubectl logs`: its nodes
-report that address as InternalIP and the bound port as their kubelet endpoint, and the API
-server proxies pods/log there, authenticating with the kubeconfig's bearer token.
+It serves HTTPS on --address:--port (default 127.0.0.1:10250), logged at start ("Starting to
+listen"): /containerLogs for `kubectl logs` (its nodes report that address as InternalIP and
+the bound port as their kubelet endpoint, and the API server proxies pods/log there), /metrics,
+/metrics/probes and /healthz, each authenticated with the kubeconfig's bearer token.
 
 A --root-dir is locked (ROOT_DIR/kubelet.lock) while the kubelet runs, as `up` locks its
 data dir: two kubelets in one root dir would take each other's pod directories.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import logging
 import pathlib
 from typing import Any
 
@@ -26,6 +28,7 @@ from .errors import Fatal
 from .standalone import add_component_parser, check_kubeconfig, run_component
 
 LOCK_FILE = "kubelet.lock"
+log = logging.getLogger(__name__)
 
 
 def add_parser(sub: Any) -> None:
@@ -41,7 +44,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--root-dir", type=pathlib.Path, default=None,
                    help="process runtime: where pod working directories and logs live (default: a temp dir)")
     p.add_argument("--address", default="127.0.0.1",
-                   help="the IP address the kubelet serves on (/containerLogs), reported as the nodes' InternalIP "
+                   help="the IP address the kubelet serves on (/containerLogs, /metrics, /healthz), reported as the "
+                        "nodes' InternalIP "
                         "(default 127.0.0.1; 0.0.0.0 serves on every interface and reports the host's address)")
     p.add_argument("--port", type=flags.port, default=10250,
                    help="the port the kubelet serves on; 0 picks a free one (default 10250)")
@@ -59,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         lock = DataDirLock.acquire(args.root_dir, LOCK_FILE, "kubeplane kubelet") if args.root_dir else None
     except Fatal as err:
         return run_process(args.log_level, _fail(err))
-    server = KubeletServer(None, token=token, address=args.address, port=args.port)
+    server = KubeletServer(None, token=token, address=args.address, port=args.port, logger=log)
 
     async def run_nodes(cs: Any) -> None:
         try:

@@ -1,5 +1,10 @@
 """`kubeplane scheduler`: the scheduler against an API server from a kubeconfig.
 
+    kubeplane scheduler --kubeconfig KC [--secure-port 10259] [--bind-address 127.0.0.1]
+
+It serves /healthz (leaderElection), /livez (ping), /readyz (leaderElection,
+sched-handler-sync) and /metrics over HTTPS (serving.py), as kube-scheduler does.
+
 Upstream: cmd/kube-scheduler. `kubeplane up` calls run_scheduler() in its own process over
 the in-process transport; this command runs the same code in a process of its own.
 """
@@ -12,9 +17,12 @@ from typing import Any
 from ..client.clientset import Clientset
 from ..client.informers import SharedInformerFactory
 from ..utils.clock import REAL_CLOCK, Clock
+from ..utils.healthz import NamedCheck
 from .standalone import add_component_parser, run_component
 
 log = logging.getLogger(__name__)
+
+SECURE_PORT = 10259          # upstream: ports.KubeSchedulerPort
 
 
 async def run_scheduler(clientset: Clientset, *, clock: Clock = REAL_CLOCK, options: Any = None,
@@ -41,9 +49,44 @@ async def run_scheduler(clientset: Clientset, *, clock: Clock = REAL_CLOCK, opti
         await broadcaster.shutdown()
 
 
+class HandlerSync:
+    """The "sched-handler-sync" readiness check: fails while the running scheduler's informers
+    have not delivered their first list. Upstream starts them before leader election, so a
+    standby is ready too; here they start once leading, and a standby (no informers) passes.
+    Upstream: handlerSyncCheck (cmd/kube-scheduler/app/server.go)
+    """
+
+    def __init__(self) -> None:
+        self.factory: SharedInformerFactory | None = None
+
+    def check(self) -> Exception | None:
+        f = self.factory
+        if f is None or all(f.informers[key].shared.has_synced() for key in f.tasks):
+            return None
+        return RuntimeError("waiting for handlers to sync")
+
+
 def add_parser(sub: Any) -> None:
-    add_component_parser(sub, "scheduler", "run the scheduler against an API server", "kube-scheduler", run)
+    add_component_parser(sub, "scheduler", "run the scheduler against an API server", "kube-scheduler", run,
+                         secure_port=SECURE_PORT)
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_component(args, user_agent="kube-scheduler", lease="kube-scheduler", run=run_scheduler)
+    from .serving import HealthChecks, LeaderHealthzAdaptor
+
+    health = HealthChecks()
+    watchdog = LeaderHealthzAdaptor() if args.leader_elect else None
+    if watchdog is not None:
+        health.add(("healthz", "readyz"), watchdog.named_check())
+    synced = HandlerSync()
+    health.add(("readyz",), NamedCheck("sched-handler-sync", synced.check))
+
+    async def schedule(cs: Clientset) -> None:
+        synced.factory = factory = SharedInformerFactory(cs)
+        try:
+            await run_scheduler(cs, factory=factory)
+        finally:
+            await factory.shutdown()
+
+    return run_component(args, user_agent="kube-scheduler", lease="kube-scheduler", run=schedule, health=health,
+                         watchdog=watchdog)

@@ -1,5 +1,6 @@
 """What every component run as a process of its own shares: a kubeconfig, logging, signals,
-and (for the controller-manager and the scheduler) leader election on a kube-system Lease.
+and (for the controller-manager and the scheduler) leader election on a kube-system Lease and
+an HTTPS server for health and metrics (serving.py).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import socket
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -20,6 +21,9 @@ from ..client.clientset import Clientset
 from .errors import Fatal, describe
 from .logs import LEVELS
 from .logs import setup as setup_logging
+
+if TYPE_CHECKING:
+    from .serving import HealthChecks, LeaderHealthzAdaptor
 
 log = logging.getLogger(__name__)
 
@@ -30,14 +34,18 @@ class LeaderElectionLost(Fatal):
     pass
 
 
-def add_component_parser(sub: Any, name: str, help: str, lease: str, main: Callable[[argparse.Namespace], int]
-                         ) -> argparse.ArgumentParser:
-    """The common flags; `lease` "" means the component takes no leader election (kubelets)."""
+def add_component_parser(sub: Any, name: str, help: str, lease: str, main: Callable[[argparse.Namespace], int],
+                         *, secure_port: int = 0) -> argparse.ArgumentParser:
+    """The common flags; `lease` "" means the component takes no leader election (kubelets);
+    `secure_port` adds --secure-port (that default) and --bind-address (serving.py)."""
     p: argparse.ArgumentParser = sub.add_parser(name, help=help)
     p.add_argument("--kubeconfig", type=pathlib.Path, required=True)
     if lease:
         p.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True,
                        help=f"hold the kube-system/{lease} Lease while running (default on)")
+    if secure_port:
+        from . import serving
+        serving.add_flags(p, secure_port)
     add_log_level(p)
     p.set_defaults(func=main)
     return p
@@ -48,10 +56,12 @@ def add_log_level(p: argparse.ArgumentParser) -> None:
                    help="default: warning, with start, stop and leader election at info")
 
 
-async def run_with_leader_election(clientset: Clientset, lease: str, identity: str, run: Run) -> None:
+async def run_with_leader_election(clientset: Clientset, lease: str, identity: str, run: Run,
+                                   watchdog: LeaderHealthzAdaptor | None = None) -> None:
     """Run only while holding the kube-system/<lease> Lease, as upstream's components do, so
     several copies can stand by for each other. Losing the lease ends the process with status
-    1 (LeaderElectionLost), as upstream's do, so that whatever runs it starts it again."""
+    1 (LeaderElectionLost), as upstream's do, so that whatever runs it starts it again.
+    watchdog: the "leaderElection" health check, given the elector."""
     from ..client.tools.leaderelection import (
         LeaderCallbacks,
         LeaderElectionConfig,
@@ -75,7 +85,10 @@ async def run_with_leader_election(clientset: Clientset, lease: str, identity: s
     config = LeaderElectionConfig("kube-system", lease, identity,
                                   callbacks=LeaderCallbacks(on_started_leading=lead, on_stopped_leading=stopped),
                                   release_on_cancel=True)
-    await LeaderElector(clientset, config).run()
+    elector = LeaderElector(clientset, config)
+    if watchdog is not None:
+        watchdog.elector = elector
+    await elector.run()
     if lost:
         raise LeaderElectionLost("leaderelection lost")
 
@@ -120,21 +133,46 @@ def run_process(log_level: str | None, main: Callable[[], Awaitable[None]], *, u
     return 0
 
 
-def run_component(args: argparse.Namespace, *, user_agent: str, lease: str, run: Run) -> int:
-    """The body of `kubeplane <component> --kubeconfig FILE`: connect over HTTPS and run."""
+def run_component(args: argparse.Namespace, *, user_agent: str, lease: str, run: Run,
+                  health: HealthChecks | None = None, watchdog: LeaderHealthzAdaptor | None = None) -> int:
+    """The body of `kubeplane <component> --kubeconfig FILE`: connect over HTTPS and run.
+
+    health: serve it (and /metrics) on --bind-address:--secure-port from the start, leader or
+    not, as upstream's components do; watchdog: the leaderElection check among them.
+    """
 
     async def main() -> None:
         cs = Clientset(load_transport(args.kubeconfig, user_agent))
         log.info("Starting", extra={"component": user_agent, "version": _git_version()})
+        server = None
         try:
+            if health is not None:
+                server = await start_server(args, user_agent, health)
             if lease and args.leader_elect:
-                await run_with_leader_election(cs, lease, f"{socket.gethostname()}_{uuid.uuid4()}", run)
+                await run_with_leader_election(cs, lease, f"{socket.gethostname()}_{uuid.uuid4()}", run, watchdog)
             else:
                 await run(cs)
         finally:
+            if server is not None:
+                await server.stop()
             await cs.close()
 
     return run_process(args.log_level, main)
+
+
+async def start_server(args: argparse.Namespace, component: str, health: HealthChecks) -> Any:
+    """The component's SecureServer, serving; a port that cannot be had is one line (Fatal)."""
+    from . import flags
+    from .serving import SecureServer
+
+    token = str(check_kubeconfig(args.kubeconfig).get("token", ""))
+    server = SecureServer(component, health, token=token, address=args.bind_address, port=args.secure_port)
+    try:
+        await server.start()
+    except OSError as err:
+        raise Fatal(f"failed to create listener: {flags.listen_error(args.bind_address, args.secure_port, err)}"
+                    ) from None
+    return server
 
 
 def load_transport(kubeconfig: pathlib.Path, user_agent: str) -> Any:

@@ -8,7 +8,8 @@ pod_workers.py, kuberuntime_manager.py (computePodActions, back-off), kubelet_po
 (generateAPIPodStatus), status/ (conditions, status manager), prober/ (readiness),
 node_status.py + nodelease.py (registration, heartbeats), runtime/ (the Runtime protocol;
 runtime/sim: kwok-style stages from stages/<profile>/*.yaml; runtime/process: local processes),
-server.py (the HTTPS /containerLogs endpoint a standalone kubelet serves).
+metrics.py + pod_startup_latency_tracker.py (upstream's kubelet_* and prober_* metrics),
+server.py (the HTTPS /containerLogs, /metrics and /healthz a standalone kubelet serves).
 """
 from __future__ import annotations
 

@@ -31,13 +31,16 @@ from ..api.types import core_v1, to_dict
 from ..client.clientset import Clientset
 from ..client.tools.cache.store import DeletedFinalStateUnknown
 from ..utils.clock import REAL_CLOCK, Clock
+from . import metrics
 from .backoff import Backoff
 from .kubelet_pods import generate_api_pod_status
 from .kuberuntime_manager import INITIAL_BACK_OFF, MAX_CONTAINER_BACK_OFF, BackoffState, compute_pod_actions, format_pod
+from .metrics import CREATE, TERMINATED, UPDATE, ProbeSeries
 from .node_status import (
     NodeOptions, keep_transition_times, needs_report, new_node, node_ip, pod_cidr, with_heartbeat,
 )
 from .nodelease import RENEW_INTERVAL, LeaseRenewer
+from .pod_startup_latency_tracker import PodStartupLatencyTracker
 from .pod_workers import PodWorkers
 from .prober import ProbeManager
 from .runtime import CREATED, CREATING, RUNNING, PodStatus, Runtime
@@ -49,6 +52,7 @@ log = logging.getLogger(__name__)
 DEFAULT_TERMINATION_GRACE = 30
 MAX_STEPS_PER_SYNC = 10               # sandbox, init containers finishing at once, ... then yield
 
+_COUNTERS = metrics.COUNTERS          # started pods and containers, counted in sync_pod (bound once: hot)
 
 # A heartbeat this close to due goes now. Event-loop timers have millisecond resolution
 # (libuv's, under uvloop): sleeping for the last fraction of a millisecond returned at once and
@@ -98,6 +102,7 @@ class Kubelet:
                                             get_pod=self.pods.get)
         self.prober = ProbeManager(runtime, clock=clock, on_change=self.pod_workers.enqueue,
                                    on_unhealthy=self._kill_unhealthy)
+        self.startup = PodStartupLatencyTracker(clock)
         self.node_registry = node_registry      # the API server's node name -> NodeConnection (pods/log)
         self.backoff = BackoffState(Backoff(INITIAL_BACK_OFF, MAX_CONTAINER_BACK_OFF, clock=clock),
                                     Backoff(INITIAL_BACK_OFF, MAX_CONTAINER_BACK_OFF, clock=clock))
@@ -119,6 +124,7 @@ class Kubelet:
         heartbeat until cancelled. Upstream: Kubelet.Run"""
         await self.register_nodes()
         self.pod_informer.informer().add_event_handler(self)
+        metrics.register(self)
         try:
             async with asyncio.TaskGroup() as tg:
                 self._factory.start()
@@ -128,6 +134,7 @@ class Kubelet:
                 tg.create_task(self.pod_workers.run())
                 tg.create_task(self.status_manager.run())
         finally:
+            metrics.unregister(self)
             self.prober.stop()
             self._unregister_connections()
             aclose, close = getattr(self.runtime, "aclose", None), getattr(self.runtime, "close", None)
@@ -139,6 +146,11 @@ class Kubelet:
             finally:
                 if self._owns_factory:
                     await self._factory.shutdown()
+
+    @property
+    def probe_series(self) -> list[ProbeSeries]:
+        """The probe workers' prober_* series (metrics.ProberCollector reads them)."""
+        return list(self.prober.series.values())
 
     def restore_pods(self) -> None:
         """Take up every pod of ours where the last kubelet left it, before any sync.
@@ -283,13 +295,19 @@ class Kubelet:
 
     def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
         if obj.spec is not None and obj.spec.node_name in self.node_set:
-            self.pods[obj.metadata.uid] = obj
-            self.pod_workers.enqueue(obj.metadata.uid)
+            uid = obj.metadata.uid
+            seen = uid in self.pods
+            self.pods[uid] = obj
+            if not seen:
+                self.startup.pod_seen(obj)
+            self.pod_workers.enqueue(uid, UPDATE if seen else CREATE)
 
     def on_update(self, old: Any, new: Any) -> None:
         if old.metadata.resource_version == new.metadata.resource_version:
             return
         uid = new.metadata.uid
+        if uid in self.startup.pods:
+            self.startup.observed_pod_on_watch(new)
         reported = self.status_manager.get_pod_status(uid) if uid in self.pods else None
         if reported is not None and not needs_sync(old, new, reported.get("podIP")):
             self.pods[uid] = new          # e.g. our own status write coming back: nothing to do
@@ -306,8 +324,10 @@ class Kubelet:
 
     # --- syncs ------------------------------------------------------------------------------
 
-    async def sync(self, uid: str) -> None:
-        """Dispatch one pod to the sync its state calls for. Upstream: podWorkers.podWorkerLoop"""
+    async def sync(self, uid: str) -> str | None:
+        """Dispatch one pod to the sync its state calls for; "terminated" when the pod was gone
+        (kubelet_pod_worker_duration_seconds' type for that sync). Upstream: podWorkers.podWorkerLoop
+        """
         pod = self.pods.get(uid)
         self._syncing = uid
         self._synced.pop(uid, None)          # set again by _set_status: a sync that raised leaves none
@@ -321,6 +341,7 @@ class Kubelet:
         finally:
             self._syncing = ""
         self._send_held_events(uid)
+        return TERMINATED if pod is None else None
 
     def _on_runtime_change(self, uid: str) -> None:
         """The runtime's change events (our PLEG) wake the pod's worker, except those a sync
@@ -348,8 +369,17 @@ class Kubelet:
         for _ in range(MAX_STEPS_PER_SYNC):
             actions = compute_pod_actions(pod, rt, self.backoff)
             if actions.create_sandbox:
-                self.runtime.run_pod_sandbox(pod)
+                _COUNTERS.started_pods += 1             # Upstream: SyncPod's StartedPodsTotal
+                try:
+                    self.runtime.run_pod_sandbox(pod)
+                except Exception:
+                    _COUNTERS.started_pods_errors += 1
+                    raise
             for c, attempt, init in actions.start:
+                if init:
+                    _COUNTERS.started_init_containers += 1
+                else:
+                    _COUNTERS.started_containers += 1
                 self.runtime.start_container(pod, c, init=init, attempt=attempt)
             self._report_back_off(pod, actions.back_off_events)
             if actions.requeue_after is not None:
@@ -395,6 +425,7 @@ class Kubelet:
         """The pod is gone from the API server: forget it everywhere. Upstream: SyncTerminatedPod + cleanup"""
         self.runtime.remove_pod(uid)
         self.prober.remove_pod(uid)
+        self.startup.delete_pod_startup_state(uid)
         self._synced.pop(uid, None)
         self.status_manager.remove_orphaned_statuses(uid)
         self.backoff.forget_pod(uid)
@@ -405,6 +436,8 @@ class Kubelet:
         host_ip = getattr(self.runtime, "host_ip", "") or (ns.ip if ns else "")
         status = generate_api_pod_status(pod, rt, node_ip=host_ip, is_ready=self.prober.is_ready,
                                          waiting=waiting, terminal=terminal, is_started=self.prober.is_started)
+        if status.get("phase") == "Running" and pod.metadata.uid in self.startup.pods:
+            self.startup.record_running(pod.metadata.uid, status)
         self.status_manager.set_pod_status(pod, status)
         self._synced[pod.metadata.uid or ""] = rt
 
@@ -446,6 +479,8 @@ class Kubelet:
         (Pulled: the container is still "ContainerCreating") goes out at once.
         """
         uid = ref.uid or ""
+        if reason == "Pulling" or reason == "Pulled" and uid in self.startup.pulling:
+            self._record_pull(uid, reason)
         recorder = self._recorder_for(uid)
         if recorder is None:
             return
@@ -453,6 +488,14 @@ class Kubelet:
             self._held.setdefault(uid, []).append((recorder, ref, type_, reason, message))
         else:
             recorder.event(ref, type_, reason, message)
+
+    def _record_pull(self, uid: str, reason: str) -> None:
+        """Image pulls, for the startup SLI (which leaves them out). Upstream: the image
+        manager's RecordImageStartedPulling / RecordImageFinishedPulling around a pull."""
+        if reason == "Pulling":
+            self.startup.record_image_started_pulling(uid)
+        else:
+            self.startup.record_image_finished_pulling(uid)
 
     def _status_pending(self, uid: str) -> bool:
         return uid == self._syncing or self.pod_workers.pending(uid) or self.status_manager.pending(uid)

@@ -7,6 +7,14 @@ PLEG) or a back-off timer enqueues the UID; a worker calls sync(uid), which re-r
 latest pod and runtime state and decides what phase the pod is in. The queue never hands
 one UID to two workers and coalesces repeated enqueues, so a burst of events for a pod
 costs one sync.
+
+Each sync is timed into kubelet_pod_worker_duration_seconds{operation_type}, from the latest
+request it serves to its end, as upstream times each work item from its StartTime (a later
+update replaces a pending one, time and type). The type is the request's: "create" (a pod
+seen for the first time; kept until its first sync, which is that pod's create), "update" (a
+change from the API server), "sync" (the runtime, a probe, a timer, a retry), or the sync's
+own verdict, "terminated", when it found the pod gone and forgot it. A sync woken by a timer
+alone is timed from its start.
 """
 from __future__ import annotations
 
@@ -17,6 +25,8 @@ from typing import Awaitable, Callable
 from ..client.util.workqueue import DelayingQueue, DelayingQueueOptions
 from ..client.util.workqueue.worker import process_next_work_item
 from ..utils.clock import REAL_CLOCK, Clock
+from . import metrics
+from .metrics import CREATE, SYNC
 
 log = logging.getLogger(__name__)
 
@@ -24,17 +34,22 @@ RETRY_AFTER = 1.0     # seconds before a sync that raised is retried (upstream: 
 
 
 class PodWorkers:
-    def __init__(self, sync: Callable[[str], Awaitable[None]], *, clock: Clock = REAL_CLOCK,
+    def __init__(self, sync: Callable[[str], Awaitable[str | None]], *, clock: Clock = REAL_CLOCK,
                  workers: int = 1) -> None:
-        self.sync = sync                  # test seam
+        self.sync = sync                  # test seam; returns an operation type to report, or None
         self.workers = workers
         self.queue: DelayingQueue[str] = DelayingQueue(DelayingQueueOptions("pod-workers", clock))
         self.syncs = 0
         self._queued: set[str] = set()    # uids enqueued (not after a delay) whose sync has not begun
+        self._now = clock.monotonic
+        self._requested: dict[str, tuple[float, str]] = {}   # uid -> (when, operation type) not yet served
 
-    def enqueue(self, uid: str) -> None:
+    def enqueue(self, uid: str, operation: str = SYNC) -> None:
         """Sync uid soon. Upstream: UpdatePod"""
         self._queued.add(uid)
+        req = self._requested.get(uid)
+        if req is None or req[1] != CREATE:
+            self._requested[uid] = (self._now(), operation)
         self.queue.add(uid)
 
     def pending(self, uid: str) -> bool:
@@ -60,7 +75,12 @@ class PodWorkers:
     async def _sync(self, uid: str) -> None:
         self.syncs += 1
         self._queued.discard(uid)
-        await self.sync(uid)
+        start, operation = self._requested.pop(uid, None) or (self._now(), SYNC)
+        done: str | None = None
+        try:
+            done = await self.sync(uid)
+        finally:
+            metrics.observe_pod_worker(done or operation, self._now() - start)
 
     def _handle_err(self, err: Exception | None, uid: str) -> None:
         if err is not None:

@@ -1,41 +1,51 @@
-"""The kubelet's HTTPS server: what the API server proxies `kubectl logs` to.
+"""The kubelet's HTTPS server: what the API server proxies `kubectl logs` to, and what
+Prometheus scrapes.
 
     server = KubeletServer(kubelet, token="…", address="127.0.0.1", port=0)
     port = await server.start()          # the bound port (0 picks a free one)
     ...                                  # GET https://127.0.0.1:<port>/containerLogs/ns/pod/container
     await server.stop()
 
+    GET /containerLogs/{namespace}/{pod}/{container}   a container's output (pods/log)
+    GET /metrics                                       every metric of the process (kubelet_*, prober_*,
+                                                       workqueue_*, process_*), text format 0.0.4
+    GET /metrics/probes                                prober_* alone
+    GET /healthz[/<check>]                             ping, log, syncloop (utils/healthz.py's answers)
+
 A standalone `kubeplane kubelet` process runs one for all its nodes; its nodes report the
 address as InternalIP and the port in status.daemonEndpoints.kubeletEndpoint.Port, which is
 where the API server's pods/log finds it. In-process kubelets (`kubeplane up`) need none:
 they hand themselves to the API server directly.
 
-Authentication is the bearer token of the kubelet's own kubeconfig (upstream authenticates
-through the API server's TokenReview; one shared token is our simplification). The serving
+Every path needs the bearer token of the kubelet's own kubeconfig, 401 without it (upstream
+authenticates through the API server's TokenReview and authorizes each path as a subresource
+of the node; one shared token is our simplification). Upstream also answers /healthz without
+credentials on a second, loopback-only HTTP port (--healthz-port 10248); there is none here. The serving
 certificate is self-signed and made at start, as upstream's kubelet does when given none; the
 API server does not verify it (upstream's default without --kubelet-certificate-authority).
 
 Upstream: pkg/kubelet/server/server.go (ListenAndServeKubeletServer, InstallAuthFilter,
-getContainerLogs).
+InstallDefaultHandlers, getContainerLogs).
 """
 from __future__ import annotations
 
 import datetime as dt
-import hmac
 import ipaddress
 import logging
 import pathlib
 import socket
 import ssl
-import tempfile
 from typing import Any, AsyncIterator, Mapping, Protocol
 
 import orjson
 from aiohttp import web
+from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, REGISTRY
 
 from ..api import errors
 from ..api.podlog import LogOptions
+from ..utils import healthz, serving
 from ..utils.clock import Clock, parse_rfc3339
+from .metrics import PROBES_REGISTRY
 
 log = logging.getLogger(__name__)
 
@@ -55,19 +65,29 @@ class Host(Protocol):
 
 class KubeletServer:
     def __init__(self, host: Host | None, *, token: str, address: str = "127.0.0.1",
-                 port: int = DEFAULT_PORT) -> None:
+                 port: int = DEFAULT_PORT, logger: logging.Logger = log) -> None:
         """host may be set later (before requests arrive): the nodes need the bound port to
-        register, and the kubelet needs registered nodes. token "" lets nobody in."""
+        register, and the kubelet needs registered nodes. token "" lets nobody in.
+        logger: where the listening address is logged (a command's, to show it by default)."""
         self.host = host
+        self.log = logger
         self.token = token
         self.address, self.port = address, port
         self._runner: web.AppRunner | None = None
+        # Upstream: InstallDefaultHandlers' checkers. Its syncloop check fails when the sync loop
+        # has not run for 2 x resync (at least 5 min); here the sync loop is the event loop that
+        # answers this request, so a stuck one cannot answer at all.
+        self.health_checks = {"healthz": [healthz.PING, healthz.LOG, healthz.NamedCheck("syncloop", lambda: None)]}
 
     async def start(self) -> int:
         """Bind and serve; returns the bound port."""
         app = web.Application()
         app.router.add_get("/containerLogs/{namespace}/{pod}/{container}", self.get_container_logs)
-        sock = _listen(self.address, self.port)            # fails early (port in use) with nothing to undo
+        app.router.add_get("/metrics", self.get_metrics)
+        app.router.add_get("/metrics/probes", self.get_metrics)
+        app.router.add_get("/healthz", self.get_healthz)
+        app.router.add_get("/healthz/{check:.+}", self.get_healthz)
+        sock = serving.listen(self.address, self.port)     # fails early (port in use) with nothing to undo
         self.port = sock.getsockname()[1]
         # Cancel a handler when its client goes away, so a quiet `logs -f` does not linger;
         # on stop, give open streams a second before cutting them.
@@ -75,7 +95,7 @@ class KubeletServer:
                                      shutdown_timeout=SHUTDOWN_TIMEOUT)
         await self._runner.setup()
         await web.SockSite(self._runner, sock, ssl_context=self_signed_context([self.address])).start()
-        log.info("kubelet server listening on https://%s:%d", self.address, self.port)
+        self.log.info("Starting to listen", extra={"address": self.address, "port": self.port})   # upstream's words
         return self.port
 
     async def stop(self) -> None:
@@ -100,11 +120,35 @@ class KubeletServer:
             return status_response(e)
         return await _send_stream(request, stream)
 
+    async def get_metrics(self, request: web.Request) -> web.Response:
+        """/metrics: the process's default registry; /metrics/probes: the prober's families.
+
+        Upstream: InstallDefaultHandlers (legacyregistry.Handler, and the probes registry)
+        """
+        try:
+            self.authenticate(request)
+        except errors.StatusError as e:
+            return status_response(e)
+        registry = PROBES_REGISTRY if request.path == "/metrics/probes" else REGISTRY
+        body = await serving.metrics_text(registry)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
+
+    async def get_healthz(self, request: web.Request) -> web.Response:
+        """Upstream: healthz.InstallHandler with ping, log and syncloop."""
+        try:
+            self.authenticate(request)
+        except errors.StatusError as e:
+            return status_response(e)
+        answer = healthz.serve(self.health_checks, request.path, request.query)
+        if answer is None:
+            raise web.HTTPNotFound()
+        status, text = answer
+        return web.Response(status=status, text=text, content_type="text/plain", charset="utf-8",
+                            headers=dict(healthz.HEADERS))
+
     def authenticate(self, request: web.Request) -> None:
         """Upstream: InstallAuthFilter (a bearer token instead of webhook authn/authz)."""
-        auth = request.headers.get("Authorization", "")
-        token = auth[7:].strip() if auth.startswith("Bearer ") else ""
-        if not (self.token and token and hmac.compare_digest(token.encode(), self.token.encode())):
+        if not serving.token_matches(serving.bearer_token(request.headers.get("Authorization", "")), self.token):
             raise errors.Unauthorized()
 
     def find_pod(self, namespace: str, name: str) -> Any:
@@ -198,29 +242,15 @@ async def _send_stream(request: web.Request, stream: AsyncIterator[bytes]) -> we
     return resp
 
 
-# --- listening, TLS and the token -----------------------------------------------------------
-
-def _listen(address: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    return socket.create_server((address, port), family=family)
-
+# --- TLS and the token -----------------------------------------------------------------------
 
 def self_signed_context(hosts: list[str]) -> ssl.SSLContext:
-    """A server TLS context with a fresh self-signed EC certificate for hosts (plus localhost).
+    """A server TLS context with a fresh self-signed certificate for hosts (plus localhost).
 
     Upstream: the kubelet makes a self-signed serving certificate when given none
     (cert.GenerateSelfSignedCertKey).
     """
-    from ..utils.pki import serving_cert, write_atomic
-
-    cert, key = serving_cert(f"kubeplane-kubelet@{socket.gethostname()}", [*hosts, "localhost", "127.0.0.1"])
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    with tempfile.TemporaryDirectory(prefix="kubeplane-kubelet-tls-") as d:   # load_cert_chain reads files
-        cert_path, key_path = pathlib.Path(d, "kubelet.crt"), pathlib.Path(d, "kubelet.key")
-        write_atomic(cert_path, cert)
-        write_atomic(key_path, key, private=True)
-        ctx.load_cert_chain(cert_path, key_path)
-    return ctx
+    return serving.self_signed_context("kubeplane-kubelet", hosts)
 
 
 def kubeconfig_token(path: str | pathlib.Path) -> str:

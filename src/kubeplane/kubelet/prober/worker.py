@@ -19,12 +19,16 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from dataclasses import dataclass
-from typing import Awaitable, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable
 
 from ...api.types import core_v1
 from ...utils.clock import Clock
 from ..runtime import PROBE_SUCCESS, PROBE_UNKNOWN
+
+if TYPE_CHECKING:
+    from ..metrics import ProbeSeries
 
 READINESS, LIVENESS, STARTUP = "readiness", "liveness", "startup"
 _INITIAL = {READINESS: False, LIVENESS: True, STARTUP: None}
@@ -48,7 +52,7 @@ class Worker:
     def __init__(self, container_id: str, spec: ProbeSpec, started_at: float, *, clock: Clock,
                  probe: Callable[[str], str | Awaitable[str]], on_result: Callable[[str, bool], None],
                  probe_type: str = READINESS, started: Callable[[], bool] = lambda: True,
-                 initial: bool | None = None) -> None:
+                 initial: bool | None = None, series: ProbeSeries | None = None) -> None:
         self.container_id, self.spec, self.started_at = container_id, spec, started_at
         self.clock, self.probe, self.on_result = clock, probe, on_result
         self.probe_type = probe_type
@@ -59,6 +63,7 @@ class Worker:
         self.last_result = ""
         self.result_run = 0
         self.task: asyncio.Task[None] | None = None
+        self.series = series                # where each probe's result and duration are counted
 
     def start(self) -> None:
         self.task = asyncio.ensure_future(self.run())
@@ -82,9 +87,12 @@ class Worker:
         """
         if self.probe_type != STARTUP and not self.started():
             return True                     # not started yet: liveness/readiness wait
+        started = time.perf_counter()      # a probe's real duration, whatever the clock (upstream: time.Now)
         result = self.probe(self.container_id)
         if inspect.isawaitable(result):
             result = await result
+        if self.series is not None:
+            self.series.record(result, time.perf_counter() - started)
         if result == PROBE_UNKNOWN:
             return False
         if result == self.last_result:

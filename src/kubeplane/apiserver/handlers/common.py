@@ -473,7 +473,7 @@ def _header_safe(text: str) -> bool:
 
 def object_response(api: APIServer, req: Request, ri: ResourceInfo, obj: Obj, value: bytes | None,
                     *, status: int = 200, warnings: list[str] | None = None) -> Response:
-    headers = warning_headers(warnings or [])
+    headers = warning_headers(warnings) if warnings else []
     if codec.wants_table(req.headers):
         resp = table_response(api, req, ri, [output_obj(ri, obj)], None, "")
         resp.status, resp.headers = status, headers

@@ -27,8 +27,8 @@ space.
 """
 from __future__ import annotations
 
-import time
 from bisect import bisect_left
+from time import perf_counter
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -106,19 +106,35 @@ def request_labels(req: Request, info: RequestInfo) -> tuple[str, ...] | None:
     reports them, or None for a request upstream does not instrument (404s, other paths).
 
     Upstream: MonitorRequest's reportedVerb (CanonicalVerb + cleanVerb), CleanScope, cleanDryRun.
+    Every request served passes here (the in-process components' too): a resource request's
+    labels are worked out inline.
     """
-    if info.is_resource_request:
-        ri = lookup(info.group, info.version, info.resource)
-        if ri is None or info.subresource and ri.subresource(info.subresource) is None \
-                and not (ri.plural == "namespaces" and info.subresource == "finalize"):
+    if not info.is_resource_request:
+        if req.path.rstrip("/") not in _DISCOVERY_PATHS:
             return None
-        scope = "resource" if info.name or info.verb == "create" else "namespace" if info.namespace else "cluster"
-        labels = (info.group, info.version, info.resource, info.subresource, scope)
-    elif req.path.rstrip("/") in _DISCOVERY_PATHS:       # aggregated discovery: subresource is the path
-        labels = ("", "", "", req.path.rstrip("/"), "")
-    else:
+        # Aggregated discovery: the subresource is the path.
+        return (_reported_verb(req, info, ""), _dry_run(req), "", "", "", req.path.rstrip("/"), "",
+                APISERVER_COMPONENT)
+    group, version, resource, sub, verb = info.group, info.version, info.resource, info.subresource, info.verb
+    ri = lookup(group, version, resource)
+    if ri is None or sub and ri.subresource(sub) is None and not (ri.plural == "namespaces" and sub == "finalize"):
         return None
-    return (_reported_verb(req, info, labels[4]), _dry_run(req), *labels, APISERVER_COMPONENT)
+    scope = "resource" if info.name or verb == "create" else "namespace" if info.namespace else "cluster"
+    if verb == "watch":
+        reported = "WATCH"
+    else:
+        reported = req.method
+        if reported == "GET" or reported == "HEAD":
+            reported = "GET" if scope == "resource" else "LIST"
+        elif reported == "PATCH" and req.headers.get("content-type") == _APPLY_PATCH:
+            reported = "APPLY"
+        if sub in _CONNECT_SUBRESOURCES:
+            reported = "CONNECT"
+        elif reported not in _VALID_VERBS:
+            reported = "other"
+    dry_run = req.query.get("dryRun")
+    return (reported, "" if dry_run is None else "All" if dry_run == "All" else "invalid",
+            group, version, resource, sub, scope, APISERVER_COMPONENT)
 
 
 def _reported_verb(req: Request, info: RequestInfo, scope: str) -> str:
@@ -245,21 +261,31 @@ def _group_resource(prefix: str) -> tuple[str, str]:
 _etcd: dict[str, dict[str, list[float]]] = {}
 
 
-def record_etcd_request(operation: str, key: str, started: float, failed: bool = False) -> None:
-    """Upstream: RecordEtcdRequest — etcd_request_duration_seconds, etcd_requests_total and
-    etcd_request_errors_total by operation, group and resource."""
-    by_prefix = _etcd.get(operation)
-    if by_prefix is None:
-        by_prefix = _etcd[operation] = {}
+def _etcd_operation(operation: str) -> dict[str, list[float]]:
+    """The histograms of one operation, by storage prefix (made once, kept by its callers)."""
+    return _etcd.setdefault(operation, {})
+
+
+def _observe_etcd(by_prefix: dict[str, list[float]], key: str, started: float, failed: bool = False) -> None:
+    """One storage operation on key, started at perf_counter() `started`, into its operation's
+    histograms (by_prefix, from _etcd_operation).
+
+    Upstream: RecordEtcdRequest — etcd_request_duration_seconds, etcd_requests_total and
+    etcd_request_errors_total by operation, group and resource.
+    """
     prefix = key[:key.find("/", 10) + 1]           # "/registry/" is 10 characters
     h = by_prefix.get(prefix)
     if h is None:
         h = by_prefix[prefix] = [*_histogram(LATENCY_BUCKETS), 0]
-    elapsed = time.perf_counter() - started
+    elapsed = perf_counter() - started
     h[bisect_left(LATENCY_BUCKETS, elapsed)] += 1
     h[-2] += elapsed
     if failed:
         h[-1] += 1
+
+
+_GET, _LIST, _COUNT, _CREATE, _UPDATE, _DELETE = map(
+    _etcd_operation, ("get", "list", "listWithCount", "create", "update", "delete"))
 
 
 # A storage failure that is an answer (upstream: a failed etcd transaction, not an error).
@@ -302,63 +328,63 @@ class InstrumentedStorage:
         return self.storage.watch(prefix, after_revision)
 
     async def get(self, key: str) -> KeyValue | None:
-        started = time.perf_counter()
+        started = perf_counter()
         try:
             kv = await self.storage.get(key)
         except BaseException as e:
-            record_etcd_request("get", key, started, not isinstance(e, _ANSWERS))
+            _observe_etcd(_GET, key, started, not isinstance(e, _ANSWERS))
             raise
-        record_etcd_request("get", key, started)
+        _observe_etcd(_GET, key, started)
         return kv
 
     async def list(self, prefix: str) -> tuple[list[KeyValue], int]:
-        started = time.perf_counter()
+        started = perf_counter()
         try:
             out = await self.storage.list(prefix)
         except BaseException as e:
-            record_etcd_request("list", prefix, started, not isinstance(e, _ANSWERS))
+            _observe_etcd(_LIST, prefix, started, not isinstance(e, _ANSWERS))
             raise
-        record_etcd_request("list", prefix, started)
+        _observe_etcd(_LIST, prefix, started)
         return out
 
     async def count(self, prefix: str) -> int:
-        started = time.perf_counter()
+        started = perf_counter()
         try:
             n = await self.storage.count(prefix)
         except BaseException as e:
-            record_etcd_request("listWithCount", prefix, started, not isinstance(e, _ANSWERS))
+            _observe_etcd(_COUNT, prefix, started, not isinstance(e, _ANSWERS))
             raise
-        record_etcd_request("listWithCount", prefix, started)
+        _observe_etcd(_COUNT, prefix, started)
         return n
 
     async def create(self, key: str, obj: dict[str, Any]) -> KeyValue:
-        started = time.perf_counter()
+        started = perf_counter()
         try:
             kv = await self.storage.create(key, obj)
         except BaseException as e:
-            record_etcd_request("create", key, started, not isinstance(e, _ANSWERS))
+            _observe_etcd(_CREATE, key, started, not isinstance(e, _ANSWERS))
             raise
-        record_etcd_request("create", key, started)
+        _observe_etcd(_CREATE, key, started)
         return kv
 
     async def update(self, key: str, obj: dict[str, Any], expected_revision: int | None = None) -> KeyValue:
-        started = time.perf_counter()
+        started = perf_counter()
         try:
             kv = await self.storage.update(key, obj, expected_revision)
         except BaseException as e:
-            record_etcd_request("update", key, started, not isinstance(e, _ANSWERS))
+            _observe_etcd(_UPDATE, key, started, not isinstance(e, _ANSWERS))
             raise
-        record_etcd_request("update", key, started)
+        _observe_etcd(_UPDATE, key, started)
         return kv
 
     async def delete(self, key: str, expected_revision: int | None = None) -> KeyValue:
-        started = time.perf_counter()
+        started = perf_counter()
         try:
             kv = await self.storage.delete(key, expected_revision)
         except BaseException as e:
-            record_etcd_request("delete", key, started, not isinstance(e, _ANSWERS))
+            _observe_etcd(_DELETE, key, started, not isinstance(e, _ANSWERS))
             raise
-        record_etcd_request("delete", key, started)
+        _observe_etcd(_DELETE, key, started)
         return kv
 
 

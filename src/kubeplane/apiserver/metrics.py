@@ -16,9 +16,13 @@ apiserver_response_sizes) and the per-storage-operation ones (etcd_*) are on the
 path: every controller, scheduler and kubelet request passes here. Even with its children kept,
 prometheus_client takes a lock per value (~1.2 µs for a count and an observation), so these are
 kept as plain lists (`_Series`, ~0.3 µs; all updates run on the event loop) and handed to
-prometheus_client as families by a collector at scrape time (`_HotPathCollector`): the
-exposition is still the library's. The rarely-moving ones (gauges, terminations) are ordinary
-prometheus_client metrics.
+prometheus_client as families by a collector at scrape time (`_Collector`): the exposition is
+still the library's. The rarely-moving ones (gauges, terminations) are plain values too.
+
+So nothing here needs prometheus_client until the registry is read: it is imported (~10 ms)
+and the collector registered by `register()`, at the first request served (monitor_request)
+or scrape, not while `up` starts. Values recorded before that (the bootstrap's storage
+operations) are in the plain series and show from the first scrape.
 
 Every request that reaches routing is counted, the in-process components' included (upstream
 they would be HTTP clients). As upstream, only requests for served resources (and discovery)
@@ -32,29 +36,18 @@ from time import perf_counter
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from prometheus_client import (
-    CONTENT_TYPE_PLAIN_0_0_4,
-    REGISTRY,
-    Counter,
-    Gauge,
-    Metric,
-    disable_created_metrics,
-    generate_latest,
-)
-from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily
-from prometheus_client.utils import floatToGoString
-
 from ..api.resources import RESOURCES, ResourceInfo, lookup
 from ..storage.interface import KeyExists, KeyNotFound, RevisionMismatch, StorageError
 from .request import Request, RequestInfo, Response
 
 if TYPE_CHECKING:
+    from prometheus_client import Metric
+
     from ..storage.interface import KeyValue, Storage, Watcher
 
-disable_created_metrics()
 
-
-CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4      # what upstream's /metrics answers by default
+# What upstream's /metrics answers by default (prometheus_client's CONTENT_TYPE_PLAIN_0_0_4).
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 APISERVER_COMPONENT = "apiserver"
 # Upstream: requestLatencies' buckets, also etcdRequestLatency's.
 LATENCY_BUCKETS = (0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20,
@@ -74,22 +67,19 @@ _ETCD_DURATION_HELP = "[ALPHA] Etcd request latency in seconds for each operatio
 _ETCD_TOTAL_HELP = "[ALPHA] Etcd request counts for each operation and object type."
 _ETCD_ERRORS_HELP = "[ALPHA] Etcd failed request counts for each operation and object type."
 _ETCD = ("operation", "group", "resource")
-longrunning_requests = Gauge(
-    "apiserver_longrunning_requests", "[STABLE] Gauge of all active long-running apiserver requests broken out "
-    "by verb, group, version, resource, scope and component. Not all requests are tracked this way.",
-    _REQ_NO_DRY_RUN)
-current_inflight_requests = Gauge(
-    "apiserver_current_inflight_requests", "[STABLE] Maximal number of currently used inflight request limit "
-    "of this apiserver per request kind in last second.", ("request_kind",))
-request_terminations_total = Counter(
-    "apiserver_request_terminations_total", "[ALPHA] Number of requests which apiserver terminated in "
-    "self-defense.", (*_REQ_NO_DRY_RUN, "code"))
-storage_objects = Gauge(
-    "apiserver_storage_objects", "[STABLE] Number of stored objects at the time of last check split by kind. "
-    "In case of a fetching error, the value will be -1.", ("resource",))
-resource_objects = Gauge(
-    "apiserver_resource_objects", "[ALPHA] Number of stored objects at the time of last check split by kind. "
-    "In case of a fetching error, the value will be -1.", ("group", "resource"))
+_LONGRUNNING_HELP = ("[STABLE] Gauge of all active long-running apiserver requests broken out by verb, group, "
+                     "version, resource, scope and component. Not all requests are tracked this way.")
+_INFLIGHT_HELP = ("[STABLE] Maximal number of currently used inflight request limit of this apiserver per request "
+                  "kind in last second.")
+_TERMINATIONS_HELP = "[ALPHA] Number of requests which apiserver terminated in self-defense."
+_STORAGE_OBJECTS_HELP = ("[STABLE] Number of stored objects at the time of last check split by kind. In case of a "
+                         "fetching error, the value will be -1.")
+_RESOURCE_OBJECTS_HELP = ("[ALPHA] Number of stored objects at the time of last check split by kind. In case of a "
+                          "fetching error, the value will be -1.")
+_longrunning: dict[tuple[str, ...], int] = {}        # labels without dry_run -> streams open
+_inflight: dict[str, int] = {}                       # request kind -> the last second's watermark
+_terminations: dict[tuple[str, ...], int] = {}       # labels without dry_run, code -> count
+_objects: dict[ResourceInfo, int] = {}               # resource -> stored objects at the last scrape
 # Upstream: validRequestMethods; any other reported verb is "other".
 _VALID_VERBS = frozenset({"APPLY", "CONNECT", "CREATE", "DELETE", "DELETECOLLECTION", "GET", "LIST", "PATCH",
                           "POST", "PROXY", "PUT", "UPDATE", "WATCH", "WATCHLIST"})
@@ -187,6 +177,8 @@ def monitor_request(req: Request, info: RequestInfo, resp: Response, elapsed: fl
     counted when it starts and held in apiserver_longrunning_requests until it ends
     (upstream: RecordLongRunning); the returned Response wraps its body for that.
     """
+    if not _registered:
+        register()
     labels = request_labels(req, info)
     if labels is None:
         return resp
@@ -204,17 +196,16 @@ def monitor_request(req: Request, info: RequestInfo, resp: Response, elapsed: fl
             h[bisect_left(SIZE_BUCKETS, len(body))] += 1
             h[-1] += len(body)
         return resp
-    gauge = longrunning_requests.labels(labels[0], *labels[2:])
-    return Response(resp.status, _tracked(body, gauge), resp.content_type, resp.headers)
+    return Response(resp.status, _tracked(body, (labels[0], *labels[2:])), resp.content_type, resp.headers)
 
 
-async def _tracked(body: AsyncIterator[bytes], gauge: Any) -> AsyncIterator[bytes]:
-    gauge.inc()
+async def _tracked(body: AsyncIterator[bytes], labels: tuple[str, ...]) -> AsyncIterator[bytes]:
+    _longrunning[labels] = _longrunning.get(labels, 0) + 1
     try:
         async for chunk in body:
             yield chunk
     finally:
-        gauge.dec()
+        _longrunning[labels] -= 1
         aclose = getattr(body, "aclose", None)
         if aclose is not None:
             await aclose()
@@ -231,12 +222,13 @@ def record_termination(req: Request, info: RequestInfo, code: int) -> None:
     if s is None:
         s = _requests[labels] = _Series()
     s.codes[code] = s.codes.get(code, 0) + 1
-    request_terminations_total.labels(labels[0], *labels[2:], str(code)).inc()
+    key = (labels[0], *labels[2:], str(code))
+    _terminations[key] = _terminations.get(key, 0) + 1
 
 
 def set_inflight(kind: str, value: int) -> None:
     """Publish one request kind's in-flight watermark (filters/maxinflight.py calls it each second)."""
-    current_inflight_requests.labels(kind).set(value)
+    _inflight[kind] = value
 
 
 # --- storage ----------------------------------------------------------------------------------
@@ -388,10 +380,12 @@ class InstrumentedStorage:
         return kv
 
 
-class _HotPathCollector:
+class _Collector:
     """Hands the plain series to prometheus_client as metric families at scrape time."""
 
     def collect(self) -> Iterator[Metric]:
+        from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+
         total = CounterMetricFamily("apiserver_request_total", _REQUEST_TOTAL_HELP, labels=(*_REQ, "code"))
         latency = HistogramMetricFamily("apiserver_request_duration_seconds", _REQUEST_DURATION_HELP, labels=_REQ)
         sizes: dict[tuple[str, ...], list[float]] = {}      # without dry_run: variants merge, as upstream
@@ -410,9 +404,22 @@ class _HotPathCollector:
         yield total
         yield latency
         yield response_sizes
+        yield _family(GaugeMetricFamily("apiserver_longrunning_requests", _LONGRUNNING_HELP, labels=_REQ_NO_DRY_RUN),
+                      _longrunning)
+        yield _family(GaugeMetricFamily("apiserver_current_inflight_requests", _INFLIGHT_HELP,
+                                        labels=("request_kind",)), {(k,): v for k, v in _inflight.items()})
+        yield _family(CounterMetricFamily("apiserver_request_terminations_total", _TERMINATIONS_HELP,
+                                          labels=(*_REQ_NO_DRY_RUN, "code")), _terminations)
+        objects = list(_objects.items())
+        yield _family(GaugeMetricFamily("apiserver_storage_objects", _STORAGE_OBJECTS_HELP, labels=("resource",)),
+                      {(f"{ri.plural}.{ri.group}" if ri.group else ri.plural,): n for ri, n in objects})
+        yield _family(GaugeMetricFamily("apiserver_resource_objects", _RESOURCE_OBJECTS_HELP,
+                                        labels=("group", "resource")), {(ri.group, ri.plural): n for ri, n in objects})
         yield from self._etcd()
 
     def _etcd(self) -> Iterator[Metric]:
+        from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily
+
         latency = HistogramMetricFamily("etcd_request_duration_seconds", _ETCD_DURATION_HELP, labels=_ETCD)
         total = CounterMetricFamily("etcd_requests_total", _ETCD_TOTAL_HELP, labels=_ETCD)
         errors = CounterMetricFamily("etcd_request_errors_total", _ETCD_ERRORS_HELP, labels=_ETCD)
@@ -428,8 +435,17 @@ class _HotPathCollector:
         yield errors
 
 
+def _family(family: Any, values: dict[tuple[str, ...], int]) -> Any:
+    """family with one sample per label tuple of values."""
+    for labels, value in list(values.items()):
+        family.add_metric(labels, value)
+    return family
+
+
 def _cumulative(h: list[float], bounds: tuple[float, ...]) -> list[tuple[str, float]]:
     """A plain histogram's buckets as prometheus_client wants them: cumulative, "+Inf" last."""
+    from prometheus_client.utils import floatToGoString
+
     out, acc = [], 0.0
     for bound, n in zip(bounds, h):
         acc += n
@@ -438,7 +454,20 @@ def _cumulative(h: list[float], bounds: tuple[float, ...]) -> list[tuple[str, fl
     return out
 
 
-REGISTRY.register(_HotPathCollector())
+_registered = False
+
+
+def register() -> None:
+    """Import prometheus_client and register the collector in its default REGISTRY (once).
+
+    Also turns its `_created` series off (not upstream's), for every metric of the process."""
+    global _registered
+    if _registered:
+        return
+    from prometheus_client import REGISTRY, disable_created_metrics
+    disable_created_metrics()
+    REGISTRY.register(_Collector())
+    _registered = True
 
 
 async def update_store_stats(storage: Storage) -> None:
@@ -452,12 +481,13 @@ async def update_store_stats(storage: Storage) -> None:
             n = await storage.count(prefix)
         except StorageError:              # a broken store reads as -1, as upstream
             n = -1
-        storage_objects.labels(f"{ri.plural}.{ri.group}" if ri.group else ri.plural).set(n)
-        resource_objects.labels(ri.group, ri.plural).set(n)
+        _objects[ri] = n
 
 
 async def render(storage: Storage) -> Response:
     """The /metrics answer: every series of the default registry in the text format."""
+    register()
+    from prometheus_client import REGISTRY, generate_latest
     if isinstance(storage, InstrumentedStorage):
         storage = storage.storage              # counting for a scrape is not an etcd request
     await update_store_stats(storage)

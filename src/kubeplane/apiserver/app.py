@@ -49,6 +49,9 @@ class ASGIApp:
         self.inflight = MaxInFlightLimit(opts.max_requests_inflight, opts.max_mutating_requests_inflight,
                                          clock=api.clock, publish=metrics.set_inflight)
         self.deadlines = Deadlines(api.clock)
+        # Waiting for a commit is not a storage request: straight to the store, not through the
+        # metrics' wrapper (a watch chunk checks it for every watcher of every event).
+        self.storage = metrics.uninstrumented(api.storage)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -66,7 +69,7 @@ class ASGIApp:
             # connection rather than read what is left, as Go's server does for a large rest,
             # so a client trickling a body cannot hold the connection.
             resp.headers.append(("connection", "close"))
-        await _send_response(resp, send, receive, self.api.storage, head=scope["method"] == "HEAD")
+        await _send_response(resp, send, receive, self.storage, head=scope["method"] == "HEAD")
 
     async def serve_with_deadline(self, req: Request, info: RequestInfo, body: Body) -> Response:
         """Serve within the request's deadline, authenticated, holding an in-flight slot; past
@@ -111,9 +114,8 @@ class ASGIApp:
         if data is None:
             return status_response(errors.RequestEntityTooLarge())
         req.body = data
-        api = self.api
-        resp = await api.route_trusted(req, info)
-        storage = api.storage
+        resp = await self.api.route_trusted(req, info)
+        storage = self.storage
         if storage.committed_revision < storage.revision:
             try:
                 await storage.wait_committed(storage.revision)
@@ -177,7 +179,8 @@ async def _stream(resp: Response, send: Send, receive: Receive, storage: Storage
 
     async def pump() -> None:
         async for chunk in stream:
-            await storage.wait_committed(storage.revision)     # the chunk's events are durable
+            if storage.committed_revision < storage.revision:
+                await storage.wait_committed(storage.revision)     # the chunk's events are durable
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
 
     async def disconnected() -> None:

@@ -380,6 +380,12 @@ class InstrumentedStorage:
         return kv
 
 
+def uninstrumented(storage: Storage) -> Storage:
+    """The store under an InstrumentedStorage (or storage itself): for what is not an etcd
+    request upstream, such as waiting for a commit or counting objects for a scrape."""
+    return storage.storage if isinstance(storage, InstrumentedStorage) else storage
+
+
 class _Collector:
     """Hands the plain series to prometheus_client as metric families at scrape time."""
 
@@ -488,7 +494,5 @@ async def render(storage: Storage) -> Response:
     """The /metrics answer: every series of the default registry in the text format."""
     register()
     from prometheus_client import REGISTRY, generate_latest
-    if isinstance(storage, InstrumentedStorage):
-        storage = storage.storage              # counting for a scrape is not an etcd request
-    await update_store_stats(storage)
+    await update_store_stats(uninstrumented(storage))     # counting for a scrape is not an etcd request
     return Response(200, generate_latest(REGISTRY), CONTENT_TYPE)

@@ -52,6 +52,7 @@ APISERVER_COMPONENT = "apiserver"
 # Upstream: requestLatencies' buckets, also etcdRequestLatency's.
 LATENCY_BUCKETS = (0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20,
                    30, 45, 60)
+_FIRST_LATENCY_BOUND = LATENCY_BUCKETS[0]      # where nearly every observation falls (< 5 ms)
 SIZE_BUCKETS = tuple(1000.0 * 10 ** i for i in range(7))      # ExponentialBuckets(1000, 10, 7): 1 kB .. 1 GB
 
 _REQ = ("verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component")
@@ -187,7 +188,7 @@ def monitor_request(req: Request, info: RequestInfo, resp: Response, elapsed: fl
         s = _requests[labels] = _Series()
     s.codes[resp.status] = s.codes.get(resp.status, 0) + 1
     h = s.latency
-    h[bisect_left(LATENCY_BUCKETS, elapsed)] += 1
+    h[0 if elapsed <= _FIRST_LATENCY_BOUND else bisect_left(LATENCY_BUCKETS, elapsed)] += 1
     h[-1] += elapsed
     body = resp.body
     if isinstance(body, (bytes, bytearray)):
@@ -270,7 +271,7 @@ def _observe_etcd(by_prefix: dict[str, list[float]], key: str, started: float, f
     if h is None:
         h = by_prefix[prefix] = [*_histogram(LATENCY_BUCKETS), 0]
     elapsed = perf_counter() - started
-    h[bisect_left(LATENCY_BUCKETS, elapsed)] += 1
+    h[0 if elapsed <= _FIRST_LATENCY_BOUND else bisect_left(LATENCY_BUCKETS, elapsed)] += 1
     h[-2] += elapsed
     if failed:
         h[-1] += 1

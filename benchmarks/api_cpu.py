@@ -1,6 +1,6 @@
 """The API server's CPU per HTTPS request: µs of `kubeplane up`'s CPU per GET and per pod create.
 
-Run:  .venv/bin/python benchmarks/api_cpu.py [--gets 20000] [--creates 4000] [--runs 3]
+Run:  .venv/bin/python benchmarks/api_cpu.py [--gets 20000] [--creates 4000] [--watched 4000] [--runs 3]
 
 Throughput on a shared machine swings with the neighbours' load; the server's own CPU time per
 request (utime + stime of all its threads, from /proc) swings much less, so it is the figure to
@@ -8,7 +8,11 @@ compare two versions with. To compare with another checkout, run this script wit
 PYTHONPATH=<that checkout>/src, alternating with a run without (`kubeplane up` is started with
 the same interpreter and environment). Each run starts `up --nodes 0 --no-controllers` on
 SQLite, warms up with 2,000 GETs, then times `--gets` GETs of a namespace and `--creates` pod
-creates from 16 concurrent aiohttp connections (benchmarks/api_bench.py's client).
+creates from 16 concurrent aiohttp connections (benchmarks/api_bench.py's client). The create
+figure is also given for the event loop's thread alone (the rest is SQLite's committer thread).
+Then `--watched` ConfigMap creates while 10 watchers stream them (api_bench.py's watch phase):
+the server's CPU per create, its fan-out to the 10 watch streams included, until every
+watcher has seen every event.
 """
 from __future__ import annotations
 
@@ -23,14 +27,16 @@ import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
+import aiohttp
 import api_bench
 
 WORKERS = 16
 
 
-def cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int, *, loop_only: bool = False) -> float:
+    """CPU seconds of the process (all its threads), or of its main thread (the event loop) alone."""
     total = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
+    for tid in [str(pid)] if loop_only else os.listdir(f"/proc/{pid}/task"):
         fields = pathlib.Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
         total += int(fields[11]) + int(fields[12])
     return total / os.sysconf("SC_CLK_TCK")
@@ -60,20 +66,56 @@ async def creates(c: api_bench.Client, n: int) -> None:
     await asyncio.gather(*(worker(i) for i in range(WORKERS)))
 
 
-def one_run(n_gets: int, n_creates: int) -> tuple[float, float]:
+async def watched_creates(c: api_bench.Client, n: int, watchers: int = 10) -> None:
+    """n ConfigMap creates while `watchers` watch streams read them; returns once all saw all."""
+    lst = await (await c.session.get(f"{c.server}/api/v1/namespaces/default/configmaps?limit=1")).read()
+    rv = json.loads(lst)["metadata"]["resourceVersion"]
+    url = f"{c.server}/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={rv}&timeoutSeconds=600"
+    started = asyncio.Event()
+    opened = 0
+
+    async def watch() -> None:
+        nonlocal opened
+        seen = 0
+        async with c.session.get(url, timeout=aiohttp.ClientTimeout(total=None)) as r:
+            opened += 1
+            if opened == watchers:
+                started.set()
+            async for _ in r.content:
+                seen += 1
+                if seen == n:
+                    return
+
+    async def writer(w: int) -> None:
+        for k in range(n // WORKERS):
+            body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm-{w}-{k}"}, "data": {"k": "v"}}
+            async with c.session.post(f"{c.server}/api/v1/namespaces/default/configmaps", data=json.dumps(body)) as r:
+                assert r.status == 201, await r.text()
+                await r.read()
+
+    tasks = [asyncio.ensure_future(watch()) for _ in range(watchers)]
+    await asyncio.wait_for(started.wait(), 30)
+    await asyncio.gather(*(writer(w) for w in range(WORKERS)))
+    await asyncio.wait_for(asyncio.gather(*tasks), 120)
+
+
+def one_run(n_gets: int, n_creates: int, n_watched: int) -> tuple[float, float, float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         proc, _ = api_bench.start_up(pathlib.Path(tmp), "sqlite", ["--no-controllers"])
         try:
-            async def measure() -> tuple[float, float]:
+            async def measure() -> tuple[float, float, float, float]:
                 c = api_bench.Client(pathlib.Path(tmp) / "kubeconfig", WORKERS)
                 try:
                     await gets(c, 2000)
                     t0 = cpu_seconds(proc.pid)
                     await gets(c, n_gets)
-                    t1 = cpu_seconds(proc.pid)
+                    t1, l1 = cpu_seconds(proc.pid), cpu_seconds(proc.pid, loop_only=True)
                     await creates(c, n_creates)
-                    t2 = cpu_seconds(proc.pid)
-                    return (t1 - t0) / n_gets * 1e6, (t2 - t1) / n_creates * 1e6
+                    t2, l2 = cpu_seconds(proc.pid), cpu_seconds(proc.pid, loop_only=True)
+                    await watched_creates(c, n_watched)
+                    t3 = cpu_seconds(proc.pid)
+                    return ((t1 - t0) / n_gets * 1e6, (t2 - t1) / n_creates * 1e6, (l2 - l1) / n_creates * 1e6,
+                            (t3 - t2) / n_watched * 1e6)
                 finally:
                     await c.close()
             return asyncio.run(measure())
@@ -85,13 +127,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gets", type=int, default=20_000)
     ap.add_argument("--creates", type=int, default=4000)
+    ap.add_argument("--watched", type=int, default=4000)
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
-    results = [one_run(args.gets, args.creates) for _ in range(args.runs)]
-    for (g, c) in results:
-        print(f"run: GET {g:.1f} µs, create {c:.1f} µs")
+    results = [one_run(args.gets, args.creates, args.watched) for _ in range(args.runs)]
+    for (g, c, lc, w) in results:
+        print(f"run: GET {g:.1f} µs, create {c:.1f} µs (event loop thread {lc:.1f}), watched create {w:.1f} µs")
     print(f"server CPU µs per request, median of {args.runs}: GET {statistics.median(r[0] for r in results):.1f}, "
-          f"create {statistics.median(r[1] for r in results):.1f}")
+          f"create {statistics.median(r[1] for r in results):.1f} "
+          f"(event loop thread {statistics.median(r[2] for r in results):.1f}), "
+          f"watched create {statistics.median(r[3] for r in results):.1f}")
 
 
 if __name__ == "__main__":

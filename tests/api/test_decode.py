@@ -231,6 +231,31 @@ def test_first_saved_error_but_unmarshaler_errors_win() -> None:
         "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.creationTimestamp of type string"]
 
 
+def test_typed_decode_checks_types_and_prunes_in_one_walk() -> None:
+    """typed_decode = go_type_errors(obj)[0], else prune(obj): the same texts, the same object."""
+    obj = orjson.loads(body_of(paused=None, extra=1))
+    tmpl = obj["spec"]["template"]["spec"]
+    tmpl["containers"].append({"name": "b", "image": "b", "ports": [{"containerPort": 1, "bad": 2}, None],
+                               "args": ["x", None], "resources": {"limits": {"cpu": None}}})
+    obj["metadata"]["labels"]["gone"] = None
+    expected = orjson.loads(orjson.dumps(obj))
+    unknown = decode.prune(expected, DEP)
+    assert unknown == ['unknown field "spec.template.spec.containers[1].ports[0].bad"', 'unknown field "spec.extra"']
+    assert decode.typed_decode(obj, DEP) == ("", unknown) and obj == expected
+    second = expected["spec"]["template"]["spec"]["containers"][1]
+    assert second["ports"] == [{"containerPort": 1}, {}] and second["args"] == ["x", ""]
+    assert second["resources"] == {"limits": {"cpu": "0"}} and expected["metadata"]["labels"]["gone"] == ""
+    assert "paused" not in expected["spec"]
+
+    bad = orjson.loads(body_of(replicas="x", paused="y", extra=1))
+    assert decode.typed_decode(bad, DEP)[0] == decode.go_type_errors(orjson.loads(body_of(replicas="x", paused="y")),
+                                                                     DEP)[0]
+    bad = orjson.loads(body_of(replicas="x"))
+    bad["metadata"]["creationTimestamp"] = 5                # an UnmarshalJSON error wins over a saved one
+    assert decode.typed_decode(bad, DEP)[0] == (
+        "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.creationTimestamp of type string")
+
+
 def test_secret_data_must_be_base64() -> None:
     errs = decode.type_errors({"data": {"a": "aGVsbG8=", "b": "not base64!"}}, "io.k8s.api.core.v1.Secret")
     assert errs == ['Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 3']

@@ -11,7 +11,8 @@ three kinds of findings, and this module reproduces each with upstream's exact t
   and for YAML `error converting YAML to JSON: yaml: unmarshal errors:\\n  line 7: key "a" already set in map`.
 
 The object returned is what the typed struct keeps (`prune`): unknown fields dropped whatever
-fieldValidation says, nulls made Go's zero values. YAML aliases are budgeted as yaml.v2 budgets
+fieldValidation says, nulls made Go's zero values; the walk that checks the JSON types
+(`typed_decode`) does this on its way. YAML aliases are budgeted as yaml.v2 budgets
 them before anything is built (yaml_aliases.py); numbers, surrogates and YAML scalars read as Go
 reads them.
 
@@ -78,10 +79,9 @@ def decode_body(body: bytes, def_name: str, *, kind: str, version: str,
         raise unrecognized(kind, "couldn't get version/kind; json parse error: exceeded max depth", body) from None
     body_kind, body_version = _body_gvk(obj, kind, version)
     try:
-        type_errs = go_type_errors(obj, def_name)
-        if type_errs:
-            raise cannot_handle(body_kind, body_version, kind, type_errs[0])
-        unknown = prune(obj, def_name, drop_unknown=prune_unknown)
+        type_err, unknown = typed_decode(obj, def_name, drop_unknown=prune_unknown)
+        if type_err:
+            raise cannot_handle(body_kind, body_version, kind, type_err)
         if tree is not None and (overflow := _find_overflow(obj)) is not None:
             # A number beyond float64 where no typed field refused it (free-form values).
             raise cannot_handle(body_kind, body_version, kind,
@@ -92,7 +92,8 @@ def decode_body(body: bytes, def_name: str, *, kind: str, version: str,
                 problems = problems + (found if prune_unknown else [p for p in found if p.startswith("duplicate")])
             elif prune_unknown:
                 problems = problems + unknown
-            problems = _dedupe(problems)
+            if problems:
+                problems = _dedupe(problems)
     except RecursionError:
         raise cannot_handle(body_kind, body_version, kind, "exceeded max depth") from None
     if problems and directive == STRICT:
@@ -629,7 +630,23 @@ def _walk_child(v: Any, t: _Type, path: str, out: list[str]) -> None:
         _plain_duplicates(v, path, out)     # map[string]interface{}: duplicates still count
 
 
-# --- what the typed decode keeps ----------------------------------------------------------------
+# --- the typed decode: wrong JSON types, unknown fields, nulls -----------------------------------
+
+
+def typed_decode(obj: dict[str, Any], def_name: str, *, drop_unknown: bool = True) -> tuple[str, list[str]]:
+    """Decode obj into the Go type of the definition, in one walk; return (the type error Go
+    reports, or "", the unknown fields).
+
+    Without a type error, obj is left as the typed struct keeps it (see prune); with one, the
+    decode failed and obj is left half-pruned (the caller refuses the request). The type error
+    is go_type_errors(obj)[0]; the unknown fields are prune's, in document order.
+    """
+    d = _Decoding(prune=True, drop_unknown=drop_unknown)
+    try:
+        _struct_or_value(obj, _compiled(def_name), d)
+    except _Fatal as e:
+        return str(e), d.unknown
+    return (d.saved[0] if d.saved else ""), d.unknown
 
 
 def prune(obj: dict[str, Any], def_name: str, *, drop_unknown: bool = True) -> list[str]:
@@ -643,51 +660,16 @@ def prune(obj: dict[str, Any], def_name: str, *, drop_unknown: bool = True) -> l
     So nothing downstream (defaulting, strategies, validation) meets a null where it expects
     a list or an object, nor a field nobody declared.
     Messages as field_problems gives them, in document order: `unknown field "spec.foo"`.
-    Must run after the type check (go_type_errors): values are assumed to have their type.
-    drop_unknown=False keeps (and reports) unknown fields: a server-side apply configuration.
+    Meant for a value without type errors (typed_decode does both at once); a value of the
+    wrong type is left as it is. drop_unknown=False keeps (and reports) unknown fields: a
+    server-side apply configuration.
     """
-    out: list[str] = []
-    _prune(obj, _compiled(def_name), "", out, drop_unknown)
-    return out
-
-
-def _prune(value: Any, t: _Type, path: str, out: list[str], drop_unknown: bool) -> None:
-    if t.kind == _ARRAY:
-        if type(value) is list:
-            elem: _Type = t.elem  # type: ignore[assignment]
-            for i, v in enumerate(value):
-                if v is None:
-                    value[i] = _zero(elem)
-                elif elem.kind >= _STRUCT:
-                    _prune(v, elem, f"{path}[{i}]", out, drop_unknown)
-        return
-    if type(value) is not dict:
-        return
-    fields = t.fields if t.kind == _STRUCT else None
-    drop: list[str] | None = None        # allocated only when something goes
-    for key, v in value.items():
-        ft = fields.get(key) if fields is not None else t.elem
-        if ft is None:
-            out.append(_field_error("unknown", path, key))
-            if drop_unknown:
-                drop = _dropping(drop, key)
-        elif v is None:
-            if fields is not None:
-                drop = _dropping(drop, key)
-            else:
-                value[key] = _zero(ft)       # a map entry: the element's zero value
-        elif ft.kind >= _STRUCT:
-            _prune(v, ft, f"{path}.{key}" if path else key, out, drop_unknown)
-    if drop:
-        for key in drop:
-            del value[key]
-
-
-def _dropping(drop: list[str] | None, key: str) -> list[str]:
-    if drop is None:
-        return [key]
-    drop.append(key)
-    return drop
+    d = _Decoding(prune=True, drop_unknown=drop_unknown)
+    try:
+        _struct_or_value(obj, _compiled(def_name), d)
+    except _Fatal:
+        pass                            # the rest of obj is not walked: it is not a typed value
+    return d.unknown
 
 
 def _zero(t: _Type) -> Any:
@@ -701,9 +683,6 @@ _ZEROS: dict[int, Any] = {
 }
 
 
-# --- wrong JSON types --------------------------------------------------------------------------
-
-
 class _Fatal(Exception):
     """An error returned (not saved) by a type's own UnmarshalJSON: it ends the decode at once."""
 
@@ -715,50 +694,193 @@ def type_errors(obj: dict[str, Any], def_name: str) -> list[str]:
     unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32`.
     Upstream: transformDecodeError (rest.go) around the decoder's UnmarshalTypeError.
     """
+    return [type_error_message(obj, def_name, e) for e in go_type_errors(obj, def_name)]
+
+
+def type_error_message(obj: dict[str, Any], def_name: str, err: str) -> str:
+    """One of type_errors' messages: Go's text err in transformDecodeError's words."""
     into = def_name.rsplit(".", 1)[-1]
     kind, version = _body_gvk(obj, into, def_name.rsplit(".", 2)[-2])
-    return [cannot_handle(kind, version, into, e).message for e in go_type_errors(obj, def_name)]
+    return cannot_handle(kind, version, into, err).message
 
 
 def go_type_errors(obj: dict[str, Any], def_name: str) -> list[str]:
-    """Go's own type-error texts for obj decoded into the definition, in document order.
+    """Go's own type-error texts for obj decoded into the definition, in document order (obj
+    is not changed).
 
     encoding/json saves the first UnmarshalTypeError and keeps going, but an error returned by
     a custom UnmarshalJSON (IntOrString, Quantity, Time) stops decoding and wins over it; so a
     list holding such an error holds only it.
     """
-    saved: list[str] = []
+    d = _Decoding(prune=False, drop_unknown=False)
     try:
-        _check(obj, _compiled(def_name), "", [], saved)
+        _struct_or_value(obj, _compiled(def_name), d)
     except _Fatal as e:
         return [str(e)]
-    return saved
+    return d.saved
 
 
-def _check(v: Any, t: _Type, struct: str, stack: list[str], saved: list[str]) -> None:
-    """Check v against t; struct/stack are Go's errorContext (containing struct, field names)."""
-    if v is None:
-        return                          # null is nil for pointers/maps/slices, ignored otherwise
+class _Decoding:
+    """One walk of a value against its compiled type (typed_decode, prune, go_type_errors).
+
+    The walk checks each value's JSON type as Go's decoder would (a mismatch is saved in
+    `saved`, a custom UnmarshalJSON's error raises _Fatal), reports unknown struct fields in
+    `unknown`, and (when `prune`) drops them and turns nulls into what Go keeps. `stack` is
+    where the walk is: struct field names (str), list indexes (int) and map keys ((key,)); Go's
+    errorContext names only the struct fields (_ctx), field_problems' paths name all (_path).
+    Nothing is formatted unless there is something to report.
+    """
+
+    __slots__ = ("drop_unknown", "prune", "saved", "stack", "unknown")
+
+    def __init__(self, *, prune: bool, drop_unknown: bool) -> None:
+        self.prune = prune
+        self.drop_unknown = drop_unknown and prune
+        self.saved: list[str] = []
+        self.unknown: list[str] = []
+        self.stack: list[Any] = []
+
+
+def _struct_or_value(v: Any, t: _Type, d: _Decoding) -> None:
+    """The top of a walk: a definition is a struct, except IntOrString and the like."""
+    if t.kind == _STRUCT and type(v) is dict:
+        _typed_struct(v, t, d)
+    elif v is not None:
+        _typed_value(v, t, "", d)
+
+
+def _typed_struct(obj: dict[str, Any], t: _Type, d: _Decoding) -> None:
+    """A JSON object decoded into struct t. The common cases (a value of the right JSON type)
+    are decided inline; the rest, mismatches included, go through _typed_value."""
+    fields = t._fields or t.fields        # the property only until compiled (it costs a call)
+    stack = d.stack
+    drop: list[str] | None = None         # allocated only when something goes
+    for key, x in obj.items():
+        ft = fields.get(key)
+        if ft is None:
+            d.unknown.append(_field_error("unknown", _path(stack), key))
+            if d.drop_unknown:
+                drop = _dropping(drop, key)
+            continue                    # Go skips the value: nothing inside is looked at
+        if x is None:                   # a nil pointer, slice or map; an omitted zero
+            if d.prune:
+                drop = _dropping(drop, key)
+            continue
+        kind = ft.kind
+        if kind == _STR:
+            if type(x) is str:
+                continue
+        elif kind == _STRUCT:
+            if type(x) is dict:
+                stack.append(key)
+                _typed_struct(x, ft, d)
+                stack.pop()
+                continue
+        elif kind == _ARRAY:
+            if type(x) is list:
+                stack.append(key)
+                _typed_list(x, ft.elem, t.name, d)  # type: ignore[arg-type]
+                stack.pop()
+                continue
+        elif kind == _INT32:
+            if type(x) is int and -2147483648 <= x <= 2147483647:
+                continue
+        elif kind == _BOOL:
+            if type(x) is bool:
+                continue
+        elif kind <= _RAW:
+            continue
+        stack.append(key)
+        _typed_value(x, ft, t.name, d)
+        stack.pop()
+    if drop:
+        for key in drop:
+            del obj[key]
+
+
+def _typed_value(v: Any, t: _Type, struct: str, d: _Decoding) -> None:
+    """v (not None) decoded into t; struct is the Go struct holding the field (errorContext)."""
     kind = t.kind
     if kind == _STRUCT:
-        if type(v) is not dict:
-            return _mismatch(_json_kind(v), t, struct, stack, saved)
-        fields = t.fields
-        for key, x in v.items():
-            ft = fields.get(key)
-            if ft is None or ft.kind <= _RAW or x is None:
-                continue
-            stack.append(key)
-            _check(x, ft, t.name, stack, saved)
-            stack.pop()
-    elif kind == _ARRAY or kind == _MAP:
-        want = list if kind == _ARRAY else dict
-        if type(v) is not want:
-            return _mismatch(_json_kind(v), t, struct, stack, saved)
-        for x in (v.values() if type(v) is dict else v):
-            _check(x, t.elem, struct, stack, saved)  # type: ignore[arg-type]
+        if type(v) is dict:
+            _typed_struct(v, t, d)
+        else:
+            _mismatch(_json_kind(v), t, struct, d.stack, d.saved)
+    elif kind == _ARRAY:
+        if type(v) is list:
+            _typed_list(v, t.elem, struct, d)  # type: ignore[arg-type]
+        else:
+            _mismatch(_json_kind(v), t, struct, d.stack, d.saved)
+    elif kind == _MAP:
+        if type(v) is dict:
+            _typed_map(v, t.elem, struct, d)  # type: ignore[arg-type]
+        else:
+            _mismatch(_json_kind(v), t, struct, d.stack, d.saved)
     else:
-        _check_scalar(v, t, struct, stack, saved)
+        _check_scalar(v, t, struct, d.stack, d.saved)
+
+
+def _typed_list(items: list[Any], elem: _Type, struct: str, d: _Decoding) -> None:
+    """A JSON array decoded into a slice of elem: a null element is elem's zero value."""
+    kind = elem.kind
+    if kind <= _RAW:                    # interface{} or raw: anything goes
+        return
+    stack = d.stack
+    stack.append(0)
+    for i, x in enumerate(items):
+        if x is None:
+            if d.prune:
+                items[i] = _zero(elem)
+        elif kind == _STR:
+            if type(x) is not str:
+                d.saved.append(_ctx(_json_kind(x), "string", struct, stack))
+        else:
+            stack[-1] = i
+            if kind == _STRUCT and type(x) is dict:
+                _typed_struct(x, elem, d)
+            else:
+                _typed_value(x, elem, struct, d)
+    stack.pop()
+
+
+def _typed_map(entries: dict[str, Any], elem: _Type, struct: str, d: _Decoding) -> None:
+    """A JSON object decoded into a map of elem: a null value is elem's zero value."""
+    kind = elem.kind
+    if kind <= _RAW:
+        return
+    stack = d.stack
+    for key, x in entries.items():
+        if x is None:
+            if d.prune:
+                entries[key] = _zero(elem)      # not a new key: iterating on is fine
+        elif kind == _STR:
+            if type(x) is not str:
+                d.saved.append(_ctx(_json_kind(x), "string", struct, stack))
+        elif kind >= _STRUCT:
+            stack.append((key,))
+            _typed_value(x, elem, struct, d)
+            stack.pop()
+        else:
+            _check_scalar(x, elem, struct, stack, d.saved)
+
+
+def _dropping(drop: list[str] | None, key: str) -> list[str]:
+    if drop is None:
+        return [key]
+    drop.append(key)
+    return drop
+
+
+def _path(stack: list[Any]) -> str:
+    """field_problems' path of the walk's position: `spec.containers[0].env[1]`, map keys included."""
+    out = ""
+    for p in stack:
+        if type(p) is int:
+            out += f"[{p}]"
+        else:
+            name = p if type(p) is str else p[0]
+            out = f"{out}.{name}" if out else name
+    return out
 
 
 def _check_scalar(v: Any, t: _Type, struct: str, stack: list[str], saved: list[str]) -> None:
@@ -787,9 +909,13 @@ def _check_scalar(v: Any, t: _Type, struct: str, stack: list[str], saved: list[s
             if probe:
                 raise _Fatal(probe[0])
     elif kind == _QUANTITY:
+        if tv is str and v in _VALID_QUANTITIES:
+            return
         msg = _quantity_error(v)
         if msg:
             raise _Fatal(msg)
+        if tv is str and len(v) <= 32 and len(_VALID_QUANTITIES) < 4096:
+            _VALID_QUANTITIES.add(v)     # "100m", "64Mi": the same few values on every pod
     elif kind == _BYTES:
         if tv is not str:
             _mismatch(_json_kind(v), t, struct, stack, saved)
@@ -815,10 +941,12 @@ def _mismatch(what: str, t: _Type, struct: str, stack: list[str], saved: list[st
     saved.append(_ctx(what, t.go, struct, stack))
 
 
-def _ctx(what: str, go_type: str, struct: str, stack: list[str]) -> str:
-    """Upstream: UnmarshalTypeError.Error() after addErrorContext."""
-    if struct or stack:
-        return f"json: cannot unmarshal {what} into Go struct field {struct}.{'.'.join(stack)} of type {go_type}"
+def _ctx(what: str, go_type: str, struct: str, stack: list[Any]) -> str:
+    """Upstream: UnmarshalTypeError.Error() after addErrorContext (whose field stack names
+    struct fields only: no list indexes, no map keys)."""
+    fields = [p for p in stack if type(p) is str]
+    if struct or fields:
+        return f"json: cannot unmarshal {what} into Go struct field {struct}.{'.'.join(fields)} of type {go_type}"
     return f"json: cannot unmarshal {what} into Go value of type {go_type}"
 
 
@@ -832,6 +960,7 @@ def _json_kind(v: Any) -> str:
     return "array" if isinstance(v, list) else "object"
 
 
+_VALID_QUANTITIES: set[str] = set()      # strings found valid (bounded: short ones, 4,096 at most)
 _QUANTITY_SPLIT = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 _QUANTITY_RE = re.compile(_QUANTITY_SPLIT)
 _QUANTITY_NUMBER = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")

@@ -13,6 +13,7 @@ allocation (service registry), resource quantity rounding (SetDefaults_ResourceL
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 Obj = dict[str, Any]
@@ -56,7 +57,9 @@ def _sub(d: Obj, key: str) -> Obj:
 def _items(d: Obj, key: str) -> list[Obj]:
     """The dict entries of the list d[key] (missing or malformed lists give [])."""
     v = d.get(key)
-    return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else []
+    if not v or not isinstance(v, list):
+        return []                       # mostly: initContainers, volumes, env ... absent
+    return [x for x in v if isinstance(x, dict)]
 
 
 # --- apps/v1 -------------------------------------------------------------------------------
@@ -181,12 +184,14 @@ def set_defaults_container(c: Obj) -> None:
             _default_handler(handler)
 
 
+@functools.lru_cache(maxsize=1024)
 def image_tag(image: str) -> str:
     """The tag parsers.ParseImageName reports: "latest" when neither tag nor digest is given.
 
     Examples: "nginx" -> "latest", "nginx:1.25" -> "1.25", "nginx@sha256:ab.." -> "" (a
     digest counts as pinned), "localhost:5000/app" -> "latest" (the port is not a tag).
     An unparsable reference (e.g. upper case) gives "" like the ignored error upstream.
+    Remembered (bounded): every pod of a Deployment names the same images.
     """
     if not image or image != image.strip():
         return ""

@@ -16,9 +16,13 @@ apiserver_response_sizes) and the per-storage-operation ones (etcd_*) are on the
 path: every controller, scheduler and kubelet request passes here. Even with its children kept,
 prometheus_client takes a lock per value (~1.2 µs for a count and an observation), so these are
 kept as plain lists (`_Series`, ~0.3 µs; all updates run on the event loop) and handed to
-prometheus_client as families by a collector at scrape time (`_HotPathCollector`): the
-exposition is still the library's. The rarely-moving ones (gauges, terminations) are ordinary
-prometheus_client metrics.
+prometheus_client as families by a collector at scrape time (`_Collector`): the exposition is
+still the library's. The rarely-moving ones (gauges, terminations) are plain values too.
+
+So nothing here needs prometheus_client until the registry is read: it is imported (~10 ms)
+and the collector registered by `register()`, at the first request served (monitor_request)
+or scrape, not while `up` starts. Values recorded before that (the bootstrap's storage
+operations) are in the plain series and show from the first scrape.
 
 Every request that reaches routing is counted, the in-process components' included (upstream
 they would be HTTP clients). As upstream, only requests for served resources (and discovery)
@@ -27,38 +31,28 @@ space.
 """
 from __future__ import annotations
 
-import time
 from bisect import bisect_left
+from time import perf_counter
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from typing import TYPE_CHECKING, Any
-
-from prometheus_client import (
-    CONTENT_TYPE_PLAIN_0_0_4,
-    REGISTRY,
-    Counter,
-    Gauge,
-    Metric,
-    disable_created_metrics,
-    generate_latest,
-)
-from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily
-from prometheus_client.utils import floatToGoString
 
 from ..api.resources import RESOURCES, ResourceInfo, lookup
 from ..storage.interface import KeyExists, KeyNotFound, RevisionMismatch, StorageError
 from .request import Request, RequestInfo, Response
 
 if TYPE_CHECKING:
+    from prometheus_client import Metric
+
     from ..storage.interface import KeyValue, Storage, Watcher
 
-disable_created_metrics()
 
-
-CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4      # what upstream's /metrics answers by default
+# What upstream's /metrics answers by default (prometheus_client's CONTENT_TYPE_PLAIN_0_0_4).
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 APISERVER_COMPONENT = "apiserver"
 # Upstream: requestLatencies' buckets, also etcdRequestLatency's.
 LATENCY_BUCKETS = (0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20,
                    30, 45, 60)
+_FIRST_LATENCY_BOUND = LATENCY_BUCKETS[0]      # where nearly every observation falls (< 5 ms)
 SIZE_BUCKETS = tuple(1000.0 * 10 ** i for i in range(7))      # ExponentialBuckets(1000, 10, 7): 1 kB .. 1 GB
 
 _REQ = ("verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component")
@@ -74,22 +68,19 @@ _ETCD_DURATION_HELP = "[ALPHA] Etcd request latency in seconds for each operatio
 _ETCD_TOTAL_HELP = "[ALPHA] Etcd request counts for each operation and object type."
 _ETCD_ERRORS_HELP = "[ALPHA] Etcd failed request counts for each operation and object type."
 _ETCD = ("operation", "group", "resource")
-longrunning_requests = Gauge(
-    "apiserver_longrunning_requests", "[STABLE] Gauge of all active long-running apiserver requests broken out "
-    "by verb, group, version, resource, scope and component. Not all requests are tracked this way.",
-    _REQ_NO_DRY_RUN)
-current_inflight_requests = Gauge(
-    "apiserver_current_inflight_requests", "[STABLE] Maximal number of currently used inflight request limit "
-    "of this apiserver per request kind in last second.", ("request_kind",))
-request_terminations_total = Counter(
-    "apiserver_request_terminations_total", "[ALPHA] Number of requests which apiserver terminated in "
-    "self-defense.", (*_REQ_NO_DRY_RUN, "code"))
-storage_objects = Gauge(
-    "apiserver_storage_objects", "[STABLE] Number of stored objects at the time of last check split by kind. "
-    "In case of a fetching error, the value will be -1.", ("resource",))
-resource_objects = Gauge(
-    "apiserver_resource_objects", "[ALPHA] Number of stored objects at the time of last check split by kind. "
-    "In case of a fetching error, the value will be -1.", ("group", "resource"))
+_LONGRUNNING_HELP = ("[STABLE] Gauge of all active long-running apiserver requests broken out by verb, group, "
+                     "version, resource, scope and component. Not all requests are tracked this way.")
+_INFLIGHT_HELP = ("[STABLE] Maximal number of currently used inflight request limit of this apiserver per request "
+                  "kind in last second.")
+_TERMINATIONS_HELP = "[ALPHA] Number of requests which apiserver terminated in self-defense."
+_STORAGE_OBJECTS_HELP = ("[STABLE] Number of stored objects at the time of last check split by kind. In case of a "
+                         "fetching error, the value will be -1.")
+_RESOURCE_OBJECTS_HELP = ("[ALPHA] Number of stored objects at the time of last check split by kind. In case of a "
+                          "fetching error, the value will be -1.")
+_longrunning: dict[tuple[str, ...], int] = {}        # labels without dry_run -> streams open
+_inflight: dict[str, int] = {}                       # request kind -> the last second's watermark
+_terminations: dict[tuple[str, ...], int] = {}       # labels without dry_run, code -> count
+_objects: dict[ResourceInfo, int] = {}               # resource -> stored objects at the last scrape
 # Upstream: validRequestMethods; any other reported verb is "other".
 _VALID_VERBS = frozenset({"APPLY", "CONNECT", "CREATE", "DELETE", "DELETECOLLECTION", "GET", "LIST", "PATCH",
                           "POST", "PROXY", "PUT", "UPDATE", "WATCH", "WATCHLIST"})
@@ -106,19 +97,35 @@ def request_labels(req: Request, info: RequestInfo) -> tuple[str, ...] | None:
     reports them, or None for a request upstream does not instrument (404s, other paths).
 
     Upstream: MonitorRequest's reportedVerb (CanonicalVerb + cleanVerb), CleanScope, cleanDryRun.
+    Every request served passes here (the in-process components' too): a resource request's
+    labels are worked out inline.
     """
-    if info.is_resource_request:
-        ri = lookup(info.group, info.version, info.resource)
-        if ri is None or info.subresource and ri.subresource(info.subresource) is None \
-                and not (ri.plural == "namespaces" and info.subresource == "finalize"):
+    if not info.is_resource_request:
+        if req.path.rstrip("/") not in _DISCOVERY_PATHS:
             return None
-        scope = "resource" if info.name or info.verb == "create" else "namespace" if info.namespace else "cluster"
-        labels = (info.group, info.version, info.resource, info.subresource, scope)
-    elif req.path.rstrip("/") in _DISCOVERY_PATHS:       # aggregated discovery: subresource is the path
-        labels = ("", "", "", req.path.rstrip("/"), "")
-    else:
+        # Aggregated discovery: the subresource is the path.
+        return (_reported_verb(req, info, ""), _dry_run(req), "", "", "", req.path.rstrip("/"), "",
+                APISERVER_COMPONENT)
+    group, version, resource, sub, verb = info.group, info.version, info.resource, info.subresource, info.verb
+    ri = lookup(group, version, resource)
+    if ri is None or sub and ri.subresource(sub) is None and not (ri.plural == "namespaces" and sub == "finalize"):
         return None
-    return (_reported_verb(req, info, labels[4]), _dry_run(req), *labels, APISERVER_COMPONENT)
+    scope = "resource" if info.name or verb == "create" else "namespace" if info.namespace else "cluster"
+    if verb == "watch":
+        reported = "WATCH"
+    else:
+        reported = req.method
+        if reported == "GET" or reported == "HEAD":
+            reported = "GET" if scope == "resource" else "LIST"
+        elif reported == "PATCH" and req.headers.get("content-type") == _APPLY_PATCH:
+            reported = "APPLY"
+        if sub in _CONNECT_SUBRESOURCES:
+            reported = "CONNECT"
+        elif reported not in _VALID_VERBS:
+            reported = "other"
+    dry_run = req.query.get("dryRun")
+    return (reported, "" if dry_run is None else "All" if dry_run == "All" else "invalid",
+            group, version, resource, sub, scope, APISERVER_COMPONENT)
 
 
 def _reported_verb(req: Request, info: RequestInfo, scope: str) -> str:
@@ -171,6 +178,8 @@ def monitor_request(req: Request, info: RequestInfo, resp: Response, elapsed: fl
     counted when it starts and held in apiserver_longrunning_requests until it ends
     (upstream: RecordLongRunning); the returned Response wraps its body for that.
     """
+    if not _registered:
+        register()
     labels = request_labels(req, info)
     if labels is None:
         return resp
@@ -179,7 +188,7 @@ def monitor_request(req: Request, info: RequestInfo, resp: Response, elapsed: fl
         s = _requests[labels] = _Series()
     s.codes[resp.status] = s.codes.get(resp.status, 0) + 1
     h = s.latency
-    h[bisect_left(LATENCY_BUCKETS, elapsed)] += 1
+    h[0 if elapsed <= _FIRST_LATENCY_BOUND else bisect_left(LATENCY_BUCKETS, elapsed)] += 1
     h[-1] += elapsed
     body = resp.body
     if isinstance(body, (bytes, bytearray)):
@@ -188,17 +197,16 @@ def monitor_request(req: Request, info: RequestInfo, resp: Response, elapsed: fl
             h[bisect_left(SIZE_BUCKETS, len(body))] += 1
             h[-1] += len(body)
         return resp
-    gauge = longrunning_requests.labels(labels[0], *labels[2:])
-    return Response(resp.status, _tracked(body, gauge), resp.content_type, resp.headers)
+    return Response(resp.status, _tracked(body, (labels[0], *labels[2:])), resp.content_type, resp.headers)
 
 
-async def _tracked(body: AsyncIterator[bytes], gauge: Any) -> AsyncIterator[bytes]:
-    gauge.inc()
+async def _tracked(body: AsyncIterator[bytes], labels: tuple[str, ...]) -> AsyncIterator[bytes]:
+    _longrunning[labels] = _longrunning.get(labels, 0) + 1
     try:
         async for chunk in body:
             yield chunk
     finally:
-        gauge.dec()
+        _longrunning[labels] -= 1
         aclose = getattr(body, "aclose", None)
         if aclose is not None:
             await aclose()
@@ -215,12 +223,13 @@ def record_termination(req: Request, info: RequestInfo, code: int) -> None:
     if s is None:
         s = _requests[labels] = _Series()
     s.codes[code] = s.codes.get(code, 0) + 1
-    request_terminations_total.labels(labels[0], *labels[2:], str(code)).inc()
+    key = (labels[0], *labels[2:], str(code))
+    _terminations[key] = _terminations.get(key, 0) + 1
 
 
 def set_inflight(kind: str, value: int) -> None:
     """Publish one request kind's in-flight watermark (filters/maxinflight.py calls it each second)."""
-    current_inflight_requests.labels(kind).set(value)
+    _inflight[kind] = value
 
 
 # --- storage ----------------------------------------------------------------------------------
@@ -245,21 +254,31 @@ def _group_resource(prefix: str) -> tuple[str, str]:
 _etcd: dict[str, dict[str, list[float]]] = {}
 
 
-def record_etcd_request(operation: str, key: str, started: float, failed: bool = False) -> None:
-    """Upstream: RecordEtcdRequest — etcd_request_duration_seconds, etcd_requests_total and
-    etcd_request_errors_total by operation, group and resource."""
-    by_prefix = _etcd.get(operation)
-    if by_prefix is None:
-        by_prefix = _etcd[operation] = {}
+def _etcd_operation(operation: str) -> dict[str, list[float]]:
+    """The histograms of one operation, by storage prefix (made once, kept by its callers)."""
+    return _etcd.setdefault(operation, {})
+
+
+def _observe_etcd(by_prefix: dict[str, list[float]], key: str, started: float, failed: bool = False) -> None:
+    """One storage operation on key, started at perf_counter() `started`, into its operation's
+    histograms (by_prefix, from _etcd_operation).
+
+    Upstream: RecordEtcdRequest — etcd_request_duration_seconds, etcd_requests_total and
+    etcd_request_errors_total by operation, group and resource.
+    """
     prefix = key[:key.find("/", 10) + 1]           # "/registry/" is 10 characters
     h = by_prefix.get(prefix)
     if h is None:
         h = by_prefix[prefix] = [*_histogram(LATENCY_BUCKETS), 0]
-    elapsed = time.perf_counter() - started
-    h[bisect_left(LATENCY_BUCKETS, elapsed)] += 1
+    elapsed = perf_counter() - started
+    h[0 if elapsed <= _FIRST_LATENCY_BOUND else bisect_left(LATENCY_BUCKETS, elapsed)] += 1
     h[-2] += elapsed
     if failed:
         h[-1] += 1
+
+
+_GET, _LIST, _COUNT, _CREATE, _UPDATE, _DELETE = map(
+    _etcd_operation, ("get", "list", "listWithCount", "create", "update", "delete"))
 
 
 # A storage failure that is an answer (upstream: a failed etcd transaction, not an error).
@@ -302,70 +321,78 @@ class InstrumentedStorage:
         return self.storage.watch(prefix, after_revision)
 
     async def get(self, key: str) -> KeyValue | None:
-        started = time.perf_counter()
+        started = perf_counter()
         try:
             kv = await self.storage.get(key)
         except BaseException as e:
-            record_etcd_request("get", key, started, not isinstance(e, _ANSWERS))
+            _observe_etcd(_GET, key, started, not isinstance(e, _ANSWERS))
             raise
-        record_etcd_request("get", key, started)
+        _observe_etcd(_GET, key, started)
         return kv
 
     async def list(self, prefix: str) -> tuple[list[KeyValue], int]:
-        started = time.perf_counter()
+        started = perf_counter()
         try:
             out = await self.storage.list(prefix)
         except BaseException as e:
-            record_etcd_request("list", prefix, started, not isinstance(e, _ANSWERS))
+            _observe_etcd(_LIST, prefix, started, not isinstance(e, _ANSWERS))
             raise
-        record_etcd_request("list", prefix, started)
+        _observe_etcd(_LIST, prefix, started)
         return out
 
     async def count(self, prefix: str) -> int:
-        started = time.perf_counter()
+        started = perf_counter()
         try:
             n = await self.storage.count(prefix)
         except BaseException as e:
-            record_etcd_request("listWithCount", prefix, started, not isinstance(e, _ANSWERS))
+            _observe_etcd(_COUNT, prefix, started, not isinstance(e, _ANSWERS))
             raise
-        record_etcd_request("listWithCount", prefix, started)
+        _observe_etcd(_COUNT, prefix, started)
         return n
 
     async def create(self, key: str, obj: dict[str, Any]) -> KeyValue:
-        started = time.perf_counter()
+        started = perf_counter()
         try:
             kv = await self.storage.create(key, obj)
         except BaseException as e:
-            record_etcd_request("create", key, started, not isinstance(e, _ANSWERS))
+            _observe_etcd(_CREATE, key, started, not isinstance(e, _ANSWERS))
             raise
-        record_etcd_request("create", key, started)
+        _observe_etcd(_CREATE, key, started)
         return kv
 
     async def update(self, key: str, obj: dict[str, Any], expected_revision: int | None = None) -> KeyValue:
-        started = time.perf_counter()
+        started = perf_counter()
         try:
             kv = await self.storage.update(key, obj, expected_revision)
         except BaseException as e:
-            record_etcd_request("update", key, started, not isinstance(e, _ANSWERS))
+            _observe_etcd(_UPDATE, key, started, not isinstance(e, _ANSWERS))
             raise
-        record_etcd_request("update", key, started)
+        _observe_etcd(_UPDATE, key, started)
         return kv
 
     async def delete(self, key: str, expected_revision: int | None = None) -> KeyValue:
-        started = time.perf_counter()
+        started = perf_counter()
         try:
             kv = await self.storage.delete(key, expected_revision)
         except BaseException as e:
-            record_etcd_request("delete", key, started, not isinstance(e, _ANSWERS))
+            _observe_etcd(_DELETE, key, started, not isinstance(e, _ANSWERS))
             raise
-        record_etcd_request("delete", key, started)
+        _observe_etcd(_DELETE, key, started)
         return kv
 
 
-class _HotPathCollector:
+def uninstrumented(storage: Storage) -> Storage:
+    """The store under an InstrumentedStorage (or storage itself): for what is not an etcd
+    request upstream, such as waiting for a commit or counting objects for a scrape."""
+    return storage.storage if isinstance(storage, InstrumentedStorage) else storage
+
+
+class _Collector:
     """Hands the plain series to prometheus_client as metric families at scrape time."""
 
     def collect(self) -> Iterator[Metric]:
+        from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+
         total = CounterMetricFamily("apiserver_request_total", _REQUEST_TOTAL_HELP, labels=(*_REQ, "code"))
         latency = HistogramMetricFamily("apiserver_request_duration_seconds", _REQUEST_DURATION_HELP, labels=_REQ)
         sizes: dict[tuple[str, ...], list[float]] = {}      # without dry_run: variants merge, as upstream
@@ -384,9 +411,22 @@ class _HotPathCollector:
         yield total
         yield latency
         yield response_sizes
+        yield _family(GaugeMetricFamily("apiserver_longrunning_requests", _LONGRUNNING_HELP, labels=_REQ_NO_DRY_RUN),
+                      _longrunning)
+        yield _family(GaugeMetricFamily("apiserver_current_inflight_requests", _INFLIGHT_HELP,
+                                        labels=("request_kind",)), {(k,): v for k, v in _inflight.items()})
+        yield _family(CounterMetricFamily("apiserver_request_terminations_total", _TERMINATIONS_HELP,
+                                          labels=(*_REQ_NO_DRY_RUN, "code")), _terminations)
+        objects = list(_objects.items())
+        yield _family(GaugeMetricFamily("apiserver_storage_objects", _STORAGE_OBJECTS_HELP, labels=("resource",)),
+                      {(f"{ri.plural}.{ri.group}" if ri.group else ri.plural,): n for ri, n in objects})
+        yield _family(GaugeMetricFamily("apiserver_resource_objects", _RESOURCE_OBJECTS_HELP,
+                                        labels=("group", "resource")), {(ri.group, ri.plural): n for ri, n in objects})
         yield from self._etcd()
 
     def _etcd(self) -> Iterator[Metric]:
+        from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily
+
         latency = HistogramMetricFamily("etcd_request_duration_seconds", _ETCD_DURATION_HELP, labels=_ETCD)
         total = CounterMetricFamily("etcd_requests_total", _ETCD_TOTAL_HELP, labels=_ETCD)
         errors = CounterMetricFamily("etcd_request_errors_total", _ETCD_ERRORS_HELP, labels=_ETCD)
@@ -402,8 +442,17 @@ class _HotPathCollector:
         yield errors
 
 
+def _family(family: Any, values: dict[tuple[str, ...], int]) -> Any:
+    """family with one sample per label tuple of values."""
+    for labels, value in list(values.items()):
+        family.add_metric(labels, value)
+    return family
+
+
 def _cumulative(h: list[float], bounds: tuple[float, ...]) -> list[tuple[str, float]]:
     """A plain histogram's buckets as prometheus_client wants them: cumulative, "+Inf" last."""
+    from prometheus_client.utils import floatToGoString
+
     out, acc = [], 0.0
     for bound, n in zip(bounds, h):
         acc += n
@@ -412,7 +461,20 @@ def _cumulative(h: list[float], bounds: tuple[float, ...]) -> list[tuple[str, fl
     return out
 
 
-REGISTRY.register(_HotPathCollector())
+_registered = False
+
+
+def register() -> None:
+    """Import prometheus_client and register the collector in its default REGISTRY (once).
+
+    Also turns its `_created` series off (not upstream's), for every metric of the process."""
+    global _registered
+    if _registered:
+        return
+    from prometheus_client import REGISTRY, disable_created_metrics
+    disable_created_metrics()
+    REGISTRY.register(_Collector())
+    _registered = True
 
 
 async def update_store_stats(storage: Storage) -> None:
@@ -426,13 +488,12 @@ async def update_store_stats(storage: Storage) -> None:
             n = await storage.count(prefix)
         except StorageError:              # a broken store reads as -1, as upstream
             n = -1
-        storage_objects.labels(f"{ri.plural}.{ri.group}" if ri.group else ri.plural).set(n)
-        resource_objects.labels(ri.group, ri.plural).set(n)
+        _objects[ri] = n
 
 
 async def render(storage: Storage) -> Response:
     """The /metrics answer: every series of the default registry in the text format."""
-    if isinstance(storage, InstrumentedStorage):
-        storage = storage.storage              # counting for a scrape is not an etcd request
-    await update_store_stats(storage)
+    register()
+    from prometheus_client import REGISTRY, generate_latest
+    await update_store_stats(uninstrumented(storage))     # counting for a scrape is not an etcd request
     return Response(200, generate_latest(REGISTRY), CONTENT_TYPE)

@@ -27,8 +27,8 @@ class Request:
     @classmethod
     def build(cls, method: str, path: str, query_string: str = "", headers: dict[str, str] | None = None,
               body: bytes = b"") -> Request:
-        return cls(method.upper(), path, dict(parse_qsl(query_string, keep_blank_values=True)),
-                   headers or {}, body)
+        query = dict(parse_qsl(query_string, keep_blank_values=True)) if query_string else {}
+        return cls(method.upper(), path, query, headers or {}, body)
 
     def flag(self, name: str) -> bool:
         return self.query.get(name, "").lower() in ("true", "1")
@@ -60,52 +60,65 @@ _VERBS = {"POST": "create", "GET": "get", "HEAD": "get", "PUT": "update", "PATCH
 
 
 def parse_request_info(req: Request) -> RequestInfo:
-    """Split /api/v1/namespaces/ns/pods/name/status (and /apis/<g>/<v>/...) into its parts."""
-    parts = tuple(p for p in req.path.split("/") if p)
+    """Split /api/v1/namespaces/ns/pods/name/status (and /apis/<g>/<v>/...) into its parts.
+
+    Every request passes here, the in-process components' too: the parts are indexed in place
+    rather than popped off a list.
+    """
+    parts = tuple(filter(None, req.path.split("/")))
     info = RequestInfo(parts=parts)
-    if not parts or parts[0] not in ("api", "apis"):
+    n = len(parts)
+    if not n:
         return info
-    info.api_prefix = parts[0]
-    rest = list(parts[1:])
-    if info.api_prefix == "apis":
-        if len(rest) < 3:
+    prefix = parts[0]
+    if prefix == "apis":
+        info.api_prefix = prefix
+        if n < 4:
             return info
-        info.group = rest.pop(0)
-    elif len(rest) < 2:
+        info.group, info.version, i = parts[1], parts[2], 3
+    elif prefix == "api":
+        info.api_prefix = prefix
+        if n < 3:
+            return info
+        info.version, i = parts[1], 2
+    else:
         return info
-    info.version = rest.pop(0)
     info.is_resource_request = True
-    info.verb = _VERBS.get(req.method, "")
-    if rest and rest[0] == "watch":       # deprecated /watch/ prefix
-        rest.pop(0)
-        info.verb = "watch"
-        if not rest:                      # /api/v1/watch names no resource: a plain 404
+    verb = _VERBS.get(req.method, "")
+    if parts[i] == "watch":               # deprecated /watch/ prefix
+        i += 1
+        verb = "watch"
+        if i == n:                        # /api/v1/watch names no resource: a plain 404
+            info.verb = verb
             info.is_resource_request = False
             return info
+    rest = parts[i:]
     if rest[0] == "namespaces" and len(rest) > 1:
         info.namespace = rest[1]
         if len(rest) == 2:                # /namespaces/<name> is the namespace itself
             info.resource, info.name, info.namespace = "namespaces", rest[1], ""
-            rest = []
+            rest = ()
         else:
             rest = rest[2:]
-            if rest and rest[0] == "status" or len(rest) == 1 and rest[0] == "finalize":
+            if rest[0] == "status" or len(rest) == 1 and rest[0] == "finalize":
                 info.resource, info.name, info.subresource, info.namespace = "namespaces", parts[-2], rest[0], ""
-                rest = []
+                rest = ()
     if len(rest) > 3:                     # no route serves deeper paths: a plain 404
+        info.verb = verb
         info.is_resource_request = False
         return info
     if rest:
         info.resource = rest[0]
         if len(rest) > 1:
             info.name = rest[1]
-        if len(rest) > 2:
-            info.subresource = rest[2]
+            if len(rest) > 2:
+                info.subresource = rest[2]
     if not info.name:
-        if info.verb == "get":
-            info.verb = "watch" if req.flag("watch") else "list"
-        elif info.verb == "delete":
-            info.verb = "deletecollection"
-    elif info.verb == "get" and req.flag("watch"):
-        info.verb = "watch"
+        if verb == "get":
+            verb = "watch" if req.flag("watch") else "list"
+        elif verb == "delete":
+            verb = "deletecollection"
+    elif verb == "get" and req.flag("watch"):
+        verb = "watch"
+    info.verb = verb
     return info

@@ -30,6 +30,7 @@ import logging
 import socket
 import sys
 from collections.abc import Callable
+from itertools import chain
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,10 +65,11 @@ class HeadersTooLarge(Exception):
 class HttpToolsProtocol(_UvicornHttpToolsProtocol):
     """uvicorn's httptools protocol with Go's header timeout and header size limit.
 
-    Header bytes are counted twice: as parsed (the request line and each header, as httptools
-    hands them over: exact, and checked before the request starts), and as received while the
-    headers are incomplete (httptools buffers a header until it ends, so one endless header is
-    caught there).
+    Header bytes are counted twice: as parsed (the URL and each header as httptools handed them
+    over, "name: value\r\n": exact, and checked once they are complete, before the request
+    starts), and as received while the headers are incomplete (httptools buffers a header until
+    it ends, so one endless header is caught there). Counting once per request instead of in a
+    callback per header keeps every request's parsing at uvicorn's own cost.
 
     The header deadline is a number, not a timer per request (arming and cancelling a uvloop
     timer costs ~3 µs, a few per cent of a GET): one timer per connection, armed for the
@@ -83,7 +85,6 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
         self.header_timer: asyncio.TimerHandle | None = None
         self.header_deadline: float | None = None      # loop time; None: not reading headers
         self.received_header_bytes = 0          # raw bytes since this request's headers began
-        self.parsed_header_bytes = 0            # request line and headers parsed so far
         self.headers_too_large = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -98,42 +99,31 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        super().data_received(data)
+        _UvicornHttpToolsProtocol.data_received(self, data)
         if self.header_deadline is not None:            # still reading a request's headers
             self.received_header_bytes += len(data)
             if self.received_header_bytes > self.max_header_bytes:
                 self._reject_too_large()
 
     def on_message_begin(self) -> None:
-        super().on_message_begin()
-        self.parsed_header_bytes = 0
+        _UvicornHttpToolsProtocol.on_message_begin(self)
         if self.header_deadline is None:                # a further request on a kept-alive connection
             self._start_header_deadline()
 
-    def on_url(self, url: bytes) -> None:
-        self._count(len(url))
-        super().on_url(url)
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self._count(len(name) + len(value) + 4)     # "name: value\r\n"
-        super().on_header(name, value)
-
     def on_headers_complete(self) -> None:
         self.header_deadline = None
-        super().on_headers_complete()
+        headers = self.headers                  # uvicorn's (name, value) pairs, as received
+        if len(self.url) + 4 * len(headers) + sum(map(len, chain.from_iterable(headers))) > self.max_header_bytes:
+            self.headers_too_large = True
+            raise HeadersTooLarge              # httptools stops; uvicorn calls send_400_response
+        _UvicornHttpToolsProtocol.on_headers_complete(self)
 
     def send_400_response(self, msg: str) -> None:
-        """uvicorn answers a parser error with 400; headers stopped by _count get Go's 431."""
+        """uvicorn answers a parser error with 400; headers stopped by on_headers_complete get Go's 431."""
         if self.headers_too_large:
             self._reject_too_large()
         else:
             super().send_400_response(msg)
-
-    def _count(self, n: int) -> None:
-        self.parsed_header_bytes += n
-        if self.parsed_header_bytes > self.max_header_bytes:
-            self.headers_too_large = True
-            raise HeadersTooLarge              # httptools stops; uvicorn calls send_400_response
 
     def _start_header_deadline(self) -> None:
         self.received_header_bytes = 0

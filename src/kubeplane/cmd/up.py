@@ -70,12 +70,10 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
     upstream requires, no component modifies an object it got from an informer. Each start of
     a component sees the factory through a ScopedInformers, so a crashed run's event handlers
     are removed before the next run adds its own.
-    """
-    from ..kubelet import run_kubelet
-    from ..kubelet.kubelet import KubeletOptions
-    from .controller_manager import ControllerManagerOptions, run_controllers
-    from .scheduler import run_scheduler
 
+    A component's modules are imported when it starts, after the ready line: the API server
+    does not wait for the kubelet's or the controllers' code to load.
+    """
     def scoped(run: Any) -> Any:
         async def start() -> None:
             view = ScopedInformers(factory)
@@ -85,17 +83,27 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
                 view.remove_handlers()
         return start
 
-    if args.controllers:
+    async def controller_manager(f: Any) -> None:
+        from .controller_manager import ControllerManagerOptions, run_controllers
         options = ControllerManagerOptions(node_monitor_grace_period=args.node_monitor_grace_period)
-        supervisor.add("controller-manager", scoped(lambda f: run_controllers(
-            in_process_clientset(api, "kube-controller-manager"), options=options, factory=f)))
-        supervisor.add("scheduler", scoped(lambda f: run_scheduler(in_process_clientset(api, "kube-scheduler"),
-                                                                   factory=f)))
+        await run_controllers(in_process_clientset(api, "kube-controller-manager"), options=options, factory=f)
+
+    async def scheduler(f: Any) -> None:
+        from .scheduler import run_scheduler
+        await run_scheduler(in_process_clientset(api, "kube-scheduler"), factory=f)
+
+    async def kubelet(f: Any) -> None:
+        from ..kubelet import run_kubelet
+        from ..kubelet.kubelet import KubeletOptions
+        await run_kubelet(in_process_clientset(api, "kubelet"), nodes=args.nodes, runtime=args.runtime,
+                          profile=args.profile, options=KubeletOptions(heartbeat_period=args.node_heartbeat_period),
+                          node_registry=api.nodes, data_dir=args.data_dir.resolve() / "kubelet", factory=f)
+
+    if args.controllers:
+        supervisor.add("controller-manager", scoped(controller_manager))
+        supervisor.add("scheduler", scoped(scheduler))
     if args.nodes > 0:
-        supervisor.add("kubelet", scoped(lambda f: run_kubelet(
-            in_process_clientset(api, "kubelet"), nodes=args.nodes, runtime=args.runtime, profile=args.profile,
-            options=KubeletOptions(heartbeat_period=args.node_heartbeat_period),
-            node_registry=api.nodes, data_dir=args.data_dir.resolve() / "kubelet", factory=f)))
+        supervisor.add("kubelet", scoped(kubelet))
 
 
 class ScopedInformers(InformerGroups):

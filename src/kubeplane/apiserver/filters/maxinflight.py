@@ -71,7 +71,7 @@ class MaxInFlightLimit:
         """Give back the slot acquire() took (nothing for "")."""
         if kind:
             self.in_flight[kind] -= 1
-            self.watermark.record(kind)
+            self.watermark.lowered()
 
 
 def _privileged(req: Request) -> bool:
@@ -96,7 +96,15 @@ class Watermark:
         self.timer: Timer | None = None
 
     def record(self, kind: str) -> None:
-        self.high[kind] = max(self.high[kind], self.current[kind])
+        """The count of kind went up."""
+        n = self.current[kind]
+        if n > self.high[kind]:
+            self.high[kind] = n
+        if self.timer is None:
+            self.timer = self.clock.after_func(1.0, self.flush)
+
+    def lowered(self) -> None:
+        """A count went down: the high mark stays, the settled figure is published in a second."""
         if self.timer is None:
             self.timer = self.clock.after_func(1.0, self.flush)
 

@@ -22,6 +22,7 @@ from ..request import Request
 
 INVALID_TIMEOUT_IN_URL = "invalid timeout specified in the request URL"
 TIMEOUT_MESSAGE = "request did not complete within the allotted timeout"
+_current_task = asyncio.current_task
 
 
 def request_timeout(req: Request, maximum: float) -> float:
@@ -58,20 +59,20 @@ class Deadlines:
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
+        self._monotonic = clock.monotonic
         self.pending: dict[asyncio.Task[Any], Deadline] = {}
         self._timer: Timer | None = None
         self._timer_at = math.inf
 
     def deadline(self, seconds: float) -> Deadline:
         """A deadline `seconds` from now for the current task (use it as a context manager)."""
-        return Deadline(self, self.clock.monotonic() + seconds)
+        return Deadline(self, self._monotonic() + seconds)
 
-    def _add(self, d: Deadline) -> None:
-        self.pending[d.task] = d
-        if d.at < self._timer_at:
-            if self._timer is not None:
-                self._timer.cancel()
-            self._arm(d.at)
+    def _earlier(self, d: Deadline) -> None:
+        """d is due before the timer: arm it for d."""
+        if self._timer is not None:
+            self._timer.cancel()
+        self._arm(d.at)
 
     def _arm(self, at: float) -> None:
         self._timer_at = at
@@ -108,10 +109,13 @@ class Deadline:
         self.task: asyncio.Task[Any]
 
     def __enter__(self) -> Self:
-        task = asyncio.current_task()
+        task = _current_task()
         assert task is not None
         self.task = task
-        self.deadlines._add(self)
+        deadlines = self.deadlines
+        deadlines.pending[task] = self
+        if self.at < deadlines._timer_at:
+            deadlines._earlier(self)
         return self
 
     def __exit__(self, typ: type[BaseException] | None, exc: BaseException | None,

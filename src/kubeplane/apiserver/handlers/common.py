@@ -115,13 +115,12 @@ def field_validation(req: Request) -> str:
 def check_patched_fields(req: Request, ri: ResourceInfo, obj: Obj, warnings: list[str]) -> None:
     """Decode a patch result as upstream decodes it into the typed object: wrong types are
     400; unknown fields are dropped and reported per fieldValidation; nulls become what Go
-    makes of them (decode.prune). obj must be the request's own (it is changed in place)."""
+    makes of them (decode.typed_decode). obj must be the request's own (it is changed in place)."""
     mode = field_validation(req)
     try:
-        type_errs = decode.type_errors(obj, ri.definition)
-        if type_errs:
-            raise errors.BadRequest(type_errs[0])
-        problems = decode.prune(obj, ri.definition)
+        type_err, problems = decode.typed_decode(obj, ri.definition)
+        if type_err:
+            raise errors.BadRequest(decode.type_error_message(obj, ri.definition, type_err))
     except RecursionError:
         raise errors.BadRequest(f"{ri.kind} in version {errors.go_quote(ri.version)} cannot be handled as a "
                                 f"{ri.kind}: exceeded max depth") from None
@@ -474,7 +473,7 @@ def _header_safe(text: str) -> bool:
 
 def object_response(api: APIServer, req: Request, ri: ResourceInfo, obj: Obj, value: bytes | None,
                     *, status: int = 200, warnings: list[str] | None = None) -> Response:
-    headers = warning_headers(warnings or [])
+    headers = warning_headers(warnings) if warnings else []
     if codec.wants_table(req.headers):
         resp = table_response(api, req, ri, [output_obj(ri, obj)], None, "")
         resp.status, resp.headers = status, headers

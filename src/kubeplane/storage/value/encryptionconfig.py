@@ -28,7 +28,6 @@ from typing import Protocol
 
 from kubeplane.api.errors import aggregate
 
-from .encrypt.aes import CBCTransformer, GCMTransformer
 from .encrypt.identity import IDENTITY
 from .encrypt.secretbox import SecretboxTransformer
 from .transformer import (
@@ -136,8 +135,10 @@ def prefix_transformers(rc: ResourceConfiguration) -> list[PrefixTransformer]:
     result = []
     for provider in rc.providers:
         if provider.aesgcm is not None:
+            from .encrypt.aes import GCMTransformer       # cryptography's ciphers: only when configured
             result.append(_keyed(provider.aesgcm.keys, GCMTransformer, AESGCM_PREFIX, "AES", "aes"))
         elif provider.aescbc is not None:
+            from .encrypt.aes import CBCTransformer
             result.append(_keyed(provider.aescbc.keys, CBCTransformer, AESCBC_PREFIX, "AES", "aes"))
         elif provider.secretbox is not None:
             result.append(_keyed(provider.secretbox.keys, SecretboxTransformer, SECRETBOX_PREFIX,

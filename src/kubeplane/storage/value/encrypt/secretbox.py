@@ -24,10 +24,9 @@ orders of magnitude slower and a new place for bugs.
 """
 from __future__ import annotations
 
+import functools
 import os
-
-from nacl.bindings import crypto_secretbox, crypto_secretbox_open
-from nacl.exceptions import CryptoError
+from types import SimpleNamespace
 
 from ..transformer import TransformError
 
@@ -50,12 +49,23 @@ class SecretboxTransformer:
     def transform_from_storage(self, key: str, data: bytes) -> tuple[bytes, bool]:
         if len(data) < OVERHEAD + NONCE_SIZE:
             raise TransformError("the stored data was shorter than the required size")
+        nacl = _nacl()
         try:
-            return crypto_secretbox_open(data[NONCE_SIZE:], data[:NONCE_SIZE], self._key), False
-        except CryptoError:
+            return nacl.crypto_secretbox_open(data[NONCE_SIZE:], data[:NONCE_SIZE], self._key), False
+        except nacl.CryptoError:
             # upstream's message for a failed Open (wrong key or tampered data), kept verbatim
             raise TransformError("output array was not large enough for encryption") from None
 
     def transform_to_storage(self, key: str, data: bytes) -> bytes:
         nonce = os.urandom(NONCE_SIZE)
-        return nonce + crypto_secretbox(data, nonce, self._key)
+        return nonce + _nacl().crypto_secretbox(data, nonce, self._key)
+
+
+@functools.cache
+def _nacl() -> SimpleNamespace:
+    """PyNaCl's functions, imported at the first seal or open: `up` builds this transformer
+    before it serves, and need not load libsodium (~2.5 ms) until a Secret is written or read."""
+    from nacl.bindings import crypto_secretbox, crypto_secretbox_open
+    from nacl.exceptions import CryptoError
+    return SimpleNamespace(crypto_secretbox=crypto_secretbox, crypto_secretbox_open=crypto_secretbox_open,
+                           CryptoError=CryptoError)

@@ -1,0 +1,27 @@
+"""Flag checks that run before `up` starts anything."""
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from kubeplane.cmd import flags
+from kubeplane.cmd.errors import Fatal
+from kubeplane.kubelet.runtime.sim.lifecycle import profiles
+
+
+def test_shipped_profiles_are_the_simulators() -> None:
+    assert sorted(flags.shipped_profiles()) == profiles()
+
+
+def test_unknown_profile_is_refused_with_the_shipped_names() -> None:
+    with pytest.raises(Fatal, match='invalid argument "nope" for "--profile" flag: unknown stage profile'):
+        flags.check_profile("sim", "nope")
+    flags.check_profile("process", "nope")          # the process runtime has no profile
+
+
+def test_a_profile_directory_is_loaded_and_a_malformed_stage_refused(tmp_path: pathlib.Path) -> None:
+    flags.check_profile("sim", str(tmp_path))                       # no stages: nothing wrong
+    (tmp_path / "bad.yaml").write_text("kind: Stage\nmetadata: {name: bad}\nspec: {}\n")        # no resourceRef
+    with pytest.raises(Fatal, match='invalid argument ".*" for "--profile" flag'):
+        flags.check_profile("sim", str(tmp_path))

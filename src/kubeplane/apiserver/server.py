@@ -20,7 +20,7 @@ from ..api import errors
 from ..api.resources import ResourceInfo, lookup
 from ..storage.interface import Storage
 from ..utils.clock import REAL_CLOCK, Clock, rfc3339
-from . import discovery, healthz, metrics
+from . import admission, discovery, healthz, metrics
 from .handlers import podlog, rest, subresources, watch
 from .handlers.podlog import NodeConnection
 from .options import ServerRunOptions
@@ -50,6 +50,7 @@ class APIServer:
         self.ready = False
         self.nodes: dict[str, NodeConnection] = {}   # node name -> its kubelet (for pods/log)
         self.health = healthz.HealthChecks(lambda: self.ready)   # /healthz, /livez, /readyz
+        self.admission = admission.Chain(self)       # every write passes its plugins
 
     def now(self) -> str:
         return rfc3339(self.clock.now())

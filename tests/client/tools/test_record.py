@@ -315,10 +315,10 @@ def test_generate_event_name_falls_back_to_uuid_for_invalid_names():
 
 
 def test_a_write_refused_by_a_terminating_namespace_is_final_and_not_an_error(caplog: pytest.LogCaptureFixture) -> None:
-    from kubeplane.apiserver.admission import namespace_terminating
-    from kubeplane.api.resources import lookup
+    from kubeplane.apiserver.admission import Attributes, Operation
+    from kubeplane.apiserver.admission.plugins.namespace_lifecycle import namespace_terminating
     from kubeplane.client.tools.record.event import _is_final
-    err = namespace_terminating(lookup("", "v1", "events"), "e1", "gone")
+    err = namespace_terminating(Attributes(Operation.CREATE, "", "v1", "events", "Event", "gone", "e1"))
     event = core_v1.Event(metadata=meta_v1.ObjectMeta(name="e1", namespace="gone"))
     with caplog.at_level(logging.DEBUG, logger="kubeplane.client.tools.record.event"):
         assert _is_final(err, event)

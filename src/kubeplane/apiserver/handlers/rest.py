@@ -2,8 +2,8 @@
 
 Upstream: apiserver/pkg/endpoints/handlers/{get,create,update,patch,delete}.go and the
 generic registry store (apiserver/pkg/registry/generic/registry/store.go). A create goes
-decode -> default -> prepare (strategy) -> admit -> validate -> store; updates and patches skip
-admission (its plugins are create-time only, admission.py). A failure at any step raises an
+decode -> default -> prepare (strategy) -> admit -> validate -> admission validate -> store;
+updates and patches do not run admission yet (apiserver/admission). A failure at any step raises an
 api.errors StatusError and nothing is written.
 """
 from __future__ import annotations
@@ -118,11 +118,14 @@ async def create_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str,
         await common.in_worker(_prepare_create, api, ri, ns, obj)
     else:
         _prepare_create(api, ri, ns, obj)
-    await admission.admit_create(api, ri, obj, requested_name)
+    attrs = admission.Attributes(admission.Operation.CREATE, ri.group, ri.version, ri.plural, ri.kind, ns,
+                                 requested_name, obj, dry_run=common.dry_run(req), user=req.user)
+    await api.admission.admit(attrs)
     if heavy:
         await common.in_worker(_validate_create, api, req, ri, obj, warnings, applied, heavy)
     else:
         _validate_create(api, req, ri, obj, warnings, applied, heavy)
+    await api.admission.validate(attrs)
     if common.dry_run(req):
         return obj, None
     for attempt in range(1, MAX_NAME_GENERATION_CREATE_ATTEMPTS + 1):

@@ -1,0 +1,96 @@
+"""What an admission plugin sees and the interface it implements.
+
+Upstream: Attributes, Interface, MutationInterface, ValidationInterface
+(staging/src/k8s.io/apiserver/pkg/admission/interfaces.go). A plugin says which operations it
+handles; its `admit` may change the object (mutating phase), its `validate` may only refuse
+(validating phase, after the object was validated). Refusing is raising an errors.StatusError
+(admission.NewForbidden in upstream: forbidden() below).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ...api import errors
+
+if TYPE_CHECKING:
+    from ..server import APIServer
+
+Obj = dict[str, Any]
+
+
+class Operation(str, Enum):
+    """Upstream: admission.Operation."""
+    CREATE = "CREATE"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    CONNECT = "CONNECT"
+
+
+@dataclass(slots=True)
+class Attributes:
+    """One request as admission sees it. Upstream: admission.attributesRecord.
+
+    `obj` is the object being written (None for DELETE and CONNECT), `old_obj` the stored one
+    (UPDATE and DELETE). For a subresource write (pods/status, pods/binding, …) `subresource`
+    is set and `obj` is what that subresource receives. `name` may be empty on CREATE (a
+    generateName is expanded after admission). `options` is the request's CreateOptions,
+    UpdateOptions or DeleteOptions as a dict.
+    """
+    operation: Operation
+    group: str
+    version: str
+    resource: str                  # the plural: "pods"
+    kind: str                      # "Pod" (for a subresource: the kind it receives, e.g. Binding)
+    namespace: str
+    name: str
+    obj: Obj | None = None
+    old_obj: Obj | None = None
+    subresource: str = ""
+    dry_run: bool = False
+    user: str = ""
+    options: Obj = field(default_factory=dict)
+
+    def targets(self, group: str, resource: str, subresource: str = "") -> bool:
+        """Whether this request is for group/resource (and the given subresource, "" = the main one)."""
+        return self.resource == resource and self.group == group and self.subresource == subresource
+
+
+class Plugin:
+    """An admission plugin. Subclasses set NAME and OPERATIONS and override admit and/or validate.
+
+    `api` gives read access to the store (api.storage) for plugins that look things up
+    (namespaces, limit ranges, quotas); a plugin must not write through it except where
+    upstream's plugin writes too (ResourceQuota's status).
+    """
+    NAME: ClassVar[str] = ""
+    OPERATIONS: ClassVar[frozenset[Operation]] = frozenset(Operation)
+    MUTATING: ClassVar[bool] = False       # has an admit() step
+    VALIDATING: ClassVar[bool] = False     # has a validate() step
+
+    def __init__(self, api: APIServer) -> None:
+        self.api = api
+
+    def handles(self, op: Operation) -> bool:
+        """Upstream: admission.Handler.Handles."""
+        return op in self.OPERATIONS
+
+    async def admit(self, a: Attributes) -> None:
+        """Mutate a.obj in place or raise. Upstream: MutationInterface.Admit."""
+
+    async def validate(self, a: Attributes) -> None:
+        """Raise to refuse; never mutate. Upstream: ValidationInterface.Validate."""
+
+
+def forbidden(a: Attributes, message: str, causes: list[Obj] | None = None) -> errors.StatusError:
+    """A 403 naming the object as upstream's admission.NewForbidden does:
+    `<resource> "<name>" is forbidden: <message>` (the resource group-qualified, the name
+    left out when the request did not name the object: a generateName create)."""
+    resource = errors.qualified(a.group, a.resource)
+    name = a.name
+    subject = f'{resource} "{name}"' if name else resource
+    details: Obj = {k: v for k, v in {"name": name, "group": a.group, "kind": a.resource}.items() if v}
+    if causes:
+        details["causes"] = causes
+    return errors.StatusError(403, "Forbidden", f"{subject} is forbidden: {message}", details)

@@ -1,0 +1,38 @@
+"""DefaultTolerationSeconds: every pod tolerates not-ready and unreachable nodes for 300 s unless
+it says otherwise, so the node lifecycle controller evicts it 5 minutes after its node is lost.
+
+Upstream: plugin/pkg/admission/defaulttolerationseconds/admission.go.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..chain import register
+from ..interface import Attributes, Operation, Plugin
+
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
+DEFAULT_TOLERATION_SECONDS = 300      # --default-not-ready/unreachable-toleration-seconds
+
+
+@register
+class DefaultTolerationSeconds(Plugin):
+    NAME = "DefaultTolerationSeconds"
+    OPERATIONS = frozenset({Operation.CREATE, Operation.UPDATE})
+    MUTATING = True
+
+    async def admit(self, a: Attributes) -> None:
+        if a.targets("", "pods") and a.obj is not None:
+            default_toleration_seconds(a.obj)
+
+
+def default_toleration_seconds(pod: dict[str, Any]) -> None:
+    """Add the two NoExecute tolerations a pod lacks. A toleration with an empty key (or the
+    taint's key) and an empty or NoExecute effect already covers the taint, as upstream's check."""
+    spec = pod.setdefault("spec", {})
+    tolerations = spec.get("tolerations") or []
+    for key in (NOT_READY_TAINT, UNREACHABLE_TAINT):
+        if not any(t.get("key", "") in ("", key) and t.get("effect", "") in ("", "NoExecute") for t in tolerations):
+            tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute",
+                                "tolerationSeconds": DEFAULT_TOLERATION_SECONDS})
+    spec["tolerations"] = tolerations

@@ -1,0 +1,50 @@
+"""NamespaceLifecycle: nothing new in a missing or terminating namespace, and the namespaces the
+system needs can never be deleted.
+
+Upstream: Lifecycle.Admit (plugin/pkg/admission/namespace/lifecycle/admission.go).
+"""
+from __future__ import annotations
+
+from ....api import errors
+from ....api.resources import lookup
+from ..chain import register
+from ..interface import Attributes, Operation, Plugin, forbidden
+
+# Upstream: the --immortal-namespaces default (metav1.NamespaceDefault, NamespaceSystem,
+# NamespacePublic, corev1.NamespaceNodeLease).
+IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+# Creating a review answers a question and stores nothing: telling whether its namespace exists
+# would leak information. Upstream: accessReviewResources.
+ACCESS_REVIEWS = frozenset({("authorization.k8s.io", "localsubjectaccessreviews")})
+
+_NAMESPACES = lookup("", "v1", "namespaces")
+assert _NAMESPACES is not None
+
+
+@register
+class NamespaceLifecycle(Plugin):
+    NAME = "NamespaceLifecycle"
+    OPERATIONS = frozenset({Operation.CREATE, Operation.UPDATE, Operation.DELETE})
+    MUTATING = True
+
+    async def admit(self, a: Attributes) -> None:
+        is_namespace = a.group == "" and a.kind == "Namespace"
+        if a.operation is Operation.DELETE and is_namespace and a.name in IMMORTAL_NAMESPACES:
+            raise forbidden(a, "this namespace may not be deleted")
+        if is_namespace or not a.namespace or a.operation is Operation.DELETE:
+            return
+        if (a.group, a.resource) in ACCESS_REVIEWS:
+            return
+        kv = await self.api.storage.get(_NAMESPACES.key("", a.namespace))
+        if kv is None:
+            raise errors.NotFound("", "namespaces", a.namespace)
+        if a.operation is Operation.CREATE and (kv.obj.get("status") or {}).get("phase") == "Terminating":
+            raise namespace_terminating(a)
+
+
+def namespace_terminating(a: Attributes) -> errors.StatusError:
+    """Upstream: admission.NewForbidden + the NamespaceTerminating cause."""
+    return forbidden(
+        a, f"unable to create new content in namespace {a.namespace} because it is being terminated",
+        [{"reason": errors.NAMESPACE_TERMINATING_CAUSE, "message": f"namespace {a.namespace} is being terminated",
+          "field": "metadata.namespace"}])

@@ -336,12 +336,12 @@ def _check_top(obj: Any, body: bytes) -> dict[str, Any]:
     if obj is None:
         return {}                      # Go decodes a null body into an empty object
     if not isinstance(obj, dict):
-        raise errors.BadRequest(f"{prefix}json: cannot unmarshal {_json_kind(obj)} into Go value of type {_FIND_KIND_TYPE}")
+        raise errors.BadRequest(f"{prefix}json: cannot unmarshal {json_kind(obj)} into Go value of type {_FIND_KIND_TYPE}")
     for field in ("apiVersion", "kind"):
         v = obj.get(field)
         if v is not None and not isinstance(v, str):
             raise errors.BadRequest(
-                f"{prefix}json: cannot unmarshal {_json_kind(v)} into Go struct field .{field} of type string")
+                f"{prefix}json: cannot unmarshal {json_kind(v)} into Go struct field .{field} of type string")
     return obj
 
 
@@ -805,17 +805,17 @@ def _typed_value(v: Any, t: _Type, struct: str, d: _Decoding) -> None:
         if type(v) is dict:
             _typed_struct(v, t, d)
         else:
-            _mismatch(_json_kind(v), t, struct, d.stack, d.saved)
+            _mismatch(json_kind(v), t, struct, d.stack, d.saved)
     elif kind == _ARRAY:
         if type(v) is list:
             _typed_list(v, t.elem, struct, d)  # type: ignore[arg-type]
         else:
-            _mismatch(_json_kind(v), t, struct, d.stack, d.saved)
+            _mismatch(json_kind(v), t, struct, d.stack, d.saved)
     elif kind == _MAP:
         if type(v) is dict:
             _typed_map(v, t.elem, struct, d)  # type: ignore[arg-type]
         else:
-            _mismatch(_json_kind(v), t, struct, d.stack, d.saved)
+            _mismatch(json_kind(v), t, struct, d.stack, d.saved)
     else:
         _check_scalar(v, t, struct, d.stack, d.saved)
 
@@ -833,7 +833,7 @@ def _typed_list(items: list[Any], elem: _Type, struct: str, d: _Decoding) -> Non
                 items[i] = _zero(elem)
         elif kind == _STR:
             if type(x) is not str:
-                d.saved.append(_ctx(_json_kind(x), "string", struct, stack))
+                d.saved.append(_ctx(json_kind(x), "string", struct, stack))
         else:
             stack[-1] = i
             if kind == _STRUCT and type(x) is dict:
@@ -855,7 +855,7 @@ def _typed_map(entries: dict[str, Any], elem: _Type, struct: str, d: _Decoding) 
                 entries[key] = _zero(elem)      # not a new key: iterating on is fine
         elif kind == _STR:
             if type(x) is not str:
-                d.saved.append(_ctx(_json_kind(x), "string", struct, stack))
+                d.saved.append(_ctx(json_kind(x), "string", struct, stack))
         elif kind >= _STRUCT:
             stack.append((key,))
             _typed_value(x, elem, struct, d)
@@ -888,20 +888,20 @@ def _check_scalar(v: Any, t: _Type, struct: str, stack: list[str], saved: list[s
     if kind == _STR or kind == _TIME:
         if tv is not str:
             # Time's UnmarshalJSON json.Unmarshal()s into a string and returns the error.
-            ctx = _ctx(_json_kind(v), "string", struct, stack)
+            ctx = _ctx(json_kind(v), "string", struct, stack)
             if kind == _TIME:
                 raise _Fatal(ctx)
             saved.append(ctx)
     elif kind == _BOOL:
         if tv is not bool:
-            _mismatch(_json_kind(v), t, struct, stack, saved)
+            _mismatch(json_kind(v), t, struct, stack, saved)
     elif kind in _INT_RANGE:
         _check_int(v, t, struct, stack, saved)
     elif kind == _FLOAT:
         if tv is _Overflow:
             _mismatch(f"number {v.text}", t, struct, stack, saved)
         elif tv is bool or tv not in (int, float):
-            _mismatch(_json_kind(v), t, struct, stack, saved)
+            _mismatch(json_kind(v), t, struct, stack, saved)
     elif kind == _INTSTR:
         if tv is not str:               # IntOrString.UnmarshalJSON: json.Unmarshal into its int32
             probe: list[str] = []
@@ -918,7 +918,7 @@ def _check_scalar(v: Any, t: _Type, struct: str, stack: list[str], saved: list[s
             _VALID_QUANTITIES.add(v)     # "100m", "64Mi": the same few values on every pod
     elif kind == _BYTES:
         if tv is not str:
-            _mismatch(_json_kind(v), t, struct, stack, saved)
+            _mismatch(json_kind(v), t, struct, stack, saved)
         elif (pos := _base64_error(v)) is not None:
             saved.append(f"illegal base64 data at input byte {pos}")
 
@@ -934,7 +934,7 @@ def _check_int(v: Any, t: _Type, struct: str, stack: list[str], saved: list[str]
     elif tv is _Overflow:
         _mismatch(f"number {v.text}", t, struct, stack, saved)
     else:
-        _mismatch(_json_kind(v), t, struct, stack, saved)
+        _mismatch(json_kind(v), t, struct, stack, saved)
 
 
 def _mismatch(what: str, t: _Type, struct: str, stack: list[str], saved: list[str]) -> None:
@@ -950,7 +950,8 @@ def _ctx(what: str, go_type: str, struct: str, stack: list[Any]) -> str:
     return f"json: cannot unmarshal {what} into Go value of type {go_type}"
 
 
-def _json_kind(v: Any) -> str:
+def json_kind(v: Any) -> str:
+    """The JSON type name Go's encoding/json puts in an UnmarshalTypeError."""
     if isinstance(v, bool):
         return "bool"
     if isinstance(v, (int, float)):

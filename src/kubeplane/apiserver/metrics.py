@@ -494,6 +494,8 @@ async def update_store_stats(storage: Storage) -> None:
 async def render(storage: Storage) -> Response:
     """The /metrics answer: every series of the default registry in the text format."""
     register()
-    from prometheus_client import REGISTRY, generate_latest
+    from prometheus_client import REGISTRY
+
+    from ..utils.serving import metrics_text                # formats in a thread
     await update_store_stats(uninstrumented(storage))     # counting for a scrape is not an etcd request
-    return Response(200, generate_latest(REGISTRY), CONTENT_TYPE)
+    return Response(200, await metrics_text(REGISTRY), CONTENT_TYPE)

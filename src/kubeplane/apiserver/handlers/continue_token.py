@@ -93,7 +93,7 @@ def _unmarshal(value: Any) -> tuple[str, int, str]:
     if value is None:
         return "", 0, ""
     if not isinstance(value, dict):
-        raise TypeError(f"{ERR_GENERIC_INVALID_KEY}: json: cannot unmarshal {_json_kind(value)} "
+        raise TypeError(f"{ERR_GENERIC_INVALID_KEY}: json: cannot unmarshal {decode.json_kind(value)} "
                          "into Go value of type storage.continueToken")
     out: dict[str, Any] = {"v": "", "rv": 0, "start": ""}
     for key, v in value.items():
@@ -103,7 +103,7 @@ def _unmarshal(value: Any) -> tuple[str, int, str]:
         go_type, py_type = _FIELDS[name]
         if type(v) is not py_type or (type(v) is int and not _INT64_MIN <= v <= _INT64_MAX):
             what = f"number {_number_text(v)}" if isinstance(v, (int, float)) and not isinstance(v, bool) \
-                else _json_kind(v)
+                else decode.json_kind(v)
             raise TypeError(f"{ERR_GENERIC_INVALID_KEY}: json: cannot unmarshal {what} into Go struct field "
                              f"continueToken.{name} of type {go_type}")
         out[name] = v
@@ -113,16 +113,6 @@ def _unmarshal(value: Any) -> tuple[str, int, str]:
 def _number_text(v: float) -> str:
     """The number Go could not store (Go quotes the literal as sent; 1e30 shows as 1e+30)."""
     return repr(v) if isinstance(v, float) else str(v)
-
-
-def _json_kind(v: Any) -> str:
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    return "array" if isinstance(v, list) else "object"
 
 
 def go_path_clean(p: str) -> str:

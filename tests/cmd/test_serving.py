@@ -11,7 +11,8 @@ import aiohttp
 import pytest
 from prometheus_client.core import GaugeMetricFamily
 
-from kubeplane.cmd.serving import HealthChecks, LeaderHealthzAdaptor, SecureServer, add_flags
+from kubeplane.cmd.flags import add_secure_serving
+from kubeplane.cmd.serving import HealthChecks, LeaderHealthzAdaptor, SecureServer
 from kubeplane.utils.healthz import NamedCheck
 
 TOKEN = "component-token"
@@ -115,7 +116,7 @@ async def test_a_component_with_no_token_lets_only_health_through() -> None:
 
 def test_flags_default_to_loopback_and_refuse_bad_ports() -> None:
     p = argparse.ArgumentParser()
-    add_flags(p, 10259)
+    add_secure_serving(p, 10259)
     args = p.parse_args([])
     assert (args.bind_address, args.secure_port) == ("127.0.0.1", 10259)
     assert p.parse_args(["--secure-port", "0", "--bind-address", "0.0.0.0"]).secure_port == 0

@@ -110,3 +110,18 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:    # type: ignore[override]
         self.exit(2, f"Error: {self.prog}: {message}\n")
+
+
+DEFAULT_BIND_ADDRESS = "127.0.0.1"
+
+
+def add_secure_serving(p: argparse.ArgumentParser, default_port: int) -> None:
+    """--secure-port and --bind-address of a standalone component (cmd/serving.py serves them;
+    the flags live here so building the parser imports no HTTP server). Upstream:
+    SecureServingOptions.AddFlags"""
+    p.add_argument("--secure-port", type=port, default=default_port,
+                   help="the port on which to serve HTTPS (/healthz, /livez, /readyz, /metrics); 0 picks a free "
+                        f"one, logged at start (default {default_port})")
+    p.add_argument("--bind-address", default=DEFAULT_BIND_ADDRESS,
+                   help="the IP address on which to serve --secure-port (default 127.0.0.1; 0.0.0.0 serves on "
+                        "every interface)")

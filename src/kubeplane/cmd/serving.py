@@ -34,7 +34,6 @@ Options' AlwaysAllowPaths), pkg/server/healthz; k8s.io/controller-manager app/se
 """
 from __future__ import annotations
 
-import argparse
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -48,23 +47,13 @@ from ..api import errors
 from ..utils import healthz, serving
 from ..utils.healthz import NamedCheck
 from . import flags
+from .flags import DEFAULT_BIND_ADDRESS
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BIND_ADDRESS = "127.0.0.1"
 ALWAYS_ALLOW_PATHS = frozenset({"/healthz", "/readyz", "/livez"})   # --authorization-always-allow-paths
 LEADER_ELECTION_TIMEOUT = 20.0     # seconds past the lease's expiry (upstream: NewLeaderHealthzAdaptor(20s))
 SHUTDOWN_TIMEOUT = 1.0
-
-
-def add_flags(p: argparse.ArgumentParser, default_port: int) -> None:
-    """--secure-port and --bind-address. Upstream: SecureServingOptions.AddFlags"""
-    p.add_argument("--secure-port", type=flags.port, default=default_port,
-                   help="the port on which to serve HTTPS (/healthz, /livez, /readyz, /metrics); 0 picks a free "
-                        f"one, logged at start (default {default_port})")
-    p.add_argument("--bind-address", default=DEFAULT_BIND_ADDRESS,
-                   help="the IP address on which to serve --secure-port (default 127.0.0.1; 0.0.0.0 serves on "
-                        "every interface)")
 
 
 class LeaderHealthzAdaptor:

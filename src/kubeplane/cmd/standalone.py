@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from ..client.clientset import Clientset
+from . import flags
 from .errors import Fatal, describe
 from .logs import LEVELS
 from .logs import setup as setup_logging
@@ -44,8 +45,7 @@ def add_component_parser(sub: Any, name: str, help: str, lease: str, main: Calla
         p.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True,
                        help=f"hold the kube-system/{lease} Lease while running (default on)")
     if secure_port:
-        from . import serving
-        serving.add_flags(p, secure_port)
+        flags.add_secure_serving(p, secure_port)
     add_log_level(p)
     p.set_defaults(func=main)
     return p
@@ -162,7 +162,6 @@ def run_component(args: argparse.Namespace, *, user_agent: str, lease: str, run:
 
 async def start_server(args: argparse.Namespace, component: str, health: HealthChecks) -> Any:
     """The component's SecureServer, serving; a port that cannot be had is one line (Fatal)."""
-    from . import flags
     from .serving import SecureServer
 
     token = str(check_kubeconfig(args.kubeconfig).get("token", ""))

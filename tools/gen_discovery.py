@@ -26,8 +26,9 @@ Copies used (read 2026-11-26 from the stored kubernetes/kubernetes index; see SO
 newest version of each file the index held. Four stored per-group files (coordination, policy,
 node.k8s.io, apiregistration; commit 7c66d0f8) drop `watch` from every resource, which no
 upstream release does (an intermediate state); their verbs were taken from aggregated_v2.json
-(commit 0b1dcaba), which lists `watch`. ADDITIONS holds what the 1.37 schema serves at GA that
-none of the stored files lists yet.
+(commit 0b1dcaba), which lists `watch`. ADDITIONS holds what a default 1.37 server serves that
+none of the stored files lists (GA kinds of the 1.37 schema, pods/resize); REMOVALS what they
+list that a default server does not serve (an alpha subresource).
 """
 from __future__ import annotations
 
@@ -89,6 +90,13 @@ ADDITIONS: dict[str, list[dict[str, Any]]] = {
         {"kind": "ClusterTrustBundle", "name": "clustertrustbundles", "namespaced": False,
          "singularName": "clustertrustbundle", "verbs": _CRUD},
     ],
+    # pods/resize: registered whenever InPlacePodVerticalScaling is on (storage_core.go,
+    # pkg/registry/core/rest), on by default since 1.33 and GA since; the stored api__v1.json
+    # copies predate or omit it.
+    "v1": [
+        {"kind": "Pod", "name": "pods/resize", "namespaced": True, "singularName": "",
+         "verbs": ["get", "patch", "update"]},
+    ],
     "resource.k8s.io/v1": [
         {"kind": "DeviceTaintRule", "name": "devicetaintrules", "namespaced": False,
          "singularName": "devicetaintrule", "verbs": _CRUD},
@@ -96,6 +104,11 @@ ADDITIONS: dict[str, list[dict[str, Any]]] = {
          "singularName": "", "verbs": ["get", "patch", "update"]},
     ],
 }
+
+# Entries of the stored files that a default server does not serve: pods/checkpoint is the
+# alpha API of KEP-2008 ("Add checkpoint and restore to the API"), behind its feature gate (off
+# by default, as every alpha feature); upstream generates its discovery files with it on.
+REMOVALS = {"v1": {"pods/checkpoint"}}
 
 # The commit of each copy read (kubernetes/kubernetes), for the record.
 SOURCES = {
@@ -149,12 +162,13 @@ def file_name(group: str, version: str) -> str:
 
 
 def resource_lists(src: pathlib.Path, group: str, version: str) -> list[dict[str, Any]]:
-    """The APIResourceList entries of one group-version, plus ADDITIONS."""
+    """The APIResourceList entries of one group-version, less REMOVALS, plus ADDITIONS."""
     doc = json.loads((src / file_name(group, version)).read_text())
     gv = f"{group}/{version}" if group else version
     if doc.get("groupVersion") != gv:
         raise SystemExit(f"{file_name(group, version)}: groupVersion {doc.get('groupVersion')!r}, want {gv!r}")
-    return list(doc["resources"]) + ADDITIONS.get(gv, [])
+    removed = REMOVALS.get(gv, set())
+    return [e for e in doc["resources"] if e["name"] not in removed] + ADDITIONS.get(gv, [])
 
 
 def table_rows(group: str, version: str, server: str, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -26,8 +26,8 @@ SERVED = [pytest.param(r, id=f"{r.group or 'core'}/{r.plural}") for r in res.RES
 # work left (issue 11). Serving one means deleting it here.
 MISSING_SUBRESOURCES = {
     ("", "namespaces", "finalize"), ("", "nodes", "proxy"), ("", "pods", "attach"),
-    ("", "pods", "checkpoint"), ("", "pods", "ephemeralcontainers"), ("", "pods", "eviction"),
-    ("", "pods", "exec"), ("", "pods", "portforward"), ("", "pods", "proxy"),
+    ("", "pods", "ephemeralcontainers"), ("", "pods", "eviction"), ("", "pods", "exec"),
+    ("", "pods", "portforward"), ("", "pods", "proxy"), ("", "pods", "resize"),
     ("", "services", "proxy"), ("", "serviceaccounts", "token"),
 }
 
@@ -102,6 +102,7 @@ def test_known_rows() -> None:
     assert pods and pods.subresource("eviction") == upstream.UpstreamSubresource(
         "eviction", "Eviction", ("create",), "policy", "v1")
     assert pods.subresource("ephemeralcontainers") and pods.subresource("ephemeralcontainers").kind == "Pod"
+    assert pods.subresource("resize") and pods.subresource("checkpoint") is None     # GA / alpha
     ns = upstream.lookup("", "v1", "namespaces")
     assert ns and "deletecollection" not in ns.verbs                 # as upstream
     cs = upstream.lookup("", "v1", "componentstatuses")

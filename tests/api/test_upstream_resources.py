@@ -137,6 +137,29 @@ def test_every_kind_has_types(r: upstream.UpstreamResource) -> None:
         assert t.list_type(r.api_version, r.kind).__name__ == r.kind + "List"
 
 
+def _refs(node: Any, out: set[str]) -> set[str]:
+    if isinstance(node, dict):
+        if isinstance(node.get("$ref"), str):
+            out.add(node["$ref"].rsplit("/", 1)[1])
+        for v in node.values():
+            _refs(v, out)
+    elif isinstance(node, list):
+        for v in node:
+            _refs(v, out)
+    return out
+
+
+@pytest.mark.parametrize("r", ALL, ids=lambda r: f"{r.group or 'core'}/{r.version}/{r.resource}")
+def test_every_kind_has_complete_openapi_components(r: upstream.UpstreamResource) -> None:
+    """What `kubectl explain` walks once the kind is served: its schema and all it references."""
+    from kubeplane.apiserver.openapi import _schemas
+    components = _schemas([r.definition])
+    kind = components[r.definition]
+    assert kind["x-kubernetes-group-version-kind"] == [{"group": r.group, "kind": r.kind, "version": r.version}]
+    assert kind["description"] and kind["properties"]["metadata"]
+    assert _refs(components, set()) <= set(components)
+
+
 def test_subresource_kinds_with_a_schema_have_types() -> None:
     for api_version, kind in (("autoscaling/v1", "Scale"), ("policy/v1", "Eviction"),
                               ("authentication.k8s.io/v1", "TokenRequest"), ("v1", "Binding")):

@@ -8,8 +8,8 @@ directory and run from the repo root:
     .venv/bin/python tools/gen_discovery.py DIR            # rewrite the table
     .venv/bin/python tools/gen_discovery.py DIR --check    # exit 1 if the committed table is stale
 
-Which versions are "served by default" (upstream's files are generated with --runtime-config
-api/all=true, so they list alpha and beta versions too): upstream's DefaultAPIResourceConfigSource
+Which versions are "served by default" (upstream's files list alpha and beta versions too: they
+are generated with every API turned on): upstream's DefaultAPIResourceConfigSource
 (pkg/controlplane/instance.go) enables the stable versions, and since KEP-3136 (1.24) every beta
 group-version is off by default; its legacyBetaEnabledByDefaultResources list has been empty since
 flowcontrol v1beta3 went away (1.32). So the default 1.37 server serves exactly the GA versions,
@@ -22,8 +22,9 @@ apiextensions.k8s.io (CRDs) and apiregistration.k8s.io (APIServices) are served 
 kube-apiserver binary through its apiextensions and aggregator servers: they are in the table
 (`server` says which), although the issue's list does not name them.
 
-Copies used (read 2026-11-26 from the stored kubernetes/kubernetes index; see SOURCES): the
-newest version of each file the index held. Four stored per-group files (coordination, policy,
+Copies used (read 2026-11-26 from the stored kubernetes/kubernetes index, which holds several
+versions of each file without dates; see SOURCES): per file, the version that agrees best with
+the 1.37 schema (kubernetes-validate 1.37.0); the test checks every kind against the schema. Four stored per-group files (coordination, policy,
 node.k8s.io, apiregistration; commit 7c66d0f8) drop `watch` from every resource, which no
 upstream release does (an intermediate state); their verbs were taken from aggregated_v2.json
 (commit 0b1dcaba), which lists `watch`. ADDITIONS holds what a default 1.37 server serves that

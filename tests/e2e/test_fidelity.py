@@ -51,3 +51,29 @@ def test_kubectl_invalid_base64_is_refused_with_upstreams_message(cluster: Clust
     wrapped = "aGVs\nbG8="
     cluster.apply_yaml({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "pem"}, "data": {"k": wrapped}})
     assert cluster.get_json("secret", "pem")["data"] == {"k": "aGVsbG8="}
+
+
+# --- DeleteOptions in protobuf ----------------------------------------------------------------
+
+
+def test_kubectl_drain_deletes_with_protobuf_delete_options(cluster: Cluster) -> None:
+    """`kubectl drain --disable-eviction` deletes through client-go's typed client: protobuf
+    DeleteOptions bodies carrying dryRun, then gracePeriodSeconds."""
+    node = cluster.get_json("nodes")["items"][0]["metadata"]["name"]
+    cluster.kubectl("create", "deployment", "drained", "--image", "nginx", "--replicas", "2")
+    cluster.kubectl("rollout", "status", "deployment/drained", "--timeout", "30s", timeout=40)
+    before = {p["metadata"]["name"] for p in cluster.get_json("pods", "-l", "app=drained")["items"]}
+    try:
+        out = cluster.kubectl("drain", node, "--disable-eviction", "--dry-run=server").stdout
+        assert "drained (server dry run)" in out
+        pods = cluster.get_json("pods", "-l", "app=drained")["items"]
+        assert {p["metadata"]["name"] for p in pods} == before
+        assert not any(p["metadata"].get("deletionTimestamp") for p in pods)
+        out = cluster.kubectl("drain", node, "--disable-eviction", "--grace-period", "7", "--timeout", "30s",
+                              timeout=40).stdout
+        assert f"node/{node} drained" in out
+        after = {p["metadata"]["name"] for p in cluster.get_json("pods", "-l", "app=drained")["items"]}
+        assert not after & before
+    finally:
+        cluster.kubectl("uncordon", node)
+        cluster.kubectl("delete", "deployment", "drained")

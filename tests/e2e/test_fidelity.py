@@ -77,3 +77,23 @@ def test_kubectl_drain_deletes_with_protobuf_delete_options(cluster: Cluster) ->
     finally:
         cluster.kubectl("uncordon", node)
         cluster.kubectl("delete", "deployment", "drained")
+
+
+# --- Nodes: the fields Go always writes -------------------------------------------------------
+
+
+def test_python_client_lists_nodes_with_every_node_info_field(cluster: Cluster) -> None:
+    """The official client (pydantic models) refuses a NodeSystemInfo without kubeProxyVersion,
+    as lightkube 1.0 does; Go always writes it, "" since kubelets stopped reporting it."""
+    from kubernetes import client
+    cluster.kubectl("create", "-f", "-", input='{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "bare"}}')
+    try:
+        nodes = client.CoreV1Api(cluster.python_client()).list_node().items
+        by_name = {n.metadata.name: n for n in nodes}
+        assert by_name["bare"].status.node_info.kube_proxy_version == ""
+        assert by_name["bare"].status.daemon_endpoints.kubelet_endpoint.port == 0
+        kubelet_node = next(n for name, n in by_name.items() if name != "bare")
+        assert kubelet_node.status.node_info.kube_proxy_version == ""
+        assert kubelet_node.status.node_info.kubelet_version.startswith("v1.37")
+    finally:
+        cluster.kubectl("delete", "node", "bare")

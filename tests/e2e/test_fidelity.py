@@ -3,6 +3,7 @@ official `kubernetes` client) against `kubeplane up` with one simulated node."""
 from __future__ import annotations
 
 import base64
+import re
 from typing import Iterator
 
 import pytest
@@ -97,3 +98,25 @@ def test_python_client_lists_nodes_with_every_node_info_field(cluster: Cluster) 
         assert kubelet_node.status.node_info.kubelet_version.startswith("v1.37")
     finally:
         cluster.kubectl("delete", "node", "bare")
+
+
+# --- Pod QoS class --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("resources,qos", [
+    pytest.param({"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1000m", "memory": "1024Mi"}},
+                 "Guaranteed", id="1000m-equals-1"),
+    pytest.param({"requests": {"cpu": "0", "memory": "0"}}, "BestEffort", id="zero-requests"),
+    pytest.param({"limits": {"cpu": "1", "memory": "1Gi", "example.com/dongle": "1"}}, "Guaranteed",
+                 id="extended-resource-ignored"),
+])
+def test_kubectl_sees_upstreams_qos_class(cluster: Cluster, resources: dict, qos: str) -> None:
+    name = f"qos-{qos.lower()}-{len(resources)}"
+    cluster.apply_yaml({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                        "spec": {"nodeName": "nowhere",           # stays unscheduled: no kubelet runs it
+                                 "containers": [{"name": "c", "image": "nginx", "resources": resources}]}})
+    try:
+        assert cluster.kubectl("get", "pod", name, "-o", "jsonpath={.status.qosClass}").stdout == qos
+        assert re.search(rf"^QoS Class:\s+{qos}$", cluster.kubectl("describe", "pod", name).stdout, re.M)
+    finally:
+        cluster.kubectl("delete", "pod", name, "--wait=false")

@@ -120,3 +120,29 @@ def test_kubectl_sees_upstreams_qos_class(cluster: Cluster, resources: dict, qos
         assert re.search(rf"^QoS Class:\s+{qos}$", cluster.kubectl("describe", "pod", name).stdout, re.M)
     finally:
         cluster.kubectl("delete", "pod", name, "--wait=false")
+
+
+# --- pods/ephemeralcontainers ---------------------------------------------------------------------
+
+
+def test_kubectl_debug_adds_an_ephemeral_container(cluster: Cluster) -> None:
+    """`kubectl debug` patches pods/ephemeralcontainers (it panicked on the detail-less 404)."""
+    cluster.apply_yaml({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "debugged"},
+                        "spec": {"containers": [{"name": "app", "image": "nginx"}]}})
+    try:
+        res = cluster.kubectl("debug", "debugged", "--image=busybox", "--target=app", "--container=dbg")
+        assert "panic" not in res.stderr
+        pod = cluster.get_json("pod", "debugged")
+        (ec,) = pod["spec"]["ephemeralContainers"]
+        assert (ec["name"], ec["image"], ec["targetContainerName"]) == ("dbg", "busybox", "app")
+        assert ec["terminationMessagePath"] == "/dev/termination-log"
+        # The same name again: the strategic merge (by name) changes the existing one.
+        res = cluster.kubectl("debug", "debugged", "--image=alpine", "--container=dbg", check=False)
+        assert res.returncode == 1 and "panic" not in res.stderr
+        assert ('The Pod "debugged" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral '
+                'containers "dbg" may not be changed') in res.stderr, res.stderr
+        res = cluster.kubectl("debug", "nosuchpod", "--image=busybox", check=False)
+        assert res.returncode == 1 and "panic" not in res.stderr
+        assert 'pods "nosuchpod" not found' in res.stderr
+    finally:
+        cluster.kubectl("delete", "pod", "debugged", "--wait=false")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from . import zero_values
+from . import pod_resources, zero_values
 
 Obj = dict[str, Any]
 
@@ -118,6 +118,8 @@ def set_defaults_pod(pod: Obj) -> None:
     spec = _sub(pod, "spec")
     for c in _items(spec, "containers") + _items(spec, "initContainers"):
         _default_requests_to_limits(c)
+    if spec.get("resources"):
+        pod_resources.set_defaults_pod_resources(pod)
     if spec.get("enableServiceLinks") is None:
         spec["enableServiceLinks"] = True
     if spec.get("hostNetwork"):

@@ -270,7 +270,7 @@ def test_binding(body: dict, expected: list[str]) -> None:
     pytest.param(with_(cm(), lambda c: c.update(data={"..x": "x"})),
                  ["data[..x]: Invalid value: \"..x\": must not start with '..'"], id="configmap-dotdot"),
     pytest.param(with_(cm(), lambda c: c.update(data={"a": "x"}, binaryData={"a": "eA=="})),
-                 ['binaryData[a]: Invalid value: "a": duplicate of key present in data'], id="configmap-duplicate-key"),
+                 ['data[a]: Invalid value: "a": duplicate of key present in binaryData'], id="configmap-duplicate-key"),
     pytest.param(with_(cm(), lambda c: c.update(data={"a": "x" * (1 << 20), "b": "y"})),
                  [": Too long: must have at most 1048576 bytes"], id="configmap-too-big"),
     pytest.param({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "d"}, "type": "Opaque",

@@ -164,3 +164,24 @@ def test_containers_survive_a_restart_of_up(sig: int) -> None:
         c.stop(signal.SIGKILL)
         kill_recorded(c.data_dir / "kubelet")
         c.cleanup()
+
+
+def test_secret_string_data_reaches_the_container_environment(pcluster: Cluster) -> None:
+    """A Secret applied with stringData (kubectl apply) and one wrapped PEM-style: envFrom and
+    secretKeyRef see the values, as upstream's conversion merges stringData into data."""
+    pcluster.apply_yaml({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds"},
+                         "data": {"USER": "b2xk"}, "stringData": {"USER": "admin", "PASSWORD": "s3cr3t"}})
+    pcluster.apply_yaml({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "wrapped"},
+                         "data": {"token": "aGVs\nbG8="}})
+    show = "import os; print(os.environ['USER'], os.environ['PASSWORD'], os.environ['TOKEN'])"
+    pcluster.apply_yaml({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "env"}, "spec": {
+        "restartPolicy": "Never", "containers": [{
+            "name": "c", "image": "python:3", "command": [PY, "-c", show],
+            "envFrom": [{"secretRef": {"name": "creds"}}],
+            "env": [{"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "wrapped", "key": "token"}}}]}]}})
+    eventually(lambda: pcluster.get_json("pod", "env").get("status", {}).get("phase") == "Succeeded",
+               "the env pod to succeed")
+    assert pcluster.kubectl("logs", "env").stdout == "admin s3cr3t hello\n"
+    stored = pcluster.get_json("secret", "creds")
+    assert "stringData" not in stored and stored["data"]["USER"] == "YWRtaW4="
+    pcluster.kubectl("delete", "pod", "env", "--wait=false")

@@ -1,4 +1,6 @@
-"""Conversion between the two Event APIs: core/v1 Event and events.k8s.io/v1 Event.
+"""Conversions on the way in and out of the API server: the two Event APIs, and a Secret's stringData.
+
+## core/v1 Event and events.k8s.io/v1 Event
 
 Both APIs serve the same objects from one storage prefix (/registry/events/), as upstream;
 the stored form is core/v1. A request on /apis/events.k8s.io/v1 converts on the way in
@@ -21,9 +23,14 @@ Outputs have the shape upstream's JSON encoder gives: struct-typed fields are al
 struct, and a zero metav1.Time marshals as null), zero ints and empty strings tagged
 omitempty are left out, and core/v1's `reportingComponent`/`reportingInstance` (tagged
 without omitempty) are always present, "" when unset. Inputs may be sparse.
+
+## Secret
+A v1 Secret's `stringData` is write-only: conversion to the internal (stored) form merges it
+into `data`, overwriting keys present in both, and drops it (secret_v1_to_core).
 """
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 CORE_API_VERSION = "v1"
@@ -104,3 +111,19 @@ def event_events_v1_to_core(obj: dict[str, Any]) -> dict[str, Any]:
     out["reportingComponent"] = obj.get("reportingController") or ""
     out["reportingInstance"] = obj.get("reportingInstance") or ""
     return out
+
+
+def secret_v1_to_core(obj: dict[str, Any]) -> dict[str, Any]:
+    """The Secret with its stringData merged into data (each value as its UTF-8 bytes, in
+    base64 as data holds it) and removed: stringData is never stored nor returned.
+
+    Upstream: Convert_v1_Secret_To_core_Secret (pkg/apis/core/v1/conversion.go):
+    "StringData overwrites Data".
+    """
+    string_data = obj.pop("stringData", None)
+    if string_data:
+        data = obj.get("data") or {}
+        for k, v in string_data.items():
+            data[k] = base64.b64encode(str(v).encode()).decode()
+        obj["data"] = data
+    return obj

@@ -27,7 +27,6 @@ handlers, which wrap the same problems differently (422 on the `patch` field).
 """
 from __future__ import annotations
 
-import binascii
 import functools
 import json
 import math
@@ -39,6 +38,7 @@ import yaml
 
 from kubeplane.api import errors, yaml_aliases
 from kubeplane.api.schema import definitions, ref_name
+from kubeplane.utils import gobase64
 
 STRICT, WARN, IGNORE = "Strict", "Warn", "Ignore"
 MAX_STRICT_ERRORS = 100          # saveStrictError stops accumulating here
@@ -790,6 +790,9 @@ def _typed_struct(obj: dict[str, Any], t: _Type, d: _Decoding) -> None:
                 continue
         elif kind <= _RAW:
             continue
+        elif kind == _BYTES and d.prune and type(x) is str:
+            _bytes_entry(obj, key, x, d)
+            continue
         stack.append(key)
         _typed_value(x, ft, t.name, d)
         stack.pop()
@@ -860,8 +863,20 @@ def _typed_map(entries: dict[str, Any], elem: _Type, struct: str, d: _Decoding) 
             stack.append((key,))
             _typed_value(x, elem, struct, d)
             stack.pop()
+        elif kind == _BYTES and d.prune and type(x) is str:
+            _bytes_entry(entries, key, x, d)
         else:
             _check_scalar(x, elem, struct, stack, d.saved)
+
+
+def _bytes_entry(holder: dict[str, Any], key: str, x: str, d: _Decoding) -> None:
+    """A []byte value (a Secret's data, a ConfigMap's binaryData): decoded as Go decodes it and
+    kept as Go's encoder writes it back — `aGVs\nbG8=` is stored and returned as `aGVsbG8=`.
+    Upstream: literalStore's []byte case (encoding/json/decode.go) with base64.StdEncoding."""
+    try:
+        holder[key] = gobase64.canonical(x)     # not a new key: the caller iterates on
+    except gobase64.CorruptInputError as e:
+        d.saved.append(str(e))
 
 
 def _dropping(drop: list[str] | None, key: str) -> list[str]:
@@ -919,8 +934,11 @@ def _check_scalar(v: Any, t: _Type, struct: str, stack: list[str], saved: list[s
     elif kind == _BYTES:
         if tv is not str:
             _mismatch(json_kind(v), t, struct, stack, saved)
-        elif (pos := _base64_error(v)) is not None:
-            saved.append(f"illegal base64 data at input byte {pos}")
+        else:
+            try:
+                gobase64.decode_string(v)
+            except gobase64.CorruptInputError as e:
+                saved.append(str(e))
 
 
 def _check_int(v: Any, t: _Type, struct: str, stack: list[str], saved: list[str]) -> None:
@@ -984,18 +1002,6 @@ def _quantity_error(v: Any) -> str:
     if suffix not in _QUANTITY_SUFFIXES and not _QUANTITY_EXPONENT.fullmatch(suffix):
         return "unable to parse quantity's suffix"
     return ""
-
-
-def _base64_error(s: str) -> int | None:
-    """Offset Go's base64.StdEncoding reports for s, or None when s decodes."""
-    try:
-        binascii.a2b_base64(s.encode(), strict_mode=True)
-        return None
-    except (binascii.Error, UnicodeEncodeError):
-        for i, ch in enumerate(s):
-            if not (ch.isascii() and (ch.isalnum() or ch in "+/=")):
-                return i
-        return len(s) - len(s) % 4 if len(s) % 4 else max(len(s.rstrip("=")) - 1, 0)
 
 
 # --- Go's JSON syntax errors -------------------------------------------------------------------

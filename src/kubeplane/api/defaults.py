@@ -16,6 +16,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+from . import pod_resources, zero_values
+
 Obj = dict[str, Any]
 
 
@@ -116,6 +118,8 @@ def set_defaults_pod(pod: Obj) -> None:
     spec = _sub(pod, "spec")
     for c in _items(spec, "containers") + _items(spec, "initContainers"):
         _default_requests_to_limits(c)
+    if spec.get("resources"):
+        pod_resources.set_defaults_pod_resources(pod)
     if spec.get("enableServiceLinks") is None:
         spec["enableServiceLinks"] = True
     if spec.get("hostNetwork"):
@@ -327,10 +331,12 @@ def _externally_accessible(spec: Obj) -> bool:
 
 
 def set_defaults_node(node: Obj) -> None:
-    """Upstream: SetDefaults_NodeStatus (allocatable defaults to capacity)."""
+    """Upstream: SetDefaults_NodeStatus (allocatable defaults to capacity); then the fields Go
+    always writes (zero_values.fill_node)."""
     status = node.get("status")
     if isinstance(status, dict) and status.get("allocatable") is None and isinstance(status.get("capacity"), dict):
         status["allocatable"] = dict(status["capacity"])
+    zero_values.fill_node(node)
 
 
 _DEFAULTERS: dict[tuple[str, str], Callable[[Obj], None]] = {

@@ -70,6 +70,7 @@ RESOURCES: tuple[ResourceInfo, ...] = (
                  ("create", "delete", "get", "list", "patch", "update", "watch")),
     ResourceInfo("", "v1", "Pod", "pods", "pod", True, "io.k8s.api.core.v1.Pod", ("po",), ("all",),
                  (STATUS("Pod"), Subresource("binding", "Binding", ("create",)),
+                  Subresource("ephemeralcontainers", "Pod", ("get", "patch", "update")),
                   Subresource("log", "Pod", ("get",)))),
     ResourceInfo("", "v1", "Node", "nodes", "node", False, "io.k8s.api.core.v1.Node", ("no",), (),
                  (STATUS("Node"),)),

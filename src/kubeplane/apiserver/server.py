@@ -21,7 +21,7 @@ from ..api.resources import ResourceInfo, lookup
 from ..storage.interface import Storage
 from ..utils.clock import REAL_CLOCK, Clock, rfc3339
 from . import admission, discovery, healthz, metrics
-from .handlers import podlog, rest, subresources, watch
+from .handlers import ephemeralcontainers, podlog, rest, subresources, watch
 from .handlers.podlog import NodeConnection
 from .options import ServerRunOptions
 from .request import Request, RequestInfo, Response, parse_request_info
@@ -208,6 +208,8 @@ class APIServer:
             return await subresources.create_binding(self, req, ri, ns, name)
         if sub.name == "log":
             return await podlog.pod_log(self, req, ri, ns, name)
+        if sub.name == "ephemeralcontainers":
+            return await ephemeralcontainers.serve(self, req, ri, ns, name, verb)
         raise errors.MethodNotSupported(ri.group, f"{ri.plural}/{sub.name}", verb)
 
 

@@ -94,6 +94,7 @@ def _status_fields(name: str, ip: str, options: NodeOptions, runtime_version: st
             machine_id=mid, system_uuid=str(uuid.UUID(mid)), boot_id=str(uuid.UUID(_machine_id(name + "/boot"))),
             kernel_version=options.kernel_version, os_image=options.os_image,
             container_runtime_version=runtime_version, kubelet_version=KUBELET_VERSION,
+            kube_proxy_version="",        # deprecated: kubelets no longer report it, Go still writes ""
             operating_system=options.operating_system, architecture=options.architecture),
         phase=None)
 

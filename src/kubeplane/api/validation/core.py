@@ -604,12 +604,12 @@ def validate_config_map(cm: Obj) -> list[FieldError]:
     total = 0
     for key, value in data.items():
         errs += [errors.invalid(f"data[{key}]", key, msg) for msg in is_config_map_key(key)]
+        if key in binary:
+            errs.append(errors.invalid(f"data[{key}]", key, "duplicate of key present in binaryData"))
         total += len(str(value).encode())
     for key, value in binary.items():
         errs += [errors.invalid(f"binaryData[{key}]", key, msg) for msg in is_config_map_key(key)]
-        if key in data:
-            errs.append(errors.invalid(f"binaryData[{key}]", key, "duplicate of key present in data"))
-        total += len(str(value)) * 3 // 4          # base64 text -> bytes
+        total += _decoded_len(str(value))
     if total > MAX_SECRET_SIZE:
         errs.append(errors.too_long("", MAX_SECRET_SIZE))
     return errs
@@ -633,26 +633,31 @@ def _immutable_data(new: Obj, old: Obj, keys: tuple[str, ...]) -> list[FieldErro
     return errs
 
 
+def _decoded_len(b64: str) -> int:
+    """Bytes in canonical base64 text: 3 per 4 characters, less the padding."""
+    return len(b64) * 3 // 4 - b64[-2:].count("=")
+
+
 _SECRET_REQUIRED_KEYS = {"kubernetes.io/tls": ("tls.crt", "tls.key"), "kubernetes.io/ssh-auth": ("ssh-privatekey",),
                          "kubernetes.io/dockercfg": (".dockercfg",), "kubernetes.io/dockerconfigjson": (".dockerconfigjson",)}
 
 
 def validate_secret(s: Obj) -> list[FieldError]:
-    """Upstream: ValidateSecret (config keys, ≤ 1 MiB of data, the typed secrets' required keys)."""
+    """Upstream: ValidateSecret (config keys, ≤ 1 MiB of data, the typed secrets' required keys).
+
+    stringData is merged into data before this runs (conversion.secret_v1_to_core), and data
+    holds canonical base64 (decode.py), whose decoded size _decoded_len gives.
+    """
     errs = m.validate_object_meta(s.get("metadata") or {}, True, name_is_dns_subdomain)
-    data = dict(s.get("data") or {})
+    data = s.get("data") or {}
     total = 0
     for key, value in data.items():
         errs += [errors.invalid(f"data[{key}]", key, msg) for msg in is_config_map_key(key)]
-        total += len(str(value)) * 3 // 4          # base64 text -> bytes
-    for key, value in (s.get("stringData") or {}).items():   # merged into data by conversion
-        errs += [errors.invalid(f"data[{key}]", key, msg) for msg in is_config_map_key(key)]
-        total += len(str(value).encode())
+        total += _decoded_len(str(value))
     if total > MAX_SECRET_SIZE:
         errs.append(errors.too_long("data", MAX_SECRET_SIZE))
-    keys = set(data) | set(s.get("stringData") or {})
     for key in _SECRET_REQUIRED_KEYS.get(s.get("type", ""), ()):
-        if key not in keys:
+        if key not in data:
             errs.append(errors.required(f"data[{key}]"))
     if s.get("type") == "kubernetes.io/service-account-token":
         if not ((s.get("metadata") or {}).get("annotations") or {}).get("kubernetes.io/service-account.name"):

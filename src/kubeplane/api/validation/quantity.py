@@ -47,6 +47,6 @@ def _parse(value: object) -> Fraction | None:
     if m is None:
         return None
     number, suffix = m.group(1), m.group(2) or ""
-    if suffix[:1] in ("e", "E"):
+    if suffix not in _SUFFIX:          # an exponent, e3 or E-2 ("E" alone is exa)
         return Fraction(number) * Fraction(10) ** int(suffix[1:])
     return Fraction(number) * _SUFFIX[suffix]

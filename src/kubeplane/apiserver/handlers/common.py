@@ -101,6 +101,9 @@ def input_obj(ri: ResourceInfo, obj: Obj) -> Obj:
     if ri.group == "events.k8s.io":
         from ...api import conversion
         return conversion.event_events_v1_to_core(obj)
+    if ri.kind == "Secret" and not ri.group:
+        from ...api import conversion
+        return conversion.secret_v1_to_core(obj)
     return obj
 
 

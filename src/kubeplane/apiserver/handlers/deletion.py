@@ -8,13 +8,14 @@ its kubelet's final delete (grace 0); everything else is removed at once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...api import errors
 from ...api.resources import ResourceInfo
 from ...storage.interface import KeyValue
 from ...utils.clock import parse_rfc3339, rfc3339
-from .. import codec, objects
+from .. import objects
+from ..delete_options import delete_options
 from ..objects import Obj, storage_errors
 from ..registry import strategy_for
 from ..request import Request
@@ -22,10 +23,8 @@ from ..request import Request
 if TYPE_CHECKING:
     from ..server import APIServer
 
-DELETE_OPTIONS = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
 ORPHAN = "orphan"
 FOREGROUND = "foregroundDeletion"
-POLICIES = ("Orphan", "Background", "Foreground")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,38 +38,11 @@ class DeleteOptions:
 
     @classmethod
     def from_request(cls, req: Request) -> DeleteOptions:
-        """Merge the DeleteOptions body (kubectl sends one) with the query parameters."""
-        body: dict[str, Any] = {}
-        if req.body.strip():
-            # Decoded into the typed DeleteOptions as upstream (unknown fields ignored; a
-            # wrong type is a 400 here, a 500 upstream, whose delete handler passes the
-            # decoder's error on as it is).
-            body, _ = codec.decode_typed(req.headers, req.body, DELETE_OPTIONS, "DeleteOptions", "v1", "Ignore")
-        q = req.query
-        grace = body.get("gracePeriodSeconds", q.get("gracePeriodSeconds"))
-        policy = body.get("propagationPolicy", q.get("propagationPolicy"))
-        orphan = body.get("orphanDependents", q.get("orphanDependents"))
-        pre = body.get("preconditions") or {}
-        dry = body.get("dryRun") or ([q["dryRun"]] if q.get("dryRun") else [])
-        if policy is not None and policy not in POLICIES:
-            raise _invalid_options("propagationPolicy", policy,
-                                   'supported values: "Foreground", "Background", "Orphan", nil')
-        if policy is not None and orphan is not None:
-            raise _invalid_options("orphanDependents", orphan,
-                                   "orphanDependents and deletionPropagation cannot be both set")
-        try:
-            grace = int(grace) if grace is not None else None
-        except (TypeError, ValueError):
-            raise errors.BadRequest(f"invalid gracePeriodSeconds: {grace!r}") from None
-        if isinstance(orphan, str):
-            orphan = orphan.lower() == "true"
-        if dry and dry != ["All"]:
-            raise errors.BadRequest(f"Invalid dry run value: {dry}")
-        return cls(grace, policy, orphan, pre.get("uid"), pre.get("resourceVersion"), bool(dry))
-
-
-def _invalid_options(field: str, value: Any, detail: str) -> errors.StatusError:
-    return errors.Invalid("meta.k8s.io", "DeleteOptions", "", [errors.invalid(field, value, detail)])
+        """The DeleteOptions of the body, or else of the query (delete_options.py)."""
+        o = delete_options(req)
+        pre = o.get("preconditions") or {}
+        return cls(o.get("gracePeriodSeconds"), o.get("propagationPolicy"), o.get("orphanDependents"),
+                   pre.get("uid"), pre.get("resourceVersion"), bool(o.get("dryRun")))
 
 
 def returns_deleted_object(ri: ResourceInfo) -> bool:

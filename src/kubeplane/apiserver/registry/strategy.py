@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...api.qos import compute_pod_qos
 from ...api.resources import ResourceInfo
 
 Obj = dict[str, Any]
@@ -108,21 +109,8 @@ class PodStrategy(Strategy):
 
 
 def pod_qos_class(spec: Obj) -> str:
-    """Upstream: qos.GetPodQOS — BestEffort, Guaranteed or Burstable."""
-    containers = list(spec.get("containers") or []) + list(spec.get("initContainers") or [])
-    any_set = False
-    guaranteed = True
-    for c in containers:
-        res = c.get("resources") or {}
-        req, lim = res.get("requests") or {}, res.get("limits") or {}
-        if req or lim:
-            any_set = True
-        for r in ("cpu", "memory"):
-            if r not in lim or str(req.get(r, lim[r])) != str(lim[r]):
-                guaranteed = False
-    if not any_set:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
+    """Upstream: qos.ComputePodQOS — BestEffort, Guaranteed or Burstable (api/qos.py)."""
+    return compute_pod_qos(spec)
 
 
 class StatusStrategy(Strategy):

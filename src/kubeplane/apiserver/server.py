@@ -24,6 +24,7 @@ from . import admission, discovery, healthz, metrics
 from .handlers import podlog, rest, subresources, watch
 from .handlers.podlog import NodeConnection
 from .options import ServerRunOptions
+from .registry.core.service.alloc import Allocators
 from .request import Request, RequestInfo, Response, parse_request_info
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,9 @@ class APIServer:
         self.nodes: dict[str, NodeConnection] = {}   # node name -> its kubelet (for pods/log)
         self.health = healthz.HealthChecks(lambda: self.ready)   # /healthz, /livez, /readyz
         self.admission = admission.Chain(self)       # every write passes its plugins
+        # ClusterIPs and NodePorts, repaired from the stored Services by bootstrap()
+        self.service_alloc: Allocators | None = Allocators.from_flags(self.options.service_cluster_ip_range,
+                                                                      self.options.service_node_port_range)
 
     def now(self) -> str:
         return rfc3339(self.clock.now())

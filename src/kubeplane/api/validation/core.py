@@ -712,12 +712,37 @@ def _validate_service_port(p: Obj, require_name: bool, names: set[str], path: st
 
 
 def validate_service_update(new: Obj, old: Obj) -> list[FieldError]:
-    """Upstream: ValidateServiceUpdate (clusterIP may not change once set) + ValidateService."""
+    """Upstream: ValidateServiceUpdate (clusterIPs may not change once set) + ValidateService."""
     errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
-    old_ip = (old.get("spec") or {}).get("clusterIP")
-    if old_ip and (old.get("spec") or {}).get("type") != "ExternalName":
-        errs += m.immutable((new.get("spec") or {}).get("clusterIP"), old_ip, "spec.clusterIP")
+    errs += validate_upgrade_downgrade_cluster_ips(old.get("spec") or {}, new.get("spec") or {})
     return errs + validate_service(new)
+
+
+def validate_upgrade_downgrade_cluster_ips(old: Obj, new: Obj) -> list[FieldError]:
+    """Upstream: validateUpgradeDowngradeClusterIPs — a secondary ClusterIP may be added or
+    released (the latter with ipFamilyPolicy SingleStack), the primary never changes; a change
+    to or from ExternalName or between headless forms is free."""
+    if "ExternalName" in (new.get("type"), old.get("type")):
+        return []
+    new_ips = new.get("clusterIPs") if isinstance(new.get("clusterIPs"), list) else []
+    old_ips = old.get("clusterIPs") if isinstance(old.get("clusterIPs"), list) else []
+    if new_ips[:1] == old_ips[:1] == ["None"] and new.get("type") == old.get("type") == "ClusterIP":
+        return []
+    value, errs = errors.JSONValue(new_ips), []
+    if len(old_ips) == len(new_ips):
+        errs += [errors.invalid(f"spec.clusterIPs[{i}]", value, "may not change once set")
+                 for i, ip in enumerate(old_ips) if ip != new_ips[i]]
+    elif len(old_ips) > len(new_ips):
+        if not new_ips:
+            errs.append(errors.invalid("spec.clusterIPs[0]", value, "primary clusterIP can not be unset"))
+        elif new_ips[0] != old_ips[0]:
+            errs.append(errors.invalid("spec.clusterIPs[0]", value, "may not change once set"))
+        if len(new_ips) == 1 and new.get("ipFamilyPolicy") != "SingleStack":
+            errs.append(errors.invalid("spec.clusterIPs[0]", value, "`ipFamilyPolicy` must be set to 'SingleStack' "
+                                       "when releasing the secondary clusterIP"))
+    elif old_ips and new_ips[0] != old_ips[0]:
+        errs.append(errors.invalid("spec.clusterIPs[0]", value, "may not change once set"))
+    return errs
 
 
 # --- core/v1 Event -------------------------------------------------------------------------------

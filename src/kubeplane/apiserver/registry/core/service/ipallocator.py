@@ -94,6 +94,7 @@ class Range:
         self.offset = calculate_range_offset(cidr) if self.max > 0 else 0
         self.rand = rand or random.Random()
         self._allocated: set[int] = set()
+        self.changes = 0            # bumped by every change: a repair retries if it moved meanwhile
 
     @classmethod
     def from_string(cls, cidr: str, **kw: random.Random) -> Range:
@@ -139,6 +140,7 @@ class Range:
         if offset in self._allocated:
             raise ErrAllocated()
         self._allocated.add(offset)
+        self.changes += 1
 
     def allocate_next(self) -> IPAddress:
         """Reserve a free IP, preferring the upper block; ErrFull if there is none.
@@ -154,13 +156,20 @@ class Range:
         if at is None:
             raise ErrFull()
         self._allocated.add(at)
+        self.changes += 1
         return ipaddress.ip_address(self.base + at)
+
+    def replace_with(self, other: Range) -> None:
+        """Take other's allocations (a repair's rebuilt state)."""
+        self._allocated = set(other._allocated)
+        self.changes += 1
 
     def release(self, ip: IPAddress | str) -> None:
         """Give ip back; releasing an unallocated or out-of-range IP is a no-op."""
         offset = self._contains(ip)
         if offset is not None:
             self._allocated.discard(offset)
+            self.changes += 1
 
     def dry_run(self) -> DryRunRange:
         return DryRunRange(self)

@@ -84,6 +84,7 @@ class PortAllocator:
         self.offset = calculate_range_offset(port_range)
         self.rand = rand or random.Random()
         self._allocated: set[int] = set()
+        self.changes = 0            # bumped by every change: a repair retries if it moved meanwhile
 
     def __repr__(self) -> str:
         return f"PortAllocator({self.port_range}, used={self.used()})"
@@ -109,6 +110,7 @@ class PortAllocator:
         if offset in self._allocated:
             raise ErrAllocated()
         self._allocated.add(offset)
+        self.changes += 1
 
     def allocate_next(self) -> int:
         """Reserve a free port, the upper block first (see calculate_range_offset); ErrFull."""
@@ -121,12 +123,19 @@ class PortAllocator:
         if at is None:
             raise ErrFull()
         self._allocated.add(at)
+        self.changes += 1
         return self.port_range.base + at
+
+    def replace_with(self, other: PortAllocator) -> None:
+        """Take other's allocations (a repair's rebuilt state)."""
+        self._allocated = set(other._allocated)
+        self.changes += 1
 
     def release(self, port: int) -> None:
         """Give port back; a port not allocated or out of the range is a no-op."""
         if self.port_range.contains(port):
             self._allocated.discard(port - self.port_range.base)
+            self.changes += 1
 
 
 class PortAllocationOperation:

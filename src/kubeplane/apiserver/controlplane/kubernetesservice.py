@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import itertools
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,7 @@ ENDPOINT_INTERVAL = 10.0        # --endpoint-reconciler-interval
 ENDPOINTS_KEY = "/registry/endpoints/default/kubernetes"
 ENDPOINT_SLICE_KEY = "/registry/endpointslices/default/kubernetes"
 SKIP_MIRROR = "endpointslice.kubernetes.io/skip-mirror"
+_event_seq = itertools.count()
 SERVICES = ResourceInfo("", "v1", "Service", "services", "service", True, "io.k8s.api.core.v1.Service")
 
 
@@ -171,7 +173,8 @@ async def record_event(api: APIServer, p: Problem) -> None:
     meta, now = p.svc["metadata"], api.clock.now()
     ns, name = meta.get("namespace") or "default", meta.get("name", "")
     event = {"apiVersion": "v1", "kind": "Event",
-             "metadata": {"name": f"{name}.{int(now * 1e9):x}", "namespace": ns},
+             # upstream: generateEventName, "<name>.<UnixNano in hex>"; + a count, for a clock that stands still
+             "metadata": {"name": f"{name}.{int(now * 1e9) + next(_event_seq):x}", "namespace": ns},
              "involvedObject": {"kind": "Service", "namespace": ns, "name": name, "uid": meta.get("uid", ""),
                                 "apiVersion": "v1", "resourceVersion": meta.get("resourceVersion", "")},
              "reason": p.reason, "message": p.message, "type": "Warning", "count": 1,

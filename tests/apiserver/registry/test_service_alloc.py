@@ -276,3 +276,23 @@ async def test_dual_stack_cluster(api: API) -> None:
         assert [r.used() for r in server.service_alloc.by_family.values()] == [1, 1]
     finally:
         await server.storage.close()
+
+
+@pytest.mark.parametrize("obj, message", [
+    pytest.param(svc("x", ports=[{"port": 80, "nodePort": 30001}]),
+                 "spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'", id="nodePort on ClusterIP"),
+    pytest.param(svc("x", "NodePort", clusterIP="None"),
+                 "spec.clusterIPs[0]: Invalid value: \"None\": may not be set to 'None' for NodePort services",
+                 id="headless NodePort"),
+    pytest.param(svc("x", "ExternalName", externalName="example.com", clusterIP="10.96.0.5"),
+                 "spec.clusterIPs: Forbidden: may not be set for ExternalName services", id="ExternalName with an IP"),
+    pytest.param(svc("x", "NodePort", ports=[{"port": 80, "name": "a", "nodePort": 30001},
+                                             {"port": 81, "name": "b", "nodePort": 30001}]),
+                 # allocation comes first (BeginCreate), so not validation's "Duplicate value"
+                 "spec.ports[1].nodePort: Invalid value: 30001: provided port is already allocated",
+                 id="one node port twice"),
+])
+async def test_type_fields_refused_and_nothing_kept(api: API, obj: dict[str, Any], message: str) -> None:
+    """ValidateService's type rules run after allocation (upstream's order): the allocation is rolled back."""
+    assert message in await refused(api, "POST", SVCS, obj)
+    assert used(api) == (0, 0)

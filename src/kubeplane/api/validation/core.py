@@ -692,7 +692,35 @@ def validate_service(svc: Obj) -> list[FieldError]:
         keys.add(key)
     errs += m.validate_labels(spec.get("selector"), "spec.selector")
     errs += _required_enum(spec.get("type"), "spec.type", SERVICE_TYPES)
+    errs += validate_service_type_fields(spec)
     return errs + _required_enum(spec.get("sessionAffinity"), "spec.sessionAffinity", ["ClientIP", "None"])
+
+
+def validate_service_type_fields(spec: Obj) -> list[FieldError]:
+    """Upstream: ValidateService's rules tying clusterIPs, ipFamilies and nodePorts to spec.type
+    (what the allocator relies on: nothing allocated is stored where it would not be)."""
+    errs: list[FieldError] = []
+    t, ips = spec.get("type"), spec.get("clusterIPs") if isinstance(spec.get("clusterIPs"), list) else []
+    if t in ("NodePort", "LoadBalancer") and ips[:1] == ["None"]:
+        errs.append(errors.invalid("spec.clusterIPs[0]", "None", f"may not be set to 'None' for {t} services"))
+    if t == "ExternalName":
+        for field in ("clusterIPs", "ipFamilies"):
+            if spec.get(field):
+                errs.append(errors.forbidden(f"spec.{field}", "may not be set for ExternalName services"))
+        if spec.get("ipFamilyPolicy") is not None:
+            errs.append(errors.forbidden("spec.ipFamilyPolicy", "may not be set for ExternalName services"))
+    seen: set[tuple[Any, Any]] = set()
+    for i, p in enumerate(spec.get("ports") or []):
+        node_port = p.get("nodePort") if isinstance(p, dict) else None
+        if not node_port:
+            continue
+        if t not in ("NodePort", "LoadBalancer"):
+            errs.append(errors.forbidden(f"spec.ports[{i}].nodePort", "may not be used when `type` is 'ClusterIP'"))
+            continue
+        if (p.get("protocol"), node_port) in seen:
+            errs.append(errors.duplicate(f"spec.ports[{i}].nodePort", node_port))
+        seen.add((p.get("protocol"), node_port))
+    return errs
 
 
 def _validate_service_port(p: Obj, require_name: bool, names: set[str], path: str) -> list[FieldError]:

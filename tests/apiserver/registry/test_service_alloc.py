@@ -296,3 +296,25 @@ async def test_type_fields_refused_and_nothing_kept(api: API, obj: dict[str, Any
     """ValidateService's type rules run after allocation (upstream's order): the allocation is rolled back."""
     assert message in await refused(api, "POST", SVCS, obj)
     assert used(api) == (0, 0)
+
+
+async def test_type_change_by_patch_drops_what_the_old_type_needed(api: API) -> None:
+    """dropTypeDependentFields: `kubectl patch -p '{"spec":{"type":"ClusterIP"}}'` of a NodePort
+    Service works, its node ports released; to ExternalName, the ClusterIP goes too."""
+    merge = {"content-type": "application/merge-patch+json"}
+    await create(api, svc("p", "LoadBalancer", externalTrafficPolicy="Local"))
+    assert used(api) == (1, 2)
+    r = await api.call("PATCH", f"{SVCS}/p", body={"spec": {"type": "ClusterIP"}}, headers=merge)
+    assert r.status == 200, r.json
+    spec = r.json["spec"]
+    assert "nodePort" not in spec["ports"][0] and "healthCheckNodePort" not in spec
+    assert "externalTrafficPolicy" not in spec and "allocateLoadBalancerNodePorts" not in spec
+    assert used(api) == (1, 0)
+    r = await api.call("PATCH", f"{SVCS}/p", body={"spec": {"type": "ExternalName", "externalName": "example.com"}},
+                       headers=merge)
+    assert r.status == 200, r.json
+    assert not {"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"} & set(r.json["spec"])
+    assert used(api) == (0, 0)
+    r = await api.call("PATCH", f"{SVCS}/p", body={"spec": {"type": "NodePort", "externalName": None}}, headers=merge)
+    assert r.status == 200, r.json
+    assert r.json["spec"]["clusterIP"] and r.json["spec"]["ports"][0]["nodePort"] and used(api) == (1, 1)

@@ -318,3 +318,21 @@ async def test_type_change_by_patch_drops_what_the_old_type_needed(api: API) -> 
     r = await api.call("PATCH", f"{SVCS}/p", body={"spec": {"type": "NodePort", "externalName": None}}, headers=merge)
     assert r.status == 200, r.json
     assert r.json["spec"]["clusterIP"] and r.json["spec"]["ports"][0]["nodePort"] and used(api) == (1, 1)
+
+
+def test_a_cancelled_write_leaks_rather_than_double_allocates() -> None:
+    """Cancelled while storing (the object may or may not be written): nothing is given back
+    (upstream: "It is better to leak ports than to double-allocate them"); repair frees leaks."""
+    import asyncio
+
+    from kubeplane.apiserver.registry.core.service.alloc import Allocators
+
+    alloc = Allocators.from_flags()
+    obj = svc("c", "NodePort", clusterIP="10.96.0.40", ports=[{"port": 80, "nodePort": 30040}])
+    with pytest.raises(asyncio.CancelledError), alloc.allocate_create(obj, False):
+        raise asyncio.CancelledError
+    assert alloc.primary.has("10.96.0.40") and alloc.node_ports.has(30040)
+    obj = svc("d", "NodePort", clusterIP="10.96.0.41", ports=[{"port": 80, "nodePort": 30041}])
+    with pytest.raises(ValueError), alloc.allocate_create(obj, False):
+        raise ValueError("storage failed")
+    assert not alloc.primary.has("10.96.0.41") and not alloc.node_ports.has(30041)

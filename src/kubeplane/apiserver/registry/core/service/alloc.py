@@ -15,6 +15,7 @@ An IP outside the service CIDR is refused as 1.37 (ServiceCIDR allocators) refus
 """
 from __future__ import annotations
 
+import asyncio
 import copy
 import ipaddress
 import logging
@@ -67,6 +68,10 @@ class Transaction:
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         if exc_type is None:
             self.commit()
+        elif issubclass(exc_type, asyncio.CancelledError):
+            # Cancelled mid-write (a request timeout): the object may be stored or not. Better
+            # to leak than to double-allocate: keep everything; the repair loop frees leaks.
+            self.done = True
         else:
             self.revert()
 

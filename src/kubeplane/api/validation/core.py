@@ -700,7 +700,7 @@ def validate_service_type_fields(spec: Obj) -> list[FieldError]:
     """Upstream: ValidateService's rules tying clusterIPs, ipFamilies and nodePorts to spec.type
     (what the allocator relies on: nothing allocated is stored where it would not be)."""
     errs: list[FieldError] = []
-    t, ips = spec.get("type"), spec.get("clusterIPs") if isinstance(spec.get("clusterIPs"), list) else []
+    t, ips = spec.get("type"), _list(spec.get("clusterIPs"))
     if t in ("NodePort", "LoadBalancer") and ips[:1] == ["None"]:
         errs.append(errors.invalid("spec.clusterIPs[0]", "None", f"may not be set to 'None' for {t} services"))
     if t == "ExternalName":
@@ -746,14 +746,17 @@ def validate_service_update(new: Obj, old: Obj) -> list[FieldError]:
     return errs + validate_service(new)
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def validate_upgrade_downgrade_cluster_ips(old: Obj, new: Obj) -> list[FieldError]:
     """Upstream: validateUpgradeDowngradeClusterIPs — a secondary ClusterIP may be added or
     released (the latter with ipFamilyPolicy SingleStack), the primary never changes; a change
     to or from ExternalName or between headless forms is free."""
     if "ExternalName" in (new.get("type"), old.get("type")):
         return []
-    new_ips = new.get("clusterIPs") if isinstance(new.get("clusterIPs"), list) else []
-    old_ips = old.get("clusterIPs") if isinstance(old.get("clusterIPs"), list) else []
+    new_ips, old_ips = _list(new.get("clusterIPs")), _list(old.get("clusterIPs"))
     if new_ips[:1] == old_ips[:1] == ["None"] and new.get("type") == old.get("type") == "ClusterIP":
         return []
     value, errs = errors.JSONValue(new_ips), []

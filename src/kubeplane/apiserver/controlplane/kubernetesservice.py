@@ -207,7 +207,7 @@ async def start_controllers(api: APIServer) -> list[asyncio.Future[None]]:
         await controller.update_kubernetes_service()
     except errors.StatusError as err:
         log.error("unable to sync kubernetes service: %s", err.message)
-    tasks = [asyncio.ensure_future(controller.run())]
+    tasks: list[asyncio.Future[None]] = [asyncio.ensure_future(controller.run())]
     if api.service_repair is not None:
         tasks.append(asyncio.ensure_future(run_repair_loop(api, api.service_repair)))
     return tasks

@@ -1,6 +1,7 @@
 """Flag checks that run before `up` starts anything."""
 from __future__ import annotations
 
+import argparse
 import pathlib
 
 import pytest
@@ -39,3 +40,32 @@ def test_building_the_command_line_imports_no_server_or_metrics_library() -> Non
             "print(sorted(m for m in ('aiohttp', 'prometheus_client', 'kubeplane.cmd.serving') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("text, want", [
+    ("10.96.0.0/12", "10.96.0.0/12"), ("10.96.0.1/12", "10.96.0.0/12"),
+    ("10.96.0.0/12, fd00::/108", "10.96.0.0/12,fd00::/108"),
+])
+def test_service_cluster_ip_range(text: str, want: str) -> None:
+    assert flags.service_cluster_ip_range(text) == want
+
+
+@pytest.mark.parametrize("text, message", [
+    ("bogus", "invalid CIDR address: bogus"),
+    ("10.0.0.0/8,10.1.0.0/16", "--service-cluster-ip-range[0] and --service-cluster-ip-range[1] must be of "
+                               "different IP family"),
+    ("10.0.0.0/8,fd00::/108,fd01::/108", "--service-cluster-ip-range must not contain more than two entries"),
+    ("fd00::/48", "specified --service-cluster-ip-range is too large; for 128-bit addresses, the mask must be >= 64"),
+])
+def test_service_cluster_ip_range_refused(text: str, message: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError) as e:
+        flags.service_cluster_ip_range(text)
+    assert str(e.value) == message
+
+
+def test_service_node_port_range() -> None:
+    assert flags.port_range("30000-32767") == "30000-32767"
+    assert flags.port_range("30000+99") == "30000-30099"
+    for bad in ("5-1", "x", ""):
+        with pytest.raises(argparse.ArgumentTypeError):
+            flags.port_range(bad)

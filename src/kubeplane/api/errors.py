@@ -45,6 +45,18 @@ def render_value(value: Any) -> str:
     return str(value)
 
 
+class JSONValue:
+    """A bad value rendered as field.Error renders non-scalars since 1.34: as its JSON
+    (`Invalid value: ["10.0.0.1"]`), where render_value still prints Go's %#v form."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __str__(self) -> str:
+        import orjson
+        return orjson.dumps(self.value).decode()
+
+
 def go_quote(s: str) -> str:
     """Quote s like Go's %q (close enough for API messages: escapes quotes and controls)."""
     out = ['"']

@@ -21,6 +21,11 @@ class ServerRunOptions:
     # --min-request-timeout (whole seconds): a watch without timeoutSeconds lasts a random
     # time in [min, 2*min); 0 means such a watch never times out.
     min_request_timeout: int = 1800
+    # --service-cluster-ip-range: the CIDR (or an IPv4 and an IPv6 CIDR, comma-separated) that
+    # Services' ClusterIPs come from; the first IP is the `kubernetes` Service's.
+    service_cluster_ip_range: str = "10.96.0.0/12"
+    # --service-node-port-range: the ports NodePort and LoadBalancer Services are given.
+    service_node_port_range: str = "30000-32767"
 
     def __post_init__(self) -> None:
         """Upstream: ServerRunOptions.Validate — the same messages."""

@@ -24,6 +24,9 @@ from . import admission, discovery, healthz, metrics
 from .handlers import ephemeralcontainers, podlog, rest, subresources, watch
 from .handlers.podlog import NodeConnection
 from .options import ServerRunOptions
+from .controlplane import kubernetesservice
+from .registry.core.service.alloc import Allocators
+from .registry.core.service.repair import Repair
 from .request import Request, RequestInfo, Response, parse_request_info
 
 log = logging.getLogger(__name__)
@@ -51,6 +54,10 @@ class APIServer:
         self.nodes: dict[str, NodeConnection] = {}   # node name -> its kubelet (for pods/log)
         self.health = healthz.HealthChecks(lambda: self.ready)   # /healthz, /livez, /readyz
         self.admission = admission.Chain(self)       # every write passes its plugins
+        # ClusterIPs and NodePorts, repaired from the stored Services by bootstrap()
+        self.service_alloc: Allocators | None = Allocators.from_flags(self.options.service_cluster_ip_range,
+                                                                      self.options.service_node_port_range)
+        self.service_repair: Repair | None = Repair(self.service_alloc)
 
     def now(self) -> str:
         return rfc3339(self.clock.now())
@@ -62,6 +69,8 @@ class APIServer:
             if await self.storage.get(ri.key("", ns)) is None:
                 obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
                 await rest.create_object(self, Request.build("POST", "/api/v1/namespaces"), ri, "", obj, [])
+        if self.service_repair is not None:      # every ClusterIP and NodePort found again
+            await kubernetesservice.repair_services(self, self.service_repair)
         self.ready = True
 
     async def handle(self, req: Request) -> Response:

@@ -54,6 +54,42 @@ def go_duration(text: str) -> float:
     return value
 
 
+def service_cluster_ip_range(text: str) -> str:
+    """--service-cluster-ip-range: one CIDR, or an IPv4 and an IPv6 one comma-separated.
+    Upstream: validateClusterIPFlags (kube-apiserver options/validation.go), with the ServiceCIDR
+    allocator's size limit (an IPv6 range of at least a /64)."""
+    import ipaddress
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) > 2:
+        raise argparse.ArgumentTypeError("--service-cluster-ip-range must not contain more than two entries")
+    nets = []
+    for p in parts:
+        try:
+            nets.append(ipaddress.ip_network(p, strict=False))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid CIDR address: {p}") from None
+    for n in nets:
+        if n.version == 6 and n.prefixlen < 64:
+            raise argparse.ArgumentTypeError("specified --service-cluster-ip-range is too large; "
+                                             "for 128-bit addresses, the mask must be >= 64")
+    if len(nets) == 2 and nets[0].version == nets[1].version:
+        raise argparse.ArgumentTypeError("--service-cluster-ip-range[0] and --service-cluster-ip-range[1] "
+                                         "must be of different IP family")
+    return ",".join(str(n) for n in nets)
+
+
+def port_range(text: str) -> str:
+    """--service-node-port-range ("30000-32767"). Upstream: net.PortRange.Set"""
+    from ..apiserver.registry.core.service.portallocator import parse_port_range
+    try:
+        pr = parse_port_range(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    if pr.size == 0:
+        raise argparse.ArgumentTypeError("--service-node-port-range must not be empty")
+    return str(pr)
+
+
 def _int(text: str) -> int:
     try:
         return int(text)

@@ -29,6 +29,7 @@ from typing import Any, cast
 import uvicorn
 
 from ..apiserver.app import ASGIApp
+from ..apiserver.controlplane.kubernetesservice import start_controllers as start_bootstrap_controllers
 from ..apiserver.metrics import InstrumentedStorage
 from ..apiserver.options import ServerRunOptions
 from ..apiserver.server import APIServer
@@ -201,6 +202,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--min-request-timeout", type=flags.non_negative_int, default=1800, metavar="SECONDS",
                    help="a watch without timeoutSeconds ends after a random time between this and twice "
                         "this (default 1800, as kube-apiserver; 0 = never)")
+    p.add_argument("--service-cluster-ip-range", type=flags.service_cluster_ip_range, default="10.96.0.0/12",
+                   metavar="CIDR", help="the CIDR Services' ClusterIPs come from (an IPv4 and an IPv6 CIDR, "
+                                        "comma-separated, for dual-stack); its first IP is the kubernetes "
+                                        "Service's (default 10.96.0.0/12, as kubeadm)")
+    p.add_argument("--service-node-port-range", type=flags.port_range, default="30000-32767", metavar="RANGE",
+                   help="the ports NodePort and LoadBalancer Services are given (default 30000-32767, "
+                        "as kube-apiserver)")
     add_log_level(p)
     p.set_defaults(func=run)
 
@@ -208,7 +216,9 @@ def add_parser(sub: Any) -> None:
 def server_run_options(args: argparse.Namespace) -> ServerRunOptions:
     return ServerRunOptions(max_requests_inflight=args.max_requests_inflight,
                             max_mutating_requests_inflight=args.max_mutating_requests_inflight,
-                            request_timeout=args.request_timeout, min_request_timeout=args.min_request_timeout)
+                            request_timeout=args.request_timeout, min_request_timeout=args.min_request_timeout,
+                            service_cluster_ip_range=args.service_cluster_ip_range,
+                            service_node_port_range=args.service_node_port_range)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -320,6 +330,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         kubeconfig = data_dir / "kubeconfig"
         write_kubeconfig(kubeconfig, f"https://{api.server_address}", pki.ca_cert, pki.token)
         log.info("Serving securely on %s", flags.host_port(args.address, port))
+        tasks.extend(await start_bootstrap_controllers(api))     # the kubernetes Service, repair loops
         tasks.extend(start_components(supervisor, api, args, server))
         _log_serving(args, data_dir, supervisor)
         print(f"kubeplane is ready: export KUBECONFIG={kubeconfig}", flush=True)

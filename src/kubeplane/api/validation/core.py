@@ -697,7 +697,35 @@ def validate_service(svc: Obj) -> list[FieldError]:
         keys.add(key)
     errs += m.validate_labels(spec.get("selector"), "spec.selector")
     errs += _required_enum(spec.get("type"), "spec.type", SERVICE_TYPES)
+    errs += validate_service_type_fields(spec)
     return errs + _required_enum(spec.get("sessionAffinity"), "spec.sessionAffinity", ["ClientIP", "None"])
+
+
+def validate_service_type_fields(spec: Obj) -> list[FieldError]:
+    """Upstream: ValidateService's rules tying clusterIPs, ipFamilies and nodePorts to spec.type
+    (what the allocator relies on: nothing allocated is stored where it would not be)."""
+    errs: list[FieldError] = []
+    t, ips = spec.get("type"), _list(spec.get("clusterIPs"))
+    if t in ("NodePort", "LoadBalancer") and ips[:1] == ["None"]:
+        errs.append(errors.invalid("spec.clusterIPs[0]", "None", f"may not be set to 'None' for {t} services"))
+    if t == "ExternalName":
+        for field in ("clusterIPs", "ipFamilies"):
+            if spec.get(field):
+                errs.append(errors.forbidden(f"spec.{field}", "may not be set for ExternalName services"))
+        if spec.get("ipFamilyPolicy") is not None:
+            errs.append(errors.forbidden("spec.ipFamilyPolicy", "may not be set for ExternalName services"))
+    seen: set[tuple[Any, Any]] = set()
+    for i, p in enumerate(spec.get("ports") or []):
+        node_port = p.get("nodePort") if isinstance(p, dict) else None
+        if not node_port:
+            continue
+        if t not in ("NodePort", "LoadBalancer"):
+            errs.append(errors.forbidden(f"spec.ports[{i}].nodePort", "may not be used when `type` is 'ClusterIP'"))
+            continue
+        if (p.get("protocol"), node_port) in seen:
+            errs.append(errors.duplicate(f"spec.ports[{i}].nodePort", node_port))
+        seen.add((p.get("protocol"), node_port))
+    return errs
 
 
 def _validate_service_port(p: Obj, require_name: bool, names: set[str], path: str) -> list[FieldError]:
@@ -717,12 +745,40 @@ def _validate_service_port(p: Obj, require_name: bool, names: set[str], path: st
 
 
 def validate_service_update(new: Obj, old: Obj) -> list[FieldError]:
-    """Upstream: ValidateServiceUpdate (clusterIP may not change once set) + ValidateService."""
+    """Upstream: ValidateServiceUpdate (clusterIPs may not change once set) + ValidateService."""
     errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
-    old_ip = (old.get("spec") or {}).get("clusterIP")
-    if old_ip and (old.get("spec") or {}).get("type") != "ExternalName":
-        errs += m.immutable((new.get("spec") or {}).get("clusterIP"), old_ip, "spec.clusterIP")
+    errs += validate_upgrade_downgrade_cluster_ips(old.get("spec") or {}, new.get("spec") or {})
     return errs + validate_service(new)
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def validate_upgrade_downgrade_cluster_ips(old: Obj, new: Obj) -> list[FieldError]:
+    """Upstream: validateUpgradeDowngradeClusterIPs — a secondary ClusterIP may be added or
+    released (the latter with ipFamilyPolicy SingleStack), the primary never changes; a change
+    to or from ExternalName or between headless forms is free."""
+    if "ExternalName" in (new.get("type"), old.get("type")):
+        return []
+    new_ips, old_ips = _list(new.get("clusterIPs")), _list(old.get("clusterIPs"))
+    if new_ips[:1] == old_ips[:1] == ["None"] and new.get("type") == old.get("type") == "ClusterIP":
+        return []
+    value, errs = errors.JSONValue(new_ips), []
+    if len(old_ips) == len(new_ips):
+        errs += [errors.invalid(f"spec.clusterIPs[{i}]", value, "may not change once set")
+                 for i, ip in enumerate(old_ips) if ip != new_ips[i]]
+    elif len(old_ips) > len(new_ips):
+        if not new_ips:
+            errs.append(errors.invalid("spec.clusterIPs[0]", value, "primary clusterIP can not be unset"))
+        elif new_ips[0] != old_ips[0]:
+            errs.append(errors.invalid("spec.clusterIPs[0]", value, "may not change once set"))
+        if len(new_ips) == 1 and new.get("ipFamilyPolicy") != "SingleStack":
+            errs.append(errors.invalid("spec.clusterIPs[0]", value, "`ipFamilyPolicy` must be set to 'SingleStack' "
+                                       "when releasing the secondary clusterIP"))
+    elif old_ips and new_ips[0] != old_ips[0]:
+        errs.append(errors.invalid("spec.clusterIPs[0]", value, "may not change once set"))
+    return errs
 
 
 # --- core/v1 Event -------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from .. import objects
 from ..delete_options import delete_options
 from ..objects import Obj, storage_errors
 from ..registry import strategy_for
+from ..registry.core.service import alloc as service_alloc
 from ..request import Request
 
 if TYPE_CHECKING:
@@ -46,9 +47,9 @@ class DeleteOptions:
 
 
 def returns_deleted_object(ri: ResourceInfo) -> bool:
-    """Pods and namespaces answer a delete with the object itself (ReturnDeletedObject), others
-    with a Status."""
-    return ri.plural in ("pods", "namespaces")
+    """Pods, namespaces and services answer a delete with the object itself
+    (ReturnDeletedObject), others with a Status."""
+    return ri.plural in ("pods", "namespaces", "services") and not ri.group
 
 
 def _gc_finalizers(finalizers: list[str], opts: DeleteOptions) -> list[str]:
@@ -186,6 +187,7 @@ async def _remove(api: APIServer, ri: ResourceInfo, kv: KeyValue, opts: DeleteOp
     name = kv.obj["metadata"].get("name", "")
     with storage_errors(ri, name):
         gone = await api.storage.delete(kv.key, kv.mod_revision)
+    service_alloc.after_delete(api.service_alloc, ri.plural, ri.group, gone.obj)   # upstream: Store.AfterDelete
     return gone.obj, True
 
 

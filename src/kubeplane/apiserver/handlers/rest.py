@@ -15,6 +15,7 @@ from ...api.resources import ResourceInfo
 from .. import admission, codec, objects
 from ..objects import Obj, storage_errors
 from ..registry import strategy_for
+from ..registry.core.service import alloc as service_alloc
 from ..request import Request, Response
 from . import common, deletion
 
@@ -121,6 +122,14 @@ async def create_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str,
     attrs = admission.Attributes(admission.Operation.CREATE, ri.group, ri.version, ri.plural, ri.kind, ns,
                                  requested_name, obj, dry_run=common.dry_run(req), user=req.user)
     await api.admission.admit(attrs)
+    # Upstream: Store.BeginCreate (a Service's ClusterIPs and NodePorts), committed once stored.
+    with service_alloc.begin_create(api.service_alloc, ri.plural, ri.group, obj, common.dry_run(req)):
+        return await _validate_and_store(api, req, ri, ns, obj, warnings, attrs, requested_name, applied, heavy)
+
+
+async def _validate_and_store(api: APIServer, req: Request, ri: ResourceInfo, ns: str, obj: Obj, warnings: list[str],
+                              attrs: admission.Attributes, requested_name: str, applied: bool,
+                              heavy: bool) -> tuple[Obj, bytes | None]:
     if heavy:
         await common.in_worker(_validate_create, api, req, ri, obj, warnings, applied, heavy)
     else:
@@ -180,22 +189,27 @@ async def update_object(api: APIServer, req: Request, ri: ResourceInfo, new: Obj
     if str(expected) != old["metadata"].get("resourceVersion"):
         # Upstream: Store.Update compares before anything else, so a stale no-op is a conflict too.
         raise errors.Conflict(ri.group, ri.plural, objects.object_name(old), errors.OPTIMISTIC_LOCK_MSG)
-    if heavy:
-        await common.in_worker(_prepare_update, api, req, ri, new, old, subresource, warnings, applied, heavy)
-    else:
-        _prepare_update(api, req, ri, new, old, subresource, warnings, applied, heavy)
-    name = objects.object_name(new)
-    if new == old:
-        return old, None
-    if common.dry_run(req):
-        return new, None
-    key = ri.key(new["metadata"].get("namespace", ""), name)
-    with storage_errors(ri, name):
-        if deletion.should_delete_during_update(new, old, ri):
-            await api.storage.delete(key, expected)
+    # Upstream: Store.BeginUpdate (a Service's ClusterIPs and NodePorts), committed once stored.
+    with service_alloc.begin_update(api.service_alloc, ri.plural, ri.group, new, old, subresource,
+                                    common.dry_run(req)) as txn:
+        if heavy:
+            await common.in_worker(_prepare_update, api, req, ri, new, old, subresource, warnings, applied, heavy)
+        else:
+            _prepare_update(api, req, ri, new, old, subresource, warnings, applied, heavy)
+        name = objects.object_name(new)
+        if new == old:
+            return old, None
+        if common.dry_run(req):
             return new, None
-        kv = await api.storage.update(key, new, expected)
-    return kv.obj, kv.value
+        key = ri.key(new["metadata"].get("namespace", ""), name)
+        with storage_errors(ri, name):
+            if deletion.should_delete_during_update(new, old, ri):
+                gone = await api.storage.delete(key, expected)
+                txn.revert()        # upstream: finishUpdate(false), then AfterDelete
+                service_alloc.after_delete(api.service_alloc, ri.plural, ri.group, gone.obj)
+                return new, None
+            kv = await api.storage.update(key, new, expected)
+        return kv.obj, kv.value
 
 
 def _prepare_update(api: APIServer, req: Request, ri: ResourceInfo, new: Obj, old: Obj, subresource: str,

@@ -133,6 +133,11 @@ class NamespaceStrategy(StatusStrategy):
 class ServiceStrategy(StatusStrategy):
     allow_create_on_update = True
 
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(new, old)
+        from .core.service.strategy import drop_type_dependent_fields
+        drop_type_dependent_fields(new, old)
+
 
 class CreateOnUpdateStrategy(Strategy):
     allow_create_on_update = True

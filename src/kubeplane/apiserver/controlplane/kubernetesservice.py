@@ -1,0 +1,213 @@
+"""The bootstrap controller: the `default/kubernetes` Service and its Endpoints, and the
+Service IP and port repair loops.
+
+Upstream: pkg/controlplane/controller/kubernetesservice/controller.go (UpdateKubernetesService:
+the Service is created when missing — ClusterIP the first IP of --service-cluster-ip-range,
+port 443 named "https" to the API server's port — and the endpoint reconciler keeps the
+Endpoints pointing at this API server, every --endpoint-reconciler-interval, 10 s), with the
+repair controllers' RunOnce before the server is ready (ipallocator/portallocator controller).
+
+Endpoints is not a served kind yet: the object is written straight to storage under
+/registry/endpoints/default/kubernetes, where a served Endpoints resource with the generic
+key will find it. (Upstream's key is /registry/services/endpoints/...; here Services are stored
+under /registry/services/<namespace>/, without upstream's specs/ level, so that key would fall
+inside the Services' list.) The EndpointSlice is written the same way once discovery.k8s.io
+EndpointSlices are served (reconcile_endpoint_slice).
+"""
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import itertools
+import logging
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ...api import errors
+from ...api.resources import ResourceInfo, lookup
+from ...utils.clock import rfc3339
+from ..objects import new_uid
+from ..registry.core.service.repair import REPAIR_INTERVAL, Problem, Repair
+from ..request import Request
+
+if TYPE_CHECKING:
+    from ..server import APIServer
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+KUBERNETES_SERVICE_NAME = "kubernetes"
+SERVICE_PORT = 443
+ENDPOINT_INTERVAL = 10.0        # --endpoint-reconciler-interval
+ENDPOINTS_KEY = "/registry/endpoints/default/kubernetes"
+ENDPOINT_SLICE_KEY = "/registry/endpointslices/default/kubernetes"
+SKIP_MIRROR = "endpointslice.kubernetes.io/skip-mirror"
+_event_seq = itertools.count()
+SERVICES = ResourceInfo("", "v1", "Service", "services", "service", True, "io.k8s.api.core.v1.Service")
+
+
+def public_ip(server_address: str) -> str:
+    """The address the Endpoints name: the API server's own host (loopback when it only
+    listens there, which is where every component of `kubeplane up` reaches it)."""
+    host = server_address.rsplit(":", 1)[0].strip("[]")
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return "127.0.0.1"
+
+
+def kubernetes_service(service_ip: str, target_port: int) -> Obj:
+    """Upstream: CreateOrUpdateMasterServiceIfNeeded's Service (createPortAndServiceSpec)."""
+    return {"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": KUBERNETES_SERVICE_NAME, "namespace": "default",
+                         "labels": {"provider": "kubernetes", "component": "apiserver"}},
+            "spec": {"ports": [{"name": "https", "protocol": "TCP", "port": SERVICE_PORT, "targetPort": target_port}],
+                     "clusterIP": service_ip, "ipFamilyPolicy": "SingleStack", "sessionAffinity": "None",
+                     "type": "ClusterIP"}}
+
+
+def kubernetes_endpoints(ip: str, port: int) -> Obj:
+    """Upstream: the lease endpoint reconciler's Endpoints (skip-mirror: it writes the slice itself)."""
+    return {"apiVersion": "v1", "kind": "Endpoints",
+            "metadata": {"name": KUBERNETES_SERVICE_NAME, "namespace": "default", "labels": {SKIP_MIRROR: "true"}},
+            "subsets": [{"addresses": [{"ip": ip}], "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]}
+
+
+def kubernetes_endpoint_slice(ip: str, port: int) -> Obj:
+    """Upstream: EndpointsAdapter's slice for the kubernetes Service."""
+    family = "IPv6" if ":" in ip else "IPv4"
+    return {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": KUBERNETES_SERVICE_NAME, "namespace": "default",
+                         "labels": {"kubernetes.io/service-name": KUBERNETES_SERVICE_NAME}},
+            "addressType": family,
+            "endpoints": [{"addresses": [ip], "conditions": {"ready": True}}],
+            "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}
+
+
+class KubernetesServiceController:
+    """Upstream: kubernetesservice.Controller with one API server's endpoint reconciler."""
+
+    def __init__(self, api: APIServer, *, interval: float = ENDPOINT_INTERVAL) -> None:
+        self.api = api
+        self.interval = interval
+
+    @property
+    def service_ip(self) -> str:
+        """The first IP of the primary service range (10.96.0.1 for 10.96.0.0/12)."""
+        assert self.api.service_alloc is not None
+        return str(self.api.service_alloc.primary.cidr.network_address + 1)
+
+    async def update_kubernetes_service(self) -> None:
+        """Upstream: UpdateKubernetesService — create the Service if missing, then reconcile
+        the Endpoints (and EndpointSlice) to this server's address and port."""
+        host, port = public_ip(self.api.server_address), int(self.api.server_address.rsplit(":", 1)[1])
+        if await self.api.storage.get(SERVICES.key("default", KUBERNETES_SERVICE_NAME)) is None:
+            from ..handlers import rest
+            req = Request.build("POST", "/api/v1/namespaces/default/services")
+            try:
+                await rest.create_object(self.api, req, SERVICES, "default", kubernetes_service(self.service_ip, port), [])
+            except errors.AlreadyExists:
+                pass                # created meanwhile: fine
+        await reconcile_object(self.api, ENDPOINTS_KEY, kubernetes_endpoints(host, port))
+        await reconcile_endpoint_slice(self.api, kubernetes_endpoint_slice(host, port))
+
+    async def run(self) -> None:
+        """Reconcile every interval until cancelled; a failure is logged and retried."""
+        while True:
+            await self.api.clock.sleep(self.interval)
+            try:
+                await self.update_kubernetes_service()
+            except Exception as err:
+                log.error("unable to sync kubernetes service: %s", err)
+
+
+async def reconcile_object(api: APIServer, key: str, want: Obj) -> None:
+    """Write want at key unless the stored object already says the same (labels, subsets,
+    endpoints, ports): an unchanged object is not rewritten, so watchers see nothing."""
+    kv = await api.storage.get(key)
+    if kv is not None and all(kv.obj.get(k) == v for k, v in want.items() if k != "metadata") \
+            and kv.obj["metadata"].get("labels") == want["metadata"]["labels"]:
+        return
+    obj = orjson.loads(orjson.dumps(want))
+    if kv is None:
+        obj["metadata"].update(uid=new_uid(), creationTimestamp=api.now())
+        try:
+            await api.storage.create(key, obj)
+        except Exception as err:         # created meanwhile: the next round compares again
+            log.debug("create %s: %s", key, err)
+        return
+    meta = kv.obj["metadata"]
+    obj["metadata"].update(uid=meta.get("uid"), creationTimestamp=meta.get("creationTimestamp"))
+    await api.storage.update(key, obj, kv.mod_revision)
+
+
+async def reconcile_endpoint_slice(api: APIServer, want: Obj) -> None:
+    """The EndpointSlice hook: written only once discovery.k8s.io EndpointSlices are served."""
+    if lookup("discovery.k8s.io", "v1", "endpointslices") is not None:
+        await reconcile_object(api, ENDPOINT_SLICE_KEY, want)
+
+
+# --- repair ----------------------------------------------------------------------------------
+
+async def repair_services(api: APIServer, repair: Repair, *, attempts: int = 5) -> list[Problem]:
+    """Upstream: Repair.RunOnce (RetryOnConflict) — list every Service and rebuild the
+    allocations from them, again if an allocation changed while the list was read; the
+    problems found become Warning Events on their Services."""
+    for _ in range(attempts):
+        before = repair.changes()
+        kvs, _ = await api.storage.list(SERVICES.prefix)
+        if repair.changes() == before:
+            problems = repair.run_once([kv.obj for kv in kvs])
+            for p in problems:
+                log.warning("%s: %s/%s: %s", p.reason, p.svc["metadata"].get("namespace"),
+                            p.svc["metadata"].get("name"), p.message)
+                await record_event(api, p)
+            return problems
+    log.warning("service allocation repair: allocations kept changing; trying again later")
+    return []
+
+
+async def record_event(api: APIServer, p: Problem) -> None:
+    """A Warning Event on the Service (upstream: the repair controllers' event recorder)."""
+    meta, now = p.svc["metadata"], api.clock.now()
+    ns, name = meta.get("namespace") or "default", meta.get("name", "")
+    event = {"apiVersion": "v1", "kind": "Event",
+             # upstream: generateEventName, "<name>.<UnixNano in hex>"; + a count, for a clock that stands still
+             "metadata": {"name": f"{name}.{int(now * 1e9) + next(_event_seq):x}", "namespace": ns},
+             "involvedObject": {"kind": "Service", "namespace": ns, "name": name, "uid": meta.get("uid", ""),
+                                "apiVersion": "v1", "resourceVersion": meta.get("resourceVersion", "")},
+             "reason": p.reason, "message": p.message, "type": "Warning", "count": 1,
+             "firstTimestamp": rfc3339(now), "lastTimestamp": rfc3339(now),
+             "source": {"component": p.component}, "reportingComponent": p.component, "reportingInstance": ""}
+    ri = lookup("", "v1", "events")
+    if ri is None:
+        return
+    from ..handlers import rest
+    try:
+        await rest.create_object(api, Request.build("POST", f"/api/v1/namespaces/{ns}/events"), ri, ns, event, [])
+    except errors.StatusError as err:      # e.g. the namespace is being deleted
+        log.debug("event for %s/%s not recorded: %s", ns, name, err.message)
+
+
+async def run_repair_loop(api: APIServer, repair: Repair, interval: float = REPAIR_INTERVAL) -> None:
+    while True:
+        await api.clock.sleep(interval)
+        try:
+            await repair_services(api, repair)
+        except Exception as err:
+            log.error("service allocation repair failed: %s", err)
+
+
+async def start_controllers(api: APIServer) -> list[asyncio.Future[None]]:
+    """Create or reconcile the kubernetes Service now (before the ready line), then keep the
+    Endpoints and the allocations reconciled in the background; the caller cancels the tasks."""
+    controller = KubernetesServiceController(api)
+    try:
+        await controller.update_kubernetes_service()
+    except errors.StatusError as err:
+        log.error("unable to sync kubernetes service: %s", err.message)
+    tasks: list[asyncio.Future[None]] = [asyncio.ensure_future(controller.run())]
+    if api.service_repair is not None:
+        tasks.append(asyncio.ensure_future(run_repair_loop(api, api.service_repair)))
+    return tasks

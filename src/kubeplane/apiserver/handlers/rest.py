@@ -119,7 +119,8 @@ async def create_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str,
     else:
         _prepare_create(api, ri, ns, obj)
     attrs = admission.Attributes(admission.Operation.CREATE, ri.group, ri.version, ri.plural, ri.kind, ns,
-                                 requested_name, obj, dry_run=common.dry_run(req), user=req.user)
+                                 requested_name, obj, dry_run=common.dry_run(req), user=req.user,
+                                 warnings=warnings)
     await api.admission.admit(attrs)
     if heavy:
         await common.in_worker(_validate_create, api, req, ri, obj, warnings, applied, heavy)

@@ -131,3 +131,27 @@ async def test_namespace_labels_are_validated(api: Any, labels: dict[str, str], 
     assert r.status == 422
     assert r.json["message"] == message
     assert (await api.get("/api/v1/namespaces/bad")).status == 404
+
+
+async def test_one_namespace_read_per_pod_and_labels_seen_at_once(api: Any, monkeypatch: Any) -> None:
+    """PodSecurity uses the namespace NamespaceLifecycle read (no second storage read), and a
+    label added later counts for the very next pod."""
+    await namespace(api, "fast")
+    reads: list[str] = []
+    get = api.storage.get
+
+    async def counting_get(key: str) -> Any:
+        reads.append(key)
+        return await get(key)
+
+    monkeypatch.setattr(api.storage, "get", counting_get)
+    for name in ("a", "b"):
+        r = await api.call("POST", "/api/v1/namespaces/fast/pods", body=privileged_pod(api, name, "fast"))
+        assert r.status == 201
+    assert [k for k in reads if k.startswith("/registry/namespaces/")] == ["/registry/namespaces/fast"] * 2
+    r = await api.call("PATCH", "/api/v1/namespaces/fast", body={"metadata": {"labels": {
+        "pod-security.kubernetes.io/enforce": "baseline"}}},
+        headers={"content-type": "application/merge-patch+json"})
+    assert r.status == 200, r.json
+    r = await api.call("POST", "/api/v1/namespaces/fast/pods", body=privileged_pod(api, "c", "fast"))
+    assert r.status == 403

@@ -92,8 +92,8 @@ async def test_audit_annotations_and_enforce_policy() -> None:
                                                     P + "enforce-version": "v1.30", P + "warn": "privileged"})))
     assert response.error is not None and response.error.code == 403
     assert response.audit_annotations == {
-        "enforce-policy": "baseline:v1.30",
-        "audit-violations": 'would violate PodSecurity "baseline:latest": privileged (container "c" must not set '
+        P + "enforce-policy": "baseline:v1.30",
+        P + "audit-violations": 'would violate PodSecurity "baseline:latest": privileged (container "c" must not set '
                             "securityContext.privileged=true)"}
     with pytest.raises(errors.StatusError):
         record(a, response)
@@ -102,14 +102,14 @@ async def test_audit_annotations_and_enforce_policy() -> None:
 
 async def test_privileged_namespace_records_its_policy() -> None:
     response = await Admission().validate_pod(pod_attrs(pod(privileged=True)), getter(ns()))
-    assert response.allowed and response.audit_annotations == {"enforce-policy": "privileged:latest"}
+    assert response.allowed and response.audit_annotations == {P + "enforce-policy": "privileged:latest"}
 
 
 async def test_bad_labels_enforce_restricted_and_say_so() -> None:
     response = await Admission().validate_pod(pod_attrs(pod()), getter(ns({P + "enforce": "bogus"})))
     assert response.error is not None
     assert 'violates PodSecurity "restricted:latest"' in response.error.message
-    assert response.audit_annotations["error"] == (
+    assert response.audit_annotations[P + "error"] == (
         'Failed to parse policy: metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: "bogus": '
         "must be one of privileged, baseline, restricted")
 
@@ -137,13 +137,13 @@ async def test_exemptions() -> None:
                                              exempt_namespaces=frozenset({"ns"}),
                                              exempt_runtime_classes=frozenset({"kata"})))
     r = await adm.validate_pod(pod_attrs(pod(privileged=True)), restricted)
-    assert r.allowed and r.audit_annotations == {"exempt": "namespace"}
+    assert r.allowed and r.audit_annotations == {P + "exempt": "namespace"}
     adm = Admission(PodSecurityConfiguration(exempt_usernames=frozenset({"system:admin"}),
                                              exempt_runtime_classes=frozenset({"kata"})))
     r = await adm.validate_pod(pod_attrs(pod(privileged=True), user="system:admin"), restricted)
-    assert r.allowed and r.audit_annotations == {"exempt": "user"}
+    assert r.allowed and r.audit_annotations == {P + "exempt": "user"}
     r = await adm.validate_pod(pod_attrs(pod(privileged=True, runtimeClassName="kata")), restricted)
-    assert r.allowed and r.audit_annotations == {"exempt": "runtimeClass"}
+    assert r.allowed and r.audit_annotations == {P + "exempt": "runtimeClass"}
     assert not (await adm.validate_pod(pod_attrs(pod(privileged=True)), restricted)).allowed
 
 
@@ -163,7 +163,7 @@ async def test_cronjob_template_is_found() -> None:
     a = Attributes(Operation.CREATE, "batch", "v1", "cronjobs", "CronJob", "ns", "cj", cj)
     r = await Admission().validate_pod_controller(a, getter(ns({P + "audit": "baseline", P + "enforce": "baseline"})))
     assert r.allowed and r.warnings == ['would violate PodSecurity "baseline:latest": host namespaces (hostPID=true)']
-    assert r.audit_annotations["audit-violations"] == r.warnings[0]
+    assert r.audit_annotations[P + "audit-violations"] == r.warnings[0]
 
 
 # --- namespaces -----------------------------------------------------------------------------

@@ -54,7 +54,8 @@ POD_SPEC_EXTRACTORS: dict[tuple[str, str], Callable[[Obj], "tuple[Obj, Obj] | No
 
 @dataclass
 class Response:
-    """Upstream: admissionv1.AdmissionResponse (allowed unless error is set)."""
+    """Upstream: admissionv1.AdmissionResponse (allowed unless error is set). The audit
+    annotations' keys carry their prefix (pod-security.kubernetes.io/enforce-policy, …)."""
     error: errors.StatusError | None = None
     warnings: list[str] = field(default_factory=list)
     audit_annotations: dict[str, str] = field(default_factory=dict)
@@ -64,8 +65,13 @@ class Response:
         return self.error is None
 
 
-def _exempt(reason: str) -> Response:
-    return Response(audit_annotations={api.EXEMPTION_REASON_ANNOTATION_KEY: reason})
+# Shared responses (the common answers, allocated once): never mutate them.
+# Upstream: sharedAllowedResponse & co (admission/response.go).
+ALLOWED = Response()
+ALLOWED_PRIVILEGED = Response(audit_annotations={api.ENFORCED_POLICY_ANNOTATION: str(api.PRIVILEGED_LATEST)})
+ALLOWED_BY_NAMESPACE_EXEMPTION = Response(audit_annotations={api.EXEMPTION_REASON_ANNOTATION: "namespace"})
+ALLOWED_BY_USER_EXEMPTION = Response(audit_annotations={api.EXEMPTION_REASON_ANNOTATION: "user"})
+ALLOWED_BY_RUNTIME_CLASS_EXEMPTION = Response(audit_annotations={api.EXEMPTION_REASON_ANNOTATION: "runtimeClass"})
 
 
 class Admission:
@@ -74,6 +80,7 @@ class Admission:
         self.config = config
         self.evaluator = evaluator
         self.default_policy = config.defaults
+        self.default_fully_privileged = config.defaults.fully_privileged()
 
     def policy_to_evaluate(self, labels: dict[str, str] | None) -> tuple[Policy, list[errors.FieldError]]:
         if not api.has_policy_labels(labels):
@@ -81,10 +88,10 @@ class Admission:
         return api.policy_to_evaluate(labels, self.default_policy)
 
     def exempt_namespace(self, ns: str) -> bool:
-        return bool(ns) and ns in self.config.exempt_namespaces
+        return ns in self.config.exempt_namespaces      # never "": not a valid namespace name
 
     def exempt_user(self, user: str) -> bool:
-        return bool(user) and user in self.config.exempt_usernames
+        return user in self.config.exempt_usernames      # never "": validated
 
     def exempt_runtime_class(self, runtime_class: Any) -> bool:
         return bool(runtime_class) and runtime_class in self.config.exempt_runtime_classes
@@ -92,43 +99,51 @@ class Admission:
     # --- pods and pod controllers ---------------------------------------------------------
 
     async def validate_pod(self, a: Attributes, get_namespace: NamespaceGetter) -> Response:
-        """Upstream: ValidatePod."""
+        """Upstream: ValidatePod. The common case (a namespace without pod-security labels,
+        privileged by default) reads nothing and allocates nothing."""
         if a.subresource in IGNORED_POD_SUBRESOURCES:
-            return Response()
+            return ALLOWED
         if self.exempt_namespace(a.namespace):
-            return _exempt("namespace")
+            return ALLOWED_BY_NAMESPACE_EXEMPTION
         if self.exempt_user(a.user):
-            return _exempt("user")
-        ns = await get_namespace(a.namespace)
+            return ALLOWED_BY_USER_EXEMPTION
+        ns = a.namespace_obj          # as NamespaceLifecycle read it for this request
+        if ns is None:
+            ns = await get_namespace(a.namespace)
         if ns is None:
             return Response(errors.InternalError(f'failed to lookup namespace "{a.namespace}"'))
-        policy, errs = self.policy_to_evaluate(dict_(ns.get("metadata")).get("labels"))
+        labels = dict_(ns.get("metadata")).get("labels")
+        if self.default_fully_privileged and not api.has_policy_labels(labels):
+            return ALLOWED_PRIVILEGED
+        policy, errs = self.policy_to_evaluate(labels)
         if not errs and policy.fully_privileged():
-            return Response(audit_annotations={api.ENFORCED_POLICY_ANNOTATION_KEY: str(api.PRIVILEGED_LATEST)})
+            return ALLOWED_PRIVILEGED
         pod = a.obj or {}
         if a.operation is Operation.UPDATE and not is_significant_pod_update(pod, a.old_obj or {}):
-            return Response()
+            return ALLOWED
         return self.evaluate_pod(a, policy, errs, dict_(pod.get("metadata")), dict_(pod.get("spec")), enforce=True)
 
     async def validate_pod_controller(self, a: Attributes, get_namespace: NamespaceGetter) -> Response:
         """Audit and warn only: the pods the controller creates are enforced one by one.
         Upstream: ValidatePodController."""
         if a.subresource:
-            return Response()
+            return ALLOWED
         if self.exempt_namespace(a.namespace):
-            return _exempt("namespace")
+            return ALLOWED_BY_NAMESPACE_EXEMPTION
         if self.exempt_user(a.user):
-            return _exempt("user")
-        ns = await get_namespace(a.namespace)
+            return ALLOWED_BY_USER_EXEMPTION
+        ns = a.namespace_obj
         if ns is None:
-            return Response(audit_annotations={"error": f'failed to lookup namespace "{a.namespace}"'})
+            ns = await get_namespace(a.namespace)
+        if ns is None:
+            return Response(audit_annotations={api.ERROR_ANNOTATION: f'failed to lookup namespace "{a.namespace}"'})
         policy, errs = self.policy_to_evaluate(dict_(ns.get("metadata")).get("labels"))
         if not errs and policy.warn.level == api.PRIVILEGED and policy.audit.level == api.PRIVILEGED:
-            return Response()
+            return ALLOWED
         extract = POD_SPEC_EXTRACTORS.get((a.group, a.resource))
         template = extract(a.obj or {}) if extract else None
         if template is None:
-            return Response()
+            return ALLOWED
         return self.evaluate_pod(a, policy, errs, *template, enforce=False)
 
     def evaluate_pod(self, a: Attributes, policy: Policy, policy_errs: list[errors.FieldError],
@@ -136,11 +151,11 @@ class Admission:
         """Evaluate the modes (enforce only for pods), each level:version once.
         Upstream: EvaluatePod."""
         if self.exempt_runtime_class(spec.get("runtimeClassName")):
-            return _exempt("runtimeClass")
+            return ALLOWED_BY_RUNTIME_CLASS_EXEMPTION
         response = Response()
         annotations = response.audit_annotations
         if policy_errs:
-            annotations["error"] = f"Failed to parse policy: {errors.aggregate(policy_errs)}"
+            annotations[api.ERROR_ANNOTATION] = f"Failed to parse policy: {errors.aggregate(policy_errs)}"
         results: dict[LevelVersion, AggregateCheckResult] = {}
 
         def result(lv: LevelVersion) -> AggregateCheckResult:
@@ -149,13 +164,13 @@ class Admission:
             return results[lv]
 
         if enforce:
-            annotations[api.ENFORCED_POLICY_ANNOTATION_KEY] = str(policy.enforce)
+            annotations[api.ENFORCED_POLICY_ANNOTATION] = str(policy.enforce)
             r = result(policy.enforce)
             if not r.allowed:
                 response.error = forbidden(a, f'violates PodSecurity "{policy.enforce}": {r.forbidden_detail()}')
         r = result(policy.audit)
         if not r.allowed:
-            annotations[api.AUDIT_VIOLATIONS_ANNOTATION_KEY] = \
+            annotations[api.AUDIT_VIOLATIONS_ANNOTATION] = \
                 f'would violate PodSecurity "{policy.audit}": {r.forbidden_detail()}'
         if response.allowed:          # no warnings on a request refused anyway
             r = result(policy.warn)
@@ -169,7 +184,7 @@ class Admission:
         """Valid labels; on an update that tightens enforce, warnings naming the existing pods
         that would be refused now. Upstream: ValidateNamespace."""
         if a.subresource or a.obj is None:
-            return Response()
+            return ALLOWED
         name = a.namespace or a.name             # upstream's attributes carry the name as namespace
         labels = dict_(dict_(a.obj.get("metadata")).get("labels"))
         new_policy, new_errs = self.policy_to_evaluate(labels)
@@ -178,7 +193,7 @@ class Admission:
                 return Response(errors.Invalid(a.group, a.kind, a.name, new_errs))
             return self._exempt_namespace_response(name, new_policy, labels)
         if a.operation is not Operation.UPDATE:
-            return Response()
+            return ALLOWED
         old_labels = dict_(dict_((a.old_obj or {}).get("metadata")).get("labels"))
         old_policy, old_errs = self.policy_to_evaluate(old_labels)
         if new_errs and (not old_errs or new_errs != old_errs):
@@ -186,7 +201,7 @@ class Admission:
         enforce, old_enforce = new_policy.enforce, old_policy.enforce
         if (enforce == old_enforce or enforce.level == api.PRIVILEGED
                 or (enforce.version == old_enforce.version and api.compare_levels(enforce.level, old_enforce.level) < 1)):
-            return Response()
+            return ALLOWED
         if self.exempt_namespace(name):
             return self._exempt_namespace_response(name, new_policy, labels)
         return Response(warnings=await self.evaluate_pods_in_namespace(name, enforce, list_pods))
@@ -194,7 +209,7 @@ class Admission:
     def _exempt_namespace_response(self, name: str, policy: Policy, labels: dict[str, str]) -> Response:
         if self.exempt_namespace(name) and (warning := self.exempt_namespace_warning(name, policy, labels)):
             return Response(warnings=[warning])
-        return Response()
+        return ALLOWED
 
     def exempt_namespace_warning(self, name: str, policy: Policy, labels: dict[str, str]) -> str:
         """A warning when an exempt namespace asks for a policy: it will be ignored.

@@ -28,10 +28,12 @@ AUDIT_VERSION_LABEL = LABEL_PREFIX + "audit-version"
 WARN_LEVEL_LABEL = LABEL_PREFIX + "warn"
 WARN_VERSION_LABEL = LABEL_PREFIX + "warn-version"
 
-# Audit annotation keys (prefixed with AUDIT_ANNOTATION_PREFIX when recorded).
-EXEMPTION_REASON_ANNOTATION_KEY = "exempt"
-AUDIT_VIOLATIONS_ANNOTATION_KEY = "audit-violations"
-ENFORCED_POLICY_ANNOTATION_KEY = "enforce-policy"
+# Audit annotations: upstream's keys (ExemptionReasonAnnotationKey, …) with the prefix the
+# plugin adds when it records them.
+EXEMPTION_REASON_ANNOTATION = AUDIT_ANNOTATION_PREFIX + "exempt"
+AUDIT_VIOLATIONS_ANNOTATION = AUDIT_ANNOTATION_PREFIX + "audit-violations"
+ENFORCED_POLICY_ANNOTATION = AUDIT_ANNOTATION_PREFIX + "enforce-policy"
+ERROR_ANNOTATION = AUDIT_ANNOTATION_PREFIX + "error"
 
 _VERSION_RE = re.compile(r"v1\.([0-9]|[1-9][0-9]*)")
 _LEVEL_ERROR = "must be one of " + ", ".join(VALID_LEVELS)
@@ -127,7 +129,11 @@ def compare_levels(a: str, b: str) -> int:
 def has_policy_labels(labels: Mapping[str, str] | None) -> bool:
     """Whether any pod-security label is set: the namespaces without one (nearly all) take the
     defaults without parsing anything."""
-    return bool(labels) and any(k.startswith(LABEL_PREFIX) for k in labels)  # type: ignore[union-attr]
+    if labels:
+        for k in labels:          # a loop, not any(<generator>): this runs for every pod
+            if k.startswith(LABEL_PREFIX):
+                return True
+    return False
 
 
 def policy_to_evaluate(labels: Mapping[str, str] | None, defaults: Policy) -> tuple[Policy, list[errors.FieldError]]:

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import json
+import pathlib
 from typing import Any
+
+import pytest
 
 from .cluster import Cluster
 
@@ -42,3 +45,41 @@ def test_enforce_restricted_and_warn_baseline(cluster: Cluster) -> None:
     assert res.stdout.strip() == "pod/priv created"
     assert res.stderr.strip() == ('Warning: would violate PodSecurity "baseline:latest": '
                                   'privileged (container "c" must not set securityContext.privileged=true)')
+
+
+ADMISSION_CONFIG = """\
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: PodSecurity
+  configuration:
+    apiVersion: pod-security.admission.config.k8s.io/v1
+    kind: PodSecurityConfiguration
+    defaults:
+      enforce: %s
+    exemptions:
+      namespaces: [psa-exempt]
+"""
+
+
+def test_admission_control_config_file(tmp_path: pathlib.Path) -> None:
+    """Defaults and exemptions from --admission-control-config-file; a bad file stops `up`."""
+    config = tmp_path / "admission.yaml"
+    config.write_text(ADMISSION_CONFIG % "baseline")
+    c = Cluster(extra_args=("--admission-control-config-file", str(config))).start()
+    try:
+        res = c.kubectl("create", "-f", "-", input=pod("bad", "default", privileged=True), check=False)
+        assert 'pods "bad" is forbidden: violates PodSecurity "baseline:latest": privileged' in res.stderr
+        c.kubectl("create", "namespace", "psa-exempt")
+        res = c.kubectl("create", "-f", "-", input=pod("bad", "psa-exempt", privileged=True))
+        assert res.stdout.strip() == "pod/bad created"
+    finally:
+        c.cleanup()
+    config.write_text(ADMISSION_CONFIG % "strict")
+    bad = Cluster(extra_args=("--admission-control-config-file", str(config)))
+    try:
+        with pytest.raises(RuntimeError, match='failed to initialize admission: PodSecurity invalid: '
+                                               'defaults.enforce: Invalid value: "strict"'):
+            bad.start()
+    finally:
+        bad.cleanup()

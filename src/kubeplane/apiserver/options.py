@@ -21,6 +21,9 @@ class ServerRunOptions:
     # --min-request-timeout (whole seconds): a watch without timeoutSeconds lasts a random
     # time in [min, 2*min); 0 means such a watch never times out.
     min_request_timeout: int = 1800
+    # --admission-control-config-file: an AdmissionConfiguration (apiserver.config.k8s.io/v1)
+    # whose plugins[] entries configure admission plugins (PodSecurity reads its own).
+    admission_control_config_file: str | None = None
 
     def __post_init__(self) -> None:
         """Upstream: ServerRunOptions.Validate — the same messages."""

@@ -201,6 +201,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--min-request-timeout", type=flags.non_negative_int, default=1800, metavar="SECONDS",
                    help="a watch without timeoutSeconds ends after a random time between this and twice "
                         "this (default 1800, as kube-apiserver; 0 = never)")
+    p.add_argument("--admission-control-config-file", default=None, metavar="FILE",
+                   help="AdmissionConfiguration (apiserver.config.k8s.io/v1) configuring admission plugins, "
+                        "e.g. PodSecurity's defaults and exemptions")
     add_log_level(p)
     p.set_defaults(func=run)
 
@@ -208,7 +211,8 @@ def add_parser(sub: Any) -> None:
 def server_run_options(args: argparse.Namespace) -> ServerRunOptions:
     return ServerRunOptions(max_requests_inflight=args.max_requests_inflight,
                             max_mutating_requests_inflight=args.max_mutating_requests_inflight,
-                            request_timeout=args.request_timeout, min_request_timeout=args.min_request_timeout)
+                            request_timeout=args.request_timeout, min_request_timeout=args.min_request_timeout,
+                            admission_control_config_file=args.admission_control_config_file)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -284,8 +288,12 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
     except Fatal:
         sock.close()
         raise
-    api = APIServer(InstrumentedStorage(storage), tokens={pki.token: "kubeplane-admin"},
-                    options=server_run_options(args))
+    try:
+        api = APIServer(InstrumentedStorage(storage), tokens={pki.token: "kubeplane-admin"},
+                        options=server_run_options(args))
+    except ValueError as err:          # --admission-control-config-file
+        sock.close()
+        raise Fatal(f"failed to initialize admission: {err}") from None
     await api.bootstrap()
     serving_options = ServingOptions()
     config = uvicorn.Config(ASGIApp(api), loop="none",

@@ -90,13 +90,26 @@ def from_admission_config_file(path: str | pathlib.Path | None) -> PodSecurityCo
     if not path:
         return DEFAULT_CONFIGURATION
     path = pathlib.Path(path)
-    doc = yaml.safe_load(path.read_text()) or {}
+    doc = _read(path)
     for plugin in doc.get("plugins") or []:
-        if plugin.get("name") != PLUGIN_NAME:
+        if not isinstance(plugin, dict) or plugin.get("name") != PLUGIN_NAME:
             continue
-        if plugin.get("configuration") is not None:
+        if isinstance(plugin.get("configuration"), dict):
             return from_object(plugin["configuration"])
         if plugin.get("path"):
-            p = pathlib.Path(plugin["path"])
-            return from_object(yaml.safe_load((p if p.is_absolute() else path.parent / p).read_text()) or {})
+            p = pathlib.Path(str(plugin["path"]))
+            return from_object(_read(p if p.is_absolute() else path.parent / p))
     return DEFAULT_CONFIGURATION
+
+
+def _read(path: pathlib.Path) -> dict[str, Any]:
+    """A YAML or JSON document as a dict; every failure a ValueError naming the file."""
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        raise ValueError(f"unable to read admission control configuration from {str(path)!r}: {e}") from None
+    if doc is None:
+        return {}
+    if not isinstance(doc, dict):
+        raise ValueError(f"unable to read admission control configuration from {str(path)!r}: not an object")
+    return doc

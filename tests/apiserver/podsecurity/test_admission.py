@@ -145,6 +145,7 @@ async def test_exemptions() -> None:
     r = await adm.validate_pod(pod_attrs(pod(privileged=True, runtimeClassName="kata")), restricted)
     assert r.allowed and r.audit_annotations == {P + "exempt": "runtimeClass"}
     assert not (await adm.validate_pod(pod_attrs(pod(privileged=True)), restricted)).allowed
+    assert not (await adm.validate_pod(pod_attrs(pod(privileged=True, runtimeClassName=["kata"])), restricted)).allowed
 
 
 async def test_configured_defaults_apply_to_unlabelled_namespaces() -> None:

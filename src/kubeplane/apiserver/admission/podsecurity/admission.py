@@ -94,7 +94,7 @@ class Admission:
         return user in self.config.exempt_usernames      # never "": validated
 
     def exempt_runtime_class(self, runtime_class: Any) -> bool:
-        return bool(runtime_class) and runtime_class in self.config.exempt_runtime_classes
+        return isinstance(runtime_class, str) and runtime_class in self.config.exempt_runtime_classes
 
     # --- pods and pod controllers ---------------------------------------------------------
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ....api.resources import lookup
+from ....api.resources import ResourceInfo, lookup
 from ..chain import register
 from ..interface import Attributes, Operation, Plugin
 from ..podsecurity import POD_SPEC_EXTRACTORS, Admission, Response, from_admission_config_file
@@ -28,9 +28,15 @@ from ..podsecurity.check import Obj
 if TYPE_CHECKING:
     from ...server import APIServer
 
-_NAMESPACES = lookup("", "v1", "namespaces")
-_PODS = lookup("", "v1", "pods")
-assert _NAMESPACES is not None and _PODS is not None
+
+def _core(plural: str) -> ResourceInfo:
+    ri = lookup("", "v1", plural)
+    assert ri is not None
+    return ri
+
+
+_NAMESPACES = _core("namespaces")
+_PODS = _core("pods")
 PRIVILEGED_LATEST = "privileged:latest"
 
 

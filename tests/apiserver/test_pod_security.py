@@ -155,3 +155,33 @@ async def test_one_namespace_read_per_pod_and_labels_seen_at_once(api: Any, monk
     assert r.status == 200, r.json
     r = await api.call("POST", "/api/v1/namespaces/fast/pods", body=privileged_pod(api, "c", "fast"))
     assert r.status == 403
+
+
+
+async def test_configured_exemption_warns_on_namespace_create(api: Any, tmp_path: Any) -> None:
+    """--admission-control-config-file reaches the plugin; an exempt namespace asking for a
+    policy is told it will be ignored (upstream: exemptNamespaceWarning)."""
+    from kubeplane.apiserver.options import ServerRunOptions
+    from kubeplane.apiserver.server import APIServer
+    from kubeplane.storage import new_storage
+
+    config = tmp_path / "admission.yaml"
+    config.write_text(
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n"
+        "- name: PodSecurity\n  configuration:\n    apiVersion: pod-security.admission.config.k8s.io/v1\n"
+        "    kind: PodSecurityConfiguration\n    exemptions:\n      namespaces: [ops]\n")
+    server = APIServer(new_storage("memory"), clock=api.clock,
+                       options=ServerRunOptions(admission_control_config_file=str(config)))
+    await server.bootstrap()
+    exempt = type(api)(server, api.clock)
+    try:
+        r = await namespace(exempt, "ops", {"pod-security.kubernetes.io/enforce": "restricted"})
+        assert r.status == 201
+        assert warnings_of(r) == [warning('namespace "ops" is exempt from Pod Security, and the policy '
+                                          "(enforce=restricted:latest) will be ignored")]
+        r = await exempt.call("POST", "/api/v1/namespaces/ops/pods", body=privileged_pod(api, "p", "ops"))
+        assert r.status == 201 and warnings_of(r) == []
+        r = await namespace(exempt, "dev", {"pod-security.kubernetes.io/enforce": "restricted"})
+        assert r.status == 201 and warnings_of(r) == []
+    finally:
+        await server.storage.close()

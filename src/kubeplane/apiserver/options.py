@@ -26,6 +26,9 @@ class ServerRunOptions:
     service_cluster_ip_range: str = "10.96.0.0/12"
     # --service-node-port-range: the ports NodePort and LoadBalancer Services are given.
     service_node_port_range: str = "30000-32767"
+    # --admission-control-config-file: an AdmissionConfiguration (apiserver.config.k8s.io/v1)
+    # whose plugins[] entries configure admission plugins (PodSecurity reads its own).
+    admission_control_config_file: str | None = None
 
     def __post_init__(self) -> None:
         """Upstream: ServerRunOptions.Validate — the same messages."""

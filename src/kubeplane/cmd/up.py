@@ -209,6 +209,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--service-node-port-range", type=flags.port_range, default="30000-32767", metavar="RANGE",
                    help="the ports NodePort and LoadBalancer Services are given (default 30000-32767, "
                         "as kube-apiserver)")
+    p.add_argument("--admission-control-config-file", default=None, metavar="FILE",
+                   help="AdmissionConfiguration (apiserver.config.k8s.io/v1) configuring admission plugins, "
+                        "e.g. PodSecurity's defaults and exemptions")
     add_log_level(p)
     p.set_defaults(func=run)
 
@@ -218,7 +221,8 @@ def server_run_options(args: argparse.Namespace) -> ServerRunOptions:
                             max_mutating_requests_inflight=args.max_mutating_requests_inflight,
                             request_timeout=args.request_timeout, min_request_timeout=args.min_request_timeout,
                             service_cluster_ip_range=args.service_cluster_ip_range,
-                            service_node_port_range=args.service_node_port_range)
+                            service_node_port_range=args.service_node_port_range,
+                            admission_control_config_file=args.admission_control_config_file)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -294,8 +298,12 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
     except Fatal:
         sock.close()
         raise
-    api = APIServer(InstrumentedStorage(storage), tokens={pki.token: "kubeplane-admin"},
-                    options=server_run_options(args))
+    try:
+        api = APIServer(InstrumentedStorage(storage), tokens={pki.token: "kubeplane-admin"},
+                        options=server_run_options(args))
+    except ValueError as err:          # --admission-control-config-file
+        sock.close()
+        raise Fatal(f"failed to initialize admission: {err}") from None
     await api.bootstrap()
     serving_options = ServingOptions()
     config = uvicorn.Config(ASGIApp(api), loop="none",

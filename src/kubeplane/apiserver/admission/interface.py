@@ -51,6 +51,14 @@ class Attributes:
     dry_run: bool = False
     user: str = ""
     options: Obj = field(default_factory=dict)
+    # What plugins hand back besides a refusal: Warning headers for the response (the handler
+    # passes its own list, so they join the validation warnings) and audit annotations (no
+    # audit log yet: recorded here, upstream: audit.AddAuditAnnotations).
+    warnings: list[str] = field(default_factory=list)
+    audit_annotations: dict[str, str] = field(default_factory=dict)
+    # The request's namespace as NamespaceLifecycle read it (None: not read), so later plugins
+    # need no second storage read. Upstream plugins share the namespace informer's cache.
+    namespace_obj: Obj | None = None
 
     def targets(self, group: str, resource: str, subresource: str = "") -> bool:
         """Whether this request is for group/resource (and the given subresource, "" = the main one)."""

@@ -120,7 +120,8 @@ async def create_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str,
     else:
         _prepare_create(api, ri, ns, obj)
     attrs = admission.Attributes(admission.Operation.CREATE, ri.group, ri.version, ri.plural, ri.kind, ns,
-                                 requested_name, obj, dry_run=common.dry_run(req), user=req.user)
+                                 requested_name, obj, dry_run=common.dry_run(req), user=req.user,
+                                 warnings=warnings)
     await api.admission.admit(attrs)
     # Upstream: Store.BeginCreate (a Service's ClusterIPs and NodePorts), committed once stored.
     with service_alloc.begin_create(api.service_alloc, ri.plural, ri.group, obj, common.dry_run(req)):

@@ -38,6 +38,7 @@ class NamespaceLifecycle(Plugin):
         kv = await self.api.storage.get(_NAMESPACES.key("", a.namespace))
         if kv is None:
             raise errors.NotFound("", "namespaces", a.namespace)
+        a.namespace_obj = kv.obj
         if a.operation is Operation.CREATE and (kv.obj.get("status") or {}).get("phase") == "Terminating":
             raise namespace_terminating(a)
 

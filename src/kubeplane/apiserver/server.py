@@ -129,6 +129,9 @@ class APIServer:
             body = discovery.api_resource_list(parts[1], parts[2])
         elif len(parts) == 2 and parts[0] == "apis":
             body = discovery.api_group(parts[1])
+        elif req.path == "/openapi/v2":
+            from . import openapi_v2         # built on first request, not at start-up
+            return openapi_v2.serve(req)
         elif parts[:2] == ("openapi", "v3"):
             return self.openapi(req, "/".join(parts[2:]))
         else:

@@ -3,6 +3,7 @@ discovery OpenAPISchema), `kubectl get --raw`, and the official Python client.""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from .cluster import Cluster
 
@@ -27,3 +28,23 @@ def test_kubectl_get_raw_returns_swagger_json(cluster: Cluster) -> None:
     op = doc["paths"]["/api/v1/namespaces/{namespace}/pods"]["get"]
     assert op["operationId"] == "listCoreV1NamespacedPod"
     assert op["x-kubernetes-group-version-kind"] == {"group": "", "version": "v1", "kind": "Pod"}
+
+
+def test_python_client_reads_it_gzipped_and_revalidates_with_etag(cluster: Cluster) -> None:
+    with cluster.python_client() as api:
+        def fetch(headers: dict[str, str]) -> Any:
+            method, url, hdrs, _, _ = api.param_serialize("GET", "/openapi/v2", header_params=headers,
+                                                          auth_settings=["BearerToken"])
+            resp = api.call_api(method, url, header_params=hdrs)
+            resp.read()
+            return resp
+
+        resp = fetch({"Accept-Encoding": "gzip"})
+        assert resp.status == 200 and resp.getheader("Content-Encoding") == "gzip"
+        doc = json.loads(resp.data)                     # urllib3 decodes the gzip body
+        assert doc["definitions"]["io.k8s.api.apps.v1.Deployment"]["x-kubernetes-group-version-kind"] == [
+            {"group": "apps", "kind": "Deployment", "version": "v1"}]
+        etag = resp.getheader("ETag")
+        again = fetch({"If-None-Match": etag})
+        assert again.status == 304 and again.data == b"" and again.getheader("ETag") == etag
+        assert again.getheader("Content-Type") is None

@@ -28,10 +28,12 @@ accepts it (gziphandler, bodies of 1400 bytes or more).
 """
 from __future__ import annotations
 
+import asyncio
 import base64
 import functools
 import gzip
 import hashlib
+import threading
 import time
 from dataclasses import dataclass, field
 from email.utils import formatdate, parsedate_to_datetime
@@ -722,7 +724,7 @@ def build_document() -> dict[str, Any]:
 
 @dataclass
 class Served:
-    """The document's bytes in each form, built once; gzip copies made on first use."""
+    """The document's bytes in each form, built once; the protobuf and gzip copies on first use."""
     json: bytes
     etag: str                         # quoted upper-case hex SHA-512 of the JSON bytes
     last_modified: float              # when it was built (http.ServeContent's modtime)
@@ -730,9 +732,14 @@ class Served:
 
     def body(self, content_type: str, gzipped: bool) -> bytes:
         key = content_type + (";gzip" if gzipped else "")
+        with _lock:
+            return self._form(key, content_type, gzipped)
+
+    def _form(self, key: str, content_type: str, gzipped: bool) -> bytes:
         if key not in self.forms:
             if gzipped:
-                self.forms[key] = gzip.compress(self.body(content_type, False), compresslevel=6, mtime=0)
+                plain = self._form(content_type, content_type, False)
+                self.forms[key] = gzip.compress(plain, compresslevel=6, mtime=0)
             elif content_type == PROTOBUF_TYPE:
                 from .openapi_v2_proto import encode_document
                 self.forms[key] = encode_document(orjson.loads(self.json))
@@ -741,10 +748,24 @@ class Served:
         return self.forms[key]
 
 
+_lock = threading.RLock()        # one build at a time: requests arriving meanwhile wait for it
+
+
 @functools.cache
-def served() -> Served:
+def _served() -> Served:
     data = orjson.dumps(build_document())
     return Served(data, '"' + hashlib.sha512(data).hexdigest().upper() + '"', time.time())
+
+
+def served() -> Served:
+    with _lock:
+        return _served()
+
+
+async def serve_async(req: Request) -> Response:
+    """serve() in a worker thread: the first request builds the document (~0.1 s of CPU), which
+    must not hold the event loop; later ones cost microseconds either way."""
+    return await asyncio.to_thread(serve, req)
 
 
 def serve(req: Request) -> Response:

@@ -107,6 +107,9 @@ class APIServer:
             return await self.route_resource(req, info)
         if req.path == "/metrics":
             return await metrics.render(self.storage)
+        if req.path == "/openapi/v2":
+            from . import openapi_v2         # built on first request, in a thread; not at start-up
+            return await openapi_v2.serve_async(req)
         return self.route_non_resource(req, info)
 
     def route_non_resource(self, req: Request, info: RequestInfo) -> Response:
@@ -129,9 +132,6 @@ class APIServer:
             body = discovery.api_resource_list(parts[1], parts[2])
         elif len(parts) == 2 and parts[0] == "apis":
             body = discovery.api_group(parts[1])
-        elif req.path == "/openapi/v2":
-            from . import openapi_v2         # built on first request, not at start-up
-            return openapi_v2.serve(req)
         elif parts[:2] == ("openapi", "v3"):
             return self.openapi(req, "/".join(parts[2:]))
         else:

@@ -334,3 +334,10 @@ async def test_route(api: Any) -> None:
     r = await api.call("GET", "/openapi/v2", headers={"Accept": PROTO_ACCEPT})
     assert r.status == 200 and r.content_type == openapi_v2.PROTOBUF_TYPE
     assert (await api.call("GET", "/openapi/v2/")).status == 404
+
+
+def test_invalidate_rebuilds_on_next_request() -> None:
+    before = openapi_v2.served()
+    openapi_v2.invalidate()
+    after = openapi_v2.served()
+    assert after is not before and after.json == before.json and after.etag == before.etag

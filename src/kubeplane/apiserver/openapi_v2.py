@@ -762,6 +762,13 @@ def served() -> Served:
         return _served()
 
 
+def invalidate() -> None:
+    """Forget the built document (call when the served resources change, e.g. a CRD is added);
+    the next request rebuilds it, with a new ETag. Upstream: OpenAPIService.UpdateSpec."""
+    with _lock:
+        _served.cache_clear()
+
+
 async def serve_async(req: Request) -> Response:
     """serve() in a worker thread: the first request builds the document (~0.1 s of CPU), which
     must not hold the event loop; later ones cost microseconds either way."""

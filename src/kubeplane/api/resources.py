@@ -66,7 +66,8 @@ SCALE = Subresource("scale", "Scale", ("get", "patch", "update"), "autoscaling",
 
 RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("", "v1", "Namespace", "namespaces", "namespace", False,
-                 "io.k8s.api.core.v1.Namespace", ("ns",), (), (STATUS("Namespace"),),
+                 "io.k8s.api.core.v1.Namespace", ("ns",), (),
+                 (STATUS("Namespace"), Subresource("finalize", "Namespace", ("update",))),
                  ("create", "delete", "get", "list", "patch", "update", "watch")),
     ResourceInfo("", "v1", "Pod", "pods", "pod", True, "io.k8s.api.core.v1.Pod", ("po",), ("all",),
                  (STATUS("Pod"), Subresource("binding", "Binding", ("create",)),

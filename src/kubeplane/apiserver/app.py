@@ -158,7 +158,7 @@ def _has_body(headers: dict[str, str]) -> bool:
 
 
 def _headers(resp: Response) -> list[tuple[bytes, bytes]]:
-    out = [(b"content-type", resp.content_type.encode())]
+    out = [(b"content-type", resp.content_type.encode())] if resp.content_type else []   # 304/406: none
     out.extend((k.encode(), v.encode()) for k, v in resp.headers)
     return out
 

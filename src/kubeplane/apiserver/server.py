@@ -116,6 +116,9 @@ class APIServer:
             return await self.route_resource(req, info)
         if req.path == "/metrics":
             return await metrics.render(self.storage)
+        if req.path == "/openapi/v2":
+            from . import openapi_v2         # built on first request, in a thread; not at start-up
+            return await openapi_v2.serve_async(req)
         return self.route_non_resource(req, info)
 
     def route_non_resource(self, req: Request, info: RequestInfo) -> Response:

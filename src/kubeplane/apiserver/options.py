@@ -21,6 +21,10 @@ class ServerRunOptions:
     # --min-request-timeout (whole seconds): a watch without timeoutSeconds lasts a random
     # time in [min, 2*min); 0 means such a watch never times out.
     min_request_timeout: int = 1800
+    # --disable-admission-plugins: plugins left out of the chain (every other one runs, in
+    # upstream's order). In-process test servers without a controller-manager leave out
+    # ServiceAccount, whose "default" service account only the controller creates.
+    disable_admission_plugins: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         """Upstream: ServerRunOptions.Validate — the same messages."""

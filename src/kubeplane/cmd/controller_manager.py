@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 SECURE_PORT = 10257          # upstream: ports.KubeControllerManagerPort
 # The controllers run_controllers starts, by upstream's names (names.go), for their health checks.
 CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collector-controller",
-               "namespace-controller", "node-lifecycle-controller")
+               "namespace-controller", "node-lifecycle-controller", "serviceaccount-controller")
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     from ..controller.namespace import NamespaceController
     from ..controller.nodelifecycle import NodeLifecycleController, NodeLifecycleOptions
     from ..controller.replicaset import ReplicaSetController
+    from ..controller.serviceaccount import ServiceAccountsController
 
     owns_factory = factory is None
     factory = factory or SharedInformerFactory(clientset, clock=clock)
@@ -68,8 +69,10 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     deployment = DeploymentController(factory.apps_v1().deployments(), factory.apps_v1().replicasets(),
                                       factory.core_v1().pods(), clientset, clock=clock,
                                       recorder=broadcaster.new_recorder("deployment-controller"))
+    sa = ServiceAccountsController(clientset, factory.core_v1().serviceaccounts(), factory.core_v1().namespaces(),
+                                   clock=clock)
     runs = [deployment.run(options.deployment_workers), rs.run(options.replicaset_workers), gc.run(), ns.run(),
-            nodes.run()]
+            nodes.run(), sa.run()]
     broadcaster.start()
     try:
         async with asyncio.TaskGroup() as tg:

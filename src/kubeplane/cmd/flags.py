@@ -110,3 +110,14 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:    # type: ignore[override]
         self.exit(2, f"Error: {self.prog}: {message}\n")
+
+
+def admission_plugins(text: str) -> frozenset[str]:
+    """A comma-separated list of admission plugin names, each one kubeplane ships.
+    Upstream: AdmissionOptions.Validate (`<flag> plugin "X" is unknown`)."""
+    from ..apiserver.admission.chain import ORDER
+    names = frozenset(n.strip() for n in text.split(",") if n.strip())
+    for n in sorted(names):
+        if n not in ORDER:
+            raise argparse.ArgumentTypeError(f'disable-admission-plugins plugin "{n}" is unknown')
+    return names

@@ -201,6 +201,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--min-request-timeout", type=flags.non_negative_int, default=1800, metavar="SECONDS",
                    help="a watch without timeoutSeconds ends after a random time between this and twice "
                         "this (default 1800, as kube-apiserver; 0 = never)")
+    p.add_argument("--disable-admission-plugins", type=flags.admission_plugins, default=frozenset(),
+                   metavar="NAMES", help="admission plugins to turn off, comma-separated, e.g. ServiceAccount "
+                                         "(default none: every plugin kubeplane ships runs, in upstream's order)")
     add_log_level(p)
     p.set_defaults(func=run)
 
@@ -208,7 +211,8 @@ def add_parser(sub: Any) -> None:
 def server_run_options(args: argparse.Namespace) -> ServerRunOptions:
     return ServerRunOptions(max_requests_inflight=args.max_requests_inflight,
                             max_mutating_requests_inflight=args.max_mutating_requests_inflight,
-                            request_timeout=args.request_timeout, min_request_timeout=args.min_request_timeout)
+                            request_timeout=args.request_timeout, min_request_timeout=args.min_request_timeout,
+                            disable_admission_plugins=args.disable_admission_plugins)
 
 
 def run(args: argparse.Namespace) -> int:

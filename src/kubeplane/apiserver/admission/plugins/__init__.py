@@ -1,2 +1,2 @@
 """The shipped admission plugins; importing this package registers each with the chain."""
-from . import default_toleration_seconds, limit_ranger, namespace_lifecycle, service_account  # noqa: F401
+from . import default_toleration_seconds, limit_ranger, namespace_lifecycle, priority, service_account  # noqa: F401

@@ -102,10 +102,12 @@ class RecordingTransport(InProcessTransport):
             yield line
 
 
-# A server with no controller-manager beside it: the ServiceAccount admission plugin would refuse
-# every pod, as nothing creates the "default" service account (upstream's fake clientset runs no
-# admission at all).
-WITHOUT_CONTROLLER_MANAGER = ServerRunOptions(disable_admission_plugins=frozenset({"ServiceAccount"}))
+# A server with no controller-manager beside it leaves out the admission plugins that need one
+# (upstream's fake clientset runs no admission at all): ServiceAccount would refuse every pod, as
+# nothing creates the "default" service account; TaintNodesByCondition's not-ready taint would
+# stay on every node, as only the node lifecycle controller removes it.
+WITHOUT_CONTROLLER_MANAGER = ServerRunOptions(
+    disable_admission_plugins=frozenset({"ServiceAccount", "TaintNodesByCondition"}))
 
 
 class FakeClientset(Clientset):

@@ -85,7 +85,9 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
 
     async def controller_manager(f: Any) -> None:
         from .controller_manager import ControllerManagerOptions, run_controllers
-        options = ControllerManagerOptions(node_monitor_grace_period=args.node_monitor_grace_period)
+        ca = args.data_dir.resolve() / "pki" / "ca.crt"        # the root CA publisher's (ensure_pki)
+        options = ControllerManagerOptions(node_monitor_grace_period=args.node_monitor_grace_period,
+                                           root_ca=ca.read_bytes() if ca.exists() else b"")
         await run_controllers(in_process_clientset(api, "kube-controller-manager"), options=options, factory=f)
 
     async def scheduler(f: Any) -> None:

@@ -286,3 +286,30 @@ async def test_pod_create_through_the_api(server: APIServer) -> None:
     assert status == 403
     assert body["message"] == ('pods "big" is forbidden: maximum cpu usage per Container is 100m, '
                                'but limit is 150m')
+
+
+async def test_limit_ranges_are_current_at_each_look_up(server: APIServer) -> None:
+    """The watch-fed index sees a LimitRange written just before the pod, and its deletion."""
+    plugin = LimitRanger(server)
+    first = valid_pod("p1", 1, {})
+    await plugin.admit(attrs(first))                      # primes the index: nothing to apply
+    assert "resources" not in first["spec"]["containers"][0] or not first["spec"]["containers"][0]["resources"]
+    await store(server, valid_limit_range())
+    second = valid_pod("p2", 1, {})
+    await plugin.admit(attrs(second))
+    assert second["spec"]["containers"][0]["resources"]["requests"] == rl("50m", "5Mi")
+    await server.storage.delete(f"/registry/limitranges/{NS}/abc")
+    third = valid_pod("p3", 1, {})
+    await plugin.admit(attrs(third))
+    assert not third["spec"]["containers"][0].get("resources")
+
+
+async def test_limit_ranges_after_the_history_window(server: APIServer) -> None:
+    """A look-up after the watch fell out of the history window lists again."""
+    plugin = LimitRanger(server)
+    await plugin.admit(attrs(valid_pod("p1", 1, {})))
+    await store(server, valid_limit_range())
+    await server.storage.compact(server.storage.revision)
+    pod = valid_pod("p2", 1, {})
+    await plugin.admit(attrs(pod))
+    assert pod["spec"]["containers"][0]["resources"]["limits"] == rl("75m", "10Mi")

@@ -10,8 +10,8 @@ claim (PersistentVolumeClaim type: its storage request), `min`, `max` and
 `maxLimitRequestRatio` hold, else 403 with upstream's messages (several joined in brackets).
 Pod updates are left alone (containers are immutable), except the resize subresource.
 
-Cost on the pod create path: one `count` of /registry/limitranges/<ns>/ (a bisect in the
-sorted key index) per phase; the LimitRanges are listed only when there are some. A stored
+Cost on the pod create path: a look-up in a watch-fed index of /registry/limitranges/
+(_index.py), nothing when the namespace has no LimitRange. A stored
 LimitRange gets upstream's defaulting (SetDefaults_LimitRangeItem) as it is read, which is
 idempotent, so objects written before the kind had its defaulting behave the same.
 
@@ -22,11 +22,15 @@ SetDefaults_LimitRangeItem (pkg/apis/core/v1/defaults.go).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..chain import register
 from ..interface import Attributes, Operation, Plugin, forbidden
+from ._index import PrefixIndex
 from .quantity import MAX_MILLI_VALUE, Quantity, resource_list
+
+if TYPE_CHECKING:
+    from ...server import APIServer
 
 Obj = dict[str, Any]
 ResourceList = dict[str, Quantity]
@@ -44,6 +48,10 @@ class LimitRanger(Plugin):
     OPERATIONS = frozenset({Operation.CREATE, Operation.UPDATE})
     MUTATING = True
     VALIDATING = True
+
+    def __init__(self, api: APIServer) -> None:
+        super().__init__(api)
+        self.index = PrefixIndex(api.storage, PREFIX)
 
     async def admit(self, a: Attributes) -> None:
         """Upstream: LimitRanger.Admit"""
@@ -68,12 +76,7 @@ class LimitRanger(Plugin):
             return []
         if a.old_obj is not None and (a.old_obj.get("metadata") or {}).get("deletionTimestamp"):
             return []                        # ignore all objects marked for deletion
-        prefix = f"{PREFIX}{a.namespace}/"
-        storage = self.api.storage
-        if not await storage.count(prefix):
-            return []
-        kvs, _ = await storage.list(prefix)
-        return [set_defaults_limit_range(kv.obj) for kv in kvs]
+        return [set_defaults_limit_range(lr) for lr in await self.index.namespace(a.namespace)]
 
 
 def supports_attributes(a: Attributes) -> bool:

@@ -10,8 +10,8 @@ another one is.
 
 PriorityClasses are read from storage (/registry/priorityclasses/<name>); the two system
 classes are built in (upstream creates them at start-up) until stored ones replace them. Cost on
-the pod create path: one get for a named class; for an unnamed one, one `count` of the prefix
-(a bisect), and a list only when classes exist.
+the pod create path: one get for a named class; for an unnamed one, a scan of the classes in a
+watch-fed index of the prefix (_index.py), nothing when there are none.
 
 Upstream: plugin/pkg/admission/priority/admission.go (admitPod, validatePriorityClass,
 getDefaultPriorityClass, getDefaultPriority); pkg/apis/scheduling (SystemPriorityClasses,
@@ -19,10 +19,14 @@ DefaultPriorityWhenNoDefaultClassExists); SetDefaults_PriorityClass.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..chain import register
 from ..interface import Attributes, Operation, Plugin, forbidden
+from ._index import PrefixIndex
+
+if TYPE_CHECKING:
+    from ...server import APIServer
 
 Obj = dict[str, Any]
 
@@ -58,6 +62,10 @@ class Priority(Plugin):
     OPERATIONS = frozenset({Operation.CREATE, Operation.UPDATE})
     MUTATING = True
     VALIDATING = True
+
+    def __init__(self, api: APIServer) -> None:
+        super().__init__(api)
+        self.index = PrefixIndex(api.storage, PREFIX)
 
     async def admit(self, a: Attributes) -> None:
         """Upstream: Plugin.Admit (pods only, no subresource)"""
@@ -123,13 +131,8 @@ class Priority(Plugin):
     async def default_priority_class(self) -> Obj | None:
         """The globalDefault class with the lowest value (several may exist after a race).
         Upstream: getDefaultPriorityClass"""
-        storage = self.api.storage
-        if not await storage.count(PREFIX):
-            return None
-        kvs, _ = await storage.list(PREFIX)
         default = None
-        for kv in kvs:
-            pc = kv.obj
+        for pc in await self.index.all():
             if pc.get("globalDefault") and (default is None or default.get("value", 0) > pc.get("value", 0)):
                 default = pc
         return set_defaults_priority_class(default) if default is not None else None

@@ -118,11 +118,13 @@ class ServiceAccount(Plugin):
     async def service_account(self, a: Attributes, name: str) -> Obj:
         """The pod's service account, or a 403 naming why not. Upstream: getServiceAccount"""
         key = _SERVICE_ACCOUNTS.key(a.namespace, name)
+        kv = await self.api.storage.get(key)
+        if kv is not None:
+            return kv.obj
         attempts = DEFAULT_SA_ATTEMPTS if name == DEFAULT_SERVICE_ACCOUNT_NAME else 1
         pause = random.uniform(*self.retry_interval)
-        for i in range(attempts):
-            if i:
-                await asyncio.sleep(pause)
+        for _ in range(attempts - 1):
+            await asyncio.sleep(pause)
             kv = await self.api.storage.get(key)
             if kv is not None:
                 return kv.obj

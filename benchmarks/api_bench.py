@@ -107,6 +107,11 @@ async def bench_get(c: Client, seconds: float, workers: int) -> float:
 
 async def bench_create(c: Client, seconds: float, workers: int) -> float:
     url = f"{c.server}/api/v1/namespaces/default/pods"
+    # The ServiceAccount admission plugin needs the namespace's default service account, which
+    # only the controller-manager creates (absent with --no-controllers): make sure it is there.
+    sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}}
+    async with c.session.post(f"{c.server}/api/v1/namespaces/default/serviceaccounts", data=json.dumps(sa)) as r:
+        assert r.status in (201, 409), await r.text()
 
     async def op(i: int, n: int) -> None:
         async with c.session.post(url, data=json.dumps(pod(f"p-{i}-{n}"))) as r:

@@ -126,6 +126,9 @@ async def main_async(args: argparse.Namespace) -> None:
     gc_tuning.tune()                        # as `kubeplane up` runs
     api = APIServer(new_storage("memory"))
     await api.bootstrap()
+    # the default service account the ServiceAccount admission plugin needs (no controller-manager here)
+    await api.storage.create("/registry/serviceaccounts/default/default", {
+        "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": "default"}})
     if args.gc_freeze:
         gc.freeze()
     if not args.only or args.only == "creates":

@@ -130,6 +130,9 @@ async def one_run(n: int, profile: str = "") -> dict[str, float]:
     await api.bootstrap()
     cs = in_process_clientset(api, "bench")
     await cs.core_v1().namespaces().create(from_dict({"metadata": {"name": NS}}, core_v1.Namespace))
+    # the default service account the ServiceAccount admission plugin needs (no controller-manager here)
+    await cs.core_v1().serviceaccounts(NS).create({"apiVersion": "v1", "kind": "ServiceAccount",
+                                                   "metadata": {"name": "default", "namespace": NS}})
     pods = cs.core_v1().pods(NS)
     events = cs.core_v1().events(NS)
     created: list[dict[str, Any]] = []

@@ -27,6 +27,7 @@ except ImportError:     # not installed in the venv: test from the source tree
 from kubeplane.apiserver.request import Request
 from kubeplane.apiserver.server import APIServer
 from kubeplane.storage import new_storage
+from kubeplane.testing.fake import WITHOUT_CONTROLLER_MANAGER
 from kubeplane.utils.clock import FakeClock
 
 START = 1_700_000_000.0          # 2023-11-14T22:13:20Z
@@ -167,7 +168,7 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 async def api(clock: FakeClock) -> AsyncIterator[API]:
-    server = APIServer(new_storage("memory"), clock=clock)
+    server = APIServer(new_storage("memory"), clock=clock, options=WITHOUT_CONTROLLER_MANAGER)
     await server.bootstrap()
     yield API(server, clock)
     await server.storage.close()

@@ -10,6 +10,7 @@ import orjson
 from kubeplane.apiserver.app import ASGIApp
 from kubeplane.apiserver.server import APIServer
 from kubeplane.storage import SqliteStorage
+from kubeplane.testing.fake import WITHOUT_CONTROLLER_MANAGER
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
        "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
@@ -41,7 +42,7 @@ class Exchange:
 
 async def test_a_response_waits_for_the_commit(tmp_path: pathlib.Path) -> None:
     storage = SqliteStorage(tmp_path / "state.db")
-    api = APIServer(storage)
+    api = APIServer(storage, options=WITHOUT_CONTROLLER_MANAGER)
     await api.bootstrap()
     ex = Exchange(storage, orjson.dumps(POD))
     await ASGIApp(api)(scope("POST", "/api/v1/namespaces/default/pods"), ex.receive, ex.send)
@@ -53,7 +54,7 @@ async def test_a_response_waits_for_the_commit(tmp_path: pathlib.Path) -> None:
 
 async def test_a_watch_chunk_waits_for_the_commit(tmp_path: pathlib.Path) -> None:
     storage = SqliteStorage(tmp_path / "state.db")
-    api = APIServer(storage)
+    api = APIServer(storage, options=WITHOUT_CONTROLLER_MANAGER)
     await api.bootstrap()
     ex = Exchange(storage)
     rv = storage.revision

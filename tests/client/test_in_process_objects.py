@@ -13,6 +13,7 @@ from kubeplane.apiserver.server import APIServer
 from kubeplane.client.clientset import Clientset
 from kubeplane.apiserver.inprocess import InProcessTransport
 from kubeplane.storage import new_storage
+from kubeplane.testing.fake import WITHOUT_CONTROLLER_MANAGER
 
 POD = {"metadata": {"name": "web", "labels": {"app": "web"}},
        "spec": {"containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "100m"}}}]}}
@@ -38,7 +39,7 @@ def comparable(obj: Any) -> dict[str, Any]:
 
 
 async def run(objects: bool) -> tuple[Spy, dict[str, Any]]:
-    api = APIServer(new_storage("memory"))
+    api = APIServer(new_storage("memory"), options=WITHOUT_CONTROLLER_MANAGER)
     await api.bootstrap()
     spy = Spy(api, objects=objects)
     pods = Clientset(spy).core_v1().pods("default")
@@ -57,7 +58,7 @@ async def test_typed_create_and_patch_go_as_dicts_and_store_the_same() -> None:
 
 
 async def test_the_server_keeps_no_reference_to_the_callers_patch() -> None:
-    api = APIServer(new_storage("memory"))
+    api = APIServer(new_storage("memory"), options=WITHOUT_CONTROLLER_MANAGER)
     await api.bootstrap()
     pods = Clientset(InProcessTransport(api)).core_v1().pods("default")
     await pods.create(types.from_dict(POD, core_v1.Pod))

@@ -26,6 +26,7 @@ from kubeplane.apiserver.server import APIServer
 from kubeplane.cmd.up import in_process_clientset, start_components
 from kubeplane.storage import new_storage
 from kubeplane.utils import gc_tuning
+from kubeplane.testing.fake import WITHOUT_CONTROLLER_MANAGER
 
 NS = "default"
 
@@ -52,7 +53,7 @@ async def wait_done(client, replicas: int) -> None:
 
 async def main_async(args: argparse.Namespace) -> None:
     storage = new_storage("memory")
-    api = APIServer(storage)
+    api = APIServer(storage, options=WITHOUT_CONTROLLER_MANAGER)
     await api.bootstrap()
     requests: collections.Counter[str] = collections.Counter()
     if args.requests:

@@ -117,6 +117,8 @@ def bound_pod(name: str, node: str) -> dict[str, Any]:
 
 def test_up_serves_the_kubelets_metrics_beside_the_api_servers(cluster: tuple[Cluster, pathlib.Path]) -> None:
     c, _ = cluster
+    # no controller-manager runs yet to create the default service account the pod needs
+    c.kubectl("create", "serviceaccount", "default", check=False)
     c.apply_yaml(bound_pod("counted", "kubeplane-node-0"))
 
     def scraped() -> Samples | None:
@@ -211,7 +213,8 @@ def test_a_standalone_controller_manager_serves_health_and_metrics(cluster: tupl
         port = cm.port(r"Serving securely on 127\.0\.0\.1:(\d+)")
         token = token_of(c.kubeconfig)
         controllers = ("deployment-controller", "replicaset-controller", "garbage-collector-controller",
-                       "namespace-controller", "node-lifecycle-controller")
+                       "namespace-controller", "node-lifecycle-controller", "serviceaccount-controller",
+                       "root-ca-certificate-publisher-controller")
         want = "[+]leaderElection ok\n" + "".join(f"[+]{n} ok\n" for n in controllers) + "healthz check passed\n"
         eventually(lambda: get(port, "/healthz?verbose")[1] == want, "the controllers' checks once leading")
         s = check_secure_serving(port, token, "kube-controller-manager")

@@ -37,6 +37,7 @@ from kubeplane.kubelet.kubelet import Kubelet, KubeletOptions
 from kubeplane.kubelet.runtime.sim import SimRuntime
 from kubeplane.kubelet.runtime.sim.lifecycle import load_profile
 from kubeplane.storage import new_storage
+from kubeplane.testing.fake import WITHOUT_CONTROLLER_MANAGER
 
 from conftest import zero_delays
 
@@ -103,7 +104,7 @@ def _ready(status: dict[str, Any] | None) -> bool:
 
 
 async def bench(n_pods: int, n_nodes: int, real_delays: bool) -> dict[str, float]:
-    api = APIServer(new_storage("memory"))
+    api = APIServer(new_storage("memory"), options=WITHOUT_CONTROLLER_MANAGER)
     await api.bootstrap()
     cs = Clientset(InProcessTransport(api))
     names = node_names(n_nodes)

@@ -27,6 +27,7 @@ from kubeplane.scheduler.framework.runtime import default_framework
 from kubeplane.scheduler.internal.cache import Cache, Snapshot
 from kubeplane.scheduler.schedule_one import assume_copy, schedule_pod
 from kubeplane.storage import new_storage
+from kubeplane.testing.fake import WITHOUT_CONTROLLER_MANAGER
 
 from .helpers import make_node, make_pod, node_dict, pod_dict
 
@@ -56,7 +57,7 @@ def bench_cycles(n_pods: int, n_nodes: int) -> tuple[float, float]:
 
 
 async def bench_end_to_end(n_pods: int, n_nodes: int) -> tuple[float, float]:
-    api = APIServer(new_storage("memory"))
+    api = APIServer(new_storage("memory"), options=WITHOUT_CONTROLLER_MANAGER)
     await api.bootstrap()
     cs = Clientset(InProcessTransport(api))
     for i in range(n_nodes):

@@ -29,6 +29,10 @@ class ServerRunOptions:
     # --admission-control-config-file: an AdmissionConfiguration (apiserver.config.k8s.io/v1)
     # whose plugins[] entries configure admission plugins (PodSecurity reads its own).
     admission_control_config_file: str | None = None
+    # --disable-admission-plugins: plugins left out of the chain (every other one runs, in
+    # upstream's order). In-process test servers without a controller-manager leave out
+    # ServiceAccount, whose "default" service account only the controller creates.
+    disable_admission_plugins: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         """Upstream: ServerRunOptions.Validate — the same messages."""

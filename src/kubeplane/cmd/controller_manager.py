@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 SECURE_PORT = 10257          # upstream: ports.KubeControllerManagerPort
 # The controllers run_controllers starts, by upstream's names (names.go), for their health checks.
 CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collector-controller",
-               "namespace-controller", "node-lifecycle-controller")
+               "namespace-controller", "node-lifecycle-controller", "serviceaccount-controller",
+               "root-ca-certificate-publisher-controller")
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,9 @@ class ControllerManagerOptions:
     namespace_workers: int = 10          # --concurrent-namespace-syncs
     deployment_workers: int = 5          # --concurrent-deployment-syncs
     node_monitor_grace_period: float = 40.0   # --node-monitor-grace-period (seconds)
+    # --root-ca-file's content (upstream's default: the CA of the client's kubeconfig): what the
+    # root CA publisher puts in every namespace's kube-root-ca.crt; empty, no publisher.
+    root_ca: bytes = b""
 
 
 async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
@@ -46,11 +50,13 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     """Build every controller on one informer factory (`factory`, which its owner stops, or
     one of their own), start them, and run until cancelled."""
     from ..client.tools.record import EventBroadcaster
+    from ..controller.certificates.rootcacertpublisher import Publisher
     from ..controller.deployment import DeploymentController
     from ..controller.garbagecollector import GarbageCollector
     from ..controller.namespace import NamespaceController
     from ..controller.nodelifecycle import NodeLifecycleController, NodeLifecycleOptions
     from ..controller.replicaset import ReplicaSetController
+    from ..controller.serviceaccount import ServiceAccountsController
 
     owns_factory = factory is None
     factory = factory or SharedInformerFactory(clientset, clock=clock)
@@ -68,8 +74,13 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     deployment = DeploymentController(factory.apps_v1().deployments(), factory.apps_v1().replicasets(),
                                       factory.core_v1().pods(), clientset, clock=clock,
                                       recorder=broadcaster.new_recorder("deployment-controller"))
+    sa = ServiceAccountsController(clientset, factory.core_v1().serviceaccounts(), factory.core_v1().namespaces(),
+                                   clock=clock)
     runs = [deployment.run(options.deployment_workers), rs.run(options.replicaset_workers), gc.run(), ns.run(),
-            nodes.run()]
+            nodes.run(), sa.run()]
+    if options.root_ca:
+        runs.append(Publisher(clientset, factory.core_v1().configmaps(), factory.core_v1().namespaces(),
+                              root_ca=options.root_ca, clock=clock).run())
     broadcaster.start()
     try:
         async with asyncio.TaskGroup() as tg:
@@ -101,8 +112,25 @@ def run(args: argparse.Namespace) -> int:
 
     async def lead(cs: Clientset) -> None:
         """Upstream: StartControllers adds each started controller's check to /healthz."""
-        health.add(ENDPOINTS, *(NamedCheck(name, _ok) for name in CONTROLLERS))
-        await run_controllers(cs)
+        options = ControllerManagerOptions(root_ca=kubeconfig_root_ca(args.kubeconfig))
+        started = [n for n in CONTROLLERS if options.root_ca or n != "root-ca-certificate-publisher-controller"]
+        health.add(ENDPOINTS, *(NamedCheck(name, _ok) for name in started))
+        await run_controllers(cs, options=options)
 
     return run_component(args, user_agent="kube-controller-manager", lease="kube-controller-manager", run=lead,
                          health=health, watchdog=watchdog)
+
+
+def kubeconfig_root_ca(kubeconfig: Any) -> bytes:
+    """The CA the kubeconfig trusts (certificate-authority-data, else the certificate-authority
+    file), or b"". Upstream: the root CA publisher's default when --root-ca-file is not given."""
+    import base64
+    import pathlib
+
+    from ..client.transport import load_kubeconfig
+    cluster, _ = load_kubeconfig(kubeconfig)
+    if cluster.get("certificate-authority-data"):
+        return base64.b64decode(cluster["certificate-authority-data"])
+    if cluster.get("certificate-authority"):       # relative to the kubeconfig, as kubectl reads it
+        return (pathlib.Path(kubeconfig).parent / cluster["certificate-authority"]).read_bytes()
+    return b""

@@ -161,3 +161,15 @@ def add_secure_serving(p: argparse.ArgumentParser, default_port: int) -> None:
     p.add_argument("--bind-address", default=DEFAULT_BIND_ADDRESS,
                    help="the IP address on which to serve --secure-port (default 127.0.0.1; 0.0.0.0 serves on "
                         "every interface)")
+
+
+
+def admission_plugins(text: str) -> frozenset[str]:
+    """A comma-separated list of admission plugin names, each one kubeplane ships.
+    Upstream: AdmissionOptions.Validate (`<flag> plugin "X" is unknown`)."""
+    from ..apiserver.admission.chain import ORDER
+    names = frozenset(n.strip() for n in text.split(",") if n.strip())
+    for n in sorted(names):
+        if n not in ORDER:
+            raise argparse.ArgumentTypeError(f'disable-admission-plugins plugin "{n}" is unknown')
+    return names

@@ -86,7 +86,9 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
 
     async def controller_manager(f: Any) -> None:
         from .controller_manager import ControllerManagerOptions, run_controllers
-        options = ControllerManagerOptions(node_monitor_grace_period=args.node_monitor_grace_period)
+        ca = args.data_dir.resolve() / "pki" / "ca.crt"        # the root CA publisher's (ensure_pki)
+        options = ControllerManagerOptions(node_monitor_grace_period=args.node_monitor_grace_period,
+                                           root_ca=ca.read_bytes() if ca.exists() else b"")
         await run_controllers(in_process_clientset(api, "kube-controller-manager"), options=options, factory=f)
 
     async def scheduler(f: Any) -> None:
@@ -212,6 +214,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--admission-control-config-file", default=None, metavar="FILE",
                    help="AdmissionConfiguration (apiserver.config.k8s.io/v1) configuring admission plugins, "
                         "e.g. PodSecurity's defaults and exemptions")
+    p.add_argument("--disable-admission-plugins", type=flags.admission_plugins, default=frozenset(),
+                   metavar="NAMES", help="admission plugins to turn off, comma-separated, e.g. ServiceAccount "
+                                         "(default none: every plugin kubeplane ships runs, in upstream's order)")
     add_log_level(p)
     p.set_defaults(func=run)
 
@@ -222,7 +227,9 @@ def server_run_options(args: argparse.Namespace) -> ServerRunOptions:
                             request_timeout=args.request_timeout, min_request_timeout=args.min_request_timeout,
                             service_cluster_ip_range=args.service_cluster_ip_range,
                             service_node_port_range=args.service_node_port_range,
-                            admission_control_config_file=args.admission_control_config_file)
+                            admission_control_config_file=args.admission_control_config_file,
+                            disable_admission_plugins=args.disable_admission_plugins)
+
 
 
 def run(args: argparse.Namespace) -> int:

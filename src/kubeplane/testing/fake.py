@@ -22,6 +22,7 @@ import orjson
 from ..api import errors, types
 from ..api.resources import for_kind
 from ..apiserver.inprocess import InProcessTransport
+from ..apiserver.options import ServerRunOptions
 from ..apiserver.request import Request, parse_request_info
 from ..apiserver.server import APIServer
 from ..client.clientset import Clientset
@@ -101,12 +102,20 @@ class RecordingTransport(InProcessTransport):
             yield line
 
 
+# A server with no controller-manager beside it leaves out the admission plugins that need one
+# (upstream's fake clientset runs no admission at all): ServiceAccount would refuse every pod, as
+# nothing creates the "default" service account; TaintNodesByCondition's not-ready taint would
+# stay on every node, as only the node lifecycle controller removes it.
+WITHOUT_CONTROLLER_MANAGER = ServerRunOptions(
+    disable_admission_plugins=frozenset({"ServiceAccount", "TaintNodesByCondition"}))
+
+
 class FakeClientset(Clientset):
     api: APIServer
 
     @classmethod
     async def new(cls, *, clock: Clock = REAL_CLOCK) -> FakeClientset:
-        api = APIServer(new_storage("memory"), clock=clock)
+        api = APIServer(new_storage("memory"), clock=clock, options=WITHOUT_CONTROLLER_MANAGER)
         await api.bootstrap()
         cs = cls(RecordingTransport(api))
         cs.api = api

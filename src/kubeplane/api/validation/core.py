@@ -12,7 +12,7 @@ from kubeplane.api import errors
 from kubeplane.api.errors import FieldError
 
 from . import meta as m
-from .memo import remember_valid
+from .memo import pod_spec_key, remember_valid
 from .names import (
     inclusive_range_error,
     is_config_map_key,
@@ -52,7 +52,7 @@ def _required_enum(value: Any, path: str, allowed: list[str]) -> list[FieldError
 # --- pod spec ---------------------------------------------------------------------------------------
 
 
-@remember_valid
+@remember_valid(key=pod_spec_key)
 def validate_pod_spec(spec: Obj, path: str, is_pod: bool) -> list[FieldError]:
     """Upstream: ValidatePodSpec (containers, volumes, policies, scheduling fields).
 

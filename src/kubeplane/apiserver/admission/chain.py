@@ -56,7 +56,8 @@ class Chain:
 
     def __init__(self, api: APIServer, enabled: tuple[str, ...] | None = None) -> None:
         from . import plugins  # noqa: F401  (registers the shipped plugins)
-        names = [n for n in ORDER if n in PLUGINS and (enabled is None or n in enabled)]
+        disabled = api.options.disable_admission_plugins
+        names = [n for n in ORDER if n in PLUGINS and (enabled is None or n in enabled) and n not in disabled]
         self.plugins = [PLUGINS[n](api) for n in names]
         self._mutating = [p for p in self.plugins if p.MUTATING]
         self._validating = [p for p in self.plugins if p.VALIDATING]

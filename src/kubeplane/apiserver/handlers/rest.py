@@ -72,11 +72,12 @@ async def create(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Res
     return common.object_response(api, req, ri, stored, value, status=201, warnings=warnings)
 
 
-def _prepare_create(api: APIServer, ri: ResourceInfo, ns: str, obj: Obj) -> None:
-    """Default the new object, fill its system metadata, let the strategy prepare it."""
-    common.set_defaults(obj)
+def _prepare_and_validate_create(api: APIServer, req: Request, ri: ResourceInfo, ns: str, obj: Obj,
+                                 warnings: list[str], applied: bool, heavy: bool) -> None:
+    """Fill the admitted object's system metadata, let the strategy prepare it, validate it."""
     objects.fill_create_meta(obj, ri, ns, api.now())
     strategy_for(ri).prepare_for_create(obj)
+    _validate_create(api, req, ri, obj, warnings, applied, heavy)
 
 
 def _validate_create(api: APIServer, req: Request, ri: ResourceInfo, obj: Obj, warnings: list[str],
@@ -115,10 +116,13 @@ async def create_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str,
     if heavy is None:
         heavy = common.is_heavy(req)
     requested_name = objects.object_name(obj)
+    # Mutating admission sees the defaulted object before the strategy prepares it (upstream:
+    # createHandler admits, then Store.Create runs BeforeCreate), so what a plugin adds (e.g.
+    # LimitRanger's requests) counts in what PrepareForCreate derives (the pod's qosClass).
     if heavy:
-        await common.in_worker(_prepare_create, api, ri, ns, obj)
+        await common.in_worker(common.set_defaults, obj)
     else:
-        _prepare_create(api, ri, ns, obj)
+        common.set_defaults(obj)
     attrs = admission.Attributes(admission.Operation.CREATE, ri.group, ri.version, ri.plural, ri.kind, ns,
                                  requested_name, obj, dry_run=common.dry_run(req), user=req.user,
                                  warnings=warnings)
@@ -132,9 +136,9 @@ async def _validate_and_store(api: APIServer, req: Request, ri: ResourceInfo, ns
                               attrs: admission.Attributes, requested_name: str, applied: bool,
                               heavy: bool) -> tuple[Obj, bytes | None]:
     if heavy:
-        await common.in_worker(_validate_create, api, req, ri, obj, warnings, applied, heavy)
+        await common.in_worker(_prepare_and_validate_create, api, req, ri, ns, obj, warnings, applied, heavy)
     else:
-        _validate_create(api, req, ri, obj, warnings, applied, heavy)
+        _prepare_and_validate_create(api, req, ri, ns, obj, warnings, applied, heavy)
     await api.admission.validate(attrs)
     if common.dry_run(req):
         return obj, None

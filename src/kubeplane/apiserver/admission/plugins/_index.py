@@ -1,0 +1,75 @@
+"""The objects under one storage prefix, kept current from a watch, for plugins on the pod
+create path (LimitRanger, Priority) that must cost nothing when there is nothing to find.
+
+Upstream's plugins read an informer's lister; here the plugin lists the prefix once, then opens
+a storage watch after that revision and, on each look-up, applies the events the watch has
+ready (a store's watcher that offers `ready()`, as the memory and SQLite stores' do). So a
+look-up is always as current as a storage read (no informer lag: a LimitRange created just
+before a pod applies to it) and costs a scan of the writes since the previous look-up (a few
+per pod) plus dict look-ups, instead of a list or a prefix count per pod (~2-9 us each).
+A watcher without `ready()`, or one that fell out of the history window, means a list.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ....storage.interface import Compacted, Storage
+
+Obj = dict[str, Any]
+
+
+class PrefixIndex:
+    def __init__(self, storage: Storage, prefix: str) -> None:
+        self.storage = storage
+        self.prefix = prefix
+        self._by_ns: dict[str, dict[str, Obj]] = {}     # namespace ("" if cluster-scoped) -> key -> object
+        self._watcher: Any = None
+
+    async def namespace(self, ns: str) -> list[Obj]:
+        """The current objects of namespace ns (read-only), in key order."""
+        by_ns = await self._current()
+        objs = by_ns.get(ns)
+        return [objs[k] for k in sorted(objs)] if objs else []
+
+    async def all(self) -> list[Obj]:
+        """Every current object under the prefix (read-only), in key order."""
+        by_ns = await self._current()
+        return [obj for ns in sorted(by_ns) for _, obj in sorted(by_ns[ns].items())]
+
+    async def _current(self) -> dict[str, dict[str, Obj]]:
+        ready = getattr(self._watcher, "ready", None)
+        if ready is not None:
+            try:
+                for ev in ready():
+                    self._apply(ev.type, ev.kv.key, ev.kv.obj)
+                return self._by_ns
+            except Compacted:
+                pass
+        await self._relist()
+        return self._by_ns
+
+    async def _relist(self) -> None:
+        kvs, rev = await self.storage.list(self.prefix)
+        self._by_ns = {}
+        for kv in kvs:
+            self._apply("ADDED", kv.key, kv.obj)
+        if self._watcher is not None:
+            self._watcher.stop()
+        watcher = self.storage.watch(self.prefix, rev)
+        if hasattr(watcher, "ready"):
+            self._watcher = watcher
+        else:                                     # no way to read it without waiting: list each time
+            watcher.stop()
+            self._watcher = None
+
+    def _apply(self, type_: str, key: str, obj: Obj) -> None:
+        rest = key[len(self.prefix):]
+        ns = rest.split("/", 1)[0] if "/" in rest else ""
+        if type_ == "DELETED":
+            objs = self._by_ns.get(ns)
+            if objs is not None:
+                objs.pop(key, None)
+                if not objs:
+                    del self._by_ns[ns]
+        else:
+            self._by_ns.setdefault(ns, {})[key] = obj

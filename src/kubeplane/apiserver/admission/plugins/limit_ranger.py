@@ -1,0 +1,326 @@
+"""LimitRanger: the LimitRanges of a namespace default and bound the resources of its pods and
+claims.
+
+Admit (pod create): each container and init container gets the `default` (limits) and
+`defaultRequest` (requests) of every Container-type limit it lacks, noted in the
+`kubernetes.io/limit-ranger` annotation ("LimitRanger plugin set: cpu, memory request for
+container web; ..."). Validate: per container (Container type), per pod (Pod type: the sum
+over containers, sidecars and the largest init container, pod-level resources first) and per
+claim (PersistentVolumeClaim type: its storage request), `min`, `max` and
+`maxLimitRequestRatio` hold, else 403 with upstream's messages (several joined in brackets).
+Pod updates are left alone (containers are immutable), except the resize subresource.
+
+Cost on the pod create path: a look-up in a watch-fed index of /registry/limitranges/
+(_index.py), nothing when the namespace has no LimitRange. A stored
+LimitRange gets upstream's defaulting (SetDefaults_LimitRangeItem) as it is read, which is
+idempotent, so objects written before the kind had its defaulting behave the same.
+
+Upstream: plugin/pkg/admission/limitranger/admission.go (runLimitFunc, PodMutateLimitFunc,
+PodValidateLimitFunc, PersistentVolumeClaimValidateLimitFunc, minConstraint, maxConstraint,
+maxRequestConstraint, limitRequestRatioConstraint, podRequests, podLimits) and
+SetDefaults_LimitRangeItem (pkg/apis/core/v1/defaults.go).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..chain import register
+from ..interface import Attributes, Operation, Plugin, forbidden
+from ._index import PrefixIndex
+from .quantity import MAX_MILLI_VALUE, Quantity, resource_list
+
+if TYPE_CHECKING:
+    from ...server import APIServer
+
+Obj = dict[str, Any]
+ResourceList = dict[str, Quantity]
+
+LIMIT_RANGER_ANNOTATION = "kubernetes.io/limit-ranger"
+LIMIT_TYPE_POD, LIMIT_TYPE_CONTAINER, LIMIT_TYPE_PVC = "Pod", "Container", "PersistentVolumeClaim"
+PREFIX = "/registry/limitranges/"
+# Pod-level resources override the containers' sum for these only. Upstream: supportedPodLevelResources
+SUPPORTED_POD_LEVEL_RESOURCES = frozenset({"cpu", "memory"})
+
+
+@register
+class LimitRanger(Plugin):
+    NAME = "LimitRanger"
+    OPERATIONS = frozenset({Operation.CREATE, Operation.UPDATE})
+    MUTATING = True
+    VALIDATING = True
+
+    def __init__(self, api: APIServer) -> None:
+        super().__init__(api)
+        self.index = PrefixIndex(api.storage, PREFIX)
+
+    async def admit(self, a: Attributes) -> None:
+        """Upstream: LimitRanger.Admit"""
+        for lr in await self.limit_ranges(a):
+            if a.kind == "Pod":
+                pod_mutate_limit_func(lr, a.obj or {})
+
+    async def validate(self, a: Attributes) -> None:
+        """Upstream: LimitRanger.Validate"""
+        for lr in await self.limit_ranges(a):
+            if a.kind == "Pod":
+                errs = pod_validate_limit_func(lr, a.obj or {})
+            else:
+                errs = pvc_validate_limit_func(lr, a.obj or {})
+            if errs:
+                raise forbidden(a, aggregate(errs))
+
+    async def limit_ranges(self, a: Attributes) -> list[Obj]:
+        """The namespace's LimitRanges, defaulted, when the request is one this plugin judges.
+        Upstream: runLimitFunc's guards and GetLimitRanges"""
+        if not supports_attributes(a) or not isinstance(a.obj, dict):
+            return []
+        if a.old_obj is not None and (a.old_obj.get("metadata") or {}).get("deletionTimestamp"):
+            return []                        # ignore all objects marked for deletion
+        return [set_defaults_limit_range(lr) for lr in await self.index.namespace(a.namespace)]
+
+
+def supports_attributes(a: Attributes) -> bool:
+    """Pods (create, and the resize subresource) and claims. Upstream: DefaultLimitRangerActions.SupportsAttributes"""
+    if a.group != "":
+        return False
+    if a.subresource == "resize" and a.kind == "Pod" and a.operation is Operation.UPDATE:
+        return True
+    if a.subresource:
+        return False
+    if a.kind == "Pod" and a.operation is Operation.UPDATE:
+        return False                 # containers are immutable: nothing to default or check
+    return a.kind in ("Pod", "PersistentVolumeClaim")
+
+
+def set_defaults_limit_range(lr: Obj) -> Obj:
+    """A copy of lr whose Container items have upstream's defaults: default (limits) from max,
+    defaultRequest from default, then from min. Upstream: SetDefaults_LimitRangeItem"""
+    items = []
+    for item in ((lr.get("spec") or {}).get("limits") or ()):
+        if item.get("type") == LIMIT_TYPE_CONTAINER:
+            default = {**(item.get("max") or {}), **(item.get("default") or {})}
+            default_request = {**(item.get("min") or {}), **default, **(item.get("defaultRequest") or {})}
+            item = {**item, "default": default, "defaultRequest": default_request}
+        items.append(item)
+    return {**lr, "spec": {**(lr.get("spec") or {}), "limits": items}}
+
+
+# --- mutation ---------------------------------------------------------------------------------
+
+def pod_mutate_limit_func(lr: Obj, pod: Obj) -> None:
+    """Upstream: PodMutateLimitFunc (defaultContainerResourceRequirements + mergePodResourceRequirements)"""
+    requests: Obj = {}
+    limits: Obj = {}
+    for item in lr["spec"]["limits"]:
+        if item.get("type") == LIMIT_TYPE_CONTAINER:
+            requests.update(item.get("defaultRequest") or {})
+            limits.update(item.get("default") or {})
+    if not requests and not limits:
+        return
+    spec = pod.get("spec") or {}
+    annotations: list[str] = []
+    for field, prefix in (("containers", "container"), ("initContainers", "init container")):
+        for c in spec.get(field) or ():
+            annotations += merge_container_resources(c, requests, limits, prefix)
+    if annotations:
+        meta = pod.setdefault("metadata", {})
+        if not meta.get("annotations"):
+            meta["annotations"] = {}
+        meta["annotations"][LIMIT_RANGER_ANNOTATION] = "LimitRanger plugin set: " + "; ".join(annotations)
+
+
+def merge_container_resources(c: Obj, requests: Obj, limits: Obj, prefix: str) -> list[str]:
+    """Fill the container's missing requests and limits; what was set, as annotation parts.
+    Upstream: mergeContainerResources"""
+    resources = c.get("resources") or {}
+    out = []
+    for kind, defaults in (("limits", limits), ("requests", requests)):
+        have = resources.get(kind) or {}
+        added = sorted(k for k in defaults if k not in have)
+        if added:
+            resources[kind] = {**have, **{k: defaults[k] for k in added}}
+            c["resources"] = resources
+            out.append((kind, added))
+    # upstream appends the requests note before the limits note
+    notes = {kind: ", ".join(names) for kind, names in out}
+    name = c.get("name", "")
+    return ([f"{notes['requests']} request for {prefix} {name}"] if "requests" in notes else []) + \
+           ([f"{notes['limits']} limit for {prefix} {name}"] if "limits" in notes else [])
+
+
+# --- validation -------------------------------------------------------------------------------
+
+def pod_validate_limit_func(lr: Obj, pod: Obj) -> list[str]:
+    """Upstream: PodValidateLimitFunc"""
+    errs: list[str] = []
+    spec = pod.get("spec") or {}
+    for item in lr["spec"]["limits"]:
+        limit_type = item.get("type")
+        if limit_type == LIMIT_TYPE_CONTAINER:
+            for field in ("containers", "initContainers"):
+                for c in spec.get(field) or ():
+                    resources = c.get("resources") or {}
+                    errs += check_item(item, limit_type, resource_list(resources.get("requests")),
+                                       resource_list(resources.get("limits")))
+        elif limit_type == LIMIT_TYPE_POD:
+            errs += check_item(item, limit_type, pod_requests(spec), pod_limits(spec))
+    return errs
+
+
+def check_item(item: Obj, limit_type: str, request: ResourceList, limit: ResourceList) -> list[str]:
+    """min, max and maxLimitRequestRatio of one LimitRangeItem against one set of resources."""
+    errs = []
+    for constraint, fn in (("min", min_constraint), ("max", max_constraint),
+                           ("maxLimitRequestRatio", limit_request_ratio_constraint)):
+        for k, enforced in resource_list(item.get(constraint)).items():
+            if (err := fn(limit_type, k, enforced, request, limit)) is not None:
+                errs.append(err)
+    return errs
+
+
+def pvc_validate_limit_func(lr: Obj, pvc: Obj) -> list[str]:
+    """Storage requests only (claim limits are no user input). Upstream: PersistentVolumeClaimValidateLimitFunc"""
+    errs = []
+    requests = resource_list(((pvc.get("spec") or {}).get("resources") or {}).get("requests"))
+    for item in lr["spec"]["limits"]:
+        if item.get("type") != LIMIT_TYPE_PVC:
+            continue
+        for k, enforced in resource_list(item.get("min")).items():
+            if (err := min_constraint(LIMIT_TYPE_PVC, k, enforced, requests, {})) is not None:
+                errs.append(err)
+        for k, enforced in resource_list(item.get("max")).items():
+            if (err := max_request_constraint(LIMIT_TYPE_PVC, k, enforced, requests)) is not None:
+                errs.append(err)
+    return errs
+
+
+def request_limit_enforced_values(req: Quantity | None, lim: Quantity | None,
+                                  enforced: Quantity) -> tuple[int, int, int]:
+    """The three at a common precision: milli-units unless one would overflow.
+    Upstream: requestLimitEnforcedValues"""
+    zero = Quantity.parse(0)
+    assert zero is not None
+    req, lim = req or zero, lim or zero
+    values = (req.int_value(), lim.int_value(), enforced.int_value())
+    if all(v <= MAX_MILLI_VALUE for v in values):
+        return req.milli_value(), lim.milli_value(), enforced.milli_value()
+    return values
+
+
+def min_constraint(limit_type: str, name: str, enforced: Quantity, request: ResourceList,
+                   limit: ResourceList) -> str | None:
+    """Upstream: minConstraint"""
+    req, lim = request.get(name), limit.get(name)
+    observed_req, observed_lim, enforced_value = request_limit_enforced_values(req, lim, enforced)
+    if req is None:
+        return f"minimum {name} usage per {limit_type} is {enforced}.  No request is specified"
+    if observed_req < enforced_value:
+        return f"minimum {name} usage per {limit_type} is {enforced}, but request is {req}"
+    if lim is not None and observed_lim < enforced_value:
+        return f"minimum {name} usage per {limit_type} is {enforced}, but limit is {lim}"
+    return None
+
+
+def max_request_constraint(limit_type: str, name: str, enforced: Quantity, request: ResourceList) -> str | None:
+    """Upstream: maxRequestConstraint"""
+    req = request.get(name)
+    observed_req, _, enforced_value = request_limit_enforced_values(req, None, enforced)
+    if req is None:
+        return f"maximum {name} usage per {limit_type} is {enforced}.  No request is specified"
+    if observed_req > enforced_value:
+        return f"maximum {name} usage per {limit_type} is {enforced}, but request is {req}"
+    return None
+
+
+def max_constraint(limit_type: str, name: str, enforced: Quantity, request: ResourceList,
+                   limit: ResourceList) -> str | None:
+    """Upstream: maxConstraint"""
+    req, lim = request.get(name), limit.get(name)
+    observed_req, observed_lim, enforced_value = request_limit_enforced_values(req, lim, enforced)
+    if lim is None:
+        return f"maximum {name} usage per {limit_type} is {enforced}.  No limit is specified"
+    if observed_lim > enforced_value:
+        return f"maximum {name} usage per {limit_type} is {enforced}, but limit is {lim}"
+    if req is not None and observed_req > enforced_value:
+        return f"maximum {name} usage per {limit_type} is {enforced}, but request is {req}"
+    return None
+
+
+def limit_request_ratio_constraint(limit_type: str, name: str, enforced: Quantity, request: ResourceList,
+                                   limit: ResourceList) -> str | None:
+    """Upstream: limitRequestRatioConstraint"""
+    req, lim = request.get(name), limit.get(name)
+    observed_req, observed_lim, _ = request_limit_enforced_values(req, lim, enforced)
+    if req is None or observed_req == 0:
+        return (f"{name} max limit to request ratio per {limit_type} is {enforced}, "
+                "but no request is specified or request is 0")
+    if lim is None or observed_lim == 0:
+        return (f"{name} max limit to request ratio per {limit_type} is {enforced}, "
+                "but no limit is specified or limit is 0")
+    observed_ratio = observed_lim / observed_req
+    display = observed_ratio
+    max_ratio = float(enforced.int_value())
+    if enforced.int_value() <= MAX_MILLI_VALUE:
+        observed_ratio *= 1000
+        max_ratio = float(enforced.milli_value())
+    if observed_ratio > max_ratio:
+        return (f"{name} max limit to request ratio per {limit_type} is {enforced}, "
+                f"but provided ratio is {display:f}")
+    return None
+
+
+def aggregate(errs: list[str]) -> str:
+    """Upstream: utilerrors.NewAggregate(errs).Error() — one message, or the distinct ones in brackets."""
+    distinct = list(dict.fromkeys(errs))
+    return distinct[0] if len(distinct) == 1 else "[" + ", ".join(distinct) + "]"
+
+
+# --- pod totals -------------------------------------------------------------------------------
+
+def _add(total: ResourceList, rl: ResourceList) -> None:
+    for k, q in rl.items():
+        total[k] = total[k].add(q) if k in total else q
+
+
+def _max(total: ResourceList, rl: ResourceList) -> None:
+    for k, q in rl.items():
+        if k not in total or q.value > total[k].value:
+            total[k] = q
+
+
+def _pod_total(spec: Obj, kind: str) -> ResourceList:
+    """The pod's effective requests or limits from its spec: the containers' sum, restartable
+    init containers (sidecars) added, each regular init container counted with the sidecars
+    started before it, the larger of the two kept; pod-level cpu/memory override. No overhead.
+    Upstream: podRequests / podLimits (component-helpers AggregateContainerRequests/Limits)."""
+    def of(c: Obj) -> ResourceList:
+        return resource_list((c.get("resources") or {}).get(kind))
+
+    total: ResourceList = {}
+    for c in spec.get("containers") or ():
+        _add(total, of(c))
+    restartable: ResourceList = {}
+    init_max: ResourceList = {}
+    for c in spec.get("initContainers") or ():
+        rl = of(c)
+        if c.get("restartPolicy") == "Always":
+            _add(total, rl)
+            _add(restartable, rl)
+            init = dict(restartable)
+        else:
+            init = dict(rl)
+            _add(init, restartable)
+        _max(init_max, init)
+    _max(total, init_max)
+    for k, q in resource_list(((spec.get("resources") or {}).get(kind))).items():
+        if k in SUPPORTED_POD_LEVEL_RESOURCES:
+            total[k] = q
+    return total
+
+
+def pod_requests(spec: Obj) -> ResourceList:
+    return _pod_total(spec, "requests")
+
+
+def pod_limits(spec: Obj) -> ResourceList:
+    return _pod_total(spec, "limits")

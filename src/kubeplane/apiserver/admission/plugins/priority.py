@@ -1,0 +1,145 @@
+"""Priority: a pod's priority and preemptionPolicy come from its PriorityClass, never from the
+pod itself.
+
+On pod create, priorityClassName names the class (403 `no PriorityClass with name X was
+found` if none); an empty name takes the class marked globalDefault (the lowest value if
+several are), else priority 0 and PreemptLowerPriority. A pod that states a priority or a
+preemptionPolicy other than its class's is refused. On pod update, the values set at create are
+kept when the new object leaves them out. A PriorityClass marked globalDefault is refused while
+another one is.
+
+PriorityClasses are read from storage (/registry/priorityclasses/<name>); the two system
+classes are built in (upstream creates them at start-up) until stored ones replace them. Cost on
+the pod create path: one get for a named class; for an unnamed one, a scan of the classes in a
+watch-fed index of the prefix (_index.py), nothing when there are none.
+
+Upstream: plugin/pkg/admission/priority/admission.go (admitPod, validatePriorityClass,
+getDefaultPriorityClass, getDefaultPriority); pkg/apis/scheduling (SystemPriorityClasses,
+DefaultPriorityWhenNoDefaultClassExists); SetDefaults_PriorityClass.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..chain import register
+from ..interface import Attributes, Operation, Plugin, forbidden
+from ._index import PrefixIndex
+
+if TYPE_CHECKING:
+    from ...server import APIServer
+
+Obj = dict[str, Any]
+
+PREFIX = "/registry/priorityclasses/"
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS_EXISTS = 0
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+SYSTEM_CRITICAL_PRIORITY = 2 * HIGHEST_USER_DEFINABLE_PRIORITY
+SYSTEM_NODE_CRITICAL = "system-node-critical"
+SYSTEM_CLUSTER_CRITICAL = "system-cluster-critical"
+
+
+def _system_class(name: str, value: int, description: str) -> Obj:
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+            "value": value, "globalDefault": False, "description": description,
+            "preemptionPolicy": PREEMPT_LOWER_PRIORITY}
+
+
+# Upstream: systemPriorityClasses (pkg/apis/scheduling/helpers.go).
+SYSTEM_PRIORITY_CLASSES = {
+    SYSTEM_NODE_CRITICAL: _system_class(
+        SYSTEM_NODE_CRITICAL, SYSTEM_CRITICAL_PRIORITY + 1000,
+        "Used for system critical pods that must not be moved from their current node."),
+    SYSTEM_CLUSTER_CRITICAL: _system_class(
+        SYSTEM_CLUSTER_CRITICAL, SYSTEM_CRITICAL_PRIORITY,
+        "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."),
+}
+
+
+@register
+class Priority(Plugin):
+    NAME = "Priority"
+    OPERATIONS = frozenset({Operation.CREATE, Operation.UPDATE})
+    MUTATING = True
+    VALIDATING = True
+
+    def __init__(self, api: APIServer) -> None:
+        super().__init__(api)
+        self.index = PrefixIndex(api.storage, PREFIX)
+
+    async def admit(self, a: Attributes) -> None:
+        """Upstream: Plugin.Admit (pods only, no subresource)"""
+        if a.subresource or not a.targets("", "pods") or not isinstance(a.obj, dict):
+            return
+        spec = a.obj.setdefault("spec", {})
+        if a.operation is Operation.UPDATE:
+            # Keep what this plugin set at create; validation refuses any other change.
+            old_spec = (a.old_obj or {}).get("spec") or {}
+            for field in ("priority", "preemptionPolicy"):
+                if spec.get(field) is None and old_spec.get(field) is not None:
+                    spec[field] = old_spec[field]
+            return
+        await self.admit_pod_create(a, spec)
+
+    async def admit_pod_create(self, a: Attributes, spec: Obj) -> None:
+        """Upstream: admitPod (create)"""
+        name = spec.get("priorityClassName") or ""
+        if not name:
+            pc = await self.default_priority_class()
+            if pc is None:
+                spec.pop("priorityClassName", None)
+                priority, policy = DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS_EXISTS, PREEMPT_LOWER_PRIORITY
+            else:
+                spec["priorityClassName"] = pc["metadata"]["name"]
+                priority, policy = pc.get("value", 0), pc.get("preemptionPolicy")
+        else:
+            pc = await self.priority_class(name)
+            if pc is None:
+                raise forbidden(a, f"no PriorityClass with name {name} was found")
+            priority, policy = pc.get("value", 0), pc.get("preemptionPolicy")
+        if spec.get("priority") is not None and spec["priority"] != priority:
+            raise forbidden(a, f"the integer value of priority ({spec['priority']}) must not be provided in pod spec; "
+                               f"priority admission controller computed {priority} from the given PriorityClass name")
+        spec["priority"] = priority
+        if policy is not None:
+            if spec.get("preemptionPolicy") is not None and spec["preemptionPolicy"] != policy:
+                raise forbidden(a, f"the string value of PreemptionPolicy ({spec['preemptionPolicy']}) must not be "
+                                   f"provided in pod spec; priority admission controller computed {policy} from the "
+                                   "given PriorityClass name")
+            spec["preemptionPolicy"] = policy
+
+    async def validate(self, a: Attributes) -> None:
+        """Only one PriorityClass may be the global default. Upstream: validatePriorityClass"""
+        if a.subresource or not a.targets("scheduling.k8s.io", "priorityclasses") or not isinstance(a.obj, dict):
+            return
+        if not a.obj.get("globalDefault"):
+            return
+        dpc = await self.default_priority_class()
+        if dpc is None:
+            return
+        name = dpc["metadata"]["name"]
+        if a.operation is Operation.CREATE or name != (a.obj.get("metadata") or {}).get("name"):
+            raise forbidden(a, f"PriorityClass {name} is already marked as default. Only one default can exist")
+
+    async def priority_class(self, name: str) -> Obj | None:
+        """The stored class (defaulted), else a built-in system class, else None."""
+        kv = await self.api.storage.get(PREFIX + name)
+        if kv is not None:
+            return set_defaults_priority_class(kv.obj)
+        return SYSTEM_PRIORITY_CLASSES.get(name)
+
+    async def default_priority_class(self) -> Obj | None:
+        """The globalDefault class with the lowest value (several may exist after a race).
+        Upstream: getDefaultPriorityClass"""
+        default = None
+        for pc in await self.index.all():
+            if pc.get("globalDefault") and (default is None or default.get("value", 0) > pc.get("value", 0)):
+                default = pc
+        return set_defaults_priority_class(default) if default is not None else None
+
+
+def set_defaults_priority_class(pc: Obj) -> Obj:
+    """Upstream: SetDefaults_PriorityClass (preemptionPolicy PreemptLowerPriority)."""
+    if pc.get("preemptionPolicy"):
+        return pc
+    return {**pc, "preemptionPolicy": PREEMPT_LOWER_PRIORITY}

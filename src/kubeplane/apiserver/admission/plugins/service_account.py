@@ -1,0 +1,273 @@
+"""ServiceAccount: every pod runs as a service account that exists, and gets its API credentials
+as a projected volume mounted in each container.
+
+On pod create (admit): an empty serviceAccountName becomes "default"; the service account must
+exist (the "default" one is looked up ten times, 100-200 ms apart, because the service account
+controller creates it just after its namespace); unless the pod or the service account opts
+out (automountServiceAccountToken: false), a `kube-api-access-<5 random>` projected volume
+(a bound token, the cluster CA from the kube-root-ca.crt ConfigMap, the namespace) is added and
+mounted read-only at /var/run/secrets/kubernetes.io/serviceaccount in every init container and
+container that has nothing mounted there; a pod without imagePullSecrets gets the service
+account's. Mirror pods (static pods the kubelet reflects) are never changed, and may reference
+neither a service account nor secrets. A service account annotated
+`kubernetes.io/enforce-mountable-secrets: "true"` limits the secrets a pod (or a later
+ephemeral container) may use to the ones it lists.
+
+The look-up is one storage get per pod create (a dict look-up in the memory and SQLite stores).
+
+Upstream: plugin/pkg/admission/serviceaccount/admission.go (Plugin.Admit, Validate,
+getServiceAccount, limitSecretReferences, limitEphemeralContainerSecretReferences,
+mountServiceAccountToken, TokenVolumeSource).
+"""
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any, Iterator
+
+from ....api import errors
+from ....api.resources import lookup
+from ...objects import generate_name
+from ..chain import register
+from ..interface import Attributes, Operation, Plugin, forbidden
+
+Obj = dict[str, Any]
+
+DEFAULT_SERVICE_ACCOUNT_NAME = "default"
+ENFORCE_MOUNTABLE_SECRETS_ANNOTATION = "kubernetes.io/enforce-mountable-secrets"
+SERVICE_ACCOUNT_VOLUME_NAME = "kube-api-access"
+DEFAULT_API_TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+MIRROR_POD_ANNOTATION_KEY = "kubernetes.io/config.mirror"
+# serviceaccount.WarnOnlyBoundTokenExpirationSeconds: an hour and 7 s, so the API server can
+# tell tokens minted for this volume (and warn when a stale one is used) from others.
+WARN_ONLY_BOUND_TOKEN_EXPIRATION_SECONDS = 3607
+PROJECTED_VOLUME_SOURCE_DEFAULT_MODE = 0o644      # corev1.ProjectedVolumeSourceDefaultMode (420)
+# getServiceAccount: the default service account is retried, as its controller may be about to
+# create it (a pod created right after its namespace).
+DEFAULT_SA_ATTEMPTS = 10
+
+_SERVICE_ACCOUNTS = lookup("", "v1", "serviceaccounts")
+assert _SERVICE_ACCOUNTS is not None
+
+
+def token_volume_source() -> Obj:
+    """The projected volume of a pod's API credentials. Upstream: TokenVolumeSource"""
+    return {"defaultMode": PROJECTED_VOLUME_SOURCE_DEFAULT_MODE, "sources": [
+        {"serviceAccountToken": {"expirationSeconds": WARN_ONLY_BOUND_TOKEN_EXPIRATION_SECONDS, "path": "token"}},
+        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {"downwardAPI": {"items": [{"path": "namespace",
+                                    "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
+    ]}
+
+
+@register
+class ServiceAccount(Plugin):
+    NAME = "ServiceAccount"
+    OPERATIONS = frozenset({Operation.CREATE, Operation.UPDATE})
+    MUTATING = True
+    VALIDATING = True
+    # LimitSecretReferences: upstream leaves it off (the annotation turns it on per account).
+    limit_secret_references = False
+    mount_service_account_token = True
+    # Test seams: the pause between look-ups of a missing default service account, and the
+    # volume name generator.
+    retry_interval: tuple[float, float] = (0.1, 0.2)
+    generate_name = staticmethod(generate_name)
+
+    async def admit(self, a: Attributes) -> None:
+        """Upstream: Plugin.Admit"""
+        if _should_ignore(a) or a.operation is not Operation.CREATE:
+            return
+        pod = a.obj
+        assert pod is not None
+        if MIRROR_POD_ANNOTATION_KEY in ((pod.get("metadata") or {}).get("annotations") or {}):
+            return await self.validate(a)
+        spec = pod.setdefault("spec", {})
+        # v1's deprecated spec.serviceAccount stands in for an empty serviceAccountName and
+        # mirrors it on the way out (upstream: the v1 PodSpec conversion).
+        name = spec.get("serviceAccountName") or spec.get("serviceAccount") or DEFAULT_SERVICE_ACCOUNT_NAME
+        spec["serviceAccountName"] = spec["serviceAccount"] = name
+        sa = await self.service_account(a, name)
+        if self.mount_service_account_token and should_automount(sa, spec):
+            self.mount_service_account_token_volume(spec)
+        if not spec.get("imagePullSecrets") and sa.get("imagePullSecrets"):
+            spec["imagePullSecrets"] = [{"name": s.get("name", "")} for s in sa["imagePullSecrets"]]
+        await self.validate(a)
+
+    async def validate(self, a: Attributes) -> None:
+        """Upstream: Plugin.Validate"""
+        if _should_ignore(a):
+            return
+        pod = a.obj
+        assert pod is not None
+        spec = pod.get("spec") or {}
+        if a.operation is Operation.UPDATE and a.subresource == "ephemeralcontainers":
+            return await self.limit_ephemeral_container_secret_references(a, pod)
+        if a.operation is not Operation.CREATE:
+            return
+        if MIRROR_POD_ANNOTATION_KEY in ((pod.get("metadata") or {}).get("annotations") or {}):
+            return validate_mirror_pod(a, spec)
+        name = spec.get("serviceAccountName") or ""
+        if not name:
+            raise forbidden(a, f"no service account specified for pod {a.namespace}/{a.name}")
+        sa = await self.service_account(a, name)
+        if self.enforce_mountable_secrets(sa):
+            if (msg := limit_secret_references(sa, spec)) is not None:
+                raise forbidden(a, msg)
+
+    async def service_account(self, a: Attributes, name: str) -> Obj:
+        """The pod's service account, or a 403 naming why not. Upstream: getServiceAccount"""
+        key = _SERVICE_ACCOUNTS.key(a.namespace, name)
+        kv = await self.api.storage.get(key)
+        if kv is not None:
+            return kv.obj
+        attempts = DEFAULT_SA_ATTEMPTS if name == DEFAULT_SERVICE_ACCOUNT_NAME else 1
+        pause = random.uniform(*self.retry_interval)
+        for _ in range(attempts - 1):
+            await asyncio.sleep(pause)
+            kv = await self.api.storage.get(key)
+            if kv is not None:
+                return kv.obj
+        err = errors.NotFound("", "serviceaccount", name)
+        raise forbidden(a, f"error looking up service account {a.namespace}/{name}: {err.message}")
+
+    def enforce_mountable_secrets(self, sa: Obj) -> bool:
+        """Upstream: enforceMountableSecrets (strconv.ParseBool of the annotation)."""
+        if self.limit_secret_references:
+            return True
+        value = ((sa.get("metadata") or {}).get("annotations") or {}).get(ENFORCE_MOUNTABLE_SECRETS_ANNOTATION)
+        return value in ("1", "t", "T", "true", "TRUE", "True")
+
+    def mount_service_account_token_volume(self, spec: Obj) -> None:
+        """Mount the token volume (added unless the pod has one already) in every init
+        container and container with nothing at the token path. Upstream: mountServiceAccountToken"""
+        volumes = spec.get("volumes") or []
+        volume_name = next((v.get("name") for v in volumes
+                            if str(v.get("name", "")).startswith(SERVICE_ACCOUNT_VOLUME_NAME + "-")), None)
+        has_volume = volume_name is not None
+        if volume_name is None:
+            volume_name = self.generate_name(SERVICE_ACCOUNT_VOLUME_NAME + "-")
+        needs_volume = False
+        for field in ("initContainers", "containers"):
+            for c in spec.get(field) or ():
+                mounts = c.get("volumeMounts") or []
+                if any(m.get("mountPath") == DEFAULT_API_TOKEN_MOUNT_PATH for m in mounts):
+                    continue
+                mounts.append({"name": volume_name, "readOnly": True, "mountPath": DEFAULT_API_TOKEN_MOUNT_PATH})
+                c["volumeMounts"] = mounts
+                needs_volume = True
+        if not has_volume and needs_volume:
+            volumes.append({"name": volume_name, "projected": token_volume_source()})
+            spec["volumes"] = volumes
+
+    async def limit_ephemeral_container_secret_references(self, a: Attributes, pod: Obj) -> None:
+        """Upstream: limitEphemeralContainerSecretReferences"""
+        spec = pod.get("spec") or {}
+        name = spec.get("serviceAccountName") or ""
+        if not name:
+            raise forbidden(a, f"no service account specified for pod {a.namespace}/{a.name}")
+        sa = await self.service_account(a, name)
+        if not self.enforce_mountable_secrets(sa):
+            return
+        mountable = {s.get("name") for s in sa.get("secrets") or ()}
+        for c in spec.get("ephemeralContainers") or ():
+            if (msg := _container_secret_refs(c, mountable, "ephemeral container", sa)) is not None:
+                raise forbidden(a, msg)
+
+
+def _should_ignore(a: Attributes) -> bool:
+    """Only pods (and their ephemeralcontainers) are this plugin's. Upstream: shouldIgnore"""
+    return (a.resource != "pods" or a.group != "" or a.subresource not in ("", "ephemeralcontainers")
+            or not isinstance(a.obj, dict) or a.obj.get("kind", "Pod") != "Pod")
+
+
+def should_automount(sa: Obj, spec: Obj) -> bool:
+    """The pod's choice, else the service account's, else yes. Upstream: shouldAutomount"""
+    if spec.get("automountServiceAccountToken") is not None:
+        return bool(spec["automountServiceAccountToken"])
+    if sa.get("automountServiceAccountToken") is not None:
+        return bool(sa["automountServiceAccountToken"])
+    return True
+
+
+def validate_mirror_pod(a: Attributes, spec: Obj) -> None:
+    """A mirror pod may reference no service account, no secret, no token projection."""
+    if spec.get("serviceAccountName"):
+        raise forbidden(a, "a mirror pod may not reference service accounts")
+    if next(pod_secret_names(spec), None) is not None:
+        raise forbidden(a, "a mirror pod may not reference secrets")
+    for v in spec.get("volumes") or ():
+        for source in (v.get("projected") or {}).get("sources") or ():
+            if source.get("serviceAccountToken") is not None:
+                raise forbidden(a, "a mirror pod may not use ServiceAccountToken volume projections")
+
+
+def limit_secret_references(sa: Obj, spec: Obj) -> str | None:
+    """Why the pod may not use a secret its service account does not list, or None.
+    Upstream: limitSecretReferences"""
+    sa_name = (sa.get("metadata") or {}).get("name", "")
+    mountable = {s.get("name") for s in sa.get("secrets") or ()}
+    for v in spec.get("volumes") or ():
+        secret = v.get("secret")
+        if secret is not None and secret.get("secretName", "") not in mountable:
+            return (f'volume with secret.secretName="{secret.get("secretName", "")}" is not allowed because '
+                    f"service account {sa_name} does not reference that secret")
+    for field, what in (("initContainers", "init container"), ("containers", "container")):
+        for c in spec.get(field) or ():
+            if (msg := _container_secret_refs(c, mountable, what, sa)) is not None:
+                return msg
+    pull_secrets = {s.get("name") for s in sa.get("imagePullSecrets") or ()}
+    for i, ref in enumerate(spec.get("imagePullSecrets") or ()):
+        if ref.get("name", "") not in pull_secrets:
+            return (f'imagePullSecrets[{i}].name="{ref.get("name", "")}" is not allowed because service account '
+                    f"{sa_name} does not reference that imagePullSecret")
+    return None
+
+
+def _container_secret_refs(c: Obj, mountable: set[Any], what: str, sa: Obj) -> str | None:
+    sa_name = (sa.get("metadata") or {}).get("name", "")
+    for env in c.get("env") or ():
+        ref = (env.get("valueFrom") or {}).get("secretKeyRef")
+        if ref is not None and ref.get("name", "") not in mountable:
+            return (f'{what} {c.get("name", "")} with envVar {env.get("name", "")} referencing '
+                    f'secret.secretName="{ref.get("name", "")}" is not allowed because service account '
+                    f"{sa_name} does not reference that secret")
+    for env_from in c.get("envFrom") or ():
+        ref = env_from.get("secretRef")
+        if ref is not None and ref.get("name", "") not in mountable:
+            return (f'{what} {c.get("name", "")} with envFrom referencing secret.secretName="{ref.get("name", "")}" '
+                    f"is not allowed because service account {sa_name} does not reference that secret")
+    return None
+
+
+# Volume sources that name a secret, and where. Upstream: VisitPodSecretNames (pkg/api/pod/util.go).
+_VOLUME_SECRET_REFS = (("azureFile", "secretName"), ("cephfs", "secretRef"), ("cinder", "secretRef"),
+                       ("flexVolume", "secretRef"), ("rbd", "secretRef"), ("secret", "secretName"),
+                       ("scaleIO", "secretRef"), ("iscsi", "secretRef"), ("storageos", "secretRef"),
+                       ("csi", "nodePublishSecretRef"))
+
+
+def pod_secret_names(spec: Obj) -> Iterator[str]:
+    """Every secret the pod spec names. Upstream: VisitPodSecretNames (all containers)."""
+    for ref in spec.get("imagePullSecrets") or ():
+        yield ref.get("name", "")
+    for field in ("initContainers", "containers", "ephemeralContainers"):
+        for c in spec.get(field) or ():
+            for env_from in c.get("envFrom") or ():
+                if env_from.get("secretRef") is not None:
+                    yield env_from["secretRef"].get("name", "")
+            for env in c.get("env") or ():
+                ref = (env.get("valueFrom") or {}).get("secretKeyRef")
+                if ref is not None:
+                    yield ref.get("name", "")
+    for v in spec.get("volumes") or ():
+        for source, field in _VOLUME_SECRET_REFS:
+            if (src := v.get(source)) is None:
+                continue
+            if field == "secretName":                  # a string, visited whenever the source is set
+                yield src.get(field, "")
+            elif src.get(field) is not None:           # a reference, visited when set
+                yield src[field].get("name", "")
+        for p in (v.get("projected") or {}).get("sources") or ():
+            if p.get("secret") is not None:
+                yield p["secret"].get("name", "")

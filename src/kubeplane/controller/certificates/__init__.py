@@ -1,0 +1,1 @@
+"""Certificate controllers. Upstream: pkg/controller/certificates."""

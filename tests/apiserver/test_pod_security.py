@@ -170,8 +170,10 @@ async def test_configured_exemption_warns_on_namespace_create(api: Any, tmp_path
         "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n"
         "- name: PodSecurity\n  configuration:\n    apiVersion: pod-security.admission.config.k8s.io/v1\n"
         "    kind: PodSecurityConfiguration\n    exemptions:\n      namespaces: [ops]\n")
-    server = APIServer(new_storage("memory"), clock=api.clock,
-                       options=ServerRunOptions(admission_control_config_file=str(config)))
+    from kubeplane.testing.fake import WITHOUT_CONTROLLER_MANAGER
+    options = ServerRunOptions(admission_control_config_file=str(config),
+                               disable_admission_plugins=WITHOUT_CONTROLLER_MANAGER.disable_admission_plugins)
+    server = APIServer(new_storage("memory"), clock=api.clock, options=options)
     await server.bootstrap()
     exempt = type(api)(server, api.clock)
     try:

@@ -17,11 +17,12 @@ from typing import Awaitable, Callable
 import orjson
 
 from ..api import errors
-from ..api.resources import ResourceInfo, lookup
+from ..api.resources import ResourceInfo
 from ..storage.interface import Storage
 from ..utils.clock import REAL_CLOCK, Clock, rfc3339
 from . import admission, discovery, healthz, metrics
 from .handlers import podlog, rest, subresources, watch
+from .registry import REGISTRY
 from .handlers.podlog import NodeConnection
 from .options import ServerRunOptions
 from .request import Request, RequestInfo, Response, parse_request_info
@@ -148,7 +149,7 @@ class APIServer:
         return Response(200, doc, headers=[("etag", f'"{openapi.openapi_hash(path)}"')])
 
     async def route_resource(self, req: Request, info: RequestInfo) -> Response:
-        ri = lookup(info.group, info.version, info.resource)
+        ri = REGISTRY.lookup(info.group, info.version, info.resource)
         if ri is None:
             raise errors.StatusError(404, "NotFound", "the server could not find the requested resource",
                                      {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]})

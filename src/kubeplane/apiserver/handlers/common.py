@@ -19,6 +19,7 @@ from ...api.resources import ResourceInfo
 from ...storage.interface import KeyValue
 from .. import codec
 from ..objects import Obj, check_type_meta
+from ..registry import resource_definition, scheme
 from ..request import Request, Response
 from . import continue_token
 
@@ -132,11 +133,10 @@ def check_patched_fields(req: Request, ri: ResourceInfo, obj: Obj, warnings: lis
 
 
 def set_defaults(obj: Obj, subresource: str = "") -> None:
-    from ...api import defaults
     if subresource == "status":
-        defaults.set_defaults_except_spec(obj)
+        scheme.set_defaults_except_spec(obj)
     else:
-        defaults.set_defaults(obj)
+        scheme.set_defaults(obj)
 
 
 # --- validation -----------------------------------------------------------------------------
@@ -146,19 +146,17 @@ def _invalid(ri: ResourceInfo, obj: Obj, errs: list[Any]) -> errors.Invalid:
 
 
 def validate_create(ri: ResourceInfo, obj: Obj, warnings: list[str]) -> None:
-    from ...api import validation
-    errs = validation.validate(obj)
+    errs = scheme.validate(obj)
     if errs:
         raise _invalid(ri, obj, errs)
-    warnings.extend(validation.warnings(obj))
+    warnings.extend(scheme.warnings(obj))
 
 
 def validate_update(ri: ResourceInfo, new: Obj, old: Obj, subresource: str, warnings: list[str]) -> None:
-    from ...api import validation
     if subresource == "status":
-        errs = validation.validate_status_update(new, old)
+        errs = scheme.validate_status_update(new, old)
     else:
-        errs = validation.validate_update(new, old)
+        errs = scheme.validate_update(new, old)
     if errs:
         raise _invalid(ri, new, errs)
 
@@ -231,7 +229,7 @@ class Selectors:
     @classmethod
     def from_request(cls, req: Request, ri: ResourceInfo) -> Selectors:
         return cls(labels.parse(req.query.get("labelSelector", "")),
-                   labels.parse_fields(req.query.get("fieldSelector", ""), ri.kind, ri.plural, ri.group))
+                   labels.parse_fields(req.query.get("fieldSelector", ""), resource_definition(ri).field_selectors))
 
     @property
     def empty(self) -> bool:

@@ -16,7 +16,7 @@ from ...storage.interface import KeyValue
 from ...utils.clock import parse_rfc3339, rfc3339
 from .. import codec, objects
 from ..objects import Obj, storage_errors
-from ..registry import strategy_for
+from ..registry import resource_definition, strategy_for
 from ..request import Request
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def _invalid_options(field: str, value: Any, detail: str) -> errors.StatusError:
 def returns_deleted_object(ri: ResourceInfo) -> bool:
     """Pods and namespaces answer a delete with the object itself (ReturnDeletedObject), others
     with a Status."""
-    return ri.plural in ("pods", "namespaces")
+    return resource_definition(ri).returns_deleted_object
 
 
 def _gc_finalizers(finalizers: list[str], opts: DeleteOptions) -> list[str]:

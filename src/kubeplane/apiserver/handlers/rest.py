@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...api import defaults, errors
+from ...api import errors
 from ...api.resources import ResourceInfo
 from .. import admission, codec, objects
 from ..objects import Obj, storage_errors
-from ..registry import strategy_for
+from ..registry import resource_definition, strategy_for
 from ..request import Request, Response
 from . import common, deletion
 
@@ -25,9 +25,6 @@ MERGE_PATCH = "application/merge-patch+json"
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json", "application/apply-patch+yaml")
 MAX_PATCH_RETRIES = 5
-# (apiVersion, kind) whose defaulting writes anything at all / anything outside spec.
-_HAS_DEFAULTS = defaults.DEFAULTED_KINDS
-_DEFAULTS_OUTSIDE_SPEC = defaults.DEFAULTED_KINDS - defaults.SPEC_ONLY_DEFAULTS
 
 
 async def get(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
@@ -319,9 +316,10 @@ def _merges_onto_stored(ri: ResourceInfo, subresource: str, patch_type: str) -> 
     """
     if patch_type != MERGE_PATCH or ri.group == "events.k8s.io":
         return False
+    d = resource_definition(ri)
     if subresource == "status":
-        return (ri.api_version, ri.kind) not in _DEFAULTS_OUTSIDE_SPEC
-    return not subresource and (ri.api_version, ri.kind) not in _HAS_DEFAULTS
+        return d.defaulter is None or not d.defaults_outside_spec
+    return not subresource and d.defaulter is None
 
 
 async def delete(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:

@@ -1,0 +1,1 @@
+"""Services. Upstream: pkg/registry/core/service (strategy.py: the definition and strategy)."""

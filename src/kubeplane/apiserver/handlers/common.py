@@ -132,6 +132,14 @@ def check_patched_fields(req: Request, ri: ResourceInfo, obj: Obj, warnings: lis
     warnings.extend(decode.warning_texts(problems))
 
 
+def default_update(new: Obj, old: Obj, subresource: str) -> None:
+    """Default an update's new object and give it the stored one's system metadata (what
+    admission then sees)."""
+    from ..objects import fill_update_meta
+    set_defaults(new, subresource)
+    fill_update_meta(new, old)
+
+
 def set_defaults(obj: Obj, subresource: str = "") -> None:
     if subresource == "status":
         scheme.set_defaults_except_spec(obj)

@@ -14,7 +14,7 @@ from ...api import errors
 from ...api.resources import ResourceInfo
 from ...storage.interface import KeyValue
 from ...utils.clock import parse_rfc3339, rfc3339
-from .. import codec, objects
+from .. import admission, codec, objects
 from ..objects import Obj, storage_errors
 from ..registry import resource_definition, strategy_for
 from ..request import Request
@@ -125,6 +125,12 @@ async def delete_object(api: APIServer, req: Request, ri: ResourceInfo, kv: KeyV
     deleted with grace 0 is first written with its deletion marks, then removed, so watchers
     see MODIFIED then DELETED carrying them, as upstream.
     """
+    # Upstream: the store's deleteValidation, the validating admission of each object deleted
+    # (once per item of a deletecollection).
+    meta = kv.obj["metadata"]
+    await api.admission.validate(admission.Attributes(
+        admission.Operation.DELETE, ri.group, ri.version, ri.plural, ri.kind, meta.get("namespace", ""),
+        meta.get("name", ""), None, kv.obj, dry_run=opts.dry_run, user=req.user))
     if ri.plural == "namespaces":
         return await _delete_namespace(api, ri, kv, opts)
     _check_preconditions(ri, kv.obj, opts)

@@ -3,8 +3,10 @@
 Upstream: apiserver/pkg/endpoints/handlers/{get,create,update,patch,delete}.go and the
 generic registry store (apiserver/pkg/registry/generic/registry/store.go). A create goes
 decode -> default -> prepare (strategy) -> admit -> validate -> admission validate -> store;
-updates and patches do not run admission yet (apiserver/admission). A failure at any step raises an
-api.errors StatusError and nothing is written.
+an update (patch, apply and /status writes too) decode/patch -> default -> admit -> prepare ->
+validate -> admission validate -> store; a delete admit -> admission validate -> delete (the
+admission chain runs on every write: admission.Attributes says which). A failure at any step
+raises an api.errors StatusError and nothing is written.
 """
 from __future__ import annotations
 
@@ -115,8 +117,7 @@ async def create_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str,
         await common.in_worker(_prepare_create, api, ri, ns, obj)
     else:
         _prepare_create(api, ri, ns, obj)
-    attrs = admission.Attributes(admission.Operation.CREATE, ri.group, ri.version, ri.plural, ri.kind, ns,
-                                 requested_name, obj, dry_run=common.dry_run(req), user=req.user)
+    attrs = attributes(req, ri, admission.Operation.CREATE, ns, requested_name, obj)
     await api.admission.admit(attrs)
     if heavy:
         await common.in_worker(_validate_create, api, req, ri, obj, warnings, applied, heavy)
@@ -146,6 +147,13 @@ async def create_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str,
     raise AssertionError("unreachable")
 
 
+def attributes(req: Request, ri: ResourceInfo, op: admission.Operation, ns: str, name: str, obj: Obj | None = None,
+               old: Obj | None = None, subresource: str = "", kind: str = "") -> admission.Attributes:
+    """What the admission chain sees of a request on ri (kind: a subresource's own, e.g. Scale)."""
+    return admission.Attributes(op, ri.group, ri.version, ri.plural, kind or ri.kind, ns, name, obj, old,
+                                subresource, common.dry_run(req), req.user)
+
+
 async def update(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
                  subresource: str = "") -> Response:
     """Upstream: UpdateResource (handlers/update.go) + Store.Update."""
@@ -166,10 +174,12 @@ async def update(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: 
 
 async def update_object(api: APIServer, req: Request, ri: ResourceInfo, new: Obj, old: Obj,
                         expected: int, subresource: str, warnings: list[str], *,
-                        applied: bool = False, heavy: bool = False) -> tuple[Obj, bytes | None]:
-    """Prepare, validate and store new over old (at revision expected); returns the result and,
-    when it was stored, its encoding. `heavy`: do the CPU work in the worker thread
-    (common.is_heavy of the request and the stored object).
+                        applied: bool = False, heavy: bool = False, admit: bool = True) -> tuple[Obj, bytes | None]:
+    """Default, admit, prepare, validate and store new over old (at revision expected); returns
+    the result and, when it was stored, its encoding. `heavy`: do the CPU work in the worker
+    thread (common.is_heavy of the request and the stored object). `admit`: run the admission
+    chain (UPDATE of ri or its subresource); False when the caller admitted the request itself
+    (a /scale write admits the Scale).
 
     A write that changes nothing is not stored (the resourceVersion stays), as upstream; an
     update that removes the last finalizer of an object being deleted deletes it.
@@ -178,10 +188,21 @@ async def update_object(api: APIServer, req: Request, ri: ResourceInfo, new: Obj
         # Upstream: Store.Update compares before anything else, so a stale no-op is a conflict too.
         raise errors.Conflict(ri.group, ri.plural, objects.object_name(old), errors.OPTIMISTIC_LOCK_MSG)
     if heavy:
+        await common.in_worker(common.default_update, new, old, subresource)
+    else:
+        common.default_update(new, old, subresource)
+    name = objects.object_name(new)
+    attrs = None
+    if admit:
+        attrs = attributes(req, ri, admission.Operation.UPDATE, new["metadata"].get("namespace", ""), name,
+                           new, old, subresource)
+        await api.admission.admit(attrs)
+    if heavy:
         await common.in_worker(_prepare_update, api, req, ri, new, old, subresource, warnings, applied, heavy)
     else:
         _prepare_update(api, req, ri, new, old, subresource, warnings, applied, heavy)
-    name = objects.object_name(new)
+    if attrs is not None:
+        await api.admission.validate(attrs)
     if new == old:
         return old, None
     if common.dry_run(req):
@@ -197,11 +218,9 @@ async def update_object(api: APIServer, req: Request, ri: ResourceInfo, new: Obj
 
 def _prepare_update(api: APIServer, req: Request, ri: ResourceInfo, new: Obj, old: Obj, subresource: str,
                     warnings: list[str], applied: bool, heavy: bool) -> None:
-    """Default, prepare (strategy), validate, record ownership and check the size of new (a
-    heavy request's only: see _validate_create)."""
+    """Prepare (strategy), validate, record ownership and check the size of new (a heavy
+    request's only: see _validate_create); new was defaulted and admitted."""
     strategy = strategy_for(ri)
-    common.set_defaults(new, subresource)
-    objects.fill_update_meta(new, old)
     if subresource == "status":
         strategy.prepare_for_status_update(new, old)
     else:
@@ -325,6 +344,8 @@ def _merges_onto_stored(ri: ResourceInfo, subresource: str, patch_type: str) -> 
 async def delete(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
     """Upstream: DeleteResource (handlers/delete.go) + Store.Delete."""
     opts = deletion.DeleteOptions.from_request(req)
+    # Upstream: the delete handler admits (mutating) before the store reads the object.
+    await api.admission.admit(attributes(req, ri, admission.Operation.DELETE, ns, name))
     kv = await api.storage.get(ri.key(ns, name))
     if kv is None:
         raise errors.NotFound(ri.group, ri.plural, name)
@@ -338,9 +359,12 @@ async def delete(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: 
 
 async def delete_collection(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Response:
     """Upstream: Store.DeleteCollection — list with the selectors, delete each (one already gone
-    is skipped, any other failure fails the request) and answer the list as it was listed."""
+    is skipped, any other failure fails the request) and answer the list as it was listed.
+    The handler admits the request once (no name); each item's delete runs the validating
+    admission on the item (deletion.delete_object), as upstream's deleteValidation."""
     opts = deletion.DeleteOptions.from_request(req)
     sel = common.Selectors.from_request(req, ri)
+    await api.admission.admit(attributes(req, ri, admission.Operation.DELETE, ns, ""))
     prefix = ri.prefix + (f"{ns}/" if ri.namespaced and ns else "")
     kvs, rev = await api.storage.list(prefix)
     items = []

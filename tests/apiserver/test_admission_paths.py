@@ -46,9 +46,7 @@ class Recorder(Plugin):
 @pytest.fixture
 def recorder(api: Any) -> Recorder:
     rec = Recorder(api.server)
-    chain = api.server.admission
-    chain._mutating.append(rec)
-    chain._validating.append(rec)
+    api.server.admission.append(rec)
     return rec
 
 

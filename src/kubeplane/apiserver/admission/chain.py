@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .interface import Attributes, Plugin
+from .interface import Attributes, Operation, Plugin
 
 if TYPE_CHECKING:
     from ..server import APIServer
@@ -57,18 +57,29 @@ class Chain:
     def __init__(self, api: APIServer, enabled: tuple[str, ...] | None = None) -> None:
         from . import plugins  # noqa: F401  (registers the shipped plugins)
         names = [n for n in ORDER if n in PLUGINS and (enabled is None or n in enabled)]
-        self.plugins = [PLUGINS[n](api) for n in names]
-        self._mutating = [p for p in self.plugins if p.MUTATING]
-        self._validating = [p for p in self.plugins if p.VALIDATING]
+        self.plugins: list[Plugin] = []
+        self._admitters: dict[Operation, list[Plugin]] = {op: [] for op in Operation}
+        self._validators: dict[Operation, list[Plugin]] = {op: [] for op in Operation}
+        for n in names:
+            self.append(PLUGINS[n](api))
+
+    def append(self, p: Plugin) -> None:
+        """Add p at the end of the chain (the shipped plugins come in ORDER; tests add their own).
+        Which operations a plugin handles is read once, here: every write asks the chain."""
+        self.plugins.append(p)
+        for op in Operation:
+            if p.handles(op):
+                if p.MUTATING:
+                    self._admitters[op].append(p)
+                if p.VALIDATING:
+                    self._validators[op].append(p)
 
     async def admit(self, a: Attributes) -> None:
         """The mutating phase. Upstream: chainAdmissionHandler.Admit."""
-        for p in self._mutating:
-            if p.handles(a.operation):
-                await p.admit(a)
+        for p in self._admitters[a.operation]:
+            await p.admit(a)
 
     async def validate(self, a: Attributes) -> None:
         """The validating phase. Upstream: chainAdmissionHandler.Validate."""
-        for p in self._validating:
-            if p.handles(a.operation):
-                await p.validate(a)
+        for p in self._validators[a.operation]:
+            await p.validate(a)

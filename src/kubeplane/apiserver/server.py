@@ -22,7 +22,7 @@ from ..storage.interface import Storage
 from ..utils.clock import REAL_CLOCK, Clock, rfc3339
 from . import admission, discovery, healthz, metrics
 from .handlers import podlog, rest, subresources, watch
-from .registry import REGISTRY
+from .registry import REGISTRY, store
 from .handlers.podlog import NodeConnection
 from .options import ServerRunOptions
 from .request import Request, RequestInfo, Response, parse_request_info
@@ -62,7 +62,7 @@ class APIServer:
         for ns in SYSTEM_NAMESPACES:
             if await self.storage.get(ri.key("", ns)) is None:
                 obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
-                await rest.create_object(self, Request.build("POST", "/api/v1/namespaces"), ri, "", obj, [])
+                await store.create(self, store.WriteOptions(), ri, "", obj, [])
         self.ready = True
 
     async def handle(self, req: Request) -> Response:

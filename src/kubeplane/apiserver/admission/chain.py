@@ -8,7 +8,8 @@ admit() (mutating plugins, in order) after defaulting and before validation, and
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Iterator
+from typing import TYPE_CHECKING, cast
 
 from .interface import Attributes, Operation, Plugin
 
@@ -74,12 +75,33 @@ class Chain:
                 if p.VALIDATING:
                     self._validators[op].append(p)
 
-    async def admit(self, a: Attributes) -> None:
-        """The mutating phase. Upstream: chainAdmissionHandler.Admit."""
-        for p in self._admitters[a.operation]:
-            await p.admit(a)
+    def admit(self, a: Attributes) -> Awaitable[None]:
+        """The mutating phase (await it). Upstream: chainAdmissionHandler.Admit."""
+        plugins = self._admitters[a.operation]
+        return _admit(plugins, a) if plugins else _NOTHING
 
-    async def validate(self, a: Attributes) -> None:
-        """The validating phase. Upstream: chainAdmissionHandler.Validate."""
-        for p in self._validators[a.operation]:
-            await p.validate(a)
+    def validate(self, a: Attributes) -> Awaitable[None]:
+        """The validating phase (await it). Upstream: chainAdmissionHandler.Validate."""
+        plugins = self._validators[a.operation]
+        return _validate(plugins, a) if plugins else _NOTHING
+
+
+async def _admit(plugins: list[Plugin], a: Attributes) -> None:
+    for p in plugins:
+        await p.admit(a)
+
+
+async def _validate(plugins: list[Plugin], a: Attributes) -> None:
+    for p in plugins:
+        await p.validate(a)
+
+
+class _Nothing:
+    """An awaitable that is done at once: a phase without plugins costs no coroutine (every
+    write awaits both phases)."""
+
+    def __await__(self) -> Iterator[None]:
+        return iter(())
+
+
+_NOTHING = cast(Awaitable[None], _Nothing())

@@ -1,16 +1,12 @@
-"""Pieces every REST verb shares: decoding with field validation, validation, selectors,
-paging and response building (admission is the create handler's, rest.py)."""
+"""Pieces every REST verb shares: decoding with field validation, a write's options for the
+generic store (write_options, delete_options), selectors, paging and response building. The
+write pipeline itself is the registry's (registry/store.py, registry/deletion.py)."""
 from __future__ import annotations
 
-import asyncio
 import bisect
-import functools
-import gc
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -19,15 +15,18 @@ from ...api.resources import ResourceInfo
 from ...storage.interface import KeyValue
 from .. import codec
 from ..objects import Obj, check_type_meta
-from ..registry import resource_definition, scheme
+from ..registry import resource_definition
+from ..registry.deletion import POLICIES, DeleteOptions, invalid_options
+from ..registry.store import WriteOptions
 from ..request import Request, Response
+from ..worker import in_worker
 from . import continue_token
 
 if TYPE_CHECKING:
     from ..server import APIServer
 
 FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
-T = TypeVar("T")
+DELETE_OPTIONS = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
 
 
 # --- decoding -----------------------------------------------------------------------------
@@ -57,7 +56,6 @@ async def decode_object(api: APIServer, req: Request, ri: ResourceInfo, heavy: b
 # these steps hold the GIL anyway, and with more threads the loop would wait behind each.
 # Smaller requests stay on the loop, where a pod costs less than the hop to a thread (~50 us).
 OFFLOAD_BYTES = 64 * 1024
-_worker = ThreadPoolExecutor(1, thread_name_prefix="kubeplane-decode")
 
 
 def is_heavy(req: Request, kv: KeyValue | None = None) -> bool:
@@ -73,28 +71,6 @@ def is_heavy(req: Request, kv: KeyValue | None = None) -> bool:
     if b"*" in body and b"&" in body:
         return "yaml" in codec.media_type(req.headers)
     return b'"copy"' in body and codec.media_type(req.headers) == "application/json-patch+json"
-
-
-async def in_worker(fn: Callable[..., T], *args: Any) -> T:
-    """fn(*args) in the worker thread. fn must only touch the request's own data (and read
-    stored objects, which nobody mutates). Callers branch on is_heavy themselves: a light
-    request calls fn directly, without even a coroutine in between."""
-    return await asyncio.get_running_loop().run_in_executor(_worker, functools.partial(_gc_paused, fn, *args))
-
-
-def _gc_paused(fn: Callable[..., T], *args: Any) -> T:
-    """fn(*args) with the cyclic garbage collector paused. A big body allocates a million
-    objects, none in a cycle; every few thousand of them the collector would run, and a full
-    collection walks the whole heap holding the GIL: 40-60 ms during which the loop cannot
-    run, several times per request (measured in benchmarks/hostile_bench.py). One worker, so
-    pauses never overlap; the loop's own garbage waits a few hundred ms at most."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return fn(*args)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def input_obj(ri: ResourceInfo, obj: Obj) -> Obj:
@@ -132,65 +108,40 @@ def check_patched_fields(req: Request, ri: ResourceInfo, obj: Obj, warnings: lis
     warnings.extend(decode.warning_texts(problems))
 
 
-def default_update(new: Obj, old: Obj, subresource: str) -> None:
-    """Default an update's new object and give it the stored one's system metadata (what
-    admission then sees)."""
-    from ..objects import fill_update_meta
-    set_defaults(new, subresource)
-    fill_update_meta(new, old)
+def delete_options(req: Request) -> DeleteOptions:
+    """Merge the DeleteOptions body (kubectl sends one) with the query parameters."""
+    body: dict[str, Any] = {}
+    if req.body.strip():
+        # Decoded into the typed DeleteOptions as upstream (unknown fields ignored; a
+        # wrong type is a 400 here, a 500 upstream, whose delete handler passes the
+        # decoder's error on as it is).
+        body, _ = codec.decode_typed(req.headers, req.body, DELETE_OPTIONS, "DeleteOptions", "v1", "Ignore")
+    q = req.query
+    grace = body.get("gracePeriodSeconds", q.get("gracePeriodSeconds"))
+    policy = body.get("propagationPolicy", q.get("propagationPolicy"))
+    orphan = body.get("orphanDependents", q.get("orphanDependents"))
+    pre = body.get("preconditions") or {}
+    dry = body.get("dryRun") or ([q["dryRun"]] if q.get("dryRun") else [])
+    if policy is not None and policy not in POLICIES:
+        raise invalid_options("propagationPolicy", policy,
+                               'supported values: "Foreground", "Background", "Orphan", nil')
+    if policy is not None and orphan is not None:
+        raise invalid_options("orphanDependents", orphan,
+                               "orphanDependents and deletionPropagation cannot be both set")
+    try:
+        grace = int(grace) if grace is not None else None
+    except (TypeError, ValueError):
+        raise errors.BadRequest(f"invalid gracePeriodSeconds: {grace!r}") from None
+    if isinstance(orphan, str):
+        orphan = orphan.lower() == "true"
+    if dry and dry != ["All"]:
+        raise errors.BadRequest(f"Invalid dry run value: {dry}")
+    return DeleteOptions(grace, policy, orphan, pre.get("uid"), pre.get("resourceVersion"), bool(dry))
 
 
-def set_defaults(obj: Obj, subresource: str = "") -> None:
-    if subresource == "status":
-        scheme.set_defaults_except_spec(obj)
-    else:
-        scheme.set_defaults(obj)
-
-
-# --- validation -----------------------------------------------------------------------------
-
-def _invalid(ri: ResourceInfo, obj: Obj, errs: list[Any]) -> errors.Invalid:
-    return errors.Invalid(ri.group, ri.kind, (obj.get("metadata") or {}).get("name", ""), errs)
-
-
-def validate_create(ri: ResourceInfo, obj: Obj, warnings: list[str]) -> None:
-    errs = scheme.validate(obj)
-    if errs:
-        raise _invalid(ri, obj, errs)
-    warnings.extend(scheme.warnings(obj))
-
-
-def validate_update(ri: ResourceInfo, new: Obj, old: Obj, subresource: str, warnings: list[str]) -> None:
-    if subresource == "status":
-        errs = scheme.validate_status_update(new, old)
-    else:
-        errs = scheme.validate_update(new, old)
-    if errs:
-        raise _invalid(ri, new, errs)
-
-
-def record_managed_fields(api: APIServer, req: Request, ri: ResourceInfo, old: Obj | None, new: Obj,
-                          subresource: str = "") -> None:
-    """Track which manager set which fields (operation Update), as upstream's fieldmanager.
-
-    Deviation, for speed: upstream tracks every write. We track writes that name a fieldManager
-    (kubectl always does) and writes to objects that already carry managedFields (so ownership
-    stays consistent for apply users); anonymous writes to untracked objects — the bulk of
-    controller traffic on pods — skip it, which halves the cost of a pod create.
-    """
-    manager = req.query.get("fieldManager", "")
-    if not manager:
-        if not (old and old["metadata"].get("managedFields")):
-            return
-        manager = manager_from_user_agent(req.headers.get("user-agent", ""))
-    from ..patch import update_managed_fields
-    update_managed_fields(old, new, manager=manager, operation="Update", api_version=ri.api_version,
-                          now=api.now(), subresource=subresource)
-
-
-def manager_from_user_agent(ua: str) -> str:
-    """Upstream: prefixFromUserAgent — "kubectl/v1.37.1 (linux/amd64)" -> "kubectl"."""
-    return ua.split("/", 1)[0][:128] if ua else ""
+def write_options(req: Request) -> WriteOptions:
+    """What the generic store needs of a write request (registry/store.py)."""
+    return WriteOptions(req.user, dry_run(req), req.query.get("fieldManager", ""), req.headers.get("user-agent", ""))
 
 
 def dry_run(req: Request) -> bool:

@@ -14,6 +14,7 @@ from ...api import errors, labels, validation
 from ...api.resources import ResourceInfo, lookup
 from .. import admission, codec, objects
 from ..objects import Obj, storage_errors
+from ..registry import store
 from ..request import Request, Response
 from . import common, rest
 
@@ -84,7 +85,8 @@ async def _apply_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, 
     """Copy spec.replicas of the Scale into the owner and store it (a spec change: generation bumps).
 
     Admission sees the Scale (UPDATE of <plural>/scale), not the owner, as upstream's ScaleREST."""
-    attrs = rest.attributes(req, ri, admission.Operation.UPDATE, ns, name, scale, to_scale(kv.obj), "scale", "Scale")
+    opts = common.write_options(req)
+    attrs = store.attributes(opts, ri, admission.Operation.UPDATE, ns, name, scale, to_scale(kv.obj), "scale", "Scale")
     await api.admission.admit(attrs)
     replicas = (scale.get("spec") or {}).get("replicas", 0)
     if not isinstance(replicas, int) or isinstance(replicas, bool):
@@ -100,7 +102,7 @@ async def _apply_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, 
     new = objects.mutable_copy(kv)
     new.setdefault("spec", {})["replicas"] = replicas
     expected = common.precondition_revision(scale, kv.mod_revision)
-    stored, _ = await rest.update_object(api, req, ri, new, kv.obj, expected, "", [], admit=False)
+    stored, _ = await store.update(api, opts, ri, new, kv.obj, expected, "", [], admit=False)
     return Response(200, orjson.dumps(to_scale(stored)))
 
 
@@ -119,7 +121,8 @@ async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str
     meta = binding.get("metadata") or {}
     if meta.get("name", "") != name:
         raise errors.BadRequest("name in URL does not match name in Binding object")
-    attrs = rest.attributes(req, ri, admission.Operation.CREATE, ns, name, binding, None, "binding", "Binding")
+    opts = common.write_options(req)
+    attrs = store.attributes(opts, ri, admission.Operation.CREATE, ns, name, binding, None, "binding", "Binding")
     await api.admission.admit(attrs)
     target = binding.get("target") or {}
     errs = []
@@ -153,7 +156,7 @@ async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str
     if meta.get("annotations"):
         pmeta["annotations"] = {**(pmeta.get("annotations") or {}), **meta["annotations"]}
     set_pod_condition(pod, "PodScheduled", "True", api.now())
-    if not common.dry_run(req):
+    if not opts.dry_run:
         with storage_errors(ri, name):
             await api.storage.update(kv.key, pod, kv.mod_revision)
     return Response(201, orjson.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
@@ -201,7 +204,7 @@ async def finalize_namespace(api: APIServer, req: Request, ri: ResourceInfo, nam
     new.setdefault("spec", {})["finalizers"] = finalizers
     if not finalizers:
         del new["spec"]["finalizers"]
-    attrs = rest.attributes(req, ri, admission.Operation.UPDATE, "", name, new, kv.obj, "finalize")
+    attrs = store.attributes(common.write_options(req), ri, admission.Operation.UPDATE, "", name, new, kv.obj, "finalize")
     await api.admission.admit(attrs)
     errs = validation.validate_namespace_finalizers(finalizers)
     if errs:

@@ -9,7 +9,11 @@ Upstream: the APIGroupInfo each RESTStorageProvider installs (pkg/controlplane/i
 """
 from __future__ import annotations
 
+from typing import cast
+
+from ...api.resources import ResourceInfo
 from .definition import ResourceDefinition, TypeDefinition
+from .strategy import Strategy
 
 
 class Registry:
@@ -62,3 +66,17 @@ class Registry:
 REGISTRY = Registry()
 register = REGISTRY.register
 register_type = REGISTRY.register_type
+
+
+def resource_definition(ri: ResourceInfo) -> ResourceDefinition:
+    """A served resource's whole definition: ri itself when it came from the registry (what the
+    server routes), else the registered one of the same group, version and plural (a
+    ResourceInfo of kubeplane.api.resources)."""
+    if isinstance(ri, ResourceDefinition):
+        return ri
+    return cast(ResourceDefinition, REGISTRY.lookup(ri.group, ri.version, ri.plural))
+
+
+def strategy_for(ri: ResourceInfo) -> Strategy:
+    """The strategy of a served resource (its definition's)."""
+    return resource_definition(ri).strategy

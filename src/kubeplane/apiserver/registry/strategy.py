@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...api.resources import ResourceInfo
 
 Obj = dict[str, Any]
 
@@ -112,9 +111,3 @@ class CreateOnUpdateStrategy(Strategy):
 
 
 DEFAULT = Strategy()
-
-
-def strategy_for(ri: ResourceInfo) -> Strategy:
-    """The strategy of a registered resource (its registry definition's)."""
-    from . import resource_definition
-    return resource_definition(ri).strategy

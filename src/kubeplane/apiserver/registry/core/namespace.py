@@ -1,5 +1,5 @@
 """Namespaces. Upstream: pkg/registry/core/namespace (strategy.go; the delete and /finalize
-behaviour are handlers/deletion.py's _delete_namespace and handlers/subresources.py)."""
+behaviour are registry/deletion.py's _delete_namespace and handlers/subresources.py)."""
 from __future__ import annotations
 
 from ....api import defaults, labels

@@ -14,15 +14,13 @@ from ...api import errors
 from ...api.resources import ResourceInfo
 from ...storage.interface import KeyValue
 from ...utils.clock import parse_rfc3339, rfc3339
-from .. import admission, codec, objects
+from .. import admission, objects
 from ..objects import Obj, storage_errors
-from ..registry import resource_definition, strategy_for
-from ..request import Request
+from .registry import resource_definition, strategy_for
 
 if TYPE_CHECKING:
     from ..server import APIServer
 
-DELETE_OPTIONS = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
 ORPHAN = "orphan"
 FOREGROUND = "foregroundDeletion"
 POLICIES = ("Orphan", "Background", "Foreground")
@@ -37,39 +35,8 @@ class DeleteOptions:
     precondition_rv: str | None = None
     dry_run: bool = False
 
-    @classmethod
-    def from_request(cls, req: Request) -> DeleteOptions:
-        """Merge the DeleteOptions body (kubectl sends one) with the query parameters."""
-        body: dict[str, Any] = {}
-        if req.body.strip():
-            # Decoded into the typed DeleteOptions as upstream (unknown fields ignored; a
-            # wrong type is a 400 here, a 500 upstream, whose delete handler passes the
-            # decoder's error on as it is).
-            body, _ = codec.decode_typed(req.headers, req.body, DELETE_OPTIONS, "DeleteOptions", "v1", "Ignore")
-        q = req.query
-        grace = body.get("gracePeriodSeconds", q.get("gracePeriodSeconds"))
-        policy = body.get("propagationPolicy", q.get("propagationPolicy"))
-        orphan = body.get("orphanDependents", q.get("orphanDependents"))
-        pre = body.get("preconditions") or {}
-        dry = body.get("dryRun") or ([q["dryRun"]] if q.get("dryRun") else [])
-        if policy is not None and policy not in POLICIES:
-            raise _invalid_options("propagationPolicy", policy,
-                                   'supported values: "Foreground", "Background", "Orphan", nil')
-        if policy is not None and orphan is not None:
-            raise _invalid_options("orphanDependents", orphan,
-                                   "orphanDependents and deletionPropagation cannot be both set")
-        try:
-            grace = int(grace) if grace is not None else None
-        except (TypeError, ValueError):
-            raise errors.BadRequest(f"invalid gracePeriodSeconds: {grace!r}") from None
-        if isinstance(orphan, str):
-            orphan = orphan.lower() == "true"
-        if dry and dry != ["All"]:
-            raise errors.BadRequest(f"Invalid dry run value: {dry}")
-        return cls(grace, policy, orphan, pre.get("uid"), pre.get("resourceVersion"), bool(dry))
 
-
-def _invalid_options(field: str, value: Any, detail: str) -> errors.StatusError:
+def invalid_options(field: str, value: Any, detail: str) -> errors.StatusError:
     return errors.Invalid("meta.k8s.io", "DeleteOptions", "", [errors.invalid(field, value, detail)])
 
 
@@ -115,8 +82,8 @@ def _check_preconditions(ri: ResourceInfo, obj: Obj, opts: DeleteOptions) -> Non
                               "been modified")
 
 
-async def delete_object(api: APIServer, req: Request, ri: ResourceInfo, kv: KeyValue,
-                        opts: DeleteOptions) -> tuple[Obj, bool]:
+async def delete(api: APIServer, user: str, ri: ResourceInfo, kv: KeyValue,
+                 opts: DeleteOptions) -> tuple[Obj, bool]:
     """Delete or only mark kv's object; returns (resulting object, whether it is gone).
 
     Upstream: Store.Delete -> BeforeDelete -> updateForGracefulDeletionAndFinalizers. An
@@ -130,7 +97,7 @@ async def delete_object(api: APIServer, req: Request, ri: ResourceInfo, kv: KeyV
     meta = kv.obj["metadata"]
     await api.admission.validate(admission.Attributes(
         admission.Operation.DELETE, ri.group, ri.version, ri.plural, ri.kind, meta.get("namespace", ""),
-        meta.get("name", ""), None, kv.obj, dry_run=opts.dry_run, user=req.user))
+        meta.get("name", ""), None, kv.obj, dry_run=opts.dry_run, user=user))
     if ri.plural == "namespaces":
         return await _delete_namespace(api, ri, kv, opts)
     _check_preconditions(ri, kv.obj, opts)

@@ -6,7 +6,8 @@ import copy
 
 import pytest
 
-from kubeplane.api.defaults import image_tag, namespace_finalizers_on_create, set_defaults
+from kubeplane.api.defaults import image_tag, namespace_finalizers_on_create
+from kubeplane.apiserver.registry.scheme import set_defaults
 
 # What kubectl 1.37 sends for `kubectl create deployment nginx --image nginx`.
 KUBECTL_CREATE_DEPLOYMENT = {

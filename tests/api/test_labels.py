@@ -5,6 +5,14 @@ from __future__ import annotations
 import pytest
 
 from kubeplane.api import errors, labels
+from kubeplane.apiserver.registry import REGISTRY
+
+
+def parse_fields(selector, kind, resource="", group=""):
+    """labels.parse_fields with the fields of the kind's registry definition, as the server does."""
+    d = REGISTRY.for_kind(group, kind)
+    return labels.parse_fields(selector, d.field_selectors if d is not None else None)
+
 
 LBLS = {"app": "web", "tier": "fe", "empty": ""}
 
@@ -78,7 +86,7 @@ POD = {"metadata": {"name": "p", "namespace": "ns"},
     ("spec.schedulerName=", True),
 ])
 def test_pod_field_selectors(selector, match):
-    assert labels.fields_match(labels.parse_fields(selector, "Pod", "pods"), POD) is match
+    assert labels.fields_match(parse_fields(selector, "Pod", "pods"), POD) is match
 
 
 @pytest.mark.parametrize("kind,group,selector,message", [
@@ -92,22 +100,22 @@ def test_pod_field_selectors(selector, match):
 ])
 def test_unsupported_fields(kind, group, selector, message):
     with pytest.raises(errors.BadRequest) as e:
-        labels.parse_fields(selector, kind, group=group)
+        parse_fields(selector, kind, group=group)
     assert e.value.message == message
 
 
 def test_supported_fields_per_kind():
     node = {"metadata": {"name": "n"}, "spec": {"unschedulable": True}}
-    assert labels.fields_match(labels.parse_fields("spec.unschedulable=true", "Node"), node)
-    assert labels.fields_match(labels.parse_fields("spec.unschedulable=false", "Node"), {"metadata": {}, "spec": {}})
+    assert labels.fields_match(parse_fields("spec.unschedulable=true", "Node"), node)
+    assert labels.fields_match(parse_fields("spec.unschedulable=false", "Node"), {"metadata": {}, "spec": {}})
     secret = {"metadata": {"name": "s", "namespace": "d"}, "type": "Opaque"}
-    assert labels.fields_match(labels.parse_fields("type=Opaque", "Secret"), secret)
+    assert labels.fields_match(parse_fields("type=Opaque", "Secret"), secret)
     svc = {"metadata": {"name": "s"}, "spec": {"type": "ClusterIP", "clusterIP": "10.0.0.9"}}
-    assert labels.fields_match(labels.parse_fields("spec.type=ClusterIP,spec.clusterIP=10.0.0.9", "Service"), svc)
+    assert labels.fields_match(parse_fields("spec.type=ClusterIP,spec.clusterIP=10.0.0.9", "Service"), svc)
     ev = {"metadata": {"name": "e"}, "involvedObject": {"name": "web"}, "reportingComponent": "kubelet"}
-    assert labels.fields_match(labels.parse_fields("regarding.name=web,reportingController=kubelet", "Event",
+    assert labels.fields_match(parse_fields("regarding.name=web,reportingController=kubelet", "Event",
                                                    group="events.k8s.io"), ev)
-    assert labels.fields_match(labels.parse_fields("metadata.name=x", "ConfigMap"), {"metadata": {"name": "x"}})
+    assert labels.fields_match(parse_fields("metadata.name=x", "ConfigMap"), {"metadata": {"name": "x"}})
 
 
 def test_exact_name():

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kubeplane.api.defaults import set_defaults
+from kubeplane.apiserver.registry.scheme import set_defaults
 from kubeplane.api.pod_resources import aggregate_container, format_quantity, quantity_format
 from kubeplane.api.qos import compute_pod_qos, nanos
 

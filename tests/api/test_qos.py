@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from kubeplane.api.qos import compute_pod_qos
-from kubeplane.apiserver.registry.strategy import PodStrategy
+from kubeplane.apiserver.registry.core.pod import PodStrategy
 
 
 def rl(cpu: str = "", memory: str = "", **extra: str) -> dict[str, str]:

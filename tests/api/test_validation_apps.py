@@ -7,8 +7,7 @@ from typing import Any, Callable
 import pytest
 
 from kubeplane.api import errors
-from kubeplane.api.defaults import set_defaults
-from kubeplane.api.validation import validate, validate_status_update, validate_update, warnings
+from kubeplane.apiserver.registry.scheme import set_defaults, validate, validate_status_update, validate_update, warnings
 
 SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
                  "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "

@@ -6,8 +6,7 @@ from typing import Any, Callable
 
 import pytest
 
-from kubeplane.api.defaults import set_defaults
-from kubeplane.api.validation import validate, validate_status_update, validate_update
+from kubeplane.apiserver.registry.scheme import set_defaults, validate, validate_status_update, validate_update
 
 LABEL_MSG = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
              "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "

@@ -4,7 +4,7 @@ from __future__ import annotations
 import copy
 
 from kubeplane.api import zero_values
-from kubeplane.api.defaults import set_defaults, set_defaults_except_spec
+from kubeplane.apiserver.registry.scheme import set_defaults, set_defaults_except_spec
 
 EMPTY_INFO = {"machineID": "", "systemUUID": "", "bootID": "", "kernelVersion": "", "osImage": "",
               "containerRuntimeVersion": "", "kubeletVersion": "", "kubeProxyVersion": "",

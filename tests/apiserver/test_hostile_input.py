@@ -413,7 +413,7 @@ async def test_too_large_with_managed_fields_is_stored_without_them(api) -> None
 
 
 async def test_a_light_request_cannot_outgrow_the_store(api) -> None:
-    """The size check runs for heavy requests only (rest._validate_create): the worst growth
+    """The size check runs for heavy requests only (registry/store.py _validate_create): the worst growth
     we know, bare containers created with a fieldManager, must stay far below the 24-fold a
     light request would need to reach the limit."""
     containers, size = [], 0

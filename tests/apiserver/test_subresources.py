@@ -149,7 +149,7 @@ async def test_binding_preconditions_and_bad_bindings(api):
 
 
 def test_set_defaults_except_spec_defaults_all_but_the_spec() -> None:
-    from kubeplane.api.defaults import set_defaults_except_spec
+    from kubeplane.apiserver.registry.scheme import set_defaults_except_spec
     ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}, "spec": {"finalizers": []}, "status": {}}
     set_defaults_except_spec(ns)
     assert ns["metadata"]["labels"] == {"kubernetes.io/metadata.name": "a"} and ns["status"] == {"phase": "Active"}

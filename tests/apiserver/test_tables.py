@@ -7,7 +7,6 @@ import os
 import re
 import subprocess
 import threading
-import time
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -490,7 +489,8 @@ def test_to_table_json_serialisable_and_independent_columns() -> None:
     json.dumps(t)
 
 
-def test_to_table_1000_pods_is_fast() -> None:
+def test_to_table_of_1000_pods_has_a_row_each() -> None:
+    """Speed is benchmarks' business (no timing assertion here): every pod gets its row, in order."""
     pods = []
     for i in range(1000):
         p = pod(f"web-5d8c7-{i:05d}", phase="Running", podIPs=[{"ip": f"10.0.{i // 250}.{i % 250}"}],
@@ -500,13 +500,8 @@ def test_to_table_1000_pods_is_fast() -> None:
         p["metadata"].update(namespace="default", creationTimestamp=ago(i * 7))
         p["spec"]["nodeName"] = f"node-{i % 10}"
         pods.append(p)
-    to_table("pods", "", pods[:10], now=NOW)           # warm the schema and caches
-    start = time.perf_counter()
     t = to_table("pods", "", pods, now=NOW)
-    elapsed = time.perf_counter() - start
-    assert len(t["rows"]) == 1000
-    # Budget: a few ms per hundred rows. Measured ~5-7 ms per 1,000 pods on the 2-core box.
-    assert elapsed < 0.1, f"to_table(1000 pods) took {elapsed * 1000:.1f} ms"
+    assert [r["cells"][0] for r in t["rows"]] == [p["metadata"]["name"] for p in pods]
 
 
 # --- the real kubectl prints our Tables -------------------------------------------------------

@@ -187,3 +187,12 @@ def test_unauthenticated_requests_get_401(cluster: Cluster) -> None:
     assert body["kind"] == "Status" and body["reason"] == "Unauthorized" and body["code"] == 401
     with urllib.request.urlopen(server + "/healthz", context=ctx, timeout=10) as resp:
         assert resp.read() == b"ok"
+
+
+def test_deleting_kube_system_is_forbidden(cluster: Cluster) -> None:
+    """NamespaceLifecycle's immortal namespaces: upstream's 403, and the namespace stays Active."""
+    res = cluster.kubectl("delete", "namespace", "kube-system", check=False)
+    assert res.returncode != 0
+    assert ('Error from server (Forbidden): namespaces "kube-system" is forbidden: '
+            "this namespace may not be deleted") in res.stderr
+    assert cluster.get_json("namespace", "kube-system")["status"]["phase"] == "Active"

@@ -1,5 +1,8 @@
 """Defaulting for the kinds we serve, mirroring upstream's SetDefaults_* functions.
 
+Which function defaults which kind is the kind's registry definition's (`defaulter`); the
+API server applies it through apiserver/registry/scheme.py (set_defaults).
+
 Sources: pkg/apis/apps/v1/defaults.go, pkg/apis/core/v1/defaults.go and the declarative
 `+default=` tags of k8s.io/api/core/v1 (container port protocol, gRPC probe service).
 Objects are plain JSON dicts; every function fills missing fields in place and never
@@ -14,38 +17,11 @@ allocation (service registry), resource quantity rounding (SetDefaults_ResourceL
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any
 
 from . import pod_resources, zero_values
 
 Obj = dict[str, Any]
-
-
-def set_defaults(obj: Obj) -> None:
-    """Apply upstream's SetDefaults_* for obj's apiVersion/kind in place (no-op for unknown kinds)."""
-    fn = _DEFAULTERS.get((obj.get("apiVersion", ""), obj.get("kind", "")))
-    if fn is not None:
-        fn(obj)
-
-
-def set_defaults_except_spec(obj: Obj) -> None:
-    """set_defaults for a /status write, whose spec the strategy then replaces with the stored
-    one (defaulted when it was written): the spec is set aside while the defaulters run, so
-    metadata and status get their defaults without a walk over the whole pod template.
-
-    Kinds whose defaulters only fill spec (pods, Deployments, ReplicaSets, Services) have
-    nothing to default here: a pod's status patch skips the walk altogether."""
-    if "spec" not in obj:
-        set_defaults(obj)
-        return
-    if (obj.get("apiVersion", ""), obj.get("kind", "")) in SPEC_ONLY_DEFAULTS:
-        return
-    spec = obj["spec"]
-    obj["spec"] = {}
-    try:
-        set_defaults(obj)
-    finally:
-        obj["spec"] = spec
 
 
 def _sub(d: Obj, key: str) -> Obj:
@@ -337,22 +313,3 @@ def set_defaults_node(node: Obj) -> None:
     if isinstance(status, dict) and status.get("allocatable") is None and isinstance(status.get("capacity"), dict):
         status["allocatable"] = dict(status["capacity"])
     zero_values.fill_node(node)
-
-
-_DEFAULTERS: dict[tuple[str, str], Callable[[Obj], None]] = {
-    ("apps/v1", "Deployment"): set_defaults_deployment,
-    ("apps/v1", "ReplicaSet"): set_defaults_replica_set,
-    ("v1", "Pod"): set_defaults_pod,
-    ("v1", "Namespace"): set_defaults_namespace,
-    ("v1", "Secret"): set_defaults_secret,
-    ("v1", "Service"): set_defaults_service,
-    ("v1", "Node"): set_defaults_node,
-}
-
-# Kinds whose defaulters above write nothing outside obj["spec"] (set_defaults_except_spec
-# and the /status write path rely on it; a test checks it on sample objects).
-SPEC_ONLY_DEFAULTS = frozenset({("apps/v1", "Deployment"), ("apps/v1", "ReplicaSet"), ("v1", "Pod"),
-                                ("v1", "Service")})
-
-# Kinds set_defaults changes at all; any other kind's objects are never written by defaulting.
-DEFAULTED_KINDS = frozenset(_DEFAULTERS)

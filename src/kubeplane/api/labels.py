@@ -141,7 +141,8 @@ def selector_string(ls: dict[str, Any]) -> str:
 FieldGetter = Callable[[dict[str, Any]], str]
 
 
-def _path(*keys: str) -> FieldGetter:
+def path(*keys: str) -> FieldGetter:
+    """A field selector's getter for the value at obj[keys[0]][keys[1]]… ("" when absent)."""
     def get(obj: dict[str, Any]) -> str:
         cur: Any = obj
         for k in keys:
@@ -152,72 +153,33 @@ def _path(*keys: str) -> FieldGetter:
     return get
 
 
-META_FIELDS: dict[str, FieldGetter] = {
-    "metadata.name": _path("metadata", "name"),
-    "metadata.namespace": _path("metadata", "namespace"),
-}
-_NAME = {"metadata.name": META_FIELDS["metadata.name"]}
-
-
-def _flag(*keys: str) -> FieldGetter:
+def flag(*keys: str) -> FieldGetter:
     """A boolean field as strconv.FormatBool shows it (absent is false)."""
-    get = _path(*keys)
+    get = path(*keys)
     return lambda o: "true" if get(o) in ("True", "true") else "false"
 
 
-POD_FIELDS = {
-    **META_FIELDS,
-    "spec.nodeName": _path("spec", "nodeName"),
-    "spec.restartPolicy": _path("spec", "restartPolicy"),
-    "spec.schedulerName": _path("spec", "schedulerName"),
-    "spec.serviceAccountName": _path("spec", "serviceAccountName"),
-    "spec.hostNetwork": _flag("spec", "hostNetwork"),
-    "status.phase": _path("status", "phase"),
-    "status.podIP": lambda o: ((((o.get("status") or {}).get("podIPs") or [{}])[0]).get("ip")
-                               or (o.get("status") or {}).get("podIP") or ""),
-    "status.podIPs": lambda o: "",       # accepted by the conversion, but not a selectable field
-    "status.nominatedNodeName": _path("status", "nominatedNodeName"),
-    "spec.host": _path("spec", "nodeName"),     # old v1 clients' name for spec.nodeName
+# Every kind's fields: upstream's DefaultMetaV1FieldSelectorConversion. A kind with its own
+# field label conversion (upstream: AddFieldLabelConversionFunc in pkg/apis/core/v1/conversion.go,
+# pkg/apis/events/v1) lists its fields in its registry definition (field_selectors); an unknown
+# field is then "field label not supported: <field>".
+META_FIELDS: dict[str, FieldGetter] = {
+    "metadata.name": path("metadata", "name"),
+    "metadata.namespace": path("metadata", "namespace"),
 }
-EVENT_FIELDS = {
-    **META_FIELDS,
-    **{f"involvedObject.{k}": _path("involvedObject", k)
-       for k in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")},
-    "reason": _path("reason"), "reportingComponent": _path("reportingComponent"),
-    "source": _path("source", "component"), "type": _path("type"),
-}
-# events.k8s.io/v1 names for the same fields (its Events are stored as core Events).
-EVENTS_V1_FIELDS = {
-    **META_FIELDS,
-    **{f"regarding.{k}": EVENT_FIELDS[f"involvedObject.{k}"]
-       for k in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")},
-    "reason": EVENT_FIELDS["reason"], "reportingController": EVENT_FIELDS["reportingComponent"],
-    "type": EVENT_FIELDS["type"],
-}
-# Kinds with their own field label conversion (upstream: AddFieldLabelConversionFunc in
-# pkg/apis/core/v1/conversion.go, pkg/apis/events/v1); an unknown field is
-# "field label not supported: <field>". Every other kind selects only on metadata.name and
-# metadata.namespace (DefaultMetaV1FieldSelectorConversion).
-FIELDS_BY_KIND: dict[tuple[str, str], dict[str, FieldGetter]] = {
-    ("", "Pod"): POD_FIELDS,
-    ("", "Event"): EVENT_FIELDS,
-    ("events.k8s.io", "Event"): EVENTS_V1_FIELDS,
-    ("", "Node"): {**_NAME, "spec.unschedulable": _flag("spec", "unschedulable")},
-    ("", "Namespace"): {**_NAME, "status.phase": _path("status", "phase")},
-    ("", "Secret"): {**META_FIELDS, "type": _path("type")},
-    ("", "Service"): {**META_FIELDS, "spec.clusterIP": _path("spec", "clusterIP"), "spec.type": _path("spec", "type")},
-}
+NAME_FIELD = {"metadata.name": META_FIELDS["metadata.name"]}      # cluster-scoped kinds' conversions
+
 
 FieldSelector = tuple[tuple[FieldGetter, str, str], ...]
 
 
-def parse_fields(s: str, kind: str, resource: str = "", group: str = "") -> FieldSelector:
-    """Parse `a=b,c!=d` against the fields the kind supports; an unknown field is a 400.
+def parse_fields(s: str, supported: dict[str, FieldGetter] | None) -> FieldSelector:
+    """Parse `a=b,c!=d` against the fields a kind supports (its registry definition's
+    field_selectors; None: the default metadata.name/metadata.namespace); an unknown field is a 400.
 
     Upstream: fields.ParseSelector + Scheme.ConvertFieldLabel (the handler wraps the error in
     a BadRequest with the conversion's own words).
     """
-    supported = FIELDS_BY_KIND.get((group, kind))
     out = []
     for part in filter(None, (p.strip() for p in (s or "").split(","))):
         m = re.fullmatch(r"([^=!]+)(==|!=|=)(.*)", part)

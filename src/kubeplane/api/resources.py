@@ -1,7 +1,10 @@
-"""The resources kubeplane serves: one row per resource, as discovery and routing see them.
+"""The resources kubeplane serves, as clients, discovery and routing see them.
 
-Everything that needs to know "what is a deployment" (routing, discovery, OpenAPI, storage
-keys, tables) reads this table, so adding a kind is one row plus its strategy.
+ResourceInfo is a resource's identity (group, version, kind, plural, scope, subresources, …).
+The API server's registry (apiserver/registry: one ResourceDefinition, a ResourceInfo with the
+server's behaviour, per kind, in the kind's own module; docs/adding-a-kind.md) is where a kind
+is defined; RESOURCES is its identity part for everything below the server (clients,
+controllers, codecs), generated from it into api/served.py by tools/gen_client.py.
 """
 from __future__ import annotations
 
@@ -64,35 +67,14 @@ class ResourceInfo:
 STATUS = lambda kind: Subresource("status", kind, ("get", "patch", "update"))  # noqa: E731
 SCALE = Subresource("scale", "Scale", ("get", "patch", "update"), "autoscaling", "v1")
 
-RESOURCES: tuple[ResourceInfo, ...] = (
-    ResourceInfo("", "v1", "Namespace", "namespaces", "namespace", False,
-                 "io.k8s.api.core.v1.Namespace", ("ns",), (),
-                 (STATUS("Namespace"), Subresource("finalize", "Namespace", ("update",))),
-                 ("create", "delete", "get", "list", "patch", "update", "watch")),
-    ResourceInfo("", "v1", "Pod", "pods", "pod", True, "io.k8s.api.core.v1.Pod", ("po",), ("all",),
-                 (STATUS("Pod"), Subresource("binding", "Binding", ("create",)),
-                  Subresource("ephemeralcontainers", "Pod", ("get", "patch", "update")),
-                  Subresource("log", "Pod", ("get",)))),
-    ResourceInfo("", "v1", "Node", "nodes", "node", False, "io.k8s.api.core.v1.Node", ("no",), (),
-                 (STATUS("Node"),)),
-    ResourceInfo("", "v1", "Event", "events", "event", True, "io.k8s.api.core.v1.Event", ("ev",)),
-    ResourceInfo("", "v1", "ConfigMap", "configmaps", "configmap", True,
-                 "io.k8s.api.core.v1.ConfigMap", ("cm",)),
-    ResourceInfo("", "v1", "Secret", "secrets", "secret", True, "io.k8s.api.core.v1.Secret"),
-    ResourceInfo("", "v1", "Service", "services", "service", True, "io.k8s.api.core.v1.Service",
-                 ("svc",), ("all",), (STATUS("Service"),),
-                 ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")),
-    ResourceInfo("", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", True,
-                 "io.k8s.api.core.v1.ServiceAccount", ("sa",)),
-    ResourceInfo("apps", "v1", "Deployment", "deployments", "deployment", True,
-                 "io.k8s.api.apps.v1.Deployment", ("deploy",), ("all",), (STATUS("Deployment"), SCALE)),
-    ResourceInfo("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True,
-                 "io.k8s.api.apps.v1.ReplicaSet", ("rs",), ("all",), (STATUS("ReplicaSet"), SCALE)),
-    ResourceInfo("coordination.k8s.io", "v1", "Lease", "leases", "lease", True,
-                 "io.k8s.api.coordination.v1.Lease"),
-    ResourceInfo("events.k8s.io", "v1", "Event", "events", "event", True,
-                 "io.k8s.api.events.v1.Event", ("ev",)),
-)
+def _rows() -> tuple[ResourceInfo, ...]:
+    from .served import SERVED
+    return tuple(ResourceInfo(**{**row, "subresources": tuple(Subresource(**s) for s in row.get("subresources", ()))})
+                 for row in SERVED)
+
+
+# The served resources, in discovery order.
+RESOURCES: tuple[ResourceInfo, ...] = _rows()
 
 # (group, version) pairs in discovery order; the core group first, as upstream.
 GROUP_VERSIONS: tuple[tuple[str, str], ...] = tuple(dict.fromkeys((r.group, r.version) for r in RESOURCES))

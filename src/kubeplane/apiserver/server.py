@@ -17,11 +17,12 @@ from typing import Awaitable, Callable
 import orjson
 
 from ..api import errors
-from ..api.resources import ResourceInfo, lookup
+from ..api.resources import ResourceInfo
 from ..storage.interface import Storage
 from ..utils.clock import REAL_CLOCK, Clock, rfc3339
 from . import admission, discovery, healthz, metrics
 from .handlers import ephemeralcontainers, podlog, rest, subresources, watch
+from .registry import REGISTRY, store
 from .handlers.podlog import NodeConnection
 from .options import ServerRunOptions
 from .controlplane import kubernetesservice
@@ -68,7 +69,7 @@ class APIServer:
         for ns in SYSTEM_NAMESPACES:
             if await self.storage.get(ri.key("", ns)) is None:
                 obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
-                await rest.create_object(self, Request.build("POST", "/api/v1/namespaces"), ri, "", obj, [])
+                await store.create(self, store.WriteOptions(), ri, "", obj, [])
         if self.service_repair is not None:      # every ClusterIP and NodePort found again
             await kubernetesservice.repair_services(self, self.service_repair)
         self.ready = True
@@ -160,7 +161,7 @@ class APIServer:
         return Response(200, doc, headers=[("etag", f'"{openapi.openapi_hash(path)}"')])
 
     async def route_resource(self, req: Request, info: RequestInfo) -> Response:
-        ri = lookup(info.group, info.version, info.resource)
+        ri = REGISTRY.lookup(info.group, info.version, info.resource)
         if ri is None:
             raise errors.StatusError(404, "NotFound", "the server could not find the requested resource",
                                      {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]})

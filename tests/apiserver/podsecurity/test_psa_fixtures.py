@@ -11,7 +11,7 @@ import subprocess
 import pytest
 import yaml
 
-from kubeplane.api.defaults import set_defaults
+from kubeplane.apiserver.registry.scheme import set_defaults
 from kubeplane.apiserver.admission.podsecurity.api import LevelVersion, parse_version
 from kubeplane.apiserver.admission.podsecurity.registry import DEFAULT_EVALUATOR
 

@@ -8,9 +8,10 @@ admit() (mutating plugins, in order) after defaulting and before validation, and
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Iterator
+from typing import TYPE_CHECKING, cast
 
-from .interface import Attributes, Plugin
+from .interface import Attributes, Operation, Plugin
 
 if TYPE_CHECKING:
     from ..server import APIServer
@@ -58,18 +59,50 @@ class Chain:
         from . import plugins  # noqa: F401  (registers the shipped plugins)
         disabled = api.options.disable_admission_plugins
         names = [n for n in ORDER if n in PLUGINS and (enabled is None or n in enabled) and n not in disabled]
-        self.plugins = [PLUGINS[n](api) for n in names]
-        self._mutating = [p for p in self.plugins if p.MUTATING]
-        self._validating = [p for p in self.plugins if p.VALIDATING]
+        self.plugins: list[Plugin] = []
+        self._admitters: dict[Operation, list[Plugin]] = {op: [] for op in Operation}
+        self._validators: dict[Operation, list[Plugin]] = {op: [] for op in Operation}
+        for n in names:
+            self.append(PLUGINS[n](api))
 
-    async def admit(self, a: Attributes) -> None:
-        """The mutating phase. Upstream: chainAdmissionHandler.Admit."""
-        for p in self._mutating:
-            if p.handles(a.operation):
-                await p.admit(a)
+    def append(self, p: Plugin) -> None:
+        """Add p at the end of the chain (the shipped plugins come in ORDER; tests add their own).
+        Which operations a plugin handles is read once, here: every write asks the chain."""
+        self.plugins.append(p)
+        for op in Operation:
+            if p.handles(op):
+                if p.MUTATING:
+                    self._admitters[op].append(p)
+                if p.VALIDATING:
+                    self._validators[op].append(p)
 
-    async def validate(self, a: Attributes) -> None:
-        """The validating phase. Upstream: chainAdmissionHandler.Validate."""
-        for p in self._validating:
-            if p.handles(a.operation):
-                await p.validate(a)
+    def admit(self, a: Attributes) -> Awaitable[None]:
+        """The mutating phase (await it). Upstream: chainAdmissionHandler.Admit."""
+        plugins = self._admitters[a.operation]
+        return _admit(plugins, a) if plugins else _NOTHING
+
+    def validate(self, a: Attributes) -> Awaitable[None]:
+        """The validating phase (await it). Upstream: chainAdmissionHandler.Validate."""
+        plugins = self._validators[a.operation]
+        return _validate(plugins, a) if plugins else _NOTHING
+
+
+async def _admit(plugins: list[Plugin], a: Attributes) -> None:
+    for p in plugins:
+        await p.admit(a)
+
+
+async def _validate(plugins: list[Plugin], a: Attributes) -> None:
+    for p in plugins:
+        await p.validate(a)
+
+
+class _Nothing:
+    """An awaitable that is done at once: a phase without plugins costs no coroutine (every
+    write awaits both phases)."""
+
+    def __await__(self) -> Iterator[None]:
+        return iter(())
+
+
+_NOTHING = cast(Awaitable[None], _Nothing())

@@ -33,7 +33,8 @@ class Attributes:
     """One request as admission sees it. Upstream: admission.attributesRecord.
 
     `obj` is the object being written (None for DELETE and CONNECT), `old_obj` the stored one
-    (UPDATE and DELETE). For a subresource write (pods/status, pods/binding, …) `subresource`
+    (UPDATE; DELETE in the validating phase: the handler admits a delete before reading the
+    object, and a deletecollection once, without a name). For a subresource write (pods/status, pods/binding, …) `subresource`
     is set and `obj` is what that subresource receives. `name` may be empty on CREATE (a
     generateName is expanded after admission). `options` is the request's CreateOptions,
     UpdateOptions or DeleteOptions as a dict.
@@ -85,7 +86,12 @@ class Plugin:
         return op in self.OPERATIONS
 
     async def admit(self, a: Attributes) -> None:
-        """Mutate a.obj in place or raise. Upstream: MutationInterface.Admit."""
+        """Mutate a.obj in place or raise. Upstream: MutationInterface.Admit.
+
+        On UPDATE, a.obj may share nested dicts and lists with a.old_obj, the stored object
+        (an in-process merge patch of a kind without defaults, or of a /status write: see
+        handlers/rest.py _merges_onto_stored): replace a nested value, never change it in place
+        (`spec["tolerations"] = [*old, new]`, not `.append`)."""
 
     async def validate(self, a: Attributes) -> None:
         """Raise to refuse; never mutate. Upstream: ValidationInterface.Validate."""

@@ -29,7 +29,6 @@ from ...api.resources import ResourceInfo, lookup
 from ...utils.clock import rfc3339
 from ..objects import new_uid
 from ..registry.core.service.repair import REPAIR_INTERVAL, Problem, Repair
-from ..request import Request
 
 if TYPE_CHECKING:
     from ..server import APIServer
@@ -103,10 +102,10 @@ class KubernetesServiceController:
         the Endpoints (and EndpointSlice) to this server's address and port."""
         host, port = public_ip(self.api.server_address), int(self.api.server_address.rsplit(":", 1)[1])
         if await self.api.storage.get(SERVICES.key("default", KUBERNETES_SERVICE_NAME)) is None:
-            from ..handlers import rest
-            req = Request.build("POST", "/api/v1/namespaces/default/services")
+            from ..registry import store
             try:
-                await rest.create_object(self.api, req, SERVICES, "default", kubernetes_service(self.service_ip, port), [])
+                await store.create(self.api, store.WriteOptions(), SERVICES, "default",
+                                   kubernetes_service(self.service_ip, port), [])
             except errors.AlreadyExists:
                 pass                # created meanwhile: fine
         await reconcile_object(self.api, ENDPOINTS_KEY, kubernetes_endpoints(host, port))
@@ -183,9 +182,9 @@ async def record_event(api: APIServer, p: Problem) -> None:
     ri = lookup("", "v1", "events")
     if ri is None:
         return
-    from ..handlers import rest
+    from ..registry import store
     try:
-        await rest.create_object(api, Request.build("POST", f"/api/v1/namespaces/{ns}/events"), ri, ns, event, [])
+        await store.create(api, store.WriteOptions(), ri, ns, event, [])
     except errors.StatusError as err:      # e.g. the namespace is being deleted
         log.debug("event for %s/%s not recorded: %s", ns, name, err.message)
 

@@ -1,16 +1,12 @@
-"""Pieces every REST verb shares: decoding with field validation, validation, selectors,
-paging and response building (admission is the create handler's, rest.py)."""
+"""Pieces every REST verb shares: decoding with field validation, a write's options for the
+generic store (write_options, delete_options), selectors, paging and response building. The
+write pipeline itself is the registry's (registry/store.py, registry/deletion.py)."""
 from __future__ import annotations
 
-import asyncio
 import bisect
-import functools
-import gc
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -19,14 +15,18 @@ from ...api.resources import ResourceInfo
 from ...storage.interface import KeyValue
 from .. import codec
 from ..objects import Obj, check_type_meta
+from ..registry import resource_definition
+from ..delete_options import delete_options as parse_delete_options
+from ..registry.deletion import DeleteOptions
+from ..registry.store import WriteOptions
 from ..request import Request, Response
+from ..worker import in_worker
 from . import continue_token
 
 if TYPE_CHECKING:
     from ..server import APIServer
 
 FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
-T = TypeVar("T")
 
 
 # --- decoding -----------------------------------------------------------------------------
@@ -56,7 +56,6 @@ async def decode_object(api: APIServer, req: Request, ri: ResourceInfo, heavy: b
 # these steps hold the GIL anyway, and with more threads the loop would wait behind each.
 # Smaller requests stay on the loop, where a pod costs less than the hop to a thread (~50 us).
 OFFLOAD_BYTES = 64 * 1024
-_worker = ThreadPoolExecutor(1, thread_name_prefix="kubeplane-decode")
 
 
 def is_heavy(req: Request, kv: KeyValue | None = None) -> bool:
@@ -72,28 +71,6 @@ def is_heavy(req: Request, kv: KeyValue | None = None) -> bool:
     if b"*" in body and b"&" in body:
         return "yaml" in codec.media_type(req.headers)
     return b'"copy"' in body and codec.media_type(req.headers) == "application/json-patch+json"
-
-
-async def in_worker(fn: Callable[..., T], *args: Any) -> T:
-    """fn(*args) in the worker thread. fn must only touch the request's own data (and read
-    stored objects, which nobody mutates). Callers branch on is_heavy themselves: a light
-    request calls fn directly, without even a coroutine in between."""
-    return await asyncio.get_running_loop().run_in_executor(_worker, functools.partial(_gc_paused, fn, *args))
-
-
-def _gc_paused(fn: Callable[..., T], *args: Any) -> T:
-    """fn(*args) with the cyclic garbage collector paused. A big body allocates a million
-    objects, none in a cycle; every few thousand of them the collector would run, and a full
-    collection walks the whole heap holding the GIL: 40-60 ms during which the loop cannot
-    run, several times per request (measured in benchmarks/hostile_bench.py). One worker, so
-    pauses never overlap; the loop's own garbage waits a few hundred ms at most."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return fn(*args)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def input_obj(ri: ResourceInfo, obj: Obj) -> Obj:
@@ -134,60 +111,18 @@ def check_patched_fields(req: Request, ri: ResourceInfo, obj: Obj, warnings: lis
     warnings.extend(decode.warning_texts(problems))
 
 
-def set_defaults(obj: Obj, subresource: str = "") -> None:
-    from ...api import defaults
-    if subresource == "status":
-        defaults.set_defaults_except_spec(obj)
-    else:
-        defaults.set_defaults(obj)
+def delete_options(req: Request) -> DeleteOptions:
+    """The request's DeleteOptions for the generic store: its body, or else its query,
+    converted and validated as upstream's delete handler does (apiserver/delete_options.py)."""
+    o = parse_delete_options(req)
+    pre = o.get("preconditions") or {}
+    return DeleteOptions(o.get("gracePeriodSeconds"), o.get("propagationPolicy"), o.get("orphanDependents"),
+                         pre.get("uid"), pre.get("resourceVersion"), bool(o.get("dryRun")))
 
 
-# --- validation -----------------------------------------------------------------------------
-
-def _invalid(ri: ResourceInfo, obj: Obj, errs: list[Any]) -> errors.Invalid:
-    return errors.Invalid(ri.group, ri.kind, (obj.get("metadata") or {}).get("name", ""), errs)
-
-
-def validate_create(ri: ResourceInfo, obj: Obj, warnings: list[str]) -> None:
-    from ...api import validation
-    errs = validation.validate(obj)
-    if errs:
-        raise _invalid(ri, obj, errs)
-    warnings.extend(validation.warnings(obj))
-
-
-def validate_update(ri: ResourceInfo, new: Obj, old: Obj, subresource: str, warnings: list[str]) -> None:
-    from ...api import validation
-    if subresource == "status":
-        errs = validation.validate_status_update(new, old)
-    else:
-        errs = validation.validate_update(new, old)
-    if errs:
-        raise _invalid(ri, new, errs)
-
-
-def record_managed_fields(api: APIServer, req: Request, ri: ResourceInfo, old: Obj | None, new: Obj,
-                          subresource: str = "") -> None:
-    """Track which manager set which fields (operation Update), as upstream's fieldmanager.
-
-    Deviation, for speed: upstream tracks every write. We track writes that name a fieldManager
-    (kubectl always does) and writes to objects that already carry managedFields (so ownership
-    stays consistent for apply users); anonymous writes to untracked objects — the bulk of
-    controller traffic on pods — skip it, which halves the cost of a pod create.
-    """
-    manager = req.query.get("fieldManager", "")
-    if not manager:
-        if not (old and old["metadata"].get("managedFields")):
-            return
-        manager = manager_from_user_agent(req.headers.get("user-agent", ""))
-    from ..patch import update_managed_fields
-    update_managed_fields(old, new, manager=manager, operation="Update", api_version=ri.api_version,
-                          now=api.now(), subresource=subresource)
-
-
-def manager_from_user_agent(ua: str) -> str:
-    """Upstream: prefixFromUserAgent — "kubectl/v1.37.1 (linux/amd64)" -> "kubectl"."""
-    return ua.split("/", 1)[0][:128] if ua else ""
+def write_options(req: Request) -> WriteOptions:
+    """What the generic store needs of a write request (registry/store.py)."""
+    return WriteOptions(req.user, dry_run(req), req.query.get("fieldManager", ""), req.headers.get("user-agent", ""))
 
 
 def dry_run(req: Request) -> bool:
@@ -234,7 +169,7 @@ class Selectors:
     @classmethod
     def from_request(cls, req: Request, ri: ResourceInfo) -> Selectors:
         return cls(labels.parse(req.query.get("labelSelector", "")),
-                   labels.parse_fields(req.query.get("fieldSelector", ""), ri.kind, ri.plural, ri.group))
+                   labels.parse_fields(req.query.get("fieldSelector", ""), resource_definition(ri).field_selectors))
 
     @property
     def empty(self) -> bool:

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from ...api import errors
 from ...api.resources import ResourceInfo
 from ...api.validation.ephemeral import validate_pod_ephemeral_containers_update
-from .. import codec, objects
+from .. import admission, codec, objects
 from ..objects import Obj, storage_errors
+from ..registry import store
 from ..request import Request, Response
 from . import common, rest
 
@@ -74,17 +75,22 @@ async def update_ephemeral_containers(api: APIServer, req: Request, ri: Resource
     expected = common.precondition_revision(new, kv.mod_revision)
     if str(expected) != old["metadata"].get("resourceVersion"):
         raise errors.Conflict(ri.group, ri.plural, name, errors.OPTIMISTIC_LOCK_MSG)
-    common.set_defaults(new)
+    opts = common.write_options(req)
+    store.set_defaults(new)
     pod = drop_non_ephemeral_container_updates(new, objects.mutable_copy(kv))
     objects.fill_update_meta(pod, old)
+    attrs = store.attributes(opts, ri, admission.Operation.UPDATE, old["metadata"].get("namespace", ""), name,
+                             pod, old, SUBRESOURCE, warnings=warnings)
+    await api.admission.admit(attrs)
     pod["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion")
     errs = validate_pod_ephemeral_containers_update(pod, old)
     if errs:
         raise errors.Invalid(ri.group, ri.kind, name, errs)
-    common.record_managed_fields(api, req, ri, old, pod, SUBRESOURCE)
+    await api.admission.validate(attrs)
+    store.record_managed_fields(api, opts, ri, old, pod, SUBRESOURCE)
     if pod == old:
         return old, kv.value
-    if common.dry_run(req):
+    if opts.dry_run:
         return pod, None
     with storage_errors(ri, name):
         stored = await api.storage.update(kv.key, pod, expected)

@@ -1,23 +1,23 @@
 """The REST verbs on a resource: get, list, create, update, patch, delete, deletecollection.
 
-Upstream: apiserver/pkg/endpoints/handlers/{get,create,update,patch,delete}.go and the
-generic registry store (apiserver/pkg/registry/generic/registry/store.go). A create goes
-decode -> default -> prepare (strategy) -> admit -> validate -> admission validate -> store;
-updates and patches do not run admission yet (apiserver/admission). A failure at any step raises an
-api.errors StatusError and nothing is written.
+Upstream: apiserver/pkg/endpoints/handlers/{get,create,update,patch,delete}.go. A handler
+parses the request (decode, patch, options), hands the object to the generic store
+(registry/store.py, registry/deletion.py: defaulting, admission, strategy, validation,
+storage) and encodes the answer. A failure at any step raises an api.errors StatusError and
+nothing is written.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...api import defaults, errors
+from ...api import errors
 from ...api.resources import ResourceInfo
 from .. import admission, codec, objects
-from ..objects import Obj, storage_errors
-from ..registry import strategy_for
-from ..registry.core.service import alloc as service_alloc
+from ..registry import deletion, store
+from ..objects import Obj
+from ..registry import resource_definition, strategy_for
 from ..request import Request, Response
-from . import common, deletion
+from . import common
 
 if TYPE_CHECKING:
     from ..server import APIServer
@@ -26,9 +26,6 @@ MERGE_PATCH = "application/merge-patch+json"
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json", "application/apply-patch+yaml")
 MAX_PATCH_RETRIES = 5
-# (apiVersion, kind) whose defaulting writes anything at all / anything outside spec.
-_HAS_DEFAULTS = defaults.DEFAULTED_KINDS
-_DEFAULTS_OUTSIDE_SPEC = defaults.DEFAULTED_KINDS - defaults.SPEC_ONLY_DEFAULTS
 
 
 async def get(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
@@ -68,99 +65,8 @@ async def create(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Res
     heavy = common.is_heavy(req)
     obj, warnings = await common.decode_object(api, req, ri, heavy)
     objects.check_namespace_matches(obj, ns, ri)
-    stored, value = await create_object(api, req, ri, ns, obj, warnings, heavy=heavy)
+    stored, value = await store.create(api, common.write_options(req), ri, ns, obj, warnings, heavy=heavy)
     return common.object_response(api, req, ri, stored, value, status=201, warnings=warnings)
-
-
-def _prepare_and_validate_create(api: APIServer, req: Request, ri: ResourceInfo, ns: str, obj: Obj,
-                                 warnings: list[str], applied: bool, heavy: bool) -> None:
-    """Fill the admitted object's system metadata, let the strategy prepare it, validate it."""
-    objects.fill_create_meta(obj, ri, ns, api.now())
-    strategy_for(ri).prepare_for_create(obj)
-    _validate_create(api, req, ri, obj, warnings, applied, heavy)
-
-
-def _validate_create(api: APIServer, req: Request, ri: ResourceInfo, obj: Obj, warnings: list[str],
-                     applied: bool, heavy: bool) -> None:
-    """Validate, record ownership and check the size of a new object (nothing is written yet).
-
-    Only a heavy request can make an object over the store's limit (objects.MAX_REQUEST_BYTES):
-    below common.OFFLOAD_BYTES of body and stored object, defaulting and managedFields would
-    have to grow it 24-fold. The worst we know is a pod of bare `{"name":"a1","image":"b"}`
-    containers created with a fieldManager: a 60 KB body is stored as 580 KB (9.7-fold).
-    """
-    common.validate_create(ri, obj, warnings)
-    if not applied:
-        common.record_managed_fields(api, req, ri, None, obj)
-    if heavy and not common.dry_run(req):
-        objects.check_stored_size(obj, ri, drop_managed_fields=not applied)
-
-
-# A generated name that is taken is replaced and the create tried again, up to 8 attempts in all:
-# enough for a million names per generateName prefix with a 0.1 % chance of any conflict (without
-# retries the chance is 50 % at ~4,500 names — a 10,000-replica Deployment would hit it).
-# Upstream: maxNameGenerationCreateAttempts, createWithGenerateNameRetry (registry/store.go;
-# the RetryGenerateName feature, on by default since 1.31).
-MAX_NAME_GENERATION_CREATE_ATTEMPTS = 8
-
-
-async def create_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str, obj: Obj,
-                        warnings: list[str], *, applied: bool = False,
-                        heavy: bool | None = None) -> tuple[Obj, bytes | None]:
-    """Default, prepare, admit, validate and store a new object; returns what was stored and
-    its encoding (None for a dry run), which a response can send as it is.
-
-    `applied`: server-side apply already recorded its managedFields entry. `heavy`: the CPU
-    work goes to the worker thread (default: common.is_heavy(req)).
-    """
-    if heavy is None:
-        heavy = common.is_heavy(req)
-    requested_name = objects.object_name(obj)
-    # Mutating admission sees the defaulted object before the strategy prepares it (upstream:
-    # createHandler admits, then Store.Create runs BeforeCreate), so what a plugin adds (e.g.
-    # LimitRanger's requests) counts in what PrepareForCreate derives (the pod's qosClass).
-    if heavy:
-        await common.in_worker(common.set_defaults, obj)
-    else:
-        common.set_defaults(obj)
-    attrs = admission.Attributes(admission.Operation.CREATE, ri.group, ri.version, ri.plural, ri.kind, ns,
-                                 requested_name, obj, dry_run=common.dry_run(req), user=req.user,
-                                 warnings=warnings)
-    await api.admission.admit(attrs)
-    # Upstream: Store.BeginCreate (a Service's ClusterIPs and NodePorts), committed once stored.
-    with service_alloc.begin_create(api.service_alloc, ri.plural, ri.group, obj, common.dry_run(req)):
-        return await _validate_and_store(api, req, ri, ns, obj, warnings, attrs, requested_name, applied, heavy)
-
-
-async def _validate_and_store(api: APIServer, req: Request, ri: ResourceInfo, ns: str, obj: Obj, warnings: list[str],
-                              attrs: admission.Attributes, requested_name: str, applied: bool,
-                              heavy: bool) -> tuple[Obj, bytes | None]:
-    if heavy:
-        await common.in_worker(_prepare_and_validate_create, api, req, ri, ns, obj, warnings, applied, heavy)
-    else:
-        _prepare_and_validate_create(api, req, ri, ns, obj, warnings, applied, heavy)
-    await api.admission.validate(attrs)
-    if common.dry_run(req):
-        return obj, None
-    for attempt in range(1, MAX_NAME_GENERATION_CREATE_ATTEMPTS + 1):
-        name = objects.object_name(obj)
-        try:
-            with storage_errors(ri, name):
-                kv = await api.storage.create(ri.key(ns, name), obj)
-            return kv.obj, kv.value
-        except errors.AlreadyExists as e:
-            if not requested_name and attempt < MAX_NAME_GENERATION_CREATE_ATTEMPTS:
-                # Only the name changes between attempts (a generated name always has the
-                # same length), so what was admitted and validated still holds.
-                obj["metadata"]["name"] = objects.generate_name(obj["metadata"]["generateName"])
-                continue
-            # Upstream: Store.Create tells a client racing a pending deletion why the name is taken.
-            existing = await api.storage.get(ri.key(ns, name))
-            if existing is not None and existing.obj["metadata"].get("deletionTimestamp"):
-                e.message = f"object is being deleted: {e.message}"
-                e.args = (e.message,)
-            raise
-    raise AssertionError("unreachable")
 
 
 async def update(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
@@ -173,68 +79,13 @@ async def update(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: 
     if kv is None:
         if subresource or not strategy_for(ri).allow_create_on_update:
             raise errors.NotFound(ri.group, ri.plural, name)
-        stored, value = await create_object(api, req, ri, ns, new, warnings)
+        stored, value = await store.create(api, common.write_options(req), ri, ns, new, warnings,
+                                           heavy=common.is_heavy(req))
         return common.object_response(api, req, ri, stored, value, status=201, warnings=warnings)
     expected = common.precondition_revision(new, kv.mod_revision)
-    stored, value = await update_object(api, req, ri, new, kv.obj, expected, subresource, warnings,
-                                        heavy=common.is_heavy(req, kv))
+    stored, value = await store.update(api, common.write_options(req), ri, new, kv.obj, expected, subresource,
+                                       warnings, heavy=common.is_heavy(req, kv))
     return common.object_response(api, req, ri, stored, value, warnings=warnings)
-
-
-async def update_object(api: APIServer, req: Request, ri: ResourceInfo, new: Obj, old: Obj,
-                        expected: int, subresource: str, warnings: list[str], *,
-                        applied: bool = False, heavy: bool = False) -> tuple[Obj, bytes | None]:
-    """Prepare, validate and store new over old (at revision expected); returns the result and,
-    when it was stored, its encoding. `heavy`: do the CPU work in the worker thread
-    (common.is_heavy of the request and the stored object).
-
-    A write that changes nothing is not stored (the resourceVersion stays), as upstream; an
-    update that removes the last finalizer of an object being deleted deletes it.
-    """
-    if str(expected) != old["metadata"].get("resourceVersion"):
-        # Upstream: Store.Update compares before anything else, so a stale no-op is a conflict too.
-        raise errors.Conflict(ri.group, ri.plural, objects.object_name(old), errors.OPTIMISTIC_LOCK_MSG)
-    # Upstream: Store.BeginUpdate (a Service's ClusterIPs and NodePorts), committed once stored.
-    with service_alloc.begin_update(api.service_alloc, ri.plural, ri.group, new, old, subresource,
-                                    common.dry_run(req)) as txn:
-        if heavy:
-            await common.in_worker(_prepare_update, api, req, ri, new, old, subresource, warnings, applied, heavy)
-        else:
-            _prepare_update(api, req, ri, new, old, subresource, warnings, applied, heavy)
-        name = objects.object_name(new)
-        if new == old:
-            return old, None
-        if common.dry_run(req):
-            return new, None
-        key = ri.key(new["metadata"].get("namespace", ""), name)
-        with storage_errors(ri, name):
-            if deletion.should_delete_during_update(new, old, ri):
-                gone = await api.storage.delete(key, expected)
-                txn.revert()        # upstream: finishUpdate(false), then AfterDelete
-                service_alloc.after_delete(api.service_alloc, ri.plural, ri.group, gone.obj)
-                return new, None
-            kv = await api.storage.update(key, new, expected)
-        return kv.obj, kv.value
-
-
-def _prepare_update(api: APIServer, req: Request, ri: ResourceInfo, new: Obj, old: Obj, subresource: str,
-                    warnings: list[str], applied: bool, heavy: bool) -> None:
-    """Default, prepare (strategy), validate, record ownership and check the size of new (a
-    heavy request's only: see _validate_create)."""
-    strategy = strategy_for(ri)
-    common.set_defaults(new, subresource)
-    objects.fill_update_meta(new, old)
-    if subresource == "status":
-        strategy.prepare_for_status_update(new, old)
-    else:
-        strategy.prepare_for_update(new, old)
-    # The store compares revisions itself; validation sees the stored one, as upstream's does.
-    new["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion")
-    common.validate_update(ri, new, old, subresource, warnings)
-    if not applied:
-        common.record_managed_fields(api, req, ri, old, new, subresource)
-    if heavy and new != old and not common.dry_run(req):
-        objects.check_stored_size(new, ri, drop_managed_fields=not applied)
 
 
 async def patch(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
@@ -277,7 +128,8 @@ async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
         new = _patched(api, req, ri, name, patch_type, kv, warnings)
     if kv is None:                  # server-side apply creates
         new.setdefault("metadata", {})["name"] = name
-        stored, value = await create_object(api, req, ri, ns, common.input_obj(ri, new), warnings, applied=True)
+        stored, value = await store.create(api, common.write_options(req), ri, ns, common.input_obj(ri, new), warnings,
+                                           applied=True, heavy=common.is_heavy(req))
         return common.object_response(api, req, ri, stored, value, status=201, warnings=warnings)
     return await _store_patched(api, req, ri, name, subresource, patch_type, kv, new, warnings, heavy=heavy)
 
@@ -320,8 +172,8 @@ async def _store_patched(api: APIServer, req: Request, ri: ResourceInfo, name: s
     objects.check_name(new, name)
     new = common.input_obj(ri, new)
     expected = common.precondition_revision(new, kv.mod_revision)
-    stored, value = await update_object(api, req, ri, new, kv.obj, expected, subresource, warnings,
-                                        applied=patch_type == "application/apply-patch+yaml", heavy=heavy)
+    stored, value = await store.update(api, common.write_options(req), ri, new, kv.obj, expected, subresource,
+                                       warnings, applied=patch_type == "application/apply-patch+yaml", heavy=heavy)
     return common.object_response(api, req, ri, stored, value, warnings=warnings)
 
 
@@ -338,18 +190,21 @@ def _merges_onto_stored(ri: ResourceInfo, subresource: str, patch_type: str) -> 
     """
     if patch_type != MERGE_PATCH or ri.group == "events.k8s.io":
         return False
+    d = resource_definition(ri)
     if subresource == "status":
-        return (ri.api_version, ri.kind) not in _DEFAULTS_OUTSIDE_SPEC
-    return not subresource and (ri.api_version, ri.kind) not in _HAS_DEFAULTS
+        return d.defaulter is None or not d.defaults_outside_spec
+    return not subresource and d.defaulter is None
 
 
 async def delete(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
     """Upstream: DeleteResource (handlers/delete.go) + Store.Delete."""
-    opts = deletion.DeleteOptions.from_request(req)
+    opts = common.delete_options(req)
+    # Upstream: the delete handler admits (mutating) before the store reads the object.
+    await api.admission.admit(store.attributes(common.write_options(req), ri, admission.Operation.DELETE, ns, name))
     kv = await api.storage.get(ri.key(ns, name))
     if kv is None:
         raise errors.NotFound(ri.group, ri.plural, name)
-    result, deleted = await deletion.delete_object(api, req, ri, kv, opts)
+    result, deleted = await deletion.delete(api, req.user, ri, kv, opts)
     if deleted and not deletion.returns_deleted_object(ri):
         return Response(200, codec.dumps(objects.status_success(ri, name, kv.obj["metadata"].get("uid", ""))))
     # Upstream answers 202 when cascading deletion was asked for the old way and is still pending.
@@ -359,9 +214,12 @@ async def delete(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: 
 
 async def delete_collection(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Response:
     """Upstream: Store.DeleteCollection — list with the selectors, delete each (one already gone
-    is skipped, any other failure fails the request) and answer the list as it was listed."""
-    opts = deletion.DeleteOptions.from_request(req)
+    is skipped, any other failure fails the request) and answer the list as it was listed.
+    The handler admits the request once (no name); each item's delete runs the validating
+    admission on the item (registry/deletion.delete), as upstream's deleteValidation."""
+    opts = common.delete_options(req)
     sel = common.Selectors.from_request(req, ri)
+    await api.admission.admit(store.attributes(common.write_options(req), ri, admission.Operation.DELETE, ns, ""))
     prefix = ri.prefix + (f"{ns}/" if ri.namespaced and ns else "")
     kvs, rev = await api.storage.list(prefix)
     items = []
@@ -372,7 +230,7 @@ async def delete_collection(api: APIServer, req: Request, ri: ResourceInfo, ns: 
         if current is None:
             continue
         try:
-            await deletion.delete_object(api, req, ri, current, opts)
+            await deletion.delete(api, req.user, ri, current, opts)
         except errors.NotFound:
             continue
         items.append(common.output_bytes(ri, kv.obj, kv.value))

@@ -12,8 +12,9 @@ import orjson
 
 from ...api import errors, labels, validation
 from ...api.resources import ResourceInfo, lookup
-from .. import codec, objects
+from .. import admission, codec, objects
 from ..objects import Obj, storage_errors
+from ..registry import store
 from ..request import Request, Response
 from . import common, rest
 
@@ -81,7 +82,12 @@ async def patch_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
 
 async def _apply_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, scale: Obj,
                        kv: Any) -> Response:
-    """Copy spec.replicas of the Scale into the owner and store it (a spec change: generation bumps)."""
+    """Copy spec.replicas of the Scale into the owner and store it (a spec change: generation bumps).
+
+    Admission sees the Scale (UPDATE of <plural>/scale), not the owner, as upstream's ScaleREST."""
+    opts = common.write_options(req)
+    attrs = store.attributes(opts, ri, admission.Operation.UPDATE, ns, name, scale, to_scale(kv.obj), "scale", "Scale")
+    await api.admission.admit(attrs)
     replicas = (scale.get("spec") or {}).get("replicas", 0)
     if not isinstance(replicas, int) or isinstance(replicas, bool):
         raise errors.BadRequest("Scale in version \"v1\" cannot be handled as a Scale: spec.replicas must be an integer")
@@ -92,10 +98,11 @@ async def _apply_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, 
     if uid and uid != kv.obj["metadata"].get("uid"):
         raise errors.Conflict(ri.group, f"{ri.plural}/scale", name, f"Precondition failed: UID in precondition: "
                               f"{uid}, UID in object meta: {kv.obj['metadata'].get('uid')}")
+    await api.admission.validate(attrs)
     new = objects.mutable_copy(kv)
     new.setdefault("spec", {})["replicas"] = replicas
     expected = common.precondition_revision(scale, kv.mod_revision)
-    stored, _ = await rest.update_object(api, req, ri, new, kv.obj, expected, "", [])
+    stored, _ = await store.update(api, opts, ri, new, kv.obj, expected, "", [], admit=False)
     return Response(200, orjson.dumps(to_scale(stored)))
 
 
@@ -114,6 +121,9 @@ async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str
     meta = binding.get("metadata") or {}
     if meta.get("name", "") != name:
         raise errors.BadRequest("name in URL does not match name in Binding object")
+    opts = common.write_options(req)
+    attrs = store.attributes(opts, ri, admission.Operation.CREATE, ns, name, binding, None, "binding", "Binding")
+    await api.admission.admit(attrs)
     target = binding.get("target") or {}
     errs = []
     if target.get("kind") and target["kind"] != "Node":
@@ -122,6 +132,7 @@ async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str
         errs.append(errors.required("target.name"))
     if errs:
         raise errors.Invalid("", "Binding", name, errs)
+    await api.admission.validate(attrs)
     kv = await _current(api, ri, ns, name)
     pod = _binding_copy(kv.obj)
     pmeta = pod["metadata"]
@@ -145,7 +156,7 @@ async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str
     if meta.get("annotations"):
         pmeta["annotations"] = {**(pmeta.get("annotations") or {}), **meta["annotations"]}
     set_pod_condition(pod, "PodScheduled", "True", api.now())
-    if not common.dry_run(req):
+    if not opts.dry_run:
         with storage_errors(ri, name):
             await api.storage.update(kv.key, pod, kv.mod_revision)
     return Response(201, orjson.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
@@ -190,12 +201,15 @@ async def finalize_namespace(api: APIServer, req: Request, ri: ResourceInfo, nam
     kv = await _current(api, ri, "", name)
     new = objects.mutable_copy(kv)
     finalizers = (body.get("spec") or {}).get("finalizers") or []
-    errs = validation.validate_namespace_finalizers(finalizers)
-    if errs:
-        raise errors.Invalid("", "Namespace", name, errs)
     new.setdefault("spec", {})["finalizers"] = finalizers
     if not finalizers:
         del new["spec"]["finalizers"]
+    attrs = store.attributes(common.write_options(req), ri, admission.Operation.UPDATE, "", name, new, kv.obj, "finalize")
+    await api.admission.admit(attrs)
+    errs = validation.validate_namespace_finalizers(finalizers)
+    if errs:
+        raise errors.Invalid("", "Namespace", name, errs)
+    await api.admission.validate(attrs)
     with storage_errors(ri, name):
         if new["metadata"].get("deletionTimestamp") and not finalizers and not new["metadata"].get("finalizers"):
             await api.storage.delete(kv.key, kv.mod_revision)

@@ -1,5 +1,7 @@
 """Strategies: the hooks upstream's generic registry calls around every write.
 
+The base classes here; each kind's own strategy is in its module (registry/<group>/<kind>.py).
+
 Upstream: pkg/registry/<group>/<resource>/strategy.go (PrepareForCreate, PrepareForUpdate,
 the status strategies' ResetFields, AllowCreateOnUpdate, CheckGracefulDeleteStrategy).
 """
@@ -8,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from ...api.qos import compute_pod_qos
-from ...api.resources import ResourceInfo
 
 Obj = dict[str, Any]
 
@@ -78,36 +79,6 @@ class AppsStrategy(Strategy):
     status_keeps_labels = True
 
 
-class DeploymentStrategy(AppsStrategy):
-    # Annotations are copied to ReplicaSets, so changing them is a spec change (strategy.go).
-    generation_watches_annotations = True
-
-
-class PodStrategy(Strategy):
-    has_status = True
-
-    def prepare_for_create(self, obj: Obj) -> None:
-        obj["status"] = {"phase": "Pending", "qosClass": pod_qos_class(obj.get("spec") or {})}
-
-    def prepare_for_update(self, new: Obj, old: Obj) -> None:
-        super().prepare_for_update(new, old)
-
-    graceful = True
-
-    def check_graceful_delete(self, obj: Obj, requested: int | None) -> int:
-        """Upstream: podStrategy.CheckGracefulDelete.
-
-        The requested period, else spec.terminationGracePeriodSeconds (else 0); unscheduled and
-        finished pods go at once (0); a negative period becomes 1. A pod on a node thus waits
-        for its kubelet, which makes the final delete with grace 0.
-        """
-        spec, status = obj.get("spec") or {}, obj.get("status") or {}
-        period = requested if requested is not None else int(spec.get("terminationGracePeriodSeconds") or 0)
-        if not spec.get("nodeName") or status.get("phase") in ("Failed", "Succeeded"):
-            period = 0
-        return 1 if period < 0 else period
-
-
 def pod_qos_class(spec: Obj) -> str:
     """Upstream: qos.ComputePodQOS — BestEffort, Guaranteed or Burstable (api/qos.py)."""
     return compute_pod_qos(spec)
@@ -122,41 +93,9 @@ class StatusStrategy(Strategy):
         pass                      # nodes and namespaces may be created with status
 
 
-class NamespaceStrategy(StatusStrategy):
-    def prepare_for_create(self, obj: Obj) -> None:
-        """Upstream: namespaceStrategy.PrepareForCreate — Active, with the `kubernetes` finalizer."""
-        from ...api.defaults import namespace_finalizers_on_create
-        obj["status"] = {"phase": "Active"}
-        namespace_finalizers_on_create(obj)
-
-
-class ServiceStrategy(StatusStrategy):
-    allow_create_on_update = True
-
-    def prepare_for_update(self, new: Obj, old: Obj) -> None:
-        super().prepare_for_update(new, old)
-        from .core.service.strategy import drop_type_dependent_fields
-        drop_type_dependent_fields(new, old)
-
-
 class CreateOnUpdateStrategy(Strategy):
+    """Kinds a PUT may create (events, service accounts, leases): AllowCreateOnUpdate true."""
     allow_create_on_update = True
 
 
-_STRATEGIES: dict[tuple[str, str], Strategy] = {
-    ("apps", "deployments"): DeploymentStrategy(),
-    ("apps", "replicasets"): AppsStrategy(),
-    ("", "pods"): PodStrategy(),
-    ("", "nodes"): StatusStrategy(),
-    ("", "namespaces"): NamespaceStrategy(),
-    ("", "services"): ServiceStrategy(),
-    ("", "events"): CreateOnUpdateStrategy(),
-    ("events.k8s.io", "events"): CreateOnUpdateStrategy(),
-    ("", "serviceaccounts"): CreateOnUpdateStrategy(),
-    ("coordination.k8s.io", "leases"): CreateOnUpdateStrategy(),
-}
-_DEFAULT = Strategy()
-
-
-def strategy_for(ri: ResourceInfo) -> Strategy:
-    return _STRATEGIES.get((ri.group, ri.plural), _DEFAULT)
+DEFAULT = Strategy()

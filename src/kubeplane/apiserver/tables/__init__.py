@@ -24,7 +24,7 @@ from typing import Any
 
 from kubeplane.api.errors import BadRequest, go_quote
 from kubeplane.apiserver.tables.columns import column_definitions
-from kubeplane.apiserver.tables.printers import PRINTERS, print_default
+from kubeplane.apiserver.tables.printers import print_default
 
 __all__ = ["TABLE_API_VERSION", "WatchTables", "column_definitions", "to_table"]
 
@@ -76,7 +76,9 @@ def to_table(resource: str, group: str, objs: list[dict], *, include_object: str
         raise BadRequest(f"unrecognized includeObject value: {go_quote(include_object)}")
     if now is None:
         now = time.time()
-    printer = PRINTERS.get((group, resource), print_default)
+    from ..registry import REGISTRY
+    d = REGISTRY.for_resource(group, resource)
+    printer = d.printer if d is not None else print_default
     rows = []
     for obj in objs:
         cells, conditions = printer(obj, now)

@@ -1,5 +1,7 @@
 """Table column definitions per resource, exactly as upstream's AddHandlers registers them.
 
+A kind's definition names its builder (ResourceDefinition.columns); column_definitions reads it.
+
 Upstream: AddHandlers (pkg/printers/internalversion/printers.go)
 
 Descriptions come from the same Go doc comments upstream reads through `SwaggerDoc()`; we
@@ -43,7 +45,7 @@ def _age() -> Column:
     return _col("Age", "string", _doc(_META, "creationTimestamp"))
 
 
-def _pods() -> list[Column]:
+def pod_columns() -> list[Column]:
     return [
         _name(),
         _col("Ready", "string", "The aggregate readiness state of this pod for accepting traffic."),
@@ -58,7 +60,7 @@ def _pods() -> list[Column]:
     ]
 
 
-def _deployments() -> list[Column]:
+def deployment_columns() -> list[Column]:
     return [
         _name(),
         _col("Ready", "string", "Number of the pod with ready state"),
@@ -71,7 +73,7 @@ def _deployments() -> list[Column]:
     ]
 
 
-def _replicasets() -> list[Column]:
+def replica_set_columns() -> list[Column]:
     return [
         _name(),
         _col("Desired", "integer", _doc(_APPS + "ReplicaSetSpec", "replicas")),
@@ -84,7 +86,7 @@ def _replicasets() -> list[Column]:
     ]
 
 
-def _nodes() -> list[Column]:
+def node_columns() -> list[Column]:
     info, status = _CORE + "NodeSystemInfo", _CORE + "NodeStatus"
     return [
         _name(),
@@ -100,7 +102,7 @@ def _nodes() -> list[Column]:
     ]
 
 
-def _events() -> list[Column]:
+def event_columns() -> list[Column]:
     ev = _CORE + "Event"
     return [
         _col("Last Seen", "string", _doc(ev, "lastTimestamp")),
@@ -116,24 +118,24 @@ def _events() -> list[Column]:
     ]
 
 
-def _namespaces() -> list[Column]:
+def namespace_columns() -> list[Column]:
     return [_name(), _col("Status", "string", "The status of the namespace"), _age()]
 
 
-def _secrets() -> list[Column]:
+def secret_columns() -> list[Column]:
     return [_name(), _col("Type", "string", _doc(_CORE + "Secret", "type")),
             _col("Data", "string", _doc(_CORE + "Secret", "data")), _age()]
 
 
-def _serviceaccounts() -> list[Column]:
+def service_account_columns() -> list[Column]:
     return [_name(), _col("Secrets", "string", _doc(_CORE + "ServiceAccount", "secrets")), _age()]
 
 
-def _configmaps() -> list[Column]:
+def config_map_columns() -> list[Column]:
     return [_name(), _col("Data", "string", _doc(_CORE + "ConfigMap", "data")), _age()]
 
 
-def _services() -> list[Column]:
+def service_columns() -> list[Column]:
     spec = _CORE + "ServiceSpec"
     return [
         _name(),
@@ -146,30 +148,14 @@ def _services() -> list[Column]:
     ]
 
 
-def _leases() -> list[Column]:
+def lease_columns() -> list[Column]:
     return [_name(), _col("Holder", "string", _doc("io.k8s.api.coordination.v1.LeaseSpec",
                                                    "holderIdentity")), _age()]
 
 
-def _default() -> list[Column]:
+def default_columns() -> list[Column]:
     """Upstream: defaultTableConvertor (k8s.io/apiserver/pkg/registry/rest/table.go)."""
     return [_name(), _col("Created At", "date", _doc(_META, "creationTimestamp"))]
-
-
-_BUILDERS = {
-    ("", "pods"): _pods,
-    ("apps", "deployments"): _deployments,
-    ("apps", "replicasets"): _replicasets,
-    ("", "nodes"): _nodes,
-    ("", "events"): _events,
-    ("events.k8s.io", "events"): _events,   # same storage, same internal printer upstream
-    ("", "namespaces"): _namespaces,
-    ("", "secrets"): _secrets,
-    ("", "serviceaccounts"): _serviceaccounts,
-    ("", "configmaps"): _configmaps,
-    ("", "services"): _services,
-    ("coordination.k8s.io", "leases"): _leases,
-}
 
 
 @functools.cache
@@ -178,4 +164,6 @@ def column_definitions(group: str, resource: str) -> tuple[Column, ...]:
 
     Cached and shared: callers copy before changing a column.
     """
-    return tuple(_BUILDERS.get((group, resource), _default)())
+    from ..registry import REGISTRY
+    d = REGISTRY.for_resource(group, resource)
+    return tuple(d.columns() if d is not None else default_columns())

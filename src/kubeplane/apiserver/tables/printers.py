@@ -1,5 +1,7 @@
 """Row printers: one function per resource turning an object into its table cells.
 
+A kind's definition names its printer (ResourceDefinition.printer); tables.to_table reads it.
+
 Upstream: pkg/printers/internalversion/printers.go. Upstream's server-side convertor always
 prints with `Wide: true` (pkg/printers/storage), so every row carries the priority-1 cells
 too and kubectl drops them unless asked for `-o wide`.
@@ -475,19 +477,3 @@ def print_default(obj: Obj, now: float) -> Row:
     """Upstream: defaultTableConvertor.ConvertToTable (k8s.io/apiserver/pkg/registry/rest)"""
     meta = obj.get("metadata") or {}
     return [meta.get("name", ""), format_rfc3339(meta.get("creationTimestamp"))], None
-
-
-PRINTERS: dict[tuple[str, str], Printer] = {
-    ("", "pods"): print_pod,
-    ("apps", "deployments"): print_deployment,
-    ("apps", "replicasets"): print_replica_set,
-    ("", "nodes"): print_node,
-    ("", "events"): print_event,
-    ("events.k8s.io", "events"): print_events_v1_event,
-    ("", "namespaces"): print_namespace,
-    ("", "secrets"): print_secret,
-    ("", "serviceaccounts"): print_service_account,
-    ("", "configmaps"): print_config_map,
-    ("", "services"): print_service,
-    ("coordination.k8s.io", "leases"): print_lease,
-}

@@ -19,6 +19,7 @@ ACCESS_REVIEWS = frozenset({("authorization.k8s.io", "localsubjectaccessreviews"
 
 _NAMESPACES = lookup("", "v1", "namespaces")
 assert _NAMESPACES is not None
+_NAMESPACE_KEY = _NAMESPACES.key("", "")          # + name: the storage key of a namespace
 
 
 @register
@@ -35,7 +36,7 @@ class NamespaceLifecycle(Plugin):
             return
         if (a.group, a.resource) in ACCESS_REVIEWS:
             return
-        kv = await self.api.storage.get(_NAMESPACES.key("", a.namespace))
+        kv = await self.api.storage.get(_NAMESPACE_KEY + a.namespace)
         if kv is None:
             raise errors.NotFound("", "namespaces", a.namespace)
         a.namespace_obj = kv.obj

@@ -1,0 +1,1 @@
+"""The core (legacy, "") group's resources: one module per kind. Upstream: pkg/registry/core."""

@@ -570,8 +570,8 @@ def begin_update(alloc: Allocators | None, plural: str, group: str, new: Obj, ol
     """The same for an update of the main resource (a /status write allocates nothing)."""
     if alloc is None or plural != "services" or group or subresource:
         return NOTHING
-    from .....api.defaults import set_defaults
-    set_defaults(new)           # decoding defaults upstream, before BeginUpdate; our store later
+    # new is defaulted already (registry/store.py update: defaults before admission, as
+    # upstream's decoding does, before BeginUpdate)
     return alloc.allocate_update(new, old, dry_run)
 
 

@@ -1,55 +1,33 @@
-"""The Service strategy's part in allocation: fields that only a type needs go when the type
-changes (after the allocators released what they held for them).
-
-Upstream: dropTypeDependentFields (pkg/registry/core/service/strategy.go), called by
-svcStrategy.PrepareForUpdate.
-"""
+"""Services: the definition and strategy. Upstream: pkg/registry/core/service/strategy.go."""
 from __future__ import annotations
 
-from typing import Any
-
-from .alloc import _ips, _spec, needs_cluster_ip, needs_health_check, needs_node_port
-
-Obj = dict[str, Any]
-
-
-def drop_type_dependent_fields(new: Obj, old: Obj) -> None:
-    """Clear what the old type needed and the new one does not, where the client left it as
-    it was (an allocated or defaulted value, not one the client asks for). Example: a
-    NodePort Service patched to type ClusterIP loses its nodePorts; one patched to ExternalName
-    also loses clusterIP(s), ipFamilies and ipFamilyPolicy."""
-    spec, ospec = _spec(new), _spec(old)
-    if needs_cluster_ip(old) and not needs_cluster_ip(new):
-        if _ips(spec, "clusterIPs") == _ips(ospec, "clusterIPs"):
-            spec.pop("clusterIP", None)
-            spec.pop("clusterIPs", None)
-        if _ips(spec, "ipFamilies") == _ips(ospec, "ipFamilies"):
-            spec.pop("ipFamilies", None)
-        if spec.get("ipFamilyPolicy") == ospec.get("ipFamilyPolicy"):
-            spec.pop("ipFamilyPolicy", None)
-    if needs_node_port(old) and not needs_node_port(new) and _node_ports(spec) == _node_ports(ospec):
-        for p in spec.get("ports") or []:
-            if isinstance(p, dict):
-                p.pop("nodePort", None)
-    if needs_health_check(old) and not needs_health_check(new) \
-            and spec.get("healthCheckNodePort") == ospec.get("healthCheckNodePort"):
-        spec.pop("healthCheckNodePort", None)
-    if spec.get("type") != "LoadBalancer":
-        spec.pop("allocateLoadBalancerNodePorts", None)
-        if ospec.get("type") == "LoadBalancer" and spec.get("loadBalancerClass") == ospec.get("loadBalancerClass"):
-            spec.pop("loadBalancerClass", None)
-        if isinstance(new.get("status"), dict):
-            new["status"]["loadBalancer"] = {}      # no longer a load balancer
-    if _externally_accessible(ospec) and not _externally_accessible(spec) \
-            and spec.get("externalTrafficPolicy") == ospec.get("externalTrafficPolicy"):
-        spec.pop("externalTrafficPolicy", None)
+from .....api import defaults, labels
+from .....api.resources import STATUS
+from .....api.validation import core as validation
+from ....tables import columns, printers
+from ...definition import ResourceDefinition
+from ...registry import register
+from ...strategy import Obj, StatusStrategy
+from .type_fields import drop_type_dependent_fields
 
 
-def _node_ports(spec: Obj) -> list[Any]:
-    return [p.get("nodePort") for p in spec.get("ports") or [] if isinstance(p, dict)]
+class ServiceStrategy(StatusStrategy):
+    allow_create_on_update = True
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(new, old)
+        drop_type_dependent_fields(new, old)
 
 
-def _externally_accessible(spec: Obj) -> bool:
-    """Upstream: service.ExternallyAccessible."""
-    t = spec.get("type")
-    return t in ("LoadBalancer", "NodePort") or (t == "ClusterIP" and bool(spec.get("externalIPs")))
+SERVICES = register(ResourceDefinition(
+    "", "v1", "Service", "services", "service", True, "io.k8s.api.core.v1.Service",
+    short_names=("svc",), categories=("all",), subresources=(STATUS("Service"),),
+    verbs=("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"),
+    strategy=ServiceStrategy(),
+    defaulter=defaults.set_defaults_service,
+    validate=validation.validate_service, validate_update=validation.validate_service_update,
+    columns=columns.service_columns, printer=printers.print_service,
+    returns_deleted_object=True,      # upstream: the service REST's Delete answers the object
+    field_selectors={**labels.META_FIELDS, "spec.clusterIP": labels.path("spec", "clusterIP"),
+                     "spec.type": labels.path("spec", "type")},
+))

@@ -14,12 +14,10 @@ from ...api import errors
 from ...api.resources import ResourceInfo
 from ...storage.interface import KeyValue
 from ...utils.clock import parse_rfc3339, rfc3339
-from .. import objects
-from ..delete_options import delete_options
+from .. import admission, objects
 from ..objects import Obj, storage_errors
-from ..registry import strategy_for
-from ..registry.core.service import alloc as service_alloc
-from ..request import Request
+from .core.service import alloc as service_alloc
+from .registry import resource_definition, strategy_for
 
 if TYPE_CHECKING:
     from ..server import APIServer
@@ -37,19 +35,11 @@ class DeleteOptions:
     precondition_rv: str | None = None
     dry_run: bool = False
 
-    @classmethod
-    def from_request(cls, req: Request) -> DeleteOptions:
-        """The DeleteOptions of the body, or else of the query (delete_options.py)."""
-        o = delete_options(req)
-        pre = o.get("preconditions") or {}
-        return cls(o.get("gracePeriodSeconds"), o.get("propagationPolicy"), o.get("orphanDependents"),
-                   pre.get("uid"), pre.get("resourceVersion"), bool(o.get("dryRun")))
-
 
 def returns_deleted_object(ri: ResourceInfo) -> bool:
-    """Pods, namespaces and services answer a delete with the object itself
-    (ReturnDeletedObject), others with a Status."""
-    return ri.plural in ("pods", "namespaces", "services") and not ri.group
+    """Pods and namespaces answer a delete with the object itself (ReturnDeletedObject), others
+    with a Status."""
+    return resource_definition(ri).returns_deleted_object
 
 
 def _gc_finalizers(finalizers: list[str], opts: DeleteOptions) -> list[str]:
@@ -88,8 +78,8 @@ def _check_preconditions(ri: ResourceInfo, obj: Obj, opts: DeleteOptions) -> Non
                               "been modified")
 
 
-async def delete_object(api: APIServer, req: Request, ri: ResourceInfo, kv: KeyValue,
-                        opts: DeleteOptions) -> tuple[Obj, bool]:
+async def delete(api: APIServer, user: str, ri: ResourceInfo, kv: KeyValue,
+                 opts: DeleteOptions) -> tuple[Obj, bool]:
     """Delete or only mark kv's object; returns (resulting object, whether it is gone).
 
     Upstream: Store.Delete -> BeforeDelete -> updateForGracefulDeletionAndFinalizers. An
@@ -98,6 +88,12 @@ async def delete_object(api: APIServer, req: Request, ri: ResourceInfo, kv: KeyV
     deleted with grace 0 is first written with its deletion marks, then removed, so watchers
     see MODIFIED then DELETED carrying them, as upstream.
     """
+    # Upstream: the store's deleteValidation, the validating admission of each object deleted
+    # (once per item of a deletecollection).
+    meta = kv.obj["metadata"]
+    await api.admission.validate(admission.Attributes(
+        admission.Operation.DELETE, ri.group, ri.version, ri.plural, ri.kind, meta.get("namespace", ""),
+        meta.get("name", ""), None, kv.obj, dry_run=opts.dry_run, user=user))
     if ri.plural == "namespaces":
         return await _delete_namespace(api, ri, kv, opts)
     _check_preconditions(ri, kv.obj, opts)

@@ -1,0 +1,1 @@
+"""apps/v1 resources. Upstream: pkg/registry/apps."""

@@ -1,0 +1,1 @@
+"""autoscaling/v1 kinds served through other resources' subresources (Scale)."""

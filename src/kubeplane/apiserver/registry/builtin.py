@@ -1,0 +1,10 @@
+"""The built-in resources: importing a kind's module registers it (discovery shows them in
+this order, the core group first, as upstream). Adding a kind: docs/adding-a-kind.md."""
+# ruff: noqa: F401  (imported to register; the order is discovery's)
+from .core import namespace, pod, node, event, configmap, secret
+from .core.service import strategy as service
+from .core import serviceaccount
+from .apps import deployment, replicaset
+from .coordination import lease
+from .events import event as events_event
+from .autoscaling import scale

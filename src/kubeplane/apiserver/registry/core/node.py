@@ -1,0 +1,20 @@
+"""Nodes. Upstream: pkg/registry/core/node (strategy.go)."""
+from __future__ import annotations
+
+from ....api import defaults, labels
+from ....api.resources import STATUS
+from ....api.validation import core as validation
+from ...tables import columns, printers
+from ..definition import ResourceDefinition, update_then_create
+from ..registry import register
+from ..strategy import StatusStrategy
+
+NODES = register(ResourceDefinition(
+    "", "v1", "Node", "nodes", "node", False, "io.k8s.api.core.v1.Node",
+    short_names=("no",), subresources=(STATUS("Node"),),
+    strategy=StatusStrategy(),
+    defaulter=defaults.set_defaults_node, defaults_outside_spec=True,
+    validate=validation.validate_node, validate_update=update_then_create(validation.validate_node),
+    columns=columns.node_columns, printer=printers.print_node,
+    field_selectors={**labels.NAME_FIELD, "spec.unschedulable": labels.flag("spec", "unschedulable")},
+))

@@ -1,0 +1,74 @@
+"""Pods, and the Binding kind of pods/binding. Upstream: pkg/registry/core/pod (strategy.go;
+the binding, log and status subresources are served by handlers/subresources.py, podlog.py and
+the generic update with the status strategy)."""
+from __future__ import annotations
+
+from ....api import defaults, labels
+from ....api.resources import STATUS, Subresource
+from ....api.validation import core as validation
+from ...tables import columns, printers
+from ..definition import ResourceDefinition, TypeDefinition
+from ..registry import register, register_type
+from ..strategy import Obj, Strategy, pod_qos_class
+
+
+class PodStrategy(Strategy):
+    has_status = True
+    graceful = True
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        obj["status"] = {"phase": "Pending", "qosClass": pod_qos_class(obj.get("spec") or {})}
+
+    def check_graceful_delete(self, obj: Obj, requested: int | None) -> int:
+        """Upstream: podStrategy.CheckGracefulDelete.
+
+        The requested period, else spec.terminationGracePeriodSeconds (else 0); unscheduled and
+        finished pods go at once (0); a negative period becomes 1. A pod on a node thus waits
+        for its kubelet, which makes the final delete with grace 0.
+        """
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        period = requested if requested is not None else int(spec.get("terminationGracePeriodSeconds") or 0)
+        if not spec.get("nodeName") or status.get("phase") in ("Failed", "Succeeded"):
+            period = 0
+        return 1 if period < 0 else period
+
+
+def _pod_ip(o: Obj) -> str:
+    status = o.get("status") or {}
+    return ((status.get("podIPs") or [{}])[0]).get("ip") or status.get("podIP") or ""
+
+
+# Upstream: the Pod field label conversion (pkg/apis/core/v1/conversion.go) and ToSelectableFields.
+POD_FIELDS = {
+    **labels.META_FIELDS,
+    "spec.nodeName": labels.path("spec", "nodeName"),
+    "spec.restartPolicy": labels.path("spec", "restartPolicy"),
+    "spec.schedulerName": labels.path("spec", "schedulerName"),
+    "spec.serviceAccountName": labels.path("spec", "serviceAccountName"),
+    "spec.hostNetwork": labels.flag("spec", "hostNetwork"),
+    "status.phase": labels.path("status", "phase"),
+    "status.podIP": _pod_ip,
+    "status.podIPs": lambda o: "",       # accepted by the conversion, but not a selectable field
+    "status.nominatedNodeName": labels.path("status", "nominatedNodeName"),
+    "spec.host": labels.path("spec", "nodeName"),     # old v1 clients' name for spec.nodeName
+}
+
+PODS = register(ResourceDefinition(
+    "", "v1", "Pod", "pods", "pod", True, "io.k8s.api.core.v1.Pod",
+    short_names=("po",), categories=("all",),
+    subresources=(STATUS("Pod"), Subresource("binding", "Binding", ("create",)),
+                  Subresource("ephemeralcontainers", "Pod", ("get", "patch", "update")),
+                  Subresource("log", "Pod", ("get",))),
+    strategy=PodStrategy(),
+    defaulter=defaults.set_defaults_pod,
+    validate=validation.validate_pod, validate_update=validation.validate_pod_update,
+    validate_status_update=validation.validate_pod_status_update,
+    columns=columns.pod_columns, printer=printers.print_pod,
+    field_selectors=POD_FIELDS,
+    returns_deleted_object=True,
+))
+
+BINDING = register_type(TypeDefinition(
+    "v1", "Binding", validate=validation.validate_binding,
+    validate_update=lambda new, old: validation.validate_binding(new),
+))

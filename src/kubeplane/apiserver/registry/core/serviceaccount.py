@@ -1,0 +1,16 @@
+"""ServiceAccounts. Upstream: pkg/registry/core/serviceaccount (strategy.go)."""
+from __future__ import annotations
+
+from ....api.validation import core as validation
+from ...tables import columns, printers
+from ..definition import ResourceDefinition
+from ..registry import register
+from ..strategy import CreateOnUpdateStrategy
+
+SERVICEACCOUNTS = register(ResourceDefinition(
+    "", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", True, "io.k8s.api.core.v1.ServiceAccount",
+    short_names=("sa",),
+    strategy=CreateOnUpdateStrategy(),
+    validate=validation.validate_service_account,
+    columns=columns.service_account_columns, printer=printers.print_service_account,
+))

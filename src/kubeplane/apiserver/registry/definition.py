@@ -1,0 +1,108 @@
+"""ResourceDefinition: everything the API server knows about one resource, in one record.
+
+A kind's module (registry/<group>/<kind>.py) builds its definition and registers it
+(registry.register); routing, discovery, OpenAPI, storage keys, the write pipeline
+(strategy, defaulting, validation), tables and field selectors all read it from there.
+Upstream spreads the same facts over the scheme (defaulters, field label conversions), the
+REST storage (strategy, table convertor, short names, categories) and the API group installer.
+
+TypeDefinition is the same for a kind that is not a stored resource but is written through a
+subresource (Binding, Scale): its defaulting and validation.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...api.errors import FieldError
+from ...api.resources import ResourceInfo
+from ...api.validation import meta
+from .strategy import Strategy
+
+Obj = dict[str, Any]
+Defaulter = Callable[[Obj], None]
+Validate = Callable[[Obj], list[FieldError]]
+ValidateUpdate = Callable[[Obj, Obj], list[FieldError]]
+Warnings = Callable[[Obj], list[str]]
+Column = dict[str, Any]
+Row = tuple[list[Any], list[dict[str, Any]] | None]
+Printer = Callable[[Obj, float], Row]
+FieldGetter = Callable[[Obj], str]
+
+
+def meta_update(new: Obj, old: Obj) -> list[FieldError]:
+    """The generic ObjectMeta update rules: every kind's update validation without its own."""
+    return meta.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+
+
+def update_then_create(create: Validate) -> ValidateUpdate:
+    """ValidateXUpdate for kinds whose update is "the ObjectMeta update rules + the create rules
+    on everything but metadata" (nodes, Scale)."""
+    def update(new: Obj, old: Obj) -> list[FieldError]:
+        return meta_update(new, old) + [e for e in create(new) if not e.field.startswith("metadata.")]
+    return update
+
+
+def no_errors(obj: Obj) -> list[FieldError]:
+    return []
+
+
+def no_warnings(obj: Obj) -> list[str]:
+    return []
+
+
+def default_columns() -> list[Column]:
+    from ..tables.columns import default_columns as columns
+    return columns()
+
+
+def default_printer(obj: Obj, now: float) -> Row:
+    from ..tables.printers import print_default
+    return print_default(obj, now)
+
+
+@dataclass(frozen=True, slots=True)
+class TypeDefinition:
+    """Defaulting and validation of one apiVersion/kind (keyed by what an object says it is).
+
+    `defaults_outside_spec`: the defaulter writes something outside obj["spec"] (the /status
+    write path skips defaulting the spec of kinds where it does not, see
+    api.defaults.set_defaults_except_spec).
+    """
+    api_version: str
+    kind: str
+    defaulter: Defaulter | None = None
+    defaults_outside_spec: bool = False
+    validate: Validate = no_errors
+    validate_update: ValidateUpdate = meta_update
+    validate_status_update: ValidateUpdate = meta_update
+    warnings: Warnings = no_warnings
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceDefinition(ResourceInfo):
+    """One served resource: its identity (ResourceInfo: group, version, kind, plural, singular,
+    namespaced, schema definition, short names, categories, subresources, verbs, storage
+    prefix) and the server's behaviour for it. The behaviour fields take no part in equality
+    and hashing: a definition is known by its identity.
+
+    strategy            the generic store's hooks (prepare for create/update/status, graceful delete)
+    defaulter ... warnings  defaulting and validation, as TypeDefinition's (the object's
+                        apiVersion/kind picks them: events.k8s.io Events are stored as core ones)
+    columns, printer    the Table columns (a builder, called once) and the row printer
+    field_selectors     field label -> getter; None: only metadata.name/metadata.namespace
+                        (upstream's DefaultMetaV1FieldSelectorConversion)
+    returns_deleted_object  a delete answers the object (pods, namespaces), not a Status
+    """
+    strategy: Strategy = field(default_factory=Strategy, compare=False)
+    defaulter: Defaulter | None = field(default=None, compare=False)
+    defaults_outside_spec: bool = field(default=False, compare=False)
+    validate: Validate = field(default=no_errors, compare=False)
+    validate_update: ValidateUpdate = field(default=meta_update, compare=False)
+    validate_status_update: ValidateUpdate = field(default=meta_update, compare=False)
+    warnings: Warnings = field(default=no_warnings, compare=False)
+    columns: Callable[[], list[Column]] = field(default=default_columns, compare=False)
+    printer: Printer = field(default=default_printer, compare=False)
+    field_selectors: dict[str, FieldGetter] | None = field(default=None, compare=False)
+    returns_deleted_object: bool = field(default=False, compare=False)

@@ -1,0 +1,211 @@
+"""The admission chain runs on every write path: create, update, patch (every type), server-side
+apply, /status, /scale, pods/binding, namespaces/finalize, delete and deletecollection, with the
+Attributes upstream's handlers give (operation, subresource, kind, objects, dry run); and
+NamespaceLifecycle's refusals on each (upstream: plugin/pkg/admission/namespace/lifecycle)."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubeplane.apiserver.admission import Attributes, Plugin
+from kubeplane.apiserver.admission.plugins.namespace_lifecycle import IMMORTAL_NAMESPACES
+
+MERGE = "application/merge-patch+json"
+
+
+class Recorder(Plugin):
+    """Records what each phase sees; refuses when told to."""
+    NAME = "Recorder"
+    MUTATING = VALIDATING = True
+
+    def __init__(self, api: Any) -> None:
+        super().__init__(api)
+        self.seen: list[tuple[str, Attributes]] = []
+        self.refuse: str = ""
+
+    async def admit(self, a: Attributes) -> None:
+        self.seen.append(("admit", a))
+        if self.refuse == "admit":
+            raise self.forbid(a)
+
+    async def validate(self, a: Attributes) -> None:
+        self.seen.append(("validate", a))
+        if self.refuse == "validate":
+            raise self.forbid(a)
+
+    @staticmethod
+    def forbid(a: Attributes) -> Exception:
+        from kubeplane.apiserver.admission import forbidden
+        return forbidden(a, "refused by the recorder")
+
+    def calls(self) -> list[tuple[str, str, str, str, str]]:
+        return [(phase, a.operation.value, a.resource, a.subresource, a.kind) for phase, a in self.seen]
+
+
+@pytest.fixture
+def recorder(api: Any) -> Recorder:
+    rec = Recorder(api.server)
+    api.server.admission.append(rec)
+    return rec
+
+
+async def test_update_and_every_patch_type_admit_then_validate(api: Any, recorder: Recorder) -> None:
+    r = await api.create(api.CMS, api.configmap("cm"))
+    assert r.status == 201
+    assert recorder.calls() == [("admit", "CREATE", "configmaps", "", "ConfigMap"),
+                                ("validate", "CREATE", "configmaps", "", "ConfigMap")]
+    cm = r.json
+    recorder.seen.clear()
+    cm["data"] = {"k": "put"}
+    assert (await api.call("PUT", f"{api.CMS}/cm", body=cm)).status == 200
+    for content_type, body in [
+        (MERGE, {"data": {"k": "merge"}}),
+        ("application/strategic-merge-patch+json", {"data": {"k": "smp"}}),
+        ("application/json-patch+json", [{"op": "replace", "path": "/data/k", "value": "json"}]),
+        ("application/apply-patch+yaml", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"},
+                                          "data": {"k": "apply"}}),
+    ]:
+        r = await api.call("PATCH", f"{api.CMS}/cm", {"fieldManager": "t", "force": "true"}, body=body,
+                           headers={"content-type": content_type})
+        assert r.status == 200, r.json
+    assert recorder.calls() == [("admit", "UPDATE", "configmaps", "", "ConfigMap"),
+                                ("validate", "UPDATE", "configmaps", "", "ConfigMap")] * 5
+    phase, last = recorder.seen[-1]
+    assert last.obj is not None and last.obj["data"] == {"k": "apply"}
+    assert last.old_obj is not None and last.old_obj["data"] == {"k": "json"}
+    assert (last.namespace, last.name, last.dry_run) == ("default", "cm", False)
+
+
+async def test_a_refusal_on_update_writes_nothing(api: Any, recorder: Recorder) -> None:
+    assert (await api.create(api.CMS, api.configmap("cm"))).status == 201
+    rv = await api.rv(f"{api.CMS}/cm")
+    for phase in ("admit", "validate"):
+        recorder.refuse = phase
+        r = await api.call("PATCH", f"{api.CMS}/cm", body={"data": {"k": phase}}, headers={"content-type": MERGE})
+        assert r.status == 403 and r.json["message"] == 'configmaps "cm" is forbidden: refused by the recorder'
+        assert await api.rv(f"{api.CMS}/cm") == rv
+
+
+async def test_dry_run_update_is_admitted_as_a_dry_run(api: Any, recorder: Recorder) -> None:
+    assert (await api.create(api.CMS, api.configmap("cm"))).status == 201
+    recorder.seen.clear()
+    r = await api.call("PATCH", f"{api.CMS}/cm", {"dryRun": "All"}, body={"data": {"k": "d"}},
+                       headers={"content-type": MERGE})
+    assert r.status == 200
+    assert [a.dry_run for _, a in recorder.seen] == [True, True]
+
+
+async def test_status_scale_and_binding_are_admitted_as_subresources(api: Any, recorder: Recorder) -> None:
+    assert (await api.create(api.DEPLOYS, api.deployment("web"))).status == 201
+    assert (await api.create(api.PODS, api.pod("p"))).status == 201
+    recorder.seen.clear()
+    r = await api.call("PATCH", f"{api.DEPLOYS}/web/status", body={"status": {"replicas": 0}},
+                       headers={"content-type": MERGE})
+    assert r.status == 200, r.json
+    r = await api.call("PATCH", f"{api.DEPLOYS}/web/scale", body={"spec": {"replicas": 3}},
+                       headers={"content-type": MERGE})
+    assert r.status == 200, r.json
+    r = await api.create(f"{api.PODS}/p/binding", {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
+                                                   "target": {"kind": "Node", "name": "n1"}})
+    assert r.status == 201, r.json
+    assert recorder.calls() == [
+        ("admit", "UPDATE", "deployments", "status", "Deployment"),
+        ("validate", "UPDATE", "deployments", "status", "Deployment"),
+        ("admit", "UPDATE", "deployments", "scale", "Scale"),
+        ("validate", "UPDATE", "deployments", "scale", "Scale"),
+        ("admit", "CREATE", "pods", "binding", "Binding"),
+        ("validate", "CREATE", "pods", "binding", "Binding"),
+    ]
+    scale = recorder.seen[2][1]
+    assert scale.obj is not None and scale.obj["spec"]["replicas"] == 3
+    assert scale.old_obj is not None and scale.old_obj["spec"]["replicas"] == 1
+    recorder.refuse = "validate"
+    r = await api.call("PATCH", f"{api.DEPLOYS}/web/scale", body={"spec": {"replicas": 5}},
+                       headers={"content-type": MERGE})
+    assert r.status == 403
+    assert (await api.get(f"{api.DEPLOYS}/web")).json["spec"]["replicas"] == 3
+
+
+async def test_delete_admits_by_name_then_validates_the_stored_object(api: Any, recorder: Recorder) -> None:
+    assert (await api.create(api.CMS, api.configmap("cm"))).status == 201
+    recorder.seen.clear()
+    assert (await api.call("DELETE", f"{api.CMS}/cm")).status == 200
+    assert recorder.calls() == [("admit", "DELETE", "configmaps", "", "ConfigMap"),
+                                ("validate", "DELETE", "configmaps", "", "ConfigMap")]
+    admitted, validated = recorder.seen[0][1], recorder.seen[1][1]
+    assert admitted.name == validated.name == "cm" and admitted.obj is admitted.old_obj is None
+    assert validated.old_obj is not None and validated.old_obj["data"] == {"k": "v"}
+
+
+async def test_deletecollection_admits_once_and_validates_each_item(api: Any, recorder: Recorder) -> None:
+    for name in ("a", "b", "c"):
+        assert (await api.create(api.CMS, api.configmap(name))).status == 201
+    recorder.seen.clear()
+    r = await api.call("DELETE", api.CMS)
+    assert r.status == 200
+    assert [(phase, a.operation.value, a.name) for phase, a in recorder.seen] == [
+        ("admit", "DELETE", ""), ("validate", "DELETE", "a"), ("validate", "DELETE", "b"),
+        ("validate", "DELETE", "c")]
+    recorder.refuse = "validate"
+    assert (await api.create(api.CMS, api.configmap("d"))).status == 403
+    recorder.refuse = ""
+    assert (await api.create(api.CMS, api.configmap("d"))).status == 201
+    recorder.refuse = "validate"
+    assert (await api.call("DELETE", api.CMS)).status == 403
+    assert (await api.get(f"{api.CMS}/d")).status == 200
+
+
+async def test_finalize_is_an_update_of_the_finalize_subresource(api: Any, recorder: Recorder) -> None:
+    assert (await api.create("/api/v1/namespaces", {"metadata": {"name": "t"}})).status == 201
+    recorder.seen.clear()
+    r = await api.call("PUT", "/api/v1/namespaces/t/finalize",
+                       body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "t"}, "spec": {}})
+    assert r.status == 200, r.json
+    assert recorder.calls() == [("admit", "UPDATE", "namespaces", "finalize", "Namespace"),
+                                ("validate", "UPDATE", "namespaces", "finalize", "Namespace")]
+
+
+# --- NamespaceLifecycle ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(IMMORTAL_NAMESPACES))
+async def test_immortal_namespaces_may_not_be_deleted(api: Any, name: str) -> None:
+    if (await api.get(f"/api/v1/namespaces/{name}")).status == 404:
+        assert (await api.create("/api/v1/namespaces", {"metadata": {"name": name}})).status == 201
+    for query in ({}, {"dryRun": "All"}):
+        r = await api.call("DELETE", f"/api/v1/namespaces/{name}", query)
+        assert r.status == 403, r.json
+        assert r.json["reason"] == "Forbidden"
+        assert r.json["message"] == f'namespaces "{name}" is forbidden: this namespace may not be deleted'
+        assert r.json["details"] == {"name": name, "kind": "namespaces"}
+    ns = (await api.get(f"/api/v1/namespaces/{name}")).json
+    assert "deletionTimestamp" not in ns["metadata"] and ns["status"]["phase"] == "Active"
+
+
+async def test_other_namespaces_may_be_deleted(api: Any) -> None:
+    assert (await api.create("/api/v1/namespaces", {"metadata": {"name": "kube-systems"}})).status == 201
+    assert (await api.call("DELETE", "/api/v1/namespaces/kube-systems")).status == 200
+
+
+async def test_update_in_a_missing_namespace_is_not_found(api: Any) -> None:
+    """Upstream's Lifecycle refuses every operation but DELETE in a namespace that does not exist
+    (here: one removed under a stored object, as a restore or a crash can leave it)."""
+    assert (await api.create("/api/v1/namespaces", {"metadata": {"name": "gone"}})).status == 201
+    cms = "/api/v1/namespaces/gone/configmaps"
+    assert (await api.create(cms, api.configmap("cm"))).status == 201
+    await api.storage.delete("/registry/namespaces/gone")
+    r = await api.call("PATCH", f"{cms}/cm", body={"data": {"k": "x"}}, headers={"content-type": MERGE})
+    assert r.status == 404 and r.json["message"] == 'namespaces "gone" not found'
+    assert (await api.call("DELETE", f"{cms}/cm")).status == 200        # deleting is always allowed
+
+
+async def test_update_in_a_terminating_namespace_is_allowed(api: Any) -> None:
+    """Only CREATE is refused in a terminating namespace: controllers finish their work there."""
+    assert (await api.create("/api/v1/namespaces", {"metadata": {"name": "term"}})).status == 201
+    cms = "/api/v1/namespaces/term/configmaps"
+    assert (await api.create(cms, api.configmap("cm"))).status == 201
+    assert (await api.call("DELETE", "/api/v1/namespaces/term")).status == 200
+    r = await api.call("PATCH", f"{cms}/cm", body={"data": {"k": "x"}}, headers={"content-type": MERGE})
+    assert r.status == 200, r.json
+    r = await api.create(cms, api.configmap("new"))
+    assert r.status == 403 and "because it is being terminated" in r.json["message"]

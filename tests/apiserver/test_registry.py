@@ -1,0 +1,141 @@
+"""Every registered kind round-trips create, get, list, watch, the four patch types, server-side
+apply and delete, on both storage backends; and the registry is the one table of kinds."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from kubeplane.api import resources
+from kubeplane.apiserver.registry import REGISTRY, ResourceDefinition, resource_definition
+from kubeplane.apiserver.server import APIServer
+from kubeplane.storage import new_storage
+from kubeplane.testing.fake import WITHOUT_CONTROLLER_MANAGER
+
+NOW = "2023-11-14T22:13:20Z"
+CONTAINERS = {"containers": [{"name": "c", "image": "nginx"}]}
+TEMPLATE = {"replicas": 1, "selector": {"matchLabels": {"app": "rt"}},
+            "template": {"metadata": {"labels": {"app": "rt"}}, "spec": CONTAINERS}}
+REFERENCE = {"kind": "Pod", "name": "p", "namespace": "default", "apiVersion": "v1"}
+
+# A minimal valid object of each registered resource, keyed as the registry is; without
+# apiVersion, kind and metadata.name/namespace (the test adds them).
+SAMPLES: dict[tuple[str, str, str], dict[str, Any]] = {
+    ("", "v1", "namespaces"): {},
+    ("", "v1", "pods"): {"spec": CONTAINERS},
+    ("", "v1", "nodes"): {},
+    ("", "v1", "events"): {"involvedObject": REFERENCE, "reason": "R", "message": "m", "type": "Normal",
+                           "source": {"component": "c"}, "firstTimestamp": NOW, "lastTimestamp": NOW,
+                           "count": 1},
+    ("", "v1", "configmaps"): {"data": {"k": "v"}},
+    ("", "v1", "secrets"): {"stringData": {"k": "v"}},
+    ("", "v1", "services"): {"spec": {"ports": [{"port": 80}], "selector": {"app": "rt"}}},
+    ("", "v1", "serviceaccounts"): {},
+    ("apps", "v1", "deployments"): {"spec": TEMPLATE},
+    ("apps", "v1", "replicasets"): {"spec": TEMPLATE},
+    ("coordination.k8s.io", "v1", "leases"): {"spec": {"holderIdentity": "h"}},
+    ("events.k8s.io", "v1", "events"): {"eventTime": "2023-11-14T22:13:20.000000Z", "reportingController": "c",
+                                        "reportingInstance": "i", "action": "A", "reason": "R", "type": "Normal",
+                                        "regarding": REFERENCE},
+}
+
+
+def _id(d: ResourceDefinition) -> str:
+    return f"{d.plural}.{d.group or 'core'}/{d.version}"
+
+
+def test_every_registered_resource_has_a_sample() -> None:
+    """Adding a kind (docs/adding-a-kind.md) means adding its sample here."""
+    assert sorted(SAMPLES) == sorted((d.group, d.version, d.plural) for d in REGISTRY.resources)
+
+
+def _identity(ri: resources.ResourceInfo) -> tuple[Any, ...]:
+    return tuple(getattr(ri, f.name) for f in dataclasses.fields(resources.ResourceInfo))
+
+
+def test_the_client_side_table_is_the_registry_s_identity_part() -> None:
+    """api.resources (what clients and controllers read; generated into api/served.py by
+    tools/gen_client.py) lists exactly the registered resources, in the same order."""
+    assert [_identity(r) for r in resources.RESOURCES] == [_identity(d) for d in REGISTRY.resources]
+    assert resources.GROUP_VERSIONS == REGISTRY.group_versions()
+    for d in REGISTRY.resources:
+        assert REGISTRY.lookup(d.group, d.version, d.plural) is d
+        ri = resources.lookup(d.group, d.version, d.plural)
+        assert ri is not None and _identity(ri) == _identity(d)
+        assert resource_definition(ri) is d
+    assert REGISTRY.for_kind("apps", "Deployment") is REGISTRY.lookup("apps", "v1", "deployments")
+    assert REGISTRY.lookup("apps", "v1", "widgets") is None
+
+
+def test_a_kind_registered_twice_is_refused() -> None:
+    with pytest.raises(AssertionError):
+        REGISTRY.register(REGISTRY.resources[0])
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def server(request: pytest.FixtureRequest, tmp_path: Any, clock: Any) -> Any:
+    storage = new_storage(request.param, tmp_path / "data" if request.param == "sqlite" else None)
+    api = APIServer(storage, clock=clock, options=WITHOUT_CONTROLLER_MANAGER)   # no "default" service account
+    await api.bootstrap()
+    yield api
+    await storage.close()
+
+
+def _path(d: ResourceDefinition, name: str = "") -> str:
+    root = f"/apis/{d.group}/{d.version}" if d.group else "/api/v1"
+    ns = "namespaces/default/" if d.namespaced else ""
+    return f"{root}/{ns}{d.plural}" + (f"/{name}" if name else "")
+
+
+def _sample(d: ResourceDefinition) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": "rt"}
+    if d.namespaced:
+        meta["namespace"] = "default"
+    return {"apiVersion": d.api_version, "kind": d.kind, "metadata": meta, **SAMPLES[(d.group, d.version, d.plural)]}
+
+
+PATCHES = [
+    ("application/merge-patch+json", {"metadata": {"labels": {"merge": "1"}}}),
+    ("application/strategic-merge-patch+json", {"metadata": {"labels": {"strategic": "1"}}}),
+    ("application/json-patch+json", [{"op": "add", "path": "/metadata/labels/json", "value": "1"}]),
+]
+
+
+@pytest.mark.parametrize("d", REGISTRY.resources, ids=_id)
+async def test_every_kind_round_trips(server: APIServer, api: Any, d: ResourceDefinition) -> None:
+    api.server, api.storage = server, server.storage          # the conftest helpers on this backend
+    listed = await api.get(_path(d))
+    assert listed.status == 200, listed.json
+    watch = await api.open_watch(_path(d), {"resourceVersion": listed.json["metadata"]["resourceVersion"]})
+    try:
+        created = await api.create(_path(d), _sample(d))
+        assert created.status == 201, created.json
+        assert (created.json["apiVersion"], created.json["kind"]) == (d.api_version, d.kind)
+        [event] = await watch.events(1)
+        assert event["type"] == "ADDED" and event["object"]["metadata"]["name"] == "rt"
+    finally:
+        await watch.close()
+
+    got = await api.get(_path(d, "rt"))
+    assert got.status == 200 and got.json["metadata"]["uid"] == created.json["metadata"]["uid"]
+    names = [o["metadata"]["name"] for o in (await api.get(_path(d))).json["items"]]
+    assert "rt" in names
+
+    for content_type, body in PATCHES:
+        r = await api.call("PATCH", _path(d, "rt"), body=body, headers={"content-type": content_type})
+        assert r.status == 200, (content_type, r.json)
+    apply = {"apiVersion": d.api_version, "kind": d.kind, "metadata": {"name": "rt", "labels": {"apply": "1"}}}
+    r = await api.call("PATCH", _path(d, "rt"), {"fieldManager": "test"}, body=apply,
+                       headers={"content-type": "application/apply-patch+yaml"})
+    assert r.status == 200, r.json
+    labels = (await api.get(_path(d, "rt"))).json["metadata"]["labels"]
+    assert {"merge", "strategic", "json", "apply"} <= set(labels), labels
+
+    r = await api.call("DELETE", _path(d, "rt"))
+    assert r.status == 200, r.json
+    after = await api.get(_path(d, "rt"))
+    if d.plural == "namespaces":       # termination waits for the namespace controller
+        assert after.json["status"]["phase"] == "Terminating"
+    else:
+        assert after.status == 404, after.json

@@ -46,7 +46,7 @@ _GENERATED_TOKEN_VOLUME = re.compile(rb'"kube-api-access-[bcdfghjklmnpqrstvwxz24
 def pod_spec_key(*args: Any, **kwargs: Any) -> Hashable | None:
     """json_key, with the generated token volume names renamed (see above)."""
     k = json_key(*args, **kwargs)
-    if k is None or b'"kube-api-access-' not in k:
+    if not isinstance(k, bytes) or b'"kube-api-access-' not in k:
         return k
     renamed: dict[bytes, int] = {}
     return _GENERATED_TOKEN_VOLUME.sub(

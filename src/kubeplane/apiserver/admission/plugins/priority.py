@@ -91,12 +91,12 @@ class Priority(Plugin):
                 priority, policy = DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS_EXISTS, PREEMPT_LOWER_PRIORITY
             else:
                 spec["priorityClassName"] = pc["metadata"]["name"]
-                priority, policy = pc.get("value", 0), pc.get("preemptionPolicy")
+                priority, policy = pc.get("value", 0), pc.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY
         else:
             pc = await self.priority_class(name)
             if pc is None:
                 raise forbidden(a, f"no PriorityClass with name {name} was found")
-            priority, policy = pc.get("value", 0), pc.get("preemptionPolicy")
+            priority, policy = pc.get("value", 0), pc.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY
         if spec.get("priority") is not None and spec["priority"] != priority:
             raise forbidden(a, f"the integer value of priority ({spec['priority']}) must not be provided in pod spec; "
                                f"priority admission controller computed {priority} from the given PriorityClass name")

@@ -26,7 +26,7 @@ import random
 from typing import Any, Iterator
 
 from ....api import errors
-from ....api.resources import lookup
+from ....api.resources import ResourceInfo, lookup
 from ...objects import generate_name
 from ..chain import register
 from ..interface import Attributes, Operation, Plugin, forbidden
@@ -46,8 +46,9 @@ PROJECTED_VOLUME_SOURCE_DEFAULT_MODE = 0o644      # corev1.ProjectedVolumeSource
 # create it (a pod created right after its namespace).
 DEFAULT_SA_ATTEMPTS = 10
 
-_SERVICE_ACCOUNTS = lookup("", "v1", "serviceaccounts")
-assert _SERVICE_ACCOUNTS is not None
+_sa = lookup("", "v1", "serviceaccounts")
+assert _sa is not None
+_SERVICE_ACCOUNTS: ResourceInfo = _sa
 
 
 def token_volume_source() -> Obj:

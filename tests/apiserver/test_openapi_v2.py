@@ -87,7 +87,7 @@ def test_every_operation_of_a_served_kind(doc: dict[str, Any], r: res.ResourceIn
     for op_id, action in want.items():
         path, method, op = by_id[op_id]
         assert op["x-kubernetes-action"] == action, op_id
-        assert op["tags"] == [openapi_v2._tag(r.group, r.version)]
+        assert op["tags"] == [openapi_v2.tag(r.group, r.version)]
         assert op["schemes"] == ["https"] and op["responses"]["401"] == {"description": "Unauthorized"}
         sub = next((s for s in r.subresources if path.endswith("/" + s.name)), None)
         kind = sub.kind if sub else r.kind
@@ -160,10 +160,10 @@ def test_discovery_operations(doc: dict[str, Any]) -> None:
 
 def test_operation_ids_and_tags_of_dotted_groups() -> None:
     """Upstream: GetOperationIDAndTags / ToValidOperationID (tags keep camel case, no dots)."""
-    assert openapi_v2._gv_id("rbac.authorization.k8s.io", "v1") == "RbacAuthorizationV1"
-    assert openapi_v2._tag("rbac.authorization.k8s.io", "v1") == "rbacAuthorization_v1"
-    assert openapi_v2._gv_id("flowcontrol.apiserver.k8s.io", "v1beta3") == "FlowcontrolApiserverV1beta3"
-    assert openapi_v2._tag("", "v1") == "core_v1" and openapi_v2._tag("apps") == "apps"
+    assert openapi_v2.gv_id("rbac.authorization.k8s.io", "v1") == "RbacAuthorizationV1"
+    assert openapi_v2.tag("rbac.authorization.k8s.io", "v1") == "rbacAuthorization_v1"
+    assert openapi_v2.gv_id("flowcontrol.apiserver.k8s.io", "v1beta3") == "FlowcontrolApiserverV1beta3"
+    assert openapi_v2.tag("", "v1") == "core_v1" and openapi_v2.tag("apps") == "apps"
 
 
 def test_every_ref_resolves_and_every_definition_is_used(doc: dict[str, Any]) -> None:

@@ -23,6 +23,8 @@ import orjson
 from kubeplane.api import resources as res
 from kubeplane.api.schema import definitions, ref_name
 
+from . import openapi_v2 as names     # upstream's operationIds, tags, articles (shared with /openapi/v2)
+
 OPENAPI_VERSION = "3.0.0"
 INFO = {"title": "Kubernetes", "version": "v1.37.0"}
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
@@ -163,8 +165,8 @@ def build_document(path: str) -> dict[str, Any]:
     elif path == "apis":
         paths, roots = _discovery_op("/apis/", "getAPIVersions", "APIGroupList", "apis"), [_META + "APIGroupList"]
     elif parts[0] == "apis" and len(parts) == 2:
-        op = f"get{_group_id(parts[1])}APIGroup"
-        paths, roots = _discovery_op(f"/apis/{parts[1]}/", op, "APIGroup", _tag(parts[1], "")), [_META + "APIGroup"]
+        op = f"get{names.gv_id(parts[1], '')}APIGroup"
+        paths, roots = _discovery_op(f"/apis/{parts[1]}/", op, "APIGroup", names.tag(parts[1])), [_META + "APIGroup"]
     else:
         group, version = ("", parts[1]) if parts[0] == "api" else (parts[1], parts[2])
         paths, roots = _group_version_paths(group, version)
@@ -177,8 +179,8 @@ def build_document(path: str) -> dict[str, Any]:
 def _group_version_paths(group: str, version: str) -> tuple[dict[str, Any], list[str]]:
     """Every path of one group-version, and the definitions its operations reference."""
     prefix = f"/apis/{group}/{version}" if group else f"/api/{version}"
-    gv_id = _group_id(group) + version.capitalize()
-    tag = _tag(group, version)
+    gv_id = names.gv_id(group, version)
+    tag = names.tag(group, version)
     paths: dict[str, Any] = _discovery_op(prefix + "/", f"get{gv_id}APIResources", "APIResourceList", tag)
     roots = [_META + n for n in ("APIResourceList", "Status", "DeleteOptions", "WatchEvent", "Patch")]
     for r in res.resources_in(group, version):
@@ -199,6 +201,7 @@ def _resource_paths(r: res.ResourceInfo, prefix: str, gv_id: str, tag: str) -> d
                     "path", True)] if r.namespaced else []
     name = _param("name", "string", f"name of the {r.kind}", "path", True)
     obj, lst = _ref(r.definition), _ref(_list_definition(r))
+    deleted = obj if (r.group, r.plural) in names.RETURNS_DELETED_OBJECT else _ref(_META + "Status")
     v = set(r.verbs)
     collection: dict[str, Any] = {"parameters": scope + [P["pretty"]]}
     item: dict[str, Any] = {"parameters": [name] + scope + [P["pretty"]]}
@@ -206,8 +209,8 @@ def _resource_paths(r: res.ResourceInfo, prefix: str, gv_id: str, tag: str) -> d
         collection["get"] = _op(f"list or watch objects of kind {r.kind}", f"list{gv_id}{ns}{r.kind}", "list",
                                 gvk, tag, _LIST_PARAMS, {"200": _resp("OK", lst, _WATCH_TYPES)})
     if "create" in v:
-        collection["post"] = _op(f"create a {r.kind}", f"create{gv_id}{ns}{r.kind}", "post", gvk, tag,
-                                 _WRITE_PARAMS, _created(obj), body=_body(obj))
+        collection["post"] = _op(f"create{names.article(r.kind)}{r.kind}", f"create{gv_id}{ns}{r.kind}", "post",
+                                 gvk, tag, _WRITE_PARAMS, _created(obj), body=_body(obj))
     if "deletecollection" in v:
         collection["delete"] = _op(f"delete collection of {r.kind}", f"delete{gv_id}Collection{ns}{r.kind}",
                                    "deletecollection", gvk, tag, _DELETECOLLECTION_PARAMS,
@@ -222,9 +225,8 @@ def _resource_paths(r: res.ResourceInfo, prefix: str, gv_id: str, tag: str) -> d
         item["patch"] = _op(f"partially update the specified {r.kind}", f"patch{gv_id}{ns}{r.kind}", "patch",
                             gvk, tag, _PATCH_PARAMS, _updated(obj), body=_patch_body())
     if "delete" in v:
-        item["delete"] = _op(f"delete a {r.kind}", f"delete{gv_id}{ns}{r.kind}", "delete", gvk, tag,
-                             _DELETE_PARAMS, {"200": _resp("OK", _ref(_META + "Status")),
-                                              "202": _resp("Accepted", _ref(_META + "Status"))},
+        item["delete"] = _op(f"delete{names.article(r.kind)}{r.kind}", f"delete{gv_id}{ns}{r.kind}", "delete",
+                             gvk, tag, _DELETE_PARAMS, {"200": _resp("OK", deleted), "202": _resp("Accepted", deleted)},
                              body=_delete_body())
     out = {base: collection, f"{base}/{{name}}": item}
     if "watch" in v:
@@ -279,7 +281,7 @@ def _subresource_paths(r: res.ResourceInfo, sub: res.Subresource, prefix: str, g
     gvk = {"group": sub_group, "kind": sub.kind, "version": sub_version}
     obj = _ref(_subresource_definition(r, sub))
     suffix = f"{ns}{r.kind}{sub.name.capitalize()}"
-    name = _param("name", "string", f"name of the {sub.kind if sub.name == 'binding' else r.kind}", "path", True)
+    name = _param("name", "string", f"name of the {sub.kind}", "path", True)
     entry: dict[str, Any] = {"parameters": [name] + scope + [P["pretty"]]}
     what = {"status": "status of", "scale": "scale of", "log": "log of"}.get(sub.name, sub.name + " of")
     if sub.name == "log":
@@ -352,19 +354,6 @@ def _delete_body() -> dict[str, Any]:
 
 def _ref(def_name: str) -> dict[str, Any]:
     return {"$ref": _SCHEMA_REF + def_name}
-
-
-def _group_id(group: str) -> str:
-    """Upstream operationId group part: "" -> Core, apps -> Apps, rbac.authorization.k8s.io -> RbacAuthorization."""
-    if not group:
-        return "Core"
-    return "".join(p.capitalize() for p in group.removesuffix(".k8s.io").split("."))
-
-
-def _tag(group: str, version: str) -> str:
-    """Upstream tags: core_v1, apps_v1, coordination_v1 (group name up to .k8s.io, dots -> _)."""
-    g = group.removesuffix(".k8s.io").replace(".", "_") if group else "core"
-    return f"{g}_{version}" if version else g
 
 
 def _list_definition(r: res.ResourceInfo) -> str:

@@ -61,7 +61,7 @@ _PATCH_TYPES = ["application/json-patch+json", "application/merge-patch+json",
                 "application/strategic-merge-patch+json", "application/apply-patch+yaml"]
 _UNAUTHORIZED = {"description": "Unauthorized"}
 # Stores with ReturnDeletedObject: their DELETE answers the object, not a Status.
-_RETURNS_DELETED_OBJECT = {("", "pods"), ("", "services"), ("", "serviceaccounts"), ("", "persistentvolumes"),
+RETURNS_DELETED_OBJECT = {("", "pods"), ("", "services"), ("", "serviceaccounts"), ("", "persistentvolumes"),
                            ("", "persistentvolumeclaims")}
 
 
@@ -282,18 +282,18 @@ def _group_part(group: str, capitalize: bool) -> str:
     return to_valid_operation_id(group.removesuffix(".k8s.io") if group else "core", capitalize)
 
 
-def _gv_id(group: str, version: str) -> str:
+def gv_id(group: str, version: str) -> str:
     """listCoreV1..., createAppsV1..., watchCoordinationV1... (GetOperationIDAndTags)."""
     return _group_part(group, True) + to_valid_operation_id(version, True)
 
 
-def _tag(group: str, version: str = "") -> str:
+def tag(group: str, version: str = "") -> str:
     """core_v1, apps_v1, rbacAuthorization_v1; the group alone for /apis/<group>/."""
     tag = _group_part(group, False)
     return f"{tag}_{to_valid_operation_id(version, False)}" if version else tag
 
 
-def _article(noun: str) -> str:
+def article(noun: str) -> str:
     """Upstream: GetArticleForNoun (installer.go): "a Pod", "an Event", "Endpoints" (plurals have none)."""
     if noun.endswith("s") and not noun.endswith("ss"):
         return " "
@@ -333,18 +333,18 @@ def discovery_routes() -> list[Route]:
               route("/apis/", "get available API versions", "getAPIVersions", "apis", "APIGroupList")]
     for group in dict.fromkeys(g for g, _ in res.GROUP_VERSIONS if g):
         routes.append(route(f"/apis/{group}/", "get information of a group", f"get{_group_part(group, True)}APIGroup",
-                            _tag(group), "APIGroup"))
+                            tag(group), "APIGroup"))
     for group, version in res.GROUP_VERSIONS:
         prefix = f"/apis/{group}/{version}/" if group else f"/api/{version}/"
-        routes.append(route(prefix, "get available resources", f"get{_gv_id(group, version)}APIResources",
-                            _tag(group, version), "APIResourceList"))
+        routes.append(route(prefix, "get available resources", f"get{gv_id(group, version)}APIResources",
+                            tag(group, version), "APIResourceList"))
     return routes
 
 
 def resource_routes(r: res.ResourceInfo) -> list[Route]:
     """Every route upstream's API installer registers for one resource and its subresources."""
     prefix = f"/apis/{r.group}/{r.version}" if r.group else f"/api/{r.version}"
-    gv, tag = _gv_id(r.group, r.version), _tag(r.group, r.version)
+    gv, group_tag = gv_id(r.group, r.version), tag(r.group, r.version)
     gvk = {"group": r.group, "version": r.version, "kind": r.kind}
     ns, scope = ("Namespaced", [_NAMESPACE]) if r.namespaced else ("", [])
     base = f"{prefix}/namespaces/{{namespace}}/{r.plural}" if r.namespaced else f"{prefix}/{r.plural}"
@@ -353,13 +353,13 @@ def resource_routes(r: res.ResourceInfo) -> list[Route]:
     pretty = _q("pretty")
     obj, lst, status = _ref(r.definition), _ref(r.definition + "List"), _ref(_META + "Status")
     event = _ref(_META + "WatchEvent")
-    deleted = obj if (r.group, r.plural) in _RETURNS_DELETED_OBJECT else status
-    verbs, k, a = set(r.verbs), r.kind, _article(r.kind)
+    deleted = obj if (r.group, r.plural) in RETURNS_DELETED_OBJECT else status
+    verbs, k, a = set(r.verbs), r.kind, article(r.kind)
     routes: list[Route] = []
 
     def add(path: str, method: str, description: str, verb: str, action: str, responses: dict[str, Any],
             params: list[dict[str, Any]], suffix: str = "", infix: str = ns, **kw: Any) -> None:
-        op = _operation(description, f"{verb}{gv}{infix}{k}{suffix}", tag, responses, action=action, gvk=gvk, **kw)
+        op = _operation(description, f"{verb}{gv}{infix}{k}{suffix}", group_tag, responses, action=action, gvk=gvk, **kw)
         routes.append(Route(path, method, op, pretty + params))
 
     watched = "list or watch" if "watch" in verbs else "list"
@@ -411,7 +411,7 @@ def subresource_routes(r: res.ResourceInfo, sub: res.Subresource, item: str,
                        scope: list[dict[str, Any]]) -> list[Route]:
     """/status, /scale, /binding, /log, /finalize: the parent's kind in the operationId, the
     subresource's kind in the GVK, the body and the name parameter (name of the Scale)."""
-    gv, tag = _gv_id(r.group, r.version), _tag(r.group, r.version)
+    gv, group_tag = gv_id(r.group, r.version), tag(r.group, r.version)
     group, version = (sub.group, sub.version) if sub.group else (r.group, r.version)
     gvk = {"group": group, "version": version, "kind": sub.kind}
     definition = (f"io.k8s.api.{group.split('.', 1)[0] or 'core'}.{version}.{sub.kind}" if sub.group
@@ -422,26 +422,26 @@ def subresource_routes(r: res.ResourceInfo, sub: res.Subresource, item: str,
     pretty = _q("pretty")
     routes = []
     if sub.name == "log":
-        op = _operation(f"read log of the specified {r.kind}", f"read{gv}{op_id}", tag,
+        op = _operation(f"read log of the specified {r.kind}", f"read{gv}{op_id}", group_tag,
                         _responses(("200", "OK", {"type": "string"})), action="get", gvk=gvk,
                         produces=["text/plain"] + _MEDIA)
         return [Route(path, "get", op, pretty + name + scope + _LOG_PARAMS)]
     if "get" in sub.verbs:
         routes.append(Route(path, "get", _operation(f"read {sub.name} of the specified {r.kind}", f"read{gv}{op_id}",
-                                                    tag, _responses(("200", "OK", obj)), action="get", gvk=gvk),
+                                                    group_tag, _responses(("200", "OK", obj)), action="get", gvk=gvk),
                             pretty + name + scope))
     if "update" in sub.verbs:
         routes.append(Route(path, "put", _operation(f"replace {sub.name} of the specified {r.kind}",
-                                                    f"replace{gv}{op_id}", tag, _updated(obj), action="put", gvk=gvk),
+                                                    f"replace{gv}{op_id}", group_tag, _updated(obj), action="put", gvk=gvk),
                             pretty + name + scope + [_body(definition)] + _q(*_WRITE_OPTIONS)))
     if "patch" in sub.verbs:
         routes.append(Route(path, "patch", _operation(f"partially update {sub.name} of the specified {r.kind}",
-                                                      f"patch{gv}{op_id}", tag, _updated(obj), action="patch",
+                                                      f"patch{gv}{op_id}", group_tag, _updated(obj), action="patch",
                                                       gvk=gvk, consumes=_PATCH_TYPES),
                             pretty + name + scope + _patch_params()))
     if "create" in sub.verbs:
-        routes.append(Route(path, "post", _operation(f"create {sub.name} of{_article(r.kind)}{r.kind}",
-                                                     f"create{gv}{op_id}", tag, _created(obj), action="post",
+        routes.append(Route(path, "post", _operation(f"create {sub.name} of{article(r.kind)}{r.kind}",
+                                                     f"create{gv}{op_id}", group_tag, _created(obj), action="post",
                                                      gvk=gvk),
                             pretty + name + scope + [_body(definition)] + _q(*_WRITE_OPTIONS)))
     return routes

@@ -13,4 +13,5 @@ SERVICEACCOUNTS = register(ResourceDefinition(
     strategy=CreateOnUpdateStrategy(),
     validate=validation.validate_service_account,
     columns=columns.service_account_columns, printer=printers.print_service_account,
+    returns_deleted_object=True,        # upstream: the service account store's ReturnDeletedObject
 ))

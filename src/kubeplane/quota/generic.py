@@ -12,19 +12,35 @@ generic.Matches, CalculateUsageStats, objectCountEvaluator, ObjectCountQuotaReso
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
+from typing import Any, Callable, Iterable, Protocol
 
 from . import resources as q
 from .quantity import ZERO, one
 from .resources import ResourceList
 
-if TYPE_CHECKING:
-    from ..apiserver.admission.interface import Attributes
-
 Obj = dict[str, Any]
 ScopeSelector = Obj           # a ScopedResourceSelectorRequirement: {scopeName, operator, values}
 MatchesScopeFunc = Callable[[ScopeSelector, Obj], bool]
 UsageFunc = Callable[[Obj], ResourceList]
+
+
+class AdmissionRequest(Protocol):
+    """What an evaluator reads of an admission request (apiserver.admission.Attributes has it;
+    quota sits below the API server and does not import it)."""
+
+    @property
+    def operation(self) -> str:
+        """CREATE, UPDATE, DELETE or CONNECT."""
+        ...
+
+    @property
+    def subresource(self) -> str: ...
+
+    @property
+    def obj(self) -> Obj | None: ...
+
+    @property
+    def old_obj(self) -> Obj | None: ...
 
 
 class QuotaConstraintError(Exception):
@@ -51,7 +67,7 @@ class Evaluator(Protocol):
         """Raise QuotaConstraintError if item lacks something the required names need."""
         ...
 
-    def handles(self, a: Attributes) -> bool:
+    def handles(self, a: AdmissionRequest) -> bool:
         """Whether this request can change usage."""
         ...
 
@@ -148,8 +164,8 @@ class ObjectCountEvaluator:
     def constraints(self, required: list[str], item: Obj) -> None:
         return None
 
-    def handles(self, a: Attributes) -> bool:
-        return not a.subresource and a.operation.value == "CREATE"
+    def handles(self, a: AdmissionRequest) -> bool:
+        return not a.subresource and a.operation == "CREATE"
 
     def matches(self, quota: Obj, item: Obj) -> bool:
         return matches(quota, item, self.matching_resources, matches_no_scope)

@@ -106,9 +106,9 @@ def _parse(value: Any) -> Quantity | None:
     v = parse_quantity(value)
     if v is None:
         return None
-    if (v * _NANO).denominator != 1:         # finer than nano: upstream rounds up (away from zero)
-        n = v * _NANO
-        v = Fraction(math.ceil(n) if n > 0 else math.floor(n), _NANO)
+    nanos = v * _NANO
+    if nanos.denominator != 1:               # finer than nano: upstream rounds up (away from zero)
+        v = Fraction(math.ceil(nanos) if nanos > 0 else math.floor(nanos), _NANO)
     return Quantity(v, _format_of(value))
 
 
@@ -139,8 +139,7 @@ def _canonical(v: Fraction, fmt: str) -> str:
             return f"{n}{_BINARY_UNITS[unit]}"
     elif fmt != DECIMAL_SI:
         fmt = DECIMAL_EXPONENT
-    n = v * _NANO                          # an integer: parsing rounded to nano
-    mantissa, exponent = int(n), -9
+    mantissa, exponent = int(v * _NANO), -9      # an integer: parsing rounded to nano
     while mantissa % 10 == 0:
         mantissa, exponent = mantissa // 10, exponent + 1
     extra = exponent % 3                   # make the exponent a multiple of 3

@@ -9,9 +9,9 @@ The storage charged is the request rounded up to whole bytes, or what was alloca
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from ...generic import (
+    AdmissionRequest,
     Obj,
     ScopeSelector,
     UsageStatsOptions,
@@ -22,9 +22,6 @@ from ...generic import (
 )
 from ...quantity import Quantity, one, parse
 from ...resources import ResourceList
-
-if TYPE_CHECKING:
-    from ....apiserver.admission.interface import Attributes
 
 PVC_OBJECT_COUNT_NAME = object_count_name("", "persistentvolumeclaims")
 PVC_RESOURCES = ("persistentvolumeclaims", "requests.storage")
@@ -46,10 +43,10 @@ class PersistentVolumeClaimEvaluator:
     def constraints(self, required: list[str], item: Obj) -> None:
         return None
 
-    def handles(self, a: Attributes) -> bool:
+    def handles(self, a: AdmissionRequest) -> bool:
         """Create and update; a status update only when the allocated storage changed."""
         if a.subresource == "":
-            return a.operation.value in ("CREATE", "UPDATE")
+            return a.operation in ("CREATE", "UPDATE")
         if a.subresource == "status" and a.obj is not None and a.old_obj is not None:
             return requires_quota_replenish(a.obj, a.old_obj)
         return False

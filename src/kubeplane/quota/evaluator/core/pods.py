@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ....api import labels
 from ....utils.clock import REAL_CLOCK, Clock, parse_rfc3339
 from ... import resources as q
 from ...generic import (
+    AdmissionRequest,
     Obj,
     QuotaConstraintError,
     ScopeSelector,
@@ -31,9 +32,6 @@ from ...generic import (
 )
 from ...quantity import ZERO, one, parse
 from ...resources import ResourceList
-
-if TYPE_CHECKING:
-    from ....apiserver.admission.interface import Attributes
 
 POD_OBJECT_COUNT_NAME = object_count_name("", "pods")
 
@@ -95,11 +93,11 @@ class PodEvaluator:
             parts = [f"{name} for: {','.join(sorted(missing[name]))}" for name in sorted(missing)]
             raise QuotaConstraintError(f"must specify {'; '.join(parts)}")
 
-    def handles(self, a: Attributes) -> bool:
+    def handles(self, a: AdmissionRequest) -> bool:
         """Create, and the resize subresource's update. Upstream: Handles."""
         if a.subresource not in ("", "resize"):
             return False
-        return a.operation.value == "CREATE" or (a.subresource == "resize" and a.operation.value == "UPDATE")
+        return a.operation == "CREATE" or (a.subresource == "resize" and a.operation == "UPDATE")
 
     def matches(self, quota: Obj, item: Obj) -> bool:
         return matches(quota, item, self.matching_resources, pod_matches_scope)

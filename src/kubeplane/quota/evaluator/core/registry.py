@@ -60,7 +60,7 @@ class Registry:
             e = self._by_gr[(group, resource)] = ObjectCountEvaluator(group, resource)
         return e
 
-    def list(self) -> list[Evaluator]:
+    def evaluators(self) -> list[Evaluator]:
         return list(self._by_gr.values())
 
     def for_names(self, names: Iterable[str]) -> list[Evaluator]:

@@ -7,9 +7,9 @@ pkg/quota/v1/evaluator/core/services.go.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from ...generic import (
+    AdmissionRequest,
     Obj,
     ScopeSelector,
     UsageStatsOptions,
@@ -20,9 +20,6 @@ from ...generic import (
 )
 from ...quantity import ZERO, Quantity, one
 from ...resources import ResourceList, intersection
-
-if TYPE_CHECKING:
-    from ....apiserver.admission.interface import Attributes
 
 SERVICE_OBJECT_COUNT_NAME = object_count_name("", "services")
 SERVICE_RESOURCES = (SERVICE_OBJECT_COUNT_NAME, "services", "services.nodeports", "services.loadbalancers")
@@ -37,8 +34,8 @@ class ServiceEvaluator:
     def constraints(self, required: list[str], item: Obj) -> None:
         return None
 
-    def handles(self, a: Attributes) -> bool:
-        return a.operation.value in ("CREATE", "UPDATE")
+    def handles(self, a: AdmissionRequest) -> bool:
+        return a.operation in ("CREATE", "UPDATE")
 
     def matches(self, quota: Obj, item: Obj) -> bool:
         return matches(quota, item, self.matching_resources, matches_no_scope)

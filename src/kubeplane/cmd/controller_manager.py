@@ -38,6 +38,8 @@ class ControllerManagerOptions:
     namespace_workers: int = 10          # --concurrent-namespace-syncs
     deployment_workers: int = 5          # --concurrent-deployment-syncs
     node_monitor_grace_period: float = 40.0   # --node-monitor-grace-period (seconds)
+    resource_quota_workers: int = 5           # --concurrent-resource-quota-syncs
+    resource_quota_sync_period: float = 300.0  # --resource-quota-sync-period (seconds)
 
 
 async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
@@ -70,6 +72,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
                                       recorder=broadcaster.new_recorder("deployment-controller"))
     runs = [deployment.run(options.deployment_workers), rs.run(options.replicaset_workers), gc.run(), ns.run(),
             nodes.run()]
+    runs += _resource_quota_controller(clientset, factory, clock, options)
     broadcaster.start()
     try:
         async with asyncio.TaskGroup() as tg:
@@ -80,6 +83,20 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
         if owns_factory:
             await factory.shutdown()
         await broadcaster.shutdown()
+
+
+def _resource_quota_controller(clientset: Clientset, factory: SharedInformerFactory, clock: Clock,
+                               options: ControllerManagerOptions) -> list[Any]:
+    """The resource quota controller, once ResourceQuota is a served kind (until then there are
+    no quotas it could read or write; the admission plugin enforces stored ones)."""
+    from ..controller.resourcequota import ResourceQuotaController, ResourceQuotaControllerOptions, served
+    if served("", "resourcequotas") is None:
+        return []
+    rq = ResourceQuotaController(factory.informer_for("", "v1", "resourcequotas"), factory, clientset, clock=clock,
+                                 options=ResourceQuotaControllerOptions(
+                                     workers=options.resource_quota_workers,
+                                     resync_period=options.resource_quota_sync_period))
+    return [rq.run()]
 
 
 def add_parser(sub: Any) -> None:

@@ -109,15 +109,22 @@ class ResourceQuota(Plugin):
         super().__init__(api)
         self.registry = new_registry(api.clock)
         self._namespaces = _NamespaceLocks()
+        # (group, resource) -> its evaluator, None for the ignored ones: one lookup per request
+        self._evaluators: dict[tuple[str, str], Evaluator | None] = {}
+
+    def evaluator_for(self, group: str, resource: str) -> Evaluator | None:
+        gr = (group, resource)
+        if gr not in self._evaluators:
+            self._evaluators[gr] = None if gr in IGNORED_RESOURCES else self.registry.get_or_count(group, resource)
+        return self._evaluators[gr]
 
     async def validate(self, a: Attributes) -> None:
-        """Upstream: QuotaAdmission.Validate + quotaEvaluator.Evaluate."""
-        if not a.namespace or (a.operation is Operation.CREATE and a.group == "" and a.resource == "namespaces"):
+        """Upstream: QuotaAdmission.Validate + quotaEvaluator.Evaluate. Namespaces themselves
+        are cluster-scoped (no a.namespace), so their creation is never evaluated."""
+        if not a.namespace:
             return
-        if (a.group, a.resource) in IGNORED_RESOURCES:
-            return
-        evaluator = self.registry.get_or_count(a.group, a.resource)
-        if not evaluator.handles(a):
+        evaluator = self._evaluators.get((a.group, a.resource)) or self.evaluator_for(a.group, a.resource)
+        if evaluator is None or not evaluator.handles(a):
             return
         prefix = f"{PREFIX}{a.namespace}/"
         if not await self.api.storage.count(prefix):

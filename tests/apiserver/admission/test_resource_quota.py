@@ -303,3 +303,67 @@ def test_create_on_update_pays_in_full() -> None:
     s = state(quota({"services": "2"}, {"services": "1"}))
     check_request([s], update(svc("ClusterIP"), svc("ClusterIP", rv="")), ServiceEvaluator())
     assert s.new_used is not None and str(s.new_used["services"]) == "2"
+
+
+# --- oracle: what admission charged equals the controller's full recalculation ---------------
+
+def _variants(api: Any) -> list[dict[str, Any]]:
+    """Pods of every shape the evaluator sums; each container of a non-best-effort pod sets cpu
+    and memory (a cpu/memory quota requires it)."""
+    def c(name: str, req: dict[str, str] | None = None, lim: dict[str, str] | None = None, **kw: Any) -> dict[str, Any]:
+        res = {"requests": {"cpu": "10m", "memory": "8Mi", **(req or {})},
+               "limits": {"cpu": "4", "memory": "4Gi", **(lim or {})}}
+        return {"name": name, "image": "nginx", "resources": res, **kw}
+
+    def p(name: str, containers: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
+        obj = api.pod(name)
+        obj["spec"].update(containers=containers, **spec)
+        return obj
+    return [
+        api.pod("best-effort"),
+        p("one", [c("a", {"cpu": "100m", "memory": "64Mi"}, {"cpu": "200m", "memory": "128Mi"})]),
+        p("two", [c("a", {"cpu": "1"}, {"cpu": "1"}), c("b", {"cpu": "250m", "memory": "1G"}, {"memory": "2G"})]),
+        p("init-max", [c("a", {"cpu": "100m"})], initContainers=[c("i", {"cpu": "2", "memory": "1Gi"}, {"cpu": "2",
+                                                                                                      "memory": "1Gi"})]),
+        p("sidecar", [c("a", {"cpu": "500m"}, {"cpu": "500m"})],
+          initContainers=[c("s", {"cpu": "250m"}, {"cpu": "250m"}, restartPolicy="Always"),
+                          c("i", {"cpu": "1"}, {"cpu": "1"})]),
+        p("extended", [c("a", {"example.com/gpu": "2"}, {"example.com/gpu": "2"})]),
+        p("ephemeral", [c("a", {"ephemeral-storage": "1Gi"}, {"ephemeral-storage": "2Gi"})]),
+        p("hugepages", [c("a", {"cpu": "1", "memory": "1Gi", "hugepages-2Mi": "64Mi"},
+                          {"cpu": "1", "memory": "1Gi", "hugepages-2Mi": "64Mi"})]),
+        p("terminating", [c("a", {"cpu": "300m"}, {"cpu": "300m"})], activeDeadlineSeconds=30),
+        p("decimal", [c("a", {"cpu": "0.5", "memory": "500M"}, {"cpu": "0.5", "memory": "500M"})]),
+    ]
+
+
+QUOTAS = {"compute": ["NotBestEffort"], "long-running": ["NotTerminating", "NotBestEffort"], "best-effort": ["BestEffort"]}
+
+
+async def test_admission_charges_equal_a_full_recalculation(api: Any) -> None:
+    from kubeplane.quota.evaluator.core import new_registry
+    from kubeplane.quota.usage import calculate_usage
+
+    compute = {name: "1000" for name in ("pods", "count/pods", "requests.cpu", "limits.cpu", "cpu",
+                                         "requests.example.com/gpu")}
+    compute |= {name: "1Ti" for name in ("requests.memory", "limits.memory", "memory", "requests.ephemeral-storage",
+                                         "limits.ephemeral-storage", "requests.hugepages-2Mi", "hugepages-2Mi")}
+    hards = {"compute": compute, "long-running": compute, "best-effort": {"pods": "10", "count/pods": "10"}}
+    await put(api, *(quota(hards[n], {k: "0" for k in hards[n]}, name=n, scopes=scopes) for n, scopes in QUOTAS.items()))
+    for obj in _variants(api):
+        r = await api.create(api.PODS, obj)
+        assert r.status == 201, r.json["message"]
+
+    async def list_items(group: str, resource: str, ns: str) -> list[dict[str, Any]]:
+        kvs, _ = await api.storage.list(f"/registry/{resource}/{ns}/")
+        return [kv.obj for kv in kvs]
+
+    for name, scopes in QUOTAS.items():
+        expected, errs = await calculate_usage("default", scopes, q.parse_list(hards[name]), new_registry(api.clock),
+                                               None, list_items)
+        charged = q.parse_list(await used(api, f"/registry/resourcequotas/default/{name}"))
+        assert not errs
+        assert q.equals(charged, expected), (name, q.to_json(charged), q.to_json(expected))
+    assert (await used(api, "/registry/resourcequotas/default/compute"))["pods"] == "9"
+    assert (await used(api, "/registry/resourcequotas/default/long-running"))["pods"] == "8"
+    assert (await used(api, "/registry/resourcequotas/default/best-effort"))["pods"] == "1"

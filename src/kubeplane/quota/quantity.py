@@ -37,7 +37,7 @@ class Quantity:
     __slots__ = ("value", "format")
 
     def __init__(self, value: Fraction | int, fmt: str = DECIMAL_SI) -> None:
-        self.value = Fraction(value)
+        self.value = value if type(value) is Fraction else Fraction(value)   # re-wrapping costs ~1 µs
         self.format = fmt
 
     def __repr__(self) -> str:

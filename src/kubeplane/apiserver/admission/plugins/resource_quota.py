@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 PREFIX = "/registry/resourcequotas/"
 # Upstream: checkQuotas(quotas, admissionAttributes, 3).
 UPDATE_RETRIES = 3
+PARSED_CACHE_SIZE = 10_000
 CONFLICT = "the object has been modified; please apply your changes to the latest version and try again"
 
 
@@ -111,6 +112,7 @@ class ResourceQuota(Plugin):
         self._namespaces = _NamespaceLocks()
         # (group, resource) -> its evaluator, None for the ignored ones: one lookup per request
         self._evaluators: dict[tuple[str, str], Evaluator | None] = {}
+        self._parsed: dict[str, QuotaState] = {}         # key -> the last version parsed
 
     def evaluator_for(self, group: str, resource: str) -> Evaluator | None:
         gr = (group, resource)
@@ -134,7 +136,20 @@ class ResourceQuota(Plugin):
 
     async def list_quotas(self, prefix: str) -> list[QuotaState]:
         kvs, _ = await self.api.storage.list(prefix)
-        return [s for kv in kvs if (s := QuotaState.from_kv(kv)) is not None]
+        return [s for kv in kvs if (s := self.quota_state(kv)) is not None]
+
+    def quota_state(self, kv: st.KeyValue) -> QuotaState | None:
+        """The parsed quota, from a cache of the last version seen per key (every request in
+        the namespace reads the same few quotas; a write makes a new revision)."""
+        cached = self._parsed.get(kv.key)
+        if cached is None or cached.revision != kv.mod_revision:
+            cached = QuotaState.from_kv(kv)
+            if cached is None:
+                return None
+            if len(self._parsed) >= PARSED_CACHE_SIZE:
+                self._parsed.clear()
+            self._parsed[kv.key] = cached
+        return dataclasses.replace(cached, new_used=None)
 
     async def check_quotas(self, a: Attributes, evaluator: Evaluator, prefix: str) -> None:
         """Check the request against every quota of the namespace and write the usage it adds.

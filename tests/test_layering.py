@@ -24,6 +24,7 @@ SRC = pathlib.Path(__file__).resolve().parents[1] / "src"
 FORBIDDEN: dict[str, set[str]] = {
     "utils": {"api", "storage", "apiserver", "client", "controller", "scheduler", "kubelet", "testing", "cmd"},
     "api": {"storage", "apiserver", "client", "controller", "scheduler", "kubelet", "testing", "cmd"},
+    "quota": {"storage", "apiserver", "client", "controller", "scheduler", "kubelet", "testing", "cmd"},
     "storage": {"apiserver", "client", "controller", "scheduler", "kubelet", "testing", "cmd"},
     "client": {"apiserver", "storage", "controller", "scheduler", "kubelet", "testing", "cmd"},
     "apiserver": {"controller", "scheduler", "kubelet", "testing", "cmd"},

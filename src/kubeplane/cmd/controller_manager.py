@@ -42,6 +42,8 @@ class ControllerManagerOptions:
     # --root-ca-file's content (upstream's default: the CA of the client's kubeconfig): what the
     # root CA publisher puts in every namespace's kube-root-ca.crt; empty, no publisher.
     root_ca: bytes = b""
+    resource_quota_workers: int = 5           # --concurrent-resource-quota-syncs
+    resource_quota_sync_period: float = 300.0  # --resource-quota-sync-period (seconds)
 
 
 async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
@@ -81,6 +83,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     if options.root_ca:
         runs.append(Publisher(clientset, factory.core_v1().configmaps(), factory.core_v1().namespaces(),
                               root_ca=options.root_ca, clock=clock).run())
+    runs += _resource_quota_controller(clientset, factory, clock, options)
     broadcaster.start()
     try:
         async with asyncio.TaskGroup() as tg:
@@ -91,6 +94,20 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
         if owns_factory:
             await factory.shutdown()
         await broadcaster.shutdown()
+
+
+def _resource_quota_controller(clientset: Clientset, factory: SharedInformerFactory, clock: Clock,
+                               options: ControllerManagerOptions) -> list[Any]:
+    """The resource quota controller, once ResourceQuota is a served kind (until then there are
+    no quotas it could read or write; the admission plugin enforces stored ones)."""
+    from ..controller.resourcequota import ResourceQuotaController, ResourceQuotaControllerOptions, served
+    if served("", "resourcequotas") is None:
+        return []
+    rq = ResourceQuotaController(factory.informer_for("", "v1", "resourcequotas"), factory, clientset, clock=clock,
+                                 options=ResourceQuotaControllerOptions(
+                                     workers=options.resource_quota_workers,
+                                     resync_period=options.resource_quota_sync_period))
+    return [rq.run()]
 
 
 def add_parser(sub: Any) -> None:

@@ -1,0 +1,91 @@
+"""Watches the resources whose objects give quota usage back, and says when one did.
+
+A deleted object always does; an update does when it stops being charged: a pod turning
+terminal (or running out of its deletion grace period), a service no longer NodePort or
+LoadBalancer, a PVC whose allocated storage changed. Upstream watches every listable resource
+(for `count/<resource>`); here the core kinds with usage beyond a count and the legacy count
+aliases are watched, and other `count/` resources are corrected by the periodic full
+recalculation. The watched resources' caches also serve the usage calculation.
+
+Upstream: QuotaMonitor (pkg/controller/resourcequota/resource_quota_monitor.go) and
+DefaultUpdateFilter (pkg/quota/v1/install/update_filter.go).
+"""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from ...api import types
+from ...api.resources import lookup
+from ...client.informers import ResourceInformer
+from ...client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
+from ...client.tools.cache.listers import GenericLister
+from ...quota.evaluator.core.persistent_volume_claims import requires_quota_replenish
+from ...quota.evaluator.core.pods import quota_v1_pod
+from ...quota.evaluator.core.services import quota_service_type
+from ...quota.generic import Obj
+from ...utils.clock import REAL_CLOCK, Clock
+
+MONITORED = (("", "v1", "pods"), ("", "v1", "services"), ("", "v1", "persistentvolumeclaims"),
+             ("", "v1", "replicationcontrollers"), ("", "v1", "configmaps"), ("", "v1", "secrets"))
+
+Replenish = Callable[[str, str, str], None]       # (group, resource, namespace)
+
+
+class InformerSource(Protocol):
+    def informer_for(self, group: str, version: str, plural: str) -> ResourceInformer[GenericLister[Any]]:
+        """The shared informer of a served resource."""
+        ...
+
+
+def update_gives_back(resource: str, old: Any, new: Any, now: float) -> bool:
+    """Upstream: DefaultUpdateFilter. Pods are compared on the few fields that decide whether
+    they are charged before converting anything (pod status updates are the hot path)."""
+    if resource == "pods":
+        om, nm = old.metadata, new.metadata
+        if ((old.status.phase if old.status else None) == (new.status.phase if new.status else None)
+                and om.deletion_timestamp == nm.deletion_timestamp
+                and om.deletion_grace_period_seconds == nm.deletion_grace_period_seconds):
+            return False
+        return quota_v1_pod(types.to_dict(old), now) and not quota_v1_pod(types.to_dict(new), now)
+    if resource == "services":
+        return quota_service_type(types.to_dict(old)) != quota_service_type(types.to_dict(new))
+    if resource == "persistentvolumeclaims":
+        return requires_quota_replenish(types.to_dict(new), types.to_dict(old))
+    return False
+
+
+class QuotaMonitor:
+    def __init__(self, factory: InformerSource, replenish: Replenish, *, clock: Clock = REAL_CLOCK) -> None:
+        self.clock = clock
+        self.replenish = replenish
+        self.informers: dict[tuple[str, str], ResourceInformer[GenericLister[Any]]] = {}
+        for group, version, plural in MONITORED:
+            if lookup(group, version, plural) is None:
+                continue                              # not served: nothing to watch
+            inf = factory.informer_for(group, version, plural)
+            inf.informer().add_event_handler(self._handlers(group, plural))
+            self.informers[(group, plural)] = inf
+
+    def _handlers(self, group: str, resource: str) -> ResourceEventHandlerFuncs:
+        def on_update(old: Any, new: Any) -> None:
+            if update_gives_back(resource, old, new, self.clock.now()):
+                self.replenish(group, resource, new.metadata.namespace or "")
+
+        def on_delete(obj: Any) -> None:
+            if isinstance(obj, DeletedFinalStateUnknown):
+                obj = obj.obj
+            self.replenish(group, resource, obj.metadata.namespace or "")
+
+        return ResourceEventHandlerFuncs(update_func=on_update, delete_func=on_delete)
+
+    def list(self, group: str, resource: str, namespace: str) -> list[Obj] | None:
+        """The cached objects of a watched resource in a namespace (None if not watched)."""
+        inf = self.informers.get((group, resource))
+        if inf is None:
+            return None
+        return [types.to_dict(o) for o in inf.lister().namespace(namespace).list()]
+
+    async def wait_synced(self) -> None:
+        await asyncio.gather(*(inf.informer().wait_synced() for inf in self.informers.values()))

@@ -135,13 +135,14 @@ async def test_terminating_namespace_forbids_creation(api):
     assert st["details"] == {"name": "c", "kind": "configmaps", "causes": [
         {"reason": "NamespaceTerminating", "message": "namespace doomed is being terminated",
          "field": "metadata.namespace"}]}
-    # generateName: the name is not known when admission runs
+    # generateName: the name is not generated yet when mutating admission runs, so the object is
+    # named by its generateName (upstream: admission.extractResourceName)
     r = await api.create("/api/v1/namespaces/doomed/configmaps",
                          {"metadata": {"generateName": "c-"}, "data": {}})
     assert r.status == 403
-    assert r.json["message"] == ("configmaps is forbidden: unable to create new content in namespace doomed "
+    assert r.json["message"] == ('configmaps "c-" is forbidden: unable to create new content in namespace doomed '
                                  "because it is being terminated")
-    assert "name" not in r.json["details"]
+    assert r.json["details"]["name"] == "c-"
 
 
 async def test_already_exists(api):

@@ -156,6 +156,8 @@ async def test_terminating_and_best_effort_scopes(api: Any) -> None:
 async def test_priority_class_scope_selector(api: Any) -> None:
     sel = {"matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": ["high"]}]}
     await put(api, quota({"pods": "1"}, {"pods": "1"}, scopeSelector=sel))
+    await api.storage.create("/registry/priorityclasses/high", {      # the Priority plugin resolves it
+        "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000})
     assert (await api.create(api.PODS, api.pod("low"))).status == 201
     r = await api.create(api.PODS, api.pod("high", priorityClassName="high"))
     assert r.status == 403 and "exceeded quota: quota, requested: pods=1" in r.json["message"]

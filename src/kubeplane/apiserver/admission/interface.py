@@ -98,13 +98,23 @@ class Plugin:
 
 
 def forbidden(a: Attributes, message: str, causes: list[Obj] | None = None) -> errors.StatusError:
-    """A 403 naming the object as upstream's admission.NewForbidden does:
-    `<resource> "<name>" is forbidden: <message>` (the resource group-qualified, the name
-    left out when the request did not name the object: a generateName create)."""
-    resource = errors.qualified(a.group, a.resource)
+    """A 403 as upstream's admission.NewForbidden: `<resource> "<name>" is forbidden: <message>`,
+    the object named as extractResourceName does — the request's name, else the object's (a
+    generated one by the validating phase), else its generateName, else "Unknown"."""
     name = a.name
-    subject = f'{resource} "{name}"' if name else resource
-    details: Obj = {k: v for k, v in {"name": name, "group": a.group, "kind": a.resource}.items() if v}
+    if not name:
+        meta = (a.obj or {}).get("metadata") or {}
+        name = meta.get("name") or meta.get("generateName") or "Unknown"
+    return status_forbidden(a.group, a.resource, name, message, causes)
+
+
+def status_forbidden(group: str, resource: str, name: str, message: str,
+                     causes: list[Obj] | None = None) -> errors.StatusError:
+    """apierrors.NewForbidden: `<resource> "<name>" is forbidden: <message>` (the resource
+    group-qualified; without a name, `<resource> is forbidden: ...`)."""
+    qualified = errors.qualified(group, resource)
+    subject = f'{qualified} "{name}"' if name else qualified
+    details: Obj = {k: v for k, v in {"name": name, "group": group, "kind": resource}.items() if v}
     if causes:
         details["causes"] = causes
     return errors.StatusError(403, "Forbidden", f"{subject} is forbidden: {message}", details)

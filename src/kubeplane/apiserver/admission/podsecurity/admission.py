@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 from ....api import errors
-from ..interface import Attributes, Operation, forbidden
+from ..interface import Attributes, Operation, status_forbidden
 from . import api
 from .api import LevelVersion, Policy
 from .check import Obj, dict_, list_
@@ -167,7 +167,9 @@ class Admission:
             annotations[api.ENFORCED_POLICY_ANNOTATION] = str(policy.enforce)
             r = result(policy.enforce)
             if not r.allowed:
-                response.error = forbidden(a, f'violates PodSecurity "{policy.enforce}": {r.forbidden_detail()}')
+                # Upstream: forbiddenResponse names the request's name only (apierrors.NewForbidden)
+                response.error = status_forbidden(a.group, a.resource, a.name,
+                                                  f'violates PodSecurity "{policy.enforce}": {r.forbidden_detail()}')
         r = result(policy.audit)
         if not r.allowed:
             annotations[api.AUDIT_VIOLATIONS_ANNOTATION] = \

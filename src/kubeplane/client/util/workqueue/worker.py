@@ -11,7 +11,9 @@ out again. An exception from sync never ends the worker; cancellation still does
 """
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, TypeVar
+import asyncio
+import logging
+from typing import Any, Awaitable, Callable, Iterable, TypeVar
 
 T = TypeVar("T")
 
@@ -32,3 +34,27 @@ async def process_next_work_item(queue: Any, sync: Callable[[T], Awaitable[None]
     finally:
         queue.done(key)
     return True
+
+
+async def run_workers(queue: Any, informers: Iterable[Any], worker: Callable[[], Awaitable[None]],
+                      workers: int = 1) -> None:
+    """Wait for the informers to sync (the caller starts them), then run `workers` workers until
+    cancelled; the queue is shut down on the way out. Upstream: a controller's Run."""
+    try:
+        for informer in informers:
+            await informer.wait_synced()
+        async with asyncio.TaskGroup() as tg:
+            for _ in range(workers):
+                tg.create_task(worker())
+    finally:
+        queue.shut_down()
+
+
+def forget_or_retry(queue: Any, log: logging.Logger, err: Exception | None, key: Any) -> None:
+    """The usual error handler: forget the key's failures on success, else log and retry it
+    with back-off. Upstream: processNextWorkItem's utilruntime.HandleError + AddRateLimited."""
+    if err is None:
+        queue.forget(key)
+        return
+    log.warning("syncing %r failed: %s", key, err)
+    queue.add_rate_limited(key)

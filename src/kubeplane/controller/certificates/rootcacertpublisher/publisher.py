@@ -12,7 +12,6 @@ configMapDeleted, configMapUpdated, namespaceAdded, namespaceUpdated, syncNamesp
 """
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
@@ -22,7 +21,7 @@ from ....client.informers import ResourceInformer
 from ....client.listers import ConfigMapLister, NamespaceLister
 from ....client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
 from ....client.util.workqueue import RateLimitingQueue, RateLimitingQueueOptions
-from ....client.util.workqueue.worker import process_next_work_item
+from ....client.util.workqueue.worker import forget_or_retry, process_next_work_item, run_workers
 from ....utils.clock import REAL_CLOCK, Clock
 
 log = logging.getLogger(__name__)
@@ -77,26 +76,14 @@ class Publisher:
     async def run(self, workers: int = 1) -> None:
         """Wait for both informers (the caller starts them), then run the workers until cancelled.
         Upstream: Run (kube-controller-manager starts it with one worker)."""
-        try:
-            await self.cm_informer.wait_synced()
-            await self.ns_informer.wait_synced()
-            async with asyncio.TaskGroup() as tg:
-                for _ in range(workers):
-                    tg.create_task(self.worker())
-        finally:
-            self.queue.shut_down()
+        await run_workers(self.queue, (self.cm_informer, self.ns_informer), self.worker, workers)
 
     async def worker(self) -> None:
         while await process_next_work_item(self.queue, self.sync_handler, self.handle_err):
             pass
 
     def handle_err(self, err: Exception | None, key: str) -> None:
-        """Upstream: processNextWorkItem"""
-        if err is None:
-            self.queue.forget(key)
-            return
-        log.warning("syncing %r failed: %s", key, err)
-        self.queue.add_rate_limited(key)
+        forget_or_retry(self.queue, log, err, key)
 
     async def sync_namespace(self, ns: str) -> None:
         """Create the ConfigMap, or put its data and description back. Upstream: syncNamespace"""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Awaitable, Callable, Iterable, TypeVar
+from typing import Any, Awaitable, Callable, Coroutine, Iterable, TypeVar
 
 T = TypeVar("T")
 
@@ -36,7 +36,7 @@ async def process_next_work_item(queue: Any, sync: Callable[[T], Awaitable[None]
     return True
 
 
-async def run_workers(queue: Any, informers: Iterable[Any], worker: Callable[[], Awaitable[None]],
+async def run_workers(queue: Any, informers: Iterable[Any], worker: Callable[[], Coroutine[Any, Any, None]],
                       workers: int = 1) -> None:
     """Wait for the informers to sync (the caller starts them), then run `workers` workers until
     cancelled; the queue is shut down on the way out. Upstream: a controller's Run."""

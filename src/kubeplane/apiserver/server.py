@@ -21,7 +21,7 @@ from ..api.resources import ResourceInfo
 from ..storage.interface import Storage
 from ..utils.clock import REAL_CLOCK, Clock, rfc3339
 from . import admission, discovery, healthz, metrics
-from .handlers import podlog, rest, subresources, watch
+from .handlers import componentstatus, podlog, rest, subresources, watch
 from .registry import REGISTRY
 from .handlers.podlog import NodeConnection
 from .options import ServerRunOptions
@@ -164,6 +164,8 @@ class APIServer:
         verb = info.verb
         if verb not in ri.verbs:
             raise errors.MethodNotSupported(ri.group, ri.plural, verb)
+        if ri.plural == "componentstatuses" and not ri.group:          # probed, not stored
+            return await (componentstatus.get(self, req, ri, name) if verb == "get" else componentstatus.list_(self, req, ri))
         if verb == "get":
             return await rest.get(self, req, ri, ns, name)
         if verb == "list":

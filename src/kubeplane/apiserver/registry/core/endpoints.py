@@ -1,0 +1,13 @@
+"""Endpoints. Upstream: pkg/registry/core/endpoint (strategy.go). Stored under
+/registry/endpoints/, where the Service allocator writes default/kubernetes."""
+from __future__ import annotations
+
+from ....api.defaulting import core as defaulting
+from ..definition import ResourceDefinition
+from ..registry import register
+
+ENDPOINTS = register(ResourceDefinition(
+    "", "v1", "Endpoints", "endpoints", "endpoints", True, "io.k8s.api.core.v1.Endpoints",
+    short_names=("ep",), storage_prefix="endpoints",
+    defaulter=defaulting.set_defaults_endpoints, defaults_outside_spec=True,
+))

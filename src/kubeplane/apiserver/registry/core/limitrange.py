@@ -1,0 +1,12 @@
+"""LimitRanges. Upstream: pkg/registry/core/limitrange (strategy.go: no status, no generation)."""
+from __future__ import annotations
+
+from ....api.defaulting import core as defaulting
+from ..definition import ResourceDefinition
+from ..registry import register
+
+LIMIT_RANGES = register(ResourceDefinition(
+    "", "v1", "LimitRange", "limitranges", "limitrange", True, "io.k8s.api.core.v1.LimitRange",
+    short_names=("limits",),
+    defaulter=defaulting.set_defaults_limit_range,
+))

@@ -1,0 +1,19 @@
+"""ResourceQuotas. Upstream: pkg/registry/core/resourcequota (strategy.go: status reset on
+create, /status writes only status). The quota controller keeps status.used current."""
+from __future__ import annotations
+
+from ....api.resources import STATUS
+from ..definition import ResourceDefinition
+from ..registry import register
+from ..strategy import Strategy
+
+
+class ResourceQuotaStrategy(Strategy):
+    has_status = True
+
+
+RESOURCE_QUOTAS = register(ResourceDefinition(
+    "", "v1", "ResourceQuota", "resourcequotas", "resourcequota", True, "io.k8s.api.core.v1.ResourceQuota",
+    short_names=("quota",), subresources=(STATUS("ResourceQuota"),),
+    strategy=ResourceQuotaStrategy(),
+))

@@ -1,0 +1,18 @@
+"""CSIDrivers. Upstream: pkg/registry/storage/csidriver (strategy.go: generation follows spec)."""
+from __future__ import annotations
+
+from ....api.defaulting import storage as defaulting
+from ..definition import ResourceDefinition
+from ..registry import register
+from ..strategy import Strategy
+
+
+class CSIDriverStrategy(Strategy):
+    sets_generation = True
+
+
+CSI_DRIVERS = register(ResourceDefinition(
+    "storage.k8s.io", "v1", "CSIDriver", "csidrivers", "csidriver", False, "io.k8s.api.storage.v1.CSIDriver",
+    strategy=CSIDriverStrategy(),
+    defaulter=defaulting.set_defaults_csi_driver,
+))

@@ -1,0 +1,10 @@
+"""CSIStorageCapacities. Upstream: pkg/registry/storage/csistoragecapacity (strategy.go)."""
+from __future__ import annotations
+
+from ..definition import ResourceDefinition
+from ..registry import register
+
+CSI_STORAGE_CAPACITIES = register(ResourceDefinition(
+    "storage.k8s.io", "v1", "CSIStorageCapacity", "csistoragecapacities", "csistoragecapacity", True,
+    "io.k8s.api.storage.v1.CSIStorageCapacity",
+))

@@ -1,0 +1,13 @@
+"""StorageClasses. Upstream: pkg/registry/storage/storageclass (strategy.go)."""
+from __future__ import annotations
+
+from ....api.defaulting import storage as defaulting
+from ..definition import ResourceDefinition
+from ..registry import register
+
+STORAGE_CLASSES = register(ResourceDefinition(
+    "storage.k8s.io", "v1", "StorageClass", "storageclasses", "storageclass", False,
+    "io.k8s.api.storage.v1.StorageClass",
+    short_names=("sc",),
+    defaulter=defaulting.set_defaults_storage_class, defaults_outside_spec=True,
+))

@@ -1,0 +1,22 @@
+"""VolumeAttachments. Upstream: pkg/registry/storage/volumeattachment (strategy.go: status
+reset on create, /status writes only status)."""
+from __future__ import annotations
+
+from ....api.defaulting import storage as defaulting
+from ....api.resources import STATUS
+from ..definition import ResourceDefinition
+from ..registry import register
+from ..strategy import Strategy
+
+
+class VolumeAttachmentStrategy(Strategy):
+    has_status = True
+
+
+VOLUME_ATTACHMENTS = register(ResourceDefinition(
+    "storage.k8s.io", "v1", "VolumeAttachment", "volumeattachments", "volumeattachment", False,
+    "io.k8s.api.storage.v1.VolumeAttachment",
+    subresources=(STATUS("VolumeAttachment"),),
+    strategy=VolumeAttachmentStrategy(),
+    defaulter=defaulting.set_defaults_volume_attachment,
+))

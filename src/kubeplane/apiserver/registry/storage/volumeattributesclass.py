@@ -1,0 +1,11 @@
+"""VolumeAttributesClasses. Upstream: pkg/registry/storage/volumeattributesclass (strategy.go)."""
+from __future__ import annotations
+
+from ..definition import ResourceDefinition
+from ..registry import register
+
+VOLUME_ATTRIBUTES_CLASSES = register(ResourceDefinition(
+    "storage.k8s.io", "v1", "VolumeAttributesClass", "volumeattributesclasses", "volumeattributesclass", False,
+    "io.k8s.api.storage.v1.VolumeAttributesClass",
+    short_names=("vac",),
+))

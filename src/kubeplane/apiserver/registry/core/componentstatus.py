@@ -6,6 +6,7 @@ answer is apiserver/handlers/componentstatus.py's, from the API server's named h
 """
 from __future__ import annotations
 
+from ...tables import core_storage as tables
 from ..definition import ResourceDefinition
 from ..registry import register
 
@@ -13,4 +14,5 @@ COMPONENT_STATUSES = register(ResourceDefinition(
     "", "v1", "ComponentStatus", "componentstatuses", "componentstatus", False,
     "io.k8s.api.core.v1.ComponentStatus",
     short_names=("cs",), verbs=("get", "list"),
+    columns=tables.component_status_columns, printer=tables.print_component_status,
 ))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ....api.defaulting import core as defaulting
 from ....api.resources import STATUS
+from ...tables import core_storage as tables
 from ..definition import ResourceDefinition
 from ..registry import register
 from ..strategy import Obj, Strategy
@@ -23,4 +24,5 @@ PERSISTENT_VOLUME_CLAIMS = register(ResourceDefinition(
     short_names=("pvc",), subresources=(STATUS("PersistentVolumeClaim"),),
     strategy=PersistentVolumeClaimStrategy(),
     defaulter=defaulting.set_defaults_persistent_volume_claim, defaults_outside_spec=True,
+    columns=tables.persistent_volume_claim_columns, printer=tables.print_persistent_volume_claim,
 ))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ....api.defaulting import discovery as defaulting
+from ...tables import discovery as tables
 from ..definition import ResourceDefinition
 from ..registry import register
 from ..strategy import Obj, Strategy
@@ -25,4 +26,5 @@ ENDPOINT_SLICES = register(ResourceDefinition(
     "io.k8s.api.discovery.v1.EndpointSlice",
     strategy=EndpointSliceStrategy(),
     defaulter=defaulting.set_defaults_endpoint_slice, defaults_outside_spec=True,
+    columns=tables.endpoint_slice_columns, printer=tables.print_endpoint_slice,
 ))

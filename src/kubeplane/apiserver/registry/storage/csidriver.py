@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ....api.defaulting import storage as defaulting
+from ...tables import storage as tables
 from ..definition import ResourceDefinition
 from ..registry import register
 from ..strategy import Strategy
@@ -15,4 +16,5 @@ CSI_DRIVERS = register(ResourceDefinition(
     "storage.k8s.io", "v1", "CSIDriver", "csidrivers", "csidriver", False, "io.k8s.api.storage.v1.CSIDriver",
     strategy=CSIDriverStrategy(),
     defaulter=defaulting.set_defaults_csi_driver,
+    columns=tables.csi_driver_columns, printer=tables.print_csi_driver,
 ))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ....api.defaulting import storage as defaulting
+from ...tables import storage as tables
 from ..definition import ResourceDefinition
 from ..registry import register
 
@@ -10,4 +11,5 @@ STORAGE_CLASSES = register(ResourceDefinition(
     "io.k8s.api.storage.v1.StorageClass",
     short_names=("sc",),
     defaulter=defaulting.set_defaults_storage_class, defaults_outside_spec=True,
+    columns=tables.storage_class_columns, printer=tables.print_storage_class,
 ))

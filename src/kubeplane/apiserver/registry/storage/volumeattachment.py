@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ....api.defaulting import storage as defaulting
 from ....api.resources import STATUS
+from ...tables import storage as tables
 from ..definition import ResourceDefinition
 from ..registry import register
 from ..strategy import Strategy
@@ -19,4 +20,5 @@ VOLUME_ATTACHMENTS = register(ResourceDefinition(
     subresources=(STATUS("VolumeAttachment"),),
     strategy=VolumeAttachmentStrategy(),
     defaulter=defaulting.set_defaults_volume_attachment,
+    columns=tables.volume_attachment_columns, printer=tables.print_volume_attachment,
 ))

@@ -46,7 +46,7 @@ SAMPLES: dict[tuple[str, str, str], dict[str, Any]] = {
     ("", "v1", "endpoints"): {"subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80}]}]},
     ("", "v1", "componentstatuses"): {},        # get and list only: tests/apiserver/test_componentstatus.py
     ("storage.k8s.io", "v1", "storageclasses"): {"provisioner": "example.com/csi"},
-    ("storage.k8s.io", "v1", "volumeattachments"): {"spec": {"attacher": "example.com/csi", "nodeName": "n1",
+    ("storage.k8s.io", "v1", "volumeattachments"): {"spec": {"attacher": "csi.example.com", "nodeName": "n1",
                                                              "source": {"persistentVolumeName": "pv1"}}},
     ("storage.k8s.io", "v1", "csinodes"): {"spec": {"drivers": []}},
     ("storage.k8s.io", "v1", "csidrivers"): {"spec": {}},

@@ -6,6 +6,7 @@ import time
 from ....api.defaulting import core as defaulting
 from ....api.resources import STATUS
 from ....utils.clock import rfc3339
+from ....api.validation import core as validation
 from ...tables import core_storage as tables
 from ..definition import ResourceDefinition
 from ..registry import register
@@ -47,5 +48,7 @@ PERSISTENT_VOLUMES = register(ResourceDefinition(
     short_names=("pv",), subresources=(STATUS("PersistentVolume"),),
     strategy=PersistentVolumeStrategy(),
     defaulter=defaulting.set_defaults_persistent_volume, defaults_outside_spec=True,
+    validate=validation.validate_persistent_volume, validate_update=validation.validate_persistent_volume_update,
+    validate_status_update=validation.validate_persistent_volume_status_update,
     columns=tables.persistent_volume_columns, printer=tables.print_persistent_volume,
 ))

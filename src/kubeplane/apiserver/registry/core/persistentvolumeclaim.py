@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ....api.defaulting import core as defaulting
 from ....api.resources import STATUS
+from ....api.validation import core as validation
 from ...tables import core_storage as tables
 from ..definition import ResourceDefinition
 from ..registry import register
@@ -24,5 +25,8 @@ PERSISTENT_VOLUME_CLAIMS = register(ResourceDefinition(
     short_names=("pvc",), subresources=(STATUS("PersistentVolumeClaim"),),
     strategy=PersistentVolumeClaimStrategy(),
     defaulter=defaulting.set_defaults_persistent_volume_claim, defaults_outside_spec=True,
+    validate=validation.validate_persistent_volume_claim,
+    validate_update=validation.validate_persistent_volume_claim_update,
+    validate_status_update=validation.validate_persistent_volume_claim_status_update,
     columns=tables.persistent_volume_claim_columns, printer=tables.print_persistent_volume_claim,
 ))

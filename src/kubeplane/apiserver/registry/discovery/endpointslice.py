@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ....api.defaulting import discovery as defaulting
+from ....api.validation import discovery as validation
 from ...tables import discovery as tables
 from ..definition import ResourceDefinition
 from ..registry import register
@@ -26,5 +27,6 @@ ENDPOINT_SLICES = register(ResourceDefinition(
     "io.k8s.api.discovery.v1.EndpointSlice",
     strategy=EndpointSliceStrategy(),
     defaulter=defaulting.set_defaults_endpoint_slice, defaults_outside_spec=True,
+    validate=validation.validate_endpoint_slice, validate_update=validation.validate_endpoint_slice_update,
     columns=tables.endpoint_slice_columns, printer=tables.print_endpoint_slice,
 ))

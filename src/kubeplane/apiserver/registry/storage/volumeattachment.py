@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ....api.defaulting import storage as defaulting
 from ....api.resources import STATUS
+from ....api.validation import storage as validation
 from ...tables import storage as tables
 from ..definition import ResourceDefinition
 from ..registry import register
@@ -20,5 +21,7 @@ VOLUME_ATTACHMENTS = register(ResourceDefinition(
     subresources=(STATUS("VolumeAttachment"),),
     strategy=VolumeAttachmentStrategy(),
     defaulter=defaulting.set_defaults_volume_attachment,
+    validate=validation.validate_volume_attachment, validate_update=validation.validate_volume_attachment_update,
+    validate_status_update=validation.validate_volume_attachment_status_update,
     columns=tables.volume_attachment_columns, printer=tables.print_volume_attachment,
 ))

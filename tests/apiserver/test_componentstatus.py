@@ -42,3 +42,14 @@ async def test_unknown_component_and_writes_are_refused(api: Any) -> None:
 async def test_list_honours_the_field_selector(api: Any) -> None:
     r = await api.get("/api/v1/componentstatuses", {"fieldSelector": "metadata.name=etcd-0"})
     assert [cs["metadata"]["name"] for cs in r.json["items"]] == ["etcd-0"]
+
+
+async def test_deprecated_kinds_warn_on_every_request(api: Any) -> None:
+    """Upstream: the installer's deprecation warning (APILifecycleDeprecated 1.19 / 1.33)."""
+    r = await api.get("/api/v1/componentstatuses")
+    assert ("warning", '299 - "v1 ComponentStatus is deprecated in v1.19+"') in r.headers
+    r = await api.get("/api/v1/namespaces/default/endpoints")
+    assert r.headers[0] == ("warning", '299 - "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 '
+                                       'EndpointSlice"')
+    r = await api.get("/api/v1/namespaces/default/configmaps")
+    assert not any(k == "warning" for k, _ in r.headers)

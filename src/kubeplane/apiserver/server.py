@@ -23,6 +23,7 @@ from ..utils.clock import REAL_CLOCK, Clock, rfc3339
 from . import admission, discovery, healthz, metrics
 from .handlers import componentstatus, podlog, rest, subresources, watch
 from .registry import REGISTRY
+from .handlers.common import warning_headers
 from .handlers.podlog import NodeConnection
 from .options import ServerRunOptions
 from .request import Request, RequestInfo, Response, parse_request_info
@@ -105,7 +106,10 @@ class APIServer:
 
     async def route(self, req: Request, info: RequestInfo) -> Response:
         if info.is_resource_request:
-            return await self.route_resource(req, info)
+            resp = await self.route_resource(req, info)
+            if (d := REGISTRY.lookup(info.group, info.version, info.resource)) and d.deprecation_warning:
+                resp.headers[:0] = warning_headers([d.deprecation_warning])     # first, as upstream
+            return resp
         if req.path == "/metrics":
             return await metrics.render(self.storage)
         return self.route_non_resource(req, info)

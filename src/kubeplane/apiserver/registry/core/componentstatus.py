@@ -15,4 +15,5 @@ COMPONENT_STATUSES = register(ResourceDefinition(
     "io.k8s.api.core.v1.ComponentStatus",
     short_names=("cs",), verbs=("get", "list"),
     columns=tables.component_status_columns, printer=tables.print_component_status,
+    deprecation_warning="v1 ComponentStatus is deprecated in v1.19+",
 ))

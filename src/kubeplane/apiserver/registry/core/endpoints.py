@@ -14,4 +14,5 @@ ENDPOINTS = register(ResourceDefinition(
     defaulter=defaulting.set_defaults_endpoints, defaults_outside_spec=True,
     validate=validation.validate_endpoints, validate_update=validation.validate_endpoints_update,
     columns=tables.endpoints_columns, printer=tables.print_endpoints,
+    deprecation_warning="v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice",
 ))

@@ -125,7 +125,8 @@ def print_resource_quota(quota: Obj, now: float) -> Row:
     """Upstream: printResourceQuota — "used/hard" per resource of status.hard, limits.* apart."""
     meta, status = _meta(quota), quota.get("status") or {}
     hard, used = status.get("hard") or {}, status.get("used") or {}
-    requests, limits = [], []
+    requests: list[str] = []
+    limits: list[str] = []
     for resource in sorted(hard):
         column = limits if resource.split(".")[0] == "limits" and "." in resource else requests
         column.append(f"{resource}: {_quantity(used.get(resource))}/{_quantity(hard[resource])}")

@@ -41,7 +41,8 @@ def test_resource_quota_splits_requests_and_limits() -> None:
              "status": {"hard": {"pods": "10", "limits.cpu": "2", "requests.memory": "1Gi"},
                         "used": {"pods": "3", "limits.cpu": "500m"}}}
     assert _cells(core_storage.print_resource_quota(quota, NOW)) == [
-        "q", "10m", "pods: 3/10, requests.memory: 0/1Gi", "limits.cpu: 500m/2"]
+        "q", "pods: 3/10, requests.memory: 0/1Gi", "limits.cpu: 500m/2", "10m"]
+    assert [c["name"] for c in core_storage.resource_quota_columns()] == ["Name", "Request", "Limit", "Age"]
 
 
 def test_endpoints_show_three_pairs_then_more() -> None:

@@ -15,7 +15,7 @@ HEADERS = {
                          "REASON AGE",
     "persistentvolumeclaim/": "NAME STATUS VOLUME CAPACITY ACCESS MODES STORAGECLASS VOLUMEATTRIBUTESCLASS AGE",
     "limitrange/": "NAME CREATED AT",
-    "resourcequota/": "NAME AGE REQUEST LIMIT",
+    "resourcequota/": "NAME REQUEST LIMIT AGE",
     "endpoints/": "NAME ENDPOINTS AGE",
     "endpointslice.discovery.k8s.io/": "NAME ADDRESSTYPE PORTS ENDPOINTS AGE",
     "storageclass.storage.k8s.io/": "NAME PROVISIONER RECLAIMPOLICY VOLUMEBINDINGMODE ALLOWVOLUMEEXPANSION AGE",

@@ -114,15 +114,17 @@ def print_limit_range(lr: Obj, now: float) -> Row:
 
 def resource_quota_columns() -> list[Column]:
     return [
-        _name(), _age(),
+        _name(),
         _col("Request", "string", "Request represents a minimum amount of cpu/memory that a container may consume."),
         _col("Limit", "string", "Limits control the maximum amount of cpu/memory that a container may use "
              "independent of contention on the node."),
+        _age(),
     ]
 
 
 def print_resource_quota(quota: Obj, now: float) -> Row:
-    """Upstream: printResourceQuota — "used/hard" per resource of status.hard, limits.* apart."""
+    """Upstream: printResourceQuota — "used/hard" per resource of status.hard, limits.* apart
+    (the age last, as 1.37 prints it; older releases put it second)."""
     meta, status = _meta(quota), quota.get("status") or {}
     hard, used = status.get("hard") or {}, status.get("used") or {}
     requests: list[str] = []
@@ -130,8 +132,8 @@ def print_resource_quota(quota: Obj, now: float) -> Row:
     for resource in sorted(hard):
         column = limits if resource.split(".")[0] == "limits" and "." in resource else requests
         column.append(f"{resource}: {_quantity(used.get(resource))}/{_quantity(hard[resource])}")
-    return [meta.get("name", ""), translate_timestamp_since(meta.get("creationTimestamp"), now),
-            ", ".join(requests), ", ".join(limits)], None
+    return [meta.get("name", ""), ", ".join(requests), ", ".join(limits),
+            translate_timestamp_since(meta.get("creationTimestamp"), now)], None
 
 
 def endpoints_columns() -> list[Column]:

@@ -73,7 +73,8 @@ def print_csi_driver(driver: Obj, now: float) -> Row:
 
 
 def csi_node_columns() -> list[Column]:
-    return [_name(), _col("Drivers", "integer", _doc(_STORAGE + "CSINodeSpec", "drivers")), _age()]
+    return [_name(), _col("Drivers", "integer", "Drivers indicates the number of CSI drivers registered on the node"),
+            _age()]
 
 
 def print_csi_node(node: Obj, now: float) -> Row:
@@ -96,7 +97,7 @@ def print_csi_storage_capacity(cap: Obj, now: float) -> Row:
 
 def volume_attachment_columns() -> list[Column]:
     spec = _STORAGE + "VolumeAttachmentSpec"
-    return [_name(), _col("Attacher", "string", _doc(spec, "attacher")),
+    return [_name(), _col("Attacher", "string", _doc(spec, "attacher"), fmt="name"),
             _col("PV", "string", _doc(_STORAGE + "VolumeAttachmentSource", "persistentVolumeName")),
             _col("Node", "string", _doc(spec, "nodeName")),
             _col("Attached", "boolean", _doc(_STORAGE + "VolumeAttachmentStatus", "attached")), _age()]

@@ -88,3 +88,10 @@ def test_storage_rows() -> None:
     assert _cells(storage.print_csi_node({"metadata": {"name": "n"}, "spec": {"drivers": [{}, {}]}}, NOW))[1] == 2
     assert _cells(storage.print_csi_storage_capacity({"metadata": {"name": "c"}, "storageClassName": "sc"}, NOW)) \
         == ["c", "sc", "<unset>"]
+
+
+def test_default_volume_attributes_class_is_marked() -> None:
+    vac = {"metadata": {"name": "gold", "creationTimestamp": CREATED,
+                        "annotations": {"volumeattributesclass.alpha.kubernetes.io/is-default-class": "true"}},
+           "driverName": "csi.example.com"}
+    assert _cells(storage.print_volume_attributes_class(vac, NOW)) == ["gold (default)", "csi.example.com", "10m"]

@@ -16,6 +16,7 @@ Column = dict[str, Any]
 _STORAGE = "io.k8s.api.storage.v1."
 IS_DEFAULT_STORAGE_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 BETA_IS_DEFAULT_STORAGE_CLASS_ANNOTATION = "storageclass.beta.kubernetes.io/is-default-class"
+ALPHA_IS_DEFAULT_VAC_ANNOTATION = "volumeattributesclass.alpha.kubernetes.io/is-default-class"
 
 
 def _meta(obj: Obj) -> Obj:
@@ -116,5 +117,8 @@ def volume_attributes_class_columns() -> list[Column]:
 
 
 def print_volume_attributes_class(vac: Obj, now: float) -> Row:
-    """Upstream: printVolumeAttributesClass"""
-    return [_meta(vac).get("name", ""), vac.get("driverName") or "", _age_of(vac, now)], None
+    """Upstream: printVolumeAttributesClass (IsDefaultAnnotationForVolumeAttributesClass: "(default)")."""
+    meta = _meta(vac)
+    default = (meta.get("annotations") or {}).get(ALPHA_IS_DEFAULT_VAC_ANNOTATION) == "true"
+    return [meta.get("name", "") + (" (default)" if default else ""), vac.get("driverName") or "",
+            _age_of(vac, now)], None

@@ -26,3 +26,23 @@ def test_identity_is_upstream_s(key: tuple[str, str, str]) -> None:
 def test_endpoints_keep_the_storage_prefix_the_service_allocator_writes() -> None:
     d = REGISTRY.lookup("", "v1", "endpoints")
     assert d is not None and d.key("default", "kubernetes") == "/registry/endpoints/default/kubernetes"
+
+
+def test_endpoint_slice_strategy_generation_and_deprecated_topology() -> None:
+    """Upstream: endpointSliceStrategy (generation on any non-metadata or label change;
+    dropTopologyOnV1)."""
+    d = REGISTRY.lookup("discovery.k8s.io", "v1", "endpointslices")
+    assert d is not None
+    eps = {"metadata": {"name": "s"}, "addressType": "IPv4",
+           "endpoints": [{"addresses": ["10.0.0.1"], "deprecatedTopology": {"kubernetes.io/hostname": "n1"}}]}
+    d.strategy.prepare_for_create(eps)
+    assert eps["metadata"]["generation"] == 1 and eps["endpoints"] == [{"addresses": ["10.0.0.1"]}]
+    relabelled = {**eps, "metadata": {"name": "s", "labels": {"a": "b"}}}
+    d.strategy.prepare_for_update(relabelled, eps)
+    assert relabelled["metadata"]["generation"] == 2
+    old = {"metadata": {"name": "s", "generation": 2}, "addressType": "IPv4",
+           "endpoints": [{"addresses": ["10.0.0.1"], "deprecatedTopology": {"kubernetes.io/hostname": "n1"}}]}
+    new = {"metadata": {"name": "s"}, "addressType": "IPv4",
+           "endpoints": [{"addresses": ["10.0.0.2"], "deprecatedTopology": {"kubernetes.io/hostname": "n1"}}]}
+    d.strategy.prepare_for_update(new, old)
+    assert new["metadata"]["generation"] == 3 and new["endpoints"] == [{"addresses": ["10.0.0.2"], "nodeName": "n1"}]

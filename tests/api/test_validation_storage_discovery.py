@@ -60,11 +60,16 @@ def test_csi_driver_and_node() -> None:
     bad["spec"].pop("attachRequired")
     bad["spec"]["volumeLifecycleModes"] = ["no-such-mode"]
     assert _msgs(storage.validate_csi_driver(bad)) == [
-        'name: Invalid value: "a/b": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric '
-        "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
-        "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-        "spec.attachRequired: Required value",
+        'metadata.name: Invalid value: "a/b": a lowercase RFC 1123 subdomain must consist of lower case '
+        "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+        "'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+        "spec.attachedRequired: Required value",
         'spec.volumeLifecycleModes: Unsupported value: "no-such-mode": supported values: "Ephemeral", "Persistent"']
+    changed = copy.deepcopy(driver)
+    changed["metadata"]["resourceVersion"] = driver["metadata"]["resourceVersion"] = "1"
+    changed["spec"].update(attachRequired=False, podInfoOnMount=True)
+    assert _msgs(storage.validate_csi_driver_update(changed, driver)) == [
+        "spec.attachedRequired: Invalid value: false: field is immutable"]
     node = {"metadata": {"name": "n"}, "spec": {"drivers": [{"name": "io.kubernetes.storage.csi.driver", "nodeID": ""},
                                                             {"name": "io.kubernetes.storage.csi.driver", "nodeID": "x"}]}}
     assert _msgs(storage.validate_csi_node(node)) == [

@@ -201,8 +201,11 @@ def validate_csi_node_update(new: Obj, old: Obj) -> list[FieldError]:
 
 def _csi_driver_spec(spec: Obj) -> list[FieldError]:
     """Upstream: validateCSIDriverSpec"""
-    errs = [errors.required(f"spec.{key}") for key in ("attachRequired", "podInfoOnMount", "requiresRepublish",
-                                                        "storageCapacity", "seLinuxMount") if spec.get(key) is None]
+    # "attachedRequired": upstream's field path (sic).
+    errs = [errors.required(f"spec.{path}") for key, path in (
+        ("attachRequired", "attachedRequired"), ("podInfoOnMount", "podInfoOnMount"),
+        ("requiresRepublish", "requiresRepublish"), ("storageCapacity", "storageCapacity"),
+        ("seLinuxMount", "seLinuxMount")) if spec.get(key) is None]
     policy = spec.get("fsGroupPolicy")
     if policy is not None and policy not in SUPPORTED_FS_GROUP_POLICIES:
         errs.append(errors.not_supported("spec.fsGroupPolicy", policy, SUPPORTED_FS_GROUP_POLICIES))
@@ -227,18 +230,16 @@ def _csi_driver_spec(spec: Obj) -> list[FieldError]:
 
 
 def validate_csi_driver(driver: Obj) -> list[FieldError]:
-    """Upstream: ValidateCSIDriver (the name is a CSI driver name)."""
-    meta = driver.get("metadata") or {}
-    errs = validate_csi_driver_name(meta.get("name") or "", "name")
-    errs += [e for e in m.validate_object_meta(meta, False, name_is_dns_subdomain) if e.field != "metadata.name"]
+    """Upstream: ValidateCSIDriver (the name is a DNS subdomain: ValidateCSIDriverName)."""
+    errs = m.validate_object_meta(driver.get("metadata") or {}, False, name_is_dns_subdomain)
     return errs + _csi_driver_spec(driver.get("spec") or {})
 
 
 def validate_csi_driver_update(new: Obj, old: Obj) -> list[FieldError]:
-    """Upstream: ValidateCSIDriverUpdate — attachRequired, storageCapacity... may change; the
-    lifecycle modes may not."""
+    """Upstream: ValidateCSIDriverUpdate — attachRequired and volumeLifecycleModes are immutable."""
     errs = _meta_update(new, old) + _csi_driver_spec(new.get("spec") or {})
     new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    errs += m.immutable(new_spec.get("attachRequired"), old_spec.get("attachRequired"), "spec.attachedRequired")
     errs += m.immutable(new_spec.get("volumeLifecycleModes"), old_spec.get("volumeLifecycleModes"),
                         "spec.volumeLifecycleModes")
     return errs

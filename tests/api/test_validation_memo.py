@@ -123,6 +123,10 @@ SAMPLES = {
     ("v1", "Pod"): {"spec": {"containers": [{"name": "c", "image": "x", "ports": [{"containerPort": 80}]}],
                              "hostNetwork": True}},
     ("v1", "Service"): {"spec": {"ports": [{"port": 80}], "type": "LoadBalancer"}},
+    ("v1", "LimitRange"): {"spec": {"limits": [{"type": "Container", "max": {"cpu": "1"}}]}},
+    ("storage.k8s.io/v1", "CSIDriver"): {"spec": {}},
+    ("storage.k8s.io/v1", "VolumeAttachment"): {"spec": {"attacher": "a", "nodeName": "n", "source": {
+        "inlineVolumeSpec": {"hostPath": {"path": "/x"}}}}},
 }
 
 

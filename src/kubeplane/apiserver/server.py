@@ -21,7 +21,8 @@ from ..api.resources import ResourceInfo
 from ..storage.interface import Storage
 from ..utils.clock import REAL_CLOCK, Clock, rfc3339
 from . import admission, discovery, healthz, metrics
-from .handlers import ephemeralcontainers, podlog, rest, subresources, watch
+from .handlers import componentstatus, ephemeralcontainers, podlog, rest, subresources, watch
+from .handlers.common import warning_headers
 from .registry import REGISTRY, store
 from .handlers.podlog import NodeConnection
 from .options import ServerRunOptions
@@ -114,7 +115,10 @@ class APIServer:
 
     async def route(self, req: Request, info: RequestInfo) -> Response:
         if info.is_resource_request:
-            return await self.route_resource(req, info)
+            resp = await self.route_resource(req, info)
+            if (d := REGISTRY.lookup(info.group, info.version, info.resource)) and d.deprecation_warning:
+                resp.headers[:0] = warning_headers([d.deprecation_warning])     # first, as upstream
+            return resp
         if req.path == "/metrics":
             return await metrics.render(self.storage)
         if req.path == "/openapi/v2":
@@ -176,6 +180,8 @@ class APIServer:
         verb = info.verb
         if verb not in ri.verbs:
             raise errors.MethodNotSupported(ri.group, ri.plural, verb)
+        if ri.plural == "componentstatuses" and not ri.group:          # probed, not stored
+            return await (componentstatus.get(self, req, ri, name) if verb == "get" else componentstatus.list_(self, req, ri))
         if verb == "get":
             return await rest.get(self, req, ri, ns, name)
         if verb == "list":

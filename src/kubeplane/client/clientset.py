@@ -18,9 +18,9 @@ from .rest import GroupClient, ResourceClient
 from .transport import Transport
 
 if TYPE_CHECKING:
-    from ..api.types import apps_v1, coordination_v1, core_v1, events_v1
+    from ..api.types import apps_v1, coordination_v1, core_v1, discovery_v1, events_v1, storage_v1
 
-__all__ = ["AppsV1Client", "Clientset", "CoordinationV1Client", "CoreV1Client", "EventsV1Client", "GroupClient"]
+__all__ = ["AppsV1Client", "Clientset", "CoordinationV1Client", "CoreV1Client", "DiscoveryV1Client", "EventsV1Client", "GroupClient", "StorageV1Client"]
 
 
 class CoreV1Client(GroupClient):
@@ -29,11 +29,20 @@ class CoreV1Client(GroupClient):
     def __init__(self, transport: Transport) -> None:
         super().__init__(transport, "", "v1")
 
+    def componentstatuses(self) -> ResourceClient[core_v1.ComponentStatus]:
+        return self.resource("componentstatuses")
+
     def configmaps(self, namespace: str = "") -> ResourceClient[core_v1.ConfigMap]:
         return self.resource("configmaps", namespace)
 
+    def endpoints(self, namespace: str = "") -> ResourceClient[core_v1.Endpoints]:
+        return self.resource("endpoints", namespace)
+
     def events(self, namespace: str = "") -> ResourceClient[core_v1.Event]:
         return self.resource("events", namespace)
+
+    def limitranges(self, namespace: str = "") -> ResourceClient[core_v1.LimitRange]:
+        return self.resource("limitranges", namespace)
 
     def namespaces(self) -> ResourceClient[core_v1.Namespace]:
         return self.resource("namespaces")
@@ -41,8 +50,17 @@ class CoreV1Client(GroupClient):
     def nodes(self) -> ResourceClient[core_v1.Node]:
         return self.resource("nodes")
 
+    def persistentvolumeclaims(self, namespace: str = "") -> ResourceClient[core_v1.PersistentVolumeClaim]:
+        return self.resource("persistentvolumeclaims", namespace)
+
+    def persistentvolumes(self) -> ResourceClient[core_v1.PersistentVolume]:
+        return self.resource("persistentvolumes")
+
     def pods(self, namespace: str = "") -> ResourceClient[core_v1.Pod]:
         return self.resource("pods", namespace)
+
+    def resourcequotas(self, namespace: str = "") -> ResourceClient[core_v1.ResourceQuota]:
+        return self.resource("resourcequotas", namespace)
 
     def secrets(self, namespace: str = "") -> ResourceClient[core_v1.Secret]:
         return self.resource("secrets", namespace)
@@ -87,6 +105,41 @@ class EventsV1Client(GroupClient):
         return self.resource("events", namespace)
 
 
+class StorageV1Client(GroupClient):
+    """storage.k8s.io/v1. Upstream: StorageV1Client (typed/storage/v1)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "storage.k8s.io", "v1")
+
+    def csidrivers(self) -> ResourceClient[storage_v1.CSIDriver]:
+        return self.resource("csidrivers")
+
+    def csinodes(self) -> ResourceClient[storage_v1.CSINode]:
+        return self.resource("csinodes")
+
+    def csistoragecapacities(self, namespace: str = "") -> ResourceClient[storage_v1.CSIStorageCapacity]:
+        return self.resource("csistoragecapacities", namespace)
+
+    def storageclasses(self) -> ResourceClient[storage_v1.StorageClass]:
+        return self.resource("storageclasses")
+
+    def volumeattachments(self) -> ResourceClient[storage_v1.VolumeAttachment]:
+        return self.resource("volumeattachments")
+
+    def volumeattributesclasses(self) -> ResourceClient[storage_v1.VolumeAttributesClass]:
+        return self.resource("volumeattributesclasses")
+
+
+class DiscoveryV1Client(GroupClient):
+    """discovery.k8s.io/v1. Upstream: DiscoveryV1Client (typed/discovery/v1)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "discovery.k8s.io", "v1")
+
+    def endpointslices(self, namespace: str = "") -> ResourceClient[discovery_v1.EndpointSlice]:
+        return self.resource("endpointslices", namespace)
+
+
 class Clientset:
     """Typed clients for every served group-version over one transport."""
 
@@ -104,6 +157,12 @@ class Clientset:
 
     def events_v1(self) -> EventsV1Client:
         return EventsV1Client(self.transport)
+
+    def storage_v1(self) -> StorageV1Client:
+        return StorageV1Client(self.transport)
+
+    def discovery_v1(self) -> DiscoveryV1Client:
+        return DiscoveryV1Client(self.transport)
 
     async def close(self) -> None:
         await self.transport.close()

@@ -11,18 +11,31 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .listers import (
+    CSIDriverLister,
+    CSINodeLister,
+    CSIStorageCapacityLister,
+    ComponentStatusLister,
     ConfigMapLister,
     CoreV1EventLister,
     DeploymentLister,
+    EndpointSliceLister,
+    EndpointsLister,
     EventsV1EventLister,
     LeaseLister,
+    LimitRangeLister,
     NamespaceLister,
     NodeLister,
+    PersistentVolumeClaimLister,
+    PersistentVolumeLister,
     PodLister,
     ReplicaSetLister,
+    ResourceQuotaLister,
     SecretLister,
     ServiceAccountLister,
     ServiceLister,
+    StorageClassLister,
+    VolumeAttachmentLister,
+    VolumeAttributesClassLister,
 )
 
 if TYPE_CHECKING:
@@ -44,11 +57,20 @@ class CoreV1Informers:
     def __init__(self, factory: InformerSource) -> None:
         self.factory = factory
 
+    def componentstatuses(self) -> ResourceInformer[ComponentStatusLister]:
+        return self.factory.informer_for("", "v1", "componentstatuses", ComponentStatusLister)
+
     def configmaps(self) -> ResourceInformer[ConfigMapLister]:
         return self.factory.informer_for("", "v1", "configmaps", ConfigMapLister)
 
+    def endpoints(self) -> ResourceInformer[EndpointsLister]:
+        return self.factory.informer_for("", "v1", "endpoints", EndpointsLister)
+
     def events(self) -> ResourceInformer[CoreV1EventLister]:
         return self.factory.informer_for("", "v1", "events", CoreV1EventLister)
+
+    def limitranges(self) -> ResourceInformer[LimitRangeLister]:
+        return self.factory.informer_for("", "v1", "limitranges", LimitRangeLister)
 
     def namespaces(self) -> ResourceInformer[NamespaceLister]:
         return self.factory.informer_for("", "v1", "namespaces", NamespaceLister)
@@ -56,8 +78,17 @@ class CoreV1Informers:
     def nodes(self) -> ResourceInformer[NodeLister]:
         return self.factory.informer_for("", "v1", "nodes", NodeLister)
 
+    def persistentvolumeclaims(self) -> ResourceInformer[PersistentVolumeClaimLister]:
+        return self.factory.informer_for("", "v1", "persistentvolumeclaims", PersistentVolumeClaimLister)
+
+    def persistentvolumes(self) -> ResourceInformer[PersistentVolumeLister]:
+        return self.factory.informer_for("", "v1", "persistentvolumes", PersistentVolumeLister)
+
     def pods(self) -> ResourceInformer[PodLister]:
         return self.factory.informer_for("", "v1", "pods", PodLister)
+
+    def resourcequotas(self) -> ResourceInformer[ResourceQuotaLister]:
+        return self.factory.informer_for("", "v1", "resourcequotas", ResourceQuotaLister)
 
     def secrets(self) -> ResourceInformer[SecretLister]:
         return self.factory.informer_for("", "v1", "secrets", SecretLister)
@@ -102,6 +133,41 @@ class EventsV1Informers:
         return self.factory.informer_for("events.k8s.io", "v1", "events", EventsV1EventLister)
 
 
+class StorageV1Informers:
+    """factory.storage_v1(). Upstream: informers/storage/v1/interface.go"""
+
+    def __init__(self, factory: InformerSource) -> None:
+        self.factory = factory
+
+    def csidrivers(self) -> ResourceInformer[CSIDriverLister]:
+        return self.factory.informer_for("storage.k8s.io", "v1", "csidrivers", CSIDriverLister)
+
+    def csinodes(self) -> ResourceInformer[CSINodeLister]:
+        return self.factory.informer_for("storage.k8s.io", "v1", "csinodes", CSINodeLister)
+
+    def csistoragecapacities(self) -> ResourceInformer[CSIStorageCapacityLister]:
+        return self.factory.informer_for("storage.k8s.io", "v1", "csistoragecapacities", CSIStorageCapacityLister)
+
+    def storageclasses(self) -> ResourceInformer[StorageClassLister]:
+        return self.factory.informer_for("storage.k8s.io", "v1", "storageclasses", StorageClassLister)
+
+    def volumeattachments(self) -> ResourceInformer[VolumeAttachmentLister]:
+        return self.factory.informer_for("storage.k8s.io", "v1", "volumeattachments", VolumeAttachmentLister)
+
+    def volumeattributesclasses(self) -> ResourceInformer[VolumeAttributesClassLister]:
+        return self.factory.informer_for("storage.k8s.io", "v1", "volumeattributesclasses", VolumeAttributesClassLister)
+
+
+class DiscoveryV1Informers:
+    """factory.discovery_v1(). Upstream: informers/discovery/v1/interface.go"""
+
+    def __init__(self, factory: InformerSource) -> None:
+        self.factory = factory
+
+    def endpointslices(self) -> ResourceInformer[EndpointSliceLister]:
+        return self.factory.informer_for("discovery.k8s.io", "v1", "endpointslices", EndpointSliceLister)
+
+
 class InformerGroups:
     """The per-group accessors, for a class that implements InformerSource. Upstream: factory.go"""
 
@@ -116,3 +182,9 @@ class InformerGroups:
 
     def events_v1(self: InformerSource) -> EventsV1Informers:
         return EventsV1Informers(self)
+
+    def storage_v1(self: InformerSource) -> StorageV1Informers:
+        return StorageV1Informers(self)
+
+    def discovery_v1(self: InformerSource) -> DiscoveryV1Informers:
+        return DiscoveryV1Informers(self)

@@ -14,7 +14,11 @@ from typing import TYPE_CHECKING, Any
 from .tools.cache.listers import GenericLister, GenericNamespaceLister
 
 if TYPE_CHECKING:
-    from ..api.types import apps_v1, coordination_v1, core_v1, events_v1
+    from ..api.types import apps_v1, coordination_v1, core_v1, discovery_v1, events_v1, storage_v1
+
+
+class ComponentStatusLister(GenericLister["core_v1.ComponentStatus"]):
+    """Upstream: ComponentStatusLister (listers/core/v1/componentstatus.go)"""
 
 
 class ConfigMapLister(GenericLister["core_v1.ConfigMap"]):
@@ -24,10 +28,24 @@ class ConfigMapLister(GenericLister["core_v1.ConfigMap"]):
         return self.namespace(namespace)
 
 
+class EndpointsLister(GenericLister["core_v1.Endpoints"]):
+    """Upstream: EndpointsLister (listers/core/v1/endpoints.go)"""
+
+    def endpoints(self, namespace: str) -> GenericNamespaceLister[core_v1.Endpoints]:
+        return self.namespace(namespace)
+
+
 class CoreV1EventLister(GenericLister["core_v1.Event"]):
     """Upstream: EventLister (listers/core/v1/event.go)"""
 
     def events(self, namespace: str) -> GenericNamespaceLister[core_v1.Event]:
+        return self.namespace(namespace)
+
+
+class LimitRangeLister(GenericLister["core_v1.LimitRange"]):
+    """Upstream: LimitRangeLister (listers/core/v1/limitrange.go)"""
+
+    def limitranges(self, namespace: str) -> GenericNamespaceLister[core_v1.LimitRange]:
         return self.namespace(namespace)
 
 
@@ -39,10 +57,28 @@ class NodeLister(GenericLister["core_v1.Node"]):
     """Upstream: NodeLister (listers/core/v1/node.go)"""
 
 
+class PersistentVolumeClaimLister(GenericLister["core_v1.PersistentVolumeClaim"]):
+    """Upstream: PersistentVolumeClaimLister (listers/core/v1/persistentvolumeclaim.go)"""
+
+    def persistentvolumeclaims(self, namespace: str) -> GenericNamespaceLister[core_v1.PersistentVolumeClaim]:
+        return self.namespace(namespace)
+
+
+class PersistentVolumeLister(GenericLister["core_v1.PersistentVolume"]):
+    """Upstream: PersistentVolumeLister (listers/core/v1/persistentvolume.go)"""
+
+
 class PodLister(GenericLister["core_v1.Pod"]):
     """Upstream: PodLister (listers/core/v1/pod.go)"""
 
     def pods(self, namespace: str) -> GenericNamespaceLister[core_v1.Pod]:
+        return self.namespace(namespace)
+
+
+class ResourceQuotaLister(GenericLister["core_v1.ResourceQuota"]):
+    """Upstream: ResourceQuotaLister (listers/core/v1/resourcequota.go)"""
+
+    def resourcequotas(self, namespace: str) -> GenericNamespaceLister[core_v1.ResourceQuota]:
         return self.namespace(namespace)
 
 
@@ -95,13 +131,53 @@ class EventsV1EventLister(GenericLister["events_v1.Event"]):
         return self.namespace(namespace)
 
 
+class CSIDriverLister(GenericLister["storage_v1.CSIDriver"]):
+    """Upstream: CSIDriverLister (listers/storage/v1/csidriver.go)"""
+
+
+class CSINodeLister(GenericLister["storage_v1.CSINode"]):
+    """Upstream: CSINodeLister (listers/storage/v1/csinode.go)"""
+
+
+class CSIStorageCapacityLister(GenericLister["storage_v1.CSIStorageCapacity"]):
+    """Upstream: CSIStorageCapacityLister (listers/storage/v1/csistoragecapacity.go)"""
+
+    def csistoragecapacities(self, namespace: str) -> GenericNamespaceLister[storage_v1.CSIStorageCapacity]:
+        return self.namespace(namespace)
+
+
+class StorageClassLister(GenericLister["storage_v1.StorageClass"]):
+    """Upstream: StorageClassLister (listers/storage/v1/storageclass.go)"""
+
+
+class VolumeAttachmentLister(GenericLister["storage_v1.VolumeAttachment"]):
+    """Upstream: VolumeAttachmentLister (listers/storage/v1/volumeattachment.go)"""
+
+
+class VolumeAttributesClassLister(GenericLister["storage_v1.VolumeAttributesClass"]):
+    """Upstream: VolumeAttributesClassLister (listers/storage/v1/volumeattributesclass.go)"""
+
+
+class EndpointSliceLister(GenericLister["discovery_v1.EndpointSlice"]):
+    """Upstream: EndpointSliceLister (listers/discovery/v1/endpointslice.go)"""
+
+    def endpointslices(self, namespace: str) -> GenericNamespaceLister[discovery_v1.EndpointSlice]:
+        return self.namespace(namespace)
+
+
 # (group, version, plural) -> lister, for informers created by name.
 LISTERS: dict[tuple[str, str, str], type[GenericLister[Any]]] = {
+    ("", "v1", "componentstatuses"): ComponentStatusLister,
     ("", "v1", "configmaps"): ConfigMapLister,
+    ("", "v1", "endpoints"): EndpointsLister,
     ("", "v1", "events"): CoreV1EventLister,
+    ("", "v1", "limitranges"): LimitRangeLister,
     ("", "v1", "namespaces"): NamespaceLister,
     ("", "v1", "nodes"): NodeLister,
+    ("", "v1", "persistentvolumeclaims"): PersistentVolumeClaimLister,
+    ("", "v1", "persistentvolumes"): PersistentVolumeLister,
     ("", "v1", "pods"): PodLister,
+    ("", "v1", "resourcequotas"): ResourceQuotaLister,
     ("", "v1", "secrets"): SecretLister,
     ("", "v1", "serviceaccounts"): ServiceAccountLister,
     ("", "v1", "services"): ServiceLister,
@@ -109,4 +185,11 @@ LISTERS: dict[tuple[str, str, str], type[GenericLister[Any]]] = {
     ("apps", "v1", "replicasets"): ReplicaSetLister,
     ("coordination.k8s.io", "v1", "leases"): LeaseLister,
     ("events.k8s.io", "v1", "events"): EventsV1EventLister,
+    ("storage.k8s.io", "v1", "csidrivers"): CSIDriverLister,
+    ("storage.k8s.io", "v1", "csinodes"): CSINodeLister,
+    ("storage.k8s.io", "v1", "csistoragecapacities"): CSIStorageCapacityLister,
+    ("storage.k8s.io", "v1", "storageclasses"): StorageClassLister,
+    ("storage.k8s.io", "v1", "volumeattachments"): VolumeAttachmentLister,
+    ("storage.k8s.io", "v1", "volumeattributesclasses"): VolumeAttributesClassLister,
+    ("discovery.k8s.io", "v1", "endpointslices"): EndpointSliceLister,
 }

@@ -826,3 +826,569 @@ def validate_core_event_meta(ev: Obj) -> list[FieldError]:
         errs += [errors.invalid("metadata.name", meta["name"], msg) for msg in name_is_path_segment(meta["name"], False)]
     return errs + m._validate_meta_common(meta, True, "metadata")
 
+
+
+# --- persistent volumes and claims, limit ranges, resource quotas, endpoints -------------------
+# Upstream: pkg/apis/core/validation/validation.go (ValidatePersistentVolume[Update],
+# ValidatePersistentVolumeClaim[Update|StatusUpdate], ValidateLimitRange, ValidateResourceQuota
+# [Update|StatusUpdate], ValidateEndpoints[Update]). Left out: per-source rules of the in-tree
+# volume plugins beyond their required fields, PV nodeAffinity terms, PVC dataSource/dataSourceRef,
+# the recover-from-expansion-failure status fields (allocatedResources, allocatedResourceStatuses).
+# Immutability errors carry no Go cmp.Diff of the specs (upstream appends one).
+
+SUPPORTED_ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]
+SUPPORTED_RECLAIM_POLICIES = ["Delete", "Recycle", "Retain"]
+SUPPORTED_VOLUME_MODES = ["Block", "Filesystem"]
+SUPPORTED_PORT_PROTOCOLS = ["SCTP", "TCP", "UDP"]
+BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
+# The sources of a PersistentVolumeSpec in upstream's check order, with their required fields.
+_PV_SOURCES: dict[str, tuple[str, ...]] = {
+    "hostPath": ("path",), "gcePersistentDisk": ("pdName",), "awsElasticBlockStore": ("volumeID",),
+    "glusterfs": ("endpoints", "path"), "flocker": (), "nfs": ("server", "path"), "rbd": ("monitors", "image"),
+    "quobyte": ("registry", "volume"), "cephfs": ("monitors",), "iscsi": ("targetPortal", "iqn"),
+    "cinder": ("volumeID",), "fc": (), "flexVolume": ("driver",), "azureFile": ("secretName", "shareName"),
+    "vsphereVolume": ("volumePath",), "photonPersistentDisk": ("pdID",), "portworxVolume": ("volumeID",),
+    "azureDisk": ("diskName", "diskURI"), "csi": ("driver", "volumeHandle"), "scaleIO": ("gateway", "system"),
+    "local": ("path",), "storageos": ("volumeName",),
+}
+_STANDARD_RESOURCES = {
+    "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage",
+    "limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods", "services", "replicationcontrollers",
+    "resourcequotas", "secrets", "persistentvolumeclaims", "storage", "requests.storage", "configmaps",
+    "services.nodeports", "services.loadbalancers"}
+_STANDARD_QUOTA_RESOURCES = _STANDARD_RESOURCES - {"storage"}
+_INTEGER_RESOURCES = {"pods", "services", "replicationcontrollers", "resourcequotas", "services.nodeports",
+                      "services.loadbalancers", "secrets", "configmaps", "persistentvolumeclaims"}
+_STANDARD_LIMIT_TYPES = {"Pod", "Container", "PersistentVolumeClaim"}
+STANDARD_QUOTA_SCOPES = ["Terminating", "NotTerminating", "BestEffort", "NotBestEffort", "PriorityClass",
+                         "CrossNamespacePodAffinity", "VolumeAttributesClass"]
+_POD_COMPUTE_QUOTA = {"cpu", "memory", "limits.cpu", "limits.memory", "requests.cpu", "requests.memory"}
+_CONFLICTING_SCOPES = ({"BestEffort", "NotBestEffort"}, {"Terminating", "NotTerminating"})
+_EXIST_ONLY_SCOPES = {"BestEffort", "NotBestEffort", "Terminating", "NotTerminating", "CrossNamespacePodAffinity"}
+INVALID_IP = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+
+
+def _dict_of(obj: Any, key: str) -> Obj:
+    v = obj.get(key) if isinstance(obj, dict) else None
+    return v if isinstance(v, dict) else {}
+
+
+def _class_name(name: str, path: str) -> list[FieldError]:
+    """Upstream: ValidateClassName (a DNS subdomain)."""
+    return [errors.invalid(path, name, msg) for msg in is_dns1123_subdomain(name)]
+
+
+def _positive_quantity(q: Any, path: str) -> list[FieldError]:
+    """Upstream: validateBasicResource + ValidatePositiveQuantityValue"""
+    value = parse_quantity(q)
+    if value is None:
+        return [errors.invalid(path, q, PARSE_ERROR)]
+    return [] if value > 0 else [errors.invalid(path, str(q), "must be greater than zero")]
+
+
+def _access_modes(modes: list[Any], path: str) -> list[FieldError]:
+    errs = [errors.not_supported(path, mode, SUPPORTED_ACCESS_MODES) for mode in modes
+            if mode not in SUPPORTED_ACCESS_MODES]
+    if "ReadWriteOncePod" in modes and any(mode in SUPPORTED_ACCESS_MODES and mode != "ReadWriteOncePod"
+                                           for mode in modes):
+        errs.append(errors.forbidden(path, "may not use ReadWriteOncePod with other access modes"))
+    return errs
+
+
+def _pv_sources(spec: Obj, path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    count = 0
+    for source, required in _PV_SOURCES.items():
+        src = spec.get(source)
+        if src is None:
+            continue
+        if count:
+            errs.append(errors.forbidden(f"{path}.{source}", "may not specify more than 1 volume type"))
+            continue
+        count += 1
+        for key in required:
+            if not (src or {}).get(key):
+                errs.append(errors.required(f"{path}.{source}.{key}"))
+        if source in ("hostPath", "local") and ".." in str((src or {}).get("path") or "").split("/"):
+            errs.append(errors.invalid(f"{path}.{source}.path", src["path"], "must not contain '..'"))
+        if source == "nfs" and (src or {}).get("path") and not str(src["path"]).startswith("/"):
+            errs.append(errors.invalid(f"{path}.nfs.path", src["path"], "must be an absolute path"))
+    if not count:
+        errs.append(errors.required(path, "must specify a volume type"))
+    return errs
+
+
+def validate_persistent_volume_spec(spec: Obj, path: str = "spec") -> list[FieldError]:
+    """Upstream: ValidatePersistentVolumeSpec (not inline)."""
+    errs: list[FieldError] = []
+    modes = spec.get("accessModes") or []
+    if not modes:
+        errs.append(errors.required(path + ".accessModes"))
+    errs += _access_modes(modes, path + ".accessModes")
+    capacity = spec.get("capacity") or {}
+    if not capacity:
+        errs.append(errors.required(path + ".capacity"))
+    if "storage" not in capacity or len(capacity) > 1:
+        errs.append(errors.not_supported(path + ".capacity", capacity, ["storage"]))
+    for name, q in capacity.items():
+        errs += _positive_quantity(q, f"{path}.capacity[{name}]")
+    policy = spec.get("persistentVolumeReclaimPolicy")
+    if policy and policy not in SUPPORTED_RECLAIM_POLICIES:
+        errs.append(errors.not_supported(path + ".persistentVolumeReclaimPolicy", policy, SUPPORTED_RECLAIM_POLICIES))
+    errs += _pv_sources(spec, path)
+    host_path = _dict_of(spec, "hostPath").get("path")
+    if host_path and host_path.rstrip("/") == "" and policy == "Recycle":
+        errs.append(errors.forbidden(path + ".persistentVolumeReclaimPolicy",
+                                     "may not be 'recycle' for a hostPath mount of '/'"))
+    if spec.get("storageClassName"):
+        errs += _class_name(spec["storageClassName"], path + ".storageClassName")
+    mode = spec.get("volumeMode")
+    if mode is not None and mode not in SUPPORTED_VOLUME_MODES:
+        errs.append(errors.not_supported(path + ".volumeMode", mode, SUPPORTED_VOLUME_MODES))
+    vac = spec.get("volumeAttributesClassName")
+    if vac is not None:
+        if not vac:
+            errs.append(errors.required(path + ".volumeAttributesClassName", "an empty string is disallowed"))
+        else:
+            errs += _class_name(vac, path + ".volumeAttributesClassName")
+        if spec.get("csi") is None:
+            errs.append(errors.required(path + ".csi", "has to be specified when using volumeAttributesClassName"))
+    return errs
+
+
+def validate_persistent_volume(pv: Obj) -> list[FieldError]:
+    """Upstream: ValidatePersistentVolume (name: a DNS subdomain)."""
+    errs = m.validate_object_meta(pv.get("metadata") or {}, False, name_is_dns_subdomain)
+    return errs + validate_persistent_volume_spec(pv.get("spec") or {})
+
+
+def _volume_source_of(spec: Obj) -> Obj:
+    return {k: spec[k] for k in _PV_SOURCES if spec.get(k) is not None}
+
+
+def validate_persistent_volume_update(new: Obj, old: Obj) -> list[FieldError]:
+    """Upstream: ValidatePersistentVolumeUpdate — the volume source and mode are immutable; a CSI
+    source may gain a controllerExpandSecretRef; nodeAffinity may be set once."""
+    errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+    errs += validate_persistent_volume(new)
+    new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    new_source, old_source = _volume_source_of(new_spec), _volume_source_of(old_spec)
+    old_csi, new_csi = old_source.get("csi"), new_source.get("csi")
+    if isinstance(old_csi, dict) and isinstance(new_csi, dict) and "controllerExpandSecretRef" not in old_csi:
+        new_source["csi"] = {k: v for k, v in new_csi.items() if k != "controllerExpandSecretRef"}
+    if not m.semantic_equal(new_source, old_source):
+        errs.append(errors.forbidden("spec.persistentvolumesource",
+                                     "spec.persistentvolumesource is immutable after creation"))
+    errs += m.immutable(new_spec.get("volumeMode"), old_spec.get("volumeMode"), "volumeMode")
+    if old_spec.get("nodeAffinity") is not None:
+        errs += m.immutable(new_spec.get("nodeAffinity"), old_spec.get("nodeAffinity"), "nodeAffinity")
+    return errs
+
+
+def validate_persistent_volume_status_update(new: Obj, old: Obj) -> list[FieldError]:
+    """Upstream: ValidatePersistentVolumeStatusUpdate"""
+    errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+    if not (new.get("metadata") or {}).get("resourceVersion"):
+        errs.append(errors.required("metadata.resourceVersion"))
+    return errs
+
+
+def validate_persistent_volume_claim_spec(spec: Obj, path: str = "spec") -> list[FieldError]:
+    """Upstream: ValidatePersistentVolumeClaimSpec"""
+    errs: list[FieldError] = []
+    modes = spec.get("accessModes") or []
+    if not modes:
+        errs.append(errors.required(path + ".accessModes", "at least 1 access mode is required"))
+    if spec.get("selector") is not None:
+        errs += m.validate_label_selector(spec["selector"], path + ".selector")
+    errs += _access_modes(modes, path + ".accessModes")
+    requests = _dict_of(spec.get("resources") or {}, "requests")
+    storage_path = f"{path}.resources[storage]"
+    if "storage" not in requests:
+        errs.append(errors.required(storage_path))
+    else:
+        errs += _positive_quantity(requests["storage"], storage_path)
+    if spec.get("storageClassName"):
+        errs += _class_name(spec["storageClassName"], path + ".storageClassName")
+    mode = spec.get("volumeMode")
+    if mode is not None and mode not in SUPPORTED_VOLUME_MODES:
+        errs.append(errors.not_supported(path + ".volumeMode", mode, SUPPORTED_VOLUME_MODES))
+    if spec.get("volumeAttributesClassName"):
+        errs += _class_name(spec["volumeAttributesClassName"], path + ".volumeAttributesClassName")
+    return errs
+
+
+def validate_persistent_volume_claim(pvc: Obj) -> list[FieldError]:
+    """Upstream: ValidatePersistentVolumeClaim"""
+    errs = m.validate_object_meta(pvc.get("metadata") or {}, True, name_is_dns_subdomain)
+    return errs + validate_persistent_volume_claim_spec(pvc.get("spec") or {})
+
+
+def validate_persistent_volume_claim_update(new: Obj, old: Obj) -> list[FieldError]:
+    """Upstream: ValidatePersistentVolumeClaimUpdate — the spec is immutable except volumeName
+    (set once), and for a bound claim resources.requests.storage (not below status.capacity) and
+    volumeAttributesClassName; the beta storage-class annotation is immutable."""
+    new_meta, old_meta = new.get("metadata") or {}, old.get("metadata") or {}
+    errs = m.validate_object_meta_update(new_meta, old_meta)
+    errs += validate_persistent_volume_claim(new)
+    new_spec, old_spec = dict(new.get("spec") or {}), dict(old.get("spec") or {})
+    if not old_spec.get("volumeName"):
+        old_spec["volumeName"] = new_spec.get("volumeName")
+    new_class = (new_meta.get("annotations") or {}).get(BETA_STORAGE_CLASS_ANNOTATION)
+    old_class = (old_meta.get("annotations") or {}).get(BETA_STORAGE_CLASS_ANNOTATION)
+    if old_class is not None and new_class is None and old_spec.get("storageClassName") is None \
+            and new_spec.get("storageClassName") == old_class:
+        new_spec.pop("storageClassName")              # upgrade from the annotation to the field
+    elif (new_class or "") != (old_class or ""):
+        errs.append(errors.invalid(f"metadata.annotations[{BETA_STORAGE_CLASS_ANNOTATION}]", new_class or "",
+                                   m.FIELD_IMMUTABLE))
+    old_storage = _dict_of(old_spec.get("resources") or {}, "requests").get("storage")
+    new_storage = _dict_of(new_spec.get("resources") or {}, "requests").get("storage")
+    if (new.get("status") or {}).get("phase") == "Bound":
+        resources = dict(new_spec.get("resources") or {})
+        resources["requests"] = {**_dict_of(resources, "requests"), "storage": old_storage}
+        new_spec["resources"] = resources
+        if new_spec.get("volumeAttributesClassName") is not None:
+            new_spec["volumeAttributesClassName"] = old_spec.get("volumeAttributesClassName")
+    if not m.semantic_equal(new_spec, old_spec):
+        errs.append(errors.forbidden("spec", "spec is immutable after creation except resources.requests and "
+                                             "volumeAttributesClassName for bound claims"))
+    new_size, old_size = parse_quantity(new_storage), parse_quantity(old_storage)
+    status_size = parse_quantity(_dict_of(old.get("status") or {}, "capacity").get("storage"))
+    if new_size is not None and old_size is not None and new_size < old_size \
+            and (status_size is None or new_size <= status_size):
+        errs.append(errors.forbidden("spec.resources.requests.storage", "field can not be less than status.capacity"))
+    errs += m.immutable((new.get("spec") or {}).get("volumeMode"), (old.get("spec") or {}).get("volumeMode"),
+                        "volumeMode")
+    return errs
+
+
+def validate_persistent_volume_claim_status_update(new: Obj, old: Obj) -> list[FieldError]:
+    """Upstream: ValidatePersistentVolumeClaimStatusUpdate (the capacity quantities)."""
+    errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+    if not (new.get("metadata") or {}).get("resourceVersion"):
+        errs.append(errors.required("metadata.resourceVersion"))
+    for name, q in _dict_of(new.get("status") or {}, "capacity").items():
+        errs += _resource_quantity_value(name, q, f"status.capacity[{name}]")
+    return errs
+
+
+def _resource_name(name: str, path: str) -> list[FieldError]:
+    """Upstream: validateResourceName"""
+    errs = [errors.invalid(path, name, msg) for msg in is_qualified_name(name)]
+    if not errs and "/" not in name and name not in _STANDARD_RESOURCES and "hugepages-" not in name:
+        errs.append(errors.invalid(path, name, "must be a standard resource type or fully qualified"))
+    return errs
+
+
+def _quota_resource_name(name: str, path: str) -> list[FieldError]:
+    """Upstream: ValidateResourceQuotaResourceName"""
+    errs = _resource_name(name, path)
+    if not errs and "/" not in name and name not in _STANDARD_QUOTA_RESOURCES and "hugepages-" not in name:
+        errs.append(errors.invalid(path, name, "must be a standard resource for quota"))
+    return errs
+
+
+def _is_integer_resource(name: str) -> bool:
+    """Upstream: helper.IsIntegerResourceName (object counts and extended resources)."""
+    native = "/" not in name or "kubernetes.io/" in name
+    return name in _INTEGER_RESOURCES or not native and not name.startswith("requests.")
+
+
+def _resource_quantity_value(name: str, q: Any, path: str) -> list[FieldError]:
+    """Upstream: ValidateResourceQuantityValue (non-negative; whole numbers for counts)."""
+    value = parse_quantity(q)
+    if value is None:
+        return [errors.invalid(path, q, PARSE_ERROR)]
+    if value < 0:
+        return [errors.invalid(path, str(q), m.IS_NEGATIVE)]
+    if _is_integer_resource(name) and value.denominator != 1:
+        return [errors.invalid(path, str(q), "must be an integer")]
+    return []
+
+
+def _scope_valid_for(scope: str, resource: str) -> bool:
+    """Upstream: helper.IsResourceQuotaScopeValidForResource"""
+    if scope in ("Terminating", "NotTerminating", "NotBestEffort", "PriorityClass", "CrossNamespacePodAffinity"):
+        return resource == "pods" or resource in _POD_COMPUTE_QUOTA
+    if scope == "BestEffort":
+        return resource == "pods"
+    if scope == "VolumeAttributesClass":
+        return resource in ("persistentvolumeclaims", "requests.storage")
+    return True
+
+
+def _quota_scopes(spec: Obj, hard: Obj) -> list[FieldError]:
+    """Upstream: validateResourceQuotaScopes"""
+    scopes = spec.get("scopes") or []
+    errs: list[FieldError] = []
+    for scope in scopes:
+        if scope not in STANDARD_QUOTA_SCOPES:
+            errs.append(errors.invalid("spec.scopes", scopes, "unsupported scope"))
+        for resource in sorted(hard):
+            if resource in _STANDARD_QUOTA_RESOURCES and not _scope_valid_for(scope, resource):
+                errs.append(errors.invalid("spec.scopes", scopes, "unsupported scope applied to resource"))
+    errs += [errors.invalid("spec.scopes", scopes, "conflicting scopes")
+             for pair in _CONFLICTING_SCOPES if pair <= set(scopes)]
+    return errs
+
+
+def _quota_scope_selector(spec: Obj, hard: Obj) -> list[FieldError]:
+    """Upstream: validateScopedResourceSelectorRequirement"""
+    selector = spec.get("scopeSelector")
+    if selector is None:
+        return []
+    path = "spec.scopeSelector"
+    errs: list[FieldError] = []
+    names: set[str] = set()
+    for req in (selector or {}).get("matchExpressions") or []:
+        scope, op, values = req.get("scopeName"), req.get("operator"), req.get("values") or []
+        if scope not in STANDARD_QUOTA_SCOPES:
+            errs.append(errors.invalid(path + ".matchExpressions.scopeName", scope, "unsupported scope"))
+        for resource in sorted(hard):
+            if resource in _STANDARD_QUOTA_RESOURCES and not _scope_valid_for(scope, resource):
+                errs.append(errors.invalid(path + ".matchExpressions.scopeName", scope,
+                                           "unsupported scope applied to resource"))
+        if scope in _EXIST_ONLY_SCOPES and op != "Exists":
+            errs.append(errors.invalid(
+                path + ".matchExpressions.operator", op,
+                "must be 'Exist' when scope is any of ResourceQuotaScopeTerminating, "
+                "ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort "
+                "or ResourceQuotaScopeCrossNamespacePodAffinity"))
+        if op in ("In", "NotIn"):
+            if not values:
+                errs.append(errors.required(path + ".matchExpressions.values",
+                                            "must be at least one value when `operator` is 'In' or 'NotIn' for "
+                                            "scope selector"))
+        elif op in ("Exists", "DoesNotExist"):
+            if values:
+                errs.append(errors.invalid(path + ".matchExpressions.values", values,
+                                           "must be no value when `operator` is 'Exist' or 'DoesNotExist' for "
+                                           "scope selector"))
+        else:
+            errs.append(errors.invalid(path + ".matchExpressions.operator", op, "not a valid selector operator"))
+        names.add(scope)
+    errs += [errors.invalid(path, selector, "conflicting scopes") for pair in _CONFLICTING_SCOPES if pair <= names]
+    return errs
+
+
+def _quota_resource_list(values: Obj, path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for name, q in values.items():
+        rp = f"{path}[{name}]"
+        errs += _quota_resource_name(name, rp) + _resource_quantity_value(name, q, rp)
+    return errs
+
+
+def _quota_status(status: Obj) -> list[FieldError]:
+    return _quota_resource_list(_dict_of(status, "hard"), "status.hard") + \
+        _quota_resource_list(_dict_of(status, "used"), "status.used")
+
+
+def validate_resource_quota(quota: Obj) -> list[FieldError]:
+    """Upstream: ValidateResourceQuota (spec.hard names and values, scopes, scope selector, status)."""
+    errs = m.validate_object_meta(quota.get("metadata") or {}, True, name_is_dns_subdomain)
+    spec = quota.get("spec") or {}
+    hard = _dict_of(spec, "hard")
+    errs += _quota_resource_list(hard, "spec.hard") + _quota_scopes(spec, hard) + _quota_scope_selector(spec, hard)
+    return errs + _quota_status(quota.get("status") or {})
+
+
+def validate_resource_quota_update(new: Obj, old: Obj) -> list[FieldError]:
+    """Upstream: ValidateResourceQuotaUpdate — the scopes cannot change."""
+    errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+    spec = new.get("spec") or {}
+    hard = _dict_of(spec, "hard")
+    errs += _quota_resource_list(hard, "spec.hard") + _quota_scopes(spec, hard) + _quota_scope_selector(spec, hard)
+    new_scopes, old_scopes = spec.get("scopes") or [], (old.get("spec") or {}).get("scopes") or []
+    if set(new_scopes) != set(old_scopes):
+        errs.append(errors.invalid("spec.scopes", new_scopes, m.FIELD_IMMUTABLE))
+    return errs
+
+
+def validate_resource_quota_status_update(new: Obj, old: Obj) -> list[FieldError]:
+    """Upstream: ValidateResourceQuotaStatusUpdate"""
+    errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+    if not (new.get("metadata") or {}).get("resourceVersion"):
+        errs.append(errors.required("metadata.resourceVersion"))
+    return errs + _quota_status(new.get("status") or {})
+
+
+def _limit_range_type(value: str, path: str) -> list[FieldError]:
+    """Upstream: validateLimitRangeTypeName"""
+    errs = [errors.invalid(path, value, msg) for msg in is_qualified_name(value)]
+    if not errs and "/" not in value and value not in _STANDARD_LIMIT_TYPES:
+        errs.append(errors.invalid(path, value, "must be a standard limit type or fully qualified"))
+    return errs
+
+
+def _limit_range_resource(limit_type: str, name: str, path: str) -> list[FieldError]:
+    """Upstream: validateLimitRangeResourceName"""
+    if limit_type in ("Pod", "Container"):
+        return _validate_container_resource_name(name, path)
+    return _resource_name(name, path)
+
+
+def _limit_range_item(item: Obj, path: str) -> list[FieldError]:
+    limit_type = item.get("type") or ""
+    errs = _limit_range_type(limit_type, path + ".type")
+    parsed: dict[str, dict[str, tuple[Any, Any]]] = {}
+    keys: list[str] = []
+    sections = ["max", "min"] + (["default", "defaultRequest"] if limit_type != "Pod" else []) + ["maxLimitRequestRatio"]
+    if limit_type == "Pod":
+        errs += [errors.forbidden(f"{path}.{s}", "may not be specified when `type` is 'Pod'")
+                 for s in ("default", "defaultRequest") if _dict_of(item, s)]
+    if limit_type == "PersistentVolumeClaim" and "storage" not in _dict_of(item, "min") \
+            and "storage" not in _dict_of(item, "max"):
+        errs.append(errors.required(path + ".limits",
+                                    "either minimum or maximum storage value is required, but neither was provided"))
+    for section in sections:
+        parsed[section] = {}
+        for name, q in _dict_of(item, section).items():
+            errs += _limit_range_resource(limit_type, name, f"{path}.{section}[{name}]")
+            value = parse_quantity(q)
+            if value is None:
+                errs.append(errors.invalid(f"{path}.{section}[{name}]", q, PARSE_ERROR))
+                continue
+            parsed[section][name] = (str(q), value)
+            if name not in keys:
+                keys.append(name)
+    for k in keys:
+        errs += _limit_range_bounds(k, parsed, path)
+    return errs
+
+
+def _limit_range_bounds(k: str, parsed: dict[str, dict[str, tuple[Any, Any]]], path: str) -> list[FieldError]:
+    """The order checks of ValidateLimitRange for one resource: min ≤ defaultRequest ≤ default ≤ max."""
+    mn, mx = parsed["min"].get(k), parsed["max"].get(k)
+    df, dr = parsed.get("default", {}).get(k), parsed.get("defaultRequest", {}).get(k)
+    ratio = parsed["maxLimitRequestRatio"].get(k)
+    errs: list[FieldError] = []
+    if mn and mx and mn[1] > mx[1]:
+        errs.append(errors.invalid(f"{path}.min[{k}]", mn[0], f"min value {mn[0]} is greater than max value {mx[0]}"))
+    if dr and mn and mn[1] > dr[1]:
+        errs.append(errors.invalid(f"{path}.defaultRequest[{k}]", dr[0],
+                                   f"min value {mn[0]} is greater than default request value {dr[0]}"))
+    if dr and mx and dr[1] > mx[1]:
+        errs.append(errors.invalid(f"{path}.defaultRequest[{k}]", dr[0],
+                                   f"default request value {dr[0]} is greater than max value {mx[0]}"))
+    if dr and df and dr[1] > df[1]:
+        errs.append(errors.invalid(f"{path}.defaultRequest[{k}]", dr[0],
+                                   f"default request value {dr[0]} is greater than default limit value {df[0]}"))
+    if df and mn and mn[1] > df[1]:
+        errs.append(errors.invalid(f"{path}.default[{k}]", mn[0],
+                                   f"min value {mn[0]} is greater than default value {df[0]}"))
+    if df and mx and df[1] > mx[1]:
+        errs.append(errors.invalid(f"{path}.default[{k}]", mx[0],
+                                   f"default value {df[0]} is greater than max value {mx[0]}"))
+    if ratio and ratio[1] < 1:
+        errs.append(errors.invalid(f"{path}.maxLimitRequestRatio[{k}]", ratio[0], f"ratio {ratio[0]} is less than 1"))
+    if ratio and mn and mx and mn[1] > 0:
+        limit = mx[1] / mn[1]
+        if ratio[1] > limit:
+            errs.append(errors.invalid(f"{path}.maxLimitRequestRatio[{k}]", ratio[0],
+                                       f"ratio {ratio[0]} is greater than max/min = {float(limit):f}"))
+    overcommit = ("/" not in k or "kubernetes.io/" in k) and not k.startswith("hugepages-")   # IsOverCommitAllowed
+    if not overcommit and df and dr and df[1] != dr[1]:
+        errs.append(errors.invalid(f"{path}.defaultRequest[{k}]", dr[0],
+                                   f"default value {df[0]} must equal to defaultRequest value {dr[0]} in {k}"))
+    return errs
+
+
+def validate_limit_range(lr: Obj) -> list[FieldError]:
+    """Upstream: ValidateLimitRange (types once each, resource names, min ≤ defaults ≤ max, ratios)."""
+    errs = m.validate_object_meta(lr.get("metadata") or {}, True, name_is_dns_subdomain)
+    seen: set[str] = set()
+    for i, item in enumerate((lr.get("spec") or {}).get("limits") or []):
+        path = f"spec.limits[{i}]"
+        errs += _limit_range_item(item, path)
+        if item.get("type") in seen:
+            errs.append(errors.duplicate(path + ".type", item.get("type")))
+        seen.add(item.get("type"))
+    return errs
+
+
+def validate_limit_range_update(new: Obj, old: Obj) -> list[FieldError]:
+    return m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}) + \
+        [e for e in validate_limit_range(new) if not e.field.startswith("metadata.")]
+
+
+def validate_endpoint_ip(ip: str, path: str) -> list[FieldError]:
+    """Upstream: ValidateEndpointIP (no unspecified, loopback, link-local or link-local multicast)."""
+    try:
+        addr = ipaddress.ip_address(ip)
+    except ValueError:
+        return []
+    if addr.is_unspecified:
+        return [errors.invalid(path, ip, "may not be unspecified (0.0.0.0)")]
+    if addr.is_loopback:
+        return [errors.invalid(path, ip, "may not be in the loopback range (127.0.0.0/8, ::1/128)")]
+    if addr.is_link_local:
+        return [errors.invalid(path, ip, "may not be in the link-local range (169.254.0.0/16, fe80::/10)")]
+    if addr in ipaddress.ip_network("224.0.0.0/24") or addr in ipaddress.ip_network("ff02::/16"):
+        return [errors.invalid(path, ip, "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)")]
+    return []
+
+
+def is_valid_ip_for_legacy_field(ip: Any, path: str) -> list[FieldError]:
+    """Upstream: IsValidIPForLegacyField (IPv4 octets may carry leading zeros)."""
+    text = str(ip or "")
+    try:
+        ipaddress.ip_address(text)
+        return []
+    except ValueError:
+        parts = text.split(".")
+        if len(parts) == 4 and all(p.isdigit() and len(p) <= 3 and int(p) < 256 for p in parts):
+            return []
+        return [errors.invalid(path, ip or "", INVALID_IP)]
+
+
+def _endpoint_address(addr: Obj, path: str) -> list[FieldError]:
+    errs = is_valid_ip_for_legacy_field(addr.get("ip"), path + ".ip")
+    if addr.get("hostname"):
+        errs += _dns_label(addr["hostname"], path + ".hostname")
+    if addr.get("nodeName") is not None:
+        errs += [errors.invalid(path + ".nodeName", addr["nodeName"], msg)
+                 for msg in is_dns1123_subdomain(addr["nodeName"])]
+    if not errs:
+        errs += validate_endpoint_ip(addr.get("ip") or "", path + ".ip")
+    return errs
+
+
+def _endpoint_port(port: Obj, require_name: bool, path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    if require_name and not port.get("name"):
+        errs.append(errors.required(path + ".name"))
+    elif port.get("name"):
+        errs += _dns_label(port["name"], path + ".name")
+    errs += [errors.invalid(path + ".port", port.get("port", 0), msg) for msg in is_valid_port_num(port.get("port", 0))]
+    protocol = port.get("protocol")
+    if not protocol:
+        errs.append(errors.required(path + ".protocol"))
+    elif protocol not in SUPPORTED_PORT_PROTOCOLS:
+        errs.append(errors.not_supported(path + ".protocol", protocol, SUPPORTED_PORT_PROTOCOLS))
+    if port.get("appProtocol") is not None:
+        errs += [errors.invalid(path + ".appProtocol", port["appProtocol"], msg)
+                 for msg in is_qualified_name(port["appProtocol"])]
+    return errs
+
+
+def validate_endpoints(ep: Obj) -> list[FieldError]:
+    """Upstream: ValidateEndpoints / validateEndpointSubsets"""
+    errs = m.validate_object_meta(ep.get("metadata") or {}, True, name_is_dns_subdomain)
+    for i, ss in enumerate(ep.get("subsets") or []):
+        path = f"subsets[{i}]"
+        if not ss.get("addresses") and not ss.get("notReadyAddresses"):
+            errs.append(errors.required(path, "must specify `addresses` or `notReadyAddresses`"))
+        for key in ("addresses", "notReadyAddresses"):
+            for j, addr in enumerate(ss.get(key) or []):
+                errs += _endpoint_address(addr, f"{path}.{key}[{j}]")
+        ports = ss.get("ports") or []
+        for j, port in enumerate(ports):
+            errs += _endpoint_port(port, len(ports) > 1, f"{path}.ports[{j}]")
+    return errs
+
+
+def validate_endpoints_update(new: Obj, old: Obj) -> list[FieldError]:
+    return m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}) + \
+        [e for e in validate_endpoints(new) if not e.field.startswith("metadata.")]

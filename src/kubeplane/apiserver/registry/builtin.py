@@ -8,3 +8,6 @@ from .apps import deployment, replicaset
 from .coordination import lease
 from .events import event as events_event
 from .autoscaling import scale
+from .core import persistentvolume, persistentvolumeclaim, limitrange, resourcequota, endpoints, componentstatus
+from .storage import storageclass, volumeattachment, csinode, csidriver, csistoragecapacity, volumeattributesclass
+from .discovery import endpointslice

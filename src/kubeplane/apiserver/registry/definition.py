@@ -94,6 +94,8 @@ class ResourceDefinition(ResourceInfo):
     field_selectors     field label -> getter; None: only metadata.name/metadata.namespace
                         (upstream's DefaultMetaV1FieldSelectorConversion)
     returns_deleted_object  a delete answers the object (pods, namespaces), not a Status
+    deprecation_warning the Warning of every request to a deprecated kind (upstream: the
+                        installer's deprecation.WarningMessage, from APILifecycleDeprecated)
     """
     strategy: Strategy = field(default_factory=Strategy, compare=False)
     defaulter: Defaulter | None = field(default=None, compare=False)
@@ -106,3 +108,4 @@ class ResourceDefinition(ResourceInfo):
     printer: Printer = field(default=default_printer, compare=False)
     field_selectors: dict[str, FieldGetter] | None = field(default=None, compare=False)
     returns_deleted_object: bool = field(default=False, compare=False)
+    deprecation_warning: str = field(default="", compare=False)

@@ -1,0 +1,2 @@
+"""storage.k8s.io: StorageClasses, CSIDrivers, CSINodes, CSIStorageCapacities,
+VolumeAttachments, VolumeAttributesClasses."""

@@ -1,0 +1,174 @@
+"""Validation of PersistentVolumes/Claims, LimitRanges, ResourceQuotas and Endpoints: upstream's
+messages and field paths (pkg/apis/core/validation/validation_test.go cases)."""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from kubeplane.api.validation import core
+
+Obj = dict[str, Any]
+
+
+def _msgs(errs: list[Any]) -> list[str]:
+    return [str(e) for e in errs]
+
+
+def _pv(**spec: Any) -> Obj:
+    base = {"capacity": {"storage": "10G"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/foo", "type": ""},
+            "persistentVolumeReclaimPolicy": "Retain", "volumeMode": "Filesystem"}
+    return {"metadata": {"name": "pv1"}, "spec": {**base, **spec}}
+
+
+def _pvc(**spec: Any) -> Obj:
+    base = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10G"}}, "volumeMode": "Filesystem"}
+    return {"metadata": {"name": "c", "namespace": "ns", "resourceVersion": "1"}, "spec": {**base, **spec}, "status": {"phase": "Pending"}}
+
+
+def test_a_valid_pv_passes() -> None:
+    assert core.validate_persistent_volume(_pv()) == []
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ({"accessModes": []}, "spec.accessModes: Required value"),
+    ({"accessModes": ["fakemode"]}, 'spec.accessModes: Unsupported value: "fakemode": supported values: '
+                                    '"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"'),
+    ({"accessModes": ["ReadWriteOncePod", "ReadWriteMany"]},
+     "spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes"),
+    ({"capacity": {"storage": "0"}}, 'spec.capacity[storage]: Invalid value: "0": must be greater than zero'),
+    ({"persistentVolumeReclaimPolicy": "fakeReclaimPolicy"},
+     'spec.persistentVolumeReclaimPolicy: Unsupported value: "fakeReclaimPolicy": supported values: '
+     '"Delete", "Recycle", "Retain"'),
+    ({"hostPath": None}, "spec: Required value: must specify a volume type"),
+    ({"nfs": {"server": "s", "path": "/p"}}, "spec.nfs: Forbidden: may not specify more than 1 volume type"),
+    ({"hostPath": {"path": "/"}, "persistentVolumeReclaimPolicy": "Recycle"},
+     "spec.persistentVolumeReclaimPolicy: Forbidden: may not be 'recycle' for a hostPath mount of '/'"),
+    ({"volumeMode": "fakeVolumeMode"},
+     'spec.volumeMode: Unsupported value: "fakeVolumeMode": supported values: "Block", "Filesystem"'),
+    ({"storageClassName": "-invalid-"}, 'spec.storageClassName: Invalid value: "-invalid-": a lowercase RFC 1123'),
+])
+def test_pv_errors(spec: Obj, expected: str) -> None:
+    msgs = _msgs(core.validate_persistent_volume(_pv(**spec)))
+    assert any(m.startswith(expected) for m in msgs), msgs
+
+
+def test_pv_source_and_volume_mode_are_immutable() -> None:
+    old = _pv()
+    old["metadata"]["resourceVersion"] = "1"
+    new = copy.deepcopy(old)
+    new["spec"]["hostPath"]["path"] = "/bar"
+    new["spec"]["volumeMode"] = "Block"
+    new["spec"]["capacity"] = {"storage": "20G"}                  # capacity may change
+    assert _msgs(core.validate_persistent_volume_update(new, old)) == [
+        "spec.persistentvolumesource: Forbidden: spec.persistentvolumesource is immutable after creation",
+        'volumeMode: Invalid value: "Block": field is immutable']
+
+
+def test_a_valid_claim_passes() -> None:
+    assert core.validate_persistent_volume_claim(_pvc()) == []
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ({"accessModes": []}, "spec.accessModes: Required value: at least 1 access mode is required"),
+    ({"resources": {"requests": {}}}, "spec.resources[storage]: Required value"),
+    ({"resources": {"requests": {"storage": "-1"}}},
+     'spec.resources[storage]: Invalid value: "-1": must be greater than zero'),
+    ({"volumeMode": "x"}, 'spec.volumeMode: Unsupported value: "x": supported values: "Block", "Filesystem"'),
+])
+def test_claim_errors(spec: Obj, expected: str) -> None:
+    assert expected in _msgs(core.validate_persistent_volume_claim(_pvc(**spec)))
+
+
+def test_claim_spec_is_immutable_but_a_bound_claim_may_grow() -> None:
+    old = _pvc()
+    grown = copy.deepcopy(old)
+    grown["spec"]["resources"]["requests"]["storage"] = "20G"
+    assert _msgs(core.validate_persistent_volume_claim_update(grown, old)) == [
+        "spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName "
+        "for bound claims"]
+    old["status"] = {"phase": "Bound", "capacity": {"storage": "10G"}}
+    grown["status"] = old["status"]
+    assert core.validate_persistent_volume_claim_update(grown, old) == []
+    shrunk = copy.deepcopy(old)
+    shrunk["spec"]["resources"]["requests"]["storage"] = "5G"
+    assert _msgs(core.validate_persistent_volume_claim_update(shrunk, old)) == [
+        "spec.resources.requests.storage: Forbidden: field can not be less than status.capacity"]
+    bound = copy.deepcopy(_pvc())
+    bound["spec"]["volumeName"] = "pv1"                   # volumeName may be set once
+    assert core.validate_persistent_volume_claim_update(bound, _pvc()) == []
+
+
+def _lr(*limits: Obj) -> Obj:
+    return {"metadata": {"name": "lr", "namespace": "ns"}, "spec": {"limits": list(limits)}}
+
+
+def test_limit_range() -> None:
+    ok = {"type": "Container", "max": {"cpu": "1"}, "min": {"cpu": "100m"}, "default": {"cpu": "500m"},
+          "defaultRequest": {"cpu": "200m"}, "maxLimitRequestRatio": {"cpu": "5"}}
+    assert core.validate_limit_range(_lr(ok)) == []
+    assert _msgs(core.validate_limit_range(_lr({"type": "Container", "min": {"memory": "2Gi"},
+                                                 "max": {"memory": "1Gi"}}))) == [
+        'spec.limits[0].min[memory]: Invalid value: "2Gi": min value 2Gi is greater than max value 1Gi']
+    assert _msgs(core.validate_limit_range(_lr({"type": "Pod", "default": {"cpu": "1"}}))) == [
+        "spec.limits[0].default: Forbidden: may not be specified when `type` is 'Pod'"]
+    assert _msgs(core.validate_limit_range(_lr({"type": "PersistentVolumeClaim"}))) == [
+        "spec.limits[0].limits: Required value: either minimum or maximum storage value is required, but neither "
+        "was provided"]
+    assert 'spec.limits[1].type: Duplicate value: "Container"' in \
+        _msgs(core.validate_limit_range(_lr({"type": "Container"}, {"type": "Container"})))
+    assert _msgs(core.validate_limit_range(_lr({"type": "Unknown"}))) == [
+        'spec.limits[0].type: Invalid value: "Unknown": must be a standard limit type or fully qualified']
+    assert _msgs(core.validate_limit_range(_lr({"type": "Container", "maxLimitRequestRatio": {"cpu": "0.5"}}))) == [
+        'spec.limits[0].maxLimitRequestRatio[cpu]: Invalid value: "0.5": ratio 0.5 is less than 1']
+
+
+def _quota(**spec: Any) -> Obj:
+    return {"metadata": {"name": "q", "namespace": "ns", "resourceVersion": "1"}, "spec": spec}
+
+
+def test_resource_quota() -> None:
+    assert core.validate_resource_quota(_quota(hard={"cpu": "100", "pods": "10", "count/deployments.apps": "1",
+                                                     "requests.storage": "10Gi"})) == []
+    assert _msgs(core.validate_resource_quota(_quota(hard={"pods": "-1"}))) == [
+        'spec.hard[pods]: Invalid value: "-1": must be greater than or equal to 0']
+    assert _msgs(core.validate_resource_quota(_quota(hard={"pods": "1.5"}))) == [
+        'spec.hard[pods]: Invalid value: "1.5": must be an integer']
+    assert _msgs(core.validate_resource_quota(_quota(hard={"storage": "1"}))) == [
+        'spec.hard[storage]: Invalid value: "storage": must be a standard resource for quota']
+    assert _msgs(core.validate_resource_quota(_quota(hard={"pods": "1"}, scopes=["BestEffort", "NotBestEffort"]))) == [
+        'spec.scopes: Invalid value: []{"BestEffort", "NotBestEffort"}: conflicting scopes']
+    assert _msgs(core.validate_resource_quota(_quota(hard={"cpu": "1"}, scopes=["BestEffort"]))) == [
+        'spec.scopes: Invalid value: []{"BestEffort"}: unsupported scope applied to resource']
+    selector = {"matchExpressions": [{"scopeName": "PriorityClass", "operator": "In"}]}
+    assert _msgs(core.validate_resource_quota(_quota(hard={"pods": "1"}, scopeSelector=selector))) == [
+        "spec.scopeSelector.matchExpressions.values: Required value: must be at least one value when `operator` is "
+        "'In' or 'NotIn' for scope selector"]
+
+
+def test_resource_quota_scopes_are_immutable() -> None:
+    old = _quota(hard={"pods": "1"}, scopes=["BestEffort"])
+    new = _quota(hard={"pods": "1"}, scopes=["NotBestEffort"])
+    assert _msgs(core.validate_resource_quota_update(new, old)) == [
+        'spec.scopes: Invalid value: []{"NotBestEffort"}: field is immutable']
+
+
+def test_endpoints() -> None:
+    ok = {"metadata": {"name": "e", "namespace": "ns"},
+          "subsets": [{"addresses": [{"ip": "10.10.1.1"}], "ports": [{"name": "a", "port": 8675, "protocol": "TCP"}]}]}
+    assert core.validate_endpoints(ok) == []
+    bad = copy.deepcopy(ok)
+    bad["subsets"] = [{"ports": [{"port": 80, "protocol": "TCP"}]},
+                      {"addresses": [{"ip": "127.0.0.1"}, {"ip": "[2001:db8::1]"}],
+                       "ports": [{"port": 0, "protocol": "HTTP"}, {"port": 1, "protocol": "TCP"}]}]
+    assert _msgs(core.validate_endpoints(bad)) == [
+        "subsets[0]: Required value: must specify `addresses` or `notReadyAddresses`",
+        'subsets[1].addresses[0].ip: Invalid value: "127.0.0.1": may not be in the loopback range '
+        "(127.0.0.0/8, ::1/128)",
+        'subsets[1].addresses[1].ip: Invalid value: "[2001:db8::1]": must be a valid IP address, '
+        "(e.g. 10.9.8.7 or 2001:db8::ffff)",
+        "subsets[1].ports[0].name: Required value",
+        "subsets[1].ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive",
+        'subsets[1].ports[0].protocol: Unsupported value: "HTTP": supported values: "SCTP", "TCP", "UDP"',
+        "subsets[1].ports[1].name: Required value"]

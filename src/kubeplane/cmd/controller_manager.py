@@ -29,7 +29,7 @@ SECURE_PORT = 10257          # upstream: ports.KubeControllerManagerPort
 # The controllers run_controllers starts, by upstream's names (names.go), for their health checks.
 CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collector-controller",
                "namespace-controller", "node-lifecycle-controller", "serviceaccount-controller",
-               "root-ca-certificate-publisher-controller")
+               "root-ca-certificate-publisher-controller", "resourcequota-controller")
 
 
 @dataclass(frozen=True)

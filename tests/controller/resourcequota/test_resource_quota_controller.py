@@ -78,9 +78,9 @@ def pod(name: str, cpu: str, phase: str = "Running") -> dict[str, Any]:
             "status": {"phase": phase}}
 
 
-def test_resource_quotas_are_not_served_yet() -> None:
-    """The controller-manager starts the controller only once this is true."""
-    assert served("", "resourcequotas") is None
+def test_resource_quotas_are_served() -> None:
+    """The controller-manager starts the controller only when ResourceQuota is a served kind."""
+    assert served("", "resourcequotas") is not None
 
 
 async def test_sync_computes_usage_and_writes_status(f: Fixture) -> None:

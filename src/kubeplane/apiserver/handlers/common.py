@@ -98,11 +98,10 @@ def _gc_paused(fn: Callable[..., T], *args: Any) -> T:
 
 
 def input_obj(ri: ResourceInfo, obj: Obj) -> Obj:
-    """The object as it is stored, from the requested API version's form (output_obj's inverse)."""
-    if ri.group == "events.k8s.io":
-        from ...api import conversion
-        return conversion.event_events_v1_to_core(obj)
-    return obj
+    """The object as it is stored, from the requested API version's form (output_obj's inverse;
+    ResourceDefinition.to_storage)."""
+    convert = resource_definition(ri).to_storage
+    return convert(obj) if convert is not None else obj
 
 
 def field_validation(req: Request) -> str:
@@ -433,15 +432,13 @@ def page(kvs: list[KeyValue], sel: Selectors, start: str, limit: int,
 # --- responses ----------------------------------------------------------------------------
 
 def output_obj(ri: ResourceInfo, obj: Obj) -> Obj:
-    """The object as the requested API version shows it (events.k8s.io is converted)."""
-    if ri.group == "events.k8s.io":
-        from ...api import conversion
-        return conversion.event_core_to_events_v1(obj)
-    return obj
+    """The object as the requested API version shows it (ResourceDefinition.from_storage)."""
+    convert = resource_definition(ri).from_storage
+    return convert(obj) if convert is not None else obj
 
 
 def output_bytes(ri: ResourceInfo, obj: Obj, value: bytes | None) -> bytes:
-    if ri.group == "events.k8s.io" or value is None:
+    if value is None or resource_definition(ri).from_storage is not None:
         return orjson.dumps(output_obj(ri, obj))
     return value
 

@@ -8,3 +8,8 @@ from .apps import deployment, replicaset
 from .coordination import lease
 from .events import event as events_event
 from .autoscaling import scale
+from .networking import ingress, ingressclass, networkpolicy, servicecidr, ipaddress
+from .policy import poddisruptionbudget
+from .autoscaling import horizontalpodautoscaler
+from .scheduling import priorityclass
+from .node import runtimeclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...api.autoscaling_conversion import hpa_v1_to_v2
+from ...api.autoscaling_conversion import V1, hpa_v1_to_v2
 from .columns import Column, _age, _col, _doc, _name
 from .printers import Row, translate_timestamp_since
 
@@ -92,6 +92,11 @@ def format_hpa_metrics(specs: list[Obj] | None, statuses: list[Obj] | None) -> s
 
 
 def print_hpa(obj: Obj, now: float) -> Row:
+    """Either version's object: a v1 one is printed as the v2 object it stands for (upstream
+    prints the internal type; tables find the printer by group and resource, whatever the
+    version asked)."""
+    if obj.get("apiVersion") == V1:
+        obj = hpa_v1_to_v2(obj)
     meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
     ref = spec.get("scaleTargetRef") or {}
     min_pods = "<unset>" if spec.get("minReplicas") is None else str(spec["minReplicas"])
@@ -99,8 +104,3 @@ def print_hpa(obj: Obj, now: float) -> Row:
             format_hpa_metrics(spec.get("metrics"), status.get("currentMetrics")), min_pods,
             spec.get("maxReplicas", 0), status.get("currentReplicas", 0),
             translate_timestamp_since(meta.get("creationTimestamp"), now)], None
-
-
-def print_hpa_v1(obj: Obj, now: float) -> Row:
-    """An autoscaling/v1 object: printed as the v2 object it stands for."""
-    return print_hpa(hpa_v1_to_v2(obj), now)

@@ -40,14 +40,14 @@ _COMMON: dict[str, Any] = dict(
     defaulter=defaulting.set_defaults_hpa,
     validate=validation.validate_hpa, validate_update=validation.validate_hpa_update,
     validate_status_update=validation.validate_hpa_status_update,
-    columns=tables.hpa_columns,
+    columns=tables.hpa_columns, printer=tables.print_hpa,
 )
 
 HPA_V2 = register(ResourceDefinition(
     "autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", "horizontalpodautoscaler", True,
-    "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler", printer=tables.print_hpa, **_COMMON))
+    "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler", **_COMMON))
 
 HPA_V1 = register(ResourceDefinition(
     "autoscaling", "v1", "HorizontalPodAutoscaler", "horizontalpodautoscalers", "horizontalpodautoscaler", True,
-    "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler", printer=tables.print_hpa_v1,
+    "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler",
     to_storage=hpa_v1_to_v2, from_storage=hpa_v2_to_v1, **_COMMON))

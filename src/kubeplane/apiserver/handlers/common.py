@@ -438,7 +438,9 @@ def output_obj(ri: ResourceInfo, obj: Obj) -> Obj:
 
 
 def output_bytes(ri: ResourceInfo, obj: Obj, value: bytes | None) -> bytes:
-    if value is None or resource_definition(ri).from_storage is not None:
+    # getattr, not resource_definition(): every listed object passes here (ri is the
+    # registry's definition on the serving path), and the call would double its cost.
+    if value is None or getattr(ri, "from_storage", None) is not None:
         return orjson.dumps(output_obj(ri, obj))
     return value
 

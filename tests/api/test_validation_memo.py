@@ -123,6 +123,9 @@ SAMPLES = {
     ("v1", "Pod"): {"spec": {"containers": [{"name": "c", "image": "x", "ports": [{"containerPort": 80}]}],
                              "hostNetwork": True}},
     ("v1", "Service"): {"spec": {"ports": [{"port": 80}], "type": "LoadBalancer"}},
+    ("networking.k8s.io/v1", "NetworkPolicy"): {"spec": {"podSelector": {}, "ingress": [{"ports": [{"port": 80}]}]}},
+    ("networking.k8s.io/v1", "IngressClass"): {"spec": {"controller": "a.io/c", "parameters": {"kind": "K", "name": "n"}}},
+    ("autoscaling/v2", "HorizontalPodAutoscaler"): {"spec": {"maxReplicas": 3, "behavior": {}}},
 }
 
 

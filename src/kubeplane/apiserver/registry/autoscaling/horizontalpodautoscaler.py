@@ -37,16 +37,18 @@ _COMMON: dict[str, Any] = dict(
     short_names=("hpa",), categories=("all",), subresources=(STATUS("HorizontalPodAutoscaler"),),
     storage_prefix="horizontalpodautoscalers",
     strategy=HorizontalPodAutoscalerStrategy(),
-    defaulter=defaulting.set_defaults_hpa,
-    validate=validation.validate_hpa, validate_update=validation.validate_hpa_update,
-    validate_status_update=validation.validate_hpa_status_update,
     columns=tables.hpa_columns, printer=tables.print_hpa,
 )
 
 HPA_V2 = register(ResourceDefinition(
     "autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", "horizontalpodautoscaler", True,
-    "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler", **_COMMON))
+    "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler",
+    defaulter=defaulting.set_defaults_hpa,
+    validate=validation.validate_hpa, validate_update=validation.validate_hpa_update,
+    validate_status_update=validation.validate_hpa_status_update, **_COMMON))
 
+# No defaulting or validation of its own: a v1 object is converted to v2 before the write
+# pipeline, which then picks v2's by the object's apiVersion (registry/scheme.py).
 HPA_V1 = register(ResourceDefinition(
     "autoscaling", "v1", "HorizontalPodAutoscaler", "horizontalpodautoscalers", "horizontalpodautoscaler", True,
     "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler",

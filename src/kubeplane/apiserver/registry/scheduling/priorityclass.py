@@ -20,7 +20,7 @@ PRIORITY_CLASSES = register(ResourceDefinition(
     "scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", "priorityclass", False,
     "io.k8s.api.scheduling.v1.PriorityClass",
     short_names=("pc",),
-    defaulter=defaulting.set_defaults_priority_class,
+    defaulter=defaulting.set_defaults_priority_class, defaults_outside_spec=True,   # preemptionPolicy: top level
     validate=validation.validate_priority_class, validate_update=validation.validate_priority_class_update,
     columns=tables.priority_class_columns, printer=tables.print_priority_class,
 ))

@@ -104,3 +104,31 @@ def test_priority_class_and_runtime_class_rows() -> None:
                                                                          "PreemptionPolicy"]
     rc = {"metadata": meta("gvisor"), "handler": "runsc"}
     assert scheduling.print_runtime_class(rc, NOW)[0] == ["gvisor", "runsc", "100s"]
+
+
+V2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
+V1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
+APPLY = {"content-type": "application/apply-patch+yaml"}
+
+
+async def test_server_side_apply_through_both_hpa_versions(api: Any) -> None:
+    """Field managers of both versions on one stored object: each apply lands, nothing 500s."""
+    v2 = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
+          "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 4,
+                   "metrics": [{"type": "Resource", "resource": {"name": "memory", "target": {
+                       "type": "AverageValue", "averageValue": "1Gi"}}}]}}
+    r = await api.call("PATCH", V2 + "/h", {"fieldManager": "a"}, body=v2, headers=APPLY)
+    assert r.status == 201, r.json
+    v1 = {"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
+          "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 6}}
+    r = await api.call("PATCH", V1 + "/h", {"fieldManager": "b", "force": "true"}, body=v1, headers=APPLY)
+    assert r.status == 200, r.json
+    assert r.json["apiVersion"] == "autoscaling/v1" and r.json["spec"]["maxReplicas"] == 6
+    got = (await api.get(V2 + "/h")).json
+    assert got["spec"]["maxReplicas"] == 6
+    assert got["spec"]["metrics"][0]["resource"]["name"] == "memory"        # v1 could not see it; it stays
+    r = await api.call("PATCH", V1 + "/h", body={"spec": {"targetCPUUtilizationPercentage": 40}},
+                       headers={"content-type": "application/merge-patch+json"})
+    assert r.status == 200, r.json
+    metrics = (await api.get(V2 + "/h")).json["spec"]["metrics"]
+    assert [m["resource"]["name"] for m in metrics] == ["memory", "cpu"]

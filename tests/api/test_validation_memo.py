@@ -127,6 +127,9 @@ SAMPLES = {
     ("storage.k8s.io/v1", "CSIDriver"): {"spec": {}},
     ("storage.k8s.io/v1", "VolumeAttachment"): {"spec": {"attacher": "a", "nodeName": "n", "source": {
         "inlineVolumeSpec": {"hostPath": {"path": "/x"}}}}},
+    ("networking.k8s.io/v1", "NetworkPolicy"): {"spec": {"podSelector": {}, "ingress": [{"ports": [{"port": 80}]}]}},
+    ("networking.k8s.io/v1", "IngressClass"): {"spec": {"controller": "a.io/c", "parameters": {"kind": "K", "name": "n"}}},
+    ("autoscaling/v2", "HorizontalPodAutoscaler"): {"spec": {"maxReplicas": 3, "behavior": {}}},
 }
 
 

@@ -55,6 +55,24 @@ SAMPLES: dict[tuple[str, str, str], dict[str, Any]] = {
     ("storage.k8s.io", "v1", "volumeattributesclasses"): {"driverName": "example.com/csi"},
     ("discovery.k8s.io", "v1", "endpointslices"): {"addressType": "IPv4", "endpoints": [{"addresses": ["10.0.0.1"]}],
                                                    "ports": [{"port": 80}]},
+    ("networking.k8s.io", "v1", "ingresses"): {"spec": {"defaultBackend": {"service": {"name": "web",
+                                                                                       "port": {"number": 80}}}}},
+    ("networking.k8s.io", "v1", "ingressclasses"): {"spec": {"controller": "example.com/ingress"}},
+    ("networking.k8s.io", "v1", "networkpolicies"): {"spec": {"podSelector": {}}},
+    ("networking.k8s.io", "v1", "servicecidrs"): {"spec": {"cidrs": ["10.100.0.0/16"]}},
+    ("networking.k8s.io", "v1", "ipaddresses"): {"spec": {"parentRef": {"resource": "services", "name": "s",
+                                                                         "namespace": "default"}}},
+    ("policy", "v1", "poddisruptionbudgets"): {"spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "rt"}}}},
+    ("autoscaling", "v2", "horizontalpodautoscalers"): {"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "d"},
+                                                                 "maxReplicas": 3}},
+    ("autoscaling", "v1", "horizontalpodautoscalers"): {"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "d"},
+                                                                 "maxReplicas": 3}},
+    ("scheduling.k8s.io", "v1", "priorityclasses"): {"value": 1000},
+    ("node.k8s.io", "v1", "runtimeclasses"): {"handler": "runc"},
+}
+# Kinds whose names have a format of their own (the test names the others "rt").
+NAMES: dict[tuple[str, str, str], str] = {
+    ("networking.k8s.io", "v1", "ipaddresses"): "10.96.0.10",
 }
 
 
@@ -105,8 +123,12 @@ def _path(d: ResourceDefinition, name: str = "") -> str:
     return f"{root}/{ns}{d.plural}" + (f"/{name}" if name else "")
 
 
+def _name(d: ResourceDefinition) -> str:
+    return NAMES.get((d.group, d.version, d.plural), "rt")
+
+
 def _sample(d: ResourceDefinition) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": "rt"}
+    meta: dict[str, Any] = {"name": _name(d)}
     if d.namespaced:
         meta["namespace"] = "default"
     return {"apiVersion": d.api_version, "kind": d.kind, "metadata": meta, **SAMPLES[(d.group, d.version, d.plural)]}
@@ -124,6 +146,7 @@ async def test_every_kind_round_trips(server: APIServer, api: Any, d: ResourceDe
     api.server, api.storage = server, server.storage          # the conftest helpers on this backend
     if "create" not in d.verbs:
         pytest.skip("not writable (componentstatuses: probed, not stored)")
+    name = _name(d)
     listed = await api.get(_path(d))
     assert listed.status == 200, listed.json
     watch = await api.open_watch(_path(d), {"resourceVersion": listed.json["metadata"]["resourceVersion"]})
@@ -132,28 +155,28 @@ async def test_every_kind_round_trips(server: APIServer, api: Any, d: ResourceDe
         assert created.status == 201, created.json
         assert (created.json["apiVersion"], created.json["kind"]) == (d.api_version, d.kind)
         [event] = await watch.events(1)
-        assert event["type"] == "ADDED" and event["object"]["metadata"]["name"] == "rt"
+        assert event["type"] == "ADDED" and event["object"]["metadata"]["name"] == name
     finally:
         await watch.close()
 
-    got = await api.get(_path(d, "rt"))
+    got = await api.get(_path(d, name))
     assert got.status == 200 and got.json["metadata"]["uid"] == created.json["metadata"]["uid"]
     names = [o["metadata"]["name"] for o in (await api.get(_path(d))).json["items"]]
-    assert "rt" in names
+    assert name in names
 
     for content_type, body in PATCHES:
-        r = await api.call("PATCH", _path(d, "rt"), body=body, headers={"content-type": content_type})
+        r = await api.call("PATCH", _path(d, name), body=body, headers={"content-type": content_type})
         assert r.status == 200, (content_type, r.json)
-    apply = {"apiVersion": d.api_version, "kind": d.kind, "metadata": {"name": "rt", "labels": {"apply": "1"}}}
-    r = await api.call("PATCH", _path(d, "rt"), {"fieldManager": "test"}, body=apply,
+    apply = {"apiVersion": d.api_version, "kind": d.kind, "metadata": {"name": name, "labels": {"apply": "1"}}}
+    r = await api.call("PATCH", _path(d, name), {"fieldManager": "test"}, body=apply,
                        headers={"content-type": "application/apply-patch+yaml"})
     assert r.status == 200, r.json
-    labels = (await api.get(_path(d, "rt"))).json["metadata"]["labels"]
+    labels = (await api.get(_path(d, name))).json["metadata"]["labels"]
     assert {"merge", "strategic", "json", "apply"} <= set(labels), labels
 
-    r = await api.call("DELETE", _path(d, "rt"))
+    r = await api.call("DELETE", _path(d, name))
     assert r.status == 200, r.json
-    after = await api.get(_path(d, "rt"))
+    after = await api.get(_path(d, name))
     if d.plural == "namespaces":       # termination waits for the namespace controller
         assert after.json["status"]["phase"] == "Terminating"
     else:

@@ -80,7 +80,9 @@ RESOURCES: tuple[ResourceInfo, ...] = _rows()
 GROUP_VERSIONS: tuple[tuple[str, str], ...] = tuple(dict.fromkeys((r.group, r.version) for r in RESOURCES))
 
 _BY_PATH = {(r.group, r.version, r.plural): r for r in RESOURCES}
-_BY_KIND = {(r.group, r.kind): r for r in RESOURCES}
+# A kind served in several versions (autoscaling v2 and v1) is known by its first, preferred one.
+_BY_KIND = {(r.group, r.kind): r for r in reversed(RESOURCES)}
+_BY_VERSION_KIND = {(r.group, r.version, r.kind): r for r in RESOURCES}
 
 
 def lookup(group: str, version: str, plural: str) -> ResourceInfo | None:
@@ -90,6 +92,10 @@ def lookup(group: str, version: str, plural: str) -> ResourceInfo | None:
 
 def for_kind(group: str, kind: str) -> ResourceInfo | None:
     return _BY_KIND.get((group, kind))
+
+
+def for_version_kind(group: str, version: str, kind: str) -> ResourceInfo | None:
+    return _BY_VERSION_KIND.get((group, version, kind))
 
 
 def resources_in(group: str, version: str) -> list[ResourceInfo]:

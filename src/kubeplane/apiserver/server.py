@@ -65,12 +65,15 @@ class APIServer:
         return rfc3339(self.clock.now())
 
     async def bootstrap(self) -> None:
-        """Create the system namespaces (upstream: the bootstrap-controller post-start hook)."""
+        """Create the system namespaces and priority classes (upstream: the bootstrap-controller and
+        scheduling/bootstrap-system-priority-classes post-start hooks)."""
         ri = subresources.namespaces_info()
         for ns in SYSTEM_NAMESPACES:
             if await self.storage.get(ri.key("", ns)) is None:
                 obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
                 await store.create(self, store.WriteOptions(), ri, "", obj, [])
+        from .registry.scheduling.priorityclass import bootstrap_system_priority_classes
+        await bootstrap_system_priority_classes(self)
         if self.service_repair is not None:      # every ClusterIP and NodePort found again
             await kubernetesservice.repair_services(self, self.service_repair)
         self.ready = True

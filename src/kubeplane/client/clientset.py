@@ -18,9 +18,9 @@ from .rest import GroupClient, ResourceClient
 from .transport import Transport
 
 if TYPE_CHECKING:
-    from ..api.types import apps_v1, coordination_v1, core_v1, discovery_v1, events_v1, storage_v1
+    from ..api.types import apps_v1, autoscaling_v1, autoscaling_v2, coordination_v1, core_v1, discovery_v1, events_v1, networking_v1, node_v1, policy_v1, scheduling_v1, storage_v1
 
-__all__ = ["AppsV1Client", "Clientset", "CoordinationV1Client", "CoreV1Client", "DiscoveryV1Client", "EventsV1Client", "GroupClient", "StorageV1Client"]
+__all__ = ["AppsV1Client", "AutoscalingV1Client", "AutoscalingV2Client", "Clientset", "CoordinationV1Client", "CoreV1Client", "DiscoveryV1Client", "EventsV1Client", "GroupClient", "NetworkingV1Client", "NodeV1Client", "PolicyV1Client", "SchedulingV1Client", "StorageV1Client"]
 
 
 class CoreV1Client(GroupClient):
@@ -140,6 +140,78 @@ class DiscoveryV1Client(GroupClient):
         return self.resource("endpointslices", namespace)
 
 
+class NetworkingV1Client(GroupClient):
+    """networking.k8s.io/v1. Upstream: NetworkingV1Client (typed/networking/v1)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "networking.k8s.io", "v1")
+
+    def ingressclasses(self) -> ResourceClient[networking_v1.IngressClass]:
+        return self.resource("ingressclasses")
+
+    def ingresses(self, namespace: str = "") -> ResourceClient[networking_v1.Ingress]:
+        return self.resource("ingresses", namespace)
+
+    def ipaddresses(self) -> ResourceClient[networking_v1.IPAddress]:
+        return self.resource("ipaddresses")
+
+    def networkpolicies(self, namespace: str = "") -> ResourceClient[networking_v1.NetworkPolicy]:
+        return self.resource("networkpolicies", namespace)
+
+    def servicecidrs(self) -> ResourceClient[networking_v1.ServiceCIDR]:
+        return self.resource("servicecidrs")
+
+
+class PolicyV1Client(GroupClient):
+    """policy/v1. Upstream: PolicyV1Client (typed/policy/v1)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "policy", "v1")
+
+    def poddisruptionbudgets(self, namespace: str = "") -> ResourceClient[policy_v1.PodDisruptionBudget]:
+        return self.resource("poddisruptionbudgets", namespace)
+
+
+class AutoscalingV2Client(GroupClient):
+    """autoscaling/v2. Upstream: AutoscalingV2Client (typed/autoscaling/v2)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "autoscaling", "v2")
+
+    def horizontalpodautoscalers(self, namespace: str = "") -> ResourceClient[autoscaling_v2.HorizontalPodAutoscaler]:
+        return self.resource("horizontalpodautoscalers", namespace)
+
+
+class AutoscalingV1Client(GroupClient):
+    """autoscaling/v1. Upstream: AutoscalingV1Client (typed/autoscaling/v1)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "autoscaling", "v1")
+
+    def horizontalpodautoscalers(self, namespace: str = "") -> ResourceClient[autoscaling_v1.HorizontalPodAutoscaler]:
+        return self.resource("horizontalpodautoscalers", namespace)
+
+
+class SchedulingV1Client(GroupClient):
+    """scheduling.k8s.io/v1. Upstream: SchedulingV1Client (typed/scheduling/v1)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "scheduling.k8s.io", "v1")
+
+    def priorityclasses(self) -> ResourceClient[scheduling_v1.PriorityClass]:
+        return self.resource("priorityclasses")
+
+
+class NodeV1Client(GroupClient):
+    """node.k8s.io/v1. Upstream: NodeV1Client (typed/node/v1)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "node.k8s.io", "v1")
+
+    def runtimeclasses(self) -> ResourceClient[node_v1.RuntimeClass]:
+        return self.resource("runtimeclasses")
+
+
 class Clientset:
     """Typed clients for every served group-version over one transport."""
 
@@ -163,6 +235,24 @@ class Clientset:
 
     def discovery_v1(self) -> DiscoveryV1Client:
         return DiscoveryV1Client(self.transport)
+
+    def networking_v1(self) -> NetworkingV1Client:
+        return NetworkingV1Client(self.transport)
+
+    def policy_v1(self) -> PolicyV1Client:
+        return PolicyV1Client(self.transport)
+
+    def autoscaling_v2(self) -> AutoscalingV2Client:
+        return AutoscalingV2Client(self.transport)
+
+    def autoscaling_v1(self) -> AutoscalingV1Client:
+        return AutoscalingV1Client(self.transport)
+
+    def scheduling_v1(self) -> SchedulingV1Client:
+        return SchedulingV1Client(self.transport)
+
+    def node_v1(self) -> NodeV1Client:
+        return NodeV1Client(self.transport)
 
     async def close(self) -> None:
         await self.transport.close()

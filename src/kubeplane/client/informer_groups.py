@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .listers import (
+    AutoscalingV1HorizontalPodAutoscalerLister,
+    AutoscalingV2HorizontalPodAutoscalerLister,
     CSIDriverLister,
     CSINodeLister,
     CSIStorageCapacityLister,
@@ -21,17 +23,25 @@ from .listers import (
     EndpointSliceLister,
     EndpointsLister,
     EventsV1EventLister,
+    IPAddressLister,
+    IngressClassLister,
+    IngressLister,
     LeaseLister,
     LimitRangeLister,
     NamespaceLister,
+    NetworkPolicyLister,
     NodeLister,
     PersistentVolumeClaimLister,
     PersistentVolumeLister,
+    PodDisruptionBudgetLister,
     PodLister,
+    PriorityClassLister,
     ReplicaSetLister,
     ResourceQuotaLister,
+    RuntimeClassLister,
     SecretLister,
     ServiceAccountLister,
+    ServiceCIDRLister,
     ServiceLister,
     StorageClassLister,
     VolumeAttachmentLister,
@@ -168,6 +178,78 @@ class DiscoveryV1Informers:
         return self.factory.informer_for("discovery.k8s.io", "v1", "endpointslices", EndpointSliceLister)
 
 
+class NetworkingV1Informers:
+    """factory.networking_v1(). Upstream: informers/networking/v1/interface.go"""
+
+    def __init__(self, factory: InformerSource) -> None:
+        self.factory = factory
+
+    def ingressclasses(self) -> ResourceInformer[IngressClassLister]:
+        return self.factory.informer_for("networking.k8s.io", "v1", "ingressclasses", IngressClassLister)
+
+    def ingresses(self) -> ResourceInformer[IngressLister]:
+        return self.factory.informer_for("networking.k8s.io", "v1", "ingresses", IngressLister)
+
+    def ipaddresses(self) -> ResourceInformer[IPAddressLister]:
+        return self.factory.informer_for("networking.k8s.io", "v1", "ipaddresses", IPAddressLister)
+
+    def networkpolicies(self) -> ResourceInformer[NetworkPolicyLister]:
+        return self.factory.informer_for("networking.k8s.io", "v1", "networkpolicies", NetworkPolicyLister)
+
+    def servicecidrs(self) -> ResourceInformer[ServiceCIDRLister]:
+        return self.factory.informer_for("networking.k8s.io", "v1", "servicecidrs", ServiceCIDRLister)
+
+
+class PolicyV1Informers:
+    """factory.policy_v1(). Upstream: informers/policy/v1/interface.go"""
+
+    def __init__(self, factory: InformerSource) -> None:
+        self.factory = factory
+
+    def poddisruptionbudgets(self) -> ResourceInformer[PodDisruptionBudgetLister]:
+        return self.factory.informer_for("policy", "v1", "poddisruptionbudgets", PodDisruptionBudgetLister)
+
+
+class AutoscalingV2Informers:
+    """factory.autoscaling_v2(). Upstream: informers/autoscaling/v2/interface.go"""
+
+    def __init__(self, factory: InformerSource) -> None:
+        self.factory = factory
+
+    def horizontalpodautoscalers(self) -> ResourceInformer[AutoscalingV2HorizontalPodAutoscalerLister]:
+        return self.factory.informer_for("autoscaling", "v2", "horizontalpodautoscalers", AutoscalingV2HorizontalPodAutoscalerLister)
+
+
+class AutoscalingV1Informers:
+    """factory.autoscaling_v1(). Upstream: informers/autoscaling/v1/interface.go"""
+
+    def __init__(self, factory: InformerSource) -> None:
+        self.factory = factory
+
+    def horizontalpodautoscalers(self) -> ResourceInformer[AutoscalingV1HorizontalPodAutoscalerLister]:
+        return self.factory.informer_for("autoscaling", "v1", "horizontalpodautoscalers", AutoscalingV1HorizontalPodAutoscalerLister)
+
+
+class SchedulingV1Informers:
+    """factory.scheduling_v1(). Upstream: informers/scheduling/v1/interface.go"""
+
+    def __init__(self, factory: InformerSource) -> None:
+        self.factory = factory
+
+    def priorityclasses(self) -> ResourceInformer[PriorityClassLister]:
+        return self.factory.informer_for("scheduling.k8s.io", "v1", "priorityclasses", PriorityClassLister)
+
+
+class NodeV1Informers:
+    """factory.node_v1(). Upstream: informers/node/v1/interface.go"""
+
+    def __init__(self, factory: InformerSource) -> None:
+        self.factory = factory
+
+    def runtimeclasses(self) -> ResourceInformer[RuntimeClassLister]:
+        return self.factory.informer_for("node.k8s.io", "v1", "runtimeclasses", RuntimeClassLister)
+
+
 class InformerGroups:
     """The per-group accessors, for a class that implements InformerSource. Upstream: factory.go"""
 
@@ -188,3 +270,21 @@ class InformerGroups:
 
     def discovery_v1(self: InformerSource) -> DiscoveryV1Informers:
         return DiscoveryV1Informers(self)
+
+    def networking_v1(self: InformerSource) -> NetworkingV1Informers:
+        return NetworkingV1Informers(self)
+
+    def policy_v1(self: InformerSource) -> PolicyV1Informers:
+        return PolicyV1Informers(self)
+
+    def autoscaling_v2(self: InformerSource) -> AutoscalingV2Informers:
+        return AutoscalingV2Informers(self)
+
+    def autoscaling_v1(self: InformerSource) -> AutoscalingV1Informers:
+        return AutoscalingV1Informers(self)
+
+    def scheduling_v1(self: InformerSource) -> SchedulingV1Informers:
+        return SchedulingV1Informers(self)
+
+    def node_v1(self: InformerSource) -> NodeV1Informers:
+        return NodeV1Informers(self)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .tools.cache.listers import GenericLister, GenericNamespaceLister
 
 if TYPE_CHECKING:
-    from ..api.types import apps_v1, coordination_v1, core_v1, discovery_v1, events_v1, storage_v1
+    from ..api.types import apps_v1, autoscaling_v1, autoscaling_v2, coordination_v1, core_v1, discovery_v1, events_v1, networking_v1, node_v1, policy_v1, scheduling_v1, storage_v1  # noqa: F401
 
 
 class ComponentStatusLister(GenericLister["core_v1.ComponentStatus"]):
@@ -165,6 +165,61 @@ class EndpointSliceLister(GenericLister["discovery_v1.EndpointSlice"]):
         return self.namespace(namespace)
 
 
+class IngressClassLister(GenericLister["networking_v1.IngressClass"]):
+    """Upstream: IngressClassLister (listers/networking/v1/ingressclass.go)"""
+
+
+class IngressLister(GenericLister["networking_v1.Ingress"]):
+    """Upstream: IngressLister (listers/networking/v1/ingress.go)"""
+
+    def ingresses(self, namespace: str) -> GenericNamespaceLister[networking_v1.Ingress]:
+        return self.namespace(namespace)
+
+
+class IPAddressLister(GenericLister["networking_v1.IPAddress"]):
+    """Upstream: IPAddressLister (listers/networking/v1/ipaddress.go)"""
+
+
+class NetworkPolicyLister(GenericLister["networking_v1.NetworkPolicy"]):
+    """Upstream: NetworkPolicyLister (listers/networking/v1/networkpolicy.go)"""
+
+    def networkpolicies(self, namespace: str) -> GenericNamespaceLister[networking_v1.NetworkPolicy]:
+        return self.namespace(namespace)
+
+
+class ServiceCIDRLister(GenericLister["networking_v1.ServiceCIDR"]):
+    """Upstream: ServiceCIDRLister (listers/networking/v1/servicecidr.go)"""
+
+
+class PodDisruptionBudgetLister(GenericLister["policy_v1.PodDisruptionBudget"]):
+    """Upstream: PodDisruptionBudgetLister (listers/policy/v1/poddisruptionbudget.go)"""
+
+    def poddisruptionbudgets(self, namespace: str) -> GenericNamespaceLister[policy_v1.PodDisruptionBudget]:
+        return self.namespace(namespace)
+
+
+class AutoscalingV2HorizontalPodAutoscalerLister(GenericLister["autoscaling_v2.HorizontalPodAutoscaler"]):
+    """Upstream: HorizontalPodAutoscalerLister (listers/autoscaling/v2/horizontalpodautoscaler.go)"""
+
+    def horizontalpodautoscalers(self, namespace: str) -> GenericNamespaceLister[autoscaling_v2.HorizontalPodAutoscaler]:
+        return self.namespace(namespace)
+
+
+class AutoscalingV1HorizontalPodAutoscalerLister(GenericLister["autoscaling_v1.HorizontalPodAutoscaler"]):
+    """Upstream: HorizontalPodAutoscalerLister (listers/autoscaling/v1/horizontalpodautoscaler.go)"""
+
+    def horizontalpodautoscalers(self, namespace: str) -> GenericNamespaceLister[autoscaling_v1.HorizontalPodAutoscaler]:
+        return self.namespace(namespace)
+
+
+class PriorityClassLister(GenericLister["scheduling_v1.PriorityClass"]):
+    """Upstream: PriorityClassLister (listers/scheduling/v1/priorityclass.go)"""
+
+
+class RuntimeClassLister(GenericLister["node_v1.RuntimeClass"]):
+    """Upstream: RuntimeClassLister (listers/node/v1/runtimeclass.go)"""
+
+
 # (group, version, plural) -> lister, for informers created by name.
 LISTERS: dict[tuple[str, str, str], type[GenericLister[Any]]] = {
     ("", "v1", "componentstatuses"): ComponentStatusLister,
@@ -192,4 +247,14 @@ LISTERS: dict[tuple[str, str, str], type[GenericLister[Any]]] = {
     ("storage.k8s.io", "v1", "volumeattachments"): VolumeAttachmentLister,
     ("storage.k8s.io", "v1", "volumeattributesclasses"): VolumeAttributesClassLister,
     ("discovery.k8s.io", "v1", "endpointslices"): EndpointSliceLister,
+    ("networking.k8s.io", "v1", "ingressclasses"): IngressClassLister,
+    ("networking.k8s.io", "v1", "ingresses"): IngressLister,
+    ("networking.k8s.io", "v1", "ipaddresses"): IPAddressLister,
+    ("networking.k8s.io", "v1", "networkpolicies"): NetworkPolicyLister,
+    ("networking.k8s.io", "v1", "servicecidrs"): ServiceCIDRLister,
+    ("policy", "v1", "poddisruptionbudgets"): PodDisruptionBudgetLister,
+    ("autoscaling", "v2", "horizontalpodautoscalers"): AutoscalingV2HorizontalPodAutoscalerLister,
+    ("autoscaling", "v1", "horizontalpodautoscalers"): AutoscalingV1HorizontalPodAutoscalerLister,
+    ("scheduling.k8s.io", "v1", "priorityclasses"): PriorityClassLister,
+    ("node.k8s.io", "v1", "runtimeclasses"): RuntimeClassLister,
 }

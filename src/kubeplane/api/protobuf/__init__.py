@@ -114,8 +114,8 @@ def definition_for(api_version: str, kind: str) -> str:
     group, _, version = api_version.rpartition("/")
     if kind == "DeleteOptions":
         return _META + "DeleteOptions"          # registered in every group version
-    info = resources.for_kind(group, kind)
-    if info is not None and info.version == version:
+    info = resources.for_version_kind(group, version, kind)
+    if info is not None:
         name = info.definition
     else:
         name = _EXTRA_KINDS.get((group, kind)) if version == "v1" else None

@@ -74,14 +74,10 @@ def is_heavy(req: Request, kv: KeyValue | None = None) -> bool:
 
 
 def input_obj(ri: ResourceInfo, obj: Obj) -> Obj:
-    """The object as it is stored, from the requested API version's form (output_obj's inverse)."""
-    if ri.group == "events.k8s.io":
-        from ...api import conversion
-        return conversion.event_events_v1_to_core(obj)
-    if ri.kind == "Secret" and not ri.group:
-        from ...api import conversion
-        return conversion.secret_v1_to_core(obj)
-    return obj
+    """The object as it is stored, from the requested API version's form (output_obj's inverse;
+    ResourceDefinition.to_storage)."""
+    convert = resource_definition(ri).to_storage
+    return convert(obj) if convert is not None else obj
 
 
 def field_validation(req: Request) -> str:
@@ -365,15 +361,15 @@ def page(kvs: list[KeyValue], sel: Selectors, start: str, limit: int,
 # --- responses ----------------------------------------------------------------------------
 
 def output_obj(ri: ResourceInfo, obj: Obj) -> Obj:
-    """The object as the requested API version shows it (events.k8s.io is converted)."""
-    if ri.group == "events.k8s.io":
-        from ...api import conversion
-        return conversion.event_core_to_events_v1(obj)
-    return obj
+    """The object as the requested API version shows it (ResourceDefinition.from_storage)."""
+    convert = resource_definition(ri).from_storage
+    return convert(obj) if convert is not None else obj
 
 
 def output_bytes(ri: ResourceInfo, obj: Obj, value: bytes | None) -> bytes:
-    if ri.group == "events.k8s.io" or value is None:
+    # getattr, not resource_definition(): every listed object passes here (ri is the
+    # registry's definition on the serving path), and the call would double its cost.
+    if value is None or getattr(ri, "from_storage", None) is not None:
         return orjson.dumps(output_obj(ri, obj))
     return value
 

@@ -184,13 +184,13 @@ def _merges_onto_stored(ri: ResourceInfo, subresource: str, patch_type: str) -> 
     every other value with the stored object. The write path after it only assigns top-level
     and metadata keys (type meta, system metadata, strategy, resourceVersion, managedFields;
     metadata is copied for it) — except defaulting, which fills nested values in place, and
-    the events.k8s.io conversion. So this holds where neither runs: a /status write of a kind
+    a version conversion (ResourceDefinition.from_storage). So this holds where neither runs: a /status write of a kind
     whose defaults are all under spec (the spec is the stored one), or a kind without any
     defaults. Saves decoding the whole stored object (a pod's status patch: about a tenth).
     """
-    if patch_type != MERGE_PATCH or ri.group == "events.k8s.io":
-        return False
     d = resource_definition(ri)
+    if patch_type != MERGE_PATCH or d.from_storage is not None:
+        return False
     if subresource == "status":
         return d.defaulter is None or not d.defaults_outside_spec
     return not subresource and d.defaulter is None

@@ -11,3 +11,8 @@ from .autoscaling import scale
 from .core import persistentvolume, persistentvolumeclaim, limitrange, resourcequota, endpoints, componentstatus
 from .storage import storageclass, volumeattachment, csinode, csidriver, csistoragecapacity, volumeattributesclass
 from .discovery import endpointslice
+from .networking import ingress, ingressclass, networkpolicy, servicecidr, ipaddress
+from .policy import poddisruptionbudget
+from .autoscaling import horizontalpodautoscaler
+from .scheduling import priorityclass
+from .node import runtimeclass

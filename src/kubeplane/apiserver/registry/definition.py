@@ -28,6 +28,7 @@ Warnings = Callable[[Obj], list[str]]
 Column = dict[str, Any]
 Row = tuple[list[Any], list[dict[str, Any]] | None]
 Printer = Callable[[Obj, float], Row]
+Converter = Callable[[Obj], Obj]
 FieldGetter = Callable[[Obj], str]
 
 
@@ -96,6 +97,12 @@ class ResourceDefinition(ResourceInfo):
     returns_deleted_object  a delete answers the object (pods, namespaces), not a Status
     deprecation_warning the Warning of every request to a deprecated kind (upstream: the
                         installer's deprecation.WarningMessage, from APILifecycleDeprecated)
+    to_storage, from_storage  a version served from another version's storage (events.k8s.io
+                        Events as core ones, autoscaling/v1 HPAs as v2): the request's object
+                        into the stored form before the write pipeline (which then defaults and
+                        validates it as the stored kind), and every answer back out of it.
+                        None: the served version is the stored one. Upstream: the scheme's
+                        conversions at the codec (storage version vs. request version).
     """
     strategy: Strategy = field(default_factory=Strategy, compare=False)
     defaulter: Defaulter | None = field(default=None, compare=False)
@@ -109,3 +116,5 @@ class ResourceDefinition(ResourceInfo):
     field_selectors: dict[str, FieldGetter] | None = field(default=None, compare=False)
     returns_deleted_object: bool = field(default=False, compare=False)
     deprecation_warning: str = field(default="", compare=False)
+    to_storage: Converter | None = field(default=None, compare=False)
+    from_storage: Converter | None = field(default=None, compare=False)

@@ -1,1 +1,2 @@
-"""autoscaling/v1 kinds served through other resources' subresources (Scale)."""
+"""autoscaling resources (HorizontalPodAutoscalers, v2 and v1) and the Scale kind served
+through other resources' subresources."""

@@ -1,7 +1,7 @@
 """Secrets. Upstream: pkg/registry/core/secret (strategy.go)."""
 from __future__ import annotations
 
-from ....api import defaults, labels
+from ....api import conversion, defaults, labels
 from ....api.validation import core as validation
 from ...tables import columns, printers
 from ..definition import ResourceDefinition
@@ -13,4 +13,5 @@ SECRETS = register(ResourceDefinition(
     validate=validation.validate_secret, validate_update=validation.validate_secret_update,
     columns=columns.secret_columns, printer=printers.print_secret,
     field_selectors={**labels.META_FIELDS, "type": labels.path("type")},
+    to_storage=conversion.secret_v1_to_core,      # stringData merged into data, never stored
 ))

@@ -1,9 +1,10 @@
 """events.k8s.io/v1 Events: the same storage as core/v1 Events (/registry/events/), converted
-on the way in and out (handlers/common.py input_obj/output_obj), as upstream serves both from
+on the way in and out (to_storage/from_storage, applied by handlers/common.py input_obj and
+output_obj), as upstream serves both from
 one store. Upstream: pkg/registry/core/event and pkg/apis/events/v1 (field label conversion)."""
 from __future__ import annotations
 
-from ....api import labels
+from ....api import conversion, labels
 from ....api.validation import events as validation
 from ...tables import columns, printers
 from ..core.event import EVENT_FIELDS
@@ -28,4 +29,5 @@ EVENTS = register(ResourceDefinition(
     columns=columns.event_columns,           # the same internal printer upstream
     printer=printers.print_events_v1_event,
     field_selectors=EVENTS_V1_FIELDS,
+    to_storage=conversion.event_events_v1_to_core, from_storage=conversion.event_core_to_events_v1,
 ))

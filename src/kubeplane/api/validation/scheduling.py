@@ -1,0 +1,83 @@
+"""scheduling.k8s.io/v1 PriorityClass and node.k8s.io/v1 RuntimeClass validation.
+
+Upstream: ValidatePriorityClass, ValidatePriorityClassUpdate (pkg/apis/scheduling/validation),
+IsKnownSystemPriorityClass and SystemPriorityClasses (pkg/apis/scheduling/v1/helpers.go),
+ValidateRuntimeClass, ValidateRuntimeClassUpdate (pkg/apis/node/validation). Left out:
+RuntimeClass overhead quantities and scheduling tolerations are only shape-checked by the
+schema, not by ValidateResourceRequirements/ValidateTolerations.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from kubeplane.api import errors
+from kubeplane.api.errors import FieldError
+
+from . import meta as m
+from .names import is_dns1123_label, name_is_dns_subdomain
+
+Obj = dict[str, Any]
+
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+SYSTEM_CRITICAL_PRIORITY = 2 * HIGHEST_USER_DEFINABLE_PRIORITY
+SYSTEM_PRIORITY_CLASS_PREFIX = "system-"
+# Upstream: SystemPriorityClasses (created at start by the scheduling post-start hook).
+SYSTEM_PRIORITY_CLASSES = (
+    {"name": "system-node-critical", "value": SYSTEM_CRITICAL_PRIORITY + 1000,
+     "description": "Used for system critical pods that must not be moved from their current node."},
+    {"name": "system-cluster-critical", "value": SYSTEM_CRITICAL_PRIORITY,
+     "description": "Used for system critical pods that must run in the cluster, but can be moved to "
+                    "another node if necessary."},
+)
+PREEMPTION_POLICIES = ["Never", "PreemptLowerPriority"]
+
+
+def _known_system_class_error(name: str, value: Any, global_default: bool) -> str | None:
+    """Upstream: IsKnownSystemPriorityClass — None when it is one, else why not."""
+    for spc in SYSTEM_PRIORITY_CLASSES:
+        if spc["name"] == name:
+            if value != spc["value"]:
+                return f"value of {name} PriorityClass must be {spc['value']}"
+            if global_default:
+                return f"globalDefault of {name} PriorityClass must be false"
+            return None
+    return f"{name} is not a known system priority class"
+
+
+def validate_priority_class(pc: Obj) -> list[FieldError]:
+    meta = pc.get("metadata") or {}
+    errs = m.validate_object_meta(meta, False, name_is_dns_subdomain)
+    name, value = meta.get("name", ""), pc.get("value", 0)
+    if name.startswith(SYSTEM_PRIORITY_CLASS_PREFIX):
+        why = _known_system_class_error(name, value, bool(pc.get("globalDefault")))
+        if why is not None:
+            errs.append(errors.forbidden("metadata.name", f"priority class names with '{SYSTEM_PRIORITY_CLASS_PREFIX}' "
+                                         f"prefix are reserved for system use only. error: {why}"))
+    elif isinstance(value, int) and value > HIGHEST_USER_DEFINABLE_PRIORITY:
+        errs.append(errors.forbidden("value", "maximum allowed value of a user defined priority is "
+                                     f"{HIGHEST_USER_DEFINABLE_PRIORITY}"))
+    policy = pc.get("preemptionPolicy")
+    if policy is not None and policy not in PREEMPTION_POLICIES:
+        errs.append(errors.not_supported("preemptionPolicy", policy, PREEMPTION_POLICIES))
+    return errs
+
+
+def validate_priority_class_update(new: Obj, old: Obj) -> list[FieldError]:
+    errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+    if new.get("value", 0) != old.get("value", 0):
+        errs.append(errors.forbidden("value", "may not be changed in an update."))
+    return errs + m.immutable(new.get("preemptionPolicy"), old.get("preemptionPolicy"), "preemptionPolicy")
+
+
+def validate_runtime_class(rc: Obj) -> list[FieldError]:
+    errs = m.validate_object_meta(rc.get("metadata") or {}, False, name_is_dns_subdomain)
+    handler = rc.get("handler", "")
+    errs += [errors.invalid("handler", handler, msg) for msg in is_dns1123_label(handler)]
+    scheduling = rc.get("scheduling") or {}
+    errs += m.validate_labels(scheduling.get("nodeSelector"), "scheduling.nodeSelector")
+    return errs
+
+
+def validate_runtime_class_update(new: Obj, old: Obj) -> list[FieldError]:
+    errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+    return errs + m.immutable(new.get("handler", ""), old.get("handler", ""), "handler")

@@ -1,0 +1,1 @@
+"""policy/v1 resources. Upstream: pkg/registry/policy."""

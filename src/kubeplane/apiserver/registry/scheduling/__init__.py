@@ -1,0 +1,1 @@
+"""scheduling.k8s.io/v1 resources. Upstream: pkg/registry/scheduling."""

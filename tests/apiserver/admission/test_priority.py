@@ -50,8 +50,12 @@ async def server() -> AsyncIterator[APIServer]:
 
 
 async def add(server: APIServer, *classes: dict[str, Any]) -> None:
+    """Store the classes (replacing a system class the server bootstrapped under that name)."""
     for c in classes:
-        await server.storage.create(f"/registry/priorityclasses/{c['metadata']['name']}", c)
+        key = f"/registry/priorityclasses/{c['metadata']['name']}"
+        if await server.storage.get(key) is not None:
+            await server.storage.delete(key)
+        await server.storage.create(key, c)
 
 
 def pod_attrs(obj: Any, op: Operation = Operation.CREATE, old: Any = None, subresource: str = "") -> Attributes:

@@ -37,6 +37,15 @@ SAMPLES: dict[tuple[str, str, str], dict[str, Any]] = {
     ("events.k8s.io", "v1", "events"): {"eventTime": "2023-11-14T22:13:20.000000Z", "reportingController": "c",
                                         "reportingInstance": "i", "action": "A", "reason": "R", "type": "Normal",
                                         "regarding": REFERENCE},
+    ("", "v1", "replicationcontrollers"): {"spec": {"replicas": 1, "selector": {"app": "rt"},
+                                                    "template": TEMPLATE["template"]}},
+    ("", "v1", "podtemplates"): {"template": {"spec": CONTAINERS}},
+    ("apps", "v1", "statefulsets"): {"spec": {**TEMPLATE, "serviceName": "rt"}},
+    ("apps", "v1", "daemonsets"): {"spec": {"selector": TEMPLATE["selector"], "template": TEMPLATE["template"]}},
+    ("apps", "v1", "controllerrevisions"): {"data": {"spec": {}}, "revision": 1},
+    ("batch", "v1", "jobs"): {"spec": {"template": {"spec": {**CONTAINERS, "restartPolicy": "Never"}}}},
+    ("batch", "v1", "cronjobs"): {"spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {
+        "template": {"spec": {**CONTAINERS, "restartPolicy": "OnFailure"}}}}}},
 }
 
 

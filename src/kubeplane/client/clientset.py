@@ -18,9 +18,9 @@ from .rest import GroupClient, ResourceClient
 from .transport import Transport
 
 if TYPE_CHECKING:
-    from ..api.types import apps_v1, coordination_v1, core_v1, events_v1
+    from ..api.types import apps_v1, batch_v1, coordination_v1, core_v1, events_v1
 
-__all__ = ["AppsV1Client", "Clientset", "CoordinationV1Client", "CoreV1Client", "EventsV1Client", "GroupClient"]
+__all__ = ["AppsV1Client", "BatchV1Client", "Clientset", "CoordinationV1Client", "CoreV1Client", "EventsV1Client", "GroupClient"]
 
 
 class CoreV1Client(GroupClient):
@@ -44,6 +44,12 @@ class CoreV1Client(GroupClient):
     def pods(self, namespace: str = "") -> ResourceClient[core_v1.Pod]:
         return self.resource("pods", namespace)
 
+    def podtemplates(self, namespace: str = "") -> ResourceClient[core_v1.PodTemplate]:
+        return self.resource("podtemplates", namespace)
+
+    def replicationcontrollers(self, namespace: str = "") -> ResourceClient[core_v1.ReplicationController]:
+        return self.resource("replicationcontrollers", namespace)
+
     def secrets(self, namespace: str = "") -> ResourceClient[core_v1.Secret]:
         return self.resource("secrets", namespace)
 
@@ -60,11 +66,20 @@ class AppsV1Client(GroupClient):
     def __init__(self, transport: Transport) -> None:
         super().__init__(transport, "apps", "v1")
 
+    def controllerrevisions(self, namespace: str = "") -> ResourceClient[apps_v1.ControllerRevision]:
+        return self.resource("controllerrevisions", namespace)
+
+    def daemonsets(self, namespace: str = "") -> ResourceClient[apps_v1.DaemonSet]:
+        return self.resource("daemonsets", namespace)
+
     def deployments(self, namespace: str = "") -> ResourceClient[apps_v1.Deployment]:
         return self.resource("deployments", namespace)
 
     def replicasets(self, namespace: str = "") -> ResourceClient[apps_v1.ReplicaSet]:
         return self.resource("replicasets", namespace)
+
+    def statefulsets(self, namespace: str = "") -> ResourceClient[apps_v1.StatefulSet]:
+        return self.resource("statefulsets", namespace)
 
 
 class CoordinationV1Client(GroupClient):
@@ -87,6 +102,19 @@ class EventsV1Client(GroupClient):
         return self.resource("events", namespace)
 
 
+class BatchV1Client(GroupClient):
+    """batch/v1. Upstream: BatchV1Client (typed/batch/v1)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "batch", "v1")
+
+    def cronjobs(self, namespace: str = "") -> ResourceClient[batch_v1.CronJob]:
+        return self.resource("cronjobs", namespace)
+
+    def jobs(self, namespace: str = "") -> ResourceClient[batch_v1.Job]:
+        return self.resource("jobs", namespace)
+
+
 class Clientset:
     """Typed clients for every served group-version over one transport."""
 
@@ -104,6 +132,9 @@ class Clientset:
 
     def events_v1(self) -> EventsV1Client:
         return EventsV1Client(self.transport)
+
+    def batch_v1(self) -> BatchV1Client:
+        return BatchV1Client(self.transport)
 
     async def close(self) -> None:
         await self.transport.close()

@@ -12,17 +12,24 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .listers import (
     ConfigMapLister,
+    ControllerRevisionLister,
     CoreV1EventLister,
+    CronJobLister,
+    DaemonSetLister,
     DeploymentLister,
     EventsV1EventLister,
+    JobLister,
     LeaseLister,
     NamespaceLister,
     NodeLister,
     PodLister,
+    PodTemplateLister,
     ReplicaSetLister,
+    ReplicationControllerLister,
     SecretLister,
     ServiceAccountLister,
     ServiceLister,
+    StatefulSetLister,
 )
 
 if TYPE_CHECKING:
@@ -59,6 +66,12 @@ class CoreV1Informers:
     def pods(self) -> ResourceInformer[PodLister]:
         return self.factory.informer_for("", "v1", "pods", PodLister)
 
+    def podtemplates(self) -> ResourceInformer[PodTemplateLister]:
+        return self.factory.informer_for("", "v1", "podtemplates", PodTemplateLister)
+
+    def replicationcontrollers(self) -> ResourceInformer[ReplicationControllerLister]:
+        return self.factory.informer_for("", "v1", "replicationcontrollers", ReplicationControllerLister)
+
     def secrets(self) -> ResourceInformer[SecretLister]:
         return self.factory.informer_for("", "v1", "secrets", SecretLister)
 
@@ -75,11 +88,20 @@ class AppsV1Informers:
     def __init__(self, factory: InformerSource) -> None:
         self.factory = factory
 
+    def controllerrevisions(self) -> ResourceInformer[ControllerRevisionLister]:
+        return self.factory.informer_for("apps", "v1", "controllerrevisions", ControllerRevisionLister)
+
+    def daemonsets(self) -> ResourceInformer[DaemonSetLister]:
+        return self.factory.informer_for("apps", "v1", "daemonsets", DaemonSetLister)
+
     def deployments(self) -> ResourceInformer[DeploymentLister]:
         return self.factory.informer_for("apps", "v1", "deployments", DeploymentLister)
 
     def replicasets(self) -> ResourceInformer[ReplicaSetLister]:
         return self.factory.informer_for("apps", "v1", "replicasets", ReplicaSetLister)
+
+    def statefulsets(self) -> ResourceInformer[StatefulSetLister]:
+        return self.factory.informer_for("apps", "v1", "statefulsets", StatefulSetLister)
 
 
 class CoordinationV1Informers:
@@ -102,6 +124,19 @@ class EventsV1Informers:
         return self.factory.informer_for("events.k8s.io", "v1", "events", EventsV1EventLister)
 
 
+class BatchV1Informers:
+    """factory.batch_v1(). Upstream: informers/batch/v1/interface.go"""
+
+    def __init__(self, factory: InformerSource) -> None:
+        self.factory = factory
+
+    def cronjobs(self) -> ResourceInformer[CronJobLister]:
+        return self.factory.informer_for("batch", "v1", "cronjobs", CronJobLister)
+
+    def jobs(self) -> ResourceInformer[JobLister]:
+        return self.factory.informer_for("batch", "v1", "jobs", JobLister)
+
+
 class InformerGroups:
     """The per-group accessors, for a class that implements InformerSource. Upstream: factory.go"""
 
@@ -116,3 +151,6 @@ class InformerGroups:
 
     def events_v1(self: InformerSource) -> EventsV1Informers:
         return EventsV1Informers(self)
+
+    def batch_v1(self: InformerSource) -> BatchV1Informers:
+        return BatchV1Informers(self)

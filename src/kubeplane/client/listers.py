@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .tools.cache.listers import GenericLister, GenericNamespaceLister
 
 if TYPE_CHECKING:
-    from ..api.types import apps_v1, coordination_v1, core_v1, events_v1
+    from ..api.types import apps_v1, batch_v1, coordination_v1, core_v1, events_v1
 
 
 class ConfigMapLister(GenericLister["core_v1.ConfigMap"]):
@@ -46,6 +46,20 @@ class PodLister(GenericLister["core_v1.Pod"]):
         return self.namespace(namespace)
 
 
+class PodTemplateLister(GenericLister["core_v1.PodTemplate"]):
+    """Upstream: PodTemplateLister (listers/core/v1/podtemplate.go)"""
+
+    def podtemplates(self, namespace: str) -> GenericNamespaceLister[core_v1.PodTemplate]:
+        return self.namespace(namespace)
+
+
+class ReplicationControllerLister(GenericLister["core_v1.ReplicationController"]):
+    """Upstream: ReplicationControllerLister (listers/core/v1/replicationcontroller.go)"""
+
+    def replicationcontrollers(self, namespace: str) -> GenericNamespaceLister[core_v1.ReplicationController]:
+        return self.namespace(namespace)
+
+
 class SecretLister(GenericLister["core_v1.Secret"]):
     """Upstream: SecretLister (listers/core/v1/secret.go)"""
 
@@ -67,6 +81,20 @@ class ServiceLister(GenericLister["core_v1.Service"]):
         return self.namespace(namespace)
 
 
+class ControllerRevisionLister(GenericLister["apps_v1.ControllerRevision"]):
+    """Upstream: ControllerRevisionLister (listers/apps/v1/controllerrevision.go)"""
+
+    def controllerrevisions(self, namespace: str) -> GenericNamespaceLister[apps_v1.ControllerRevision]:
+        return self.namespace(namespace)
+
+
+class DaemonSetLister(GenericLister["apps_v1.DaemonSet"]):
+    """Upstream: DaemonSetLister (listers/apps/v1/daemonset.go)"""
+
+    def daemonsets(self, namespace: str) -> GenericNamespaceLister[apps_v1.DaemonSet]:
+        return self.namespace(namespace)
+
+
 class DeploymentLister(GenericLister["apps_v1.Deployment"]):
     """Upstream: DeploymentLister (listers/apps/v1/deployment.go)"""
 
@@ -78,6 +106,13 @@ class ReplicaSetLister(GenericLister["apps_v1.ReplicaSet"]):
     """Upstream: ReplicaSetLister (listers/apps/v1/replicaset.go)"""
 
     def replicasets(self, namespace: str) -> GenericNamespaceLister[apps_v1.ReplicaSet]:
+        return self.namespace(namespace)
+
+
+class StatefulSetLister(GenericLister["apps_v1.StatefulSet"]):
+    """Upstream: StatefulSetLister (listers/apps/v1/statefulset.go)"""
+
+    def statefulsets(self, namespace: str) -> GenericNamespaceLister[apps_v1.StatefulSet]:
         return self.namespace(namespace)
 
 
@@ -95,6 +130,20 @@ class EventsV1EventLister(GenericLister["events_v1.Event"]):
         return self.namespace(namespace)
 
 
+class CronJobLister(GenericLister["batch_v1.CronJob"]):
+    """Upstream: CronJobLister (listers/batch/v1/cronjob.go)"""
+
+    def cronjobs(self, namespace: str) -> GenericNamespaceLister[batch_v1.CronJob]:
+        return self.namespace(namespace)
+
+
+class JobLister(GenericLister["batch_v1.Job"]):
+    """Upstream: JobLister (listers/batch/v1/job.go)"""
+
+    def jobs(self, namespace: str) -> GenericNamespaceLister[batch_v1.Job]:
+        return self.namespace(namespace)
+
+
 # (group, version, plural) -> lister, for informers created by name.
 LISTERS: dict[tuple[str, str, str], type[GenericLister[Any]]] = {
     ("", "v1", "configmaps"): ConfigMapLister,
@@ -102,11 +151,18 @@ LISTERS: dict[tuple[str, str, str], type[GenericLister[Any]]] = {
     ("", "v1", "namespaces"): NamespaceLister,
     ("", "v1", "nodes"): NodeLister,
     ("", "v1", "pods"): PodLister,
+    ("", "v1", "podtemplates"): PodTemplateLister,
+    ("", "v1", "replicationcontrollers"): ReplicationControllerLister,
     ("", "v1", "secrets"): SecretLister,
     ("", "v1", "serviceaccounts"): ServiceAccountLister,
     ("", "v1", "services"): ServiceLister,
+    ("apps", "v1", "controllerrevisions"): ControllerRevisionLister,
+    ("apps", "v1", "daemonsets"): DaemonSetLister,
     ("apps", "v1", "deployments"): DeploymentLister,
     ("apps", "v1", "replicasets"): ReplicaSetLister,
+    ("apps", "v1", "statefulsets"): StatefulSetLister,
     ("coordination.k8s.io", "v1", "leases"): LeaseLister,
     ("events.k8s.io", "v1", "events"): EventsV1EventLister,
+    ("batch", "v1", "cronjobs"): CronJobLister,
+    ("batch", "v1", "jobs"): JobLister,
 }

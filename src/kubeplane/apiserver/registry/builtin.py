@@ -8,3 +8,6 @@ from .apps import deployment, replicaset
 from .coordination import lease
 from .events import event as events_event
 from .autoscaling import scale
+from .core import replicationcontroller, podtemplate
+from .apps import statefulset, daemonset, controllerrevision
+from .batch import job, cronjob

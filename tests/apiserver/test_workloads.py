@@ -181,11 +181,11 @@ def test_print_cron_job() -> None:
           "spec": {"schedule": "*/1 * * * *", "suspend": False,
                    "jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "h", "image": "busybox"}]}}}}},
           "status": {"active": [{"name": "x"}], "lastScheduleTime": "2023-11-14T22:12:20Z"}}
-    assert batch_tables.print_cron_job(cj, NOW)[0] == ["hello", "*/1 * * * *", "<none>", "false", 1, "60s", "3h1m",
+    assert batch_tables.print_cron_job(cj, NOW)[0] == ["hello", "*/1 * * * *", "<none>", "False", 1, "60s", "3h1m",
                                                        "h", "busybox", "<none>"]
     cj["spec"]["timeZone"] = "Etc/UTC"
     del cj["status"]["lastScheduleTime"]
-    assert batch_tables.print_cron_job(cj, NOW)[0][2:6] == ["Etc/UTC", "false", 1, "<none>"]
+    assert batch_tables.print_cron_job(cj, NOW)[0][2:6] == ["Etc/UTC", "False", 1, "<none>"]
 
 
 def test_print_apps_kinds() -> None:

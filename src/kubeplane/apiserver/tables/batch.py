@@ -90,7 +90,7 @@ def cron_job_columns() -> list[Column]:
 
 
 def print_cron_job(cj: Obj, now: float) -> Row:
-    """Upstream: printCronJob (printBoolPtr: "<unset>" for a nil suspend)."""
+    """Upstream: printCronJob (printBoolPtr: "True"/"False", "<unset>" for a nil suspend)."""
     meta, spec, status = cj.get("metadata") or {}, cj.get("spec") or {}, cj.get("status") or {}
     job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
     names, images = layout_container_cells(((job_spec.get("template") or {}).get("spec") or {}).get("containers"))
@@ -98,7 +98,7 @@ def print_cron_job(cj: Obj, now: float) -> Row:
     suspend = spec.get("suspend")
     return [meta.get("name", ""), spec.get("schedule", ""),
             spec["timeZone"] if spec.get("timeZone") is not None else "<none>",
-            "<unset>" if suspend is None else ("true" if suspend else "false"),
+            "<unset>" if suspend is None else ("True" if suspend else "False"),
             len(status.get("active") or []),
             translate_timestamp_since(last, now) if last else "<none>",
             translate_timestamp_since(meta.get("creationTimestamp"), now),

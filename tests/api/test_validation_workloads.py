@@ -79,8 +79,11 @@ def test_stateful_set_update_allows_only_some_fields() -> None:
     assert v.validate_stateful_set_update(new, old) == []
     new["spec"]["serviceName"] = "other"
     assert "spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', " \
-           "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden" in \
-           _msgs(v.validate_stateful_set_update(new, old))
+           "'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' " \
+           "are forbidden" in _msgs(v.validate_stateful_set_update(new, old))
+    new["spec"]["serviceName"] = old["spec"]["serviceName"]
+    new["spec"]["revisionHistoryLimit"] = 3
+    assert v.validate_stateful_set_update(new, old) == []
 
 
 def test_stateful_set_status() -> None:
@@ -179,3 +182,9 @@ def test_pod_template() -> None:
     assert core.validate_pod_template(pt) == []
     del pt["template"]["spec"]["containers"][0]["image"]
     assert "template.spec.containers[0].image: Required value" in _msgs(core.validate_pod_template(pt))
+
+
+def test_stateful_set_warnings() -> None:
+    assert v.stateful_set_warnings(_sts(revisionHistoryLimit=-1)) == [
+        "spec.revisionHistoryLimit: a negative value retains all historical revisions; a value >= 0 is recommended"]
+    assert v.stateful_set_warnings(_sts()) == []

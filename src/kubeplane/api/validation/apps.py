@@ -340,7 +340,7 @@ def _not_more_than_100_percent(v: Any, path: str) -> list[FieldError]:
     return [errors.invalid(path, v, "must not be greater than 100%")] if percent is not None and percent > 100 else []
 
 
-STATEFUL_SET_UPDATABLE = ("replicas", "ordinals", "template", "updateStrategy",
+STATEFUL_SET_UPDATABLE = ("replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit",
                           "persistentVolumeClaimRetentionPolicy", "minReadySeconds")
 
 
@@ -356,9 +356,18 @@ def validate_stateful_set_update(new: Obj, old: Obj) -> list[FieldError]:
             clone.pop(k, None)
     if not m.semantic_equal(clone, old_spec):
         errs.append(errors.forbidden("spec", "updates to statefulset spec for fields other than 'replicas', 'ordinals', "
-                                     "'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and "
-                                     "'minReadySeconds' are forbidden"))
+                                     "'template', 'updateStrategy', 'revisionHistoryLimit', "
+                                     "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"))
     return errs + m.immutable(spec.get("selector"), old_spec.get("selector"), "spec.selector")
+
+
+def stateful_set_warnings(sts: Obj) -> list[str]:
+    """Upstream: statefulSetStrategy.WarningsOnCreate (the revisionHistoryLimit warning; the pod
+    template and claim template warnings are left out)."""
+    limit = (sts.get("spec") or {}).get("revisionHistoryLimit")
+    if isinstance(limit, int) and limit < 0:
+        return ["spec.revisionHistoryLimit: a negative value retains all historical revisions; a value >= 0 is recommended"]
+    return []
 
 
 def validate_stateful_set_status_update(new: Obj, old: Obj) -> list[FieldError]:

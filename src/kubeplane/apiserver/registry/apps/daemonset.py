@@ -55,6 +55,5 @@ DAEMONSETS = register(ResourceDefinition(
     defaulter=defaults.set_defaults_daemon_set,
     validate=validation.validate_daemon_set, validate_update=validation.validate_daemon_set_update,
     validate_status_update=validation.validate_daemon_set_status_update,
-    warnings=validation.replica_set_name_warnings,
     columns=tables.daemon_set_columns, printer=tables.print_daemon_set,
 ))

@@ -25,7 +25,7 @@ STATEFULSETS = register(ResourceDefinition(
     defaulter=defaults.set_defaults_stateful_set,
     validate=validation.validate_stateful_set, validate_update=validation.validate_stateful_set_update,
     validate_status_update=validation.validate_stateful_set_status_update,
-    warnings=validation.replica_set_name_warnings,
+    warnings=validation.stateful_set_warnings,
     columns=tables.stateful_set_columns, printer=tables.print_stateful_set,
     # The apps/v1 StatefulSet field label conversion accepts status.successful (a field a
     # StatefulSet does not have: it selects as the empty string).

@@ -237,3 +237,25 @@ def test_cron_job_name_and_template_rules() -> None:
     cj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["restartPolicy"] = "Always"
     assert 'spec.jobTemplate.spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"' \
         in _msgs(v.validate_cron_job(cj))
+
+
+def test_missing_generated_label_and_empty_enums() -> None:
+    job = _job()
+    del job["spec"]["template"]["metadata"]["labels"]["batch.kubernetes.io/controller-uid"]
+    assert f"spec.template.metadata.labels[batch.kubernetes.io/controller-uid]: Required value: must be '{UID}'" \
+        in _msgs(v.validate_job(job))
+    job = _job(podFailurePolicy={"rules": [{"onExitCodes": {"values": [1]}},
+                                           {"action": "Ignore", "onPodConditions": [{"type": "X", "status": ""}]}]})
+    msgs = _msgs(v.validate_job(job))
+    rules = "spec.podFailurePolicy.rules"
+    assert f'{rules}[0].action: Required value: valid values: ["Count" "FailIndex" "FailJob" "Ignore"]' in msgs
+    assert f'{rules}[0].onExitCodes.operator: Required value: valid values: ["In" "NotIn"]' in msgs
+    assert f'{rules}[1].onPodConditions[0].status: Required value: valid values: ["False" "True" "Unknown"]' in msgs
+
+
+def test_indexed_jobs_above_the_completions_soft_limit() -> None:
+    job = _job(completionMode="Indexed", completions=200_000, parallelism=20_000, backoffLimitPerIndex=1)
+    msgs = _msgs(v.validate_job(job))
+    assert "spec.maxFailedIndexes: Required value: must be specified when completions is above 100000" in msgs
+    assert "spec.parallelism: Invalid value: 20000: must be less than or equal to 10000 when completions are above " \
+           "100000 and used with backoff limit per index" in msgs

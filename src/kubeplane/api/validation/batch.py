@@ -7,8 +7,8 @@ validateTimeZone, ValidateJobTemplateSpec) and the strategies' WarningsOnCreate
 (pkg/registry/batch/{job,cronjob}/strategy.go). The pod template is validated with the shared
 pod-spec validation (api/validation/core.py).
 
-Left out: the JobManagedBy status invariants of ValidateJobStatusUpdate (only the counts are
-checked), the soft limits of Indexed Jobs with backoffLimitPerIndex, WarningsForJobSpec.
+Left out: the status invariants of validateJobStatus behind its Reject* options (only the counts
+are checked), the uncountedTerminatedPods checks, WarningsForJobSpec.
 """
 from __future__ import annotations
 
@@ -28,6 +28,9 @@ Obj = dict[str, Any]
 
 MAX_PARALLELISM_FOR_INDEXED_JOB = 100_000
 MAX_FAILED_INDEXES = 100_000
+COMPLETIONS_SOFT_LIMIT = 100_000
+PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS = 10_000
+MAX_FAILED_INDEXES_LIMIT_FOR_HIGH_COMPLETIONS = 10_000
 MAX_POD_FAILURE_POLICY_RULES = 20
 MAX_ON_EXIT_CODES_VALUES = 255
 MAX_ON_POD_CONDITIONS_PATTERNS = 20
@@ -48,11 +51,11 @@ def _too_many(path: str, actual: int, limit: int) -> FieldError:
 # --- Job -----------------------------------------------------------------------------------------
 
 
-def validate_job(job: Obj) -> list[FieldError]:
+def validate_job(job: Obj, prefixed_labels: bool = True) -> list[FieldError]:
     """Upstream: ValidateJob (names: ValidateReplicationControllerName, a DNS subdomain)."""
     meta, spec = job.get("metadata") or {}, job.get("spec") or {}
     errs = m.validate_object_meta(meta, True, name_is_dns_subdomain)
-    errs += _validate_generated_selector(job)
+    errs += _validate_generated_selector(job, prefixed_labels)
     errs += validate_job_spec(spec, "spec")
     completions = spec.get("completions")
     if spec.get("completionMode") == "Indexed" and isinstance(completions, int) and completions > 0:
@@ -66,34 +69,34 @@ def validate_job(job: Obj) -> list[FieldError]:
 def _has_label(labels: Obj, path: str, key: str, expected: str) -> list[FieldError]:
     """Upstream: ValidateHasLabel"""
     if key not in labels:
-        return [errors.required(f"{path}.labels[{key}]", expected)]
+        return [errors.required(f"{path}.labels[{key}]", f"must be '{expected}'")]
     if labels[key] != expected:
         return [errors.invalid(f"{path}.labels[{key}]", labels, f"must be '{expected}'")]
     return []
 
 
-def _validate_generated_selector(job: Obj) -> list[FieldError]:
+def _validate_generated_selector(job: Obj, prefixed_labels: bool = True) -> list[FieldError]:
     """Upstream: validateGeneratedSelector — unless manualSelector, the template carries the
-    generated labels and the selector selects the job's uid."""
+    generated labels (the batch.kubernetes.io ones when RequirePrefixedLabels: on create, and
+    on updates of Jobs that have them) and the selector matches them."""
     meta, spec = job.get("metadata") or {}, job.get("spec") or {}
     if spec.get("manualSelector") or spec.get("selector") is None:
         return []
-    tmeta = (spec.get("template") or {}).get("metadata") or {}
-    if tmeta.get("labels") is None:
-        return [errors.required("spec.template.metadata.labels")]
     errs: list[FieldError] = []
     uid, name = meta.get("uid") or "", meta.get("name") or ""
     if not uid:
         errs.append(errors.required("metadata.uid"))
-    labels, path = tmeta["labels"], "spec.template.metadata"
+    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    path = "spec.template.metadata"
     errs += _has_label(labels, path, LEGACY_CONTROLLER_UID_LABEL, uid)
     errs += _has_label(labels, path, LEGACY_JOB_NAME_LABEL, name)
-    errs += _has_label(labels, path, CONTROLLER_UID_LABEL, uid)
-    errs += _has_label(labels, path, JOB_NAME_LABEL, name)
+    expected = {LEGACY_CONTROLLER_UID_LABEL: uid, LEGACY_JOB_NAME_LABEL: name}
+    if prefixed_labels:
+        errs += _has_label(labels, path, CONTROLLER_UID_LABEL, uid)
+        errs += _has_label(labels, path, JOB_NAME_LABEL, name)
+        expected.update({CONTROLLER_UID_LABEL: uid, JOB_NAME_LABEL: name})
     sel = spec["selector"]
-    if not m.selector_convertible(sel):
-        errs.append(errors.invalid("spec.selector", sel, "invalid label selector"))
-    elif not m.selector_matches(sel, {CONTROLLER_UID_LABEL: uid}):
+    if m.selector_convertible(sel) and not m.selector_matches(sel, expected):
         errs.append(errors.invalid("spec.selector", sel, "`selector` not auto-generated"))
     return errs
 
@@ -163,6 +166,22 @@ def _domain_prefixed_path(value: str, path: str) -> list[FieldError]:
     return errs
 
 
+def _high_completions(parallelism: Any, max_failed: Any, path: str) -> list[FieldError]:
+    """Indexed Jobs above completionsSoftLimit with backoffLimitPerIndex."""
+    errs: list[FieldError] = []
+    suffix = f"when completions are above {COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index"
+    if max_failed is None:
+        errs.append(errors.required(path + ".maxFailedIndexes",
+                                    f"must be specified when completions is above {COMPLETIONS_SOFT_LIMIT}"))
+    if isinstance(parallelism, int) and parallelism > PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS:
+        errs.append(errors.invalid(path + ".parallelism", parallelism,
+                                   f"must be less than or equal to {PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS} {suffix}"))
+    if isinstance(max_failed, int) and max_failed > MAX_FAILED_INDEXES_LIMIT_FOR_HIGH_COMPLETIONS:
+        errs.append(errors.invalid(path + ".maxFailedIndexes", max_failed,
+                                   f"must be less than or equal to {MAX_FAILED_INDEXES_LIMIT_FOR_HIGH_COMPLETIONS} {suffix}"))
+    return errs
+
+
 def _validate_completion_mode(spec: Obj, path: str) -> list[FieldError]:
     mode = spec.get("completionMode")
     completions, parallelism = spec.get("completions"), spec.get("parallelism")
@@ -183,6 +202,8 @@ def _validate_completion_mode(spec: Obj, path: str) -> list[FieldError]:
             if isinstance(max_failed, int) and max_failed > MAX_FAILED_INDEXES:
                 errs.append(errors.invalid(path + ".maxFailedIndexes", max_failed,
                                            f"must be less than or equal to {MAX_FAILED_INDEXES}"))
+            if isinstance(completions, int) and completions > COMPLETIONS_SOFT_LIMIT and per_index is not None:
+                errs += _high_completions(parallelism, max_failed, path)
     if mode in (None, "NonIndexed"):
         if per_index is not None:
             errs.append(errors.invalid(path + ".backoffLimitPerIndex", per_index, "requires indexed completion mode"))
@@ -194,6 +215,11 @@ def _validate_completion_mode(spec: Obj, path: str) -> list[FieldError]:
 _ACTIONS = ["Count", "FailIndex", "FailJob", "Ignore"]
 
 
+def _valid_values(values: list[str]) -> str:
+    """fmt.Sprintf("valid values: %q", values): Go quotes each string of the slice."""
+    return "valid values: [" + " ".join(f'"{v}"' for v in values) + "]"
+
+
 def _validate_pod_failure_policy(spec: Obj, path: str) -> list[FieldError]:
     """Upstream: validatePodFailurePolicy / validatePodFailurePolicyRule"""
     rules = (spec.get("podFailurePolicy") or {}).get("rules") or []
@@ -203,10 +229,13 @@ def _validate_pod_failure_policy(spec: Obj, path: str) -> list[FieldError]:
     tspec = (spec.get("template") or {}).get("spec") or {}
     names = {c.get("name") for key in ("containers", "initContainers") for c in tspec.get(key) or []}
     for i, rule in enumerate(rules):
-        rpath, action = f"{path}.rules[{i}]", rule.get("action", "")
-        if action == "FailIndex" and spec.get("backoffLimitPerIndex") is None:
-            errs.append(errors.invalid(rpath + ".action", action, "requires the backoffLimitPerIndex to be set"))
-        if action not in _ACTIONS:
+        rpath, action = f"{path}.rules[{i}]", rule.get("action") or ""
+        if not action:
+            errs.append(errors.required(rpath + ".action", _valid_values(_ACTIONS)))
+        elif action == "FailIndex":
+            if spec.get("backoffLimitPerIndex") is None:
+                errs.append(errors.invalid(rpath + ".action", action, "requires the backoffLimitPerIndex to be set"))
+        elif action not in _ACTIONS:
             errs.append(errors.not_supported(rpath + ".action", action, _ACTIONS))
         on_exit, on_conditions = rule.get("onExitCodes"), rule.get("onPodConditions") or []
         if on_exit is not None:
@@ -223,8 +252,10 @@ def _validate_pod_failure_policy(spec: Obj, path: str) -> list[FieldError]:
 def _validate_on_exit_codes(req: Obj, path: str, names: set[Any]) -> list[FieldError]:
     """Upstream: validatePodFailurePolicyRuleOnExitCodes"""
     errs: list[FieldError] = []
-    op = req.get("operator", "")
-    if op not in ("In", "NotIn"):
+    op = req.get("operator") or ""
+    if not op:
+        errs.append(errors.required(path + ".operator", _valid_values(["In", "NotIn"])))
+    elif op not in ("In", "NotIn"):
         errs.append(errors.not_supported(path + ".operator", op, ["In", "NotIn"]))
     container = req.get("containerName")
     if container is not None and container not in names:
@@ -255,8 +286,10 @@ def _validate_on_pod_conditions(patterns: list[Obj], path: str) -> list[FieldErr
     for j, pattern in enumerate(patterns):
         type_ = pattern.get("type", "")
         errs += [errors.invalid(f"{path}[{j}].type", type_, msg) for msg in is_qualified_name(type_)]
-        status = pattern.get("status", "")
-        if status not in ("False", "True", "Unknown"):
+        status = pattern.get("status") or ""
+        if not status:
+            errs.append(errors.required(f"{path}[{j}].status", _valid_values(["False", "True", "Unknown"])))
+        elif status not in ("False", "True", "Unknown"):
             errs.append(errors.not_supported(f"{path}[{j}].status", status, ["False", "True", "Unknown"]))
     return errs
 
@@ -328,7 +361,9 @@ def _validate_pod_replacement_policy(spec: Obj, path: str) -> list[FieldError]:
 def validate_job_update(new: Obj, old: Obj) -> list[FieldError]:
     """Upstream: the job strategy's ValidateUpdate = ValidateJob + ValidateJobUpdate."""
     spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
-    errs = validate_job(new)
+    # validationOptionsForJob: the prefixed labels are required of Jobs created with them.
+    old_labels = ((old_spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    errs = validate_job(new, CONTROLLER_UID_LABEL in old_labels)
     errs += m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
     errs += validate_job_spec(spec, "spec")
     errs += _validate_completions_update(spec, old_spec)

@@ -245,7 +245,9 @@ def test_missing_generated_label_and_empty_enums() -> None:
     assert f"spec.template.metadata.labels[batch.kubernetes.io/controller-uid]: Required value: must be '{UID}'" \
         in _msgs(v.validate_job(job))
     job = _job(podFailurePolicy={"rules": [{"onExitCodes": {"values": [1]}},
-                                           {"action": "Ignore", "onPodConditions": [{"type": "X", "status": ""}]}]})
+                                           {"action": "Ignore", "onPodConditions": [{"type": "X"}]}]})
+    assert job["spec"]["podFailurePolicy"]["rules"][1]["onPodConditions"][0]["status"] == "True"   # defaulted
+    job["spec"]["podFailurePolicy"]["rules"][1]["onPodConditions"][0]["status"] = ""
     msgs = _msgs(v.validate_job(job))
     rules = "spec.podFailurePolicy.rules"
     assert f'{rules}[0].action: Required value: valid values: ["Count" "FailIndex" "FailJob" "Ignore"]' in msgs

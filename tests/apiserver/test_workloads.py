@@ -48,7 +48,7 @@ async def test_job_create_generates_selector_labels_and_resets_status(api: Any) 
     assert job["metadata"]["labels"] == want
     assert job["spec"]["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
     assert job["spec"]["manualSelector"] is False and job["spec"]["backoffLimit"] == 6
-    assert "status" not in job or job["status"] == {}
+    assert "status" not in job
     assert job["metadata"]["generation"] == 1
 
 
@@ -104,9 +104,12 @@ def _sts() -> dict[str, Any]:
 
 
 async def test_stateful_set_scale_and_generation(api: Any) -> None:
-    r = await api.create(STS, _sts())
+    body = _sts()
+    body["status"] = {"replicas": 7}
+    r = await api.create(STS, body)
     assert r.status == 201, r.json
     assert r.json["metadata"]["generation"] == 1
+    assert r.json["status"] == {"availableReplicas": 0, "replicas": 0}        # StatefulSetStatus{} as Go writes it
     scale = (await api.get(f"{STS}/web/scale")).json
     assert scale["spec"]["replicas"] == 2 and scale["status"]["selector"] == "app=nginx"
     r = await api.call("PATCH", f"{STS}/web/scale", body={"spec": {"replicas": 5}}, headers=MERGE)
@@ -124,6 +127,8 @@ async def test_daemon_set_template_generation_annotation(api: Any) -> None:
     r = await api.create(DS, body)
     assert r.status == 201, r.json
     assert r.json["metadata"]["annotations"] == {"deprecated.daemonset.template.generation": "1"}
+    assert r.json["status"] == {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
+                                "numberReady": 0}
     r = await api.call("PATCH", f"{DS}/fluentd", body={"spec": {"minReadySeconds": 3}}, headers=MERGE)
     assert r.json["metadata"]["annotations"]["deprecated.daemonset.template.generation"] == "1"
     assert r.json["metadata"]["generation"] == 2
@@ -140,6 +145,7 @@ async def test_replication_controller_defaults_scale_and_field_selector(api: Any
     r = await api.create(RCS, body)
     assert r.status == 201, r.json
     assert r.json["spec"]["selector"] == {"app": "nginx"} and r.json["metadata"]["labels"] == {"app": "nginx"}
+    assert r.json["status"] == {"replicas": 0}
     scale = (await api.get(f"{RCS}/nginx/scale")).json
     assert scale["status"]["selector"] == "app=nginx" and scale["spec"]["replicas"] == 3
     await api.call("PATCH", f"{RCS}/nginx/status", body={"status": {"replicas": 3}}, headers=MERGE)

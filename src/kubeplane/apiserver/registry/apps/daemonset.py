@@ -12,6 +12,8 @@ from ..strategy import Obj, Strategy
 
 # appsv1.DeprecatedTemplateGeneration: apps/v1 shows the internal spec.templateGeneration here.
 TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+# Status = DaemonSetStatus{}: the counts Go writes without omitempty.
+ZERO_STATUS = {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0, "numberReady": 0}
 
 
 def _template_generation(obj: Obj) -> int:
@@ -36,6 +38,7 @@ class DaemonSetStrategy(Strategy):
     def prepare_for_create(self, obj: Obj) -> None:
         """Upstream: daemonSetStrategy.PrepareForCreate (templateGeneration starts at 1)."""
         super().prepare_for_create(obj)
+        obj["status"] = dict(ZERO_STATUS)
         _set_template_generation(obj, max(_template_generation(obj), 1))
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:

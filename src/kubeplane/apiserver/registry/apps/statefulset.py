@@ -8,7 +8,7 @@ from ....api.validation import apps as validation
 from ...tables import apps as tables
 from ..definition import ResourceDefinition
 from ..registry import register
-from ..strategy import Strategy
+from ..strategy import Obj, Strategy
 
 
 class StatefulSetStrategy(Strategy):
@@ -16,6 +16,11 @@ class StatefulSetStrategy(Strategy):
     spec only (statefulSetStatusStrategy.PrepareForUpdate does not copy labels)."""
     has_status = True
     sets_generation = True
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        """Status = StatefulSetStatus{}: Go writes its non-omitempty counts."""
+        super().prepare_for_create(obj)
+        obj["status"] = {"availableReplicas": 0, "replicas": 0}
 
 
 STATEFULSETS = register(ResourceDefinition(

@@ -9,12 +9,17 @@ from ....api.validation import core as validation
 from ...tables import core_controllers as tables
 from ..definition import ResourceDefinition
 from ..registry import register
-from ..strategy import Strategy
+from ..strategy import Obj, Strategy
 
 
 class ReplicationControllerStrategy(Strategy):
     has_status = True
     sets_generation = True
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        """Status = ReplicationControllerStatus{}: Go writes replicas (no omitempty)."""
+        super().prepare_for_create(obj)
+        obj["status"] = {"replicas": 0}
 
 
 # Upstream: the ReplicationController field label conversion (pkg/apis/core/v1/conversion.go)

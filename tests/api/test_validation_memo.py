@@ -123,6 +123,11 @@ SAMPLES = {
     ("v1", "Pod"): {"spec": {"containers": [{"name": "c", "image": "x", "ports": [{"containerPort": 80}]}],
                              "hostNetwork": True}},
     ("v1", "Service"): {"spec": {"ports": [{"port": 80}], "type": "LoadBalancer"}},
+    ("apps/v1", "StatefulSet"): {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x"}]}},
+                                          "volumeClaimTemplates": [{"metadata": {"name": "d"}, "spec": {}}]}},
+    ("apps/v1", "DaemonSet"): {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}},
+    ("batch/v1", "CronJob"): {"spec": {"jobTemplate": {"spec": {"template": {"spec": {
+        "containers": [{"name": "c", "image": "x"}]}}}}}},
 }
 
 

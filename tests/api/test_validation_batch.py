@@ -193,6 +193,9 @@ def test_a_defaulted_cron_job_is_valid() -> None:
     ("1/2/3 * * * *", "too many slashes: 1/2/3"),
     ("@every 1x", 'failed to parse duration @every 1x: time: invalid duration "1x"'),
     ("@fortnightly", "unrecognized descriptor: @fortnightly"),
+    ("99999999999999999999 * * * *", 'failed to parse int from 99999999999999999999: strconv.Atoi: parsing '
+                                      '"99999999999999999999": value out of range'),
+    ("TZ=Nowhere/Land 0 * * * *", "provided bad location Nowhere/Land: unknown time zone Nowhere/Land"),
 ])
 def test_schedule_errors(schedule: str, msg: str) -> None:
     with pytest.raises(CronError) as e:

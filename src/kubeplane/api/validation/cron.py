@@ -74,6 +74,8 @@ def _must_parse_int(expr: str) -> int:
     if not re.fullmatch(r"[+-]?[0-9]+", expr):
         raise CronError(f'failed to parse int from {expr}: strconv.Atoi: parsing "{expr}": invalid syntax')
     num = int(expr)
+    if not -2**63 <= num < 2**63:       # strconv.Atoi's int is 64-bit
+        raise CronError(f'failed to parse int from {expr}: strconv.Atoi: parsing "{expr}": value out of range')
     if num < 0:
         raise CronError(f"negative number ({num}) not allowed: {expr}")
     return num

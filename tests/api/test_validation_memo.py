@@ -130,6 +130,11 @@ SAMPLES = {
     ("networking.k8s.io/v1", "NetworkPolicy"): {"spec": {"podSelector": {}, "ingress": [{"ports": [{"port": 80}]}]}},
     ("networking.k8s.io/v1", "IngressClass"): {"spec": {"controller": "a.io/c", "parameters": {"kind": "K", "name": "n"}}},
     ("autoscaling/v2", "HorizontalPodAutoscaler"): {"spec": {"maxReplicas": 3, "behavior": {}}},
+    ("apps/v1", "StatefulSet"): {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x"}]}},
+                                          "volumeClaimTemplates": [{"metadata": {"name": "d"}, "spec": {}}]}},
+    ("apps/v1", "DaemonSet"): {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}},
+    ("batch/v1", "CronJob"): {"spec": {"jobTemplate": {"spec": {"template": {"spec": {
+        "containers": [{"name": "c", "image": "x"}]}}}}}},
 }
 
 

@@ -18,9 +18,9 @@ from .rest import GroupClient, ResourceClient
 from .transport import Transport
 
 if TYPE_CHECKING:
-    from ..api.types import apps_v1, autoscaling_v1, autoscaling_v2, coordination_v1, core_v1, discovery_v1, events_v1, networking_v1, node_v1, policy_v1, scheduling_v1, storage_v1
+    from ..api.types import apps_v1, autoscaling_v1, autoscaling_v2, batch_v1, coordination_v1, core_v1, discovery_v1, events_v1, networking_v1, node_v1, policy_v1, scheduling_v1, storage_v1
 
-__all__ = ["AppsV1Client", "AutoscalingV1Client", "AutoscalingV2Client", "Clientset", "CoordinationV1Client", "CoreV1Client", "DiscoveryV1Client", "EventsV1Client", "GroupClient", "NetworkingV1Client", "NodeV1Client", "PolicyV1Client", "SchedulingV1Client", "StorageV1Client"]
+__all__ = ["AppsV1Client", "AutoscalingV1Client", "AutoscalingV2Client", "BatchV1Client", "Clientset", "CoordinationV1Client", "CoreV1Client", "DiscoveryV1Client", "EventsV1Client", "GroupClient", "NetworkingV1Client", "NodeV1Client", "PolicyV1Client", "SchedulingV1Client", "StorageV1Client"]
 
 
 class CoreV1Client(GroupClient):
@@ -59,6 +59,12 @@ class CoreV1Client(GroupClient):
     def pods(self, namespace: str = "") -> ResourceClient[core_v1.Pod]:
         return self.resource("pods", namespace)
 
+    def podtemplates(self, namespace: str = "") -> ResourceClient[core_v1.PodTemplate]:
+        return self.resource("podtemplates", namespace)
+
+    def replicationcontrollers(self, namespace: str = "") -> ResourceClient[core_v1.ReplicationController]:
+        return self.resource("replicationcontrollers", namespace)
+
     def resourcequotas(self, namespace: str = "") -> ResourceClient[core_v1.ResourceQuota]:
         return self.resource("resourcequotas", namespace)
 
@@ -78,11 +84,20 @@ class AppsV1Client(GroupClient):
     def __init__(self, transport: Transport) -> None:
         super().__init__(transport, "apps", "v1")
 
+    def controllerrevisions(self, namespace: str = "") -> ResourceClient[apps_v1.ControllerRevision]:
+        return self.resource("controllerrevisions", namespace)
+
+    def daemonsets(self, namespace: str = "") -> ResourceClient[apps_v1.DaemonSet]:
+        return self.resource("daemonsets", namespace)
+
     def deployments(self, namespace: str = "") -> ResourceClient[apps_v1.Deployment]:
         return self.resource("deployments", namespace)
 
     def replicasets(self, namespace: str = "") -> ResourceClient[apps_v1.ReplicaSet]:
         return self.resource("replicasets", namespace)
+
+    def statefulsets(self, namespace: str = "") -> ResourceClient[apps_v1.StatefulSet]:
+        return self.resource("statefulsets", namespace)
 
 
 class CoordinationV1Client(GroupClient):
@@ -212,6 +227,19 @@ class NodeV1Client(GroupClient):
         return self.resource("runtimeclasses")
 
 
+class BatchV1Client(GroupClient):
+    """batch/v1. Upstream: BatchV1Client (typed/batch/v1)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "batch", "v1")
+
+    def cronjobs(self, namespace: str = "") -> ResourceClient[batch_v1.CronJob]:
+        return self.resource("cronjobs", namespace)
+
+    def jobs(self, namespace: str = "") -> ResourceClient[batch_v1.Job]:
+        return self.resource("jobs", namespace)
+
+
 class Clientset:
     """Typed clients for every served group-version over one transport."""
 
@@ -253,6 +281,9 @@ class Clientset:
 
     def node_v1(self) -> NodeV1Client:
         return NodeV1Client(self.transport)
+
+    def batch_v1(self) -> BatchV1Client:
+        return BatchV1Client(self.transport)
 
     async def close(self) -> None:
         await self.transport.close()

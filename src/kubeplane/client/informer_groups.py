@@ -18,7 +18,10 @@ from .listers import (
     CSIStorageCapacityLister,
     ComponentStatusLister,
     ConfigMapLister,
+    ControllerRevisionLister,
     CoreV1EventLister,
+    CronJobLister,
+    DaemonSetLister,
     DeploymentLister,
     EndpointSliceLister,
     EndpointsLister,
@@ -26,6 +29,7 @@ from .listers import (
     IPAddressLister,
     IngressClassLister,
     IngressLister,
+    JobLister,
     LeaseLister,
     LimitRangeLister,
     NamespaceLister,
@@ -35,14 +39,17 @@ from .listers import (
     PersistentVolumeLister,
     PodDisruptionBudgetLister,
     PodLister,
+    PodTemplateLister,
     PriorityClassLister,
     ReplicaSetLister,
+    ReplicationControllerLister,
     ResourceQuotaLister,
     RuntimeClassLister,
     SecretLister,
     ServiceAccountLister,
     ServiceCIDRLister,
     ServiceLister,
+    StatefulSetLister,
     StorageClassLister,
     VolumeAttachmentLister,
     VolumeAttributesClassLister,
@@ -97,6 +104,12 @@ class CoreV1Informers:
     def pods(self) -> ResourceInformer[PodLister]:
         return self.factory.informer_for("", "v1", "pods", PodLister)
 
+    def podtemplates(self) -> ResourceInformer[PodTemplateLister]:
+        return self.factory.informer_for("", "v1", "podtemplates", PodTemplateLister)
+
+    def replicationcontrollers(self) -> ResourceInformer[ReplicationControllerLister]:
+        return self.factory.informer_for("", "v1", "replicationcontrollers", ReplicationControllerLister)
+
     def resourcequotas(self) -> ResourceInformer[ResourceQuotaLister]:
         return self.factory.informer_for("", "v1", "resourcequotas", ResourceQuotaLister)
 
@@ -116,11 +129,20 @@ class AppsV1Informers:
     def __init__(self, factory: InformerSource) -> None:
         self.factory = factory
 
+    def controllerrevisions(self) -> ResourceInformer[ControllerRevisionLister]:
+        return self.factory.informer_for("apps", "v1", "controllerrevisions", ControllerRevisionLister)
+
+    def daemonsets(self) -> ResourceInformer[DaemonSetLister]:
+        return self.factory.informer_for("apps", "v1", "daemonsets", DaemonSetLister)
+
     def deployments(self) -> ResourceInformer[DeploymentLister]:
         return self.factory.informer_for("apps", "v1", "deployments", DeploymentLister)
 
     def replicasets(self) -> ResourceInformer[ReplicaSetLister]:
         return self.factory.informer_for("apps", "v1", "replicasets", ReplicaSetLister)
+
+    def statefulsets(self) -> ResourceInformer[StatefulSetLister]:
+        return self.factory.informer_for("apps", "v1", "statefulsets", StatefulSetLister)
 
 
 class CoordinationV1Informers:
@@ -250,6 +272,19 @@ class NodeV1Informers:
         return self.factory.informer_for("node.k8s.io", "v1", "runtimeclasses", RuntimeClassLister)
 
 
+class BatchV1Informers:
+    """factory.batch_v1(). Upstream: informers/batch/v1/interface.go"""
+
+    def __init__(self, factory: InformerSource) -> None:
+        self.factory = factory
+
+    def cronjobs(self) -> ResourceInformer[CronJobLister]:
+        return self.factory.informer_for("batch", "v1", "cronjobs", CronJobLister)
+
+    def jobs(self) -> ResourceInformer[JobLister]:
+        return self.factory.informer_for("batch", "v1", "jobs", JobLister)
+
+
 class InformerGroups:
     """The per-group accessors, for a class that implements InformerSource. Upstream: factory.go"""
 
@@ -288,3 +323,6 @@ class InformerGroups:
 
     def node_v1(self: InformerSource) -> NodeV1Informers:
         return NodeV1Informers(self)
+
+    def batch_v1(self: InformerSource) -> BatchV1Informers:
+        return BatchV1Informers(self)

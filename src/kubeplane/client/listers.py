@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .tools.cache.listers import GenericLister, GenericNamespaceLister
 
 if TYPE_CHECKING:
-    from ..api.types import apps_v1, autoscaling_v1, autoscaling_v2, coordination_v1, core_v1, discovery_v1, events_v1, networking_v1, node_v1, policy_v1, scheduling_v1, storage_v1  # noqa: F401
+    from ..api.types import apps_v1, autoscaling_v1, autoscaling_v2, batch_v1, coordination_v1, core_v1, discovery_v1, events_v1, networking_v1, node_v1, policy_v1, scheduling_v1, storage_v1  # noqa: F401
 
 
 class ComponentStatusLister(GenericLister["core_v1.ComponentStatus"]):
@@ -75,6 +75,20 @@ class PodLister(GenericLister["core_v1.Pod"]):
         return self.namespace(namespace)
 
 
+class PodTemplateLister(GenericLister["core_v1.PodTemplate"]):
+    """Upstream: PodTemplateLister (listers/core/v1/podtemplate.go)"""
+
+    def podtemplates(self, namespace: str) -> GenericNamespaceLister[core_v1.PodTemplate]:
+        return self.namespace(namespace)
+
+
+class ReplicationControllerLister(GenericLister["core_v1.ReplicationController"]):
+    """Upstream: ReplicationControllerLister (listers/core/v1/replicationcontroller.go)"""
+
+    def replicationcontrollers(self, namespace: str) -> GenericNamespaceLister[core_v1.ReplicationController]:
+        return self.namespace(namespace)
+
+
 class ResourceQuotaLister(GenericLister["core_v1.ResourceQuota"]):
     """Upstream: ResourceQuotaLister (listers/core/v1/resourcequota.go)"""
 
@@ -103,6 +117,20 @@ class ServiceLister(GenericLister["core_v1.Service"]):
         return self.namespace(namespace)
 
 
+class ControllerRevisionLister(GenericLister["apps_v1.ControllerRevision"]):
+    """Upstream: ControllerRevisionLister (listers/apps/v1/controllerrevision.go)"""
+
+    def controllerrevisions(self, namespace: str) -> GenericNamespaceLister[apps_v1.ControllerRevision]:
+        return self.namespace(namespace)
+
+
+class DaemonSetLister(GenericLister["apps_v1.DaemonSet"]):
+    """Upstream: DaemonSetLister (listers/apps/v1/daemonset.go)"""
+
+    def daemonsets(self, namespace: str) -> GenericNamespaceLister[apps_v1.DaemonSet]:
+        return self.namespace(namespace)
+
+
 class DeploymentLister(GenericLister["apps_v1.Deployment"]):
     """Upstream: DeploymentLister (listers/apps/v1/deployment.go)"""
 
@@ -114,6 +142,13 @@ class ReplicaSetLister(GenericLister["apps_v1.ReplicaSet"]):
     """Upstream: ReplicaSetLister (listers/apps/v1/replicaset.go)"""
 
     def replicasets(self, namespace: str) -> GenericNamespaceLister[apps_v1.ReplicaSet]:
+        return self.namespace(namespace)
+
+
+class StatefulSetLister(GenericLister["apps_v1.StatefulSet"]):
+    """Upstream: StatefulSetLister (listers/apps/v1/statefulset.go)"""
+
+    def statefulsets(self, namespace: str) -> GenericNamespaceLister[apps_v1.StatefulSet]:
         return self.namespace(namespace)
 
 
@@ -220,6 +255,20 @@ class RuntimeClassLister(GenericLister["node_v1.RuntimeClass"]):
     """Upstream: RuntimeClassLister (listers/node/v1/runtimeclass.go)"""
 
 
+class CronJobLister(GenericLister["batch_v1.CronJob"]):
+    """Upstream: CronJobLister (listers/batch/v1/cronjob.go)"""
+
+    def cronjobs(self, namespace: str) -> GenericNamespaceLister[batch_v1.CronJob]:
+        return self.namespace(namespace)
+
+
+class JobLister(GenericLister["batch_v1.Job"]):
+    """Upstream: JobLister (listers/batch/v1/job.go)"""
+
+    def jobs(self, namespace: str) -> GenericNamespaceLister[batch_v1.Job]:
+        return self.namespace(namespace)
+
+
 # (group, version, plural) -> lister, for informers created by name.
 LISTERS: dict[tuple[str, str, str], type[GenericLister[Any]]] = {
     ("", "v1", "componentstatuses"): ComponentStatusLister,
@@ -232,12 +281,17 @@ LISTERS: dict[tuple[str, str, str], type[GenericLister[Any]]] = {
     ("", "v1", "persistentvolumeclaims"): PersistentVolumeClaimLister,
     ("", "v1", "persistentvolumes"): PersistentVolumeLister,
     ("", "v1", "pods"): PodLister,
+    ("", "v1", "podtemplates"): PodTemplateLister,
+    ("", "v1", "replicationcontrollers"): ReplicationControllerLister,
     ("", "v1", "resourcequotas"): ResourceQuotaLister,
     ("", "v1", "secrets"): SecretLister,
     ("", "v1", "serviceaccounts"): ServiceAccountLister,
     ("", "v1", "services"): ServiceLister,
+    ("apps", "v1", "controllerrevisions"): ControllerRevisionLister,
+    ("apps", "v1", "daemonsets"): DaemonSetLister,
     ("apps", "v1", "deployments"): DeploymentLister,
     ("apps", "v1", "replicasets"): ReplicaSetLister,
+    ("apps", "v1", "statefulsets"): StatefulSetLister,
     ("coordination.k8s.io", "v1", "leases"): LeaseLister,
     ("events.k8s.io", "v1", "events"): EventsV1EventLister,
     ("storage.k8s.io", "v1", "csidrivers"): CSIDriverLister,
@@ -257,4 +311,6 @@ LISTERS: dict[tuple[str, str, str], type[GenericLister[Any]]] = {
     ("autoscaling", "v1", "horizontalpodautoscalers"): AutoscalingV1HorizontalPodAutoscalerLister,
     ("scheduling.k8s.io", "v1", "priorityclasses"): PriorityClassLister,
     ("node.k8s.io", "v1", "runtimeclasses"): RuntimeClassLister,
+    ("batch", "v1", "cronjobs"): CronJobLister,
+    ("batch", "v1", "jobs"): JobLister,
 }

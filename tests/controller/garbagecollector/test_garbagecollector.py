@@ -293,7 +293,7 @@ def test_api_resource_and_monitored_resources() -> None:
     assert api_resource("apps/v1", "ReplicaSet").plural == "replicasets"
     assert api_resource("v1", "Pod").plural == "pods"
     with pytest.raises(RESTMappingError):
-        api_resource("batch/v1", "Job")
+        api_resource("example.com/v1", "Widget")
     with pytest.raises(RESTMappingError):
         api_resource("apps/v1beta1", "ReplicaSet")
     plurals = {(r.group, r.plural) for r in monitored_resources()}

@@ -230,3 +230,250 @@ def validate_scale(scale: Obj) -> list[FieldError]:
     """Upstream: ValidateScale (pkg/apis/autoscaling/validation)."""
     errs = m.validate_object_meta(scale.get("metadata") or {}, True, name_is_dns_subdomain)
     return errs + m.nonnegative((scale.get("spec") or {}).get("replicas"), "spec.replicas")
+
+
+# --- StatefulSet ---------------------------------------------------------------------------------
+# Upstream: ValidateStatefulSet* (pkg/apis/apps/validation/validation.go), the selector check of
+# pkg/registry/apps/statefulset/strategy.go. Left out: the volumeClaimTemplates' own PVC
+# validation and the pod-spec feature-gated options.
+
+
+def _tspec(spec: Obj) -> Obj:
+    return (spec.get("template") or {}).get("spec") or {}
+
+
+def validate_stateful_set(sts: Obj) -> list[FieldError]:
+    """Upstream: ValidateStatefulSet (names: ValidateStatefulSetName, a DNS subdomain)."""
+    errs = m.validate_object_meta(sts.get("metadata") or {}, True, name_is_dns_subdomain)
+    return errs + validate_stateful_set_spec(sts.get("spec") or {}, "spec")
+
+
+def validate_stateful_set_spec(spec: Obj, path: str) -> list[FieldError]:
+    """Upstream: ValidateStatefulSetSpec"""
+    errs: list[FieldError] = []
+    policy = spec.get("podManagementPolicy") or ""
+    if not policy:
+        errs.append(errors.required(path + ".podManagementPolicy"))
+    elif policy not in ("OrderedReady", "Parallel"):
+        errs.append(errors.invalid(path + ".podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'"))
+    errs += _validate_stateful_set_update_strategy(spec.get("updateStrategy") or {}, path + ".updateStrategy")
+    retention = spec.get("persistentVolumeClaimRetentionPolicy")
+    if isinstance(retention, dict):
+        for key in ("whenDeleted", "whenScaled"):
+            value = retention.get(key) or ""
+            if value not in ("Retain", "Delete"):
+                errs.append(errors.not_supported(f"{path}.persistentVolumeClaimRetentionPolicy.{key}", value,
+                                                 ["Retain", "Delete"]))
+    ordinals = spec.get("ordinals")
+    if isinstance(ordinals, dict):
+        errs += m.nonnegative(ordinals.get("start"), path + ".ordinals.start")
+    errs += m.nonnegative(spec.get("replicas"), path + ".replicas")
+    errs += m.nonnegative(spec.get("minReadySeconds"), path + ".minReadySeconds")
+    sel = spec.get("selector")
+    if sel is None:
+        errs.append(errors.required(path + ".selector"))
+    else:
+        errs += m.validate_label_selector(sel, path + ".selector")
+        if m.selector_is_empty(sel):
+            errs.append(errors.invalid(path + ".selector", sel, "empty selector is invalid for statefulset"))
+    if not m.selector_convertible(sel):
+        errs.append(errors.invalid(path + ".selector", sel, ""))
+    else:
+        errs += _validate_pod_template_spec_for_stateful_set(spec, path + ".template")
+    tspec = _tspec(spec)
+    if tspec.get("restartPolicy", "") != "Always":
+        errs.append(errors.not_supported(path + ".template.spec.restartPolicy", tspec.get("restartPolicy", ""), ["Always"]))
+    if tspec.get("activeDeadlineSeconds") is not None:
+        errs.append(errors.forbidden(path + ".template.spec.activeDeadlineSeconds",
+                                     "activeDeadlineSeconds in StatefulSet is not Supported"))
+    return errs
+
+
+def _validate_pod_template_spec_for_stateful_set(spec: Obj, path: str) -> list[FieldError]:
+    """Upstream: ValidatePodTemplateSpecForStatefulSet, and the template's pod spec with the
+    volume claim templates counted as volumes (a container mounts them by name)."""
+    template, sel = spec.get("template") or {}, spec.get("selector")
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    errs: list[FieldError] = []
+    if not m.selector_is_empty(sel) and not m.selector_matches(sel, labels):
+        errs.append(errors.invalid(path + ".metadata.labels", labels, "`selector` does not match template `labels`"))
+    tspec = template.get("spec") or {}
+    volumes = list(tspec.get("volumes") or [])
+    known = {v.get("name") for v in volumes if isinstance(v, dict)}
+    for claim in spec.get("volumeClaimTemplates") or []:
+        name = ((claim or {}).get("metadata") or {}).get("name")
+        if name and name not in known:
+            volumes.append({"name": name, "emptyDir": {}})
+    if len(volumes) != len(tspec.get("volumes") or []):
+        template = {**template, "spec": {**tspec, "volumes": volumes}}
+    return errs + core.validate_pod_template_spec(template, path)
+
+
+def _validate_stateful_set_update_strategy(strategy: Obj, path: str) -> list[FieldError]:
+    kind, ru = strategy.get("type") or "", strategy.get("rollingUpdate")
+    if not kind:
+        return [errors.required(path)]
+    if kind == "OnDelete":
+        if ru is not None:
+            return [errors.invalid(path + ".rollingUpdate", ru, "only allowed for updateStrategy 'RollingUpdate'")]
+        return []
+    if kind == "RollingUpdate":
+        return _validate_rolling_update_stateful_set(ru, path + ".rollingUpdate") if isinstance(ru, dict) else []
+    return [errors.invalid(path, strategy, "must be 'RollingUpdate' or 'OnDelete'")]
+
+
+def _validate_rolling_update_stateful_set(ru: Obj, path: str) -> list[FieldError]:
+    """Upstream: validateRollingUpdateStatefulSet"""
+    errs = m.nonnegative(ru.get("partition"), path + ".partition")
+    max_unavailable = ru.get("maxUnavailable")
+    if max_unavailable is not None:
+        errs += validate_positive_int_or_percent(max_unavailable, path + ".maxUnavailable")
+        if _int_or_percent_value(max_unavailable) == 0:
+            errs.append(errors.invalid(path + ".maxUnavailable", max_unavailable, "cannot be 0"))
+        errs += _not_more_than_100_percent(max_unavailable, path + ".maxUnavailable")
+    return errs
+
+
+def _not_more_than_100_percent(v: Any, path: str) -> list[FieldError]:
+    """Upstream: IsNotMoreThan100Percent"""
+    percent = _percent_value(v)
+    return [errors.invalid(path, v, "must not be greater than 100%")] if percent is not None and percent > 100 else []
+
+
+STATEFUL_SET_UPDATABLE = ("replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit",
+                          "persistentVolumeClaimRetentionPolicy", "minReadySeconds")
+
+
+def validate_stateful_set_update(new: Obj, old: Obj) -> list[FieldError]:
+    """Upstream: ValidateStatefulSetUpdate (the name is not validated again) + the strategy's
+    selector immutability."""
+    errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+    spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    errs += validate_stateful_set_spec(spec, "spec")
+    clone = {**spec, **{k: old_spec[k] for k in STATEFUL_SET_UPDATABLE if k in old_spec}}
+    for k in STATEFUL_SET_UPDATABLE:
+        if k not in old_spec:
+            clone.pop(k, None)
+    if not m.semantic_equal(clone, old_spec):
+        errs.append(errors.forbidden("spec", "updates to statefulset spec for fields other than 'replicas', 'ordinals', "
+                                     "'template', 'updateStrategy', 'revisionHistoryLimit', "
+                                     "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"))
+    return errs + m.immutable(spec.get("selector"), old_spec.get("selector"), "spec.selector")
+
+
+def stateful_set_warnings(sts: Obj) -> list[str]:
+    """Upstream: statefulSetStrategy.WarningsOnCreate (the revisionHistoryLimit warning; the pod
+    template and claim template warnings are left out)."""
+    limit = (sts.get("spec") or {}).get("revisionHistoryLimit")
+    if isinstance(limit, int) and limit < 0:
+        return ["spec.revisionHistoryLimit: a negative value retains all historical revisions; a value >= 0 is recommended"]
+    return []
+
+
+def validate_stateful_set_status_update(new: Obj, old: Obj) -> list[FieldError]:
+    """Upstream: ValidateStatefulSetStatusUpdate / ValidateStatefulSetStatus"""
+    errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+    status = new.get("status") or {}
+    for key in ("replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas",
+                "observedGeneration", "collisionCount"):
+        errs += m.nonnegative(status.get(key), f"status.{key}")
+    replicas = status.get("replicas") or 0
+    for key in ("readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"):
+        if (status.get(key) or 0) > replicas:
+            errs.append(errors.invalid(f"status.{key}", status.get(key) or 0, "cannot be greater than status.replicas"))
+    if (status.get("availableReplicas") or 0) > (status.get("readyReplicas") or 0):
+        errs.append(errors.invalid("status.availableReplicas", status.get("availableReplicas") or 0,
+                                   "cannot be greater than status.readyReplicas"))
+    return errs + _collision_count_decrement(status, old.get("status") or {})
+
+
+# --- DaemonSet -----------------------------------------------------------------------------------
+
+
+def validate_daemon_set(ds: Obj) -> list[FieldError]:
+    """Upstream: ValidateDaemonSet"""
+    errs = m.validate_object_meta(ds.get("metadata") or {}, True, name_is_dns_subdomain)
+    return errs + validate_daemon_set_spec(ds.get("spec") or {}, "spec")
+
+
+def validate_daemon_set_spec(spec: Obj, path: str) -> list[FieldError]:
+    """Upstream: ValidateDaemonSetSpec (a nil selector matches nothing: the template check fires)."""
+    sel, template = spec.get("selector"), spec.get("template") or {}
+    errs = m.validate_label_selector(sel, path + ".selector")
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    if m.selector_convertible(sel) and not m.selector_matches(sel, labels):
+        errs.append(errors.invalid(path + ".template.metadata.labels", labels, "`selector` does not match template `labels`"))
+    if m.selector_is_empty(sel):
+        errs.append(errors.invalid(path + ".selector", sel, "empty selector is invalid for daemonset"))
+    errs += core.validate_pod_template_spec(template, path + ".template")
+    tspec = template.get("spec") or {}
+    if tspec.get("restartPolicy", "") != "Always":
+        errs.append(errors.not_supported(path + ".template.spec.restartPolicy", tspec.get("restartPolicy", ""), ["Always"]))
+    if tspec.get("activeDeadlineSeconds") is not None:
+        errs.append(errors.invalid(path + ".template.spec.activeDeadlineSeconds", tspec["activeDeadlineSeconds"],
+                                   "activeDeadlineSeconds must be nil for daemonset"))
+    errs += m.nonnegative(spec.get("minReadySeconds"), path + ".minReadySeconds")
+    errs += _validate_daemon_set_update_strategy(spec.get("updateStrategy") or {}, path + ".updateStrategy")
+    if spec.get("revisionHistoryLimit") is not None:
+        errs += m.nonnegative(spec["revisionHistoryLimit"], path + ".revisionHistoryLimit")
+    return errs
+
+
+def _validate_daemon_set_update_strategy(strategy: Obj, path: str) -> list[FieldError]:
+    """Upstream: ValidateDaemonSetUpdateStrategy + ValidateRollingUpdateDaemonSet"""
+    kind, ru = strategy.get("type") or "", strategy.get("rollingUpdate")
+    if kind == "OnDelete":
+        return []
+    if kind != "RollingUpdate":
+        return [errors.not_supported(path, strategy, ["RollingUpdate", "OnDelete"])]
+    if not isinstance(ru, dict):
+        return [errors.required(path + ".rollingUpdate")]
+    path += ".rollingUpdate"
+    unavailable, surge = ru.get("maxUnavailable"), ru.get("maxSurge")
+    errs = validate_positive_int_or_percent(unavailable, path + ".maxUnavailable")
+    errs += validate_positive_int_or_percent(surge, path + ".maxSurge")
+    errs += _not_more_than_100_percent(unavailable, path + ".maxUnavailable")
+    errs += _not_more_than_100_percent(surge, path + ".maxSurge")
+    has_unavailable, has_surge = _int_or_percent_value(unavailable) != 0, _int_or_percent_value(surge) != 0
+    if has_unavailable and has_surge:
+        errs.append(errors.invalid(path + ".maxSurge", _render(surge), "may not be set when maxUnavailable is non-zero"))
+    elif not has_unavailable and not has_surge:
+        errs.append(errors.required(path + ".maxUnavailable", "cannot be 0 when maxSurge is 0"))
+    return errs
+
+
+def validate_daemon_set_update(new: Obj, old: Obj) -> list[FieldError]:
+    """Upstream: ValidateDaemonSetUpdate + the strategy's selector immutability (apps/v1)."""
+    errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+    errs += validate_daemon_set_spec(new.get("spec") or {}, "spec")
+    return errs + m.immutable((new.get("spec") or {}).get("selector"), (old.get("spec") or {}).get("selector"),
+                              "spec.selector")
+
+
+def validate_daemon_set_status_update(new: Obj, old: Obj) -> list[FieldError]:
+    """Upstream: ValidateDaemonSetStatusUpdate / validateDaemonSetStatus"""
+    errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+    status = new.get("status") or {}
+    for key in ("currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady",
+                "observedGeneration", "updatedNumberScheduled", "numberAvailable", "numberUnavailable",
+                "collisionCount"):
+        errs += m.nonnegative(status.get(key), f"status.{key}")
+    return errs + _collision_count_decrement(status, old.get("status") or {})
+
+
+# --- ControllerRevision --------------------------------------------------------------------------
+
+
+def validate_controller_revision(cr: Obj) -> list[FieldError]:
+    """Upstream: ValidateControllerRevisionCreate"""
+    errs = m.validate_object_meta(cr.get("metadata") or {}, True, name_is_dns_subdomain)
+    if cr.get("data") is None:
+        errs.append(errors.required("data", "data is mandatory"))
+    return errs + m.nonnegative(cr.get("revision"), "revision")
+
+
+def validate_controller_revision_update(new: Obj, old: Obj) -> list[FieldError]:
+    """Upstream: ValidateControllerRevisionUpdate (data is immutable)."""
+    errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+    errs += validate_controller_revision(new)
+    return errs + m.immutable(new.get("data"), old.get("data"), "data")

@@ -1392,3 +1392,81 @@ def validate_endpoints(ep: Obj) -> list[FieldError]:
 def validate_endpoints_update(new: Obj, old: Obj) -> list[FieldError]:
     return m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}) + \
         [e for e in validate_endpoints(new) if not e.field.startswith("metadata.")]
+
+
+# --- ReplicationController and PodTemplate (appended; the workloads kinds of issue 11) ----------
+
+
+def validate_replication_controller(rc: Obj) -> list[FieldError]:
+    """Upstream: ValidateReplicationController (names: ValidateReplicationControllerName)."""
+    errs = m.validate_object_meta(rc.get("metadata") or {}, True, name_is_dns_subdomain)
+    return errs + validate_replication_controller_spec(rc.get("spec") or {}, "spec")
+
+
+def validate_replication_controller_spec(spec: Obj, path: str) -> list[FieldError]:
+    """Upstream: ValidateReplicationControllerSpec (ValidateNonEmptySelector,
+    ValidatePodTemplateSpecForRC)."""
+    errs = m.nonnegative(spec.get("minReadySeconds"), path + ".minReadySeconds")
+    selector = spec.get("selector") or {}
+    if not selector:
+        errs.append(errors.required(path + ".selector"))
+    errs += m.nonnegative(spec.get("replicas"), path + ".replicas")
+    template = spec.get("template")
+    if template is None:
+        return errs + [errors.required(path + ".template")]
+    tpath = path + ".template"
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    if selector and any(labels.get(k) != v for k, v in selector.items()):
+        errs.append(errors.invalid(tpath + ".metadata.labels", labels, "`selector` does not match template `labels`"))
+    errs += validate_pod_template_spec(template, tpath)
+    tspec = template.get("spec") or {}
+    if tspec.get("restartPolicy", "") != "Always":
+        errs.append(errors.not_supported(tpath + ".spec.restartPolicy", tspec.get("restartPolicy", ""), ["Always"]))
+    if tspec.get("activeDeadlineSeconds") is not None:
+        errs.append(errors.forbidden(tpath + ".spec.activeDeadlineSeconds",
+                                     "activeDeadlineSeconds in ReplicationController is not Supported"))
+    return errs
+
+
+def validate_replication_controller_update(new: Obj, old: Obj) -> list[FieldError]:
+    """Upstream: ValidateReplicationControllerUpdate (the selector may change)."""
+    errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+    return errs + validate_replication_controller_spec(new.get("spec") or {}, "spec")
+
+
+def validate_replication_controller_status_update(new: Obj, old: Obj) -> list[FieldError]:
+    """Upstream: ValidateReplicationControllerStatusUpdate / ValidateReplicationControllerStatus"""
+    errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+    status = new.get("status") or {}
+    for key in ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration"):
+        errs += m.nonnegative(status.get(key), f"status.{key}")
+    replicas = status.get("replicas") or 0
+    for key in ("fullyLabeledReplicas", "readyReplicas", "availableReplicas"):
+        if (status.get(key) or 0) > replicas:
+            errs.append(errors.invalid(f"status.{key}", status.get(key) or 0, "cannot be greater than status.replicas"))
+    if (status.get("availableReplicas") or 0) > (status.get("readyReplicas") or 0):
+        errs.append(errors.invalid("status.availableReplicas", status.get("availableReplicas") or 0,
+                                   "cannot be greater than readyReplicas"))
+    return errs
+
+
+def replication_controller_warnings(rc: Obj) -> list[str]:
+    """Upstream: rcStrategy.WarningsOnCreate (the name ends up in pod hostnames)."""
+    name = (rc.get("metadata") or {}).get("name") or ""
+    msgs = is_dns1123_label(name)
+    if not name or not msgs:
+        return []
+    return ["metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; "
+            f"a DNS label is recommended: [{' '.join(msgs)}]"]
+
+
+def validate_pod_template(pt: Obj) -> list[FieldError]:
+    """Upstream: ValidatePodTemplate (names: ValidatePodName, a DNS subdomain)."""
+    errs = m.validate_object_meta(pt.get("metadata") or {}, True, name_is_dns_subdomain)
+    return errs + validate_pod_template_spec(pt.get("template") or {}, "template")
+
+
+def validate_pod_template_update(new: Obj, old: Obj) -> list[FieldError]:
+    """Upstream: ValidatePodTemplateUpdate"""
+    errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+    return errs + validate_pod_template_spec(new.get("template") or {}, "template")

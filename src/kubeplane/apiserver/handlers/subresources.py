@@ -25,9 +25,11 @@ SCALE_INFO = ResourceInfo("autoscaling", "v1", "Scale", "scale", "scale", True, 
 
 
 def to_scale(obj: Obj) -> Obj:
-    """Upstream: scaleFromDeployment / scaleFromReplicaSet."""
+    """Upstream: scaleFromDeployment / scaleFromReplicaSet / scaleFromStatefulSet / scaleFromRC."""
     meta = obj["metadata"]
     selector = (obj.get("spec") or {}).get("selector")
+    if obj.get("kind") == "ReplicationController" and selector:   # a plain map: SelectorFromSet
+        selector = {"matchLabels": selector}
     return {
         "kind": "Scale", "apiVersion": "autoscaling/v1",
         "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")

@@ -16,3 +16,6 @@ from .policy import poddisruptionbudget
 from .autoscaling import horizontalpodautoscaler
 from .scheduling import priorityclass
 from .node import runtimeclass
+from .core import replicationcontroller, podtemplate
+from .apps import statefulset, daemonset, controllerrevision
+from .batch import job, cronjob

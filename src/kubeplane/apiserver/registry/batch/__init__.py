@@ -1,0 +1,1 @@
+"""batch/v1 resources. Upstream: pkg/registry/batch."""

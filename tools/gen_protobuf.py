@@ -4,9 +4,15 @@ Usage: python tools/gen_protobuf.py DIR
 
 DIR holds upstream files under their Go import paths, e.g.
   DIR/k8s.io/api/apps/v1/generated.proto            (message structure: field numbers and types)
-  DIR/k8s.io/api/apps/v1/types.go                   (Go shape of the fields: pointer, omitempty, inline)
+  DIR/k8s.io/api/apps/v1/types.go                   (Go shape of the fields: pointer, omitempty, inline;
+                                                     every types*.go is read: types_jsonschema.go)
   DIR/k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto ...
-Excerpts are fine (the generator never needs comments or unrelated messages).
+Excerpts are fine (the generator never needs comments or unrelated messages). The roots are every
+kind of src/kubeplane/api/upstream_resources.json (what a default 1.37 server serves).
+
+Last run from whole upstream files: k8s.io/api 10b39a39 (master, 2026-07-24, after v0.37.0-beta.0),
+k8s.io/apimachinery eed236ce, k8s.io/apiextensions-apiserver 1aa2717a, k8s.io/kube-aggregator
+232ca687 (every generated.proto and types*.go under their import paths).
 
 Why types.go: go-to-protobuf writes every field as proto2 `optional`, so the .proto cannot tell a
 `*int32` from an `int32`. Go's generated marshallers always write non-pointer scalars (an empty
@@ -39,6 +45,8 @@ EXTRA_ROOTS = (
     "io.k8s.api.autoscaling.v1.Scale",
     "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
     "io.k8s.api.core.v1.Binding",
+    "io.k8s.api.policy.v1.Eviction",
+    "io.k8s.api.authentication.v1.TokenRequest",
 )
 
 SCALARS = {"string", "bytes", "bool", "int32", "int64", "uint32", "uint64", "sint32", "sint64",
@@ -56,7 +64,7 @@ _TAG = re.compile(r'(\w+):"([^"]*)"')
 @dataclass
 class Field:
     number: int
-    name: str           # proto field name (k8s uses the json name, except for embedded structs)
+    name: str           # json name: the proto name unless types.go's json tag says otherwise
     type: str           # scalar type or fully qualified definition name
     repeated: bool = False
     map: bool = False
@@ -70,10 +78,21 @@ class Message:
     fields: dict[int, Field] = field(default_factory=dict)
 
 
+# Proto packages spell the Go module's dash as "_"; JSON-schema names keep the dash.
+_MODULES = {"apiextensions_apiserver.": "apiextensions-apiserver.", "kube_aggregator.": "kube-aggregator."}
+
+
 def definition_name(proto_name: str) -> str:
-    """`k8s.io.api.apps.v1.Deployment` -> `io.k8s.api.apps.v1.Deployment` (JSON-schema naming)."""
+    """`k8s.io.api.apps.v1.Deployment` -> `io.k8s.api.apps.v1.Deployment` (JSON-schema naming);
+    `k8s.io.kube_aggregator.pkg...` -> `io.k8s.kube-aggregator.pkg...`."""
     name = proto_name.lstrip(".")
-    return "io.k8s." + name[len("k8s.io."):] if name.startswith("k8s.io.") else name
+    if not name.startswith("k8s.io."):
+        return name
+    rest = name[len("k8s.io."):]
+    for proto, schema in _MODULES.items():
+        if rest.startswith(proto):
+            rest = schema + rest[len(proto):]
+    return "io.k8s." + rest
 
 
 def resolve_type(type_name: str, package: str) -> str:
@@ -101,19 +120,23 @@ def parse_proto(text: str) -> dict[str, Message]:
     return messages
 
 
-def parse_go_tags(text: str) -> dict[str, list[tuple[str, dict[str, str]]]]:
-    """struct name -> [(Go type, tags)] for the field lines of a types.go (excerpt)."""
-    out: dict[str, list[tuple[str, dict[str, str]]]] = {}
+def parse_go_tags(text: str) -> dict[str, list[tuple[str, str, dict[str, str]]]]:
+    """struct name -> [(Go field name, "" when embedded; Go type; tags)] for the field lines of a
+    types.go (excerpt)."""
+    out: dict[str, list[tuple[str, str, dict[str, str]]]] = {}
     for s in _STRUCT.finditer(text):
         lines = re.sub(r"//.*", "", s.group(2))
-        out[s.group(1)] = [(gotype, dict(_TAG.findall(tags)))
-                           for _name, gotype, tags in _GO_FIELD.findall(lines)]
+        out[s.group(1)] = [(name, gotype, dict(_TAG.findall(tags)))
+                           for name, gotype, tags in _GO_FIELD.findall(lines)]
     return out
 
 
-def apply_go_shape(msg: Message, go_fields: list[tuple[str, dict[str, str]]]) -> None:
-    """Mark keep-zero and inline fields from the Go struct tags; the tags must agree with the proto."""
-    for gotype, tags in go_fields:
+def apply_go_shape(msg: Message, go_fields: list[tuple[str, str, dict[str, str]]]) -> None:
+    """Mark keep-zero and inline fields from the Go struct tags; the tags must agree with the proto.
+
+    An embedded struct is inline when its json tag has no name: `json:",inline"`, or `json:""`
+    as newer upstream types.go write it (encoding/json promotes the fields of both)."""
+    for name, gotype, tags in go_fields:
         pb = tags.get("protobuf", "").split(",")
         if len(pb) < 2:
             continue
@@ -126,7 +149,9 @@ def apply_go_shape(msg: Message, go_fields: list[tuple[str, dict[str, str]]]) ->
         if names and names[0] != f.name:
             raise SystemExit(f"{msg.name}.{number}: proto name {f.name!r} != types.go name {names[0]!r}")
         json_opts = tags.get("json", "").split(",")
-        if json_opts[0] == "" and "inline" in json_opts[1:]:
+        if json_opts[0] and json_opts[0] != "-":
+            f.name = json_opts[0]      # the proto name can differ (uID/uid, aPIGroup/apiGroup, ref/$ref)
+        if json_opts[0] == "" and ("inline" in json_opts[1:] or not name):
             f.inline = True
         elif f.type in SCALARS:
             f.keep_zero = gotype.startswith("*") or "omitempty" not in json_opts[1:]
@@ -136,7 +161,7 @@ def load(directory: pathlib.Path) -> dict[str, Message]:
     messages: dict[str, Message] = {}
     for proto in sorted(directory.rglob("generated.proto")):
         messages.update(parse_proto(proto.read_text()))
-    for types_go in sorted(directory.rglob("types.go")):
+    for types_go in sorted(directory.rglob("types*.go")):      # types.go, types_jsonschema.go
         package = "io.k8s." + ".".join(types_go.parent.relative_to(directory).parts[1:])
         for struct, go_fields in parse_go_tags(types_go.read_text()).items():
             msg = messages.get(f"{package}.{struct}")
@@ -148,9 +173,12 @@ def load(directory: pathlib.Path) -> dict[str, Message]:
 
 
 def roots() -> list[str]:
-    sys.path.insert(0, str(ROOT / "src"))
-    from kubeplane.api.resources import RESOURCES  # noqa: PLC0415 (tool-only import)
-    return [r.definition for r in RESOURCES] + list(EXTRA_ROOTS)
+    """Every kind of upstream's 1.37 discovery table (what a default server serves, a superset of
+    kubeplane.api.resources), its list, and the request bodies besides (EXTRA_ROOTS)."""
+    table = json.loads((ROOT / "src/kubeplane/api/upstream_resources.json").read_text())
+    kinds = [r["definition"] for r in table["resources"]]
+    lists = [r["definition"] + "List" for r in table["resources"] if "list" in r["verbs"]]
+    return kinds + lists + list(EXTRA_ROOTS)
 
 
 def reachable(messages: dict[str, Message], start: list[str]) -> list[str]:

@@ -1,7 +1,8 @@
 """Generate src/kubeplane/api/schema/definitions.json from kubernetes-validate's JSON schema.
 
-The output keeps only the definitions reachable from the kinds kubeplane serves (plus the
-meta types the API surface needs), with descriptions (for `kubectl explain`) and the
+The output keeps only the definitions reachable from the kinds a default 1.37 kube-apiserver
+serves (every kind of src/kubeplane/api/upstream_resources.json, plus the meta types the API
+surface needs), with descriptions (for `kubectl explain`) and the
 x-kubernetes-* extensions (patch strategies, merge keys, list types, group-version-kinds).
 Run: .venv/bin/python tools/gen_schema.py   (kubernetes-validate is a dev dependency only)
 """
@@ -34,6 +35,23 @@ ROOTS = [
     "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList",
     "io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions",
 ]
+UPSTREAM = pathlib.Path(__file__).parent.parent / "src/kubeplane/api/upstream_resources.json"
+
+
+def upstream_roots() -> list[str]:
+    """Every kind of upstream's discovery table (tools/gen_discovery.py), its list, and the kinds
+    served on its subresources that have a schema (Scale, Eviction, TokenRequest, Binding)."""
+    out = []
+    for r in json.loads(UPSTREAM.read_text())["resources"]:
+        out += [r["definition"], r["definition"] + "List"]
+        for s in r["subresources"]:
+            group = s.get("group")
+            if group is None:
+                out.append(r["definition"].rsplit(".", 1)[0] + "." + s["kind"])
+            else:
+                package = "core" if group == "" else group.split(".", 1)[0]
+                out.append(f"io.k8s.api.{package}.{s['version']}.{s['kind']}")
+    return out
 
 
 def refs(node: object, out: set[str]) -> None:
@@ -53,7 +71,8 @@ def main() -> None:
     base = pathlib.Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema" / VERSION
     defs = json.loads((base / "_definitions.json").read_text())["$defs"]
     keep: set[str] = set()
-    todo = list(ROOTS)
+    # Options kinds of connect subresources (PodExecOptions, NodeProxyOptions, ...) have no schema.
+    todo = ROOTS + [n for n in upstream_roots() if n in defs]
     while todo:
         name = todo.pop()
         if name in keep:

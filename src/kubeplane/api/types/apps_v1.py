@@ -5,7 +5,87 @@ from __future__ import annotations
 from msgspec import field
 
 from . import core_v1, meta_v1
-from .base import IntOrString, Struct, Time, api_version_field, kind_field
+from .base import IntOrString, RawExtension, Struct, Time, api_version_field, kind_field
+
+
+class ControllerRevision(Struct):
+    """ControllerRevision implements an immutable snapshot of state data."""
+
+    api_version: str | None = api_version_field("apps/v1")
+    kind: str | None = kind_field("ControllerRevision")
+    metadata: meta_v1.ObjectMeta | None = None
+    data: RawExtension = None
+    revision: int | None = None
+
+
+class ControllerRevisionList(Struct):
+    """ControllerRevisionList is a resource containing a list of ControllerRevision objects."""
+
+    api_version: str | None = api_version_field("apps/v1")
+    kind: str | None = kind_field("ControllerRevisionList")
+    metadata: meta_v1.ListMeta | None = None
+    items: list[ControllerRevision] | None = None
+
+
+class DaemonSet(Struct):
+    """DaemonSet represents the configuration of a daemon set."""
+
+    api_version: str | None = api_version_field("apps/v1")
+    kind: str | None = kind_field("DaemonSet")
+    metadata: meta_v1.ObjectMeta | None = None
+    spec: DaemonSetSpec | None = None
+    status: DaemonSetStatus | None = None
+
+
+class DaemonSetCondition(Struct):
+    """DaemonSetCondition describes the state of a DaemonSet at a certain point."""
+
+    last_transition_time: Time | None = field(default=None, name="lastTransitionTime")
+    message: str | None = None
+    reason: str | None = None
+    status: str | None = None
+    type: str | None = None
+
+
+class DaemonSetList(Struct):
+    """DaemonSetList is a collection of daemon sets."""
+
+    api_version: str | None = api_version_field("apps/v1")
+    kind: str | None = kind_field("DaemonSetList")
+    metadata: meta_v1.ListMeta | None = None
+    items: list[DaemonSet] | None = None
+
+
+class DaemonSetSpec(Struct):
+    """DaemonSetSpec is the specification of a daemon set."""
+
+    min_ready_seconds: int | None = field(default=None, name="minReadySeconds")
+    revision_history_limit: int | None = field(default=None, name="revisionHistoryLimit")
+    selector: meta_v1.LabelSelector | None = None
+    template: core_v1.PodTemplateSpec | None = None
+    update_strategy: DaemonSetUpdateStrategy | None = field(default=None, name="updateStrategy")
+
+
+class DaemonSetStatus(Struct):
+    """DaemonSetStatus represents the current status of a daemon set."""
+
+    collision_count: int | None = field(default=None, name="collisionCount")
+    conditions: list[DaemonSetCondition] | None = None
+    current_number_scheduled: int | None = field(default=None, name="currentNumberScheduled")
+    desired_number_scheduled: int | None = field(default=None, name="desiredNumberScheduled")
+    number_available: int | None = field(default=None, name="numberAvailable")
+    number_misscheduled: int | None = field(default=None, name="numberMisscheduled")
+    number_ready: int | None = field(default=None, name="numberReady")
+    number_unavailable: int | None = field(default=None, name="numberUnavailable")
+    observed_generation: int | None = field(default=None, name="observedGeneration")
+    updated_number_scheduled: int | None = field(default=None, name="updatedNumberScheduled")
+
+
+class DaemonSetUpdateStrategy(Struct):
+    """DaemonSetUpdateStrategy is a struct used to control the update strategy for a DaemonSet."""
+
+    rolling_update: RollingUpdateDaemonSet | None = field(default=None, name="rollingUpdate")
+    type: str | None = None
 
 
 class Deployment(Struct):
@@ -122,8 +202,112 @@ class ReplicaSetStatus(Struct):
     terminating_replicas: int | None = field(default=None, name="terminatingReplicas")
 
 
+class RollingUpdateDaemonSet(Struct):
+    """Spec to control the desired behavior of daemon set rolling update."""
+
+    max_surge: IntOrString | None = field(default=None, name="maxSurge")
+    max_unavailable: IntOrString | None = field(default=None, name="maxUnavailable")
+
+
 class RollingUpdateDeployment(Struct):
     """Spec to control the desired behavior of rolling update."""
 
     max_surge: IntOrString | None = field(default=None, name="maxSurge")
     max_unavailable: IntOrString | None = field(default=None, name="maxUnavailable")
+
+
+class RollingUpdateStatefulSetStrategy(Struct):
+    """RollingUpdateStatefulSetStrategy is used to communicate parameter for
+    RollingUpdateStatefulSetStrategyType.
+    """
+
+    max_unavailable: IntOrString | None = field(default=None, name="maxUnavailable")
+    partition: int | None = None
+
+
+class StatefulSet(Struct):
+    """StatefulSet represents a set of pods with consistent identities."""
+
+    api_version: str | None = api_version_field("apps/v1")
+    kind: str | None = kind_field("StatefulSet")
+    metadata: meta_v1.ObjectMeta | None = None
+    spec: StatefulSetSpec | None = None
+    status: StatefulSetStatus | None = None
+
+
+class StatefulSetCondition(Struct):
+    """StatefulSetCondition describes the state of a statefulset at a certain point."""
+
+    last_transition_time: Time | None = field(default=None, name="lastTransitionTime")
+    message: str | None = None
+    reason: str | None = None
+    status: str | None = None
+    type: str | None = None
+
+
+class StatefulSetList(Struct):
+    """StatefulSetList is a collection of StatefulSets."""
+
+    api_version: str | None = api_version_field("apps/v1")
+    kind: str | None = kind_field("StatefulSetList")
+    metadata: meta_v1.ListMeta | None = None
+    items: list[StatefulSet] | None = None
+
+
+class StatefulSetOrdinals(Struct):
+    """StatefulSetOrdinals describes the policy used for replica ordinal assignment in this
+    StatefulSet.
+    """
+
+    start: int | None = None
+
+
+class StatefulSetPersistentVolumeClaimRetentionPolicy(Struct):
+    """StatefulSetPersistentVolumeClaimRetentionPolicy describes the policy used for PVCs created
+    from the StatefulSet VolumeClaimTemplates.
+    """
+
+    when_deleted: str | None = field(default=None, name="whenDeleted")
+    when_scaled: str | None = field(default=None, name="whenScaled")
+
+
+class StatefulSetSpec(Struct):
+    """A StatefulSetSpec is the specification of a StatefulSet."""
+
+    min_ready_seconds: int | None = field(default=None, name="minReadySeconds")
+    ordinals: StatefulSetOrdinals | None = None
+    persistent_volume_claim_retention_policy: StatefulSetPersistentVolumeClaimRetentionPolicy | None = field(
+        default=None, name="persistentVolumeClaimRetentionPolicy")
+    pod_management_policy: str | None = field(default=None, name="podManagementPolicy")
+    replicas: int | None = None
+    revision_history_limit: int | None = field(default=None, name="revisionHistoryLimit")
+    selector: meta_v1.LabelSelector | None = None
+    service_name: str | None = field(default=None, name="serviceName")
+    template: core_v1.PodTemplateSpec | None = None
+    update_strategy: StatefulSetUpdateStrategy | None = field(default=None, name="updateStrategy")
+    volume_claim_templates: list[core_v1.PersistentVolumeClaim] | None = field(
+        default=None, name="volumeClaimTemplates")
+
+
+class StatefulSetStatus(Struct):
+    """StatefulSetStatus represents the current state of a StatefulSet."""
+
+    available_replicas: int | None = field(default=None, name="availableReplicas")
+    collision_count: int | None = field(default=None, name="collisionCount")
+    conditions: list[StatefulSetCondition] | None = None
+    current_replicas: int | None = field(default=None, name="currentReplicas")
+    current_revision: str | None = field(default=None, name="currentRevision")
+    observed_generation: int | None = field(default=None, name="observedGeneration")
+    ready_replicas: int | None = field(default=None, name="readyReplicas")
+    replicas: int | None = None
+    update_revision: str | None = field(default=None, name="updateRevision")
+    updated_replicas: int | None = field(default=None, name="updatedReplicas")
+
+
+class StatefulSetUpdateStrategy(Struct):
+    """StatefulSetUpdateStrategy indicates the strategy that the StatefulSet controller will use to
+    perform updates.
+    """
+
+    rolling_update: RollingUpdateStatefulSetStrategy | None = field(default=None, name="rollingUpdate")
+    type: str | None = None

@@ -2,8 +2,59 @@
 """Typed objects of API group autoscaling/v1 (generated; see kubeplane.api.types)."""
 from __future__ import annotations
 
+from msgspec import field
+
 from . import meta_v1
-from .base import Struct, api_version_field, kind_field
+from .base import Struct, Time, api_version_field, kind_field
+
+
+class CrossVersionObjectReference(Struct):
+    """CrossVersionObjectReference contains enough information to let you identify the referred
+    resource.
+    """
+
+    api_version: str | None = field(default=None, name="apiVersion")
+    kind: str | None = None
+    name: str | None = None
+
+
+class HorizontalPodAutoscaler(Struct):
+    """configuration of a horizontal pod autoscaler."""
+
+    api_version: str | None = api_version_field("autoscaling/v1")
+    kind: str | None = kind_field("HorizontalPodAutoscaler")
+    metadata: meta_v1.ObjectMeta | None = None
+    spec: HorizontalPodAutoscalerSpec | None = None
+    status: HorizontalPodAutoscalerStatus | None = None
+
+
+class HorizontalPodAutoscalerList(Struct):
+    """list of horizontal pod autoscaler objects."""
+
+    api_version: str | None = api_version_field("autoscaling/v1")
+    kind: str | None = kind_field("HorizontalPodAutoscalerList")
+    metadata: meta_v1.ListMeta | None = None
+    items: list[HorizontalPodAutoscaler] | None = None
+
+
+class HorizontalPodAutoscalerSpec(Struct):
+    """specification of a horizontal pod autoscaler."""
+
+    max_replicas: int | None = field(default=None, name="maxReplicas")
+    min_replicas: int | None = field(default=None, name="minReplicas")
+    scale_target_ref: CrossVersionObjectReference | None = field(default=None, name="scaleTargetRef")
+    target_cpu_utilization_percentage: int | None = field(default=None, name="targetCPUUtilizationPercentage")
+
+
+class HorizontalPodAutoscalerStatus(Struct):
+    """current status of a horizontal pod autoscaler"""
+
+    current_cpu_utilization_percentage: int | None = field(
+        default=None, name="currentCPUUtilizationPercentage")
+    current_replicas: int | None = field(default=None, name="currentReplicas")
+    desired_replicas: int | None = field(default=None, name="desiredReplicas")
+    last_scale_time: Time | None = field(default=None, name="lastScaleTime")
+    observed_generation: int | None = field(default=None, name="observedGeneration")
 
 
 class Scale(Struct):

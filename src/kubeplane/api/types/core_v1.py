@@ -50,6 +50,15 @@ class AzureDiskVolumeSource(Struct):
     read_only: bool | None = field(default=None, name="readOnly")
 
 
+class AzureFilePersistentVolumeSource(Struct):
+    """AzureFile represents an Azure File Service mount on the host and bind mount to the pod."""
+
+    read_only: bool | None = field(default=None, name="readOnly")
+    secret_name: str | None = field(default=None, name="secretName")
+    secret_namespace: str | None = field(default=None, name="secretNamespace")
+    share_name: str | None = field(default=None, name="shareName")
+
+
 class AzureFileVolumeSource(Struct):
     """AzureFile represents an Azure File Service mount on the host and bind mount to the pod."""
 
@@ -65,6 +74,23 @@ class Binding(Struct):
     kind: str | None = kind_field("Binding")
     metadata: meta_v1.ObjectMeta | None = None
     target: ObjectReference | None = None
+
+
+class CSIPersistentVolumeSource(Struct):
+    """Represents storage that is managed by an external CSI volume driver"""
+
+    controller_expand_secret_ref: SecretReference | None = field(
+        default=None, name="controllerExpandSecretRef")
+    controller_publish_secret_ref: SecretReference | None = field(
+        default=None, name="controllerPublishSecretRef")
+    driver: str | None = None
+    fs_type: str | None = field(default=None, name="fsType")
+    node_expand_secret_ref: SecretReference | None = field(default=None, name="nodeExpandSecretRef")
+    node_publish_secret_ref: SecretReference | None = field(default=None, name="nodePublishSecretRef")
+    node_stage_secret_ref: SecretReference | None = field(default=None, name="nodeStageSecretRef")
+    read_only: bool | None = field(default=None, name="readOnly")
+    volume_attributes: dict[str, str] | None = field(default=None, name="volumeAttributes")
+    volume_handle: str | None = field(default=None, name="volumeHandle")
 
 
 class CSIVolumeSource(Struct):
@@ -84,6 +110,19 @@ class Capabilities(Struct):
     drop: list[str] | None = None
 
 
+class CephFSPersistentVolumeSource(Struct):
+    """Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not
+    support ownership management or SELinux relabeling.
+    """
+
+    monitors: list[str] | None = None
+    path: str | None = None
+    read_only: bool | None = field(default=None, name="readOnly")
+    secret_file: str | None = field(default=None, name="secretFile")
+    secret_ref: SecretReference | None = field(default=None, name="secretRef")
+    user: str | None = None
+
+
 class CephFSVolumeSource(Struct):
     """Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not
     support ownership management or SELinux relabeling.
@@ -95,6 +134,15 @@ class CephFSVolumeSource(Struct):
     secret_file: str | None = field(default=None, name="secretFile")
     secret_ref: LocalObjectReference | None = field(default=None, name="secretRef")
     user: str | None = None
+
+
+class CinderPersistentVolumeSource(Struct):
+    """Represents a cinder volume resource in Openstack."""
+
+    fs_type: str | None = field(default=None, name="fsType")
+    read_only: bool | None = field(default=None, name="readOnly")
+    secret_ref: SecretReference | None = field(default=None, name="secretRef")
+    volume_id: str | None = field(default=None, name="volumeID")
 
 
 class CinderVolumeSource(Struct):
@@ -123,6 +171,33 @@ class ClusterTrustBundleProjection(Struct):
     path: str | None = None
     signer_name: str | None = field(default=None, name="signerName")
     user: int | None = None
+
+
+class ComponentCondition(Struct):
+    """Information about the condition of a component."""
+
+    error: str | None = None
+    message: str | None = None
+    status: str | None = None
+    type: str | None = None
+
+
+class ComponentStatus(Struct):
+    """ComponentStatus (and ComponentStatusList) holds the cluster validation info."""
+
+    api_version: str | None = api_version_field("v1")
+    kind: str | None = kind_field("ComponentStatus")
+    metadata: meta_v1.ObjectMeta | None = None
+    conditions: list[ComponentCondition] | None = None
+
+
+class ComponentStatusList(Struct):
+    """Status of all the conditions for the component as a list of ComponentStatus objects."""
+
+    api_version: str | None = api_version_field("v1")
+    kind: str | None = kind_field("ComponentStatusList")
+    metadata: meta_v1.ListMeta | None = None
+    items: list[ComponentStatus] | None = None
 
 
 class ConfigMap(Struct):
@@ -368,6 +443,50 @@ class EmptyDirVolumeSource(Struct):
     size_limit: Quantity | None = field(default=None, name="sizeLimit")
 
 
+class EndpointAddress(Struct):
+    """EndpointAddress is a tuple that describes single IP address."""
+
+    hostname: str | None = None
+    ip: str | None = None
+    node_name: str | None = field(default=None, name="nodeName")
+    target_ref: ObjectReference | None = field(default=None, name="targetRef")
+
+
+class EndpointPort(Struct):
+    """EndpointPort is a tuple that describes a single port."""
+
+    app_protocol: str | None = field(default=None, name="appProtocol")
+    name: str | None = None
+    port: int | None = None
+    protocol: str | None = None
+
+
+class EndpointSubset(Struct):
+    """EndpointSubset is a group of addresses with a common set of ports."""
+
+    addresses: list[EndpointAddress] | None = None
+    not_ready_addresses: list[EndpointAddress] | None = field(default=None, name="notReadyAddresses")
+    ports: list[EndpointPort] | None = None
+
+
+class Endpoints(Struct):
+    """Endpoints is a collection of endpoints that implement the actual service."""
+
+    api_version: str | None = api_version_field("v1")
+    kind: str | None = kind_field("Endpoints")
+    metadata: meta_v1.ObjectMeta | None = None
+    subsets: list[EndpointSubset] | None = None
+
+
+class EndpointsList(Struct):
+    """EndpointsList is a list of endpoints."""
+
+    api_version: str | None = api_version_field("v1")
+    kind: str | None = kind_field("EndpointsList")
+    metadata: meta_v1.ListMeta | None = None
+    items: list[Endpoints] | None = None
+
+
 class EnvFromSource(Struct):
     """EnvFromSource represents the source of a set of ConfigMaps or Secrets"""
 
@@ -513,6 +632,18 @@ class FileKeySelector(Struct):
     volume_name: str | None = field(default=None, name="volumeName")
 
 
+class FlexPersistentVolumeSource(Struct):
+    """FlexPersistentVolumeSource represents a generic persistent volume resource that is
+    provisioned/attached using an exec based plugin.
+    """
+
+    driver: str | None = None
+    fs_type: str | None = field(default=None, name="fsType")
+    options: dict[str, str] | None = None
+    read_only: bool | None = field(default=None, name="readOnly")
+    secret_ref: SecretReference | None = field(default=None, name="secretRef")
+
+
 class FlexVolumeSource(Struct):
     """FlexVolume represents a generic volume resource that is provisioned/attached using an exec
     based plugin.
@@ -555,6 +686,15 @@ class GitRepoVolumeSource(Struct):
     directory: str | None = None
     repository: str | None = None
     revision: str | None = None
+
+
+class GlusterfsPersistentVolumeSource(Struct):
+    """Represents a Glusterfs mount that lasts the lifetime of a pod."""
+
+    endpoints: str | None = None
+    endpoints_namespace: str | None = field(default=None, name="endpointsNamespace")
+    path: str | None = None
+    read_only: bool | None = field(default=None, name="readOnly")
 
 
 class GlusterfsVolumeSource(Struct):
@@ -603,6 +743,22 @@ class HostPathVolumeSource(Struct):
 
     path: str | None = None
     type: str | None = None
+
+
+class ISCSIPersistentVolumeSource(Struct):
+    """ISCSIPersistentVolumeSource represents an ISCSI disk."""
+
+    chap_auth_discovery: bool | None = field(default=None, name="chapAuthDiscovery")
+    chap_auth_session: bool | None = field(default=None, name="chapAuthSession")
+    fs_type: str | None = field(default=None, name="fsType")
+    initiator_name: str | None = field(default=None, name="initiatorName")
+    iqn: str | None = None
+    iscsi_interface: str | None = field(default=None, name="iscsiInterface")
+    lun: int | None = None
+    portals: list[str] | None = None
+    read_only: bool | None = field(default=None, name="readOnly")
+    secret_ref: SecretReference | None = field(default=None, name="secretRef")
+    target_portal: str | None = field(default=None, name="targetPortal")
 
 
 class ISCSIVolumeSource(Struct):
@@ -662,6 +818,41 @@ class LifecycleHandler(Struct):
     tcp_socket: TCPSocketAction | None = field(default=None, name="tcpSocket")
 
 
+class LimitRange(Struct):
+    """LimitRange sets resource usage limits for each kind of resource in a Namespace."""
+
+    api_version: str | None = api_version_field("v1")
+    kind: str | None = kind_field("LimitRange")
+    metadata: meta_v1.ObjectMeta | None = None
+    spec: LimitRangeSpec | None = None
+
+
+class LimitRangeItem(Struct):
+    """LimitRangeItem defines a min/max usage limit for any resource that matches on kind."""
+
+    default: dict[str, Quantity] | None = None
+    default_request: dict[str, Quantity] | None = field(default=None, name="defaultRequest")
+    max: dict[str, Quantity] | None = None
+    max_limit_request_ratio: dict[str, Quantity] | None = field(default=None, name="maxLimitRequestRatio")
+    min: dict[str, Quantity] | None = None
+    type: str | None = None
+
+
+class LimitRangeList(Struct):
+    """LimitRangeList is a list of LimitRange items."""
+
+    api_version: str | None = api_version_field("v1")
+    kind: str | None = kind_field("LimitRangeList")
+    metadata: meta_v1.ListMeta | None = None
+    items: list[LimitRange] | None = None
+
+
+class LimitRangeSpec(Struct):
+    """LimitRangeSpec defines a min/max usage limit for resources that match on kind."""
+
+    limits: list[LimitRangeItem] | None = None
+
+
 class LinuxContainerUser(Struct):
     """LinuxContainerUser represents user identity information in Linux containers"""
 
@@ -693,6 +884,21 @@ class LocalObjectReference(Struct):
     """
 
     name: str | None = None
+
+
+class LocalVolumeSource(Struct):
+    """Local represents directly-attached storage with node affinity"""
+
+    fs_type: str | None = field(default=None, name="fsType")
+    path: str | None = None
+
+
+class ModifyVolumeStatus(Struct):
+    """ModifyVolumeStatus represents the status object of ControllerModifyVolume operation"""
+
+    status: str | None = None
+    target_volume_attributes_class_name: str | None = field(
+        default=None, name="targetVolumeAttributesClassName")
 
 
 class NFSVolumeSource(Struct):
@@ -968,6 +1174,46 @@ class ObjectReference(Struct):
     uid: str | None = None
 
 
+class PersistentVolume(Struct):
+    """PersistentVolume (PV) is a storage resource provisioned by an administrator."""
+
+    api_version: str | None = api_version_field("v1")
+    kind: str | None = kind_field("PersistentVolume")
+    metadata: meta_v1.ObjectMeta | None = None
+    spec: PersistentVolumeSpec | None = None
+    status: PersistentVolumeStatus | None = None
+
+
+class PersistentVolumeClaim(Struct):
+    """PersistentVolumeClaim is a user's request for and claim to a persistent volume"""
+
+    api_version: str | None = api_version_field("v1")
+    kind: str | None = kind_field("PersistentVolumeClaim")
+    metadata: meta_v1.ObjectMeta | None = None
+    spec: PersistentVolumeClaimSpec | None = None
+    status: PersistentVolumeClaimStatus | None = None
+
+
+class PersistentVolumeClaimCondition(Struct):
+    """PersistentVolumeClaimCondition contains details about state of pvc"""
+
+    last_probe_time: Time | None = field(default=None, name="lastProbeTime")
+    last_transition_time: Time | None = field(default=None, name="lastTransitionTime")
+    message: str | None = None
+    reason: str | None = None
+    status: str | None = None
+    type: str | None = None
+
+
+class PersistentVolumeClaimList(Struct):
+    """PersistentVolumeClaimList is a list of PersistentVolumeClaim items."""
+
+    api_version: str | None = api_version_field("v1")
+    kind: str | None = kind_field("PersistentVolumeClaimList")
+    metadata: meta_v1.ListMeta | None = None
+    items: list[PersistentVolumeClaim] | None = None
+
+
 class PersistentVolumeClaimSpec(Struct):
     """PersistentVolumeClaimSpec describes the common attributes of storage devices and allows a
     Source for provider-specific attributes
@@ -984,6 +1230,21 @@ class PersistentVolumeClaimSpec(Struct):
     volume_name: str | None = field(default=None, name="volumeName")
 
 
+class PersistentVolumeClaimStatus(Struct):
+    """PersistentVolumeClaimStatus is the current status of a persistent volume claim."""
+
+    access_modes: list[str] | None = field(default=None, name="accessModes")
+    allocated_resource_statuses: dict[str, str] | None = field(default=None, name="allocatedResourceStatuses")
+    allocated_resources: dict[str, Quantity] | None = field(default=None, name="allocatedResources")
+    capacity: dict[str, Quantity] | None = None
+    conditions: list[PersistentVolumeClaimCondition] | None = None
+    current_volume_attributes_class_name: str | None = field(
+        default=None, name="currentVolumeAttributesClassName")
+    health_status: VolumeHealthStatus | None = field(default=None, name="healthStatus")
+    modify_volume_status: ModifyVolumeStatus | None = field(default=None, name="modifyVolumeStatus")
+    phase: str | None = None
+
+
 class PersistentVolumeClaimTemplate(Struct):
     """PersistentVolumeClaimTemplate is used to produce PersistentVolumeClaim objects as part of an
     EphemeralVolumeSource.
@@ -998,6 +1259,62 @@ class PersistentVolumeClaimVolumeSource(Struct):
 
     claim_name: str | None = field(default=None, name="claimName")
     read_only: bool | None = field(default=None, name="readOnly")
+
+
+class PersistentVolumeList(Struct):
+    """PersistentVolumeList is a list of PersistentVolume items."""
+
+    api_version: str | None = api_version_field("v1")
+    kind: str | None = kind_field("PersistentVolumeList")
+    metadata: meta_v1.ListMeta | None = None
+    items: list[PersistentVolume] | None = None
+
+
+class PersistentVolumeSpec(Struct):
+    """PersistentVolumeSpec is the specification of a persistent volume."""
+
+    access_modes: list[str] | None = field(default=None, name="accessModes")
+    aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | None = field(
+        default=None, name="awsElasticBlockStore")
+    azure_disk: AzureDiskVolumeSource | None = field(default=None, name="azureDisk")
+    azure_file: AzureFilePersistentVolumeSource | None = field(default=None, name="azureFile")
+    capacity: dict[str, Quantity] | None = None
+    cephfs: CephFSPersistentVolumeSource | None = None
+    cinder: CinderPersistentVolumeSource | None = None
+    claim_ref: ObjectReference | None = field(default=None, name="claimRef")
+    csi: CSIPersistentVolumeSource | None = None
+    fc: FCVolumeSource | None = None
+    flex_volume: FlexPersistentVolumeSource | None = field(default=None, name="flexVolume")
+    flocker: FlockerVolumeSource | None = None
+    gce_persistent_disk: GCEPersistentDiskVolumeSource | None = field(default=None, name="gcePersistentDisk")
+    glusterfs: GlusterfsPersistentVolumeSource | None = None
+    host_path: HostPathVolumeSource | None = field(default=None, name="hostPath")
+    iscsi: ISCSIPersistentVolumeSource | None = None
+    local: LocalVolumeSource | None = None
+    mount_options: list[str] | None = field(default=None, name="mountOptions")
+    nfs: NFSVolumeSource | None = None
+    node_affinity: VolumeNodeAffinity | None = field(default=None, name="nodeAffinity")
+    persistent_volume_reclaim_policy: str | None = field(default=None, name="persistentVolumeReclaimPolicy")
+    photon_persistent_disk: PhotonPersistentDiskVolumeSource | None = field(
+        default=None, name="photonPersistentDisk")
+    portworx_volume: PortworxVolumeSource | None = field(default=None, name="portworxVolume")
+    quobyte: QuobyteVolumeSource | None = None
+    rbd: RBDPersistentVolumeSource | None = None
+    scale_io: ScaleIOPersistentVolumeSource | None = field(default=None, name="scaleIO")
+    storage_class_name: str | None = field(default=None, name="storageClassName")
+    storageos: StorageOSPersistentVolumeSource | None = None
+    volume_attributes_class_name: str | None = field(default=None, name="volumeAttributesClassName")
+    volume_mode: str | None = field(default=None, name="volumeMode")
+    vsphere_volume: VsphereVirtualDiskVolumeSource | None = field(default=None, name="vsphereVolume")
+
+
+class PersistentVolumeStatus(Struct):
+    """PersistentVolumeStatus is the current status of a persistent volume."""
+
+    last_phase_transition_time: Time | None = field(default=None, name="lastPhaseTransitionTime")
+    message: str | None = None
+    phase: str | None = None
+    reason: str | None = None
 
 
 class PhotonPersistentDiskVolumeSource(Struct):
@@ -1259,6 +1576,24 @@ class PodStatus(Struct):
     volume_health: list[PodVolumeHealth] | None = field(default=None, name="volumeHealth")
 
 
+class PodTemplate(Struct):
+    """PodTemplate describes a template for creating copies of a predefined pod."""
+
+    api_version: str | None = api_version_field("v1")
+    kind: str | None = kind_field("PodTemplate")
+    metadata: meta_v1.ObjectMeta | None = None
+    template: PodTemplateSpec | None = None
+
+
+class PodTemplateList(Struct):
+    """PodTemplateList is a list of PodTemplates."""
+
+    api_version: str | None = api_version_field("v1")
+    kind: str | None = kind_field("PodTemplateList")
+    metadata: meta_v1.ListMeta | None = None
+    items: list[PodTemplate] | None = None
+
+
 class PodTemplateSpec(Struct):
     """PodTemplateSpec describes the data a pod should have when created from a template"""
 
@@ -1337,6 +1672,19 @@ class QuobyteVolumeSource(Struct):
     volume: str | None = None
 
 
+class RBDPersistentVolumeSource(Struct):
+    """Represents a Rados Block Device mount that lasts the lifetime of a pod."""
+
+    fs_type: str | None = field(default=None, name="fsType")
+    image: str | None = None
+    keyring: str | None = None
+    monitors: list[str] | None = None
+    pool: str | None = None
+    read_only: bool | None = field(default=None, name="readOnly")
+    secret_ref: SecretReference | None = field(default=None, name="secretRef")
+    user: str | None = None
+
+
 class RBDVolumeSource(Struct):
     """Represents a Rados Block Device mount that lasts the lifetime of a pod."""
 
@@ -1348,6 +1696,57 @@ class RBDVolumeSource(Struct):
     read_only: bool | None = field(default=None, name="readOnly")
     secret_ref: LocalObjectReference | None = field(default=None, name="secretRef")
     user: str | None = None
+
+
+class ReplicationController(Struct):
+    """ReplicationController represents the configuration of a replication controller."""
+
+    api_version: str | None = api_version_field("v1")
+    kind: str | None = kind_field("ReplicationController")
+    metadata: meta_v1.ObjectMeta | None = None
+    spec: ReplicationControllerSpec | None = None
+    status: ReplicationControllerStatus | None = None
+
+
+class ReplicationControllerCondition(Struct):
+    """ReplicationControllerCondition describes the state of a replication controller at a certain
+    point.
+    """
+
+    last_transition_time: Time | None = field(default=None, name="lastTransitionTime")
+    message: str | None = None
+    reason: str | None = None
+    status: str | None = None
+    type: str | None = None
+
+
+class ReplicationControllerList(Struct):
+    """ReplicationControllerList is a collection of replication controllers."""
+
+    api_version: str | None = api_version_field("v1")
+    kind: str | None = kind_field("ReplicationControllerList")
+    metadata: meta_v1.ListMeta | None = None
+    items: list[ReplicationController] | None = None
+
+
+class ReplicationControllerSpec(Struct):
+    """ReplicationControllerSpec is the specification of a replication controller."""
+
+    min_ready_seconds: int | None = field(default=None, name="minReadySeconds")
+    replicas: int | None = None
+    selector: dict[str, str] | None = None
+    template: PodTemplateSpec | None = None
+
+
+class ReplicationControllerStatus(Struct):
+    """ReplicationControllerStatus represents the current status of a replication controller."""
+
+    available_replicas: int | None = field(default=None, name="availableReplicas")
+    conditions: list[ReplicationControllerCondition] | None = None
+    fully_labeled_replicas: int | None = field(default=None, name="fullyLabeledReplicas")
+    observed_generation: int | None = field(default=None, name="observedGeneration")
+    ready_replicas: int | None = field(default=None, name="readyReplicas")
+    replicas: int | None = None
 
 
 class ResourceClaim(Struct):
@@ -1371,6 +1770,40 @@ class ResourceHealth(Struct):
     health: str | None = None
     message: str | None = None
     resource_id: str | None = field(default=None, name="resourceID")
+
+
+class ResourceQuota(Struct):
+    """ResourceQuota sets aggregate quota restrictions enforced per namespace"""
+
+    api_version: str | None = api_version_field("v1")
+    kind: str | None = kind_field("ResourceQuota")
+    metadata: meta_v1.ObjectMeta | None = None
+    spec: ResourceQuotaSpec | None = None
+    status: ResourceQuotaStatus | None = None
+
+
+class ResourceQuotaList(Struct):
+    """ResourceQuotaList is a list of ResourceQuota items."""
+
+    api_version: str | None = api_version_field("v1")
+    kind: str | None = kind_field("ResourceQuotaList")
+    metadata: meta_v1.ListMeta | None = None
+    items: list[ResourceQuota] | None = None
+
+
+class ResourceQuotaSpec(Struct):
+    """ResourceQuotaSpec defines the desired hard limits to enforce for Quota."""
+
+    hard: dict[str, Quantity] | None = None
+    scope_selector: ScopeSelector | None = field(default=None, name="scopeSelector")
+    scopes: list[str] | None = None
+
+
+class ResourceQuotaStatus(Struct):
+    """ResourceQuotaStatus defines the enforced hard limits and observed use."""
+
+    hard: dict[str, Quantity] | None = None
+    used: dict[str, Quantity] | None = None
 
 
 class ResourceRequirements(Struct):
@@ -1397,6 +1830,21 @@ class SELinuxOptions(Struct):
     user: str | None = None
 
 
+class ScaleIOPersistentVolumeSource(Struct):
+    """ScaleIOPersistentVolumeSource represents a persistent ScaleIO volume"""
+
+    fs_type: str | None = field(default=None, name="fsType")
+    gateway: str | None = None
+    protection_domain: str | None = field(default=None, name="protectionDomain")
+    read_only: bool | None = field(default=None, name="readOnly")
+    secret_ref: SecretReference | None = field(default=None, name="secretRef")
+    ssl_enabled: bool | None = field(default=None, name="sslEnabled")
+    storage_mode: str | None = field(default=None, name="storageMode")
+    storage_pool: str | None = field(default=None, name="storagePool")
+    system: str | None = None
+    volume_name: str | None = field(default=None, name="volumeName")
+
+
 class ScaleIOVolumeSource(Struct):
     """ScaleIOVolumeSource represents a persistent ScaleIO volume"""
 
@@ -1410,6 +1858,25 @@ class ScaleIOVolumeSource(Struct):
     storage_pool: str | None = field(default=None, name="storagePool")
     system: str | None = None
     volume_name: str | None = field(default=None, name="volumeName")
+
+
+class ScopeSelector(Struct):
+    """A scope selector represents the AND of the selectors represented by the scoped-resource
+    selector requirements.
+    """
+
+    match_expressions: list[ScopedResourceSelectorRequirement] | None = field(
+        default=None, name="matchExpressions")
+
+
+class ScopedResourceSelectorRequirement(Struct):
+    """A scoped-resource selector requirement is a selector that contains values, a scope name, and
+    an operator that relates the scope name and values.
+    """
+
+    operator: str | None = None
+    scope_name: str | None = field(default=None, name="scopeName")
+    values: list[str] | None = None
 
 
 class SeccompProfile(Struct):
@@ -1461,6 +1928,13 @@ class SecretProjection(Struct):
     items: list[KeyToPath] | None = None
     name: str | None = None
     optional: bool | None = None
+
+
+class SecretReference(Struct):
+    """SecretReference represents a Secret Reference."""
+
+    name: str | None = None
+    namespace: str | None = None
 
 
 class SecretVolumeSource(Struct):
@@ -1599,6 +2073,16 @@ class SleepAction(Struct):
     seconds: int | None = None
 
 
+class StorageOSPersistentVolumeSource(Struct):
+    """Represents a StorageOS persistent volume resource."""
+
+    fs_type: str | None = field(default=None, name="fsType")
+    read_only: bool | None = field(default=None, name="readOnly")
+    secret_ref: ObjectReference | None = field(default=None, name="secretRef")
+    volume_name: str | None = field(default=None, name="volumeName")
+    volume_namespace: str | None = field(default=None, name="volumeNamespace")
+
+
 class StorageOSVolumeSource(Struct):
     """Represents a StorageOS persistent volume resource."""
 
@@ -1644,6 +2128,20 @@ class Toleration(Struct):
     operator: str | None = None
     toleration_seconds: int | None = field(default=None, name="tolerationSeconds")
     value: str | None = None
+
+
+class TopologySelectorLabelRequirement(Struct):
+    """A topology selector requirement is a selector that matches given label."""
+
+    key: str | None = None
+    values: list[str] | None = None
+
+
+class TopologySelectorTerm(Struct):
+    """A topology selector term represents the result of label queries."""
+
+    match_label_expressions: list[TopologySelectorLabelRequirement] | None = field(
+        default=None, name="matchLabelExpressions")
 
 
 class TopologySpreadConstraint(Struct):
@@ -1734,6 +2232,15 @@ class VolumeHealthCondition(Struct):
     status: str | None = None
 
 
+class VolumeHealthStatus(Struct):
+    """VolumeHealthStatus contains health information for a volume reported by the CSI controller
+    plugin.
+    """
+
+    health_conditions: list[VolumeHealthCondition] | None = field(default=None, name="healthConditions")
+    last_transition_time: Time | None = field(default=None, name="lastTransitionTime")
+
+
 class VolumeMount(Struct):
     """VolumeMount describes a mounting of a Volume within a container."""
 
@@ -1755,6 +2262,14 @@ class VolumeMountStatus(Struct):
     read_only: bool | None = field(default=None, name="readOnly")
     recursive_read_only: str | None = field(default=None, name="recursiveReadOnly")
     volume_status: VolumeStatus | None = field(default=None, name="volumeStatus")
+
+
+class VolumeNodeAffinity(Struct):
+    """VolumeNodeAffinity defines constraints that limit what nodes this volume can be accessed
+    from.
+    """
+
+    required: NodeSelector | None = None
 
 
 class VolumeProjection(Struct):

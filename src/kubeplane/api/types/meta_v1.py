@@ -90,6 +90,23 @@ class DeleteOptions(Struct):
     propagation_policy: str | None = field(default=None, name="propagationPolicy")
 
 
+class FieldSelectorRequirement(Struct):
+    """FieldSelectorRequirement is a selector that contains values, a key, and an operator that
+    relates the key and values.
+    """
+
+    key: str | None = None
+    operator: str | None = None
+    values: list[str] | None = None
+
+
+class GroupResource(Struct):
+    """GroupResource specifies a Group and a Resource, but does not force a version."""
+
+    group: str | None = None
+    resource: str | None = None
+
+
 class GroupVersionForDiscovery(Struct):
     """GroupVersion contains the "group/version" and "version" string of a version."""
 

@@ -37,7 +37,74 @@ SAMPLES: dict[tuple[str, str, str], dict[str, Any]] = {
     ("events.k8s.io", "v1", "events"): {"eventTime": "2023-11-14T22:13:20.000000Z", "reportingController": "c",
                                         "reportingInstance": "i", "action": "A", "reason": "R", "type": "Normal",
                                         "regarding": REFERENCE},
+    # authzmisc: apiregistration, authentication, authorization, certificates, rbac,
+    # admissionregistration, flowcontrol, resource, storagemigration
+    ("apiregistration.k8s.io", "v1", "apiservices"): {"spec": {"group": "rt.example.com", "version": "v1",
+                                                                "groupPriorityMinimum": 100, "versionPriority": 10,
+                                                                "service": {"namespace": "default", "name": "s"}}},
+    ("authentication.k8s.io", "v1", "selfsubjectreviews"): {},
+    ("authentication.k8s.io", "v1", "tokenreviews"): {"spec": {"token": "t"}},
+    ("authorization.k8s.io", "v1", "localsubjectaccessreviews"): {
+        "spec": {"user": "u", "resourceAttributes": {"namespace": "default", "verb": "get", "resource": "pods"}}},
+    ("authorization.k8s.io", "v1", "selfsubjectaccessreviews"): {
+        "spec": {"resourceAttributes": {"verb": "get", "resource": "pods"}}},
+    ("authorization.k8s.io", "v1", "selfsubjectrulesreviews"): {"spec": {"namespace": "default"}},
+    ("authorization.k8s.io", "v1", "subjectaccessreviews"): {
+        "spec": {"user": "u", "nonResourceAttributes": {"path": "/healthz", "verb": "get"}}},
+    ("certificates.k8s.io", "v1", "certificatesigningrequests"): {"spec": {
+        "request": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0KTUlJQgotLS0tLUVORCBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K",
+        "signerName": "example.com/signer", "usages": ["client auth"]}},
+    ("certificates.k8s.io", "v1", "clustertrustbundles"): {"spec": {
+        "trustBundle": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"}},
+    ("certificates.k8s.io", "v1", "podcertificaterequests"): {"spec": {
+        "signerName": "example.com/signer", "podName": "p", "podUID": "u", "serviceAccountName": "default",
+        "serviceAccountUID": "u", "nodeName": "n", "nodeUID": "u", "pkixPublicKey": "AAAA", "proofOfPossession": "AAAA"}},
+    ("rbac.authorization.k8s.io", "v1", "clusterrolebindings"): {
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+        "subjects": [{"kind": "User", "name": "jane"}]},
+    ("rbac.authorization.k8s.io", "v1", "clusterroles"): {
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]},
+    ("rbac.authorization.k8s.io", "v1", "rolebindings"): {
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
+        "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "default"}]},
+    ("rbac.authorization.k8s.io", "v1", "roles"): {
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]},
+    ("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicies"): {"spec": {
+        "matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                                                "operations": ["CREATE"], "resources": ["deployments"]}]},
+        "mutations": [{"patchType": "ApplyConfiguration",
+                       "applyConfiguration": {"expression": "Object{metadata: Object.metadata{}}"}}],
+        "reinvocationPolicy": "Never"}},
+    ("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings"): {"spec": {"policyName": "p"}},
+    ("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations"): {"webhooks": [{
+        "name": "m.example.com", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+        "clientConfig": {"url": "https://example.com/m"}}]},
+    ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies"): {"spec": {
+        "matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                                                "operations": ["CREATE"], "resources": ["deployments"]}]},
+        "validations": [{"expression": "object.spec.replicas <= 5"}]}},
+    ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings"): {"spec": {
+        "policyName": "p", "validationActions": ["Deny"]}},
+    ("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations"): {"webhooks": [{
+        "name": "v.example.com", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+        "clientConfig": {"service": {"namespace": "default", "name": "s"}}}]},
+    ("flowcontrol.apiserver.k8s.io", "v1", "flowschemas"): {"spec": {
+        "priorityLevelConfiguration": {"name": "global-default"}}},
+    ("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations"): {"spec": {
+        "type": "Limited", "limited": {"limitResponse": {"type": "Reject"}}}},
+    ("resource.k8s.io", "v1", "deviceclasses"): {"spec": {}},
+    ("resource.k8s.io", "v1", "devicetaintrules"): {"spec": {"taint": {"key": "k", "effect": "NoSchedule"}}},
+    ("resource.k8s.io", "v1", "resourceclaims"): {"spec": {"devices": {"requests": [
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}},
+    ("resource.k8s.io", "v1", "resourceclaimtemplates"): {"spec": {"spec": {"devices": {"requests": [
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}},
+    ("resource.k8s.io", "v1", "resourceslices"): {"spec": {"driver": "gpu.example.com", "nodeName": "n",
+                                                           "pool": {"name": "p", "resourceSliceCount": 1}}},
+    ("storagemigration.k8s.io", "v1", "storageversionmigrations"): {"spec": {
+        "resource": {"group": "apps", "resource": "deployments"}}},
 }
+# Kinds whose name follows a rule (authzmisc: an APIService is named <version>.<group>).
+NAMES: dict[tuple[str, str, str], str] = {("apiregistration.k8s.io", "v1", "apiservices"): "v1.rt.example.com"}
 
 
 def _id(d: ResourceDefinition) -> str:
@@ -87,8 +154,12 @@ def _path(d: ResourceDefinition, name: str = "") -> str:
     return f"{root}/{ns}{d.plural}" + (f"/{name}" if name else "")
 
 
+def _name(d: ResourceDefinition) -> str:
+    return NAMES.get((d.group, d.version, d.plural), "rt")
+
+
 def _sample(d: ResourceDefinition) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": "rt"}
+    meta: dict[str, Any] = {"name": _name(d)}
     if d.namespaced:
         meta["namespace"] = "default"
     return {"apiVersion": d.api_version, "kind": d.kind, "metadata": meta, **SAMPLES[(d.group, d.version, d.plural)]}
@@ -101,9 +172,10 @@ PATCHES = [
 ]
 
 
-@pytest.mark.parametrize("d", REGISTRY.resources, ids=_id)
+@pytest.mark.parametrize("d", [d for d in REGISTRY.resources if d.review is None], ids=_id)
 async def test_every_kind_round_trips(server: APIServer, api: Any, d: ResourceDefinition) -> None:
     api.server, api.storage = server, server.storage          # the conftest helpers on this backend
+    rt = _name(d)
     listed = await api.get(_path(d))
     assert listed.status == 200, listed.json
     watch = await api.open_watch(_path(d), {"resourceVersion": listed.json["metadata"]["resourceVersion"]})
@@ -112,29 +184,42 @@ async def test_every_kind_round_trips(server: APIServer, api: Any, d: ResourceDe
         assert created.status == 201, created.json
         assert (created.json["apiVersion"], created.json["kind"]) == (d.api_version, d.kind)
         [event] = await watch.events(1)
-        assert event["type"] == "ADDED" and event["object"]["metadata"]["name"] == "rt"
+        assert event["type"] == "ADDED" and event["object"]["metadata"]["name"] == rt
     finally:
         await watch.close()
 
-    got = await api.get(_path(d, "rt"))
+    got = await api.get(_path(d, rt))
     assert got.status == 200 and got.json["metadata"]["uid"] == created.json["metadata"]["uid"]
     names = [o["metadata"]["name"] for o in (await api.get(_path(d))).json["items"]]
-    assert "rt" in names
+    assert rt in names
 
     for content_type, body in PATCHES:
-        r = await api.call("PATCH", _path(d, "rt"), body=body, headers={"content-type": content_type})
+        r = await api.call("PATCH", _path(d, rt), body=body, headers={"content-type": content_type})
         assert r.status == 200, (content_type, r.json)
-    apply = {"apiVersion": d.api_version, "kind": d.kind, "metadata": {"name": "rt", "labels": {"apply": "1"}}}
-    r = await api.call("PATCH", _path(d, "rt"), {"fieldManager": "test"}, body=apply,
+    apply = {"apiVersion": d.api_version, "kind": d.kind, "metadata": {"name": rt, "labels": {"apply": "1"}}}
+    r = await api.call("PATCH", _path(d, rt), {"fieldManager": "test"}, body=apply,
                        headers={"content-type": "application/apply-patch+yaml"})
     assert r.status == 200, r.json
-    labels = (await api.get(_path(d, "rt"))).json["metadata"]["labels"]
+    labels = (await api.get(_path(d, rt))).json["metadata"]["labels"]
     assert {"merge", "strategic", "json", "apply"} <= set(labels), labels
 
-    r = await api.call("DELETE", _path(d, "rt"))
+    r = await api.call("DELETE", _path(d, rt))
     assert r.status == 200, r.json
-    after = await api.get(_path(d, "rt"))
+    after = await api.get(_path(d, rt))
     if d.plural == "namespaces":       # termination waits for the namespace controller
         assert after.json["status"]["phase"] == "Terminating"
     else:
         assert after.status == 404, after.json
+
+
+@pytest.mark.parametrize("d", [d for d in REGISTRY.resources if d.review is not None], ids=_id)
+async def test_every_review_kind_is_answered_and_not_stored(server: APIServer, api: Any, d: ResourceDefinition) -> None:
+    api.server, api.storage = server, server.storage
+    sample = _sample(d)
+    del sample["metadata"]["name"]
+    r = await api.create(_path(d), sample)
+    assert r.status == 201, r.json
+    assert (r.json["apiVersion"], r.json["kind"]) == (d.api_version, d.kind) and "status" in r.json
+    assert (await api.get(_path(d))).status == 405
+    kvs, _ = await server.storage.list(d.prefix)
+    assert kvs == []

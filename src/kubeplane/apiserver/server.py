@@ -23,6 +23,7 @@ from ..utils.clock import REAL_CLOCK, Clock, rfc3339
 from . import admission, discovery, healthz, metrics
 from .handlers import podlog, rest, subresources, watch
 from .registry import REGISTRY
+from .registry.apiregistration import apiservice
 from .handlers.podlog import NodeConnection
 from .options import ServerRunOptions
 from .request import Request, RequestInfo, Response, parse_request_info
@@ -63,6 +64,7 @@ class APIServer:
             if await self.storage.get(ri.key("", ns)) is None:
                 obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
                 await rest.create_object(self, Request.build("POST", "/api/v1/namespaces"), ri, "", obj, [])
+        await apiservice.autoregister(self)
         self.ready = True
 
     async def handle(self, req: Request) -> Response:
@@ -193,12 +195,12 @@ class APIServer:
                 raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
             raise errors.MethodNotSupported(ri.group, f"{ri.plural}/{sub.name}", info.verb)
         ns, name, verb = info.namespace, info.name, info.verb
-        if sub.name == "status":
+        if sub.name in ("status", "approval"):
             if verb == "get":
                 return await rest.get(self, req, ri, ns, name)
             if verb == "update":
-                return await rest.update(self, req, ri, ns, name, "status")
-            return await rest.patch(self, req, ri, ns, name, "status")
+                return await rest.update(self, req, ri, ns, name, sub.name)
+            return await rest.patch(self, req, ri, ns, name, sub.name)
         if sub.name == "scale":
             if verb == "get":
                 return await subresources.get_scale(self, req, ri, ns, name)

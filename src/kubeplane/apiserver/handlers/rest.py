@@ -65,6 +65,9 @@ async def create(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Res
     """Upstream: createHandler (handlers/create.go) + Store.Create."""
     heavy = common.is_heavy(req)
     obj, warnings = await common.decode_object(api, req, ri, heavy)
+    if resource_definition(ri).review is not None:         # TokenReview, SubjectAccessReview, ...
+        from ..registry import review
+        return await review.create(api, req, ri, ns, obj, warnings)
     objects.check_namespace_matches(obj, ns, ri)
     stored, value = await create_object(api, req, ri, ns, obj, warnings, heavy=heavy)
     return common.object_response(api, req, ri, stored, value, status=201, warnings=warnings)
@@ -117,6 +120,7 @@ async def create_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str,
         await common.in_worker(_prepare_create, api, ri, ns, obj)
     else:
         _prepare_create(api, ri, ns, obj)
+    strategy_for(ri).prepare_for_create_by(obj, req.user)
     attrs = attributes(req, ri, admission.Operation.CREATE, ns, requested_name, obj)
     await api.admission.admit(attrs)
     if heavy:
@@ -223,6 +227,8 @@ def _prepare_update(api: APIServer, req: Request, ri: ResourceInfo, new: Obj, ol
     strategy = strategy_for(ri)
     if subresource == "status":
         strategy.prepare_for_status_update(new, old)
+    elif subresource:
+        strategy.prepare_for_subresource_update(subresource, new, old)
     else:
         strategy.prepare_for_update(new, old)
     # The store compares revisions itself; validation sees the stored one, as upstream's does.

@@ -8,3 +8,13 @@ from .apps import deployment, replicaset
 from .coordination import lease
 from .events import event as events_event
 from .autoscaling import scale
+from .apiregistration import apiservice
+from .authentication import reviews as authentication_reviews
+from .authorization import reviews as authorization_reviews
+from .certificates import csr, clustertrustbundle, podcertificaterequest
+from .rbac import clusterrolebinding, clusterrole, rolebinding, role
+from .admissionregistration import mutatingadmissionpolicy, mutatingwebhookconfiguration
+from .admissionregistration import validatingadmissionpolicy, validatingwebhookconfiguration
+from .flowcontrol import flowschema
+from .resource import kinds as resource_kinds
+from .storagemigration import storageversionmigration

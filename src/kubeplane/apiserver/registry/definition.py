@@ -29,6 +29,9 @@ Column = dict[str, Any]
 Row = tuple[list[Any], list[dict[str, Any]] | None]
 Printer = Callable[[Obj, float], Row]
 FieldGetter = Callable[[Obj], str]
+# A create-only kind's answer (TokenReview, SubjectAccessReview, ...): (server, request, the
+# validated object) -> the object with its status; nothing is stored.
+Review = Callable[[Any, Any, Obj], Obj]
 
 
 def meta_update(new: Obj, old: Obj) -> list[FieldError]:
@@ -94,6 +97,7 @@ class ResourceDefinition(ResourceInfo):
     field_selectors     field label -> getter; None: only metadata.name/metadata.namespace
                         (upstream's DefaultMetaV1FieldSelectorConversion)
     returns_deleted_object  a delete answers the object (pods, namespaces), not a Status
+    review              a create-only kind answered, not stored (registry/review.py)
     """
     strategy: Strategy = field(default_factory=Strategy, compare=False)
     defaulter: Defaulter | None = field(default=None, compare=False)
@@ -106,3 +110,4 @@ class ResourceDefinition(ResourceInfo):
     printer: Printer = field(default=default_printer, compare=False)
     field_selectors: dict[str, FieldGetter] | None = field(default=None, compare=False)
     returns_deleted_object: bool = field(default=False, compare=False)
+    review: Review | None = field(default=None, compare=False)

@@ -405,13 +405,23 @@ def test_table_names_match_json_schema() -> None:
     from kubeplane.api.schema import definitions
     table = json.loads((ROOT / "src/kubeplane/api/protobuf/fields.json").read_text())["messages"]
     defs = definitions()
-    # Fields newer than the 1.37 schema (the .proto files came from upstream master).
-    newer = {("io.k8s.api.apps.v1.DeploymentSpec", "podReplacementPolicy"),
-             ("io.k8s.api.core.v1.NodeFeatures", "containerUlimits"),
-             ("io.k8s.api.core.v1.PodSpec", "workloadRef"), ("io.k8s.api.core.v1.SecurityContext", "ulimits")}
     missing = [(name, f[0]) for name, fields in table.items() for f in fields.values()
                if f[0] and defs.get(name, {}).get("properties") and f[0] not in defs[name]["properties"]]
-    assert set(missing) == newer
+    assert missing == []
+    # The .proto files (k8s.io/api 10b39a39, 2026-07-24) predate these 1.37.0 schema fields.
+    older = {("io.k8s.api.core.v1.NodeSystemInfo", "runningInUserNamespace"),
+             ("io.k8s.api.resource.v1.DeviceCounterConsumption", "compatibilityGroups"),
+             ("io.k8s.api.resource.v1.DeviceSubRequest", "derivedAttributes"),
+             ("io.k8s.api.resource.v1.ExactDeviceRequest", "derivedAttributes")}
+
+    def json_names(name: str) -> set[str]:
+        out: set[str] = set()
+        for json_name, typ, flags in table[name].values():
+            out |= json_names(typ) if "i" in flags else {json_name}
+        return out
+    absent = {(name, p) for name in table if defs.get(name, {}).get("properties")
+              for p in set(defs[name]["properties"]) - json_names(name) - {"apiVersion", "kind"}}
+    assert absent == older
     assert table["io.k8s.api.apps.v1.DeploymentSpec"]["1"] == ["replicas", "int32", "k"]
     assert table["io.k8s.api.core.v1.Volume"]["2"] == ["", "io.k8s.api.core.v1.VolumeSource", "i"]
 

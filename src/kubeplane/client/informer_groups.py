@@ -24,7 +24,6 @@ from .listers import (
     EventsV1EventLister,
     FlowSchemaLister,
     LeaseLister,
-    LocalSubjectAccessReviewLister,
     MutatingAdmissionPolicyBindingLister,
     MutatingAdmissionPolicyLister,
     MutatingWebhookConfigurationLister,
@@ -40,14 +39,9 @@ from .listers import (
     RoleBindingLister,
     RoleLister,
     SecretLister,
-    SelfSubjectAccessReviewLister,
-    SelfSubjectReviewLister,
-    SelfSubjectRulesReviewLister,
     ServiceAccountLister,
     ServiceLister,
     StorageVersionMigrationLister,
-    SubjectAccessReviewLister,
-    TokenReviewLister,
     ValidatingAdmissionPolicyBindingLister,
     ValidatingAdmissionPolicyLister,
     ValidatingWebhookConfigurationLister,
@@ -138,38 +132,6 @@ class ApiregistrationV1Informers:
 
     def apiservices(self) -> ResourceInformer[APIServiceLister]:
         return self.factory.informer_for("apiregistration.k8s.io", "v1", "apiservices", APIServiceLister)
-
-
-class AuthenticationV1Informers:
-    """factory.authentication_v1(). Upstream: informers/authentication/v1/interface.go"""
-
-    def __init__(self, factory: InformerSource) -> None:
-        self.factory = factory
-
-    def selfsubjectreviews(self) -> ResourceInformer[SelfSubjectReviewLister]:
-        return self.factory.informer_for("authentication.k8s.io", "v1", "selfsubjectreviews", SelfSubjectReviewLister)
-
-    def tokenreviews(self) -> ResourceInformer[TokenReviewLister]:
-        return self.factory.informer_for("authentication.k8s.io", "v1", "tokenreviews", TokenReviewLister)
-
-
-class AuthorizationV1Informers:
-    """factory.authorization_v1(). Upstream: informers/authorization/v1/interface.go"""
-
-    def __init__(self, factory: InformerSource) -> None:
-        self.factory = factory
-
-    def localsubjectaccessreviews(self) -> ResourceInformer[LocalSubjectAccessReviewLister]:
-        return self.factory.informer_for("authorization.k8s.io", "v1", "localsubjectaccessreviews", LocalSubjectAccessReviewLister)
-
-    def selfsubjectaccessreviews(self) -> ResourceInformer[SelfSubjectAccessReviewLister]:
-        return self.factory.informer_for("authorization.k8s.io", "v1", "selfsubjectaccessreviews", SelfSubjectAccessReviewLister)
-
-    def selfsubjectrulesreviews(self) -> ResourceInformer[SelfSubjectRulesReviewLister]:
-        return self.factory.informer_for("authorization.k8s.io", "v1", "selfsubjectrulesreviews", SelfSubjectRulesReviewLister)
-
-    def subjectaccessreviews(self) -> ResourceInformer[SubjectAccessReviewLister]:
-        return self.factory.informer_for("authorization.k8s.io", "v1", "subjectaccessreviews", SubjectAccessReviewLister)
 
 
 class CertificatesV1Informers:
@@ -294,12 +256,6 @@ class InformerGroups:
 
     def apiregistration_v1(self: InformerSource) -> ApiregistrationV1Informers:
         return ApiregistrationV1Informers(self)
-
-    def authentication_v1(self: InformerSource) -> AuthenticationV1Informers:
-        return AuthenticationV1Informers(self)
-
-    def authorization_v1(self: InformerSource) -> AuthorizationV1Informers:
-        return AuthorizationV1Informers(self)
 
     def certificates_v1(self: InformerSource) -> CertificatesV1Informers:
         return CertificatesV1Informers(self)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .tools.cache.listers import GenericLister, GenericNamespaceLister
 
 if TYPE_CHECKING:
-    from ..api.types import admissionregistration_v1, apiregistration_v1, apps_v1, authentication_v1, authorization_v1, certificates_v1, coordination_v1, core_v1, events_v1, flowcontrol_v1, rbac_v1, resource_v1, storagemigration_v1
+    from ..api.types import admissionregistration_v1, apiregistration_v1, apps_v1, certificates_v1, coordination_v1, core_v1, events_v1, flowcontrol_v1, rbac_v1, resource_v1, storagemigration_v1
 
 
 class ConfigMapLister(GenericLister["core_v1.ConfigMap"]):
@@ -97,33 +97,6 @@ class EventsV1EventLister(GenericLister["events_v1.Event"]):
 
 class APIServiceLister(GenericLister["apiregistration_v1.APIService"]):
     """Upstream: APIServiceLister (listers/apiregistration/v1/apiservice.go)"""
-
-
-class SelfSubjectReviewLister(GenericLister["authentication_v1.SelfSubjectReview"]):
-    """Upstream: SelfSubjectReviewLister (listers/authentication/v1/selfsubjectreview.go)"""
-
-
-class TokenReviewLister(GenericLister["authentication_v1.TokenReview"]):
-    """Upstream: TokenReviewLister (listers/authentication/v1/tokenreview.go)"""
-
-
-class LocalSubjectAccessReviewLister(GenericLister["authorization_v1.LocalSubjectAccessReview"]):
-    """Upstream: LocalSubjectAccessReviewLister (listers/authorization/v1/localsubjectaccessreview.go)"""
-
-    def localsubjectaccessreviews(self, namespace: str) -> GenericNamespaceLister[authorization_v1.LocalSubjectAccessReview]:
-        return self.namespace(namespace)
-
-
-class SelfSubjectAccessReviewLister(GenericLister["authorization_v1.SelfSubjectAccessReview"]):
-    """Upstream: SelfSubjectAccessReviewLister (listers/authorization/v1/selfsubjectaccessreview.go)"""
-
-
-class SelfSubjectRulesReviewLister(GenericLister["authorization_v1.SelfSubjectRulesReview"]):
-    """Upstream: SelfSubjectRulesReviewLister (listers/authorization/v1/selfsubjectrulesreview.go)"""
-
-
-class SubjectAccessReviewLister(GenericLister["authorization_v1.SubjectAccessReview"]):
-    """Upstream: SubjectAccessReviewLister (listers/authorization/v1/subjectaccessreview.go)"""
 
 
 class CertificateSigningRequestLister(GenericLister["certificates_v1.CertificateSigningRequest"]):
@@ -240,12 +213,6 @@ LISTERS: dict[tuple[str, str, str], type[GenericLister[Any]]] = {
     ("coordination.k8s.io", "v1", "leases"): LeaseLister,
     ("events.k8s.io", "v1", "events"): EventsV1EventLister,
     ("apiregistration.k8s.io", "v1", "apiservices"): APIServiceLister,
-    ("authentication.k8s.io", "v1", "selfsubjectreviews"): SelfSubjectReviewLister,
-    ("authentication.k8s.io", "v1", "tokenreviews"): TokenReviewLister,
-    ("authorization.k8s.io", "v1", "localsubjectaccessreviews"): LocalSubjectAccessReviewLister,
-    ("authorization.k8s.io", "v1", "selfsubjectaccessreviews"): SelfSubjectAccessReviewLister,
-    ("authorization.k8s.io", "v1", "selfsubjectrulesreviews"): SelfSubjectRulesReviewLister,
-    ("authorization.k8s.io", "v1", "subjectaccessreviews"): SubjectAccessReviewLister,
     ("certificates.k8s.io", "v1", "certificatesigningrequests"): CertificateSigningRequestLister,
     ("certificates.k8s.io", "v1", "clustertrustbundles"): ClusterTrustBundleLister,
     ("certificates.k8s.io", "v1", "podcertificaterequests"): PodCertificateRequestLister,

@@ -119,7 +119,7 @@ class ResourceClient(Generic[T]):
                    continue_: str = "", resource_version: str = "") -> ObjectList[T]:
         q = _query(labelSelector=label_selector, fieldSelector=field_selector, limit=str(limit) if limit else "",
                    resourceVersion=resource_version, **{"continue": continue_})
-        lst: Any = types.decode(await self._call("GET", self.path, q), self.list_type)
+        lst: Any = types.decode(await self._call("GET", self.path, q), cast("type[Any]", self.list_type))
         meta = lst.metadata
         return ObjectList(list(lst.items or []), meta.resource_version or "", meta.continue_ or "")
 

@@ -65,7 +65,7 @@ def validate_client_config(cc: Obj, path: str) -> list[FieldError]:
         if parts.query:
             errs.append(errors.invalid(path + ".url", url, "query parameters are not permitted in the URL"))
         return errs
-    spath = path + ".service"
+    spath, svc = path + ".service", svc or {}
     if not svc.get("name"):
         errs.append(errors.required(spath + ".name", "service name is required"))
     if not svc.get("namespace"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from ....api import labels
 from ....api.defaulting import certificates as defaulting
 from ....api.resources import STATUS, Subresource
 from ....api.validation import certificates as validation
@@ -105,4 +106,5 @@ CSRS = register(ResourceDefinition(
     validate=validation.validate_csr, validate_update=validation.validate_csr_update,
     validate_status_update=validation.validate_csr_update,
     columns=tables.csr_columns, printer=tables.print_csr,
+    field_selectors={**labels.NAME_FIELD, "spec.signerName": labels.path("spec", "signerName")},
 ))

@@ -2,6 +2,7 @@
 Upstream: pkg/registry/certificates/podcertificaterequest/strategy.go."""
 from __future__ import annotations
 
+from ....api import labels
 from ....api.resources import STATUS
 from ....api.validation import certificates as validation
 from ...tables import certificates as tables
@@ -22,4 +23,6 @@ POD_CERTIFICATE_REQUESTS = register(ResourceDefinition(
     validate=validation.validate_pod_certificate_request,
     validate_update=validation.validate_pod_certificate_request_update,
     columns=tables.pcr_columns, printer=tables.print_pcr,
+    field_selectors={**labels.META_FIELDS, "spec.signerName": labels.path("spec", "signerName"),
+                     "spec.podName": labels.path("spec", "podName"), "spec.nodeName": labels.path("spec", "nodeName")},
 ))

@@ -29,11 +29,12 @@ def set_defaults_priority_level_configuration(plc: Obj) -> None:
     spec = plc.get("spec")
     if not isinstance(spec, dict):
         return
+    # Defaulters run on every non-nil struct of their type, whatever spec.type says.
     limited, exempt = spec.get("limited"), spec.get("exempt")
-    if spec.get("type") == "Limited" and isinstance(limited, dict):
+    if isinstance(limited, dict):
         limited.setdefault("nominalConcurrencyShares", DEFAULT_NOMINAL_CONCURRENCY_SHARES)
         limited.setdefault("lendablePercent", 0)
-    if spec.get("type") == "Exempt" and isinstance(exempt, dict):
+    if isinstance(exempt, dict):
         exempt.setdefault("nominalConcurrencyShares", 0)
         exempt.setdefault("lendablePercent", 0)
     if isinstance(limited, dict):

@@ -84,6 +84,9 @@ async def test_reviews_answer_the_requesting_user_and_store_nothing() -> None:
     review["spec"]["token"] = "nope"
     status, r = await as_user(server, "POST", "/apis/authentication.k8s.io/v1/tokenreviews", review)
     assert status == 201 and "authenticated" not in r["status"] and r["status"]["user"] == {}
+    review["spec"]["token"] = "12\xfai\U00024fc2"          # non-ASCII (found by the fuzzer: was a 500)
+    status, r = await as_user(server, "POST", "/apis/authentication.k8s.io/v1/tokenreviews", review)
+    assert status == 201 and "authenticated" not in r["status"]
     review["spec"]["token"] = ""
     status, r = await as_user(server, "POST", "/apis/authentication.k8s.io/v1/tokenreviews", review)
     assert (status, r["message"]) == (400, "token is required for TokenReview in authentication")

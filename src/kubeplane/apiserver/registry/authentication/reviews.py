@@ -33,7 +33,9 @@ def token_review(api: Any, req: Any, obj: Obj) -> Obj:
     token = spec.get("token") or ""
     if not token:
         raise errors.BadRequest("token is required for TokenReview in authentication")
-    user = next((u for known, u in api.tokens.items() if hmac.compare_digest(known, token)), None)
+    # Bytes: compare_digest refuses non-ASCII str, and any string can arrive in a body.
+    given = token.encode()
+    user = next((u for known, u in api.tokens.items() if hmac.compare_digest(known.encode(), given)), None)
     if user is None:
         obj["status"] = {"user": {}}
         return obj

@@ -20,7 +20,7 @@ def test_subject_access_review() -> None:
         'spec.user: Invalid value: "": at least one of user or group must be specified']
     both = {"spec": {"groups": ["g"], "resourceAttributes": RES, "nonResourceAttributes": {"path": "/", "verb": "get"}}}
     assert msgs(v.validate_subject_access_review(both)) == [
-        'spec.nonResourceAttributes: Invalid value: {"path":"/","verb":"get"}: cannot be specified in combination with resourceAttributes']
+        'spec.nonResourceAttributes: Invalid value: {"Path":"/","Verb":"get"}: cannot be specified in combination with resourceAttributes']
     named = {"metadata": {"name": "x"}, "spec": {"user": "u", "resourceAttributes": RES}}
     assert msgs(v.validate_subject_access_review(named)) == [
         'metadata: Invalid value: {"name":"x","creationTimestamp":null}: must be empty']
@@ -33,4 +33,4 @@ def test_self_and_local_reviews() -> None:
         'spec.resourceAttributes.namespace: Invalid value: "ns": must match metadata.namespace']
     local = {"metadata": {"namespace": "ns"}, "spec": {"user": "u", "nonResourceAttributes": {"path": "/"}}}
     assert msgs(v.validate_local_subject_access_review(local)) == [
-        'spec.nonResourceAttributes: Invalid value: {"path":"/"}: disallowed on this kind of request']
+        'spec.nonResourceAttributes: Invalid value: {"Path":"/","Verb":""}: disallowed on this kind of request']

@@ -102,7 +102,7 @@ def test_role_ref_cannot_change() -> None:
     new = binding(name="other")
     new["metadata"]["resourceVersion"] = "1"
     assert msgs(v.validate_role_binding_update(new, old)) == [
-        'roleRef: Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"Role", Name:"other"}: '
+        'roleRef: Invalid value: {"APIGroup":"rbac.authorization.k8s.io","Kind":"Role","Name":"other"}: '
         'cannot change roleRef']
     same = binding()
     same["metadata"]["resourceVersion"] = "1"

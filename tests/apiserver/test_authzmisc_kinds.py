@@ -133,5 +133,5 @@ async def test_role_binding_role_ref_is_immutable(api: Any) -> None:
                        headers={"content-type": "application/merge-patch+json"})
     assert r.status == 422
     assert r.json["message"] == ('RoleBinding.rbac.authorization.k8s.io "rb" is invalid: roleRef: Invalid value: '
-                                 'rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"Role", Name:"other"}: '
+                                 '{"APIGroup":"rbac.authorization.k8s.io","Kind":"Role","Name":"other"}: '
                                  'cannot change roleRef')

@@ -251,8 +251,8 @@ def test_role_ref_is_immutable_and_invalid_objects_are_refused(cluster: Cluster)
     assert rb["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"}
     rb["roleRef"]["name"] = "other"
     res = cluster.kubectl("replace", "-f", "-", input=json.dumps(rb), check=False)
-    assert ('The RoleBinding "rb" is invalid: roleRef: Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", '
-            'Kind:"Role", Name:"other"}: cannot change roleRef') in res.stderr
+    assert ('The RoleBinding "rb" is invalid: roleRef: Invalid value: {"APIGroup":"rbac.authorization.k8s.io",'
+            '"Kind":"Role","Name":"other"}: cannot change roleRef') in res.stderr
 
     res = cluster.kubectl("apply", "-f", "-", check=False, input="""
 apiVersion: rbac.authorization.k8s.io/v1

@@ -21,6 +21,11 @@ class GoJSON:
         return orjson.dumps(self.value).decode()
 
 
+def _non_resource(attrs: Obj) -> GoJSON:
+    """The internal NonResourceAttributes (no json tags: Go's field names, both always present)."""
+    return GoJSON({"Path": attrs.get("path") or "", "Verb": attrs.get("verb") or ""})
+
+
 def _meta_value(meta: Obj) -> GoJSON:
     return GoJSON({**meta, "creationTimestamp": meta.get("creationTimestamp")})
 
@@ -28,7 +33,7 @@ def _meta_value(meta: Obj) -> GoJSON:
 def _attributes(spec: Obj) -> list[FieldError]:
     res, nonres = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
     if res is not None and nonres is not None:
-        return [errors.invalid("spec.nonResourceAttributes", GoJSON(nonres),
+        return [errors.invalid("spec.nonResourceAttributes", _non_resource(nonres),
                                "cannot be specified in combination with resourceAttributes")]
     if res is None and nonres is None:
         return [errors.invalid("spec.resourceAttributes", None,
@@ -77,6 +82,6 @@ def validate_local_subject_access_review(sar: Obj) -> list[FieldError]:
         errs.append(errors.invalid("spec.resourceAttributes.namespace", res.get("namespace") or "",
                                    "must match metadata.namespace"))
     if spec.get("nonResourceAttributes") is not None:
-        errs.append(errors.invalid("spec.nonResourceAttributes", GoJSON(spec["nonResourceAttributes"]),
+        errs.append(errors.invalid("spec.nonResourceAttributes", _non_resource(spec["nonResourceAttributes"]),
                                    "disallowed on this kind of request"))
     return errs

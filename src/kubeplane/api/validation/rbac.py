@@ -120,15 +120,16 @@ def _binding(b: Obj, namespaced: bool) -> list[FieldError]:
 
 
 class GoRoleRef:
-    """The internal rbac.RoleRef as Go's %#v prints it in `cannot change roleRef`."""
+    """The internal rbac.RoleRef as field.Error renders it (json.Marshal of a type without json
+    tags, since apimachinery's "Nicer value rendering in API errors", 1.34) in `cannot change roleRef`."""
 
     def __init__(self, ref: Obj) -> None:
         self.ref = ref
 
     def __str__(self) -> str:
         r = self.ref
-        return (f'rbac.RoleRef{{APIGroup:{errors.go_quote(r.get("apiGroup") or "")}, '
-                f'Kind:{errors.go_quote(r.get("kind") or "")}, Name:{errors.go_quote(r.get("name") or "")}}}')
+        return (f'{{"APIGroup":{errors.go_quote(r.get("apiGroup") or "")},'
+                f'"Kind":{errors.go_quote(r.get("kind") or "")},"Name":{errors.go_quote(r.get("name") or "")}}}')
 
 
 def _binding_update(new: Obj, old: Obj, namespaced: bool) -> list[FieldError]:

@@ -62,7 +62,7 @@ def test_valid_configuration() -> None:
     ({"matchPolicy": "Loose"}, ['webhooks[0].matchPolicy: Unsupported value: "Loose": supported values: "Equivalent", "Exact"']),
     ({"admissionReviewVersions": []}, ["webhooks[0].admissionReviewVersions: Required value: must specify one of v1, v1beta1"]),
     ({"admissionReviewVersions": ["v2"]},
-     ['webhooks[0].admissionReviewVersions: Invalid value: []{"v2"}: must include at least one of v1, v1beta1']),
+     ['webhooks[0].admissionReviewVersions: Invalid value: ["v2"]: must include at least one of v1, v1beta1']),
     ({"clientConfig": {}}, ["webhooks[0].clientConfig: Required value: exactly one of url or service is required"]),
     ({"clientConfig": {"url": "http://a.b"}},
      ["webhooks[0].clientConfig.url: Invalid value: \"http://a.b\": 'https' is the only allowed URL scheme"]),

@@ -42,7 +42,7 @@ def test_valid_role_and_non_resource_cluster_role() -> None:
     ({"apiGroups": [""], "verbs": ["get"]},
      ["rules[0].resources: Required value: resource rules must supply at least one resource"]),
     ({"nonResourceURLs": ["/api"], "verbs": ["get"]},
-     ['rules[0].nonResourceURLs: Invalid value: []{"/api"}: namespaced rules cannot apply to non-resource URLs']),
+     ['rules[0].nonResourceURLs: Invalid value: ["/api"]: namespaced rules cannot apply to non-resource URLs']),
 ])
 def test_role_rules(rule: dict[str, Any], expected: list[str]) -> None:
     assert msgs(v.validate_role(role([rule]))) == expected
@@ -51,7 +51,7 @@ def test_role_rules(rule: dict[str, Any], expected: list[str]) -> None:
 def test_cluster_role_rules_cannot_mix_resources_and_urls() -> None:
     cr = {"metadata": {"name": "cr"}, "rules": [{"nonResourceURLs": ["/api"], "resources": ["pods"], "verbs": ["get"]}]}
     assert msgs(v.validate_cluster_role(cr)) == [
-        'rules[0].nonResourceURLs: Invalid value: []{"/api"}: rules cannot apply to both regular resources and non-resource URLs']
+        'rules[0].nonResourceURLs: Invalid value: ["/api"]: rules cannot apply to both regular resources and non-resource URLs']
 
 
 def test_aggregation_rule_needs_a_selector() -> None:

@@ -12,7 +12,8 @@ Obj = dict[str, Any]
 
 
 class GoJSON:
-    """A bad value Go renders as JSON (field.Error: json.Marshal of a struct or pointer)."""
+    """A bad value Go renders as JSON (field.Error: json.Marshal of a struct, list or pointer,
+    since 1.34). Main's api.errors.JSONValue is the same: the lead may replace this with it."""
 
     def __init__(self, value: Any) -> None:
         self.value = value

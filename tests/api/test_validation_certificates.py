@@ -27,20 +27,26 @@ def test_csr_rules() -> None:
     bad = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n").decode()
     assert msgs(v.validate_csr(csr(request=bad, signerName="", usages=["flying"], expirationSeconds=599))) == [
         f'spec.request: Invalid value: "{bad}": PEM block type must be CERTIFICATE REQUEST',
-        "spec.signerName: Required value",
-        "spec.expirationSeconds: Invalid value: 599: may not specify a duration less than 600 seconds (10 minutes)",
         'spec.usages[0]: Unsupported value: "flying": supported values: ' + ", ".join(f'"{u}"' for u in v.USAGES),
+        "spec.signerName: Required value: signerName must be provided",
+        "spec.expirationSeconds: Invalid value: 599: may not specify a duration less than 600 seconds (10 minutes)",
     ]
-    assert msgs(v.validate_csr(csr(signerName="nodomain"))) == [
+    assert msgs(v.validate_csr(csr(usages=["client auth", "client auth"]))) == [
+        'spec.usages[1]: Duplicate value: "client auth"']
+    assert msgs(v.validate_csr(csr())) == ["spec.usages: Required value: usages must be provided"]
+    assert msgs(v.validate_csr(csr(signerName="nodomain", usages=["any"]))) == [
         "spec.signerName: Invalid value: \"nodomain\": must be a fully qualified domain and path of the form "
         "'example.com/signer-name'"]
 
 
 def test_approved_and_denied_are_exclusive() -> None:
-    c = csr()
-    c["status"] = {"conditions": [{"type": "Approved", "status": "True"}, {"type": "Denied", "status": "True"}]}
-    assert [e.field for e in v.validate_csr(c)] == ["status.conditions"]
-    assert "Approved and Denied conditions are mutually exclusive" in str(v.validate_csr(c)[0])
+    c = csr(usages=["any"])
+    c["status"] = {"conditions": [{"type": "Approved", "status": "True"}, {"type": "Denied", "status": "False"}]}
+    assert msgs(v.validate_csr(c)) == [
+        'status.conditions[1].status: Unsupported value: "False": supported values: "True"',
+        'status.conditions[1].type: Invalid value: "Denied": Approved and Denied conditions are mutually exclusive']
+    assert msgs(v.validate_csr(csr(usages=["any"], signerName="example/s"))) == [
+        'spec.signerName: Invalid value: "example": should be a domain with at least two segments separated by dots']
 
 
 def test_strategies_keep_spec_and_split_conditions() -> None:
@@ -63,7 +69,9 @@ def test_strategies_keep_spec_and_split_conditions() -> None:
     new = {**old, "status": {"conditions": [{"type": "Approved", "status": "True"}], "certificate": "Y2VydA=="},
            "metadata": {"name": "c"}}
     s.prepare_for_status_update(new, old)
-    assert "conditions" not in new["status"] and new["status"]["certificate"] == "Y2VydA=="
+    assert new["status"]["certificate"] == "Y2VydA=="
+    assert 'status.conditions: Forbidden: updates may not add a condition of type "Approved"' in msgs(
+        v.validate_csr_status_update(new, old))
     new = {**old, "status": {"conditions": [{"type": "Approved", "status": "True", "reason": "R"}],
                              "certificate": "Y2VydA=="}, "metadata": {"name": "c"}}
     s.prepare_for_subresource_update("approval", new, old)

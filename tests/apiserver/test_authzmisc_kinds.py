@@ -41,8 +41,10 @@ async def test_csr_requestor_approval_and_status() -> None:
 
     # /status cannot approve
     body = {**created, "status": {"conditions": [{"type": "Approved", "status": "True", "reason": "R"}]}}
-    status, got = await as_user(server, "PUT", f"{CSRS}/c1/status", body)
-    assert status == 200 and not (got.get("status") or {}).get("conditions")
+    status, err = await as_user(server, "PUT", f"{CSRS}/c1/status", body)
+    assert status == 422
+    assert 'status.conditions: Forbidden: updates may not add a condition of type "Approved"' in err["message"]
+    got = created
     # /approval can, and the condition's status defaults to True
     body = {**got, "status": {"conditions": [{"type": "Approved", "reason": "KubectlApprove", "message": "m"}]}}
     status, got = await as_user(server, "PUT", f"{CSRS}/c1/approval", body)
@@ -52,7 +54,8 @@ async def test_csr_requestor_approval_and_status() -> None:
     # ... but not deny as well
     body = {**got, "status": {"conditions": [*got["status"]["conditions"], {"type": "Denied", "status": "True"}]}}
     status, err = await as_user(server, "PUT", f"{CSRS}/c1/approval", body)
-    assert status == 422 and "Approved and Denied conditions are mutually exclusive" in err["message"]
+    assert status == 422 and 'status.conditions[1].type: Invalid value: "Denied": Approved and Denied conditions ' \
+        'are mutually exclusive' in err["message"]
     # the main resource keeps spec and status
     body = {**got, "spec": {**got["spec"], "signerName": "other.com/x"}, "status": {}}
     status, got2 = await as_user(server, "PUT", f"{CSRS}/c1", body)

@@ -1,10 +1,11 @@
 """certificates.k8s.io/v1 validation. Upstream: pkg/apis/certificates/validation/validation.go.
 
-Checked: metadata (path-segment names), spec.request as a PEM CERTIFICATE REQUEST block (the
-DER inside is not parsed), signerName (required, `<domain>/<path>`), usages, expirationSeconds,
-conditions (type/status, Approved and Denied exclusive, no duplicates); ClusterTrustBundle
-name/signerName prefix and a PEM trustBundle. Left out: parsing the CSR's DER and the
-certificate chain, the legacy-signer usage rules, PodCertificateRequest's spec rules.
+CertificateSigningRequests as upstream (usages, signerName, expirationSeconds, conditions, the
+update rules of the main resource, /status and /approval, the compatibility options), except
+that spec.request and status.certificate are checked as PEM blocks of the right type (the DER
+inside is not parsed); `updates may not modify a condition` omits upstream's diff.
+ClusterTrustBundle: name/signerName prefix and a PEM trustBundle. PodCertificateRequest:
+metadata, signerName and an immutable spec only.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from kubeplane.api import errors
 from kubeplane.api.errors import FieldError
 
 from . import meta as m
-from .names import name_is_dns_subdomain, name_is_path_segment
+from .names import is_dns1123_label, is_dns1123_subdomain, name_is_dns_subdomain, name_is_path_segment
 
 Obj = dict[str, Any]
 
@@ -27,6 +28,7 @@ USAGES = ["any", "cert sign", "client auth", "code signing", "content commitment
           "microsoft sgc", "netscape sgc", "ocsp signing", "s/mime", "server auth", "signing",
           "timestamping"]
 _PEM_RE = re.compile(rb"-----BEGIN ([A-Z0-9 ]+)-----\r?\n(.*?)-----END \1-----", re.S)
+LEGACY_SIGNER = "kubernetes.io/legacy-unknown"
 SIGNER_FORMAT = "must be a fully qualified domain and path of the form 'example.com/signer-name'"
 
 
@@ -45,13 +47,32 @@ def pem_blocks(data: bytes) -> list[str]:
 
 
 def validate_signer_name(name: str, path: str) -> list[FieldError]:
-    """Upstream: ValidateSignerName (the main rules: <domain>/<path>, domain a DNS subdomain)."""
+    """Upstream: ValidateCertificateSigningRequestSignerName"""
     if not name:
-        return [errors.required(path)]
-    domain, sep, rest = name.partition("/")
-    if not sep or not rest:
+        return [errors.required(path, "signerName must be provided")]
+    segments = name.split("/")
+    if len(segments) != 2:
         return [errors.invalid(path, name, SIGNER_FORMAT)]
-    return [errors.invalid(path, name, msg) for msg in name_is_dns_subdomain(domain, False)]
+    errs: list[FieldError] = []
+    domain, rest = segments
+    if len(domain) > 253:
+        errs.append(errors.too_long(path, 253))
+    labels = domain.split(".")
+    for lbl in labels:
+        problems = is_dns1123_label(lbl)
+        if problems:
+            errs += [errors.invalid(path, domain, f"validating label {errors.go_quote(lbl)}: {p}") for p in problems]
+            break
+    if len(labels) < 2:
+        errs.append(errors.invalid(path, domain, "should be a domain with at least two segments separated by dots"))
+    for lbl in rest.split("."):
+        problems = is_dns1123_subdomain(lbl)
+        if problems:
+            errs += [errors.invalid(path, rest, f"validating label {errors.go_quote(lbl)}: {p}") for p in problems]
+            break
+    if len(name) > 253 + 253 + 63 + 1 + 1:
+        errs.append(errors.too_long(path, 571))
+    return errs
 
 
 def _request(spec: Obj) -> list[FieldError]:
@@ -65,67 +86,135 @@ def _request(spec: Obj) -> list[FieldError]:
     return []
 
 
-def _conditions(status: Obj) -> list[FieldError]:
+TRUE_ONLY = ("Approved", "Denied", "Failed")        # upstream: trueConditionTypes
+
+
+def _conditions(status: Obj, old: Obj | None) -> list[FieldError]:
+    """Upstream: validateConditions (the compatibility options: what old already had is allowed)."""
     errs: list[FieldError] = []
+    old_conds = ((old or {}).get("status") or {}).get("conditions") or []
+    old_types = [c.get("type") or "" for c in old_conds]
+    allow_both = {"Approved", "Denied"} <= set(old_types)
+    allow_dupes = len(set(old_types)) < len(old_types)
+    allow_empty = "" in old_types
     seen: set[str] = set()
+    approved = denied = False
     for i, c in enumerate(status.get("conditions") or []):
         path, t = f"status.conditions[{i}]", (c or {}).get("type") or ""
-        if not t:
+        if not t and not allow_empty:
             errs.append(errors.required(path + ".type"))
-        if (c or {}).get("status") not in ("True", "False", "Unknown"):
-            errs.append(errors.not_supported(path + ".status", (c or {}).get("status") or "", ["False", "True", "Unknown"]))
-        if t in seen and t in ("Approved", "Denied", "Failed"):
-            errs.append(errors.duplicate(path + ".type", t))
-        seen.add(t)
-    if {"Approved", "Denied"} <= seen:
-        errs.append(errors.invalid("status.conditions", GoConditions(status.get("conditions") or []),
-                                   "Approved and Denied conditions are mutually exclusive"))
+        allowed = ["True"] if t in TRUE_ONLY else ["False", "True", "Unknown"]
+        st = (c or {}).get("status") or ""
+        if not st:
+            errs.append(errors.required(path + ".status"))
+        elif st not in allowed:
+            errs.append(errors.not_supported(path + ".status", st, allowed))
+        if not allow_both:
+            if t == "Approved":
+                approved = True
+                if denied:
+                    errs.append(errors.invalid(path + ".type", t, "Approved and Denied conditions are mutually exclusive"))
+            elif t == "Denied":
+                denied = True
+                if approved:
+                    errs.append(errors.invalid(path + ".type", t, "Approved and Denied conditions are mutually exclusive"))
+        if not allow_dupes:
+            if t in seen:
+                errs.append(errors.duplicate(path + ".type", t))
+            seen.add(t)
     return errs
 
 
-class GoConditions:
-    def __init__(self, conds: list[Obj]) -> None:
-        self.conds = conds
+def _certificate_error(cert: str) -> str:
+    """Upstream: validateCertificate (here: PEM CERTIFICATE blocks only, the DER is not parsed)."""
+    if not cert:
+        return ""
+    try:
+        blocks = pem_blocks(base64.b64decode(cert))
+    except (binascii.Error, ValueError):
+        blocks = []
+    if not blocks:
+        return "must contain at least one CERTIFICATE PEM block"
+    if any(b != "CERTIFICATE" for b in blocks):
+        return "only CERTIFICATE PEM blocks are allowed, found " + errors.go_quote(next(b for b in blocks if b != "CERTIFICATE"))
+    return ""
 
-    def __str__(self) -> str:
-        import orjson
-        return orjson.dumps(self.conds).decode()
 
-
-def validate_csr(csr: Obj) -> list[FieldError]:
-    """Upstream: ValidateCertificateSigningRequestCreate"""
-    spec = csr.get("spec") or {}
-    errs = m.validate_object_meta(csr.get("metadata") or {}, False, name_is_path_segment)
+def _validate(csr: Obj, old: Obj | None) -> list[FieldError]:
+    """Upstream: validateCertificateSigningRequest with getValidationOptions."""
+    spec, status = csr.get("spec") or {}, csr.get("status") or {}
+    old_spec = (old or {}).get("spec") or {}
+    errs = m.validate_object_meta(csr.get("metadata") or {}, False, name_is_path_segment) if old is None else []
     errs += _request(spec)
-    errs += validate_signer_name(spec.get("signerName") or "", "spec.signerName")
+    usages = spec.get("usages") or []
+    if not usages:
+        errs.append(errors.required("spec.usages", "usages must be provided"))
+    old_usages = old_spec.get("usages") or []
+    if not any(u not in USAGES for u in old_usages):
+        errs += [errors.not_supported(f"spec.usages[{i}]", u, USAGES) for i, u in enumerate(usages) if u not in USAGES]
+    if len(set(old_usages)) == len(old_usages):
+        seen: set[str] = set()
+        for i, u in enumerate(usages):
+            if u in seen:
+                errs.append(errors.duplicate(f"spec.usages[{i}]", u))
+            seen.add(u)
+    signer = spec.get("signerName") or ""
+    if signer == LEGACY_SIGNER and old_spec.get("signerName") != LEGACY_SIGNER:
+        errs.append(errors.invalid("spec.signerName", signer, "the legacy signerName is not allowed via this API version"))
+    elif signer != LEGACY_SIGNER:
+        errs += validate_signer_name(signer, "spec.signerName")
     exp = spec.get("expirationSeconds")
     if isinstance(exp, int) and exp < 600:
         errs.append(errors.invalid("spec.expirationSeconds", exp,
                                    "may not specify a duration less than 600 seconds (10 minutes)"))
-    for i, u in enumerate(spec.get("usages") or []):
-        if u not in USAGES:
-            errs.append(errors.not_supported(f"spec.usages[{i}]", u, USAGES))
-    return errs + _conditions(csr.get("status") or {})
+    errs += _conditions(status, old)
+    cert, old_cert = status.get("certificate") or "", ((old or {}).get("status") or {}).get("certificate") or ""
+    arbitrary = old is not None and (cert == old_cert or bool(_certificate_error(old_cert)))
+    if not arbitrary and (problem := _certificate_error(cert)):
+        errs.append(errors.invalid("status.certificate", "<certificate data>", problem))
+    return errs
+
+
+def validate_csr(csr: Obj) -> list[FieldError]:
+    """Upstream: ValidateCertificateSigningRequestCreate"""
+    return _validate(csr, None)
+
+
+def _by_type(csr: Obj, t: str) -> list[Obj]:
+    return [c for c in (csr.get("status") or {}).get("conditions") or [] if c.get("type") == t]
+
+
+def _update(new: Obj, old: Obj, *, certificate: bool, approval: bool) -> list[FieldError]:
+    """Upstream: validateCertificateSigningRequestUpdate"""
+    errs = _validate(new, old)
+    for t in TRUE_ONLY:
+        if len(_by_type(new, t)) < len(_by_type(old, t)):
+            errs.append(errors.forbidden("status.conditions", f"updates may not remove a condition of type {errors.go_quote(t)}"))
+    if not approval:
+        for t in ("Approved", "Denied"):
+            before, after = _by_type(old, t), _by_type(new, t)
+            if len(after) > len(before):
+                errs.append(errors.forbidden("status.conditions", f"updates may not add a condition of type {errors.go_quote(t)}"))
+            elif len(after) == len(before) and after != before:
+                errs.append(errors.forbidden("status.conditions", f"updates may not modify a condition of type {errors.go_quote(t)}"))
+    cert, old_cert = (new.get("status") or {}).get("certificate") or "", (old.get("status") or {}).get("certificate") or ""
+    if cert != old_cert:
+        if not certificate:
+            errs.append(errors.forbidden("status.certificate", "updates may not set certificate content"))
+        elif old_cert:
+            errs.append(errors.forbidden("status.certificate", "updates may not modify existing certificate content"))
+    return errs + m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
 
 
 def validate_csr_update(new: Obj, old: Obj) -> list[FieldError]:
-    """Upstream: ValidateCertificateSigningRequestUpdate (and the /status and /approval ones):
-    the strategies already kept spec; the conditions are checked again."""
-    errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
-    errs += _conditions(new.get("status") or {})
-    old_cert = (old.get("status") or {}).get("certificate")
-    new_cert = (new.get("status") or {}).get("certificate")
-    if old_cert and new_cert != old_cert:
-        errs.append(errors.invalid("status.certificate", "[]byte{...}", "updates may not modify existing certificate content"))
-    if new_cert:
-        try:
-            blocks = pem_blocks(base64.b64decode(new_cert))
-        except (binascii.Error, ValueError):
-            blocks = []
-        if not blocks or any(b != "CERTIFICATE" for b in blocks):
-            errs.append(errors.invalid("status.certificate", "<certificate data>",
-                                       "must contain at least one CERTIFICATE PEM block"))
-    return errs
+    """Upstream: ValidateCertificateSigningRequestUpdate and ...ApprovalUpdate (the main resource's
+    strategy keeps the whole status, so only /approval can change the approval conditions)."""
+    return _update(new, old, certificate=False, approval=True)
+
+
+def validate_csr_status_update(new: Obj, old: Obj) -> list[FieldError]:
+    """Upstream: ValidateCertificateSigningRequestStatusUpdate"""
+    return _update(new, old, certificate=True, approval=False)
 
 
 def validate_cluster_trust_bundle(ctb: Obj) -> list[FieldError]:

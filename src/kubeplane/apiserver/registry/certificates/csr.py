@@ -38,18 +38,15 @@ def populate_condition_timestamps(new: Obj, old: Obj) -> None:
                 c["lastTransitionTime"] = c.get("lastUpdateTime") or now
 
 
-def _keep_conditions(new: Obj, old: Obj, approval: bool) -> None:
-    """Take the approval conditions (approval=True) or the others from old, the rest from new."""
-    def wanted(c: Obj) -> bool:
-        return (c.get("type") in APPROVAL_TYPES) == approval
-    old_conds = (old.get("status") or {}).get("conditions") or []
+def preserve_condition_instances(new: Obj, old: Obj, t: str) -> None:
+    """Upstream: preserveConditionInstances — with as many conditions of type t as before, they
+    stay the old ones; a different count is left for validation to refuse."""
+    old_conds = [c for c in (old.get("status") or {}).get("conditions") or [] if c.get("type") == t]
     new_conds = (new.get("status") or {}).get("conditions") or []
-    merged = [c for c in new_conds if not wanted(c)] + [c for c in old_conds if wanted(c)]
-    status = new.setdefault("status", {})
-    if merged:
-        status["conditions"] = merged
-    else:
-        status.pop("conditions", None)
+    if len(old_conds) != sum(1 for c in new_conds if c.get("type") == t):
+        return
+    it = iter(old_conds)
+    new["status"]["conditions"] = [next(it) if c.get("type") == t else c for c in new_conds]
 
 
 class CSRStrategy(Strategy):
@@ -76,23 +73,23 @@ class CSRStrategy(Strategy):
                 new.pop(part, None)
 
     def prepare_for_status_update(self, new: Obj, old: Obj) -> None:
-        """Upstream: csrStatusStrategy.PrepareForUpdate — spec and the approval conditions stay."""
+        """Upstream: csrStatusStrategy.PrepareForUpdate — spec stays; the approval conditions
+        stay the old ones (adding or removing one is refused by validation)."""
         new["spec"] = old.get("spec")
-        _keep_conditions(new, old, approval=True)
+        for t in APPROVAL_TYPES:
+            preserve_condition_instances(new, old, t)
         populate_condition_timestamps(new, old)
 
     def prepare_for_subresource_update(self, subresource: str, new: Obj, old: Obj) -> None:
-        """Upstream: csrApprovalStrategy.PrepareForUpdate — only the approval conditions change."""
+        """Upstream: csrApprovalStrategy.PrepareForUpdate — only the conditions change."""
         new["spec"] = old.get("spec")
-        certificate = (old.get("status") or {}).get("certificate")
-        _keep_conditions(new, old, approval=False)
-        if certificate:
-            new["status"]["certificate"] = certificate
-        else:
-            new["status"].pop("certificate", None)
+        conditions = (new.get("status") or {}).get("conditions")
+        new["status"] = {k: v for k, v in (old.get("status") or {}).items() if k != "conditions"}
+        if conditions:
+            new["status"]["conditions"] = conditions
         populate_condition_timestamps(new, old)
         if not new["status"]:
-            new.pop("status")
+            del new["status"]
 
 
 CSRS = register(ResourceDefinition(
@@ -104,7 +101,7 @@ CSRS = register(ResourceDefinition(
     strategy=CSRStrategy(),
     defaulter=defaulting.set_defaults_csr, defaults_outside_spec=True,
     validate=validation.validate_csr, validate_update=validation.validate_csr_update,
-    validate_status_update=validation.validate_csr_update,
+    validate_status_update=validation.validate_csr_status_update,
     columns=tables.csr_columns, printer=tables.print_csr,
     field_selectors={**labels.NAME_FIELD, "spec.signerName": labels.path("spec", "signerName")},
 ))

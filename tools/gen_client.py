@@ -170,7 +170,7 @@ from typing import TYPE_CHECKING, Any
 from .tools.cache.listers import GenericLister, GenericNamespaceLister
 
 if TYPE_CHECKING:
-''', type_imports(groups)]
+''', type_imports(groups).replace("\n", "  # noqa: F401  (used in quoted base classes)\n")]
     for r in rows:
         out.append(f'''
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .tools.cache.listers import GenericLister, GenericNamespaceLister
 
 if TYPE_CHECKING:
-    from ..api.types import admissionregistration_v1, apiregistration_v1, apps_v1, certificates_v1, coordination_v1, core_v1, events_v1, flowcontrol_v1, rbac_v1, resource_v1, storagemigration_v1
+    from ..api.types import admissionregistration_v1, apiregistration_v1, apps_v1, certificates_v1, coordination_v1, core_v1, events_v1, flowcontrol_v1, rbac_v1, resource_v1, storagemigration_v1  # noqa: F401  (used in quoted base classes)
 
 
 class ConfigMapLister(GenericLister["core_v1.ConfigMap"]):

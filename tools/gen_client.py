@@ -270,10 +270,18 @@ def render_served() -> str:
     return "".join(out)
 
 
+def watchable(groups: dict[tuple[str, str], list[Res]]) -> dict[tuple[str, str], list[Res]]:
+    """The resources informers can serve (list and watch): not the create-only reviews, which
+    upstream generates with `+genclient:onlyVerbs=create` and no lister or informer."""
+    out = {gv: [r for r in rs if {"list", "watch"} <= set(r.ri.verbs)] for gv, rs in groups.items()}
+    return {gv: rs for gv, rs in out.items() if rs}
+
+
 def render_all() -> dict[str, str]:
     groups = collect()
     return {"api/served.py": render_served(), "client/clientset.py": render_clientset(groups),
-            "client/listers.py": render_listers(groups), "client/informer_groups.py": render_informer_groups(groups)}
+            "client/listers.py": render_listers(watchable(groups)),
+            "client/informer_groups.py": render_informer_groups(watchable(groups))}
 
 
 def main(argv: list[str] | None = None) -> int:

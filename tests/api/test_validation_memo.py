@@ -135,6 +135,17 @@ SAMPLES = {
     ("apps/v1", "DaemonSet"): {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}},
     ("batch/v1", "CronJob"): {"spec": {"jobTemplate": {"spec": {"template": {"spec": {
         "containers": [{"name": "c", "image": "x"}]}}}}}},
+    # authzmisc
+    ("apiregistration.k8s.io/v1", "APIService"): {"spec": {"service": {"namespace": "n", "name": "s"}}},
+    ("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy"): {"spec": {}},
+    ("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicyBinding"): {"spec": {"matchResources": {}}},
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"): {"spec": {}},
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"): {"spec": {"matchResources": {}}},
+    ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema"): {"spec": {}},
+    ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration"): {"spec": {"type": "Limited", "limited": {}}},
+    ("resource.k8s.io/v1", "ResourceClaim"): {"spec": {"devices": {"requests": [{"name": "r", "exactly": {}}]}}},
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"): {"spec": {"spec": {"devices": {"requests": [
+        {"name": "r", "exactly": {}}]}}}},
 }
 
 

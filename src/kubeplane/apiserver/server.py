@@ -24,6 +24,7 @@ from . import admission, discovery, healthz, metrics
 from .handlers import componentstatus, ephemeralcontainers, podlog, rest, subresources, watch
 from .handlers.common import warning_headers
 from .registry import REGISTRY, store
+from .registry.apiregistration import apiservice
 from .handlers.podlog import NodeConnection
 from .options import ServerRunOptions
 from .controlplane import kubernetesservice
@@ -74,6 +75,7 @@ class APIServer:
                 await store.create(self, store.WriteOptions(), ri, "", obj, [])
         from .registry.scheduling.priorityclass import bootstrap_system_priority_classes
         await bootstrap_system_priority_classes(self)
+        await apiservice.autoregister(self)
         if self.service_repair is not None:      # every ClusterIP and NodePort found again
             await kubernetesservice.repair_services(self, self.service_repair)
         self.ready = True
@@ -214,12 +216,12 @@ class APIServer:
                 raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
             raise errors.MethodNotSupported(ri.group, f"{ri.plural}/{sub.name}", info.verb)
         ns, name, verb = info.namespace, info.name, info.verb
-        if sub.name == "status":
+        if sub.name in ("status", "approval"):
             if verb == "get":
                 return await rest.get(self, req, ri, ns, name)
             if verb == "update":
-                return await rest.update(self, req, ri, ns, name, "status")
-            return await rest.patch(self, req, ri, ns, name, "status")
+                return await rest.update(self, req, ri, ns, name, sub.name)
+            return await rest.patch(self, req, ri, ns, name, sub.name)
         if sub.name == "scale":
             if verb == "get":
                 return await subresources.get_scale(self, req, ri, ns, name)

@@ -18,9 +18,9 @@ from .rest import GroupClient, ResourceClient
 from .transport import Transport
 
 if TYPE_CHECKING:
-    from ..api.types import apps_v1, autoscaling_v1, autoscaling_v2, batch_v1, coordination_v1, core_v1, discovery_v1, events_v1, networking_v1, node_v1, policy_v1, scheduling_v1, storage_v1
+    from ..api.types import admissionregistration_v1, apiregistration_v1, apps_v1, authentication_v1, authorization_v1, autoscaling_v1, autoscaling_v2, batch_v1, certificates_v1, coordination_v1, core_v1, discovery_v1, events_v1, flowcontrol_v1, networking_v1, node_v1, policy_v1, rbac_v1, resource_v1, scheduling_v1, storage_v1, storagemigration_v1
 
-__all__ = ["AppsV1Client", "AutoscalingV1Client", "AutoscalingV2Client", "BatchV1Client", "Clientset", "CoordinationV1Client", "CoreV1Client", "DiscoveryV1Client", "EventsV1Client", "GroupClient", "NetworkingV1Client", "NodeV1Client", "PolicyV1Client", "SchedulingV1Client", "StorageV1Client"]
+__all__ = ["AdmissionregistrationV1Client", "ApiregistrationV1Client", "AppsV1Client", "AuthenticationV1Client", "AuthorizationV1Client", "AutoscalingV1Client", "AutoscalingV2Client", "BatchV1Client", "CertificatesV1Client", "Clientset", "CoordinationV1Client", "CoreV1Client", "DiscoveryV1Client", "EventsV1Client", "FlowcontrolV1Client", "GroupClient", "NetworkingV1Client", "NodeV1Client", "PolicyV1Client", "RbacV1Client", "ResourceV1Client", "SchedulingV1Client", "StorageV1Client", "StoragemigrationV1Client"]
 
 
 class CoreV1Client(GroupClient):
@@ -240,6 +240,153 @@ class BatchV1Client(GroupClient):
         return self.resource("jobs", namespace)
 
 
+class ApiregistrationV1Client(GroupClient):
+    """apiregistration.k8s.io/v1. Upstream: ApiregistrationV1Client (typed/apiregistration/v1)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "apiregistration.k8s.io", "v1")
+
+    def apiservices(self) -> ResourceClient[apiregistration_v1.APIService]:
+        return self.resource("apiservices")
+
+
+class AuthenticationV1Client(GroupClient):
+    """authentication.k8s.io/v1. Upstream: AuthenticationV1Client (typed/authentication/v1)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "authentication.k8s.io", "v1")
+
+    def selfsubjectreviews(self) -> ResourceClient[authentication_v1.SelfSubjectReview]:
+        return self.resource("selfsubjectreviews")
+
+    def tokenreviews(self) -> ResourceClient[authentication_v1.TokenReview]:
+        return self.resource("tokenreviews")
+
+
+class AuthorizationV1Client(GroupClient):
+    """authorization.k8s.io/v1. Upstream: AuthorizationV1Client (typed/authorization/v1)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "authorization.k8s.io", "v1")
+
+    def localsubjectaccessreviews(self, namespace: str = "") -> ResourceClient[authorization_v1.LocalSubjectAccessReview]:
+        return self.resource("localsubjectaccessreviews", namespace)
+
+    def selfsubjectaccessreviews(self) -> ResourceClient[authorization_v1.SelfSubjectAccessReview]:
+        return self.resource("selfsubjectaccessreviews")
+
+    def selfsubjectrulesreviews(self) -> ResourceClient[authorization_v1.SelfSubjectRulesReview]:
+        return self.resource("selfsubjectrulesreviews")
+
+    def subjectaccessreviews(self) -> ResourceClient[authorization_v1.SubjectAccessReview]:
+        return self.resource("subjectaccessreviews")
+
+
+class CertificatesV1Client(GroupClient):
+    """certificates.k8s.io/v1. Upstream: CertificatesV1Client (typed/certificates/v1)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "certificates.k8s.io", "v1")
+
+    def certificatesigningrequests(self) -> ResourceClient[certificates_v1.CertificateSigningRequest]:
+        return self.resource("certificatesigningrequests")
+
+    def clustertrustbundles(self) -> ResourceClient[certificates_v1.ClusterTrustBundle]:
+        return self.resource("clustertrustbundles")
+
+    def podcertificaterequests(self, namespace: str = "") -> ResourceClient[certificates_v1.PodCertificateRequest]:
+        return self.resource("podcertificaterequests", namespace)
+
+
+class RbacV1Client(GroupClient):
+    """rbac.authorization.k8s.io/v1. Upstream: RbacV1Client (typed/rbac/v1)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "rbac.authorization.k8s.io", "v1")
+
+    def clusterrolebindings(self) -> ResourceClient[rbac_v1.ClusterRoleBinding]:
+        return self.resource("clusterrolebindings")
+
+    def clusterroles(self) -> ResourceClient[rbac_v1.ClusterRole]:
+        return self.resource("clusterroles")
+
+    def rolebindings(self, namespace: str = "") -> ResourceClient[rbac_v1.RoleBinding]:
+        return self.resource("rolebindings", namespace)
+
+    def roles(self, namespace: str = "") -> ResourceClient[rbac_v1.Role]:
+        return self.resource("roles", namespace)
+
+
+class AdmissionregistrationV1Client(GroupClient):
+    """admissionregistration.k8s.io/v1. Upstream: AdmissionregistrationV1Client (typed/admissionregistration/v1)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "admissionregistration.k8s.io", "v1")
+
+    def mutatingadmissionpolicies(self) -> ResourceClient[admissionregistration_v1.MutatingAdmissionPolicy]:
+        return self.resource("mutatingadmissionpolicies")
+
+    def mutatingadmissionpolicybindings(self) -> ResourceClient[admissionregistration_v1.MutatingAdmissionPolicyBinding]:
+        return self.resource("mutatingadmissionpolicybindings")
+
+    def mutatingwebhookconfigurations(self) -> ResourceClient[admissionregistration_v1.MutatingWebhookConfiguration]:
+        return self.resource("mutatingwebhookconfigurations")
+
+    def validatingadmissionpolicies(self) -> ResourceClient[admissionregistration_v1.ValidatingAdmissionPolicy]:
+        return self.resource("validatingadmissionpolicies")
+
+    def validatingadmissionpolicybindings(self) -> ResourceClient[admissionregistration_v1.ValidatingAdmissionPolicyBinding]:
+        return self.resource("validatingadmissionpolicybindings")
+
+    def validatingwebhookconfigurations(self) -> ResourceClient[admissionregistration_v1.ValidatingWebhookConfiguration]:
+        return self.resource("validatingwebhookconfigurations")
+
+
+class FlowcontrolV1Client(GroupClient):
+    """flowcontrol.apiserver.k8s.io/v1. Upstream: FlowcontrolV1Client (typed/flowcontrol/v1)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "flowcontrol.apiserver.k8s.io", "v1")
+
+    def flowschemas(self) -> ResourceClient[flowcontrol_v1.FlowSchema]:
+        return self.resource("flowschemas")
+
+    def prioritylevelconfigurations(self) -> ResourceClient[flowcontrol_v1.PriorityLevelConfiguration]:
+        return self.resource("prioritylevelconfigurations")
+
+
+class ResourceV1Client(GroupClient):
+    """resource.k8s.io/v1. Upstream: ResourceV1Client (typed/resource/v1)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "resource.k8s.io", "v1")
+
+    def deviceclasses(self) -> ResourceClient[resource_v1.DeviceClass]:
+        return self.resource("deviceclasses")
+
+    def devicetaintrules(self) -> ResourceClient[resource_v1.DeviceTaintRule]:
+        return self.resource("devicetaintrules")
+
+    def resourceclaims(self, namespace: str = "") -> ResourceClient[resource_v1.ResourceClaim]:
+        return self.resource("resourceclaims", namespace)
+
+    def resourceclaimtemplates(self, namespace: str = "") -> ResourceClient[resource_v1.ResourceClaimTemplate]:
+        return self.resource("resourceclaimtemplates", namespace)
+
+    def resourceslices(self) -> ResourceClient[resource_v1.ResourceSlice]:
+        return self.resource("resourceslices")
+
+
+class StoragemigrationV1Client(GroupClient):
+    """storagemigration.k8s.io/v1. Upstream: StoragemigrationV1Client (typed/storagemigration/v1)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "storagemigration.k8s.io", "v1")
+
+    def storageversionmigrations(self) -> ResourceClient[storagemigration_v1.StorageVersionMigration]:
+        return self.resource("storageversionmigrations")
+
+
 class Clientset:
     """Typed clients for every served group-version over one transport."""
 
@@ -284,6 +431,33 @@ class Clientset:
 
     def batch_v1(self) -> BatchV1Client:
         return BatchV1Client(self.transport)
+
+    def apiregistration_v1(self) -> ApiregistrationV1Client:
+        return ApiregistrationV1Client(self.transport)
+
+    def authentication_v1(self) -> AuthenticationV1Client:
+        return AuthenticationV1Client(self.transport)
+
+    def authorization_v1(self) -> AuthorizationV1Client:
+        return AuthorizationV1Client(self.transport)
+
+    def certificates_v1(self) -> CertificatesV1Client:
+        return CertificatesV1Client(self.transport)
+
+    def rbac_v1(self) -> RbacV1Client:
+        return RbacV1Client(self.transport)
+
+    def admissionregistration_v1(self) -> AdmissionregistrationV1Client:
+        return AdmissionregistrationV1Client(self.transport)
+
+    def flowcontrol_v1(self) -> FlowcontrolV1Client:
+        return FlowcontrolV1Client(self.transport)
+
+    def resource_v1(self) -> ResourceV1Client:
+        return ResourceV1Client(self.transport)
+
+    def storagemigration_v1(self) -> StoragemigrationV1Client:
+        return StoragemigrationV1Client(self.transport)
 
     async def close(self) -> None:
         await self.transport.close()

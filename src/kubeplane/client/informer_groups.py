@@ -11,39 +11,56 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .listers import (
+    APIServiceLister,
     AutoscalingV1HorizontalPodAutoscalerLister,
     AutoscalingV2HorizontalPodAutoscalerLister,
     CSIDriverLister,
     CSINodeLister,
     CSIStorageCapacityLister,
-    ComponentStatusLister,
+    CertificateSigningRequestLister,
+    ClusterRoleBindingLister,
+    ClusterRoleLister,
+    ClusterTrustBundleLister,
     ConfigMapLister,
     ControllerRevisionLister,
     CoreV1EventLister,
     CronJobLister,
     DaemonSetLister,
     DeploymentLister,
+    DeviceClassLister,
+    DeviceTaintRuleLister,
     EndpointSliceLister,
     EndpointsLister,
     EventsV1EventLister,
+    FlowSchemaLister,
     IPAddressLister,
     IngressClassLister,
     IngressLister,
     JobLister,
     LeaseLister,
     LimitRangeLister,
+    MutatingAdmissionPolicyBindingLister,
+    MutatingAdmissionPolicyLister,
+    MutatingWebhookConfigurationLister,
     NamespaceLister,
     NetworkPolicyLister,
     NodeLister,
     PersistentVolumeClaimLister,
     PersistentVolumeLister,
+    PodCertificateRequestLister,
     PodDisruptionBudgetLister,
     PodLister,
     PodTemplateLister,
     PriorityClassLister,
+    PriorityLevelConfigurationLister,
     ReplicaSetLister,
     ReplicationControllerLister,
+    ResourceClaimLister,
+    ResourceClaimTemplateLister,
     ResourceQuotaLister,
+    ResourceSliceLister,
+    RoleBindingLister,
+    RoleLister,
     RuntimeClassLister,
     SecretLister,
     ServiceAccountLister,
@@ -51,6 +68,10 @@ from .listers import (
     ServiceLister,
     StatefulSetLister,
     StorageClassLister,
+    StorageVersionMigrationLister,
+    ValidatingAdmissionPolicyBindingLister,
+    ValidatingAdmissionPolicyLister,
+    ValidatingWebhookConfigurationLister,
     VolumeAttachmentLister,
     VolumeAttributesClassLister,
 )
@@ -73,9 +94,6 @@ class CoreV1Informers:
 
     def __init__(self, factory: InformerSource) -> None:
         self.factory = factory
-
-    def componentstatuses(self) -> ResourceInformer[ComponentStatusLister]:
-        return self.factory.informer_for("", "v1", "componentstatuses", ComponentStatusLister)
 
     def configmaps(self) -> ResourceInformer[ConfigMapLister]:
         return self.factory.informer_for("", "v1", "configmaps", ConfigMapLister)
@@ -285,6 +303,121 @@ class BatchV1Informers:
         return self.factory.informer_for("batch", "v1", "jobs", JobLister)
 
 
+class ApiregistrationV1Informers:
+    """factory.apiregistration_v1(). Upstream: informers/apiregistration/v1/interface.go"""
+
+    def __init__(self, factory: InformerSource) -> None:
+        self.factory = factory
+
+    def apiservices(self) -> ResourceInformer[APIServiceLister]:
+        return self.factory.informer_for("apiregistration.k8s.io", "v1", "apiservices", APIServiceLister)
+
+
+class CertificatesV1Informers:
+    """factory.certificates_v1(). Upstream: informers/certificates/v1/interface.go"""
+
+    def __init__(self, factory: InformerSource) -> None:
+        self.factory = factory
+
+    def certificatesigningrequests(self) -> ResourceInformer[CertificateSigningRequestLister]:
+        return self.factory.informer_for("certificates.k8s.io", "v1", "certificatesigningrequests", CertificateSigningRequestLister)
+
+    def clustertrustbundles(self) -> ResourceInformer[ClusterTrustBundleLister]:
+        return self.factory.informer_for("certificates.k8s.io", "v1", "clustertrustbundles", ClusterTrustBundleLister)
+
+    def podcertificaterequests(self) -> ResourceInformer[PodCertificateRequestLister]:
+        return self.factory.informer_for("certificates.k8s.io", "v1", "podcertificaterequests", PodCertificateRequestLister)
+
+
+class RbacV1Informers:
+    """factory.rbac_v1(). Upstream: informers/rbac/v1/interface.go"""
+
+    def __init__(self, factory: InformerSource) -> None:
+        self.factory = factory
+
+    def clusterrolebindings(self) -> ResourceInformer[ClusterRoleBindingLister]:
+        return self.factory.informer_for("rbac.authorization.k8s.io", "v1", "clusterrolebindings", ClusterRoleBindingLister)
+
+    def clusterroles(self) -> ResourceInformer[ClusterRoleLister]:
+        return self.factory.informer_for("rbac.authorization.k8s.io", "v1", "clusterroles", ClusterRoleLister)
+
+    def rolebindings(self) -> ResourceInformer[RoleBindingLister]:
+        return self.factory.informer_for("rbac.authorization.k8s.io", "v1", "rolebindings", RoleBindingLister)
+
+    def roles(self) -> ResourceInformer[RoleLister]:
+        return self.factory.informer_for("rbac.authorization.k8s.io", "v1", "roles", RoleLister)
+
+
+class AdmissionregistrationV1Informers:
+    """factory.admissionregistration_v1(). Upstream: informers/admissionregistration/v1/interface.go"""
+
+    def __init__(self, factory: InformerSource) -> None:
+        self.factory = factory
+
+    def mutatingadmissionpolicies(self) -> ResourceInformer[MutatingAdmissionPolicyLister]:
+        return self.factory.informer_for("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicies", MutatingAdmissionPolicyLister)
+
+    def mutatingadmissionpolicybindings(self) -> ResourceInformer[MutatingAdmissionPolicyBindingLister]:
+        return self.factory.informer_for("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings", MutatingAdmissionPolicyBindingLister)
+
+    def mutatingwebhookconfigurations(self) -> ResourceInformer[MutatingWebhookConfigurationLister]:
+        return self.factory.informer_for("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", MutatingWebhookConfigurationLister)
+
+    def validatingadmissionpolicies(self) -> ResourceInformer[ValidatingAdmissionPolicyLister]:
+        return self.factory.informer_for("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies", ValidatingAdmissionPolicyLister)
+
+    def validatingadmissionpolicybindings(self) -> ResourceInformer[ValidatingAdmissionPolicyBindingLister]:
+        return self.factory.informer_for("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings", ValidatingAdmissionPolicyBindingLister)
+
+    def validatingwebhookconfigurations(self) -> ResourceInformer[ValidatingWebhookConfigurationLister]:
+        return self.factory.informer_for("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", ValidatingWebhookConfigurationLister)
+
+
+class FlowcontrolV1Informers:
+    """factory.flowcontrol_v1(). Upstream: informers/flowcontrol/v1/interface.go"""
+
+    def __init__(self, factory: InformerSource) -> None:
+        self.factory = factory
+
+    def flowschemas(self) -> ResourceInformer[FlowSchemaLister]:
+        return self.factory.informer_for("flowcontrol.apiserver.k8s.io", "v1", "flowschemas", FlowSchemaLister)
+
+    def prioritylevelconfigurations(self) -> ResourceInformer[PriorityLevelConfigurationLister]:
+        return self.factory.informer_for("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations", PriorityLevelConfigurationLister)
+
+
+class ResourceV1Informers:
+    """factory.resource_v1(). Upstream: informers/resource/v1/interface.go"""
+
+    def __init__(self, factory: InformerSource) -> None:
+        self.factory = factory
+
+    def deviceclasses(self) -> ResourceInformer[DeviceClassLister]:
+        return self.factory.informer_for("resource.k8s.io", "v1", "deviceclasses", DeviceClassLister)
+
+    def devicetaintrules(self) -> ResourceInformer[DeviceTaintRuleLister]:
+        return self.factory.informer_for("resource.k8s.io", "v1", "devicetaintrules", DeviceTaintRuleLister)
+
+    def resourceclaims(self) -> ResourceInformer[ResourceClaimLister]:
+        return self.factory.informer_for("resource.k8s.io", "v1", "resourceclaims", ResourceClaimLister)
+
+    def resourceclaimtemplates(self) -> ResourceInformer[ResourceClaimTemplateLister]:
+        return self.factory.informer_for("resource.k8s.io", "v1", "resourceclaimtemplates", ResourceClaimTemplateLister)
+
+    def resourceslices(self) -> ResourceInformer[ResourceSliceLister]:
+        return self.factory.informer_for("resource.k8s.io", "v1", "resourceslices", ResourceSliceLister)
+
+
+class StoragemigrationV1Informers:
+    """factory.storagemigration_v1(). Upstream: informers/storagemigration/v1/interface.go"""
+
+    def __init__(self, factory: InformerSource) -> None:
+        self.factory = factory
+
+    def storageversionmigrations(self) -> ResourceInformer[StorageVersionMigrationLister]:
+        return self.factory.informer_for("storagemigration.k8s.io", "v1", "storageversionmigrations", StorageVersionMigrationLister)
+
+
 class InformerGroups:
     """The per-group accessors, for a class that implements InformerSource. Upstream: factory.go"""
 
@@ -326,3 +459,24 @@ class InformerGroups:
 
     def batch_v1(self: InformerSource) -> BatchV1Informers:
         return BatchV1Informers(self)
+
+    def apiregistration_v1(self: InformerSource) -> ApiregistrationV1Informers:
+        return ApiregistrationV1Informers(self)
+
+    def certificates_v1(self: InformerSource) -> CertificatesV1Informers:
+        return CertificatesV1Informers(self)
+
+    def rbac_v1(self: InformerSource) -> RbacV1Informers:
+        return RbacV1Informers(self)
+
+    def admissionregistration_v1(self: InformerSource) -> AdmissionregistrationV1Informers:
+        return AdmissionregistrationV1Informers(self)
+
+    def flowcontrol_v1(self: InformerSource) -> FlowcontrolV1Informers:
+        return FlowcontrolV1Informers(self)
+
+    def resource_v1(self: InformerSource) -> ResourceV1Informers:
+        return ResourceV1Informers(self)
+
+    def storagemigration_v1(self: InformerSource) -> StoragemigrationV1Informers:
+        return StoragemigrationV1Informers(self)

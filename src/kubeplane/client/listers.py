@@ -14,11 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .tools.cache.listers import GenericLister, GenericNamespaceLister
 
 if TYPE_CHECKING:
-    from ..api.types import apps_v1, autoscaling_v1, autoscaling_v2, batch_v1, coordination_v1, core_v1, discovery_v1, events_v1, networking_v1, node_v1, policy_v1, scheduling_v1, storage_v1  # noqa: F401
-
-
-class ComponentStatusLister(GenericLister["core_v1.ComponentStatus"]):
-    """Upstream: ComponentStatusLister (listers/core/v1/componentstatus.go)"""
+    from ..api.types import admissionregistration_v1, apiregistration_v1, apps_v1, autoscaling_v1, autoscaling_v2, batch_v1, certificates_v1, coordination_v1, core_v1, discovery_v1, events_v1, flowcontrol_v1, networking_v1, node_v1, policy_v1, rbac_v1, resource_v1, scheduling_v1, storage_v1, storagemigration_v1  # noqa: F401
 
 
 class ConfigMapLister(GenericLister["core_v1.ConfigMap"]):
@@ -269,9 +265,111 @@ class JobLister(GenericLister["batch_v1.Job"]):
         return self.namespace(namespace)
 
 
+class APIServiceLister(GenericLister["apiregistration_v1.APIService"]):
+    """Upstream: APIServiceLister (listers/apiregistration/v1/apiservice.go)"""
+
+
+class CertificateSigningRequestLister(GenericLister["certificates_v1.CertificateSigningRequest"]):
+    """Upstream: CertificateSigningRequestLister (listers/certificates/v1/certificatesigningrequest.go)"""
+
+
+class ClusterTrustBundleLister(GenericLister["certificates_v1.ClusterTrustBundle"]):
+    """Upstream: ClusterTrustBundleLister (listers/certificates/v1/clustertrustbundle.go)"""
+
+
+class PodCertificateRequestLister(GenericLister["certificates_v1.PodCertificateRequest"]):
+    """Upstream: PodCertificateRequestLister (listers/certificates/v1/podcertificaterequest.go)"""
+
+    def podcertificaterequests(self, namespace: str) -> GenericNamespaceLister[certificates_v1.PodCertificateRequest]:
+        return self.namespace(namespace)
+
+
+class ClusterRoleBindingLister(GenericLister["rbac_v1.ClusterRoleBinding"]):
+    """Upstream: ClusterRoleBindingLister (listers/rbac/v1/clusterrolebinding.go)"""
+
+
+class ClusterRoleLister(GenericLister["rbac_v1.ClusterRole"]):
+    """Upstream: ClusterRoleLister (listers/rbac/v1/clusterrole.go)"""
+
+
+class RoleBindingLister(GenericLister["rbac_v1.RoleBinding"]):
+    """Upstream: RoleBindingLister (listers/rbac/v1/rolebinding.go)"""
+
+    def rolebindings(self, namespace: str) -> GenericNamespaceLister[rbac_v1.RoleBinding]:
+        return self.namespace(namespace)
+
+
+class RoleLister(GenericLister["rbac_v1.Role"]):
+    """Upstream: RoleLister (listers/rbac/v1/role.go)"""
+
+    def roles(self, namespace: str) -> GenericNamespaceLister[rbac_v1.Role]:
+        return self.namespace(namespace)
+
+
+class MutatingAdmissionPolicyLister(GenericLister["admissionregistration_v1.MutatingAdmissionPolicy"]):
+    """Upstream: MutatingAdmissionPolicyLister (listers/admissionregistration/v1/mutatingadmissionpolicy.go)"""
+
+
+class MutatingAdmissionPolicyBindingLister(GenericLister["admissionregistration_v1.MutatingAdmissionPolicyBinding"]):
+    """Upstream: MutatingAdmissionPolicyBindingLister (listers/admissionregistration/v1/mutatingadmissionpolicybinding.go)"""
+
+
+class MutatingWebhookConfigurationLister(GenericLister["admissionregistration_v1.MutatingWebhookConfiguration"]):
+    """Upstream: MutatingWebhookConfigurationLister (listers/admissionregistration/v1/mutatingwebhookconfiguration.go)"""
+
+
+class ValidatingAdmissionPolicyLister(GenericLister["admissionregistration_v1.ValidatingAdmissionPolicy"]):
+    """Upstream: ValidatingAdmissionPolicyLister (listers/admissionregistration/v1/validatingadmissionpolicy.go)"""
+
+
+class ValidatingAdmissionPolicyBindingLister(GenericLister["admissionregistration_v1.ValidatingAdmissionPolicyBinding"]):
+    """Upstream: ValidatingAdmissionPolicyBindingLister (listers/admissionregistration/v1/validatingadmissionpolicybinding.go)"""
+
+
+class ValidatingWebhookConfigurationLister(GenericLister["admissionregistration_v1.ValidatingWebhookConfiguration"]):
+    """Upstream: ValidatingWebhookConfigurationLister (listers/admissionregistration/v1/validatingwebhookconfiguration.go)"""
+
+
+class FlowSchemaLister(GenericLister["flowcontrol_v1.FlowSchema"]):
+    """Upstream: FlowSchemaLister (listers/flowcontrol/v1/flowschema.go)"""
+
+
+class PriorityLevelConfigurationLister(GenericLister["flowcontrol_v1.PriorityLevelConfiguration"]):
+    """Upstream: PriorityLevelConfigurationLister (listers/flowcontrol/v1/prioritylevelconfiguration.go)"""
+
+
+class DeviceClassLister(GenericLister["resource_v1.DeviceClass"]):
+    """Upstream: DeviceClassLister (listers/resource/v1/deviceclass.go)"""
+
+
+class DeviceTaintRuleLister(GenericLister["resource_v1.DeviceTaintRule"]):
+    """Upstream: DeviceTaintRuleLister (listers/resource/v1/devicetaintrule.go)"""
+
+
+class ResourceClaimLister(GenericLister["resource_v1.ResourceClaim"]):
+    """Upstream: ResourceClaimLister (listers/resource/v1/resourceclaim.go)"""
+
+    def resourceclaims(self, namespace: str) -> GenericNamespaceLister[resource_v1.ResourceClaim]:
+        return self.namespace(namespace)
+
+
+class ResourceClaimTemplateLister(GenericLister["resource_v1.ResourceClaimTemplate"]):
+    """Upstream: ResourceClaimTemplateLister (listers/resource/v1/resourceclaimtemplate.go)"""
+
+    def resourceclaimtemplates(self, namespace: str) -> GenericNamespaceLister[resource_v1.ResourceClaimTemplate]:
+        return self.namespace(namespace)
+
+
+class ResourceSliceLister(GenericLister["resource_v1.ResourceSlice"]):
+    """Upstream: ResourceSliceLister (listers/resource/v1/resourceslice.go)"""
+
+
+class StorageVersionMigrationLister(GenericLister["storagemigration_v1.StorageVersionMigration"]):
+    """Upstream: StorageVersionMigrationLister (listers/storagemigration/v1/storageversionmigration.go)"""
+
+
 # (group, version, plural) -> lister, for informers created by name.
 LISTERS: dict[tuple[str, str, str], type[GenericLister[Any]]] = {
-    ("", "v1", "componentstatuses"): ComponentStatusLister,
     ("", "v1", "configmaps"): ConfigMapLister,
     ("", "v1", "endpoints"): EndpointsLister,
     ("", "v1", "events"): CoreV1EventLister,
@@ -313,4 +411,26 @@ LISTERS: dict[tuple[str, str, str], type[GenericLister[Any]]] = {
     ("node.k8s.io", "v1", "runtimeclasses"): RuntimeClassLister,
     ("batch", "v1", "cronjobs"): CronJobLister,
     ("batch", "v1", "jobs"): JobLister,
+    ("apiregistration.k8s.io", "v1", "apiservices"): APIServiceLister,
+    ("certificates.k8s.io", "v1", "certificatesigningrequests"): CertificateSigningRequestLister,
+    ("certificates.k8s.io", "v1", "clustertrustbundles"): ClusterTrustBundleLister,
+    ("certificates.k8s.io", "v1", "podcertificaterequests"): PodCertificateRequestLister,
+    ("rbac.authorization.k8s.io", "v1", "clusterrolebindings"): ClusterRoleBindingLister,
+    ("rbac.authorization.k8s.io", "v1", "clusterroles"): ClusterRoleLister,
+    ("rbac.authorization.k8s.io", "v1", "rolebindings"): RoleBindingLister,
+    ("rbac.authorization.k8s.io", "v1", "roles"): RoleLister,
+    ("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicies"): MutatingAdmissionPolicyLister,
+    ("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings"): MutatingAdmissionPolicyBindingLister,
+    ("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations"): MutatingWebhookConfigurationLister,
+    ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies"): ValidatingAdmissionPolicyLister,
+    ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings"): ValidatingAdmissionPolicyBindingLister,
+    ("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations"): ValidatingWebhookConfigurationLister,
+    ("flowcontrol.apiserver.k8s.io", "v1", "flowschemas"): FlowSchemaLister,
+    ("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations"): PriorityLevelConfigurationLister,
+    ("resource.k8s.io", "v1", "deviceclasses"): DeviceClassLister,
+    ("resource.k8s.io", "v1", "devicetaintrules"): DeviceTaintRuleLister,
+    ("resource.k8s.io", "v1", "resourceclaims"): ResourceClaimLister,
+    ("resource.k8s.io", "v1", "resourceclaimtemplates"): ResourceClaimTemplateLister,
+    ("resource.k8s.io", "v1", "resourceslices"): ResourceSliceLister,
+    ("storagemigration.k8s.io", "v1", "storageversionmigrations"): StorageVersionMigrationLister,
 }

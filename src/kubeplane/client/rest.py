@@ -85,7 +85,8 @@ class ResourceClient(Generic[T]):
         self.ri = ri
         self.namespace = namespace if ri.namespaced else ""
         self.type = cast("type[T]", types.kind_type(ri.api_version, ri.kind))
-        self.list_type = types.list_type(ri.api_version, ri.kind)
+        # Create-only reviews (TokenReview, SubjectAccessReview, ...) have no List kind.
+        self.list_type = types.list_type(ri.api_version, ri.kind) if "list" in ri.verbs else None
         base = "/api/" + ri.version if not ri.group else f"/apis/{ri.group}/{ri.version}"
         ns = f"/namespaces/{self.namespace}" if self.namespace else ""
         self.path = f"{base}{ns}/{ri.plural}"
@@ -118,7 +119,7 @@ class ResourceClient(Generic[T]):
                    continue_: str = "", resource_version: str = "") -> ObjectList[T]:
         q = _query(labelSelector=label_selector, fieldSelector=field_selector, limit=str(limit) if limit else "",
                    resourceVersion=resource_version, **{"continue": continue_})
-        lst: Any = types.decode(await self._call("GET", self.path, q), self.list_type)
+        lst: Any = types.decode(await self._call("GET", self.path, q), cast("type[Any]", self.list_type))
         meta = lst.metadata
         return ObjectList(list(lst.items or []), meta.resource_version or "", meta.continue_ or "")
 

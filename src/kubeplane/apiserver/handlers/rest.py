@@ -64,6 +64,9 @@ async def create(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Res
     """Upstream: createHandler (handlers/create.go) + Store.Create."""
     heavy = common.is_heavy(req)
     obj, warnings = await common.decode_object(api, req, ri, heavy)
+    if resource_definition(ri).review is not None:         # TokenReview, SubjectAccessReview, ...
+        from ..registry import review
+        return await review.create(api, req, ri, ns, obj, warnings)
     objects.check_namespace_matches(obj, ns, ri)
     stored, value = await store.create(api, common.write_options(req), ri, ns, obj, warnings, heavy=heavy)
     return common.object_response(api, req, ri, stored, value, status=201, warnings=warnings)

@@ -19,3 +19,13 @@ from .node import runtimeclass
 from .core import replicationcontroller, podtemplate
 from .apps import statefulset, daemonset, controllerrevision
 from .batch import job, cronjob
+from .apiregistration import apiservice
+from .authentication import reviews as authentication_reviews
+from .authorization import reviews as authorization_reviews
+from .certificates import csr, clustertrustbundle, podcertificaterequest
+from .rbac import clusterrolebinding, clusterrole, rolebinding, role
+from .admissionregistration import mutatingadmissionpolicy, mutatingwebhookconfiguration
+from .admissionregistration import validatingadmissionpolicy, validatingwebhookconfiguration
+from .flowcontrol import flowschema
+from .resource import kinds as resource_kinds
+from .storagemigration import storageversionmigration

@@ -30,6 +30,9 @@ Row = tuple[list[Any], list[dict[str, Any]] | None]
 Printer = Callable[[Obj, float], Row]
 Converter = Callable[[Obj], Obj]
 FieldGetter = Callable[[Obj], str]
+# A create-only kind's answer (TokenReview, SubjectAccessReview, ...): (server, request, the
+# validated object) -> the object with its status; nothing is stored.
+Review = Callable[[Any, Any, Obj], Obj]
 
 
 def meta_update(new: Obj, old: Obj) -> list[FieldError]:
@@ -103,6 +106,7 @@ class ResourceDefinition(ResourceInfo):
                         validates it as the stored kind), and every answer back out of it.
                         None: the served version is the stored one. Upstream: the scheme's
                         conversions at the codec (storage version vs. request version).
+    review              a create-only kind answered, not stored (registry/review.py)
     """
     strategy: Strategy = field(default_factory=Strategy, compare=False)
     defaulter: Defaulter | None = field(default=None, compare=False)
@@ -118,3 +122,4 @@ class ResourceDefinition(ResourceInfo):
     deprecation_warning: str = field(default="", compare=False)
     to_storage: Converter | None = field(default=None, compare=False)
     from_storage: Converter | None = field(default=None, compare=False)
+    review: Review | None = field(default=None, compare=False)

@@ -112,7 +112,9 @@ def _prepare_and_validate_create(api: APIServer, opts: WriteOptions, ri: Resourc
                                  warnings: list[str], applied: bool, heavy: bool) -> None:
     """Fill the admitted object's system metadata, let the strategy prepare it, validate it."""
     objects.fill_create_meta(obj, ri, ns, api.now())
-    strategy_for(ri).prepare_for_create(obj)
+    strategy = strategy_for(ri)
+    strategy.prepare_for_create(obj)
+    strategy.prepare_for_create_by(obj, opts.user)       # who asks (a CSR's username)
     _validate_create(api, opts, ri, obj, warnings, applied, heavy)
 
 
@@ -261,6 +263,8 @@ def _prepare_update(api: APIServer, opts: WriteOptions, ri: ResourceInfo, new: O
     strategy = strategy_for(ri)
     if subresource == "status":
         strategy.prepare_for_status_update(new, old)
+    elif subresource:
+        strategy.prepare_for_subresource_update(subresource, new, old)
     else:
         strategy.prepare_for_update(new, old)
     # The store compares revisions itself; validation sees the stored one, as upstream's does.

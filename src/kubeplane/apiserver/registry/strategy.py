@@ -57,6 +57,14 @@ class Strategy:
         if new["metadata"]["generation"] is None:
             del new["metadata"]["generation"]
 
+    def prepare_for_create_by(self, obj: Obj, user: str) -> None:
+        """After prepare_for_create, with the requesting user's name (CertificateSigningRequests
+        record their requestor, from the request's user info upstream)."""
+
+    def prepare_for_subresource_update(self, subresource: str, new: Obj, old: Obj) -> None:
+        """A write to a subresource other than status with its own strategy (CSR /approval)."""
+        self.prepare_for_update(new, old)
+
     graceful = False                # implements RESTGracefulDeleteStrategy (pods)
 
     def check_graceful_delete(self, obj: Obj, requested: int | None) -> int:

@@ -1,0 +1,1 @@
+"""apiregistration.k8s.io/v1 kinds."""

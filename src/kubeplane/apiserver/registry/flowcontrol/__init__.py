@@ -1,0 +1,1 @@
+"""flowcontrol.apiserver.k8s.io/v1 kinds."""

@@ -1,0 +1,1 @@
+"""rbac.authorization.k8s.io/v1 kinds."""

@@ -1,0 +1,1 @@
+"""resource.k8s.io/v1 kinds (dynamic resource allocation)."""

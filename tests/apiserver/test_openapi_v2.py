@@ -102,6 +102,8 @@ def test_kind_definitions_carry_their_group_version_kind(doc: dict[str, Any]) ->
     for r in res.RESOURCES:
         gvks = doc["definitions"][r.definition]["x-kubernetes-group-version-kind"]
         assert {"group": r.group, "kind": r.kind, "version": r.version} in gvks
+        if "list" not in r.verbs:            # the create-only reviews have no list
+            continue
         assert doc["definitions"][r.definition + "List"]["properties"]["items"]["items"] == {
             "$ref": "#/definitions/" + r.definition}
 

@@ -228,7 +228,9 @@ def _resource_paths(r: res.ResourceInfo, prefix: str, gv_id: str, tag: str) -> d
         item["delete"] = _op(f"delete{names.article(r.kind)}{r.kind}", f"delete{gv_id}{ns}{r.kind}", "delete",
                              gvk, tag, _DELETE_PARAMS, {"200": _resp("OK", deleted), "202": _resp("Accepted", deleted)},
                              body=_delete_body())
-    out = {base: collection, f"{base}/{{name}}": item}
+    out = {base: collection}
+    if len(item) > 1:                      # operations besides the parameters (not the create-only reviews)
+        out[f"{base}/{{name}}"] = item
     if "watch" in v:
         out.update(_watch_paths(r, prefix, gv_id, tag, gvk, scope, name))
     if r.namespaced and "list" in v:

@@ -151,8 +151,6 @@ def test_kubectl_debug_adds_an_ephemeral_container(cluster: Cluster) -> None:
 # --- kubectl cluster-info dump ------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="cluster-info dump lists replicationcontrollers and daemonsets in every "
-                                       "namespace: both kinds are not served yet (issue 11, phase B)")
 def test_kubectl_cluster_info_dump(cluster: Cluster, tmp_path) -> None:
     cluster.kubectl("create", "deployment", "dumped", "--image", "nginx")
     try:

@@ -8,7 +8,7 @@ schema, not by ValidateResourceRequirements/ValidateTolerations.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from kubeplane.api import errors
 from kubeplane.api.errors import FieldError
@@ -21,8 +21,16 @@ Obj = dict[str, Any]
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 SYSTEM_CRITICAL_PRIORITY = 2 * HIGHEST_USER_DEFINABLE_PRIORITY
 SYSTEM_PRIORITY_CLASS_PREFIX = "system-"
+
+
+class SystemPriorityClass(TypedDict):
+    name: str
+    value: int
+    description: str
+
+
 # Upstream: SystemPriorityClasses (created at start by the scheduling post-start hook).
-SYSTEM_PRIORITY_CLASSES = (
+SYSTEM_PRIORITY_CLASSES: tuple[SystemPriorityClass, ...] = (
     {"name": "system-node-critical", "value": SYSTEM_CRITICAL_PRIORITY + 1000,
      "description": "Used for system critical pods that must not be moved from their current node."},
     {"name": "system-cluster-critical", "value": SYSTEM_CRITICAL_PRIORITY,

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..chain import register
+from ....api.validation import scheduling
 from ..interface import Attributes, Operation, Plugin, forbidden
 from ._index import PrefixIndex
 
@@ -33,10 +34,6 @@ Obj = dict[str, Any]
 PREFIX = "/registry/priorityclasses/"
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS_EXISTS = 0
-HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
-SYSTEM_CRITICAL_PRIORITY = 2 * HIGHEST_USER_DEFINABLE_PRIORITY
-SYSTEM_NODE_CRITICAL = "system-node-critical"
-SYSTEM_CLUSTER_CRITICAL = "system-cluster-critical"
 
 
 def _system_class(name: str, value: int, description: str) -> Obj:
@@ -45,15 +42,10 @@ def _system_class(name: str, value: int, description: str) -> Obj:
             "preemptionPolicy": PREEMPT_LOWER_PRIORITY}
 
 
-# Upstream: systemPriorityClasses (pkg/apis/scheduling/helpers.go).
-SYSTEM_PRIORITY_CLASSES = {
-    SYSTEM_NODE_CRITICAL: _system_class(
-        SYSTEM_NODE_CRITICAL, SYSTEM_CRITICAL_PRIORITY + 1000,
-        "Used for system critical pods that must not be moved from their current node."),
-    SYSTEM_CLUSTER_CRITICAL: _system_class(
-        SYSTEM_CLUSTER_CRITICAL, SYSTEM_CRITICAL_PRIORITY,
-        "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."),
-}
+# Upstream: systemPriorityClasses (pkg/apis/scheduling/helpers.go); the server also stores them
+# at start, and a stored class wins.
+SYSTEM_PRIORITY_CLASSES = {c["name"]: _system_class(c["name"], c["value"], c["description"])
+                           for c in scheduling.SYSTEM_PRIORITY_CLASSES}
 
 
 @register

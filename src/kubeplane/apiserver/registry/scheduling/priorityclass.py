@@ -31,7 +31,7 @@ async def bootstrap_system_priority_classes(api: APIServer) -> None:
     so they are defaulted and validated like any other)."""
     from .. import store
     for spc in validation.SYSTEM_PRIORITY_CLASSES:
-        if await api.storage.get(PRIORITY_CLASSES.key("", str(spc["name"]))) is not None:
+        if await api.storage.get(PRIORITY_CLASSES.key("", spc["name"])) is not None:
             continue
         obj = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": spc["name"]},
                "value": spc["value"], "description": spc["description"]}

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from .alloc import NONE, Allocators, _ips, _spec, needs_health_check
 from .ipallocator import IPV4, IPV6, ErrAllocated, ErrNotInRange, Range, parse_ip
@@ -28,6 +29,7 @@ from .portallocator import ErrNotInRange as ErrPortNotInRange
 from .portallocator import PortAllocator
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 Obj = dict[str, Any]
 NUM_REPAIRS_BEFORE_LEAK_CLEANUP = 3
@@ -82,7 +84,7 @@ class Repair:
             for ip in _ips(spec, "clusterIPs") or [spec["clusterIP"]]:
                 problems += self._mark_ip(svc, ip, stored, rebuilt)
         for fam, r in rebuilt.items():
-            self._check_leaked_ips(stored[fam], r)
+            check_leaked(stored[fam], self.ip_leaks, r.allocate, "cluster IP")
             self.alloc.by_family[fam].replace_with(r)
         return problems
 
@@ -108,20 +110,6 @@ class Repair:
             return []
         return [Problem(svc, "ClusterIPNotAllocated", f"Cluster IP {addr} is not allocated; repairing", IP_COMPONENT)]
 
-    def _check_leaked_ips(self, stored: set[str], rebuilt: Range) -> None:
-        """Upstream: checkLeaked — keep an unowned IP for a few runs, then free it."""
-        for ip in stored:
-            count = self.ip_leaks.get(ip)
-            if count is None:
-                log.warning("the cluster IP %s may have leaked: flagging for later clean up", ip)
-                count = NUM_REPAIRS_BEFORE_LEAK_CLEANUP - 1
-            if count > 0:
-                self.ip_leaks[ip] = count - 1
-                rebuilt.allocate(ip)
-            else:
-                self.ip_leaks.pop(ip, None)
-                log.warning("the cluster IP %s appears to have leaked: cleaning up", ip)
-
     # --- NodePorts ------------------------------------------------------------------------
 
     def repair_ports(self, services: list[Obj]) -> list[Problem]:
@@ -132,17 +120,7 @@ class Repair:
         for svc in services:
             for port in _service_node_ports(svc):
                 problems += self._mark_port(svc, port, stored, rebuilt)
-        for port in stored:
-            count = self.port_leaks.get(port)
-            if count is None:
-                log.warning("the node port %d may have leaked: flagging for later clean up", port)
-                count = NUM_REPAIRS_BEFORE_LEAK_CLEANUP - 1
-            if count > 0:
-                self.port_leaks[port] = count - 1
-                rebuilt.allocate(port)
-            else:
-                self.port_leaks.pop(port, None)
-                log.warning("the node port %d appears to have leaked: cleaning up", port)
+        check_leaked(stored, self.port_leaks, rebuilt.allocate, "node port")
         live.replace_with(rebuilt)
         return problems
 
@@ -174,3 +152,19 @@ def _service_node_ports(svc: Obj) -> list[int]:
     if needs_health_check(svc) and isinstance(hc, int) and hc:
         ports[hc] = None
     return list(ports)
+
+
+def check_leaked(stored: Iterable[T], leaks: dict[T, int], allocate: Callable[[T], Any], what: str) -> None:
+    """Upstream: checkLeaked (both repair loops) — a value allocated but held by no Service is
+    kept for a few runs (a create may be on its way to storage), then freed."""
+    for value in stored:
+        count = leaks.get(value)
+        if count is None:
+            log.warning("the %s %s may have leaked: flagging for later clean up", what, value)
+            count = NUM_REPAIRS_BEFORE_LEAK_CLEANUP - 1
+        if count > 0:
+            leaks[value] = count - 1
+            allocate(value)
+        else:
+            leaks.pop(value, None)
+            log.warning("the %s %s appears to have leaked: cleaning up", what, value)

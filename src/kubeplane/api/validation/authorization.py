@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 
 from kubeplane.api import errors
 from kubeplane.api.errors import FieldError
@@ -11,24 +10,13 @@ from kubeplane.api.errors import FieldError
 Obj = dict[str, Any]
 
 
-class GoJSON:
-    """A bad value Go renders as JSON (field.Error: json.Marshal of a struct, list or pointer,
-    since 1.34). Main's api.errors.JSONValue is the same: the lead may replace this with it."""
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __str__(self) -> str:
-        return orjson.dumps(self.value).decode()
-
-
-def _non_resource(attrs: Obj) -> GoJSON:
+def _non_resource(attrs: Obj) -> errors.JSONValue:
     """The internal NonResourceAttributes (no json tags: Go's field names, both always present)."""
-    return GoJSON({"Path": attrs.get("path") or "", "Verb": attrs.get("verb") or ""})
+    return errors.JSONValue({"Path": attrs.get("path") or "", "Verb": attrs.get("verb") or ""})
 
 
-def _meta_value(meta: Obj) -> GoJSON:
-    return GoJSON({**meta, "creationTimestamp": meta.get("creationTimestamp")})
+def _meta_value(meta: Obj) -> errors.JSONValue:
+    return errors.JSONValue({**meta, "creationTimestamp": meta.get("creationTimestamp")})
 
 
 def _attributes(spec: Obj) -> list[FieldError]:

@@ -7,7 +7,6 @@ from kubeplane.api import errors
 from kubeplane.api.errors import FieldError
 
 from . import meta as m
-from .authorization import GoJSON
 from .names import is_dns1123_subdomain, name_is_path_segment
 
 Obj = dict[str, Any]
@@ -27,10 +26,10 @@ def validate_policy_rule(rule: Obj, namespaced: bool, path: str) -> list[FieldEr
     urls = rule.get("nonResourceURLs") or []
     if urls:
         if namespaced:
-            errs.append(errors.invalid(path + ".nonResourceURLs", GoJSON(urls),
+            errs.append(errors.invalid(path + ".nonResourceURLs", errors.JSONValue(urls),
                                        "namespaced rules cannot apply to non-resource URLs"))
         if rule.get("apiGroups") or rule.get("resources") or rule.get("resourceNames"):
-            errs.append(errors.invalid(path + ".nonResourceURLs", GoJSON(urls),
+            errs.append(errors.invalid(path + ".nonResourceURLs", errors.JSONValue(urls),
                                        "rules cannot apply to both regular resources and non-resource URLs"))
         return errs
     if not rule.get("apiGroups"):

@@ -8,7 +8,8 @@ with podEphemeralContainersStrategy (pkg/registry/core/pod/strategy.go): get ans
 an update or patch is decoded and defaulted as a Pod, then dropNonEphemeralContainerUpdates
 keeps the stored pod and takes only spec.ephemeralContainers (and name, namespace,
 resourceVersion, uid) from the request, and ValidatePodEphemeralContainersUpdate
-(api/validation/ephemeral.py) allows additions only. The answer is the pod.
+(api/validation/ephemeral.py) allows additions only (both on the pod's definition,
+registry/core/pod.py; the write is the generic store's update). The answer is the pod.
 """
 from __future__ import annotations
 
@@ -16,9 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...api import errors
 from ...api.resources import ResourceInfo
-from ...api.validation.ephemeral import validate_pod_ephemeral_containers_update
-from .. import admission, codec, objects
-from ..objects import Obj, storage_errors
+from .. import codec, objects
+from ..objects import Obj
 from ..registry import store
 from ..request import Request, Response
 from . import common, rest
@@ -51,7 +51,11 @@ async def serve(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: s
     else:
         new = _patched(req, ri, kv, warnings)
     objects.check_name(new, name)
-    stored, value = await update_ephemeral_containers(api, req, ri, new, kv, warnings)
+    # The generic update with the pod strategy's ephemeralcontainers rules (PodStrategy,
+    # the definition's validate_subresource_update).
+    expected = common.precondition_revision(new, kv.mod_revision)
+    stored, value = await store.update(api, common.write_options(req), ri, new, kv.obj, expected, SUBRESOURCE,
+                                       warnings)
     return common.object_response(api, req, ri, stored, value, warnings=warnings)
 
 
@@ -64,53 +68,3 @@ def _patched(req: Request, ri: ResourceInfo, kv: Any, warnings: list[str]) -> Ob
     common.check_patched_fields(req, ri, new, warnings)
     objects.check_type_meta(new, ri)
     return new
-
-
-async def update_ephemeral_containers(api: APIServer, req: Request, ri: ResourceInfo, new: Obj, kv: Any,
-                                      warnings: list[str]) -> tuple[Obj, bytes | None]:
-    """Default new, keep only its ephemeral containers, validate and store; returns the pod
-    and its encoding (None when nothing was written)."""
-    old = kv.obj
-    name = objects.object_name(new)
-    expected = common.precondition_revision(new, kv.mod_revision)
-    if str(expected) != old["metadata"].get("resourceVersion"):
-        raise errors.Conflict(ri.group, ri.plural, name, errors.OPTIMISTIC_LOCK_MSG)
-    opts = common.write_options(req)
-    store.set_defaults(new)
-    pod = drop_non_ephemeral_container_updates(new, objects.mutable_copy(kv))
-    objects.fill_update_meta(pod, old)
-    attrs = store.attributes(opts, ri, admission.Operation.UPDATE, old["metadata"].get("namespace", ""), name,
-                             pod, old, SUBRESOURCE, warnings=warnings)
-    await api.admission.admit(attrs)
-    pod["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion")
-    errs = validate_pod_ephemeral_containers_update(pod, old)
-    if errs:
-        raise errors.Invalid(ri.group, ri.kind, name, errs)
-    await api.admission.validate(attrs)
-    store.record_managed_fields(api, opts, ri, old, pod, SUBRESOURCE)
-    if pod == old:
-        return old, kv.value
-    if opts.dry_run:
-        return pod, None
-    with storage_errors(ri, name):
-        stored = await api.storage.update(kv.key, pod, expected)
-    return stored.obj, stored.value
-
-
-def drop_non_ephemeral_container_updates(new: Obj, old_copy: Obj) -> Obj:
-    """old_copy with new's spec.ephemeralContainers and its name, namespace, resourceVersion
-    and uid: every other change of the request is dropped.
-    Upstream: dropNonEphemeralContainerUpdates, dropPodUpdates (pkg/registry/core/pod/strategy.go)"""
-    meta, new_meta = old_copy["metadata"], new.get("metadata") or {}
-    for key in ("name", "namespace", "resourceVersion", "uid"):
-        if new_meta.get(key):
-            meta[key] = new_meta[key]
-        else:
-            meta.pop(key, None)
-    spec = old_copy.setdefault("spec", {})
-    ecs = (new.get("spec") or {}).get("ephemeralContainers")
-    if ecs:
-        spec["ephemeralContainers"] = ecs
-    else:
-        spec.pop("ephemeralContainers", None)
-    return old_copy

@@ -11,7 +11,7 @@ subresource (Binding, Scale): its defaulting and validation.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,6 +94,8 @@ class ResourceDefinition(ResourceInfo):
     strategy            the generic store's hooks (prepare for create/update/status, graceful delete)
     defaulter ... warnings  defaulting and validation, as TypeDefinition's (the object's
                         apiVersion/kind picks them: events.k8s.io Events are stored as core ones)
+    validate_subresource_update  subresource -> its own update validation (a subresource other
+                        than status with its own strategy: pods/ephemeralcontainers)
     columns, printer    the Table columns (a builder, called once) and the row printer
     field_selectors     field label -> getter; None: only metadata.name/metadata.namespace
                         (upstream's DefaultMetaV1FieldSelectorConversion)
@@ -114,6 +116,7 @@ class ResourceDefinition(ResourceInfo):
     validate: Validate = field(default=no_errors, compare=False)
     validate_update: ValidateUpdate = field(default=meta_update, compare=False)
     validate_status_update: ValidateUpdate = field(default=meta_update, compare=False)
+    validate_subresource_update: Mapping[str, ValidateUpdate] = field(default_factory=dict, compare=False)
     warnings: Warnings = field(default=no_warnings, compare=False)
     columns: Callable[[], list[Column]] = field(default=default_columns, compare=False)
     printer: Printer = field(default=default_printer, compare=False)

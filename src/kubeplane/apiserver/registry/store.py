@@ -27,7 +27,7 @@ from ..worker import in_worker
 from . import scheme
 from .core.service import alloc as service_alloc
 from .deletion import should_delete_during_update
-from .registry import strategy_for
+from .registry import resource_definition, strategy_for
 
 if TYPE_CHECKING:
     from ..server import APIServer
@@ -76,6 +76,8 @@ def validate_create(ri: ResourceInfo, obj: Obj, warnings: list[str]) -> None:
 def validate_update(ri: ResourceInfo, new: Obj, old: Obj, subresource: str, warnings: list[str]) -> None:
     if subresource == "status":
         errs = scheme.validate_status_update(new, old)
+    elif subresource and (own := resource_definition(ri).validate_subresource_update.get(subresource)):
+        errs = own(new, old)
     else:
         errs = scheme.validate_update(new, old)
     if errs:

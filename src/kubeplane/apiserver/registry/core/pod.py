@@ -3,9 +3,12 @@ the binding, log and status subresources are served by handlers/subresources.py,
 the generic update with the status strategy)."""
 from __future__ import annotations
 
+import copy
+
 from ....api import defaults, labels
 from ....api.resources import STATUS, Subresource
 from ....api.validation import core as validation
+from ....api.validation.ephemeral import validate_pod_ephemeral_containers_update
 from ...tables import columns, printers
 from ..definition import ResourceDefinition, TypeDefinition
 from ..registry import register, register_type
@@ -18,6 +21,16 @@ class PodStrategy(Strategy):
 
     def prepare_for_create(self, obj: Obj) -> None:
         obj["status"] = {"phase": "Pending", "qosClass": pod_qos_class(obj.get("spec") or {})}
+
+    def prepare_for_subresource_update(self, subresource: str, new: Obj, old: Obj) -> None:
+        """pods/ephemeralcontainers: the stored pod with only the request's ephemeral containers
+        (and its name, namespace, resourceVersion, uid). Upstream: podEphemeralContainersStrategy
+        PrepareForUpdate (dropNonEphemeralContainerUpdates)."""
+        if subresource != "ephemeralcontainers":
+            return super().prepare_for_subresource_update(subresource, new, old)
+        kept = drop_non_ephemeral_container_updates(new, copy.deepcopy(old))
+        new.clear()
+        new.update(kept)
 
     def check_graceful_delete(self, obj: Obj, requested: int | None) -> int:
         """Upstream: podStrategy.CheckGracefulDelete.
@@ -63,6 +76,7 @@ PODS = register(ResourceDefinition(
     defaulter=defaults.set_defaults_pod,
     validate=validation.validate_pod, validate_update=validation.validate_pod_update,
     validate_status_update=validation.validate_pod_status_update,
+    validate_subresource_update={"ephemeralcontainers": validate_pod_ephemeral_containers_update},
     columns=columns.pod_columns, printer=printers.print_pod,
     field_selectors=POD_FIELDS,
     returns_deleted_object=True,
@@ -72,3 +86,22 @@ BINDING = register_type(TypeDefinition(
     "v1", "Binding", validate=validation.validate_binding,
     validate_update=lambda new, old: validation.validate_binding(new),
 ))
+
+
+def drop_non_ephemeral_container_updates(new: Obj, old_copy: Obj) -> Obj:
+    """old_copy with new's spec.ephemeralContainers and its name, namespace, resourceVersion
+    and uid: every other change of the request is dropped.
+    Upstream: dropNonEphemeralContainerUpdates, dropPodUpdates (pkg/registry/core/pod/strategy.go)"""
+    meta, new_meta = old_copy["metadata"], new.get("metadata") or {}
+    for key in ("name", "namespace", "resourceVersion", "uid"):
+        if new_meta.get(key):
+            meta[key] = new_meta[key]
+        else:
+            meta.pop(key, None)
+    spec = old_copy.setdefault("spec", {})
+    ecs = (new.get("spec") or {}).get("ephemeralContainers")
+    if ecs:
+        spec["ephemeralContainers"] = ecs
+    else:
+        spec.pop("ephemeralContainers", None)
+    return old_copy

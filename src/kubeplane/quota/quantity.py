@@ -28,6 +28,7 @@ _BINARY_SUFFIXES = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
 _DECIMAL_SUFFIX = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
 _BINARY_UNITS = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
 _NANO = 10 ** 9
+MAX_MILLI_VALUE = (2**63 - 1) // 1000          # resource.MaxMilliValue
 
 
 class Quantity:
@@ -88,6 +89,19 @@ class Quantity:
     def __str__(self) -> str:
         return _canonical(self.value, self.format)
 
+    @classmethod
+    def parse(cls, value: Any) -> Quantity | None:
+        """A quantity from its JSON form, or None if malformed (module parse() raises)."""
+        return _parse_cached(value) if isinstance(value, str) else _parse(value)
+
+    def int_value(self) -> int:
+        """Upstream: Quantity.Value (rounded up)."""
+        return math.ceil(self.value)
+
+    def milli_value(self) -> int:
+        """Upstream: Quantity.MilliValue (rounded up)."""
+        return math.ceil(self.value * 1000)
+
 
 @functools.lru_cache(maxsize=4096)
 def _parse_cached(s: str) -> Quantity | None:
@@ -96,7 +110,7 @@ def _parse_cached(s: str) -> Quantity | None:
 
 def parse(value: Any) -> Quantity:
     """A quantity from its JSON form ("500m", "1Gi", 2); ValueError if malformed."""
-    q = _parse_cached(value) if isinstance(value, str) else _parse(value)
+    q = Quantity.parse(value)
     if q is None:
         raise ValueError(f"quantities must match the regular expression: {value!r}")
     return q
@@ -157,3 +171,10 @@ ZERO = Quantity(0)
 def one() -> Quantity:
     """resource.NewQuantity(1, DecimalSI)."""
     return Quantity(1)
+
+
+def resource_list(rl: object) -> dict[str, Quantity]:
+    """A ResourceList's well-formed quantities (validation refuses the others)."""
+    if not isinstance(rl, dict):
+        return {}
+    return {k: q for k, v in rl.items() if (q := Quantity.parse(v)) is not None}

@@ -7,12 +7,11 @@ port 443 named "https" to the API server's port — and the endpoint reconciler 
 Endpoints pointing at this API server, every --endpoint-reconciler-interval, 10 s), with the
 repair controllers' RunOnce before the server is ready (ipallocator/portallocator controller).
 
-Endpoints is not a served kind yet: the object is written straight to storage under
-/registry/endpoints/default/kubernetes, where a served Endpoints resource with the generic
-key will find it. (Upstream's key is /registry/services/endpoints/...; here Services are stored
-under /registry/services/<namespace>/, without upstream's specs/ level, so that key would fall
-inside the Services' list.) The EndpointSlice is written the same way once discovery.k8s.io
-EndpointSlices are served (reconcile_endpoint_slice).
+The Endpoints and the EndpointSlice are written straight to storage under their resources'
+keys (upstream's endpoint reconciler writes them without admission too). (Upstream's Endpoints
+key is /registry/services/endpoints/...; here Services are stored under
+/registry/services/<namespace>/, without upstream's specs/ level, so that key would fall inside
+the Services' list.)
 """
 from __future__ import annotations
 
@@ -25,10 +24,13 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ...api import errors
-from ...api.resources import ResourceInfo, lookup
+from ...api.resources import lookup
 from ...utils.clock import rfc3339
 from ..objects import new_uid
+from ..registry.core.endpoints import ENDPOINTS
 from ..registry.core.service.repair import REPAIR_INTERVAL, Problem, Repair
+from ..registry.core.service.strategy import SERVICES
+from ..registry.discovery.endpointslice import ENDPOINT_SLICES
 
 if TYPE_CHECKING:
     from ..server import APIServer
@@ -39,11 +41,10 @@ Obj = dict[str, Any]
 KUBERNETES_SERVICE_NAME = "kubernetes"
 SERVICE_PORT = 443
 ENDPOINT_INTERVAL = 10.0        # --endpoint-reconciler-interval
-ENDPOINTS_KEY = "/registry/endpoints/default/kubernetes"
-ENDPOINT_SLICE_KEY = "/registry/endpointslices/default/kubernetes"
+ENDPOINTS_KEY = ENDPOINTS.key("default", KUBERNETES_SERVICE_NAME)
+ENDPOINT_SLICE_KEY = ENDPOINT_SLICES.key("default", KUBERNETES_SERVICE_NAME)
 SKIP_MIRROR = "endpointslice.kubernetes.io/skip-mirror"
 _event_seq = itertools.count()
-SERVICES = ResourceInfo("", "v1", "Service", "services", "service", True, "io.k8s.api.core.v1.Service")
 
 
 def public_ip(server_address: str) -> str:
@@ -109,7 +110,7 @@ class KubernetesServiceController:
             except errors.AlreadyExists:
                 pass                # created meanwhile: fine
         await reconcile_object(self.api, ENDPOINTS_KEY, kubernetes_endpoints(host, port))
-        await reconcile_endpoint_slice(self.api, kubernetes_endpoint_slice(host, port))
+        await reconcile_object(self.api, ENDPOINT_SLICE_KEY, kubernetes_endpoint_slice(host, port))
 
     async def run(self) -> None:
         """Reconcile every interval until cancelled; a failure is logged and retried."""
@@ -139,12 +140,6 @@ async def reconcile_object(api: APIServer, key: str, want: Obj) -> None:
     meta = kv.obj["metadata"]
     obj["metadata"].update(uid=meta.get("uid"), creationTimestamp=meta.get("creationTimestamp"))
     await api.storage.update(key, obj, kv.mod_revision)
-
-
-async def reconcile_endpoint_slice(api: APIServer, want: Obj) -> None:
-    """The EndpointSlice hook: written only once discovery.k8s.io EndpointSlices are served."""
-    if lookup("discovery.k8s.io", "v1", "endpointslices") is not None:
-        await reconcile_object(api, ENDPOINT_SLICE_KEY, want)
 
 
 # --- repair ----------------------------------------------------------------------------------

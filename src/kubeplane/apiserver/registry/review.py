@@ -28,7 +28,7 @@ async def create(api: APIServer, req: Request, ri: ResourceInfo, ns: str, obj: O
                  warnings: list[str]) -> Response:
     """Validate, admit and answer a review; nothing is stored (dry run or not)."""
     from ..handlers import common
-    from . import resource_definition, scheme
+    from . import resource_definition, scheme, store
     d = resource_definition(ri)
     assert d.review is not None
     meta = obj.get("metadata")
@@ -38,8 +38,8 @@ async def create(api: APIServer, req: Request, ri: ResourceInfo, ns: str, obj: O
         meta = obj["metadata"] = {}
     objects.check_namespace_matches(obj, ns, ri)
     scheme.set_defaults(obj)
-    attrs = admission.Attributes(admission.Operation.CREATE, ri.group, ri.version, ri.plural, ri.kind, ns,
-                                 (meta or {}).get("name", ""), obj, None, "", common.dry_run(req), req.user)
+    attrs = store.attributes(common.write_options(req), ri, admission.Operation.CREATE, ns, meta.get("name", ""), obj,
+                             warnings=warnings)
     await api.admission.admit(attrs)
     errs = scheme.validate(obj)
     if errs:

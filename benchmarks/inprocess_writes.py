@@ -12,7 +12,8 @@ as `kubeplane up` wires the controllers, scheduler and kubelets. Per run and per
            ({"metadata":{"uid":…},"status":<merge diff>}): Pending/ContainerCreating, then Running/Ready
   event    a typed core/v1 Event create shaped like the kubelet's "Pulled"
 
-Each phase's CPU time (time.process_time) is divided by its number of writes; the figure
+The garbage collector is tuned as `kubeplane up` tunes it (utils/gc_tuning.py) and each phase
+starts after a full collection. Each phase's CPU time (time.process_time) is divided by its number of writes; the figure
 printed is the median over --runs fresh servers. --profile KIND runs cProfile over that phase
 of one run and prints the top functions by tottime and by cumulative time.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import pstats
 import statistics
 import time
@@ -32,6 +34,7 @@ from kubeplane.apiserver.server import APIServer
 from kubeplane.cmd.up import in_process_clientset
 from kubeplane.kubelet.status.status_manager import merge_diff
 from kubeplane.storage.memory import MemoryStorage
+from kubeplane.utils import gc_tuning
 
 NS = "bench"
 NODES = 100
@@ -111,6 +114,7 @@ def pulled_event(pod: dict[str, Any], node: str, seq: int) -> Any:
 async def timed(n_ops: int, body: Callable[[], Awaitable[None]], profile: bool) -> float:
     """CPU µs per op of body (which makes n_ops writes)."""
     prof = cProfile.Profile() if profile else None
+    gc.collect()  # each phase starts with no garbage left from the one before
     t0 = time.process_time()
     if prof:
         prof.enable()
@@ -184,6 +188,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5, help="runs; the median is printed (default 5)")
     ap.add_argument("--profile", choices=KINDS, default="", help="cProfile this phase of one run")
     args = ap.parse_args()
+    gc_tuning.tune()  # as `kubeplane up` runs: otherwise one full collection doubles a phase's figure
     if args.profile:
         asyncio.run(one_run(args.n, args.profile))
         return

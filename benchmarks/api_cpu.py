@@ -70,7 +70,9 @@ async def creates(c: api_bench.Client, n: int) -> None:
 
 
 async def watched_creates(c: api_bench.Client, n: int, watchers: int = 10) -> None:
-    """n ConfigMap creates while `watchers` watch streams read them; returns once all saw all."""
+    """n ConfigMap creates (rounded down to a multiple of WORKERS) while `watchers` watch streams
+    read them; returns once all saw all."""
+    n -= n % WORKERS
     lst = await (await c.session.get(f"{c.server}/api/v1/namespaces/default/configmaps?limit=1")).read()
     rv = json.loads(lst)["metadata"]["resourceVersion"]
     url = f"{c.server}/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={rv}&timeoutSeconds=600"

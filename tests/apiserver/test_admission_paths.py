@@ -209,3 +209,21 @@ async def test_update_in_a_terminating_namespace_is_allowed(api: Any) -> None:
     assert r.status == 200, r.json
     r = await api.create(cms, api.configmap("new"))
     assert r.status == 403 and "because it is being terminated" in r.json["message"]
+
+
+class PodsOnly(Recorder):
+    """A plugin declaring the one resource it acts on."""
+    NAME = "PodsOnly"
+    RESOURCES = frozenset({("", "pods")})
+
+
+async def test_chain_calls_a_plugin_only_for_the_resources_it_declares(api: Any) -> None:
+    rec = PodsOnly(api.server)
+    api.server.admission.append(rec)       # a new plugin resets the routes worked out before
+    assert (await api.create(api.CMS, api.configmap("cm"))).status == 201
+    assert rec.calls() == []
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    r = await api.create("/api/v1/namespaces/default/pods", pod)
+    assert r.status == 201, r.json
+    assert rec.calls() == [("admit", "CREATE", "pods", "", "Pod"), ("validate", "CREATE", "pods", "", "Pod")]

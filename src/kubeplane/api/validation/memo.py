@@ -13,7 +13,6 @@ one string (the name and label checks) use the string itself (`key=str_key`).
 from __future__ import annotations
 
 import functools
-import re
 from typing import Any, Callable, Hashable, TypeVar
 
 import orjson
@@ -40,17 +39,27 @@ def json_key(*args: Any, **kwargs: Any) -> Hashable | None:
 # DNS label of the same length, and a pod spec's validity depends on them only through equality
 # (duplicate volume names, mounts naming a volume); pod_spec_key renames them in order of first
 # appearance (kube-api-access-#0, -#1, ...), which keeps equal names equal and distinct ones distinct.
-_GENERATED_TOKEN_VOLUME = re.compile(rb'"kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}"')
+_TOKEN_VOLUME = b'"kube-api-access-'
+_GENERATED_NAME_LENGTH = len(_TOKEN_VOLUME) + 6          # 5 random characters and the closing quote
+_GENERATED_CHARS = frozenset(b"bcdfghjklmnpqrstvwxz2456789")
 
 
 def pod_spec_key(*args: Any, **kwargs: Any) -> Hashable | None:
-    """json_key, with the generated token volume names renamed (see above)."""
+    """json_key, with the generated token volume names renamed (see above).
+
+    bytes.find/replace, not a regular expression with a callback: every pod create of a
+    ReplicaSet comes here with two occurrences (its volume and one mount)."""
     k = json_key(*args, **kwargs)
-    if not isinstance(k, bytes) or b'"kube-api-access-' not in k:
+    if not isinstance(k, bytes):
         return k
-    renamed: dict[bytes, int] = {}
-    return _GENERATED_TOKEN_VOLUME.sub(
-        lambda m: b'"kube-api-access-#%d"' % renamed.setdefault(m.group(), len(renamed)), k)
+    start, n = 0, 0
+    while (i := k.find(_TOKEN_VOLUME, start)) >= 0:
+        name = k[i:i + _GENERATED_NAME_LENGTH]
+        if name[-1:] == b'"' and _GENERATED_CHARS.issuperset(name[len(_TOKEN_VOLUME):-1]):
+            k = k.replace(name, b'"kube-api-access-#%d"' % n)
+            n += 1
+        start = i + 1
+    return k
 
 
 def str_key(value: Any) -> Hashable | None:

@@ -77,6 +77,9 @@ class Plugin:
     OPERATIONS: ClassVar[frozenset[Operation]] = frozenset(Operation)
     MUTATING: ClassVar[bool] = False       # has an admit() step
     VALIDATING: ClassVar[bool] = False     # has a validate() step
+    # The (group, resource) pairs the plugin ever acts on, None for any: the chain does not
+    # call a plugin for other resources (its own checks still decide within them).
+    RESOURCES: ClassVar[frozenset[tuple[str, str]] | None] = None
 
     def __init__(self, api: APIServer) -> None:
         self.api = api

@@ -24,6 +24,9 @@ class PrefixIndex:
         self.prefix = prefix
         self._by_ns: dict[str, dict[str, Obj]] = {}     # namespace ("" if cluster-scoped) -> key -> object
         self._watcher: Any = None
+        # Bumped by every change applied: a plugin may keep what it derived from the objects
+        # (Priority's default class) until it moves.
+        self.generation = 0
 
     async def namespace(self, ns: str) -> list[Obj]:
         """The current objects of namespace ns (read-only), in key order."""
@@ -36,6 +39,11 @@ class PrefixIndex:
         by_ns = await self._current()
         return [obj for ns in sorted(by_ns) for _, obj in sorted(by_ns[ns].items())]
 
+    async def refresh(self) -> int:
+        """Apply what changed since the last look-up; the generation after it."""
+        await self._current()
+        return self.generation
+
     async def _current(self) -> dict[str, dict[str, Obj]]:
         ready = getattr(self._watcher, "ready", None)
         if ready is not None:
@@ -46,6 +54,7 @@ class PrefixIndex:
             except Compacted:
                 pass
         await self._relist()
+        self.generation += 1
         return self._by_ns
 
     async def _relist(self) -> None:
@@ -63,6 +72,7 @@ class PrefixIndex:
             self._watcher = None
 
     def _apply(self, type_: str, key: str, obj: Obj) -> None:
+        self.generation += 1
         rest = key[len(self.prefix):]
         ns = rest.split("/", 1)[0] if "/" in rest else ""
         if type_ == "DELETED":

@@ -21,6 +21,7 @@ PREFIX = "/registry/ingressclasses/"
 class DefaultIngressClass(Plugin):
     NAME = "DefaultIngressClass"
     OPERATIONS = frozenset({Operation.CREATE})
+    RESOURCES = frozenset({("networking.k8s.io", "ingresses")})
     MUTATING = True
 
     async def admit(self, a: Attributes) -> None:

@@ -23,6 +23,7 @@ PREFIX = "/registry/storageclasses/"
 class DefaultStorageClass(Plugin):
     NAME = "DefaultStorageClass"
     OPERATIONS = frozenset({Operation.CREATE})
+    RESOURCES = frozenset({("", "persistentvolumeclaims")})
     MUTATING = True
 
     async def admit(self, a: Attributes) -> None:

@@ -19,6 +19,7 @@ DEFAULT_TOLERATION_SECONDS = 300      # --default-not-ready/unreachable-tolerati
 class DefaultTolerationSeconds(Plugin):
     NAME = "DefaultTolerationSeconds"
     OPERATIONS = frozenset({Operation.CREATE, Operation.UPDATE})
+    RESOURCES = frozenset({("", "pods")})
     MUTATING = True
 
     async def admit(self, a: Attributes) -> None:

@@ -46,6 +46,7 @@ SUPPORTED_POD_LEVEL_RESOURCES = frozenset({"cpu", "memory"})
 class LimitRanger(Plugin):
     NAME = "LimitRanger"
     OPERATIONS = frozenset({Operation.CREATE, Operation.UPDATE})
+    RESOURCES = frozenset({("", "pods"), ("", "persistentvolumeclaims")})
     MUTATING = True
     VALIDATING = True
 

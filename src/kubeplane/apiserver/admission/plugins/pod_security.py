@@ -44,6 +44,7 @@ PRIVILEGED_LATEST = "privileged:latest"
 class PodSecurity(Plugin):
     NAME = "PodSecurity"
     OPERATIONS = frozenset({Operation.CREATE, Operation.UPDATE})
+    RESOURCES = frozenset({("", "pods"), ("", "namespaces"), *POD_SPEC_EXTRACTORS})
     VALIDATING = True
 
     def __init__(self, api: APIServer) -> None:

@@ -52,12 +52,14 @@ SYSTEM_PRIORITY_CLASSES = {c["name"]: _system_class(c["name"], c["value"], c["de
 class Priority(Plugin):
     NAME = "Priority"
     OPERATIONS = frozenset({Operation.CREATE, Operation.UPDATE})
+    RESOURCES = frozenset({("", "pods"), ("scheduling.k8s.io", "priorityclasses")})
     MUTATING = True
     VALIDATING = True
 
     def __init__(self, api: APIServer) -> None:
         super().__init__(api)
         self.index = PrefixIndex(api.storage, PREFIX)
+        self._default: tuple[int, Obj | None] = (-1, None)    # (index generation, default class)
 
     async def admit(self, a: Attributes) -> None:
         """Upstream: Plugin.Admit (pods only, no subresource)"""
@@ -123,11 +125,16 @@ class Priority(Plugin):
     async def default_priority_class(self) -> Obj | None:
         """The globalDefault class with the lowest value (several may exist after a race).
         Upstream: getDefaultPriorityClass"""
+        generation = await self.index.refresh()
+        if self._default[0] == generation:
+            return self._default[1]
         default = None
         for pc in await self.index.all():
             if pc.get("globalDefault") and (default is None or default.get("value", 0) > pc.get("value", 0)):
                 default = pc
-        return set_defaults_priority_class(default) if default is not None else None
+        found = set_defaults_priority_class(default) if default is not None else None
+        self._default = (generation, found)
+        return found
 
 
 def set_defaults_priority_class(pc: Obj) -> Obj:

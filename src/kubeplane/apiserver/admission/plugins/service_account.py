@@ -41,6 +41,7 @@ MIRROR_POD_ANNOTATION_KEY = "kubernetes.io/config.mirror"
 # serviceaccount.WarnOnlyBoundTokenExpirationSeconds: an hour and 7 s, so the API server can
 # tell tokens minted for this volume (and warn when a stale one is used) from others.
 WARN_ONLY_BOUND_TOKEN_EXPIRATION_SECONDS = 3607
+_VOLUME_PREFIX = SERVICE_ACCOUNT_VOLUME_NAME + "-"
 PROJECTED_VOLUME_SOURCE_DEFAULT_MODE = 0o644      # corev1.ProjectedVolumeSourceDefaultMode (420)
 # getServiceAccount: the default service account is retried, as its controller may be about to
 # create it (a pod created right after its namespace).
@@ -65,6 +66,7 @@ def token_volume_source() -> Obj:
 class ServiceAccount(Plugin):
     NAME = "ServiceAccount"
     OPERATIONS = frozenset({Operation.CREATE, Operation.UPDATE})
+    RESOURCES = frozenset({("", "pods")})
     MUTATING = True
     VALIDATING = True
     # LimitSecretReferences: upstream leaves it off (the annotation turns it on per account).
@@ -93,7 +95,8 @@ class ServiceAccount(Plugin):
             self.mount_service_account_token_volume(spec)
         if not spec.get("imagePullSecrets") and sa.get("imagePullSecrets"):
             spec["imagePullSecrets"] = [{"name": s.get("name", "")} for s in sa["imagePullSecrets"]]
-        await self.validate(a)
+        # Upstream's Admit ends with Validate; the account was just read (same name).
+        self.limit_secrets(a, sa, spec)
 
     async def validate(self, a: Attributes) -> None:
         """Upstream: Plugin.Validate"""
@@ -111,7 +114,10 @@ class ServiceAccount(Plugin):
         name = spec.get("serviceAccountName") or ""
         if not name:
             raise forbidden(a, f"no service account specified for pod {a.namespace}/{a.name}")
-        sa = await self.service_account(a, name)
+        self.limit_secrets(a, await self.service_account(a, name), spec)
+
+    def limit_secrets(self, a: Attributes, sa: Obj, spec: Obj) -> None:
+        """Refuse secrets the account does not list, when it enforces that."""
         if self.enforce_mountable_secrets(sa):
             if (msg := limit_secret_references(sa, spec)) is not None:
                 raise forbidden(a, msg)
@@ -143,20 +149,26 @@ class ServiceAccount(Plugin):
         """Mount the token volume (added unless the pod has one already) in every init
         container and container with nothing at the token path. Upstream: mountServiceAccountToken"""
         volumes = spec.get("volumes") or []
-        volume_name = next((v.get("name") for v in volumes
-                            if str(v.get("name", "")).startswith(SERVICE_ACCOUNT_VOLUME_NAME + "-")), None)
-        has_volume = volume_name is not None
-        if volume_name is None:
-            volume_name = self.generate_name(SERVICE_ACCOUNT_VOLUME_NAME + "-")
+        volume_name = ""
+        for v in volumes:
+            name = v.get("name")
+            if type(name) is str and name.startswith(_VOLUME_PREFIX):
+                volume_name = name
+                break
+        has_volume = bool(volume_name)
+        if not has_volume:
+            volume_name = self.generate_name(_VOLUME_PREFIX)
         needs_volume = False
         for field in ("initContainers", "containers"):
             for c in spec.get(field) or ():
                 mounts = c.get("volumeMounts") or []
-                if any(m.get("mountPath") == DEFAULT_API_TOKEN_MOUNT_PATH for m in mounts):
-                    continue
-                mounts.append({"name": volume_name, "readOnly": True, "mountPath": DEFAULT_API_TOKEN_MOUNT_PATH})
-                c["volumeMounts"] = mounts
-                needs_volume = True
+                for m in mounts:
+                    if m.get("mountPath") == DEFAULT_API_TOKEN_MOUNT_PATH:
+                        break
+                else:
+                    mounts.append({"name": volume_name, "readOnly": True, "mountPath": DEFAULT_API_TOKEN_MOUNT_PATH})
+                    c["volumeMounts"] = mounts
+                    needs_volume = True
         if not has_volume and needs_volume:
             volumes.append({"name": volume_name, "projected": token_volume_source()})
             spec["volumes"] = volumes

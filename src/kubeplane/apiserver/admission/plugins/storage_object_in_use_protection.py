@@ -19,6 +19,7 @@ _FINALIZERS = {"persistentvolumeclaims": PVC_PROTECTION_FINALIZER, "persistentvo
 class StorageObjectInUseProtection(Plugin):
     NAME = "StorageObjectInUseProtection"
     OPERATIONS = frozenset({Operation.CREATE})
+    RESOURCES = frozenset({("", "persistentvolumes"), ("", "persistentvolumeclaims")})
     MUTATING = True
 
     async def admit(self, a: Attributes) -> None:

@@ -16,6 +16,7 @@ TAINT_NODE_NOT_READY = "node.kubernetes.io/not-ready"
 class TaintNodesByCondition(Plugin):
     NAME = "TaintNodesByCondition"
     OPERATIONS = frozenset({Operation.CREATE})
+    RESOURCES = frozenset({("", "nodes")})
     MUTATING = True
 
     async def admit(self, a: Attributes) -> None:

@@ -62,6 +62,48 @@ class HeadersTooLarge(Exception):
     """Raised from a parser callback to stop parsing a request whose headers are too large."""
 
 
+class CoalescingTransport:
+    """A connection's transport that sends a response's head and body in one write.
+
+    uvicorn writes the status line and headers, then the body, each with its own
+    transport.write: over TLS that is two records and two send() calls per response, ~10 % of
+    the server's CPU for small answers (py-spy, benchmarks/api_cpu.py). Here the first write
+    is held until the next one, or until the event loop's next turn (call_soon: a streamed
+    response's head, or a lone write, goes out then). Everything else is the transport's; close
+    and abort send what is held first.
+    """
+
+    __slots__ = ("_transport", "_loop", "_held")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._held: bytes | None = None
+
+    def write(self, data: bytes) -> None:
+        held = self._held
+        if held is None:
+            self._held = data
+            self._loop.call_soon(self.flush)
+        else:
+            self._held = None
+            self._transport.write(held + data)
+
+    def flush(self) -> None:
+        held = self._held
+        if held is not None:
+            self._held = None
+            if not self._transport.is_closing():
+                self._transport.write(held)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 class HttpToolsProtocol(_UvicornHttpToolsProtocol):
     """uvicorn's httptools protocol with Go's header timeout and header size limit.
 
@@ -88,7 +130,7 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
         self.headers_too_large = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+        super().connection_made(CoalescingTransport(transport, self.loop))  # type: ignore[arg-type]
         self._start_header_deadline()
 
     def connection_lost(self, exc: Exception | None) -> None:

@@ -32,8 +32,18 @@ def default_toleration_seconds(pod: dict[str, Any]) -> None:
     taint's key) and an empty or NoExecute effect already covers the taint, as upstream's check."""
     spec = pod.setdefault("spec", {})
     tolerations = spec.get("tolerations") or []
-    for key in (NOT_READY_TAINT, UNREACHABLE_TAINT):
-        if not any(t.get("key", "") in ("", key) and t.get("effect", "") in ("", "NoExecute") for t in tolerations):
-            tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute",
-                                "tolerationSeconds": DEFAULT_TOLERATION_SECONDS})
+    not_ready = unreachable = False
+    for t in tolerations:
+        if t.get("effect", "") in ("", "NoExecute"):
+            key = t.get("key", "")
+            not_ready = not_ready or key in ("", NOT_READY_TAINT)
+            unreachable = unreachable or key in ("", UNREACHABLE_TAINT)
+    if not not_ready:
+        tolerations.append(_toleration(NOT_READY_TAINT))
+    if not unreachable:
+        tolerations.append(_toleration(UNREACHABLE_TAINT))
     spec["tolerations"] = tolerations
+
+
+def _toleration(key: str) -> dict[str, Any]:
+    return {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": DEFAULT_TOLERATION_SECONDS}

@@ -202,3 +202,50 @@ def test_defaults_are_upstreams(field: str) -> None:
     expected = {"read_header_timeout": 32.0, "idle_timeout": 90.0, "max_header_bytes": 1 << 20,
                 "tls_handshake_timeout": 32.0}
     assert getattr(ServingOptions(), field) == expected[field]
+
+
+class RecordingTransport:
+    """The bits of an asyncio transport CoalescingTransport uses, recording each write."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+    def get_extra_info(self, name: str) -> str:
+        return f"info:{name}"
+
+
+async def test_a_response_head_and_body_go_out_in_one_write() -> None:
+    from kubeplane.apiserver.serving import CoalescingTransport
+    raw = RecordingTransport()
+    t = CoalescingTransport(raw, asyncio.get_running_loop())  # type: ignore[arg-type]
+    t.write(b"HTTP/1.1 200 OK\r\n\r\n")
+    t.write(b"body")
+    assert raw.writes == [b"HTTP/1.1 200 OK\r\n\r\nbody"]
+    t.write(b"HTTP/1.1 200 OK\r\n\r\n")            # a streamed response's head: out on the next turn
+    assert raw.writes == [b"HTTP/1.1 200 OK\r\n\r\nbody"]
+    await asyncio.sleep(0)
+    assert raw.writes[1:] == [b"HTTP/1.1 200 OK\r\n\r\n"]
+    t.write(b"last")
+    t.close()                                      # what is held goes out before the close
+    assert raw.writes[2:] == [b"last"] and raw.closed
+    await asyncio.sleep(0)
+    assert len(raw.writes) == 3                    # the pending flush finds nothing held
+    assert t.get_extra_info("peername") == "info:peername"
+
+
+async def test_a_served_response_arrives_whole_with_coalescing() -> None:
+    async with serve(ServingOptions()) as port:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            for _ in range(3):                     # kept alive: several requests, one after the other
+                sock.sendall(REQUEST)
+                assert read_response(sock).startswith(b"HTTP/1.1 200 OK")

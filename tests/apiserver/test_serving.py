@@ -244,8 +244,14 @@ async def test_a_response_head_and_body_go_out_in_one_write() -> None:
 
 
 async def test_a_served_response_arrives_whole_with_coalescing() -> None:
-    async with serve(ServingOptions()) as port:
+    def three_requests(port: int) -> list[bytes]:
         with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            out = []
             for _ in range(3):                     # kept alive: several requests, one after the other
                 sock.sendall(REQUEST)
-                assert read_response(sock).startswith(b"HTTP/1.1 200 OK")
+                out.append(read_response(sock))
+            return out
+
+    async with serve(ServingOptions()) as port:
+        answers = await asyncio.to_thread(three_requests, port)
+    assert all(a.startswith(b"HTTP/1.1 200 OK") and a.endswith(b"\r\n\r\nok") for a in answers), answers

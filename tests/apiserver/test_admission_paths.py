@@ -4,6 +4,7 @@ Attributes upstream's handlers give (operation, subresource, kind, objects, dry 
 NamespaceLifecycle's refusals on each (upstream: plugin/pkg/admission/namespace/lifecycle)."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -227,3 +228,31 @@ async def test_chain_calls_a_plugin_only_for_the_resources_it_declares(api: Any)
     r = await api.create("/api/v1/namespaces/default/pods", pod)
     assert r.status == 201, r.json
     assert rec.calls() == [("admit", "CREATE", "pods", "", "Pod"), ("validate", "CREATE", "pods", "", "Pod")]
+
+
+def test_chain_routes_each_request_to_the_plugins_that_act_on_it(api: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which plugins a request reaches (the shipped ones, in order): a pod binding or status
+    write concerns none of the pod plugins; a pod create all of them."""
+    from kubeplane.apiserver.admission import Operation
+    from kubeplane.apiserver.admission.chain import Chain
+
+    monkeypatch.setattr(api.server, "options", dataclasses.replace(api.server.options, disable_admission_plugins=()))
+    chain = Chain(api.server, enabled=("NamespaceLifecycle", "LimitRanger", "ServiceAccount", "TaintNodesByCondition",
+                                       "PodSecurity", "Priority", "DefaultTolerationSeconds", "DefaultStorageClass",
+                                       "DefaultIngressClass", "ResourceQuota"))
+
+    def route(op: Operation, group: str, resource: str, sub: str = "") -> tuple[list[str], list[str]]:
+        a = Attributes(op, group, "v1", resource, "Pod", "default", "p", subresource=sub)
+        admitters, validators = chain._route(a)
+        return [p.NAME for p in admitters], [p.NAME for p in validators]
+
+    assert route(Operation.CREATE, "", "pods") == (
+        ["NamespaceLifecycle", "LimitRanger", "ServiceAccount", "Priority", "DefaultTolerationSeconds"],
+        ["LimitRanger", "ServiceAccount", "PodSecurity", "Priority", "ResourceQuota"])
+    assert route(Operation.CREATE, "", "pods", "binding") == (["NamespaceLifecycle"], ["ResourceQuota"])
+    assert route(Operation.UPDATE, "", "pods", "status") == (["NamespaceLifecycle"], ["ResourceQuota"])
+    assert route(Operation.UPDATE, "", "pods", "ephemeralcontainers") == (
+        ["NamespaceLifecycle", "ServiceAccount"], ["ServiceAccount", "PodSecurity", "ResourceQuota"])
+    assert route(Operation.CREATE, "", "nodes") == (["NamespaceLifecycle", "TaintNodesByCondition"], ["ResourceQuota"])
+    assert route(Operation.CREATE, "apps", "deployments") == (["NamespaceLifecycle"], ["PodSecurity", "ResourceQuota"])
+    assert route(Operation.UPDATE, "apps", "deployments", "status") == (["NamespaceLifecycle"], ["ResourceQuota"])

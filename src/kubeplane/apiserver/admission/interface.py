@@ -77,9 +77,11 @@ class Plugin:
     OPERATIONS: ClassVar[frozenset[Operation]] = frozenset(Operation)
     MUTATING: ClassVar[bool] = False       # has an admit() step
     VALIDATING: ClassVar[bool] = False     # has a validate() step
-    # The (group, resource) pairs the plugin ever acts on, None for any: the chain does not
-    # call a plugin for other resources (its own checks still decide within them).
+    # The (group, resource) pairs and the subresources ("" = the resource itself) the plugin
+    # ever acts on, None for any: the chain calls a plugin only for requests it acts_on (its own
+    # checks still decide within them).
     RESOURCES: ClassVar[frozenset[tuple[str, str]] | None] = None
+    SUBRESOURCES: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, api: APIServer) -> None:
         self.api = api
@@ -87,6 +89,12 @@ class Plugin:
     def handles(self, op: Operation) -> bool:
         """Upstream: admission.Handler.Handles."""
         return op in self.OPERATIONS
+
+    def acts_on(self, group: str, resource: str, subresource: str) -> bool:
+        """Whether a request for this resource and subresource can concern the plugin (asked
+        once per operation, resource and subresource: see Chain)."""
+        return ((self.RESOURCES is None or (group, resource) in self.RESOURCES)
+                and (self.SUBRESOURCES is None or subresource in self.SUBRESOURCES))
 
     async def admit(self, a: Attributes) -> None:
         """Mutate a.obj in place or raise. Upstream: MutationInterface.Admit.

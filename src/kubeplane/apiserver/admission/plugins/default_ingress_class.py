@@ -22,6 +22,7 @@ class DefaultIngressClass(Plugin):
     NAME = "DefaultIngressClass"
     OPERATIONS = frozenset({Operation.CREATE})
     RESOURCES = frozenset({("networking.k8s.io", "ingresses")})
+    SUBRESOURCES = frozenset({""})
     MUTATING = True
 
     async def admit(self, a: Attributes) -> None:

@@ -24,6 +24,7 @@ class DefaultStorageClass(Plugin):
     NAME = "DefaultStorageClass"
     OPERATIONS = frozenset({Operation.CREATE})
     RESOURCES = frozenset({("", "persistentvolumeclaims")})
+    SUBRESOURCES = frozenset({""})
     MUTATING = True
 
     async def admit(self, a: Attributes) -> None:

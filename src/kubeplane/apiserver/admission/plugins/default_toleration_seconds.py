@@ -20,6 +20,7 @@ class DefaultTolerationSeconds(Plugin):
     NAME = "DefaultTolerationSeconds"
     OPERATIONS = frozenset({Operation.CREATE, Operation.UPDATE})
     RESOURCES = frozenset({("", "pods")})
+    SUBRESOURCES = frozenset({""})
     MUTATING = True
 
     async def admit(self, a: Attributes) -> None:

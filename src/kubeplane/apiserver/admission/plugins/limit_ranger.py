@@ -47,6 +47,7 @@ class LimitRanger(Plugin):
     NAME = "LimitRanger"
     OPERATIONS = frozenset({Operation.CREATE, Operation.UPDATE})
     RESOURCES = frozenset({("", "pods"), ("", "persistentvolumeclaims")})
+    SUBRESOURCES = frozenset({"", "resize"})
     MUTATING = True
     VALIDATING = True
 

@@ -63,6 +63,13 @@ class PodSecurity(Plugin):
         # namespace skip even the label scan (an identity test; the reference keeps it alive).
         self._last_unlabelled: Obj | None = None
 
+    def acts_on(self, group: str, resource: str, subresource: str) -> bool:
+        """Pods but for the subresources that cannot change what the checks see; namespaces
+        and pod controllers themselves (upstream's Validate* answer any subresource allowed)."""
+        if (group, resource) == ("", "pods"):
+            return subresource not in IGNORED_POD_SUBRESOURCES
+        return not subresource and super().acts_on(group, resource, subresource)
+
     def handles(self, op: Operation) -> bool:
         return op is Operation.CREATE or op is Operation.UPDATE     # no Enum hash: runs for every write
 

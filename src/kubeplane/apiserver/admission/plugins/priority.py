@@ -53,6 +53,7 @@ class Priority(Plugin):
     NAME = "Priority"
     OPERATIONS = frozenset({Operation.CREATE, Operation.UPDATE})
     RESOURCES = frozenset({("", "pods"), ("scheduling.k8s.io", "priorityclasses")})
+    SUBRESOURCES = frozenset({""})
     MUTATING = True
     VALIDATING = True
 

@@ -67,6 +67,7 @@ class ServiceAccount(Plugin):
     NAME = "ServiceAccount"
     OPERATIONS = frozenset({Operation.CREATE, Operation.UPDATE})
     RESOURCES = frozenset({("", "pods")})
+    SUBRESOURCES = frozenset({"", "ephemeralcontainers"})
     MUTATING = True
     VALIDATING = True
     # LimitSecretReferences: upstream leaves it off (the annotation turns it on per account).

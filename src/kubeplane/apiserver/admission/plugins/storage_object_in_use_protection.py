@@ -20,6 +20,7 @@ class StorageObjectInUseProtection(Plugin):
     NAME = "StorageObjectInUseProtection"
     OPERATIONS = frozenset({Operation.CREATE})
     RESOURCES = frozenset({("", "persistentvolumes"), ("", "persistentvolumeclaims")})
+    SUBRESOURCES = frozenset({""})
     MUTATING = True
 
     async def admit(self, a: Attributes) -> None:

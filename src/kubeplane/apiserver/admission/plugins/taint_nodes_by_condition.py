@@ -17,6 +17,7 @@ class TaintNodesByCondition(Plugin):
     NAME = "TaintNodesByCondition"
     OPERATIONS = frozenset({Operation.CREATE})
     RESOURCES = frozenset({("", "nodes")})
+    SUBRESOURCES = frozenset({""})
     MUTATING = True
 
     async def admit(self, a: Attributes) -> None:

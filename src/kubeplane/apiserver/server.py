@@ -21,7 +21,7 @@ from ..api.resources import ResourceInfo
 from ..storage.interface import Storage
 from ..utils.clock import REAL_CLOCK, Clock, rfc3339
 from . import admission, discovery, healthz, metrics
-from .handlers import componentstatus, ephemeralcontainers, podlog, rest, subresources, watch
+from .handlers import componentstatus, ephemeralcontainers, eviction, podlog, rest, subresources, watch
 from .handlers.common import warning_headers
 from .registry import REGISTRY, store
 from .registry.apiregistration import apiservice
@@ -230,6 +230,8 @@ class APIServer:
             return await subresources.patch_scale(self, req, ri, ns, name)
         if sub.name == "binding":
             return await subresources.create_binding(self, req, ri, ns, name)
+        if sub.name == "eviction":
+            return await eviction.create_eviction(self, req, ri, ns, name)
         if sub.name == "log":
             return await podlog.pod_log(self, req, ri, ns, name)
         if sub.name == "ephemeralcontainers":
@@ -238,4 +240,9 @@ class APIServer:
 
 
 def status_response(err: errors.StatusError) -> Response:
-    return Response(err.code, orjson.dumps(err.status()))
+    """The error's Status; one that asks the client to wait (details.retryAfterSeconds, e.g. a
+    refused eviction) also sets Retry-After, as upstream's ErrorNegotiated."""
+    resp = Response(err.code, orjson.dumps(err.status()))
+    if err.details and (after := err.details.get("retryAfterSeconds")):
+        resp.headers.append(("retry-after", str(after)))
+    return resp

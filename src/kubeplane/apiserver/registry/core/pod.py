@@ -71,6 +71,7 @@ PODS = register(ResourceDefinition(
     short_names=("po",), categories=("all",),
     subresources=(STATUS("Pod"), Subresource("binding", "Binding", ("create",)),
                   Subresource("ephemeralcontainers", "Pod", ("get", "patch", "update")),
+                  Subresource("eviction", "Eviction", ("create",), "policy", "v1"),
                   Subresource("log", "Pod", ("get",))),
     strategy=PodStrategy(),
     defaulter=defaults.set_defaults_pod,

@@ -21,7 +21,7 @@
    the Eviction's options (graceful as any pod delete). Neither write runs admission again.
 
 Upstream: EvictionREST (pkg/registry/core/pod/storage/eviction.go), its test eviction_test.go,
-and pdbhelper.UpdateDisruptionAllowedCondition (component-helpers/apps/poddisruptionbudget).
+and pdbhelper (component-helpers, here api/poddisruptionbudget.py).
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ import random
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ....api import errors, labels
+from ....api.poddisruptionbudget import DISRUPTION_BUDGET_CAUSE, update_disruption_allowed_condition
 from ....api.resources import ResourceInfo
 from ....storage.interface import KeyValue
 from ... import admission, objects
@@ -50,10 +51,6 @@ EVICTIONS_RETRY_JITTER = 0.1
 
 VIOLATES_BUDGET = "Cannot evict pod as it would violate the pod's disruption budget."
 MULTIPLE_BUDGETS = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
-DISRUPTION_BUDGET_CAUSE = "DisruptionBudget"       # upstream: policyv1.DisruptionBudgetCause
-DISRUPTION_ALLOWED = "DisruptionAllowed"           # upstream: policyv1.DisruptionAllowedCondition
-SUFFICIENT_PODS = "SufficientPods"
-INSUFFICIENT_PODS = "InsufficientPods"
 APISERVER_USER = "system:apiserver"                # the loopback client's user, which writes the budget
 
 
@@ -288,28 +285,6 @@ async def check_and_decrement(api: APIServer, pod_name: str, pdb: Obj, dry_run: 
     ri = pdb_info()
     await store.update(api, store.WriteOptions(user=APISERVER_USER), ri, new, pdb,
                        int(meta["resourceVersion"]), "status", [])
-
-
-def update_disruption_allowed_condition(status: Obj, now: str) -> None:
-    """The DisruptionAllowed condition from status.disruptionsAllowed (status.conditions must be
-    a fresh list). Upstream: pdbhelper.UpdateDisruptionAllowedCondition."""
-    if status.get("disruptionsAllowed", 0) > 0:
-        cond = {"type": DISRUPTION_ALLOWED, "status": "True", "reason": SUFFICIENT_PODS}
-    else:
-        cond = {"type": DISRUPTION_ALLOWED, "status": "False", "reason": INSUFFICIENT_PODS}
-    set_status_condition(status.setdefault("conditions", []), {
-        **cond, "message": "", "observedGeneration": status.get("observedGeneration", 0)}, now)
-
-
-def set_status_condition(conditions: list[Obj], new: Obj, now: str) -> None:
-    """Upstream: apimeta.SetStatusCondition — lastTransitionTime moves only when status changes."""
-    for i, c in enumerate(conditions):
-        if c.get("type") == new["type"]:
-            changed = c.get("status") != new["status"]
-            ltt = now if changed or not c.get("lastTransitionTime") else c["lastTransitionTime"]
-            conditions[i] = {**c, **new, "lastTransitionTime": ltt}
-            return
-    conditions.append({**new, "lastTransitionTime": now})
 
 
 async def add_condition_and_delete_pod(api: APIServer, ri: ResourceInfo, ns: str, name: str,

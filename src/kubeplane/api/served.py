@@ -29,6 +29,16 @@ SERVED: tuple[dict, ...] = (
     {
         'group': '',
         'version': 'v1',
+        'kind': 'Binding',
+        'plural': 'bindings',
+        'singular': 'binding',
+        'namespaced': True,
+        'definition': 'io.k8s.api.core.v1.Binding',
+        'verbs': ('create',),
+    },
+    {
+        'group': '',
+        'version': 'v1',
         'kind': 'Node',
         'plural': 'nodes',
         'singular': 'node',

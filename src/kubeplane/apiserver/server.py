@@ -196,6 +196,8 @@ class APIServer:
         if verb == "create":
             if name:
                 raise errors.MethodNotSupported(ri.group, ri.plural, "create")
+            if ri.plural == "bindings" and not ri.group:               # pods/binding by another path
+                return await subresources.create_binding(self, req, subresources.pods_info(), ns, "", legacy=ri)
             return await rest.create(self, req, ri, ns)
         if verb == "update":
             return await rest.update(self, req, ri, ns, name)

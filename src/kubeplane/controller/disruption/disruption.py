@@ -88,6 +88,7 @@ class DisruptionController:
             RateLimitingQueueOptions(name="stale_pod_disruption", clock=clock))
         informers = (pod_informer, pdb_informer, rc_informer, rs_informer, d_informer, ss_informer)
         self._informers = [i.informer() for i in informers]
+        self._pdb_cache = pdb_informer.informer().get_indexer()
         (self.pod_lister, self.pdb_lister, self.rc_lister, self.rs_lister, self.d_lister,
          self.ss_lister) = (i.lister() for i in informers)
         pod_informer.informer().add_event_handler(ResourceEventHandlerFuncs(
@@ -140,7 +141,7 @@ class DisruptionController:
     def get_pdb_for_pod(self, pod: Any) -> Any:
         """The budget selecting the pod (the first, with a Warning event, if several do).
         Upstream: getPdbForPod over the lister's GetPodPodDisruptionBudgets."""
-        if not pod.metadata.labels:
+        if not pod.metadata.labels or not len(self._pdb_cache):     # every pod event passes here
             return None
         pdbs = [pdb for pdb in self.pdb_lister.namespace(pod.metadata.namespace).list()
                 if matches(pdb, pod.metadata.labels)]

@@ -16,6 +16,7 @@ from ...api.resources import ResourceInfo, lookup
 from .. import admission, codec, objects
 from ..objects import Obj, storage_errors
 from ..registry import store
+from ..registry.core.pod import set_pod_condition
 from ..request import Request, Response
 from . import common, rest
 
@@ -193,23 +194,6 @@ def _binding_copy(stored: Obj) -> Obj:
     if isinstance(status.get("conditions"), list):
         status["conditions"] = list(status["conditions"])
     return pod
-
-
-def set_pod_condition(pod: Obj, type_: str, status: str, now: str, reason: str = "", message: str = "") -> None:
-    """Upstream: podutil.UpdatePodCondition — lastTransitionTime moves only when status changes."""
-    conds = pod.setdefault("status", {}).setdefault("conditions", [])
-    cond: Obj = {"type": type_, "status": status, "lastProbeTime": None, "lastTransitionTime": now}
-    if reason:
-        cond["reason"] = reason
-    if message:
-        cond["message"] = message
-    for i, c in enumerate(conds):
-        if c.get("type") == type_:
-            if c.get("status") == status:
-                cond["lastTransitionTime"] = c.get("lastTransitionTime", now)
-            conds[i] = cond
-            return
-    conds.append(cond)
 
 
 async def finalize_namespace(api: APIServer, req: Request, ri: ResourceInfo, name: str) -> Response:

@@ -33,10 +33,12 @@ from ....api.poddisruptionbudget import DISRUPTION_BUDGET_CAUSE, update_disrupti
 from ....api.resources import ResourceInfo
 from ....storage.interface import KeyValue
 from ... import admission, objects
+from ...delete_options import validate_delete_options
 from ...admission.interface import status_forbidden
 from ...objects import Obj
 from .. import deletion, store
 from ..registry import REGISTRY
+from .pod import set_pod_condition
 
 if TYPE_CHECKING:
     from ...server import APIServer
@@ -88,7 +90,6 @@ def propagate_dry_run(eviction: Obj, request_dry_run: bool) -> Obj:
 
 def to_delete_options(o: Obj) -> deletion.DeleteOptions:
     """The store's DeleteOptions, validated as upstream's BeforeDelete does."""
-    from ...delete_options import validate_delete_options
     errs = validate_delete_options(o)
     if errs:
         raise errors.Invalid("meta.k8s.io", "DeleteOptions", "", errs)
@@ -303,7 +304,6 @@ async def add_condition_and_delete_pod(api: APIServer, ri: ResourceInfo, ns: str
             raise errors.Conflict("", "Pod", name, f"the ResourceVersion in the precondition ({opts.precondition_rv}) "
                                   f"does not match the ResourceVersion in record ({meta.get('resourceVersion')}). "
                                   "The object might have been modified")
-        from ...handlers.subresources import set_pod_condition
         pod = objects.mutable_copy(kv)
         set_pod_condition(pod, "DisruptionTarget", "True", api.now(), "EvictionByEvictionAPI",
                           "Eviction API: evicting")

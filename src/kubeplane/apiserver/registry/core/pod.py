@@ -111,3 +111,20 @@ def drop_non_ephemeral_container_updates(new: Obj, old_copy: Obj) -> Obj:
     else:
         spec.pop("ephemeralContainers", None)
     return old_copy
+
+
+def set_pod_condition(pod: Obj, type_: str, status: str, now: str, reason: str = "", message: str = "") -> None:
+    """Upstream: podutil.UpdatePodCondition — lastTransitionTime moves only when status changes."""
+    conds = pod.setdefault("status", {}).setdefault("conditions", [])
+    cond: Obj = {"type": type_, "status": status, "lastProbeTime": None, "lastTransitionTime": now}
+    if reason:
+        cond["reason"] = reason
+    if message:
+        cond["message"] = message
+    for i, c in enumerate(conds):
+        if c.get("type") == type_:
+            if c.get("status") == status:
+                cond["lastTransitionTime"] = c.get("lastTransitionTime", now)
+            conds[i] = cond
+            return
+    conds.append(cond)

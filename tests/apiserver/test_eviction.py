@@ -356,3 +356,15 @@ async def test_eviction_in_discovery(api: Any) -> None:
     r = await api.get("/api/v1")
     [sub] = [x for x in r.json["resources"] if x["name"] == "pods/eviction"]
     assert (sub["group"], sub["version"], sub["kind"], sub["verbs"]) == ("policy", "v1", "Eviction", ["create"])
+
+
+async def test_too_many_unconfirmed_evictions_is_forbidden(api: Any) -> None:
+    """More than MaxDisruptedPodSize (2,000) approvals the controller has not confirmed."""
+    disrupted = {f"p{i}": "2023-11-14T22:13:20Z" for i in range(eviction.MAX_DISRUPTED_POD_SIZE + 1)}
+    await make_pdb(api, disruptionsAllowed=5, disruptedPods=disrupted)
+    await make_pod(api, "p", "Running", True)
+    r = await evict(api, "p")
+    assert r.status == 403
+    assert r.json["message"] == ('poddisruptionbudget.policy "foo" is forbidden: DisruptedPods map too big - '
+                                 "too many evictions not confirmed by PDB controller")
+    assert await pod_state(api, "p") == "present"

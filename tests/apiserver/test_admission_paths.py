@@ -256,3 +256,35 @@ def test_chain_routes_each_request_to_the_plugins_that_act_on_it(api: Any, monke
     assert route(Operation.CREATE, "", "nodes") == (["NamespaceLifecycle", "TaintNodesByCondition"], ["ResourceQuota"])
     assert route(Operation.CREATE, "apps", "deployments") == (["NamespaceLifecycle"], ["PodSecurity", "ResourceQuota"])
     assert route(Operation.UPDATE, "apps", "deployments", "status") == (["NamespaceLifecycle"], ["ResourceQuota"])
+
+
+async def test_legacy_bindings_and_eviction_are_admitted(api: Any, recorder: Recorder) -> None:
+    """A POST to the bindings collection is a create of bindings; an eviction a create of
+    pods/eviction with the Eviction, and its own pod write and delete are not admitted again
+    (upstream: LegacyBindingREST, EvictionREST with rest.ValidateAllObjectFunc)."""
+    assert (await api.create(api.PODS, api.pod("p"))).status == 201
+    recorder.seen.clear()
+    r = await api.create("/api/v1/namespaces/default/bindings", {
+        "apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"}, "target": {"kind": "Node", "name": "n1"}})
+    assert r.status == 201, r.json
+    r = await api.create(f"{api.PODS}/p/eviction", {"apiVersion": "policy/v1", "kind": "Eviction",
+                                                    "metadata": {"name": "p"}})
+    assert r.status == 201, r.json
+    assert recorder.calls() == [
+        ("admit", "CREATE", "bindings", "", "Binding"),
+        ("validate", "CREATE", "bindings", "", "Binding"),
+        ("admit", "CREATE", "pods", "eviction", "Eviction"),
+        ("validate", "CREATE", "pods", "eviction", "Eviction"),
+    ]
+    evicted = recorder.seen[-1][1]
+    assert evicted.name == "p" and evicted.obj is not None and evicted.obj["kind"] == "Eviction"
+    assert (await api.get(f"{api.PODS}/p")).json["metadata"]["deletionTimestamp"]
+    recorder.refuse = "validate"
+    assert (await api.create(api.PODS, api.pod("q"))).status == 403
+    recorder.refuse = ""
+    assert (await api.create(api.PODS, api.pod("q"))).status == 201
+    recorder.refuse = "admit"
+    r = await api.create(f"{api.PODS}/q/eviction", {"apiVersion": "policy/v1", "kind": "Eviction",
+                                                    "metadata": {"name": "q"}})
+    assert r.status == 403 and r.json["message"].endswith("refused by the recorder")
+    assert not (await api.get(f"{api.PODS}/q")).json["metadata"].get("deletionTimestamp")

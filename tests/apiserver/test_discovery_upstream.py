@@ -88,8 +88,10 @@ def test_aggregated_items_are_upstreams() -> None:
     core = orjson.loads(discovery.aggregated(True))["items"]
     assert [i["metadata"] for i in core] == [{}]
     pods = next(r for r in core[0]["versions"][0]["resources"] if r["resource"] == "pods")
-    assert [s["subresource"] for s in pods["subresources"]] == ["binding", "ephemeralcontainers", "log", "status"]
+    assert [s["subresource"] for s in pods["subresources"]] == ["binding", "ephemeralcontainers", "eviction", "log",
+                                                                "status"]
     assert pods["subresources"][0]["responseKind"] == {"group": "", "version": "", "kind": "Binding"}
+    assert pods["subresources"][2]["responseKind"] == {"group": "policy", "version": "v1", "kind": "Eviction"}
 
 
 def test_groups_in_upstreams_priority_order() -> None:

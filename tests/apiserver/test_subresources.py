@@ -157,3 +157,27 @@ def test_set_defaults_except_spec_defaults_all_but_the_spec() -> None:
     spec = pod["spec"]
     set_defaults_except_spec(pod)
     assert pod["spec"] is spec and spec == {"containers": [{"name": "c"}]}      # set aside, untouched
+
+
+async def test_legacy_bindings_collection(api):
+    """POST /api/v1/namespaces/<ns>/bindings binds the pod the Binding names, as pods/<name>/binding
+    (upstream: LegacyBindingREST); it is create-only."""
+    await api.create(api.PODS, api.pod("p"))
+    bindings = "/api/v1/namespaces/default/bindings"
+    r = await api.create(bindings, binding("p", "n1", annotations={"sched": "yes"}))
+    assert r.status == 201, r.json
+    assert r.json == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+    pod = (await api.get(f"{api.PODS}/p")).json
+    assert pod["spec"]["nodeName"] == "n1" and pod["metadata"]["annotations"] == {"sched": "yes"}
+    r = await api.create(bindings, binding("p", "n2"))
+    assert r.status == 409
+    assert r.json["message"] == 'Operation cannot be fulfilled on pods/binding "p": pod p is already assigned to node "n1"'
+    r = await api.create(bindings, binding("ghost", "n1"))
+    assert r.status == 404 and r.json["message"] == 'pods "ghost" not found'
+    r = await api.create(bindings, binding("p", "n1", namespace="other"))
+    assert r.status == 400
+    assert r.json["message"] == "the namespace of the provided object does not match the namespace sent on the request"
+    assert (await api.get(bindings)).status == 405
+    assert (await api.call("POST", f"{bindings}/p", body=binding("p", "n1"))).status == 405
+    [res] = [x for x in (await api.get("/api/v1")).json["resources"] if x["name"] == "bindings"]
+    assert (res["kind"], res["namespaced"], res["verbs"]) == ("Binding", True, ["create"])

@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import pathlib
 import re
+from typing import Any
 
 import yaml
 
-from .cluster import Cluster
+from .cluster import Cluster, eventually
 
 MANIFEST = str(pathlib.Path(__file__).with_name("netpolicy_kinds.yaml"))
 KINDS = "ingressclass,ingress,netpol,servicecidr,ipaddress,pdb,hpa,priorityclass,runtimeclass"
@@ -64,8 +65,15 @@ def test_documentation_examples_apply_get_describe_server_side_apply_delete(clus
     # Defaults and strategies, as upstream stores them.
     np = cluster.get_json("netpol", "test-network-policy")
     assert np["spec"]["policyTypes"] == ["Ingress", "Egress"] and np["metadata"]["generation"] == 1
-    pdb_obj = cluster.get_json("pdb", "zk-pdb")
-    assert pdb_obj["status"] == {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0}
+    # The disruption controller's status: minAvailable 2 and no zookeeper pod, nothing allowed.
+    def pdb_status() -> dict[str, Any]:
+        return dict(cluster.get_json("pdb", "zk-pdb")["status"])
+    status = eventually(lambda: (s := pdb_status()).get("observedGeneration") == 1 and s, "the budget's status")
+    cond = status.pop("conditions")
+    assert status == {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 2, "expectedPods": 0,
+                      "observedGeneration": 1}
+    assert [(c["type"], c["status"], c["reason"], c["observedGeneration"]) for c in cond] == [
+        ("DisruptionAllowed", "False", "InsufficientPods", 1)]
     hpa_obj = cluster.get_json("hpa", "php-apache")
     assert hpa_obj["status"] == {"desiredReplicas": 0, "currentMetrics": None}
     assert "generation" not in hpa_obj["metadata"]

@@ -24,7 +24,17 @@ SERVED: tuple[dict, ...] = (
         'definition': 'io.k8s.api.core.v1.Pod',
         'short_names': ('po',),
         'categories': ('all',),
-        'subresources': ({'name': 'status', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}, {'name': 'binding', 'kind': 'Binding', 'verbs': ('create',)}, {'name': 'ephemeralcontainers', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}, {'name': 'log', 'kind': 'Pod', 'verbs': ('get',)}),
+        'subresources': ({'name': 'status', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}, {'name': 'binding', 'kind': 'Binding', 'verbs': ('create',)}, {'name': 'ephemeralcontainers', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}, {'name': 'eviction', 'kind': 'Eviction', 'verbs': ('create',), 'group': 'policy', 'version': 'v1'}, {'name': 'log', 'kind': 'Pod', 'verbs': ('get',)}),
+    },
+    {
+        'group': '',
+        'version': 'v1',
+        'kind': 'Binding',
+        'plural': 'bindings',
+        'singular': 'binding',
+        'namespaced': True,
+        'definition': 'io.k8s.api.core.v1.Binding',
+        'verbs': ('create',),
     },
     {
         'group': '',

@@ -21,7 +21,7 @@ from ..api.resources import ResourceInfo
 from ..storage.interface import Storage
 from ..utils.clock import REAL_CLOCK, Clock, rfc3339
 from . import admission, discovery, healthz, metrics
-from .handlers import componentstatus, ephemeralcontainers, podlog, rest, subresources, watch
+from .handlers import componentstatus, ephemeralcontainers, eviction, podlog, rest, subresources, watch
 from .handlers.common import warning_headers
 from .registry import REGISTRY, store
 from .registry.apiregistration import apiservice
@@ -196,6 +196,8 @@ class APIServer:
         if verb == "create":
             if name:
                 raise errors.MethodNotSupported(ri.group, ri.plural, "create")
+            if ri.plural == "bindings" and not ri.group:               # pods/binding by another path
+                return await subresources.create_binding(self, req, subresources.pods_info(), ns, "", legacy=ri)
             return await rest.create(self, req, ri, ns)
         if verb == "update":
             return await rest.update(self, req, ri, ns, name)
@@ -230,6 +232,8 @@ class APIServer:
             return await subresources.patch_scale(self, req, ri, ns, name)
         if sub.name == "binding":
             return await subresources.create_binding(self, req, ri, ns, name)
+        if sub.name == "eviction":
+            return await eviction.create_eviction(self, req, ri, ns, name)
         if sub.name == "log":
             return await podlog.pod_log(self, req, ri, ns, name)
         if sub.name == "ephemeralcontainers":
@@ -238,4 +242,9 @@ class APIServer:
 
 
 def status_response(err: errors.StatusError) -> Response:
-    return Response(err.code, orjson.dumps(err.status()))
+    """The error's Status; one that asks the client to wait (details.retryAfterSeconds, e.g. a
+    refused eviction) also sets Retry-After, as upstream's ErrorNegotiated."""
+    resp = Response(err.code, orjson.dumps(err.status()))
+    if err.details and (after := err.details.get("retryAfterSeconds")):
+        resp.headers.append(("retry-after", str(after)))
+    return resp

@@ -29,6 +29,9 @@ class CoreV1Client(GroupClient):
     def __init__(self, transport: Transport) -> None:
         super().__init__(transport, "", "v1")
 
+    def bindings(self, namespace: str = "") -> ResourceClient[core_v1.Binding]:
+        return self.resource("bindings", namespace)
+
     def componentstatuses(self) -> ResourceClient[core_v1.ComponentStatus]:
         return self.resource("componentstatuses")
 

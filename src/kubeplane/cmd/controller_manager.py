@@ -29,7 +29,7 @@ SECURE_PORT = 10257          # upstream: ports.KubeControllerManagerPort
 # The controllers run_controllers starts, by upstream's names (names.go), for their health checks.
 CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collector-controller",
                "namespace-controller", "node-lifecycle-controller", "serviceaccount-controller",
-               "root-ca-certificate-publisher-controller", "resourcequota-controller")
+               "root-ca-certificate-publisher-controller", "resourcequota-controller", "disruption-controller")
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     from ..client.tools.record import EventBroadcaster
     from ..controller.certificates.rootcacertpublisher import Publisher
     from ..controller.deployment import DeploymentController
+    from ..controller.disruption import DisruptionController
     from ..controller.garbagecollector import GarbageCollector
     from ..controller.namespace import NamespaceController
     from ..controller.nodelifecycle import NodeLifecycleController, NodeLifecycleOptions
@@ -78,8 +79,12 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
                                       recorder=broadcaster.new_recorder("deployment-controller"))
     sa = ServiceAccountsController(clientset, factory.core_v1().serviceaccounts(), factory.core_v1().namespaces(),
                                    clock=clock)
+    disruption = DisruptionController(factory.core_v1().pods(), factory.policy_v1().poddisruptionbudgets(),
+                                      factory.core_v1().replicationcontrollers(), factory.apps_v1().replicasets(),
+                                      factory.apps_v1().deployments(), factory.apps_v1().statefulsets(), clientset,
+                                      clock=clock, recorder=broadcaster.new_recorder("controllermanager"))
     runs = [deployment.run(options.deployment_workers), rs.run(options.replicaset_workers), gc.run(), ns.run(),
-            nodes.run(), sa.run()]
+            nodes.run(), sa.run(), disruption.run()]
     if options.root_ca:
         runs.append(Publisher(clientset, factory.core_v1().configmaps(), factory.core_v1().namespaces(),
                               root_ca=options.root_ca, clock=clock).run())

@@ -1,4 +1,5 @@
-"""Subresources: scale (autoscaling/v1 Scale), pods/binding, namespaces/finalize.
+"""Subresources: scale (autoscaling/v1 Scale), pods/binding (and the legacy bindings
+collection), namespaces/finalize.
 
 `/status` is served by the generic update/patch with the status strategy (rest.py).
 Upstream: pkg/registry/apps/deployment/storage/storage.go (ScaleREST),
@@ -15,6 +16,7 @@ from ...api.resources import ResourceInfo, lookup
 from .. import admission, codec, objects
 from ..objects import Obj, storage_errors
 from ..registry import store
+from ..registry.core.pod import set_pod_condition
 from ..request import Request, Response
 from . import common, rest
 
@@ -108,11 +110,14 @@ async def _apply_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, 
     return Response(200, orjson.dumps(to_scale(stored)))
 
 
-async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
+async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, *,
+                         legacy: ResourceInfo | None = None) -> Response:
     """Upstream: BindingREST.Create -> assignPod -> setPodHostAndAnnotations.
 
     The binding's uid/resourceVersion are preconditions on the pod (a Conflict on pods); a pod
     being deleted, already bound, or still gated cannot be bound (a Conflict on pods/binding).
+    `legacy`: a POST to the bindings collection (ri is still pods'): the Binding names the pod,
+    and admission sees a create of bindings. Upstream: LegacyBindingREST.Create.
     """
     warnings: list[str] = []
     if req.obj is not None:         # the in-process scheduler's binding: trusted, see Request.obj
@@ -121,10 +126,13 @@ async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str
         binding, warnings = codec.decode_typed(req.headers, req.body, BINDING, "Binding", "v1",
                                                common.field_validation(req))
     meta = binding.get("metadata") or {}
+    if legacy is not None:
+        name = _legacy_binding_name(binding, ns, legacy)
     if meta.get("name", "") != name:
         raise errors.BadRequest("name in URL does not match name in Binding object")
     opts = common.write_options(req)
-    attrs = store.attributes(opts, ri, admission.Operation.CREATE, ns, name, binding, None, "binding", "Binding")
+    attrs = (store.attributes(opts, legacy, admission.Operation.CREATE, ns, name, binding) if legacy is not None else
+             store.attributes(opts, ri, admission.Operation.CREATE, ns, name, binding, None, "binding", "Binding"))
     await api.admission.admit(attrs)
     target = binding.get("target") or {}
     errs = []
@@ -166,6 +174,15 @@ async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str
                     headers=common.warning_headers(warnings))
 
 
+def _legacy_binding_name(binding: Obj, ns: str, legacy: ResourceInfo) -> str:
+    """The pod a POST to the bindings collection binds: the Binding's own name, once its
+    namespace is the URL's (createHandler's EnsureObjectNamespaceMatchesRequestNamespace)."""
+    if not isinstance(binding.get("metadata"), dict):
+        binding["metadata"] = {}
+    objects.check_namespace_matches(binding, ns, legacy)
+    return str(binding["metadata"].get("name") or "")
+
+
 def _binding_copy(stored: Obj) -> Obj:
     """A copy of a stored pod that a binding may write: fresh dicts (and conditions list) on
     the paths it changes — metadata, spec, status — sharing everything below them with the
@@ -177,23 +194,6 @@ def _binding_copy(stored: Obj) -> Obj:
     if isinstance(status.get("conditions"), list):
         status["conditions"] = list(status["conditions"])
     return pod
-
-
-def set_pod_condition(pod: Obj, type_: str, status: str, now: str, reason: str = "", message: str = "") -> None:
-    """Upstream: podutil.UpdatePodCondition — lastTransitionTime moves only when status changes."""
-    conds = pod.setdefault("status", {}).setdefault("conditions", [])
-    cond: Obj = {"type": type_, "status": status, "lastProbeTime": None, "lastTransitionTime": now}
-    if reason:
-        cond["reason"] = reason
-    if message:
-        cond["message"] = message
-    for i, c in enumerate(conds):
-        if c.get("type") == type_:
-            if c.get("status") == status:
-                cond["lastTransitionTime"] = c.get("lastTransitionTime", now)
-            conds[i] = cond
-            return
-    conds.append(cond)
 
 
 async def finalize_namespace(api: APIServer, req: Request, ri: ResourceInfo, name: str) -> Response:
@@ -222,5 +222,11 @@ async def finalize_namespace(api: APIServer, req: Request, ri: ResourceInfo, nam
 
 def namespaces_info() -> ResourceInfo:
     ri = lookup("", "v1", "namespaces")
+    assert ri is not None
+    return ri
+
+
+def pods_info() -> ResourceInfo:
+    ri = lookup("", "v1", "pods")
     assert ri is not None
     return ri

@@ -79,8 +79,10 @@ def _check_preconditions(ri: ResourceInfo, obj: Obj, opts: DeleteOptions) -> Non
 
 
 async def delete(api: APIServer, user: str, ri: ResourceInfo, kv: KeyValue,
-                 opts: DeleteOptions) -> tuple[Obj, bool]:
+                 opts: DeleteOptions, *, validate: bool = True) -> tuple[Obj, bool]:
     """Delete or only mark kv's object; returns (resulting object, whether it is gone).
+    `validate`: run the validating admission of the delete (False: an eviction's delete, which
+    upstream makes with rest.ValidateAllObjectFunc after admitting the Eviction itself).
 
     Upstream: Store.Delete -> BeforeDelete -> updateForGracefulDeletionAndFinalizers. An
     object with finalizers is marked (deletionTimestamp, grace 0) and stays; a pod on a node
@@ -91,9 +93,10 @@ async def delete(api: APIServer, user: str, ri: ResourceInfo, kv: KeyValue,
     # Upstream: the store's deleteValidation, the validating admission of each object deleted
     # (once per item of a deletecollection).
     meta = kv.obj["metadata"]
-    await api.admission.validate(admission.Attributes(
-        admission.Operation.DELETE, ri.group, ri.version, ri.plural, ri.kind, meta.get("namespace", ""),
-        meta.get("name", ""), None, kv.obj, dry_run=opts.dry_run, user=user))
+    if validate:
+        await api.admission.validate(admission.Attributes(
+            admission.Operation.DELETE, ri.group, ri.version, ri.plural, ri.kind, meta.get("namespace", ""),
+            meta.get("name", ""), None, kv.obj, dry_run=opts.dry_run, user=user))
     if ri.plural == "namespaces":
         return await _delete_namespace(api, ri, kv, opts)
     _check_preconditions(ri, kv.obj, opts)

@@ -1,6 +1,7 @@
-"""Pods, and the Binding kind of pods/binding. Upstream: pkg/registry/core/pod (strategy.go;
-the binding, log and status subresources are served by handlers/subresources.py, podlog.py and
-the generic update with the status strategy)."""
+"""Pods, and the Binding kind of pods/binding and the legacy bindings collection. Upstream:
+pkg/registry/core/pod (strategy.go; the binding, log and status subresources are served by
+handlers/subresources.py, podlog.py and the generic update with the status strategy; eviction
+by registry/core/eviction.py)."""
 from __future__ import annotations
 
 import copy
@@ -10,8 +11,8 @@ from ....api.resources import STATUS, Subresource
 from ....api.validation import core as validation
 from ....api.validation.ephemeral import validate_pod_ephemeral_containers_update
 from ...tables import columns, printers
-from ..definition import ResourceDefinition, TypeDefinition
-from ..registry import register, register_type
+from ..definition import ResourceDefinition
+from ..registry import register
 from ..strategy import Obj, Strategy, pod_qos_class
 
 
@@ -71,6 +72,7 @@ PODS = register(ResourceDefinition(
     short_names=("po",), categories=("all",),
     subresources=(STATUS("Pod"), Subresource("binding", "Binding", ("create",)),
                   Subresource("ephemeralcontainers", "Pod", ("get", "patch", "update")),
+                  Subresource("eviction", "Eviction", ("create",), "policy", "v1"),
                   Subresource("log", "Pod", ("get",))),
     strategy=PodStrategy(),
     defaulter=defaults.set_defaults_pod,
@@ -82,8 +84,12 @@ PODS = register(ResourceDefinition(
     returns_deleted_object=True,
 ))
 
-BINDING = register_type(TypeDefinition(
-    "v1", "Binding", validate=validation.validate_binding,
+# The legacy bindings collection (POST /api/v1/namespaces/<ns>/bindings): the same code path as
+# pods/<name>/binding, the pod named by the Binding (upstream: LegacyBindingREST). Its definition
+# is also the Binding kind's defaulting and validation for both.
+BINDING = register(ResourceDefinition(
+    "", "v1", "Binding", "bindings", "binding", True, "io.k8s.api.core.v1.Binding", verbs=("create",),
+    validate=validation.validate_binding,
     validate_update=lambda new, old: validation.validate_binding(new),
 ))
 
@@ -105,3 +111,20 @@ def drop_non_ephemeral_container_updates(new: Obj, old_copy: Obj) -> Obj:
     else:
         spec.pop("ephemeralContainers", None)
     return old_copy
+
+
+def set_pod_condition(pod: Obj, type_: str, status: str, now: str, reason: str = "", message: str = "") -> None:
+    """Upstream: podutil.UpdatePodCondition — lastTransitionTime moves only when status changes."""
+    conds = pod.setdefault("status", {}).setdefault("conditions", [])
+    cond: Obj = {"type": type_, "status": status, "lastProbeTime": None, "lastTransitionTime": now}
+    if reason:
+        cond["reason"] = reason
+    if message:
+        cond["message"] = message
+    for i, c in enumerate(conds):
+        if c.get("type") == type_:
+            if c.get("status") == status:
+                cond["lastTransitionTime"] = c.get("lastTransitionTime", now)
+            conds[i] = cond
+            return
+    conds.append(cond)

@@ -111,3 +111,22 @@ def test_merge_diff_nulls_removed_keys_and_replaces_lists() -> None:
     new = {"s": {"running": {"startedAt": "t"}}, "l": [1]}
     assert merge_diff(old, new) == {"a": None, "s": {"waiting": None, "running": {"startedAt": "t"}}, "l": [1]}
     assert merge_diff(new, new) == {}
+
+
+async def test_status_write_keeps_the_conditions_the_kubelet_does_not_own() -> None:
+    """An eviction set DisruptionTarget after the kubelet computed the status: the write (which
+    replaces the conditions whole) keeps it, as upstream's mergePodStatus."""
+    clock = FakeClock()
+    cs = await FakeClientset.new(clock=clock)
+    p = await _pod(cs)
+    target = core_v1.PodCondition(type="DisruptionTarget", status="True", reason="EvictionByEvictionAPI",
+                                  message="Eviction API: evicting")
+    stored = core_v1.Pod(metadata=p.metadata, spec=p.spec, status=core_v1.PodStatus(conditions=[target]))
+    sm = StatusManager(cs, clock=clock, get_pod=lambda uid: stored)
+    sm.set_pod_status(p, {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]})
+    await sm.sync_pod(p.metadata.uid)
+    (patch,) = [a for a in cs.actions if a.verb == "patch"]
+    assert [c["type"] for c in patch.body["status"]["conditions"]] == ["DisruptionTarget", "Ready"]
+    assert patch.body["status"]["conditions"][0]["reason"] == "EvictionByEvictionAPI"
+    await sm.sync_pod(p.metadata.uid)              # nothing changed since: no second write
+    assert len([a for a in cs.actions if a.verb == "patch"]) == 1

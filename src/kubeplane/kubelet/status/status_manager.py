@@ -146,7 +146,7 @@ class StatusManager:
         if entry is None:
             return
         pods = self.clientset.core_v1().pods(entry.namespace)
-        status = entry.status
+        status = entry.status = _with_conditions_not_owned(entry.status, self.get_pod(uid))
         base = self.written.get(uid)
         from_store = base is None
         if base is None:
@@ -175,6 +175,21 @@ class StatusManager:
         except (errors.NotFound, errors.Conflict):
             pass                        # gone already, or the name now belongs to a new pod
         self.remove_orphaned_statuses(uid)
+
+
+def _with_conditions_not_owned(status: Obj, pod: core_v1.Pod | None) -> Obj:
+    """status, with the conditions the kubelet does not own that the stored pod has and status
+    lacks put first: one set since the kubelet computed status (an eviction's DisruptionTarget)
+    must not be dropped by the write, which replaces the conditions whole.
+    Upstream: mergePodStatus (the old status's conditions not owned by the kubelet are kept)."""
+    if pod is None or pod.status is None or not pod.status.conditions:
+        return status
+    have = {c.get("type") for c in status.get("conditions") or ()}
+    foreign = [to_dict(c) for c in pod.status.conditions
+               if c.type not in generate.KUBELET_CONDITIONS and c.type not in have]
+    if not foreign:
+        return status
+    return {**status, "conditions": foreign + list(status.get("conditions") or ())}
 
 
 def without_nulls(v: Any) -> Any:

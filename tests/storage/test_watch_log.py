@@ -36,6 +36,42 @@ async def test_stop_while_waiting_brings_progress_up_to_date() -> None:
     assert w.progress == 1
 
 
+async def test_waiters_are_kept_by_resource_and_a_wide_prefix_sees_every_resource() -> None:
+    """A write looks only at the waiters of its key's resource (and of prefixes above any
+    resource); each still wakes exactly when a key under its prefix is written."""
+    s = MemoryStorage()
+    log = s._log
+    prefixes = ["/registry/a/", "/registry/a/ns1/", "/registry/b/", "/registry/", "/registry/a"]
+    watchers = [s.watch(p, 0) for p in prefixes]
+    nexts = [asyncio.ensure_future(anext(w)) for w in watchers]
+    await asyncio.sleep(0)
+    assert sorted(log._waiters) == ["", "/registry/a/", "/registry/b/"]
+    await s.create("/registry/a/ns2/x", {"metadata": {"name": "x"}})
+    await asyncio.sleep(0)
+    assert [n.done() for n in nexts] == [True, False, False, True, True]
+    assert [w[0] for w in log._waiters["/registry/a/"]] == ["/registry/a/ns1/"]
+    await s.create("/registry/b/y", {"metadata": {"name": "y"}})
+    await asyncio.sleep(0)
+    assert [n.done() for n in nexts] == [True, False, True, True, True]
+    assert "/registry/b/" not in log._waiters
+    for w in watchers:
+        w.stop()
+
+
+async def test_stopped_watchers_of_a_resource_nobody_writes_do_not_pile_up() -> None:
+    s = MemoryStorage()
+    for _ in range(1000):                                    # an informer's watch restarting, say
+        w = s.watch("/registry/quiet/", 0)
+        nxt = asyncio.ensure_future(anext(w))
+        await asyncio.sleep(0)
+        w.stop()
+        try:
+            await nxt
+        except StopAsyncIteration:
+            pass
+    assert len(s._log._waiters["/registry/quiet/"]) <= 32
+
+
 # --- the byte bound ---------------------------------------------------------------------------
 
 def blob(name: str, size: int) -> dict:

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from kubeplane.storage import MemoryStorage
+from kubeplane.storage.interface import Compacted
 
 
 async def test_a_waiting_watcher_sleeps_through_other_prefixes_and_never_falls_behind() -> None:
@@ -70,6 +73,32 @@ async def test_stopped_watchers_of_a_resource_nobody_writes_do_not_pile_up() -> 
         except StopAsyncIteration:
             pass
     assert len(s._log._waiters["/registry/quiet/"]) <= 32
+
+
+async def test_changes_reads_only_when_its_prefix_was_written() -> None:
+    """changes(): the events under the prefix since the last call, found without scanning the
+    writes elsewhere (the armed waiter says none came), and Compacted only if one of its own
+    events fell out of the window unread."""
+    s = MemoryStorage(history=4)
+    await s.create("/registry/lr/ns/a", {"metadata": {"name": "a"}})
+    w = s.watch("/registry/lr/", 0)
+    assert [ev.kv.key for ev in w.changes()] == ["/registry/lr/ns/a"]
+    for i in range(10):                                      # more than the window, all elsewhere
+        await s.create(f"/registry/pods/ns/{i}", {"metadata": {"name": f"p{i}"}})
+        assert w.changes() == []
+    assert w.progress == s.revision
+    await s.create("/registry/lr/ns/b", {"metadata": {"name": "b"}})
+    await s.create("/registry/pods/ns/x", {"metadata": {"name": "x"}})
+    assert [ev.kv.key for ev in w.changes()] == ["/registry/lr/ns/b"]
+    assert w.changes() == []
+    await s.create("/registry/lr/ns/c", {"metadata": {"name": "c"}})
+    for i in range(5):                                       # its own event is pushed out unread
+        await s.create(f"/registry/cm/ns/{i}", {"metadata": {"name": f"c{i}"}})
+    with pytest.raises(Compacted):
+        w.changes()
+    w.stop()
+    assert w.changes() == []                                 # stopped: nothing, and no waiter armed
+    assert not any(not f.done() for b in s._log._waiters.values() for _, f in b)
 
 
 # --- the byte bound ---------------------------------------------------------------------------

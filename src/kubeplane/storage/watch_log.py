@@ -298,6 +298,30 @@ class LogWatcher:
                 out.append(ev)
         return out
 
+    def changes(self) -> list[WatchEvent]:
+        """The events under prefix since the last call, without waiting: ready() for a cache
+        that asks on every request (the admission plugins' PrefixIndex), which between writes
+        under its prefix costs no scan of the log — a waiter armed on the log after each call
+        says whether any came. Not for a watcher that is also iterated (both use _fut).
+
+        Raises Compacted if an event of ours fell out of the window before it was read.
+        """
+        if self._stopped:
+            return []
+        fut = self._fut
+        if fut is not None:
+            if not fut.done():
+                self._cursor = self._log.revision     # nothing under prefix since it was armed
+                return []
+            self._fut = None
+            woken_by = fut.result()
+            if woken_by is not None:                  # everything before it was someone else's
+                self._cursor = max(self._cursor, woken_by - 1)
+        out = self.ready()
+        if not (self._stopped or self._log.closed):
+            self._fut = self._log._wait(self._prefix)
+        return out
+
     def stop(self) -> None:
         """End the stream: a pending or later iteration raises StopAsyncIteration.
 

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from kubeplane.storage import MemoryStorage
+from kubeplane.storage.interface import Compacted
 
 
 async def test_a_waiting_watcher_sleeps_through_other_prefixes_and_never_falls_behind() -> None:
@@ -34,6 +37,68 @@ async def test_stop_while_waiting_brings_progress_up_to_date() -> None:
     except StopAsyncIteration:
         pass
     assert w.progress == 1
+
+
+async def test_waiters_are_kept_by_resource_and_a_wide_prefix_sees_every_resource() -> None:
+    """A write looks only at the waiters of its key's resource (and of prefixes above any
+    resource); each still wakes exactly when a key under its prefix is written."""
+    s = MemoryStorage()
+    log = s._log
+    prefixes = ["/registry/a/", "/registry/a/ns1/", "/registry/b/", "/registry/", "/registry/a"]
+    watchers = [s.watch(p, 0) for p in prefixes]
+    nexts = [asyncio.ensure_future(anext(w)) for w in watchers]
+    await asyncio.sleep(0)
+    assert sorted(log._waiters) == ["", "/registry/a/", "/registry/b/"]
+    await s.create("/registry/a/ns2/x", {"metadata": {"name": "x"}})
+    await asyncio.sleep(0)
+    assert [n.done() for n in nexts] == [True, False, False, True, True]
+    assert [w[0] for w in log._waiters["/registry/a/"]] == ["/registry/a/ns1/"]
+    await s.create("/registry/b/y", {"metadata": {"name": "y"}})
+    await asyncio.sleep(0)
+    assert [n.done() for n in nexts] == [True, False, True, True, True]
+    assert "/registry/b/" not in log._waiters
+    for w in watchers:
+        w.stop()
+
+
+async def test_stopped_watchers_of_a_resource_nobody_writes_do_not_pile_up() -> None:
+    s = MemoryStorage()
+    for _ in range(1000):                                    # an informer's watch restarting, say
+        w = s.watch("/registry/quiet/", 0)
+        nxt = asyncio.ensure_future(anext(w))
+        await asyncio.sleep(0)
+        w.stop()
+        try:
+            await nxt
+        except StopAsyncIteration:
+            pass
+    assert len(s._log._waiters["/registry/quiet/"]) <= 32
+
+
+async def test_changes_reads_only_when_its_prefix_was_written() -> None:
+    """changes(): the events under the prefix since the last call, found without scanning the
+    writes elsewhere (the armed waiter says none came), and Compacted only if one of its own
+    events fell out of the window unread."""
+    s = MemoryStorage(history=4)
+    await s.create("/registry/lr/ns/a", {"metadata": {"name": "a"}})
+    w = s.watch("/registry/lr/", 0)
+    assert [ev.kv.key for ev in w.changes()] == ["/registry/lr/ns/a"]
+    for i in range(10):                                      # more than the window, all elsewhere
+        await s.create(f"/registry/pods/ns/{i}", {"metadata": {"name": f"p{i}"}})
+        assert w.changes() == []
+    assert w.progress == s.revision
+    await s.create("/registry/lr/ns/b", {"metadata": {"name": "b"}})
+    await s.create("/registry/pods/ns/x", {"metadata": {"name": "x"}})
+    assert [ev.kv.key for ev in w.changes()] == ["/registry/lr/ns/b"]
+    assert w.changes() == []
+    await s.create("/registry/lr/ns/c", {"metadata": {"name": "c"}})
+    for i in range(5):                                       # its own event is pushed out unread
+        await s.create(f"/registry/cm/ns/{i}", {"metadata": {"name": f"c{i}"}})
+    with pytest.raises(Compacted):
+        w.changes()
+    w.stop()
+    assert w.changes() == []                                 # stopped: nothing, and no waiter armed
+    assert not any(not f.done() for b in s._log._waiters.values() for _, f in b)
 
 
 # --- the byte bound ---------------------------------------------------------------------------

@@ -3,11 +3,12 @@ create path (LimitRanger, Priority) that must cost nothing when there is nothing
 
 Upstream's plugins read an informer's lister; here the plugin lists the prefix once, then opens
 a storage watch after that revision and, on each look-up, applies the events the watch has
-ready (a store's watcher that offers `ready()`, as the memory and SQLite stores' do). So a
+ready (a store's watcher that offers `changes()`, as the memory and SQLite stores' do). So a
 look-up is always as current as a storage read (no informer lag: a LimitRange created just
-before a pod applies to it) and costs a scan of the writes since the previous look-up (a few
-per pod) plus dict look-ups, instead of a list or a prefix count per pod (~2-9 us each).
-A watcher without `ready()`, or one that fell out of the history window, means a list.
+before a pod applies to it) and, while nothing under the prefix changes, costs a look at one
+future plus dict look-ups, instead of a list or a prefix count per pod (~2-9 us each) or a
+scan of every write since the previous look-up (which grew with the cluster's write rate).
+A watcher without `changes()`, or one that fell out of the history window, means a list.
 """
 from __future__ import annotations
 
@@ -45,10 +46,10 @@ class PrefixIndex:
         return self.generation
 
     async def _current(self) -> dict[str, dict[str, Obj]]:
-        ready = getattr(self._watcher, "ready", None)
-        if ready is not None:
+        changes = getattr(self._watcher, "changes", None)
+        if changes is not None:
             try:
-                for ev in ready():
+                for ev in changes():
                     self._apply(ev.type, ev.kv.key, ev.kv.obj)
                 return self._by_ns
             except Compacted:
@@ -65,7 +66,7 @@ class PrefixIndex:
         if self._watcher is not None:
             self._watcher.stop()
         watcher = self.storage.watch(self.prefix, rev)
-        if hasattr(watcher, "ready"):
+        if hasattr(watcher, "changes"):
             self._watcher = watcher
         else:                                     # no way to read it without waiting: list each time
             watcher.stop()

@@ -17,7 +17,7 @@ from ....api.resources import STATUS
 from ....api.validation import apiregistration as validation
 from ...tables import apiregistration as tables
 from ..definition import ResourceDefinition
-from ..registry import REGISTRY, register
+from ..registry import register
 from ..strategy import Strategy
 
 if TYPE_CHECKING:
@@ -88,7 +88,9 @@ async def autoregister(api: APIServer) -> None:
     every local APIService Available (upstream: autoregister + the availability controller)."""
     from .. import store
 
-    for group, version in REGISTRY.group_versions():
+    from ... import enablement
+
+    for group, version in enablement.group_versions():    # served ones only (--runtime-config)
         obj = local_api_service(group, version)
         name = obj["metadata"]["name"]
         kv = await api.storage.get(API_SERVICES.key("", name))

@@ -220,3 +220,33 @@ def orjson_loads(b: bytes | None):
     import orjson
     assert b is not None
     return orjson.loads(b)
+
+
+async def test_autoregister_removes_the_apiservices_of_versions_turned_off(api) -> None:
+    from kubeplane.apiserver.registry.apiregistration import apiservice
+
+    async def names() -> set[str]:
+        return {i["metadata"]["name"] for i in (await api.get("/apis/apiregistration.k8s.io/v1/apiservices")).json["items"]}
+
+    assert "v1.batch" in await names()
+    enablement.configure(enablement.served({"batch/v1": "false"}))
+    try:
+        await apiservice.autoregister(api.server)       # what the next start does
+        after = await names()
+        assert "v1.batch" not in after and "v1.apps" in after and "v1." in after
+    finally:
+        enablement.reset()
+    await apiservice.autoregister(api.server)
+    assert "v1.batch" in await names()
+
+
+def test_in_process_controllers_skip_what_is_not_served(batch_off_ctb_off) -> None:
+    from kubeplane.cmd.controller_manager import _serves
+    from kubeplane.controller.garbagecollector.graph_builder import monitored_resources
+    from kubeplane.controller.namespace.deletion.namespaced_resources_deleter import deletable_resources
+    assert not any(r.group == "batch" for r in monitored_resources())
+    assert not any(r.group == "batch" for r in deletable_resources())
+    assert any(r.plural == "deployments" for r in monitored_resources())
+    assert not _serves("batch", "v1", "jobs") and _serves("apps", "v1", "deployments", "replicasets")
+    enablement.reset()
+    assert any(r.group == "batch" for r in monitored_resources())

@@ -84,12 +84,13 @@ def local_api_service(group: str, version: str) -> dict:
 
 
 async def autoregister(api: APIServer) -> None:
-    """Create the Local APIService of every served group/version that has none, and mark
-    every local APIService Available (upstream: autoregister + the availability controller)."""
+    """Create the Local APIService of every served group/version that has none, delete the
+    onstart ones of versions no longer served (--runtime-config turned them off), and mark every
+    local APIService Available (upstream: autoregister + the availability controller)."""
+    from ... import enablement
     from .. import store
 
-    from ... import enablement
-
+    await _remove_unserved(api, set(enablement.group_versions()))
     for group, version in enablement.group_versions():    # served ones only (--runtime-config)
         obj = local_api_service(group, version)
         name = obj["metadata"]["name"]
@@ -107,3 +108,21 @@ async def autoregister(api: APIServer) -> None:
                                              "reason": "Local", "message": "Local APIServices are always available"}]}
             await store.update(api, store.WriteOptions(), API_SERVICES, new, stored,
                                int(stored["metadata"]["resourceVersion"]), "status", [])
+
+
+async def _remove_unserved(api: APIServer, served: set[tuple[str, str]]) -> None:
+    """Delete the onstart-managed local APIServices whose group/version is not served. Upstream:
+    autoRegisterController.checkAPIService (an automanaged onstart APIService that is no longer
+    desired is removed when the server starts)."""
+    from ..deletion import DeleteOptions, delete
+
+    kvs, _ = await api.storage.list(API_SERVICES.prefix)
+    for kv in kvs:
+        obj = kv.obj
+        spec = obj.get("spec") or {}
+        managed = (obj["metadata"].get("labels") or {}).get(AUTOMANAGED_LABEL) == "onstart"
+        if managed and spec.get("service") is None and (spec.get("group", ""), spec.get("version", "")) not in served:
+            try:
+                await delete(api, "system:apiserver", API_SERVICES, kv, DeleteOptions())
+            except errors.NotFound:
+                pass

@@ -85,6 +85,24 @@ _BY_KIND = {(r.group, r.kind): r for r in reversed(RESOURCES)}
 _BY_VERSION_KIND = {(r.group, r.version, r.kind): r for r in RESOURCES}
 
 
+# What this process's API server leaves out (--runtime-config, --feature-gates; set by
+# apiserver/enablement.configure). In-process controllers that walk every resource (garbage
+# collector, namespace deleter, quota) skip these, as upstream's learn from discovery.
+_disabled: frozenset[tuple[str, str, str]] = frozenset()
+
+
+def set_disabled(disabled: frozenset[tuple[str, str, str]]) -> None:
+    global _disabled
+    _disabled = disabled
+
+
+def served_resources() -> tuple[ResourceInfo, ...]:
+    """RESOURCES less what the API server in this process does not serve."""
+    if not _disabled:
+        return RESOURCES
+    return tuple(r for r in RESOURCES if (r.group, r.version, r.plural) not in _disabled)
+
+
 def lookup(group: str, version: str, plural: str) -> ResourceInfo | None:
     """The resource served at /apis/<group>/<version>/<plural>, or None (404)."""
     return _BY_PATH.get((group, version, plural))

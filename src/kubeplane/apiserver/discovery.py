@@ -22,7 +22,8 @@ from typing import Any
 import orjson
 
 from ..api import upstream_resources as upstream
-from ..api.resources import GROUP_VERSIONS, ResourceInfo, resources_in
+from ..api.resources import ResourceInfo
+from . import enablement
 
 AGGREGATED_CT = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
@@ -35,18 +36,18 @@ def wants_aggregated(accept: str) -> bool:
 def groups() -> tuple[str, ...]:
     """Served groups ("" first) in upstream's discovery order; groups upstream lacks go last."""
     order = {g: i for i, (g, _) in enumerate(upstream.group_versions())}
-    served = dict.fromkeys(g for g, _ in GROUP_VERSIONS)
+    served = dict.fromkeys(g for g, _ in enablement.group_versions())
     return tuple(sorted(served, key=lambda g: order.get(g, len(order))))
 
 
 def _versions(group: str) -> list[str]:
     """The group's served versions, upstream's preferred first."""
     order = {v: i for g, vs in upstream.group_versions() if g == group for i, v in enumerate(vs)}
-    return sorted((v for g, v in GROUP_VERSIONS if g == group), key=lambda v: order.get(v, len(order)))
+    return sorted((v for g, v in enablement.group_versions() if g == group), key=lambda v: order.get(v, len(order)))
 
 
 def _resources(group: str, version: str) -> list[ResourceInfo]:
-    return sorted(resources_in(group, version), key=lambda r: r.plural)
+    return sorted(enablement.resources_in(group, version), key=lambda r: r.plural)
 
 
 def _aggregated_resource(ri: ResourceInfo) -> dict[str, Any]:
@@ -107,7 +108,7 @@ def api_group(group: str) -> bytes | None:
 def api_resource_list(group: str, version: str) -> bytes | None:
     """The legacy APIResourceList for one group-version, subresources as "deployments/scale",
     every entry sorted by name."""
-    if (group, version) not in GROUP_VERSIONS:
+    if (group, version) not in enablement.group_versions():
         return None
     resources: list[dict[str, Any]] = []
     for ri in _resources(group, version):

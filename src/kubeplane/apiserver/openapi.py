@@ -23,6 +23,7 @@ import orjson
 from kubeplane.api import resources as res
 from kubeplane.api.schema import definitions, ref_name
 
+from . import enablement
 from . import openapi_v2 as names     # upstream's operationIds, tags, articles (shared with /openapi/v2)
 
 OPENAPI_VERSION = "3.0.0"
@@ -142,7 +143,7 @@ def openapi_hash(path: str) -> str:
 @functools.cache
 def _doc_paths() -> tuple[str, ...]:
     paths = ["api", "apis"]
-    for group, version in res.GROUP_VERSIONS:
+    for group, version in enablement.group_versions():
         paths += [f"api/{version}"] if not group else [f"apis/{group}", f"apis/{group}/{version}"]
     return tuple(dict.fromkeys(paths))
 
@@ -183,7 +184,7 @@ def _group_version_paths(group: str, version: str) -> tuple[dict[str, Any], list
     tag = names.tag(group, version)
     paths: dict[str, Any] = _discovery_op(prefix + "/", f"get{gv_id}APIResources", "APIResourceList", tag)
     roots = [_META + n for n in ("APIResourceList", "Status", "DeleteOptions", "WatchEvent", "Patch")]
-    for r in res.resources_in(group, version):
+    for r in enablement.resources_in(group, version):
         roots += [r.definition, _list_definition(r)]
         paths.update(_resource_paths(r, prefix, gv_id, tag))
         for sub in r.subresources:

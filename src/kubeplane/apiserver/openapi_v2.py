@@ -44,6 +44,7 @@ import orjson
 from kubeplane.api import resources as res
 from kubeplane.api.schema import definitions, ref_name
 
+from . import enablement
 from .request import Request, Response
 
 SWAGGER_VERSION = "2.0"
@@ -331,10 +332,10 @@ def discovery_routes() -> list[Route]:
                                              consumes=_MEDIA))
     routes = [route("/api/", "get available API versions", "getCoreAPIVersions", "core", "APIVersions"),
               route("/apis/", "get available API versions", "getAPIVersions", "apis", "APIGroupList")]
-    for group in dict.fromkeys(g for g, _ in res.GROUP_VERSIONS if g):
+    for group in dict.fromkeys(g for g, _ in enablement.group_versions() if g):
         routes.append(route(f"/apis/{group}/", "get information of a group", f"get{_group_part(group, True)}APIGroup",
                             tag(group), "APIGroup"))
-    for group, version in res.GROUP_VERSIONS:
+    for group, version in enablement.group_versions():
         prefix = f"/apis/{group}/{version}/" if group else f"/api/{version}/"
         routes.append(route(prefix, "get available resources", f"get{gv_id(group, version)}APIResources",
                             tag(group, version), "APIResourceList"))
@@ -697,7 +698,7 @@ def _refs_in(node: Any, out: set[str]) -> set[str]:
 def routes() -> list[Route]:
     """Every route of every served resource, plus the discovery routes."""
     out = discovery_routes()
-    for r in res.RESOURCES:
+    for r in enablement.resources():
         out += resource_routes(r)
     return out
 

@@ -20,7 +20,7 @@ from ..api import errors
 from ..api.resources import ResourceInfo
 from ..storage.interface import Storage
 from ..utils.clock import REAL_CLOCK, Clock, rfc3339
-from . import admission, discovery, healthz, metrics
+from . import admission, discovery, enablement, healthz, metrics
 from .handlers import componentstatus, ephemeralcontainers, eviction, podlog, rest, subresources, watch
 from .handlers.common import warning_headers
 from .registry import REGISTRY, store
@@ -74,8 +74,10 @@ class APIServer:
                 obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
                 await store.create(self, store.WriteOptions(), ri, "", obj, [])
         from .registry.scheduling.priorityclass import bootstrap_system_priority_classes
-        await bootstrap_system_priority_classes(self)
-        await apiservice.autoregister(self)
+        if enablement.enabled("scheduling.k8s.io", "v1", "priorityclasses"):    # upstream's hook needs the API
+            await bootstrap_system_priority_classes(self)
+        if enablement.enabled("apiregistration.k8s.io", "v1", "apiservices"):
+            await apiservice.autoregister(self)
         if self.service_repair is not None:      # every ClusterIP and NodePort found again
             await kubernetesservice.repair_services(self, self.service_repair)
         self.ready = True
@@ -171,7 +173,7 @@ class APIServer:
 
     async def route_resource(self, req: Request, info: RequestInfo) -> Response:
         ri = REGISTRY.lookup(info.group, info.version, info.resource)
-        if ri is None:
+        if ri is None or not enablement.enabled(info.group, info.version, info.resource):   # --runtime-config
             raise errors.StatusError(404, "NotFound", "the server could not find the requested resource",
                                      {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]})
         if not ri.namespaced and info.namespace:

@@ -54,7 +54,6 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     from ..client.tools.record import EventBroadcaster
     from ..controller.certificates.rootcacertpublisher import Publisher
     from ..controller.deployment import DeploymentController
-    from ..controller.disruption import DisruptionController
     from ..controller.garbagecollector import GarbageCollector
     from ..controller.namespace import NamespaceController
     from ..controller.nodelifecycle import NodeLifecycleController, NodeLifecycleOptions
@@ -79,12 +78,21 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
                                       recorder=broadcaster.new_recorder("deployment-controller"))
     sa = ServiceAccountsController(clientset, factory.core_v1().serviceaccounts(), factory.core_v1().namespaces(),
                                    clock=clock)
-    disruption = DisruptionController(factory.core_v1().pods(), factory.policy_v1().poddisruptionbudgets(),
-                                      factory.core_v1().replicationcontrollers(), factory.apps_v1().replicasets(),
-                                      factory.apps_v1().deployments(), factory.apps_v1().statefulsets(), clientset,
-                                      clock=clock, recorder=broadcaster.new_recorder("controllermanager"))
-    runs = [deployment.run(options.deployment_workers), rs.run(options.replicaset_workers), gc.run(), ns.run(),
-            nodes.run(), sa.run(), disruption.run()]
+    # A controller whose resources the API server does not serve (--runtime-config) is not
+    # started, as upstream's kube-controller-manager skips it ("resource unavailable").
+    runs = [gc.run(), ns.run(), sa.run()]
+    if _serves("apps", "v1", "deployments", "replicasets"):
+        runs[:0] = [deployment.run(options.deployment_workers), rs.run(options.replicaset_workers)]
+    if _serves("coordination.k8s.io", "v1", "leases"):
+        runs.append(nodes.run())
+    if _serves("policy", "v1", "poddisruptionbudgets") and _serves("apps", "v1", "replicasets", "deployments",
+                                                                    "statefulsets"):
+        from ..controller.disruption import DisruptionController
+        disruption = DisruptionController(factory.core_v1().pods(), factory.policy_v1().poddisruptionbudgets(),
+                                          factory.core_v1().replicationcontrollers(), factory.apps_v1().replicasets(),
+                                          factory.apps_v1().deployments(), factory.apps_v1().statefulsets(),
+                                          clientset, clock=clock, recorder=broadcaster.new_recorder("controllermanager"))
+        runs.append(disruption.run())
     if options.root_ca:
         runs.append(Publisher(clientset, factory.core_v1().configmaps(), factory.core_v1().namespaces(),
                               root_ca=options.root_ca, clock=clock).run())
@@ -99,6 +107,12 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
         if owns_factory:
             await factory.shutdown()
         await broadcaster.shutdown()
+
+
+def _serves(group: str, version: str, *plurals: str) -> bool:
+    from ..api.resources import served_resources
+    served = {(r.group, r.version, r.plural) for r in served_resources()}
+    return all((group, version, p) in served for p in plurals)
 
 
 def _resource_quota_controller(clientset: Clientset, factory: SharedInformerFactory, clock: Clock,

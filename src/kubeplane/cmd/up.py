@@ -31,6 +31,7 @@ import uvicorn
 from ..apiserver.app import ASGIApp
 from ..apiserver.controlplane.kubernetesservice import start_controllers as start_bootstrap_controllers
 from ..apiserver.metrics import InstrumentedStorage
+from ..apiserver import enablement, resourceconfig
 from ..apiserver.options import ServerRunOptions
 from ..apiserver.server import APIServer
 from ..apiserver.serving import Server, ServingOptions
@@ -217,8 +218,26 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--disable-admission-plugins", type=flags.admission_plugins, default=frozenset(),
                    metavar="NAMES", help="admission plugins to turn off, comma-separated, e.g. ServiceAccount "
                                          "(default none: every plugin kubeplane ships runs, in upstream's order)")
+    p.add_argument("--runtime-config", action="append", default=[], metavar="KEY=VALUE,...",
+                   help="enable or disable built-in APIs, as kube-apiserver: v1=true|false for the core group, "
+                        "<group>/<version>=true|false, <group>/<version>/<resource>=true|false, "
+                        "api/all|api/ga|api/beta|api/alpha=true|false (default: upstream 1.37's defaults)")
+    p.add_argument("--feature-gates", action="append", default=[], metavar="NAME=BOOL,...",
+                   help="feature gates that install resources: " + ", ".join(
+                       f"{n}=true|false ({g.pre_release} - default={str(g.default).lower()})"
+                       for n, g in sorted(enablement.FEATURE_GATES.items())))
     add_log_level(p)
     p.set_defaults(func=run)
+
+
+def configure_api_enablement(args: argparse.Namespace) -> None:
+    """--runtime-config and --feature-gates -> the served resources; Fatal with upstream's message."""
+    try:
+        gates = enablement.parse_feature_gates(args.feature_gates)
+        runtime_config = resourceconfig.parse_configuration_map(args.runtime_config)
+        enablement.configure(enablement.served(runtime_config, gates))
+    except (resourceconfig.RuntimeConfigError, enablement.FeatureGateError) as err:
+        raise Fatal(str(err)) from None
 
 
 def server_run_options(args: argparse.Namespace) -> ServerRunOptions:
@@ -261,6 +280,7 @@ def listen(address: str, port: int) -> socket.socket:
 async def serve(args: argparse.Namespace) -> None:
     data_dir: pathlib.Path = args.data_dir.resolve()
     flags.check_profile(args.runtime, args.profile, args.nodes)
+    configure_api_enablement(args)
     lock = DataDirLock.acquire(data_dir)
     try:
         sock = listen(args.address, args.port)

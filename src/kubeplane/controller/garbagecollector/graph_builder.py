@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from ...api.resources import RESOURCES, ResourceInfo
+from ...api.resources import ResourceInfo, served_resources
 from ...api.types import meta_v1
 from ...client.informers import SharedInformerFactory
 from ...client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
@@ -33,7 +33,7 @@ IGNORED_RESOURCES = frozenset({("", "events"), ("events.k8s.io", "events")})
 
 def monitored_resources() -> list[ResourceInfo]:
     """Every served resource the collector watches: all that support delete, list and watch."""
-    return [ri for ri in RESOURCES if (ri.group, ri.plural) not in IGNORED_RESOURCES
+    return [ri for ri in served_resources() if (ri.group, ri.plural) not in IGNORED_RESOURCES
             and {"delete", "list", "watch"} <= set(ri.verbs)]
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...api import errors, types
-from ...api.resources import RESOURCES, ResourceInfo
+from ...api.resources import ResourceInfo, served_resources
 from ...client.clientset import Clientset
 from ...client.informers import ResourceInformer
 from ...client.rest import ResourceClient
@@ -193,4 +193,4 @@ class ResourceQuotaController:
 
 def served(group: str, resource: str) -> ResourceInfo | None:
     """The served version of group/resource, if any."""
-    return next((r for r in RESOURCES if r.group == group and r.plural == resource), None)
+    return next((r for r in served_resources() if r.group == group and r.plural == resource), None)

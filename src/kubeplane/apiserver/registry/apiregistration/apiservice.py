@@ -17,7 +17,7 @@ from ....api.resources import STATUS
 from ....api.validation import apiregistration as validation
 from ...tables import apiregistration as tables
 from ..definition import ResourceDefinition
-from ..registry import REGISTRY, register
+from ..registry import register
 from ..strategy import Strategy
 
 if TYPE_CHECKING:
@@ -84,11 +84,14 @@ def local_api_service(group: str, version: str) -> dict:
 
 
 async def autoregister(api: APIServer) -> None:
-    """Create the Local APIService of every served group/version that has none, and mark
-    every local APIService Available (upstream: autoregister + the availability controller)."""
+    """Create the Local APIService of every served group/version that has none, delete the
+    onstart ones of versions no longer served (--runtime-config turned them off), and mark every
+    local APIService Available (upstream: autoregister + the availability controller)."""
+    from ... import enablement
     from .. import store
 
-    for group, version in REGISTRY.group_versions():
+    await _remove_unserved(api, set(enablement.group_versions()))
+    for group, version in enablement.group_versions():    # served ones only (--runtime-config)
         obj = local_api_service(group, version)
         name = obj["metadata"]["name"]
         kv = await api.storage.get(API_SERVICES.key("", name))
@@ -105,3 +108,21 @@ async def autoregister(api: APIServer) -> None:
                                              "reason": "Local", "message": "Local APIServices are always available"}]}
             await store.update(api, store.WriteOptions(), API_SERVICES, new, stored,
                                int(stored["metadata"]["resourceVersion"]), "status", [])
+
+
+async def _remove_unserved(api: APIServer, served: set[tuple[str, str]]) -> None:
+    """Delete the onstart-managed local APIServices whose group/version is not served. Upstream:
+    autoRegisterController.checkAPIService (an automanaged onstart APIService that is no longer
+    desired is removed when the server starts)."""
+    from ..deletion import DeleteOptions, delete
+
+    kvs, _ = await api.storage.list(API_SERVICES.prefix)
+    for kv in kvs:
+        obj = kv.obj
+        spec = obj.get("spec") or {}
+        managed = (obj["metadata"].get("labels") or {}).get(AUTOMANAGED_LABEL) == "onstart"
+        if managed and spec.get("service") is None and (spec.get("group", ""), spec.get("version", "")) not in served:
+            try:
+                await delete(api, "system:apiserver", API_SERVICES, kv, DeleteOptions())
+            except errors.NotFound:
+                pass

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable
 import orjson
 
 from ....api import errors, types
-from ....api.resources import RESOURCES, ResourceInfo
+from ....api.resources import ResourceInfo, served_resources
 from ....client.clientset import Clientset, GroupClient
 from ....client.rest import ResourceClient, raise_for_status
 from ....utils.clock import REAL_CLOCK, Clock, parse_rfc3339, rfc3339
@@ -48,7 +48,7 @@ class GVRDeletionMetadata:
 
 def deletable_resources() -> list[ResourceInfo]:
     """Upstream: discovery.FilteredBy(SupportsAllVerbs{"delete"}) over the namespaced resources."""
-    return [ri for ri in RESOURCES if ri.namespaced and "delete" in ri.verbs]
+    return [ri for ri in served_resources() if ri.namespaced and "delete" in ri.verbs]
 
 
 class NamespacedResourcesDeleter:

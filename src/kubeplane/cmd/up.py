@@ -44,6 +44,7 @@ from ..storage import (
 from ..storage.value import EncryptionConfigError, ensure_default_config, new_storage_transformer
 from ..utils.pki import PKI, ensure_pki
 from . import flags
+from ..serviceaccount.jwt import ensure_signing_key
 from .datadir import DataDirLock, tighten_data_dir
 from .errors import Fatal, describe
 from .kubeconfig import write_kubeconfig
@@ -217,6 +218,19 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--disable-admission-plugins", type=flags.admission_plugins, default=frozenset(),
                    metavar="NAMES", help="admission plugins to turn off, comma-separated, e.g. ServiceAccount "
                                          "(default none: every plugin kubeplane ships runs, in upstream's order)")
+    p.add_argument("--service-account-issuer", default="https://kubernetes.default.svc.cluster.local",
+                   metavar="URL", help="the iss of service account tokens (default "
+                                       "https://kubernetes.default.svc.cluster.local, as kubeadm)")
+    p.add_argument("--api-audiences", type=lambda s: tuple(a for a in s.split(",") if a), default=(),
+                   metavar="AUDIENCES", help="the audiences of a TokenRequest that names none, comma-separated "
+                                             "(default: the service account issuer)")
+    p.add_argument("--service-account-max-token-expiration", type=flags.go_duration, default=0.0,
+                   metavar="DURATION", help="the longest a TokenRequest's token may be valid, e.g. 24h "
+                                            "(default 0: as long as asked)")
+    p.add_argument("--service-account-extend-token-expiration", type=flags.go_bool, default=True, nargs="?",
+                   const=True,
+                   metavar="BOOL", help="pod-bound tokens of the ServiceAccount plugin's projected volume are "
+                                        "valid for a year, warning after an hour (default true, as kube-apiserver)")
     add_log_level(p)
     p.set_defaults(func=run)
 
@@ -228,7 +242,11 @@ def server_run_options(args: argparse.Namespace) -> ServerRunOptions:
                             service_cluster_ip_range=args.service_cluster_ip_range,
                             service_node_port_range=args.service_node_port_range,
                             admission_control_config_file=args.admission_control_config_file,
-                            disable_admission_plugins=args.disable_admission_plugins)
+                            disable_admission_plugins=args.disable_admission_plugins,
+                            service_account_issuer=args.service_account_issuer,
+                            api_audiences=args.api_audiences,
+                            service_account_max_token_expiration=int(args.service_account_max_token_expiration),
+                            service_account_extend_token_expiration=args.service_account_extend_token_expiration)
 
 
 
@@ -311,6 +329,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
     except ValueError as err:          # --admission-control-config-file
         sock.close()
         raise Fatal(f"failed to initialize admission: {err}") from None
+    api.service_account_key = ensure_signing_key(data_dir / "pki")
     await api.bootstrap()
     serving_options = ServingOptions()
     config = uvicorn.Config(ASGIApp(api), loop="none",

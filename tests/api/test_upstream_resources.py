@@ -27,8 +27,8 @@ SERVED = [pytest.param(r, id=f"{r.group or 'core'}/{r.plural}") for r in res.RES
 MISSING_SUBRESOURCES = {
     ("", "nodes", "proxy"), ("", "pods", "attach"),
     ("", "pods", "eviction"), ("", "pods", "exec"),
-    ("", "pods", "portforward"), ("", "pods", "proxy"), ("", "pods", "resize"),
-    ("", "services", "proxy"), ("", "serviceaccounts", "token"),
+    ("", "pods", "portforward"), ("", "pods", "proxy"),
+    ("", "services", "proxy"),
 }
 
 

@@ -286,3 +286,19 @@ def test_es256_signature_and_jwks() -> None:
     assert (jwk["kty"], jwk["crv"], jwk["alg"], jwk["use"], jwk["kid"]) == ("EC", "P-256", "ES256", "sig", gen.kid)
     x = int.from_bytes(b64decode(jwk["x"]), "big")
     assert x == key.public_key().public_numbers().x
+
+
+async def test_issuer_discovery_documents(api) -> None:
+    r = await api.get("/.well-known/openid-configuration")
+    assert r.status == 200 and ("cache-control", "public, max-age=3600") in r.headers
+    assert r.json == {"issuer": "https://kubernetes.default.svc.cluster.local",
+                      "jwks_uri": f"https://{api.server.server_address}/openid/v1/jwks",
+                      "response_types_supported": ["id_token"], "subject_types_supported": ["public"],
+                      "id_token_signing_alg_values_supported": ["RS256"]}
+    r = await api.get("/openid/v1/jwks")
+    assert r.status == 200 and r.content_type == "application/jwk-set+json"
+    (jwk,) = r.json["keys"]
+    pub = api.server.service_account_tokens().generator.key.public_key()
+    assert list(jwk) == ["use", "kty", "kid", "alg", "n", "e"]
+    assert (jwk["kty"], jwk["alg"], jwk["kid"], jwk["e"]) == ("RSA", "RS256", key_id(pub), "AQAB")
+    assert int.from_bytes(b64decode(jwk["n"]), "big") == pub.public_numbers().n

@@ -85,6 +85,15 @@ class APIServer:
                 extend_expiration=o.service_account_extend_token_expiration)
         return self._sa_tokens
 
+    def service_account_issuer_discovery(self, path: str) -> Response:
+        """/.well-known/openid-configuration and /openid/v1/jwks (serviceaccount/openidmetadata.py)."""
+        from ..serviceaccount import openidmetadata as oidc
+        generator = self.service_account_tokens().generator
+        if path == oidc.JWKS_PATH:
+            return Response(200, oidc.jwks(generator), oidc.JWKS_CONTENT_TYPE, [("cache-control", oidc.CACHE_CONTROL)])
+        return Response(200, oidc.openid_configuration(generator, self.server_address),
+                        headers=[("cache-control", oidc.CACHE_CONTROL)])
+
     async def bootstrap(self) -> None:
         """Create the system namespaces and priority classes (upstream: the bootstrap-controller and
         scheduling/bootstrap-system-priority-classes post-start hooks)."""
@@ -158,6 +167,8 @@ class APIServer:
             return health
         if path == "/version":
             return Response(200, orjson.dumps(KUBERNETES_VERSION))
+        if path in ("/.well-known/openid-configuration", "/openid/v1/jwks"):
+            return self.service_account_issuer_discovery(path)
         if path in ("/api", "/apis"):
             accept = req.headers.get("accept", "")
             if discovery.wants_aggregated(accept):

@@ -85,8 +85,11 @@ class TokenGenerator:
     def jwks(self) -> Obj:
         """The public key as a JSON Web Key Set. Upstream: publicJWKSFromKeys (openidmetadata.go)"""
         pub = self.key.public_key()
-        jwk: Obj = {"use": "sig", "kty": "RSA" if isinstance(pub, rsa.RSAPublicKey) else "EC",
-                    "kid": self.kid, "alg": self.alg}
+        # go-jose's field order: use, kty, kid, crv, alg, then the key's numbers.
+        jwk: Obj = {"use": "sig", "kty": "RSA" if isinstance(pub, rsa.RSAPublicKey) else "EC", "kid": self.kid}
+        if isinstance(pub, ec.EllipticCurvePublicKey):
+            jwk["crv"] = _JWK_CURVES[pub.curve.name]
+        jwk["alg"] = self.alg
         if isinstance(pub, rsa.RSAPublicKey):
             nums = pub.public_numbers()
             jwk["n"] = b64url(nums.n.to_bytes((nums.n.bit_length() + 7) // 8, "big"))
@@ -94,8 +97,7 @@ class TokenGenerator:
         else:
             ecn = pub.public_numbers()
             size = _EC_ALGS[pub.curve.name][2]
-            jwk.update(crv=_JWK_CURVES[pub.curve.name], x=b64url(ecn.x.to_bytes(size, "big")),
-                       y=b64url(ecn.y.to_bytes(size, "big")))
+            jwk.update(x=b64url(ecn.x.to_bytes(size, "big")), y=b64url(ecn.y.to_bytes(size, "big")))
         return {"keys": [jwk]}
 
 

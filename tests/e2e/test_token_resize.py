@@ -156,3 +156,29 @@ def test_discovery_lists_the_subresources(cluster: Cluster) -> None:
     token = next(r for r in out["resources"] if r["name"] == "serviceaccounts/token")
     assert (token["group"], token["version"], token["kind"], token["verbs"]) == (
         "authentication.k8s.io", "v1", "TokenRequest", ["create"])
+
+
+def test_issuer_audiences_max_expiration_and_signing_key_flags(tmp_path: Any) -> None:
+    from cryptography.hazmat.primitives.asymmetric import ec
+    key = ec.generate_private_key(ec.SECP256R1())
+    key_file = tmp_path / "sa-ec.pem"
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    c = Cluster(extra_args=("--service-account-issuer", "https://issuer.example", "--api-audiences", "a,b",
+                            "--service-account-max-token-expiration", "2h",
+                            "--service-account-signing-key-file", str(key_file))).start()
+    try:
+        eventually(lambda: c.kubectl("get", "sa", "default", check=False).returncode == 0, "the default SA")
+        res = c.kubectl("create", "token", "default", "--duration", "3h")
+        assert 'requested expiration of 10800 seconds shortened to 7200 seconds' in res.stderr
+        header, claims = claims_of(res.stdout.strip())
+        assert header["alg"] == "ES256"
+        assert (claims["iss"], claims["aud"], claims["exp"] - claims["iat"]) == ("https://issuer.example", ["a", "b"], 7200)
+        assert not (c.data_dir / "pki" / "sa.key").exists()      # the given key, not a made one
+    finally:
+        c.cleanup()
+    bad = Cluster(extra_args=("--service-account-max-token-expiration", "10m"))
+    with pytest.raises(RuntimeError, match="the service-account-max-token-expiration must be between 1 hour "
+                                           "and 2\\^32 seconds"):
+        bad.start()
+    bad.cleanup()

@@ -44,7 +44,7 @@ from ..storage import (
 from ..storage.value import EncryptionConfigError, ensure_default_config, new_storage_transformer
 from ..utils.pki import PKI, ensure_pki
 from . import flags
-from ..serviceaccount.jwt import ensure_signing_key
+from ..serviceaccount.jwt import ensure_signing_key, load_private_key
 from .datadir import DataDirLock, tighten_data_dir
 from .errors import Fatal, describe
 from .kubeconfig import write_kubeconfig
@@ -224,6 +224,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--api-audiences", type=lambda s: tuple(a for a in s.split(",") if a), default=(),
                    metavar="AUDIENCES", help="the audiences of a TokenRequest that names none, comma-separated "
                                              "(default: the service account issuer)")
+    p.add_argument("--service-account-signing-key-file", type=pathlib.Path, default=None, metavar="FILE",
+                   help="PEM RSA or ECDSA private key that signs service account tokens (default: "
+                        "DIR/pki/sa.key, an RSA 2048 key made on first start)")
     p.add_argument("--service-account-max-token-expiration", type=flags.go_duration, default=0.0,
                    metavar="DURATION", help="the longest a TokenRequest's token may be valid, e.g. 24h "
                                             "(default 0: as long as asked)")
@@ -324,12 +327,21 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         sock.close()
         raise
     try:
-        api = APIServer(InstrumentedStorage(storage), tokens={pki.token: "kubeplane-admin"},
-                        options=server_run_options(args))
+        options = server_run_options(args)
+    except ValueError as err:          # --service-account-max-token-expiration
+        sock.close()
+        raise Fatal(str(err)) from None
+    try:
+        api = APIServer(InstrumentedStorage(storage), tokens={pki.token: "kubeplane-admin"}, options=options)
     except ValueError as err:          # --admission-control-config-file
         sock.close()
         raise Fatal(f"failed to initialize admission: {err}") from None
-    api.service_account_key = ensure_signing_key(data_dir / "pki")
+    try:
+        api.service_account_key = (load_private_key(args.service_account_signing_key_file.read_bytes())
+                                   if args.service_account_signing_key_file else ensure_signing_key(data_dir / "pki"))
+    except (OSError, ValueError, TypeError) as err:
+        sock.close()
+        raise Fatal(f"failed to parse service-account-signing-key-file: {err}") from None
     await api.bootstrap()
     serving_options = ServingOptions()
     config = uvicorn.Config(ASGIApp(api), loop="none",

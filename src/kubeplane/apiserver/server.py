@@ -65,9 +65,10 @@ class APIServer:
         self.service_alloc: Allocators | None = Allocators.from_flags(self.options.service_cluster_ip_range,
                                                                       self.options.service_node_port_range)
         self.service_repair: Repair | None = Repair(self.service_alloc)
-        # The service account signing key (`up`: the data dir's pki/sa.key); None: one made in
-        # memory when the first token is minted.
-        self.service_account_key: PrivateKey | None = None
+        # Where the service account signing key comes from, called when the first token is
+        # minted (`up`: the data dir's pki/sa.key, made then: an RSA key costs ~15 ms, which a
+        # start-up need not pay); None: a key made in memory.
+        self.service_account_key: Callable[[], PrivateKey] | None = None
         self._sa_tokens: ServiceAccountTokens | None = None
 
     def now(self) -> str:
@@ -79,8 +80,9 @@ class APIServer:
             # Imported on first use: a server that mints no token never loads cryptography's RSA.
             from ..serviceaccount.tokens import ServiceAccountTokens
             o = self.options
+            key = self.service_account_key() if self.service_account_key is not None else None
             self._sa_tokens = ServiceAccountTokens.new(
-                self.service_account_key, issuer=o.service_account_issuer, audiences=o.api_audiences,
+                key, issuer=o.service_account_issuer, audiences=o.api_audiences,
                 max_expiration_seconds=o.service_account_max_token_expiration,
                 extend_expiration=o.service_account_extend_token_expiration)
         return self._sa_tokens

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import pathlib
@@ -24,7 +25,7 @@ import socket
 import sqlite3
 import sys
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import Any, Callable, cast
 
 import uvicorn
 
@@ -44,7 +45,7 @@ from ..storage import (
 from ..storage.value import EncryptionConfigError, ensure_default_config, new_storage_transformer
 from ..utils.pki import PKI, ensure_pki
 from . import flags
-from ..serviceaccount.jwt import ensure_signing_key, load_private_key
+from ..serviceaccount.jwt import PrivateKey, ensure_signing_key, load_private_key
 from .datadir import DataDirLock, tighten_data_dir
 from .errors import Fatal, describe
 from .kubeconfig import write_kubeconfig
@@ -253,6 +254,15 @@ def server_run_options(args: argparse.Namespace) -> ServerRunOptions:
 
 
 
+def service_account_key(args: argparse.Namespace, data_dir: pathlib.Path) -> Callable[[], PrivateKey]:
+    """The signing key's source: a given key file is read now (a bad one stops the start, as
+    upstream); the data dir's pki/sa.key when the first token is minted (made then if new)."""
+    if args.service_account_signing_key_file:
+        key = load_private_key(args.service_account_signing_key_file.read_bytes())
+        return lambda: key
+    return functools.partial(ensure_signing_key, data_dir / "pki")
+
+
 def run(args: argparse.Namespace) -> int:
     from .standalone import run_process
     os.umask(UMASK)
@@ -337,8 +347,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         sock.close()
         raise Fatal(f"failed to initialize admission: {err}") from None
     try:
-        api.service_account_key = (load_private_key(args.service_account_signing_key_file.read_bytes())
-                                   if args.service_account_signing_key_file else ensure_signing_key(data_dir / "pki"))
+        api.service_account_key = service_account_key(args, data_dir)
     except (OSError, ValueError, TypeError) as err:
         sock.close()
         raise Fatal(f"failed to parse service-account-signing-key-file: {err}") from None

@@ -54,11 +54,8 @@ async def create_token(api: APIServer, req: Request, ri: ResourceInfo, ns: str, 
     """Upstream: the create handler (decode, default, admit) then TokenREST.Create."""
     tr, warnings = codec.decode_typed(req.headers, req.body, DEFINITION, KIND, "v1", common.field_validation(req))
     objects.check_type_meta(tr, _TOKEN_REQUEST)
-    meta = tr.setdefault("metadata", {})
-    if not isinstance(meta, dict):
-        raise errors.BadRequest("metadata must be an object")
+    meta, spec = _object(tr, "metadata"), _object(tr, "spec")
     objects.check_namespace_matches(tr, ns)
-    spec = tr.setdefault("spec", {})
     if spec.get("expirationSeconds") is None:
         spec["expirationSeconds"] = DEFAULT_EXPIRATION_SECONDS
     opts = common.write_options(req)
@@ -97,6 +94,16 @@ async def create_token(api: APIServer, req: Request, ri: ResourceInfo, ns: str, 
 
 
 _TOKEN_REQUEST = ResourceInfo(GROUP, "v1", KIND, "tokenrequests", "tokenrequest", True, DEFINITION)
+
+
+def _object(tr: Obj, key: str) -> Obj:
+    """tr[key], made {} when absent or null (Go decodes both to the zero struct)."""
+    value = tr.get(key)
+    if value is None:
+        value = tr[key] = {}
+    if not isinstance(value, dict):
+        raise errors.BadRequest(f"{key} must be an object")
+    return value
 
 
 def _invalid(name: str, err: errors.FieldError) -> errors.Invalid:

@@ -187,3 +187,21 @@ async def test_unsupported_patch_type_and_missing_pod(api) -> None:
     await api.create(PODS, pod(resources("100m")))
     r = await api.call("PATCH", RESIZE, body="{}", headers={"content-type": "text/plain"})
     assert r.status == 415
+
+
+async def test_status_write_keeps_observed_generation(api) -> None:
+    """preserveOldObservedGeneration: a status write without it keeps the old value (the pod's
+    and each condition's, by type)."""
+    await api.create(PODS, pod(resources("100m", cpu_lim="200m")))
+    await resize(api, resources("150m", cpu_lim="200m"))
+    status = {"status": {"observedGeneration": 2,
+                         "conditions": [{"type": "Ready", "status": "True", "observedGeneration": 2}]}}
+    r = await api.call("PATCH", f"{PODS}/p/status", body=status, headers=MERGE)
+    assert r.status == 200, r.json
+    body = r.json
+    del body["status"]["observedGeneration"]
+    del body["status"]["conditions"][0]["observedGeneration"]
+    r = await api.call("PUT", f"{PODS}/p/status", body=body)
+    assert r.status == 200, r.json
+    assert r.json["status"]["observedGeneration"] == 2
+    assert r.json["status"]["conditions"][0]["observedGeneration"] == 2

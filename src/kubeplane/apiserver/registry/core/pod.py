@@ -28,6 +28,15 @@ class PodStrategy(Strategy):
         super().prepare_for_update(new, old)
         update_pod_generation(new, old)
 
+    def prepare_for_status_update(self, new: Obj, old: Obj) -> None:
+        """Upstream: podStatusStrategy.PrepareForUpdate's preserveOldObservedGeneration (the
+        rest as every status strategy). Only pods whose status has an observedGeneration (one
+        whose spec changed, here) pay for the conditions' walk."""
+        super().prepare_for_status_update(new, old)
+        old_status = old.get("status") or {}
+        if old_status.get("observedGeneration"):
+            preserve_old_observed_generation(new.setdefault("status", {}), old_status)
+
     def prepare_for_subresource_update(self, subresource: str, new: Obj, old: Obj) -> None:
         """pods/ephemeralcontainers: the stored pod with only the request's ephemeral containers;
         pods/resize: with only its containers' resources and resizePolicy (both keep the
@@ -109,6 +118,21 @@ def update_pod_generation(new: Obj, old: Obj) -> None:
     Upstream: updatePodGeneration (pkg/api/pod/util.go)"""
     if new.get("spec") != old.get("spec"):
         new["metadata"]["generation"] = (old["metadata"].get("generation") or 1) + 1
+
+
+def preserve_old_observed_generation(status: Obj, old_status: Obj) -> None:
+    """A status write that leaves out observedGeneration (the pod's, or a condition's: matched
+    by type, in order) keeps the old one. Upstream: preserveOldObservedGeneration"""
+    if not status.get("observedGeneration"):
+        status["observedGeneration"] = old_status["observedGeneration"]
+    old_by_type: dict[str, list[int]] = {}
+    for c in old_status.get("conditions") or ():
+        old_by_type.setdefault(c.get("type", ""), []).append(c.get("observedGeneration") or 0)
+    for c in status.get("conditions") or ():
+        gens = old_by_type.get(c.get("type", ""))
+        old_gen = gens.pop(0) if gens else 0
+        if not c.get("observedGeneration") and old_gen:
+            c["observedGeneration"] = old_gen
 
 
 def _reset_object_meta_for_status(new: Obj, old_copy: Obj) -> None:

@@ -16,7 +16,9 @@ WEBHOOK_KINDS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration
 
 def is_webhook_ref(ref: Obj | None) -> bool:
     """Upstream: isWebhookRef"""
-    return bool(ref) and ref.get("kind") in WEBHOOK_KINDS and ref.get("apiVersion") == "admissionregistration.k8s.io/v1"
+    if not ref:
+        return False
+    return ref.get("kind") in WEBHOOK_KINDS and ref.get("apiVersion") == "admissionregistration.k8s.io/v1"
 
 
 def validate_token_request(tr: Obj) -> list[FieldError]:

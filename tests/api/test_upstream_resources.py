@@ -26,8 +26,8 @@ SERVED = [pytest.param(r, id=f"{r.group or 'core'}/{r.plural}") for r in res.RES
 # work left (issue 11). Serving one means deleting it here.
 MISSING_SUBRESOURCES = {
     ("", "nodes", "proxy"), ("", "pods", "attach"), ("", "pods", "exec"),
-    ("", "pods", "portforward"), ("", "pods", "proxy"), ("", "pods", "resize"),
-    ("", "services", "proxy"), ("", "serviceaccounts", "token"),
+    ("", "pods", "portforward"), ("", "pods", "proxy"),
+    ("", "services", "proxy"),
 }
 
 

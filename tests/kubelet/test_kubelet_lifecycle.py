@@ -227,3 +227,31 @@ async def test_pods_on_other_nodes_are_ignored(make_env) -> None:
     assert (await env.pod("mine")).status.host_ip == "172.18.0.3"
     assert (await env.pod("theirs")).status.phase == "Pending"
     assert not (await env.pod("theirs")).status.container_statuses
+
+
+async def test_container_resources_reported_and_an_in_place_resize_applied(make_env) -> None:
+    """Upstream's kubelet reports each container's allocatedResources (its requests) and
+    resources; a pods/resize shows there at the next sync, with observedGeneration."""
+    import orjson
+
+    from kubeplane.apiserver.request import Request
+
+    env = await make_env("default", zero=True)
+    res = {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "200m", "memory": "128Mi"}}
+    await env.create_pod(pod("r", containers=[{**APP, "resources": res}]))
+    await advance(env.clock, 1)
+    (cs,) = (await env.pod("r")).status.container_statuses
+    assert cs.allocated_resources == res["requests"]
+    assert (cs.resources.requests, cs.resources.limits) == (res["requests"], res["limits"])
+    body = {"spec": {"containers": [{"name": "nginx", "resources": {"requests": {"cpu": "150m"}}}]}}
+    resp = await env.cs.api.route_trusted(Request.build(
+        "PATCH", "/api/v1/namespaces/default/pods/r/resize", "",
+        {"content-type": "application/strategic-merge-patch+json"}, orjson.dumps(body)))
+    assert resp.status == 200, resp.body
+    await advance(env.clock, 1)
+    p = await env.pod("r")
+    (cs,) = p.status.container_statuses
+    assert cs.allocated_resources == {"cpu": "150m", "memory": "64Mi"}
+    assert cs.resources.requests == {"cpu": "150m", "memory": "64Mi"}
+    assert p.metadata.generation == 2 and p.status.observed_generation == 2
+    assert cs.state.running is not None and cs.restart_count == 0      # resized in place

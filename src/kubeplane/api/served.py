@@ -24,7 +24,7 @@ SERVED: tuple[dict, ...] = (
         'definition': 'io.k8s.api.core.v1.Pod',
         'short_names': ('po',),
         'categories': ('all',),
-        'subresources': ({'name': 'status', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}, {'name': 'binding', 'kind': 'Binding', 'verbs': ('create',)}, {'name': 'ephemeralcontainers', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}, {'name': 'eviction', 'kind': 'Eviction', 'verbs': ('create',), 'group': 'policy', 'version': 'v1'}, {'name': 'log', 'kind': 'Pod', 'verbs': ('get',)}),
+        'subresources': ({'name': 'status', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}, {'name': 'binding', 'kind': 'Binding', 'verbs': ('create',)}, {'name': 'ephemeralcontainers', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}, {'name': 'eviction', 'kind': 'Eviction', 'verbs': ('create',), 'group': 'policy', 'version': 'v1'}, {'name': 'log', 'kind': 'Pod', 'verbs': ('get',)}, {'name': 'resize', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}),
     },
     {
         'group': '',
@@ -97,6 +97,7 @@ SERVED: tuple[dict, ...] = (
         'namespaced': True,
         'definition': 'io.k8s.api.core.v1.ServiceAccount',
         'short_names': ('sa',),
+        'subresources': ({'name': 'token', 'kind': 'TokenRequest', 'verbs': ('create',), 'group': 'authentication.k8s.io', 'version': 'v1'},),
     },
     {
         'group': 'apps',

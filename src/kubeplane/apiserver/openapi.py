@@ -364,8 +364,8 @@ def _list_definition(r: res.ResourceInfo) -> str:
 
 
 def _subresource_definition(r: res.ResourceInfo, sub: res.Subresource) -> str:
-    if sub.group:                      # scale: io.k8s.api.autoscaling.v1.Scale
-        return f"io.k8s.api.{sub.group}.{sub.version}.{sub.kind}"
+    if sub.group:                      # scale: io.k8s.api.autoscaling.v1.Scale; token: ...authentication.v1...
+        return f"io.k8s.api.{sub.group.split('.')[0]}.{sub.version}.{sub.kind}"
     return r.definition.rsplit(".", 1)[0] + "." + sub.kind
 
 

@@ -33,6 +33,13 @@ class ServerRunOptions:
     # upstream's order). In-process test servers without a controller-manager leave out
     # ServiceAccount, whose "default" service account only the controller creates.
     disable_admission_plugins: frozenset[str] = frozenset()
+    # Service account tokens (serviceaccount/tokens.py): --service-account-issuer, --api-audiences
+    # (empty: the issuer), --service-account-max-token-expiration (seconds; 0: no limit) and
+    # --service-account-extend-token-expiration.
+    service_account_issuer: str = "https://kubernetes.default.svc.cluster.local"
+    api_audiences: tuple[str, ...] = ()
+    service_account_max_token_expiration: int = 0
+    service_account_extend_token_expiration: bool = True
 
     def __post_init__(self) -> None:
         """Upstream: ServerRunOptions.Validate — the same messages."""
@@ -44,3 +51,6 @@ class ServerRunOptions:
             raise ValueError("--request-timeout can not be negative value")
         if self.min_request_timeout < 0:
             raise ValueError("--min-request-timeout can not be negative value")
+        # Upstream: kube-apiserver's completion of its options (cmd/kube-apiserver/app/server.go)
+        if self.service_account_max_token_expiration and not 3600 <= self.service_account_max_token_expiration <= 1 << 32:
+            raise ValueError("the service-account-max-token-expiration must be between 1 hour and 2^32 seconds")

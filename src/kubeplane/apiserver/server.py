@@ -12,7 +12,7 @@ from __future__ import annotations
 import hmac
 import logging
 import time
-from typing import Awaitable, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable
 
 import orjson
 
@@ -21,7 +21,7 @@ from ..api.resources import ResourceInfo
 from ..storage.interface import Storage
 from ..utils.clock import REAL_CLOCK, Clock, rfc3339
 from . import admission, discovery, enablement, healthz, metrics
-from .handlers import componentstatus, ephemeralcontainers, eviction, podlog, rest, subresources, watch
+from .handlers import componentstatus, ephemeralcontainers, eviction, podlog, rest, subresources, token, watch
 from .handlers.common import warning_headers
 from .registry import REGISTRY, store
 from .registry.apiregistration import apiservice
@@ -31,6 +31,10 @@ from .controlplane import kubernetesservice
 from .registry.core.service.alloc import Allocators
 from .registry.core.service.repair import Repair
 from .request import Request, RequestInfo, Response, parse_request_info
+
+if TYPE_CHECKING:
+    from ..serviceaccount.jwt import PrivateKey
+    from ..serviceaccount.tokens import ServiceAccountTokens
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +65,36 @@ class APIServer:
         self.service_alloc: Allocators | None = Allocators.from_flags(self.options.service_cluster_ip_range,
                                                                       self.options.service_node_port_range)
         self.service_repair: Repair | None = Repair(self.service_alloc)
+        # Where the service account signing key comes from, called when the first token is
+        # minted (`up`: the data dir's pki/sa.key, made then: an RSA key costs ~15 ms, which a
+        # start-up need not pay); None: a key made in memory.
+        self.service_account_key: Callable[[], PrivateKey] | None = None
+        self._sa_tokens: ServiceAccountTokens | None = None
 
     def now(self) -> str:
         return rfc3339(self.clock.now())
+
+    def service_account_tokens(self) -> ServiceAccountTokens:
+        """The signer and flags serviceaccounts/token mints with (handlers/token.py)."""
+        if self._sa_tokens is None:
+            # Imported on first use: a server that mints no token never loads cryptography's RSA.
+            from ..serviceaccount.tokens import ServiceAccountTokens
+            o = self.options
+            key = self.service_account_key() if self.service_account_key is not None else None
+            self._sa_tokens = ServiceAccountTokens.new(
+                key, issuer=o.service_account_issuer, audiences=o.api_audiences,
+                max_expiration_seconds=o.service_account_max_token_expiration,
+                extend_expiration=o.service_account_extend_token_expiration)
+        return self._sa_tokens
+
+    def service_account_issuer_discovery(self, path: str) -> Response:
+        """/.well-known/openid-configuration and /openid/v1/jwks (serviceaccount/openidmetadata.py)."""
+        from ..serviceaccount import openidmetadata as oidc
+        generator = self.service_account_tokens().generator
+        if path == oidc.JWKS_PATH:
+            return Response(200, oidc.jwks(generator), oidc.JWKS_CONTENT_TYPE, [("cache-control", oidc.CACHE_CONTROL)])
+        return Response(200, oidc.openid_configuration(generator, self.server_address),
+                        headers=[("cache-control", oidc.CACHE_CONTROL)])
 
     async def bootstrap(self) -> None:
         """Create the system namespaces and priority classes (upstream: the bootstrap-controller and
@@ -140,6 +171,8 @@ class APIServer:
             return health
         if path == "/version":
             return Response(200, orjson.dumps(KUBERNETES_VERSION))
+        if path in ("/.well-known/openid-configuration", "/openid/v1/jwks"):
+            return self.service_account_issuer_discovery(path)
         if path in ("/api", "/apis"):
             accept = req.headers.get("accept", "")
             if discovery.wants_aggregated(accept):
@@ -238,8 +271,10 @@ class APIServer:
             return await eviction.create_eviction(self, req, ri, ns, name)
         if sub.name == "log":
             return await podlog.pod_log(self, req, ri, ns, name)
-        if sub.name == "ephemeralcontainers":
-            return await ephemeralcontainers.serve(self, req, ri, ns, name, verb)
+        if sub.name in ("ephemeralcontainers", "resize"):
+            return await ephemeralcontainers.serve(self, req, ri, ns, name, verb, sub.name)
+        if sub.name == "token":
+            return await token.create_token(self, req, ri, ns, name)
         raise errors.MethodNotSupported(ri.group, f"{ri.plural}/{sub.name}", verb)
 
 

@@ -54,6 +54,15 @@ def go_duration(text: str) -> float:
     return value
 
 
+def go_bool(text: str) -> bool:
+    """A boolean as Go's strconv.ParseBool reads it (1, t, T, TRUE, true, True, 0, f, ...)."""
+    if text in ("1", "t", "T", "TRUE", "true", "True"):
+        return True
+    if text in ("0", "f", "F", "FALSE", "false", "False"):
+        return False
+    raise argparse.ArgumentTypeError(f'strconv.ParseBool: parsing "{text}": invalid syntax')
+
+
 def service_cluster_ip_range(text: str) -> str:
     """--service-cluster-ip-range: one CIDR, or an IPv4 and an IPv6 one comma-separated.
     Upstream: validateClusterIPFlags (kube-apiserver options/validation.go), with the ServiceCIDR

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import pathlib
@@ -24,7 +25,7 @@ import socket
 import sqlite3
 import sys
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import Any, Callable, cast
 
 import uvicorn
 
@@ -45,6 +46,7 @@ from ..storage import (
 from ..storage.value import EncryptionConfigError, ensure_default_config, new_storage_transformer
 from ..utils.pki import PKI, ensure_pki
 from . import flags
+from ..serviceaccount.jwt import PrivateKey, ensure_signing_key, load_private_key
 from .datadir import DataDirLock, tighten_data_dir
 from .errors import Fatal, describe
 from .kubeconfig import write_kubeconfig
@@ -226,6 +228,22 @@ def add_parser(sub: Any) -> None:
                    help="feature gates that install resources: " + ", ".join(
                        f"{n}=true|false ({g.pre_release} - default={str(g.default).lower()})"
                        for n, g in sorted(enablement.FEATURE_GATES.items())))
+    p.add_argument("--service-account-issuer", default="https://kubernetes.default.svc.cluster.local",
+                   metavar="URL", help="the iss of service account tokens (default "
+                                       "https://kubernetes.default.svc.cluster.local, as kubeadm)")
+    p.add_argument("--api-audiences", type=lambda s: tuple(a for a in s.split(",") if a), default=(),
+                   metavar="AUDIENCES", help="the audiences of a TokenRequest that names none, comma-separated "
+                                             "(default: the service account issuer)")
+    p.add_argument("--service-account-signing-key-file", type=pathlib.Path, default=None, metavar="FILE",
+                   help="PEM RSA or ECDSA private key that signs service account tokens (default: "
+                        "DIR/pki/sa.key, an RSA 2048 key made on first start)")
+    p.add_argument("--service-account-max-token-expiration", type=flags.go_duration, default=0.0,
+                   metavar="DURATION", help="the longest a TokenRequest's token may be valid, e.g. 24h "
+                                            "(default 0: as long as asked)")
+    p.add_argument("--service-account-extend-token-expiration", type=flags.go_bool, default=True, nargs="?",
+                   const=True,
+                   metavar="BOOL", help="pod-bound tokens of the ServiceAccount plugin's projected volume are "
+                                        "valid for a year, warning after an hour (default true, as kube-apiserver)")
     add_log_level(p)
     p.set_defaults(func=run)
 
@@ -247,8 +265,21 @@ def server_run_options(args: argparse.Namespace) -> ServerRunOptions:
                             service_cluster_ip_range=args.service_cluster_ip_range,
                             service_node_port_range=args.service_node_port_range,
                             admission_control_config_file=args.admission_control_config_file,
-                            disable_admission_plugins=args.disable_admission_plugins)
+                            disable_admission_plugins=args.disable_admission_plugins,
+                            service_account_issuer=args.service_account_issuer,
+                            api_audiences=args.api_audiences,
+                            service_account_max_token_expiration=int(args.service_account_max_token_expiration),
+                            service_account_extend_token_expiration=args.service_account_extend_token_expiration)
 
+
+
+def service_account_key(args: argparse.Namespace, data_dir: pathlib.Path) -> Callable[[], PrivateKey]:
+    """The signing key's source: a given key file is read now (a bad one stops the start, as
+    upstream); the data dir's pki/sa.key when the first token is minted (made then if new)."""
+    if args.service_account_signing_key_file:
+        key = load_private_key(args.service_account_signing_key_file.read_bytes())
+        return lambda: key
+    return functools.partial(ensure_signing_key, data_dir / "pki")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -326,11 +357,20 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         sock.close()
         raise
     try:
-        api = APIServer(InstrumentedStorage(storage), tokens={pki.token: "kubeplane-admin"},
-                        options=server_run_options(args))
+        options = server_run_options(args)
+    except ValueError as err:          # --service-account-max-token-expiration
+        sock.close()
+        raise Fatal(str(err)) from None
+    try:
+        api = APIServer(InstrumentedStorage(storage), tokens={pki.token: "kubeplane-admin"}, options=options)
     except ValueError as err:          # --admission-control-config-file
         sock.close()
         raise Fatal(f"failed to initialize admission: {err}") from None
+    try:
+        api.service_account_key = service_account_key(args, data_dir)
+    except (OSError, ValueError, TypeError) as err:
+        sock.close()
+        raise Fatal(f"failed to parse service-account-signing-key-file: {err}") from None
     await api.bootstrap()
     serving_options = ServingOptions()
     config = uvicorn.Config(ASGIApp(api), loop="none",

@@ -49,6 +49,8 @@ def generate_api_pod_status(pod: core_v1.Pod, rt: PodStatus, *, node_ip: str,
                                             is_started=is_started)
     phase = get_phase(spec, init, app, terminal)
     s: Obj = {"phase": phase}
+    if pod.metadata and pod.metadata.generation:    # the spec this status reflects (upstream: PodObservedGenerationTracking)
+        s["observedGeneration"] = pod.metadata.generation
     if pod.status and pod.status.qos_class:
         s["qosClass"] = pod.status.qos_class
     s["conditions"] = _conditions(spec, old, rt, init, app, phase, terminal)
@@ -147,6 +149,7 @@ def _container_status(c: core_v1.Container, latest: ContainerStatus | None, prev
         st["state"] = {"waiting": _waiting(*(held or (CONTAINER_CREATING, "")))}
     else:
         st.update(image=latest.image, imageID=latest.image_ref, containerID=latest.id)
+        _set_resources(st, c)
         if latest.state == RUNNING:
             st["state"] = {"running": {"startedAt": _time(latest.started_at)}}
             st["started"] = is_started is None or is_started(c, latest)
@@ -162,6 +165,26 @@ def _container_status(c: core_v1.Container, latest: ContainerStatus | None, prev
         prev = previous if previous is not None and previous.state == EXITED else None
         st["lastState"] = {"terminated": _terminated(prev)} if prev is not None else {}
     return st
+
+
+def _set_resources(st: Obj, c: core_v1.Container) -> None:
+    """The container's allocated requests and the resources it runs with: those of the spec,
+    which the sim applies at once (an in-place resize shows here at the next sync, with no
+    PodResizePending/PodResizeInProgress on the way). A running container's `resources` also
+    tells the API server this kubelet can resize (isPodResizeRequestSupported).
+    Upstream: convertToAPIContainerStatuses' AllocatedResources and
+    convertContainerStatusResources (kubelet_pods.go), the allocation manager's allocation
+    """
+    r = c.resources
+    requests, limits = (r.requests, r.limits) if r is not None else (None, None)
+    if requests:
+        st["allocatedResources"] = dict(requests)
+    res: Obj = {}
+    if limits:
+        res["limits"] = dict(limits)
+    if requests:
+        res["requests"] = dict(requests)
+    st["resources"] = res
 
 
 def _waiting(reason: str, message: str = "") -> Obj:

@@ -49,6 +49,7 @@ _TABLE_PATH = pathlib.Path(__file__).with_name("fields.json")
 _EXTRA_KINDS = {
     ("autoscaling", "Scale"): "io.k8s.api.autoscaling.v1.Scale",
     ("", "Binding"): "io.k8s.api.core.v1.Binding",
+    ("authentication.k8s.io", "TokenRequest"): "io.k8s.api.authentication.v1.TokenRequest",
 }
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _ZERO_TIME = dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)   # Go's time.Time{}: marshals as null

@@ -10,6 +10,10 @@ keeps the stored pod and takes only spec.ephemeralContainers (and name, namespac
 resourceVersion, uid) from the request, and ValidatePodEphemeralContainersUpdate
 (api/validation/ephemeral.py) allows additions only (both on the pod's definition,
 registry/core/pod.py; the write is the generic store's update). The answer is the pod.
+
+pods/resize (`kubectl patch pod p --subresource resize`, `kubectl edit --subresource resize`)
+is served the same way with podResizeStrategy: dropNonResizeUpdates keeps only the containers'
+resources and resizePolicy, ValidatePodResize (api/validation/resize.py) checks them.
 """
 from __future__ import annotations
 
@@ -31,8 +35,10 @@ PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json")
 
 
-async def serve(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, verb: str) -> Response:
-    """get, update or patch pods/<name>/ephemeralcontainers."""
+async def serve(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, verb: str,
+                subresource: str = SUBRESOURCE) -> Response:
+    """get, update or patch pods/<name>/ephemeralcontainers (or pods/<name>/resize, the same
+    but for the containers' resources: the pod strategy and the definition tell them apart)."""
     if verb == "get":
         return await rest.get(api, req, ri, ns, name)
     if verb == "patch":
@@ -54,7 +60,7 @@ async def serve(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: s
     # The generic update with the pod strategy's ephemeralcontainers rules (PodStrategy,
     # the definition's validate_subresource_update).
     expected = common.precondition_revision(new, kv.mod_revision)
-    stored, value = await store.update(api, common.write_options(req), ri, new, kv.obj, expected, SUBRESOURCE,
+    stored, value = await store.update(api, common.write_options(req), ri, new, kv.obj, expected, subresource,
                                        warnings)
     return common.object_response(api, req, ri, stored, value, warnings=warnings)
 

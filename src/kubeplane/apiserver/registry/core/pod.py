@@ -10,6 +10,7 @@ from ....api import defaults, labels
 from ....api.resources import STATUS, Subresource
 from ....api.validation import core as validation
 from ....api.validation.ephemeral import validate_pod_ephemeral_containers_update
+from ....api.validation.resize import validate_pod_resize
 from ...tables import columns, printers
 from ..definition import ResourceDefinition
 from ..registry import register
@@ -23,15 +24,36 @@ class PodStrategy(Strategy):
     def prepare_for_create(self, obj: Obj) -> None:
         obj["status"] = {"phase": "Pending", "qosClass": pod_qos_class(obj.get("spec") or {})}
 
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        """Upstream: podStrategy.PrepareForUpdate (status kept, updatePodGeneration)."""
+        super().prepare_for_update(new, old)
+        update_pod_generation(new, old)
+
+    def prepare_for_status_update(self, new: Obj, old: Obj) -> None:
+        """Upstream: podStatusStrategy.PrepareForUpdate's preserveOldObservedGeneration (the
+        rest as every status strategy). Only pods whose status has an observedGeneration (one
+        whose spec changed, here) pay for the conditions' walk."""
+        super().prepare_for_status_update(new, old)
+        old_status = old.get("status") or {}
+        if old_status.get("observedGeneration"):
+            preserve_old_observed_generation(new.setdefault("status", {}), old_status)
+
     def prepare_for_subresource_update(self, subresource: str, new: Obj, old: Obj) -> None:
-        """pods/ephemeralcontainers: the stored pod with only the request's ephemeral containers
-        (and its name, namespace, resourceVersion, uid). Upstream: podEphemeralContainersStrategy
-        PrepareForUpdate (dropNonEphemeralContainerUpdates)."""
-        if subresource != "ephemeralcontainers":
+        """pods/ephemeralcontainers: the stored pod with only the request's ephemeral containers;
+        pods/resize: with only its containers' resources and resizePolicy (both keep the
+        request's name, namespace, resourceVersion, uid). Upstream: podEphemeralContainersStrategy
+        and podResizeStrategy PrepareForUpdate (dropNonEphemeralContainerUpdates,
+        dropNonResizeUpdates, updatePodGeneration)."""
+        if subresource == "ephemeralcontainers":
+            kept = drop_non_ephemeral_container_updates(new, copy.deepcopy(old))
+        elif subresource == "resize":
+            kept = drop_non_resize_updates(new, copy.deepcopy(old))
+        else:
             return super().prepare_for_subresource_update(subresource, new, old)
-        kept = drop_non_ephemeral_container_updates(new, copy.deepcopy(old))
-        new.clear()
-        new.update(kept)
+        if kept is not new:
+            new.clear()
+            new.update(kept)
+        update_pod_generation(new, old)
 
     def check_graceful_delete(self, obj: Obj, requested: int | None) -> int:
         """Upstream: podStrategy.CheckGracefulDelete.
@@ -73,12 +95,13 @@ PODS = register(ResourceDefinition(
     subresources=(STATUS("Pod"), Subresource("binding", "Binding", ("create",)),
                   Subresource("ephemeralcontainers", "Pod", ("get", "patch", "update")),
                   Subresource("eviction", "Eviction", ("create",), "policy", "v1"),
-                  Subresource("log", "Pod", ("get",))),
+                  Subresource("log", "Pod", ("get",)), Subresource("resize", "Pod", ("get", "patch", "update"))),
     strategy=PodStrategy(),
     defaulter=defaults.set_defaults_pod,
     validate=validation.validate_pod, validate_update=validation.validate_pod_update,
     validate_status_update=validation.validate_pod_status_update,
-    validate_subresource_update={"ephemeralcontainers": validate_pod_ephemeral_containers_update},
+    validate_subresource_update={"ephemeralcontainers": validate_pod_ephemeral_containers_update,
+                                 "resize": validate_pod_resize},
     columns=columns.pod_columns, printer=printers.print_pod,
     field_selectors=POD_FIELDS,
     returns_deleted_object=True,
@@ -94,16 +117,79 @@ BINDING = register(ResourceDefinition(
 ))
 
 
-def drop_non_ephemeral_container_updates(new: Obj, old_copy: Obj) -> Obj:
-    """old_copy with new's spec.ephemeralContainers and its name, namespace, resourceVersion
-    and uid: every other change of the request is dropped.
-    Upstream: dropNonEphemeralContainerUpdates, dropPodUpdates (pkg/registry/core/pod/strategy.go)"""
+def update_pod_generation(new: Obj, old: Obj) -> None:
+    """metadata.generation + 1 when the spec changed. Pods are created here without a
+    generation (upstream's PrepareForCreate sets 1; the create path is left as it is for
+    speed), so a missing one counts as 1: the first change makes it 2, as upstream.
+    Upstream: updatePodGeneration (pkg/api/pod/util.go)"""
+    if new.get("spec") != old.get("spec"):
+        new["metadata"]["generation"] = (old["metadata"].get("generation") or 1) + 1
+
+
+def preserve_old_observed_generation(status: Obj, old_status: Obj) -> None:
+    """A status write that leaves out observedGeneration (the pod's, or a condition's: matched
+    by type, in order) keeps the old one. Upstream: preserveOldObservedGeneration"""
+    if not status.get("observedGeneration"):
+        status["observedGeneration"] = old_status["observedGeneration"]
+    old_by_type: dict[str, list[int]] = {}
+    for c in old_status.get("conditions") or ():
+        old_by_type.setdefault(c.get("type", ""), []).append(c.get("observedGeneration") or 0)
+    for c in status.get("conditions") or ():
+        gens = old_by_type.get(c.get("type", ""))
+        old_gen = gens.pop(0) if gens else 0
+        if not c.get("observedGeneration") and old_gen:
+            c["observedGeneration"] = old_gen
+
+
+def _reset_object_meta_for_status(new: Obj, old_copy: Obj) -> None:
+    """old_copy's metadata with new's name, namespace, resourceVersion and uid.
+    Upstream: metav1.ResetObjectMetaForStatus"""
     meta, new_meta = old_copy["metadata"], new.get("metadata") or {}
     for key in ("name", "namespace", "resourceVersion", "uid"):
         if new_meta.get(key):
             meta[key] = new_meta[key]
         else:
             meta.pop(key, None)
+
+
+def drop_non_resize_updates(new: Obj, old_copy: Obj) -> Obj:
+    """old_copy with the resources and resizePolicy of new's containers and init containers
+    (and new's name, namespace, resourceVersion, uid). Containers added, removed, renamed or
+    reordered: new as it is, for validation to refuse. Pod-level resources are not resizable
+    (InPlacePodLevelResourcesVerticalScaling is alpha): old's stay.
+    Upstream: dropNonResizeUpdates, dropNonResizeUpdatesForContainers (pkg/registry/core/pod/strategy.go)"""
+    spec, old_spec = new.get("spec") or {}, old_copy.setdefault("spec", {})
+    merged = {}
+    for key in ("containers", "initContainers"):
+        new_cs, old_cs = spec.get(key) or [], old_spec.get(key) or []
+        if len(new_cs) != len(old_cs):
+            return new
+        if any(n.get("name") != o.get("name") for n, o in zip(new_cs, old_cs)):
+            merged[key] = new_cs          # renamed or reordered: validation refuses it
+            continue
+        merged[key] = [_with_resize_fields(o, n) for n, o in zip(new_cs, old_cs)]
+    _reset_object_meta_for_status(new, old_copy)
+    for key, cs in merged.items():
+        if cs or key in old_spec:
+            old_spec[key] = cs
+    return old_copy
+
+
+def _with_resize_fields(old_c: Obj, new_c: Obj) -> Obj:
+    c = dict(old_c)
+    for key in ("resources", "resizePolicy"):
+        if key in new_c:
+            c[key] = new_c[key]
+        else:
+            c.pop(key, None)
+    return c
+
+
+def drop_non_ephemeral_container_updates(new: Obj, old_copy: Obj) -> Obj:
+    """old_copy with new's spec.ephemeralContainers and its name, namespace, resourceVersion
+    and uid: every other change of the request is dropped.
+    Upstream: dropNonEphemeralContainerUpdates, dropPodUpdates (pkg/registry/core/pod/strategy.go)"""
+    _reset_object_meta_for_status(new, old_copy)
     spec = old_copy.setdefault("spec", {})
     ecs = (new.get("spec") or {}).get("ephemeralContainers")
     if ecs:

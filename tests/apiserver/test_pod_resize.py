@@ -56,7 +56,7 @@ async def test_a_no_op_resize_keeps_generation_and_revision(api) -> None:
     created = (await api.create(PODS, pod(resources("100m", cpu_lim="200m")))).json
     r = await resize(api, resources("100m", cpu_lim="200m"))
     assert r.status == 200
-    assert "generation" not in r.json["metadata"]
+    assert r.json["metadata"]["generation"] == 1 == created["metadata"]["generation"]
     assert r.json["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
 
 

@@ -92,7 +92,10 @@ async def test_graceful_deletion_stops_containers_then_deletes_with_uid_precondi
     with pytest.raises(Exception, match="not found"):
         await env.pod("web")
     acts = [a for a in env.cs.actions if a.verb in ("patch", "delete")]
-    final_status = next(a for a in acts if a.verb == "patch")
+    # The deletion bumped the pod's generation (upstream's BeforeDelete): the kubelet reports
+    # it observed (status.observedGeneration), then the final status.
+    assert acts[1].verb == "patch" and acts[1].body["status"] == {"observedGeneration": 2}
+    final_status = next(a for a in acts if a.verb == "patch" and "containerStatuses" in a.body["status"])
     cs = final_status.body["status"]["containerStatuses"][0]
     assert cs["state"]["terminated"]["exitCode"] == 0 and cs["ready"] is False
     assert final_status.body["status"]["phase"] == "Succeeded"

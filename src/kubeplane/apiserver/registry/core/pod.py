@@ -22,6 +22,8 @@ class PodStrategy(Strategy):
     graceful = True
 
     def prepare_for_create(self, obj: Obj) -> None:
+        """Upstream: podStrategy.PrepareForCreate (generation 1, a fresh Pending status)."""
+        obj.setdefault("metadata", {})["generation"] = 1
         obj["status"] = {"phase": "Pending", "qosClass": pod_qos_class(obj.get("spec") or {})}
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
@@ -118,10 +120,8 @@ BINDING = register(ResourceDefinition(
 
 
 def update_pod_generation(new: Obj, old: Obj) -> None:
-    """metadata.generation + 1 when the spec changed. Pods are created here without a
-    generation (upstream's PrepareForCreate sets 1; the create path is left as it is for
-    speed), so a missing one counts as 1: the first change makes it 2, as upstream.
-    Upstream: updatePodGeneration (pkg/api/pod/util.go)"""
+    """metadata.generation + 1 when the spec changed (a pod stored before generations were
+    set counts as 1). Upstream: updatePodGeneration (pkg/api/pod/util.go)"""
     if new.get("spec") != old.get("spec"):
         new["metadata"]["generation"] = (old["metadata"].get("generation") or 1) + 1
 

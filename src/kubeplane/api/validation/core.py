@@ -29,7 +29,7 @@ from .names import (
     name_is_dns_subdomain,
     name_is_path_segment,
 )
-from .quantity import PARSE_ERROR, parse_quantity
+from ..quantity import PARSE_ERROR, parse_quantity
 
 Obj = dict[str, Any]
 MAX_INT32 = 2**31 - 1

@@ -181,10 +181,11 @@ def _parse(value: Any) -> Quantity | None:
 def _round(v: Fraction, binary: bool = False) -> Fraction:
     """Rounded up (away from zero) to a whole nano, a binary one capped at maxAllowed, as
     ParseQuantity."""
+    if _NANO % v.denominator == 0 and not binary:      # the common case: nothing to do
+        return v
     a = abs(v)
-    nanos = a * _NANO
-    if nanos.denominator != 1:
-        a = Fraction(math.ceil(nanos), _NANO)
+    if _NANO % a.denominator:
+        a = Fraction(-(-a.numerator * _NANO // a.denominator), _NANO)
     if binary and a > MAX_ALLOWED:         # upstream caps only BinarySI ("12E" stays 12e18)
         a = Fraction(MAX_ALLOWED)
     return a if v >= 0 else -a
@@ -224,6 +225,24 @@ ZERO = Quantity(0)
 def one() -> Quantity:
     """resource.NewQuantity(1, DecimalSI)."""
     return Quantity(1)
+
+
+def canonical(value: Any) -> str | None:
+    """The text upstream stores and answers for a quantity sent as `value` (Quantity's
+    UnmarshalJSON then MarshalJSON: String()): "0.5" -> "500m", "1000m" -> "1", 2 -> "2",
+    "1.5Ki" -> "1536"; None if malformed. Past MAX_EXPONENT the text is kept as sent."""
+    if value.__class__ is str:
+        return _canonical_text(value)
+    q = Quantity.parse(value)
+    return None if q is None else str(q)
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical_text(value: str) -> str | None:
+    q = Quantity.parse(value)
+    if q is None:
+        return None
+    return value if abs(q.value) >= 10**MAX_EXPONENT else str(q)
 
 
 def resource_list(rl: object) -> dict[str, Quantity]:

@@ -99,3 +99,20 @@ def test_json_float_matches_go_for_small_and_large() -> None:
     assert gojson.json_float(1e-7) == "1e-7"
     assert gojson.json_float(123456789.0) == "123456789"
     assert gojson.json_float(-0.0) == "-0"
+
+
+def test_aggregate_as_to_aggregate() -> None:
+    """ErrorList.ToAggregate().Error(): duplicates once, brackets only for several."""
+    a, b = errors.invalid("f", "v", "d"), errors.required("g")
+    assert errors.aggregate([a, a]) == 'f: Invalid value: "v": d'
+    assert errors.aggregate([a, b, a]) == '[f: Invalid value: "v": d, g: Required value]'
+    assert errors.aggregate([]) == ""
+
+
+def test_invalid_status_message_and_causes() -> None:
+    """NewInvalid: the message from the aggregate, a cause for every error (duplicates too)."""
+    a = errors.invalid("f", "v", "d")
+    e = errors.Invalid("apps", "Deployment", "web", [a, a])
+    assert e.message == 'Deployment.apps "web" is invalid: f: Invalid value: "v": d'
+    assert len(e.details["causes"]) == 2
+    assert errors.Invalid("", "Pod", "p", []).message == 'Pod "p" is invalid'

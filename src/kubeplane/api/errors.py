@@ -136,9 +136,10 @@ def internal_error(path: str, err: BaseException | str) -> FieldError:
 
 
 def aggregate(errs: list[FieldError]) -> str:
-    """Join messages like utilerrors.NewAggregate: one plain, several as [a, b]."""
-    msgs = [str(e) for e in errs]
-    return msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]"
+    """Join messages like ErrorList.ToAggregate().Error(): duplicates once, one plain, several
+    as [a, b]."""
+    msgs = list(dict.fromkeys(str(e) for e in errs))
+    return msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]" if msgs else ""
 
 
 # --- status errors -------------------------------------------------------------------------
@@ -237,7 +238,8 @@ OPTIMISTIC_LOCK_MSG = "the object has been modified; please apply your changes t
 class Invalid(StatusError):
     def __init__(self, group: str, kind: str, name: str, errs: list[FieldError]) -> None:
         qualified_kind = f"{kind}.{group}" if group else kind
-        super().__init__(422, "Invalid", f'{qualified_kind} "{name}" is invalid: {aggregate(errs)}',
+        message = f'{qualified_kind} "{name}" is invalid' + (f": {aggregate(errs)}" if errs else "")
+        super().__init__(422, "Invalid", message,
                          _details(name, group, kind, causes=[e.cause() for e in errs]))
         self.errs = errs
 

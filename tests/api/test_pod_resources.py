@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 from kubeplane.apiserver.registry.scheme import set_defaults
-from kubeplane.api.pod_resources import aggregate_container, format_quantity, quantity_format
-from kubeplane.api.qos import compute_pod_qos, nanos
+from kubeplane.api.pod_resources import aggregate_container
+from kubeplane.api.qos import compute_pod_qos
+from kubeplane.api.quantity import parse
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -18,13 +19,13 @@ from kubeplane.api.qos import compute_pod_qos, nanos
     ("1.5n", "2n"), ("-1500m", "-1500m"), ("3E", "3E"),
 ])
 def test_format_quantity_as_go_writes_it(text: str, expected: str) -> None:
-    assert format_quantity((nanos(text), quantity_format(text))) == expected
+    assert str(parse(text)) == expected
 
 
 def test_sums_keep_the_first_terms_format() -> None:
     spec = {"containers": [{"resources": {"requests": {"memory": "1Gi", "cpu": "100m"}}},
                            {"resources": {"requests": {"memory": "512Mi", "cpu": "0.2"}}}]}
-    agg = {k: format_quantity(q) for k, q in aggregate_container(spec, "requests").items()}
+    agg = {k: str(q) for k, q in aggregate_container(spec, "requests").items()}
     assert agg == {"cpu": "300m", "memory": "1536Mi"}
 
 
@@ -33,9 +34,9 @@ def test_init_containers_and_sidecars() -> None:
     spec = {"containers": [{"resources": {"requests": {"cpu": "100m"}}}],
             "initContainers": [{"restartPolicy": "Always", "resources": {"requests": {"cpu": "50m"}}},
                                {"resources": {"requests": {"cpu": "400m"}}}]}
-    assert format_quantity(aggregate_container(spec, "requests")["cpu"]) == "450m"
+    assert str(aggregate_container(spec, "requests")["cpu"]) == "450m"
     spec["initContainers"][1]["resources"]["requests"]["cpu"] = "100m"       # 150m < 100m + 50m
-    assert format_quantity(aggregate_container(spec, "requests")["cpu"]) == "150m"
+    assert str(aggregate_container(spec, "requests")["cpu"]) == "150m"
 
 
 def pod(resources: dict[str, Any], *containers: dict[str, Any]) -> dict[str, Any]:

@@ -51,22 +51,22 @@ def _tspec(d: dict) -> dict:
 
 SPEC_CASES = [
     pytest.param(lambda d: d["spec"]["template"]["metadata"].update(labels={"app": "other"}),
-                 ['spec.template.metadata.labels: Invalid value: {app:"other"}: `selector` does not match template `labels`'],
+                 ['spec.template.metadata.labels: Invalid value: {"app":"other"}: `selector` does not match template `labels`'],
                  id="selector-does-not-match-template"),
     pytest.param(lambda d: d["spec"].update(selector={}),
                  ["spec.selector: Invalid value: {}: empty selector is invalid for deployment"], id="empty-selector"),
     pytest.param(lambda d: d["spec"].pop("selector"),
                  ["spec.selector: Required value",
-                  'spec.template.metadata.labels: Invalid value: {app:"web"}: `selector` does not match template `labels`'],
+                  'spec.template.metadata.labels: Invalid value: {"app":"web"}: `selector` does not match template `labels`'],
                  id="nil-selector-required-and-matches-nothing"),
     pytest.param(lambda d: d["spec"]["selector"]["matchLabels"].update(app="bad value"),
                  [f'spec.selector.matchLabels: Invalid value: "bad value": {LABEL_VALUE_MSG}',
-                  'spec.selector: Invalid value: {matchLabels:{app:"bad value"}}: invalid label selector'],
+                  'spec.selector: Invalid value: {"matchLabels":{"app":"bad value"}}: invalid label selector'],
                  id="bad-selector-label-value"),
     pytest.param(lambda d: d["spec"]["selector"].update(matchExpressions=[{"key": "tier", "operator": "Near"}]),
                  ['spec.selector.matchExpressions[0].operator: Invalid value: "Near": not a valid selector operator',
-                  'spec.selector: Invalid value: {matchLabels:{app:"web"}, matchExpressions:[]{{key:"tier", '
-                  'operator:"Near"}}}: invalid label selector'],
+                  'spec.selector: Invalid value: {"matchLabels":{"app":"web"},"matchExpressions":[{"key":"tier",'
+                  '"operator":"Near"}]}: invalid label selector'],
                  id="bad-selector-operator"),
     pytest.param(lambda d: d["spec"].update(replicas=-1),
                  ["spec.replicas: Invalid value: -1: must be greater than or equal to 0"], id="negative-replicas"),
@@ -111,7 +111,7 @@ SPEC_CASES = [
                  id="recreate-with-rolling-update"),
     pytest.param(lambda d: d["spec"].update(strategy={"type": "Recreate"}), [], id="recreate-without-rolling-update"),
     pytest.param(lambda d: d["spec"].update(strategy={"type": "Foo"}),
-                 ['spec.strategy: Unsupported value: {type:"Foo"}: supported values: "Recreate", "RollingUpdate"'],
+                 ['spec.strategy: Unsupported value: {"type":"Foo"}: supported values: "Recreate", "RollingUpdate"'],
                  id="unknown-strategy-type"),
     pytest.param(lambda d: _tspec(d).update(restartPolicy="Never"),
                  ['spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"'],
@@ -177,7 +177,7 @@ def test_selector_is_immutable(kind: str) -> None:
     new = with_(old, lambda d: (d["spec"]["selector"]["matchLabels"].update(tier="x"),
                                 d["spec"]["template"]["metadata"]["labels"].update(tier="x")))
     assert strs(validate_update(new, old)) == [
-        'spec.selector: Invalid value: {matchLabels:{app:"web", tier:"x"}}: field is immutable']
+        'spec.selector: Invalid value: {"matchLabels":{"app":"web","tier":"x"}}: field is immutable']
 
 
 def test_update_revalidates_spec_and_allows_template_change() -> None:

@@ -138,9 +138,9 @@ def test_resource_quota() -> None:
     assert _msgs(core.validate_resource_quota(_quota(hard={"storage": "1"}))) == [
         'spec.hard[storage]: Invalid value: "storage": must be a standard resource for quota']
     assert _msgs(core.validate_resource_quota(_quota(hard={"pods": "1"}, scopes=["BestEffort", "NotBestEffort"]))) == [
-        'spec.scopes: Invalid value: []{"BestEffort", "NotBestEffort"}: conflicting scopes']
+        'spec.scopes: Invalid value: ["BestEffort","NotBestEffort"]: conflicting scopes']
     assert _msgs(core.validate_resource_quota(_quota(hard={"cpu": "1"}, scopes=["BestEffort"]))) == [
-        'spec.scopes: Invalid value: []{"BestEffort"}: unsupported scope applied to resource']
+        'spec.scopes: Invalid value: ["BestEffort"]: unsupported scope applied to resource']
     selector = {"matchExpressions": [{"scopeName": "PriorityClass", "operator": "In"}]}
     assert _msgs(core.validate_resource_quota(_quota(hard={"pods": "1"}, scopeSelector=selector))) == [
         "spec.scopeSelector.matchExpressions.values: Required value: must be at least one value when `operator` is "
@@ -151,7 +151,7 @@ def test_resource_quota_scopes_are_immutable() -> None:
     old = _quota(hard={"pods": "1"}, scopes=["BestEffort"])
     new = _quota(hard={"pods": "1"}, scopes=["NotBestEffort"])
     assert _msgs(core.validate_resource_quota_update(new, old)) == [
-        'spec.scopes: Invalid value: []{"NotBestEffort"}: field is immutable']
+        'spec.scopes: Invalid value: ["NotBestEffort"]: field is immutable']
 
 
 def test_endpoints() -> None:

@@ -82,7 +82,7 @@ def test_network_policy_policy_types() -> None:
     assert msgs(v.validate_network_policy(netpol(policyTypes=["Both"]))) == [
         'spec.policyTypes[0]: Unsupported value: "Both": supported values: "Ingress", "Egress"']
     errs = msgs(v.validate_network_policy(netpol(policyTypes=["Ingress", "Egress", "Ingress"])))
-    assert errs == ['spec.policyTypes: Invalid value: []{"Ingress", "Egress", "Ingress"}: '
+    assert errs == ['spec.policyTypes: Invalid value: ["Ingress","Egress","Ingress"]: '
                     "may not specify more than two policyTypes"]
 
 

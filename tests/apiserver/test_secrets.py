@@ -104,4 +104,4 @@ async def test_size_limit_counts_decoded_bytes(api) -> None:
     assert r.status == 201, r.json["message"][:200]
     r = await api.create(SECRETS, secret("big", data={"k": exactly}, stringData={"x": "12"}))
     assert r.status == 422
-    assert r.json["message"] == 'Secret "big" is invalid: data: Too long: must have at most 1048576 bytes'
+    assert r.json["message"] == 'Secret "big" is invalid: data: Too long: may not be more than 1048576 bytes'

@@ -129,7 +129,7 @@ def test_invalid_objects_are_refused_with_upstream_messages(cluster: Cluster) ->
 
     quota = ("apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: bad-quota\nspec:\n  hard: {cpu: '1'}\n"
              "  scopes: [BestEffort]\n")
-    assert 'spec.scopes: Invalid value: []{"BestEffort"}: unsupported scope applied to resource' \
+    assert 'spec.scopes: Invalid value: ["BestEffort"]: unsupported scope applied to resource' \
         in _refused(cluster, quota)
 
     sc = "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: slow\nprovisioner: a.example/x\n"

@@ -285,7 +285,7 @@ def test_invalid_objects_refused_with_upstream_s_messages(applied: Cluster) -> N
     r = applied.kubectl("apply", "-f", "-", input=json.dumps(bad_sts), check=False)
     assert r.returncode != 0
     assert 'The StatefulSet "bad" is invalid: spec.template.metadata.labels: Invalid value: ' \
-           '{app:"y"}: `selector` does not match template `labels`' in r.stderr
+           '{"app":"y"}: `selector` does not match template `labels`' in r.stderr
     r = applied.kubectl("patch", "sts", "web", "-n", NS, "--type", "merge", "-p", '{"spec":{"serviceName":"x"}}',
                         check=False)
     assert r.returncode != 0 and "updates to statefulset spec for fields other than 'replicas'" in r.stderr

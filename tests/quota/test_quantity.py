@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubeplane.quota.quantity import parse
+from kubeplane.api.quantity import parse
 
 
 @pytest.mark.parametrize("given, canonical", [

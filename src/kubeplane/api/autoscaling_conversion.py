@@ -34,6 +34,8 @@ import copy
 import json
 from typing import Any
 
+from . import gojson
+
 Obj = dict[str, Any]
 
 V1 = "autoscaling/v1"
@@ -52,9 +54,8 @@ DEFAULT_CPU_UTILIZATION = 80
 # --- helpers ------------------------------------------------------------------------------
 
 def _go_json(value: Any) -> str:
-    """encoding/json.Marshal: compact, and <, >, & escaped as Go's HTML-safe encoder does."""
-    s = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    return s.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    """encoding/json.Marshal of upstream's structs (built here in their field order)."""
+    return gojson.marshal(value, sort_keys=False)
 
 
 def _put(out: Obj, key: str, src: Any, src_key: str) -> None:

@@ -37,6 +37,7 @@ import orjson
 import yaml
 
 from kubeplane.api import errors, yaml_aliases
+from kubeplane.api.quantity import canonical as canonical_quantity
 from kubeplane.api.schema import definitions, ref_name
 from kubeplane.utils import gobase64
 
@@ -793,6 +794,11 @@ def _typed_struct(obj: dict[str, Any], t: _Type, d: _Decoding) -> None:
         elif kind == _BYTES and d.prune and type(x) is str:
             _bytes_entry(obj, key, x, d)
             continue
+        elif kind == _QUANTITY and d.prune:
+            stack.append(key)
+            _quantity_entry(obj, key, x, ft, t.name, d)
+            stack.pop()
+            continue
         stack.append(key)
         _typed_value(x, ft, t.name, d)
         stack.pop()
@@ -865,8 +871,28 @@ def _typed_map(entries: dict[str, Any], elem: _Type, struct: str, d: _Decoding) 
             stack.pop()
         elif kind == _BYTES and d.prune and type(x) is str:
             _bytes_entry(entries, key, x, d)
+        elif kind == _QUANTITY and d.prune:
+            stack.append((key,))
+            _quantity_entry(entries, key, x, elem, struct, d)
+            stack.pop()
         else:
             _check_scalar(x, elem, struct, stack, d.saved)
+
+
+def _quantity_entry(holder: dict[str, Any], key: str, x: Any, t: _Type, struct: str, d: _Decoding) -> None:
+    """A resource.Quantity: checked, and kept as Go's encoder writes it back (String(): `0.5` is
+    stored and returned as `500m`, `1000m` as `1`, the number 2 as "2"). Upstream:
+    Quantity.UnmarshalJSON and MarshalJSON (api/resource/quantity.go)."""
+    c = _CANONICAL_QUANTITIES.get(x) if type(x) is str else None
+    if c is None:
+        _check_scalar(x, t, struct, d.stack, d.saved)       # malformed: raises upstream's error
+        c = canonical_quantity(x)
+        if c is None:
+            return
+        if type(x) is str and len(x) <= 32 and len(_CANONICAL_QUANTITIES) < 4096:
+            _CANONICAL_QUANTITIES[x] = c       # "100m", "64Mi": the same few values on every pod
+    if c != x:
+        holder[key] = c                         # not a new key: the caller iterates on
 
 
 def _bytes_entry(holder: dict[str, Any], key: str, x: str, d: _Decoding) -> None:
@@ -980,6 +1006,7 @@ def json_kind(v: Any) -> str:
 
 
 _VALID_QUANTITIES: set[str] = set()      # strings found valid (bounded: short ones, 4,096 at most)
+_CANONICAL_QUANTITIES: dict[str, str] = {}   # valid text -> its canonical text (bounded alike)
 _QUANTITY_SPLIT = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 _QUANTITY_RE = re.compile(_QUANTITY_SPLIT)
 _QUANTITY_NUMBER = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import gojson
+
 # --- field errors (k8s.io/apimachinery/pkg/util/validation/field) ------------------------
 
 # ErrorType -> (cause reason, rendered type)
@@ -22,59 +24,46 @@ NOT_FOUND = ("FieldValueNotFound", "Not found")
 TOO_LONG = ("FieldValueTooLong", "Too long")
 TOO_MANY = ("FieldValueTooMany", "Too many")
 TYPE_INVALID = ("FieldValueTypeInvalid", "Invalid value")
+TOO_FEW = ("FieldValueTooFew", "Too few")
+TOO_SHORT = ("FieldValueTooShort", "Too short")
+INTERNAL = ("InternalError", "Internal error")
 
-_OMIT = object()
+_OMIT = object()      # upstream's omitValue: the type is printed without a value
 # Types whose value upstream never prints (ErrorBody in field/errors.go).
-_VALUELESS = {REQUIRED, FORBIDDEN, TOO_LONG}
+_VALUELESS = {REQUIRED, FORBIDDEN, TOO_LONG, TOO_SHORT, INTERNAL}
 
 
 def render_value(value: Any) -> str:
-    """Render a bad value the way Go's field.Error does: %q for strings, %v for scalars."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
+    """Render a bad value as field.Error.ErrorBody does: strings with %q, numbers and bools with
+    %v, nil as `null`, and everything else (lists, maps, structs) as its JSON, map keys sorted.
+    A JSONValue keeps its dict order (a Go struct's fields)."""
     if isinstance(value, str):
-        return go_quote(value)
-    if isinstance(value, list):
-        return "[]" + "{" + ", ".join(render_value(v) for v in value) + "}"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}:{render_value(v)}" for k, v in value.items()) + "}"
-    return str(value)
+        return gojson.quote(value)
+    if isinstance(value, float):
+        return gojson.format_float_v(value)
+    if isinstance(value, JSONValue):
+        return gojson.marshal(value.value, sort_keys=False)
+    if value is None or isinstance(value, (bool, int, list, tuple, dict)):
+        return gojson.marshal(value)
+    return str(value)      # a Stringer
 
 
 class JSONValue:
-    """A bad value rendered as field.Error renders non-scalars since 1.34: as its JSON
-    (`Invalid value: ["10.0.0.1"]`), where render_value still prints Go's %#v form."""
+    """A bad value that stands for a Go struct: rendered as its JSON with the dict's key order
+    as the struct's field order (a plain dict is a Go map: its keys are sorted)."""
+
+    __slots__ = ("value",)
 
     def __init__(self, value: Any) -> None:
         self.value = value
 
     def __str__(self) -> str:
-        import orjson
-        return orjson.dumps(self.value).decode()
+        return gojson.marshal(self.value, sort_keys=False)
 
 
 def go_quote(s: str) -> str:
-    """Quote s like Go's %q (close enough for API messages: escapes quotes and controls)."""
-    out = ['"']
-    for ch in s:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    """Quote s like Go's %q (strconv.Quote)."""
+    return gojson.quote(s)
 
 
 @dataclass
@@ -128,13 +117,29 @@ def not_found(path: str, value: Any) -> FieldError:
 
 
 def too_long(path: str, max_len: int) -> FieldError:
-    return FieldError(TOO_LONG, path, _OMIT, f"must have at most {max_len} bytes")
+    """Upstream: field.TooLong (the value is never printed)."""
+    detail = f"may not be more than {max_len} {'byte' if max_len == 1 else 'bytes'}" if max_len >= 0 \
+        else "value is too long"
+    return FieldError(TOO_LONG, path, _OMIT, detail)
+
+
+def too_many(path: str, actual: int, max_items: int) -> FieldError:
+    """Upstream: field.TooMany (a negative actual count is omitted)."""
+    detail = f"must have at most {max_items} {'item' if max_items == 1 else 'items'}" if max_items >= 0 \
+        else "has too many items"
+    return FieldError(TOO_MANY, path, actual if actual >= 0 else _OMIT, detail)
+
+
+def internal_error(path: str, err: BaseException | str) -> FieldError:
+    """Upstream: field.InternalError."""
+    return FieldError(INTERNAL, path, _OMIT, str(err))
 
 
 def aggregate(errs: list[FieldError]) -> str:
-    """Join messages like utilerrors.NewAggregate: one plain, several as [a, b]."""
-    msgs = [str(e) for e in errs]
-    return msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]"
+    """Join messages like ErrorList.ToAggregate().Error(): duplicates once, one plain, several
+    as [a, b]."""
+    msgs = list(dict.fromkeys(str(e) for e in errs))
+    return msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]" if msgs else ""
 
 
 # --- status errors -------------------------------------------------------------------------
@@ -233,7 +238,8 @@ OPTIMISTIC_LOCK_MSG = "the object has been modified; please apply your changes t
 class Invalid(StatusError):
     def __init__(self, group: str, kind: str, name: str, errs: list[FieldError]) -> None:
         qualified_kind = f"{kind}.{group}" if group else kind
-        super().__init__(422, "Invalid", f'{qualified_kind} "{name}" is invalid: {aggregate(errs)}',
+        message = f'{qualified_kind} "{name}" is invalid' + (f": {aggregate(errs)}" if errs else "")
+        super().__init__(422, "Invalid", message,
                          _details(name, group, kind, causes=[e.cause() for e in errs]))
         self.errs = errs
 

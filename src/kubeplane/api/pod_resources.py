@@ -13,25 +13,18 @@ A container's effective requests (or limits) over a pod: the sum over regular co
 sidecars (init containers with restartPolicy Always), or, if larger, what any init container
 needs while it runs (itself plus the sidecars started before it).
 
-Quantities are summed exactly (api/qos.nanos) and written as Go's Quantity.String() writes
-them (format_quantity): the sum keeps the format of its first term, `1Gi` + `512Mi` is `1536Mi`,
-`100m` + `0.2` is `300m`.
+Quantities are summed exactly (api/quantity.Quantity.add) and written as Go's Quantity.String()
+writes them: the sum keeps the format of its first term, `1Gi` + `512Mi` is `1536Mi`, `100m` +
+`0.2` is `300m`.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from .qos import nanos
+from .quantity import ZERO, Quantity
 
 Obj = dict[str, Any]
-NANO = 10**9
 _HUGEPAGES = "hugepages-"
-_BINARY_SUFFIXES = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
-_DECIMAL_SUFFIXES = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
-BINARY_SI, DECIMAL_SI, DECIMAL_EXPONENT = "BinarySI", "DecimalSI", "DecimalExponent"
-
-# A quantity being summed: (value in nanos, Go's Format).
-Quantity = tuple[int, str]
 
 
 def set_defaults_pod_resources(pod: Obj) -> None:
@@ -54,7 +47,7 @@ def default_huge_page_pod_limits(spec: Obj) -> None:
     requests = res.get("requests") or {}
     for key, q in aggregate_container(spec, "limits").items():
         if key.startswith(_HUGEPAGES) and key not in requests and key not in pod_lims:
-            pod_lims[key] = format_quantity(q)
+            pod_lims[key] = str(q)
     if pod_lims != (res.get("limits") or {}):
         res["limits"] = dict(sorted(pod_lims.items()))      # Go writes map keys sorted
 
@@ -69,7 +62,7 @@ def default_pod_requests(spec: Obj) -> None:
     pod_reqs = dict(res.get("requests") or {})
     for key, q in aggregate_container(spec, "requests").items():
         if key not in pod_reqs and is_supported_pod_level_resource(key) and not key.startswith(_HUGEPAGES):
-            pod_reqs[key] = format_quantity(q)
+            pod_reqs[key] = str(q)
     for key, value in limits.items():
         if key not in pod_reqs and is_supported_pod_level_resource(key):
             pod_reqs[key] = value
@@ -88,7 +81,7 @@ def default_pod_limits(spec: Obj) -> None:
         if (key in pod_limits or not is_supported_pod_level_resource(key) or key.startswith(_HUGEPAGES)
                 or not _all_containers_limit(spec, key)):
             continue
-        pod_limits[key] = format_quantity(q)
+        pod_limits[key] = str(q)
     if pod_limits != (res.get("limits") or {}):
         res["limits"] = dict(sorted(pod_limits.items()))      # Go writes map keys sorted
 
@@ -134,66 +127,17 @@ def aggregate_container(spec: Obj, which: str) -> dict[str, Quantity]:
 
 def _list(c: Obj, which: str) -> dict[str, Quantity]:
     values = (c.get("resources") or {}).get(which) or {}
-    return {k: (nanos(v), quantity_format(v)) for k, v in values.items()}
+    return {k: Quantity.parse(v) or ZERO for k, v in values.items()}     # malformed: refused by validation
 
 
 def _add(total: dict[str, Quantity], values: dict[str, Quantity]) -> None:
     """Upstream: addResourceList with Quantity.Add (a zero sum takes the addend's format)."""
-    for k, (n, fmt) in values.items():
-        if k not in total:
-            total[k] = (n, fmt)
-        else:
-            tn, tfmt = total[k]
-            total[k] = (tn + n, fmt if tn == 0 else tfmt)
+    for k, q in values.items():
+        total[k] = total[k].add(q) if k in total else q
 
 
 def _max(total: dict[str, Quantity], values: dict[str, Quantity]) -> None:
     """Upstream: maxResourceList."""
     for k, q in values.items():
-        if k not in total or q[0] > total[k][0]:
+        if k not in total or q > total[k]:
             total[k] = q
-
-
-def quantity_format(value: Any) -> str:
-    """The Format ParseQuantity gives a quantity: BinarySI for Ki..Ei, DecimalExponent for an
-    exponent, DecimalSI otherwise (and for numbers)."""
-    text = str(value).strip()
-    if text.endswith(_BINARY_SUFFIXES):
-        return BINARY_SI
-    body = text.lstrip("+-")
-    if any(ch in "eE" for ch in body) and not text.endswith("E"):
-        return DECIMAL_EXPONENT
-    return DECIMAL_SI
-
-
-def format_quantity(q: Quantity) -> str:
-    """What Quantity.String() writes for this value and format. Upstream: CanonicalizeBytes,
-    int64Amount.AsCanonicalBytes / AsCanonicalBase1024Bytes (api/resource/quantity.go, amount.go).
-    Examples: (1.5e9 nanos, DecimalSI) -> "1500m"; (1536 MiB, BinarySI) -> "1536Mi";
-    (512 bytes, BinarySI) -> "512" (below 1024 a binary quantity is written in decimal)."""
-    n, fmt = q
-    if n == 0:
-        return "0"
-    if fmt == BINARY_SI and (abs(n) < 1024 * NANO or n % NANO):
-        fmt = DECIMAL_SI              # nothing to gain, or not a whole number of bytes
-    if fmt == BINARY_SI:
-        amount, times = _remove_factors(n // NANO, 1024)
-        if times < len(_BINARY_SUFFIXES) + 1:
-            return f"{amount}{('', *_BINARY_SUFFIXES)[times]}"
-        fmt = DECIMAL_SI
-    amount, times = _remove_factors(n, 10)
-    exponent = times - 9
-    while exponent % 3:                # down to a multiple of 3, as AsCanonicalBytes
-        amount, exponent = amount * 10, exponent - 1
-    if fmt == DECIMAL_EXPONENT:
-        return f"{amount}e{exponent}" if exponent else str(amount)
-    suffix = _DECIMAL_SUFFIXES.get(exponent)
-    return f"{amount}{suffix}" if suffix is not None else f"{amount}e{exponent}"
-
-
-def _remove_factors(value: int, base: int) -> tuple[int, int]:
-    """Upstream: removeInt64Factors."""
-    sign, value, times = (-1 if value < 0 else 1), abs(value), 0
-    while value >= base and value % base == 0:
-        value, times = value // base, times + 1
-    return sign * value, times

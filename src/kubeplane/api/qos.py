@@ -18,11 +18,9 @@ equally in both): the second has no cpu limit above zero, so Burstable.
 """
 from __future__ import annotations
 
-import functools
-import math
 from typing import Any
 
-from .validation.quantity import parse_quantity
+from .quantity import nanos
 
 BEST_EFFORT, BURSTABLE, GUARANTEED = "BestEffort", "Burstable", "Guaranteed"
 _QOS_RESOURCES = ("cpu", "memory")      # supportedQoSComputeResources
@@ -76,25 +74,3 @@ def _add_positive(total: dict[str, int], resources: Any) -> int:
                 total[name] = total.get(name, 0) + n
                 found += 1
     return found
-
-
-def nanos(value: Any) -> int:
-    """A quantity in units of 10^-9, exactly as upstream holds it: ParseQuantity rounds every
-    non-zero value away from zero to a whole nano ("1e-12" is 1n), so the sums and comparisons
-    of quantities are those of these integers ("1000m" and "1" are both 10^9). A malformed
-    quantity (refused by decoding and validation anyway) counts as 0."""
-    if isinstance(value, str):
-        return _nanos_of_text(value)
-    q = parse_quantity(value)
-    return 0 if q is None else _round_nanos(q)
-
-
-@functools.lru_cache(maxsize=1024)
-def _nanos_of_text(value: str) -> int:
-    q = parse_quantity(value)          # every pod of a template repeats the same few strings
-    return 0 if q is None else _round_nanos(q)
-
-
-def _round_nanos(q: Any) -> int:
-    n = math.ceil(abs(q) * 10**9)
-    return n if q >= 0 else -n

@@ -202,7 +202,7 @@ def _resource_paths(r: res.ResourceInfo, prefix: str, gv_id: str, tag: str) -> d
                     "path", True)] if r.namespaced else []
     name = _param("name", "string", f"name of the {r.kind}", "path", True)
     obj, lst = _ref(r.definition), _ref(_list_definition(r))
-    deleted = obj if (r.group, r.plural) in names.RETURNS_DELETED_OBJECT else _ref(_META + "Status")
+    deleted = obj if names.delete_returns_object(r) else _ref(_META + "Status")
     v = set(r.verbs)
     collection: dict[str, Any] = {"parameters": scope + [P["pretty"]]}
     item: dict[str, Any] = {"parameters": [name] + scope + [P["pretty"]]}

@@ -61,9 +61,15 @@ _WATCH_MEDIA = _MEDIA + ["application/json;stream=watch", "application/vnd.kuber
 _PATCH_TYPES = ["application/json-patch+json", "application/merge-patch+json",
                 "application/strategic-merge-patch+json", "application/apply-patch+yaml"]
 _UNAUTHORIZED = {"description": "Unauthorized"}
-# Stores with ReturnDeletedObject: their DELETE answers the object, not a Status.
-RETURNS_DELETED_OBJECT = {("", "pods"), ("", "services"), ("", "serviceaccounts"), ("", "persistentvolumes"),
-                           ("", "persistentvolumeclaims")}
+
+
+def delete_returns_object(r: res.ResourceInfo) -> bool:
+    """Whether DELETE's 200/202 answer is documented as the object rather than a Status: the
+    resource's definition says so (returns_deleted_object, not openapi_delete_status).
+    Upstream: the installer's deleteReturnsDeletedObject (rest.MayReturnFullObjectDeleter)."""
+    from .registry import REGISTRY       # here: the registry imports every kind
+    d = REGISTRY.lookup(r.group, r.version, r.plural)
+    return d is not None and d.returns_deleted_object and not d.openapi_delete_status
 
 
 # --- parameters, in Go's marshalling order (uniqueItems, type, description, name, in, required) ---
@@ -354,7 +360,7 @@ def resource_routes(r: res.ResourceInfo) -> list[Route]:
     pretty = _q("pretty")
     obj, lst, status = _ref(r.definition), _ref(r.definition + "List"), _ref(_META + "Status")
     event = _ref(_META + "WatchEvent")
-    deleted = obj if (r.group, r.plural) in RETURNS_DELETED_OBJECT else status
+    deleted = obj if delete_returns_object(r) else status
     verbs, k, a = set(r.verbs), r.kind, article(r.kind)
     routes: list[Route] = []
 

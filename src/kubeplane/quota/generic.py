@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Protocol
 
 from . import resources as q
-from .quantity import ZERO, one
+from ..api.quantity import ZERO, one
 from .resources import ResourceList
 
 Obj = dict[str, Any]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .quantity import ZERO, Quantity, parse
+from ..api.quantity import ZERO, Quantity, parse
 
 ResourceList = dict[str, Quantity]
 

@@ -10,7 +10,7 @@ import pytest
 from kubeplane.api import errors
 from kubeplane.apiserver.admission import Attributes, Operation
 from kubeplane.apiserver.admission.plugins.limit_ranger import LimitRanger
-from kubeplane.quota.quantity import Quantity
+from kubeplane.api.quantity import Quantity
 from kubeplane.apiserver.request import Request
 from kubeplane.apiserver.server import APIServer
 from kubeplane.storage import new_storage

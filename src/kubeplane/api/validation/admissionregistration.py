@@ -125,7 +125,7 @@ def _review_versions(versions: Any, path: str) -> list[FieldError]:
         seen.add(v)
         errs += [errors.invalid(f"{path}[{i}]", v, msg) for msg in is_dns1123_label(v)]
     if not seen & set(REVIEW_VERSIONS):
-        errs.append(errors.invalid(path, errors.JSONValue(versions), "must include at least one of " + ", ".join(REVIEW_VERSIONS)))
+        errs.append(errors.invalid(path, versions, "must include at least one of " + ", ".join(REVIEW_VERSIONS)))
     return errs
 
 
@@ -237,7 +237,7 @@ def _binding(obj: Obj, mutating: bool) -> list[FieldError]:
             if a not in ACTIONS:
                 errs.append(errors.not_supported(f"spec.validationActions[{i}]", a, ACTIONS))
         if {"Deny", "Warn"} <= seen:
-            errs.append(errors.invalid("spec.validationActions", errors.JSONValue(actions),
+            errs.append(errors.invalid("spec.validationActions", actions,
                                        "must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)"))
     pr = spec.get("paramRef")
     if pr is not None:

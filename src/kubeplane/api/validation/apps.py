@@ -29,8 +29,7 @@ def validate_deployment_update(new: Obj, old: Obj) -> list[FieldError]:
     """Upstream: ValidateDeploymentUpdate + strategy ValidateUpdate (apps/v1 selector immutable)."""
     errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
     errs += validate_deployment_spec(new.get("spec") or {}, "spec")
-    return errs + m.immutable((new.get("spec") or {}).get("selector"), (old.get("spec") or {}).get("selector"),
-                              "spec.selector")
+    return errs + _immutable_selector(new, old)
 
 
 def validate_deployment_status_update(new: Obj, old: Obj) -> list[FieldError]:
@@ -57,6 +56,15 @@ def validate_deployment_spec(spec: Obj, path: str) -> list[FieldError]:
     return errs
 
 
+def _immutable_selector(new: Obj, old: Obj) -> list[FieldError]:
+    """apps/v1's immutable spec.selector, the bad value a LabelSelector struct."""
+    sel = (new.get("spec") or {}).get("selector")
+    errs = m.immutable(sel, (old.get("spec") or {}).get("selector"), "spec.selector")
+    for e in errs:
+        e.value = m.selector_value(sel)
+    return errs
+
+
 def _validate_selector_and_template(spec: Obj, path: str) -> list[FieldError]:
     """The selector block shared by ValidateDeploymentSpec and ValidateReplicaSetSpec.
 
@@ -71,9 +79,9 @@ def _validate_selector_and_template(spec: Obj, path: str) -> list[FieldError]:
     else:
         errs += m.validate_label_selector(sel, path + ".selector")
         if m.selector_is_empty(sel):
-            errs.append(errors.invalid(path + ".selector", sel, "empty selector is invalid for deployment"))
+            errs.append(errors.invalid(path + ".selector", m.selector_value(sel), "empty selector is invalid for deployment"))
     if not m.selector_convertible(sel):
-        return errs + [errors.invalid(path + ".selector", sel, "invalid label selector")]
+        return errs + [errors.invalid(path + ".selector", m.selector_value(sel), "invalid label selector")]
     return errs + validate_pod_template_spec_for_replica_set(spec.get("template") or {}, sel, path + ".template")
 
 
@@ -201,8 +209,7 @@ def validate_replica_set_update(new: Obj, old: Obj) -> list[FieldError]:
     """Upstream: ValidateReplicaSetUpdate + strategy ValidateUpdate (apps/v1 selector immutable)."""
     errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
     errs += validate_replica_set_spec(new.get("spec") or {}, "spec")
-    return errs + m.immutable((new.get("spec") or {}).get("selector"), (old.get("spec") or {}).get("selector"),
-                              "spec.selector")
+    return errs + _immutable_selector(new, old)
 
 
 def validate_replica_set_status_update(new: Obj, old: Obj) -> list[FieldError]:
@@ -275,7 +282,7 @@ def validate_stateful_set_spec(spec: Obj, path: str) -> list[FieldError]:
     else:
         errs += m.validate_label_selector(sel, path + ".selector")
         if m.selector_is_empty(sel):
-            errs.append(errors.invalid(path + ".selector", sel, "empty selector is invalid for statefulset"))
+            errs.append(errors.invalid(path + ".selector", m.selector_value(sel), "empty selector is invalid for statefulset"))
     if not m.selector_convertible(sel):
         errs.append(errors.invalid(path + ".selector", sel, ""))
     else:
@@ -446,8 +453,7 @@ def validate_daemon_set_update(new: Obj, old: Obj) -> list[FieldError]:
     """Upstream: ValidateDaemonSetUpdate + the strategy's selector immutability (apps/v1)."""
     errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
     errs += validate_daemon_set_spec(new.get("spec") or {}, "spec")
-    return errs + m.immutable((new.get("spec") or {}).get("selector"), (old.get("spec") or {}).get("selector"),
-                              "spec.selector")
+    return errs + _immutable_selector(new, old)
 
 
 def validate_daemon_set_status_update(new: Obj, old: Obj) -> list[FieldError]:

@@ -18,7 +18,7 @@ from kubeplane.api.errors import FieldError
 
 from . import meta as m
 from .names import is_path_segment_name, name_is_dns_subdomain
-from .quantity import parse_quantity
+from ..quantity import parse_quantity
 
 Obj = dict[str, Any]
 

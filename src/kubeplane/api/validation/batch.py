@@ -45,7 +45,7 @@ cron_job_warnings = replica_set_name_warnings
 
 
 def _too_many(path: str, actual: int, limit: int) -> FieldError:
-    return FieldError(errors.TOO_MANY, path, actual, f"must have at most {limit} items")
+    return errors.too_many(path, actual, limit)
 
 
 # --- Job -----------------------------------------------------------------------------------------

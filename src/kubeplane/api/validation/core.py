@@ -29,7 +29,7 @@ from .names import (
     name_is_dns_subdomain,
     name_is_path_segment,
 )
-from .quantity import PARSE_ERROR, parse_quantity
+from ..quantity import PARSE_ERROR, parse_quantity
 
 Obj = dict[str, Any]
 MAX_INT32 = 2**31 - 1
@@ -764,7 +764,7 @@ def validate_upgrade_downgrade_cluster_ips(old: Obj, new: Obj) -> list[FieldErro
     new_ips, old_ips = _list(new.get("clusterIPs")), _list(old.get("clusterIPs"))
     if new_ips[:1] == old_ips[:1] == ["None"] and new.get("type") == old.get("type") == "ClusterIP":
         return []
-    value, errs = errors.JSONValue(new_ips), []
+    value, errs = new_ips, []
     if len(old_ips) == len(new_ips):
         errs += [errors.invalid(f"spec.clusterIPs[{i}]", value, "may not change once set")
                  for i, ip in enumerate(old_ips) if ip != new_ips[i]]

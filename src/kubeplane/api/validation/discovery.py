@@ -23,7 +23,7 @@ MAX_PORTS = 20000
 
 
 def _too_many(path: str, actual: int, limit: int) -> FieldError:
-    return errors.FieldError(errors.TOO_MANY, path, actual, f"must have at most {limit} items")
+    return errors.too_many(path, actual, limit)
 
 
 def _address(address: str, address_type: str, path: str) -> list[FieldError]:

@@ -81,6 +81,23 @@ def validate_annotations(annotations: Any, path: str) -> list[FieldError]:
     return errs
 
 
+def selector_value(sel: Any) -> Any:
+    """A *metav1.LabelSelector as a bad value: its JSON in the struct's field order
+    (matchLabels, matchExpressions; a requirement's key, operator, values), empty fields omitted
+    and the matchLabels map sorted, as Go's json.Marshal writes it."""
+    if not isinstance(sel, dict):
+        return sel
+    out: dict[str, Any] = {}
+    if sel.get("matchLabels"):
+        out["matchLabels"] = dict(sorted(sel["matchLabels"].items())) if isinstance(sel["matchLabels"], dict) \
+            else sel["matchLabels"]
+    if sel.get("matchExpressions"):
+        out["matchExpressions"] = [
+            {k: r[k] for k in ("key", "operator", "values") if k in r and (k != "values" or r[k])}
+            if isinstance(r, dict) else r for r in sel["matchExpressions"]]
+    return errors.JSONValue(out)
+
+
 def validate_label_selector(sel: Any, path: str) -> list[FieldError]:
     """Upstream: ValidateLabelSelector with AllowInvalidLabelValueInSelector=false (strict)."""
     if not isinstance(sel, dict):

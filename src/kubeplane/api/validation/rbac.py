@@ -26,10 +26,10 @@ def validate_policy_rule(rule: Obj, namespaced: bool, path: str) -> list[FieldEr
     urls = rule.get("nonResourceURLs") or []
     if urls:
         if namespaced:
-            errs.append(errors.invalid(path + ".nonResourceURLs", errors.JSONValue(urls),
+            errs.append(errors.invalid(path + ".nonResourceURLs", urls,
                                        "namespaced rules cannot apply to non-resource URLs"))
         if rule.get("apiGroups") or rule.get("resources") or rule.get("resourceNames"):
-            errs.append(errors.invalid(path + ".nonResourceURLs", errors.JSONValue(urls),
+            errs.append(errors.invalid(path + ".nonResourceURLs", urls,
                                        "rules cannot apply to both regular resources and non-resource URLs"))
         return errs
     if not rule.get("apiGroups"):

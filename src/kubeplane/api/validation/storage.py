@@ -17,7 +17,7 @@ from kubeplane.api.errors import FieldError
 from . import core
 from . import meta as m
 from .names import is_dns1123_subdomain, is_qualified_name, name_is_dns_subdomain
-from .quantity import PARSE_ERROR, parse_quantity
+from ..quantity import PARSE_ERROR, parse_quantity
 
 Obj = dict[str, Any]
 SUPPORTED_RECLAIM_POLICIES = ["Delete", "Retain"]

@@ -100,6 +100,11 @@ class ResourceDefinition(ResourceInfo):
     field_selectors     field label -> getter; None: only metadata.name/metadata.namespace
                         (upstream's DefaultMetaV1FieldSelectorConversion)
     returns_deleted_object  a delete answers the object (pods, namespaces), not a Status
+                        (upstream: the store's ReturnDeletedObject); the OpenAPI documents of
+                        DELETE say the same, unless openapi_delete_status
+    openapi_delete_status  OpenAPI declares a Status as DELETE's answer all the same (namespaces:
+                        upstream's namespace REST wraps its store instead of embedding it, so it
+                        is no rest.MayReturnFullObjectDeleter to the API installer)
     deprecation_warning the Warning of every request to a deprecated kind (upstream: the
                         installer's deprecation.WarningMessage, from APILifecycleDeprecated)
     to_storage, from_storage  a version served from another version's storage (events.k8s.io
@@ -122,6 +127,7 @@ class ResourceDefinition(ResourceInfo):
     printer: Printer = field(default=default_printer, compare=False)
     field_selectors: dict[str, FieldGetter] | None = field(default=None, compare=False)
     returns_deleted_object: bool = field(default=False, compare=False)
+    openapi_delete_status: bool = field(default=False, compare=False)
     deprecation_warning: str = field(default="", compare=False)
     to_storage: Converter | None = field(default=None, compare=False)
     from_storage: Converter | None = field(default=None, compare=False)

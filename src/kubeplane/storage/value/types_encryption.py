@@ -76,16 +76,16 @@ class ProviderConfiguration:
     identity: IdentityConfiguration | None = None
     kms: KMSConfiguration | None = None
 
-    def go_json(self) -> str:
-        """json.Marshal of upstream's internal ProviderConfiguration (the bad value in the
-        "more than one provider" error), except that secrets read REDACTED."""
+    def go_value(self) -> dict[str, Any]:
+        """Upstream's internal ProviderConfiguration (no json tags: Go's field names in their
+        order), the bad value in the "more than one provider" error; secrets read REDACTED."""
         def keys(c: AESConfiguration | SecretboxConfiguration | None) -> Any:
             return None if c is None else {"Keys": [{"Name": k.name, "Secret": "REDACTED"} for k in c.keys]}
         kms = self.kms and {"APIVersion": self.kms.api_version, "Name": self.kms.name,
                             "CacheSize": None, "Endpoint": self.kms.endpoint, "Timeout": None}
         doc = {"AESGCM": keys(self.aesgcm), "AESCBC": keys(self.aescbc), "Secretbox": keys(self.secretbox),
                "Identity": None if self.identity is None else {}, "KMS": kms}
-        return orjson.dumps(doc).decode()
+        return doc
 
 
 @dataclass(frozen=True, slots=True)

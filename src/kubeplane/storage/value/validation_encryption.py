@@ -12,9 +12,8 @@ import base64
 import binascii
 from typing import NamedTuple
 
-import orjson
 
-from kubeplane.api.errors import FieldError, duplicate, forbidden, invalid, required
+from kubeplane.api.errors import FieldError, JSONValue, duplicate, forbidden, invalid, required
 
 from .types_encryption import EncryptionConfiguration, Key, ProviderConfiguration
 
@@ -55,16 +54,6 @@ class GroupResource(NamedTuple):
 
 
 ANY_GROUP_ANY_RESOURCE = GroupResource("*", "*")
-
-
-class JSONValue:
-    """A bad value rendered as encoding/json renders it (upstream's ErrorBody for slices)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __str__(self) -> str:
-        return self.text
 
 
 def parse_group_resource(gr: str) -> GroupResource:
@@ -134,7 +123,7 @@ def validate_resource_overlap(resources: list[str], path: str) -> list[FieldErro
                 continue
             if r1[1] == "*" or r2[1] == "*":
                 has_overlap = True
-    value = JSONValue(orjson.dumps(resources).decode())
+    value = list(resources)
     errs = []
     if has_duplicate:
         errs.append(invalid(path, value, DUPLICATE_RESOURCE_ERR))
@@ -171,9 +160,9 @@ def validate_single_provider(provider: ProviderConfiguration, path: str) -> list
     found = sum(x is not None for x in (provider.kms, provider.aesgcm, provider.aescbc, provider.secretbox,
                                         provider.identity))
     if found == 0:
-        return [invalid(path, JSONValue(provider.go_json()), NO_PROVIDER_ERR)]
+        return [invalid(path, JSONValue(provider.go_value()), NO_PROVIDER_ERR)]
     if found > 1:
-        return [invalid(path, JSONValue(provider.go_json()), MORE_THAN_ONE_ELEMENT_ERR)]
+        return [invalid(path, JSONValue(provider.go_value()), MORE_THAN_ONE_ELEMENT_ERR)]
     return []
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..chain import register
 from ..interface import Attributes, Operation, Plugin, forbidden
 from ._index import PrefixIndex
-from ....quota.quantity import MAX_MILLI_VALUE, Quantity, resource_list
+from ....api.quantity import MAX_MILLI_VALUE, Quantity, resource_list
 
 if TYPE_CHECKING:
     from ...server import APIServer

@@ -28,5 +28,5 @@ NAMESPACES = register(ResourceDefinition(
     validate_status_update=validation.validate_namespace_status_update,
     columns=columns.namespace_columns, printer=printers.print_namespace,
     field_selectors={**labels.NAME_FIELD, "status.phase": labels.path("status", "phase")},
-    returns_deleted_object=True,
+    returns_deleted_object=True, openapi_delete_status=True,
 ))

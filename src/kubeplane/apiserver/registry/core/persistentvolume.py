@@ -51,4 +51,5 @@ PERSISTENT_VOLUMES = register(ResourceDefinition(
     validate=validation.validate_persistent_volume, validate_update=validation.validate_persistent_volume_update,
     validate_status_update=validation.validate_persistent_volume_status_update,
     columns=tables.persistent_volume_columns, printer=tables.print_persistent_volume,
+    returns_deleted_object=True,          # upstream: the store's ReturnDeletedObject
 ))

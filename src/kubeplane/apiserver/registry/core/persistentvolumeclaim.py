@@ -29,4 +29,5 @@ PERSISTENT_VOLUME_CLAIMS = register(ResourceDefinition(
     validate_update=validation.validate_persistent_volume_claim_update,
     validate_status_update=validation.validate_persistent_volume_claim_status_update,
     columns=tables.persistent_volume_claim_columns, printer=tables.print_persistent_volume_claim,
+    returns_deleted_object=True,          # upstream: the store's ReturnDeletedObject
 ))

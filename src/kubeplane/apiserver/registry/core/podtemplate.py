@@ -26,4 +26,5 @@ PODTEMPLATES = register(ResourceDefinition(
     defaulter=defaults.set_defaults_pod_template, defaults_outside_spec=True,
     validate=validation.validate_pod_template, validate_update=validation.validate_pod_template_update,
     columns=tables.pod_template_columns, printer=tables.print_pod_template,
+    returns_deleted_object=True,          # upstream: the store's ReturnDeletedObject
 ))

@@ -21,4 +21,5 @@ RESOURCE_QUOTAS = register(ResourceDefinition(
     validate=validation.validate_resource_quota, validate_update=validation.validate_resource_quota_update,
     validate_status_update=validation.validate_resource_quota_status_update,
     columns=tables.resource_quota_columns, printer=tables.print_resource_quota,
+    returns_deleted_object=True,          # upstream: the store's ReturnDeletedObject
 ))

@@ -35,6 +35,7 @@ DEVICE_CLASSES = register(ResourceDefinition(
     strategy=GenerationStrategy(),
     validate=validation.validate_device_class, validate_update=validation.validate_device_class_update,
     columns=tables.name_age_columns, printer=tables.print_name_age,
+    returns_deleted_object=True,          # upstream: the store's ReturnDeletedObject
 ))
 
 DEVICE_TAINT_RULES = register(ResourceDefinition(
@@ -52,6 +53,7 @@ RESOURCE_CLAIMS = register(ResourceDefinition(
     defaulter=defaulting.set_defaults_resource_claim,
     validate=validation.validate_resource_claim, validate_update=validation.validate_resource_claim_update,
     columns=tables.claim_columns, printer=tables.print_claim,
+    returns_deleted_object=True,          # upstream: the store's ReturnDeletedObject
 ))
 
 RESOURCE_CLAIM_TEMPLATES = register(ResourceDefinition(
@@ -61,6 +63,7 @@ RESOURCE_CLAIM_TEMPLATES = register(ResourceDefinition(
     validate=validation.validate_resource_claim_template,
     validate_update=validation.validate_resource_claim_template_update,
     columns=tables.name_age_columns, printer=tables.print_name_age,
+    returns_deleted_object=True,          # upstream: the store's ReturnDeletedObject
 ))
 
 # Upstream: ResourceSlice field label conversion (spec.nodeName, spec.driver, spec.pool.name).
@@ -77,4 +80,5 @@ RESOURCE_SLICES = register(ResourceDefinition(
     validate=validation.validate_resource_slice, validate_update=validation.validate_resource_slice_update,
     columns=tables.slice_columns, printer=tables.print_slice,
     field_selectors=SLICE_FIELDS,
+    returns_deleted_object=True,          # upstream: the store's ReturnDeletedObject
 ))

@@ -19,4 +19,5 @@ CSI_DRIVERS = register(ResourceDefinition(
     defaulter=defaulting.set_defaults_csi_driver,
     validate=validation.validate_csi_driver, validate_update=validation.validate_csi_driver_update,
     columns=tables.csi_driver_columns, printer=tables.print_csi_driver,
+    returns_deleted_object=True,          # upstream: the store's ReturnDeletedObject
 ))

@@ -10,4 +10,5 @@ CSI_NODES = register(ResourceDefinition(
     "storage.k8s.io", "v1", "CSINode", "csinodes", "csinode", False, "io.k8s.api.storage.v1.CSINode",
     validate=validation.validate_csi_node, validate_update=validation.validate_csi_node_update,
     columns=tables.csi_node_columns, printer=tables.print_csi_node,
+    returns_deleted_object=True,          # upstream: the store's ReturnDeletedObject
 ))

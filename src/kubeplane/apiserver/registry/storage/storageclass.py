@@ -14,4 +14,5 @@ STORAGE_CLASSES = register(ResourceDefinition(
     defaulter=defaulting.set_defaults_storage_class, defaults_outside_spec=True,
     validate=validation.validate_storage_class, validate_update=validation.validate_storage_class_update,
     columns=tables.storage_class_columns, printer=tables.print_storage_class,
+    returns_deleted_object=True,          # upstream: the store's ReturnDeletedObject
 ))

@@ -24,4 +24,5 @@ VOLUME_ATTACHMENTS = register(ResourceDefinition(
     validate=validation.validate_volume_attachment, validate_update=validation.validate_volume_attachment_update,
     validate_status_update=validation.validate_volume_attachment_status_update,
     columns=tables.volume_attachment_columns, printer=tables.print_volume_attachment,
+    returns_deleted_object=True,          # upstream: the store's ReturnDeletedObject
 ))

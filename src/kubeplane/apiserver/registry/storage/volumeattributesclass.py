@@ -13,4 +13,5 @@ VOLUME_ATTRIBUTES_CLASSES = register(ResourceDefinition(
     validate=validation.validate_volume_attributes_class,
     validate_update=validation.validate_volume_attributes_class_update,
     columns=tables.volume_attributes_class_columns, printer=tables.print_volume_attributes_class,
+    returns_deleted_object=True,          # upstream: the store's ReturnDeletedObject
 ))

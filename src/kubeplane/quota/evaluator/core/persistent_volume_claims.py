@@ -20,7 +20,7 @@ from ...generic import (
     matches_no_scope,
     object_count_name,
 )
-from ...quantity import Quantity, one, parse
+from ....api.quantity import Quantity, one, parse
 from ...resources import ResourceList
 
 PVC_OBJECT_COUNT_NAME = object_count_name("", "persistentvolumeclaims")

@@ -31,7 +31,7 @@ from ...generic import (
     matching_scopes,
     object_count_name,
 )
-from ...quantity import ZERO, one, parse
+from ....api.quantity import ZERO, one, parse
 from ...resources import ResourceList
 
 POD_OBJECT_COUNT_NAME = object_count_name("", "pods")

@@ -18,7 +18,7 @@ from ...generic import (
     matches_no_scope,
     object_count_name,
 )
-from ...quantity import ZERO, Quantity, one
+from ....api.quantity import ZERO, Quantity, one
 from ...resources import ResourceList, intersection
 
 SERVICE_OBJECT_COUNT_NAME = object_count_name("", "services")

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .....api import errors
-from .....api.errors import FieldError, JSONValue
+from .....api.errors import FieldError
 from . import ipallocator, portallocator
 from .validation import validate_cluster_ips_related_fields
 from .ipallocator import IPV4, IPV6, AllocationError, Range, family_of
@@ -308,7 +308,7 @@ class Allocators:
             fam = family_of(ip)
             if i >= len(fams):
                 if fam not in self.by_family:
-                    errs.append(errors.invalid(f"spec.clusterIPs[{i}]", JSONValue(ips), f"{fam} is not configured on this cluster"))
+                    errs.append(errors.invalid(f"spec.clusterIPs[{i}]", ips, f"{fam} is not configured on this cluster"))
                 else:
                     fams.append(fam)
         if fams:
@@ -355,7 +355,7 @@ class Allocators:
                     else:
                         r.allocate(ip)
                 except AllocationError as err:
-                    raise _invalid(svc, [errors.invalid("spec.clusterIPs", JSONValue(_ips(_spec(svc), "clusterIPs")),
+                    raise _invalid(svc, [errors.invalid("spec.clusterIPs", _ips(_spec(svc), "clusterIPs"),
                                                         f"failed to allocate IP {ip}: {err}")]) from None
                 allocated[fam] = ip
         except BaseException:

@@ -10,7 +10,7 @@ import ipaddress
 from typing import Any
 
 from .....api import errors
-from .....api.errors import FieldError, JSONValue
+from .....api.errors import FieldError
 from . import ipallocator
 from .ipallocator import IPV4, IPV6, family_of
 
@@ -34,9 +34,9 @@ def validate_cluster_ips_related_fields(svc: Obj) -> list[FieldError]:
         if not ips:
             errs.append(errors.required("spec.clusterIPs"))
         elif ips[0] != ip:
-            errs.append(errors.invalid("spec.clusterIPs", JSONValue(ips), "first value must match `clusterIP`"))
+            errs.append(errors.invalid("spec.clusterIPs", ips, "first value must match `clusterIP`"))
     elif ips:
-        errs.append(errors.invalid("spec.clusterIPs", JSONValue(ips), "must be empty when `clusterIP` is not specified"))
+        errs.append(errors.invalid("spec.clusterIPs", ips, "must be empty when `clusterIP` is not specified"))
     seen: set[str] = set()
     for i, fam in enumerate(_ips(spec, "ipFamilies")):
         if fam not in (IPV4, IPV6):
@@ -52,17 +52,17 @@ def validate_cluster_ips_related_fields(svc: Obj) -> list[FieldError]:
         if i == 0 and cip == NONE:
             if len(ips) > 1:
                 bad = True
-                errs.append(errors.invalid("spec.clusterIPs", JSONValue(ips), "'None' must be the first and only value"))
+                errs.append(errors.invalid("spec.clusterIPs", ips, "'None' must be the first and only value"))
             continue
         for msg in _ip_problems(cip):
             bad = True
             errs.append(errors.invalid(f"spec.clusterIPs[{i}]", cip, msg))
     if len(ips) > 2:
-        errs.append(errors.invalid("spec.clusterIPs", JSONValue(ips), "may only hold up to 2 values"))
+        errs.append(errors.invalid("spec.clusterIPs", ips, "may only hold up to 2 values"))
     if bad:
         return errs
     if len(ips) > 1 and len({family_of(x) for x in ips[:2]}) != 2:
-        errs.append(errors.invalid("spec.clusterIPs", JSONValue(ips), "may specify no more than one IP for each IP family"))
+        errs.append(errors.invalid("spec.clusterIPs", ips, "may specify no more than one IP for each IP family"))
     fams = _ips(spec, "ipFamilies")
     if ips and ips[0] != NONE and fams:
         for i, cip in enumerate(ips[:len(fams)]):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -223,3 +224,64 @@ def test_schema_caches_never_serve_a_dead_nodes_entry() -> None:
     prop = {"type": "object", "properties": {"n": {"type": "string", "x-kubernetes-patch-strategy": "merge"}}}
     _schema._meta_cache[(id(prop), "n")] = (dead, _schema.NO_META)
     assert _schema.lookup_patch_meta(prop, "n").strategies == ("merge",)
+
+
+def _client_side_applied(cfg: dict[str, Any]) -> dict[str, Any]:
+    """An object as `kubectl apply` (client-side) leaves it: the last-applied annotation and an
+    Update entry of kubectl-client-side-apply."""
+    live = copy.deepcopy(cfg)
+    live["metadata"]["annotations"] = {"kubectl.kubernetes.io/last-applied-configuration": json.dumps(cfg)}
+    update_managed_fields(None, live, manager="kubectl-client-side-apply", operation="Update",
+                          api_version="apps/v1", now=T0)
+    return live
+
+
+def test_kubectl_takes_over_what_client_side_apply_set() -> None:
+    """lastAppliedManager: the fields of the last-applied annotation that still hold its values
+    are no conflict for kubectl's server-side apply, which takes them over."""
+    live = _client_side_applied(config(replicas=2))
+    out = apply(live, config(replicas=3, image="nginx:1.25"), now=T1)
+    assert out["spec"]["replicas"] == 3
+    assert out["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.25"
+    assert "f:replicas" in entry(out, "kubectl")["fieldsV1"]["f:spec"]
+    assert "f:replicas" not in entry(out, "kubectl-client-side-apply", "Update")["fieldsV1"]["f:spec"]
+
+
+def test_a_field_changed_since_the_client_side_apply_still_conflicts() -> None:
+    live = _client_side_applied(config(replicas=2))
+    live["spec"]["replicas"] = 5                       # e.g. `kubectl scale`, as the same manager
+    with pytest.raises(ApplyConflict) as ei:           # only the changed field is listed
+        apply(live, config(replicas=3, image="nginx:1.25"), now=T1)
+    assert ei.value.message == ('Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" '
+                                'using apps/v1: .spec.replicas')
+
+
+@pytest.mark.parametrize("manager, annotation", [
+    ("my-ssa", None),                                  # another manager opts out
+    ("kubectl", "{not json"),                          # an unreadable annotation allows nothing
+    ("kubectl", json.dumps({**config(), "apiVersion": "apps/v1beta1"})),   # nor one of another version
+])
+def test_no_take_over_for_other_managers_or_bad_annotations(manager: str, annotation: str | None) -> None:
+    live = _client_side_applied(config(replicas=2))
+    if annotation is not None:
+        live["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = annotation
+    with pytest.raises(ApplyConflict):
+        apply(live, config(replicas=3), manager=manager, now=T1)
+
+
+def test_prune_keeps_a_struct_owned_whole_and_removes_its_fields() -> None:
+    """After kubectl's upgrade from client-side apply its Apply entry owns `queuing` itself (`.`);
+    re-applying `queuing: {}` removes the defaulted fields under it but keeps the struct, which
+    defaulting then fills again (upstream: Updater.prune's addBackDanglingItems)."""
+    plc = "io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration"
+    api_version = "flowcontrol.apiserver.k8s.io/v1"
+    cfg = {"apiVersion": api_version, "kind": "PriorityLevelConfiguration", "metadata": {"name": "pl"},
+           "spec": {"type": "Limited", "limited": {"limitResponse": {"type": "Queue", "queuing": {}}}}}
+    live = copy.deepcopy(cfg)
+    live["spec"]["limited"]["limitResponse"]["queuing"] = {"queues": 64, "handSize": 8, "queueLengthLimit": 50}
+    live["metadata"]["managedFields"] = [{
+        "manager": "kubectl", "operation": "Apply", "apiVersion": api_version, "time": T0, "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:spec": {"f:type": {}, "f:limited": {".": {}, "f:limitResponse": {
+            ".": {}, "f:type": {}, "f:queuing": {".": {}, "f:queues": {}, "f:handSize": {}, "f:queueLengthLimit": {}}}}}}}]
+    out = server_side_apply(live, cfg, plc, manager="kubectl", force=False, api_version=api_version, now=T1)
+    assert out["spec"]["limited"]["limitResponse"] == {"type": "Queue", "queuing": {}}

@@ -9,12 +9,15 @@ structured-merge-diff's Updater.Apply (merge/update.go):
      removed from the object;
   4. compare live and result: fields owned by another manager whose value this apply adds
      or changes are conflicts -> 409 unless force, in which case they change hands.
-Not modelled: the last-applied-configuration upgrade path from client-side apply
-(lastAppliedManager / lastAppliedUpdater), the 10-Update-manager cap (capManagersManager),
-and schema-change reconciliation.
+  5. the upgrade from client-side apply (lastAppliedManager): for the manager "kubectl", a
+     conflict on a field the last-applied-configuration annotation sets, with the value the
+     object still has, is no conflict: the apply is forced.
+Not modelled: the annotation rewrite of lastAppliedUpdater, the 10-Update-manager cap
+(capManagersManager), and schema-change reconciliation.
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from kubeplane.api import errors
@@ -37,6 +40,12 @@ from .managedfields import (
     without_managed_fields,
 )
 from .strategic import _copy, discard_null_values_from_patch
+
+
+# lastAppliedManager upgrades client-side apply only for kubectl's server-side apply: another
+# manager name opts out.
+KUBECTL = "kubectl"
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 class ApplyConflict(errors.Conflict):
@@ -67,10 +76,15 @@ def server_side_apply(live: dict[str, Any] | None, config: dict[str, Any], def_n
 
     merged = merge(live_obj, config, node) or {}
     if previous is not None:
-        prune(merged, previous.fields - me.fields, node, me.fields.union(*(e.fields for e in others)))
+        # Only what the merged object's field set holds can go (addBackDanglingItems): a struct
+        # an Update entry owned as a whole (`.` under it, as kubectl's upgrade from client-side
+        # apply hands over) loses its fields, not itself.
+        dropped = (previous.fields - me.fields) & to_field_set(merged, node)
+        prune(merged, dropped, node, me.fields.union(*(e.fields for e in others)))
     c = compare(live_obj, merged, node)
-    _take_ownership(others, filter_paths(c.added | c.modified, ignored), filter_paths(c.removed, ignored),
-                    force)
+    changed = filter_paths(c.added | c.modified, ignored)
+    allowed = _last_applied_fields(live_obj, node, api_version) if manager == KUBECTL and not force else set()
+    _take_ownership(others, changed, filter_paths(c.removed, ignored), force, allowed)
     if previous is not None and previous.fields == me.fields and merged == live_obj:
         me.time = previous.time  # a no-op apply does not touch the timestamp
     encode_managed_fields(merged, others + [me])
@@ -137,14 +151,42 @@ def _without_ignored(config: dict[str, Any], ignored: frozenset[Path]) -> dict[s
     return _copy({k: v for k, v in config.items() if ("f:" + k,) not in ignored})
 
 
-def _take_ownership(others: list[Entry], changed: set[Path], removed: set[Path], force: bool) -> None:
-    """Conflicts are other managers' fields this apply changes (Updater.update)."""
+def _take_ownership(others: list[Entry], changed: set[Path], removed: set[Path], force: bool,
+                    allowed: set[Path]) -> None:
+    """Conflicts are other managers' fields this apply changes (Updater.update); when all of
+    them are `allowed` (lastAppliedManager.Apply) the apply is forced, else those are left out
+    of the error."""
     conflicts = [(e, sorted(e.fields & changed, key=path_string)) for e in others]
     conflicts = [(e, paths) for e, paths in conflicts if paths]
     if conflicts and not force:
-        raise _conflict_error(conflicts)
+        conflicts = [(e, [p for p in paths if p not in allowed]) for e, paths in conflicts]
+        conflicts = [(e, paths) for e, paths in conflicts if paths]
+        if conflicts:
+            raise _conflict_error(conflicts)
     for e in others:
         e.fields -= changed | removed
+
+
+def _last_applied_fields(live: dict[str, Any], node: Node | None, api_version: str) -> set[Path]:
+    """The fields of the last-applied-configuration annotation whose values the live object
+    still has: client-side apply set them, so kubectl's server-side apply may take them over.
+    Nothing when the annotation is missing, unreadable, of another version or not in the schema.
+    Upstream: lastAppliedManager.allowedConflictsFromLastApplied (managedfields/internal/
+    lastappliedmanager.go).
+    """
+    text = ((live.get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED)
+    try:
+        last = json.loads(text) if isinstance(text, str) and text else None
+    except (ValueError, RecursionError):
+        return set()
+    if not isinstance(last, dict) or last.get("apiVersion") != api_version:
+        return set()
+    undeclared: list[Path] = []
+    _undeclared(last, node, (), undeclared)
+    if undeclared:
+        return set()
+    c = compare(last, live, node)
+    return to_field_set(last, node) - c.modified - c.added - c.removed
 
 
 def _conflict_error(conflicts: list[tuple[Entry, list[Path]]]) -> ApplyConflict:

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import pathlib
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import yaml
 
@@ -110,3 +111,20 @@ class Cluster:
         cfg = client.Configuration()
         config.load_kube_config(config_file=str(self.kubeconfig), client_configuration=cfg)
         return client.ApiClient(cfg)
+
+
+def running(**kwargs: Any) -> Iterator[Cluster]:
+    """A started Cluster(**kwargs), cleaned up afterwards: the body of a module's cluster
+    fixture (`yield from running(nodes=2)`)."""
+    c = Cluster(**kwargs).start()
+    try:
+        yield c
+    finally:
+        c.cleanup()
+
+
+def namespace_for_test(cluster: Cluster, node_name: str) -> str:
+    """A namespace named after the test (node_name: request.node.name), created."""
+    name = re.sub(r"[^a-z0-9]+", "-", node_name.lower())[:50].strip("-")
+    cluster.kubectl("create", "namespace", name)
+    return name

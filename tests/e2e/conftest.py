@@ -4,14 +4,10 @@ from typing import Iterator
 
 import pytest
 
-from .cluster import Cluster
+from .cluster import Cluster, running
 
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
     """One `kubeplane up --nodes 0` per test module (tests use their own namespaces or names)."""
-    c = Cluster().start()
-    try:
-        yield c
-    finally:
-        c.cleanup()
+    yield from running()

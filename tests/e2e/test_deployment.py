@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from .cluster import Cluster
+from .cluster import Cluster, running
 from .rollout_helpers import (
     CHANGE_CAUSE, POD_TEMPLATE_HASH, REVISION, REVISION_HISTORY, Api, Recorder, annotations, complete, condition,
     deployment, eventually, is_ready, owner_name, rolling, rs_by_revision,
@@ -43,20 +43,12 @@ def assert_status_lines(out: str, d: str) -> None:
 
 @pytest.fixture(scope="module")
 def bare() -> Iterator[Cluster]:
-    c = Cluster(nodes=0).start()
-    try:
-        yield c
-    finally:
-        c.cleanup()
+    yield from running(nodes=0)
 
 
 @pytest.fixture(scope="module")
 def kube() -> Iterator[Cluster]:
-    c = Cluster(nodes=2).start()
-    try:
-        yield c
-    finally:
-        c.cleanup()
+    yield from running(nodes=2)
 
 
 @pytest.fixture(scope="module")

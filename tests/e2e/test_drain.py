@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from .cluster import Cluster, eventually
+from .cluster import Cluster, eventually, running, namespace_for_test
 
 NODES = ("kubeplane-node-0", "kubeplane-node-1")
 REPLICAS = 6
@@ -23,18 +23,12 @@ VIOLATES = "Cannot evict pod as it would violate the pod's disruption budget"
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    c = Cluster(nodes=2).start()
-    try:
-        yield c
-    finally:
-        c.cleanup()
+    yield from running(nodes=2)
 
 
 @pytest.fixture
 def ns(cluster: Cluster, request: pytest.FixtureRequest) -> str:
-    name = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[:50].strip("-")
-    cluster.kubectl("create", "namespace", name)
-    return name
+    return namespace_for_test(cluster, request.node.name)
 
 
 def deployment(name: str, ns: str, replicas: int) -> dict[str, Any]:

@@ -9,16 +9,12 @@ from typing import Iterator
 import pytest
 import yaml
 
-from .cluster import Cluster
+from .cluster import Cluster, running
 
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    c = Cluster(nodes=1).start()
-    try:
-        yield c
-    finally:
-        c.cleanup()
+    yield from running(nodes=1)
 
 
 # --- Secrets ------------------------------------------------------------------------------------

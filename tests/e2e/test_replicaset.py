@@ -5,12 +5,11 @@ Pods are marked Ready through their /status subresource, as upstream's integrati
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import pytest
 
-from .cluster import Cluster, eventually
+from .cluster import Cluster, eventually, namespace_for_test
 
 
 
@@ -40,9 +39,7 @@ def mark_ready(c: Cluster, ns: str, name: str) -> None:
 
 @pytest.fixture
 def ns(cluster: Cluster, request: pytest.FixtureRequest) -> str:
-    name = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[:50].strip("-")
-    cluster.kubectl("create", "namespace", name)
-    return name
+    return namespace_for_test(cluster, request.node.name)
 
 
 def test_replicaset_creates_pods_and_scales_both_ways(cluster: Cluster, ns: str) -> None:

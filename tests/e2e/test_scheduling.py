@@ -11,7 +11,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from .cluster import Cluster
+from .cluster import Cluster, running, namespace_for_test
 from .test_replicaset import active, eventually, pods
 
 NODES = ("kubeplane-node-0", "kubeplane-node-1")
@@ -19,18 +19,12 @@ NODES = ("kubeplane-node-0", "kubeplane-node-1")
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    c = Cluster(nodes=2).start()
-    try:
-        yield c
-    finally:
-        c.cleanup()
+    yield from running(nodes=2)
 
 
 @pytest.fixture
 def ns(cluster: Cluster, request: pytest.FixtureRequest) -> str:
-    name = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[:50].strip("-")
-    cluster.kubectl("create", "namespace", name)
-    return name
+    return namespace_for_test(cluster, request.node.name)
 
 
 def deployment(name: str, ns: str, replicas: int, **pod_spec: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Iterator
 
 import pytest
 
-from .cluster import Cluster
+from .cluster import Cluster, running
 
 SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")
 
@@ -16,11 +16,7 @@ SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")
 @pytest.fixture(scope="module")
 def services_cluster() -> Iterator[Cluster]:
     """A cluster of its own: the test restarts it."""
-    c = Cluster().start()
-    try:
-        yield c
-    finally:
-        c.cleanup()
+    yield from running()
 
 
 def service(name: str, type_: str = "ClusterIP", **spec: object) -> dict[str, object]:

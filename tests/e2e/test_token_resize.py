@@ -14,7 +14,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding
 
-from .cluster import Cluster, eventually
+from .cluster import Cluster, eventually, running
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 
@@ -22,11 +22,7 @@ ISSUER = "https://kubernetes.default.svc.cluster.local"
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
     """One node: its kubelet applies resizes and reports the resources."""
-    c = Cluster(nodes=1).start()
-    try:
-        yield c
-    finally:
-        c.cleanup()
+    yield from running(nodes=1)
 
 
 def claims_of(token: str) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -60,12 +60,18 @@ def _get(lister: Any, ns: str, name: str) -> Any:
         return None
 
 
-async def get_pod_replica_set(dc: DisruptionController, ref: Any, ns: str) -> ControllerAndScale | None:
-    """A ReplicaSet that no Deployment controls. Upstream: getPodReplicaSet."""
+def _replica_set(dc: DisruptionController, ref: Any, ns: str) -> Any:
+    """The ReplicaSet ref names (the same uid), or None."""
     if not verify_group_kind(ref, "ReplicaSet", ("apps", "extensions")):
         return None
     rs = _get(dc.rs_lister, ns, ref.name)
-    if rs is None or rs.metadata.uid != ref.uid:
+    return rs if rs is not None and rs.metadata.uid == ref.uid else None
+
+
+async def get_pod_replica_set(dc: DisruptionController, ref: Any, ns: str) -> ControllerAndScale | None:
+    """A ReplicaSet that no Deployment controls. Upstream: getPodReplicaSet."""
+    rs = _replica_set(dc, ref, ns)
+    if rs is None:
         return None
     owner = get_controller_of(rs)
     if owner is not None and owner.kind == "Deployment":
@@ -85,10 +91,8 @@ async def get_pod_stateful_set(dc: DisruptionController, ref: Any, ns: str) -> C
 
 async def get_pod_deployment(dc: DisruptionController, ref: Any, ns: str) -> ControllerAndScale | None:
     """The Deployment of the pod's ReplicaSet. Upstream: getPodDeployment."""
-    if not verify_group_kind(ref, "ReplicaSet", ("apps", "extensions")):
-        return None
-    rs = _get(dc.rs_lister, ns, ref.name)
-    if rs is None or rs.metadata.uid != ref.uid:
+    rs = _replica_set(dc, ref, ns)
+    if rs is None:
         return None
     owner = get_controller_of(rs)
     if owner is None or not verify_group_kind(owner, "Deployment", ("apps", "extensions")):

@@ -26,19 +26,14 @@ from . import rest
 if TYPE_CHECKING:
     from ..server import APIServer
 
-SUBRESOURCE = "ephemeralcontainers"
-# Upstream serves no server-side apply here.
+# No server-side apply on these subresources (tests/apiserver/test_ephemeral_containers.py); upstream's
+# installer lists apply-patch for every patcher: a deviation kept, as /scale's.
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json")
 
 
-async def serve(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, verb: str,
-                subresource: str = SUBRESOURCE) -> Response:
-    """get, update or patch pods/<name>/ephemeralcontainers (or pods/<name>/resize, the same
-    but for the containers' resources: the pod strategy and the definition tell them apart):
-    the generic update and patch (registry/store.update_object) on the subresource."""
-    if verb == "get":
-        return await rest.get(api, req, ri, ns, name)
-    if verb == "update":
-        return await rest.update(api, req, ri, ns, name, subresource)
+async def patch(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, subresource: str) -> Response:
+    """A patch of pods/<name>/ephemeralcontainers or pods/<name>/resize: the generic patch
+    (registry/store.update_object) on the subresource, without server-side apply. Their get
+    and update are the generic ones (handlers/subresource_rest.py)."""
     return await rest.patch(api, req, ri, ns, name, subresource, PATCH_TYPES)

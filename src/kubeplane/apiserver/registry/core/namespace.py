@@ -20,7 +20,7 @@ class NamespaceStrategy(StatusStrategy):
 
 NAMESPACES = register(ResourceDefinition(
     "", "v1", "Namespace", "namespaces", "namespace", False, "io.k8s.api.core.v1.Namespace",
-    short_names=("ns",), subresources=(STATUS("Namespace"), Subresource("finalize", "Namespace", ("update",))),
+    short_names=("ns",), subresources=(STATUS("Namespace"), Subresource("finalize", "Namespace", ("update",), handler="finalize")),
     verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
     strategy=NamespaceStrategy(),
     defaulter=defaults.set_defaults_namespace, defaults_outside_spec=True,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ...api import errors, labels, validation
+from ...api import errors, labels
 from ...api.resources import ResourceInfo, lookup
 from ...storage.interface import KeyValue
 from .. import admission, codec, objects
@@ -209,27 +209,33 @@ def _binding_copy(stored: Obj) -> Obj:
 
 
 async def finalize_namespace(api: APIServer, req: Request, ri: ResourceInfo, name: str) -> Response:
-    """Upstream: FinalizeREST.Update — only spec.finalizers may change; the last one going
-    away completes a pending namespace deletion."""
+    """Upstream: FinalizeREST.Update, the namespace store's Update with the finalize strategy
+    (status kept, ValidateNamespaceFinalizeUpdate: the definition's validate_subresource_update);
+    the last finalizer going away completes a pending deletion (ShouldDeleteNamespaceDuringUpdate).
+    Deviation kept: only spec.finalizers is taken from the body (upstream takes its metadata too)."""
     body, _ = codec.decode_typed(req.headers, req.body, NAMESPACE, "Namespace", "v1", common.field_validation(req))
-    kv = await _current(api, ri, "", name)
-    new = objects.mutable_copy(kv)
     finalizers = (body.get("spec") or {}).get("finalizers") or []
-    new.setdefault("spec", {})["finalizers"] = finalizers
-    if not finalizers:
-        del new["spec"]["finalizers"]
-    attrs = store.attributes(common.write_options(req), ri, admission.Operation.UPDATE, "", name, new, kv.obj, "finalize")
-    await api.admission.admit(attrs)
-    errs = validation.validate_namespace_finalizers(finalizers)
-    if errs:
-        raise errors.Invalid("", "Namespace", name, errs)
-    await api.admission.validate(attrs)
-    with storage_errors(ri, name):
-        if new["metadata"].get("deletionTimestamp") and not finalizers and not new["metadata"].get("finalizers"):
-            await api.storage.delete(kv.key, kv.mod_revision)
-            return Response(200, orjson.dumps(new))
-        kv = await api.storage.update(kv.key, new, kv.mod_revision)
-    return Response(200, kv.value)
+    stored, value, _ = await store.update_object(api, common.write_options(req), ri, "", name,
+                                                 _Finalize(ri, name, finalizers), [])
+    return common.object_response(api, req, ri, stored, value)
+
+
+class _Finalize(store.UpdatedObjectInfo):
+    """The stored namespace with the request's spec.finalizers."""
+    __slots__ = ("ri", "name", "finalizers")
+    subresource = "finalize"
+
+    def __init__(self, ri: ResourceInfo, name: str, finalizers: list[str]) -> None:
+        self.ri, self.name, self.finalizers = ri, name, finalizers
+
+    async def updated_object(self, kv: KeyValue | None) -> Obj:
+        if kv is None:
+            raise errors.NotFound(self.ri.group, self.ri.plural, self.name)
+        new = objects.mutable_copy(kv)
+        new.setdefault("spec", {})["finalizers"] = self.finalizers
+        if not self.finalizers:
+            del new["spec"]["finalizers"]
+        return new
 
 
 def namespaces_info() -> ResourceInfo:

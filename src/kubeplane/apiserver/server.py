@@ -250,8 +250,8 @@ class APIServer:
         sub = ri.subresource(info.subresource)
         if sub is None:
             raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
-        rest_ = subresource_rest.REST.get(sub.handler or sub.name)
-        serve = rest_.serves(info.verb) if rest_ is not None and info.verb in sub.verbs else None
+        verbs = subresource_rest.REST.get(sub.handler or sub.name)
+        serve = verbs.get(info.verb) if verbs is not None and info.verb in sub.verbs else None
         if serve is None:
             raise errors.MethodNotSupported(ri.group, f"{ri.plural}/{sub.name}", info.verb)
         return await serve(self, req, ri, info.namespace, info.name, sub.name)

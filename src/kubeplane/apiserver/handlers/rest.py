@@ -87,7 +87,7 @@ async def update(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: 
 class _Put(store.UpdatedObjectInfo):
     """An update's body, written over whatever is stored (upstream: DefaultUpdatedObjectInfo);
     it creates where the strategy allows (AllowCreateOnUpdate), never on a subresource."""
-    __slots__ = ("req", "ri", "name", "subresource", "new")
+    __slots__ = ("req", "ri", "name", "subresource", "new", "heavy")
 
     def __init__(self, req: Request, ri: ResourceInfo, name: str, subresource: str, new: Obj) -> None:
         self.req, self.ri, self.name, self.subresource, self.new = req, ri, name, subresource, new
@@ -95,10 +95,8 @@ class _Put(store.UpdatedObjectInfo):
     async def updated_object(self, kv: KeyValue | None) -> Obj:
         if kv is None and (self.subresource or not strategy_for(self.ri).allow_create_on_update):
             raise errors.NotFound(self.ri.group, self.ri.plural, self.name)
+        self.heavy = common.is_heavy(self.req, kv)
         return self.new
-
-    def heavy(self, kv: KeyValue | None) -> bool:
-        return common.is_heavy(self.req, kv)
 
 
 async def patch(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
@@ -122,7 +120,7 @@ async def patch(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: s
 class Patcher(store.UpdatedObjectInfo):
     """A patch applied to the stored object (upstream: the patcher's applyPatch, the updated
     object function it hands Store.Update)."""
-    __slots__ = ("api", "req", "ri", "name", "subresource", "patch_type", "applied", "warnings")
+    __slots__ = ("api", "req", "ri", "name", "subresource", "patch_type", "applied", "warnings", "heavy")
 
     def __init__(self, api: APIServer, req: Request, ri: ResourceInfo, name: str, subresource: str,
                  patch_type: str, warnings: list[str]) -> None:
@@ -135,12 +133,15 @@ class Patcher(store.UpdatedObjectInfo):
 
         req, ri = self.req, self.ri
         if kv is not None and req.obj is not None and _merges_onto_stored(ri, self.subresource, self.patch_type):
+            self.heavy = False
             new = json_merge_patch(kv.obj, req.obj)
             if new.get("metadata") is kv.obj.get("metadata"):
                 new["metadata"] = dict(new["metadata"])     # the store writes its top level
-        elif common.is_heavy(req, kv):
+        elif heavy := common.is_heavy(req, kv):
+            self.heavy = heavy
             new = await common.in_worker(_patched, self.api, req, ri, self.name, self.patch_type, kv, self.warnings)
         else:
+            self.heavy = heavy
             new = _patched(self.api, req, ri, self.name, self.patch_type, kv, self.warnings)
         if kv is None:                  # server-side apply creates
             new.setdefault("metadata", {})["name"] = self.name
@@ -148,9 +149,6 @@ class Patcher(store.UpdatedObjectInfo):
         objects.check_type_meta(new, ri)
         objects.check_name(new, self.name)
         return common.input_obj(ri, new)
-
-    def heavy(self, kv: KeyValue | None) -> bool:
-        return common.is_heavy(self.req, kv)
 
     def retry_on_conflict(self) -> bool:
         return not common.patch_pins_revision(self.req, self.patch_type)

@@ -21,7 +21,6 @@ Creater, Updater, Patcher, Connecter: endpoints/installer.go registerResourceHan
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...api.resources import ResourceInfo
@@ -33,24 +32,6 @@ if TYPE_CHECKING:
 
 # (server, request, resource, namespace, name, subresource) -> the answer
 Serve = Callable[["APIServer", Request, ResourceInfo, str, str, str], Awaitable[Response]]
-
-
-@dataclass(frozen=True, slots=True)
-class SubresourceREST:
-    """A subresource handler: one function per verb it serves (None: not served)."""
-    get: Serve | None = None
-    create: Serve | None = None
-    update: Serve | None = None
-    patch: Serve | None = None
-
-    def serves(self, verb: str) -> Serve | None:
-        if verb == "get":
-            return self.get
-        if verb == "create":
-            return self.create
-        if verb == "update":
-            return self.update
-        return self.patch if verb == "patch" else None
 
 
 async def _get_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, sub: str) -> Response:
@@ -69,10 +50,6 @@ async def _patch_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, 
     return await subresources.patch_scale(api, req, ri, ns, name)
 
 
-async def _binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, sub: str) -> Response:
-    return await subresources.create_binding(api, req, ri, ns, name)
-
-
 async def _eviction(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, sub: str) -> Response:
     return await eviction.create_eviction(api, req, ri, ns, name)
 
@@ -89,14 +66,15 @@ async def _token(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: 
     return await token.create_token(api, req, ri, ns, name)
 
 
-REST: dict[str, SubresourceREST] = {
-    "status": SubresourceREST(get=_get_object, update=rest.update, patch=rest.patch),
-    "ephemeralcontainers": SubresourceREST(get=_get_object, update=rest.update, patch=ephemeralcontainers.patch),
-    "scale": SubresourceREST(get=_get_scale, update=_update_scale, patch=_patch_scale),
-    "binding": SubresourceREST(create=_binding),
-    "eviction": SubresourceREST(create=_eviction),
-    "log": SubresourceREST(get=_log),
-    "finalize": SubresourceREST(update=_finalize),
-    "token": SubresourceREST(create=_token),
+# handler name -> verb -> its function
+REST: dict[str, dict[str, Serve]] = {
+    "status": {"get": _get_object, "update": rest.update, "patch": rest.patch},
+    "ephemeralcontainers": {"get": _get_object, "update": rest.update, "patch": ephemeralcontainers.patch},
+    "scale": {"get": _get_scale, "update": _update_scale, "patch": _patch_scale},
+    "binding": {"create": subresources.create_binding},    # hot: no wrapper
+    "eviction": {"create": _eviction},
+    "log": {"get": _log},
+    "finalize": {"update": _finalize},
+    "token": {"create": _token},
 }
 

@@ -122,14 +122,15 @@ class _ScaleUpdate(store.UpdatedObjectInfo):
         return new
 
 
-async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, *,
-                         legacy: ResourceInfo | None = None) -> Response:
+async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
+                         subresource: str = "binding", *, legacy: ResourceInfo | None = None) -> Response:
     """Upstream: BindingREST.Create -> assignPod -> setPodHostAndAnnotations.
 
     The binding's uid/resourceVersion are preconditions on the pod (a Conflict on pods); a pod
     being deleted, already bound, or still gated cannot be bound (a Conflict on pods/binding).
     `legacy`: a POST to the bindings collection (ri is still pods'): the Binding names the pod,
     and admission sees a create of bindings. Upstream: LegacyBindingREST.Create.
+    (`subresource`: always pods/binding; the router's handler signature, subresource_rest.Serve.)
     """
     warnings: list[str] = []
     if req.obj is not None:         # the in-process scheduler's binding: trusted, see Request.obj

@@ -228,22 +228,20 @@ class UpdatedObjectInfo:
 
     `subresource`: the write's (the strategy and validation it gets); `applied`: server-side
     apply recorded its managedFields entry itself; `admit`: the store runs the admission chain
-    (False: updated_object admitted what it was sent, a Scale).
+    (False: updated_object admitted what it was sent, a Scale); `heavy`, set by updated_object:
+    the store's CPU work on its result belongs in the worker thread (handlers.common.is_heavy).
     Upstream: rest.UpdatedObjectInfo (apiserver/pkg/registry/rest/update.go).
     """
     __slots__ = ()
     subresource = ""
     applied = False
     admit = True
+    heavy = False
 
     async def updated_object(self, kv: KeyValue | None) -> Obj:
         """The object to write over kv (None: nothing is stored, and the result is created;
         raise NotFound where the write cannot create). The result is the caller's to change."""
         raise NotImplementedError
-
-    def heavy(self, kv: KeyValue | None) -> bool:
-        """Whether the store's CPU work on the result belongs in the worker thread."""
-        return False
 
     def retry_on_conflict(self) -> bool:
         """Whether a lost race (the optimistic lock) may be retried on the newer object: not
@@ -272,11 +270,11 @@ async def update_object(api: APIServer, opts: WriteOptions, ri: ResourceInfo, ns
             new = await info.updated_object(kv)
             if kv is None:
                 stored, value = await create(api, opts, ri, ns, new, warnings, applied=info.applied,
-                                             heavy=info.heavy(None))
+                                             heavy=info.heavy)
                 return stored, value, True
             expected = objects.precondition_revision(new, kv.mod_revision)
             stored, value = await update(api, opts, ri, new, kv.obj, expected, info.subresource, warnings,
-                                         applied=info.applied, heavy=info.heavy(kv), admit=info.admit)
+                                         applied=info.applied, heavy=info.heavy, admit=info.admit)
             return stored, value, False
         except errors.Conflict as err:
             # Only a lost race with another writer, never an apply conflict between field

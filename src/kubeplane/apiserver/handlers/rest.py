@@ -1,10 +1,12 @@
 """The REST verbs on a resource: get, list, create, update, patch, delete, deletecollection.
 
 Upstream: apiserver/pkg/endpoints/handlers/{get,create,update,patch,delete}.go. A handler
-parses the request (decode, patch, options), hands the object to the generic store
+parses the request (decode, options), hands the object to the generic store
 (registry/store.py, registry/deletion.py: defaulting, admission, strategy, validation,
-storage) and encodes the answer. A failure at any step raises an api.errors StatusError and
-nothing is written.
+storage) and encodes the answer; an update or a patch hands it the function that makes the
+new object from the stored one (_Put, Patcher: store.UpdatedObjectInfo), and the store's
+update_object reads, calls it, writes and retries. A failure at any step raises an
+api.errors StatusError and nothing is written.
 """
 from __future__ import annotations
 
@@ -137,12 +139,10 @@ class Patcher(store.UpdatedObjectInfo):
             new = json_merge_patch(kv.obj, req.obj)
             if new.get("metadata") is kv.obj.get("metadata"):
                 new["metadata"] = dict(new["metadata"])     # the store writes its top level
-        elif heavy := common.is_heavy(req, kv):
-            self.heavy = heavy
-            new = await common.in_worker(_patched, self.api, req, ri, self.name, self.patch_type, kv, self.warnings)
         else:
-            self.heavy = heavy
-            new = _patched(self.api, req, ri, self.name, self.patch_type, kv, self.warnings)
+            self.heavy = heavy = common.is_heavy(req, kv)
+            args = (self.api, req, ri, self.name, self.patch_type, kv, self.warnings)
+            new = await common.in_worker(_patched, *args) if heavy else _patched(*args)
         if kv is None:                  # server-side apply creates
             new.setdefault("metadata", {})["name"] = self.name
             return common.input_obj(ri, new)

@@ -263,7 +263,7 @@ def render_served() -> str:
                 continue
             if f.name == "subresources":
                 value = tuple({k.name: getattr(s, k.name) for k in dataclasses.fields(s)
-                               if getattr(s, k.name) != k.default} for s in value)
+                               if getattr(s, k.name) != k.default and k.compare} for s in value)   # not handler
             out.append(f"        {f.name!r}: {value!r},\n")
         out.append("    },\n")
     out.append(")\n")

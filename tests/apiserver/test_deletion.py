@@ -237,3 +237,23 @@ async def test_namespace_delete_preconditions(api):
     assert r.status == 409
     assert r.json["message"] == (f'Operation cannot be fulfilled on namespaces "n": Precondition failed: '
                                  f"UID in precondition: x, UID in object meta: {uid}")
+
+
+async def test_finalize_validates_the_finalizers_and_honours_dry_run(api):
+    """/finalize goes through the generic store: ValidateNamespaceFinalizeUpdate's messages,
+    dryRun=All writes nothing, an unchanged namespace keeps its resourceVersion."""
+    await api.create("/api/v1/namespaces", {"metadata": {"name": "fin"}})
+    ns = (await api.get("/api/v1/namespaces/fin")).json
+    rv = ns["metadata"]["resourceVersion"]
+    bad = {**ns, "spec": {"finalizers": ["no-slash"]}}
+    r = await api.call("PUT", "/api/v1/namespaces/fin/finalize", body=bad)
+    assert r.status == 422, r.json
+    assert r.json["message"] == ('Namespace "fin" is invalid: spec.finalizers[0]: Invalid value: "no-slash": '
+                                 "name is neither a standard finalizer name nor is it fully qualified")
+    r = await api.call("PUT", "/api/v1/namespaces/fin/finalize", {"dryRun": "All"}, body={**ns, "spec": {}})
+    assert r.status == 200 and "finalizers" not in r.json["spec"]
+    got = (await api.get("/api/v1/namespaces/fin")).json
+    assert got["spec"]["finalizers"] == ["kubernetes"] and got["metadata"]["resourceVersion"] == rv
+    r = await api.call("PUT", "/api/v1/namespaces/fin/finalize", body=ns)     # no change
+    assert r.status == 200 and r.json["metadata"]["resourceVersion"] == rv
+    assert (await api.call("PUT", "/api/v1/namespaces/ghost/finalize", body=ns)).status == 404

@@ -181,3 +181,31 @@ async def test_legacy_bindings_collection(api):
     assert (await api.call("POST", f"{bindings}/p", body=binding("p", "n1"))).status == 405
     [res] = [x for x in (await api.get("/api/v1")).json["resources"] if x["name"] == "bindings"]
     assert (res["kind"], res["namespaced"], res["verbs"]) == ("Binding", True, ["create"])
+
+
+def test_every_subresource_names_a_handler_that_serves_its_verbs() -> None:
+    """The router serves a subresource through the handler its definition names
+    (Subresource.handler); each declared verb must have its function there."""
+    from kubeplane.apiserver.handlers.subresource_rest import REST
+    from kubeplane.apiserver.registry import REGISTRY
+    for r in REGISTRY.resources:
+        for s in r.subresources:
+            verbs = REST.get(s.handler or s.name)
+            assert verbs is not None, (r.plural, s.name, s.handler)
+            assert set(s.verbs) <= set(verbs), (r.plural, s.name, s.verbs)
+
+
+async def test_unknown_subresource_is_404_and_a_verb_it_lacks_405(api):
+    """Upstream: no route for an undeclared subresource (404); a declared one answers a verb
+    it does not serve with 405 MethodNotAllowed."""
+    await api.create(api.PODS, api.pod("p"))
+    r = await api.get(f"{api.PODS}/p/nope")
+    assert r.status == 404 and r.json["message"] == "the server could not find the requested resource"
+    r = await api.call("DELETE", f"{api.PODS}/p/status")
+    assert r.status == 405, r.json
+    assert r.json["reason"] == "MethodNotAllowed"
+    assert r.json["message"] == 'delete is not supported on resources of kind "pods/status"'
+    assert (await api.get(f"{api.PODS}/p/binding")).status == 405
+    assert (await api.call("PATCH", "/api/v1/namespaces/default/finalize", body={}, headers=MERGE)).status == 405
+    r = await api.get("/api/v1/namespaces/default/finalize")
+    assert r.status == 405 and r.json["message"] == 'get is not supported on resources of kind "namespaces/finalize"'

@@ -8,7 +8,7 @@ controllers, codecs), generated from it into api/served.py by tools/gen_client.p
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 CRUD_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
@@ -20,6 +20,10 @@ class Subresource:
     verbs: tuple[str, ...]
     group: str = ""           # set when the subresource's kind lives elsewhere (autoscaling)
     version: str = ""
+    # The API server's handler of the subresource's verbs (a name in
+    # apiserver/handlers/subresource_rest.py REST; "": the subresource's own name). Not part
+    # of its identity: what the server does, not what clients see.
+    handler: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +68,8 @@ class ResourceInfo:
         return None
 
 
-STATUS = lambda kind: Subresource("status", kind, ("get", "patch", "update"))  # noqa: E731
-SCALE = Subresource("scale", "Scale", ("get", "patch", "update"), "autoscaling", "v1")
+STATUS = lambda kind: Subresource("status", kind, ("get", "patch", "update"), handler="status")  # noqa: E731
+SCALE = Subresource("scale", "Scale", ("get", "patch", "update"), "autoscaling", "v1", handler="scale")
 
 def _rows() -> tuple[ResourceInfo, ...]:
     from .served import SERVED

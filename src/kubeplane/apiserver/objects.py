@@ -284,3 +284,31 @@ def check_name(obj: Obj, name: str) -> None:
 
 def object_name(obj: Obj) -> str:
     return (obj.get("metadata") or {}).get("name") or ""
+
+
+_UINT64_MAX = 2**64 - 1
+
+
+def parse_uint64(s: str) -> tuple[int, str]:
+    """strconv.ParseUint(s, 10, 64): (value, "") or (0, its error text), e.g.
+    `strconv.ParseUint: parsing "1e3": invalid syntax`, `... "18446744073709551616": value out of range`."""
+    if s.isascii() and s.isdigit():
+        if len(s.lstrip("0")) <= 20 and (n := int(s)) <= _UINT64_MAX:
+            return n, ""
+        why = "value out of range"
+    else:
+        why = "invalid syntax"
+    return 0, f"strconv.ParseUint: parsing {errors.go_quote(s)}: {why}"
+
+
+def precondition_revision(obj: Obj, current: int) -> int:
+    """The revision an update must find: the body's resourceVersion if it carries one."""
+    rv = (obj.get("metadata") or {}).get("resourceVersion")
+    if not rv:
+        return current
+    n, problem = parse_uint64(rv)
+    if problem:
+        # Upstream: APIObjectVersioner.ObjectResourceVersion's strconv error, which reaches
+        # the client as a 500; it is the client's mistake, so a 400 with the same text.
+        raise errors.BadRequest(problem)
+    return n

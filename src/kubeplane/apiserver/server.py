@@ -21,7 +21,7 @@ from ..api.resources import ResourceInfo
 from ..storage.interface import Storage
 from ..utils.clock import REAL_CLOCK, Clock, rfc3339
 from . import admission, discovery, enablement, healthz, metrics
-from .handlers import componentstatus, ephemeralcontainers, eviction, podlog, rest, subresources, token, watch
+from .handlers import componentstatus, rest, subresource_rest, subresources, watch
 from .handlers.common import warning_headers
 from .registry import REGISTRY, store
 from .registry.apiregistration import apiservice
@@ -245,37 +245,16 @@ class APIServer:
         raise errors.MethodNotSupported(ri.group, ri.plural, verb or req.method)
 
     async def route_subresource(self, req: Request, info: RequestInfo, ri: ResourceInfo) -> Response:
+        """The handler the subresource names (Subresource.handler, handlers/subresource_rest.py):
+        404 for a subresource the resource does not have, 405 for a verb it does not serve."""
         sub = ri.subresource(info.subresource)
-        if ri.plural == "namespaces" and info.subresource == "finalize" and info.verb == "update":
-            return await subresources.finalize_namespace(self, req, ri, info.name)
-        if sub is None or info.verb not in sub.verbs:
-            if sub is None:
-                raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        if sub is None:
+            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        verbs = subresource_rest.REST.get(sub.handler or sub.name)
+        serve = verbs.get(info.verb) if verbs is not None and info.verb in sub.verbs else None
+        if serve is None:
             raise errors.MethodNotSupported(ri.group, f"{ri.plural}/{sub.name}", info.verb)
-        ns, name, verb = info.namespace, info.name, info.verb
-        if sub.name in ("status", "approval"):
-            if verb == "get":
-                return await rest.get(self, req, ri, ns, name)
-            if verb == "update":
-                return await rest.update(self, req, ri, ns, name, sub.name)
-            return await rest.patch(self, req, ri, ns, name, sub.name)
-        if sub.name == "scale":
-            if verb == "get":
-                return await subresources.get_scale(self, req, ri, ns, name)
-            if verb == "update":
-                return await subresources.update_scale(self, req, ri, ns, name)
-            return await subresources.patch_scale(self, req, ri, ns, name)
-        if sub.name == "binding":
-            return await subresources.create_binding(self, req, ri, ns, name)
-        if sub.name == "eviction":
-            return await eviction.create_eviction(self, req, ri, ns, name)
-        if sub.name == "log":
-            return await podlog.pod_log(self, req, ri, ns, name)
-        if sub.name in ("ephemeralcontainers", "resize"):
-            return await ephemeralcontainers.serve(self, req, ri, ns, name, verb, sub.name)
-        if sub.name == "token":
-            return await token.create_token(self, req, ri, ns, name)
-        raise errors.MethodNotSupported(ri.group, f"{ri.plural}/{sub.name}", verb)
+        return await serve(self, req, ri, info.namespace, info.name, sub.name)
 
 
 def status_response(err: errors.StatusError) -> Response:

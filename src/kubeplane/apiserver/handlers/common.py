@@ -14,7 +14,7 @@ from ...api import decode, errors, labels
 from ...api.resources import ResourceInfo
 from ...storage.interface import KeyValue
 from .. import codec
-from ..objects import Obj, check_type_meta
+from ..objects import Obj, check_type_meta, parse_uint64, precondition_revision  # noqa: F401  (handlers' names)
 from ..registry import resource_definition
 from ..delete_options import delete_options as parse_delete_options
 from ..registry.deletion import DeleteOptions
@@ -128,19 +128,6 @@ def dry_run(req: Request) -> bool:
     return value == "All"
 
 
-def precondition_revision(obj: Obj, current: int) -> int:
-    """The revision an update must find: the body's resourceVersion if it carries one."""
-    rv = (obj.get("metadata") or {}).get("resourceVersion")
-    if not rv:
-        return current
-    n, problem = parse_uint64(rv)
-    if problem:
-        # Upstream: APIObjectVersioner.ObjectResourceVersion's strconv error, which reaches
-        # the client as a 500; it is the client's mistake, so a 400 with the same text.
-        raise errors.BadRequest(problem)
-    return n
-
-
 def patch_pins_revision(req: Request, patch_type: str) -> bool:
     """Whether the patch sets metadata.resourceVersion (then a conflict is the caller's to
     resolve, as upstream: no retry). Only called after a conflict, so parsing again is cheap."""
@@ -214,21 +201,6 @@ def validate_list_options(req: Request, watch: bool = False) -> None:
             errs.append(errors.forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
     if errs:
         raise _list_options_invalid(errs)
-
-
-_UINT64_MAX = 2**64 - 1
-
-
-def parse_uint64(s: str) -> tuple[int, str]:
-    """strconv.ParseUint(s, 10, 64): (value, "") or (0, its error text), e.g.
-    `strconv.ParseUint: parsing "1e3": invalid syntax`, `... "18446744073709551616": value out of range`."""
-    if s.isascii() and s.isdigit():
-        if len(s.lstrip("0")) <= 20 and (n := int(s)) <= _UINT64_MAX:
-            return n, ""
-        why = "value out of range"
-    else:
-        why = "invalid syntax"
-    return 0, f"strconv.ParseUint: parsing {errors.go_quote(s)}: {why}"
 
 
 def parse_resource_version(rv: str) -> int:

@@ -1,10 +1,12 @@
 """The REST verbs on a resource: get, list, create, update, patch, delete, deletecollection.
 
 Upstream: apiserver/pkg/endpoints/handlers/{get,create,update,patch,delete}.go. A handler
-parses the request (decode, patch, options), hands the object to the generic store
+parses the request (decode, options), hands the object to the generic store
 (registry/store.py, registry/deletion.py: defaulting, admission, strategy, validation,
-storage) and encodes the answer. A failure at any step raises an api.errors StatusError and
-nothing is written.
+storage) and encodes the answer; an update or a patch hands it the function that makes the
+new object from the stored one (_Put, Patcher: store.UpdatedObjectInfo), and the store's
+update_object reads, calls it, writes and retries. A failure at any step raises an
+api.errors StatusError and nothing is written.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...api import errors
 from ...api.resources import ResourceInfo
+from ...storage.interface import KeyValue
 from .. import admission, codec, objects
 from ..registry import deletion, store
 from ..objects import Obj
@@ -23,9 +26,9 @@ if TYPE_CHECKING:
     from ..server import APIServer
 
 MERGE_PATCH = "application/merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json", "application/apply-patch+yaml")
-MAX_PATCH_RETRIES = 5
 
 
 async def get(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
@@ -78,63 +81,77 @@ async def update(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: 
     new, warnings = await common.decode_object(api, req, ri, common.is_heavy(req))
     objects.check_namespace_matches(new, ns, ri)
     objects.check_name(new, name)
-    kv = await api.storage.get(ri.key(ns, name))
-    if kv is None:
-        if subresource or not strategy_for(ri).allow_create_on_update:
-            raise errors.NotFound(ri.group, ri.plural, name)
-        stored, value = await store.create(api, common.write_options(req), ri, ns, new, warnings,
-                                           heavy=common.is_heavy(req))
-        return common.object_response(api, req, ri, stored, value, status=201, warnings=warnings)
-    expected = common.precondition_revision(new, kv.mod_revision)
-    stored, value = await store.update(api, common.write_options(req), ri, new, kv.obj, expected, subresource,
-                                       warnings, heavy=common.is_heavy(req, kv))
-    return common.object_response(api, req, ri, stored, value, warnings=warnings)
+    stored, value, created = await store.update_object(api, common.write_options(req), ri, ns, name,
+                                                       _Put(req, ri, name, subresource, new), warnings)
+    return common.object_response(api, req, ri, stored, value, status=201 if created else 200, warnings=warnings)
+
+
+class _Put(store.UpdatedObjectInfo):
+    """An update's body, written over whatever is stored (upstream: DefaultUpdatedObjectInfo);
+    it creates where the strategy allows (AllowCreateOnUpdate), never on a subresource."""
+    __slots__ = ("req", "ri", "name", "subresource", "new", "heavy")
+
+    def __init__(self, req: Request, ri: ResourceInfo, name: str, subresource: str, new: Obj) -> None:
+        self.req, self.ri, self.name, self.subresource, self.new = req, ri, name, subresource, new
+
+    async def updated_object(self, kv: KeyValue | None) -> Obj:
+        if kv is None and (self.subresource or not strategy_for(self.ri).allow_create_on_update):
+            raise errors.NotFound(self.ri.group, self.ri.plural, self.name)
+        self.heavy = common.is_heavy(self.req, kv)
+        return self.new
 
 
 async def patch(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
-                subresource: str = "") -> Response:
-    """Upstream: PatchResource (handlers/patch.go): apply the patch to the current object and
-    store the result, retrying on a conflict unless the patch itself pins a resourceVersion."""
+                subresource: str = "", patch_types: tuple[str, ...] = PATCH_TYPES) -> Response:
+    """Upstream: PatchResource (handlers/patch.go): the store applies the patch to the current
+    object and stores the result (server-side apply creates a missing object), retrying on a
+    conflict unless the patch itself pins a resourceVersion. `patch_types`: what the
+    resource accepts (its subresources may take fewer)."""
     patch_type = codec.media_type(req.headers)
-    if patch_type not in PATCH_TYPES:
-        raise errors.UnsupportedMediaType(patch_type, list(PATCH_TYPES))
+    if patch_type not in patch_types:
+        raise errors.UnsupportedMediaType(patch_type, list(patch_types))
     if len(req.body) > codec.MAX_BODY:
         raise errors.RequestEntityTooLarge()
-    key = ri.key(ns, name)
-    for attempt in range(MAX_PATCH_RETRIES):
-        kv = await api.storage.get(key)
-        try:
-            return await _patch_once(api, req, ri, ns, name, subresource, patch_type, kv)
-        except errors.Conflict as err:
-            # Retry only a lost race with another writer (the optimistic lock), never an apply
-            # conflict between field managers, nor a patch that pinned its own resourceVersion.
-            lost_race = errors.OPTIMISTIC_LOCK_MSG in err.message
-            if not lost_race or attempt == MAX_PATCH_RETRIES - 1 or common.patch_pins_revision(req, patch_type):
-                raise
-    raise AssertionError("unreachable")
-
-
-async def _patch_once(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
-                      subresource: str, patch_type: str, kv: Any) -> Response:
-    from ..patch import json_merge_patch
-
     warnings: list[str] = []
-    if kv is not None and req.obj is not None and _merges_onto_stored(ri, subresource, patch_type):
-        new = json_merge_patch(kv.obj, req.obj)
-        if new.get("metadata") is kv.obj.get("metadata"):
-            new["metadata"] = dict(new["metadata"])     # the handlers below write its top level
-        return await _store_patched(api, req, ri, name, subresource, patch_type, kv, new, warnings)
-    heavy = common.is_heavy(req, kv)
-    if heavy:
-        new = await common.in_worker(_patched, api, req, ri, name, patch_type, kv, warnings)
-    else:
-        new = _patched(api, req, ri, name, patch_type, kv, warnings)
-    if kv is None:                  # server-side apply creates
-        new.setdefault("metadata", {})["name"] = name
-        stored, value = await store.create(api, common.write_options(req), ri, ns, common.input_obj(ri, new), warnings,
-                                           applied=True, heavy=common.is_heavy(req))
-        return common.object_response(api, req, ri, stored, value, status=201, warnings=warnings)
-    return await _store_patched(api, req, ri, name, subresource, patch_type, kv, new, warnings, heavy=heavy)
+    stored, value, created = await store.update_object(api, common.write_options(req), ri, ns, name,
+                                                       Patcher(api, req, ri, name, subresource, patch_type, warnings),
+                                                       warnings)
+    return common.object_response(api, req, ri, stored, value, status=201 if created else 200, warnings=warnings)
+
+
+class Patcher(store.UpdatedObjectInfo):
+    """A patch applied to the stored object (upstream: the patcher's applyPatch, the updated
+    object function it hands Store.Update)."""
+    __slots__ = ("api", "req", "ri", "name", "subresource", "patch_type", "applied", "warnings", "heavy")
+
+    def __init__(self, api: APIServer, req: Request, ri: ResourceInfo, name: str, subresource: str,
+                 patch_type: str, warnings: list[str]) -> None:
+        self.api, self.req, self.ri, self.name, self.subresource = api, req, ri, name, subresource
+        self.patch_type, self.warnings = patch_type, warnings
+        self.applied = patch_type == APPLY_PATCH
+
+    async def updated_object(self, kv: KeyValue | None) -> Obj:
+        from ..patch import json_merge_patch
+
+        req, ri = self.req, self.ri
+        if kv is not None and req.obj is not None and _merges_onto_stored(ri, self.subresource, self.patch_type):
+            self.heavy = False
+            new = json_merge_patch(kv.obj, req.obj)
+            if new.get("metadata") is kv.obj.get("metadata"):
+                new["metadata"] = dict(new["metadata"])     # the store writes its top level
+        else:
+            self.heavy = heavy = common.is_heavy(req, kv)
+            args = (self.api, req, ri, self.name, self.patch_type, kv, self.warnings)
+            new = await common.in_worker(_patched, *args) if heavy else _patched(*args)
+        if kv is None:                  # server-side apply creates
+            new.setdefault("metadata", {})["name"] = self.name
+            return common.input_obj(ri, new)
+        objects.check_type_meta(new, ri)
+        objects.check_name(new, self.name)
+        return common.input_obj(ri, new)
+
+    def retry_on_conflict(self) -> bool:
+        return not common.patch_pins_revision(self.req, self.patch_type)
 
 
 def _patched(api: APIServer, req: Request, ri: ResourceInfo, name: str, patch_type: str, kv: Any,
@@ -149,7 +166,7 @@ def _patched(api: APIServer, req: Request, ri: ResourceInfo, name: str, patch_ty
 
     live = common.output_obj(ri, objects.mutable_copy(kv)) if kv else None
     try:
-        if patch_type == "application/apply-patch+yaml":
+        if patch_type == APPLY_PATCH:
             # Not a typed decode: undeclared fields are server_side_apply's to refuse.
             config, found = codec.decode_object(req.headers, req.body, ri, common.field_validation(req),
                                                 prune_unknown=False)
@@ -167,17 +184,6 @@ def _patched(api: APIServer, req: Request, ri: ResourceInfo, name: str, patch_ty
                                 f"{ri.kind}: exceeded max depth") from None
     common.check_patched_fields(req, ri, new, warnings)
     return new
-
-
-async def _store_patched(api: APIServer, req: Request, ri: ResourceInfo, name: str, subresource: str,
-                         patch_type: str, kv: Any, new: Obj, warnings: list[str], *, heavy: bool = False) -> Response:
-    objects.check_type_meta(new, ri)
-    objects.check_name(new, name)
-    new = common.input_obj(ri, new)
-    expected = common.precondition_revision(new, kv.mod_revision)
-    stored, value = await store.update(api, common.write_options(req), ri, new, kv.obj, expected, subresource,
-                                       warnings, applied=patch_type == "application/apply-patch+yaml", heavy=heavy)
-    return common.object_response(api, req, ri, stored, value, warnings=warnings)
 
 
 def _merges_onto_stored(ri: ResourceInfo, subresource: str, patch_type: str) -> bool:

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ...api import errors, labels, validation
+from ...api import errors, labels
 from ...api.resources import ResourceInfo, lookup
+from ...storage.interface import KeyValue
 from .. import admission, codec, objects
 from ..objects import Obj, storage_errors
 from ..registry import store
@@ -54,15 +55,6 @@ async def get_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, nam
     return Response(200, orjson.dumps(to_scale(kv.obj)))
 
 
-async def _scale_target(api: APIServer, ri: ResourceInfo, ns: str, name: str) -> Any:
-    """The owner of a Scale being written; upstream's scaleUpdatedObjectInfo reports a missing
-    one on the scale resource (`deployments/scale.apps "x" not found`)."""
-    kv = await api.storage.get(ri.key(ns, name))
-    if kv is None:
-        raise errors.NotFound(ri.group, f"{ri.plural}/scale", name)
-    return kv
-
-
 BINDING = "io.k8s.api.core.v1.Binding"
 NAMESPACE = "io.k8s.api.core.v1.Namespace"
 
@@ -70,54 +62,75 @@ NAMESPACE = "io.k8s.api.core.v1.Namespace"
 async def update_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
     scale, _ = codec.decode_typed(req.headers, req.body, SCALE_INFO.definition, "Scale", "v1",
                                   common.field_validation(req))
-    return await _apply_scale(api, req, ri, ns, name, scale, await _scale_target(api, ri, ns, name))
+    return await _write_scale(api, req, ri, ns, name, _ScaleUpdate(api, req, ri, ns, name, scale))
 
 
 async def patch_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
-    from ..patch import apply_patch
     patch_type = codec.media_type(req.headers)
     if patch_type not in rest.PATCH_TYPES[:3]:
         raise errors.UnsupportedMediaType(patch_type, list(rest.PATCH_TYPES[:3]))
-    kv = await _scale_target(api, ri, ns, name)
-    scale = apply_patch(patch_type, to_scale(kv.obj), req.body, SCALE_INFO.definition)
-    common.check_patched_fields(req, SCALE_INFO, scale, [])
-    return await _apply_scale(api, req, ri, ns, name, scale, kv)
+    return await _write_scale(api, req, ri, ns, name, _ScaleUpdate(api, req, ri, ns, name, None, patch_type))
 
 
-async def _apply_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, scale: Obj,
-                       kv: Any) -> Response:
-    """Copy spec.replicas of the Scale into the owner and store it (a spec change: generation bumps).
-
-    Admission sees the Scale (UPDATE of <plural>/scale), not the owner, as upstream's ScaleREST."""
-    opts = common.write_options(req)
-    attrs = store.attributes(opts, ri, admission.Operation.UPDATE, ns, name, scale, to_scale(kv.obj), "scale", "Scale")
-    await api.admission.admit(attrs)
-    replicas = (scale.get("spec") or {}).get("replicas", 0)
-    if not isinstance(replicas, int) or isinstance(replicas, bool):
-        raise errors.BadRequest("Scale in version \"v1\" cannot be handled as a Scale: spec.replicas must be an integer")
-    if replicas < 0:
-        raise errors.Invalid("autoscaling", "Scale", name, [
-            errors.invalid("spec.replicas", replicas, "must be greater than or equal to 0")])
-    uid = (scale.get("metadata") or {}).get("uid")
-    if uid and uid != kv.obj["metadata"].get("uid"):
-        raise errors.Conflict(ri.group, f"{ri.plural}/scale", name, f"Precondition failed: UID in precondition: "
-                              f"{uid}, UID in object meta: {kv.obj['metadata'].get('uid')}")
-    await api.admission.validate(attrs)
-    new = objects.mutable_copy(kv)
-    new.setdefault("spec", {})["replicas"] = replicas
-    expected = common.precondition_revision(scale, kv.mod_revision)
-    stored, _ = await store.update(api, opts, ri, new, kv.obj, expected, "", [], admit=False)
+async def _write_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
+                       info: _ScaleUpdate) -> Response:
+    stored, _, _ = await store.update_object(api, info.opts, ri, ns, name, info, [])
     return Response(200, orjson.dumps(to_scale(stored)))
 
 
-async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, *,
-                         legacy: ResourceInfo | None = None) -> Response:
+class _ScaleUpdate(store.UpdatedObjectInfo):
+    """The owner with the Scale's spec.replicas (a spec change: generation bumps); the Scale
+    is the request's body, or its patch applied to the owner's current Scale.
+
+    Admission sees the Scale (UPDATE of <plural>/scale), not the owner, as upstream's ScaleREST
+    (scaleUpdatedObjectInfo, pkg/registry/apps/deployment/storage/storage.go)."""
+    __slots__ = ("api", "req", "ri", "ns", "name", "scale", "patch_type", "opts")
+    admit = False
+
+    def __init__(self, api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, scale: Obj | None,
+                 patch_type: str = "") -> None:
+        self.api, self.req, self.ri, self.ns, self.name = api, req, ri, ns, name
+        self.scale, self.patch_type, self.opts = scale, patch_type, common.write_options(req)
+
+    async def updated_object(self, kv: KeyValue | None) -> Obj:
+        api, ri, name = self.api, self.ri, self.name
+        if kv is None:      # upstream reports the owner missing on the scale resource
+            raise errors.NotFound(ri.group, f"{ri.plural}/scale", name)
+        scale = self.scale
+        if scale is None:
+            from ..patch import apply_patch
+            scale = apply_patch(self.patch_type, to_scale(kv.obj), self.req.body, SCALE_INFO.definition)
+            common.check_patched_fields(self.req, SCALE_INFO, scale, [])
+        attrs = store.attributes(self.opts, ri, admission.Operation.UPDATE, self.ns, name, scale, to_scale(kv.obj),
+                                 "scale", "Scale")
+        await api.admission.admit(attrs)
+        replicas = (scale.get("spec") or {}).get("replicas", 0)
+        if not isinstance(replicas, int) or isinstance(replicas, bool):
+            raise errors.BadRequest("Scale in version \"v1\" cannot be handled as a Scale: spec.replicas must be an integer")
+        if replicas < 0:
+            raise errors.Invalid("autoscaling", "Scale", name, [
+                errors.invalid("spec.replicas", replicas, "must be greater than or equal to 0")])
+        uid = (scale.get("metadata") or {}).get("uid")
+        if uid and uid != kv.obj["metadata"].get("uid"):
+            raise errors.Conflict(ri.group, f"{ri.plural}/scale", name, f"Precondition failed: UID in precondition: "
+                                  f"{uid}, UID in object meta: {kv.obj['metadata'].get('uid')}")
+        await api.admission.validate(attrs)
+        new = objects.mutable_copy(kv)
+        new.setdefault("spec", {})["replicas"] = replicas
+        if rv := (scale.get("metadata") or {}).get("resourceVersion"):
+            new["metadata"]["resourceVersion"] = rv      # the Scale's precondition is the owner's
+        return new
+
+
+async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
+                         subresource: str = "binding", *, legacy: ResourceInfo | None = None) -> Response:
     """Upstream: BindingREST.Create -> assignPod -> setPodHostAndAnnotations.
 
     The binding's uid/resourceVersion are preconditions on the pod (a Conflict on pods); a pod
     being deleted, already bound, or still gated cannot be bound (a Conflict on pods/binding).
     `legacy`: a POST to the bindings collection (ri is still pods'): the Binding names the pod,
     and admission sees a create of bindings. Upstream: LegacyBindingREST.Create.
+    (`subresource`: always pods/binding; the router's handler signature, subresource_rest.Serve.)
     """
     warnings: list[str] = []
     if req.obj is not None:         # the in-process scheduler's binding: trusted, see Request.obj
@@ -197,27 +210,33 @@ def _binding_copy(stored: Obj) -> Obj:
 
 
 async def finalize_namespace(api: APIServer, req: Request, ri: ResourceInfo, name: str) -> Response:
-    """Upstream: FinalizeREST.Update — only spec.finalizers may change; the last one going
-    away completes a pending namespace deletion."""
+    """Upstream: FinalizeREST.Update, the namespace store's Update with the finalize strategy
+    (status kept, ValidateNamespaceFinalizeUpdate: the definition's validate_subresource_update);
+    the last finalizer going away completes a pending deletion (ShouldDeleteNamespaceDuringUpdate).
+    Deviation kept: only spec.finalizers is taken from the body (upstream takes its metadata too)."""
     body, _ = codec.decode_typed(req.headers, req.body, NAMESPACE, "Namespace", "v1", common.field_validation(req))
-    kv = await _current(api, ri, "", name)
-    new = objects.mutable_copy(kv)
     finalizers = (body.get("spec") or {}).get("finalizers") or []
-    new.setdefault("spec", {})["finalizers"] = finalizers
-    if not finalizers:
-        del new["spec"]["finalizers"]
-    attrs = store.attributes(common.write_options(req), ri, admission.Operation.UPDATE, "", name, new, kv.obj, "finalize")
-    await api.admission.admit(attrs)
-    errs = validation.validate_namespace_finalizers(finalizers)
-    if errs:
-        raise errors.Invalid("", "Namespace", name, errs)
-    await api.admission.validate(attrs)
-    with storage_errors(ri, name):
-        if new["metadata"].get("deletionTimestamp") and not finalizers and not new["metadata"].get("finalizers"):
-            await api.storage.delete(kv.key, kv.mod_revision)
-            return Response(200, orjson.dumps(new))
-        kv = await api.storage.update(kv.key, new, kv.mod_revision)
-    return Response(200, kv.value)
+    stored, value, _ = await store.update_object(api, common.write_options(req), ri, "", name,
+                                                 _Finalize(ri, name, finalizers), [])
+    return common.object_response(api, req, ri, stored, value)
+
+
+class _Finalize(store.UpdatedObjectInfo):
+    """The stored namespace with the request's spec.finalizers."""
+    __slots__ = ("ri", "name", "finalizers")
+    subresource = "finalize"
+
+    def __init__(self, ri: ResourceInfo, name: str, finalizers: list[str]) -> None:
+        self.ri, self.name, self.finalizers = ri, name, finalizers
+
+    async def updated_object(self, kv: KeyValue | None) -> Obj:
+        if kv is None:
+            raise errors.NotFound(self.ri.group, self.ri.plural, self.name)
+        new = objects.mutable_copy(kv)
+        new.setdefault("spec", {})["finalizers"] = self.finalizers
+        if not self.finalizers:
+            del new["spec"]["finalizers"]
+        return new
 
 
 def namespaces_info() -> ResourceInfo:

@@ -7,10 +7,14 @@ update   default -> system metadata -> admit -> strategy PrepareForUpdate (or th
          last finalizer gone from an object being deleted deletes it)
 delete   registry/deletion.py: preconditions, admission validate, graceful deletion, finalizers
 
-Handlers (handlers/rest.py, subresources.py) decode the request, build its WriteOptions and call
-these; patches and server-side apply produce the new object and call update (or create), as
-upstream's patcher drives Store.Update with an updated-object function. A failure at any step
-raises an api.errors StatusError and nothing is written.
+update_object  read -> the handler's updated-object function (UpdatedObjectInfo: PUT's body, a
+         patch or server-side apply applied to what is stored, a Scale's replicas) -> update
+         (or create, where the write may create) -> a lost race retried from the newer object
+
+Handlers (handlers/rest.py, subresources.py) decode the request, build its WriteOptions and its
+UpdatedObjectInfo and call these, as upstream's patcher drives Store.Update with an
+updated-object function. A failure at any step raises an api.errors StatusError and nothing is
+written.
 Upstream: genericregistry.Store (apiserver/pkg/registry/generic/registry/store.go) and
 rest.BeforeCreate / BeforeUpdate (apiserver/pkg/registry/rest).
 """
@@ -21,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...api import errors
 from ...api.resources import ResourceInfo
+from ...storage.interface import KeyValue
 from .. import admission, objects
 from ..objects import Obj, storage_errors
 from ..worker import in_worker
@@ -214,6 +219,78 @@ def attributes(opts: WriteOptions, ri: ResourceInfo, op: admission.Operation, ns
     return admission.Attributes(op, ri.group, ri.version, ri.plural, kind or ri.kind, ns, name, obj, old,
                                 subresource, opts.dry_run, opts.user,
                                 warnings=warnings if warnings is not None else [])
+
+
+# --- update through an updated-object function ------------------------------------------------
+
+# A patch that lost a race with another writer is applied again to the newer object, up to 5
+# attempts in all. Upstream: maxRetryWhenPatchConflicts (endpoints/handlers/patch.go).
+MAX_UPDATE_ATTEMPTS = 5
+
+
+class UpdatedObjectInfo:
+    """What an update writes, as a function of the stored object: the handlers' part of an
+    update (PUT's body, a patch applied to the stored object, a Scale's replicas copied into
+    its owner), which update_object calls with the object it read.
+
+    `subresource`: the write's (the strategy and validation it gets); `applied`: server-side
+    apply recorded its managedFields entry itself; `admit`: the store runs the admission chain
+    (False: updated_object admitted what it was sent, a Scale); `heavy`, set by updated_object:
+    the store's CPU work on its result belongs in the worker thread (handlers.common.is_heavy).
+    Upstream: rest.UpdatedObjectInfo (apiserver/pkg/registry/rest/update.go).
+    """
+    __slots__ = ()
+    subresource = ""
+    applied = False
+    admit = True
+    heavy = False
+
+    async def updated_object(self, kv: KeyValue | None) -> Obj:
+        """The object to write over kv (None: nothing is stored, and the result is created;
+        raise NotFound where the write cannot create). The result is the caller's to change."""
+        raise NotImplementedError
+
+    def retry_on_conflict(self) -> bool:
+        """Whether a lost race (the optimistic lock) may be retried on the newer object: not
+        when the write pins its own resourceVersion (then the conflict is the client's)."""
+        return False
+
+
+async def update_object(api: APIServer, opts: WriteOptions, ri: ResourceInfo, ns: str, name: str,
+                        info: UpdatedObjectInfo, warnings: list[str]) -> tuple[Obj, bytes | None, bool]:
+    """Read the object, ask info for the new one and write it (or create it when nothing is
+    stored and info allows); a write that lost a race with another writer starts again from
+    the newer object while info.retry_on_conflict(). Returns what was stored, its encoding
+    (None: dry run or nothing written) and whether it was created.
+
+    The new object's resourceVersion, if it has one, is the revision the write must find (a
+    precondition); otherwise the one read. Update (PUT), every patch type, server-side apply
+    and the subresource writes (status, scale, ephemeralcontainers, resize, approval) share it.
+    Upstream: Store.Update (registry/generic/registry/store.go) and the patcher's retry loop
+    (endpoints/handlers/patch.go).
+    """
+    key = ri.key(ns, name)
+    mark = len(warnings)
+    for attempt in range(1, MAX_UPDATE_ATTEMPTS + 1):
+        kv = await api.storage.get(key)
+        try:
+            new = await info.updated_object(kv)
+            if kv is None:
+                stored, value = await create(api, opts, ri, ns, new, warnings, applied=info.applied,
+                                             heavy=info.heavy)
+                return stored, value, True
+            expected = objects.precondition_revision(new, kv.mod_revision)
+            stored, value = await update(api, opts, ri, new, kv.obj, expected, info.subresource, warnings,
+                                         applied=info.applied, heavy=info.heavy, admit=info.admit)
+            return stored, value, False
+        except errors.Conflict as err:
+            # Only a lost race with another writer, never an apply conflict between field
+            # managers, nor a write that pinned its own resourceVersion.
+            if (errors.OPTIMISTIC_LOCK_MSG not in err.message or attempt == MAX_UPDATE_ATTEMPTS
+                    or not info.retry_on_conflict()):
+                raise
+            del warnings[mark:]         # the next attempt reports its own
+    raise AssertionError("unreachable")
 
 
 async def update(api: APIServer, opts: WriteOptions, ri: ResourceInfo, new: Obj, old: Obj,

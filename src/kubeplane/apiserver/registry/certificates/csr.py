@@ -96,7 +96,9 @@ CSRS = register(ResourceDefinition(
     "certificates.k8s.io", "v1", "CertificateSigningRequest", "certificatesigningrequests",
     "certificatesigningrequest", False, "io.k8s.api.certificates.v1.CertificateSigningRequest",
     short_names=("csr",),
-    subresources=(Subresource("approval", "CertificateSigningRequest", ("get", "patch", "update")),
+    # /approval: the object through its approval strategy, served as /status is (upstream's ApprovalREST)
+    subresources=(Subresource("approval", "CertificateSigningRequest", ("get", "patch", "update"),
+                              handler="status"),
                   STATUS("CertificateSigningRequest")),
     strategy=CSRStrategy(),
     defaulter=defaulting.set_defaults_csr, defaults_outside_spec=True,

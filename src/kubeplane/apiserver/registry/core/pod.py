@@ -94,10 +94,12 @@ POD_FIELDS = {
 PODS = register(ResourceDefinition(
     "", "v1", "Pod", "pods", "pod", True, "io.k8s.api.core.v1.Pod",
     short_names=("po",), categories=("all",),
-    subresources=(STATUS("Pod"), Subresource("binding", "Binding", ("create",)),
-                  Subresource("ephemeralcontainers", "Pod", ("get", "patch", "update")),
-                  Subresource("eviction", "Eviction", ("create",), "policy", "v1"),
-                  Subresource("log", "Pod", ("get",)), Subresource("resize", "Pod", ("get", "patch", "update"))),
+    subresources=(STATUS("Pod"), Subresource("binding", "Binding", ("create",), handler="binding"),
+                  Subresource("ephemeralcontainers", "Pod", ("get", "patch", "update"), handler="ephemeralcontainers"),
+                  Subresource("eviction", "Eviction", ("create",), "policy", "v1", handler="eviction"),
+                  Subresource("log", "Pod", ("get",), handler="log"),
+                  # upstream's ResizeREST is EphemeralContainersREST's shape with its own strategy
+                  Subresource("resize", "Pod", ("get", "patch", "update"), handler="ephemeralcontainers")),
     strategy=PodStrategy(),
     defaulter=defaults.set_defaults_pod,
     validate=validation.validate_pod, validate_update=validation.validate_pod_update,

@@ -13,7 +13,8 @@ SERVICEACCOUNTS = register(ResourceDefinition(
     "", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", True, "io.k8s.api.core.v1.ServiceAccount",
     short_names=("sa",),
     # TokenRequest: handlers/token.py (upstream's TokenREST)
-    subresources=(Subresource("token", "TokenRequest", ("create",), "authentication.k8s.io", "v1"),),
+    subresources=(Subresource("token", "TokenRequest", ("create",), "authentication.k8s.io", "v1",
+                              handler="token"),),
     strategy=CreateOnUpdateStrategy(),
     validate=validation.validate_service_account,
     columns=columns.service_account_columns, printer=printers.print_service_account,

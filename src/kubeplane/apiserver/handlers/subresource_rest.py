@@ -34,47 +34,30 @@ if TYPE_CHECKING:
 Serve = Callable[["APIServer", Request, ResourceInfo, str, str, str], Awaitable[Response]]
 
 
-async def _get_object(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, sub: str) -> Response:
-    return await rest.get(api, req, ri, ns, name)
-
-
-async def _get_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, sub: str) -> Response:
-    return await subresources.get_scale(api, req, ri, ns, name)
-
-
-async def _update_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, sub: str) -> Response:
-    return await subresources.update_scale(api, req, ri, ns, name)
-
-
-async def _patch_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, sub: str) -> Response:
-    return await subresources.patch_scale(api, req, ri, ns, name)
-
-
-async def _eviction(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, sub: str) -> Response:
-    return await eviction.create_eviction(api, req, ri, ns, name)
-
-
-async def _log(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, sub: str) -> Response:
-    return await podlog.pod_log(api, req, ri, ns, name)
+def _by_object(fn: Callable[..., Awaitable[Response]]) -> Serve:
+    """A handler of (api, req, ri, ns, name): the subresource's name is not its concern."""
+    async def serve(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, sub: str) -> Response:
+        return await fn(api, req, ri, ns, name)
+    return serve
 
 
 async def _finalize(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, sub: str) -> Response:
-    return await subresources.finalize_namespace(api, req, ri, name)
+    return await subresources.finalize_namespace(api, req, ri, name)      # namespaces are cluster-scoped
 
 
-async def _token(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, sub: str) -> Response:
-    return await token.create_token(api, req, ri, ns, name)
+_get_object = _by_object(rest.get)
 
 
 # handler name -> verb -> its function
 REST: dict[str, dict[str, Serve]] = {
     "status": {"get": _get_object, "update": rest.update, "patch": rest.patch},
     "ephemeralcontainers": {"get": _get_object, "update": rest.update, "patch": ephemeralcontainers.patch},
-    "scale": {"get": _get_scale, "update": _update_scale, "patch": _patch_scale},
+    "scale": {"get": _by_object(subresources.get_scale), "update": _by_object(subresources.update_scale),
+              "patch": _by_object(subresources.patch_scale)},
     "binding": {"create": subresources.create_binding},    # hot: no wrapper
-    "eviction": {"create": _eviction},
-    "log": {"get": _log},
+    "eviction": {"create": _by_object(eviction.create_eviction)},
+    "log": {"get": _by_object(podlog.pod_log)},
     "finalize": {"update": _finalize},
-    "token": {"create": _token},
+    "token": {"create": _by_object(token.create_token)},
 }
 

@@ -6,6 +6,7 @@ fields we serve are mirrored; each function names its upstream counterpart.
 from __future__ import annotations
 
 import ipaddress
+import math
 from typing import Any
 
 from kubeplane.api import errors
@@ -29,6 +30,7 @@ from .names import (
     name_is_dns_subdomain,
     name_is_path_segment,
 )
+from .nodeselector import validate_node_selector
 from ..quantity import PARSE_ERROR, parse_quantity
 
 Obj = dict[str, Any]
@@ -832,9 +834,8 @@ def validate_core_event_meta(ev: Obj) -> list[FieldError]:
 # Upstream: pkg/apis/core/validation/validation.go (ValidatePersistentVolume[Update],
 # ValidatePersistentVolumeClaim[Update|StatusUpdate], ValidateLimitRange, ValidateResourceQuota
 # [Update|StatusUpdate], ValidateEndpoints[Update]). Left out: per-source rules of the in-tree
-# volume plugins beyond their required fields, PV nodeAffinity terms, PVC dataSource/dataSourceRef,
-# the recover-from-expansion-failure status fields (allocatedResources, allocatedResourceStatuses).
-# Immutability errors carry no Go cmp.Diff of the specs (upstream appends one).
+# volume plugins beyond their required fields (docs/validation-coverage.md). Immutability errors
+# carry no Go cmp.Diff of the specs (upstream appends one).
 
 SUPPORTED_ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]
 SUPPORTED_RECLAIM_POLICIES = ["Delete", "Recycle", "Retain"]
@@ -895,27 +896,48 @@ def _access_modes(modes: list[Any], path: str) -> list[FieldError]:
     return errs
 
 
-def _pv_sources(spec: Obj, path: str) -> list[FieldError]:
+# The path upstream's source validators are given where it differs from the field's JSON name.
+_PV_SOURCE_ERROR_PATHS = {"gcePersistentDisk": "persistentDisk"}
+# Upstream passes a *field.Path as the bad value of the dataSource/dataSourceRef cross-checks; its
+# fields are unexported, so json.Marshal renders it `{}`.
+_FIELD_PATH_VALUE = errors.JSONValue({})
+# Upstream: resizeStatusSet (sets.List order).
+RESIZE_STATUSES = ["ControllerResizeInProgress", "ControllerResizeInfeasible", "NodeResizeInProgress",
+                   "NodeResizeInfeasible", "NodeResizePending"]
+
+
+def _pv_sources(spec: Obj, path: str, node_affinity_specified: bool) -> list[FieldError]:
     errs: list[FieldError] = []
     count = 0
     for source, required in _PV_SOURCES.items():
         src = spec.get(source)
         if src is None:
             continue
-        if count:
+        if count and source != "flexVolume":          # upstream counts flexVolume without the check
             errs.append(errors.forbidden(f"{path}.{source}", "may not specify more than 1 volume type"))
             continue
         count += 1
+        src_path = f"{path}.{_PV_SOURCE_ERROR_PATHS.get(source, source)}"
         for key in required:
             if not (src or {}).get(key):
-                errs.append(errors.required(f"{path}.{source}.{key}"))
+                errs.append(errors.required(f"{src_path}.{key}"))
         if source in ("hostPath", "local") and ".." in str((src or {}).get("path") or "").split("/"):
             errs.append(errors.invalid(f"{path}.{source}.path", src["path"], "must not contain '..'"))
         if source == "nfs" and (src or {}).get("path") and not str(src["path"]).startswith("/"):
             errs.append(errors.invalid(f"{path}.nfs.path", src["path"], "must be an absolute path"))
+        if source == "local" and not node_affinity_specified:
+            errs.append(errors.required(path + ".nodeAffinity", "Local volume requires node affinity"))
     if not count:
         errs.append(errors.required(path, "must specify a volume type"))
     return errs
+
+
+def _volume_node_affinity(affinity: Any, path: str) -> list[FieldError]:
+    """Upstream: validateVolumeNodeAffinity"""
+    required = (affinity or {}).get("required")
+    if required is None:
+        return [errors.required(path + ".required", "must specify required node constraints")]
+    return validate_node_selector(required or {}, path + ".required")
 
 
 def validate_persistent_volume_spec(spec: Obj, path: str = "spec") -> list[FieldError]:
@@ -935,7 +957,10 @@ def validate_persistent_volume_spec(spec: Obj, path: str = "spec") -> list[Field
     policy = spec.get("persistentVolumeReclaimPolicy")
     if policy and policy not in SUPPORTED_RECLAIM_POLICIES:
         errs.append(errors.not_supported(path + ".persistentVolumeReclaimPolicy", policy, SUPPORTED_RECLAIM_POLICIES))
-    errs += _pv_sources(spec, path)
+    affinity = spec.get("nodeAffinity")
+    if affinity is not None:
+        errs += _volume_node_affinity(affinity, path + ".nodeAffinity")
+    errs += _pv_sources(spec, path, affinity is not None)
     host_path = _dict_of(spec, "hostPath").get("path")
     if host_path and host_path.rstrip("/") == "" and policy == "Recycle":
         errs.append(errors.forbidden(path + ".persistentVolumeReclaimPolicy",
@@ -968,7 +993,8 @@ def _volume_source_of(spec: Obj) -> Obj:
 
 def validate_persistent_volume_update(new: Obj, old: Obj) -> list[FieldError]:
     """Upstream: ValidatePersistentVolumeUpdate — the volume source and mode are immutable; a CSI
-    source may gain a controllerExpandSecretRef; nodeAffinity may be set once."""
+    source may gain a controllerExpandSecretRef; nodeAffinity may be set once (it is immutable
+    while the MutablePVNodeAffinity gate is off); volumeAttributesClassName may not be unset."""
     errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
     errs += validate_persistent_volume(new)
     new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
@@ -982,6 +1008,8 @@ def validate_persistent_volume_update(new: Obj, old: Obj) -> list[FieldError]:
     errs += m.immutable(new_spec.get("volumeMode"), old_spec.get("volumeMode"), "volumeMode")
     if old_spec.get("nodeAffinity") is not None:
         errs += m.immutable(new_spec.get("nodeAffinity"), old_spec.get("nodeAffinity"), "nodeAffinity")
+    if old_spec.get("volumeAttributesClassName") is not None and new_spec.get("volumeAttributesClassName") is None:
+        errs.append(errors.forbidden("spec.volumeAttributesClassName", "update from non-nil value to nil is forbidden"))
     return errs
 
 
@@ -989,8 +1017,33 @@ def validate_persistent_volume_status_update(new: Obj, old: Obj) -> list[FieldEr
     """Upstream: ValidatePersistentVolumeStatusUpdate"""
     errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
     if not (new.get("metadata") or {}).get("resourceVersion"):
-        errs.append(errors.required("metadata.resourceVersion"))
+        errs.append(errors.required("resourceVersion"))
     return errs
+
+
+def _data_source(ref: Obj, path: str, namespaced: bool) -> list[FieldError]:
+    """Upstream: validateDataSource / validateDataSourceRef (namespaced: the latter)."""
+    errs: list[FieldError] = []
+    if not ref.get("name"):
+        errs.append(errors.required(path + ".name"))
+    kind = ref.get("kind") or ""
+    if not kind:
+        errs.append(errors.required(path + ".kind"))
+    group = ref.get("apiGroup") or ""
+    if not group and kind != "PersistentVolumeClaim":
+        errs.append(errors.invalid(path, kind, "must be 'PersistentVolumeClaim' when referencing the default apiGroup"))
+    if group:
+        errs += [errors.invalid(path + ".apiGroup", group, msg) for msg in is_dns1123_subdomain(group)]
+    ns = ref.get("namespace") if namespaced else None
+    if ns:
+        errs += [errors.invalid(path + ".namespace", ns, msg) for msg in name_is_dns_label(ns, False)]
+    return errs
+
+
+def _data_source_equal(ds: Obj, ref: Obj) -> bool:
+    """Upstream: isDataSourceEqualDataSourceRef (apiGroup compared as a pointer: unset != "")."""
+    return ds.get("apiGroup") == ref.get("apiGroup") and ds.get("kind") == ref.get("kind") \
+        and ds.get("name") == ref.get("name")
 
 
 def validate_persistent_volume_claim_spec(spec: Obj, path: str = "spec") -> list[FieldError]:
@@ -1013,6 +1066,17 @@ def validate_persistent_volume_claim_spec(spec: Obj, path: str = "spec") -> list
     mode = spec.get("volumeMode")
     if mode is not None and mode not in SUPPORTED_VOLUME_MODES:
         errs.append(errors.not_supported(path + ".volumeMode", mode, SUPPORTED_VOLUME_MODES))
+    ds, ref = spec.get("dataSource"), spec.get("dataSourceRef")
+    if ds is not None:
+        errs += _data_source(ds or {}, path + ".dataSource", False)
+    if ref is not None:
+        errs += _data_source(ref or {}, path + ".dataSourceRef", True)
+    if ref and ref.get("namespace"):
+        if ds is not None:
+            errs.append(errors.invalid(path, _FIELD_PATH_VALUE,
+                                       "may not be specified when dataSourceRef.namespace is specified"))
+    elif ds is not None and ref is not None and not _data_source_equal(ds or {}, ref or {}):
+        errs.append(errors.invalid(path, _FIELD_PATH_VALUE, "must match dataSourceRef"))
     if spec.get("volumeAttributesClassName"):
         errs += _class_name(spec["volumeAttributesClassName"], path + ".volumeAttributesClassName")
     return errs
@@ -1024,52 +1088,108 @@ def validate_persistent_volume_claim(pvc: Obj) -> list[FieldError]:
     return errs + validate_persistent_volume_claim_spec(pvc.get("spec") or {})
 
 
+def _storage_class_upgrade(new_meta: Obj, old_meta: Obj, new_spec: Obj, old_spec: Obj) -> list[FieldError]:
+    """The storage-class part of ValidatePersistentVolumeClaimUpdate: the beta annotation is
+    immutable, and storageClassName may be set once from the annotation
+    (validateStorageClassUpgradeFromAnnotation) or from nil (validateStorageClassUpgradeFromNil).
+    Drops an allowed change from new_spec so the spec comparison does not see it."""
+    new_ann, old_ann = new_meta.get("annotations") or {}, old_meta.get("annotations") or {}
+    old_class = old_ann.get(BETA_STORAGE_CLASS_ANNOTATION)
+    new_name, old_name = new_spec.get("storageClassName"), old_spec.get("storageClassName")
+    if old_class is not None and old_name is None and new_name is not None and new_name == old_class \
+            and new_ann.get(BETA_STORAGE_CLASS_ANNOTATION, old_class) == old_class:
+        new_spec.pop("storageClassName")
+        return []
+    errs: list[FieldError] = []
+    new_value = new_ann.get(BETA_STORAGE_CLASS_ANNOTATION) or ""
+    if new_value != (old_class or ""):
+        errs.append(errors.invalid(f"metadata.annotations.{BETA_STORAGE_CLASS_ANNOTATION}", new_value,
+                                   m.FIELD_IMMUTABLE))
+    if new_name is not None and old_name is None and (old_class is None or new_name == old_class):
+        new_spec.pop("storageClassName")
+    return errs
+
+
 def validate_persistent_volume_claim_update(new: Obj, old: Obj) -> list[FieldError]:
     """Upstream: ValidatePersistentVolumeClaimUpdate — the spec is immutable except volumeName
-    (set once), and for a bound claim resources.requests.storage (not below status.capacity) and
-    volumeAttributesClassName; the beta storage-class annotation is immutable."""
+    (set once), storageClassName (set once, from nil or the beta annotation),
+    volumeAttributesClassName (not back to nil or ""), and for a bound claim
+    resources.requests.storage (not below status.capacity)."""
     new_meta, old_meta = new.get("metadata") or {}, old.get("metadata") or {}
     errs = m.validate_object_meta_update(new_meta, old_meta)
     errs += validate_persistent_volume_claim(new)
     new_spec, old_spec = dict(new.get("spec") or {}), dict(old.get("spec") or {})
     if not old_spec.get("volumeName"):
         old_spec["volumeName"] = new_spec.get("volumeName")
-    new_class = (new_meta.get("annotations") or {}).get(BETA_STORAGE_CLASS_ANNOTATION)
-    old_class = (old_meta.get("annotations") or {}).get(BETA_STORAGE_CLASS_ANNOTATION)
-    if old_class is not None and new_class is None and old_spec.get("storageClassName") is None \
-            and new_spec.get("storageClassName") == old_class:
-        new_spec.pop("storageClassName")              # upgrade from the annotation to the field
-    elif (new_class or "") != (old_class or ""):
-        errs.append(errors.invalid(f"metadata.annotations[{BETA_STORAGE_CLASS_ANNOTATION}]", new_class or "",
-                                   m.FIELD_IMMUTABLE))
+    errs += _storage_class_upgrade(new_meta, old_meta, new_spec, old_spec)
     old_storage = _dict_of(old_spec.get("resources") or {}, "requests").get("storage")
     new_storage = _dict_of(new_spec.get("resources") or {}, "requests").get("storage")
-    if (new.get("status") or {}).get("phase") == "Bound":
+    if (new.get("status") or {}).get("phase") == "Bound" and _dict_of(new_spec.get("resources") or {}, "requests"):
         resources = dict(new_spec.get("resources") or {})
         resources["requests"] = {**_dict_of(resources, "requests"), "storage": old_storage}
         new_spec["resources"] = resources
-        if new_spec.get("volumeAttributesClassName") is not None:
-            new_spec["volumeAttributesClassName"] = old_spec.get("volumeAttributesClassName")
+    for spec in (new_spec, old_spec):                     # compared below on its own
+        spec.pop("volumeAttributesClassName", None)
     if not m.semantic_equal(new_spec, old_spec):
         errs.append(errors.forbidden("spec", "spec is immutable after creation except resources.requests and "
                                              "volumeAttributesClassName for bound claims"))
     new_size, old_size = parse_quantity(new_storage), parse_quantity(old_storage)
     status_size = parse_quantity(_dict_of(old.get("status") or {}, "capacity").get("storage"))
     if new_size is not None and old_size is not None and new_size < old_size \
-            and (status_size is None or new_size <= status_size):
+            and new_size <= (status_size or 0):
         errs.append(errors.forbidden("spec.resources.requests.storage", "field can not be less than status.capacity"))
     errs += m.immutable((new.get("spec") or {}).get("volumeMode"), (old.get("spec") or {}).get("volumeMode"),
                         "volumeMode")
+    new_vac = (new.get("spec") or {}).get("volumeAttributesClassName")
+    if (old.get("spec") or {}).get("volumeAttributesClassName") is not None:
+        if new_vac is None:
+            errs.append(errors.forbidden("spec.volumeAttributesClassName",
+                                         "update from non-nil value to nil is forbidden"))
+        elif new_vac == "":
+            errs.append(errors.forbidden("spec.volumeAttributesClassName",
+                                         "update from non-nil value to an empty string is forbidden"))
+    return errs
+
+
+def _basic_resource(q: Any, path: str) -> list[FieldError]:
+    """Upstream: validateBasicResource (the value is Quantity.Value(), rounded up)."""
+    value = parse_quantity(q)
+    if value is None:
+        return [errors.invalid(path, q, PARSE_ERROR)]
+    return [errors.invalid(path, math.ceil(value), "must be a valid resource quantity")] if value < 0 else []
+
+
+def _claim_resource_key(key: str, path: str) -> list[FieldError]:
+    """Upstream: validatePersistentVolumeClaimResourceKey (native names: only storage)."""
+    errs = [errors.invalid(path, key, msg) for msg in is_qualified_name(key)]
+    if not errs and ("/" not in key or "kubernetes.io/" in key) and key != "storage":
+        errs.append(errors.not_supported(path, key, ["storage"]))
     return errs
 
 
 def validate_persistent_volume_claim_status_update(new: Obj, old: Obj) -> list[FieldError]:
-    """Upstream: ValidatePersistentVolumeClaimStatusUpdate (the capacity quantities)."""
+    """Upstream: ValidatePersistentVolumeClaimStatusUpdate (capacity, and the allocated
+    resources and their resize statuses of RecoverVolumeExpansionFailure, GA in 1.34)."""
     errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
     if not (new.get("metadata") or {}).get("resourceVersion"):
-        errs.append(errors.required("metadata.resourceVersion"))
-    for name, q in _dict_of(new.get("status") or {}, "capacity").items():
-        errs += _resource_quantity_value(name, q, f"status.capacity[{name}]")
+        errs.append(errors.required("resourceVersion"))
+    if not (new.get("spec") or {}).get("accessModes"):
+        errs.append(errors.required("Spec.accessModes"))
+    status = new.get("status") or {}
+    for name, q in _dict_of(status, "capacity").items():
+        errs += _basic_resource(q, f"status.capacity[{name}]")
+    status_path = "status.allocatedResourceStatus"
+    for key, value in _dict_of(status, "allocatedResourceStatuses").items():
+        errs += _claim_resource_key(key, status_path)
+        if value not in RESIZE_STATUSES:
+            errs.append(errors.not_supported(status_path, key, RESIZE_STATUSES))
+    for key, q in _dict_of(status, "allocatedResources").items():
+        key_errs = _claim_resource_key(key, "status.allocatedResources")
+        if key_errs:
+            errs += key_errs
+            continue
+        basic = _basic_resource(q, f"status.allocatedResources[{key}]")
+        errs += basic or _resource_quantity_value("storage", q, f"status.allocatedResources[{key}]")
     return errs
 
 

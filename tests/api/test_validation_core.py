@@ -292,8 +292,12 @@ def test_binding(body: dict, expected: list[str]) -> None:
                   '"LoadBalancer", "NodePort"'], id="service-type"),
     pytest.param({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
                   "spec": {"taints": [{"key": "k", "effect": "NoRun"}]}},
-                 ['spec.taints[0].effect: Unsupported value: "NoRun": supported values: "NoSchedule", '
+                 ['metadata.taints[0].effect: Unsupported value: "NoRun": supported values: "NoSchedule", '
                   '"PreferNoSchedule", "NoExecute"'], id="node-taint-effect"),
+    pytest.param({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+                  "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}, {"key": "k", "effect": "NoSchedule"}]}},
+                 ['metadata.taints[1]: Duplicate value: {"Key":"k","Value":"","Effect":"NoSchedule","TimeAdded":null}: '
+                  'taints must be unique by key and effect pair'], id="node-taint-duplicate"),
 ])
 def test_core_kinds(obj: dict, expected: list[str]) -> None:
     set_defaults(obj)

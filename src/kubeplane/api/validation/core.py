@@ -30,6 +30,7 @@ from .names import (
     name_is_dns_subdomain,
     name_is_path_segment,
 )
+from .ip import is_valid_cidr, is_valid_ip, validate_non_special_ip
 from .nodeselector import validate_node_selector
 from ..quantity import PARSE_ERROR, parse_quantity
 
@@ -563,18 +564,33 @@ def validate_namespace_status_update(new: Obj, old: Obj) -> list[FieldError]:
 def validate_node(node: Obj) -> list[FieldError]:
     """Upstream: ValidateNode (name, taints; the rest is kubelet-owned status)."""
     errs = m.validate_object_meta(node.get("metadata") or {}, False, name_is_dns_subdomain)
+    errs += validate_node_taints((node.get("spec") or {}).get("taints") or [])
+    return errs + _validate_pod_cidrs((node.get("spec") or {}).get("podCIDRs") or [])
+
+
+def validate_node_taints(taints: list[Obj]) -> list[FieldError]:
+    """Upstream: validateNodeTaints — called with field.NewPath("metadata").Child("taints"), so the
+    paths read metadata.taints[i] (sic); a taint's value problems are joined into one error; the
+    duplicate's value is the internal core.Taint, which has no json tags (Go's field names)."""
+    errs: list[FieldError] = []
     seen: set[tuple[str, str]] = set()
-    for i, t in enumerate((node.get("spec") or {}).get("taints") or []):
-        ip = f"spec.taints[{i}]"
+    for i, t in enumerate(taints):
+        t = t if isinstance(t, dict) else {}
+        ip = f"metadata.taints[{i}]"
         errs += m.validate_label_name(t.get("key", ""), ip + ".key")
-        if t.get("value"):
-            errs += [errors.invalid(ip + ".value", t["value"], msg) for msg in is_valid_label_value(t["value"])]
+        value_errs = is_valid_label_value(str(t.get("value") or ""))
+        if value_errs:
+            errs.append(errors.invalid(ip + ".value", t.get("value") or "", ";".join(value_errs)))
         errs += _required_enum(t.get("effect"), ip + ".effect", ["NoSchedule", "PreferNoSchedule", "NoExecute"])
         key = (t.get("key", ""), t.get("effect", ""))
         if key in seen:
-            errs.append(errors.duplicate(ip, t))
+            go_taint = {"Key": t.get("key", ""), "Value": t.get("value", ""), "Effect": t.get("effect", ""),
+                        "TimeAdded": t.get("timeAdded")}
+            errs.append(errors.FieldError(errors.DUPLICATE, ip, errors.JSONValue(go_taint),
+                                          "taints must be unique by key and effect pair"))
+            continue
         seen.add(key)
-    return errs + _validate_pod_cidrs((node.get("spec") or {}).get("podCIDRs") or [])
+    return errs
 
 
 def _validate_pod_cidrs(cidrs: list[str]) -> list[FieldError]:
@@ -682,30 +698,161 @@ SERVICE_TYPES = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]
 
 
 def validate_service(svc: Obj) -> list[FieldError]:
-    """Upstream: ValidateService (DNS-1035 name, ports, selector, type and affinity enums)."""
-    errs = m.validate_object_meta(svc.get("metadata") or {}, True, name_is_dns1035_label)
+    """Upstream: ValidateService, in its order (the clusterIP/ipFamily rules the allocators rely on
+    are validate_service_type_fields; the rest of ValidateServiceClusterIPsRelatedFields runs
+    before allocation, registry/core/service/validation.py)."""
+    meta = svc.get("metadata") or {}
+    errs = m.validate_object_meta(meta, True, name_is_dns1035_label)
+    annotations = meta.get("annotations") or {}
+    if TOPOLOGY_MODE_ANNOTATION in annotations and TOPOLOGY_HINTS_ANNOTATION in annotations \
+            and annotations[TOPOLOGY_MODE_ANNOTATION] != annotations[TOPOLOGY_HINTS_ANNOTATION]:
+        errs.append(errors.invalid(f"metadata.annotations[{TOPOLOGY_MODE_ANNOTATION}]",
+                                   annotations[TOPOLOGY_MODE_ANNOTATION],
+                                   f"must match annotations[{TOPOLOGY_HINTS_ANNOTATION}] when both are specified"))
     spec = svc.get("spec") or {}
-    ports = spec.get("ports") or []
-    headless = spec.get("clusterIP") == "None"
-    if not ports and not headless and spec.get("type") != "ExternalName":
+    ports = [p if isinstance(p, dict) else {} for p in _list(spec.get("ports"))]
+    t = spec.get("type")
+    if not ports and spec.get("clusterIP") != "None" and t != "ExternalName":
         errs.append(errors.required("spec.ports"))
+    if t == "LoadBalancer":
+        errs += [errors.invalid(f"spec.ports[{i}]", KUBELET_PORT, f"may not expose port {KUBELET_PORT} externally "
+                                                                   "since it is used by kubelet")
+                 for i, p in enumerate(ports) if p.get("port") == KUBELET_PORT]
+    errs += validate_service_type_fields(spec)
     names: set[str] = set()
-    keys: set[tuple[str, int]] = set()
     for i, p in enumerate(ports):
         errs += _validate_service_port(p, len(ports) > 1, names, f"spec.ports[{i}]")
+    errs += m.validate_labels(spec.get("selector"), "spec.selector")
+    errs += _required_enum(spec.get("sessionAffinity"), "spec.sessionAffinity", ["ClientIP", "None"])
+    errs += _session_affinity_config(spec)
+    for i, ip in enumerate(_list(spec.get("externalIPs"))):
+        ip_errs = is_valid_ip(f"spec.externalIPs[{i}]", str(ip))
+        errs += ip_errs or validate_non_special_ip(ip, f"spec.externalIPs[{i}]")
+    errs += _required_enum(t, "spec.type", SERVICE_TYPES)
+    errs += validate_service_node_ports(spec)
+    keys: set[tuple[str, int]] = set()
+    for i, p in enumerate(ports):
         key = (p.get("protocol", ""), p.get("port", 0))
         if key in keys:
             errs.append(errors.duplicate(f"spec.ports[{i}]", {"port": key[1], "protocol": key[0]}))
         keys.add(key)
-    errs += m.validate_labels(spec.get("selector"), "spec.selector")
-    errs += _required_enum(spec.get("type"), "spec.type", SERVICE_TYPES)
-    errs += validate_service_type_fields(spec)
-    return errs + _required_enum(spec.get("sessionAffinity"), "spec.sessionAffinity", ["ClientIP", "None"])
+    errs += _load_balancer_source_ranges(spec, annotations)
+    if spec.get("allocateLoadBalancerNodePorts") is not None and t != "LoadBalancer":
+        errs.append(errors.forbidden("spec.allocateLoadBalancerNodePorts", "may only be used when `type` is "
+                                                                            "'LoadBalancer'"))
+    if t == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is None:
+        errs.append(errors.required("allocateLoadBalancerNodePorts"))      # sic: upstream's path
+    errs += validate_load_balancer_class(None, spec)
+    errs += _external_traffic_policy(spec)
+    if spec.get("internalTrafficPolicy") is None and t in ("NodePort", "LoadBalancer", "ClusterIP"):
+        errs.append(errors.required("spec.internalTrafficPolicy"))
+    elif spec.get("internalTrafficPolicy") is not None:
+        errs += _not_supported("spec.internalTrafficPolicy", spec["internalTrafficPolicy"], ["Cluster", "Local"])
+    if spec.get("trafficDistribution") is not None:
+        errs += _not_supported("spec.trafficDistribution", spec["trafficDistribution"], TRAFFIC_DISTRIBUTIONS)
+    return errs
+
+
+KUBELET_PORT = 10250
+MAX_CLIENT_IP_SERVICE_AFFINITY_SECONDS = 86400
+TOPOLOGY_MODE_ANNOTATION = "service.kubernetes.io/topology-mode"
+TOPOLOGY_HINTS_ANNOTATION = "service.kubernetes.io/topology-aware-hints"
+LB_SOURCE_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges"
+# PreferSameZone and PreferSameNode joined PreferClose with PreferSameTrafficDistribution (GA in 1.35).
+TRAFFIC_DISTRIBUTIONS = ["PreferClose", "PreferSameNode", "PreferSameZone"]
+
+
+def _session_affinity_config(spec: Obj) -> list[FieldError]:
+    """Upstream: validateClientIPAffinityConfig / validateAffinityTimeout, and the None case."""
+    path, config = "spec.sessionAffinityConfig", spec.get("sessionAffinityConfig")
+    if spec.get("sessionAffinity") == "None":
+        return [errors.forbidden(path, "must not be set when session affinity is None")] if config is not None else []
+    if spec.get("sessionAffinity") != "ClientIP":
+        return []
+    detail = "when session affinity type is ClientIP"
+    if config is None:
+        return [errors.required(path, detail)]
+    client_ip = (config or {}).get("clientIP")
+    if client_ip is None:
+        return [errors.required(path + ".clientIP", detail)]
+    timeout = (client_ip or {}).get("timeoutSeconds")
+    if timeout is None:
+        return [errors.required(path + ".clientIP.timeoutSeconds", detail)]
+    if not isinstance(timeout, int) or not 0 < timeout <= MAX_CLIENT_IP_SERVICE_AFFINITY_SECONDS:
+        return [errors.invalid(path + ".clientIP.timeoutSeconds", timeout,
+                               f"must be greater than 0 and less than {MAX_CLIENT_IP_SERVICE_AFFINITY_SECONDS}")]
+    return []
+
+
+def _load_balancer_source_ranges(spec: Obj, annotations: Obj) -> list[FieldError]:
+    """ValidateService's source ranges: the field, or else the legacy annotation."""
+    errs: list[FieldError] = []
+    lb = spec.get("type") == "LoadBalancer"
+    ranges = _list(spec.get("loadBalancerSourceRanges"))
+    if ranges:
+        path = "spec.LoadBalancerSourceRanges"              # sic: upstream's path
+        if not lb:
+            errs.append(errors.forbidden(path, "may only be used when `type` is 'LoadBalancer'"))
+        for i, value in enumerate(ranges):
+            errs += is_valid_cidr(f"{path}[{i}]", str(value).strip())
+    elif LB_SOURCE_RANGES_ANNOTATION in annotations:
+        path = f"metadata.annotations[{LB_SOURCE_RANGES_ANNOTATION}]"
+        if not lb:
+            errs.append(errors.forbidden(path, "may only be used when `type` is 'LoadBalancer'"))
+        value = str(annotations[LB_SOURCE_RANGES_ANNOTATION]).strip()
+        for cidr in value.split(",") if value else []:
+            errs += is_valid_cidr(path, cidr.strip())
+    return errs
+
+
+def validate_load_balancer_class(old: Obj | None, spec: Obj) -> list[FieldError]:
+    """Upstream: validateLoadBalancerClassField (set once for a LoadBalancer, only there)."""
+    errs: list[FieldError] = []
+    path, value = "spec.loadBalancerClass", spec.get("loadBalancerClass")
+    lb = spec.get("type") == "LoadBalancer"
+    if old is not None and old.get("type") == "LoadBalancer" and lb and old.get("loadBalancerClass") != value:
+        errs.append(errors.invalid(path, value, "may not change once set"))
+    if lb and value is not None:
+        errs += [errors.invalid(path, value, msg) for msg in is_qualified_name(str(value))]
+    elif not lb and value is not None:
+        errs.append(errors.forbidden(path, "may only be used when `type` is 'LoadBalancer'"))
+    return errs
+
+
+def _needs_health_check(spec: Obj) -> bool:
+    return spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"
+
+
+def _external_traffic_policy(spec: Obj) -> list[FieldError]:
+    """Upstream: validateServiceExternalTrafficPolicy (healthCheckNodePort comes from the allocator,
+    which runs before validation)."""
+    errs: list[FieldError] = []
+    policy = spec.get("externalTrafficPolicy") or ""
+    t = spec.get("type")
+    accessible = t in ("LoadBalancer", "NodePort") or (t == "ClusterIP" and bool(spec.get("externalIPs")))
+    if not accessible:
+        if policy:
+            errs.append(errors.invalid("spec.externalTrafficPolicy", policy,
+                                       "may only be set for externally-accessible services"))
+    elif not policy:
+        errs.append(errors.required("spec.externalTrafficPolicy"))
+    else:
+        errs += _not_supported("spec.externalTrafficPolicy", policy, ["Cluster", "Local"])
+    port = spec.get("healthCheckNodePort") or 0
+    if not _needs_health_check(spec):
+        if port:
+            errs.append(errors.invalid("spec.healthCheckNodePort", port,
+                                       "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` "
+                                       "is 'Local'"))
+    elif not port:
+        errs.append(errors.required("spec.healthCheckNodePort"))
+    else:
+        errs += [errors.invalid("spec.healthCheckNodePort", port, msg) for msg in is_valid_port_num(port)]
+    return errs
 
 
 def validate_service_type_fields(spec: Obj) -> list[FieldError]:
-    """Upstream: ValidateService's rules tying clusterIPs, ipFamilies and nodePorts to spec.type
-    (what the allocator relies on: nothing allocated is stored where it would not be)."""
+    """Upstream: ValidateService's switch on spec.type (clusterIPs, ipFamilies, externalName)."""
     errs: list[FieldError] = []
     t, ips = spec.get("type"), _list(spec.get("clusterIPs"))
     if t in ("NodePort", "LoadBalancer") and ips[:1] == ["None"]:
@@ -716,17 +863,27 @@ def validate_service_type_fields(spec: Obj) -> list[FieldError]:
                 errs.append(errors.forbidden(f"spec.{field}", "may not be set for ExternalName services"))
         if spec.get("ipFamilyPolicy") is not None:
             errs.append(errors.forbidden("spec.ipFamilyPolicy", "may not be set for ExternalName services"))
+        cname = str(spec.get("externalName") or "").removesuffix(".")   # a trailing dot: fully qualified
+        if cname:
+            errs += [errors.invalid("spec.externalName", cname, msg) for msg in is_dns1123_subdomain(cname)]
+        else:
+            errs.append(errors.required("spec.externalName"))
+    return errs
+
+
+def validate_service_node_ports(spec: Obj) -> list[FieldError]:
+    """ValidateService's nodePort rules: none on a ClusterIP service, then no (protocol, nodePort)
+    twice (two loops, as upstream's: every Forbidden before any Duplicate)."""
+    ports = [(i, p) for i, p in enumerate(_list(spec.get("ports"))) if isinstance(p, dict) and p.get("nodePort")]
+    errs: list[FieldError] = []
+    if spec.get("type") == "ClusterIP":
+        errs += [errors.forbidden(f"spec.ports[{i}].nodePort", "may not be used when `type` is 'ClusterIP'")
+                 for i, _ in ports]
     seen: set[tuple[Any, Any]] = set()
-    for i, p in enumerate(spec.get("ports") or []):
-        node_port = p.get("nodePort") if isinstance(p, dict) else None
-        if not node_port:
-            continue
-        if t not in ("NodePort", "LoadBalancer"):
-            errs.append(errors.forbidden(f"spec.ports[{i}].nodePort", "may not be used when `type` is 'ClusterIP'"))
-            continue
-        if (p.get("protocol"), node_port) in seen:
-            errs.append(errors.duplicate(f"spec.ports[{i}].nodePort", node_port))
-        seen.add((p.get("protocol"), node_port))
+    for i, p in ports:
+        if (p.get("protocol"), p["nodePort"]) in seen:
+            errs.append(errors.duplicate(f"spec.ports[{i}].nodePort", p["nodePort"]))
+        seen.add((p.get("protocol"), p["nodePort"]))
     return errs
 
 
@@ -743,13 +900,22 @@ def _validate_service_port(p: Obj, require_name: bool, names: set[str], path: st
         names.add(name)
     errs += [errors.invalid(path + ".port", p.get("port", 0), msg) for msg in is_valid_port_num(p.get("port", 0))]
     errs += _required_enum(p.get("protocol"), path + ".protocol", ["SCTP", "TCP", "UDP"])
-    return errs + validate_port_num_or_name(p.get("targetPort", 0), path + ".targetPort")
+    errs += validate_port_num_or_name(p.get("targetPort", 0), path + ".targetPort")
+    if p.get("appProtocol") is not None:
+        errs += [errors.invalid(path + ".appProtocol", p["appProtocol"], msg)
+                 for msg in is_qualified_name(str(p["appProtocol"]))]
+    return errs
 
 
 def validate_service_update(new: Obj, old: Obj) -> list[FieldError]:
     """Upstream: ValidateServiceUpdate (clusterIPs may not change once set) + ValidateService."""
     errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
-    errs += validate_upgrade_downgrade_cluster_ips(old.get("spec") or {}, new.get("spec") or {})
+    new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    errs += validate_upgrade_downgrade_cluster_ips(old_spec, new_spec)
+    errs += validate_load_balancer_class(old_spec, new_spec)
+    if _needs_health_check(old_spec) and _needs_health_check(new_spec) \
+            and new_spec.get("healthCheckNodePort") != old_spec.get("healthCheckNodePort"):
+        errs.append(errors.forbidden("spec.healthCheckNodePort", "field is immutable"))
     return errs + validate_service(new)
 
 

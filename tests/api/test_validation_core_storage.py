@@ -322,3 +322,23 @@ def test_claim_status_update() -> None:
         '"ControllerResizeInfeasible", "NodeResizeInProgress", "NodeResizeInfeasible", "NodeResizePending"',
         'status.allocatedResources: Unsupported value: "cpu": supported values: "storage"',
         "status.allocatedResources[example.com/x]: Invalid value: -1: must be a valid resource quantity"]
+
+
+def test_claim_data_sources_are_normalised_on_create_and_update() -> None:
+    """Upstream: pvcutil.NormalizeDataSources, run by the claim strategy's PrepareForCreate/Update."""
+    from kubeplane.apiserver.registry.core.persistentvolumeclaim import PERSISTENT_VOLUME_CLAIMS
+    strategy = PERSISTENT_VOLUME_CLAIMS.strategy
+    claim = _pvc(dataSource={"kind": "PersistentVolumeClaim", "name": "src"})
+    strategy.prepare_for_create(claim)
+    assert claim["spec"]["dataSourceRef"] == {"kind": "PersistentVolumeClaim", "name": "src"}
+    assert core.validate_persistent_volume_claim(claim) == []
+    ref = _pvc(dataSourceRef={"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "s"})
+    strategy.prepare_for_create(ref)
+    assert ref["spec"]["dataSource"] == {"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "s"}
+    cross = _pvc(dataSourceRef={"apiGroup": "g.io", "kind": "K", "name": "n", "namespace": "other"})
+    strategy.prepare_for_create(cross)
+    assert "dataSource" not in cross["spec"]
+    old_client = copy.deepcopy(claim)
+    del old_client["spec"]["dataSourceRef"]              # an older client omits the field
+    strategy.prepare_for_update(old_client, claim)
+    assert old_client["spec"]["dataSourceRef"] == claim["spec"]["dataSourceRef"]

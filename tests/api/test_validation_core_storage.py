@@ -342,3 +342,27 @@ def test_claim_data_sources_are_normalised_on_create_and_update() -> None:
     del old_client["spec"]["dataSourceRef"]              # an older client omits the field
     strategy.prepare_for_update(old_client, claim)
     assert old_client["spec"]["dataSourceRef"] == claim["spec"]["dataSourceRef"]
+
+
+def _secret(secret_type: str, **data: str) -> Obj:
+    return {"metadata": {"name": "s", "namespace": "ns"}, "type": secret_type, "data": data}
+
+
+@pytest.mark.parametrize("secret, expected", [
+    (_secret("kubernetes.io/dockerconfigjson", **{".dockerconfigjson": "e30="}), []),            # {}
+    (_secret("kubernetes.io/dockerconfigjson"), ["data[.dockerconfigjson]: Required value"]),
+    (_secret("kubernetes.io/dockerconfigjson", **{".dockerconfigjson": "eA=="}),                 # x
+     ['data[.dockerconfigjson]: Invalid value: "<secret contents redacted>": invalid character \'x\' looking for '
+      'beginning of value']),
+    (_secret("kubernetes.io/dockercfg", **{".dockercfg": "WzFd"}),                                # [1]
+     ['data[.dockercfg]: Invalid value: "<secret contents redacted>": json: cannot unmarshal array into Go value '
+      'of type map[string]interface {}']),
+    (_secret("kubernetes.io/basic-auth"), ["data[username]: Required value", "data[password]: Required value"]),
+    (_secret("kubernetes.io/basic-auth", password=""), []),
+    (_secret("kubernetes.io/ssh-auth", **{"ssh-privatekey": ""}), ["data[ssh-privatekey]: Required value"]),
+    (_secret("kubernetes.io/tls", **{"tls.crt": "eA=="}), ["data[tls.key]: Required value"]),
+])
+def test_typed_secrets(secret: Obj, expected: list[str]) -> None:
+    """Upstream: ValidateSecret's switch on the type (TestValidateSecret / TestValidateDockerConfigSecret /
+    TestValidateBasicAuthSecret / TestValidateSSHAuth / TestValidateTLSSecret cases)."""
+    assert _msgs(core.validate_secret(secret)) == expected

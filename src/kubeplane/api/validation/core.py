@@ -5,6 +5,7 @@ fields we serve are mirrored; each function names its upstream counterpart.
 """
 from __future__ import annotations
 
+import base64
 import ipaddress
 import math
 from typing import Any
@@ -32,6 +33,7 @@ from .names import (
 )
 from .ip import is_valid_cidr, is_valid_ip, validate_non_special_ip
 from .nodeselector import validate_node_selector
+from ..decode import parse_json
 from ..quantity import PARSE_ERROR, parse_quantity
 
 Obj = dict[str, Any]
@@ -656,8 +658,6 @@ def _decoded_len(b64: str) -> int:
     return len(b64) * 3 // 4 - b64[-2:].count("=")
 
 
-_SECRET_REQUIRED_KEYS = {"kubernetes.io/tls": ("tls.crt", "tls.key"), "kubernetes.io/ssh-auth": ("ssh-privatekey",),
-                         "kubernetes.io/dockercfg": (".dockercfg",), "kubernetes.io/dockerconfigjson": (".dockerconfigjson",)}
 
 
 def validate_secret(s: Obj) -> list[FieldError]:
@@ -674,13 +674,43 @@ def validate_secret(s: Obj) -> list[FieldError]:
         total += _decoded_len(str(value))
     if total > MAX_SECRET_SIZE:
         errs.append(errors.too_long("data", MAX_SECRET_SIZE))
-    for key in _SECRET_REQUIRED_KEYS.get(s.get("type", ""), ()):
+    return errs + _validate_secret_type(s.get("type") or "", data, (s.get("metadata") or {}).get("annotations") or {})
+
+
+def _validate_secret_type(secret_type: str, data: Obj, annotations: Obj) -> list[FieldError]:
+    """The `switch secret.Type` of ValidateSecret."""
+    if secret_type == "kubernetes.io/service-account-token":
+        if not annotations.get("kubernetes.io/service-account.name"):
+            return [errors.required("metadata.annotations[kubernetes.io/service-account.name]")]
+    elif secret_type in ("kubernetes.io/dockercfg", "kubernetes.io/dockerconfigjson"):
+        key = ".dockercfg" if secret_type == "kubernetes.io/dockercfg" else ".dockerconfigjson"
         if key not in data:
-            errs.append(errors.required(f"data[{key}]"))
-    if s.get("type") == "kubernetes.io/service-account-token":
-        if not ((s.get("metadata") or {}).get("annotations") or {}).get("kubernetes.io/service-account.name"):
-            errs.append(errors.required("metadata.annotations[kubernetes.io/service-account.name]"))
-    return errs
+            return [errors.required(f"data[{key}]")]
+        problem = _json_object_error(str(data[key] or ""))
+        if problem:
+            return [errors.invalid(f"data[{key}]", "<secret contents redacted>", problem)]
+    elif secret_type == "kubernetes.io/basic-auth":
+        if "username" not in data and "password" not in data:   # either may be empty, one must be there
+            return [errors.required("data[username]"), errors.required("data[password]")]
+    elif secret_type == "kubernetes.io/ssh-auth":
+        if not data.get("ssh-privatekey"):
+            return [errors.required("data[ssh-privatekey]")]
+    elif secret_type == "kubernetes.io/tls":
+        return [errors.required(f"data[{key}]") for key in ("tls.crt", "tls.key") if key not in data]
+    return []
+
+
+def _json_object_error(b64: str) -> str:
+    """json.Unmarshal(data, &map[string]interface{}{})'s error text ("" when it succeeds)."""
+    try:
+        value = parse_json(base64.b64decode(b64))
+    except ValueError as e:
+        return str(e)
+    if value is None or isinstance(value, dict):
+        return ""
+    go_type = "array" if isinstance(value, list) else "string" if isinstance(value, str) \
+        else "bool" if isinstance(value, bool) else "number"
+    return f"json: cannot unmarshal {go_type} into Go value of type map[string]interface {{}}"
 
 
 def validate_secret_update(new: Obj, old: Obj) -> list[FieldError]:

@@ -131,3 +131,16 @@ def test_storage_class_allowed_topologies() -> None:
     reordered = {"key": "topology.kubernetes.io/zone", "values": ["zone2", "zone1"]}
     assert _msgs(storage.validate_storage_class(_sc(allowedTopologies=[_topology(zone), _topology(reordered)]))) == [
         'allowedTopologies[1].matchLabelExpressions: Duplicate value: ""']
+
+
+def test_endpoint_slice_hints() -> None:
+    """Upstream: validateHints (TestValidateEndpointSlice's hints cases)."""
+    def hints(**h: Any) -> Obj:
+        return _eps(endpoints=[{"addresses": ["10.1.2.3"], "hints": h}])
+    assert discovery.validate_endpoint_slice(hints(forZones=[{"name": "zone-a"}], forNodes=[{"name": "node-1"}])) == []
+    assert _msgs(discovery.validate_endpoint_slice(hints(forZones=[{"name": "zone-a"}, {"name": "zone-a"}]))) == [
+        'endpoints[0].hints.forZones[1].name: Duplicate value: "zone-a"']
+    assert _msgs(discovery.validate_endpoint_slice(hints(forZones=[{"name": f"z{i}"} for i in range(9)]))) == [
+        "endpoints[0].hints.forZones: Too many: 9: must have at most 8 items"]
+    assert _msgs(discovery.validate_endpoint_slice(hints(forNodes=[{"name": "Node_1"}])))[0].startswith(
+        'endpoints[0].hints.forNodes[0].name: Invalid value: "Node_1": a lowercase RFC 1123 subdomain')

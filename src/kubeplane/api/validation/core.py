@@ -570,6 +570,27 @@ def validate_node(node: Obj) -> list[FieldError]:
     return errs + _validate_pod_cidrs((node.get("spec") or {}).get("podCIDRs") or [])
 
 
+def validate_node_update(new: Obj, old: Obj) -> list[FieldError]:
+    """Upstream: nodeStrategy.ValidateUpdate = ValidateNode + ValidateNodeUpdate — the spec rules of
+    ValidateNode once (upstream repeats the taint errors), podCIDRs and providerID set once."""
+    errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+    spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    errs += validate_node_taints(spec.get("taints") or [])
+    errs += _validate_pod_cidrs(spec.get("podCIDRs") or [])
+    old_cidrs, cidrs = _list(old_spec.get("podCIDRs")), _list(spec.get("podCIDRs"))
+    if old_cidrs:
+        detail = 'node updates may not change podCIDR except from "" to valid'
+        if len(old_cidrs) != len(cidrs):
+            errs.append(errors.forbidden("spec.podCIDRs", detail))
+        else:
+            errs += [errors.forbidden("spec.podCIDRs", detail) for a, b in zip(old_cidrs, cidrs) if a != b]
+    if old_spec.get("providerID") and old_spec.get("providerID") != spec.get("providerID"):
+        errs.append(errors.forbidden("spec.providerID", 'node updates may not change providerID except from "" to valid'))
+    if (spec.get("externalID") or "") != (old_spec.get("externalID") or ""):
+        errs.append(errors.forbidden("spec.externalID", "may not be updated"))
+    return errs
+
+
 def validate_node_taints(taints: list[Obj]) -> list[FieldError]:
     """Upstream: validateNodeTaints — called with field.NewPath("metadata").Child("taints"), so the
     paths read metadata.taints[i] (sic); a taint's value problems are joined into one error; the

@@ -144,3 +144,14 @@ def test_endpoint_slice_hints() -> None:
         "endpoints[0].hints.forZones: Too many: 9: must have at most 8 items"]
     assert _msgs(discovery.validate_endpoint_slice(hints(forNodes=[{"name": "Node_1"}])))[0].startswith(
         'endpoints[0].hints.forNodes[0].name: Invalid value: "Node_1": a lowercase RFC 1123 subdomain')
+
+
+def test_csi_driver_node_allocatable_update_period() -> None:
+    """Upstream: validateNodeAllocatableUpdatePeriodSeconds."""
+    driver: Obj = {"metadata": {"name": "io.kubernetes.storage.mock"},
+                   "spec": {"attachRequired": True, "podInfoOnMount": False, "requiresRepublish": False,
+                            "storageCapacity": False, "seLinuxMount": False, "nodeAllocatableUpdatePeriodSeconds": 10}}
+    assert storage.validate_csi_driver(driver) == []
+    driver["spec"]["nodeAllocatableUpdatePeriodSeconds"] = 9
+    assert _msgs(storage.validate_csi_driver(driver)) == [
+        "spec.nodeAllocatableUpdatePeriodSeconds: Invalid value: 9: must be greater than or equal to 10 seconds"]

@@ -262,6 +262,10 @@ def _csi_driver_spec(spec: Obj) -> list[FieldError]:
         elif seconds is not None and seconds > MAX_TOKEN_SECONDS:
             errs.append(errors.invalid(path + ".expirationSeconds", seconds,
                                        "may not specify a duration larger than 2^32 seconds"))
+    period = spec.get("nodeAllocatableUpdatePeriodSeconds")     # validateNodeAllocatableUpdatePeriodSeconds
+    if isinstance(period, int) and period < 10:
+        errs.append(errors.invalid("spec.nodeAllocatableUpdatePeriodSeconds", period,
+                                   "must be greater than or equal to 10 seconds"))
     return errs
 
 

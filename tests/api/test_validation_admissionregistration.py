@@ -92,3 +92,23 @@ def test_policy_binding_actions() -> None:
     assert any("must not contain both Deny and Warn" in e for e in errs)
     assert msgs(v.validate_validating_admission_policy_binding({"metadata": {"name": "b"}, "spec": {}})) == [
         "spec.policyName: Required value", "spec.validationActions: Required value"]
+
+
+@pytest.mark.parametrize("conditions, expected", [
+    ([{"name": "exclude-leases", "expression": "request.resource.resource != 'leases'"}], []),
+    ([{"name": "", "expression": "  "}],
+     ["webhooks[0].matchConditions[0].expression: Required value", "webhooks[0].matchConditions[0].name: Required value"]),
+    ([{"name": "a", "expression": "true"}, {"name": "a", "expression": "true"}],
+     ['webhooks[0].matchConditions[1].name: Duplicate value: "a"']),
+    ([{"name": "-a", "expression": "true"}],
+     ['webhooks[0].matchConditions[0].name: Invalid value: "-a": name part must consist of alphanumeric characters, '
+      "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
+      "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"]),
+    ([{"name": f"c{i}", "expression": "true"} for i in range(65)],
+     ["webhooks[0].matchConditions: Too many: 65: must have at most 64 items"]),
+])
+def test_webhook_match_conditions(conditions: list[dict[str, Any]], expected: list[str]) -> None:
+    """Upstream: validateMatchConditions (the expressions' CEL is not compiled: issue 12)."""
+    c = config(hook(matchConditions=conditions))
+    defaulting.set_defaults_validating_webhook_configuration(c)
+    assert msgs(v.validate_validating_webhook_configuration(c)) == expected

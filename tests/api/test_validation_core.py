@@ -292,8 +292,12 @@ def test_binding(body: dict, expected: list[str]) -> None:
                   '"LoadBalancer", "NodePort"'], id="service-type"),
     pytest.param({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
                   "spec": {"taints": [{"key": "k", "effect": "NoRun"}]}},
-                 ['spec.taints[0].effect: Unsupported value: "NoRun": supported values: "NoSchedule", '
+                 ['metadata.taints[0].effect: Unsupported value: "NoRun": supported values: "NoSchedule", '
                   '"PreferNoSchedule", "NoExecute"'], id="node-taint-effect"),
+    pytest.param({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+                  "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}, {"key": "k", "effect": "NoSchedule"}]}},
+                 ['metadata.taints[1]: Duplicate value: {"Key":"k","Value":"","Effect":"NoSchedule","TimeAdded":null}: '
+                  'taints must be unique by key and effect pair'], id="node-taint-duplicate"),
 ])
 def test_core_kinds(obj: dict, expected: list[str]) -> None:
     set_defaults(obj)
@@ -386,3 +390,21 @@ def test_events_v1_note_is_immutable() -> None:
     old = with_(events_v1(), lambda e: e["metadata"].update(resourceVersion="1"))
     assert strs(validate_update(with_(old, lambda e: e.update(note="changed")), old)) == [
         'message: Invalid value: "changed": field is immutable']
+
+
+def test_node_update_rules() -> None:
+    """Upstream: ValidateNodeUpdate (podCIDRs and providerID set once; taints validated on update too)."""
+    old = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "resourceVersion": "1"},
+           "spec": {"podCIDRs": ["10.244.1.0/24"], "providerID": "kind://n1"}}
+    new = copy.deepcopy(old)
+    new["spec"]["taints"] = [{"key": "k", "effect": "NoSchedule"}]
+    assert validate_update(new, old) == []
+    new["spec"].update(podCIDRs=["10.244.2.0/24"], providerID="kind://other", taints=[{"key": "k", "effect": "Bad"}])
+    assert strs(validate_update(new, old)) == [
+        'metadata.taints[0].effect: Unsupported value: "Bad": supported values: "NoSchedule", "PreferNoSchedule", '
+        '"NoExecute"',
+        'spec.podCIDRs: Forbidden: node updates may not change podCIDR except from "" to valid',
+        'spec.providerID: Forbidden: node updates may not change providerID except from "" to valid']
+    unset = copy.deepcopy(old)
+    del unset["spec"]["podCIDRs"], unset["spec"]["providerID"]
+    assert validate_update(old, unset) == []

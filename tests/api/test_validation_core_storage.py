@@ -172,3 +172,197 @@ def test_endpoints() -> None:
         "subsets[1].ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive",
         'subsets[1].ports[0].protocol: Unsupported value: "HTTP": supported values: "SCTP", "TCP", "UDP"',
         "subsets[1].ports[1].name: Required value"]
+
+
+# --- nodeAffinity, local volumes, data sources, claim update and status rules (upstream's
+# TestValidatePersistentVolumeSpec, TestValidateVolumeNodeAffinityUpdate, TestValidatePersistentVolumeClaim
+# (dataSource/dataSourceRef cases), TestValidatePersistentVolumeClaimUpdate, TestValidatePersistentVolumeClaimStatusUpdate)
+
+def _affinity(*exprs: Obj, fields: tuple[Obj, ...] = ()) -> Obj:
+    term: Obj = {"matchExpressions": list(exprs)}
+    if fields:
+        term["matchFields"] = list(fields)
+    return {"required": {"nodeSelectorTerms": [term]}}
+
+
+_LOCAL = {"hostPath": None, "local": {"path": "/foo"}}
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ({**_LOCAL}, ["spec.nodeAffinity: Required value: Local volume requires node affinity"]),
+    ({**_LOCAL, "nodeAffinity": {}}, ["spec.nodeAffinity.required: Required value: must specify required node "
+                                      "constraints"]),
+    ({"nodeAffinity": {"required": {"nodeSelectorTerms": []}}},
+     ["spec.nodeAffinity.required.nodeSelectorTerms: Required value: must have at least one node selector term"]),
+    ({"nodeAffinity": _affinity({"key": "k", "operator": "In"})},
+     ["spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values: Required value: must be "
+      "specified when `operator` is 'In' or 'NotIn'"]),
+    ({"nodeAffinity": _affinity({"key": "k", "operator": "Exists", "values": ["v"]})},
+     ["spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values: Forbidden: may not be "
+      "specified when `operator` is 'Exists' or 'DoesNotExist'"]),
+    ({"nodeAffinity": _affinity({"key": "k", "operator": "Gt", "values": ["1", "2"]})},
+     ["spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values: Required value: must be "
+      "specified single value when `operator` is 'Lt' or 'Gt'"]),
+    ({"nodeAffinity": _affinity({"key": "k", "operator": "Near", "values": ["v"]})},
+     ['spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].operator: Invalid value: "Near": '
+      'not a valid selector operator']),
+    ({"nodeAffinity": _affinity({"key": "k", "operator": "In", "values": ["-bad-"]})},
+     ['spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[0]: Invalid value: "-bad-": '
+      "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
+      "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used "
+      "for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"]),
+    ({"nodeAffinity": _affinity(fields=({"key": "spec.nodeName", "operator": "In", "values": ["n1"]},))},
+     ['spec.nodeAffinity.required.nodeSelectorTerms[0].matchFields[0].key: Invalid value: "spec.nodeName": '
+      "not a valid field selector key"]),
+    ({"nodeAffinity": _affinity(fields=({"key": "metadata.name", "operator": "In", "values": ["a", "b"]},))},
+     ["spec.nodeAffinity.required.nodeSelectorTerms[0].matchFields[0].values: Required value: must be only "
+      "one value when `operator` is 'In' or 'NotIn' for node field selector"]),
+    ({"gcePersistentDisk": {}, "hostPath": None}, ["spec.persistentDisk.pdName: Required value"]),
+])
+def test_pv_node_affinity_and_sources(spec: Obj, expected: list[str]) -> None:
+    assert _msgs(core.validate_persistent_volume(_pv(**spec))) == expected
+
+
+def test_a_local_pv_with_node_affinity_passes() -> None:
+    affinity = _affinity({"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-1"]},
+                         fields=({"key": "metadata.name", "operator": "In", "values": ["node-1"]},))
+    assert core.validate_persistent_volume(_pv(**_LOCAL, nodeAffinity=affinity)) == []
+
+
+def test_pv_volume_attributes_class_may_not_be_unset() -> None:
+    old = _pv(hostPath=None, csi={"driver": "d", "volumeHandle": "h"}, volumeAttributesClassName="gold")
+    old["metadata"]["resourceVersion"] = "1"
+    new = copy.deepcopy(old)
+    new["spec"]["volumeAttributesClassName"] = "silver"
+    assert core.validate_persistent_volume_update(new, old) == []
+    del new["spec"]["volumeAttributesClassName"]
+    assert _msgs(core.validate_persistent_volume_update(new, old)) == [
+        "spec.volumeAttributesClassName: Forbidden: update from non-nil value to nil is forbidden"]
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ({"dataSource": {"kind": "PersistentVolumeClaim", "name": "src"}}, []),
+    ({"dataSource": {"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "s"}}, []),
+    ({"dataSource": {"kind": "PersistentVolumeClaim"}}, ["spec.dataSource.name: Required value"]),
+    ({"dataSource": {"name": "s"}},
+     ["spec.dataSource.kind: Required value",
+      'spec.dataSource: Invalid value: "": must be \'PersistentVolumeClaim\' when referencing the default apiGroup']),
+    ({"dataSource": {"kind": "Pod", "name": "p"}},
+     ['spec.dataSource: Invalid value: "Pod": must be \'PersistentVolumeClaim\' when referencing the default '
+      'apiGroup']),
+    ({"dataSource": {"apiGroup": "Bad_Group", "kind": "K", "name": "n"}},
+     ['spec.dataSource.apiGroup: Invalid value: "Bad_Group": a lowercase RFC 1123 subdomain must consist of '
+      "lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character "
+      "(e.g. 'example.com', regex used for validation is "
+      "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"]),
+    ({"dataSourceRef": {"apiGroup": "g.io", "kind": "K", "name": "n", "namespace": "Bad"}},
+     ['spec.dataSourceRef.namespace: Invalid value: "Bad": a lowercase RFC 1123 label must consist of lower '
+      "case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. "
+      "'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"]),
+    ({"dataSource": {"kind": "PersistentVolumeClaim", "name": "a"},
+      "dataSourceRef": {"kind": "PersistentVolumeClaim", "name": "b"}},
+     ["spec: Invalid value: {}: must match dataSourceRef"]),
+    ({"dataSource": {"kind": "PersistentVolumeClaim", "name": "a"},
+      "dataSourceRef": {"kind": "PersistentVolumeClaim", "name": "a", "namespace": "other"}},
+     ["spec: Invalid value: {}: may not be specified when dataSourceRef.namespace is specified"]),
+])
+def test_claim_data_sources(spec: Obj, expected: list[str]) -> None:
+    assert _msgs(core.validate_persistent_volume_claim(_pvc(**spec))) == expected
+
+
+def test_claim_storage_class_may_be_set_once_from_nil_or_the_annotation() -> None:
+    old = _pvc()
+    new = copy.deepcopy(old)
+    new["spec"]["storageClassName"] = "fast"              # validateStorageClassUpgradeFromNil
+    assert core.validate_persistent_volume_claim_update(new, old) == []
+    changed = copy.deepcopy(new)
+    changed["spec"]["storageClassName"] = "slow"
+    assert _msgs(core.validate_persistent_volume_claim_update(changed, new)) == [
+        "spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName "
+        "for bound claims"]
+    annotated = _pvc()
+    annotated["metadata"]["annotations"] = {core.BETA_STORAGE_CLASS_ANNOTATION: "fast"}
+    upgraded = copy.deepcopy(annotated)
+    upgraded["spec"]["storageClassName"] = "fast"         # validateStorageClassUpgradeFromAnnotation
+    assert core.validate_persistent_volume_claim_update(upgraded, annotated) == []
+    other = copy.deepcopy(annotated)
+    other["metadata"]["annotations"][core.BETA_STORAGE_CLASS_ANNOTATION] = "slow"
+    assert _msgs(core.validate_persistent_volume_claim_update(other, annotated)) == [
+        'metadata.annotations.volume.beta.kubernetes.io/storage-class: Invalid value: "slow": field is immutable']
+
+
+def test_claim_volume_attributes_class() -> None:
+    old = _pvc(volumeAttributesClassName="gold")
+    new = copy.deepcopy(old)
+    new["spec"]["volumeAttributesClassName"] = "silver"   # may change, bound or not
+    assert core.validate_persistent_volume_claim_update(new, old) == []
+    new["spec"]["volumeAttributesClassName"] = ""
+    assert _msgs(core.validate_persistent_volume_claim_update(new, old)) == [
+        "spec.volumeAttributesClassName: Forbidden: update from non-nil value to an empty string is forbidden"]
+    del new["spec"]["volumeAttributesClassName"]
+    assert _msgs(core.validate_persistent_volume_claim_update(new, old)) == [
+        "spec.volumeAttributesClassName: Forbidden: update from non-nil value to nil is forbidden"]
+
+
+def test_claim_status_update() -> None:
+    old = _pvc()
+    new = copy.deepcopy(old)
+    new["status"] = {"phase": "Bound", "capacity": {"storage": "10G"},
+                     "allocatedResources": {"storage": "10G"},
+                     "allocatedResourceStatuses": {"storage": "ControllerResizeInProgress"}}
+    assert core.validate_persistent_volume_claim_status_update(new, old) == []
+    new["status"] = {"capacity": {"storage": "-2"}, "allocatedResources": {"cpu": "1", "example.com/x": "-1"},
+                     "allocatedResourceStatuses": {"storage": "Resizing"}}
+    new["metadata"]["resourceVersion"] = ""
+    assert _msgs(core.validate_persistent_volume_claim_status_update(new, old)) == [
+        'metadata.resourceVersion: Invalid value: "": must be specified for an update',
+        "resourceVersion: Required value",
+        "status.capacity[storage]: Invalid value: -2: must be a valid resource quantity",
+        'status.allocatedResourceStatus: Unsupported value: "storage": supported values: "ControllerResizeInProgress", '
+        '"ControllerResizeInfeasible", "NodeResizeInProgress", "NodeResizeInfeasible", "NodeResizePending"',
+        'status.allocatedResources: Unsupported value: "cpu": supported values: "storage"',
+        "status.allocatedResources[example.com/x]: Invalid value: -1: must be a valid resource quantity"]
+
+
+def test_claim_data_sources_are_normalised_on_create_and_update() -> None:
+    """Upstream: pvcutil.NormalizeDataSources, run by the claim strategy's PrepareForCreate/Update."""
+    from kubeplane.apiserver.registry.core.persistentvolumeclaim import PERSISTENT_VOLUME_CLAIMS
+    strategy = PERSISTENT_VOLUME_CLAIMS.strategy
+    claim = _pvc(dataSource={"kind": "PersistentVolumeClaim", "name": "src"})
+    strategy.prepare_for_create(claim)
+    assert claim["spec"]["dataSourceRef"] == {"kind": "PersistentVolumeClaim", "name": "src"}
+    assert core.validate_persistent_volume_claim(claim) == []
+    ref = _pvc(dataSourceRef={"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "s"})
+    strategy.prepare_for_create(ref)
+    assert ref["spec"]["dataSource"] == {"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "s"}
+    cross = _pvc(dataSourceRef={"apiGroup": "g.io", "kind": "K", "name": "n", "namespace": "other"})
+    strategy.prepare_for_create(cross)
+    assert "dataSource" not in cross["spec"]
+    old_client = copy.deepcopy(claim)
+    del old_client["spec"]["dataSourceRef"]              # an older client omits the field
+    strategy.prepare_for_update(old_client, claim)
+    assert old_client["spec"]["dataSourceRef"] == claim["spec"]["dataSourceRef"]
+
+
+def _secret(secret_type: str, **data: str) -> Obj:
+    return {"metadata": {"name": "s", "namespace": "ns"}, "type": secret_type, "data": data}
+
+
+@pytest.mark.parametrize("secret, expected", [
+    (_secret("kubernetes.io/dockerconfigjson", **{".dockerconfigjson": "e30="}), []),            # {}
+    (_secret("kubernetes.io/dockerconfigjson"), ["data[.dockerconfigjson]: Required value"]),
+    (_secret("kubernetes.io/dockerconfigjson", **{".dockerconfigjson": "eA=="}),                 # x
+     ['data[.dockerconfigjson]: Invalid value: "<secret contents redacted>": invalid character \'x\' looking for '
+      'beginning of value']),
+    (_secret("kubernetes.io/dockercfg", **{".dockercfg": "WzFd"}),                                # [1]
+     ['data[.dockercfg]: Invalid value: "<secret contents redacted>": json: cannot unmarshal array into Go value '
+      'of type map[string]interface {}']),
+    (_secret("kubernetes.io/basic-auth"), ["data[username]: Required value", "data[password]: Required value"]),
+    (_secret("kubernetes.io/basic-auth", password=""), []),
+    (_secret("kubernetes.io/ssh-auth", **{"ssh-privatekey": ""}), ["data[ssh-privatekey]: Required value"]),
+    (_secret("kubernetes.io/tls", **{"tls.crt": "eA=="}), ["data[tls.key]: Required value"]),
+])
+def test_typed_secrets(secret: Obj, expected: list[str]) -> None:
+    """Upstream: ValidateSecret's switch on the type (TestValidateSecret / TestValidateDockerConfigSecret /
+    TestValidateBasicAuthSecret / TestValidateSSHAuth / TestValidateTLSSecret cases)."""
+    assert _msgs(core.validate_secret(secret)) == expected

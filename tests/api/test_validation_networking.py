@@ -169,3 +169,24 @@ def test_service_cidr_and_ip_address() -> None:
         "spec.parentRef: Required value"]
     assert msgs(v.validate_ip_address({**ip, "metadata": {"name": "2001:DB8::1"}})) == [
         'metadata.name: Invalid value: "2001:DB8::1": must be in canonical form (2001:db8::1)']
+
+
+@pytest.mark.parametrize("ref, expected", [
+    ({"apiGroup": "k8s.example.com", "kind": "StorageBucket", "name": "static-assets"}, []),
+    ({"kind": "", "name": ""}, ["spec.defaultBackend.resource.kind: Required value: kind is required",
+                                "spec.defaultBackend.resource.name: Required value: name is required"]),
+    ({"apiGroup": "Bad_Group", "kind": "a/b", "name": ".."},
+     ['spec.defaultBackend.resource.apiGroup: Invalid value: "Bad_Group": a lowercase RFC 1123 subdomain must consist '
+      "of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character "
+      "(e.g. 'example.com', regex used for validation is "
+      "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+      "spec.defaultBackend.resource.kind: Invalid value: \"a/b\": may not contain '/'",
+      "spec.defaultBackend.resource.name: Invalid value: \"..\": may not be '..'"]),
+])
+def test_ingress_resource_backend(ref: dict[str, Any], expected: list[str]) -> None:
+    """Upstream: validateIngressTypedLocalObjectReference, also used for IngressClass parameters."""
+    assert msgs(v.validate_ingress(ingress(defaultBackend={"resource": ref}))) == expected
+    params = {**ref, "scope": "Cluster"}
+    ic = {"metadata": {"name": "c"}, "spec": {"controller": "example.com/ingress", "parameters": params}}
+    assert msgs(v.validate_ingress_class(ic)) == [e.replace("spec.defaultBackend.resource", "spec.parameters")
+                                                  for e in expected]

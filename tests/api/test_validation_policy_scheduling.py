@@ -87,3 +87,22 @@ def test_runtime_class_rules() -> None:
         'handler: Invalid value: "Run_SC": a lowercase RFC 1123 label must consist of')
     assert msgs(scheduling.validate_runtime_class_update({**rc, "handler": "runc"}, rc)) == [
         'handler: Invalid value: "runc": field is immutable']
+
+
+def test_runtime_class_overhead_and_scheduling() -> None:
+    """Upstream: TestValidateOverhead / TestValidateScheduling (pkg/apis/node/validation)."""
+    rc = {"metadata": {"name": "gvisor"}, "handler": "runsc",
+          "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}},
+          "scheduling": {"nodeSelector": {"runtime": "gvisor"},
+                         "tolerations": [{"key": "runtime", "operator": "Equal", "value": "gvisor",
+                                          "effect": "NoSchedule"}]}}
+    assert scheduling.validate_runtime_class(rc) == []
+    bad = {**rc, "overhead": {"podFixed": {"cpu": "-1"}},
+           "scheduling": {"tolerations": [{"key": "k", "operator": "Exists", "value": "v"},
+                                          {"key": "a", "operator": "Exists"}, {"key": "a", "operator": "Exists"}]}}
+    assert msgs(scheduling.validate_runtime_class(bad)) == [
+        'overhead.limits[cpu]: Invalid value: "-1": must be greater than or equal to 0',
+        "scheduling.tolerations.tolerations[0].operator: Invalid value: \"v\": value must be empty when "
+        "`operator` is 'Exists'",
+        'scheduling.tolerations[2]: Duplicate value: {"Key":"a","Operator":"Exists","Value":"","Effect":"",'
+        '"TolerationSeconds":null}']

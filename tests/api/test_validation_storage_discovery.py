@@ -106,3 +106,52 @@ def test_endpoint_slice() -> None:
         'ports[1].name: Duplicate value: "a"', "ports[2].protocol: Required value"]
     assert _msgs(discovery.validate_endpoint_slice_update(_eps(addressType="IPv6", endpoints=[]), _eps())) == [
         'addressType: Invalid value: "IPv6": field is immutable']
+
+
+def _topology(*exprs: Obj) -> Obj:
+    return {"matchLabelExpressions": list(exprs)}
+
+
+def test_storage_class_allowed_topologies() -> None:
+    """Upstream: TestValidateAllowedTopologies's cases."""
+    zone = {"key": "topology.kubernetes.io/zone", "values": ["zone1", "zone2"]}
+    assert storage.validate_storage_class(_sc(allowedTopologies=[_topology(zone)])) == []
+    assert storage.validate_storage_class(_sc(allowedTopologies=[_topology()])) == []   # empty terms are allowed
+    assert _msgs(storage.validate_storage_class(_sc(allowedTopologies=[_topology({"key": "z", "values": []})]))) == [
+        "allowedTopologies[0].matchLabelExpressions[0].values: Required value"]
+    assert _msgs(storage.validate_storage_class(_sc(allowedTopologies=[
+        _topology({"key": "z", "values": ["a", "a"]}, {"key": "z", "values": ["b"]})]))) == [
+        'allowedTopologies[0].matchLabelExpressions[0].values[1]: Duplicate value: "a"',
+        'allowedTopologies[0].matchLabelExpressions[1].key: Duplicate value: "z"']
+    assert _msgs(storage.validate_storage_class(_sc(allowedTopologies=[_topology({"key": "-k", "values": ["a"]})]))) \
+        == ['allowedTopologies[0].matchLabelExpressions[0].key: Invalid value: "-k": name part must consist of '
+            "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+            "'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+            "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"]
+    reordered = {"key": "topology.kubernetes.io/zone", "values": ["zone2", "zone1"]}
+    assert _msgs(storage.validate_storage_class(_sc(allowedTopologies=[_topology(zone), _topology(reordered)]))) == [
+        'allowedTopologies[1].matchLabelExpressions: Duplicate value: ""']
+
+
+def test_endpoint_slice_hints() -> None:
+    """Upstream: validateHints (TestValidateEndpointSlice's hints cases)."""
+    def hints(**h: Any) -> Obj:
+        return _eps(endpoints=[{"addresses": ["10.1.2.3"], "hints": h}])
+    assert discovery.validate_endpoint_slice(hints(forZones=[{"name": "zone-a"}], forNodes=[{"name": "node-1"}])) == []
+    assert _msgs(discovery.validate_endpoint_slice(hints(forZones=[{"name": "zone-a"}, {"name": "zone-a"}]))) == [
+        'endpoints[0].hints.forZones[1].name: Duplicate value: "zone-a"']
+    assert _msgs(discovery.validate_endpoint_slice(hints(forZones=[{"name": f"z{i}"} for i in range(9)]))) == [
+        "endpoints[0].hints.forZones: Too many: 9: must have at most 8 items"]
+    assert _msgs(discovery.validate_endpoint_slice(hints(forNodes=[{"name": "Node_1"}])))[0].startswith(
+        'endpoints[0].hints.forNodes[0].name: Invalid value: "Node_1": a lowercase RFC 1123 subdomain')
+
+
+def test_csi_driver_node_allocatable_update_period() -> None:
+    """Upstream: validateNodeAllocatableUpdatePeriodSeconds."""
+    driver: Obj = {"metadata": {"name": "io.kubernetes.storage.mock"},
+                   "spec": {"attachRequired": True, "podInfoOnMount": False, "requiresRepublish": False,
+                            "storageCapacity": False, "seLinuxMount": False, "nodeAllocatableUpdatePeriodSeconds": 10}}
+    assert storage.validate_csi_driver(driver) == []
+    driver["spec"]["nodeAllocatableUpdatePeriodSeconds"] = 9
+    assert _msgs(storage.validate_csi_driver(driver)) == [
+        "spec.nodeAllocatableUpdatePeriodSeconds: Invalid value: 9: must be greater than or equal to 10 seconds"]

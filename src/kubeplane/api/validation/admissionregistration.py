@@ -4,7 +4,7 @@ Checked for webhooks: names (qualified, unique), rules, failurePolicy, matchPoli
 timeoutSeconds, admissionReviewVersions, clientConfig (url or service), reinvocationPolicy,
 selectors. For the policies: paramKind, matchConstraints presence, failurePolicy, the
 validations'/mutations' presence, bindings' policyName and validationActions. Left out: CEL
-compilation and type checking of expressions, matchConditions' expressions.
+compilation and type checking of expressions (matchConditions: count, names and presence only).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from kubeplane.api import errors
 from kubeplane.api.errors import FieldError
 
 from . import meta as m
-from .names import is_dns1123_label, is_dns1123_subdomain, name_is_dns_subdomain
+from .names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name, name_is_dns_subdomain
 
 Obj = dict[str, Any]
 
@@ -110,6 +110,31 @@ def validate_webhook(w: Obj, path: str, mutating: bool) -> list[FieldError]:
         rp = w.get("reinvocationPolicy")
         if rp is not None and rp not in ("IfNeeded", "Never"):
             errs.append(errors.not_supported(path + ".reinvocationPolicy", rp, ["IfNeeded", "Never"]))
+    return errs + validate_match_conditions(w.get("matchConditions") or [], path + ".matchConditions")
+
+
+MAX_MATCH_CONDITIONS = 64
+
+
+def validate_match_conditions(conditions: list[Any], path: str) -> list[FieldError]:
+    """Upstream: validateMatchConditions / validateMatchCondition — at most 64, names required,
+    qualified and unique, expressions required (their CEL is not compiled: issue 12)."""
+    errs: list[FieldError] = []
+    if len(conditions) > MAX_MATCH_CONDITIONS:
+        errs.append(errors.too_many(path, len(conditions), MAX_MATCH_CONDITIONS))
+    names: set[str] = set()
+    for i, c in enumerate(conditions):
+        c = c if isinstance(c, dict) else {}
+        if not str(c.get("expression") or "").strip():
+            errs.append(errors.required(f"{path}[{i}].expression"))
+        name = str(c.get("name") or "")
+        if not name:
+            errs.append(errors.required(f"{path}[{i}].name"))
+        else:
+            errs += [errors.invalid(f"{path}[{i}].name", name, msg) for msg in is_qualified_name(name)]
+            if name in names:
+                errs.append(errors.duplicate(f"{path}[{i}].name", name))
+            names.add(name)
     return errs
 
 
@@ -202,7 +227,7 @@ def _policy(obj: Obj, mutating: bool) -> list[FieldError]:
     for i, v in enumerate(spec.get("validations") or []):
         if not (v or {}).get("expression"):
             errs.append(errors.required(f"spec.validations[{i}].expression"))
-    return errs
+    return errs + validate_match_conditions(spec.get("matchConditions") or [], "spec.matchConditions")
 
 
 def validate_validating_admission_policy(obj: Obj) -> list[FieldError]:

@@ -241,8 +241,9 @@ def validate_scale(scale: Obj) -> list[FieldError]:
 
 # --- StatefulSet ---------------------------------------------------------------------------------
 # Upstream: ValidateStatefulSet* (pkg/apis/apps/validation/validation.go), the selector check of
-# pkg/registry/apps/statefulset/strategy.go. Left out: the volumeClaimTemplates' own PVC
-# validation and the pod-spec feature-gated options.
+# pkg/registry/apps/statefulset/strategy.go. Left out: the strategy's warnings for the
+# volumeClaimTemplates (GetWarningsForPersistentVolumeClaimSpec: upstream validates no claim spec
+# there) and the pod-spec feature-gated options.
 
 
 def _tspec(spec: Obj) -> Obj:

@@ -5,7 +5,9 @@ fields we serve are mirrored; each function names its upstream counterpart.
 """
 from __future__ import annotations
 
+import base64
 import ipaddress
+import math
 from typing import Any
 
 from kubeplane.api import errors
@@ -29,6 +31,9 @@ from .names import (
     name_is_dns_subdomain,
     name_is_path_segment,
 )
+from .ip import is_valid_cidr, is_valid_ip, validate_non_special_ip
+from .nodeselector import validate_node_selector
+from ..decode import parse_json
 from ..quantity import PARSE_ERROR, parse_quantity
 
 Obj = dict[str, Any]
@@ -561,18 +566,54 @@ def validate_namespace_status_update(new: Obj, old: Obj) -> list[FieldError]:
 def validate_node(node: Obj) -> list[FieldError]:
     """Upstream: ValidateNode (name, taints; the rest is kubelet-owned status)."""
     errs = m.validate_object_meta(node.get("metadata") or {}, False, name_is_dns_subdomain)
+    errs += validate_node_taints((node.get("spec") or {}).get("taints") or [])
+    return errs + _validate_pod_cidrs((node.get("spec") or {}).get("podCIDRs") or [])
+
+
+def validate_node_update(new: Obj, old: Obj) -> list[FieldError]:
+    """Upstream: nodeStrategy.ValidateUpdate = ValidateNode + ValidateNodeUpdate — the spec rules of
+    ValidateNode once (upstream repeats the taint errors), podCIDRs and providerID set once."""
+    errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+    spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    errs += validate_node_taints(spec.get("taints") or [])
+    errs += _validate_pod_cidrs(spec.get("podCIDRs") or [])
+    old_cidrs, cidrs = _list(old_spec.get("podCIDRs")), _list(spec.get("podCIDRs"))
+    if old_cidrs:
+        detail = 'node updates may not change podCIDR except from "" to valid'
+        if len(old_cidrs) != len(cidrs):
+            errs.append(errors.forbidden("spec.podCIDRs", detail))
+        else:
+            errs += [errors.forbidden("spec.podCIDRs", detail) for a, b in zip(old_cidrs, cidrs) if a != b]
+    if old_spec.get("providerID") and old_spec.get("providerID") != spec.get("providerID"):
+        errs.append(errors.forbidden("spec.providerID", 'node updates may not change providerID except from "" to valid'))
+    if (spec.get("externalID") or "") != (old_spec.get("externalID") or ""):
+        errs.append(errors.forbidden("spec.externalID", "may not be updated"))
+    return errs
+
+
+def validate_node_taints(taints: list[Obj]) -> list[FieldError]:
+    """Upstream: validateNodeTaints — called with field.NewPath("metadata").Child("taints"), so the
+    paths read metadata.taints[i] (sic); a taint's value problems are joined into one error; the
+    duplicate's value is the internal core.Taint, which has no json tags (Go's field names)."""
+    errs: list[FieldError] = []
     seen: set[tuple[str, str]] = set()
-    for i, t in enumerate((node.get("spec") or {}).get("taints") or []):
-        ip = f"spec.taints[{i}]"
+    for i, t in enumerate(taints):
+        t = t if isinstance(t, dict) else {}
+        ip = f"metadata.taints[{i}]"
         errs += m.validate_label_name(t.get("key", ""), ip + ".key")
-        if t.get("value"):
-            errs += [errors.invalid(ip + ".value", t["value"], msg) for msg in is_valid_label_value(t["value"])]
+        value_errs = is_valid_label_value(str(t.get("value") or ""))
+        if value_errs:
+            errs.append(errors.invalid(ip + ".value", t.get("value") or "", ";".join(value_errs)))
         errs += _required_enum(t.get("effect"), ip + ".effect", ["NoSchedule", "PreferNoSchedule", "NoExecute"])
         key = (t.get("key", ""), t.get("effect", ""))
         if key in seen:
-            errs.append(errors.duplicate(ip, t))
+            go_taint = {"Key": t.get("key", ""), "Value": t.get("value", ""), "Effect": t.get("effect", ""),
+                        "TimeAdded": t.get("timeAdded")}
+            errs.append(errors.FieldError(errors.DUPLICATE, ip, errors.JSONValue(go_taint),
+                                          "taints must be unique by key and effect pair"))
+            continue
         seen.add(key)
-    return errs + _validate_pod_cidrs((node.get("spec") or {}).get("podCIDRs") or [])
+    return errs
 
 
 def _validate_pod_cidrs(cidrs: list[str]) -> list[FieldError]:
@@ -638,8 +679,6 @@ def _decoded_len(b64: str) -> int:
     return len(b64) * 3 // 4 - b64[-2:].count("=")
 
 
-_SECRET_REQUIRED_KEYS = {"kubernetes.io/tls": ("tls.crt", "tls.key"), "kubernetes.io/ssh-auth": ("ssh-privatekey",),
-                         "kubernetes.io/dockercfg": (".dockercfg",), "kubernetes.io/dockerconfigjson": (".dockerconfigjson",)}
 
 
 def validate_secret(s: Obj) -> list[FieldError]:
@@ -656,13 +695,43 @@ def validate_secret(s: Obj) -> list[FieldError]:
         total += _decoded_len(str(value))
     if total > MAX_SECRET_SIZE:
         errs.append(errors.too_long("data", MAX_SECRET_SIZE))
-    for key in _SECRET_REQUIRED_KEYS.get(s.get("type", ""), ()):
+    return errs + _validate_secret_type(s.get("type") or "", data, (s.get("metadata") or {}).get("annotations") or {})
+
+
+def _validate_secret_type(secret_type: str, data: Obj, annotations: Obj) -> list[FieldError]:
+    """The `switch secret.Type` of ValidateSecret."""
+    if secret_type == "kubernetes.io/service-account-token":
+        if not annotations.get("kubernetes.io/service-account.name"):
+            return [errors.required("metadata.annotations[kubernetes.io/service-account.name]")]
+    elif secret_type in ("kubernetes.io/dockercfg", "kubernetes.io/dockerconfigjson"):
+        key = ".dockercfg" if secret_type == "kubernetes.io/dockercfg" else ".dockerconfigjson"
         if key not in data:
-            errs.append(errors.required(f"data[{key}]"))
-    if s.get("type") == "kubernetes.io/service-account-token":
-        if not ((s.get("metadata") or {}).get("annotations") or {}).get("kubernetes.io/service-account.name"):
-            errs.append(errors.required("metadata.annotations[kubernetes.io/service-account.name]"))
-    return errs
+            return [errors.required(f"data[{key}]")]
+        problem = _json_object_error(str(data[key] or ""))
+        if problem:
+            return [errors.invalid(f"data[{key}]", "<secret contents redacted>", problem)]
+    elif secret_type == "kubernetes.io/basic-auth":
+        if "username" not in data and "password" not in data:   # either may be empty, one must be there
+            return [errors.required("data[username]"), errors.required("data[password]")]
+    elif secret_type == "kubernetes.io/ssh-auth":
+        if not data.get("ssh-privatekey"):
+            return [errors.required("data[ssh-privatekey]")]
+    elif secret_type == "kubernetes.io/tls":
+        return [errors.required(f"data[{key}]") for key in ("tls.crt", "tls.key") if key not in data]
+    return []
+
+
+def _json_object_error(b64: str) -> str:
+    """json.Unmarshal(data, &map[string]interface{}{})'s error text ("" when it succeeds)."""
+    try:
+        value = parse_json(base64.b64decode(b64))
+    except ValueError as e:
+        return str(e)
+    if value is None or isinstance(value, dict):
+        return ""
+    go_type = "array" if isinstance(value, list) else "string" if isinstance(value, str) \
+        else "bool" if isinstance(value, bool) else "number"
+    return f"json: cannot unmarshal {go_type} into Go value of type map[string]interface {{}}"
 
 
 def validate_secret_update(new: Obj, old: Obj) -> list[FieldError]:
@@ -680,30 +749,161 @@ SERVICE_TYPES = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]
 
 
 def validate_service(svc: Obj) -> list[FieldError]:
-    """Upstream: ValidateService (DNS-1035 name, ports, selector, type and affinity enums)."""
-    errs = m.validate_object_meta(svc.get("metadata") or {}, True, name_is_dns1035_label)
+    """Upstream: ValidateService, in its order (the clusterIP/ipFamily rules the allocators rely on
+    are validate_service_type_fields; the rest of ValidateServiceClusterIPsRelatedFields runs
+    before allocation, registry/core/service/validation.py)."""
+    meta = svc.get("metadata") or {}
+    errs = m.validate_object_meta(meta, True, name_is_dns1035_label)
+    annotations = meta.get("annotations") or {}
+    if TOPOLOGY_MODE_ANNOTATION in annotations and TOPOLOGY_HINTS_ANNOTATION in annotations \
+            and annotations[TOPOLOGY_MODE_ANNOTATION] != annotations[TOPOLOGY_HINTS_ANNOTATION]:
+        errs.append(errors.invalid(f"metadata.annotations[{TOPOLOGY_MODE_ANNOTATION}]",
+                                   annotations[TOPOLOGY_MODE_ANNOTATION],
+                                   f"must match annotations[{TOPOLOGY_HINTS_ANNOTATION}] when both are specified"))
     spec = svc.get("spec") or {}
-    ports = spec.get("ports") or []
-    headless = spec.get("clusterIP") == "None"
-    if not ports and not headless and spec.get("type") != "ExternalName":
+    ports = [p if isinstance(p, dict) else {} for p in _list(spec.get("ports"))]
+    t = spec.get("type")
+    if not ports and spec.get("clusterIP") != "None" and t != "ExternalName":
         errs.append(errors.required("spec.ports"))
+    if t == "LoadBalancer":
+        errs += [errors.invalid(f"spec.ports[{i}]", KUBELET_PORT, f"may not expose port {KUBELET_PORT} externally "
+                                                                   "since it is used by kubelet")
+                 for i, p in enumerate(ports) if p.get("port") == KUBELET_PORT]
+    errs += validate_service_type_fields(spec)
     names: set[str] = set()
-    keys: set[tuple[str, int]] = set()
     for i, p in enumerate(ports):
         errs += _validate_service_port(p, len(ports) > 1, names, f"spec.ports[{i}]")
+    errs += m.validate_labels(spec.get("selector"), "spec.selector")
+    errs += _required_enum(spec.get("sessionAffinity"), "spec.sessionAffinity", ["ClientIP", "None"])
+    errs += _session_affinity_config(spec)
+    for i, ip in enumerate(_list(spec.get("externalIPs"))):
+        ip_errs = is_valid_ip(f"spec.externalIPs[{i}]", str(ip))
+        errs += ip_errs or validate_non_special_ip(ip, f"spec.externalIPs[{i}]")
+    errs += _required_enum(t, "spec.type", SERVICE_TYPES)
+    errs += validate_service_node_ports(spec)
+    keys: set[tuple[str, int]] = set()
+    for i, p in enumerate(ports):
         key = (p.get("protocol", ""), p.get("port", 0))
         if key in keys:
             errs.append(errors.duplicate(f"spec.ports[{i}]", {"port": key[1], "protocol": key[0]}))
         keys.add(key)
-    errs += m.validate_labels(spec.get("selector"), "spec.selector")
-    errs += _required_enum(spec.get("type"), "spec.type", SERVICE_TYPES)
-    errs += validate_service_type_fields(spec)
-    return errs + _required_enum(spec.get("sessionAffinity"), "spec.sessionAffinity", ["ClientIP", "None"])
+    errs += _load_balancer_source_ranges(spec, annotations)
+    if spec.get("allocateLoadBalancerNodePorts") is not None and t != "LoadBalancer":
+        errs.append(errors.forbidden("spec.allocateLoadBalancerNodePorts", "may only be used when `type` is "
+                                                                            "'LoadBalancer'"))
+    if t == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is None:
+        errs.append(errors.required("allocateLoadBalancerNodePorts"))      # sic: upstream's path
+    errs += validate_load_balancer_class(None, spec)
+    errs += _external_traffic_policy(spec)
+    if spec.get("internalTrafficPolicy") is None and t in ("NodePort", "LoadBalancer", "ClusterIP"):
+        errs.append(errors.required("spec.internalTrafficPolicy"))
+    elif spec.get("internalTrafficPolicy") is not None:
+        errs += _not_supported("spec.internalTrafficPolicy", spec["internalTrafficPolicy"], ["Cluster", "Local"])
+    if spec.get("trafficDistribution") is not None:
+        errs += _not_supported("spec.trafficDistribution", spec["trafficDistribution"], TRAFFIC_DISTRIBUTIONS)
+    return errs
+
+
+KUBELET_PORT = 10250
+MAX_CLIENT_IP_SERVICE_AFFINITY_SECONDS = 86400
+TOPOLOGY_MODE_ANNOTATION = "service.kubernetes.io/topology-mode"
+TOPOLOGY_HINTS_ANNOTATION = "service.kubernetes.io/topology-aware-hints"
+LB_SOURCE_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges"
+# PreferSameZone and PreferSameNode joined PreferClose with PreferSameTrafficDistribution (GA in 1.35).
+TRAFFIC_DISTRIBUTIONS = ["PreferClose", "PreferSameNode", "PreferSameZone"]
+
+
+def _session_affinity_config(spec: Obj) -> list[FieldError]:
+    """Upstream: validateClientIPAffinityConfig / validateAffinityTimeout, and the None case."""
+    path, config = "spec.sessionAffinityConfig", spec.get("sessionAffinityConfig")
+    if spec.get("sessionAffinity") == "None":
+        return [errors.forbidden(path, "must not be set when session affinity is None")] if config is not None else []
+    if spec.get("sessionAffinity") != "ClientIP":
+        return []
+    detail = "when session affinity type is ClientIP"
+    if config is None:
+        return [errors.required(path, detail)]
+    client_ip = (config or {}).get("clientIP")
+    if client_ip is None:
+        return [errors.required(path + ".clientIP", detail)]
+    timeout = (client_ip or {}).get("timeoutSeconds")
+    if timeout is None:
+        return [errors.required(path + ".clientIP.timeoutSeconds", detail)]
+    if not isinstance(timeout, int) or not 0 < timeout <= MAX_CLIENT_IP_SERVICE_AFFINITY_SECONDS:
+        return [errors.invalid(path + ".clientIP.timeoutSeconds", timeout,
+                               f"must be greater than 0 and less than {MAX_CLIENT_IP_SERVICE_AFFINITY_SECONDS}")]
+    return []
+
+
+def _load_balancer_source_ranges(spec: Obj, annotations: Obj) -> list[FieldError]:
+    """ValidateService's source ranges: the field, or else the legacy annotation."""
+    errs: list[FieldError] = []
+    lb = spec.get("type") == "LoadBalancer"
+    ranges = _list(spec.get("loadBalancerSourceRanges"))
+    if ranges:
+        path = "spec.LoadBalancerSourceRanges"              # sic: upstream's path
+        if not lb:
+            errs.append(errors.forbidden(path, "may only be used when `type` is 'LoadBalancer'"))
+        for i, value in enumerate(ranges):
+            errs += is_valid_cidr(f"{path}[{i}]", str(value).strip())
+    elif LB_SOURCE_RANGES_ANNOTATION in annotations:
+        path = f"metadata.annotations[{LB_SOURCE_RANGES_ANNOTATION}]"
+        if not lb:
+            errs.append(errors.forbidden(path, "may only be used when `type` is 'LoadBalancer'"))
+        value = str(annotations[LB_SOURCE_RANGES_ANNOTATION]).strip()
+        for cidr in value.split(",") if value else []:
+            errs += is_valid_cidr(path, cidr.strip())
+    return errs
+
+
+def validate_load_balancer_class(old: Obj | None, spec: Obj) -> list[FieldError]:
+    """Upstream: validateLoadBalancerClassField (set once for a LoadBalancer, only there)."""
+    errs: list[FieldError] = []
+    path, value = "spec.loadBalancerClass", spec.get("loadBalancerClass")
+    lb = spec.get("type") == "LoadBalancer"
+    if old is not None and old.get("type") == "LoadBalancer" and lb and old.get("loadBalancerClass") != value:
+        errs.append(errors.invalid(path, value, "may not change once set"))
+    if lb and value is not None:
+        errs += [errors.invalid(path, value, msg) for msg in is_qualified_name(str(value))]
+    elif not lb and value is not None:
+        errs.append(errors.forbidden(path, "may only be used when `type` is 'LoadBalancer'"))
+    return errs
+
+
+def _needs_health_check(spec: Obj) -> bool:
+    return spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"
+
+
+def _external_traffic_policy(spec: Obj) -> list[FieldError]:
+    """Upstream: validateServiceExternalTrafficPolicy (healthCheckNodePort comes from the allocator,
+    which runs before validation)."""
+    errs: list[FieldError] = []
+    policy = spec.get("externalTrafficPolicy") or ""
+    t = spec.get("type")
+    accessible = t in ("LoadBalancer", "NodePort") or (t == "ClusterIP" and bool(spec.get("externalIPs")))
+    if not accessible:
+        if policy:
+            errs.append(errors.invalid("spec.externalTrafficPolicy", policy,
+                                       "may only be set for externally-accessible services"))
+    elif not policy:
+        errs.append(errors.required("spec.externalTrafficPolicy"))
+    else:
+        errs += _not_supported("spec.externalTrafficPolicy", policy, ["Cluster", "Local"])
+    port = spec.get("healthCheckNodePort") or 0
+    if not _needs_health_check(spec):
+        if port:
+            errs.append(errors.invalid("spec.healthCheckNodePort", port,
+                                       "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` "
+                                       "is 'Local'"))
+    elif not port:
+        errs.append(errors.required("spec.healthCheckNodePort"))
+    else:
+        errs += [errors.invalid("spec.healthCheckNodePort", port, msg) for msg in is_valid_port_num(port)]
+    return errs
 
 
 def validate_service_type_fields(spec: Obj) -> list[FieldError]:
-    """Upstream: ValidateService's rules tying clusterIPs, ipFamilies and nodePorts to spec.type
-    (what the allocator relies on: nothing allocated is stored where it would not be)."""
+    """Upstream: ValidateService's switch on spec.type (clusterIPs, ipFamilies, externalName)."""
     errs: list[FieldError] = []
     t, ips = spec.get("type"), _list(spec.get("clusterIPs"))
     if t in ("NodePort", "LoadBalancer") and ips[:1] == ["None"]:
@@ -714,17 +914,27 @@ def validate_service_type_fields(spec: Obj) -> list[FieldError]:
                 errs.append(errors.forbidden(f"spec.{field}", "may not be set for ExternalName services"))
         if spec.get("ipFamilyPolicy") is not None:
             errs.append(errors.forbidden("spec.ipFamilyPolicy", "may not be set for ExternalName services"))
+        cname = str(spec.get("externalName") or "").removesuffix(".")   # a trailing dot: fully qualified
+        if cname:
+            errs += [errors.invalid("spec.externalName", cname, msg) for msg in is_dns1123_subdomain(cname)]
+        else:
+            errs.append(errors.required("spec.externalName"))
+    return errs
+
+
+def validate_service_node_ports(spec: Obj) -> list[FieldError]:
+    """ValidateService's nodePort rules: none on a ClusterIP service, then no (protocol, nodePort)
+    twice (two loops, as upstream's: every Forbidden before any Duplicate)."""
+    ports = [(i, p) for i, p in enumerate(_list(spec.get("ports"))) if isinstance(p, dict) and p.get("nodePort")]
+    errs: list[FieldError] = []
+    if spec.get("type") == "ClusterIP":
+        errs += [errors.forbidden(f"spec.ports[{i}].nodePort", "may not be used when `type` is 'ClusterIP'")
+                 for i, _ in ports]
     seen: set[tuple[Any, Any]] = set()
-    for i, p in enumerate(spec.get("ports") or []):
-        node_port = p.get("nodePort") if isinstance(p, dict) else None
-        if not node_port:
-            continue
-        if t not in ("NodePort", "LoadBalancer"):
-            errs.append(errors.forbidden(f"spec.ports[{i}].nodePort", "may not be used when `type` is 'ClusterIP'"))
-            continue
-        if (p.get("protocol"), node_port) in seen:
-            errs.append(errors.duplicate(f"spec.ports[{i}].nodePort", node_port))
-        seen.add((p.get("protocol"), node_port))
+    for i, p in ports:
+        if (p.get("protocol"), p["nodePort"]) in seen:
+            errs.append(errors.duplicate(f"spec.ports[{i}].nodePort", p["nodePort"]))
+        seen.add((p.get("protocol"), p["nodePort"]))
     return errs
 
 
@@ -741,13 +951,22 @@ def _validate_service_port(p: Obj, require_name: bool, names: set[str], path: st
         names.add(name)
     errs += [errors.invalid(path + ".port", p.get("port", 0), msg) for msg in is_valid_port_num(p.get("port", 0))]
     errs += _required_enum(p.get("protocol"), path + ".protocol", ["SCTP", "TCP", "UDP"])
-    return errs + validate_port_num_or_name(p.get("targetPort", 0), path + ".targetPort")
+    errs += validate_port_num_or_name(p.get("targetPort", 0), path + ".targetPort")
+    if p.get("appProtocol") is not None:
+        errs += [errors.invalid(path + ".appProtocol", p["appProtocol"], msg)
+                 for msg in is_qualified_name(str(p["appProtocol"]))]
+    return errs
 
 
 def validate_service_update(new: Obj, old: Obj) -> list[FieldError]:
     """Upstream: ValidateServiceUpdate (clusterIPs may not change once set) + ValidateService."""
     errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
-    errs += validate_upgrade_downgrade_cluster_ips(old.get("spec") or {}, new.get("spec") or {})
+    new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    errs += validate_upgrade_downgrade_cluster_ips(old_spec, new_spec)
+    errs += validate_load_balancer_class(old_spec, new_spec)
+    if _needs_health_check(old_spec) and _needs_health_check(new_spec) \
+            and new_spec.get("healthCheckNodePort") != old_spec.get("healthCheckNodePort"):
+        errs.append(errors.forbidden("spec.healthCheckNodePort", "field is immutable"))
     return errs + validate_service(new)
 
 
@@ -832,9 +1051,8 @@ def validate_core_event_meta(ev: Obj) -> list[FieldError]:
 # Upstream: pkg/apis/core/validation/validation.go (ValidatePersistentVolume[Update],
 # ValidatePersistentVolumeClaim[Update|StatusUpdate], ValidateLimitRange, ValidateResourceQuota
 # [Update|StatusUpdate], ValidateEndpoints[Update]). Left out: per-source rules of the in-tree
-# volume plugins beyond their required fields, PV nodeAffinity terms, PVC dataSource/dataSourceRef,
-# the recover-from-expansion-failure status fields (allocatedResources, allocatedResourceStatuses).
-# Immutability errors carry no Go cmp.Diff of the specs (upstream appends one).
+# volume plugins beyond their required fields (docs/validation-coverage.md). Immutability errors
+# carry no Go cmp.Diff of the specs (upstream appends one).
 
 SUPPORTED_ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]
 SUPPORTED_RECLAIM_POLICIES = ["Delete", "Recycle", "Retain"]
@@ -895,27 +1113,48 @@ def _access_modes(modes: list[Any], path: str) -> list[FieldError]:
     return errs
 
 
-def _pv_sources(spec: Obj, path: str) -> list[FieldError]:
+# The path upstream's source validators are given where it differs from the field's JSON name.
+_PV_SOURCE_ERROR_PATHS = {"gcePersistentDisk": "persistentDisk"}
+# Upstream passes a *field.Path as the bad value of the dataSource/dataSourceRef cross-checks; its
+# fields are unexported, so json.Marshal renders it `{}`.
+_FIELD_PATH_VALUE = errors.JSONValue({})
+# Upstream: resizeStatusSet (sets.List order).
+RESIZE_STATUSES = ["ControllerResizeInProgress", "ControllerResizeInfeasible", "NodeResizeInProgress",
+                   "NodeResizeInfeasible", "NodeResizePending"]
+
+
+def _pv_sources(spec: Obj, path: str, node_affinity_specified: bool) -> list[FieldError]:
     errs: list[FieldError] = []
     count = 0
     for source, required in _PV_SOURCES.items():
         src = spec.get(source)
         if src is None:
             continue
-        if count:
+        if count and source != "flexVolume":          # upstream counts flexVolume without the check
             errs.append(errors.forbidden(f"{path}.{source}", "may not specify more than 1 volume type"))
             continue
         count += 1
+        src_path = f"{path}.{_PV_SOURCE_ERROR_PATHS.get(source, source)}"
         for key in required:
             if not (src or {}).get(key):
-                errs.append(errors.required(f"{path}.{source}.{key}"))
+                errs.append(errors.required(f"{src_path}.{key}"))
         if source in ("hostPath", "local") and ".." in str((src or {}).get("path") or "").split("/"):
             errs.append(errors.invalid(f"{path}.{source}.path", src["path"], "must not contain '..'"))
         if source == "nfs" and (src or {}).get("path") and not str(src["path"]).startswith("/"):
             errs.append(errors.invalid(f"{path}.nfs.path", src["path"], "must be an absolute path"))
+        if source == "local" and not node_affinity_specified:
+            errs.append(errors.required(path + ".nodeAffinity", "Local volume requires node affinity"))
     if not count:
         errs.append(errors.required(path, "must specify a volume type"))
     return errs
+
+
+def _volume_node_affinity(affinity: Any, path: str) -> list[FieldError]:
+    """Upstream: validateVolumeNodeAffinity"""
+    required = (affinity or {}).get("required")
+    if required is None:
+        return [errors.required(path + ".required", "must specify required node constraints")]
+    return validate_node_selector(required or {}, path + ".required")
 
 
 def validate_persistent_volume_spec(spec: Obj, path: str = "spec") -> list[FieldError]:
@@ -935,7 +1174,10 @@ def validate_persistent_volume_spec(spec: Obj, path: str = "spec") -> list[Field
     policy = spec.get("persistentVolumeReclaimPolicy")
     if policy and policy not in SUPPORTED_RECLAIM_POLICIES:
         errs.append(errors.not_supported(path + ".persistentVolumeReclaimPolicy", policy, SUPPORTED_RECLAIM_POLICIES))
-    errs += _pv_sources(spec, path)
+    affinity = spec.get("nodeAffinity")
+    if affinity is not None:
+        errs += _volume_node_affinity(affinity, path + ".nodeAffinity")
+    errs += _pv_sources(spec, path, affinity is not None)
     host_path = _dict_of(spec, "hostPath").get("path")
     if host_path and host_path.rstrip("/") == "" and policy == "Recycle":
         errs.append(errors.forbidden(path + ".persistentVolumeReclaimPolicy",
@@ -968,7 +1210,8 @@ def _volume_source_of(spec: Obj) -> Obj:
 
 def validate_persistent_volume_update(new: Obj, old: Obj) -> list[FieldError]:
     """Upstream: ValidatePersistentVolumeUpdate — the volume source and mode are immutable; a CSI
-    source may gain a controllerExpandSecretRef; nodeAffinity may be set once."""
+    source may gain a controllerExpandSecretRef; nodeAffinity may be set once (it is immutable
+    while the MutablePVNodeAffinity gate is off); volumeAttributesClassName may not be unset."""
     errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
     errs += validate_persistent_volume(new)
     new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
@@ -982,6 +1225,8 @@ def validate_persistent_volume_update(new: Obj, old: Obj) -> list[FieldError]:
     errs += m.immutable(new_spec.get("volumeMode"), old_spec.get("volumeMode"), "volumeMode")
     if old_spec.get("nodeAffinity") is not None:
         errs += m.immutable(new_spec.get("nodeAffinity"), old_spec.get("nodeAffinity"), "nodeAffinity")
+    if old_spec.get("volumeAttributesClassName") is not None and new_spec.get("volumeAttributesClassName") is None:
+        errs.append(errors.forbidden("spec.volumeAttributesClassName", "update from non-nil value to nil is forbidden"))
     return errs
 
 
@@ -989,8 +1234,33 @@ def validate_persistent_volume_status_update(new: Obj, old: Obj) -> list[FieldEr
     """Upstream: ValidatePersistentVolumeStatusUpdate"""
     errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
     if not (new.get("metadata") or {}).get("resourceVersion"):
-        errs.append(errors.required("metadata.resourceVersion"))
+        errs.append(errors.required("resourceVersion"))
     return errs
+
+
+def _data_source(ref: Obj, path: str, namespaced: bool) -> list[FieldError]:
+    """Upstream: validateDataSource / validateDataSourceRef (namespaced: the latter)."""
+    errs: list[FieldError] = []
+    if not ref.get("name"):
+        errs.append(errors.required(path + ".name"))
+    kind = ref.get("kind") or ""
+    if not kind:
+        errs.append(errors.required(path + ".kind"))
+    group = ref.get("apiGroup") or ""
+    if not group and kind != "PersistentVolumeClaim":
+        errs.append(errors.invalid(path, kind, "must be 'PersistentVolumeClaim' when referencing the default apiGroup"))
+    if group:
+        errs += [errors.invalid(path + ".apiGroup", group, msg) for msg in is_dns1123_subdomain(group)]
+    ns = ref.get("namespace") if namespaced else None
+    if ns:
+        errs += [errors.invalid(path + ".namespace", ns, msg) for msg in name_is_dns_label(ns, False)]
+    return errs
+
+
+def _data_source_equal(ds: Obj, ref: Obj) -> bool:
+    """Upstream: isDataSourceEqualDataSourceRef (apiGroup compared as a pointer: unset != "")."""
+    return ds.get("apiGroup") == ref.get("apiGroup") and ds.get("kind") == ref.get("kind") \
+        and ds.get("name") == ref.get("name")
 
 
 def validate_persistent_volume_claim_spec(spec: Obj, path: str = "spec") -> list[FieldError]:
@@ -1013,6 +1283,17 @@ def validate_persistent_volume_claim_spec(spec: Obj, path: str = "spec") -> list
     mode = spec.get("volumeMode")
     if mode is not None and mode not in SUPPORTED_VOLUME_MODES:
         errs.append(errors.not_supported(path + ".volumeMode", mode, SUPPORTED_VOLUME_MODES))
+    ds, ref = spec.get("dataSource"), spec.get("dataSourceRef")
+    if ds is not None:
+        errs += _data_source(ds or {}, path + ".dataSource", False)
+    if ref is not None:
+        errs += _data_source(ref or {}, path + ".dataSourceRef", True)
+    if ref and ref.get("namespace"):
+        if ds is not None:
+            errs.append(errors.invalid(path, _FIELD_PATH_VALUE,
+                                       "may not be specified when dataSourceRef.namespace is specified"))
+    elif ds is not None and ref is not None and not _data_source_equal(ds or {}, ref or {}):
+        errs.append(errors.invalid(path, _FIELD_PATH_VALUE, "must match dataSourceRef"))
     if spec.get("volumeAttributesClassName"):
         errs += _class_name(spec["volumeAttributesClassName"], path + ".volumeAttributesClassName")
     return errs
@@ -1024,52 +1305,108 @@ def validate_persistent_volume_claim(pvc: Obj) -> list[FieldError]:
     return errs + validate_persistent_volume_claim_spec(pvc.get("spec") or {})
 
 
+def _storage_class_upgrade(new_meta: Obj, old_meta: Obj, new_spec: Obj, old_spec: Obj) -> list[FieldError]:
+    """The storage-class part of ValidatePersistentVolumeClaimUpdate: the beta annotation is
+    immutable, and storageClassName may be set once from the annotation
+    (validateStorageClassUpgradeFromAnnotation) or from nil (validateStorageClassUpgradeFromNil).
+    Drops an allowed change from new_spec so the spec comparison does not see it."""
+    new_ann, old_ann = new_meta.get("annotations") or {}, old_meta.get("annotations") or {}
+    old_class = old_ann.get(BETA_STORAGE_CLASS_ANNOTATION)
+    new_name, old_name = new_spec.get("storageClassName"), old_spec.get("storageClassName")
+    if old_class is not None and old_name is None and new_name is not None and new_name == old_class \
+            and new_ann.get(BETA_STORAGE_CLASS_ANNOTATION, old_class) == old_class:
+        new_spec.pop("storageClassName")
+        return []
+    errs: list[FieldError] = []
+    new_value = new_ann.get(BETA_STORAGE_CLASS_ANNOTATION) or ""
+    if new_value != (old_class or ""):
+        errs.append(errors.invalid(f"metadata.annotations.{BETA_STORAGE_CLASS_ANNOTATION}", new_value,
+                                   m.FIELD_IMMUTABLE))
+    if new_name is not None and old_name is None and (old_class is None or new_name == old_class):
+        new_spec.pop("storageClassName")
+    return errs
+
+
 def validate_persistent_volume_claim_update(new: Obj, old: Obj) -> list[FieldError]:
     """Upstream: ValidatePersistentVolumeClaimUpdate — the spec is immutable except volumeName
-    (set once), and for a bound claim resources.requests.storage (not below status.capacity) and
-    volumeAttributesClassName; the beta storage-class annotation is immutable."""
+    (set once), storageClassName (set once, from nil or the beta annotation),
+    volumeAttributesClassName (not back to nil or ""), and for a bound claim
+    resources.requests.storage (not below status.capacity)."""
     new_meta, old_meta = new.get("metadata") or {}, old.get("metadata") or {}
     errs = m.validate_object_meta_update(new_meta, old_meta)
     errs += validate_persistent_volume_claim(new)
     new_spec, old_spec = dict(new.get("spec") or {}), dict(old.get("spec") or {})
     if not old_spec.get("volumeName"):
         old_spec["volumeName"] = new_spec.get("volumeName")
-    new_class = (new_meta.get("annotations") or {}).get(BETA_STORAGE_CLASS_ANNOTATION)
-    old_class = (old_meta.get("annotations") or {}).get(BETA_STORAGE_CLASS_ANNOTATION)
-    if old_class is not None and new_class is None and old_spec.get("storageClassName") is None \
-            and new_spec.get("storageClassName") == old_class:
-        new_spec.pop("storageClassName")              # upgrade from the annotation to the field
-    elif (new_class or "") != (old_class or ""):
-        errs.append(errors.invalid(f"metadata.annotations[{BETA_STORAGE_CLASS_ANNOTATION}]", new_class or "",
-                                   m.FIELD_IMMUTABLE))
+    errs += _storage_class_upgrade(new_meta, old_meta, new_spec, old_spec)
     old_storage = _dict_of(old_spec.get("resources") or {}, "requests").get("storage")
     new_storage = _dict_of(new_spec.get("resources") or {}, "requests").get("storage")
-    if (new.get("status") or {}).get("phase") == "Bound":
+    if (new.get("status") or {}).get("phase") == "Bound" and _dict_of(new_spec.get("resources") or {}, "requests"):
         resources = dict(new_spec.get("resources") or {})
         resources["requests"] = {**_dict_of(resources, "requests"), "storage": old_storage}
         new_spec["resources"] = resources
-        if new_spec.get("volumeAttributesClassName") is not None:
-            new_spec["volumeAttributesClassName"] = old_spec.get("volumeAttributesClassName")
+    for spec in (new_spec, old_spec):                     # compared below on its own
+        spec.pop("volumeAttributesClassName", None)
     if not m.semantic_equal(new_spec, old_spec):
         errs.append(errors.forbidden("spec", "spec is immutable after creation except resources.requests and "
                                              "volumeAttributesClassName for bound claims"))
     new_size, old_size = parse_quantity(new_storage), parse_quantity(old_storage)
     status_size = parse_quantity(_dict_of(old.get("status") or {}, "capacity").get("storage"))
     if new_size is not None and old_size is not None and new_size < old_size \
-            and (status_size is None or new_size <= status_size):
+            and new_size <= (status_size or 0):
         errs.append(errors.forbidden("spec.resources.requests.storage", "field can not be less than status.capacity"))
     errs += m.immutable((new.get("spec") or {}).get("volumeMode"), (old.get("spec") or {}).get("volumeMode"),
                         "volumeMode")
+    new_vac = (new.get("spec") or {}).get("volumeAttributesClassName")
+    if (old.get("spec") or {}).get("volumeAttributesClassName") is not None:
+        if new_vac is None:
+            errs.append(errors.forbidden("spec.volumeAttributesClassName",
+                                         "update from non-nil value to nil is forbidden"))
+        elif new_vac == "":
+            errs.append(errors.forbidden("spec.volumeAttributesClassName",
+                                         "update from non-nil value to an empty string is forbidden"))
+    return errs
+
+
+def _basic_resource(q: Any, path: str) -> list[FieldError]:
+    """Upstream: validateBasicResource (the value is Quantity.Value(), rounded up)."""
+    value = parse_quantity(q)
+    if value is None:
+        return [errors.invalid(path, q, PARSE_ERROR)]
+    return [errors.invalid(path, math.ceil(value), "must be a valid resource quantity")] if value < 0 else []
+
+
+def _claim_resource_key(key: str, path: str) -> list[FieldError]:
+    """Upstream: validatePersistentVolumeClaimResourceKey (native names: only storage)."""
+    errs = [errors.invalid(path, key, msg) for msg in is_qualified_name(key)]
+    if not errs and ("/" not in key or "kubernetes.io/" in key) and key != "storage":
+        errs.append(errors.not_supported(path, key, ["storage"]))
     return errs
 
 
 def validate_persistent_volume_claim_status_update(new: Obj, old: Obj) -> list[FieldError]:
-    """Upstream: ValidatePersistentVolumeClaimStatusUpdate (the capacity quantities)."""
+    """Upstream: ValidatePersistentVolumeClaimStatusUpdate (capacity, and the allocated
+    resources and their resize statuses of RecoverVolumeExpansionFailure, GA in 1.34)."""
     errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
     if not (new.get("metadata") or {}).get("resourceVersion"):
-        errs.append(errors.required("metadata.resourceVersion"))
-    for name, q in _dict_of(new.get("status") or {}, "capacity").items():
-        errs += _resource_quantity_value(name, q, f"status.capacity[{name}]")
+        errs.append(errors.required("resourceVersion"))
+    if not (new.get("spec") or {}).get("accessModes"):
+        errs.append(errors.required("Spec.accessModes"))
+    status = new.get("status") or {}
+    for name, q in _dict_of(status, "capacity").items():
+        errs += _basic_resource(q, f"status.capacity[{name}]")
+    status_path = "status.allocatedResourceStatus"
+    for key, value in _dict_of(status, "allocatedResourceStatuses").items():
+        errs += _claim_resource_key(key, status_path)
+        if value not in RESIZE_STATUSES:
+            errs.append(errors.not_supported(status_path, key, RESIZE_STATUSES))
+    for key, q in _dict_of(status, "allocatedResources").items():
+        key_errs = _claim_resource_key(key, "status.allocatedResources")
+        if key_errs:
+            errs += key_errs
+            continue
+        basic = _basic_resource(q, f"status.allocatedResources[{key}]")
+        errs += basic or _resource_quantity_value("storage", q, f"status.allocatedResources[{key}]")
     return errs
 
 

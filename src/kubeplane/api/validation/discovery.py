@@ -1,7 +1,7 @@
 """Validation of discovery.k8s.io/v1 EndpointSlices, with upstream's messages and field paths.
 
 Upstream: pkg/apis/discovery/validation/validation.go (ValidateEndpointSlice[Create|Update],
-validateEndpoints, validatePorts, validateAddressType). Left out: topology hints' zone rules.
+validateEndpoints, validateHints, validatePorts, validateAddressType).
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from kubeplane.api.errors import FieldError
 
 from . import core
 from . import meta as m
-from .names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name, name_is_dns_subdomain
+from .names import (is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value,
+                    name_is_dns_subdomain)
 
 Obj = dict[str, Any]
 SUPPORTED_ADDRESS_TYPES = ["FQDN", "IPv4", "IPv6"]
@@ -66,6 +67,30 @@ def _endpoints(endpoints: list[Obj], address_type: str) -> list[FieldError]:
                      for msg in is_dns1123_label(endpoint["hostname"])]
         if endpoint.get("deprecatedTopology") is not None:
             errs += m.validate_labels(endpoint["deprecatedTopology"], path + ".deprecatedTopology")
+        if isinstance(endpoint.get("hints"), dict):
+            errs += _hints(endpoint["hints"], path + ".hints")
+    return errs
+
+
+MAX_ZONE_HINTS = MAX_NODE_HINTS = 8
+
+
+def _hints(hints: Obj, path: str) -> list[FieldError]:
+    """Upstream: validateHints — forZones (label values) then forNodes (node names), at most 8
+    each (too many returns at once), names unique."""
+    errs: list[FieldError] = []
+    for key, limit, check in (("forZones", MAX_ZONE_HINTS, is_valid_label_value),
+                              ("forNodes", MAX_NODE_HINTS, lambda name: name_is_dns_subdomain(name, False))):
+        entries = [e if isinstance(e, dict) else {} for e in hints.get(key) or []]
+        if len(entries) > limit:
+            return errs + [_too_many(f"{path}.{key}", len(entries), limit)]
+        seen: set[str] = set()
+        for i, entry in enumerate(entries):
+            name, name_path = str(entry.get("name") or ""), f"{path}.{key}[{i}].name"
+            if name in seen:
+                errs.append(errors.duplicate(name_path, name))
+            seen.add(name)
+            errs += [errors.invalid(name_path, name, msg) for msg in check(name)]
     return errs
 
 

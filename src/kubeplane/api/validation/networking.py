@@ -3,8 +3,7 @@
 Upstream: pkg/apis/networking/validation/validation.go (ValidateNetworkPolicy,
 ValidateNetworkPolicyPort, ValidateIPBlock, ValidateIngressCreate / ValidateIngressSpec and the
 rule, path and backend validators, ValidateIngressClass, ValidateServiceCIDR,
-ValidateIPAddress). Left out: Ingress status load-balancer IP/port checks, the IngressClass
-parameters' apiGroup/kind/name format checks beyond required, the ServiceCIDR update rule that
+ValidateIPAddress). Left out: Ingress status load-balancer IP/port checks, the ServiceCIDR update rule that
 lets a single-stack CIDR gain a second family (any change is refused as immutable).
 """
 from __future__ import annotations
@@ -17,8 +16,8 @@ from kubeplane.api import errors
 from kubeplane.api.errors import FieldError
 
 from . import meta as m
-from .names import (is_dns1123_label, is_dns1123_subdomain, is_valid_port_name, is_valid_port_num, max_len_error,
-                    name_is_dns_subdomain, regex_error)
+from .names import (is_dns1123_label, is_dns1123_subdomain, is_path_segment_name, is_valid_port_name,
+                    is_valid_port_num, max_len_error, name_is_dns_subdomain, regex_error)
 
 Obj = dict[str, Any]
 
@@ -241,11 +240,7 @@ def validate_ingress_backend(backend: Obj, path: str) -> list[FieldError]:
     if resource is not None and service is not None:
         return [errors.invalid(path, "", "cannot set both resource and service backends")]
     if resource is not None:
-        errs: list[FieldError] = []
-        for key in ("kind", "name"):
-            if not (resource or {}).get(key):
-                errs.append(errors.required(f"{path}.resource.{key}"))
-        return errs
+        return validate_ingress_typed_local_object_reference(resource or {}, path + ".resource")
     if service is None:
         return [errors.invalid(path, "", "resource or service backend is required")]
     errs = []
@@ -313,11 +308,23 @@ def _domain_prefixed_path(value: str, path: str) -> list[FieldError]:
     return errs
 
 
-def _validate_ingress_class_parameters(params: Obj, path: str) -> list[FieldError]:
+def validate_ingress_typed_local_object_reference(ref: Obj, path: str) -> list[FieldError]:
+    """Upstream: validateIngressTypedLocalObjectReference (a resource backend, IngressClass parameters)."""
     errs: list[FieldError] = []
+    if ref.get("apiGroup") is not None:
+        errs += [errors.invalid(path + ".apiGroup", ref["apiGroup"], msg) for msg in is_dns1123_subdomain(ref["apiGroup"])]
     for key in ("kind", "name"):
-        if not params.get(key):
-            errs.append(errors.required(f"{path}.{key}"))
+        value = str(ref.get(key) or "")
+        if not value:
+            errs.append(errors.required(f"{path}.{key}", f"{key} is required"))
+        else:
+            errs += [errors.invalid(f"{path}.{key}", value, msg) for msg in is_path_segment_name(value)]
+    return errs
+
+
+def _validate_ingress_class_parameters(params: Obj, path: str) -> list[FieldError]:
+    """Upstream: validateIngressClassParametersReference"""
+    errs = validate_ingress_typed_local_object_reference(params, path)
     scope = params.get("scope")
     if scope is None:
         return errs + [errors.required(path + ".scope")]

@@ -2,9 +2,8 @@
 
 Upstream: ValidatePriorityClass, ValidatePriorityClassUpdate (pkg/apis/scheduling/validation),
 IsKnownSystemPriorityClass and SystemPriorityClasses (pkg/apis/scheduling/v1/helpers.go),
-ValidateRuntimeClass, ValidateRuntimeClassUpdate (pkg/apis/node/validation). Left out:
-RuntimeClass overhead quantities and scheduling tolerations are only shape-checked by the
-schema, not by ValidateResourceRequirements/ValidateTolerations.
+ValidateRuntimeClass, ValidateRuntimeClassUpdate, validateOverhead, validateScheduling,
+validateTolerations (pkg/apis/node/validation).
 """
 from __future__ import annotations
 
@@ -14,6 +13,7 @@ from kubeplane.api import errors
 from kubeplane.api.errors import FieldError
 
 from . import meta as m
+from .core import validate_resource_requirements, validate_tolerations
 from .names import is_dns1123_label, name_is_dns_subdomain
 
 Obj = dict[str, Any]
@@ -81,8 +81,31 @@ def validate_runtime_class(rc: Obj) -> list[FieldError]:
     errs = m.validate_object_meta(rc.get("metadata") or {}, False, name_is_dns_subdomain)
     handler = rc.get("handler", "")
     errs += [errors.invalid("handler", handler, msg) for msg in is_dns1123_label(handler)]
-    scheduling = rc.get("scheduling") or {}
-    errs += m.validate_labels(scheduling.get("nodeSelector"), "scheduling.nodeSelector")
+    overhead = rc.get("overhead")
+    if isinstance(overhead, dict):
+        # validateOverhead reuses ValidateResourceRequirements with the podFixed as limits
+        errs += validate_resource_requirements({"limits": overhead.get("podFixed") or {}}, "overhead")
+    scheduling = rc.get("scheduling")
+    if isinstance(scheduling, dict):
+        errs += m.validate_labels(scheduling.get("nodeSelector"), "scheduling.nodeSelector")
+        errs += _validate_tolerations(scheduling.get("tolerations") or [], "scheduling.tolerations")
+    return errs
+
+
+def _validate_tolerations(tolerations: list[Any], path: str) -> list[FieldError]:
+    """Upstream: node validation's validateTolerations — ValidateTolerations at path.tolerations
+    (sic: upstream appends the child twice), then no (key, operator, value, effect) twice; the
+    duplicate's value is the internal core.Toleration (Go's field names)."""
+    tolerations = [t if isinstance(t, dict) else {} for t in tolerations]
+    errs = validate_tolerations(tolerations, path + ".tolerations")
+    seen: set[tuple[str, str, str, str]] = set()
+    for i, t in enumerate(tolerations):
+        key = (t.get("key", ""), t.get("operator", ""), t.get("value", ""), t.get("effect", ""))
+        if key in seen:
+            go = {"Key": key[0], "Operator": key[1], "Value": key[2], "Effect": key[3],
+                  "TolerationSeconds": t.get("tolerationSeconds")}
+            errs.append(errors.duplicate(f"{path}[{i}]", errors.JSONValue(go)))
+        seen.add(key)
     return errs
 
 

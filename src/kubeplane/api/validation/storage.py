@@ -3,7 +3,7 @@
 Upstream: pkg/apis/storage/validation/validation.go (ValidateStorageClass[Update],
 ValidateVolumeAttachment[V1|Update], ValidateCSINode[Update], ValidateCSIDriver[Update],
 ValidateCSIStorageCapacity[Update], ValidateVolumeAttributesClass[Update]) and
-apivalidation.ValidateCSIDriverName. Left out: StorageClass allowedTopologies terms, the
+apivalidation.ValidateCSIDriverName, validateAllowedTopologies. Left out: the
 inline volume spec of a VolumeAttachment beyond a PV spec's rules, CSINode allocatable counts'
 update rules.
 """
@@ -82,7 +82,43 @@ def validate_storage_class(sc: Obj) -> list[FieldError]:
         errs.append(errors.required("volumeBindingMode"))
     elif mode not in SUPPORTED_BINDING_MODES:
         errs.append(errors.not_supported("volumeBindingMode", mode, SUPPORTED_BINDING_MODES))
+    return errs + validate_allowed_topologies(sc.get("allowedTopologies") or [], "allowedTopologies")
+
+
+def validate_allowed_topologies(terms: list[Any], path: str) -> list[FieldError]:
+    """Upstream: validateAllowedTopologies — each term valid, no term twice (as a key -> values map)."""
+    errs: list[FieldError] = []
+    seen: list[dict[str, frozenset[str]]] = []
+    for i, term in enumerate(terms):
+        expressions, term_errs = validate_topology_selector_term(term if isinstance(term, dict) else {},
+                                                                 f"{path}[{i}]")
+        errs += term_errs
+        if expressions in seen:
+            errs.append(errors.duplicate(f"{path}[{i}].matchLabelExpressions", ""))
+        seen.append(expressions)
     return errs
+
+
+def validate_topology_selector_term(term: Obj, path: str) -> tuple[dict[str, frozenset[str]], list[FieldError]]:
+    """Upstream: ValidateTopologySelectorTerm / validateTopologySelectorLabelRequirement (values
+    required and unique, keys label names and unique)."""
+    errs: list[FieldError] = []
+    expressions: dict[str, frozenset[str]] = {}
+    for i, req in enumerate(term.get("matchLabelExpressions") or []):
+        req = req if isinstance(req, dict) else {}
+        req_path = f"{path}.matchLabelExpressions[{i}]"
+        values = [str(v) for v in req.get("values") or []]
+        if not values:
+            errs.append(errors.required(req_path + ".values"))
+        for j, value in enumerate(values):
+            if value in values[:j]:
+                errs.append(errors.duplicate(f"{req_path}.values[{j}]", value))
+        key = req.get("key") or ""
+        errs += m.validate_label_name(key, req_path + ".key")
+        if key in expressions:
+            errs.append(errors.duplicate(req_path + ".key", key))
+        expressions[key] = frozenset(values)
+    return expressions, errs
 
 
 def validate_storage_class_update(new: Obj, old: Obj) -> list[FieldError]:
@@ -226,6 +262,10 @@ def _csi_driver_spec(spec: Obj) -> list[FieldError]:
         elif seconds is not None and seconds > MAX_TOKEN_SECONDS:
             errs.append(errors.invalid(path + ".expirationSeconds", seconds,
                                        "may not specify a duration larger than 2^32 seconds"))
+    period = spec.get("nodeAllocatableUpdatePeriodSeconds")     # validateNodeAllocatableUpdatePeriodSeconds
+    if isinstance(period, int) and period < 10:
+        errs.append(errors.invalid("spec.nodeAllocatableUpdatePeriodSeconds", period,
+                                   "must be greater than or equal to 10 seconds"))
     return errs
 
 

@@ -5,7 +5,7 @@ from ....api import defaults, labels
 from ....api.resources import STATUS
 from ....api.validation import core as validation
 from ...tables import columns, printers
-from ..definition import ResourceDefinition, update_then_create
+from ..definition import ResourceDefinition
 from ..registry import register
 from ..strategy import StatusStrategy
 
@@ -14,7 +14,7 @@ NODES = register(ResourceDefinition(
     short_names=("no",), subresources=(STATUS("Node"),),
     strategy=StatusStrategy(),
     defaulter=defaults.set_defaults_node, defaults_outside_spec=True,
-    validate=validation.validate_node, validate_update=update_then_create(validation.validate_node),
+    validate=validation.validate_node, validate_update=validation.validate_node_update,
     columns=columns.node_columns, printer=printers.print_node,
     field_selectors={**labels.NAME_FIELD, "spec.unschedulable": labels.flag("spec", "unschedulable")},
 ))

@@ -43,6 +43,7 @@ DEVICE_TAINT_RULES = register(ResourceDefinition(
     subresources=(STATUS("DeviceTaintRule"),),
     strategy=StatusGenerationStrategy(),
     validate=validation.validate_device_taint_rule, validate_update=validation.validate_device_taint_rule_update,
+    validate_status_update=validation.validate_device_taint_rule_status_update,
     columns=tables.name_age_columns, printer=tables.print_name_age,
 ))
 
@@ -52,6 +53,7 @@ RESOURCE_CLAIMS = register(ResourceDefinition(
     strategy=ClaimStrategy(),
     defaulter=defaulting.set_defaults_resource_claim,
     validate=validation.validate_resource_claim, validate_update=validation.validate_resource_claim_update,
+    validate_status_update=validation.validate_resource_claim_status_update,
     columns=tables.claim_columns, printer=tables.print_claim,
     returns_deleted_object=True,          # upstream: the store's ReturnDeletedObject
 ))

@@ -33,6 +33,7 @@ from .names import (
 )
 from .ip import is_valid_cidr, is_valid_ip, validate_non_special_ip
 from .nodeselector import validate_node_selector
+from .poddns import validate_pod_dns_config
 from .podscheduling import validate_affinity, validate_topology_spread_constraints
 from ..decode import parse_json
 from ..quantity import PARSE_ERROR, parse_quantity
@@ -78,6 +79,8 @@ def validate_pod_spec(spec: Obj, path: str, is_pod: bool) -> list[FieldError]:
     errs += m.validate_labels(spec.get("nodeSelector"), path + ".nodeSelector")
     if spec.get("affinity") is not None:
         errs += validate_affinity(spec["affinity"], path + ".affinity")
+    if spec.get("dnsConfig") is not None or spec.get("dnsPolicy") == "None":
+        errs += validate_pod_dns_config(spec.get("dnsConfig"), spec.get("dnsPolicy"), path + ".dnsConfig")
     if spec.get("topologySpreadConstraints"):
         errs += validate_topology_spread_constraints(spec["topologySpreadConstraints"],
                                                      path + ".topologySpreadConstraints")

@@ -93,19 +93,19 @@ def validate_pod_security_context(spec: Obj, path: str) -> list[FieldError]:
 
     The internal PodSecurityContext holds hostNetwork/hostPID/hostIPC, hence the
     spec.securityContext.shareProcessNamespace path of a v1 spec.shareProcessNamespace."""
-    sc = spec.get("securityContext")
-    if not isinstance(sc, dict):
-        return []
+    sc = _dict(spec.get("securityContext"))     # the internal one exists whenever a host* field is set
     sc_path = path + ".securityContext"
     errs: list[FieldError] = []
+    if spec.get("shareProcessNamespace") and spec.get("hostPID"):
+        errs.append(errors.invalid(sc_path + ".shareProcessNamespace", True,
+                                   "ShareProcessNamespace and HostPID cannot both be enabled"))
+    if not sc:                                   # defaulted to {}: nothing more to check
+        return errs
     errs += _id(sc.get("fsGroup"), sc_path + ".fsGroup")
     errs += _id(sc.get("runAsUser"), sc_path + ".runAsUser")
     errs += _id(sc.get("runAsGroup"), sc_path + ".runAsGroup")
     for g, gid in enumerate(sc.get("supplementalGroups") or []):
         errs += _id(gid, f"{sc_path}.supplementalGroups[{g}]")
-    if spec.get("shareProcessNamespace") and spec.get("hostPID"):
-        errs.append(errors.invalid(sc_path + ".shareProcessNamespace", True,
-                                   "ShareProcessNamespace and HostPID cannot both be enabled"))
     if sc.get("sysctls"):
         errs += _validate_sysctls(sc["sysctls"], spec, sc_path + ".sysctls")
     errs += _enum(sc.get("fsGroupChangePolicy"), sc_path + ".fsGroupChangePolicy", ["Always", "OnRootMismatch"])
@@ -280,7 +280,7 @@ def validate_container_security_contexts(spec: Obj, path: str) -> list[FieldErro
     for key in ("initContainers", "containers"):
         for i, c in enumerate(spec.get(key) or []):
             sc = _dict(c).get("securityContext")
-            if isinstance(sc, dict):
+            if sc and isinstance(sc, dict):
                 errs += validate_security_context(sc, f"{path}.{key}[{i}].securityContext", host_users)
     return errs
 

@@ -33,6 +33,9 @@ from .names import (
 )
 from .ip import is_valid_cidr, is_valid_ip, validate_non_special_ip
 from .nodeselector import validate_node_selector
+from .poddns import validate_pod_dns_config
+from .podscheduling import validate_affinity, validate_topology_spread_constraints
+from .securitycontext import validate_container_security_contexts, validate_pod_security_context
 from ..decode import parse_json
 from ..quantity import PARSE_ERROR, parse_quantity
 
@@ -70,11 +73,20 @@ def validate_pod_spec(spec: Obj, path: str, is_pod: bool) -> list[FieldError]:
     errs += validate_containers(spec.get("containers") or [], volumes, path + ".containers")
     errs += validate_init_containers(spec.get("initContainers") or [], spec.get("containers") or [], volumes,
                                      path + ".initContainers")
+    errs += validate_container_security_contexts(spec, path)
     errs += _validate_host_network_ports(spec, path, is_pod)
     errs += _required_enum(spec.get("restartPolicy"), path + ".restartPolicy", ["Always", "OnFailure", "Never"])
     errs += _required_enum(spec.get("dnsPolicy"), path + ".dnsPolicy",
                            ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"])
     errs += m.validate_labels(spec.get("nodeSelector"), path + ".nodeSelector")
+    errs += validate_pod_security_context(spec, path)
+    if spec.get("affinity") is not None:
+        errs += validate_affinity(spec["affinity"], path + ".affinity")
+    if spec.get("dnsConfig") is not None or spec.get("dnsPolicy") == "None":
+        errs += validate_pod_dns_config(spec.get("dnsConfig"), spec.get("dnsPolicy"), path + ".dnsConfig")
+    if spec.get("topologySpreadConstraints"):
+        errs += validate_topology_spread_constraints(spec["topologySpreadConstraints"],
+                                                     path + ".topologySpreadConstraints")
     return errs + _validate_pod_spec_names(spec, path)
 
 

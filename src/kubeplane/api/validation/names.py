@@ -16,6 +16,9 @@ NameFn = Callable[[str, bool], list[str]]
 
 DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS1123_SUBDOMAIN_FMT = DNS1123_LABEL_FMT + "(\\." + DNS1123_LABEL_FMT + ")*"
+DNS1123_LABEL_FMT_WITH_UNDERSCORE = "_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
+DNS1123_SUBDOMAIN_FMT_WITH_UNDERSCORE = (DNS1123_LABEL_FMT_WITH_UNDERSCORE + "(\\." +
+                                         DNS1123_LABEL_FMT_WITH_UNDERSCORE + ")*")
 DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
 LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 LABEL_VALUE_FMT = "(" + LABEL_KEY_FMT + ")?"
@@ -24,6 +27,7 @@ PERCENT_FMT = "[0-9]+%"
 
 _DNS1123_LABEL_RE = re.compile("^" + DNS1123_LABEL_FMT + "$")
 _DNS1123_SUBDOMAIN_RE = re.compile("^" + DNS1123_SUBDOMAIN_FMT + "$")
+_DNS1123_SUBDOMAIN_WITH_UNDERSCORE_RE = re.compile("^" + DNS1123_SUBDOMAIN_FMT_WITH_UNDERSCORE + "$")
 _DNS1035_LABEL_RE = re.compile("^" + DNS1035_LABEL_FMT + "$")
 _LABEL_KEY_RE = re.compile("^" + LABEL_KEY_FMT + "$")
 _LABEL_VALUE_RE = re.compile("^" + LABEL_VALUE_FMT + "$")
@@ -87,6 +91,19 @@ def is_dns1123_subdomain(value: str) -> list[str]:
         errs.append(regex_error(
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
             "and must start and end with an alphanumeric character", DNS1123_SUBDOMAIN_FMT, "example.com"))
+    return errs
+
+
+def is_dns1123_subdomain_with_underscore(value: str) -> list[str]:
+    """Upstream: IsDNS1123SubdomainWithUnderscore"""
+    errs = []
+    if len(value) > 253:
+        errs.append(max_len_error(253))
+    if not _full(_DNS1123_SUBDOMAIN_WITH_UNDERSCORE_RE, value):
+        errs.append(regex_error(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', "
+            "and must start and end with an alphanumeric character", DNS1123_SUBDOMAIN_FMT_WITH_UNDERSCORE,
+            "example.com"))
     return errs
 
 

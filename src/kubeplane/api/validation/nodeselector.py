@@ -33,17 +33,18 @@ def validate_node_selector(selector: Obj, path: str) -> list[FieldError]:
     return errs
 
 
-def validate_node_selector_term(term: Obj, path: str) -> list[FieldError]:
-    """Upstream: ValidateNodeSelectorTerm"""
+def validate_node_selector_term(term: Obj, path: str, allow_invalid_label_value: bool = False) -> list[FieldError]:
+    """Upstream: ValidateNodeSelectorTerm (a preferred term allows invalid label values)."""
     errs: list[FieldError] = []
     for j, req in enumerate(term.get("matchExpressions") or []):
-        errs += validate_node_selector_requirement(req or {}, f"{path}.matchExpressions[{j}]")
+        errs += validate_node_selector_requirement(req or {}, f"{path}.matchExpressions[{j}]",
+                                                   allow_invalid_label_value)
     for j, req in enumerate(term.get("matchFields") or []):
         errs += validate_node_field_selector_requirement(req or {}, f"{path}.matchFields[{j}]")
     return errs
 
 
-def validate_node_selector_requirement(req: Obj, path: str) -> list[FieldError]:
+def validate_node_selector_requirement(req: Obj, path: str, allow_invalid_label_value: bool = False) -> list[FieldError]:
     """Upstream: ValidateNodeSelectorRequirement"""
     errs: list[FieldError] = []
     op, values = req.get("operator") or "", req.get("values") or []
@@ -61,6 +62,8 @@ def validate_node_selector_requirement(req: Obj, path: str) -> list[FieldError]:
     else:
         errs.append(errors.invalid(path + ".operator", op, "not a valid selector operator"))
     errs += m.validate_label_name(req.get("key") or "", path + ".key")
+    if allow_invalid_label_value:
+        return errs
     for i, value in enumerate(values):
         errs += [errors.invalid(f"{path}.values[{i}]", value, msg) for msg in is_valid_label_value(str(value))]
     return errs

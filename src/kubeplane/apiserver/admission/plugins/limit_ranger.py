@@ -28,6 +28,7 @@ from ..chain import register
 from ..interface import Attributes, Operation, Plugin, forbidden
 from ._index import PrefixIndex
 from ....api.quantity import MAX_MILLI_VALUE, Quantity, resource_list
+from ....quota.evaluator.core.pods import pod_resources
 
 if TYPE_CHECKING:
     from ...server import APIServer
@@ -39,7 +40,6 @@ LIMIT_RANGER_ANNOTATION = "kubernetes.io/limit-ranger"
 LIMIT_TYPE_POD, LIMIT_TYPE_CONTAINER, LIMIT_TYPE_PVC = "Pod", "Container", "PersistentVolumeClaim"
 PREFIX = "/registry/limitranges/"
 # Pod-level resources override the containers' sum for these only. Upstream: supportedPodLevelResources
-SUPPORTED_POD_LEVEL_RESOURCES = frozenset({"cpu", "memory"})
 
 
 @register
@@ -279,50 +279,12 @@ def aggregate(errs: list[str]) -> str:
 
 # --- pod totals -------------------------------------------------------------------------------
 
-def _add(total: ResourceList, rl: ResourceList) -> None:
-    for k, q in rl.items():
-        total[k] = total[k].add(q) if k in total else q
-
-
-def _max(total: ResourceList, rl: ResourceList) -> None:
-    for k, q in rl.items():
-        if k not in total or q.value > total[k].value:
-            total[k] = q
-
-
-def _pod_total(spec: Obj, kind: str) -> ResourceList:
-    """The pod's effective requests or limits from its spec: the containers' sum, restartable
-    init containers (sidecars) added, each regular init container counted with the sidecars
-    started before it, the larger of the two kept; pod-level cpu/memory override. No overhead.
-    Upstream: podRequests / podLimits (component-helpers AggregateContainerRequests/Limits)."""
-    def of(c: Obj) -> ResourceList:
-        return resource_list((c.get("resources") or {}).get(kind))
-
-    total: ResourceList = {}
-    for c in spec.get("containers") or ():
-        _add(total, of(c))
-    restartable: ResourceList = {}
-    init_max: ResourceList = {}
-    for c in spec.get("initContainers") or ():
-        rl = of(c)
-        if c.get("restartPolicy") == "Always":
-            _add(total, rl)
-            _add(restartable, rl)
-            init = dict(restartable)
-        else:
-            init = dict(rl)
-            _add(init, restartable)
-        _max(init_max, init)
-    _max(total, init_max)
-    for k, q in resource_list(((spec.get("resources") or {}).get(kind))).items():
-        if k in SUPPORTED_POD_LEVEL_RESOURCES:
-            total[k] = q
-    return total
-
-
 def pod_requests(spec: Obj) -> ResourceList:
-    return _pod_total(spec, "requests")
+    """The pod's effective requests, no overhead. Upstream: podRequests (LimitRanger's call of
+    AggregateContainerRequests with the pod-level resources)."""
+    return pod_resources(spec, "requests")
 
 
 def pod_limits(spec: Obj) -> ResourceList:
-    return _pod_total(spec, "limits")
+    """Upstream: podLimits."""
+    return pod_resources(spec, "limits")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from ....api import labels
 from ....utils.clock import REAL_CLOCK, Clock, parse_rfc3339
@@ -31,7 +30,7 @@ from ...generic import (
     matching_scopes,
     object_count_name,
 )
-from ....api.quantity import ZERO, one, parse
+from ....api.quantity import ZERO, one, resource_list
 from ...resources import ResourceList
 
 POD_OBJECT_COUNT_NAME = object_count_name("", "pods")
@@ -87,7 +86,7 @@ class PodEvaluator:
         spec = item.get("spec") or {}
         for c in list(spec.get("containers") or ()) + list(spec.get("initContainers") or ()):
             res = c.get("resources") or {}
-            have = set(pod_compute_usage_helper(_rl(res.get("requests")), _rl(res.get("limits"))))
+            have = set(pod_compute_usage_helper(resource_list(res.get("requests")), resource_list(res.get("limits"))))
             for name in required_set - have:
                 missing.setdefault(name, set()).add(c.get("name", ""))
         if missing:
@@ -126,17 +125,6 @@ def _pod_matching_resources(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(result)
 
 
-def _rl(raw: Any) -> ResourceList:
-    """A container's requests/limits; a malformed value (refused by validation) counts as absent."""
-    out: ResourceList = {}
-    for k, v in (raw or {}).items():
-        try:
-            out[k] = parse(v)
-        except ValueError:
-            continue
-    return out
-
-
 def pod_compute_usage_helper(requests: ResourceList, limits: ResourceList) -> ResourceList:
     """The quota names one set of requests/limits is charged to. Upstream: podComputeUsageHelper."""
     result: ResourceList = {"pods": one()}
@@ -173,11 +161,11 @@ def _aggregate(spec: Obj, field: str) -> ResourceList:
     Upstream: AggregateContainerRequests / AggregateContainerLimits."""
     total: ResourceList = {}
     for c in spec.get("containers") or ():
-        _add_into(total, _rl((c.get("resources") or {}).get(field)))
+        _add_into(total, resource_list((c.get("resources") or {}).get(field)))
     sidecars: ResourceList = {}
     init_max: ResourceList = {}
     for c in spec.get("initContainers") or ():
-        rl = _rl((c.get("resources") or {}).get(field))
+        rl = resource_list((c.get("resources") or {}).get(field))
         if c.get("restartPolicy") == "Always":
             _add_into(total, rl)
             _add_into(sidecars, rl)
@@ -190,25 +178,28 @@ def _aggregate(spec: Obj, field: str) -> ResourceList:
     return total
 
 
-def pod_requests(spec: Obj) -> ResourceList:
-    """Upstream: resourcehelper.PodRequests."""
-    reqs = _aggregate(spec, "requests")
-    pod_level = _rl((spec.get("resources") or {}).get("requests"))
+def pod_resources(spec: Obj, field: str) -> ResourceList:
+    """The containers' aggregate requests or limits (field), the pod-level ones in their place
+    where the pod sets them; no overhead (LimitRanger judges this)."""
+    total = _aggregate(spec, field)
+    pod_level = resource_list((spec.get("resources") or {}).get(field))
     for name in SUPPORTED_POD_LEVEL_RESOURCES:
         if name in pod_level:
-            reqs[name] = pod_level[name]
-    _add_into(reqs, _rl(spec.get("overhead")))
+            total[name] = pod_level[name]
+    return total
+
+
+def pod_requests(spec: Obj) -> ResourceList:
+    """Upstream: resourcehelper.PodRequests."""
+    reqs = pod_resources(spec, "requests")
+    _add_into(reqs, resource_list(spec.get("overhead")))
     return reqs
 
 
 def pod_limits(spec: Obj) -> ResourceList:
     """Upstream: resourcehelper.PodLimits (the overhead only raises limits that are set)."""
-    limits = _aggregate(spec, "limits")
-    pod_level = _rl((spec.get("resources") or {}).get("limits"))
-    for name in SUPPORTED_POD_LEVEL_RESOURCES:
-        if name in pod_level:
-            limits[name] = pod_level[name]
-    for name, overhead in _rl(spec.get("overhead")).items():
+    limits = pod_resources(spec, "limits")
+    for name, overhead in resource_list(spec.get("overhead")).items():
         if name in limits and not limits[name].is_zero():
             limits[name] = limits[name].add(overhead)
     return limits
@@ -245,7 +236,7 @@ def is_best_effort(spec: Obj) -> bool:
     sources.append(spec.get("resources") or {})
     for res in sources:
         for field in ("requests", "limits"):
-            rl = _rl(res.get(field))
+            rl = resource_list(res.get(field))
             if any(rl.get(name, ZERO).value > 0 for name in QOS_COMPUTE_RESOURCES):
                 return False
     return True

@@ -148,13 +148,7 @@ class Range:
         Upstream: randomScanStrategyWithOffset — a random start in [offset, max), scanning
         forward with wrap-around; only when that block is full, the same in [0, offset).
         """
-        if len(self._allocated) >= self.max:
-            raise ErrFull()
-        at = _random_scan(self._allocated, self.offset, self.max, self.rand)
-        if at is None:
-            at = _random_scan(self._allocated, 0, self.offset, self.rand)
-        if at is None:
-            raise ErrFull()
+        at = random_scan_with_offset(self._allocated, self.offset, self.max, self.rand)
         self._allocated.add(at)
         self.changes += 1
         return ipaddress.ip_address(self.base + at)
@@ -181,6 +175,19 @@ class Range:
             return None
         offset = int(addr) - self.base
         return offset if 0 <= offset < self.max else None
+
+
+def random_scan_with_offset(allocated: set[int], offset: int, size: int, rand: random.Random) -> int:
+    """A free offset in [0, size), the block [offset, size) first; ErrFull if there is none.
+    Upstream: randomScanStrategyWithOffset (the IP and the port allocators alike)."""
+    if len(allocated) >= size:
+        raise ErrFull()
+    at = _random_scan(allocated, offset, size, rand)
+    if at is None:
+        at = _random_scan(allocated, 0, offset, rand)
+    if at is None:
+        raise ErrFull()
+    return at
 
 
 def _random_scan(allocated: set[int], lo: int, hi: int, rand: random.Random) -> int | None:

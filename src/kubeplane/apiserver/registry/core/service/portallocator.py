@@ -10,7 +10,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .ipallocator import AllocationError, ErrFull, _random_scan
+from .ipallocator import AllocationError, random_scan_with_offset
 
 
 class ErrAllocated(AllocationError):
@@ -114,14 +114,7 @@ class PortAllocator:
 
     def allocate_next(self) -> int:
         """Reserve a free port, the upper block first (see calculate_range_offset); ErrFull."""
-        size = self.port_range.size
-        if len(self._allocated) >= size:
-            raise ErrFull()
-        at = _random_scan(self._allocated, self.offset, size, self.rand)
-        if at is None:
-            at = _random_scan(self._allocated, 0, self.offset, self.rand)
-        if at is None:
-            raise ErrFull()
+        at = random_scan_with_offset(self._allocated, self.offset, self.port_range.size, self.rand)
         self._allocated.add(at)
         self.changes += 1
         return self.port_range.base + at

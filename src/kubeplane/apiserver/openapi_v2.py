@@ -829,14 +829,19 @@ def parse_accept(header: str) -> list[tuple[str, str]]:
             subtype = sp[1].strip()
         else:
             continue
-        q = 1.0
-        for param in params:
-            key, eq, value = param.partition("=")
-            if eq and key.strip() == "q":
-                q = _float(value)
-        clauses.append((-q, typ == "*", subtype == "*", typ, subtype))
+        clauses.append((-_quality(params), typ == "*", subtype == "*", typ, subtype))
     clauses.sort(key=lambda c: c[:3])
     return [(c[3], c[4]) for c in clauses]
+
+
+def _quality(params: list[str]) -> float:
+    """A header element's q parameter (the last one given), 1 without one."""
+    q = 1.0
+    for param in params:
+        key, eq, value = param.partition("=")
+        if eq and key.strip() == "q":
+            q = _float(value)
+    return q
 
 
 def accepts_gzip(header: str) -> bool:
@@ -845,12 +850,7 @@ def accepts_gzip(header: str) -> bool:
         coding, *params = part.strip().split(";")
         if coding.strip().lower() != "gzip":
             continue
-        q = 1.0
-        for param in params:
-            key, eq, value = param.partition("=")
-            if eq and key.strip() == "q":
-                q = _float(value)
-        return q > 0
+        return _quality(params) > 0
     return False
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..chain import register
 from ..interface import Attributes, Operation, Plugin, forbidden
 from ._index import PrefixIndex
-from ....api.quantity import MAX_MILLI_VALUE, Quantity, resource_list
+from ....api.quantity import MAX_MILLI_VALUE, ZERO, Quantity, resource_list
 from ....quota.evaluator.core.pods import pod_resources
 
 if TYPE_CHECKING:
@@ -200,9 +200,7 @@ def request_limit_enforced_values(req: Quantity | None, lim: Quantity | None,
                                   enforced: Quantity) -> tuple[int, int, int]:
     """The three at a common precision: milli-units unless one would overflow.
     Upstream: requestLimitEnforcedValues"""
-    zero = Quantity.parse(0)
-    assert zero is not None
-    req, lim = req or zero, lim or zero
+    req, lim = req or ZERO, lim or ZERO
     values = (req.int_value(), lim.int_value(), enforced.int_value())
     if all(v <= MAX_MILLI_VALUE for v in values):
         return req.milli_value(), lim.milli_value(), enforced.milli_value()

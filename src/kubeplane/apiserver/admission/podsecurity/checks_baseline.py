@@ -20,21 +20,28 @@ def _apparmor_annotation_allowed(value: str) -> bool:
     return not value or value == "runtime/default" or value.startswith("localhost/")
 
 
-def app_armor_profile_1_0(meta: Obj, spec: Obj) -> Forbidden | None:
+def _bad_profile_types(spec: Obj, field: str, allowed: tuple[str, ...]) -> tuple[list[str], set[str]]:
+    """Who sets securityContext.<field>.type to a value not allowed ("pod", then the containers
+    phrase), and the values."""
     bad_setters: list[str] = []
     bad_values: set[str] = set()
-    pod_profile = security_context(spec).get("appArmorProfile")
-    if isinstance(pod_profile, dict) and pod_profile.get("type") not in _APPARMOR_ALLOWED_TYPES:
+    pod_profile = security_context(spec).get(field)
+    if isinstance(pod_profile, dict) and pod_profile.get("type") not in allowed:
         bad_setters.append("pod")
         bad_values.add(str(pod_profile.get("type") or ""))
     bad_containers = []
     for c in visit_containers(spec):
-        profile = security_context(c).get("appArmorProfile")
-        if isinstance(profile, dict) and profile.get("type") not in _APPARMOR_ALLOWED_TYPES:
+        profile = security_context(c).get(field)
+        if isinstance(profile, dict) and profile.get("type") not in allowed:
             bad_containers.append(name(c))
             bad_values.add(str(profile.get("type") or ""))
     if bad_containers:
         bad_setters.append(containers_phrase(bad_containers))
+    return bad_setters, bad_values
+
+
+def app_armor_profile_1_0(meta: Obj, spec: Obj) -> Forbidden | None:
+    bad_setters, bad_values = _bad_profile_types(spec, "appArmorProfile", _APPARMOR_ALLOWED_TYPES)
     forbidden_annotations = sorted(
         f"{k}={errors.go_quote(v)}" for k, v in dict_(meta.get("annotations")).items()
         if k.startswith(APPARMOR_ANNOTATION_PREFIX) and isinstance(v, str) and not _apparmor_annotation_allowed(v))
@@ -240,20 +247,7 @@ def seccomp_profile_baseline_1_0(meta: Obj, spec: Obj) -> Forbidden | None:
 
 
 def seccomp_profile_baseline_1_19(meta: Obj, spec: Obj) -> Forbidden | None:
-    bad_setters = []
-    bad_values: set[str] = set()
-    pod_profile = security_context(spec).get("seccompProfile")
-    if isinstance(pod_profile, dict) and pod_profile.get("type") not in SECCOMP_ALLOWED_TYPES:
-        bad_setters.append("pod")
-        bad_values.add(str(pod_profile.get("type") or ""))
-    bad_containers = []
-    for c in visit_containers(spec):
-        profile = security_context(c).get("seccompProfile")
-        if isinstance(profile, dict) and profile.get("type") not in SECCOMP_ALLOWED_TYPES:
-            bad_containers.append(name(c))
-            bad_values.add(str(profile.get("type") or ""))
-    if bad_containers:
-        bad_setters.append(containers_phrase(bad_containers))
+    bad_setters, bad_values = _bad_profile_types(spec, "seccompProfile", SECCOMP_ALLOWED_TYPES)
     if bad_setters:
         return Forbidden("seccompProfile", f"{' and '.join(bad_setters)} must not set securityContext.seccompProfile.type "
                                            f"to {join_quote(sorted(bad_values))}")

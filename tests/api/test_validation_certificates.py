@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from kubeplane.apiserver.authentication.user import authenticated
 from kubeplane.api.validation import certificates as v
 from kubeplane.apiserver.registry.certificates.csr import CSRStrategy
 
@@ -55,7 +56,7 @@ def test_strategies_keep_spec_and_split_conditions() -> None:
     obj["metadata"] = {"name": "c"}
     obj["status"] = {"conditions": [{"type": "Approved", "status": "True"}]}
     s.prepare_for_create(obj)
-    s.prepare_for_create_by(obj, "jane")
+    s.prepare_for_create_by(obj, authenticated("jane"))
     assert "status" not in obj
     assert (obj["spec"]["username"], obj["spec"]["groups"], "uid" in obj["spec"]) == ("jane", ["system:authenticated"], False)
 

@@ -71,7 +71,7 @@ async def test_csr_field_selector_and_table(api: Any) -> None:
     r = await api.call("GET", CSRS, headers={"accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
     assert [c["name"] for c in r.json["columnDefinitions"]] == [
         "Name", "Age", "SignerName", "Requestor", "RequestedDuration", "Condition"]
-    assert r.json["rows"][0]["cells"][2:] == ["example.com/one", "", "<none>", "Pending"]
+    assert r.json["rows"][0]["cells"][2:] == ["example.com/one", "system:anonymous", "<none>", "Pending"]
 
 
 async def test_reviews_answer_the_requesting_user_and_store_nothing() -> None:

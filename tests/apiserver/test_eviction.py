@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from kubeplane.apiserver.authentication.user import ANONYMOUS
 from kubeplane.apiserver.registry import deletion
 from kubeplane.apiserver.registry.core import eviction
 from kubeplane.apiserver.registry.registry import REGISTRY
@@ -162,9 +163,9 @@ async def test_an_unhealthy_pod_pins_its_resource_version(api: Any) -> None:
     seen: list[deletion.DeleteOptions] = []
     real = eviction.add_condition_and_delete_pod
 
-    async def spy(api_: Any, ri: Any, ns: str, name: str, opts: deletion.DeleteOptions) -> None:
+    async def spy(api_: Any, ri: Any, ns: str, name: str, opts: deletion.DeleteOptions, user: Any) -> None:
         seen.append(opts)
-        await real(api_, ri, ns, name, opts)
+        await real(api_, ri, ns, name, opts, user)
     eviction.add_condition_and_delete_pod = spy          # type: ignore[assignment]
     try:
         assert (await evict(api, "t9", GRACE_0)).status == 201
@@ -181,11 +182,11 @@ async def test_an_unhealthy_pod_that_changed_is_refused_as_being_processed(api: 
     pods = REGISTRY.lookup("", "v1", "pods")
     real = eviction.add_condition_and_delete_pod
 
-    async def racing(api_: Any, ri: Any, ns: str, name: str, opts: deletion.DeleteOptions) -> None:
+    async def racing(api_: Any, ri: Any, ns: str, name: str, opts: deletion.DeleteOptions, user: Any) -> None:
         pod = (await api.get(f"{PODS}/t9")).json       # the pod changes before the delete
         pod["metadata"].setdefault("annotations", {})["changed"] = "yes"
         assert (await api.call("PUT", f"{PODS}/t9", body=pod)).status == 200
-        await real(api_, ri, ns, name, opts)
+        await real(api_, ri, ns, name, opts, user)
     eviction.add_condition_and_delete_pod = racing       # type: ignore[assignment]
     try:
         r = await evict(api, "t9", GRACE_0)
@@ -263,7 +264,7 @@ async def test_add_condition_and_delete(api: Any, initial: bool, make_options: A
     pods = REGISTRY.lookup("", "v1", "pods")
     assert pods is not None
     try:
-        await eviction.add_condition_and_delete_pod(api.server, pods, "default", "foo", opts)
+        await eviction.add_condition_and_delete_pod(api.server, pods, "default", "foo", opts, ANONYMOUS)
     except Exception as e:
         assert expect_err and expect_err in str(e), e
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from ..client.transport import RawResponse
+from .authentication.user import UserInfo, component
 from .request import Request
 
 if TYPE_CHECKING:
@@ -25,10 +26,11 @@ class InProcessTransport:
 
     accepts_objects = True
 
-    def __init__(self, api: APIServer, user: str = "system:kube-controller-manager",
+    def __init__(self, api: APIServer, user: UserInfo | str = "system:kube-controller-manager",
                  user_agent: str = "kubeplane") -> None:
         self.api = api
-        self.user = user
+        # A name is a component's: its upstream user and groups (authentication/user.py component).
+        self.user = component(user) if isinstance(user, str) else user
         self.user_agent = user_agent
 
     def _request(self, method: str, path: str, query: dict[str, str] | None, body: bytes | dict[str, Any] | None,

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import AsyncIterator
 from urllib.parse import parse_qsl
 
+from .authentication.user import ANONYMOUS, UserInfo
+
 
 @dataclass(slots=True)
 class Request:
@@ -18,7 +20,7 @@ class Request:
     query: dict[str, str]
     headers: dict[str, str]                 # lower-cased names
     body: bytes = b""
-    user: str = ""
+    user: UserInfo = ANONYMOUS              # set by authentication (or the in-process transport)
     # The body of an in-process component's create, update or merge/strategic patch, already
     # decoded (then body is b""); the server owns it. Trusted like the component's own code: no
     # JSON parsing, no Go-type or unknown-field walk (see client/rest.py ResourceClient._body).

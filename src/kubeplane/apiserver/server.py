@@ -2,8 +2,8 @@
 
 `APIServer.handle(Request) -> Response` serves the HTTPS front end (app.py): bearer-token
 authentication, then `route_trusted`, which the in-process transport (inprocess.py) calls
-directly, so behaviour is identical either way, authentication aside. There is no
-authorization step yet: every authenticated user may do everything.
+directly with its component's user, so behaviour is identical either way, authentication
+aside: authorization (`APIServer.authorizer`) decides every request, the components' too.
 Upstream: the handler chain in apiserver/pkg/server/config.go (DefaultBuildHandlerChain):
 authentication -> authorization -> the API installer's routes.
 """
@@ -31,6 +31,8 @@ from .controlplane import kubernetesservice
 from .registry.core.service.alloc import Allocators
 from .registry.core.service.repair import Repair
 from .request import Request, RequestInfo, Response, parse_request_info
+from .authentication.user import ANONYMOUS, authenticated
+from .authorization.authorizer import AlwaysAllow, Authorizer, Decision, attributes_of, forbidden
 
 if TYPE_CHECKING:
     from ..serviceaccount.jwt import PrivateKey
@@ -56,6 +58,9 @@ class APIServer:
         self.clock = clock
         self.options = options or ServerRunOptions()   # request limits and timeouts (HTTP filters, watch)
         self.tokens = dict(tokens or {})       # bearer token -> user name
+        self.token_users = {t: authenticated(name) for t, name in self.tokens.items()}
+        # Who may do what (authorization/): every request passes it after authentication.
+        self.authorizer: Authorizer = AlwaysAllow()
         self.server_address = server_address
         self.ready = False
         self.nodes: dict[str, NodeConnection] = {}   # node name -> its kubelet (for pods/log)
@@ -128,6 +133,7 @@ class APIServer:
             info = parse_request_info(req)
         started = time.perf_counter()               # for the latency metric only
         try:
+            self.authorize(req, info)
             resp = await self.route(req, info)
         except errors.StatusError as e:
             resp = status_response(e)
@@ -141,15 +147,23 @@ class APIServer:
         auth = req.headers.get("authorization", "")
         if auth.startswith("Bearer "):
             token = auth[7:].strip()
-            for known, user in self.tokens.items():
+            for known, user in self.token_users.items():
                 if hmac.compare_digest(known, token):
                     req.user = user
                     return
             raise errors.Unauthorized()
         if not self.tokens or req.path.rstrip("/") in PUBLIC_PATHS or req.path.startswith(PUBLIC_PATHS):
-            req.user = "system:anonymous"
+            req.user = ANONYMOUS
             return
         raise errors.Unauthorized()
+
+    def authorize(self, req: Request, info: RequestInfo) -> None:
+        """403 unless the authorizer allows the request. Upstream: WithAuthorization
+        (apiserver/pkg/endpoints/filters/authorization.go)."""
+        a = attributes_of(req.user, info, req.path)
+        decision, reason = self.authorizer.authorize(a)
+        if decision is not Decision.ALLOW:
+            raise forbidden(a, reason)
 
     async def route(self, req: Request, info: RequestInfo) -> Response:
         if info.is_resource_request:

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from kubeplane.apiserver.authentication.user import authenticated
 from kubeplane.api import errors
 from kubeplane.apiserver.admission.interface import Attributes, Operation
 from kubeplane.apiserver.admission.plugins.pod_security import record
@@ -76,7 +77,7 @@ def ns(labels: dict[str, str] | None = None, name: str = "ns") -> dict[str, Any]
 
 def pod_attrs(obj: dict[str, Any], op: Operation = Operation.CREATE, old: dict[str, Any] | None = None,
               user: str = "alice", subresource: str = "") -> Attributes:
-    return Attributes(op, "", "v1", "pods", "Pod", "ns", obj["metadata"]["name"], obj, old, subresource, user=user)
+    return Attributes(op, "", "v1", "pods", "Pod", "ns", obj["metadata"]["name"], obj, old, subresource, user=authenticated(user))
 
 
 def getter(namespace: dict[str, Any] | None) -> Any:

@@ -13,6 +13,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...api import errors
+from ..authentication.user import ANONYMOUS, UserInfo
 
 if TYPE_CHECKING:
     from ..server import APIServer
@@ -50,7 +51,7 @@ class Attributes:
     old_obj: Obj | None = None
     subresource: str = ""
     dry_run: bool = False
-    user: str = ""
+    user: UserInfo = ANONYMOUS
     options: Obj = field(default_factory=dict)
     # What plugins hand back besides a refusal: Warning headers for the response (the handler
     # passes its own list, so they join the validation warnings) and audit annotations (no

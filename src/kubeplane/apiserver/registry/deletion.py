@@ -15,6 +15,7 @@ from ...api.resources import ResourceInfo
 from ...storage.interface import KeyValue
 from ...utils.clock import parse_rfc3339, rfc3339
 from .. import admission, objects
+from ..authentication.user import UserInfo
 from ..objects import Obj, storage_errors
 from .core.service import alloc as service_alloc
 from .registry import resource_definition, strategy_for
@@ -78,7 +79,7 @@ def _check_preconditions(ri: ResourceInfo, obj: Obj, opts: DeleteOptions) -> Non
                               "been modified")
 
 
-async def delete(api: APIServer, user: str, ri: ResourceInfo, kv: KeyValue,
+async def delete(api: APIServer, user: UserInfo, ri: ResourceInfo, kv: KeyValue,
                  opts: DeleteOptions, *, validate: bool = True) -> tuple[Obj, bool]:
     """Delete or only mark kv's object; returns (resulting object, whether it is gone).
     `validate`: run the validating admission of the delete (False: an eviction's delete, which

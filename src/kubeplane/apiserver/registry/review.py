@@ -19,11 +19,6 @@ if TYPE_CHECKING:
     from ..server import APIServer
 
 
-def user_groups(user: str) -> list[str]:
-    """The groups the authenticator adds (kubeplane's users have no others yet)."""
-    return ["system:unauthenticated"] if user == "system:anonymous" else ["system:authenticated"]
-
-
 async def create(api: APIServer, req: Request, ri: ResourceInfo, ns: str, obj: Obj,
                  warnings: list[str]) -> Response:
     """Validate, admit and answer a review; nothing is stored (dry run or not)."""

@@ -27,6 +27,7 @@ from ...api import errors
 from ...api.resources import ResourceInfo
 from ...storage.interface import KeyValue
 from .. import admission, objects
+from ..authentication.user import ANONYMOUS, UserInfo
 from ..objects import Obj, storage_errors
 from ..worker import in_worker
 from . import scheme
@@ -44,7 +45,7 @@ class WriteOptions:
     (upstream's Create/Update/PatchOptions) and the User-Agent (the manager's name when none
     is given). handlers.common.write_options builds it from a request, once per write (not
     frozen: a frozen dataclass's __init__ costs twice as much)."""
-    user: str = ""
+    user: UserInfo = ANONYMOUS
     dry_run: bool = False
     field_manager: str = ""
     user_agent: str = ""

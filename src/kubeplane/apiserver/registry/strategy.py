@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...api.qos import compute_pod_qos
+from ..authentication.user import UserInfo
 
 Obj = dict[str, Any]
 
@@ -57,7 +58,7 @@ class Strategy:
         if new["metadata"]["generation"] is None:
             del new["metadata"]["generation"]
 
-    def prepare_for_create_by(self, obj: Obj, user: str) -> None:
+    def prepare_for_create_by(self, obj: Obj, user: UserInfo) -> None:
         """After prepare_for_create, with the requesting user's name (CertificateSigningRequests
         record their requestor, from the request's user info upstream)."""
 

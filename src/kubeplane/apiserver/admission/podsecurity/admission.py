@@ -105,7 +105,7 @@ class Admission:
             return ALLOWED
         if self.exempt_namespace(a.namespace):
             return ALLOWED_BY_NAMESPACE_EXEMPTION
-        if self.exempt_user(a.user):
+        if self.exempt_user(a.user.name):
             return ALLOWED_BY_USER_EXEMPTION
         ns = a.namespace_obj          # as NamespaceLifecycle read it for this request
         if ns is None:
@@ -130,7 +130,7 @@ class Admission:
             return ALLOWED
         if self.exempt_namespace(a.namespace):
             return ALLOWED_BY_NAMESPACE_EXEMPTION
-        if self.exempt_user(a.user):
+        if self.exempt_user(a.user.name):
             return ALLOWED_BY_USER_EXEMPTION
         ns = a.namespace_obj
         if ns is None:

@@ -15,6 +15,7 @@ from ....api import errors
 from ....api.defaulting import apiregistration as defaulting
 from ....api.resources import STATUS
 from ....api.validation import apiregistration as validation
+from ...authentication.user import APISERVER
 from ...tables import apiregistration as tables
 from ..definition import ResourceDefinition
 from ..registry import register
@@ -123,6 +124,6 @@ async def _remove_unserved(api: APIServer, served: set[tuple[str, str]]) -> None
         managed = (obj["metadata"].get("labels") or {}).get(AUTOMANAGED_LABEL) == "onstart"
         if managed and spec.get("service") is None and (spec.get("group", ""), spec.get("version", "")) not in served:
             try:
-                await delete(api, "system:apiserver", API_SERVICES, kv, DeleteOptions())
+                await delete(api, APISERVER, API_SERVICES, kv, DeleteOptions())
             except errors.NotFound:
                 pass

@@ -9,7 +9,6 @@ from typing import Any
 from ....api import errors
 from ..definition import ResourceDefinition
 from ..registry import register
-from ..review import user_groups
 from ..strategy import Obj
 
 GROUP = "authentication.k8s.io"
@@ -17,13 +16,9 @@ GROUP = "authentication.k8s.io"
 API_AUDIENCES = ["https://kubernetes.default.svc.cluster.local"]
 
 
-def user_info(user: str) -> Obj:
-    return {"username": user, "groups": user_groups(user)}
-
-
 def self_subject_review(api: Any, req: Any, obj: Obj) -> Obj:
     """Upstream: selfsubjectreview REST.Create — the requesting user."""
-    obj["status"] = {"userInfo": user_info(req.user)}
+    obj["status"] = {"userInfo": req.user.to_dict()}
     return obj
 
 
@@ -35,7 +30,7 @@ def token_review(api: Any, req: Any, obj: Obj) -> Obj:
         raise errors.BadRequest("token is required for TokenReview in authentication")
     # Bytes: compare_digest refuses non-ASCII str, and any string can arrive in a body.
     given = token.encode()
-    user = next((u for known, u in api.tokens.items() if hmac.compare_digest(known.encode(), given)), None)
+    user = next((u for known, u in api.token_users.items() if hmac.compare_digest(known.encode(), given)), None)
     if user is None:
         obj["status"] = {"user": {}}
         return obj
@@ -44,7 +39,7 @@ def token_review(api: Any, req: Any, obj: Obj) -> Obj:
         obj["status"] = {"user": {}, "error": "token audiences " + _go_list(audiences) +
                          " is invalid for the target audiences " + _go_list(API_AUDIENCES)}
         return obj
-    obj["status"] = {"authenticated": True, "user": user_info(user),
+    obj["status"] = {"authenticated": True, "user": user.to_dict(),
                      "audiences": [a for a in audiences if a in API_AUDIENCES]}
     return obj
 

@@ -9,6 +9,7 @@ from ....api import labels
 from ....api.defaulting import certificates as defaulting
 from ....api.resources import STATUS, Subresource
 from ....api.validation import certificates as validation
+from ...authentication.user import UserInfo
 from ...tables import certificates as tables
 from ..definition import ResourceDefinition
 from ..registry import register
@@ -56,13 +57,12 @@ class CSRStrategy(Strategy):
         """Upstream: csrStrategy.PrepareForCreate — no status; the requestor is set below."""
         obj.pop("status", None)
 
-    def prepare_for_create_by(self, obj: Obj, user: str) -> None:
-        """The requesting user's name; kubeplane's users have no uid, groups or extra yet."""
+    def prepare_for_create_by(self, obj: Obj, user: UserInfo) -> None:
+        """Upstream: csrStrategy.PrepareForCreate — the requesting user's name, uid, groups and extra."""
         spec = obj.setdefault("spec", {})
-        spec["username"] = user
-        for k in ("uid", "extra"):
+        for k in ("username", "uid", "groups", "extra"):
             spec.pop(k, None)
-        spec["groups"] = ["system:unauthenticated" if user == "system:anonymous" else "system:authenticated"]
+        spec.update(user.to_dict())
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         """Upstream: csrStrategy.PrepareForUpdate — neither spec nor status change."""

@@ -35,6 +35,7 @@ from ....storage.interface import KeyValue
 from ... import admission, objects
 from ...delete_options import validate_delete_options
 from ...admission.interface import status_forbidden
+from ...authentication.user import APISERVER, UserInfo
 from ...objects import Obj
 from .. import deletion, store
 from ..registry import REGISTRY
@@ -53,7 +54,6 @@ EVICTIONS_RETRY_JITTER = 0.1
 
 VIOLATES_BUDGET = "Cannot evict pod as it would violate the pod's disruption budget."
 MULTIPLE_BUDGETS = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
-APISERVER_USER = "system:apiserver"                # the loopback client's user, which writes the budget
 
 
 def too_many_requests(message: str, retry_after: int, cause: str) -> errors.StatusError:
@@ -154,7 +154,7 @@ async def create(api: APIServer, opts: store.WriteOptions, ri: ResourceInfo, ns:
     original = propagate_dry_run(eviction, opts.dry_run)
     await api.admission.validate(attrs)
     delete_opts = to_delete_options(original)
-    pod = await _delete_if_pdb_can_be_ignored(api, ri, ns, name, delete_opts)
+    pod = await _delete_if_pdb_can_be_ignored(api, ri, ns, name, delete_opts, attrs.user)
     if pod is None:
         return success()
     pdb_name, unhealthy_ok = await check_budget(api, pod, delete_opts.dry_run)
@@ -162,13 +162,13 @@ async def create(api: APIServer, opts: store.WriteOptions, ri: ResourceInfo, ns:
         # Pin the pod's revision: had it become ready since we looked, the budget must count it.
         pinned = with_resource_version(delete_opts, pod["metadata"]["resourceVersion"])
         try:
-            await add_condition_and_delete_pod(api, ri, ns, name, pinned)
+            await add_condition_and_delete_pod(api, ri, ns, name, pinned, attrs.user)
         except errors.StatusError as e:
             if is_conflict(e) and delete_opts.precondition_rv is None:
                 raise budget_being_processed(pdb_name) from e
             raise
         return success()
-    await add_condition_and_delete_pod(api, ri, ns, name, delete_opts)
+    await add_condition_and_delete_pod(api, ri, ns, name, delete_opts, attrs.user)
     return success()
 
 
@@ -177,7 +177,7 @@ def success() -> Obj:
 
 
 async def _delete_if_pdb_can_be_ignored(api: APIServer, ri: ResourceInfo, ns: str, name: str,
-                                        delete_opts: deletion.DeleteOptions) -> Obj | None:
+                                        delete_opts: deletion.DeleteOptions, user: UserInfo) -> Obj | None:
     """Delete the pod at once if it needs no budget; returns it (to check budgets) otherwise.
     Conflicts retry, unless the caller pinned a resourceVersion itself."""
     found: list[Obj] = []
@@ -191,7 +191,7 @@ async def _delete_if_pdb_can_be_ignored(api: APIServer, ri: ResourceInfo, ns: st
         opts = delete_opts
         if should_enforce_resource_version(kv.obj) and delete_opts.precondition_rv is None:
             opts = with_resource_version(delete_opts, kv.obj["metadata"]["resourceVersion"])
-        await add_condition_and_delete_pod(api, ri, ns, name, opts)
+        await add_condition_and_delete_pod(api, ri, ns, name, opts, user)
 
     should_retry = is_conflict if delete_opts.precondition_rv is None else (lambda e: False)
     await retry_on_error(api, should_retry, attempt)
@@ -284,12 +284,12 @@ async def check_and_decrement(api: APIServer, pod_name: str, pdb: Obj, dry_run: 
     # meanwhile; it drops the entry once the pod is deleted, or after 2 minutes if it never is.
     new["status"]["disruptedPods"] = {**(status.get("disruptedPods") or {}), pod_name: api.now()}
     ri = pdb_info()
-    await store.update(api, store.WriteOptions(user=APISERVER_USER), ri, new, pdb,
+    await store.update(api, store.WriteOptions(user=APISERVER), ri, new, pdb,
                        int(meta["resourceVersion"]), "status", [])
 
 
 async def add_condition_and_delete_pod(api: APIServer, ri: ResourceInfo, ns: str, name: str,
-                                       opts: deletion.DeleteOptions) -> None:
+                                       opts: deletion.DeleteOptions, user: UserInfo) -> None:
     """Set the pod's DisruptionTarget condition, then delete it (a dry run only deletes, which
     writes nothing). The options' preconditions hold for the condition's write too; a pinned
     resourceVersion then moves to the revision that write made. Upstream: addConditionAndDeletePod."""
@@ -312,7 +312,7 @@ async def add_condition_and_delete_pod(api: APIServer, ri: ResourceInfo, ns: str
         if opts.precondition_rv is not None:
             opts = with_resource_version(opts, stored["metadata"]["resourceVersion"])
     kv = await get_pod(api, ri, ns, name)
-    await deletion.delete(api, "", ri, kv, opts, validate=False)
+    await deletion.delete(api, user, ri, kv, opts, validate=False)
 
 
 def pdb_info() -> ResourceInfo:

@@ -1,0 +1,97 @@
+"""The authorizer interface: attributes of a request, a decision, and the union of authorizers.
+
+Upstream: authorizer.Attributes / AttributesRecord, Decision, Authorizer
+(apiserver/pkg/authorization/authorizer/interfaces.go), union.New
+(apiserver/pkg/authorization/union/union.go), GetAuthorizerAttributes
+(apiserver/pkg/endpoints/filters/authorization.go) and the 403 message of
+responsewriters.forbiddenMessage.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+from ...api import errors
+from ..authentication.user import UserInfo
+from ..request import RequestInfo
+
+
+class Decision(Enum):
+    DENY = 0
+    ALLOW = 1
+    NO_OPINION = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Attributes:
+    """What is asked: a resource request (verb on group/resource[/subresource] in a namespace,
+    maybe by name) or a non-resource one (verb on a path)."""
+    user: UserInfo
+    verb: str
+    resource_request: bool
+    namespace: str = ""
+    api_group: str = ""
+    api_version: str = ""
+    resource: str = ""
+    subresource: str = ""
+    name: str = ""
+    path: str = ""
+
+
+class Authorizer(Protocol):
+    def authorize(self, a: Attributes) -> tuple[Decision, str]:
+        """The decision and its reason (shown in a 403 after the message, and in access reviews)."""
+        ...
+
+
+class AlwaysAllow:
+    """Upstream: authorizerfactory.NewAlwaysAllowAuthorizer (--authorization-mode=AlwaysAllow)."""
+
+    def authorize(self, a: Attributes) -> tuple[Decision, str]:
+        return Decision.ALLOW, ""
+
+
+class Union:
+    """The first authorizer with an opinion decides; their reasons are joined as upstream's
+    unionAuthzHandler does (its errors aside: none of ours fail)."""
+
+    def __init__(self, *authorizers: Authorizer) -> None:
+        self.authorizers = authorizers
+
+    def authorize(self, a: Attributes) -> tuple[Decision, str]:
+        reasons = []
+        for z in self.authorizers:
+            decision, reason = z.authorize(a)
+            if reason:
+                reasons.append(reason)
+            if decision is not Decision.NO_OPINION:
+                return decision, "\n".join(reasons)
+        return Decision.NO_OPINION, "\n".join(reasons)
+
+
+def attributes_of(user: UserInfo, info: RequestInfo, path: str) -> Attributes:
+    """Upstream: GetAuthorizerAttributes — a resource request's parts, or the path and the
+    HTTP verb's lower-case name for anything else (the RequestInfo's verb is already that)."""
+    if info.is_resource_request:
+        return Attributes(user, info.verb, True, info.namespace, info.group, info.version,
+                          info.resource, info.subresource, info.name)
+    return Attributes(user, info.verb or "get", False, path=path)
+
+
+def forbidden(a: Attributes, reason: str) -> errors.StatusError:
+    """The 403 upstream writes: responsewriters.Forbidden with forbiddenMessage, wrapped by
+    apierrors.NewForbidden on the group/resource (no subresource) and the name."""
+    from ..admission.interface import status_forbidden
+    user = a.user.name
+    if not a.resource_request:
+        msg = f'User "{user}" cannot {a.verb} path "{a.path}"'
+    else:
+        resource = a.resource + ("/" + a.subresource if a.subresource else "")
+        msg = f'User "{user}" cannot {a.verb} resource "{resource}" in API group "{a.api_group}"'
+        msg += f' in the namespace "{a.namespace}"' if a.namespace else " at the cluster scope"
+    if reason:
+        msg += ": " + reason
+    if not a.resource_request:          # NewForbidden of an empty GroupResource
+        return errors.StatusError(403, "Forbidden", "forbidden: " + msg, {})
+    return status_forbidden(a.api_group, a.resource, a.name, msg)

@@ -35,6 +35,15 @@ class PrefixIndex:
         objs = by_ns.get(ns)
         return [objs[k] for k in sorted(objs)] if objs else []
 
+    async def has(self, ns: str) -> bool:
+        """Whether namespace ns holds any object under the prefix."""
+        return ns in await self._current()
+
+    async def get(self, ns: str, key: str) -> Obj | None:
+        """The current object stored under key (in namespace ns), or None (read-only)."""
+        objs = (await self._current()).get(ns)
+        return objs.get(key) if objs else None
+
     async def all(self) -> list[Obj]:
         """Every current object under the prefix (read-only), in key order."""
         by_ns = await self._current()

@@ -40,6 +40,7 @@ from ....quota.evaluator.core import IGNORED_RESOURCES, new_registry
 from ....quota.generic import Evaluator, QuotaConstraintError
 from ....quota.resources import ResourceList
 from ..chain import register
+from ._index import PrefixIndex
 from ..interface import Attributes, Obj, Operation, Plugin
 from ..interface import forbidden
 
@@ -113,6 +114,7 @@ class ResourceQuota(Plugin):
         # (group, resource) -> its evaluator, None for the ignored ones: one lookup per request
         self._evaluators: dict[tuple[str, str], Evaluator | None] = {}
         self._parsed: dict[str, QuotaState] = {}         # key -> the last version parsed
+        self.index = PrefixIndex(api.storage, PREFIX)    # which namespaces have quotas at all
 
     def evaluator_for(self, group: str, resource: str) -> Evaluator | None:
         gr = (group, resource)
@@ -128,9 +130,9 @@ class ResourceQuota(Plugin):
         evaluator = self._evaluators.get((a.group, a.resource)) or self.evaluator_for(a.group, a.resource)
         if evaluator is None or not evaluator.handles(a):
             return
-        prefix = f"{PREFIX}{a.namespace}/"
-        if not await self.api.storage.count(prefix):
+        if not await self.index.has(a.namespace):
             return                                   # the common case: no quota in the namespace
+        prefix = f"{PREFIX}{a.namespace}/"
         async with self._namespaces.hold(a.namespace):
             await self.check_quotas(a, evaluator, prefix)
 

@@ -13,7 +13,8 @@ neither a service account nor secrets. A service account annotated
 `kubernetes.io/enforce-mountable-secrets: "true"` limits the secrets a pod (or a later
 ephemeral container) may use to the ones it lists.
 
-The look-up is one storage get per pod create (a dict look-up in the memory and SQLite stores).
+The look-ups read an index of the service accounts kept current from the store's watch
+(plugins/_index.py), as upstream's plugin reads its informer's lister.
 
 Upstream: plugin/pkg/admission/serviceaccount/admission.go (Plugin.Admit, Validate,
 getServiceAccount, limitSecretReferences, limitEphemeralContainerSecretReferences,
@@ -30,6 +31,7 @@ from ....api.resources import ResourceInfo, lookup
 from ...objects import generate_name
 from ..chain import register
 from ..interface import Attributes, Operation, Plugin, forbidden
+from ._index import PrefixIndex
 
 Obj = dict[str, Any]
 
@@ -62,6 +64,13 @@ def token_volume_source() -> Obj:
     ]}
 
 
+# One instance shared by every admitted pod: stored objects are never changed in place (the
+# storage contract: a write hands over a new object), so the pods may share it. Building it per
+# pod cost ~1.5 µs, and its 13 dicts and lists per stored pod were a quarter of what the
+# collector traverses for each pod.
+TOKEN_VOLUME_SOURCE = token_volume_source()
+
+
 @register
 class ServiceAccount(Plugin):
     NAME = "ServiceAccount"
@@ -77,6 +86,8 @@ class ServiceAccount(Plugin):
     # volume name generator.
     retry_interval: tuple[float, float] = (0.1, 0.2)
     generate_name = staticmethod(generate_name)
+    # The service accounts, kept current from the store's watch (built on first use).
+    index: PrefixIndex | None = None
 
     async def admit(self, a: Attributes) -> None:
         """Upstream: Plugin.Admit"""
@@ -124,18 +135,21 @@ class ServiceAccount(Plugin):
                 raise forbidden(a, msg)
 
     async def service_account(self, a: Attributes, name: str) -> Obj:
-        """The pod's service account, or a 403 naming why not. Upstream: getServiceAccount"""
+        """The pod's service account, or a 403 naming why not. Upstream: getServiceAccount
+        (from the informer's lister, then live reads while the default one is missing)."""
+        if self.index is None:
+            self.index = PrefixIndex(self.api.storage, _SERVICE_ACCOUNTS.prefix)
         key = _SERVICE_ACCOUNTS.key(a.namespace, name)
-        kv = await self.api.storage.get(key)
-        if kv is not None:
-            return kv.obj
+        sa = await self.index.get(a.namespace, key)
+        if sa is not None:
+            return sa
         attempts = DEFAULT_SA_ATTEMPTS if name == DEFAULT_SERVICE_ACCOUNT_NAME else 1
         pause = random.uniform(*self.retry_interval)
         for _ in range(attempts - 1):
             await asyncio.sleep(pause)
-            kv = await self.api.storage.get(key)
-            if kv is not None:
-                return kv.obj
+            sa = await self.index.get(a.namespace, key)
+            if sa is not None:
+                return sa
         err = errors.NotFound("", "serviceaccount", name)
         raise forbidden(a, f"error looking up service account {a.namespace}/{name}: {err.message}")
 
@@ -171,7 +185,7 @@ class ServiceAccount(Plugin):
                     c["volumeMounts"] = mounts
                     needs_volume = True
         if not has_volume and needs_volume:
-            volumes.append({"name": volume_name, "projected": token_volume_source()})
+            volumes.append({"name": volume_name, "projected": TOKEN_VOLUME_SOURCE})
             spec["volumes"] = volumes
 
     async def limit_ephemeral_container_secret_references(self, a: Attributes, pod: Obj) -> None:

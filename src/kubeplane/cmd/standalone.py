@@ -112,7 +112,6 @@ def run_process(log_level: str | None, main: Callable[[], Awaitable[None]], *, u
             pass
 
     async def main_with_signals() -> None:
-        gc_tuning.collect_fully_on(asyncio.get_running_loop())
         if handle_signals:
             task = asyncio.current_task()
             assert task is not None

@@ -23,11 +23,10 @@ class Decision(Enum):
     NO_OPINION = 2
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Attributes:
     """What is asked: a resource request (verb on group/resource[/subresource] in a namespace,
-    maybe by name) or a non-resource one (verb on a path). Not frozen: one is built per
-    request, and a frozen dataclass's __init__ costs twice as much; nothing changes it."""
+    maybe by name) or a non-resource one (verb on a path)."""
     user: UserInfo
     verb: str
     resource_request: bool

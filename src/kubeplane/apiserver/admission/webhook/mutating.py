@@ -1,0 +1,170 @@
+"""MutatingAdmissionWebhook: the matching mutating webhooks asked in order, their JSONPatches applied.
+
+Upstream: mutatingDispatcher.Dispatch and callAttrMutatingHook (plugin/webhook/mutating/
+dispatcher.go), webhookReinvokeContext (reinvocationcontext.go), the plugin (plugin.go).
+
+Each webhook sees the object as the previous ones left it. A patch is applied to the object,
+the result decoded as the kind's typed object (a wrong type is an internal error, as upstream's
+decode) and defaulted; the validation that follows admission checks what the webhooks made.
+
+Reinvocation (reinvocationPolicy IfNeeded): when a webhook changes the object, the IfNeeded
+webhooks called before it are called once more, in order, after the first round. Upstream
+re-runs the whole mutating chain for that second round (the in-tree plugins too); here only
+the webhooks are re-run — MutatingAdmissionWebhook is the last mutating plugin in the chain,
+so only a webhook can have changed the object after the in-tree plugins ran.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ....api import errors
+from ....api.decode import typed_decode
+from ...patch.jsonpatch import json_patch, validate_json_patch
+from ...registry import scheme
+from ...registry.registry import REGISTRY
+from ..chain import register
+from ..interface import Attributes
+from . import metrics
+from .errors import ErrCallingWebhook, ErrWebhookRejection, service_unavailable
+from .generic import Webhook
+from .predicates import internal_error
+from .request import AdmissionResponse, Invocation
+from .source import WebhookAccessor
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+PLUGIN_NAME = "MutatingAdmissionWebhook"
+# Upstream: the audit annotation prefixes of mutating/dispatcher.go
+PATCH_AUDIT_ANNOTATION_PREFIX = "patch.webhook.admission.k8s.io/"
+MUTATION_AUDIT_ANNOTATION_PREFIX = "mutation.webhook.admission.k8s.io/"
+FAILED_OPEN_PREFIX = "failed-open." + MUTATION_AUDIT_ANNOTATION_PREFIX
+
+
+@dataclass(slots=True)
+class _ReinvokeContext:
+    """Upstream: webhookReinvokeContext — the IfNeeded webhooks called before the last change
+    (to call again if anything changes after them) and those to call again."""
+    previously_invoked: set[str] = field(default_factory=set)
+    reinvoke: set[str] = field(default_factory=set)
+
+    def require_reinvoking_previously_invoked(self) -> None:
+        self.reinvoke |= self.previously_invoked
+        self.previously_invoked = set()
+
+
+@register
+class MutatingAdmissionWebhook(Webhook):
+    NAME = PLUGIN_NAME
+    MUTATING = True
+    MUTATING_HOOKS = True
+    RESOURCE = "mutatingwebhookconfigurations"
+
+    async def admit(self, a: Attributes) -> None:
+        """Upstream: Plugin.Admit -> Webhook.Dispatch, and the reinvocation round."""
+        hooks = await self.hooks_for(a)
+        if not hooks:
+            return
+        rc = _ReinvokeContext()
+        await self._dispatch(hooks, a, rc, 0)
+        if rc.reinvoke:
+            await self._dispatch(hooks, a, rc, 1)
+
+    async def _dispatch(self, hooks: list[WebhookAccessor], a: Attributes, rc: _ReinvokeContext, rnd: int) -> None:
+        """Upstream: mutatingDispatcher.Dispatch (one round)."""
+        for i, h in enumerate(hooks):
+            inv = await self.should_call_hook(h, a)
+            if inv is None or (rnd == 1 and h.uid not in rc.reinvoke):
+                continue
+            started = time.perf_counter()
+            changed = False
+            try:
+                changed = await self._call_mutating(h, inv, a, rnd, i)
+            except ErrCallingWebhook as e:
+                metrics.observe(h.name, "admit", a, started, rejected=not h.ignore_failures, code=e.status.code,
+                                error_type="calling_webhook_error")
+                self.failed_calling(h, e, a, f"{FAILED_OPEN_PREFIX}round_{rnd}_index_{i}")
+            except ErrWebhookRejection as e:
+                metrics.observe(h.name, "admit", a, started, rejected=True, code=e.status.code, error_type="no_error")
+                raise e.status from None
+            except errors.StatusError:
+                metrics.observe(h.name, "admit", a, started, rejected=True, code=0,
+                                error_type="apiserver_internal_error")
+                raise
+            else:
+                metrics.observe(h.name, "admit", a, started, rejected=False, code=200)
+            if changed:
+                rc.require_reinvoking_previously_invoked()
+            if h.reinvoke_if_needed:
+                rc.previously_invoked.add(h.uid)
+
+    async def _call_mutating(self, h: WebhookAccessor, inv: Invocation, a: Attributes, rnd: int, idx: int) -> bool:
+        """Upstream: callAttrMutatingHook — ask, then apply the patch; whether the object changed."""
+        changed = False
+        try:
+            resp = await self.call_hook(h, inv, a)
+            changed = self._apply_patch(h, resp, a, rnd, idx)
+        finally:
+            a.audit_annotations[f"{MUTATION_AUDIT_ANNOTATION_PREFIX}round_{rnd}_index_{idx}"] = orjson.dumps(
+                {"configuration": h.configuration_name, "webhook": h.name, "mutated": changed}).decode()
+        return changed
+
+    def _apply_patch(self, h: WebhookAccessor, resp: AdmissionResponse, a: Attributes, rnd: int, idx: int) -> bool:
+        if not resp.patch:
+            return False
+        try:
+            ops = orjson.loads(resp.patch)
+            validate_json_patch(ops)
+        except (orjson.JSONDecodeError, errors.StatusError) as e:
+            raise ErrCallingWebhook(h.name, f"received undecodable patch in webhook response: {_text(e)}",
+                                    service_unavailable("error decoding patch in webhook response")) from None
+        if not ops:
+            return False
+        if a.obj is None:
+            raise internal_error(f"admission webhook {errors.go_quote(h.name)} attempted to modify the object, "
+                                 "which is not supported for this operation")
+        if resp.patch_type != "JSONPatch":
+            raise ErrCallingWebhook(h.name, f'unsupported patch type "{resp.patch_type}"',
+                                    service_unavailable("error decoding patch in webhook response"))
+        try:
+            patched = json_patch(a.obj, ops)
+        except errors.StatusError as e:
+            raise internal_error(_text(e)) from None
+        self._decode(patched, a)
+        changed = patched != a.obj
+        a.audit_annotations[f"{PATCH_AUDIT_ANNOTATION_PREFIX}round_{rnd}_index_{idx}"] = orjson.dumps(
+            {"configuration": h.configuration_name, "webhook": h.name, "patch": ops, "patchType": "JSONPatch"}).decode()
+        # The store holds a.obj: change it in place (replacing nested values, never sharing the
+        # stored object's: json_patch worked on a deep copy).
+        a.obj.clear()
+        a.obj.update(patched)
+        return changed
+
+    def _decode(self, patched: Obj, a: Attributes) -> None:
+        """Upstream: the patched JSON decoded into the kind's Go type (an error is internal),
+        then defaulted. Its kind and apiVersion must stay the request's."""
+        assert a.obj is not None
+        if patched.get("apiVersion") != a.obj.get("apiVersion") or patched.get("kind") != a.obj.get("kind"):
+            raise internal_error(f"the patched object's apiVersion and kind must remain "
+                                 f"{a.obj.get('apiVersion')}, Kind={a.obj.get('kind')}")
+        d = REGISTRY.for_type(str(a.obj.get("apiVersion") or ""), str(a.obj.get("kind") or ""))
+        def_name = getattr(d, "definition", None)
+        if def_name:
+            type_err, _ = typed_decode(patched, def_name)
+            if type_err:
+                raise internal_error(type_err)
+        if a.subresource == "status":
+            scheme.set_defaults_except_spec(patched)
+        elif not a.subresource:
+            scheme.set_defaults(patched)
+
+
+def _text(e: Exception) -> str:
+    detail = getattr(e, "detail", None)
+    return str(detail) if detail else str(e)

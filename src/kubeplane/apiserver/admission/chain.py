@@ -61,7 +61,7 @@ class Chain:
     """The enabled plugins, split into the mutating and the validating phase."""
 
     def __init__(self, api: APIServer, enabled: tuple[str, ...] | None = None) -> None:
-        from . import plugins  # noqa: F401  (registers the shipped plugins)
+        from . import plugins, webhook  # noqa: F401  (registers the shipped plugins and the webhook plugins)
         disabled = api.options.disable_admission_plugins
         if enabled is None:
             enabled = tuple(n for n in ORDER if n not in DEFAULT_OFF)

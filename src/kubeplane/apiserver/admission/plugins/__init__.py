@@ -4,4 +4,3 @@ from . import (  # noqa: F401
     pod_security, priority, resource_quota, service_account, storage_object_in_use_protection,
     taint_nodes_by_condition,
 )
-from ..webhook import mutating, validating  # noqa: F401,E402  (MutatingAdmissionWebhook, ValidatingAdmissionWebhook)

@@ -13,3 +13,4 @@ Upstream: staging/src/k8s.io/apiserver/pkg/admission/plugin/webhook/. Modules by
   validating.py      ValidatingAdmissionWebhook (concurrent)
   metrics.py         apiserver_admission_webhook_* series
 """
+from . import mutating, validating  # noqa: F401  (register the two plugins with the chain)

@@ -102,8 +102,8 @@ class ClientManager:
                 connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=10))
         try:
             return await asyncio.wait_for(self._do(dial_url, ctx, server_hostname, body), timeout)
-        except CallError as e:
-            raise CallError(f'Post "{url}": {e.message}', e.status) from None
+        except CallError:               # the server answered: client-go's error names no URL
+            raise
         except (asyncio.TimeoutError, TimeoutError):
             raise CallError(f'Post "{url}": context deadline exceeded',
                             service_unavailable("error calling webhook")) from None
@@ -122,10 +122,7 @@ class ClientManager:
                    "User-Agent": "kube-apiserver-admission"}
         async with self._session.post(url, data=body, headers=headers, ssl=ctx, server_hostname=server_hostname,
                                       allow_redirects=False) as resp:
-            data = await resp.content.read(MAX_RESPONSE_BYTES + 1)
-            if len(data) > MAX_RESPONSE_BYTES:
-                raise CallError(f"response body larger than {MAX_RESPONSE_BYTES} bytes",
-                                service_unavailable("error calling webhook"))
+            data = await _read_bounded(resp)
             if not 200 <= resp.status < 300:
                 raise _http_error(resp.status, data, resp.content_type)
         try:
@@ -184,6 +181,23 @@ class ClientManager:
                     ip = random.choice(eps)["addresses"][0]
                     return f"[{ip}]:{sp['port']}" if ":" in ip else f"{ip}:{sp['port']}"
         raise service_unavailable(f'no endpoints available for service "{name}"')
+
+
+async def _read_bounded(resp: aiohttp.ClientResponse) -> bytes:
+    """The body, or a CallError past MAX_RESPONSE_BYTES (read no further)."""
+    if resp.content_length is not None and resp.content_length > MAX_RESPONSE_BYTES:
+        raise _too_large()
+    chunks, size = [], 0
+    while chunk := await resp.content.read(256 * 1024):
+        size += len(chunk)
+        if size > MAX_RESPONSE_BYTES:
+            raise _too_large()
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large() -> CallError:
+    return CallError(f"response body larger than {MAX_RESPONSE_BYTES} bytes", service_unavailable("error calling webhook"))
 
 
 def _new_tls_context(ca_bundle_b64: str) -> ssl.SSLContext:

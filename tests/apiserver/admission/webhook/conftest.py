@@ -6,7 +6,7 @@ from typing import Any, AsyncIterator
 
 import orjson
 import pytest
-from webhook_server import WebhookServer
+from kubeplane.testing.webhook_server import WebhookServer
 
 from kubeplane.apiserver.request import Request
 from kubeplane.apiserver.server import APIServer

@@ -12,7 +12,7 @@ import orjson
 import pytest
 from aiohttp import web
 from conftest import NS, call
-from webhook_server import SERVICE_HOST, WebhookServer, allow, patch_response
+from kubeplane.testing.webhook_server import SERVICE_HOST, WebhookServer, allow, patch_response
 
 from kubeplane.apiserver.admission.webhook import client as client_mod
 from kubeplane.apiserver.admission.webhook import matchconditions

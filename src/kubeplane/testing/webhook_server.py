@@ -1,4 +1,4 @@
-"""A real HTTPS webhook server for the admission webhook tests: a self-signed CA made with
+"""A real HTTPS admission webhook server for tests: a self-signed CA made with
 `cryptography`, a server certificate for 127.0.0.1, localhost and `webhook.test.svc`, aiohttp on
 a free loopback port. Each path answers with a handler the test sets:
 
@@ -126,3 +126,40 @@ class WebhookServer:
         body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
                 "response": {"uid": review["request"]["uid"], **out}}
         return web.Response(body=orjson.dumps(body), content_type="application/json")
+
+
+class ThreadedWebhookServer:
+    """A WebhookServer on its own event loop in a thread, for synchronous tests (kubectl e2e).
+    Handlers run on that loop."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.server = WebhookServer()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="webhook-server", daemon=True)
+        self._thread.start()
+        self._running = False
+
+    def start(self) -> WebhookServer:
+        asyncio.run_coroutine_threadsafe(self.server.start(), self._loop).result(30)
+        self._running = True
+        return self.server
+
+    def stop_serving(self) -> None:
+        """Stop answering (the port is then refused), keeping the loop for close()."""
+        if self._running:
+            asyncio.run_coroutine_threadsafe(self._stop_runner(), self._loop).result(30)
+            self._running = False
+
+    async def _stop_runner(self) -> None:
+        if self.server._runner is not None:
+            await self.server._runner.cleanup()
+            self.server._runner = None
+
+    def close(self) -> None:
+        self.stop_serving()
+        asyncio.run_coroutine_threadsafe(self.server.stop(), self._loop).result(30)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()

@@ -66,10 +66,11 @@ class WebhookSource:
         self._configs: dict[str, Obj] = {}          # key -> configuration
         self._hooks: list[WebhookAccessor] = []
         self._watcher: Any = None
+        self._changes: Any = None          # the watcher's changes(), None: sync() must list
 
     def webhooks(self) -> list[WebhookAccessor] | None:
         """The current webhooks (read-only), or None when sync() must list first."""
-        changes = getattr(self._watcher, "changes", None)
+        changes = self._changes
         if changes is None:
             return None
         try:
@@ -97,16 +98,16 @@ class WebhookSource:
             self._watcher.stop()
         watcher = self.storage.watch(self.prefix, rev)
         if hasattr(watcher, "changes"):
-            self._watcher = watcher
+            self._watcher, self._changes = watcher, watcher.changes
         else:                                     # a store without changes(): list every time
             watcher.stop()
-            self._watcher = None
+            self._watcher = self._changes = None
         return self._hooks
 
     def stop(self) -> None:
         if self._watcher is not None:
             self._watcher.stop()
-            self._watcher = None
+            self._watcher = self._changes = None
 
     def _compile(self) -> None:
         """Upstream: the configurations sorted by name, each one's webhooks in order."""

@@ -118,7 +118,7 @@ class WebhookServer:
         review["query"] = dict(request.query)
         self.reviews.setdefault(path, []).append(review)
         handler = self.handlers.get(path, allow)
-        out = handler(review)
+        out: Any = handler(review)
         if asyncio.iscoroutine(out):
             out = await out
         if isinstance(out, web.StreamResponse):

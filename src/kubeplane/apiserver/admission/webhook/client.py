@@ -46,9 +46,10 @@ _OFFLOAD_BYTES = 64 * 1024            # decode larger answers in the worker thre
 _MAX_UNSTRUCTURED_RESPONSE_TEXT_BYTES = 2048     # client-go's maxUnstructuredResponseTextBytes
 _SSL_CACHE_SIZE = 64
 
-_SERVICES = lookup("", "v1", "services")
-_SLICES = lookup("discovery.k8s.io", "v1", "endpointslices")
-assert _SERVICES is not None and _SLICES is not None
+_services = lookup("", "v1", "services")
+_slices = lookup("discovery.k8s.io", "v1", "endpointslices")
+assert _services is not None and _slices is not None
+_SERVICES, _SLICES = _services, _slices
 _SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 
 
@@ -139,10 +140,10 @@ class ClientManager:
         url = cc.get("url")
         if isinstance(url, str) and url:
             return url + query, url + query, None
-        svc = cc.get("service") if isinstance(cc.get("service"), dict) else {}
+        svc: Obj = cc["service"] if isinstance(cc.get("service"), dict) else {}
         name, ns = str(svc.get("name") or ""), str(svc.get("namespace") or "")
-        port = svc.get("port") if isinstance(svc.get("port"), int) else 443
-        path = svc.get("path") if isinstance(svc.get("path"), str) else ""
+        port: int = svc["port"] if isinstance(svc.get("port"), int) else 443
+        path: str = svc["path"] if isinstance(svc.get("path"), str) else ""
         host = f"{name}.{ns}.svc"
         named = f"https://{host}:{port}{path}{query}"
         try:
@@ -219,8 +220,9 @@ def _http_error(code: int, body: bytes, content_type: str) -> CallError:
     except orjson.JSONDecodeError:
         st = None
     if isinstance(st, dict) and st.get("kind") == "Status" and isinstance(st.get("message"), str):
-        c = st.get("code") if isinstance(st.get("code"), int) else code
-        err = errors.StatusError(c, st.get("reason") if isinstance(st.get("reason"), str) else "", st["message"],
+        c: int = st["code"] if isinstance(st.get("code"), int) else code
+        reason: str = st["reason"] if isinstance(st.get("reason"), str) else ""
+        err = errors.StatusError(c, reason, st["message"],
                                  st.get("details") if isinstance(st.get("details"), dict) else None)
         return CallError(st["message"], err)
     text = body[:_MAX_UNSTRUCTURED_RESPONSE_TEXT_BYTES].decode("utf-8", "replace").strip() \

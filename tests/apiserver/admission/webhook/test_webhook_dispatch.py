@@ -404,3 +404,25 @@ async def test_no_webhook_no_call(api: APIServer, hooks: WebhookServer) -> None:
     assert allow({}) == {"allowed": True}
     assert (await call(api, "POST", PODS, pod()))[0] == 201
     assert hooks.reviews == {}
+
+
+async def test_a_patch_growing_the_object_past_the_store_limit(api: APIServer, hooks: WebhookServer) -> None:
+    big = "x" * (3 * 1024 * 1024 + 10)
+    hooks.handlers["/p"] = lambda r: patch_response([{"op": "add", "path": "/metadata/annotations",
+                                                      "value": {"big": big}}])
+    await configure(api, "Mutating", "m", webhook(hooks, "p.example.com", "/p"))
+    status, body, _ = await call(api, "POST", PODS, pod())
+    assert status == 413, body["message"][:200]
+    assert body["reason"] == "RequestEntityTooLarge"
+
+
+async def test_virtual_resources_are_never_sent_to_webhooks(api: APIServer, hooks: WebhookServer) -> None:
+    hooks.handlers["/d"] = lambda r: {"allowed": False}
+    h = webhook(hooks, "all.example.com", "/d")
+    h["rules"] = [{"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*/*"]}]
+    await configure(api, "Validating", "v", h)
+    status, body, _ = await call(api, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": {"verb": "get", "resource": "pods"}}})
+    assert status == 201, body
+    assert "/d" not in hooks.reviews

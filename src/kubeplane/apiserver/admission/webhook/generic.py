@@ -61,14 +61,13 @@ class Webhook(Plugin):
 
     def hooks_now(self, a: Attributes) -> list[WebhookAccessor] | None:
         """The webhooks that may apply to a, without waiting: [] when none can (nothing
-        configured, or a request writing an admission configuration: upstream's
-        isExcludedFromAPIHooks), None when the configurations must be listed first (hooks_for).
+        configured, or a request no webhook may see: rules.is_excluded), None when the configurations must be listed first (hooks_for).
         The common case — nothing configured — costs one look at the configurations' watch."""
         source = self._source
         hooks = source.webhooks() if source is not None else None
         if not hooks:
             return hooks
-        return [] if rules.is_exempt_admission_configuration_resource(a, request_kind(a)[0]) else hooks
+        return [] if rules.is_excluded(a, request_kind(a)[0]) else hooks
 
     async def hooks_for(self, a: Attributes) -> list[WebhookAccessor]:
         """hooks_now, listing the configurations first when needed."""

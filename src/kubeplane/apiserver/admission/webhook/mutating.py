@@ -25,6 +25,7 @@ import orjson
 
 from ....api import errors
 from ....api.decode import typed_decode
+from ... import objects
 from ...patch.jsonpatch import json_patch, validate_json_patch
 from ...registry import scheme
 from ...registry.registry import REGISTRY
@@ -144,6 +145,8 @@ class MutatingAdmissionWebhook(Webhook):
         except errors.StatusError as e:
             raise internal_error(_text(e)) from None
         self._decode(patched, a)
+        if len(resp.patch) > _SIZE_CHECK_PATCH_BYTES:
+            _check_size(patched, a)
         changed = patched != a.obj
         a.audit_annotations[f"{PATCH_AUDIT_ANNOTATION_PREFIX}round_{rnd}_index_{idx}"] = orjson.dumps(
             {"configuration": h.configuration_name, "webhook": h.name, "patch": ops, "patchType": "JSONPatch"}).decode()
@@ -170,6 +173,19 @@ class MutatingAdmissionWebhook(Webhook):
             scheme.set_defaults_except_spec(patched)
         elif not a.subresource:
             scheme.set_defaults(patched)
+
+
+# A patch this large may have grown the object past what the store takes: weigh the result
+# (smaller patches cannot add enough; the store's own check covers the request's body).
+_SIZE_CHECK_PATCH_BYTES = 64 * 1024
+
+
+def _check_size(patched: Obj, a: Attributes) -> None:
+    """The patched object must still fit the store (upstream: etcd refuses it when it is
+    written, "etcdserver: request is too large"; here the store's 413 before it is written)."""
+    d = REGISTRY.lookup(a.group, a.version, a.resource)
+    if d is not None:
+        objects.check_stored_size(patched, d, drop_managed_fields=False)
 
 
 def _text(e: Exception) -> str:

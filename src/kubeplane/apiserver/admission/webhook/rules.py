@@ -20,6 +20,16 @@ EXEMPT_KINDS = frozenset({
     "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding",
 })
 
+# Virtual resources, answered and never stored (the access and token reviews): no webhook sees
+# them, so admission cannot lock a cluster out of its own authentication and authorization.
+# Upstream: the ExcludeAdmissionWebhookVirtualResources feature (beta, on by default in 1.37)
+# and kube-apiserver's excluded admission resources (isExcludedFromAllHooks).
+EXCLUDED_VIRTUAL_RESOURCES = frozenset({
+    ("authentication.k8s.io", "tokenreviews"), ("authentication.k8s.io", "selfsubjectreviews"),
+    ("authorization.k8s.io", "subjectaccessreviews"), ("authorization.k8s.io", "selfsubjectaccessreviews"),
+    ("authorization.k8s.io", "localsubjectaccessreviews"), ("authorization.k8s.io", "selfsubjectrulesreviews"),
+})
+
 
 def _exact_or_wildcard(items: Any, requested: str) -> bool:
     """Upstream: exactOrWildcard."""
@@ -75,3 +85,9 @@ def matches(rule: Obj, a: Attributes, group: str | None = None, version: str | N
 def is_exempt_admission_configuration_resource(a: Attributes, kind_group: str) -> bool:
     """Upstream: IsExemptAdmissionConfigurationResource (by the request's kind)."""
     return kind_group == ADMISSION_GROUP and a.kind in EXEMPT_KINDS
+
+
+def is_excluded(a: Attributes, kind_group: str) -> bool:
+    """Whether no webhook may see a: upstream's isExcludedFromAllHooks and isExcludedFromAPIHooks."""
+    return ((a.group, a.resource) in EXCLUDED_VIRTUAL_RESOURCES
+            or is_exempt_admission_configuration_resource(a, kind_group))

@@ -90,11 +90,15 @@ class Chain:
     def admit(self, a: Attributes) -> Awaitable[None]:
         """The mutating phase (await it). Upstream: chainAdmissionHandler.Admit."""
         plugins = self._route(a)[0]
+        if len(plugins) == 1:       # no coroutine of ours around the plugin's (the webhooks' DONE)
+            return plugins[0].admit(a)
         return _admit(plugins, a) if plugins else _NOTHING
 
     def validate(self, a: Attributes) -> Awaitable[None]:
         """The validating phase (await it). Upstream: chainAdmissionHandler.Validate."""
         plugins = self._route(a)[1]
+        if len(plugins) == 1:
+            return plugins[0].validate(a)
         return _validate(plugins, a) if plugins else _NOTHING
 
     def _route(self, a: Attributes) -> tuple[list[Plugin], list[Plugin]]:

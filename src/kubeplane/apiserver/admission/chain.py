@@ -87,6 +87,11 @@ class Chain:
                 if p.VALIDATING:
                     self._validators[op].append(p)
 
+    async def close(self) -> None:
+        """Release what plugins hold open (the webhook plugins' HTTP connections)."""
+        for p in self.plugins:
+            await p.close()
+
     def admit(self, a: Attributes) -> Awaitable[None]:
         """The mutating phase (await it). Upstream: chainAdmissionHandler.Admit."""
         plugins = self._route(a)[0]

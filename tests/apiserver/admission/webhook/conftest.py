@@ -32,10 +32,7 @@ async def api() -> AsyncIterator[APIServer]:
         "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS, "labels": {"team": "a"}},
         "status": {"phase": "Active"}})
     yield s
-    for name in ("MutatingAdmissionWebhook", "ValidatingAdmissionWebhook"):
-        for p in s.admission.plugins:
-            if p.NAME == name:
-                await p.client.close()    # type: ignore[attr-defined]
+    await s.admission.close()
     await s.storage.close()
 
 

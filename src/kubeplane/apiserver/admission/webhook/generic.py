@@ -59,6 +59,11 @@ class Webhook(Plugin):
         # (group, resource) -> the other served versions of it (matchPolicy Equivalent)
         self._equivalents: dict[tuple[str, str], list[tuple[str, str]]] = {}
 
+    async def close(self) -> None:
+        await self.client.close()
+        if self._source is not None:
+            self._source.stop()
+
     def hooks_now(self, a: Attributes) -> list[WebhookAccessor] | None:
         """The webhooks that may apply to a, without waiting: [] when none can (nothing
         configured, or a request no webhook may see: rules.is_excluded), None when the configurations must be listed first (hooks_for).

@@ -426,3 +426,16 @@ async def test_virtual_resources_are_never_sent_to_webhooks(api: APIServer, hook
         "spec": {"resourceAttributes": {"verb": "get", "resource": "pods"}}})
     assert status == 201, body
     assert "/d" not in hooks.reviews
+
+
+async def test_a_compressed_answer_is_not_expanded(api: APIServer, hooks: WebhookServer) -> None:
+    """A gzip bomb (64 MiB of zeros in ~64 KiB) is never decompressed: identity was asked for."""
+    import gzip
+    bomb = gzip.compress(b"0" * (64 * 1024 * 1024), compresslevel=9)
+    hooks.handlers["/z"] = lambda r: web.Response(body=bomb, headers={"Content-Encoding": "gzip"},
+                                                  content_type="application/json")
+    await configure(api, "Validating", "v", webhook(hooks, "z.example.com", "/z"))
+    status, body, _ = await call(api, "POST", PODS, pod())
+    assert status == 500
+    assert "json parse error" in body["message"]
+    assert hooks.reviews["/z"][0]["query"] == {"timeout": "10s"}

@@ -99,7 +99,7 @@ class ClientManager:
         url, dial_url, server_hostname = await self._location(cc, timeout)
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
-                json_serialize=lambda o: orjson.dumps(o).decode(), auto_decompress=True,
+                json_serialize=lambda o: orjson.dumps(o).decode(), auto_decompress=False,
                 connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=10))
         try:
             return await asyncio.wait_for(self._do(dial_url, ctx, server_hostname, body), timeout)
@@ -119,8 +119,10 @@ class ClientManager:
 
     async def _do(self, url: str, ctx: ssl.SSLContext, server_hostname: str | None, body: bytes) -> Any:
         assert self._session is not None
+        # identity only: a compressed answer could expand a thousandfold in one read (a gzip
+        # bomb) before the size bound sees it
         headers = {"Content-Type": "application/json", "Accept": "application/json, */*",
-                   "User-Agent": "kube-apiserver-admission"}
+                   "Accept-Encoding": "identity", "User-Agent": "kube-apiserver-admission"}
         async with self._session.post(url, data=body, headers=headers, ssl=ctx, server_hostname=server_hostname,
                                       allow_redirects=False) as resp:
             data = await _read_bounded(resp)

@@ -99,6 +99,11 @@ class Chain:
             return plugins[0].admit(a)
         return _admit(plugins, a) if plugins else _NOTHING
 
+    def admitters(self, a: Attributes) -> list[Plugin]:
+        """The mutating plugins for a, in chain order (the webhook plugin re-runs those before
+        it when a webhook changed the object: upstream's reinvoker)."""
+        return self._route(a)[0]
+
     def validate(self, a: Attributes) -> Awaitable[None]:
         """The validating phase (await it). Upstream: chainAdmissionHandler.Validate."""
         plugins = self._route(a)[1]

@@ -439,3 +439,26 @@ async def test_a_compressed_answer_is_not_expanded(api: APIServer, hooks: Webhoo
     assert status == 500
     assert "json parse error" in body["message"]
     assert hooks.reviews["/z"][0]["query"] == {"timeout": "10s"}
+
+
+async def test_in_tree_plugins_run_again_after_a_webhook_changed_the_object(api: APIServer,
+                                                                          hooks: WebhookServer) -> None:
+    """Upstream's reinvoker: a sidecar a webhook injects gets LimitRanger's defaults, and an
+    IfNeeded webhook is called again when the in-tree plugins changed the object."""
+    await api.storage.create(f"/registry/limitranges/{NS}/lr", {
+        "apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr", "namespace": NS},
+        "spec": {"limits": [{"type": "Container", "default": {"cpu": "200m"}, "defaultRequest": {"cpu": "100m"}}]}})
+    hooks.handlers["/observe"] = allow
+    hooks.handlers["/inject"] = lambda r: patch_response([{"op": "add", "path": "/spec/containers/-",
+                                                           "value": {"name": "sidecar", "image": "envoy"}}])
+    await configure(api, "Mutating", "m", webhook(hooks, "a-observe.example.com", "/observe",
+                                                  reinvocationPolicy="IfNeeded"),
+                    webhook(hooks, "b-inject.example.com", "/inject"))
+    status, body, _ = await call(api, "POST", PODS, pod())
+    assert status == 201, body
+    sidecar = body["spec"]["containers"][1]
+    assert sidecar["name"] == "sidecar"
+    assert sidecar["resources"] == {"requests": {"cpu": "100m"}, "limits": {"cpu": "200m"}}
+    assert len(hooks.reviews["/inject"]) == 1
+    second = hooks.reviews["/observe"][1]["request"]["object"]
+    assert second["spec"]["containers"][1]["resources"]["limits"] == {"cpu": "200m"}

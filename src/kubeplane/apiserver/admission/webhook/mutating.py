@@ -7,14 +7,16 @@ Each webhook sees the object as the previous ones left it. A patch is applied to
 the result decoded as the kind's typed object (a wrong type is an internal error, as upstream's
 decode) and defaulted; the validation that follows admission checks what the webhooks made.
 
-Reinvocation (reinvocationPolicy IfNeeded): when a webhook changes the object, the IfNeeded
-webhooks called before it are called once more, in order, after the first round. Upstream
-re-runs the whole mutating chain for that second round (the in-tree plugins too); here only
-the webhooks are re-run — MutatingAdmissionWebhook is the last mutating plugin in the chain,
-so only a webhook can have changed the object after the in-tree plugins ran.
+Reinvocation (upstream's reinvoker, admission/reinvocation.go): when a webhook changed the
+object, the mutating chain runs once more — the in-tree plugins before this one (so a container
+a webhook injected gets LimitRanger's defaults and the ServiceAccount token mount), then the
+webhooks to reinvoke: the IfNeeded ones called before the last change, or all IfNeeded ones
+called if the in-tree plugins changed the object. A webhook not called in the first round is
+not called in the second.
 """
 from __future__ import annotations
 
+import copy
 import logging
 import time
 from collections.abc import Awaitable
@@ -55,6 +57,7 @@ class _ReinvokeContext:
     (to call again if anything changes after them) and those to call again."""
     previously_invoked: set[str] = field(default_factory=set)
     reinvoke: set[str] = field(default_factory=set)
+    should_reinvoke: bool = False         # a webhook changed the object: upstream's SetShouldReinvoke
 
     def require_reinvoking_previously_invoked(self) -> None:
         self.reinvoke |= self.previously_invoked
@@ -81,6 +84,18 @@ class MutatingAdmissionWebhook(Webhook):
             return
         rc = _ReinvokeContext()
         await self._dispatch(hooks, a, rc, 0)
+        if rc.should_reinvoke:
+            await self._reinvoke(hooks, a, rc)
+
+    async def _reinvoke(self, hooks: list[WebhookAccessor], a: Attributes, rc: _ReinvokeContext) -> None:
+        """Upstream: reinvoker.Admit's second round, as the chain would run it."""
+        last_webhook_output = copy.deepcopy(a.obj)
+        for p in self.api.admission.admitters(a):
+            if p is self:
+                break
+            await p.admit(a)
+        if a.obj != last_webhook_output:        # upstream: IsOutputChangedSinceLastWebhookInvocation
+            rc.require_reinvoking_previously_invoked()
         if rc.reinvoke:
             await self._dispatch(hooks, a, rc, 1)
 
@@ -109,6 +124,7 @@ class MutatingAdmissionWebhook(Webhook):
                 metrics.observe(h.name, "admit", a, started, rejected=False, code=200)
             if changed:
                 rc.require_reinvoking_previously_invoked()
+                rc.should_reinvoke = True
             if h.reinvoke_if_needed:
                 rc.previously_invoked.add(h.uid)
 

@@ -462,3 +462,40 @@ async def test_in_tree_plugins_run_again_after_a_webhook_changed_the_object(api:
     assert len(hooks.reviews["/inject"]) == 1
     second = hooks.reviews["/observe"][1]["request"]["object"]
     assert second["spec"]["containers"][1]["resources"]["limits"] == {"cpu": "200m"}
+
+
+def hpa_v1() -> Obj:
+    return {"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "h", "namespace": NS},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                     "maxReplicas": 3, "targetCPUUtilizationPercentage": 50}}
+
+
+@pytest.mark.parametrize(("versions", "policy", "sent"), [
+    pytest.param(["v1"], "Equivalent", "v1", id="exact-version"),
+    pytest.param(["v2"], "Equivalent", "v2", id="equivalent-version"),
+    pytest.param(["v2"], "Exact", None, id="exact-policy"),
+])
+async def test_match_policy(api: APIServer, hooks: WebhookServer, versions: list[str], policy: str,
+                            sent: str | None) -> None:
+    """Upstream's matchPolicy: a v1 HorizontalPodAutoscaler request reaches a webhook that asks
+    for v2 only when Equivalent, with the object converted to the webhook's version."""
+    h = webhook(hooks, "hpa.example.com", "/hpa", matchPolicy=policy)
+    h["rules"] = [{"operations": ["CREATE"], "apiGroups": ["autoscaling"], "apiVersions": versions,
+                   "resources": ["horizontalpodautoscalers"]}]
+    hooks.handlers["/hpa"] = lambda r: patch_response([{"op": "add", "path": "/metadata/labels",
+                                                        "value": {"seen": r["request"]["kind"]["version"]}}])
+    await configure(api, "Mutating", "m", h)
+    status, body, _ = await call(api, "POST", f"/apis/autoscaling/v1/namespaces/{NS}/horizontalpodautoscalers",
+                                 hpa_v1())
+    assert status == 201, body
+    assert body["spec"]["targetCPUUtilizationPercentage"] == 50
+    if sent is None:
+        assert "/hpa" not in hooks.reviews
+        return
+    req = hooks.reviews["/hpa"][0]["request"]
+    assert req["object"]["apiVersion"] == f"autoscaling/{sent}"
+    assert req["kind"] == {"group": "autoscaling", "version": sent, "kind": "HorizontalPodAutoscaler"}
+    assert req["resource"]["version"] == sent
+    assert req["requestKind"]["version"] == "v1" and req["requestResource"]["version"] == "v1"
+    assert body["metadata"]["labels"] == {"seen": sent}

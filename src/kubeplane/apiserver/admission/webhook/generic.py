@@ -21,7 +21,7 @@ from .errors import ErrCallingWebhook, ErrWebhookRejection, new_dry_run_unsuppor
 from .predicates import internal_error, match_namespace_selector, match_object_selector
 from .request import (
     AdmissionResponse, InvalidResponse, Invocation, create_v1_admission_review, invocation_for, new_uid,
-    request_kind, verify_admission_response,
+    object_for, old_object_for, request_kind, verify_admission_response,
 )
 from .source import WebhookAccessor, WebhookSource
 
@@ -103,8 +103,8 @@ class Webhook(Plugin):
         if obj_err is not None:
             raise obj_err
         if h.match_conditions:
-            activation = {"object": a.obj if a.operation is not Operation.DELETE else None,
-                          "oldObject": a.old_obj, "authorizer": None,
+            activation = {"object": object_for(a, inv) if a.operation is not Operation.DELETE else None,
+                          "oldObject": old_object_for(a, inv), "authorizer": None,
                           "request": create_v1_admission_review("", a, inv)["request"]}
             result = matchconditions.match(h.match_conditions, activation, h.ignore_failures)
             if result.error:

@@ -37,7 +37,7 @@ from . import metrics
 from .errors import ErrCallingWebhook, ErrWebhookRejection, service_unavailable
 from .generic import DONE, Webhook
 from .predicates import internal_error
-from .request import AdmissionResponse, Invocation
+from .request import AdmissionResponse, Invocation, object_for, unversioned
 from .source import WebhookAccessor
 
 log = logging.getLogger(__name__)
@@ -133,13 +133,14 @@ class MutatingAdmissionWebhook(Webhook):
         changed = False
         try:
             resp = await self.call_hook(h, inv, a)
-            changed = self._apply_patch(h, resp, a, rnd, idx)
+            changed = self._apply_patch(h, inv, resp, a, rnd, idx)
         finally:
             a.audit_annotations[f"{MUTATION_AUDIT_ANNOTATION_PREFIX}round_{rnd}_index_{idx}"] = orjson.dumps(
                 {"configuration": h.configuration_name, "webhook": h.name, "mutated": changed}).decode()
         return changed
 
-    def _apply_patch(self, h: WebhookAccessor, resp: AdmissionResponse, a: Attributes, rnd: int, idx: int) -> bool:
+    def _apply_patch(self, h: WebhookAccessor, inv: Invocation, resp: AdmissionResponse, a: Attributes, rnd: int,
+                     idx: int) -> bool:
         if not resp.patch:
             return False
         try:
@@ -157,9 +158,11 @@ class MutatingAdmissionWebhook(Webhook):
             raise ErrCallingWebhook(h.name, f'unsupported patch type "{resp.patch_type}"',
                                     service_unavailable("error decoding patch in webhook response"))
         try:
-            patched = json_patch(a.obj, ops)
+            patched = json_patch(object_for(a, inv) or {}, ops)
         except errors.StatusError as e:
             raise internal_error(_text(e)) from None
+        if not a.subresource:         # patched in the webhook's version: back to admission's
+            patched = unversioned(patched, a.obj, inv.group, inv.resource)
         self._decode(patched, a)
         if len(resp.patch) > _SIZE_CHECK_PATCH_BYTES:
             _check_size(patched, a)

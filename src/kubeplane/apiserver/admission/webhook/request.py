@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from ....api.autoscaling_conversion import hpa_v1_to_v2, hpa_v2_to_v1
 from ..interface import Attributes, Operation
 
 Obj = dict[str, Any]
@@ -68,6 +69,36 @@ def operation_options(a: Attributes) -> Obj | None:
     return opts
 
 
+# (group, resource, from apiVersion, to apiVersion) -> the conversion: the resources kubeplane
+# serves in more than one version (admission sees the stored version's object).
+_CONVERSIONS = {
+    ("autoscaling", "horizontalpodautoscalers", "autoscaling/v2", "autoscaling/v1"): hpa_v2_to_v1,
+    ("autoscaling", "horizontalpodautoscalers", "autoscaling/v1", "autoscaling/v2"): hpa_v1_to_v2,
+}
+
+
+def versioned(obj: Obj | None, group: str, resource: str, version: str) -> Obj | None:
+    """obj as the webhook's version of the resource shows it (upstream: VersionedAttributes,
+    converted to the invocation's kind); obj itself when it already is, or cannot be converted."""
+    if obj is None:
+        return None
+    target = f"{group}/{version}" if group else version
+    current = obj.get("apiVersion")
+    if current == target or not isinstance(current, str):
+        return obj
+    convert = _CONVERSIONS.get((group, resource, current, target))
+    return convert(obj) if convert is not None else obj
+
+
+def unversioned(obj: Obj, like: Obj, group: str, resource: str) -> Obj:
+    """obj (a webhook's version) back in the apiVersion of `like` (what admission holds)."""
+    target, current = like.get("apiVersion"), obj.get("apiVersion")
+    if current == target or not isinstance(current, str) or not isinstance(target, str):
+        return obj
+    convert = _CONVERSIONS.get((group, resource, current, target))
+    return convert(obj) if convert is not None else obj
+
+
 def create_v1_admission_review(uid: str, a: Attributes, inv: Invocation) -> Obj:
     """Upstream: CreateV1AdmissionReview."""
     rg, rv, rk = request_kind(a)
@@ -86,12 +117,21 @@ def create_v1_admission_review(uid: str, a: Attributes, inv: Invocation) -> Obj:
             **({"namespace": a.namespace} if a.namespace else {}),
             "operation": a.operation.value,
             "userInfo": a.user.to_dict(),
-            "object": a.obj if a.operation is not Operation.DELETE else None,
-            "oldObject": a.old_obj,
+            "object": object_for(a, inv) if a.operation is not Operation.DELETE else None,
+            "oldObject": old_object_for(a, inv),
             "dryRun": a.dry_run,
             "options": operation_options(a),
         },
     }
+
+
+def object_for(a: Attributes, inv: Invocation) -> Obj | None:
+    """The request's object in the invocation's version (a subresource's kind is its own)."""
+    return a.obj if a.subresource else versioned(a.obj, inv.group, inv.resource, inv.version)
+
+
+def old_object_for(a: Attributes, inv: Invocation) -> Obj | None:
+    return a.old_obj if a.subresource else versioned(a.old_obj, inv.group, inv.resource, inv.version)
 
 
 def new_uid() -> str:

@@ -1,8 +1,10 @@
 """The AdmissionReview sent to a webhook, and what its answer is checked for.
 
 Upstream: CreateV1AdmissionReview, VerifyAdmissionResponse (plugin/webhook/request/admissionreview.go).
-Only admission.k8s.io/v1 is spoken: a webhook whose admissionReviewVersions lacks "v1" cannot be
-called (v1beta1 was removed from kubeplane's scheme, as from upstream's served API).
+The first of the webhook's admissionReviewVersions that upstream speaks is used: "v1", or
+"v1beta1" (the same request under apiVersion admission.k8s.io/v1beta1; its answer is checked as
+upstream's v1beta1 case: generic._verify_v1beta1). Neither: the call fails ("webhook does not
+accept known AdmissionReview versions"), and failurePolicy decides.
 """
 from __future__ import annotations
 

@@ -499,3 +499,19 @@ async def test_match_policy(api: APIServer, hooks: WebhookServer, versions: list
     assert req["resource"]["version"] == sent
     assert req["requestKind"]["version"] == "v1" and req["requestResource"]["version"] == "v1"
     assert body["metadata"]["labels"] == {"seen": sent}
+
+
+async def test_admission_review_v1beta1(api: APIServer, hooks: WebhookServer) -> None:
+    """A webhook speaking only v1beta1 gets it; its patch needs no patchType (upstream's v1beta1 case)."""
+    def answer(review: Obj) -> Any:
+        patch = base64.b64encode(orjson.dumps([{"op": "add", "path": "/metadata/labels", "value": {"b": "1"}}]))
+        return web.Response(body=orjson.dumps({"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview",
+                                               "response": {"uid": review["request"]["uid"], "allowed": True,
+                                                            "patch": patch.decode()}}),
+                            content_type="application/json")
+    hooks.handlers["/b"] = answer
+    await configure(api, "Mutating", "m", webhook(hooks, "beta.example.com", "/b", admissionReviewVersions=["v1beta1"]))
+    status, body, _ = await call(api, "POST", PODS, pod())
+    assert status == 201, body
+    assert body["metadata"]["labels"] == {"b": "1"}
+    assert hooks.reviews["/b"][0]["apiVersion"] == "admission.k8s.io/v1beta1"

@@ -56,11 +56,13 @@ async def match_namespace_selector(api: APIServer, sel: labels.Selector | Select
             and a.operation in (Operation.CREATE, Operation.UPDATE)):
         ns_labels = ((a.obj or {}).get("metadata") or {}).get("labels")
     else:
+        # upstream gives a namespace's own requests its name as their namespace
+        name = a.namespace or (a.name if a.resource == "namespaces" and a.group == "" else "")
         ns = a.namespace_obj
-        if ns is None or (ns.get("metadata") or {}).get("name") != a.namespace:
-            kv = await api.storage.get(_NAMESPACE_KEY + a.namespace)
+        if ns is None or (ns.get("metadata") or {}).get("name") != name:
+            kv = await api.storage.get(_NAMESPACE_KEY + name) if name else None
             if kv is None:
-                return False, errors.NotFound("", "namespaces", a.namespace)
+                return False, errors.NotFound("", "namespaces", name)
             ns = kv.obj
         ns_labels = (ns.get("metadata") or {}).get("labels")
     return labels.matches(sel, ns_labels if isinstance(ns_labels, dict) else None), None

@@ -39,7 +39,6 @@ from typing import TYPE_CHECKING, Any
 from ..api.resources import RESOURCES, ResourceInfo, lookup
 from ..storage.interface import KeyExists, KeyNotFound, RevisionMismatch, StorageError
 from .request import Request, RequestInfo, Response
-from .admission.webhook import metrics as webhook_metrics
 
 if TYPE_CHECKING:
     from prometheus_client import Metric
@@ -424,6 +423,7 @@ class _Collector:
         yield _family(GaugeMetricFamily("apiserver_resource_objects", _RESOURCE_OBJECTS_HELP,
                                         labels=("group", "resource")), {(ri.group, ri.plural): n for ri, n in objects})
         yield from self._etcd()
+        from .admission.webhook import metrics as webhook_metrics   # not at import: as prometheus_client
         yield from webhook_metrics.collect()       # apiserver_admission_webhook_*
 
     def _etcd(self) -> Iterator[Metric]:

@@ -17,6 +17,9 @@ connecting included). client-go reads a response body without a limit; here it i
 MAX_RESPONSE_BYTES (a patch of a 3 MiB object, base64-encoded, with room to spare) and a
 larger one is a failed call, so a webhook answering an endless body cannot exhaust memory.
 Decoding a large answer runs in the worker thread, so it does not hold the event loop.
+
+aiohttp is imported when a webhook is first called, not with the server: most clusters have
+no webhook, and the import costs ~0.1 s of CPU at start-up (tests/cmd/test_flags.py).
 """
 from __future__ import annotations
 
@@ -27,7 +30,6 @@ import random
 import ssl
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
 import orjson
 
 from ....api import errors
@@ -37,6 +39,8 @@ from ..plugins._index import PrefixIndex
 from .errors import service_unavailable
 
 if TYPE_CHECKING:
+    import aiohttp
+
     from ...server import APIServer
 
 Obj = dict[str, Any]
@@ -72,7 +76,7 @@ class ClientManager:
 
     def __init__(self, api: APIServer) -> None:
         self.api = api
-        self._session: aiohttp.ClientSession | None = None
+        self._session: aiohttp.ClientSession | None = None      # made at the first call
         self._ssl: dict[str, ssl.SSLContext] = {}
         self._slices: PrefixIndex | None = None
 
@@ -95,6 +99,8 @@ class ClientManager:
     async def post(self, cc: Obj, body: bytes, timeout: float) -> Any:
         """POST body to the webhook of clientConfig cc and return its decoded JSON answer; raises
         CallError (the call failed) or ClientConfigError."""
+        import aiohttp   # here, not at import: see the module docstring
+
         ctx = self.tls_context(cc.get("caBundle"))
         url, dial_url, server_hostname = await self._location(cc, timeout)
         if self._session is None or self._session.closed:

@@ -515,3 +515,26 @@ async def test_admission_review_v1beta1(api: APIServer, hooks: WebhookServer) ->
     assert status == 201, body
     assert body["metadata"]["labels"] == {"b": "1"}
     assert hooks.reviews["/b"][0]["apiVersion"] == "admission.k8s.io/v1beta1"
+
+
+async def test_validating_webhooks_are_asked_at_once_and_the_first_refusal_wins(api: APIServer,
+                                                                                hooks: WebhookServer) -> None:
+    """All matching validating webhooks are called concurrently (each waits for the other here);
+    configurations in name order, so "a" refuses before "b"."""
+    both = asyncio.Event()
+    arrived: list[str] = []
+
+    async def deny(review: Obj, name: str) -> Obj:
+        arrived.append(name)
+        if len(arrived) == 2:
+            both.set()
+        await asyncio.wait_for(both.wait(), 5)
+        return {"allowed": False, "status": {"message": f"no from {name}"}}
+    hooks.handlers["/a"] = lambda r: deny(r, "a")
+    hooks.handlers["/b"] = lambda r: deny(r, "b")
+    await configure(api, "Validating", "z-second", webhook(hooks, "b.example.com", "/b"))
+    await configure(api, "Validating", "a-first", webhook(hooks, "a.example.com", "/a"))
+    status, body, _ = await call(api, "POST", PODS, pod())
+    assert status == 400
+    assert body["message"] == 'admission webhook "a.example.com" denied the request: no from a'
+    assert sorted(arrived) == ["a", "b"]

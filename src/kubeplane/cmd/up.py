@@ -416,6 +416,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
             server.should_exit = True
             await serving
         compactor.cancel()
+        await api.admission.close()
         await storage.close()
         sys.stdout.flush()
     log.info("Stopped")

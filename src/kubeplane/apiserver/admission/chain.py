@@ -61,7 +61,7 @@ class Chain:
     """The enabled plugins, split into the mutating and the validating phase."""
 
     def __init__(self, api: APIServer, enabled: tuple[str, ...] | None = None) -> None:
-        from . import plugins  # noqa: F401  (registers the shipped plugins)
+        from . import plugins, webhook  # noqa: F401  (registers the shipped plugins and the webhook plugins)
         disabled = api.options.disable_admission_plugins
         if enabled is None:
             enabled = tuple(n for n in ORDER if n not in DEFAULT_OFF)
@@ -87,14 +87,28 @@ class Chain:
                 if p.VALIDATING:
                     self._validators[op].append(p)
 
+    async def close(self) -> None:
+        """Release what plugins hold open (the webhook plugins' HTTP connections)."""
+        for p in self.plugins:
+            await p.close()
+
     def admit(self, a: Attributes) -> Awaitable[None]:
         """The mutating phase (await it). Upstream: chainAdmissionHandler.Admit."""
         plugins = self._route(a)[0]
+        if len(plugins) == 1:       # no coroutine of ours around the plugin's (the webhooks' DONE)
+            return plugins[0].admit(a)
         return _admit(plugins, a) if plugins else _NOTHING
+
+    def admitters(self, a: Attributes) -> list[Plugin]:
+        """The mutating plugins for a, in chain order (the webhook plugin re-runs those before
+        it when a webhook changed the object: upstream's reinvoker)."""
+        return self._route(a)[0]
 
     def validate(self, a: Attributes) -> Awaitable[None]:
         """The validating phase (await it). Upstream: chainAdmissionHandler.Validate."""
         plugins = self._route(a)[1]
+        if len(plugins) == 1:
+            return plugins[0].validate(a)
         return _validate(plugins, a) if plugins else _NOTHING
 
     def _route(self, a: Attributes) -> tuple[list[Plugin], list[Plugin]]:

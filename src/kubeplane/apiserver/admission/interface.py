@@ -108,6 +108,9 @@ class Plugin:
     async def validate(self, a: Attributes) -> None:
         """Raise to refuse; never mutate. Upstream: ValidationInterface.Validate."""
 
+    async def close(self) -> None:
+        """Release what the plugin holds open (connections) when the server stops."""
+
 
 def forbidden(a: Attributes, message: str, causes: list[Obj] | None = None) -> errors.StatusError:
     """A 403 as upstream's admission.NewForbidden: `<resource> "<name>" is forbidden: <message>`,

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ...admission.plugins.service_account import pod_secret_names
-
 Obj = dict[str, Any]
 
 # Upstream's vertexType constants, and their names in messages (vertexTypes).
@@ -112,6 +110,8 @@ class Graph:
         self._add_edge(p, node, node)
         if MIRROR_POD_ANNOTATION_KEY in (meta.get("annotations") or {}):
             return
+        # Imported here: the admission plugins (NodeRestriction) import this module.
+        from ...admission.plugins.service_account import pod_secret_names
         refs: list[Key] = []
         if sa := spec.get("serviceAccountName"):
             refs.append((SERVICEACCOUNT, ns, sa))

@@ -123,7 +123,7 @@ class Kubelet:
         if getattr(runtime, "lookup", False) is None:
             runtime.lookup = self._lookup                  # type: ignore[attr-defined]
             if hasattr(runtime, "node_lookup"):
-                runtime.node_lookup = self._lookup_for     # type: ignore[attr-defined]
+                runtime.node_lookup = self._lookup_for
 
     # --- lifecycle ---------------------------------------------------------------------------
 

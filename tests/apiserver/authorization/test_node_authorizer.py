@@ -223,6 +223,12 @@ async def test_authorizer(authz: NodeAuthorizer, attrs: Attributes, decision: De
     assert authz.authorize(attrs) == (decision, reason)
 
 
+def test_rules_for(authz: NodeAuthorizer) -> None:
+    """Upstream: a node's rules are not enumerable (SelfSubjectRulesReview says incomplete)."""
+    assert authz.rules_for(NODE0, "ns0") == ([], [], True, "node authorizer does not support user rule resolution")
+    assert authz.rules_for(component("jane"), "ns0") == ([], [], False, "")
+
+
 def test_node_identity() -> None:
     assert node_identity(component("system:node:n1")) == ("n1", True)
     assert node_identity(authenticated("system:node:n1")) == ("", False)
@@ -277,8 +283,10 @@ def test_mirror_pod_grants_nothing() -> None:
     p = pod("m", "n1", volumes=[{"name": "s", "secret": {"secretName": "s"}}])
     p["metadata"]["annotations"] = {"kubernetes.io/config.mirror": "x"}
     g.add_pod(p)
-    assert g.has_path_from("n1", SECRET, "ns0", "s")[0] is False
-    assert g.has_path_from("n1", POD, "ns0", "m")[0] is True
+    assert g.has_path_from("n1", SECRET, "ns0", "s") is False
+    assert g.has_path_from("n1", POD, "ns0", "m") is True
+    assert g.why_not("n1", SECRET, "ns0", "s") == "node 'n1' cannot get unknown secret ns0/s"
+    assert g.why_not("n2", POD, "ns0", "m") == "unknown node 'n2' cannot get pod ns0/m"
 
 
 class AllowNodesTheRest:

@@ -62,23 +62,24 @@ class Graph:
 
     # --- questions ---------------------------------------------------------------------------
 
-    def has_path_from(self, node_name: str, vtype: int, namespace: str, name: str) -> tuple[bool, str]:
-        """Whether the object reaches the node, and upstream's reason when not (logged upstream;
-        the authorizer answers "no relationship found" either way).
-        Upstream: NodeAuthorizer.hasPathFrom."""
+    def has_path_from(self, node_name: str, vtype: int, namespace: str, name: str) -> bool:
+        """Whether the object leads to the node. Upstream: NodeAuthorizer.hasPathFrom."""
         node = self.vertices.get((NODE, "", node_name))
-        what = f"{VERTEX_TYPES[vtype]} {namespace}/{name}"
-        if node is None:
-            return False, f"unknown node '{node_name}' cannot get {what}"
         start = self.vertices.get((vtype, namespace, name))
-        if start is None:
-            return False, f"node '{node_name}' cannot get unknown {what}"
+        if node is None or start is None:
+            return False
         if start.dest.get(node):
-            return True, ""
-        if vtype not in AUTHORITATIVE and self._walk(start, node):
-            return True, ""
-        return False, (f"node '{node_name}' cannot get {what}, no relationship to this object was found "
-                       "in the node authorizer graph")
+            return True
+        return vtype not in AUTHORITATIVE and self._walk(start, node)
+
+    def why_not(self, node_name: str, vtype: int, namespace: str, name: str) -> str:
+        """Why has_path_from is false, as upstream logs it (its 403 says only "no relationship")."""
+        what = f"{VERTEX_TYPES[vtype]} {namespace}/{name}"
+        if (NODE, "", node_name) not in self.vertices:
+            return f"unknown node '{node_name}' cannot get {what}"
+        if (vtype, namespace, name) not in self.vertices:
+            return f"node '{node_name}' cannot get unknown {what}"
+        return f"node '{node_name}' cannot get {what}, no relationship to this object was found in the node authorizer graph"
 
     @staticmethod
     def _walk(start: Vertex, node: Vertex) -> bool:

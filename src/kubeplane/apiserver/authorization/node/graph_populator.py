@@ -42,6 +42,7 @@ class GraphPopulator:
         self._pulled: dict[str, Any] = {}          # prefix -> a watcher read by sync()
         self._tasks: dict[str, asyncio.Task[None]] = {}   # prefix -> its re-list or watch task
         self.started = False
+        self._synced = -1                           # the store's revision at the last sync()
 
     async def start(self) -> None:
         """List every prefix once and watch from there (before the first decision)."""
@@ -59,10 +60,15 @@ class GraphPopulator:
 
     def sync(self) -> None:
         """Apply what changed since the last call (cheap when nothing did)."""
+        rev = self.storage.revision
+        if rev == self._synced:
+            return
+        self._synced = rev
         for prefix, w in list(self._pulled.items()):
             try:
                 events = w.changes()
             except Compacted:
+                self._synced = -1
                 del self._pulled[prefix]
                 w.stop()
                 self._spawn(prefix, self._relist(prefix))

@@ -22,7 +22,8 @@ Upstream: NodeAuthorizer.Authorize and its authorize* helpers
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+import logging
+from typing import TYPE_CHECKING, Any, Callable
 
 from ...authentication.user import NODE_USER_PREFIX, NODES_GROUP, UserInfo
 from ..authorizer import Attributes, Decision
@@ -33,6 +34,8 @@ from .rules import NODE_RULES, Rules
 if TYPE_CHECKING:
     from ....storage.interface import Storage
     from ...server import APIServer
+
+log = logging.getLogger(__name__)
 
 NO_OPINION, ALLOW = Decision.NO_OPINION, Decision.ALLOW
 NAMESPACE_NODE_LEASE = "kube-node-lease"
@@ -70,6 +73,14 @@ class NodeAuthorizer:
 
     def stop(self) -> None:
         self.populator.stop()
+
+    def rules_for(self, user: UserInfo, namespace: str) -> tuple[list[Any], list[Any], bool, str]:
+        """(resource rules, non-resource rules, incomplete, error) for a rules review: a node's
+        permissions depend on the graph, so none are listed and the answer is incomplete.
+        Upstream: NodeAuthorizer.RulesFor."""
+        if node_identity(user)[1]:
+            return [], [], True, "node authorizer does not support user rule resolution"
+        return [], [], False, ""
 
     def authorize(self, a: Attributes) -> Result:
         """Upstream: NodeAuthorizer.Authorize."""
@@ -123,10 +134,10 @@ class NodeAuthorizer:
 
     def _path(self, node: str, vtype: int, a: Attributes) -> Result:
         self.populator.sync()
-        ok, _why = self.graph.has_path_from(node, vtype, a.namespace, a.name)
-        if not ok:
-            return NO_OPINION, f"no relationship found between node '{node}' and this object"
-        return ALLOW, ""
+        if self.graph.has_path_from(node, vtype, a.namespace, a.name):
+            return ALLOW, ""
+        log.debug("NODE DENY: %s", self.graph.why_not(node, vtype, a.namespace, a.name))
+        return NO_OPINION, f"no relationship found between node '{node}' and this object"
 
     def secret(self, node: str, a: Attributes) -> Result:
         return self._read_namespaced(node, SECRET, a)

@@ -152,9 +152,12 @@ class NodeRestriction(Plugin):
         if (old.get("spec") or {}).get("nodeName") != node:
             raise forbidden(a, f"node {_q(node)} can only update pod status for pods with spec.nodeName set to "
                                "itself")
-        if ((old.get("metadata") or {}).get("labels") or {}) != ((new.get("metadata") or {}).get("labels") or {}):
+        old_labels, new_labels = (old.get("metadata") or {}).get("labels"), (new.get("metadata") or {}).get("labels")
+        if old_labels is not new_labels and (old_labels or {}) != (new_labels or {}):
             raise forbidden(a, f"node {_q(node)} cannot update labels through pod status")
-        if _claim_statuses(old) != _claim_statuses(new):
+        old_claims = (old.get("status") or {}).get("resourceClaimStatuses")
+        new_claims = (new.get("status") or {}).get("resourceClaimStatuses")
+        if (old_claims or new_claims) and _claim_statuses(old) != _claim_statuses(new):
             raise forbidden(a, f"node {_q(node)} cannot update resource claim statues")
 
     async def admit_pod_eviction(self, node: str, a: Attributes) -> None:

@@ -45,7 +45,9 @@ class GraphPopulator:
         self._synced = -1                           # the store's revision at the last sync()
 
     async def start(self) -> None:
-        """List every prefix once and watch from there (before the first decision)."""
+        """List every prefix once and watch from there (before the first decision; once)."""
+        if self.started:
+            return
         for prefix in self.handlers:
             await self._relist(prefix)
         self.started = True

@@ -313,3 +313,27 @@ async def test_union_with_rbac(authz: NodeAuthorizer) -> None:
         assert z.authorize(a("get", "nodes", "node1", ns="")) == (
             NO, "node 'node0' cannot read 'node1', only its own Node object")
         assert z.authorize(a("get", "deployments", "d", group="apps")) == (NO, "")
+
+
+async def test_a_graph_that_fell_out_of_the_window_relists() -> None:
+    """More writes than the watch window holds between two questions: the pull raises
+    Compacted, the graph answers from what it had, re-lists in a task, then is current."""
+    import asyncio
+
+    from kubeplane.storage.memory import MemoryStorage
+    storage = MemoryStorage(history=8)
+    z = NodeAuthorizer.for_storage(storage)
+    await z.start()
+    await storage.create("/registry/pods/ns0/p1", pod("p1", "node0", volumes=[{"name": "s",
+                                                                             "secret": {"secretName": "s1"}}]))
+    for i in range(20):                                  # push p1's event out of the window
+        await storage.create(f"/registry/configmaps/ns0/c{i}", {"metadata": {"name": f"c{i}"}})
+    get = a("get", "secrets", "s1")
+    assert z.authorize(get) == (NO, NO_REL)              # stale until the re-list
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert z.authorize(get) == (ALLOW, "")
+    await storage.delete("/registry/pods/ns0/p1")
+    assert z.authorize(get) == (NO, NO_REL)              # and watched again
+    z.stop()
+    await storage.close()

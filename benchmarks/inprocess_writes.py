@@ -1,6 +1,6 @@
 """In-process write benchmark: the API server's CPU per write as density.py's components make them.
 
-Run:  .venv/bin/python benchmarks/inprocess_writes.py [-n 2000] [--runs 5] [--profile KIND]
+Run:  .venv/bin/python benchmarks/inprocess_writes.py [-n 2000] [--runs 5] [--profile KIND] [--node-authz]
 
 An APIServer on memory storage and `in_process_clientset` (InProcessTransport -> route_trusted),
 as `kubeplane up` wires the controllers, scheduler and kubelets. Per run and per pod, in phases:
@@ -16,6 +16,10 @@ The garbage collector is tuned as `kubeplane up` tunes it (utils/gc_tuning.py) a
 starts after a full collection. Each phase's CPU time (time.process_time) is divided by its number of writes; the figure
 printed is the median over --runs fresh servers. --profile KIND runs cProfile over that phase
 of one run and prints the top functions by tottime and by cumulative time.
+
+--node-authz: the status patches and events go out as their node (system:node:node-<i>, `up`'s
+node_clientsets) through the Node authorizer (in a union with an allow-all for non-nodes, a
+stand-in for RBAC) and NodeRestriction, as `up` with --authorization-mode=Node,RBAC.
 """
 from __future__ import annotations
 
@@ -31,7 +35,8 @@ from typing import Any, Awaitable, Callable
 import kubeplane.apiserver.patch  # noqa: F401  (imported lazily by the server: not inside a timed phase)
 from kubeplane.api.types import core_v1, decode, from_dict
 from kubeplane.apiserver.server import APIServer
-from kubeplane.cmd.up import in_process_clientset
+from kubeplane.apiserver.authorization.authorizer import Attributes, Decision, Union
+from kubeplane.cmd.up import in_process_clientset, node_clientsets
 from kubeplane.kubelet.status.status_manager import merge_diff
 from kubeplane.storage.memory import MemoryStorage
 from kubeplane.utils import gc_tuning
@@ -129,15 +134,33 @@ async def timed(n_ops: int, body: Callable[[], Awaitable[None]], profile: bool) 
     return us
 
 
-async def one_run(n: int, profile: str = "") -> dict[str, float]:
+class AllowNonNodes:
+    """Everyone but nodes may do anything (what RBAC would grant the benchmark's components)."""
+
+    def authorize(self, a: Attributes) -> tuple[Decision, str]:
+        if "system:nodes" in a.user.groups:
+            return Decision.NO_OPINION, ""
+        return Decision.ALLOW, ""
+
+
+async def one_run(n: int, profile: str = "", node_authz: bool = False) -> dict[str, float]:
     api = APIServer(MemoryStorage())
     await api.bootstrap()
     cs = in_process_clientset(api, "bench")
+    node_pods = node_events = None
+    if node_authz:
+        from kubeplane.apiserver.authorization.node import NodeAuthorizer
+        z = NodeAuthorizer.for_server(api)
+        await z.start()
+        api.authorizer = Union(z, AllowNonNodes())
+        for_node = node_clientsets(api)
+        node_pods = [for_node(f"node-{k}").core_v1().pods(NS) for k in range(NODES)]
+        node_events = [for_node(f"node-{k}").core_v1().events(NS) for k in range(NODES)]
     await cs.core_v1().namespaces().create(from_dict({"metadata": {"name": NS}}, core_v1.Namespace))
     # the default service account the ServiceAccount admission plugin needs (no controller-manager here)
     await cs.core_v1().serviceaccounts(NS).create({"apiVersion": "v1", "kind": "ServiceAccount",
                                                    "metadata": {"name": "default", "namespace": NS}})
-    pods = cs.core_v1().pods(NS)
+    pods = pods_ = cs.core_v1().pods(NS)
     events = cs.core_v1().events(NS)
     created: list[dict[str, Any]] = []
     out: dict[str, float] = {}
@@ -159,6 +182,7 @@ async def one_run(n: int, profile: str = "") -> dict[str, float]:
                     "conditions": [{"type": "PodScheduled", "status": "True", "lastProbeTime": None,
                                     "lastTransitionTime": NOW}]}
             uid = p["metadata"]["uid"]
+            pods = node_pods[i % NODES] if node_pods else pods_
             await pods.patch(p["metadata"]["name"], {"metadata": {"uid": uid}, "status": merge_diff(base, pending)},
                              "merge", subresource="status")
             r = await pods.patch(p["metadata"]["name"],
@@ -168,8 +192,8 @@ async def one_run(n: int, profile: str = "") -> dict[str, float]:
 
     async def event() -> None:
         evs = [pulled_event(p, f"node-{i % NODES}", i) for i, p in enumerate(created)]
-        for ev in evs:
-            await events.create(ev)
+        for i, ev in enumerate(evs):
+            await (node_events[i % NODES] if node_events else events).create(ev)
 
     out["create"] = await timed(n, create, profile == "create")
     out["bind"] = await timed(n, bind, profile == "bind")
@@ -187,12 +211,14 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=2000, help="pods per run (default 2000)")
     ap.add_argument("--runs", type=int, default=5, help="runs; the median is printed (default 5)")
     ap.add_argument("--profile", choices=KINDS, default="", help="cProfile this phase of one run")
+    ap.add_argument("--node-authz", action="store_true",
+                    help="kubelet writes as their nodes through the Node authorizer and NodeRestriction")
     args = ap.parse_args()
     gc_tuning.tune()  # as `kubeplane up` runs: otherwise one full collection doubles a phase's figure
     if args.profile:
-        asyncio.run(one_run(args.n, args.profile))
+        asyncio.run(one_run(args.n, args.profile, args.node_authz))
         return
-    results = [asyncio.run(one_run(args.n)) for _ in range(args.runs)]
+    results = [asyncio.run(one_run(args.n, node_authz=args.node_authz)) for _ in range(args.runs)]
     print(f"CPU µs per op, median of {args.runs} runs of {args.n} pods:")
     for kind in KINDS:
         values = [r[kind] for r in results]

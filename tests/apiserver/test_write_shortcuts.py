@@ -11,6 +11,7 @@ import pytest
 from kubeplane.api import errors
 from kubeplane.api.resources import lookup
 from kubeplane.apiserver.objects import storage_errors
+from kubeplane.apiserver.authentication.user import component
 from kubeplane.apiserver.request import Request
 from kubeplane.storage import interface as st
 
@@ -20,7 +21,7 @@ MERGE = "application/merge-patch+json"
 async def in_process(api, method: str, path: str, obj: dict, content_type: str = "application/json"):
     """A request as InProcessTransport sends a typed object or dict patch (Request.obj)."""
     resp = await api.server.route_trusted(Request(method, path, {}, {"content-type": content_type}, b"",
-                                                  "system:test", copy.deepcopy(obj)))
+                                                  component("system:test"), copy.deepcopy(obj)))
     return resp.status, orjson.loads(resp.body)
 
 

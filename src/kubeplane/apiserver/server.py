@@ -160,7 +160,7 @@ class APIServer:
     def authorize(self, req: Request, info: RequestInfo) -> None:
         """403 unless the authorizer allows the request. Upstream: WithAuthorization
         (apiserver/pkg/endpoints/filters/authorization.go)."""
-        a = attributes_of(req.user, info, req.path)
+        a = attributes_of(req.user, info, req.path, req.query.get("fieldSelector", ""))
         decision, reason = self.authorizer.authorize(a)
         if decision is not Decision.ALLOW:
             raise forbidden(a, reason)

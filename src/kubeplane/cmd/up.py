@@ -65,6 +65,21 @@ def in_process_clientset(api: APIServer, component: str) -> Any:
     return Clientset(InProcessTransport(api, user=f"system:{component}", user_agent=component))
 
 
+def node_clientsets(api: APIServer) -> Any:
+    """node name -> a clientset reaching api as that node (system:node:<name> in system:nodes),
+    made once per node: what each kubelet's client certificate says upstream."""
+    from ..client.clientset import Clientset
+    from ..apiserver.inprocess import InProcessTransport
+    made: dict[str, Clientset] = {}
+
+    def for_node(name: str) -> Clientset:
+        cs = made.get(name)
+        if cs is None:
+            cs = made[name] = Clientset(InProcessTransport(api, user=f"system:node:{name}", user_agent="kubelet"))
+        return cs
+    return for_node
+
+
 def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namespace, factory: Any) -> None:
     """The controllers, the scheduler and the kubelet(s), in this process over the in-process
     transport (--no-controllers leaves only the API server and the kubelets), each supervised.
@@ -103,7 +118,8 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
         from ..kubelet.kubelet import KubeletOptions
         await run_kubelet(in_process_clientset(api, "kubelet"), nodes=args.nodes, runtime=args.runtime,
                           profile=args.profile, options=KubeletOptions(heartbeat_period=args.node_heartbeat_period),
-                          node_registry=api.nodes, data_dir=args.data_dir.resolve() / "kubelet", factory=f)
+                          node_registry=api.nodes, data_dir=args.data_dir.resolve() / "kubelet", factory=f,
+                          clientset_for=node_clientsets(api))
 
     if args.controllers:
         supervisor.add("controller-manager", scoped(controller_manager))

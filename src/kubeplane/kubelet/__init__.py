@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..utils.clock import REAL_CLOCK, Clock
 
@@ -36,7 +36,8 @@ async def run_kubelet(clientset: Clientset, *, nodes: int, runtime: str = "sim",
                       clock: Clock = REAL_CLOCK, node_prefix: str = "kubeplane-node-",
                       options: KubeletOptions | None = None, node_registry: dict[str, Any] | None = None,
                       data_dir: str | os.PathLike[str] | None = None, server: KubeletServer | None = None,
-                      factory: SharedInformerFactory | None = None) -> None:
+                      factory: SharedInformerFactory | None = None,
+                      clientset_for: Callable[[str], Clientset] | None = None) -> None:
     """Run `nodes` nodes named <node_prefix><i> until cancelled (what `kubeplane up --nodes N`
     and `kubeplane kubelet` call).
 
@@ -48,6 +49,9 @@ async def run_kubelet(clientset: Clientset, *, nodes: int, runtime: str = "sim",
     nodes report its address as InternalIP and its bound port as their kubelet endpoint.
     factory: informers shared with other components of the process (`kubeplane up`), which
     its owner stops; by default the kubelet has its own.
+    clientset_for: node name -> the clientset that node's requests go out on, as
+    system:node:<name> (`kubeplane up`: one in-process transport per node); by default every
+    node uses `clientset`. The pod informer (one for all nodes) uses `clientset`.
     """
     from .kubelet import KubeletOptions
 
@@ -59,7 +63,8 @@ async def run_kubelet(clientset: Clientset, *, nodes: int, runtime: str = "sim",
                                                 kubelet_port=port))
     try:
         await _run(clientset, nodes=nodes, runtime=runtime, profile=profile, clock=clock, node_prefix=node_prefix,
-                   options=options, node_registry=node_registry, data_dir=data_dir, server=server, factory=factory)
+                   options=options, node_registry=node_registry, data_dir=data_dir, server=server, factory=factory,
+                   clientset_for=clientset_for)
     finally:
         if server is not None:
             await server.stop()
@@ -68,7 +73,8 @@ async def run_kubelet(clientset: Clientset, *, nodes: int, runtime: str = "sim",
 async def _run(clientset: Clientset, *, nodes: int, runtime: str, profile: str, clock: Clock, node_prefix: str,
                options: KubeletOptions, node_registry: dict[str, Any] | None,
                data_dir: str | os.PathLike[str] | None, server: KubeletServer | None,
-               factory: SharedInformerFactory | None) -> None:
+               factory: SharedInformerFactory | None,
+               clientset_for: Callable[[str], Clientset] | None = None) -> None:
     from ..client.tools.record import EventBroadcaster
     from ..client.tools.record.event import MAX_QUEUED_EVENTS
     from .kubelet import Kubelet
@@ -76,11 +82,14 @@ async def _run(clientset: Clientset, *, nodes: int, runtime: str, profile: str, 
 
     # Upstream each kubelet (one per node) queues up to 1,000 events; ours serves `nodes` nodes
     # through one broadcaster, so it gets their combined room rather than dropping at 1,000.
-    broadcaster = EventBroadcaster(clientset, clock=clock, max_queued_events=MAX_QUEUED_EVENTS * max(1, nodes))
+    sink = NodeEventSink(clientset_for, clientset) if clientset_for is not None else None
+    broadcaster = EventBroadcaster(clientset, clock=clock, sink=sink,
+                                   max_queued_events=MAX_QUEUED_EVENTS * max(1, nodes))
     kwargs: dict[str, Any] = {"profile": profile} if runtime == "sim" else {"root_dir": data_dir}
     rt = new_runtime(runtime, clock=clock, **kwargs)
     kl = Kubelet(clientset, node_names=node_names(nodes, node_prefix), runtime=rt, clock=clock,
-                 options=options, broadcaster=broadcaster, node_registry=node_registry, factory=factory)
+                 options=options, broadcaster=broadcaster, node_registry=node_registry, factory=factory,
+                 clientset_for=clientset_for)
     if server is not None:
         server.host = kl
     broadcaster.start()
@@ -88,3 +97,29 @@ async def _run(clientset: Clientset, *, nodes: int, runtime: str, profile: str, 
         await kl.run()
     finally:
         await broadcaster.shutdown()
+
+
+class NodeEventSink:
+    """Events go out as the node that records them (their source.host), as each upstream
+    kubelet's own broadcaster sends them. Upstream: EventSinkImpl, one per kubelet."""
+
+    def __init__(self, clientset_for: Callable[[str], Clientset], default: Clientset) -> None:
+        self.clientset_for, self.default = clientset_for, default     # default: events of no node
+        self._sinks: dict[str, Any] = {}        # node name -> its EventSinkImpl
+
+    def _sink(self, event: Any) -> Any:
+        from ..client.tools.record.event import EventSinkImpl
+        host = (event.source.host if event.source else None) or ""
+        sink = self._sinks.get(host)
+        if sink is None:
+            sink = self._sinks[host] = EventSinkImpl(self.clientset_for(host) if host else self.default)
+        return sink
+
+    async def create(self, event: Any) -> Any:
+        return await self._sink(event).create(event)
+
+    async def update(self, event: Any) -> Any:
+        return await self._sink(event).update(event)
+
+    async def patch(self, event: Any, data: dict[str, Any]) -> Any:
+        return await self._sink(event).patch(event, data)

@@ -22,7 +22,7 @@ import asyncio
 import heapq
 import logging
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 import msgspec
 
@@ -78,14 +78,20 @@ class _NodeState:
     status: dict[str, Any]               # last reported status (wire dict)
     last_report: float
     recorder: Any = None
+    clientset: Any = None                # the node's own (it writes as system:node:<name>)
 
 
 class Kubelet:
     def __init__(self, clientset: Clientset, *, node_names: list[str], runtime: Runtime,
                  clock: Clock = REAL_CLOCK, options: KubeletOptions = KubeletOptions(),
                  factory: Any = None, broadcaster: Any = None,
-                 node_registry: dict[str, Any] | None = None) -> None:
+                 node_registry: dict[str, Any] | None = None,
+                 clientset_for: Callable[[str], Clientset] | None = None) -> None:
         self.clientset, self.runtime, self.clock, self.options = clientset, runtime, clock, options
+        # Each node's requests go out as that node (system:node:<name>, which the node authorizer
+        # and NodeRestriction limit to its own objects); by default all share `clientset`. The
+        # pod informer, serving every node of the process, stays on `clientset`.
+        self.clientset_for: Callable[[str], Clientset] = clientset_for or (lambda node: self.clientset)
         self.node_names = list(node_names)
         self.node_set = set(node_names)
         self.nodes: dict[str, _NodeState] = {}
@@ -99,7 +105,7 @@ class Kubelet:
         self.pod_informer = factory.core_v1().pods()
         self.pod_workers = PodWorkers(self.sync, clock=clock, workers=options.pod_workers)
         self.status_manager = StatusManager(clientset, clock=clock, workers=options.status_workers,
-                                            get_pod=self.pods.get)
+                                            get_pod=self.pods.get, clientset_for=clientset_for)
         self.prober = ProbeManager(runtime, clock=clock, on_change=self.pod_workers.enqueue,
                                    on_unhealthy=self._kill_unhealthy)
         self.startup = PodStartupLatencyTracker(clock)
@@ -116,6 +122,8 @@ class Kubelet:
             runtime.events = self._record_runtime_event    # type: ignore[attr-defined]
         if getattr(runtime, "lookup", False) is None:
             runtime.lookup = self._lookup                  # type: ignore[attr-defined]
+            if hasattr(runtime, "node_lookup"):
+                runtime.node_lookup = self._lookup_for
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -195,7 +203,8 @@ class Kubelet:
         # process runtime really runs the pods (127.0.0.1); else the simulated 172.18.x.y.
         ip = self.options.node.address or getattr(self.runtime, "host_ip", "") or node_ip(i)
         node = new_node(name, i, self.options.node, runtime_version=runtime_version, now=now, address=ip)
-        nodes = self.clientset.core_v1().nodes()
+        cs = self.clientset_for(name)
+        nodes = cs.core_v1().nodes()
         try:
             stored = await nodes.create(node)
         except errors.AlreadyExists:
@@ -204,8 +213,8 @@ class Kubelet:
             stored = await nodes.update_status(existing)
         self.runtime.add_node(name, ip, pod_cidr(i))
         recorder = self.broadcaster.new_recorder("kubelet", name) if self.broadcaster is not None else None
-        self.nodes[name] = _NodeState(i, stored, ip, LeaseRenewer(self.clientset, stored),
-                                      to_dict(stored.status), now, recorder)
+        self.nodes[name] = _NodeState(i, stored, ip, LeaseRenewer(cs, stored),
+                                      to_dict(stored.status), now, recorder, cs)
         if self.node_registry is not None:
             self.node_registry[name] = self
 
@@ -229,15 +238,23 @@ class Kubelet:
             raise errors.BadRequest(f"runtime {self.runtime.name} keeps no container logs")
         return logs(uid, pod, opts)
 
-    async def _lookup(self, kind: str, namespace: str, name: str) -> dict[str, str] | None:
-        """A ConfigMap's data or a Secret's decoded data, for container environments."""
+    async def _lookup(self, kind: str, namespace: str, name: str, node: str = "") -> dict[str, str] | None:
+        """A ConfigMap's data or a Secret's decoded data, for container environments (read as
+        the node whose pod needs it: the node authorizer allows only those)."""
         from .runtime.process.env import decode_secret
         plural = "configmaps" if kind == "ConfigMap" else "secrets"
+        cs = self.clientset_for(node) if node else self.clientset
         try:
-            obj = await getattr(self.clientset.core_v1(), plural)(namespace).get(name)
+            obj = await getattr(cs.core_v1(), plural)(namespace).get(name)
         except errors.NotFound:
             return None
         return dict(obj.data or {}) if kind == "ConfigMap" else decode_secret(obj.data)
+
+    def _lookup_for(self, node: str) -> Any:
+        """The runtime's look-up for the pods of one node."""
+        async def lookup(kind: str, namespace: str, name: str) -> dict[str, str] | None:
+            return await self._lookup(kind, namespace, name, node)
+        return lookup
 
     # --- heartbeats ------------------------------------------------------------------------
 
@@ -285,8 +302,8 @@ class Kubelet:
         new = with_heartbeat(ns.status, now)
         if not needs_report(ns.status, new, ns.last_report, now):
             return False
-        await self.clientset.core_v1().nodes().patch(ns.node.metadata.name, {"status": {"conditions": new["conditions"]}},
-                                                     "merge", subresource="status")
+        await ns.clientset.core_v1().nodes().patch(ns.node.metadata.name, {"status": {"conditions": new["conditions"]}},
+                                                   "merge", subresource="status")
         self.heartbeat_writes += 1
         ns.status, ns.last_report = new, now
         return True

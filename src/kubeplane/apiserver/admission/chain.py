@@ -23,6 +23,7 @@ ORDER = (
     "NamespaceLifecycle",
     "LimitRanger",
     "ServiceAccount",
+    "NodeRestriction",
     "TaintNodesByCondition",
     "PodSecurity",
     "Priority",

@@ -37,6 +37,9 @@ class Attributes:
     subresource: str = ""
     name: str = ""
     path: str = ""
+    # The request's fieldSelector, unparsed (upstream: GetFieldSelector; the node authorizer
+    # allows a kubelet's pod list/watch only with spec.nodeName=<its node>).
+    field_selector: str = ""
 
 
 class Authorizer(Protocol):
@@ -70,12 +73,12 @@ class Union:
         return Decision.NO_OPINION, "\n".join(reasons)
 
 
-def attributes_of(user: UserInfo, info: RequestInfo, path: str) -> Attributes:
+def attributes_of(user: UserInfo, info: RequestInfo, path: str, field_selector: str = "") -> Attributes:
     """Upstream: GetAuthorizerAttributes — a resource request's parts, or the path and the
     HTTP verb's lower-case name for anything else (the RequestInfo's verb is already that)."""
     if info.is_resource_request:
         return Attributes(user, info.verb, True, info.namespace, info.group, info.version,
-                          info.resource, info.subresource, info.name)
+                          info.resource, info.subresource, info.name, "", field_selector)
     return Attributes(user, info.verb or "get", False, path=path)
 
 

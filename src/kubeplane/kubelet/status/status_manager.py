@@ -44,6 +44,7 @@ class _Entry:
     status: Obj
     deletable: bool = False
     generated: Obj | None = None       # the status as last passed to set_pod_status
+    node: str = ""                     # the pod's node: its writes go out as that node
 
 
 class StatusManager:
@@ -53,8 +54,10 @@ class StatusManager:
     """
 
     def __init__(self, clientset: Clientset, *, clock: Clock = REAL_CLOCK, workers: int = 4,
-                 get_pod: Callable[[str], core_v1.Pod | None] = lambda uid: None) -> None:
+                 get_pod: Callable[[str], core_v1.Pod | None] = lambda uid: None,
+                 clientset_for: Callable[[str], Clientset] | None = None) -> None:
         self.clientset, self.clock, self.workers = clientset, clock, workers
+        self.clientset_for = clientset_for or (lambda node: self.clientset)   # node name -> its clientset
         self.get_pod = get_pod                 # the informer's latest copy, by uid
         self.pod_statuses: dict[str, _Entry] = {}
         self.written: dict[str, Obj] = {}
@@ -95,7 +98,7 @@ class StatusManager:
                 return
         if entry is None:
             entry = self.pod_statuses[uid] = _Entry(pod.metadata.namespace or "", pod.metadata.name or "", status,
-                                                    generated=generated)
+                                                    generated=generated, node=(pod.spec.node_name if pod.spec else "") or "")
         entry.status = status
         self.queue.add(uid)
 
@@ -145,7 +148,7 @@ class StatusManager:
         entry = self.pod_statuses.get(uid)
         if entry is None:
             return
-        pods = self.clientset.core_v1().pods(entry.namespace)
+        pods = self.clientset_for(entry.node).core_v1().pods(entry.namespace)
         status = entry.status = _with_conditions_not_owned(entry.status, self.get_pod(uid))
         base = self.written.get(uid)
         from_store = base is None

@@ -1,6 +1,6 @@
 """The shipped admission plugins; importing this package registers each with the chain."""
 from . import (  # noqa: F401
     default_ingress_class, default_storage_class, default_toleration_seconds, limit_ranger, namespace_lifecycle,
-    pod_security, priority, resource_quota, service_account, storage_object_in_use_protection,
+    noderestriction, pod_security, priority, resource_quota, service_account, storage_object_in_use_protection,
     taint_nodes_by_condition,
 )

@@ -154,6 +154,8 @@ class ProcessRuntime:
         self._own_root = root_dir is None        # a temp dir, made on first use, removed by close()
         self._root = pathlib.Path(root_dir).resolve() if root_dir is not None else None
         self.lookup: Lookup | None = lookup           # the kubelet supplies one (API reads)
+        # node name -> the look-up for its pods (the kubelet's: reads as that node), before `lookup`
+        self.node_lookup: Callable[[str], Lookup] | None = None
         self.events = events
         self.shutdown_grace = shutdown_grace
         self._handler: EventHandler = lambda uid: None
@@ -402,7 +404,10 @@ class ProcessRuntime:
     async def _run(self, p: _Pod, c: _Container) -> None:
         """Compose the attempt, start it under its shim, then watch it until it exits."""
         try:
-            c.env = await make_environment(p.pod, c.spec, lookup=self.lookup or _no_lookup, base=host_env(p.pod))
+            lookup = self.lookup or _no_lookup
+            if self.node_lookup is not None:
+                lookup = self.node_lookup((p.pod.spec.node_name if p.pod.spec else "") or "")
+            c.env = await make_environment(p.pod, c.spec, lookup=lookup, base=host_env(p.pod))
             c.cwd = self._workdir(p, c)
         except ConfigError as err:
             self._set(c, state=WAITING, reason="CreateContainerConfigError", message=str(err))

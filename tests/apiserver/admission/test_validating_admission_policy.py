@@ -235,3 +235,66 @@ async def test_authorizer_variable(server: APIServer) -> None:
               binding())
     p = ValidatingAdmissionPolicy(server)
     await p.validate(attrs(deployment(1)))     # AlwaysAllow
+
+
+# --- the policy's own validation (upstream: pkg/apis/admissionregistration/validation/validation_test.go) -----
+
+async def create_policy(server: APIServer, obj: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    import orjson
+    from kubeplane.apiserver.request import Request
+    resp = await server.route_trusted(Request.build(
+        "POST", "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies", "",
+        {"content-type": "application/json"}, orjson.dumps(obj)))
+    return resp.status, orjson.loads(resp.body)
+
+
+@pytest.mark.parametrize("spec, causes", [
+    ({"validations": [{"expression": "object.x < 100"}]}, []),
+    ({"validations": [{"expression": "object.x in ['foo', "}]},
+     [("FieldValueInvalid", "spec.validations[0].expression",
+       "Invalid value: \"object.x in ['foo', \": compilation failed: ERROR: <input>:1:21: Syntax error: missing ']' at '<EOF>'")]),
+    ({"validations": [{"expression": "1 < 'asdf'"}]},
+     [("FieldValueInvalid", "spec.validations[0].expression",
+       "Invalid value: \"1 < 'asdf'\": compilation failed: ERROR: <input>:1:3: found no matching overload for "
+       "'_<_' applied to '(int, string)'")]),
+    ({"validations": [{"expression": "'string'"}]},
+     [("FieldValueInvalid", "spec.validations[0].expression",
+       "Invalid value: \"'string'\": must evaluate to bool but got string")]),
+    ({"validations": [{"expression": "params.x < 1"}]},
+     [("FieldValueInvalid", "spec.validations[0].expression",
+       "Invalid value: \"params.x < 1\": compilation failed: ERROR: <input>:1:1: undeclared reference to 'params'")]),
+    ({"validations": [{"expression": "true", "messageExpression": "42"}]},
+     [("FieldValueInvalid", "spec.validations[0].messageExpression",
+       'Invalid value: "42": must evaluate to string but got int')]),
+    ({"validations": [{"expression": "true", "messageExpression": "'x' + string(authorizer.path('/x').check('get').allowed())"}]},
+     [("FieldValueInvalid", "spec.validations[0].messageExpression",
+       "undeclared reference to 'authorizer'")]),
+    ({"validations": [{"expression": "true", "message": "a\nb"}]},
+     [("FieldValueInvalid", "spec.validations[0].message", "message must not contain line breaks")]),
+    ({"validations": [{"expression": "true", "reason": "Nope"}]},
+     [("FieldValueNotSupported", "spec.validations[0].reason", 'Unsupported value: "Nope"')]),
+    ({"variables": [{"name": "foo-bar", "expression": "1"}], "validations": [{"expression": "variables.foo == 1"}]},
+     [("FieldValueInvalid", "spec.variables[0].name", 'Invalid value: "foo-bar": name is not a valid CEL identifier')]),
+    ({"auditAnnotations": [{"key": "k", "valueExpression": "42"}]},
+     [("FieldValueInvalid", "spec.auditAnnotations[0].valueExpression",
+       'Invalid value: "42": must evaluate to one of [string null_type] but got int')]),
+    ({"matchConditions": [{"name": "m", "expression": "object.x"}], "validations": [{"expression": "true"}]}, []),
+    ({"matchConditions": [{"name": "m", "expression": "'x'"}], "validations": [{"expression": "true"}]},
+     [("FieldValueInvalid", "spec.matchConditions[0].expression",
+       "Invalid value: \"'x'\": must evaluate to bool but got string")]),
+], ids=["ok", "syntax", "no-overload", "not-bool", "params-without-paramKind", "message-not-string",
+        "message-has-no-authorizer", "message-line-break", "reason", "variable-name", "audit-annotation-type",
+        "match-condition-dyn", "match-condition-type"])
+async def test_policy_validation(server: APIServer, spec: dict[str, Any], causes: list[tuple[str, str, str]]) -> None:
+    obj = policy(name="p", **spec)
+    if "validations" not in spec:
+        del obj["spec"]["validations"]
+    status, body = await create_policy(server, obj)
+    if not causes:
+        assert status == 201, body
+        return
+    assert status == 422, body
+    got = [(c["reason"], c["field"], c["message"]) for c in body["details"]["causes"]]
+    assert len(got) == len(causes), got
+    for (reason, fld, message), (greason, gfield, gmessage) in zip(causes, got):
+        assert (greason, gfield) == (reason, fld) and message in gmessage, got

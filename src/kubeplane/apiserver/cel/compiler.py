@@ -17,6 +17,7 @@ with upstream's `operation cancelled: actual cost limit exceeded`. CRD x-kuberne
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -114,7 +115,21 @@ def _issues(message: str) -> str:
             message = message[: -len(suffix)]
     if message.startswith("Expression recursion limit exceeded") or message.startswith("Exceeded max recursion"):
         return "ERROR: <input>:-1:0: max recursion depth exceeded"
-    return message
+    return _UNDECLARED.sub(_undeclared_root, message)
+
+
+# `a.b.c` with no `a` declared: the C++ checker names the whole path at the last dot; cel-go
+# names the root identifier where it starts (checker.go checkSelect -> checkIdent).
+_UNDECLARED = re.compile(r"ERROR: <input>:(\d+):(\d+): undeclared reference to '([^'.]+)\.([^']+)' "
+                         r"\(in container '([^']*)'\)\n \| ([^\n]*)\n \| \.*\^")
+
+
+def _undeclared_root(m: re.Match[str]) -> str:
+    line, col, root, rest, container, text = m.groups()
+    # the caret is at the last dot: the path up to it is root + every segment but the last
+    start = max(int(col) - len(root) - (len(rest) - len(rest.rsplit(".", 1)[-1])), 1)
+    return (f"ERROR: <input>:{line}:{start}: undeclared reference to '{root}' (in container '{container}')\n"
+            f" | {text}\n | {'.' * (start - 1)}^")
 
 
 @dataclass(slots=True)

@@ -21,9 +21,8 @@ from .activation import AUTHORIZER, admission_request
 if TYPE_CHECKING:
     from ..admission.interface import Attributes
 
-# Upstream: the variables a matchCondition sees (no namespaceObject, no variables).
-VARIABLES = ("object", "oldObject", "request", "authorizer")
-PARAM_VARIABLES = (*VARIABLES, "params")
+# Upstream: the variables a webhook's matchCondition sees (namespaceObject is declared, and null).
+VARIABLES = ("object", "oldObject", "request", "namespaceObject", "authorizer")
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +34,8 @@ class MatchResult:
 
 class MatchConditions:
     def __init__(self, conditions: list[dict[str, Any]], failure_policy: str = "Fail",
-                 with_params: bool = False) -> None:
-        env = compiler.env(*(PARAM_VARIABLES if with_params else VARIABLES))
+                 variables: tuple[str, ...] = VARIABLES) -> None:
+        env = compiler.env(*variables)
         self.failure_policy = failure_policy or "Fail"
         self.conditions = [(str(c.get("name", "")), env.compile(str(c.get("expression", ""))))
                            for c in conditions]
@@ -52,10 +51,8 @@ class MatchConditions:
               request: dict[str, Any] | None = None) -> MatchResult:
         if not self.conditions:
             return MatchResult(True)
-        data = {"object": a.obj, "oldObject": a.old_obj,
+        data = {"object": a.obj, "oldObject": a.old_obj, "namespaceObject": None, "params": params,
                 "request": request if request is not None else admission_request(a), "authorizer": AUTHORIZER}
-        if "params" in self.env.variables:
-            data["params"] = params
         return self.match_activation(self.env.activation(data), authorizer, a.user)
 
     def match_activation(self, activation: Any, authorizer: Any = None, user: Any = None) -> MatchResult:

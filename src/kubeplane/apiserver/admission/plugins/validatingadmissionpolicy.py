@@ -22,6 +22,7 @@ from ....api import errors, resources
 from ...cel import compiler
 from ...cel.activation import AUTHORIZER, admission_request, namespace_object
 from ...cel.matchconditions import MatchConditions
+from ...cel.validation import policy_variables
 from ..chain import register
 from ..interface import Attributes, Operation, Plugin, forbidden
 from . import validatingadmissionpolicy_matching as matching
@@ -35,7 +36,6 @@ Obj = dict[str, Any]
 POLICIES = "/registry/validatingadmissionpolicies/"
 BINDINGS = "/registry/validatingadmissionpolicybindings/"
 NAMESPACES = "/registry/namespaces/"
-VARIABLES = ("object", "oldObject", "request", "params", "namespaceObject", "authorizer", "variables")
 MAX_AUDIT_ANNOTATION_VALUE_LENGTH = 10 * 1024
 _REASON_CODES = {"Forbidden": 403, "Unauthorized": 401, "RequestEntityTooLarge": 413, "Invalid": 422}
 
@@ -44,6 +44,7 @@ _REASON_CODES = {"Forbidden": 403, "Unauthorized": 401, "RequestEntityTooLarge":
 class Validator:
     """A policy's compiled expressions. Upstream: validator + its CEL filters."""
     policy: Obj
+    env: compiler.Env
     failure_policy: str
     match_conditions: MatchConditions
     variables: list[tuple[str, compiler.CompilationResult]]
@@ -58,12 +59,13 @@ class Validator:
 
 def compile_policy(policy: Obj) -> Validator:
     spec = policy.get("spec") or {}
-    env = compiler.env(*VARIABLES)
+    env = compiler.env(*policy_variables(spec))
     return Validator(
         policy=policy,
+        env=env,
         failure_policy=spec.get("failurePolicy") or "Fail",
         match_conditions=MatchConditions(spec.get("matchConditions") or [], spec.get("failurePolicy") or "Fail",
-                                         with_params=True),
+                                         env.variables),
         variables=[(str(v.get("name", "")), env.compile(str(v.get("expression", "")), (compiler.ANY,)))
                    for v in spec.get("variables") or []],
         validations=[(v, env.compile(str(v.get("expression", ""))),
@@ -153,7 +155,7 @@ class ValidatingAdmissionPolicy(Plugin):
         fail = v.failure_policy != "Ignore"
         data: Obj = {"object": a.obj, "oldObject": a.old_obj, "request": request, "params": param,
                      "namespaceObject": namespace, "authorizer": AUTHORIZER, "variables": {}}
-        env = compiler.env(*VARIABLES)
+        env = v.env
         with compiler.authorizer(getattr(self.api, "authorizer", None), a.user):
             activation = env.activation(data)
             if v.match_conditions:

@@ -9,13 +9,14 @@ upstream's message), a warning or an audit annotation as the binding's validatio
 compile and runtime errors follow the policy's failurePolicy.
 
 Policies and bindings are read from watch-fed indexes of their storage prefixes (_index.py) and
-compiled when either changes, never per request: with no binding, a request costs two index
-look-ups.
+compiled when either changes, never per request: with no binding, a request costs one look
+at the index's watcher (~0.5 us) and no coroutine.
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from ....api import errors, resources
@@ -23,7 +24,7 @@ from ...cel import compiler
 from ...cel.activation import AUTHORIZER, admission_request, namespace_object
 from ...cel.matchconditions import MatchConditions
 from ...cel.validation import policy_variables
-from ..chain import register
+from ..chain import _NOTHING, register
 from ..interface import Attributes, Operation, Plugin, forbidden
 from . import validatingadmissionpolicy_matching as matching
 from ._index import PrefixIndex
@@ -35,6 +36,7 @@ Obj = dict[str, Any]
 
 POLICIES = "/registry/validatingadmissionpolicies/"
 BINDINGS = "/registry/validatingadmissionpolicybindings/"
+PREFIX = "/registry/validatingadmissionpolic"
 NAMESPACES = "/registry/namespaces/"
 MAX_AUDIT_ANNOTATION_VALUE_LENGTH = 10 * 1024
 _REASON_CODES = {"Forbidden": 403, "Unauthorized": 401, "RequestEntityTooLarge": 413, "Invalid": 422}
@@ -92,25 +94,32 @@ class ValidatingAdmissionPolicy(Plugin):
 
     def __init__(self, api: APIServer) -> None:
         super().__init__(api)
-        self.policies = PrefixIndex(api.storage, POLICIES)
-        self.bindings = PrefixIndex(api.storage, BINDINGS)
-        self._generation = (-1, -1)
+        # One index for both kinds: their prefixes share PREFIX, so one poll per request; the
+        # index's "namespace" is then the rest of the plural ("ies", "ybindings").
+        self.index = PrefixIndex(api.storage, PREFIX)
+        self._generation: int | None = -1
         self.validators: list[Validator] = []
 
-    async def validate(self, a: Attributes) -> None:
-        generation = (await self.policies.refresh(), await self.bindings.refresh())
-        if generation != self._generation:
-            await self._rebuild(generation)
+    def validate(self, a: Attributes) -> Awaitable[None]:  # type: ignore[override]
+        """Nothing to await (no coroutine made) while no policy is bound and neither index
+        changed: the cost of a write no policy can concern."""
+        if self.index.poll() != self._generation:
+            return self._rebuild_and_dispatch(a)
+        return self.dispatch(a) if self.validators else _NOTHING
+
+    async def _rebuild_and_dispatch(self, a: Attributes) -> None:
+        await self._rebuild()
         if self.validators:
             await self.dispatch(a)
 
-    async def _rebuild(self, generation: tuple[int, int]) -> None:
+    async def _rebuild(self) -> None:
         """Compile the policies that have a binding (upstream keeps only those as hooks too)."""
+        generation = await self.index.refresh()
         by_policy: dict[str, list[Obj]] = {}
-        for b in await self.bindings.all():
+        for b in await self.index.namespace(BINDINGS[len(PREFIX):-1]):
             by_policy.setdefault((b.get("spec") or {}).get("policyName", ""), []).append(b)
         validators = []
-        for p in await self.policies.all():
+        for p in await self.index.namespace(POLICIES[len(PREFIX):-1]):
             bound = by_policy.get(p["metadata"]["name"])
             if bound:
                 v = compile_policy(p)

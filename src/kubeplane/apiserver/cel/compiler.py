@@ -53,8 +53,7 @@ class Env:
         self._env = cel.NewEnv(
             variables={v: cel.Type.DYN for v in self.variables},
             extensions=[ext_strings.ExtStrings(), ext_optional.ExtOptional(), ext_bindings.ExtBindings(),
-                        ext_math.ExtMath()],
-            functions=library.function_decls())
+                        ext_math.ExtMath(), library.extension()])
         self._cache: dict[tuple[str, tuple[str, ...]], CompilationResult] = {}
 
     def compile(self, expression: str, return_types: tuple[str, ...] = (BOOL,)) -> CompilationResult:

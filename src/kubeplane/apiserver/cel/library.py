@@ -151,12 +151,14 @@ def _q_other(other: Any, name: str) -> q.Quantity:
 # --- url (upstream: urls.go) ---------------------------------------------------------------------
 
 def _parse_url(s: str) -> urllib.parse.SplitResult:
+    """Go's url.ParseRequestURI: an absolute URL or an absolute path (no relative reference)."""
     try:
         u = urllib.parse.urlsplit(s)
+        _ = u.port                                     # raises for a port that is not a number
     except ValueError as e:
-        raise CelError(f"URL parse error during conversion from string: {e}") from None
-    if not u.scheme or not (u.netloc or u.path.startswith("/")):
-        raise CelError(f"URL parse error during conversion from string: parse {s!r}: invalid URI for request")
+        raise CelError(f"URL parse error during conversion from string: parse {_go_quote(s)}: {e}") from None
+    if not (u.scheme or s.startswith("/")):
+        raise CelError(f"URL parse error during conversion from string: parse {_go_quote(s)}: invalid URI for request")
     return u
 
 
@@ -197,15 +199,21 @@ def _query(v: Any) -> dict[str, list[str]]:
 # --- ip / cidr (upstream: ip.go, cidr.go) --------------------------------------------------------
 
 def _parse_ip(s: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """Upstream: parseIPAddr — no zone, no IPv4-mapped IPv6."""
     if "%" in s:
         raise CelError(f"IP address with zone value is not allowed: {s}")
     try:
         ip = ipaddress.ip_address(s)
     except ValueError:
-        raise CelError(f"ParseAddr({s!r}): unable to parse IP") from None
+        raise CelError(f"IP Address {_go_quote(s)} parse error during conversion from string: "
+                       f"ParseAddr({_go_quote(s)}): unable to parse IP") from None
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         raise CelError(f"IPv4-mapped IPv6 address is not allowed: {s}")
     return ip
+
+
+def _go_quote(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def to_ip(s: str) -> dict[str, str]:
@@ -225,15 +233,20 @@ def _ip(v: Any, name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
 
 
 def _parse_cidr(s: str) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface:
-    if "/" not in s:
-        raise CelError(f"network address parse error during conversion from string: netip.ParsePrefix({s!r}): "
-                       "no '/'")
-    addr = s.split("/", 1)[0]
+    """Upstream: stringToCIDR (netip.ParsePrefix: the address may have host bits set)."""
+    prefix = "network address parse error during conversion from string: " * 2
+    addr, slash, bits = s.partition("/")
+    if not slash:
+        raise CelError(f"{prefix}netip.ParsePrefix({_go_quote(s)}): no '/'")
+    if not bits.isdigit() or (len(bits) > 1 and bits[0] == "0"):
+        raise CelError(f"{prefix}netip.ParsePrefix({_go_quote(s)}): bad bits after slash: {_go_quote(bits)}")
     try:
-        _parse_ip(addr)
-        return ipaddress.ip_interface(s)
-    except (ValueError, CelError) as e:
-        raise CelError(f"network address parse error during conversion from string: {e}") from None
+        ip = _parse_ip(addr)
+    except CelError as e:
+        raise CelError(f"{prefix}netip.ParsePrefix({_go_quote(s)}): {e}") from None
+    if int(bits) > ip.max_prefixlen:
+        raise CelError(f"{prefix}netip.ParsePrefix({_go_quote(s)}): prefix length out of range")
+    return ipaddress.ip_interface(f"{ip}/{bits}")
 
 
 def to_cidr(s: str) -> dict[str, str]:
@@ -263,11 +276,9 @@ def cidr_contains_cidr(c: Any, other: Any) -> bool:
     return inner.version == outer.version and inner.subnet_of(outer)  # type: ignore[arg-type]
 
 
-def to_string(v: Any) -> str:
-    for tag in ("@ip", "@cidr", "@quantity", "@url"):
-        if isinstance(v, dict) and tag in v:
-            return str(v[tag])
-    raise _no_overload("string")
+def is_canonical_ip(s: str) -> bool:
+    """Upstream: ip.isCanonical — the address as netip.Addr.String() would write it."""
+    return str(_parse_ip(s)) == s
 
 
 # --- authz (upstream: authz.go) ------------------------------------------------------------------
@@ -325,8 +336,10 @@ def _overloads() -> Iterator[tuple[str, list[tuple[str, Any, list[Any], bool, Ca
     yield "sum", [("list_sum", DYN, [LIST], True, list_sum)]
     yield "min", [("list_min", DYN, [LIST], True, _extreme("min", min))]
     yield "max", [("list_max", DYN, [LIST], True, _extreme("max", max))]
-    # list indexOf/lastIndexOf: the strings extension owns those names and the C++ binding
-    # cannot add overloads to a function an extension declared (see the module docstring).
+    # The runtime dispatches Python functions on concrete kinds: one overload per element kind.
+    yield "indexOf", [(f"list_a_index_of_{k}", INT, [LIST, t], True, index_of) for k, t in _ELEMENT_KINDS]
+    yield "lastIndexOf", [(f"list_a_last_index_of_{k}", INT, [LIST, t], True, last_index_of)
+                          for k, t in _ELEMENT_KINDS]
     yield "find", [("string_find_string", STRING, [STRING, STRING], True, find)]
     yield "findAll", [("string_find_all_string", LIST_STRING, [STRING, STRING], True, find_all),
                       ("string_find_all_string_int", LIST_STRING, [STRING, STRING, INT], True, find_all)]
@@ -360,7 +373,8 @@ def _overloads() -> Iterator[tuple[str, list[tuple[str, Any, list[Any], bool, Ca
     yield "getHostname", [("url_get_hostname", STRING, [OPAQUE], True, lambda v: _hostname(_url(v, "getHostname")))]
     yield "getPort", [("url_get_port", STRING, [OPAQUE], True, lambda v: _port(_url(v, "getPort")))]
     yield "getEscapedPath", [("url_get_escaped_path", STRING, [OPAQUE], True,
-                              lambda v: _url(v, "getEscapedPath").path)]
+                              lambda v: urllib.parse.quote(urllib.parse.unquote(_url(v, "getEscapedPath").path),
+                                                           safe="/;:@&=+$,!~*'()"))]
     yield "getQuery", [("url_get_query", T.Map(STRING, LIST_STRING), [OPAQUE], True, _query)]
     # ip / cidr
     yield "ip", [("string_to_ip", OPAQUE, [STRING], False, to_ip),
@@ -385,7 +399,7 @@ def _overloads() -> Iterator[tuple[str, list[tuple[str, Any, list[Any], bool, Ca
                             lambda c: _cidr(c, "prefixLength").network.prefixlen)]
     yield "masked", [("cidr_masked", OPAQUE, [OPAQUE], True,
                       lambda c: {"@cidr": str(_cidr(c, "masked").network)})]
-    yield "kubeString", [("opaque_to_string", STRING, [OPAQUE], False, to_string)]
+    yield "ip.isCanonical", [("ip_is_canonical", BOOL, [STRING], False, is_canonical_ip)]
     # authz
     yield "path", [("authorizer_path", OPAQUE, [OPAQUE, STRING], True, _path)]
     yield "group", [("authorizer_group", OPAQUE, [OPAQUE, STRING], True, _group)]
@@ -414,6 +428,16 @@ def _global_unicast(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     if ip.is_unspecified or ip.is_loopback or ip.is_multicast or ip.is_link_local:
         return False
     return not (isinstance(ip, ipaddress.IPv4Address) and ip == ipaddress.IPv4Address("255.255.255.255"))
+
+
+_ELEMENT_KINDS = [("int", INT), ("uint", T.UINT), ("double", DOUBLE), ("string", STRING), ("bool", BOOL),
+                  ("bytes", T.BYTES)]
+
+
+def extension() -> Any:
+    """Kubernetes' libraries as one extension (so they may add overloads to names the strings
+    extension declares, as lists' indexOf does)."""
+    return cel.CelExtension("kubernetes", function_decls())
 
 
 def function_decls() -> list[Any]:

@@ -23,8 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from cel_expr_python import cel
-from cel_expr_python.ext import ext_bindings, ext_math, ext_optional, ext_strings
+from cel_expr_python import cel  # type: ignore[import-untyped]
+from cel_expr_python.ext import ext_bindings, ext_math, ext_optional, ext_strings  # type: ignore[import-untyped]
 
 from . import library
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from cel_expr_python import cel
+from cel_expr_python import cel  # type: ignore[import-untyped]
 
 from ...api import quantity as q
 from ..authorization.authorizer import Attributes as AuthzAttributes, Authorizer, Decision

@@ -73,7 +73,7 @@ def validating_admission_policy_errors(obj: Obj) -> list[FieldError]:
     if len(annotations) > MAX_AUDIT_ANNOTATIONS:
         errs.append(errors.invalid("spec.auditAnnotations", annotations,
                                    f"must not have more than {MAX_AUDIT_ANNOTATIONS} auditAnnotations"))
-    keys: set[str] = set()
+    keys: set[Any] = set()
     for i, x in enumerate(annotations):
         x = x if isinstance(x, dict) else {}
         errs += _audit_annotation(env, name, x, f"spec.auditAnnotations[{i}]")

@@ -266,7 +266,7 @@ class ValidatingAdmissionPolicy(Plugin):
             if ref.get("selector") is not None:
                 raise _ConfigError("paramRef.name and paramRef.selector are mutually exclusive")
             kv = await self.api.storage.get(info.key(ns, ref["name"]))
-            found = [kv.obj] if kv is not None else []
+            found: list[Obj | None] = [kv.obj] if kv is not None else []
         elif ref.get("selector") is not None:
             prefix = info.prefix + (f"{ns}/" if info.namespaced else "")
             kvs, _ = await self.api.storage.list(prefix)

@@ -9,10 +9,13 @@ expression, so a policy change or a second binding re-uses the work. `evaluate` 
 against plain JSON-like values and gives an `EvaluationResult` (the value, or upstream's error).
 
 Bounds: the expression's size (upstream's 100,000 code points), its nesting (the C++ parser
-refuses more than 32 levels), and the runtime's iteration budget stand for upstream's
-per-call cost limit (celconfig.PerCallLimit, 1,000,000): an expression that exceeds it fails
-with upstream's `operation cancelled: actual cost limit exceeded`. CRD x-kubernetes-validations
-(issue 13) declare `self`/`oldSelf` through the same Env.
+refuses more than 32 levels), and for upstream's per-call cost limit (celconfig.PerCallLimit,
+1,000,000), which the C++ runtime cannot track: its iteration budget (~10,000 comprehension
+iterations per evaluation) and, for an expression that can build strings or lists, cost.py's
+bound of what it may build from inputs of the activation's size (at most the ~10 MB the limit
+would pay for). Either fails with upstream's `operation cancelled: actual cost limit exceeded`.
+CRD x-kubernetes-validations (issue 13) declare `self`/`oldSelf` through the same Env, and
+CompilationResult.estimated_cost gives cel-go's estimate for their compile-time budget.
 """
 from __future__ import annotations
 
@@ -23,10 +26,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+import orjson
 from cel_expr_python import cel  # type: ignore[import-untyped]
 from cel_expr_python.ext import ext_bindings, ext_math, ext_optional, ext_strings  # type: ignore[import-untyped]
 
-from . import library
+from . import cost, library
 
 # Upstream: celconfig (staging/src/k8s.io/apiserver/pkg/apis/cel/config.go)
 PER_CALL_LIMIT = 1_000_000
@@ -34,6 +38,9 @@ RUNTIME_CEL_COST_BUDGET = 10_000_000
 MAX_EXPRESSION_SIZE = 100_000           # cel-go's default parser expression size limit in Kubernetes
 MAX_EVALUATED_MESSAGE_EXPRESSION_SIZE_BYTES = 5 * 1024
 COST_LIMIT_EXCEEDED = "operation cancelled: actual cost limit exceeded"
+# Building a string costs 0.1 per byte in cel-go (StringTraversalCostFactor): the per-call limit
+# is spent on ~10 MB; an expression that may build more is refused before it runs.
+MAX_BUILT_SIZE = int(PER_CALL_LIMIT / cost.STRING_TRAVERSAL_COST_FACTOR)
 
 BOOL = "bool"
 STRING = "string"
@@ -86,11 +93,29 @@ class Env:
             want = return_types[0] if len(return_types) == 1 else "[" + " ".join(return_types) + "]"
             verb = "must evaluate to" if len(return_types) == 1 else "must evaluate to one of"
             return CompilationResult(expression, None, f"{verb} {want} but got {got}")
-        return CompilationResult(expression, program, "", got)
+        ast = cost.checked_ast(program.serialize())
+        return CompilationResult(expression, program, "", got, ast, cost.grows(ast))
 
-    def activation(self, data: Mapping[str, Any]) -> Any:
+    def activation(self, data: Mapping[str, Any]) -> Activation:
         """The variables of one evaluation, converted once for every expression of a request."""
-        return self._env.Activation(dict(data))
+        return Activation(self._env.Activation(dict(data)), data)
+
+
+class Activation:
+    """A converted activation and its data's size (measured only if an expression that can
+    build values asks: the bound of what it may build, see cost.py)."""
+    __slots__ = ("native", "data", "_size")
+
+    def __init__(self, native: Any, data: Mapping[str, Any]) -> None:
+        self.native = native
+        self.data = data
+        self._size = -1
+
+    @property
+    def size(self) -> int:
+        if self._size < 0:
+            self._size = sum(len(orjson.dumps(v)) for v in self.data.values() if isinstance(v, (dict, list, str)))
+        return self._size
 
 
 @functools.lru_cache(maxsize=None)
@@ -137,6 +162,33 @@ class CompilationResult:
     program: Any
     error: str = ""              # upstream's text; the program is None then
     output_type: str = ""
+    ast: cost.Node | None = None
+    grows: bool = False          # it can build strings or lists larger than its inputs
+    _peaks: dict[int, int] = field(default_factory=dict)
+
+    def estimated_cost(self, sizes: Mapping[str, int]) -> int:
+        """cel-go's estimated cost with each variable's size bound (issue 13: a CRD rule's
+        `estimated rule cost exceeds budget`); cost.UNBOUNDED when a size is unknown."""
+        return cost.estimate(self.ast, dict(sizes)).cost if self.ast is not None else 0
+
+    def peak(self, size: int) -> int:
+        """The largest value this expression may build from inputs of `size` bytes (cached per
+        power of two)."""
+        bucket = max(size, 1).bit_length()
+        got = self._peaks.get(bucket)
+        if got is None and self.ast is not None:
+            got = self._peaks[bucket] = cost.peak(self.ast, {"*": 1 << bucket, **{
+                v: 1 << bucket for v in _ident_names(self.ast)}})
+        return got or 0
+
+
+def _ident_names(node: cost.Node) -> set[str]:
+    out = {node.name} if node.kind == "ident" else set()
+    for a in node.args:
+        out |= _ident_names(a)
+    for n in node.comp.values():
+        out |= _ident_names(n)
+    return out
 
 
 @dataclass(slots=True)
@@ -170,12 +222,15 @@ def _runtime_message(message: str) -> str:
     return message
 
 
-def evaluate(result: CompilationResult, activation: Any) -> EvaluationResult:
+def evaluate(result: CompilationResult, activation: Activation) -> EvaluationResult:
     """Upstream: evaluationActivation.Evaluate — a compile error, a runtime error, or the value."""
     if result.program is None:
         return EvaluationResult(error=f"compilation error: {result.error}")
+    if result.grows and result.peak(activation.size) > MAX_BUILT_SIZE:
+        return EvaluationResult(error=f"expression '{result.expression}' resulted in error: {COST_LIMIT_EXCEEDED}",
+                                cost_exceeded=True)
     try:
-        value = result.program.eval(activation)
+        value = result.program.eval(activation.native)
     except RuntimeError as e:                    # the iteration budget, and other aborts
         msg = _runtime_message(str(e))
         return EvaluationResult(error=f"expression '{result.expression}' resulted in error: {msg}",

@@ -55,7 +55,8 @@ class MatchConditions:
                 "request": request if request is not None else admission_request(a), "authorizer": AUTHORIZER}
         return self.match_activation(self.env.activation(data), authorizer, a.user)
 
-    def match_activation(self, activation: Any, authorizer: Any = None, user: Any = None) -> MatchResult:
+    def match_activation(self, activation: compiler.Activation, authorizer: Any = None,
+                         user: Any = None) -> MatchResult:
         errors: list[str] = []
         with compiler.authorizer(authorizer, user):
             for name, compiled in self.conditions:

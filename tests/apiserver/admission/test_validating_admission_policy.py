@@ -298,3 +298,34 @@ async def test_policy_validation(server: APIServer, spec: dict[str, Any], causes
     assert len(got) == len(causes), got
     for (reason, fld, message), (greason, gfield, gmessage) in zip(causes, got):
         assert (greason, gfield) == (reason, fld) and message in gmessage, got
+
+
+class _DenyDeletes:
+    def authorize(self, a: Any) -> Any:
+        from kubeplane.apiserver.authorization.authorizer import Decision
+        if a.verb == "delete":
+            return Decision.DENY, "no deletes for " + a.user.name
+        return Decision.ALLOW, ""
+
+
+async def test_authorizer_checks_the_requests_user(server: APIServer) -> None:
+    """authorizer and authorizer.requestResource ask the API server's authorizer for the
+    request's user (upstream's example: only users who may delete may set replicas > 5). A
+    messageExpression has no authorizer (upstream): it falls back to the message."""
+    from kubeplane.apiserver.authentication.user import authenticated
+    await put(server, policy(variables=[
+        {"name": "reason", "expression": "authorizer.group('apps').resource('deployments').namespace('default')"
+                                         ".check('delete').reason()"}], validations=[
+        {"expression": "object.spec.replicas <= 5 || authorizer.requestResource.check('delete').allowed()",
+         "message": "may not scale", "messageExpression": "authorizer.path('/x').check('get').reason()"},
+        {"expression": "variables.reason == ''", "messageExpression": "variables.reason"}]), binding())
+    server.authorizer = _DenyDeletes()       # type: ignore[assignment]
+    p = ValidatingAdmissionPolicy(server)
+    a = attrs(deployment(6))
+    a.user = authenticated("jane")
+    e = await denial(p, a)
+    assert e.message.endswith("denied request: may not scale")
+    a = attrs(deployment(5))
+    a.user = authenticated("jane")
+    e = await denial(p, a)
+    assert e.message.endswith("denied request: no deletes for jane")

@@ -12,6 +12,15 @@ if TYPE_CHECKING:
 Obj = dict[str, Any]
 
 AUTHORIZER = {"@authorizer": True}       # the `authorizer` variable (library.py: checks ask the request's)
+REQUEST_RESOURCE = "authorizer.requestResource"
+
+
+def request_resource(a: Attributes) -> Obj:
+    """The `authorizer.requestResource` variable: a check of the request's own resource.
+    Upstream: library.ResourceCheck built by newActivation (activation.go)."""
+    return {"@authorizer": True, "@resourcecheck": {
+        "group": a.group, "resource": a.resource, "subresource": a.subresource,
+        "namespace": a.namespace, "name": a.name}}
 
 
 def admission_request(a: Attributes) -> Obj:

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import compiler
-from .activation import AUTHORIZER, admission_request
+from .activation import AUTHORIZER, REQUEST_RESOURCE, admission_request, request_resource
 
 if TYPE_CHECKING:
     from ..admission.interface import Attributes
 
 # Upstream: the variables a webhook's matchCondition sees (namespaceObject is declared, and null).
-VARIABLES = ("object", "oldObject", "request", "namespaceObject", "authorizer")
+VARIABLES = ("object", "oldObject", "request", "namespaceObject", "authorizer", REQUEST_RESOURCE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,8 @@ class MatchConditions:
         if not self.conditions:
             return MatchResult(True)
         data = {"object": a.obj, "oldObject": a.old_obj, "namespaceObject": None, "params": params,
-                "request": request if request is not None else admission_request(a), "authorizer": AUTHORIZER}
+                "request": request if request is not None else admission_request(a), "authorizer": AUTHORIZER,
+                REQUEST_RESOURCE: request_resource(a)}
         return self.match_activation(self.env.activation(data), authorizer, a.user)
 
     def match_activation(self, activation: compiler.Activation, authorizer: Any = None,

@@ -16,6 +16,7 @@ from ...api.errors import FieldError
 from ...api.validation import admissionregistration
 from ...api.validation.names import is_qualified_name
 from . import compiler
+from .activation import REQUEST_RESOURCE
 from .matchconditions import VARIABLES as WEBHOOK_VARIABLES
 
 Obj = dict[str, Any]
@@ -36,7 +37,7 @@ def policy_variables(spec: Obj, authorizer: bool = True) -> tuple[str, ...]:
     if spec.get("paramKind") is not None:
         names.append("params")
     if authorizer:
-        names.append("authorizer")
+        names += ["authorizer", REQUEST_RESOURCE]
     if spec.get("variables"):
         names.append("variables")
     return tuple(names)

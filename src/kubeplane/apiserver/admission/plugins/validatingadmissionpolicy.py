@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ....api import errors, resources
 from ...cel import compiler
-from ...cel.activation import AUTHORIZER, admission_request, namespace_object
+from ...cel.activation import AUTHORIZER, REQUEST_RESOURCE, admission_request, namespace_object, request_resource
 from ...cel.matchconditions import MatchConditions
 from ...cel.validation import policy_variables
 from ..chain import _NOTHING, register
@@ -62,6 +62,7 @@ class Validator:
 def compile_policy(policy: Obj) -> Validator:
     spec = policy.get("spec") or {}
     env = compiler.env(*policy_variables(spec))
+    message_env = compiler.env(*policy_variables(spec, authorizer=False))    # upstream: no authorizer there
     return Validator(
         policy=policy,
         env=env,
@@ -71,7 +72,8 @@ def compile_policy(policy: Obj) -> Validator:
         variables=[(str(v.get("name", "")), env.compile(str(v.get("expression", "")), (compiler.ANY,)))
                    for v in spec.get("variables") or []],
         validations=[(v, env.compile(str(v.get("expression", ""))),
-                      env.compile(str(v["messageExpression"]), (compiler.STRING,)) if v.get("messageExpression") else None)
+                      message_env.compile(str(v["messageExpression"]), (compiler.STRING,))
+                      if v.get("messageExpression") else None)
                      for v in spec.get("validations") or []],
         audit_annotations=[(str(x.get("key", "")), env.compile(str(x.get("valueExpression", "")),
                                                                 (compiler.STRING, "null_type")))
@@ -163,7 +165,8 @@ class ValidatingAdmissionPolicy(Plugin):
         """Upstream: validator.Validate and the dispatcher's handling of its decisions."""
         fail = v.failure_policy != "Ignore"
         data: Obj = {"object": a.obj, "oldObject": a.old_obj, "request": request, "params": param,
-                     "namespaceObject": namespace, "authorizer": AUTHORIZER, "variables": {}}
+                     "namespaceObject": namespace, "authorizer": AUTHORIZER, REQUEST_RESOURCE: request_resource(a),
+                     "variables": {}}
         env = v.env
         with compiler.authorizer(getattr(self.api, "authorizer", None), a.user):
             activation = env.activation(data)

@@ -98,3 +98,10 @@ def test_match_conditions() -> None:
     assert (r.matches, r.failed_condition, r.error) == (False, "no", "")
     assert MatchConditions([{"name": "x", "expression": "'a'"}]).compile_errors() == [
         "must evaluate to bool but got string"]
+
+
+def test_regex_is_linear_time() -> None:
+    """find() on a pattern that backtracks exponentially in Python's re answers at once (RE2)."""
+    r = evaluate("object.s.find('(a+)+$') == ''", {"s": "a" * 20_000 + "!"})
+    assert r.value is True
+    assert evaluate("object.s.matches('(a+)+$')", {"s": "a" * 20_000 + "!"}).value is False

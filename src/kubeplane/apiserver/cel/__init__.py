@@ -13,10 +13,14 @@ via PyO3); the comparison is in BENCHMARKS.md ("CEL engine"). In short:
 - extensibility: typed Python functions (member or global) for Kubernetes' libraries; opaque
   types cannot be declared from Python, so Quantity/URL/IP/CIDR/authorizer values are tagged
   maps (library.py).
-- limits: no cost tracking is exposed; the runtime's iteration budget stands for upstream's
-  per-call cost limit (compiler.py).
+- limits: no cost tracking is exposed; cost.py estimates from the checked AST as cel-go does,
+  and the runtime's iteration budget plus a bound on what an expression may build stand for
+  upstream's per-call cost limit (compiler.py).
+Regular expressions of Kubernetes' find/findAll run in RE2 (google-re2), as upstream's and as
+CEL's own matches(): linear in the input whatever the pattern.
 
-Modules: compiler (environments, compile cache, evaluation, upstream's error texts), library
-(Kubernetes' functions), matchconditions (the list of named conditions webhooks and policies
-share).
+Modules: compiler (environments, compile cache, evaluation, upstream's error texts), cost
+(cel-go's estimator over the checked AST), library (Kubernetes' functions), activation (the
+admission variables), matchconditions (named conditions, for webhooks and policies), validation
+(a policy's CEL checked on create and update, as upstream's field errors).
 """

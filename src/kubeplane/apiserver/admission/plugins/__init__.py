@@ -4,3 +4,4 @@ from . import (  # noqa: F401
     noderestriction, pod_security, priority, resource_quota, service_account, storage_object_in_use_protection,
     taint_nodes_by_condition,
 )
+from . import validatingadmissionpolicy  # noqa: F401  (issue 12, helper cel)

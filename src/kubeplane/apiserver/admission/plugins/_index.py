@@ -54,15 +54,22 @@ class PrefixIndex:
         await self._current()
         return self.generation
 
-    async def _current(self) -> dict[str, dict[str, Obj]]:
+    def poll(self) -> int | None:
+        """The generation after applying what changed, without waiting (no coroutine, for a
+        plugin with nothing to do on most requests); None when a (re)list is due: refresh()."""
         changes = getattr(self._watcher, "changes", None)
-        if changes is not None:
-            try:
-                for ev in changes():
-                    self._apply(ev.type, ev.kv.key, ev.kv.obj)
-                return self._by_ns
-            except Compacted:
-                pass
+        if changes is None:
+            return None
+        try:
+            for ev in changes():
+                self._apply(ev.type, ev.kv.key, ev.kv.obj)
+        except Compacted:
+            return None
+        return self.generation
+
+    async def _current(self) -> dict[str, dict[str, Obj]]:
+        if self.poll() is not None:
+            return self._by_ns
         await self._relist()
         self.generation += 1
         return self._by_ns

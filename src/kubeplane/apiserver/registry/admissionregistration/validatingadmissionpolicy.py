@@ -4,6 +4,7 @@ from __future__ import annotations
 from ....api.defaulting import admissionregistration as defaulting
 from ....api.resources import STATUS
 from ....api.validation import admissionregistration as validation
+from ...cel import validation as cel_validation
 from ...tables import admissionregistration as tables
 from ..definition import ResourceDefinition
 from ..registry import register
@@ -15,8 +16,8 @@ VALIDATING_ADMISSION_POLICIES = register(ResourceDefinition(
     subresources=(STATUS("ValidatingAdmissionPolicy"),),
     strategy=PolicyStrategy(),
     defaulter=defaulting.set_defaults_admission_policy,
-    validate=validation.validate_validating_admission_policy,
-    validate_update=validation.validate_validating_admission_policy_update,
+    validate=cel_validation.validate_validating_admission_policy,           # structural + CEL (issue 12)
+    validate_update=cel_validation.validate_validating_admission_policy_update,
     columns=tables.validating_policy_columns, printer=tables.print_validating_policy,
 ))
 

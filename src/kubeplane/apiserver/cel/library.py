@@ -1,0 +1,471 @@
+"""Kubernetes' CEL libraries as functions of the cel-expr-python environment.
+
+Upstream: staging/src/k8s.io/apiserver/pkg/cel/library (lists.go, regex.go, quantity.go,
+urls.go, ip.go, cidr.go, authz.go). The C++ runtime takes Python functions only over CEL's own
+types, so upstream's opaque types (Quantity, URL, IP, CIDR, Authorizer, ...) are maps tagged
+with one key (`{"@quantity": "1Gi"}`): the functions that make them return such a map and the
+member functions declared on `map(string, dyn)` read it back (a map without the tag gives
+upstream's "no such overload"). Errors are raised as CelError; the runtime turns them into a
+CEL error value with the message, as upstream's types.NewErr.
+"""
+from __future__ import annotations
+
+import functools
+import ipaddress
+import urllib.parse
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from typing import Any
+
+import re2  # type: ignore[import-untyped]
+from cel_expr_python import cel  # type: ignore[import-untyped]
+
+from ...api import quantity as q
+from ..authorization.authorizer import Attributes as AuthzAttributes, Authorizer, Decision
+
+T = cel.Type
+DYN, BOOL, INT, STRING, DOUBLE = T.DYN, T.BOOL, T.INT, T.STRING, T.DOUBLE
+LIST = T.List(DYN)
+LIST_STRING = T.List(STRING)
+OPAQUE = T.Map(STRING, DYN)
+
+# The Authorizer of the request being evaluated (authorizer.check() reads it): set by
+# evaluate(), never shared between concurrent evaluations (each runs to its end synchronously).
+CURRENT_AUTHORIZER: ContextVar[tuple[Authorizer, Any] | None] = ContextVar("cel_authorizer", default=None)
+
+
+class CelError(Exception):
+    """A runtime error with upstream's message."""
+
+
+def _no_overload(name: str) -> CelError:
+    return CelError(f"no such overload: {name}")
+
+
+def _opaque(tag: str, value: Any, name: str) -> Any:
+    if not isinstance(value, dict) or tag not in value:
+        raise _no_overload(name)
+    return value[tag]
+
+
+# --- lists (upstream: lists.go) ------------------------------------------------------------------
+
+def _comparable(items: list[Any], name: str) -> list[Any]:
+    kinds = {type(x) if not isinstance(x, bool) else bool for x in items}
+    if len(kinds) > 1 and not kinds <= {int, float}:
+        raise _no_overload(name)
+    if kinds & {dict, list, type(None)}:
+        raise _no_overload(name)
+    return items
+
+
+def is_sorted(items: list[Any]) -> bool:
+    items = _comparable(list(items), "isSorted")
+    return all(items[i] <= items[i + 1] for i in range(len(items) - 1))
+
+
+def list_sum(items: list[Any]) -> Any:
+    items = _comparable(list(items), "sum")
+    return sum(items) if items else 0
+
+
+def _extreme(op: str, pick: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
+    def f(items: list[Any]) -> Any:
+        items = _comparable(list(items), op)
+        if not items:
+            raise CelError(f"{op} called on empty list")
+        return pick(items)
+    return f
+
+
+def index_of(items: list[Any], value: Any) -> int:
+    for i, x in enumerate(items):
+        if x == value and type(x) is type(value):
+            return i
+    return -1
+
+
+def last_index_of(items: list[Any], value: Any) -> int:
+    for i in range(len(items) - 1, -1, -1):
+        if items[i] == value and type(items[i]) is type(value):
+            return i
+    return -1
+
+
+# --- regex (upstream: regex.go). RE2, as upstream (and as CEL's own matches()): linear in the
+# input whatever the pattern, where Python's re backtracks exponentially on `(a+)+$`. -----------
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
+
+
+@functools.lru_cache(maxsize=256)
+def _compile_regex(pattern: str) -> Any:
+    try:
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as e:
+        detail = e.args[0].decode() if e.args and isinstance(e.args[0], bytes) else str(e)
+        raise CelError(f"Illegal regex: {detail}") from None
+
+
+def find(s: str, pattern: str) -> str:
+    m = _compile_regex(pattern).search(s)
+    return m.group(0) if m else ""
+
+
+def find_all(s: str, pattern: str, limit: int = -1) -> list[str]:
+    found = [m.group(0) for m in _compile_regex(pattern).finditer(s)]
+    return found if limit < 0 else found[:limit]
+
+
+# --- quantity (upstream: quantity.go) ------------------------------------------------------------
+
+def _q(v: Any, name: str) -> q.Quantity:
+    return q.parse(_opaque("@quantity", v, name))
+
+
+def _wrap_q(x: q.Quantity) -> dict[str, str]:
+    return {"@quantity": str(x)}
+
+
+def to_quantity(s: str) -> dict[str, str]:
+    parsed = q.Quantity.parse(s)
+    if parsed is None:
+        raise CelError("quantities must match the regular expression "
+                       "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+    return _wrap_q(parsed)
+
+
+def is_quantity(s: str) -> bool:
+    return q.Quantity.parse(s) is not None
+
+
+def quantity_int(v: Any) -> int:
+    x = _q(v, "asInteger")
+    if x.value.denominator != 1 or not -(2 ** 63) <= x.value.numerator < 2 ** 63:
+        raise CelError("cannot convert value to integer")
+    return int(x.value)
+
+
+def quantity_is_integer(v: Any) -> bool:
+    x = _q(v, "isInteger")
+    return x.value.denominator == 1 and -(2 ** 63) <= x.value.numerator < 2 ** 63
+
+
+def _q_other(other: Any, name: str) -> q.Quantity:
+    return q.Quantity(other) if isinstance(other, int) and not isinstance(other, bool) else _q(other, name)
+
+
+# --- url (upstream: urls.go) ---------------------------------------------------------------------
+
+def _parse_url(s: str) -> urllib.parse.SplitResult:
+    """Go's url.ParseRequestURI: an absolute URL or an absolute path (no relative reference)."""
+    try:
+        u = urllib.parse.urlsplit(s)
+        _ = u.port                                     # raises for a port that is not a number
+    except ValueError as e:
+        raise CelError(f"URL parse error during conversion from string: parse {_go_quote(s)}: {e}") from None
+    if not (u.scheme or s.startswith("/")):
+        raise CelError(f"URL parse error during conversion from string: parse {_go_quote(s)}: invalid URI for request")
+    return u
+
+
+def to_url(s: str) -> dict[str, str]:
+    _parse_url(s)
+    return {"@url": s}
+
+
+def is_url(s: str) -> bool:
+    try:
+        _parse_url(s)
+    except CelError:
+        return False
+    return True
+
+
+def _url(v: Any, name: str) -> urllib.parse.SplitResult:
+    return urllib.parse.urlsplit(_opaque("@url", v, name))
+
+
+def _hostname(u: urllib.parse.SplitResult) -> str:
+    host = u.netloc.rsplit("@", 1)[-1]
+    if host.startswith("["):
+        return host[1:host.index("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if ":" in host else host
+
+
+def _port(u: urllib.parse.SplitResult) -> str:
+    host = u.netloc.rsplit("@", 1)[-1]
+    tail = host.rsplit("]", 1)[-1] if host.startswith("[") else host
+    return tail.rsplit(":", 1)[1] if ":" in tail else ""
+
+
+def _query(v: Any) -> dict[str, list[str]]:
+    return urllib.parse.parse_qs(_url(v, "getQuery").query, keep_blank_values=True)
+
+
+# --- ip / cidr (upstream: ip.go, cidr.go) --------------------------------------------------------
+
+def _parse_ip(s: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """Upstream: parseIPAddr — no zone, no IPv4-mapped IPv6."""
+    if "%" in s:
+        raise CelError(f"IP address with zone value is not allowed: {s}")
+    try:
+        ip = ipaddress.ip_address(s)
+    except ValueError:
+        raise CelError(f"IP Address {_go_quote(s)} parse error during conversion from string: "
+                       f"ParseAddr({_go_quote(s)}): unable to parse IP") from None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        raise CelError(f"IPv4-mapped IPv6 address is not allowed: {s}")
+    return ip
+
+
+def _go_quote(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def to_ip(s: str) -> dict[str, str]:
+    return {"@ip": str(_parse_ip(s))}
+
+
+def is_ip(s: str) -> bool:
+    try:
+        _parse_ip(s)
+    except CelError:
+        return False
+    return True
+
+
+def _ip(v: Any, name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    return ipaddress.ip_address(_opaque("@ip", v, name))
+
+
+def _parse_cidr(s: str) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface:
+    """Upstream: stringToCIDR (netip.ParsePrefix: the address may have host bits set)."""
+    prefix = "network address parse error during conversion from string: " * 2
+    addr, slash, bits = s.partition("/")
+    if not slash:
+        raise CelError(f"{prefix}netip.ParsePrefix({_go_quote(s)}): no '/'")
+    if not bits.isdigit() or (len(bits) > 1 and bits[0] == "0"):
+        raise CelError(f"{prefix}netip.ParsePrefix({_go_quote(s)}): bad bits after slash: {_go_quote(bits)}")
+    try:
+        ip = _parse_ip(addr)
+    except CelError as e:
+        raise CelError(f"{prefix}netip.ParsePrefix({_go_quote(s)}): {e}") from None
+    if int(bits) > ip.max_prefixlen:
+        raise CelError(f"{prefix}netip.ParsePrefix({_go_quote(s)}): prefix length out of range")
+    return ipaddress.ip_interface(f"{ip}/{bits}")
+
+
+def to_cidr(s: str) -> dict[str, str]:
+    return {"@cidr": str(_parse_cidr(s))}
+
+
+def is_cidr(s: str) -> bool:
+    try:
+        _parse_cidr(s)
+    except CelError:
+        return False
+    return True
+
+
+def _cidr(v: Any, name: str) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface:
+    return ipaddress.ip_interface(_opaque("@cidr", v, name))
+
+
+def cidr_contains_ip(c: Any, other: Any) -> bool:
+    ip = _parse_ip(other) if isinstance(other, str) else _ip(other, "containsIP")
+    return ip in _cidr(c, "containsIP").network
+
+
+def cidr_contains_cidr(c: Any, other: Any) -> bool:
+    inner = (_parse_cidr(other) if isinstance(other, str) else _cidr(other, "containsCIDR")).network
+    outer = _cidr(c, "containsCIDR").network
+    return inner.version == outer.version and inner.subnet_of(outer)  # type: ignore[arg-type]
+
+
+def is_canonical_ip(s: str) -> bool:
+    """Upstream: ip.isCanonical — the address as netip.Addr.String() would write it."""
+    return str(_parse_ip(s)) == s
+
+
+# --- authz (upstream: authz.go) ------------------------------------------------------------------
+
+def _check(target: Any, verb: str) -> dict[str, Any]:
+    current = CURRENT_AUTHORIZER.get()
+    if current is None:
+        raise CelError("no authorizer")
+    authz, user = current
+    if "@pathcheck" in target:
+        a = AuthzAttributes(user=target.get("user") or user, verb=verb, resource_request=False,
+                            path=target["@pathcheck"])
+    else:
+        rc = _opaque("@resourcecheck", target, "check")
+        a = AuthzAttributes(user=target.get("user") or user, verb=verb, resource_request=True,
+                            namespace=rc.get("namespace", ""), api_group=rc.get("group", ""),
+                            resource=rc.get("resource", ""), subresource=rc.get("subresource", ""),
+                            name=rc.get("name", ""))
+    decision, reason = authz.authorize(a)
+    return {"@decision": decision.value if hasattr(decision, "value") else str(decision),
+            "allowed": decision is Decision.ALLOW, "reason": reason}
+
+
+def _resource_field(field: str) -> Callable[[Any, str], dict[str, Any]]:
+    def f(target: Any, value: str) -> dict[str, Any]:
+        rc = dict(_opaque("@resourcecheck", target, field))
+        rc[field] = value
+        return {**target, "@resourcecheck": rc}
+    return f
+
+
+def _group(target: Any, group: str) -> dict[str, Any]:
+    _opaque("@authorizer", target, "group")
+    return {**target, "@resourcecheck": {"group": group}}
+
+
+def _path(target: Any, path: str) -> dict[str, Any]:
+    _opaque("@authorizer", target, "path")
+    if not path:
+        raise CelError("path must not be empty")
+    return {**target, "@pathcheck": path}
+
+
+def _service_account(target: Any, namespace: str, name: str) -> dict[str, Any]:
+    from ..authentication.user import UserInfo   # the service account's user, as upstream's serviceAccountAuthorizer
+    _opaque("@authorizer", target, "serviceAccount")
+    sa = UserInfo(name=f"system:serviceaccount:{namespace}:{name}",
+                  groups=("system:serviceaccounts", f"system:serviceaccounts:{namespace}"))
+    return {"@authorizer": True, "user": sa}
+
+
+def _overloads() -> Iterator[tuple[str, list[tuple[str, Any, list[Any], bool, Callable[..., Any]]]]]:
+    """(function name, [(overload id, result type, parameter types, member?, impl)])."""
+    yield "isSorted", [("list_is_sorted", BOOL, [LIST], True, is_sorted)]
+    yield "sum", [("list_sum", DYN, [LIST], True, list_sum)]
+    yield "min", [("list_min", DYN, [LIST], True, _extreme("min", min))]
+    yield "max", [("list_max", DYN, [LIST], True, _extreme("max", max))]
+    # The runtime dispatches Python functions on concrete kinds: one overload per element kind.
+    yield "indexOf", [(f"list_a_index_of_{k}", INT, [LIST, t], True, index_of) for k, t in _ELEMENT_KINDS]
+    yield "lastIndexOf", [(f"list_a_last_index_of_{k}", INT, [LIST, t], True, last_index_of)
+                          for k, t in _ELEMENT_KINDS]
+    yield "find", [("string_find_string", STRING, [STRING, STRING], True, find)]
+    yield "findAll", [("string_find_all_string", LIST_STRING, [STRING, STRING], True, find_all),
+                      ("string_find_all_string_int", LIST_STRING, [STRING, STRING, INT], True, find_all)]
+    # quantity
+    yield "quantity", [("string_to_quantity", OPAQUE, [STRING], False, to_quantity)]
+    yield "isQuantity", [("is_quantity_string", BOOL, [STRING], False, is_quantity)]
+    yield "sign", [("quantity_sign", INT, [OPAQUE], True, lambda v: _q(v, "sign").sign())]
+    yield "isGreaterThan", [("quantity_is_greater_than", BOOL, [OPAQUE, OPAQUE], True,
+                             lambda a, b: _q(a, "isGreaterThan") > _q(b, "isGreaterThan"))]
+    yield "isLessThan", [("quantity_is_less_than", BOOL, [OPAQUE, OPAQUE], True,
+                          lambda a, b: _q(a, "isLessThan") < _q(b, "isLessThan"))]
+    yield "compareTo", [("quantity_compare_to", INT, [OPAQUE, OPAQUE], True,
+                         lambda a, b: _q(a, "compareTo").cmp(_q(b, "compareTo")))]
+    yield "asApproximateFloat", [("quantity_get_float", DOUBLE, [OPAQUE], True,
+                                  lambda v: float(_q(v, "asApproximateFloat").value))]
+    yield "asInteger", [("quantity_get_int", INT, [OPAQUE], True, quantity_int)]
+    yield "isInteger", [("quantity_is_integer", BOOL, [OPAQUE], True, quantity_is_integer)]
+    yield "add", [("quantity_add", OPAQUE, [OPAQUE, OPAQUE], True,
+                   lambda a, b: _wrap_q(_q(a, "add").add(_q(b, "add")))),
+                  ("quantity_add_int", OPAQUE, [OPAQUE, INT], True,
+                   lambda a, b: _wrap_q(_q(a, "add").add(_q_other(b, "add"))))]
+    yield "sub", [("quantity_sub", OPAQUE, [OPAQUE, OPAQUE], True,
+                   lambda a, b: _wrap_q(_q(a, "sub").sub(_q(b, "sub")))),
+                  ("quantity_sub_int", OPAQUE, [OPAQUE, INT], True,
+                   lambda a, b: _wrap_q(_q(a, "sub").sub(_q_other(b, "sub"))))]
+    # url
+    yield "url", [("string_to_url", OPAQUE, [STRING], False, to_url)]
+    yield "isURL", [("is_url_string", BOOL, [STRING], False, is_url)]
+    yield "getScheme", [("url_get_scheme", STRING, [OPAQUE], True, lambda v: _url(v, "getScheme").scheme)]
+    yield "getHost", [("url_get_host", STRING, [OPAQUE], True, lambda v: _url(v, "getHost").netloc.rsplit("@", 1)[-1])]
+    yield "getHostname", [("url_get_hostname", STRING, [OPAQUE], True, lambda v: _hostname(_url(v, "getHostname")))]
+    yield "getPort", [("url_get_port", STRING, [OPAQUE], True, lambda v: _port(_url(v, "getPort")))]
+    yield "getEscapedPath", [("url_get_escaped_path", STRING, [OPAQUE], True,
+                              lambda v: urllib.parse.quote(urllib.parse.unquote(_url(v, "getEscapedPath").path),
+                                                           safe="/;:@&=+$,!~*'()"))]
+    yield "getQuery", [("url_get_query", T.Map(STRING, LIST_STRING), [OPAQUE], True, _query)]
+    # ip / cidr
+    yield "ip", [("string_to_ip", OPAQUE, [STRING], False, to_ip),
+                 ("cidr_ip", OPAQUE, [OPAQUE], True, lambda c: {"@ip": str(_cidr(c, "ip").ip)})]
+    yield "isIP", [("is_ip", BOOL, [STRING], False, is_ip)]
+    yield "family", [("ip_family", INT, [OPAQUE], True, lambda v: _ip(v, "family").version)]
+    yield "isUnspecified", [("ip_is_unspecified", BOOL, [OPAQUE], True, lambda v: _ip(v, "isUnspecified").is_unspecified)]
+    yield "isLoopback", [("ip_is_loopback", BOOL, [OPAQUE], True, lambda v: _ip(v, "isLoopback").is_loopback)]
+    yield "isLinkLocalMulticast", [("ip_is_link_local_multicast", BOOL, [OPAQUE], True,
+                                    lambda v: _link_local_multicast(_ip(v, "isLinkLocalMulticast")))]
+    yield "isLinkLocalUnicast", [("ip_is_link_local_unicast", BOOL, [OPAQUE], True,
+                                  lambda v: _ip(v, "isLinkLocalUnicast").is_link_local)]
+    yield "isGlobalUnicast", [("ip_is_global_unicast", BOOL, [OPAQUE], True,
+                               lambda v: _global_unicast(_ip(v, "isGlobalUnicast")))]
+    yield "cidr", [("string_to_cidr", OPAQUE, [STRING], False, to_cidr)]
+    yield "isCIDR", [("is_cidr", BOOL, [STRING], False, is_cidr)]
+    yield "containsIP", [("cidr_contains_ip_string", BOOL, [OPAQUE, STRING], True, cidr_contains_ip),
+                         ("cidr_contains_ip_ip", BOOL, [OPAQUE, OPAQUE], True, cidr_contains_ip)]
+    yield "containsCIDR", [("cidr_contains_cidr_string", BOOL, [OPAQUE, STRING], True, cidr_contains_cidr),
+                           ("cidr_contains_cidr", BOOL, [OPAQUE, OPAQUE], True, cidr_contains_cidr)]
+    yield "prefixLength", [("cidr_prefix_length", INT, [OPAQUE], True,
+                            lambda c: _cidr(c, "prefixLength").network.prefixlen)]
+    yield "masked", [("cidr_masked", OPAQUE, [OPAQUE], True,
+                      lambda c: {"@cidr": str(_cidr(c, "masked").network)})]
+    yield "ip.isCanonical", [("ip_is_canonical", BOOL, [STRING], False, is_canonical_ip)]
+    # authz
+    yield "path", [("authorizer_path", OPAQUE, [OPAQUE, STRING], True, _path)]
+    yield "group", [("authorizer_group", OPAQUE, [OPAQUE, STRING], True, _group)]
+    yield "serviceAccount", [("authorizer_serviceaccount", OPAQUE, [OPAQUE, STRING, STRING], True, _service_account)]
+    yield "resource", [("groupcheck_resource", OPAQUE, [OPAQUE, STRING], True, _resource_field("resource"))]
+    yield "subresource", [("resourcecheck_subresource", OPAQUE, [OPAQUE, STRING], True, _resource_field("subresource"))]
+    yield "namespace", [("resourcecheck_namespace", OPAQUE, [OPAQUE, STRING], True, _resource_field("namespace"))]
+    yield "name", [("resourcecheck_name", OPAQUE, [OPAQUE, STRING], True, _resource_field("name"))]
+    yield "check", [("resourcecheck_check", OPAQUE, [OPAQUE, STRING], True, _check)]
+    yield "allowed", [("decision_allowed", BOOL, [OPAQUE], True,
+                       lambda d: bool(_opaque("@decision", d, "allowed") and d["allowed"]))]
+    yield "reason", [("decision_reason", STRING, [OPAQUE], True,
+                      lambda d: (_opaque("@decision", d, "reason"), d["reason"])[1])]
+    yield "errored", [("decision_errored", BOOL, [OPAQUE], True, lambda d: (_opaque("@decision", d, "errored"), False)[1])]
+    yield "error", [("decision_error", STRING, [OPAQUE], True, lambda d: (_opaque("@decision", d, "error"), "")[1])]
+
+
+def _link_local_multicast(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    if isinstance(ip, ipaddress.IPv4Address):
+        return ip in ipaddress.ip_network("224.0.0.0/24")
+    return ip in ipaddress.ip_network("ff02::/16")
+
+
+def _global_unicast(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Go's netip.Addr.IsGlobalUnicast: not unspecified, loopback, multicast, link-local or broadcast."""
+    if ip.is_unspecified or ip.is_loopback or ip.is_multicast or ip.is_link_local:
+        return False
+    return not (isinstance(ip, ipaddress.IPv4Address) and ip == ipaddress.IPv4Address("255.255.255.255"))
+
+
+_ELEMENT_KINDS = [("int", INT), ("uint", T.UINT), ("double", DOUBLE), ("string", STRING), ("bool", BOOL),
+                  ("bytes", T.BYTES)]
+
+
+def extension() -> Any:
+    """Kubernetes' libraries as one extension (so they may add overloads to names the strings
+    extension declares, as lists' indexOf does)."""
+    return cel.CelExtension("kubernetes", function_decls())
+
+
+def function_decls() -> list[Any]:
+    """Every Kubernetes library function, as cel.FunctionDecl with its implementations."""
+    decls = []
+    for name, overloads in _overloads():
+        decls.append(cel.FunctionDecl(name, [
+            cel.Overload(oid, ret, params, is_member=member, impl=_guard(impl))
+            for oid, ret, params, member, impl in overloads]))
+    return decls
+
+
+def _guard(impl: Callable[..., Any]) -> Callable[..., Any]:
+    """The runtime shows an exception's message as the error: anything but a CelError is a bug
+    or bad input we did not foresee, shown as upstream's generic no-such-overload."""
+    def call(*args: Any) -> Any:
+        try:
+            return impl(*args)
+        except CelError:
+            raise
+        except (TypeError, KeyError, ValueError, AttributeError, IndexError) as e:
+            raise CelError(f"no such overload: {e}") from None
+    return call

@@ -1,0 +1,331 @@
+"""The ValidatingAdmissionPolicy plugin on a memory store, with upstream's messages and cases
+(pkg/admission/plugin/policy/validating/admission_test.go: TestBasicPolicyDefinitionFailure,
+TestDefinitionDoesntMatch, TestReconfigureBinding, TestNativeTypeParam, TestAuditValidationAction,
+TestWarnValidationAction, TestMultipleValidationActions, TestMatchConditions, TestAuditAnnotations,
+TestNamespaceParamRefName, TestParamRef, TestCompositionRun...)."""
+from __future__ import annotations
+
+import json
+from typing import Any, AsyncIterator
+
+import pytest
+
+from kubeplane.api import errors
+from kubeplane.apiserver.admission import Attributes, Operation
+from kubeplane.apiserver.admission.plugins.validatingadmissionpolicy import ValidatingAdmissionPolicy
+from kubeplane.apiserver.server import APIServer
+from kubeplane.storage import new_storage
+from kubeplane.testing.fake import WITHOUT_CONTROLLER_MANAGER
+
+NS = "default"
+RULES = [{"apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["deployments"], "operations": ["CREATE", "UPDATE"]}]
+
+
+def policy(name: str = "replicalimit-policy.example.com", validations: list[dict[str, Any]] | None = None,
+           **spec: Any) -> dict[str, Any]:
+    s: dict[str, Any] = {"failurePolicy": "Fail", "matchConstraints": {"resourceRules": RULES},
+                         "validations": validations or [{"expression": "object.spec.replicas <= 5"}], **spec}
+    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": name}, "spec": s}
+
+
+def binding(name: str = "replicalimit-binding-test.example.com", policy_name: str = "replicalimit-policy.example.com",
+            actions: tuple[str, ...] = ("Deny",), **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": name},
+            "spec": {"policyName": policy_name, "validationActions": list(actions), **spec}}
+
+
+def deployment(replicas: int = 6, name: str = "d1", labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": NS, "labels": labels or {"app": "x"}},
+            "spec": {"replicas": replicas, "template": {"spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+
+
+def attrs(obj: Any, op: Operation = Operation.CREATE, old: Any = None, ns: str = NS) -> Attributes:
+    return Attributes(op, "apps", "v1", "deployments", "Deployment", ns, obj["metadata"]["name"], obj, old_obj=old)
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[APIServer]:
+    s = APIServer(new_storage("memory"), options=WITHOUT_CONTROLLER_MANAGER)
+    await s.bootstrap()
+    yield s
+    await s.storage.close()
+
+
+async def put(server: APIServer, *objs: dict[str, Any]) -> None:
+    for o in objs:
+        plural = {"ValidatingAdmissionPolicy": "validatingadmissionpolicies",
+                  "ValidatingAdmissionPolicyBinding": "validatingadmissionpolicybindings",
+                  "ConfigMap": "configmaps", "Namespace": "namespaces"}[o["kind"]]
+        ns = o["metadata"].get("namespace")
+        key = f"/registry/{plural}/{ns + '/' if ns else ''}{o['metadata']['name']}"
+        if await server.storage.get(key) is not None:
+            await server.storage.delete(key)
+        await server.storage.create(key, o)
+
+
+async def denial(plugin: ValidatingAdmissionPolicy, a: Attributes) -> errors.StatusError:
+    with pytest.raises(errors.StatusError) as e:
+        await plugin.validate(a)
+    return e.value
+
+
+async def test_no_policy_admits(server: APIServer) -> None:
+    p = ValidatingAdmissionPolicy(server)
+    await p.validate(attrs(deployment(6)))
+    assert p.validators == []
+
+
+async def test_policy_without_binding_does_nothing(server: APIServer) -> None:
+    await put(server, policy())
+    p = ValidatingAdmissionPolicy(server)
+    await p.validate(attrs(deployment(6)))
+
+
+async def test_deny_with_upstreams_message(server: APIServer) -> None:
+    await put(server, policy(), binding())
+    p = ValidatingAdmissionPolicy(server)
+    await p.validate(attrs(deployment(5)))
+    e = await denial(p, attrs(deployment(6)))
+    assert e.code == 422 and e.reason == "Invalid"
+    assert e.message == ('deployments.apps "d1" is forbidden: ValidatingAdmissionPolicy '
+                         "'replicalimit-policy.example.com' with binding 'replicalimit-binding-test.example.com' "
+                         "denied request: failed expression: object.spec.replicas <= 5")
+    assert e.details and e.details["causes"][-1]["message"].startswith("ValidatingAdmissionPolicy ")
+
+
+async def test_message_reason_and_message_expression(server: APIServer) -> None:
+    await put(server, policy(validations=[
+        {"expression": "object.spec.replicas <= 5", "message": "too many", "reason": "Forbidden"}]), binding())
+    p = ValidatingAdmissionPolicy(server)
+    e = await denial(p, attrs(deployment(6)))
+    assert e.code == 403 and e.reason == "Forbidden" and e.message.endswith("denied request: too many")
+    await put(server, policy(validations=[
+        {"expression": "object.spec.replicas <= 5", "message": "too many",
+         "messageExpression": "'replicas ' + string(object.spec.replicas) + ' > 5'"}]))
+    e = await denial(p, attrs(deployment(7)))
+    assert e.message.endswith("denied request: replicas 7 > 5")
+    # a messageExpression that fails (or is blank) falls back to the message
+    await put(server, policy(validations=[
+        {"expression": "object.spec.replicas <= 5", "message": "too many", "messageExpression": "object.nope"}]))
+    e = await denial(p, attrs(deployment(7)))
+    assert e.message.endswith("denied request: too many")
+
+
+async def test_warn_and_audit_actions(server: APIServer) -> None:
+    await put(server, policy(), binding(actions=("Warn", "Audit")))
+    p = ValidatingAdmissionPolicy(server)
+    a = attrs(deployment(6))
+    await p.validate(a)
+    assert a.warnings == ["Validation failed for ValidatingAdmissionPolicy 'replicalimit-policy.example.com' with "
+                          "binding 'replicalimit-binding-test.example.com': failed expression: object.spec.replicas <= 5"]
+    failures = json.loads(a.audit_annotations["validation.policy.admission.k8s.io/validation_failure"])
+    assert failures == [{"message": "failed expression: object.spec.replicas <= 5",
+                         "policy": "replicalimit-policy.example.com",
+                         "binding": "replicalimit-binding-test.example.com", "expressionIndex": 0,
+                         "validationActions": ["Warn", "Audit"]}]
+
+
+async def test_rules_and_exclusions(server: APIServer) -> None:
+    await put(server, policy(matchConstraints={"resourceRules": RULES, "excludeResourceRules": [
+        {"apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["deployments"], "operations": ["*"],
+         "resourceNames": ["excluded"]}]}), binding())
+    p = ValidatingAdmissionPolicy(server)
+    await p.validate(attrs(deployment(6, name="excluded")))
+    await p.validate(Attributes(Operation.DELETE, "apps", "v1", "deployments", "Deployment", NS, "d1",
+                                None, old_obj=deployment(6)))        # DELETE is not in the rules
+    await denial(p, attrs(deployment(6), Operation.UPDATE, old=deployment(1)))
+
+
+async def test_binding_match_resources_namespace_selector(server: APIServer) -> None:
+    await put(server, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod", "labels": {"env": "prod"}}},
+              policy(), binding(matchResources={"namespaceSelector": {"matchLabels": {"env": "prod"}}}))
+    p = ValidatingAdmissionPolicy(server)
+    await p.validate(attrs(deployment(6)))                             # default has no env=prod
+    d = deployment(6)
+    d["metadata"]["namespace"] = "prod"
+    await denial(p, attrs(d, ns="prod"))
+
+
+async def test_object_selector(server: APIServer) -> None:
+    await put(server, policy(), binding(matchResources={"objectSelector": {"matchLabels": {"app": "guarded"}}}))
+    p = ValidatingAdmissionPolicy(server)
+    await p.validate(attrs(deployment(6)))
+    await denial(p, attrs(deployment(6, labels={"app": "guarded"})))
+
+
+async def test_reconfigure_binding_takes_effect(server: APIServer) -> None:
+    await put(server, policy(), binding())
+    p = ValidatingAdmissionPolicy(server)
+    await denial(p, attrs(deployment(6)))
+    await put(server, binding(policy_name="other-policy"))
+    await p.validate(attrs(deployment(6)))
+
+
+async def test_params_from_a_configmap(server: APIServer) -> None:
+    await put(server,
+              {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "limits", "namespace": NS},
+               "data": {"max": "3"}},
+              policy(paramKind={"apiVersion": "v1", "kind": "ConfigMap"},
+                     validations=[{"expression": "object.spec.replicas <= int(params.data.max)",
+                                   "messageExpression": "'at most ' + params.data.max"}]),
+              binding(paramRef={"name": "limits", "parameterNotFoundAction": "Deny"}))
+    p = ValidatingAdmissionPolicy(server)
+    await p.validate(attrs(deployment(3)))
+    e = await denial(p, attrs(deployment(4)))
+    assert e.message.endswith("denied request: at most 3")
+    await put(server, binding(paramRef={"name": "missing", "parameterNotFoundAction": "Deny"}))
+    e = await denial(p, attrs(deployment(1)))
+    assert e.message.endswith("denied request: failed to configure binding: no params found for policy binding "
+                              "with `Deny` parameterNotFoundAction")
+    await put(server, binding(paramRef={"name": "missing", "parameterNotFoundAction": "Allow"}))
+    await p.validate(attrs(deployment(9)))
+
+
+async def test_match_conditions_variables_and_audit_annotations(server: APIServer) -> None:
+    await put(server, policy(
+        matchConditions=[{"name": "not-exempt", "expression": "!('exempt' in object.metadata.labels)"}],
+        variables=[{"name": "replicas", "expression": "object.spec.replicas"},
+                   {"name": "limit", "expression": "variables.replicas > 10 ? 10 : 5"}],
+        validations=[{"expression": "variables.replicas <= variables.limit"}],
+        auditAnnotations=[{"key": "high-replica-count", "valueExpression":
+                           "object.spec.replicas > 3 ? 'Deployment spec.replicas set to ' + "
+                           "string(object.spec.replicas) : null"}]), binding())
+    p = ValidatingAdmissionPolicy(server)
+    a = attrs(deployment(4))
+    await p.validate(a)
+    assert a.audit_annotations == {"replicalimit-policy.example.com/high-replica-count":
+                                   "Deployment spec.replicas set to 4"}
+    e = await denial(p, attrs(deployment(6)))
+    assert e.message.endswith("failed expression: variables.replicas <= variables.limit")
+    await p.validate(attrs(deployment(6, labels={"exempt": "yes"})))
+
+
+async def test_failure_policy_on_errors(server: APIServer) -> None:
+    await put(server, policy(validations=[{"expression": "object.spec.nope == 1"}]), binding())
+    p = ValidatingAdmissionPolicy(server)
+    e = await denial(p, attrs(deployment(1)))
+    assert e.message.endswith("denied request: expression 'object.spec.nope == 1' resulted in error: no such key: nope")
+    await put(server, policy(validations=[{"expression": "object.spec.nope == 1"}], failurePolicy="Ignore"))
+    await p.validate(attrs(deployment(1)))
+
+
+async def test_compile_error_denies_with_fail(server: APIServer) -> None:
+    await put(server, policy(validations=[{"expression": "object.spec.replicas < "}]), binding())
+    p = ValidatingAdmissionPolicy(server)
+    e = await denial(p, attrs(deployment(1)))
+    assert "denied request: compilation error: compilation failed: ERROR: <input>:1:24: Syntax error" in e.message
+
+
+async def test_runtime_cost_limit(server: APIServer) -> None:
+    d = deployment(1)
+    d["spec"]["items"] = list(range(300))
+    await put(server, policy(validations=[
+        {"expression": "object.spec.items.all(a, object.spec.items.all(b, a * b >= 0))"}]), binding())
+    p = ValidatingAdmissionPolicy(server)
+    e = await denial(p, attrs(d))
+    assert e.message.endswith("resulted in error: operation cancelled: actual cost limit exceeded")
+
+
+async def test_authorizer_variable(server: APIServer) -> None:
+    await put(server, policy(validations=[{"expression": "authorizer.group('apps').resource('deployments')"
+                                                         ".namespace('default').check('delete').allowed()"}]),
+              binding())
+    p = ValidatingAdmissionPolicy(server)
+    await p.validate(attrs(deployment(1)))     # AlwaysAllow
+
+
+# --- the policy's own validation (upstream: pkg/apis/admissionregistration/validation/validation_test.go) -----
+
+async def create_policy(server: APIServer, obj: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    import orjson
+    from kubeplane.apiserver.request import Request
+    resp = await server.route_trusted(Request.build(
+        "POST", "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies", "",
+        {"content-type": "application/json"}, orjson.dumps(obj)))
+    return resp.status, orjson.loads(resp.body)
+
+
+@pytest.mark.parametrize("spec, causes", [
+    ({"validations": [{"expression": "object.x < 100"}]}, []),
+    ({"validations": [{"expression": "object.x in ['foo', "}]},
+     [("FieldValueInvalid", "spec.validations[0].expression",
+       "Invalid value: \"object.x in ['foo', \": compilation failed: ERROR: <input>:1:21: Syntax error: missing ']' at '<EOF>'")]),
+    ({"validations": [{"expression": "1 < 'asdf'"}]},
+     [("FieldValueInvalid", "spec.validations[0].expression",
+       "Invalid value: \"1 < 'asdf'\": compilation failed: ERROR: <input>:1:3: found no matching overload for "
+       "'_<_' applied to '(int, string)'")]),
+    ({"validations": [{"expression": "'string'"}]},
+     [("FieldValueInvalid", "spec.validations[0].expression",
+       "Invalid value: \"'string'\": must evaluate to bool but got string")]),
+    ({"validations": [{"expression": "params.x < 1"}]},
+     [("FieldValueInvalid", "spec.validations[0].expression",
+       "Invalid value: \"params.x < 1\": compilation failed: ERROR: <input>:1:1: undeclared reference to 'params'")]),
+    ({"validations": [{"expression": "true", "messageExpression": "42"}]},
+     [("FieldValueInvalid", "spec.validations[0].messageExpression",
+       'Invalid value: "42": must evaluate to string but got int')]),
+    ({"validations": [{"expression": "true", "messageExpression": "'x' + string(authorizer.path('/x').check('get').allowed())"}]},
+     [("FieldValueInvalid", "spec.validations[0].messageExpression",
+       "undeclared reference to 'authorizer'")]),
+    ({"validations": [{"expression": "true", "message": "a\nb"}]},
+     [("FieldValueInvalid", "spec.validations[0].message", "message must not contain line breaks")]),
+    ({"validations": [{"expression": "true", "reason": "Nope"}]},
+     [("FieldValueNotSupported", "spec.validations[0].reason", 'Unsupported value: "Nope"')]),
+    ({"variables": [{"name": "foo-bar", "expression": "1"}], "validations": [{"expression": "variables.foo == 1"}]},
+     [("FieldValueInvalid", "spec.variables[0].name", 'Invalid value: "foo-bar": name is not a valid CEL identifier')]),
+    ({"auditAnnotations": [{"key": "k", "valueExpression": "42"}]},
+     [("FieldValueInvalid", "spec.auditAnnotations[0].valueExpression",
+       'Invalid value: "42": must evaluate to one of [string null_type] but got int')]),
+    ({"matchConditions": [{"name": "m", "expression": "object.x"}], "validations": [{"expression": "true"}]}, []),
+    ({"matchConditions": [{"name": "m", "expression": "'x'"}], "validations": [{"expression": "true"}]},
+     [("FieldValueInvalid", "spec.matchConditions[0].expression",
+       "Invalid value: \"'x'\": must evaluate to bool but got string")]),
+], ids=["ok", "syntax", "no-overload", "not-bool", "params-without-paramKind", "message-not-string",
+        "message-has-no-authorizer", "message-line-break", "reason", "variable-name", "audit-annotation-type",
+        "match-condition-dyn", "match-condition-type"])
+async def test_policy_validation(server: APIServer, spec: dict[str, Any], causes: list[tuple[str, str, str]]) -> None:
+    obj = policy(name="p", **spec)
+    if "validations" not in spec:
+        del obj["spec"]["validations"]
+    status, body = await create_policy(server, obj)
+    if not causes:
+        assert status == 201, body
+        return
+    assert status == 422, body
+    got = [(c["reason"], c["field"], c["message"]) for c in body["details"]["causes"]]
+    assert len(got) == len(causes), got
+    for (reason, fld, message), (greason, gfield, gmessage) in zip(causes, got):
+        assert (greason, gfield) == (reason, fld) and message in gmessage, got
+
+
+class _DenyDeletes:
+    def authorize(self, a: Any) -> Any:
+        from kubeplane.apiserver.authorization.authorizer import Decision
+        if a.verb == "delete":
+            return Decision.DENY, "no deletes for " + a.user.name
+        return Decision.ALLOW, ""
+
+
+async def test_authorizer_checks_the_requests_user(server: APIServer) -> None:
+    """authorizer and authorizer.requestResource ask the API server's authorizer for the
+    request's user (upstream's example: only users who may delete may set replicas > 5). A
+    messageExpression has no authorizer (upstream): it falls back to the message."""
+    from kubeplane.apiserver.authentication.user import authenticated
+    await put(server, policy(variables=[
+        {"name": "reason", "expression": "authorizer.group('apps').resource('deployments').namespace('default')"
+                                         ".check('delete').reason()"}], validations=[
+        {"expression": "object.spec.replicas <= 5 || authorizer.requestResource.check('delete').allowed()",
+         "message": "may not scale", "messageExpression": "authorizer.path('/x').check('get').reason()"},
+        {"expression": "variables.reason == ''", "messageExpression": "variables.reason"}]), binding())
+    server.authorizer = _DenyDeletes()       # type: ignore[assignment]
+    p = ValidatingAdmissionPolicy(server)
+    a = attrs(deployment(6))
+    a.user = authenticated("jane")
+    e = await denial(p, a)
+    assert e.message.endswith("denied request: may not scale")
+    a = attrs(deployment(5))
+    a.user = authenticated("jane")
+    e = await denial(p, a)
+    assert e.message.endswith("denied request: no deletes for jane")

@@ -1,0 +1,107 @@
+"""The CEL engine's compile and evaluate: upstream's error texts, and hostile expressions
+refused with upstream's errors (never a stalled loop, a crash or unbounded memory)."""
+from __future__ import annotations
+
+from kubeplane.apiserver.cel import compiler, cost
+from kubeplane.apiserver.cel.matchconditions import MatchConditions
+from kubeplane.apiserver.admission import Attributes, Operation
+
+ENV = compiler.env("object", "oldObject")
+
+
+def evaluate(expr: str, obj: object) -> compiler.EvaluationResult:
+    r = ENV.compile(expr, (compiler.ANY,))
+    assert not r.error, r.error
+    return compiler.evaluate(r, ENV.activation({"object": obj, "oldObject": None}))
+
+
+def test_compile_errors_as_cel_go_words_them() -> None:
+    assert ENV.compile("foo.bar == 1").error == (
+        "compilation failed: ERROR: <input>:1:1: undeclared reference to 'foo' (in container '')\n"
+        " | foo.bar == 1\n | ^")
+    assert ENV.compile("1 + 'a' == 2").error.startswith(
+        "compilation failed: ERROR: <input>:1:3: found no matching overload for '_+_' applied to '(int, string)'")
+    assert ENV.compile("object.x", (compiler.BOOL,)).error == ""           # dyn may be a bool
+    assert ENV.compile("'x'").error == "must evaluate to bool but got string"
+
+
+def test_runtime_errors() -> None:
+    assert evaluate("object.spec.nope == 1", {"spec": {}}).error == (
+        "expression 'object.spec.nope == 1' resulted in error: no such key: nope")
+    assert "divide by zero" in evaluate("1 / (size(object) - 1) == 0", {"a": 1}).error
+    assert evaluate("oldObject == null", {}).value is True
+
+
+def test_deep_nesting_is_refused_at_compile_time() -> None:
+    r = ENV.compile("(" * 300 + "true" + ")" * 300)
+    assert r.error == "compilation failed: ERROR: <input>:-1:0: max recursion depth exceeded"
+    r = ENV.compile("[" * 300 + "]" * 300 + " == []")
+    assert r.error.startswith("compilation failed:")
+
+
+def test_huge_expression_is_refused() -> None:
+    expr = "object.a == '" + "x" * 100_000 + "'"
+    r = ENV.compile(expr)
+    assert r.error == (f"compilation failed: ERROR: <input>:-1:0: expression code point size exceeds limit: "
+                       f"size: {len(expr)}, limit 100000")
+
+
+def test_string_doubling_is_refused_before_it_runs() -> None:
+    # 25 doublings of 1 KiB: 32 GiB, were it built
+    expr = "cel.bind(s, object.s, " + "cel.bind(s, s + s, " * 25 + "s" + ")" * 25 + ").size() > 0"
+    r = evaluate(expr, {"s": "x" * 1024})
+    assert r.cost_exceeded and r.error.endswith("resulted in error: operation cancelled: actual cost limit exceeded")
+    # a few doublings of a small string are fine
+    small = "cel.bind(s, object.s, " + "cel.bind(s, s + s, " * 3 + "s" + ")" * 3 + ").size()"
+    assert evaluate(small, {"s": "xy"}).value == 16
+
+
+def test_quadratic_replace_is_refused() -> None:
+    r = evaluate("object.s.replace('', object.s).size() > 0", {"s": "x" * 100_000})
+    assert r.cost_exceeded
+
+
+def test_iteration_budget_is_the_cost_limit() -> None:
+    r = evaluate("object.l.all(a, object.l.all(b, a + b >= 0))", {"l": list(range(1000))})
+    assert r.error == ("expression 'object.l.all(a, object.l.all(b, a + b >= 0))' resulted in error: "
+                       "operation cancelled: actual cost limit exceeded")
+    assert evaluate("object.l.all(a, a >= 0)", {"l": list(range(5000))}).value is True
+
+
+def test_estimated_cost_follows_sizes() -> None:
+    """cel-go's model: a comprehension costs its range's size times its body (issue 13 compares
+    it with the CRD budget)."""
+    env = compiler.env("self")
+    small = env.compile("self.all(x, x.startsWith('a'))")
+    assert small.estimated_cost({"self": 10}) < small.estimated_cost({"self": 1000}) < cost.UNBOUNDED
+    assert small.estimated_cost({}) == cost.UNBOUNDED
+    assert env.compile("self == 'a'").estimated_cost({"self": 5}) <= 3
+
+
+def test_match_conditions() -> None:
+    """Upstream's matcher: all true -> match; a false one -> no match, named; errors -> failurePolicy."""
+    pod = {"metadata": {"name": "p", "labels": {"app": "a"}}}
+    a = Attributes(Operation.CREATE, "", "v1", "pods", "Pod", "default", "p", pod)
+    conditions = [{"name": "is-app", "expression": "object.metadata.labels.app == 'a'"},
+                  {"name": "not-kube-system", "expression": "request.namespace != 'kube-system'"}]
+    assert MatchConditions(conditions).match(a).matches
+    r = MatchConditions([*conditions, {"name": "never", "expression": "false"}]).match(a)
+    assert (r.matches, r.failed_condition, r.error) == (False, "never", "")
+    failing = [*conditions, {"name": "boom", "expression": "object.nope == 1"}]
+    r = MatchConditions(failing, "Fail").match(a)
+    assert not r.matches and r.error == "expression 'object.nope == 1' resulted in error: no such key: nope"
+    r = MatchConditions(failing, "Ignore").match(a)
+    assert (r.matches, r.error) == (False, "")
+    # a false condition wins over an error, whatever the policy
+    r = MatchConditions([{"name": "boom", "expression": "object.nope == 1"}, {"name": "no", "expression": "false"}],
+                        "Fail").match(a)
+    assert (r.matches, r.failed_condition, r.error) == (False, "no", "")
+    assert MatchConditions([{"name": "x", "expression": "'a'"}]).compile_errors() == [
+        "must evaluate to bool but got string"]
+
+
+def test_regex_is_linear_time() -> None:
+    """find() on a pattern that backtracks exponentially in Python's re answers at once (RE2)."""
+    r = evaluate("object.s.find('(a+)+$') == ''", {"s": "a" * 20_000 + "!"})
+    assert r.value is True
+    assert evaluate("object.s.matches('(a+)+$')", {"s": "a" * 20_000 + "!"}).value is False

@@ -1,0 +1,150 @@
+"""Kubernetes' CEL libraries, with upstream's cases: pkg/cel/library (ip_test.go, cidr_test.go,
+quantity_test.go, and the examples in lists.go, regex.go and urls.go's doc comments)."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubeplane.apiserver.cel import compiler
+
+ERR = object()
+
+
+def run(expr: str) -> compiler.EvaluationResult:
+    env = compiler.env("object")
+    r = env.compile(expr, (compiler.ANY,))
+    assert not r.error, r.error
+    return compiler.evaluate(r, env.activation({"object": {}}))
+
+
+CASES: list[tuple[str, Any]] = [
+    # lists.go
+    ("[1, 2, 3].isSorted()", True), ("['a', 'b', 'b', 'c'].isSorted()", True), ("[2.0, 1.0].isSorted()", False),
+    ("[1].isSorted()", True), ("[].isSorted()", True),
+    ("[1, 3].sum()", 4), ("[1.0, 3.0].sum()", 4.0), ("[].sum()", 0),
+    ("[1, 3].min()", 1), ("[1, 3].max()", 3), ("[1].min()", 1),
+    ("[1, 2, 2, 3].indexOf(2)", 1), ("['a', 'b', 'b', 'c'].lastIndexOf('b')", 2), ("[1.0].indexOf(1.1)", -1),
+    ("[].indexOf('string')", -1), ("'abcb'.indexOf('b')", 1),
+    # regex.go
+    ("'abc 123'.find('[0-9]+')", "123"), ("'abc 123'.find('xyz')", ""),
+    ("'123 abc 456'.findAll('[0-9]+')", ["123", "456"]), ("'123 abc 456'.findAll('[0-9]+', 1)", ["123"]),
+    ("'123 abc 456'.findAll('xyz')", []),
+    # urls.go
+    ("isURL('https://user:pass@example.com:80/path?query=val#fragment')", True), ("isURL('/absolute-path')", True),
+    ("isURL('https://a:b:c/')", False), ("isURL('../relative-path')", False),
+    ("url('/path').getScheme()", ""), ("url('https://example.com/').getScheme()", "https"),
+    ("url('https://example.com:80/').getHost()", "example.com:80"), ("url('https://example.com/').getHost()", "example.com"),
+    ("url('https://[::1]:80/').getHost()", "[::1]:80"), ("url('https://[::1]/').getHost()", "[::1]"),
+    ("url('/path').getHost()", ""), ("url('https://example.com:80/').getHostname()", "example.com"),
+    ("url('https://127.0.0.1:80/').getHostname()", "127.0.0.1"), ("url('https://[::1]:80/').getHostname()", "::1"),
+    ("url('/path').getHostname()", ""), ("url('https://example.com:80/').getPort()", "80"),
+    ("url('https://example.com/').getPort()", ""), ("url('/path').getPort()", ""),
+    ("url('https://example.com/path').getEscapedPath()", "/path"),
+    ("url('https://example.com/path with spaces/').getEscapedPath()", "/path%20with%20spaces/"),
+    ("url('https://example.com').getEscapedPath()", ""),
+    ("url('https://example.com/path?k1=a&k2=b&k2=c').getQuery()", {"k1": ["a"], "k2": ["b", "c"]}),
+    ("url('https://example.com/path?key with spaces=value with spaces').getQuery()",
+     {"key with spaces": ["value with spaces"]}),
+    ("url('https://example.com/path?').getQuery()", {}), ("url('https://example.com/path').getQuery()", {}),
+    # quantity_test.go
+    ("isQuantity('20')", True), ("isQuantity('20M')", True), ("isQuantity('20Mi')", True),
+    ("isQuantity('20Mo')", False), ("isQuantity('10Mm')", False),
+    ("quantity('200M') == quantity('200M')", True),
+    ("quantity('200M') == quantity('0.2G') && quantity('0.2G') == quantity('200M')", True),
+    ("quantity('2M') == quantity('0.002G') && quantity('2000k') == quantity('2M') && "
+     "quantity('0.002G') == quantity('2000k')", True),
+    ("quantity('200M') == quantity('0.3G')", False),
+    ("quantity('50M').isLessThan(quantity('50Mi'))", True), ("quantity('50M').isLessThan(quantity('100M'))", True),
+    ("quantity('100M').isLessThan(quantity('50M'))", False),
+    ("quantity('50Mi').isGreaterThan(quantity('50M'))", True),
+    ("quantity('150Mi').isGreaterThan(quantity('100Mi'))", True),
+    ("quantity('50M').isGreaterThan(quantity('100M'))", False),
+    ("quantity('200M').compareTo(quantity('0.2G'))", 0), ("quantity('50M').compareTo(quantity('50Mi'))", -1),
+    ("quantity('50Mi').compareTo(quantity('50M'))", 1),
+    ("quantity('50k').add(quantity('20')) == quantity('50.02k')", True),
+    ("quantity('50k').add(20).isLessThan(quantity('50020'))", False),
+    ("quantity('50k').sub(quantity('20')) == quantity('49.98k')", True),
+    ("quantity('50k').sub(20) == quantity('49980')", True),
+    ("quantity('50k').add(20).sub(quantity('100k')).asInteger()", -49980),
+    ("quantity('50k').add(20).sub(quantity('100k')).sub(-50000).asInteger()", 20),
+    ("quantity('50k').asInteger()", 50000),
+    ("quantity('9999999999999999999999999999999999999G').isInteger()", False),
+    ("quantity('50').isInteger()", True), ("quantity('50.703k').asApproximateFloat()", 50703.0),
+    ("[quantity('9999999999999999999999999999999999999')].all(x, "
+     "x.add(quantity('1')).compareTo(x.add(quantity('2'))) == -1)", True),
+    ("quantity('10Mo')", ERR), ("quantity('9999999999999999999999999999999999999G').asInteger()", ERR),
+    # ip_test.go
+    ("isIP('192.168.0.1')", True), ("isIP('192.168.0.1.0')", False), ("ip.isCanonical('127.0.0.1')", True),
+    ("ip('192.168.0.1').family()", 4), ("ip('0.0.0.0').isUnspecified()", True),
+    ("ip('127.0.0.1').isUnspecified()", False), ("ip('127.0.0.1').isLoopback()", True),
+    ("ip('1.2.3.4').isLoopback()", False), ("ip('224.0.0.1').isLinkLocalMulticast()", True),
+    ("ip('224.0.1.1').isLinkLocalMulticast()", False), ("ip('169.254.169.254').isLinkLocalUnicast()", True),
+    ("ip('192.168.0.1').isLinkLocalUnicast()", False), ("ip('192.168.0.1').isGlobalUnicast()", True),
+    ("ip('255.255.255.255').isGlobalUnicast()", False), ("isIP('2001:db8::68')", True),
+    ("isIP('2001:db8:::68')", False), ("ip.isCanonical('2001:db8::68')", True),
+    ("ip.isCanonical('2001:DB8::68')", False), ("ip('2001:db8::68').family()", 6),
+    ("ip('::').isUnspecified()", True), ("ip('::1').isUnspecified()", False), ("ip('::1').isLoopback()", True),
+    ("ip('2001:db8::abcd').isLoopback()", False), ("ip('ff02::1').isLinkLocalMulticast()", True),
+    ("ip('fd00::1').isLinkLocalMulticast()", False), ("ip('fe80::1').isLinkLocalUnicast()", True),
+    ("ip('fd80::1').isLinkLocalUnicast()", False), ("ip('2001:db8::abcd').isGlobalUnicast()", True),
+    ("ip('ff00::1').isGlobalUnicast()", False), ("ip('192.168.0.1.0')", ERR), ("ip.isCanonical('127.0.0.1.0')", ERR),
+    # cidr_test.go
+    ("cidr('192.168.0.0/24').containsIP(ip('192.168.0.1'))", True),
+    ("cidr('192.168.0.0/24').containsIP(ip('192.168.1.1'))", False),
+    ("cidr('192.168.0.0/24').containsIP('192.168.0.1')", True),
+    ("cidr('192.168.0.0/24').containsIP('192.168.1.1')", False),
+    ("cidr('192.168.0.0/24').containsCIDR(cidr('192.168.0.0/25'))", True),
+    ("cidr('192.168.0.0/24').containsCIDR(cidr('192.168.0.1/32'))", True),
+    ("cidr('192.168.0.0/24').containsCIDR(cidr('192.168.0.0/23'))", False),
+    ("cidr('192.168.0.0/24').containsCIDR(cidr('192.169.0.1/32'))", False),
+    ("cidr('192.168.0.0/24').containsCIDR('192.168.0.0/25')", True),
+    ("cidr('192.168.0.0/24').containsCIDR('192.168.0.0/23')", False),
+    ("cidr('192.168.0.0/24').ip() == ip('192.168.0.0')", True),
+    ("cidr('192.168.0.1/24').masked() == cidr('192.168.0.0/24')", True),
+    ("cidr('192.168.0.0/24').prefixLength()", 24),
+    ("cidr('2001:db8::/32').containsIP(ip('2001:db8::1'))", True),
+    ("cidr('2001:db8::/32').containsIP(ip('2001:dc8::1'))", False),
+    ("cidr('2001:db8::/32').containsCIDR(cidr('2001:db8::/33'))", True),
+    ("cidr('2001:db8::/32').containsCIDR('2001:db8::/31')", False),
+    ("cidr('2001:db8:1::/32').masked() == cidr('2001:db8::/32')", True),
+    ("cidr('2001:db8::/32').prefixLength()", 32),
+    ("cidr('192.168.0.0/')", ERR), ("cidr('2001:db8::/')", ERR),
+]
+
+
+@pytest.mark.parametrize("expr, want", CASES, ids=[c[0] for c in CASES])
+def test_library(expr: str, want: Any) -> None:
+    r = run(expr)
+    if want is ERR:
+        assert r.error, r
+        return
+    assert not r.error, r.error
+    assert r.value == want and type(r.value) is type(want), r.value
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("[].min()", "min called on empty list"),
+    ("'abc'.find('[')", "Illegal regex: "),
+    ("quantity('10Mo')", "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
+    ("quantity('9999999999999999999999999999999999999G').asInteger()", "cannot convert value to integer"),
+    ("ip('192.168.0.1.0')", 'IP Address "192.168.0.1.0" parse error during conversion from string: '
+                            'ParseAddr("192.168.0.1.0")'),
+    ("cidr('192.168.0.0/')", 'network address parse error during conversion from string: network address parse '
+                             'error during conversion from string: netip.ParsePrefix("192.168.0.0/"): bad bits after '
+                             'slash: ""'),
+    ("url('../relative-path')", 'URL parse error during conversion from string: parse "../relative-path": '
+                                "invalid URI for request"),
+])
+def test_library_errors(expr: str, message: str) -> None:
+    r = run(expr)
+    assert r.error.startswith(f"expression '{expr}' resulted in error: {message}"), r.error
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("isIP(cidr('192.168.0.0/24'))", "found no matching overload for 'isIP'"),
+    ("quantity(1)", "found no matching overload for 'quantity' applied to '(int)'"),
+])
+def test_library_compile_errors(expr: str, message: str) -> None:
+    r = compiler.env("object").compile(expr, (compiler.ANY,))
+    assert message in r.error

@@ -151,3 +151,27 @@ def validate_validating_admission_policy(obj: Obj) -> list[FieldError]:
 def validate_validating_admission_policy_update(new: Obj, old: Obj) -> list[FieldError]:
     return (admissionregistration.validate_validating_admission_policy_update(new, old)
             + validating_admission_policy_errors(new))
+
+
+def validate_webhook_configuration(obj: Obj, mutating: bool) -> list[FieldError]:
+    """Upstream: ValidateValidating/MutatingWebhookConfiguration — the structural checks, then
+    each webhook's matchConditions compiled (validateMatchConditions)."""
+    errs = (admissionregistration.validate_mutating_webhook_configuration(obj) if mutating
+            else admissionregistration.validate_validating_webhook_configuration(obj))
+    return errs + _webhook_match_condition_errors(obj)
+
+
+def validate_webhook_configuration_update(new: Obj, old: Obj, mutating: bool) -> list[FieldError]:
+    update = (admissionregistration.validate_mutating_webhook_configuration_update if mutating
+              else admissionregistration.validate_validating_webhook_configuration_update)
+    return update(new, old) + _webhook_match_condition_errors(new)
+
+
+def _webhook_match_condition_errors(obj: Obj) -> list[FieldError]:
+    webhooks = obj.get("webhooks")
+    errs: list[FieldError] = []
+    for i, h in enumerate(webhooks if isinstance(webhooks, list) else ()):
+        conditions = h.get("matchConditions") if isinstance(h, dict) else None
+        if isinstance(conditions, list):
+            errs += match_condition_errors(conditions, f"webhooks[{i}].matchConditions")
+    return errs

@@ -334,10 +334,30 @@ async def test_match_conditions_through_an_evaluator(api: APIServer, hooks: Webh
     monkeypatch.setattr(matchconditions, "EVALUATOR", evaluator)
     hooks.handlers["/d"] = lambda r: {"allowed": False}
     await configure(api, "Validating", "v", webhook(hooks, "mc.example.com", "/d",
-                                                    matchConditions=[{"name": "c", "expression": "x"}]))
+                                                    matchConditions=[{"name": "c", "expression": "true"}]))
     assert (await call(api, "POST", PODS, pod("a", labels={"skip": "1"})))[0] == 201
     assert (await call(api, "POST", PODS, pod("b")))[0] == 400
     assert seen[0]["request"]["operation"] == "CREATE" and seen[0]["oldObject"] is None
+
+
+async def test_match_conditions_in_cel(api: APIServer, hooks: WebhookServer) -> None:
+    """The CEL engine decides: a false condition skips the webhook, an error under Fail refuses
+    the request; a condition that does not compile is refused when the configuration is written."""
+    hooks.handlers["/d"] = lambda r: {"allowed": False}
+    skip = "!has(object.metadata.labels) || !('skip' in object.metadata.labels)"
+    await configure(api, "Validating", "v", webhook(hooks, "mc.example.com", "/d",
+                                                    matchConditions=[{"name": "not-skipped", "expression": skip},
+                                                                     {"name": "create", "expression":
+                                                                      "request.operation == 'CREATE'"}]))
+    assert (await call(api, "POST", PODS, pod("a", labels={"skip": "1"})))[0] == 201
+    assert (await call(api, "POST", PODS, pod("b")))[0] == 400
+    status, body, _ = await call(api, "POST", f"{ADM}/validatingwebhookconfigurations",
+                                 {"apiVersion": "admissionregistration.k8s.io/v1",
+                                  "kind": "ValidatingWebhookConfiguration", "metadata": {"name": "bad"},
+                                  "webhooks": [webhook(hooks, "bad.example.com", "/d",
+                                                       matchConditions=[{"name": "c", "expression": "object.("}])]})
+    assert status == 422, body
+    assert body["details"]["causes"][0]["field"] == "webhooks[0].matchConditions[0].expression"
 
 
 async def test_configurations_are_never_sent_to_webhooks(api: APIServer, hooks: WebhookServer) -> None:

@@ -103,8 +103,10 @@ class Webhook(Plugin):
         if obj_err is not None:
             raise obj_err
         if h.match_conditions:
+            from ...cel.activation import REQUEST_RESOURCE, request_resource
             activation = {"object": object_for(a, inv) if a.operation is not Operation.DELETE else None,
-                          "oldObject": old_object_for(a, inv), "authorizer": None,
+                          "oldObject": old_object_for(a, inv), "authorizer": self.api.authorizer, "user": a.user,
+                          REQUEST_RESOURCE: request_resource(a),
                           "request": create_v1_admission_review("", a, inv)["request"]}
             result = matchconditions.match(h.match_conditions, activation, h.ignore_failures)
             if result.error:

@@ -5,20 +5,21 @@ true, false or an error. Any false: the webhook is skipped. Otherwise, any error
 failurePolicy Fail the request is refused (ShouldCallHook's 403, `<resource> "<name>" is
 forbidden: <errors>`), with Ignore the webhook is skipped. All true: the webhook is called.
 
-The CEL engine lives in apiserver/cel/ (helper "cel"). It is plugged in through EVALUATOR, one
-function the engine provides:
+The CEL engine (apiserver/cel/) is plugged in through EVALUATOR, cel_evaluator below:
 
     EVALUATOR(conditions, activation) -> list of (True | False | Exception), one per condition
 
 `conditions` are the webhook's matchConditions as stored ({"name", "expression"}), the
 expressions compiled with upstream's match-condition environment (compile once and cache by
 expression: this is called per request); `activation` holds the CEL variables `object`,
-`oldObject`, `request` (the AdmissionRequest as request.create_v1_admission_review builds it)
-and `authorizer` (None until an authorizer binding exists); an Exception is that condition's
+`oldObject`, `request` (the AdmissionRequest as request.create_v1_admission_review builds it),
+and, for the `authorizer` variable, the server's authorizer and the request's user under
+"authorizer" and "user" and its resource check under "authorizer.requestResource"; an
+Exception is that condition's
 evaluation error (its str() is the message), counted against the runtime cost budget
 RuntimeCELCostBudgetMatchConditions as upstream.
 
-Until the engine is wired (EVALUATOR is None), every condition is an evaluation error saying
+Without an engine (EVALUATOR None: a test's), every condition is an evaluation error saying
 so: a webhook with matchConditions is then refused under failurePolicy Fail and skipped under
 Ignore, as upstream treats conditions it cannot evaluate, and never called blindly.
 """
@@ -32,9 +33,33 @@ Obj = dict[str, Any]
 
 Evaluator = Callable[[Sequence[Obj], Obj], list[Any]]
 
-EVALUATOR: Evaluator | None = None
-
 NOT_AVAILABLE = "matchConditions cannot be evaluated: no CEL engine is available"
+
+
+def cel_evaluator(conditions: Sequence[Obj], activation: Obj) -> list[Any]:
+    """Each condition compiled (once: the environment caches by expression) in upstream's
+    match-condition environment and evaluated: True, False or the error as an Exception."""
+    from ...cel import compiler
+    from ...cel.activation import AUTHORIZER, REQUEST_RESOURCE
+    from ...cel.matchconditions import VARIABLES
+    env = compiler.env(*VARIABLES)
+    data = {"object": activation.get("object"), "oldObject": activation.get("oldObject"),
+            "request": activation.get("request"), "namespaceObject": None, "authorizer": AUTHORIZER,
+            REQUEST_RESOURCE: activation.get(REQUEST_RESOURCE)}
+    act = env.activation(data)
+    out: list[Any] = []
+    with compiler.authorizer(activation.get("authorizer"), activation.get("user")):
+        for cond in conditions:
+            compiled = env.compile(str(cond.get("expression", "")))
+            if compiled.error:
+                out.append(RuntimeError(compiled.error))
+                continue
+            r = compiler.evaluate(compiled, act)
+            out.append(RuntimeError(r.error) if r.error else r.value is not False)
+    return out
+
+
+EVALUATOR: Evaluator | None = cel_evaluator
 
 
 @dataclass(slots=True, frozen=True)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ....api.defaulting import admissionregistration as defaulting
-from ....api.validation import admissionregistration as validation
+from ...cel import validation as cel_validation
 from ...tables import admissionregistration as tables
 from ..definition import ResourceDefinition
 from ..registry import register
@@ -14,7 +14,7 @@ MUTATING_WEBHOOK_CONFIGURATIONS = register(ResourceDefinition(
     categories=("api-extensions",),
     strategy=WebhookConfigurationStrategy(),
     defaulter=defaulting.set_defaults_mutating_webhook_configuration, defaults_outside_spec=True,
-    validate=validation.validate_mutating_webhook_configuration,
-    validate_update=validation.validate_mutating_webhook_configuration_update,
+    validate=lambda obj: cel_validation.validate_webhook_configuration(obj, True),       # structural + CEL
+    validate_update=lambda new, old: cel_validation.validate_webhook_configuration_update(new, old, True),
     columns=tables.webhook_columns, printer=tables.print_webhook_configuration,
 ))

@@ -222,10 +222,10 @@ def _deleted_before(obj: dict[str, Any], before: float) -> bool:
 
 def _b64decode(s: str) -> bytes:
     """base64url without padding (RawURLEncoding); ValueError otherwise."""
-    if "=" in s:
-        raise ValueError("padded")
+    if "=" in s or len(s) % 4 == 1:
+        raise ValueError("not base64url")
     try:
-        return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
+        return base64.b64decode(s + "=" * (-len(s) % 4), altchars=b"-_", validate=True)
     except (binascii.Error, ValueError):
         raise ValueError("not base64url") from None
 

@@ -87,8 +87,9 @@ def read_csv(text: str) -> Iterator[list[str]]:
                 chars: list[str] = []
                 while True:
                     j = text.find('"', i)
-                    if j < 0:
-                        raise _parse_error(start_line, line, 'extraneous or missing " in quoted-field')
+                    if j < 0:             # Go: a quoted field open at EOF ends there, no error
+                        j = n
+                        text += '"'
                     chars.append(text[i:j])
                     line += text.count("\n", i, j)
                     i = j + 1

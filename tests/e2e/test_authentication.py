@@ -15,6 +15,7 @@ import stat
 from typing import Any
 
 import yaml
+import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
@@ -153,3 +154,48 @@ def test_anonymous_auth_off() -> None:
     for c in running(extra_args=("--anonymous-auth=false",)):
         assert https_get(c, "/version")[0] == 401
         assert https_get(c, "/version", admin_user(c)["token"])[0] == 200
+
+
+@pytest.mark.parametrize("component,user", [("controller-manager", "system:kube-controller-manager"),
+                                            ("scheduler", "system:kube-scheduler")])
+def test_each_standalone_component_has_its_own_client_certificate(cluster: Cluster, component: str,
+                                                                  user: str) -> None:
+    conf = cluster.data_dir / f"{component}.conf"
+    assert stat.S_IMODE(conf.stat().st_mode) == 0o600
+    assert "token" not in yaml.safe_load(conf.read_text())["users"][0]["user"]
+    out = kubectl(cluster, conf, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}").stdout
+    assert out == user
+
+
+def test_a_standalone_scheduler_runs_as_itself(cluster: Cluster) -> None:
+    """`kubeplane scheduler --kubeconfig DIR/scheduler.conf` connects with its certificate: its
+    informers sync (list and watch over HTTPS as system:kube-scheduler), so /readyz passes."""
+    import re
+    import ssl
+    import subprocess
+    import sys
+    import urllib.request
+    from .cluster import eventually
+    log_path = cluster.data_dir / "scheduler.log"
+    log = open(log_path, "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "kubeplane", "scheduler", "--kubeconfig",
+                             str(cluster.data_dir / "scheduler.conf"), "--secure-port", "0",
+                             "--leader-elect=false"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        port = eventually(lambda: re.search(rb"Serving securely on 127\.0\.0\.1:(\d+)", log_path.read_bytes()),
+                          "the scheduler to serve").group(1).decode()
+        ctx = ssl.create_default_context()
+        ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE           # its self-signed serving cert
+
+        def ready() -> bool:
+            try:
+                with urllib.request.urlopen(f"https://127.0.0.1:{port}/readyz?verbose", context=ctx, timeout=5) as r:
+                    return b"[+]sched-handler-sync ok" in r.read()
+            except OSError:
+                return False
+        eventually(ready, "the scheduler's informers to sync")
+        assert proc.poll() is None and b"Unauthorized" not in log_path.read_bytes()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        log.close()

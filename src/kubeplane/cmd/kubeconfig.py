@@ -40,3 +40,14 @@ def write_kubeconfig(path: pathlib.Path, server: str, ca_cert: pathlib.Path, tok
         "preferences": {},
     }
     write_atomic(path, yaml.safe_dump(config, sort_keys=False).encode())
+
+
+def write_component_kubeconfigs(data_dir: pathlib.Path, server: str, ca_cert: pathlib.Path) -> None:
+    """DIR/controller-manager.conf and DIR/scheduler.conf (kubeadm's names): each component's
+    own client certificate (utils/pki.py COMPONENTS), so `kubeplane controller-manager
+    --kubeconfig DIR/controller-manager.conf` authenticates as system:kube-controller-manager."""
+    from ..utils.pki import COMPONENTS
+    pki = data_dir / "pki"
+    for name, (user, _) in COMPONENTS.items():
+        write_kubeconfig(data_dir / f"{name}.conf", server, ca_cert, client_cert=pki / f"{name}.crt",
+                         client_key=pki / f"{name}.key", user=user)

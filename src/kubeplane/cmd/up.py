@@ -51,7 +51,7 @@ from . import flags
 from ..serviceaccount.jwt import PrivateKey, ensure_signing_key, load_private_key
 from .datadir import DataDirLock, tighten_data_dir
 from .errors import Fatal, describe
-from .kubeconfig import write_kubeconfig
+from .kubeconfig import write_component_kubeconfigs, write_kubeconfig
 from .standalone import add_log_level
 from .supervisor import CrashLoop, Supervisor
 
@@ -425,6 +425,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         kubeconfig = data_dir / "kubeconfig"
         write_kubeconfig(kubeconfig, f"https://{api.server_address}", pki.ca_cert, pki.token,
                          pki.admin_cert, pki.admin_key)
+        write_component_kubeconfigs(data_dir, f"https://{api.server_address}", pki.ca_cert)
         log.info("Serving securely on %s", flags.host_port(args.address, port))
         tasks.extend(await start_bootstrap_controllers(api))     # the kubernetes Service, repair loops
         tasks.extend(start_components(supervisor, api, args, server))

@@ -12,7 +12,11 @@ the API server and the kubelet, which both make serving certificates.
                                   O kubeadm:cluster-admins (kubeadm's and kind's admin.conf user)
     pki/admin.token, tokens.csv   the admin's bearer token and --token-auth-file's default
                                   (upstream's CSV: token,user,uid,"groups"), the same user
-A data dir made before the client certificate existed gets it (and tokens.csv) at the next start.
+    pki/controller-manager.crt/.key, scheduler.crt/.key
+                                  the standalone components' client certificates, with their
+                                  upstream users (CN system:kube-controller-manager,
+                                  system:kube-scheduler), in `up`'s DIR/<component>.conf
+A data dir made before the client certificates existed gets them (and tokens.csv) at the next start.
 """
 from __future__ import annotations
 
@@ -34,6 +38,10 @@ VALIDITY = dt.timedelta(days=365 * 10)
 
 ADMIN_USER = "kubernetes-admin"                  # kubeadm's admin.conf user
 ADMIN_GROUP = "kubeadm:cluster-admins"           # bound to cluster-admin (kubeadm, RBAC bootstrap)
+# Each standalone component's client certificate: pki/<name>.crt/.key -> (CN, O), as kubeadm's
+# controller-manager.conf and scheduler.conf.
+COMPONENTS = {"controller-manager": ("system:kube-controller-manager", []),
+              "scheduler": ("system:kube-scheduler", [])}
 
 
 @dataclass(frozen=True)
@@ -75,6 +83,9 @@ def ensure_pki(data_dir: pathlib.Path, hosts: list[str]) -> PKI:
     assert paths.admin_cert is not None and paths.admin_key is not None and paths.token_file is not None
     if not (paths.admin_cert.exists() and paths.admin_key.exists()):
         write_client_cert(pki, "admin", ADMIN_USER, [ADMIN_GROUP])
+    for name, (cn, orgs) in COMPONENTS.items():
+        if not ((pki / f"{name}.crt").exists() and (pki / f"{name}.key").exists()):
+            write_client_cert(pki, name, cn, orgs)
     if not paths.token_file.exists():
         write_atomic(paths.token_file, f'{token},{ADMIN_USER},,"{ADMIN_GROUP}"\n'.encode())
     return PKI(paths.ca_cert, paths.server_cert, paths.server_key, token, paths.admin_cert, paths.admin_key,

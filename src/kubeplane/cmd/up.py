@@ -374,7 +374,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         sock.close()
         raise Fatal(str(err)) from None
     try:
-        token_file = TokenFile.load(args.token_auth_file or pki.token_file)
+        token_file = TokenFile.load(args.token_auth_file or pki.token_file or data_dir / "pki" / "tokens.csv")
     except (OSError, TokenFileError) as err:
         sock.close()
         raise Fatal(f"invalid authentication config: {err}") from None

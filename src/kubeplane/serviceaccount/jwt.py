@@ -104,7 +104,8 @@ class TokenGenerator:
         return {"keys": [jwk]}
 
 
-_RSA_HASHES = {"256": hashes.SHA256, "384": hashes.SHA384, "512": hashes.SHA512}
+_RSA_HASHES: dict[str, type[hashes.SHA256 | hashes.SHA384 | hashes.SHA512]] = {
+    "256": hashes.SHA256, "384": hashes.SHA384, "512": hashes.SHA512}
 
 
 def verify_signature(public_key: rsa.RSAPublicKey | ec.EllipticCurvePublicKey, alg: str, data: bytes,

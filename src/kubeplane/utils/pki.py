@@ -40,7 +40,7 @@ ADMIN_USER = "kubernetes-admin"                  # kubeadm's admin.conf user
 ADMIN_GROUP = "kubeadm:cluster-admins"           # bound to cluster-admin (kubeadm, RBAC bootstrap)
 # Each standalone component's client certificate: pki/<name>.crt/.key -> (CN, O), as kubeadm's
 # controller-manager.conf and scheduler.conf.
-COMPONENTS = {"controller-manager": ("system:kube-controller-manager", []),
+COMPONENTS: dict[str, tuple[str, list[str]]] = {"controller-manager": ("system:kube-controller-manager", []),
               "scheduler": ("system:kube-scheduler", [])}
 
 

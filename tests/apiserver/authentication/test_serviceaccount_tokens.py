@@ -170,3 +170,29 @@ async def test_the_cache_is_bounded(api: Any, sa: dict[str, Any], monkeypatch: p
     for t in tokens:
         await who(api, t)
     assert list(api.server.authenticator.service_accounts.cache) == tokens[1:]
+
+
+@pytest.mark.parametrize("curve", ["SECP256R1", "SECP384R1", "SECP521R1"])
+def test_ec_signatures_verify_with_their_curves_alg_only(curve: str) -> None:
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from kubeplane.serviceaccount.jwt import verify_signature
+    key = ec.generate_private_key(getattr(ec, curve)())
+    gen = TokenGenerator(ISSUER, key)
+    h, p, s = gen.generate_token({"sub": "x"}).split(".")
+    sig = sa_authn._b64decode(s)
+    assert verify_signature(key.public_key(), gen.alg, f"{h}.{p}".encode(), sig)
+    assert not verify_signature(key.public_key(), "RS256", f"{h}.{p}".encode(), sig)
+    assert not verify_signature(key.public_key(), gen.alg, f"{h}.{p}x".encode(), sig)
+    assert not verify_signature(key.public_key(), gen.alg, f"{h}.{p}".encode(), sig[:-1])
+
+
+def test_rsa_pss_signatures_verify() -> None:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import padding
+    from kubeplane.serviceaccount.jwt import verify_signature
+    key = generate_key()
+    data = b"header.payload"
+    sig = key.sign(data, padding.PSS(mgf=padding.MGF1(hashes.SHA384()), salt_length=48), hashes.SHA384())
+    assert verify_signature(key.public_key(), "PS384", data, sig)
+    assert not verify_signature(key.public_key(), "PS256", data, sig)
+    assert not verify_signature(key.public_key(), "ES256", data, sig)

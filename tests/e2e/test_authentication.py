@@ -180,7 +180,7 @@ def test_a_standalone_scheduler_runs_as_itself(cluster: Cluster) -> None:
     log = open(log_path, "wb")
     proc = subprocess.Popen([sys.executable, "-m", "kubeplane", "scheduler", "--kubeconfig",
                              str(cluster.data_dir / "scheduler.conf"), "--secure-port", "0",
-                             "--leader-elect=false"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                             "--no-leader-elect"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         port = eventually(lambda: re.search(rb"Serving securely on 127\.0\.0\.1:(\d+)", log_path.read_bytes()),
                           "the scheduler to serve").group(1).decode()

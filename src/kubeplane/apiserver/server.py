@@ -171,13 +171,13 @@ class APIServer:
         """Set req.user: the authenticators' user (401 if credentials fail), impersonation
         applied (403 if refused). Upstream: WithAuthentication, then WithImpersonation."""
         user = await self.authenticator.authenticate(req)
+        if user is ANONYMOUS and not self.anonymous_may_reach(req):     # before impersonation: no way around it
+            raise errors.Unauthorized()
         if wants_impersonation(req.headers):
             impersonated = impersonate(req, user, self.authorizer)
             if impersonated is not None:
                 req.impersonated_by, user = user, impersonated
         req.user = user
-        if user is ANONYMOUS and not self.anonymous_may_reach(req):
-            raise errors.Unauthorized()
 
     def anonymous_may_reach(self, req: Request) -> bool:
         """TEMPORARY, until RBAC is the default authorizer (then it decides, and this goes): while

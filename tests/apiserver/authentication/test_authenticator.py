@@ -96,6 +96,12 @@ async def test_anonymous_requests_reach_only_public_paths(server: APIServer) -> 
     assert await status_of(server, request("/api/v1/namespaces/default/secrets")) == 401
 
 
+async def test_anonymous_cannot_impersonate_its_way_past_the_public_paths(server: APIServer) -> None:
+    req = request("/api/v1/namespaces/default/secrets")
+    req.headers["impersonate-user"] = "kubernetes-admin"
+    assert await status_of(server, req) == 401
+
+
 async def test_a_server_without_credentials_is_open_to_anonymous(api: Any) -> None:
     assert await user_of(api.server, request("/api/v1/secrets")) == ANONYMOUS
 

@@ -199,3 +199,21 @@ def test_a_standalone_scheduler_runs_as_itself(cluster: Cluster) -> None:
         proc.terminate()
         proc.wait(10)
         log.close()
+
+
+@pytest.mark.parametrize("content,message", [
+    (None, "Error: invalid authentication config: open {path}: no such file or directory"),
+    ("tok,user\n", "Error: invalid authentication config: token file '{path}' must have at least 3 columns "
+                   "(token, user name, user uid), found 2"),
+])
+def test_a_bad_token_auth_file_stops_up_with_one_line(tmp_path: pathlib.Path, content: str | None,
+                                                      message: str) -> None:
+    import subprocess
+    import sys
+    path = tmp_path / "tokens.csv"
+    if content is not None:
+        path.write_text(content)
+    res = subprocess.run([sys.executable, "-m", "kubeplane", "up", "--data-dir", str(tmp_path / "data"), "--port", "0",
+                          "--nodes", "0", "--token-auth-file", str(path)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 1
+    assert res.stderr.strip().splitlines()[-1] == message.format(path=path)

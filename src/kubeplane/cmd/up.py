@@ -377,7 +377,8 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         token_file = TokenFile.load(args.token_auth_file or pki.token_file or data_dir / "pki" / "tokens.csv")
     except (OSError, TokenFileError) as err:
         sock.close()
-        raise Fatal(f"invalid authentication config: {err}") from None
+        reason = describe(err, "open") if isinstance(err, OSError) else str(err)
+        raise Fatal(f"invalid authentication config: {reason}") from None
     try:
         api = APIServer(InstrumentedStorage(storage), token_file=token_file, options=options)
     except ValueError as err:          # --admission-control-config-file

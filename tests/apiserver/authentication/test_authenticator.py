@@ -142,8 +142,8 @@ async def test_token_review_of_every_kind_of_token(api: Any, server: APIServer) 
     assert status["user"]["groups"] == ["system:serviceaccounts", "system:serviceaccounts:default",
                                         "system:authenticated"]
     r = await api.create(f"{REVIEWS}/tokenreviews", token_review(token))        # the API audiences
-    assert r.json["status"] == {"user": {}, "error": 'token audiences ["vault"] is invalid for the target audiences '
-                                                      '["https://kubernetes.default.svc.cluster.local"]'}
+    assert r.json["status"] == {"user": {}, "error": '[invalid bearer token, token audiences ["vault"] is invalid for '
+                                                      'the target audiences ["https://kubernetes.default.svc.cluster.local"]]'}
     r = await api.create(f"{REVIEWS}/tokenreviews", token_review("alice-token"))
     assert r.json["status"] == {"authenticated": True, "user": ALICE.to_dict(),
                                 "audiences": ["https://kubernetes.default.svc.cluster.local"]}

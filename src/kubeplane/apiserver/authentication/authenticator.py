@@ -10,7 +10,11 @@ Every user but the anonymous one carries system:authenticated (the authenticator
 users with it: upstream's AuthenticatedGroupAdder). `Authorization: Bearer` with nothing after
 it is no token (anonymous), as upstream's bearertoken authenticator.
 
-TokenReview uses the token half (`authenticate_token`) with the review's audiences.
+TokenReview uses the token half (`authenticate_token`) with the review's audiences; its
+status.error is upstream's: "invalid bearer token" for a token nobody knows, "[invalid bearer
+token, <reason>]" for a service account token refused (kube-apiserver's request union
+aggregates the reason with its other bearer-token authenticator's default error, as it logs
+them, e.g. issue kubernetes/kubernetes#135450).
 
 Upstream: pkg/kubeapiserver/authenticator/config.go (New: x509, then the token union behind
 bearertoken, then union.NewFailOnError with anonymous), k8s.io/apiserver
@@ -85,7 +89,9 @@ class Authenticator:
             try:
                 found = await self.service_accounts.authenticate_token(token, audiences)
             except TokenError as e:
-                return TokenResponse(None, error=str(e))
+                # Upstream's request union aggregates this with the other bearer-token
+                # authenticator's default error (as kube-apiserver logs and TokenReview shows it).
+                return TokenResponse(None, error=f"[{INVALID_TOKEN}, {e}]")
             if found is not None:
                 return TokenResponse(*found)
         return TokenResponse(None, error=INVALID_TOKEN)

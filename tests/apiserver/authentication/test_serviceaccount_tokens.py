@@ -153,7 +153,9 @@ async def test_forged_and_malformed_tokens_are_401(api: Any, sa: dict[str, Any])
     assert await refused(api, f"{h}.{p}.{s[:-4]}") == sa_authn.CRYPTO_FAILURE
     assert await refused(api, forged(claims, issuer="https://evil")) == "invalid bearer token"  # not ours
     for garbage in ("a.b.c", "....", "x" * 100_000, f"{h}.{p}", f"{h}.{p}.{s}.x", f"{h}.{p}.!!!", "e30.e30.e30",
-                    f"{b64(b'[]')}.{p}.{s}", "eyJ.eyJ.eyJ", "\u00e9.\u00e9.\u00e9"):
+                    f"{b64(b'[]')}.{p}.{s}", "eyJ.eyJ.eyJ", "\u00e9.\u00e9.\u00e9",
+                    *(f"{h}.{b64(orjson.dumps({'iss': bad}))}.{s}" for bad in ([], {}, 1, None)),
+                    *(f"{b64(orjson.dumps({'alg': bad}))}.{p}.{s}" for bad in ([], {}, 1, None))):
         assert await refused(api, garbage) == "invalid bearer token"
 
 

@@ -145,17 +145,21 @@ class JWTTokenAuthenticator:
         if len(parts) != 3:
             return None
         payload = _b64json(parts[1])
-        if not isinstance(payload, dict) or payload.get("iss") not in self.issuers:     # hasCorrectIssuer
+        if not isinstance(payload, dict):
+            return None
+        iss = payload.get("iss")
+        if not isinstance(iss, str) or iss not in self.issuers:      # hasCorrectIssuer (an unhashable iss too)
             return None
         header = _b64json(parts[0])
-        if not isinstance(header, dict) or header.get("alg") not in SUPPORTED_ALGS:   # ParseSigned fails
+        alg = header.get("alg") if isinstance(header, dict) else None
+        if not isinstance(alg, str) or alg not in SUPPORTED_ALGS:     # ParseSigned fails
             return None
         try:
             signature = _b64decode(parts[2])
         except ValueError:
             return None
         from ...serviceaccount.jwt import verify_signature
-        if not verify_signature(self.public_key(), header["alg"], f"{parts[0]}.{parts[1]}".encode(), signature):
+        if not verify_signature(self.public_key(), alg, f"{parts[0]}.{parts[1]}".encode(), signature):
             raise TokenError(CRYPTO_FAILURE)
         return _claims(payload)
 

@@ -156,3 +156,11 @@ async def test_token_review_of_every_kind_of_token(api: Any, server: APIServer) 
 async def test_token_review_needs_a_token(api: Any) -> None:
     r = await api.create(f"{REVIEWS}/tokenreviews", token_review(""))
     assert (r.status, r.json["message"]) == (400, "token is required for TokenReview in authentication")
+
+
+@pytest.mark.parametrize("spec", [{"token": "alice-token", "audiences": [{}]}, {"token": ["x"]},
+                                  {"token": "alice-token", "audiences": "vault"}, {"token": 1}])
+async def test_a_malformed_token_review_is_a_400(api: Any, server: APIServer, spec: dict[str, Any]) -> None:
+    r = await api.create(f"{REVIEWS}/tokenreviews", {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+                                                     "spec": spec})
+    assert r.status == 400, r.json

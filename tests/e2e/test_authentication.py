@@ -92,9 +92,8 @@ def test_a_service_account_token_works_until_the_account_is_deleted(cluster: Clu
                          "Groups                                              [system:serviceaccounts "
                          "system:serviceaccounts:default system:authenticated]"]
     assert lines[4].startswith("Extra: authentication.kubernetes.io/credential-id   [JTI=")
-    kubectl(cluster, as_robot, "get", "pods")
-    cluster.kubectl("delete", "serviceaccount", "robot")
-    res = kubectl(cluster, as_robot, "get", "pods", check=False)
+    cluster.kubectl("delete", "serviceaccount", "robot")       # (whoami: any authenticated user may ask, RBAC or not)
+    res = kubectl(cluster, as_robot, "auth", "whoami", check=False)
     assert res.returncode == 1
     assert "error: You must be logged in to the server (Unauthorized)" in res.stderr
 

@@ -3,7 +3,8 @@
 Run:  .venv/bin/python benchmarks/api_bench.py [--storage sqlite|memory] [--seconds 5]
 
 `kubeplane up` runs in its own process (as a user runs it); the load generator is this process,
-an aiohttp client using the kubeconfig's CA and token, so the figures include TLS, HTTP parsing,
+an aiohttp client using the kubeconfig's CA and token (KUBEPLANE_BENCH_AUTH=x509: its client certificate,
+as kubectl), so the figures include TLS, HTTP parsing,
 authentication, routing and storage — everything a real client pays for.
 """
 from __future__ import annotations
@@ -60,8 +61,14 @@ class Client:
         cluster = cfg["clusters"][0]["cluster"]
         self.server = cluster["server"]
         ctx = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
-        self.headers = {"Authorization": f"Bearer {cfg['users'][0]['user']['token']}",
-                        "Content-Type": "application/json"}
+        user = cfg["users"][0]["user"]
+        self.headers = {"Content-Type": "application/json"}
+        if os.environ.get("KUBEPLANE_BENCH_AUTH") == "x509":    # the admin's client certificate, as kubectl
+            from kubeplane.client.transport import load_client_cert
+            load_client_cert(ctx, base64.b64decode(user["client-certificate-data"]),
+                             base64.b64decode(user["client-key-data"]))
+        else:                                                   # the admin's bearer token
+            self.headers["Authorization"] = f"Bearer {user['token']}"
         self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=ctx, limit=connections),
                                              headers=self.headers)
 

@@ -35,6 +35,7 @@ from .filters.longrunning import is_long_running
 from .filters.maxinflight import RETRY_AFTER, MaxInFlightLimit
 from .filters.timeout import Deadlines, request_timeout, timeout_error
 from .request import Request, RequestInfo, Response, parse_request_info
+from .authentication.x509 import X509_SCOPE_KEY
 from .server import APIServer, status_response
 
 Scope = dict[str, Any]
@@ -58,6 +59,8 @@ class ASGIApp:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         req = Request.build(scope["method"], scope["path"], scope["query_string"].decode("latin-1"), headers)
+        req.raw_headers = scope["headers"]
+        req.x509 = scope.get(X509_SCOPE_KEY)            # the connection's client certificate (serving.py)
         info = parse_request_info(req)
         body = Body(receive)
         if is_long_running(info):
@@ -81,8 +84,8 @@ class ASGIApp:
         """
         try:
             seconds = request_timeout(req, self.api.options.request_timeout)
-            self.api.authenticate(req)
-        except errors.StatusError as e:          # 400 for a bad ?timeout=, 401
+            await self.api.authenticate(req)
+        except errors.StatusError as e:          # 400 for a bad ?timeout=, 401, 403 (impersonation)
             return status_response(e)
         try:
             kind = self.inflight.acquire(req, info.verb or req.method.lower())
@@ -103,7 +106,7 @@ class ASGIApp:
     async def serve(self, req: Request, info: RequestInfo, body: Body) -> Response:
         """A long-running request (watch, pods/log): authenticated, no deadline, no slot."""
         try:
-            self.api.authenticate(req)
+            await self.api.authenticate(req)
         except errors.StatusError as e:
             return status_response(e)
         return await self.route(req, info, body)

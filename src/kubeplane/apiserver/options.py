@@ -40,6 +40,8 @@ class ServerRunOptions:
     api_audiences: tuple[str, ...] = ()
     service_account_max_token_expiration: int = 0
     service_account_extend_token_expiration: bool = True
+    # --anonymous-auth: a request without credentials is system:anonymous (else a 401).
+    anonymous_auth: bool = True
 
     def __post_init__(self) -> None:
         """Upstream: ServerRunOptions.Validate — the same messages."""

@@ -7,10 +7,13 @@ Upstream: RequestInfoFactory.NewRequestInfo (apiserver/pkg/endpoints/request/req
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import AsyncIterator
+from typing import TYPE_CHECKING, AsyncIterator
 from urllib.parse import parse_qsl
 
 from .authentication.user import ANONYMOUS, UserInfo
+
+if TYPE_CHECKING:
+    from .authentication.x509 import X509Identity
 
 
 @dataclass(slots=True)
@@ -25,6 +28,13 @@ class Request:
     # decoded (then body is b""); the server owns it. Trusted like the component's own code: no
     # JSON parsing, no Go-type or unknown-field walk (see client/rest.py ResourceClient._body).
     obj: dict | None = None
+    # Authentication (authentication/): the connection's verified client certificate (set by
+    # the HTTPS front end, app.py), the headers as received (repeated ones included: the
+    # Impersonate-* headers), and, for an impersonating request, the user who authenticated
+    # (`user` is then the impersonated one; audit logs both).
+    x509: X509Identity | None = None
+    raw_headers: list[tuple[bytes, bytes]] | None = None
+    impersonated_by: UserInfo | None = None
 
     @classmethod
     def build(cls, method: str, path: str, query_string: str = "", headers: dict[str, str] | None = None,

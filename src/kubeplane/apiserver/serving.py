@@ -14,6 +14,10 @@ below adds what Go's server does, and nothing else:
 - more than `max_header_bytes` + 4 KiB before the end of the headers is answered with Go's
   "431 Request Header Fields Too Large" and the connection is closed;
 - an idle kept-alive connection is closed after `idle_timeout` (uvicorn's keep-alive timer).
+It also hands the TLS client certificate to the application: verified during the handshake
+(uvicorn's ssl_cert_reqs/ssl_ca_certs: --client-ca-file), converted to its user once per
+connection (authentication/x509.py identity_of) and put in each request's scope under
+X509_SCOPE_KEY, since uvicorn's scope has no TLS extension.
 Bodies are bounded elsewhere: by size in app.py, by time by the request timeout
 (filters/timeout.py), as upstream (whose server sets no ReadTimeout).
 
@@ -39,6 +43,8 @@ from uvicorn.config import STARTUP_FAILURE
 from uvicorn.protocols.http.httptools_impl import (
     HttpToolsProtocol as _UvicornHttpToolsProtocol,
 )
+
+from .authentication.x509 import X509_SCOPE_KEY, X509Identity, identity_of
 
 log = logging.getLogger("uvicorn.error")
 
@@ -128,8 +134,12 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
         self.header_deadline: float | None = None      # loop time; None: not reading headers
         self.received_header_bytes = 0          # raw bytes since this request's headers began
         self.headers_too_large = False
+        self.x509: X509Identity | None = None    # the connection's verified client certificate
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        ssl_object = transport.get_extra_info("ssl_object")
+        if ssl_object is not None:
+            self.x509 = identity_of(ssl_object)
         super().connection_made(CoalescingTransport(transport, self.loop))  # type: ignore[arg-type]
         self._start_header_deadline()
 
@@ -149,6 +159,8 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         _UvicornHttpToolsProtocol.on_message_begin(self)
+        if self.x509 is not None:
+            self.scope[X509_SCOPE_KEY] = self.x509       # type: ignore[literal-required]
         if self.header_deadline is None:                # a further request on a kept-alive connection
             self._start_header_deadline()
 

@@ -7,6 +7,7 @@ server, is the server's own (kubeplane.apiserver.inprocess), so the client needs
 from __future__ import annotations
 
 import base64
+import os
 import pathlib
 import ssl
 from dataclasses import dataclass
@@ -50,16 +51,42 @@ def load_kubeconfig(path: str | pathlib.Path) -> tuple[dict[str, Any], dict[str,
     return cluster, user
 
 
+def client_cert_of(user: dict[str, Any]) -> tuple[bytes, bytes] | None:
+    """(certificate PEM, key PEM) of a kubeconfig user's client certificate (the -data fields or
+    the files), or None."""
+    def read(key: str) -> bytes | None:
+        if user.get(f"{key}-data"):
+            return base64.b64decode(user[f"{key}-data"])
+        return pathlib.Path(user[key]).read_bytes() if user.get(key) else None
+    cert, key = read("client-certificate"), read("client-key")
+    return (cert, key) if cert and key else None
+
+
+def load_client_cert(ctx: ssl.SSLContext, cert: bytes, key: bytes) -> None:
+    """ssl loads a certificate chain from files only: through a private temporary directory."""
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="kubeplane-client-") as d:     # 0700
+        paths = pathlib.Path(d, "tls.crt"), pathlib.Path(d, "tls.key")
+        for path, data in zip(paths, (cert, key)):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        ctx.load_cert_chain(*paths)
+
+
 class HTTPTransport:
     """HTTPS (or HTTP) with aiohttp, configured from a kubeconfig (CA data and bearer token)."""
 
     def __init__(self, server: str, *, token: str = "", ca_data: bytes | None = None,
-                 user_agent: str = "kubeplane", connections: int = 100) -> None:
+                 user_agent: str = "kubeplane", connections: int = 100,
+                 client_cert: tuple[bytes, bytes] | None = None) -> None:
         import aiohttp
         self.server = server.rstrip("/")
         ssl_ctx: ssl.SSLContext | bool = False
         if self.server.startswith("https"):
             ssl_ctx = ssl.create_default_context(cadata=ca_data.decode() if ca_data else None)
+            if client_cert is not None:
+                load_client_cert(ssl_ctx, *client_cert)
         headers = {"User-Agent": user_agent, "Accept": "application/json"}
         if token:
             headers["Authorization"] = f"Bearer {token}"
@@ -74,7 +101,8 @@ class HTTPTransport:
         ca = cluster.get("certificate-authority-data")
         ca_data = base64.b64decode(ca) if ca else (
             pathlib.Path(cluster["certificate-authority"]).read_bytes() if cluster.get("certificate-authority") else None)
-        return cls(cluster["server"], token=user.get("token", ""), ca_data=ca_data, user_agent=user_agent)
+        return cls(cluster["server"], token=user.get("token", ""), ca_data=ca_data, user_agent=user_agent,
+                   client_cert=client_cert_of(user))
 
     def _url(self, path: str, query: dict[str, str] | None) -> str:
         return self.server + path + ("?" + urlencode(query) if query else "")

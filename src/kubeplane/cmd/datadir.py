@@ -26,7 +26,7 @@ from .errors import Fatal, describe
 LOCK_FILE = "up.lock"
 # What `up` keeps in the data dir; an older version made them 0644/0755, so they are
 # tightened at start. Anything else there (a user's own files) is left alone.
-OWNED = ("pki", "kubeconfig", "state.db", "state.db-wal", "state.db-shm", "kubelet", LOCK_FILE)
+OWNED = ("pki", "kubeconfig", "controller-manager.conf", "scheduler.conf", "state.db", "state.db-wal", "state.db-shm", "kubelet", LOCK_FILE)
 
 
 class DataDirInUse(Fatal):

@@ -23,6 +23,7 @@ import pathlib
 import signal
 import socket
 import sqlite3
+import ssl
 import sys
 from collections.abc import Iterator
 from typing import Any, Callable, cast
@@ -30,6 +31,7 @@ from typing import Any, Callable, cast
 import uvicorn
 
 from ..apiserver.app import ASGIApp
+from ..apiserver.authentication.tokenfile import TokenFile, TokenFileError
 from ..apiserver.controlplane.kubernetesservice import start_controllers as start_bootstrap_controllers
 from ..apiserver.metrics import InstrumentedStorage
 from ..apiserver import enablement, resourceconfig
@@ -49,7 +51,7 @@ from . import flags
 from ..serviceaccount.jwt import PrivateKey, ensure_signing_key, load_private_key
 from .datadir import DataDirLock, tighten_data_dir
 from .errors import Fatal, describe
-from .kubeconfig import write_kubeconfig
+from .kubeconfig import write_component_kubeconfigs, write_kubeconfig
 from .standalone import add_log_level
 from .supervisor import CrashLoop, Supervisor
 
@@ -256,6 +258,15 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--service-account-max-token-expiration", type=flags.go_duration, default=0.0,
                    metavar="DURATION", help="the longest a TokenRequest's token may be valid, e.g. 24h "
                                             "(default 0: as long as asked)")
+    p.add_argument("--client-ca-file", type=pathlib.Path, default=None, metavar="FILE",
+                   help="CA bundle that client certificates are verified with; a verified certificate's CommonName "
+                        "is the user, its Organizations the groups (default: DIR/pki/ca.crt, the cluster CA)")
+    p.add_argument("--token-auth-file", type=pathlib.Path, default=None, metavar="FILE",
+                   help="static bearer tokens, CSV lines token,user,uid,\"group1,group2\" (default: DIR/pki/tokens.csv, "
+                        "the admin token's)")
+    p.add_argument("--anonymous-auth", type=flags.go_bool, default=True, nargs="?", const=True, metavar="BOOL",
+                   help="requests without credentials are system:anonymous, in system:unauthenticated (default "
+                        "true, as kube-apiserver); false answers them 401")
     p.add_argument("--service-account-extend-token-expiration", type=flags.go_bool, default=True, nargs="?",
                    const=True,
                    metavar="BOOL", help="pod-bound tokens of the ServiceAccount plugin's projected volume are "
@@ -285,7 +296,8 @@ def server_run_options(args: argparse.Namespace) -> ServerRunOptions:
                             service_account_issuer=args.service_account_issuer,
                             api_audiences=args.api_audiences,
                             service_account_max_token_expiration=int(args.service_account_max_token_expiration),
-                            service_account_extend_token_expiration=args.service_account_extend_token_expiration)
+                            service_account_extend_token_expiration=args.service_account_extend_token_expiration,
+                            anonymous_auth=args.anonymous_auth)
 
 
 
@@ -378,10 +390,18 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         sock.close()
         raise Fatal(str(err)) from None
     try:
-        api = APIServer(InstrumentedStorage(storage), tokens={pki.token: "kubeplane-admin"}, options=options)
+        token_file = TokenFile.load(args.token_auth_file or pki.token_file or data_dir / "pki" / "tokens.csv")
+    except (OSError, TokenFileError) as err:
+        sock.close()
+        reason = describe(err, "open") if isinstance(err, OSError) else str(err)
+        raise Fatal(f"invalid authentication config: {reason}") from None
+    try:
+        api = APIServer(InstrumentedStorage(storage), token_file=token_file, options=options)
     except ValueError as err:          # --admission-control-config-file
         sock.close()
         raise Fatal(f"failed to initialize admission: {err}") from None
+    client_ca = args.client_ca_file or pki.ca_cert
+    api.client_ca = True
     try:
         api.service_account_key = service_account_key(args, data_dir)
     except (OSError, ValueError, TypeError) as err:
@@ -392,6 +412,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
     config = uvicorn.Config(ASGIApp(api), loop="none",
                             http=serving_options.protocol(),  # type: ignore[arg-type]  # called like a class
                             ssl_certfile=str(pki.server_cert), ssl_keyfile=str(pki.server_key),
+                            ssl_cert_reqs=ssl.CERT_OPTIONAL, ssl_ca_certs=str(client_ca),   # x509 client certs
                             lifespan="off", log_level="warning", access_log=False,
                             timeout_keep_alive=int(serving_options.idle_timeout), proxy_headers=False,
                             timeout_graceful_shutdown=5)
@@ -419,7 +440,9 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         host = "127.0.0.1" if args.address in ("0.0.0.0", "::") else args.address
         api.server_address = flags.host_port(host, port)
         kubeconfig = data_dir / "kubeconfig"
-        write_kubeconfig(kubeconfig, f"https://{api.server_address}", pki.ca_cert, pki.token)
+        write_kubeconfig(kubeconfig, f"https://{api.server_address}", pki.ca_cert, pki.token,
+                         pki.admin_cert, pki.admin_key)
+        write_component_kubeconfigs(data_dir, f"https://{api.server_address}", pki.ca_cert)
         log.info("Serving securely on %s", flags.host_port(args.address, port))
         tasks.extend(await start_bootstrap_controllers(api))     # the kubernetes Service, repair loops
         tasks.extend(start_components(supervisor, api, args, server))

@@ -1,9 +1,22 @@
-"""TLS material for a secure-by-default control plane: a CA and a serving certificate.
+"""TLS material for a secure-by-default control plane: a CA, a serving certificate, client
+certificates, and the static token file.
 
 Generated once into the data dir (EC P-256: fast to make, fast handshakes) and reused on
 restart, so kubeconfigs written earlier stay valid. Every file is 0600 in a 0700 pki/
 (public certificates too: nothing here needs to be read by another user). A layer below
 the API server and the kubelet, which both make serving certificates.
+
+    pki/ca.crt, ca.key            the cluster CA (also --client-ca-file's default)
+    pki/server.crt, server.key    the API server's serving certificate
+    pki/admin.crt, admin.key      the admin's client certificate: CN kubernetes-admin,
+                                  O kubeadm:cluster-admins (kubeadm's and kind's admin.conf user)
+    pki/admin.token, tokens.csv   the admin's bearer token and --token-auth-file's default
+                                  (upstream's CSV: token,user,uid,"groups"), the same user
+    pki/controller-manager.crt/.key, scheduler.crt/.key
+                                  the standalone components' client certificates, with their
+                                  upstream users (CN system:kube-controller-manager,
+                                  system:kube-scheduler), in `up`'s DIR/<component>.conf
+A data dir made before the client certificates existed gets them (and tokens.csv) at the next start.
 """
 from __future__ import annotations
 
@@ -23,12 +36,23 @@ from .files import make_private_dir, write_atomic
 VALIDITY = dt.timedelta(days=365 * 10)
 
 
+ADMIN_USER = "kubernetes-admin"                  # kubeadm's admin.conf user
+ADMIN_GROUP = "kubeadm:cluster-admins"           # bound to cluster-admin (kubeadm, RBAC bootstrap)
+# Each standalone component's client certificate: pki/<name>.crt/.key -> (CN, O), as kubeadm's
+# controller-manager.conf and scheduler.conf.
+COMPONENTS: dict[str, tuple[str, list[str]]] = {"controller-manager": ("system:kube-controller-manager", []),
+              "scheduler": ("system:kube-scheduler", [])}
+
+
 @dataclass(frozen=True)
 class PKI:
     ca_cert: pathlib.Path
     server_cert: pathlib.Path
     server_key: pathlib.Path
     token: str
+    admin_cert: pathlib.Path | None = None
+    admin_key: pathlib.Path | None = None
+    token_file: pathlib.Path | None = None
 
 
 def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
@@ -45,15 +69,54 @@ def _builder(subject: str, issuer: x509.Name | None, public_key: ec.EllipticCurv
 
 
 def ensure_pki(data_dir: pathlib.Path, hosts: list[str]) -> PKI:
-    """Load or create ca.crt, server.crt/key and the admin token under data_dir/pki."""
+    """Load or create ca.crt, server.crt/key, the admin's client certificate and token, and
+    tokens.csv under data_dir/pki."""
     pki = data_dir / "pki"
     make_private_dir(pki)
-    paths = PKI(pki / "ca.crt", pki / "server.crt", pki / "server.key", "")
+    paths = PKI(pki / "ca.crt", pki / "server.crt", pki / "server.key", "", pki / "admin.crt", pki / "admin.key",
+                pki / "tokens.csv")
     token_path = pki / "admin.token"
     if not (paths.ca_cert.exists() and paths.server_cert.exists() and paths.server_key.exists() and token_path.exists()):
         _generate(pki, paths, hosts)
         write_atomic(token_path, secrets.token_urlsafe(32).encode())
-    return PKI(paths.ca_cert, paths.server_cert, paths.server_key, token_path.read_text().strip())
+    token = token_path.read_text().strip()
+    assert paths.admin_cert is not None and paths.admin_key is not None and paths.token_file is not None
+    if not (paths.admin_cert.exists() and paths.admin_key.exists()):
+        write_client_cert(pki, "admin", ADMIN_USER, [ADMIN_GROUP])
+    for name, (cn, orgs) in COMPONENTS.items():
+        if not ((pki / f"{name}.crt").exists() and (pki / f"{name}.key").exists()):
+            write_client_cert(pki, name, cn, orgs)
+    if not paths.token_file.exists():
+        write_atomic(paths.token_file, f'{token},{ADMIN_USER},,"{ADMIN_GROUP}"\n'.encode())
+    return PKI(paths.ca_cert, paths.server_cert, paths.server_key, token, paths.admin_cert, paths.admin_key,
+               paths.token_file)
+
+
+def client_cert(common_name: str, organizations: list[str], issuer: x509.Certificate,
+                issuer_key: ec.EllipticCurvePrivateKey) -> tuple[bytes, bytes]:
+    """(certificate PEM, key PEM) of a fresh EC client certificate (extendedKeyUsage clientAuth)
+    naming a user: CN the name, O the groups, as upstream's x509 authenticator reads them."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
+    subject = x509.Name([*(x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations),
+                         x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer.subject)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now).not_valid_after(now + VALIDITY)
+            .add_extension(x509.KeyUsage(True, False, True, False, False, False, False, False, False), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+            .sign(issuer_key, hashes.SHA256()))
+    return cert.public_bytes(serialization.Encoding.PEM), _key_pem(key)
+
+
+def write_client_cert(pki: pathlib.Path, name: str, common_name: str, organizations: list[str]) -> None:
+    """pki/<name>.crt and .key (0600): a client certificate signed by pki/ca.key."""
+    ca = x509.load_pem_x509_certificate((pki / "ca.crt").read_bytes())
+    ca_key = serialization.load_pem_private_key((pki / "ca.key").read_bytes(), password=None)
+    assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
+    cert, key = client_cert(common_name, organizations, ca, ca_key)
+    write_atomic(pki / f"{name}.key", key)
+    write_atomic(pki / f"{name}.crt", cert)
 
 
 def serving_cert(subject: str, hosts: list[str], issuer: x509.Certificate | None = None,

@@ -17,6 +17,12 @@ KUBE_PROXY = "system:kube-proxy"
 KUBE_CONTROLLER_MANAGER = "system:kube-controller-manager"
 KUBE_SCHEDULER = "system:kube-scheduler"
 NODE_USER_PREFIX = "system:node:"
+# Upstream: user.CredentialIDKey, and the service account extras (authentication/serviceaccount/util.go)
+CREDENTIAL_ID_KEY = "authentication.kubernetes.io/credential-id"
+POD_NAME_KEY = "authentication.kubernetes.io/pod-name"
+POD_UID_KEY = "authentication.kubernetes.io/pod-uid"
+NODE_NAME_KEY = "authentication.kubernetes.io/node-name"
+NODE_UID_KEY = "authentication.kubernetes.io/node-uid"
 
 @dataclass(frozen=True, slots=True)
 class UserInfo:

@@ -11,7 +11,7 @@ subresource (Binding, Scale): its defaulting and validation.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +32,7 @@ Converter = Callable[[Obj], Obj]
 FieldGetter = Callable[[Obj], str]
 # A create-only kind's answer (TokenReview, SubjectAccessReview, ...): (server, request, the
 # validated object) -> the object with its status; nothing is stored.
-Review = Callable[[Any, Any, Obj], Obj]
+Review = Callable[[Any, Any, Obj], Obj | Awaitable[Obj]]   # a coroutine for TokenReview
 
 
 def meta_update(new: Obj, old: Obj) -> list[FieldError]:

@@ -7,6 +7,7 @@ storage fills its status and returns it (201 Created) without writing anything.
 """
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING
 
 from ...api import errors
@@ -41,5 +42,7 @@ async def create(api: APIServer, req: Request, ri: ResourceInfo, ns: str, obj: O
         raise errors.Invalid(ri.group, ri.kind, "", errs)
     await api.admission.validate(attrs)
     answer = d.review(api, req, obj)
+    if inspect.isawaitable(answer):          # TokenReview authenticates through storage
+        answer = await answer
     answer.setdefault("metadata", {}).setdefault("creationTimestamp", None)
     return common.object_response(api, req, ri, answer, None, status=201, warnings=warnings)

@@ -1,9 +1,15 @@
-"""SelfSubjectReviews and TokenReviews: answered from the request's user and the server's token
-table, never stored (registry/review.py).
-Upstream: pkg/registry/authentication/{selfsubjectreview,tokenreview}/rest.go."""
+"""SelfSubjectReviews and TokenReviews: answered from the request's user and the server's
+authenticators, never stored (registry/review.py).
+
+SelfSubjectReview: the requesting user as authentication (and impersonation) left it.
+TokenReview: the token through the same token authenticators a request's bearer token meets
+(the token file, service account tokens), for the review's audiences (none: the API
+audiences): status.authenticated, the user, the audiences it is good for, or the error.
+
+Upstream: pkg/registry/authentication/{selfsubjectreview,tokenreview}/storage.go (REST.Create).
+"""
 from __future__ import annotations
 
-import hmac
 from typing import Any
 
 from ....api import errors
@@ -12,8 +18,6 @@ from ..registry import register
 from ..strategy import Obj
 
 GROUP = "authentication.k8s.io"
-# The API server's audience (upstream: --api-audiences defaults to the service account issuer).
-API_AUDIENCES = ["https://kubernetes.default.svc.cluster.local"]
 
 
 def self_subject_review(api: Any, req: Any, obj: Obj) -> Obj:
@@ -22,30 +26,26 @@ def self_subject_review(api: Any, req: Any, obj: Obj) -> Obj:
     return obj
 
 
-def token_review(api: Any, req: Any, obj: Obj) -> Obj:
-    """Upstream: tokenreview REST.Create — authenticated when the token is in the token table."""
+async def token_review(api: Any, req: Any, obj: Obj) -> Obj:
+    """Upstream: tokenreview REST.Create"""
     spec = obj.get("spec") or {}
     token = spec.get("token") or ""
     if not token:
         raise errors.BadRequest("token is required for TokenReview in authentication")
-    # Bytes: compare_digest refuses non-ASCII str, and any string can arrive in a body.
-    given = token.encode()
-    user = next((u for known, u in api.token_users.items() if hmac.compare_digest(known.encode(), given)), None)
-    if user is None:
-        obj["status"] = {"user": {}}
-        return obj
-    audiences = spec.get("audiences") or API_AUDIENCES
-    if not set(audiences) & set(API_AUDIENCES):
-        obj["status"] = {"user": {}, "error": "token audiences " + _go_list(audiences) +
-                         " is invalid for the target audiences " + _go_list(API_AUDIENCES)}
-        return obj
-    obj["status"] = {"authenticated": True, "user": user.to_dict(),
-                     "audiences": [a for a in audiences if a in API_AUDIENCES]}
+    authn = api.authenticator
+    auds = tuple(spec.get("audiences") or ()) or authn.api_audiences
+    resp = await authn.authenticate_token(token, auds)
+    status: Obj = {"authenticated": True} if resp.user is not None else {}     # omitempty
+    status["user"] = {}
+    if resp.error:
+        status["error"] = resp.error
+    if resp.user is not None:
+        if auds and not set(auds) & set(resp.audiences):     # an authenticator ignored the audiences
+            raise errors.InternalError("error validating audience")
+        status["user"] = resp.user.to_dict()
+        status["audiences"] = list(resp.audiences)
+    obj["status"] = status
     return obj
-
-
-def _go_list(xs: list[str]) -> str:
-    return "[" + " ".join(f'"{x}"' for x in xs) + "]"
 
 
 SELF_SUBJECT_REVIEWS = register(ResourceDefinition(

@@ -58,6 +58,8 @@ class ASGIApp:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         req = Request.build(scope["method"], scope["path"], scope["query_string"].decode("latin-1"), headers)
+        if self.api.audit is not None and (client := scope.get("client")):      # the audit event's sourceIPs
+            req.remote_addr = client[0]
         info = parse_request_info(req)
         body = Body(receive)
         if is_long_running(info):

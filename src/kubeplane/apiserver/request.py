@@ -7,7 +7,7 @@ Upstream: RequestInfoFactory.NewRequestInfo (apiserver/pkg/endpoints/request/req
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 from urllib.parse import parse_qsl
 
 from .authentication.user import ANONYMOUS, UserInfo
@@ -25,6 +25,10 @@ class Request:
     # decoded (then body is b""); the server owns it. Trusted like the component's own code: no
     # JSON parsing, no Go-type or unknown-field walk (see client/rest.py ResourceClient._body).
     obj: dict | None = None
+    # Auditing (audit/): the request's audit event while one is written (audit.event.AuditContext,
+    # or NOT_AUDITED), None when auditing is off; and the client's address (HTTPS only, when auditing).
+    audit: Any = None
+    remote_addr: str = ""
 
     @classmethod
     def build(cls, method: str, path: str, query_string: str = "", headers: dict[str, str] | None = None,

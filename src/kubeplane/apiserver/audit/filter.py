@@ -1,0 +1,154 @@
+"""The audit step of the request path: evaluate the policy, write the event at each stage.
+
+APIServer.route_trusted hands every request to Auditor.serve while auditing is configured
+(APIServer.audit; None: not one more step than the attribute check), the in-process
+components' requests too: upstream audits them as any remote client. Per request:
+
+1. the audit ID: the client's Audit-ID header, or a new UUID; sent back in Audit-ID;
+2. the policy's level for the request as authenticated (the requester, before impersonation);
+   level None: served without an event (Request.audit = NOT_AUDITED);
+3. RequestReceived, with the metadata and the request object (its name for objectRef; the
+   object itself from level Request); then the request is served, with Request.audit and the
+   `current` context variable set so authorization and admission add annotations;
+4. the response status (and object at RequestResponse), then ResponseComplete; a long-running
+   request (watch, pods/log) has ResponseStarted when its response starts and ResponseComplete
+   when its stream ends; a request that failed on a bug has Panic instead.
+
+Upstream: WithAuditInit (endpoints/filters/audit_init.go) and WithAudit (endpoints/filters/audit.go).
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import TYPE_CHECKING, Any, AsyncIterator
+
+import orjson
+
+from .. import codec
+from ..authorization.authorizer import attributes_of
+from ..filters.longrunning import is_long_running
+from ..request import Request, RequestInfo, Response
+from . import policy as p
+from .event import NOT_AUDITED, AuditContext, current
+from .log import Backend
+
+if TYPE_CHECKING:
+    from ..server import APIServer
+
+log = logging.getLogger(__name__)
+
+HEADER_AUDIT_ID = "audit-id"        # upstream: audit.k8s.io/v1 HeaderAuditID ("Audit-ID")
+_WITH_OBJECT = frozenset({"create", "update"})
+_WITH_OPTIONS = frozenset({"delete", "deletecollection"})
+
+
+class Auditor:
+    """The policy and the backend, and the step that uses them (see the module docstring)."""
+
+    def __init__(self, api: APIServer, evaluator: p.PolicyRuleEvaluator, sink: Backend) -> None:
+        self.api = api
+        self.evaluator = evaluator
+        self.sink = sink
+
+    async def serve(self, req: Request, info: RequestInfo) -> Response:
+        api = self.api
+        audit_id = req.headers.get(HEADER_AUDIT_ID) or str(uuid.uuid4())
+        requester = getattr(req, "original_user", None) or req.user     # authentication's impersonation
+        a = attributes_of(requester, info, req.path)
+        config = self.evaluator.evaluate_policy_rule(a)
+        if config.level == p.NONE:
+            req.audit = NOT_AUDITED
+            resp = await api.route_trusted(req, info)
+            resp.headers.append((HEADER_AUDIT_ID, audit_id))
+            return resp
+        clock = api.clock
+        ac = AuditContext(config, self.sink, audit_id, clock.now())
+        ac.log_request_metadata(req, a)
+        if requester is not req.user:
+            ac.log_impersonated_user(req.user)
+        log_request_body(ac, req, info)
+        req.audit = ac
+        if not await _done(ac.process_event_stage(p.REQUEST_RECEIVED, None)):
+            return Response(500, f'Internal Server Error: "{ac.request_uri}": failed to store audit event\n'.encode(),
+                            "text/plain; charset=utf-8", [(HEADER_AUDIT_ID, audit_id)])
+        token = current.set(ac)
+        try:
+            resp = await api.route_trusted(req, info)
+        finally:
+            current.reset(token)
+        resp.headers.append((HEADER_AUDIT_ID, audit_id))
+        if ac.panicked:
+            ac.process_event_stage(p.PANIC, clock.now())
+            return resp
+        ac.log_response(resp)
+        if is_long_running(info):
+            ac.process_event_stage(p.RESPONSE_STARTED, clock.now())
+            if not isinstance(resp.body, (bytes, bytearray)):
+                resp.body = _complete_when_done(resp.body, ac, clock)
+                return resp
+        await _done(ac.process_event_stage(p.RESPONSE_COMPLETE, clock.now()))
+        return resp
+
+    def shutdown(self) -> None:
+        self.sink.shutdown()
+
+
+async def _done(result: Any) -> bool:
+    """The sink's answer, awaited if it is to come (blocking modes)."""
+    return result if isinstance(result, bool) else bool(await result)
+
+
+async def _complete_when_done(body: AsyncIterator[bytes], ac: AuditContext, clock: Any) -> AsyncIterator[bytes]:
+    """The stream, then ResponseComplete when it ends (the client went away, or it timed out)."""
+    try:
+        async for chunk in body:
+            yield chunk
+    finally:
+        aclose = getattr(body, "aclose", None)
+        if aclose is not None:
+            await aclose()
+        ac.process_event_stage(p.RESPONSE_COMPLETE, clock.now())
+
+
+def log_request_body(ac: AuditContext, req: Request, info: RequestInfo) -> None:
+    """What upstream's handlers log of the body: a create's or update's object (LogRequestObject),
+    a patch (LogRequestPatch), a delete's DeleteOptions. An in-process component's object is
+    already decoded (Request.obj); a body that does not decode is left out (the request fails)."""
+    verb = info.verb
+    if verb in _WITH_OBJECT:
+        if req.obj is not None:
+            ac.log_request_object(req.obj, None)
+        elif req.body:
+            obj, raw = _decode(req)
+            if isinstance(obj, dict):
+                ac.log_request_object(obj, raw)
+    elif verb == "patch":
+        if ac.level < p.RANK[p.REQUEST]:
+            return
+        if req.obj is not None:
+            ac.log_request_patch(orjson.dumps(req.obj))
+        elif req.body:
+            obj, raw = _decode(req)
+            if raw is not None:
+                ac.log_request_patch(raw)
+            elif obj is not None:
+                ac.log_request_patch(orjson.dumps(obj))
+    elif verb in _WITH_OPTIONS and req.body and ac.level >= p.RANK[p.REQUEST]:
+        obj, raw = _decode(req)
+        if isinstance(obj, dict):
+            ac.log_request_object(None, raw if raw is not None else orjson.dumps(obj))
+
+
+def _decode(req: Request) -> tuple[Any, bytes | None]:
+    """(the decoded body, its JSON bytes if it was sent as JSON); (None, None) if it does not decode."""
+    mt = codec.media_type(req.headers)
+    try:
+        if mt == codec.JSON or mt.endswith("+json"):
+            return orjson.loads(req.body), req.body
+        if mt == codec.PROTOBUF:
+            from ...api import protobuf
+            return protobuf.decode(req.body), None
+        import yaml
+        return yaml.load(req.body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)), None
+    except Exception:                   # the handler answers the bad body
+        return None, None

@@ -78,13 +78,13 @@ class Auditor:
             current.reset(token)
         resp.headers.append((HEADER_AUDIT_ID, audit_id))
         if ac.panicked:
-            ac.process_event_stage(p.PANIC, clock.now())
+            await _done(ac.process_event_stage(p.PANIC, clock.now()))
             return resp
         ac.log_response(resp)
         if is_long_running(info):
-            ac.process_event_stage(p.RESPONSE_STARTED, clock.now())
+            await _done(ac.process_event_stage(p.RESPONSE_STARTED, clock.now()))
             if not isinstance(resp.body, (bytes, bytearray)):
-                resp.body = _complete_when_done(resp.body, ac, clock)
+                resp.body = _CompleteWhenDone(resp.body, ac, clock)
                 return resp
         await _done(ac.process_event_stage(p.RESPONSE_COMPLETE, clock.now()))
         return resp
@@ -98,16 +98,38 @@ async def _done(result: Any) -> bool:
     return result if isinstance(result, bool) else bool(await result)
 
 
-async def _complete_when_done(body: AsyncIterator[bytes], ac: AuditContext, clock: Any) -> AsyncIterator[bytes]:
-    """The stream, then ResponseComplete when it ends (the client went away, or it timed out)."""
-    try:
-        async for chunk in body:
-            yield chunk
-    finally:
-        aclose = getattr(body, "aclose", None)
-        if aclose is not None:
-            await aclose()
-        ac.process_event_stage(p.RESPONSE_COMPLETE, clock.now())
+class _CompleteWhenDone:
+    """The stream, then ResponseComplete when it ends or is closed (the client went away, it
+    timed out), even if it was never read; not waited for, whatever the mode: the stream may
+    be closing because its task is cancelled."""
+
+    def __init__(self, body: AsyncIterator[bytes], ac: AuditContext, clock: Any) -> None:
+        self.body, self.ac, self.clock = body, ac, clock
+        self.it = body.__aiter__()
+        self.done = False
+
+    def __aiter__(self) -> _CompleteWhenDone:
+        return self
+
+    async def __anext__(self) -> bytes:
+        try:
+            return await self.it.__anext__()
+        except StopAsyncIteration:
+            self._complete()
+            raise
+
+    async def aclose(self) -> None:
+        try:
+            aclose = getattr(self.body, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        finally:
+            self._complete()
+
+    def _complete(self) -> None:
+        if not self.done:
+            self.done = True
+            self.ac.process_event_stage(p.RESPONSE_COMPLETE, self.clock.now())
 
 
 def log_request_body(ac: AuditContext, req: Request, info: RequestInfo) -> None:

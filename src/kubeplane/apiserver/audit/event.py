@@ -29,7 +29,7 @@ from urllib.parse import urlencode
 
 import orjson
 
-from ...utils.clock import rfc3339_micro
+from ...utils.clock import rfc3339
 from ..authentication.user import UserInfo
 from . import policy as p
 
@@ -86,7 +86,7 @@ class AuditContext:
         self.level = p.RANK[config.level]
         self.sink = sink
         self.audit_id = audit_id
-        self.received = rfc3339_micro(received)
+        self.received = micro_time(received)
         self.request_uri = ""
         self.verb = ""
         self.user: dict[str, Any] = {}
@@ -186,7 +186,7 @@ class AuditContext:
         returns the sink's answer (see log.Backend.process). Upstream: ProcessEventStage"""
         if stage in self.config.omit_stages:
             return True
-        return self.sink.process(self, stage, self.received if now is None else rfc3339_micro(now))
+        return self.sink.process(self, stage, self.received if now is None else micro_time(now))
 
     def encode(self, stage: str, stage_timestamp: str) -> bytes:
         """The audit.k8s.io/v1 Event as one JSON line."""
@@ -240,6 +240,13 @@ _REF_ORDER = ("resource", "namespace", "name", "uid", "apiGroup", "apiVersion", 
 
 def _ordered_ref(ref: dict[str, str]) -> dict[str, str]:
     return {k: ref[k] for k in _REF_ORDER if ref.get(k)}
+
+
+def micro_time(ts: float) -> str:
+    """metav1.MicroTime's JSON form ("2026-11-26T19:04:05.123456Z"); the seconds part is
+    rfc3339's, cached (strftime costs ~3 µs, three times per audited request)."""
+    seconds = int(ts)
+    return f"{rfc3339(seconds)[:-1]}.{int((ts - seconds) * 1e6):06d}Z"
 
 
 def _go_q(s: str) -> str:

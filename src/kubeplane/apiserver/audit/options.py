@@ -33,7 +33,7 @@ class AuditOptions:
     log_maxbackup: int = 100
     log_maxsize: int = 100              # megabytes; 0: no rotation
     log_format: str = auditlog.FORMAT_JSON
-    log_mode: str = auditlog.MODE_BLOCKING
+    log_mode: str = auditlog.DEFAULT_MODE
     log_batch_buffer_size: int = auditlog.DEFAULT_BUFFER_SIZE
     log_compress: bool = False
 
@@ -121,10 +121,12 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
                         "disables rotation (default 100)")
     g.add_argument("--audit-log-format", default=auditlog.FORMAT_JSON, metavar="FORMAT",
                    help='format of saved audits: "legacy" (1-line text) or "json" (default json)')
-    g.add_argument("--audit-log-mode", default=auditlog.MODE_BLOCKING, metavar="MODE",
-                   help="strategy for writing audit events: blocking (a request waits until its events are "
-                        "written), blocking-strict (and fails if they cannot be), batch (buffered, written "
-                        "asynchronously; dropped when the buffer is full) (default blocking)")
+    g.add_argument("--audit-log-mode", default=auditlog.DEFAULT_MODE, metavar="MODE",
+                   help="strategy for writing audit events: batch (buffered, written asynchronously by a "
+                        "thread; dropped, with an error logged, when the buffer is full), blocking (a request "
+                        "waits until its events are written), blocking-strict (and fails if they cannot be) "
+                        "(default batch; kube-apiserver's is blocking, which costs each audited request a "
+                        "hand-over to the writer thread and back, see BENCHMARKS.md)")
     g.add_argument("--audit-log-batch-buffer-size", type=_int, default=auditlog.DEFAULT_BUFFER_SIZE, metavar="N",
                    help="the size of the buffer to store events before writing; batch mode only (default 10000)")
     g.add_argument("--audit-log-compress", type=flags.go_bool, default=False, nargs="?", const=True, metavar="BOOL",

@@ -149,8 +149,8 @@ class AuditContext:
         """The response's code, the Status of a failure (or a Status answer) in full, and at
         RequestResponse level the object. Upstream: LogResponseObject + the response writer's
         processCode."""
-        body = resp.body
-        is_json = resp.content_type.startswith("application/json") and isinstance(body, (bytes, bytearray))
+        body = resp.body if isinstance(resp.body, (bytes, bytearray)) else b""    # a stream: no object
+        is_json = resp.content_type.startswith("application/json")
         if is_json and body[:16] == b'{"kind":"Status"':
             st = orjson.loads(body)
             self.response_status = {"metadata": {}}

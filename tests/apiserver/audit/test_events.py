@@ -268,3 +268,18 @@ async def test_blocking_strict_fails_the_request_blocking_does_not(api: Any) -> 
     assert (await api.get("/version")).status == 200
     assert blocking.failed == 2
     blocking.shutdown()
+
+
+async def test_metrics(api: Any, audited: Any) -> None:
+    from kubeplane.apiserver.audit import metrics
+    from kubeplane.apiserver.audit.options import AuditOptions, configure
+    configure(api.server, AuditOptions(policy_file="", log_path=""))      # nothing configured: no auditor
+    before_events, before_none = metrics.events[0], metrics.levels.get("None", 0)
+    metrics.register()
+    audited("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: None\n  nonResourceURLs: [/healthz]\n"
+            "- level: Metadata\n")
+    await api.get("/version")
+    await api.get("/healthz")
+    assert metrics.events[0] - before_events == 2 and metrics.levels["None"] - before_none == 1
+    r = await api.get("/metrics")
+    assert "apiserver_audit_event_total" in r.body.decode() and 'apiserver_audit_level_total{level="Metadata"}' in r.body.decode()

@@ -31,6 +31,7 @@ import orjson
 
 from ...utils.clock import rfc3339
 from ..authentication.user import UserInfo
+from . import metrics
 from . import policy as p
 
 if TYPE_CHECKING:
@@ -186,6 +187,7 @@ class AuditContext:
         returns the sink's answer (see log.Backend.process). Upstream: ProcessEventStage"""
         if stage in self.config.omit_stages:
             return True
+        metrics.events[0] += 1
         return self.sink.process(self, stage, self.received if now is None else micro_time(now))
 
     def encode(self, stage: str, stage_timestamp: str) -> bytes:

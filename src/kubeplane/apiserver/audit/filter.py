@@ -29,6 +29,7 @@ from .. import codec
 from ..authorization.authorizer import attributes_of
 from ..filters.longrunning import is_long_running
 from ..request import Request, RequestInfo, Response
+from . import metrics
 from . import policy as p
 from .event import NOT_AUDITED, AuditContext, current
 from .log import Backend
@@ -57,6 +58,7 @@ class Auditor:
         requester = getattr(req, "original_user", None) or req.user     # authentication's impersonation
         a = attributes_of(requester, info, req.path)
         config = self.evaluator.evaluate_policy_rule(a)
+        metrics.observe_policy_level(config.level)
         if config.level == p.NONE:
             req.audit = NOT_AUDITED
             resp = await api.route_trusted(req, info)
@@ -70,6 +72,7 @@ class Auditor:
         log_request_body(ac, req, info)
         req.audit = ac
         if not await _done(ac.process_event_stage(p.REQUEST_RECEIVED, None)):
+            metrics.rejected[0] += 1
             return Response(500, f'Internal Server Error: "{ac.request_uri}": failed to store audit event\n'.encode(),
                             "text/plain; charset=utf-8", [(HEADER_AUDIT_ID, audit_id)])
         token = current.set(ac)

@@ -27,6 +27,8 @@ import threading
 import time
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
+from . import metrics
+
 if TYPE_CHECKING:
     from .event import AuditContext
 
@@ -85,6 +87,7 @@ class LogBackend:
         if self.mode == MODE_BATCH:
             if len(self.queue) >= self.buffer_size:
                 self.dropped += 1
+                metrics.plugin_error("buffered")
                 log.error("Error in audit plugin 'buffered' affecting 1 audit events: audit buffer queue blocked",
                           extra={"auditID": ac.audit_id, "stage": stage})
                 return True
@@ -131,6 +134,7 @@ class LogBackend:
         except (OSError, ValueError) as err:
             ok = False
             self.failed += len(batch)
+            metrics.plugin_error("log", len(batch))
             log.error("Error in audit plugin 'log' affecting %d audit events: %s", len(batch), err)
         waiting = [f for _, f in batch if f is not None]
         if waiting:

@@ -95,7 +95,9 @@ def configure(api: APIServer, opts: AuditOptions) -> Auditor | None:
         out = opts.writer()
     except OSError as err:
         raise ValueError(f"ensureLogFile: {err.strerror or err}: {opts.log_path}") from None
+    from . import metrics
     from .filter import Auditor
+    metrics.register()
     backend = auditlog.LogBackend(out, fmt=opts.log_format, mode=opts.log_mode,
                                   buffer_size=opts.log_batch_buffer_size, close=opts.log_path != "-")
     api.audit = Auditor(api, p.PolicyRuleEvaluator(policy), backend)

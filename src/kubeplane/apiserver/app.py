@@ -85,7 +85,7 @@ class ASGIApp:
             seconds = request_timeout(req, self.api.options.request_timeout)
             self.api.authenticate(req)
         except errors.StatusError as e:          # 400 for a bad ?timeout=, 401
-            return status_response(e)
+            return await self.refused(req, info, e)
         try:
             kind = self.inflight.acquire(req, info.verb or req.method.lower())
         except errors.StatusError as e:          # 429
@@ -107,8 +107,15 @@ class ASGIApp:
         try:
             self.api.authenticate(req)
         except errors.StatusError as e:
-            return status_response(e)
+            return await self.refused(req, info, e)
         return await self.route(req, info, body)
+
+    async def refused(self, req: Request, info: RequestInfo, e: errors.StatusError) -> Response:
+        """The refusal's Status; a 401 is audited when auditing is on (audit/filter.py)."""
+        resp = status_response(e)
+        if e.code == 401 and self.api.audit is not None:
+            await self.api.audit.failed_authentication(req, info, resp)
+        return resp
 
     async def route(self, req: Request, info: RequestInfo, body: Body) -> Response:
         """Read the body, route the request, and wait until what it wrote is durable."""

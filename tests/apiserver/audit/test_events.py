@@ -283,3 +283,26 @@ async def test_metrics(api: Any, audited: Any) -> None:
     assert metrics.events[0] - before_events == 2 and metrics.levels["None"] - before_none == 1
     r = await api.get("/metrics")
     assert "apiserver_audit_event_total" in r.body.decode() and 'apiserver_audit_level_total{level="Metadata"}' in r.body.decode()
+
+
+async def test_a_failed_authentication(api: Any, audited: Any) -> None:
+    """Upstream: WithFailedAuthenticationAudit — one ResponseStarted event, no user."""
+    from kubeplane.apiserver.app import ASGIApp
+    out = audited(METADATA_ALL)
+    api.server.tokens = {"good": "admin"}
+    api.server.token_users = {}
+    app = ASGIApp(api.server)
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(msg: dict[str, Any]) -> None:
+        sent.append(msg)
+    await app({"type": "http", "method": "GET", "path": "/api/v1/namespaces/default/pods", "query_string": b"",
+               "headers": [(b"authorization", b"Bearer wrong")], "client": ("10.1.2.3", 5555)}, receive, send)
+    assert sent[0]["status"] == 401 and (b"audit-id", out.events()[0]["auditID"].encode()) in sent[0]["headers"]
+    (ev,) = out.events()
+    assert ev["stage"] == "ResponseStarted" and ev["user"] == {} and ev["sourceIPs"] == ["10.1.2.3"]
+    assert ev["responseStatus"] == {"metadata": {}, "message": "Authentication failed, attempted: bearer", "code": 401}
+    assert ev["verb"] == "list" and ev["objectRef"] == {"resource": "pods", "namespace": "default", "apiVersion": "v1"}

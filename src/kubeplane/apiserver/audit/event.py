@@ -256,8 +256,9 @@ def _go_q(s: str) -> str:
 
 
 def user_info(u: UserInfo) -> dict[str, Any]:
-    """authentication.k8s.io/v1 UserInfo: username, uid, groups, extra (empty ones left out)."""
-    return u.to_dict()
+    """authentication.k8s.io/v1 UserInfo: username, uid, groups, extra (empty ones left out;
+    no user at all, a failed authentication's: {})."""
+    return u.to_dict() if u.name else {}
 
 
 def request_uri(req: Request) -> str:

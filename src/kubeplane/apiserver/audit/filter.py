@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator
 import orjson
 
 from .. import codec
+from ..authentication.user import UserInfo
 from ..authorization.authorizer import attributes_of
 from ..filters.longrunning import is_long_running
 from ..request import Request, RequestInfo, Response
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+NO_USER = UserInfo("")              # a request that failed authentication: upstream's nil user
 HEADER_AUDIT_ID = "audit-id"        # upstream: audit.k8s.io/v1 HeaderAuditID ("Audit-ID")
 _WITH_OBJECT = frozenset({"create", "update"})
 _WITH_OPTIONS = frozenset({"delete", "deletecollection"})
@@ -93,8 +95,40 @@ class Auditor:
         await _done(ac.process_event_stage(p.RESPONSE_COMPLETE, clock.now()))
         return resp
 
+    async def failed_authentication(self, req: Request, info: RequestInfo, resp: Response) -> None:
+        """A 401: one ResponseStarted event, with no user and the methods tried as the message.
+        Upstream: WithFailedAuthenticationAudit (endpoints/filters/authn_audit.go)"""
+        audit_id = req.headers.get(HEADER_AUDIT_ID) or new_audit_id()
+        resp.headers.append((HEADER_AUDIT_ID, audit_id))
+        a = attributes_of(NO_USER, info, req.path)
+        config = self.evaluator.evaluate_policy_rule(a)
+        metrics.observe_policy_level(config.level)
+        if config.level == p.NONE:
+            return
+        ac = AuditContext(config, self.sink, audit_id, self.api.clock.now())
+        ac.log_request_metadata(req, a)
+        ac.response_status = {"metadata": {}, "message": auth_methods(req), "code": resp.status}
+        await _done(ac.process_event_stage(p.RESPONSE_STARTED, self.api.clock.now()))
+
     def shutdown(self) -> None:
         self.sink.shutdown()
+
+
+def auth_methods(req: Request) -> str:
+    """Upstream: getAuthMethods (a client certificate is not seen here: kubeplane's front end
+    authenticates bearer tokens)."""
+    methods = []
+    auth = req.headers.get("authorization", "").strip()
+    if auth[:6].lower() == "basic ":
+        methods.append("basic")
+    parts = auth.split(" ")
+    if len(parts) > 1 and parts[0].lower() == "bearer":
+        methods.append("bearer")
+    if req.query.get("access_token", "").strip():
+        methods.append("access_token")
+    if methods:
+        return "Authentication failed, attempted: " + ", ".join(methods)
+    return "Authentication failed, no credentials provided"
 
 
 def new_audit_id() -> str:

@@ -306,3 +306,25 @@ async def test_a_failed_authentication(api: Any, audited: Any) -> None:
     assert ev["stage"] == "ResponseStarted" and ev["user"] == {} and ev["sourceIPs"] == ["10.1.2.3"]
     assert ev["responseStatus"] == {"metadata": {}, "message": "Authentication failed, attempted: bearer", "code": 401}
     assert ev["verb"] == "list" and ev["objectRef"] == {"resource": "pods", "namespace": "default", "apiVersion": "v1"}
+
+
+async def test_impersonation(api: Any, audited: Any) -> None:
+    """The requester is the event's user (and what the policy matches), the impersonated one its
+    impersonatedUser (upstream: LogImpersonatedUser). Authentication keeps the requester as
+    Request.original_user when it impersonates; this test stands in for it."""
+    from dataclasses import dataclass
+
+    from kubeplane.apiserver.authentication.user import UserInfo, authenticated
+
+    @dataclass(slots=True)
+    class Impersonating(Request):
+        original_user: UserInfo | None = None
+
+    out = audited("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n  users: [alice]\n")
+    req = Impersonating("GET", "/version", {}, {})
+    req.user, req.original_user = authenticated("bob", "devs"), authenticated("alice")
+    assert (await api.server.route_trusted(req)).status == 200
+    ev = out.events()[-1]
+    assert ev["user"] == {"username": "alice", "groups": ["system:authenticated"]}
+    assert ev["impersonatedUser"] == {"username": "bob", "groups": ["devs", "system:authenticated"]}
+    assert list(ev).index("impersonatedUser") == list(ev).index("user") + 1

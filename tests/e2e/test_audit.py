@@ -101,3 +101,24 @@ def test_a_bad_policy_file_stops_up(tmp_path: pathlib.Path) -> None:
     assert one_error_line(res) == (
         'Error: loading audit policy file: rules[0].level: Unsupported value: "Everything": supported values: '
         f'"None", "Metadata", "Request", "RequestResponse": from file {policy}')
+
+
+def test_the_log_on_standard_output(tmp_path: pathlib.Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n"
+                      "- level: Metadata\n  resources: [{group: \"\", resources: [namespaces]}]\n")
+    c = Cluster(nodes=0, extra_args=("--no-controllers", "--audit-policy-file", str(policy), "--audit-log-path", "-"))
+    c.start()
+    try:
+        c.kubectl("create", "namespace", "on-stdout")
+
+        def line() -> Any:
+            for text in c.log_path.read_text().splitlines():
+                if text.startswith("{") and '"on-stdout"' in text:
+                    return json.loads(text)
+            return None
+        ev = eventually(line, "the audit line on stdout")
+    finally:
+        c.stop()
+        c.cleanup()
+    assert (ev["kind"], ev["stage"], ev["verb"], ev["responseStatus"]["code"]) == ("Event", "ResponseComplete", "create", 201)

@@ -328,3 +328,22 @@ async def test_impersonation(api: Any, audited: Any) -> None:
     assert ev["user"] == {"username": "alice", "groups": ["system:authenticated"]}
     assert ev["impersonatedUser"] == {"username": "bob", "groups": ["devs", "system:authenticated"]}
     assert list(ev).index("impersonatedUser") == list(ev).index("user") + 1
+
+
+async def test_a_big_body_is_decoded_off_the_loop(api: Any, audited: Any, monkeypatch: Any) -> None:
+    from kubeplane.apiserver.audit import filter as audit_filter
+    offloaded: list[Any] = []
+    real = audit_filter.in_worker
+
+    async def spy(fn: Any, *args: Any) -> Any:
+        offloaded.append(fn.__name__)
+        return await real(fn, *args)
+    monkeypatch.setattr(audit_filter, "in_worker", spy)
+    out = audited(policy("RequestResponse", "omitManagedFields: true\n"))
+    big = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}, "data": {"k": "x" * 100_000}}
+    r = await api.call("POST", "/api/v1/namespaces/default/configmaps", body=big)
+    assert r.status == 201
+    assert offloaded == ["log_request_body", "log_response"]
+    complete = out.events()[-1]
+    assert complete["objectRef"]["name"] == "big" and complete["requestObject"]["data"]["k"] == "x" * 100_000
+    assert complete["responseObject"]["metadata"]["name"] == "big"

@@ -29,7 +29,10 @@ from .. import codec
 from ..authentication.user import UserInfo
 from ..authorization.authorizer import attributes_of
 from ..filters.longrunning import is_long_running
+# A body or response this large is decoded in the worker thread, as the handlers decide.
+from ..handlers.common import OFFLOAD_BYTES
 from ..request import Request, RequestInfo, Response
+from ..worker import in_worker
 from . import metrics
 from . import policy as p
 from .event import NOT_AUDITED, AuditContext, current
@@ -41,7 +44,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NO_USER = UserInfo("")              # a request that failed authentication: upstream's nil user
-HEADER_AUDIT_ID = "audit-id"        # upstream: audit.k8s.io/v1 HeaderAuditID ("Audit-ID")
+HEADER_AUDIT_ID = "audit-id"
+RANK_REQUEST_RESPONSE = p.RANK[p.REQUEST_RESPONSE]        # upstream: audit.k8s.io/v1 HeaderAuditID ("Audit-ID")
 _WITH_OBJECT = frozenset({"create", "update"})
 _WITH_OPTIONS = frozenset({"delete", "deletecollection"})
 
@@ -71,7 +75,10 @@ class Auditor:
         ac.log_request_metadata(req, a)
         if requester is not req.user:
             ac.log_impersonated_user(req.user)
-        log_request_body(ac, req, info)
+        if len(req.body) > OFFLOAD_BYTES:          # decoded in the worker thread, as the handlers do
+            await in_worker(log_request_body, ac, req, info)
+        else:
+            log_request_body(ac, req, info)
         req.audit = ac
         if not await _done(ac.process_event_stage(p.REQUEST_RECEIVED, None)):
             metrics.rejected[0] += 1
@@ -86,7 +93,10 @@ class Auditor:
         if ac.panicked:
             await _done(ac.process_event_stage(p.PANIC, clock.now()))
             return resp
-        ac.log_response(resp)
+        if ac.level == RANK_REQUEST_RESPONSE and config.omit_managed_fields and _size(resp) > OFFLOAD_BYTES:
+            await in_worker(ac.log_response, resp)    # a big list decoded and encoded again
+        else:
+            ac.log_response(resp)
         if is_long_running(info):
             await _done(ac.process_event_stage(p.RESPONSE_STARTED, clock.now()))
             if not isinstance(resp.body, (bytes, bytearray)):
@@ -129,6 +139,10 @@ def auth_methods(req: Request) -> str:
     if methods:
         return "Authentication failed, attempted: " + ", ".join(methods)
     return "Authentication failed, no credentials provided"
+
+
+def _size(resp: Response) -> int:
+    return len(resp.body) if isinstance(resp.body, (bytes, bytearray)) else 0
 
 
 def new_audit_id() -> str:

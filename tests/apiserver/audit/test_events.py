@@ -347,3 +347,19 @@ async def test_a_big_body_is_decoded_off_the_loop(api: Any, audited: Any, monkey
     complete = out.events()[-1]
     assert complete["objectRef"]["name"] == "big" and complete["requestObject"]["data"]["k"] == "x" * 100_000
     assert complete["responseObject"]["metadata"]["name"] == "big"
+
+
+async def test_a_forbidden_request_records_the_decision(api: Any, audited: Any) -> None:
+    from kubeplane.apiserver.authorization.authorizer import Decision
+
+    class Deny:
+        def authorize(self, a: Any) -> tuple[Decision, str]:
+            return Decision.NO_OPINION, "no RBAC policy matched"
+    api.server.authorizer = Deny()
+    out = audited(METADATA_ALL)
+    r = await api.get(api.PODS)
+    assert r.status == 403
+    ev = out.events()[-1]
+    assert ev["annotations"] == {"authorization.k8s.io/decision": "forbid",
+                                 "authorization.k8s.io/reason": "no RBAC policy matched"}
+    assert ev["responseStatus"]["code"] == 403 and ev["responseStatus"]["reason"] == "Forbidden"

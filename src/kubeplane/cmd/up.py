@@ -31,6 +31,7 @@ import uvicorn
 
 from ..apiserver.app import ASGIApp
 from ..apiserver.audit import options as audit_options
+from . import audit as audit_flags
 from ..apiserver.controlplane.kubernetesservice import start_controllers as start_bootstrap_controllers
 from ..apiserver.metrics import InstrumentedStorage
 from ..apiserver import enablement, resourceconfig
@@ -245,7 +246,7 @@ def add_parser(sub: Any) -> None:
                    const=True,
                    metavar="BOOL", help="pod-bound tokens of the ServiceAccount plugin's projected volume are "
                                         "valid for a year, warning after an hour (default true, as kube-apiserver)")
-    audit_options.add_flags(p)
+    audit_flags.add_flags(p)
     add_log_level(p)
     p.set_defaults(func=run)
 
@@ -374,7 +375,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         sock.close()
         raise Fatal(f"failed to parse service-account-signing-key-file: {err}") from None
     try:
-        audit_options.configure(api, audit_options.from_args(args))     # --audit-*
+        audit_options.configure(api, audit_flags.from_args(args))     # --audit-*
     except ValueError as err:
         sock.close()
         raise Fatal(str(err)) from None

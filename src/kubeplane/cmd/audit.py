@@ -38,6 +38,9 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
                         "hand-over to the writer thread and back, see BENCHMARKS.md)")
     g.add_argument("--audit-log-batch-buffer-size", type=_int, default=auditlog.DEFAULT_BUFFER_SIZE, metavar="N",
                    help="the size of the buffer to store events before writing; batch mode only (default 10000)")
+    g.add_argument("--audit-log-version", default="audit.k8s.io/v1", metavar="GROUP/VERSION",
+                   help="API group and version used for serializing audit events written to log (default "
+                        "audit.k8s.io/v1, the only one)")
     g.add_argument("--audit-log-compress", type=flags.go_bool, default=False, nargs="?", const=True, metavar="BOOL",
                    help="if set, the rotated log files will be compressed using gzip")
 
@@ -47,7 +50,7 @@ def from_args(args: argparse.Namespace) -> AuditOptions:
                         log_maxage=args.audit_log_maxage, log_maxbackup=args.audit_log_maxbackup,
                         log_maxsize=args.audit_log_maxsize, log_format=args.audit_log_format,
                         log_mode=args.audit_log_mode, log_batch_buffer_size=args.audit_log_batch_buffer_size,
-                        log_compress=args.audit_log_compress)
+                        log_compress=args.audit_log_compress, log_version=args.audit_log_version)
 
 
 def _int(text: str) -> int:

@@ -112,5 +112,7 @@ def test_log_option_checks() -> None:
         "--audit-log-maxage -1 can't be a negative number", "--audit-log-maxsize -2 can't be a negative number"]
     assert AuditOptions(log_path="a.log", log_mode="fast").validate() == [
         'invalid audit log mode fast, allowed modes are "batch,blocking,blocking-strict"']
+    assert AuditOptions(log_path="a.log", log_version="audit.k8s.io/v1beta1").validate() == [
+        'invalid group version, allowed versions are ["audit.k8s.io/v1"]']
     assert AuditOptions(log_path="a.log", log_format="xml").validate() == [
         'invalid audit log format xml, allowed formats are "legacy,json"']

@@ -36,6 +36,7 @@ class AuditOptions:
     log_mode: str = auditlog.DEFAULT_MODE
     log_batch_buffer_size: int = auditlog.DEFAULT_BUFFER_SIZE
     log_compress: bool = False
+    log_version: str = p.GROUP_VERSION
 
     def validate(self) -> list[str]:
         """Upstream: AuditLogOptions.Validate (only when the log backend is on) — its messages."""
@@ -47,6 +48,10 @@ class AuditOptions:
                         f"{_go_q(','.join(auditlog.MODES))}")
         elif self.log_mode == auditlog.MODE_BATCH and self.log_batch_buffer_size <= 0:
             errs.append(f"invalid audit batch log buffer size {self.log_batch_buffer_size}, must be a positive number")
+        if self.log_version.count("/") > 1:
+            errs.append(f"unexpected GroupVersion string: {self.log_version}")
+        elif self.log_version != p.GROUP_VERSION:      # upstream: validateGroupVersionString
+            errs.append(f'invalid group version, allowed versions are ["{p.GROUP_VERSION}"]')
         if self.log_format not in auditlog.FORMATS:
             errs.append(f"invalid audit log format {self.log_format}, allowed formats are "
                         f"{_go_q(','.join(auditlog.FORMATS))}")

@@ -363,3 +363,11 @@ async def test_a_forbidden_request_records_the_decision(api: Any, audited: Any) 
     assert ev["annotations"] == {"authorization.k8s.io/decision": "forbid",
                                  "authorization.k8s.io/reason": "no RBAC policy matched"}
     assert ev["responseStatus"]["code"] == 403 and ev["responseStatus"]["reason"] == "Forbidden"
+
+
+async def test_a_non_resource_verb_is_the_method(api: Any, audited: Any) -> None:
+    """Upstream's RequestInfo verb for a non-resource request: the HTTP method in lower case."""
+    out = audited("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n  verbs: [head]\n")
+    await api.call("GET", "/version")
+    await api.call("HEAD", "/version")
+    assert [(e["verb"], e["requestURI"]) for e in out.events()] == [("head", "/version")] * 2

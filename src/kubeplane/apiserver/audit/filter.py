@@ -27,7 +27,7 @@ import orjson
 
 from .. import codec
 from ..authentication.user import UserInfo
-from ..authorization.authorizer import attributes_of
+from ..authorization.authorizer import Attributes, attributes_of
 from ..filters.longrunning import is_long_running
 # A body or response this large is decoded in the worker thread, as the handlers decide.
 from ..handlers.common import OFFLOAD_BYTES
@@ -62,7 +62,7 @@ class Auditor:
         api = self.api
         audit_id = req.headers.get(HEADER_AUDIT_ID) or new_audit_id()
         requester = getattr(req, "original_user", None) or req.user     # authentication's impersonation
-        a = attributes_of(requester, info, req.path)
+        a = audit_attributes(requester, info, req)
         config = self.evaluator.evaluate_policy_rule(a)
         metrics.observe_policy_level(config.level)
         if config.level == p.NONE:
@@ -110,7 +110,7 @@ class Auditor:
         Upstream: WithFailedAuthenticationAudit (endpoints/filters/authn_audit.go)"""
         audit_id = req.headers.get(HEADER_AUDIT_ID) or new_audit_id()
         resp.headers.append((HEADER_AUDIT_ID, audit_id))
-        a = attributes_of(NO_USER, info, req.path)
+        a = audit_attributes(NO_USER, info, req)
         config = self.evaluator.evaluate_policy_rule(a)
         metrics.observe_policy_level(config.level)
         if config.level == p.NONE:
@@ -122,6 +122,15 @@ class Auditor:
 
     def shutdown(self) -> None:
         self.sink.shutdown()
+
+
+def audit_attributes(user: UserInfo, info: RequestInfo, req: Request) -> Attributes:
+    """What the policy matches and the event records: a resource request's parts, or for any
+    other request its path and the HTTP method in lower case (upstream's RequestInfo verb for a
+    non-resource request: "get", "post", "head", ...)."""
+    if info.is_resource_request:
+        return attributes_of(user, info, req.path)
+    return Attributes(user, req.method.lower(), False, path=req.path)
 
 
 def auth_methods(req: Request) -> str:

@@ -104,9 +104,10 @@ async def watched_creates(c: api_bench.Client, n: int, watchers: int = 10) -> No
     await asyncio.wait_for(asyncio.gather(*tasks), 120)
 
 
-def one_run(n_gets: int, n_creates: int, n_watched: int) -> tuple[float, float, float, float]:
+def one_run(n_gets: int, n_creates: int, n_watched: int,
+            up_args: tuple[str, ...] = ()) -> tuple[float, float, float, float]:
     with tempfile.TemporaryDirectory() as tmp:
-        proc, _ = api_bench.start_up(pathlib.Path(tmp), "sqlite", ["--no-controllers"])
+        proc, _ = api_bench.start_up(pathlib.Path(tmp), "sqlite", ["--no-controllers", *up_args])
         try:
             async def measure() -> tuple[float, float, float, float]:
                 c = api_bench.Client(pathlib.Path(tmp) / "kubeconfig", WORKERS)
@@ -134,8 +135,10 @@ def main() -> None:
     ap.add_argument("--creates", type=int, default=4000)
     ap.add_argument("--watched", type=int, default=4000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--up-args", default="", help="more flags for `up`, e.g. '--audit-policy-file p.yaml "
+                                                  "--audit-log-path /tmp/audit.log'")
     args = ap.parse_args()
-    results = [one_run(args.gets, args.creates, args.watched) for _ in range(args.runs)]
+    results = [one_run(args.gets, args.creates, args.watched, tuple(args.up_args.split())) for _ in range(args.runs)]
     for (g, c, lc, w) in results:
         print(f"run: GET {g:.1f} µs, create {c:.1f} µs (event loop thread {lc:.1f}), watched create {w:.1f} µs")
     print(f"server CPU µs per request, median of {args.runs}: GET {statistics.median(r[0] for r in results):.1f}, "

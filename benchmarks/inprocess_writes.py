@@ -28,7 +28,9 @@ import asyncio
 import cProfile
 import gc
 import pstats
+import os
 import statistics
+import tempfile
 import time
 from typing import Any, Awaitable, Callable
 
@@ -42,6 +44,7 @@ from kubeplane.storage.memory import MemoryStorage
 from kubeplane.utils import gc_tuning
 
 NS = "bench"
+AUDIT_MODE = ["batch"]
 NODES = 100
 KINDS = ("create", "bind", "status", "event")
 NOW = "2026-01-01T00:00:00Z"
@@ -143,8 +146,13 @@ class AllowNonNodes:
         return Decision.ALLOW, ""
 
 
-async def one_run(n: int, profile: str = "", node_authz: bool = False) -> dict[str, float]:
+async def one_run(n: int, profile: str = "", node_authz: bool = False, audit_policy: str = "") -> dict[str, float]:
     api = APIServer(MemoryStorage())
+    if audit_policy:             # --audit-policy: every write audited as the policy says, to a temp file
+        from kubeplane.apiserver.audit import options as audit_options
+        log = tempfile.NamedTemporaryFile(prefix="audit-", suffix=".log", delete=False).name
+        audit_options.configure(api, audit_options.AuditOptions(policy_file=audit_policy, log_path=log,
+                                                                log_mode=AUDIT_MODE[0]))
     await api.bootstrap()
     cs = in_process_clientset(api, "bench")
     node_pods = node_events = None
@@ -203,6 +211,9 @@ async def one_run(n: int, profile: str = "", node_authz: bool = False) -> dict[s
     last = decode((await cs.transport.request("GET", f"/api/v1/namespaces/{NS}/pods/"
                                               f"{created[-1]['metadata']['name']}")).body, core_v1.Pod)
     assert last.status.phase == "Running" and last.spec.node_name, last
+    if getattr(api, "audit", None) is not None:      # (a checkout before auditing has no attribute)
+        api.audit.shutdown()
+        os.unlink(log)
     return out
 
 
@@ -213,12 +224,16 @@ def main() -> None:
     ap.add_argument("--profile", choices=KINDS, default="", help="cProfile this phase of one run")
     ap.add_argument("--node-authz", action="store_true",
                     help="kubelet writes as their nodes through the Node authorizer and NodeRestriction")
+    ap.add_argument("--audit-policy", default="", metavar="FILE", help="audit with this policy (the log in a temp file)")
+    ap.add_argument("--audit-mode", default="batch", choices=("blocking", "batch"), help="--audit-log-mode")
     args = ap.parse_args()
+    AUDIT_MODE[0] = args.audit_mode
     gc_tuning.tune()  # as `kubeplane up` runs: otherwise one full collection doubles a phase's figure
     if args.profile:
-        asyncio.run(one_run(args.n, args.profile, args.node_authz))
+        asyncio.run(one_run(args.n, args.profile, args.node_authz, args.audit_policy))
         return
-    results = [asyncio.run(one_run(args.n, node_authz=args.node_authz)) for _ in range(args.runs)]
+    results = [asyncio.run(one_run(args.n, node_authz=args.node_authz, audit_policy=args.audit_policy))
+               for _ in range(args.runs)]
     print(f"CPU µs per op, median of {args.runs} runs of {args.n} pods:")
     for kind in KINDS:
         values = [r[kind] for r in results]

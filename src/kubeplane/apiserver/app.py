@@ -61,6 +61,8 @@ class ASGIApp:
         req = Request.build(scope["method"], scope["path"], scope["query_string"].decode("latin-1"), headers)
         req.raw_headers = scope["headers"]
         req.x509 = scope.get(X509_SCOPE_KEY)            # the connection's client certificate (serving.py)
+        if self.api.audit is not None and (client := scope.get("client")):      # the audit event's sourceIPs
+            req.remote_addr = client[0]
         info = parse_request_info(req)
         body = Body(receive)
         if is_long_running(info):
@@ -86,7 +88,7 @@ class ASGIApp:
             seconds = request_timeout(req, self.api.options.request_timeout)
             await self.api.authenticate(req)
         except errors.StatusError as e:          # 400 for a bad ?timeout=, 401, 403 (impersonation)
-            return status_response(e)
+            return await self.refused(req, info, e)
         try:
             kind = self.inflight.acquire(req, info.verb or req.method.lower())
         except errors.StatusError as e:          # 429
@@ -108,8 +110,15 @@ class ASGIApp:
         try:
             await self.api.authenticate(req)
         except errors.StatusError as e:
-            return status_response(e)
+            return await self.refused(req, info, e)
         return await self.route(req, info, body)
+
+    async def refused(self, req: Request, info: RequestInfo, e: errors.StatusError) -> Response:
+        """The refusal's Status; a 401 is audited when auditing is on (audit/filter.py)."""
+        resp = status_response(e)
+        if e.code == 401 and self.api.audit is not None:
+            await self.api.audit.failed_authentication(req, info, resp)
+        return resp
 
     async def route(self, req: Request, info: RequestInfo, body: Body) -> Response:
         """Read the body, route the request, and wait until what it wrote is durable."""

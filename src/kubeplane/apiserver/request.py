@@ -7,7 +7,7 @@ Upstream: RequestInfoFactory.NewRequestInfo (apiserver/pkg/endpoints/request/req
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator
 from urllib.parse import parse_qsl
 
 from .authentication.user import ANONYMOUS, UserInfo
@@ -35,6 +35,10 @@ class Request:
     x509: X509Identity | None = None
     raw_headers: list[tuple[bytes, bytes]] | None = None
     impersonated_by: UserInfo | None = None
+    # Auditing (audit/): the request's audit event while one is written (audit.event.AuditContext,
+    # or NOT_AUDITED), None when auditing is off; and the client's address (HTTPS only, when auditing).
+    audit: Any = None
+    remote_addr: str = ""
 
     @classmethod
     def build(cls, method: str, path: str, query_string: str = "", headers: dict[str, str] | None = None,

@@ -41,6 +41,7 @@ from .authorization.authorizer import AlwaysAllow, Authorizer, Decision, attribu
 if TYPE_CHECKING:
     from ..serviceaccount.jwt import PrivateKey
     from ..serviceaccount.tokens import ServiceAccountTokens
+    from .audit.filter import Auditor
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,9 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 PUBLIC_PATHS = ("/healthz", "/livez", "/readyz", "/version")
 
 Handler = Callable[[], Awaitable[Response]]
+# Upstream: decisionAnnotationKey, reasonAnnotationKey (endpoints/filters/authorization.go)
+DECISION_ANNOTATION = "authorization.k8s.io/decision"
+REASON_ANNOTATION = "authorization.k8s.io/reason"
 
 
 class APIServer:
@@ -77,6 +81,8 @@ class APIServer:
         self.client_ca = False
         # Who may do what (authorization/): every request passes it after authentication.
         self.authorizer: Authorizer = AlwaysAllow()
+        # --audit-policy-file + --audit-log-path (audit/options.py configure): None, no auditing.
+        self.audit: Auditor | None = None
         self.server_address = server_address
         self.ready = False
         self.nodes: dict[str, NodeConnection] = {}   # node name -> its kubelet (for pods/log)
@@ -156,6 +162,8 @@ class APIServer:
         it in the request metrics."""
         if info is None:
             info = parse_request_info(req)
+        if self.audit is not None and req.audit is None:      # audit/filter.py: comes back here
+            return await self.audit.serve(req, info)
         started = time.perf_counter()               # for the latency metric only
         try:
             self.authorize(req, info)
@@ -164,6 +172,8 @@ class APIServer:
             resp = status_response(e)
         except Exception as e:                     # a bug: log it, never leak a traceback
             log.exception("internal error serving %s %s", req.method, req.path)
+            if req.audit is not None:
+                req.audit.set_panic(e)             # the Panic stage
             resp = status_response(errors.InternalError(repr(e)))
         return metrics.monitor_request(req, info, resp, time.perf_counter() - started)
 
@@ -195,6 +205,9 @@ class APIServer:
         (apiserver/pkg/endpoints/filters/authorization.go)."""
         a = attributes_of(req.user, info, req.path, req.query.get("fieldSelector", ""))
         decision, reason = self.authorizer.authorize(a)
+        if req.audit is not None:                  # upstream's audit annotations of the decision
+            req.audit.add_annotation(DECISION_ANNOTATION, "allow" if decision is Decision.ALLOW else "forbid")
+            req.audit.add_annotation(REASON_ANNOTATION, reason)
         if decision is not Decision.ALLOW:
             raise forbidden(a, reason)
 

@@ -32,6 +32,8 @@ import uvicorn
 
 from ..apiserver.app import ASGIApp
 from ..apiserver.authentication.tokenfile import TokenFile, TokenFileError
+from ..apiserver.audit import options as audit_options
+from . import audit as audit_flags
 from ..apiserver.controlplane.kubernetesservice import start_controllers as start_bootstrap_controllers
 from ..apiserver.metrics import InstrumentedStorage
 from ..apiserver import enablement, resourceconfig
@@ -271,6 +273,7 @@ def add_parser(sub: Any) -> None:
                    const=True,
                    metavar="BOOL", help="pod-bound tokens of the ServiceAccount plugin's projected volume are "
                                         "valid for a year, warning after an hour (default true, as kube-apiserver)")
+    audit_flags.add_flags(p)
     add_log_level(p)
     p.set_defaults(func=run)
 
@@ -407,6 +410,11 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
     except (OSError, ValueError, TypeError) as err:
         sock.close()
         raise Fatal(f"failed to parse service-account-signing-key-file: {err}") from None
+    try:
+        audit_options.configure(api, audit_flags.from_args(args))     # --audit-*
+    except ValueError as err:
+        sock.close()
+        raise Fatal(str(err)) from None
     await api.bootstrap()
     serving_options = ServingOptions()
     config = uvicorn.Config(ASGIApp(api), loop="none",
@@ -456,6 +464,8 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
             await serving
         compactor.cancel()
         await api.admission.close()
+        if api.audit is not None:          # what is queued is written
+            await asyncio.to_thread(api.audit.shutdown)
         await storage.close()
         sys.stdout.flush()
     log.info("Stopped")

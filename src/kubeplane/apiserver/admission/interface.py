@@ -13,6 +13,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...api import errors
+from ..audit.event import annotations_of_current
 from ..authentication.user import ANONYMOUS, UserInfo
 
 if TYPE_CHECKING:
@@ -54,10 +55,10 @@ class Attributes:
     user: UserInfo = ANONYMOUS
     options: Obj = field(default_factory=dict)
     # What plugins hand back besides a refusal: Warning headers for the response (the handler
-    # passes its own list, so they join the validation warnings) and audit annotations (no
-    # audit log yet: recorded here, upstream: audit.AddAuditAnnotations).
+    # passes its own list, so they join the validation warnings) and audit annotations (the
+    # audited request's event's own dict, upstream: audit.AddAuditAnnotations).
     warnings: list[str] = field(default_factory=list)
-    audit_annotations: dict[str, str] = field(default_factory=dict)
+    audit_annotations: dict[str, str] = field(default_factory=annotations_of_current)
     # The request's namespace as NamespaceLifecycle read it (None: not read), so later plugins
     # need no second storage read. Upstream plugins share the namespace informer's cache.
     namespace_obj: Obj | None = None

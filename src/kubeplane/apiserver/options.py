@@ -40,6 +40,9 @@ class ServerRunOptions:
     api_audiences: tuple[str, ...] = ()
     service_account_max_token_expiration: int = 0
     service_account_extend_token_expiration: bool = True
+    # --authorization-mode: the authorizers in order (authorization/modes.py); upstream's
+    # default AlwaysAllow, kubeadm's (and `up`'s) Node,RBAC.
+    authorization_modes: tuple[str, ...] = ("AlwaysAllow",)
 
     def __post_init__(self) -> None:
         """Upstream: ServerRunOptions.Validate — the same messages."""

@@ -61,6 +61,9 @@ class APIServer:
         self.token_users = {t: authenticated(name) for t, name in self.tokens.items()}
         # Who may do what (authorization/): every request passes it after authentication.
         self.authorizer: Authorizer = AlwaysAllow()
+        if self.options.authorization_modes != ("AlwaysAllow",):     # --authorization-mode
+            from .authorization import modes
+            self.authorizer = modes.new_authorizer(self, self.options.authorization_modes)
         self.server_address = server_address
         self.ready = False
         self.nodes: dict[str, NodeConnection] = {}   # node name -> its kubelet (for pods/log)
@@ -109,6 +112,8 @@ class APIServer:
             if await self.storage.get(ri.key("", ns)) is None:
                 obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
                 await store.create(self, store.WriteOptions(), ri, "", obj, [])
+        from .authorization import modes     # rbac/bootstrap-roles, then the RBAC index's first list
+        await modes.post_start(self)
         from .registry.scheduling.priorityclass import bootstrap_system_priority_classes
         if enablement.enabled("scheduling.k8s.io", "v1", "priorityclasses"):    # upstream's hook needs the API
             await bootstrap_system_priority_classes(self)

@@ -47,6 +47,9 @@ from ..storage.value import EncryptionConfigError, ensure_default_config, new_st
 from ..utils.pki import PKI, ensure_pki
 from . import flags
 from ..serviceaccount.jwt import PrivateKey, ensure_signing_key, load_private_key
+from . import identities
+from ..apiserver.authorization import modes
+from ..apiserver.authorization.rbac.reconcile import ensure_objects
 from .datadir import DataDirLock, tighten_data_dir
 from .errors import Fatal, describe
 from .kubeconfig import write_kubeconfig
@@ -58,11 +61,12 @@ log = logging.getLogger(__name__)
 UMASK = 0o077
 
 
-def in_process_clientset(api: APIServer, component: str) -> Any:
-    """A clientset that reaches api without sockets or TLS, identified as `component`."""
+def in_process_clientset(api: APIServer, component: str, user: Any = None) -> Any:
+    """A clientset that reaches api without sockets or TLS, identified as `user` (a UserInfo;
+    default system:<component>) with User-Agent `component`."""
     from ..client.clientset import Clientset
     from ..apiserver.inprocess import InProcessTransport
-    return Clientset(InProcessTransport(api, user=f"system:{component}", user_agent=component))
+    return Clientset(InProcessTransport(api, user=user or f"system:{component}", user_agent=component))
 
 
 def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namespace, factory: Any) -> None:
@@ -92,16 +96,19 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
         ca = args.data_dir.resolve() / "pki" / "ca.crt"        # the root CA publisher's (ensure_pki)
         options = ControllerManagerOptions(node_monitor_grace_period=args.node_monitor_grace_period,
                                            root_ca=ca.read_bytes() if ca.exists() else b"")
-        await run_controllers(in_process_clientset(api, "kube-controller-manager"), options=options, factory=f)
+        await run_controllers(in_process_clientset(api, "kube-controller-manager", identities.KUBE_CONTROLLER_MANAGER),
+                              options=options, factory=f,
+                              client_for=lambda name: in_process_clientset(api, "kube-controller-manager",
+                                                                           identities.controller_user(name)))
 
     async def scheduler(f: Any) -> None:
         from .scheduler import run_scheduler
-        await run_scheduler(in_process_clientset(api, "kube-scheduler"), factory=f)
+        await run_scheduler(in_process_clientset(api, "kube-scheduler", identities.KUBE_SCHEDULER), factory=f)
 
     async def kubelet(f: Any) -> None:
         from ..kubelet import run_kubelet
         from ..kubelet.kubelet import KubeletOptions
-        await run_kubelet(in_process_clientset(api, "kubelet"), nodes=args.nodes, runtime=args.runtime,
+        await run_kubelet(in_process_clientset(api, "kubelet", identities.KUBELET), nodes=args.nodes, runtime=args.runtime,
                           profile=args.profile, options=KubeletOptions(heartbeat_period=args.node_heartbeat_period),
                           node_registry=api.nodes, data_dir=args.data_dir.resolve() / "kubelet", factory=f)
 
@@ -244,8 +251,18 @@ def add_parser(sub: Any) -> None:
                    const=True,
                    metavar="BOOL", help="pod-bound tokens of the ServiceAccount plugin's projected volume are "
                                         "valid for a year, warning after an hour (default true, as kube-apiserver)")
+    p.add_argument("--authorization-mode", type=authorization_modes, default=modes.KUBEADM_DEFAULT,
+                   metavar="MODES", help="authorizers in order, comma-separated: AlwaysAllow, AlwaysDeny, Node, "
+                                         "RBAC (default Node,RBAC, as kubeadm; system:masters may do anything)")
     add_log_level(p)
     p.set_defaults(func=run)
+
+
+def authorization_modes(value: str) -> tuple[str, ...]:
+    try:
+        return modes.parse(value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def configure_api_enablement(args: argparse.Namespace) -> None:
@@ -269,7 +286,8 @@ def server_run_options(args: argparse.Namespace) -> ServerRunOptions:
                             service_account_issuer=args.service_account_issuer,
                             api_audiences=args.api_audiences,
                             service_account_max_token_expiration=int(args.service_account_max_token_expiration),
-                            service_account_extend_token_expiration=args.service_account_extend_token_expiration)
+                            service_account_extend_token_expiration=args.service_account_extend_token_expiration,
+                            authorization_modes=args.authorization_mode)
 
 
 
@@ -372,6 +390,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         sock.close()
         raise Fatal(f"failed to parse service-account-signing-key-file: {err}") from None
     await api.bootstrap()
+    await ensure_objects(api, identities.kubeadm_policy(modes.has_node_authorizer(args.authorization_mode)))
     serving_options = ServingOptions()
     config = uvicorn.Config(ASGIApp(api), loop="none",
                             http=serving_options.protocol(),  # type: ignore[arg-type]  # called like a class
@@ -427,7 +446,7 @@ def start_components(supervisor: Supervisor, api: APIServer, args: argparse.Name
                      server: _Server) -> list[asyncio.Future[None]]:
     """Start the shared informers and the supervised components; a crash loop stops `up`."""
     from ..client.informers import SharedInformerFactory
-    factory = SharedInformerFactory(in_process_clientset(api, "kubeplane-informers"))
+    factory = SharedInformerFactory(in_process_clientset(api, "kubeplane-informers", identities.KUBE_CONTROLLER_MANAGER))
     add_components(supervisor, api, args, factory)
     api.health.add_health_checks(*(c.health_check() for c in supervisor.components))
     supervising = asyncio.ensure_future(supervisor.run())

@@ -3,44 +3,16 @@ requests get only the health and version endpoints, authenticated users discover
 component exactly what its upstream role grants (the scheduler cannot delete a Deployment)."""
 from __future__ import annotations
 
-import json
-from typing import Any, AsyncIterator
-
 import pytest
 
+from kubeplane.api import errors as client_errors
 from kubeplane.apiserver.authentication.user import ANONYMOUS, UserInfo, authenticated
 from kubeplane.apiserver.inprocess import InProcessTransport
-from kubeplane.apiserver.options import ServerRunOptions
-from kubeplane.apiserver.request import Request
 from kubeplane.apiserver.server import APIServer
-from kubeplane.api import errors as client_errors
 from kubeplane.client.clientset import Clientset
 from kubeplane.cmd import identities
-from kubeplane.storage import new_storage
 
-RBAC_ONLY = ServerRunOptions(authorization_modes=("RBAC",),
-                             disable_admission_plugins=frozenset({"ServiceAccount", "TaintNodesByCondition"}))
-ADMIN = authenticated("root", "system:masters")
-JANE = authenticated("jane")
-
-
-@pytest.fixture
-async def api() -> AsyncIterator[APIServer]:
-    server = APIServer(new_storage("memory"), options=RBAC_ONLY)
-    await server.bootstrap()
-    yield server
-    await server.storage.close()
-
-
-async def call(api: APIServer, user: UserInfo, method: str, path: str, body: Any = None,
-               query: str = "") -> tuple[int, Any]:
-    raw = json.dumps(body).encode() if body is not None else b""
-    req = Request.build(method, path, query, {"content-type": "application/json"} if raw else {}, raw)
-    req.user = user
-    resp = await api.route_trusted(req)
-    assert isinstance(resp.body, bytes)
-    return resp.status, json.loads(resp.body) if resp.body[:1] in (b"{", b"[") else resp.body
-
+from .helpers import ADMIN, JANE, call
 
 async def test_anonymous_reads_no_secret(api: APIServer) -> None:
     status, body = await call(api, ANONYMOUS, "GET", "/api/v1/namespaces/default/secrets/s")

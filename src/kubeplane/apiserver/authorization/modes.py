@@ -121,3 +121,7 @@ async def post_start(api: APIServer) -> None:
     index = getattr(api, "_rbac_index", None)
     if index is not None:
         await index.start()
+    z = rbac_authorizer(api)
+    if z is not None and not any(p.NAME == "kubeplane:rbac-escalation" for p in api.admission.plugins):
+        from ..registry.rbac.escalation import EscalationCheck
+        api.admission.append(EscalationCheck(api, z))

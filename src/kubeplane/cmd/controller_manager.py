@@ -104,6 +104,10 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
         runs.append(Publisher(cs("root-ca-cert-publisher"), factory.core_v1().configmaps(), factory.core_v1().namespaces(),
                               root_ca=options.root_ca, clock=clock).run())
     runs += _resource_quota_controller(cs("resourcequota-controller"), factory, clock, options)
+    if _serves("rbac.authorization.k8s.io", "v1", "clusterroles"):
+        from ..controller.clusterroleaggregation import ClusterRoleAggregationController
+        runs.append(ClusterRoleAggregationController(factory.rbac_v1().clusterroles(),
+                                                     cs("clusterrole-aggregation-controller")).run())
     broadcaster.start()
     try:
         async with asyncio.TaskGroup() as tg:

@@ -14,6 +14,8 @@ import asyncio
 import logging
 from typing import Any
 
+import msgspec
+
 from ...api.rbac_aggregation import aggregated_rules
 
 log = logging.getLogger(__name__)
@@ -27,9 +29,11 @@ class ClusterRoleAggregationController:
         self.queue: asyncio.Queue[str] = asyncio.Queue()
         self.pending: set[str] = set()
 
+    def _roles(self) -> list[Obj]:
+        return [r if isinstance(r, dict) else msgspec.to_builtins(r) for r in self.informer.lister().list()]
+
     def _enqueue_all(self, *_: Any) -> None:
-        for r in self.informer.lister().list():
-            role = r if isinstance(r, dict) else r.to_dict()
+        for role in self._roles():
             if role.get("aggregationRule") is not None:
                 name = role["metadata"]["name"]
                 if name not in self.pending:
@@ -39,7 +43,7 @@ class ClusterRoleAggregationController:
     async def run(self) -> None:
         from ...client.tools.cache import ResourceEventHandlerFuncs
         self.informer.informer().add_event_handler(ResourceEventHandlerFuncs(
-            on_add=self._enqueue_all, on_update=self._enqueue_all, on_delete=self._enqueue_all))
+            add_func=self._enqueue_all, update_func=self._enqueue_all, delete_func=self._enqueue_all))
         while True:
             name = await self.queue.get()
             self.pending.discard(name)
@@ -50,11 +54,11 @@ class ClusterRoleAggregationController:
 
     async def sync_cluster_role(self, name: str) -> None:
         """Upstream: syncClusterRole"""
-        roles = [r if isinstance(r, dict) else r.to_dict() for r in self.informer.lister().list()]
+        roles = self._roles()
         role = next((r for r in roles if r["metadata"]["name"] == name), None)
         if role is None:
             return
         rules = aggregated_rules(role, roles)
         if rules is None or rules == (role.get("rules") or []):
             return
-        await self.client.clusterroles().patch(name, {"rules": rules}, "application/merge-patch+json")
+        await self.client.rbac_v1().clusterroles().patch(name, {"rules": rules}, "merge")

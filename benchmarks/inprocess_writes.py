@@ -1,6 +1,7 @@
 """In-process write benchmark: the API server's CPU per write as density.py's components make them.
 
 Run:  .venv/bin/python benchmarks/inprocess_writes.py [-n 2000] [--runs 5] [--profile KIND]
+                                                     [--authorization-mode Node,RBAC]
 
 An APIServer on memory storage and `in_process_clientset` (InProcessTransport -> route_trusted),
 as `kubeplane up` wires the controllers, scheduler and kubelets. Per run and per pod, in phases:
@@ -11,6 +12,11 @@ as `kubeplane up` wires the controllers, scheduler and kubelets. Per run and per
   status   two /status merge patches shaped like the kubelet status manager's
            ({"metadata":{"uid":…},"status":<merge diff>}): Pending/ContainerCreating, then Running/Ready
   event    a typed core/v1 Event create shaped like the kubelet's "Pulled"
+
+--authorization-mode (default AlwaysAllow, every write by one user) runs the server with those
+authorizers and upstream's bootstrap policy, each phase as its component's user as `up` runs
+them: create as the replicaset-controller's service account, bind as system:kube-scheduler,
+status and event as a kubelet (cmd/identities.py).
 
 The garbage collector is tuned as `kubeplane up` tunes it (utils/gc_tuning.py) and each phase
 starts after a full collection. Each phase's CPU time (time.process_time) is divided by its number of writes; the figure
@@ -129,16 +135,29 @@ async def timed(n_ops: int, body: Callable[[], Awaitable[None]], profile: bool) 
     return us
 
 
-async def one_run(n: int, profile: str = "") -> dict[str, float]:
-    api = APIServer(MemoryStorage())
+async def one_run(n: int, profile: str = "", modes: tuple[str, ...] = ("AlwaysAllow",)) -> dict[str, float]:
+    from kubeplane.apiserver.authentication.user import APISERVER
+    from kubeplane.apiserver.options import ServerRunOptions
+    api = APIServer(MemoryStorage(), options=ServerRunOptions(authorization_modes=modes))
     await api.bootstrap()
     cs = in_process_clientset(api, "bench")
+    rs_cs = sched_cs = kubelet_cs = cs
+    if modes != ("AlwaysAllow",):
+        from kubeplane.apiserver.authorization.rbac.reconcile import ensure_objects
+        from kubeplane.cmd import identities
+        await ensure_objects(api, identities.kubeadm_policy(node_authorizer=False))
+        cs = in_process_clientset(api, "bench", APISERVER)
+        rs_cs = in_process_clientset(api, "kube-controller-manager", identities.controller_user("replicaset-controller"))
+        sched_cs = in_process_clientset(api, "kube-scheduler", identities.KUBE_SCHEDULER)
+        kubelet_cs = in_process_clientset(api, "kubelet", identities.KUBELET)
     await cs.core_v1().namespaces().create(from_dict({"metadata": {"name": NS}}, core_v1.Namespace))
     # the default service account the ServiceAccount admission plugin needs (no controller-manager here)
     await cs.core_v1().serviceaccounts(NS).create({"apiVersion": "v1", "kind": "ServiceAccount",
                                                    "metadata": {"name": "default", "namespace": NS}})
-    pods = cs.core_v1().pods(NS)
-    events = cs.core_v1().events(NS)
+    pods = rs_cs.core_v1().pods(NS)
+    bindings = sched_cs.core_v1().pods(NS)
+    statuses = kubelet_cs.core_v1().pods(NS)
+    events = kubelet_cs.core_v1().events(NS)
     created: list[dict[str, Any]] = []
     out: dict[str, float] = {}
 
@@ -149,7 +168,7 @@ async def one_run(n: int, profile: str = "") -> dict[str, float]:
 
     async def bind() -> None:
         for i, p in enumerate(created):
-            await pods.bind(p["metadata"]["name"], f"node-{i % NODES}", uid=p["metadata"]["uid"])
+            await bindings.bind(p["metadata"]["name"], f"node-{i % NODES}", uid=p["metadata"]["uid"])
 
     async def status() -> None:
         for i, p in enumerate(created):
@@ -159,9 +178,9 @@ async def one_run(n: int, profile: str = "") -> dict[str, float]:
                     "conditions": [{"type": "PodScheduled", "status": "True", "lastProbeTime": None,
                                     "lastTransitionTime": NOW}]}
             uid = p["metadata"]["uid"]
-            await pods.patch(p["metadata"]["name"], {"metadata": {"uid": uid}, "status": merge_diff(base, pending)},
+            await statuses.patch(p["metadata"]["name"], {"metadata": {"uid": uid}, "status": merge_diff(base, pending)},
                              "merge", subresource="status")
-            r = await pods.patch(p["metadata"]["name"],
+            r = await statuses.patch(p["metadata"]["name"],
                                  {"metadata": {"uid": uid}, "status": merge_diff(pending, running)},
                                  "merge", subresource="status")
             p["metadata"]["resourceVersion"] = r.metadata.resource_version
@@ -187,12 +206,15 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=2000, help="pods per run (default 2000)")
     ap.add_argument("--runs", type=int, default=5, help="runs; the median is printed (default 5)")
     ap.add_argument("--profile", choices=KINDS, default="", help="cProfile this phase of one run")
+    ap.add_argument("--authorization-mode", default="AlwaysAllow",
+                    help="the server's authorizers, e.g. Node,RBAC (default AlwaysAllow)")
     args = ap.parse_args()
+    modes = tuple(args.authorization_mode.split(","))
     gc_tuning.tune()  # as `kubeplane up` runs: otherwise one full collection doubles a phase's figure
     if args.profile:
-        asyncio.run(one_run(args.n, args.profile))
+        asyncio.run(one_run(args.n, args.profile, modes))
         return
-    results = [asyncio.run(one_run(args.n)) for _ in range(args.runs)]
+    results = [asyncio.run(one_run(args.n, modes=modes)) for _ in range(args.runs)]
     print(f"CPU µs per op, median of {args.runs} runs of {args.n} pods:")
     for kind in KINDS:
         values = [r[kind] for r in results]

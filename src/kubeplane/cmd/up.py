@@ -258,6 +258,16 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def authorization_modes_served(requested: tuple[str, ...]) -> tuple[str, ...]:
+    """RBAC needs its API: with rbac.authorization.k8s.io/v1 off (--runtime-config) there is no
+    policy to decide by, so `up` runs AlwaysAllow instead (and says so)."""
+    if modes.RBAC in requested and not enablement.enabled("rbac.authorization.k8s.io", "v1", "clusterroles"):
+        log.warning("authorization-mode RBAC needs rbac.authorization.k8s.io/v1, which --runtime-config turns off: "
+                    "authorizing with AlwaysAllow")
+        return modes.DEFAULT
+    return requested
+
+
 def authorization_modes(value: str) -> tuple[str, ...]:
     try:
         return modes.parse(value)
@@ -287,7 +297,7 @@ def server_run_options(args: argparse.Namespace) -> ServerRunOptions:
                             api_audiences=args.api_audiences,
                             service_account_max_token_expiration=int(args.service_account_max_token_expiration),
                             service_account_extend_token_expiration=args.service_account_extend_token_expiration,
-                            authorization_modes=args.authorization_mode)
+                            authorization_modes=authorization_modes_served(args.authorization_mode))
 
 
 
@@ -390,7 +400,8 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         sock.close()
         raise Fatal(f"failed to parse service-account-signing-key-file: {err}") from None
     await api.bootstrap()
-    await ensure_objects(api, identities.kubeadm_policy(modes.has_node_authorizer(args.authorization_mode)))
+    if modes.RBAC in options.authorization_modes:
+        await ensure_objects(api, identities.kubeadm_policy(modes.has_node_authorizer(options.authorization_modes)))
     serving_options = ServingOptions()
     config = uvicorn.Config(ASGIApp(api), loop="none",
                             http=serving_options.protocol(),  # type: ignore[arg-type]  # called like a class

@@ -18,6 +18,7 @@ from typing import Any
 
 from ....serviceaccount.claims import make_username
 from ....storage.interface import Compacted, Storage
+from ....storage.watch_log import LogWatcher
 from .rules import Rule, rules_of
 
 log = logging.getLogger(__name__)
@@ -68,14 +69,15 @@ class PolicyIndex:
         for prefix, w in watchers:
             if hasattr(w, "changes"):
                 w.changes()                      # arm its waiter
-                self._watchers.append((prefix, w))
+                # a LogWatcher's armed, unresolved waiter means nothing new: no call needed
+                self._watchers.append((prefix, w, isinstance(w, LogWatcher)))
             else:
                 self._tasks.append(asyncio.ensure_future(self._follow(prefix, w)))
         self.started = True
         self._changed()
 
     def stop(self) -> None:
-        for _, w in self._watchers:
+        for _, w, _ in self._watchers:
             w.stop()
         for t in self._tasks:
             t.cancel()
@@ -83,10 +85,11 @@ class PolicyIndex:
 
     def refresh(self) -> None:
         """Apply what the watches have ready (cheap when nothing under the prefixes changed)."""
-        for prefix, w in self._watchers:
-            fut = w._fut                         # armed, unresolved: nothing new under prefix
-            if fut is not None and not fut.done():
-                continue
+        for prefix, w, log_watcher in self._watchers:
+            if log_watcher:
+                fut = w._fut                     # armed, unresolved: nothing new under prefix
+                if fut is not None and not fut.done():
+                    continue
             try:
                 events = w.changes()
             except Compacted:

@@ -72,13 +72,13 @@ class RBACAuthorizer:
             key: tuple[str, ...] = (a.verb, a.namespace, a.api_group, a.resource, a.subresource)
         else:
             key = (a.verb, a.path)
-        hit = cache.get(key)
+        hit: Any = cache.get(key)          # a Result, or a _PerName (a NamedTuple: not `tuple` itself)
         if hit is None:
             if len(cache) >= MAX_KEYS_PER_USER:
                 cache.clear()
             hit = cache[key] = self._decide(a)
         if hit.__class__ is tuple:
-            return hit                                   # type: ignore[no-any-return]
+            return hit
         by_name = hit.by_name
         result = by_name.get(a.name)
         if result is None:

@@ -90,6 +90,7 @@ async def ensure_objects(api: APIServer, objs: list[Obj]) -> None:
     opts = store.WriteOptions(user=APISERVER, user_agent="kube-apiserver")
     for obj in objs:
         ri = lookup("rbac.authorization.k8s.io", "v1", PLURALS[obj["kind"]])
+        assert ri is not None
         meta = obj["metadata"]
         ns = meta.get("namespace", "")
         kv = await api.storage.get(ri.key(ns, meta["name"]))
@@ -118,6 +119,7 @@ async def aggregate_cluster_roles(api: APIServer) -> None:
     from ...registry import store
     from ....api.rbac_aggregation import aggregated_rules
     ri = lookup("rbac.authorization.k8s.io", "v1", "clusterroles")
+    assert ri is not None
     opts = store.WriteOptions(user=APISERVER, user_agent="kube-apiserver")
     for _ in range(8):
         kvs, _ = await api.storage.list(ri.prefix)

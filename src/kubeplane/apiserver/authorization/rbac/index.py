@@ -51,7 +51,9 @@ class PolicyIndex:
         self.objects: dict[str, dict[str, Obj]] = {p: {} for p in PREFIXES}
         self.generation = 0
         self.started = False
-        self._watchers: list[Any] = []
+        self._watchers: list[Any] = []          # (prefix, watcher, is a LogWatcher)
+        self._armed: tuple[Any, ...] = ()        # the LogWatchers' armed waiters
+        self._polled = False                     # a watcher with changes() but no waiter to look at
         self._tasks: list[asyncio.Task[None]] = []
         self._relisting: asyncio.Task[None] | None = None
         self._derived: _Derived | None = None
@@ -74,6 +76,7 @@ class PolicyIndex:
             else:
                 self._tasks.append(asyncio.ensure_future(self._follow(prefix, w)))
         self.started = True
+        self._arm()
         self._changed()
 
     def stop(self) -> None:
@@ -82,27 +85,40 @@ class PolicyIndex:
         for t in self._tasks:
             t.cancel()
         self._watchers, self._tasks = [], []
+        self._armed, self._polled = (), False
 
     def refresh(self) -> None:
-        """Apply what the watches have ready (cheap when nothing under the prefixes changed)."""
-        for prefix, w, log_watcher in self._watchers:
-            if log_watcher:
-                fut = w._fut                     # armed, unresolved: nothing new under prefix
-                if fut is not None and not fut.done():
-                    continue
-            try:
-                events = w.changes()
-            except Compacted:
-                self._relist()
+        """Apply what the watches have ready. While nothing under the prefixes changed, this
+        is a look at four armed futures (a write resolves its prefix's at once)."""
+        for fut in self._armed:
+            if fut is None or fut.done():
+                break
+        else:
+            if not self._polled:
                 return
-            if events:
-                objs = self.objects[prefix]
-                for ev in events:
-                    if ev.type == "DELETED":
-                        objs.pop(ev.kv.key, None)
-                    else:
-                        objs[ev.kv.key] = ev.kv.obj
-                self._changed()
+        self._apply_changes()
+
+    def _apply_changes(self) -> None:
+        try:
+            for prefix, w, log_watcher in self._watchers:
+                if log_watcher and w._fut is not None and not w._fut.done():
+                    continue
+                events = w.changes()
+                if events:
+                    objs = self.objects[prefix]
+                    for ev in events:
+                        if ev.type == "DELETED":
+                            objs.pop(ev.kv.key, None)
+                        else:
+                            objs[ev.kv.key] = ev.kv.obj
+                    self._changed()
+        except Compacted:
+            self._relist()
+        self._arm()
+
+    def _arm(self) -> None:
+        self._armed = tuple(w._fut for _, w, log_watcher in self._watchers if log_watcher)
+        self._polled = any(not log_watcher for _, _, log_watcher in self._watchers)
 
     async def _follow(self, prefix: str, watcher: Any) -> None:
         try:

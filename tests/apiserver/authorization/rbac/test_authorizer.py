@@ -176,3 +176,28 @@ def test_privileged_groups() -> None:
     z = PrivilegedGroups()
     assert z.authorize(get(authenticated("root", "system:masters"), "secrets")) == (Decision.ALLOW, "")
     assert z.authorize(get(ALICE, "secrets")) == (Decision.NO_OPINION, "")
+
+
+async def test_a_watch_that_fell_out_of_the_history_is_relisted() -> None:
+    """Bursts the history window between two decisions: the index lists again (in the
+    background, deciding on the last state meanwhile, as a lagging informer would)."""
+    import asyncio
+    from kubeplane.storage.memory import MemoryStorage
+    storage = MemoryStorage(history=8, history_bytes=0)
+    index = PolicyIndex(storage)
+    await index.start()
+    authz = RBACAuthorizer(index)
+    e = Env()
+    e.storage, e.index, e.authz = storage, index, authz
+    assert authz.authorize(get(ALICE, "pods"))[0] is Decision.NO_OPINION
+    await e.put(role("reader", POD_READER), binding("b", "ClusterRole", "reader", user("alice")))
+    for i in range(20):                       # the binding's event leaves the window
+        await storage.create(f"/registry/configmaps/ns1/c{i}", {"metadata": {"name": f"c{i}"}})
+    authz.authorize(get(ALICE, "pods"))      # finds the watch compacted: relists
+    for _ in range(100):
+        if authz.authorize(get(ALICE, "pods"))[0] is Decision.ALLOW:
+            break
+        await asyncio.sleep(0)
+    assert authz.authorize(get(ALICE, "pods"))[0] is Decision.ALLOW
+    index.stop()
+    await storage.close()

@@ -24,6 +24,7 @@ from ..apiserver.authorization.rbac import bootstrappolicy as policy
 SERVICE_ACCOUNTS = "system:serviceaccounts"
 ADMIN_TOKEN_USER = "kubeplane-admin"
 KUBEADM_CLUSTER_ADMINS = "kubeadm:cluster-admins"
+NODES_BINDING = "kubeplane:nodes"
 KUBE_CONTROLLER_MANAGER = authenticated("system:kube-controller-manager")
 KUBE_SCHEDULER = authenticated("system:kube-scheduler")
 KUBELET = authenticated("system:node:kubeplane", NODES_GROUP)
@@ -44,6 +45,6 @@ def kubeadm_policy(node_authorizer: bool) -> list[dict[str, Any]]:
                                                  policy.group(KUBEADM_CLUSTER_ADMINS))),
             labelled(policy.cluster_role_binding("kubeplane:admin", "cluster-admin", policy.user(ADMIN_TOKEN_USER)))]
     if not node_authorizer:
-        objs.append(labelled(policy.cluster_role_binding("kubeplane:nodes", "system:node",
+        objs.append(labelled(policy.cluster_role_binding(NODES_BINDING, "system:node",
                                                          policy.group(NODES_GROUP))))
     return objs

@@ -49,7 +49,7 @@ from . import flags
 from ..serviceaccount.jwt import PrivateKey, ensure_signing_key, load_private_key
 from . import identities
 from ..apiserver.authorization import modes
-from ..apiserver.authorization.rbac.reconcile import ensure_objects
+from ..apiserver.authorization.rbac.reconcile import ensure_objects, remove_cluster_role_binding
 from .datadir import DataDirLock, tighten_data_dir
 from .errors import Fatal, describe
 from .kubeconfig import write_kubeconfig
@@ -401,7 +401,10 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         raise Fatal(f"failed to parse service-account-signing-key-file: {err}") from None
     await api.bootstrap()
     if modes.RBAC in options.authorization_modes:
-        await ensure_objects(api, identities.kubeadm_policy(modes.has_node_authorizer(options.authorization_modes)))
+        node_authorizer = modes.has_node_authorizer(options.authorization_modes)
+        await ensure_objects(api, identities.kubeadm_policy(node_authorizer))
+        if node_authorizer:          # the stand-in binding of a start without the Node authorizer
+            await remove_cluster_role_binding(api, identities.NODES_BINDING)
     serving_options = ServingOptions()
     config = uvicorn.Config(ASGIApp(api), loop="none",
                             http=serving_options.protocol(),  # type: ignore[arg-type]  # called like a class

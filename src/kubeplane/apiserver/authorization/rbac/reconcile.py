@@ -113,6 +113,17 @@ async def ensure_objects(api: APIServer, objs: list[Obj]) -> None:
             log.warning("unable to reconcile %s %s: %s", obj["kind"], meta["name"], e)
 
 
+async def remove_cluster_role_binding(api: APIServer, name: str) -> None:
+    """Delete a ClusterRoleBinding a deployment tool no longer wants (nothing if absent)."""
+    from ....api.resources import lookup
+    from ...registry.deletion import DeleteOptions, delete
+    ri = lookup("rbac.authorization.k8s.io", "v1", "clusterrolebindings")
+    assert ri is not None
+    kv = await api.storage.get(ri.key("", name))
+    if kv is not None:
+        await delete(api, APISERVER, ri, kv, DeleteOptions())
+
+
 async def aggregate_cluster_roles(api: APIServer) -> None:
     """Fill the aggregated ClusterRoles once (view before edit before admin: until nothing moves)."""
     from ....api.resources import lookup

@@ -10,7 +10,7 @@ import ssl
 import urllib.error
 import urllib.request
 
-from .cluster import Cluster
+from .cluster import Cluster, eventually
 
 ROLE = """
 apiVersion: v1
@@ -51,6 +51,9 @@ def test_bootstrap_policy_is_served(cluster: Cluster) -> None:
     crb = cluster.get_json("clusterrolebinding", "kubeadm:cluster-admins")
     assert crb["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
                                 "name": "kubeadm:cluster-admins"}]
+    # the controllers' service accounts, as kube-controller-manager --use-service-account-credentials makes them
+    eventually(lambda: cluster.kubectl("get", "serviceaccount", "deployment-controller", "-n", "kube-system",
+                                       check=False).returncode == 0, "the controllers' service accounts")
     view = cluster.get_json("clusterrole", "view")
     assert {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list", "watch"]} in view["rules"]
 

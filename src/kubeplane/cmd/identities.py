@@ -48,3 +48,23 @@ def kubeadm_policy(node_authorizer: bool) -> list[dict[str, Any]]:
         objs.append(labelled(policy.cluster_role_binding(NODES_BINDING, "system:node",
                                                          policy.group(NODES_GROUP))))
     return objs
+
+
+# The controllers `up` runs, by their service accounts' names (upstream's controller names).
+CONTROLLER_SERVICE_ACCOUNTS = (
+    "clusterrole-aggregation-controller", "deployment-controller", "disruption-controller",
+    "generic-garbage-collector", "namespace-controller", "node-controller", "replicaset-controller",
+    "resourcequota-controller", "root-ca-cert-publisher", "service-account-controller")
+
+
+async def ensure_controller_service_accounts(clientset: Any) -> None:
+    """Upstream: SAControllerClientBuilder creates each controller's service account in
+    kube-system the first time it builds its client (as system:kube-controller-manager)."""
+    from ..api import errors
+    sas = clientset.core_v1().serviceaccounts("kube-system")
+    for name in CONTROLLER_SERVICE_ACCOUNTS:
+        try:
+            await sas.create({"apiVersion": "v1", "kind": "ServiceAccount",
+                              "metadata": {"name": name, "namespace": "kube-system"}})
+        except errors.AlreadyExists:
+            pass

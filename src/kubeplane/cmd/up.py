@@ -96,8 +96,9 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
         ca = args.data_dir.resolve() / "pki" / "ca.crt"        # the root CA publisher's (ensure_pki)
         options = ControllerManagerOptions(node_monitor_grace_period=args.node_monitor_grace_period,
                                            root_ca=ca.read_bytes() if ca.exists() else b"")
-        await run_controllers(in_process_clientset(api, "kube-controller-manager", identities.KUBE_CONTROLLER_MANAGER),
-                              options=options, factory=f,
+        kcm = in_process_clientset(api, "kube-controller-manager", identities.KUBE_CONTROLLER_MANAGER)
+        await identities.ensure_controller_service_accounts(kcm)
+        await run_controllers(kcm, options=options, factory=f,
                               client_for=lambda name: in_process_clientset(api, "kube-controller-manager",
                                                                            identities.controller_user(name)))
 

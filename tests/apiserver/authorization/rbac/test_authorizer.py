@@ -201,3 +201,11 @@ async def test_a_watch_that_fell_out_of_the_history_is_relisted() -> None:
     assert authz.authorize(get(ALICE, "pods"))[0] is Decision.ALLOW
     index.stop()
     await storage.close()
+
+
+async def test_a_malformed_stored_binding_is_a_reason_not_a_failure(env: Env) -> None:
+    """Written past validation (straight into storage): upstream's error as the reason, never a 500."""
+    await env.storage.create("/registry/clusterrolebindings/bad", {
+        "metadata": {"name": "bad"}, "roleRef": "x", "subjects": [group("devs"), 5]})
+    assert env.authz.authorize(get(ALICE, "pods")) == (
+        Decision.NO_OPINION, 'RBAC: unsupported role reference kind: ""')

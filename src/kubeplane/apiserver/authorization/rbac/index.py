@@ -182,7 +182,8 @@ class _Derived:
     @staticmethod
     def _add(by_principal: dict[tuple[str, str], list[Obj]], b: Obj, ns: str) -> None:
         seen = set()
-        for s in b.get("subjects") or ():
+        subjects = b.get("subjects")
+        for s in subjects if isinstance(subjects, list) else ():
             p = principal(s, ns) if isinstance(s, dict) else None
             if p is not None and p not in seen:
                 seen.add(p)

@@ -78,7 +78,7 @@ class DefaultRuleResolver:
             if rules is None:
                 return (), f'clusterrole.rbac.authorization.k8s.io "{name}" not found'
             return rules, None
-        return (), f'unsupported role reference kind: "{kind}"'
+        return (), f'unsupported role reference kind: "{kind or ""}"'
 
     def bindings(self, user: UserInfo, namespace: str) -> Iterator[tuple[Obj, str]]:
         """Every binding that applies (cluster ones first), with its binding namespace."""
@@ -97,7 +97,8 @@ class DefaultRuleResolver:
             i = applies_to(user, subjects, ns)
             if i < 0:
                 continue
-            rules, err = self.get_role_reference_rules(b.get("roleRef") or {}, ns)
+            ref = b.get("roleRef")
+            rules, err = self.get_role_reference_rules(ref if isinstance(ref, dict) else {}, ns)
             if err is not None:
                 if not visitor("", None, err):
                     return

@@ -12,19 +12,23 @@ server) adds, so every component is authorized exactly as in a kubeadm cluster.
   group system:node's rules (upstream's binding of that role has no subjects since 1.8).
 - kubeadm's ClusterRoleBinding kubeadm:cluster-admins (group kubeadm:cluster-admins ->
   cluster-admin), the organisation of the admin client certificate, and kubeplane:admin for
-  the bearer-token user of DIR/kubeconfig (kubeplane-admin).
+  the bearer-token user of DIR/kubeconfig (kubeplane-admin, who is also in system:masters).
 """
 from __future__ import annotations
 
 from typing import Any
 
-from ..apiserver.authentication.user import NODES_GROUP, UserInfo, authenticated
+from ..apiserver.authentication.user import NODES_GROUP, SYSTEM_PRIVILEGED_GROUP, UserInfo, authenticated
 from ..apiserver.authorization.rbac import bootstrappolicy as policy
 
 SERVICE_ACCOUNTS = "system:serviceaccounts"
 ADMIN_TOKEN_USER = "kubeplane-admin"
 KUBEADM_CLUSTER_ADMINS = "kubeadm:cluster-admins"
 NODES_BINDING = "kubeplane:nodes"
+# DIR/kubeconfig's bearer-token user: in system:masters, so it stays an administrator whatever
+# happens to the RBAC objects (a kind-style client certificate in kubeadm:cluster-admins is the
+# authentication change's; kubeplane:admin also binds the name to cluster-admin).
+ADMIN_TOKEN = authenticated(ADMIN_TOKEN_USER, SYSTEM_PRIVILEGED_GROUP)
 KUBE_CONTROLLER_MANAGER = authenticated("system:kube-controller-manager")
 KUBE_SCHEDULER = authenticated("system:kube-scheduler")
 KUBELET = authenticated("system:node:kubeplane", NODES_GROUP)

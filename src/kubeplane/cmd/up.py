@@ -392,6 +392,9 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         raise Fatal(str(err)) from None
     try:
         api = APIServer(InstrumentedStorage(storage), tokens={pki.token: "kubeplane-admin"}, options=options)
+        # The kubeconfig's bearer token is the super-user (system:masters, as kubeadm's
+        # super-admin.conf): no RBAC object can lock it out (cmd/identities.py).
+        api.token_users[pki.token] = identities.ADMIN_TOKEN
     except ValueError as err:          # --admission-control-config-file
         sock.close()
         raise Fatal(f"failed to initialize admission: {err}") from None

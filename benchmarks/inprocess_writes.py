@@ -1,6 +1,7 @@
 """In-process write benchmark: the API server's CPU per write as density.py's components make them.
 
-Run:  .venv/bin/python benchmarks/inprocess_writes.py [-n 2000] [--runs 5] [--profile KIND] [--node-authz]
+Run:  .venv/bin/python benchmarks/inprocess_writes.py [-n 2000] [--runs 5] [--profile KIND]
+                                                     [--authorization-mode Node,RBAC] [--audit-policy FILE]
 
 An APIServer on memory storage and `in_process_clientset` (InProcessTransport -> route_trusted),
 as `kubeplane up` wires the controllers, scheduler and kubelets. Per run and per pod, in phases:
@@ -11,6 +12,11 @@ as `kubeplane up` wires the controllers, scheduler and kubelets. Per run and per
   status   two /status merge patches shaped like the kubelet status manager's
            ({"metadata":{"uid":…},"status":<merge diff>}): Pending/ContainerCreating, then Running/Ready
   event    a typed core/v1 Event create shaped like the kubelet's "Pulled"
+
+--authorization-mode (default AlwaysAllow, every write by one user) runs the server with those
+authorizers and upstream's bootstrap policy, each phase as its component's user as `up` runs
+them: create as the replicaset-controller's service account, bind as system:kube-scheduler,
+status and event as a kubelet (cmd/identities.py).
 
 The garbage collector is tuned as `kubeplane up` tunes it (utils/gc_tuning.py) and each phase
 starts after a full collection. Each phase's CPU time (time.process_time) is divided by its number of writes; the figure
@@ -37,7 +43,6 @@ from typing import Any, Awaitable, Callable
 import kubeplane.apiserver.patch  # noqa: F401  (imported lazily by the server: not inside a timed phase)
 from kubeplane.api.types import core_v1, decode, from_dict
 from kubeplane.apiserver.server import APIServer
-from kubeplane.apiserver.authorization.authorizer import Attributes, Decision, Union
 from kubeplane.cmd.up import in_process_clientset, node_clientsets
 from kubeplane.kubelet.status.status_manager import merge_diff
 from kubeplane.storage.memory import MemoryStorage
@@ -137,17 +142,11 @@ async def timed(n_ops: int, body: Callable[[], Awaitable[None]], profile: bool) 
     return us
 
 
-class AllowNonNodes:
-    """Everyone but nodes may do anything (what RBAC would grant the benchmark's components)."""
-
-    def authorize(self, a: Attributes) -> tuple[Decision, str]:
-        if "system:nodes" in a.user.groups:
-            return Decision.NO_OPINION, ""
-        return Decision.ALLOW, ""
-
-
-async def one_run(n: int, profile: str = "", node_authz: bool = False, audit_policy: str = "") -> dict[str, float]:
-    api = APIServer(MemoryStorage())
+async def one_run(n: int, profile: str = "", modes: tuple[str, ...] = ("AlwaysAllow",),
+                  audit_policy: str = "") -> dict[str, float]:
+    from kubeplane.apiserver.authentication.user import APISERVER
+    from kubeplane.apiserver.options import ServerRunOptions
+    api = APIServer(MemoryStorage(), options=ServerRunOptions(authorization_modes=modes))
     if audit_policy:             # --audit-policy: every write audited as the policy says, to a temp file
         from kubeplane.apiserver.audit import options as audit_options
         log = tempfile.NamedTemporaryFile(prefix="audit-", suffix=".log", delete=False).name
@@ -155,21 +154,28 @@ async def one_run(n: int, profile: str = "", node_authz: bool = False, audit_pol
                                                                 log_mode=AUDIT_MODE[0]))
     await api.bootstrap()
     cs = in_process_clientset(api, "bench")
-    node_pods = node_events = None
-    if node_authz:
-        from kubeplane.apiserver.authorization.node import NodeAuthorizer
-        z = NodeAuthorizer.for_server(api)
-        await z.start()
-        api.authorizer = Union(z, AllowNonNodes())
-        for_node = node_clientsets(api)
-        node_pods = [for_node(f"node-{k}").core_v1().pods(NS) for k in range(NODES)]
-        node_events = [for_node(f"node-{k}").core_v1().events(NS) for k in range(NODES)]
+    rs_cs = sched_cs = kubelet_cs = cs
+    node_cs = None                # with the Node authorizer: each kubelet writes as its node
+    if modes != ("AlwaysAllow",):
+        from kubeplane.apiserver.authorization.rbac.reconcile import ensure_objects
+        from kubeplane.cmd import identities
+        node_authorizer = "Node" in modes
+        await ensure_objects(api, identities.kubeadm_policy(node_authorizer=node_authorizer))
+        cs = in_process_clientset(api, "bench", APISERVER)
+        rs_cs = in_process_clientset(api, "kube-controller-manager", identities.controller_user("replicaset-controller"))
+        sched_cs = in_process_clientset(api, "kube-scheduler", identities.KUBE_SCHEDULER)
+        kubelet_cs = in_process_clientset(api, "kubelet", identities.KUBELET)
+        if node_authorizer:
+            for_node = node_clientsets(api)
+            node_cs = [for_node(f"node-{k}") for k in range(NODES)]
     await cs.core_v1().namespaces().create(from_dict({"metadata": {"name": NS}}, core_v1.Namespace))
     # the default service account the ServiceAccount admission plugin needs (no controller-manager here)
     await cs.core_v1().serviceaccounts(NS).create({"apiVersion": "v1", "kind": "ServiceAccount",
                                                    "metadata": {"name": "default", "namespace": NS}})
-    pods = pods_ = cs.core_v1().pods(NS)
-    events = cs.core_v1().events(NS)
+    pods = rs_cs.core_v1().pods(NS)
+    bindings = sched_cs.core_v1().pods(NS)
+    statuses = kubelet_cs.core_v1().pods(NS)
+    events = kubelet_cs.core_v1().events(NS)
     created: list[dict[str, Any]] = []
     out: dict[str, float] = {}
 
@@ -180,7 +186,7 @@ async def one_run(n: int, profile: str = "", node_authz: bool = False, audit_pol
 
     async def bind() -> None:
         for i, p in enumerate(created):
-            await pods.bind(p["metadata"]["name"], f"node-{i % NODES}", uid=p["metadata"]["uid"])
+            await bindings.bind(p["metadata"]["name"], f"node-{i % NODES}", uid=p["metadata"]["uid"])
 
     async def status() -> None:
         for i, p in enumerate(created):
@@ -190,18 +196,18 @@ async def one_run(n: int, profile: str = "", node_authz: bool = False, audit_pol
                     "conditions": [{"type": "PodScheduled", "status": "True", "lastProbeTime": None,
                                     "lastTransitionTime": NOW}]}
             uid = p["metadata"]["uid"]
-            pods = node_pods[i % NODES] if node_pods else pods_
-            await pods.patch(p["metadata"]["name"], {"metadata": {"uid": uid}, "status": merge_diff(base, pending)},
-                             "merge", subresource="status")
-            r = await pods.patch(p["metadata"]["name"],
+            writer = node_cs[i % NODES].core_v1().pods(NS) if node_cs else statuses
+            await writer.patch(p["metadata"]["name"], {"metadata": {"uid": uid}, "status": merge_diff(base, pending)},
+                               "merge", subresource="status")
+            r = await writer.patch(p["metadata"]["name"],
                                  {"metadata": {"uid": uid}, "status": merge_diff(pending, running)},
-                                 "merge", subresource="status")
+                                   "merge", subresource="status")
             p["metadata"]["resourceVersion"] = r.metadata.resource_version
 
     async def event() -> None:
         evs = [pulled_event(p, f"node-{i % NODES}", i) for i, p in enumerate(created)]
         for i, ev in enumerate(evs):
-            await (node_events[i % NODES] if node_events else events).create(ev)
+            await (node_cs[i % NODES].core_v1().events(NS) if node_cs else events).create(ev)
 
     out["create"] = await timed(n, create, profile == "create")
     out["bind"] = await timed(n, bind, profile == "bind")
@@ -222,18 +228,18 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=2000, help="pods per run (default 2000)")
     ap.add_argument("--runs", type=int, default=5, help="runs; the median is printed (default 5)")
     ap.add_argument("--profile", choices=KINDS, default="", help="cProfile this phase of one run")
-    ap.add_argument("--node-authz", action="store_true",
-                    help="kubelet writes as their nodes through the Node authorizer and NodeRestriction")
+    ap.add_argument("--authorization-mode", default="AlwaysAllow",
+                    help="the server's authorizers, e.g. Node,RBAC (default AlwaysAllow)")
     ap.add_argument("--audit-policy", default="", metavar="FILE", help="audit with this policy (the log in a temp file)")
     ap.add_argument("--audit-mode", default="batch", choices=("blocking", "batch"), help="--audit-log-mode")
     args = ap.parse_args()
     AUDIT_MODE[0] = args.audit_mode
+    modes = tuple(args.authorization_mode.split(","))
     gc_tuning.tune()  # as `kubeplane up` runs: otherwise one full collection doubles a phase's figure
     if args.profile:
-        asyncio.run(one_run(args.n, args.profile, args.node_authz, args.audit_policy))
+        asyncio.run(one_run(args.n, args.profile, modes, args.audit_policy))
         return
-    results = [asyncio.run(one_run(args.n, node_authz=args.node_authz, audit_policy=args.audit_policy))
-               for _ in range(args.runs)]
+    results = [asyncio.run(one_run(args.n, modes=modes, audit_policy=args.audit_policy)) for _ in range(args.runs)]
     print(f"CPU µs per op, median of {args.runs} runs of {args.n} pods:")
     for kind in KINDS:
         values = [r[kind] for r in results]

@@ -42,6 +42,9 @@ class ServerRunOptions:
     service_account_extend_token_expiration: bool = True
     # --anonymous-auth: a request without credentials is system:anonymous (else a 401).
     anonymous_auth: bool = True
+    # --authorization-mode: the authorizers in order (authorization/modes.py); upstream's
+    # default AlwaysAllow, kubeadm's (and `up`'s) Node,RBAC.
+    authorization_modes: tuple[str, ...] = ("AlwaysAllow",)
 
     def __post_init__(self) -> None:
         """Upstream: ServerRunOptions.Validate — the same messages."""

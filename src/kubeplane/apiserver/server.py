@@ -83,6 +83,9 @@ class APIServer:
         self.authorizer: Authorizer = AlwaysAllow()
         # --audit-policy-file + --audit-log-path (audit/options.py configure): None, no auditing.
         self.audit: Auditor | None = None
+        if self.options.authorization_modes != ("AlwaysAllow",):     # --authorization-mode
+            from .authorization import modes
+            self.authorizer = modes.new_authorizer(self, self.options.authorization_modes)
         self.server_address = server_address
         self.ready = False
         self.nodes: dict[str, NodeConnection] = {}   # node name -> its kubelet (for pods/log)
@@ -140,6 +143,8 @@ class APIServer:
             if await self.storage.get(ri.key("", ns)) is None:
                 obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
                 await store.create(self, store.WriteOptions(), ri, "", obj, [])
+        from .authorization import modes     # rbac/bootstrap-roles, then the RBAC index's first list
+        await modes.post_start(self)
         from .registry.scheduling.priorityclass import bootstrap_system_priority_classes
         if enablement.enabled("scheduling.k8s.io", "v1", "priorityclasses"):    # upstream's hook needs the API
             await bootstrap_system_priority_classes(self)
@@ -190,10 +195,11 @@ class APIServer:
         req.user = user
 
     def anonymous_may_reach(self, req: Request) -> bool:
-        """TEMPORARY, until RBAC is the default authorizer (then it decides, and this goes): while
-        every request is allowed, an anonymous one reaches only the public paths (upstream's
-        system:public-info-viewer) on a server that has credentials (a token or a client CA);
-        a test server without any is open."""
+        """Under RBAC (`up`'s default) the authorizer decides for anonymous requests like any
+        other. With AlwaysAllow (unit tests' servers, or --authorization-mode=AlwaysAllow), not
+        upstream but secure by default: an anonymous request reaches only the public paths
+        (upstream's system:public-info-viewer) on a server that has credentials (a token or a
+        client CA); a test server without any is open."""
         if not isinstance(self.authorizer, AlwaysAllow):
             return True
         if not self.authenticator.token_file.tokens and not self.client_ca:

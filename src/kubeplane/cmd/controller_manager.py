@@ -15,7 +15,7 @@ import argparse
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from ..client.clientset import Clientset
 from ..client.informers import SharedInformerFactory
@@ -48,9 +48,15 @@ class ControllerManagerOptions:
 
 async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
                           options: ControllerManagerOptions = ControllerManagerOptions(),
-                          factory: SharedInformerFactory | None = None) -> None:
+                          factory: SharedInformerFactory | None = None,
+                          client_for: Callable[[str], Clientset] | None = None) -> None:
     """Build every controller on one informer factory (`factory`, which its owner stops, or
-    one of their own), start them, and run until cancelled."""
+    one of their own), start them, and run until cancelled.
+
+    `client_for(name)`: the clientset of the controller whose service account is `name`
+    (upstream's --use-service-account-credentials); otherwise every controller uses clientset.
+    """
+    cs: Callable[[str], Clientset] = client_for or (lambda name: clientset)
     from ..client.tools.record import EventBroadcaster
     from ..controller.certificates.rootcacertpublisher import Publisher
     from ..controller.deployment import DeploymentController
@@ -63,20 +69,20 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     owns_factory = factory is None
     factory = factory or SharedInformerFactory(clientset, clock=clock)
     broadcaster = EventBroadcaster(clientset, clock=clock)
-    rs = ReplicaSetController(factory.apps_v1().replicasets(), factory.core_v1().pods(), clientset, clock=clock,
+    rs = ReplicaSetController(factory.apps_v1().replicasets(), factory.core_v1().pods(), cs("replicaset-controller"), clock=clock,
                               recorder=broadcaster.new_recorder("replicaset-controller"))
-    gc = GarbageCollector(clientset, factory, clock=clock, workers=options.gc_workers)
-    ns = NamespaceController(clientset, factory.core_v1().namespaces(), clock=clock,
+    gc = GarbageCollector(cs("generic-garbage-collector"), factory, clock=clock, workers=options.gc_workers)
+    ns = NamespaceController(cs("namespace-controller"), factory.core_v1().namespaces(), clock=clock,
                              workers=options.namespace_workers)
     nodes = NodeLifecycleController(factory.core_v1().nodes(), factory.core_v1().pods(),
-                                    factory.coordination_v1().leases(), clientset, clock=clock,
+                                    factory.coordination_v1().leases(), cs("node-controller"), clock=clock,
                                     recorder=broadcaster.new_recorder("node-controller"),
                                     options=NodeLifecycleOptions(
                                         node_monitor_grace_period=options.node_monitor_grace_period))
     deployment = DeploymentController(factory.apps_v1().deployments(), factory.apps_v1().replicasets(),
-                                      factory.core_v1().pods(), clientset, clock=clock,
+                                      factory.core_v1().pods(), cs("deployment-controller"), clock=clock,
                                       recorder=broadcaster.new_recorder("deployment-controller"))
-    sa = ServiceAccountsController(clientset, factory.core_v1().serviceaccounts(), factory.core_v1().namespaces(),
+    sa = ServiceAccountsController(cs("service-account-controller"), factory.core_v1().serviceaccounts(), factory.core_v1().namespaces(),
                                    clock=clock)
     # A controller whose resources the API server does not serve (--runtime-config) is not
     # started, as upstream's kube-controller-manager skips it ("resource unavailable").
@@ -91,12 +97,17 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
         disruption = DisruptionController(factory.core_v1().pods(), factory.policy_v1().poddisruptionbudgets(),
                                           factory.core_v1().replicationcontrollers(), factory.apps_v1().replicasets(),
                                           factory.apps_v1().deployments(), factory.apps_v1().statefulsets(),
-                                          clientset, clock=clock, recorder=broadcaster.new_recorder("controllermanager"))
+                                          cs("disruption-controller"), clock=clock,
+                                          recorder=broadcaster.new_recorder("controllermanager"))
         runs.append(disruption.run())
     if options.root_ca:
-        runs.append(Publisher(clientset, factory.core_v1().configmaps(), factory.core_v1().namespaces(),
+        runs.append(Publisher(cs("root-ca-cert-publisher"), factory.core_v1().configmaps(), factory.core_v1().namespaces(),
                               root_ca=options.root_ca, clock=clock).run())
-    runs += _resource_quota_controller(clientset, factory, clock, options)
+    runs += _resource_quota_controller(cs("resourcequota-controller"), factory, clock, options)
+    if _serves("rbac.authorization.k8s.io", "v1", "clusterroles"):
+        from ..controller.clusterroleaggregation import ClusterRoleAggregationController
+        runs.append(ClusterRoleAggregationController(factory.rbac_v1().clusterroles(),
+                                                     cs("clusterrole-aggregation-controller")).run())
     broadcaster.start()
     try:
         async with asyncio.TaskGroup() as tg:

@@ -51,6 +51,9 @@ from ..storage.value import EncryptionConfigError, ensure_default_config, new_st
 from ..utils.pki import PKI, ensure_pki
 from . import flags
 from ..serviceaccount.jwt import PrivateKey, ensure_signing_key, load_private_key
+from . import identities
+from ..apiserver.authorization import modes
+from ..apiserver.authorization.rbac.reconcile import ensure_objects, remove_cluster_role_binding
 from .datadir import DataDirLock, tighten_data_dir
 from .errors import Fatal, describe
 from .kubeconfig import write_component_kubeconfigs, write_kubeconfig
@@ -62,11 +65,12 @@ log = logging.getLogger(__name__)
 UMASK = 0o077
 
 
-def in_process_clientset(api: APIServer, component: str) -> Any:
-    """A clientset that reaches api without sockets or TLS, identified as `component`."""
+def in_process_clientset(api: APIServer, component: str, user: Any = None) -> Any:
+    """A clientset that reaches api without sockets or TLS, identified as `user` (a UserInfo;
+    default system:<component>) with User-Agent `component`."""
     from ..client.clientset import Clientset
     from ..apiserver.inprocess import InProcessTransport
-    return Clientset(InProcessTransport(api, user=f"system:{component}", user_agent=component))
+    return Clientset(InProcessTransport(api, user=user or f"system:{component}", user_agent=component))
 
 
 def node_clientsets(api: APIServer) -> Any:
@@ -111,16 +115,21 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
         ca = args.data_dir.resolve() / "pki" / "ca.crt"        # the root CA publisher's (ensure_pki)
         options = ControllerManagerOptions(node_monitor_grace_period=args.node_monitor_grace_period,
                                            root_ca=ca.read_bytes() if ca.exists() else b"")
-        await run_controllers(in_process_clientset(api, "kube-controller-manager"), options=options, factory=f)
+        kcm = in_process_clientset(api, "kube-controller-manager", identities.KUBE_CONTROLLER_MANAGER)
+        await identities.ensure_controller_service_accounts(kcm)
+        await run_controllers(kcm, options=options, factory=f,
+                              client_for=lambda name: in_process_clientset(api, "kube-controller-manager",
+                                                                           identities.controller_user(name)))
 
     async def scheduler(f: Any) -> None:
         from .scheduler import run_scheduler
-        await run_scheduler(in_process_clientset(api, "kube-scheduler"), factory=f)
+        await run_scheduler(in_process_clientset(api, "kube-scheduler", identities.KUBE_SCHEDULER), factory=f)
 
     async def kubelet(f: Any) -> None:
         from ..kubelet import run_kubelet
         from ..kubelet.kubelet import KubeletOptions
-        await run_kubelet(in_process_clientset(api, "kubelet"), nodes=args.nodes, runtime=args.runtime,
+        await run_kubelet(in_process_clientset(api, "kubelet", identities.KUBELET), nodes=args.nodes,
+                          runtime=args.runtime,
                           profile=args.profile, options=KubeletOptions(heartbeat_period=args.node_heartbeat_period),
                           node_registry=api.nodes, data_dir=args.data_dir.resolve() / "kubelet", factory=f,
                           clientset_for=node_clientsets(api))
@@ -274,8 +283,28 @@ def add_parser(sub: Any) -> None:
                    metavar="BOOL", help="pod-bound tokens of the ServiceAccount plugin's projected volume are "
                                         "valid for a year, warning after an hour (default true, as kube-apiserver)")
     audit_flags.add_flags(p)
+    p.add_argument("--authorization-mode", type=authorization_modes, default=modes.KUBEADM_DEFAULT,
+                   metavar="MODES", help="authorizers in order, comma-separated: AlwaysAllow, AlwaysDeny, Node, "
+                                         "RBAC (default Node,RBAC, as kubeadm; system:masters may do anything)")
     add_log_level(p)
     p.set_defaults(func=run)
+
+
+def authorization_modes_served(requested: tuple[str, ...]) -> tuple[str, ...]:
+    """RBAC needs its API: with rbac.authorization.k8s.io/v1 off (--runtime-config) there is no
+    policy to decide by, so `up` runs AlwaysAllow instead (and says so)."""
+    if modes.RBAC in requested and not enablement.enabled("rbac.authorization.k8s.io", "v1", "clusterroles"):
+        log.warning("authorization-mode RBAC needs rbac.authorization.k8s.io/v1, which --runtime-config turns off: "
+                    "authorizing with AlwaysAllow")
+        return modes.DEFAULT
+    return requested
+
+
+def authorization_modes(value: str) -> tuple[str, ...]:
+    try:
+        return modes.parse(value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def configure_api_enablement(args: argparse.Namespace) -> None:
@@ -300,7 +329,8 @@ def server_run_options(args: argparse.Namespace) -> ServerRunOptions:
                             api_audiences=args.api_audiences,
                             service_account_max_token_expiration=int(args.service_account_max_token_expiration),
                             service_account_extend_token_expiration=args.service_account_extend_token_expiration,
-                            anonymous_auth=args.anonymous_auth)
+                            anonymous_auth=args.anonymous_auth,
+                            authorization_modes=authorization_modes_served(args.authorization_mode))
 
 
 
@@ -416,6 +446,11 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         sock.close()
         raise Fatal(str(err)) from None
     await api.bootstrap()
+    if modes.RBAC in options.authorization_modes:
+        node_authorizer = modes.has_node_authorizer(options.authorization_modes)
+        await ensure_objects(api, identities.kubeadm_policy(node_authorizer))
+        if node_authorizer:          # the stand-in binding of a start without the Node authorizer
+            await remove_cluster_role_binding(api, identities.NODES_BINDING)
     serving_options = ServingOptions()
     config = uvicorn.Config(ASGIApp(api), loop="none",
                             http=serving_options.protocol(),  # type: ignore[arg-type]  # called like a class
@@ -477,7 +512,7 @@ def start_components(supervisor: Supervisor, api: APIServer, args: argparse.Name
                      server: _Server) -> list[asyncio.Future[None]]:
     """Start the shared informers and the supervised components; a crash loop stops `up`."""
     from ..client.informers import SharedInformerFactory
-    factory = SharedInformerFactory(in_process_clientset(api, "kubeplane-informers"))
+    factory = SharedInformerFactory(in_process_clientset(api, "kubeplane-informers", identities.KUBE_CONTROLLER_MANAGER))
     add_components(supervisor, api, args, factory)
     api.health.add_health_checks(*(c.health_check() for c in supervisor.components))
     supervising = asyncio.ensure_future(supervisor.run())

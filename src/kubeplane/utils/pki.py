@@ -38,6 +38,9 @@ VALIDITY = dt.timedelta(days=365 * 10)
 
 ADMIN_USER = "kubernetes-admin"                  # kubeadm's admin.conf user
 ADMIN_GROUP = "kubeadm:cluster-admins"           # bound to cluster-admin (kubeadm, RBAC bootstrap)
+# The bearer token's user is also in system:masters, as kubeadm's super-admin.conf: it stays an
+# administrator whatever happens to the RBAC objects (the certificate's user needs its binding).
+TOKEN_GROUP = "system:masters"
 # Each standalone component's client certificate: pki/<name>.crt/.key -> (CN, O), as kubeadm's
 # controller-manager.conf and scheduler.conf.
 COMPONENTS: dict[str, tuple[str, list[str]]] = {"controller-manager": ("system:kube-controller-manager", []),
@@ -87,7 +90,7 @@ def ensure_pki(data_dir: pathlib.Path, hosts: list[str]) -> PKI:
         if not ((pki / f"{name}.crt").exists() and (pki / f"{name}.key").exists()):
             write_client_cert(pki, name, cn, orgs)
     if not paths.token_file.exists():
-        write_atomic(paths.token_file, f'{token},{ADMIN_USER},,"{ADMIN_GROUP}"\n'.encode())
+        write_atomic(paths.token_file, f'{token},{ADMIN_USER},,"{ADMIN_GROUP},{TOKEN_GROUP}"\n'.encode())
     return PKI(paths.ca_cert, paths.server_cert, paths.server_key, token, paths.admin_cert, paths.admin_key,
                paths.token_file)
 

@@ -63,14 +63,16 @@ class Union:
         self.authorizers = authorizers
 
     def authorize(self, a: Attributes) -> tuple[Decision, str]:
-        reasons = []
+        reasons: list[str] | None = None          # made only when there is one: every request passes here
         for z in self.authorizers:
             decision, reason = z.authorize(a)
             if reason:
+                if reasons is None:
+                    reasons = []
                 reasons.append(reason)
             if decision is not Decision.NO_OPINION:
-                return decision, "\n".join(reasons)
-        return Decision.NO_OPINION, "\n".join(reasons)
+                return decision, "\n".join(reasons) if reasons else ""
+        return Decision.NO_OPINION, "\n".join(reasons) if reasons else ""
 
 
 def attributes_of(user: UserInfo, info: RequestInfo, path: str, field_selector: str = "") -> Attributes:

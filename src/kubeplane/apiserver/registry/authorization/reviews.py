@@ -1,9 +1,10 @@
 """The access reviews: LocalSubjectAccessReview, SelfSubjectAccessReview, SelfSubjectRulesReview,
-SubjectAccessReview — answered, never stored (registry/review.py).
+SubjectAccessReview — answered by the server's authorizer, never stored (registry/review.py).
 
-kubeplane has no authorizer yet (issue 12): every authenticated request is allowed, so every
-review answers allowed, and says why in status.reason; the rules review lists everything.
-Upstream: pkg/registry/authorization/*/rest.go.
+Upstream: pkg/registry/authorization/{subjectaccessreview,localsubjectaccessreview,
+selfsubjectaccessreview,selfsubjectrulesreview}/rest.go and
+authorizationutil.AuthorizationAttributesFrom / ResourceAttributesFrom /
+NonResourceAttributesFrom (pkg/registry/authorization/util/helpers.go).
 """
 from __future__ import annotations
 
@@ -11,27 +12,54 @@ from typing import Any
 
 from ....api import errors
 from ....api.validation import authorization as validation
+from ...authentication.user import UserInfo
+from ...authorization.authorizer import Attributes, Decision
 from ..definition import ResourceDefinition
 from ..registry import register
 from ..strategy import Obj
 
 GROUP = "authorization.k8s.io"
-REASON = "kubeplane has no authorizer yet: every authenticated request is allowed"
 
 
-def _allowed(obj: Obj) -> Obj:
-    obj["status"] = {"allowed": True, "reason": REASON}
+def attributes_from(user: UserInfo, spec: Obj) -> Attributes:
+    """Upstream: ResourceAttributesFrom / NonResourceAttributesFrom"""
+    res = spec.get("resourceAttributes")
+    if res is not None:
+        return Attributes(user, res.get("verb") or "", True, res.get("namespace") or "", res.get("group") or "",
+                          res.get("version") or "", res.get("resource") or "", res.get("subresource") or "",
+                          res.get("name") or "")
+    nonres = spec.get("nonResourceAttributes") or {}
+    return Attributes(user, nonres.get("verb") or "", False, path=nonres.get("path") or "")
+
+
+def spec_user(spec: Obj) -> UserInfo:
+    """Upstream: AuthorizationAttributesFrom's user.DefaultInfo (the groups as given: no
+    system:authenticated added)."""
+    extra = spec.get("extra") or {}
+    return UserInfo(spec.get("user") or "", spec.get("uid") or "", tuple(spec.get("groups") or ()),
+                    tuple(sorted((k, tuple(v or ())) for k, v in extra.items())))
+
+
+def _answer(api: Any, obj: Obj, a: Attributes) -> Obj:
+    decision, reason = api.authorizer.authorize(a)
+    status: Obj = {"allowed": decision is Decision.ALLOW}
+    if decision is Decision.DENY:
+        status["denied"] = True
+    if reason:
+        status["reason"] = reason
+    obj["status"] = status
     return obj
 
 
 def subject_access_review(api: Any, req: Any, obj: Obj) -> Obj:
     """Upstream: subjectaccessreview REST.Create"""
-    return _allowed(obj)
+    spec = obj.get("spec") or {}
+    return _answer(api, obj, attributes_from(spec_user(spec), spec))
 
 
 def self_subject_access_review(api: Any, req: Any, obj: Obj) -> Obj:
     """Upstream: selfsubjectaccessreview REST.Create (the review is of the requesting user)."""
-    return _allowed(obj)
+    return _answer(api, obj, attributes_from(req.user, obj.get("spec") or {}))
 
 
 def local_subject_access_review(api: Any, req: Any, obj: Obj) -> Obj:
@@ -39,22 +67,24 @@ def local_subject_access_review(api: Any, req: Any, obj: Obj) -> Obj:
     ns = (obj.get("metadata") or {}).get("namespace") or ""
     if not ns:
         raise errors.BadRequest(f"namespace is required on this type: {ns}")
-    res = (obj.get("spec") or {}).get("resourceAttributes") or {}
+    spec = obj.get("spec") or {}
+    res = spec.get("resourceAttributes") or {}
     if (res.get("namespace") or "") != ns:
         raise errors.BadRequest(f"spec.resourceAttributes.namespace must match namespace: {ns}")
-    return _allowed(obj)
+    return _answer(api, obj, attributes_from(spec_user(spec), spec))
 
 
 def self_subject_rules_review(api: Any, req: Any, obj: Obj) -> Obj:
     """Upstream: selfsubjectrulesreview REST.Create — the rules the requesting user has in
-    spec.namespace (here: everything)."""
-    if not (obj.get("spec") or {}).get("namespace"):
+    spec.namespace, from every authorizer that can list them."""
+    from ...authorization.rulesfor import rules_for
+    ns = (obj.get("spec") or {}).get("namespace")
+    if not ns:
         raise errors.BadRequest("no namespace on request")
-    obj["status"] = {
-        "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-        "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
-        "incomplete": False,
-    }
+    resource, non_resource, incomplete, errs = rules_for(api.authorizer, req.user, ns)
+    obj["status"] = {"resourceRules": resource, "nonResourceRules": non_resource, "incomplete": incomplete}
+    if errs:
+        obj["status"]["evaluationError"] = errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
     return obj
 
 

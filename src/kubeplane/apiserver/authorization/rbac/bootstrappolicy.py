@@ -1,0 +1,569 @@
+"""Upstream's bootstrap policy: the default ClusterRoles, ClusterRoleBindings, the controller
+roles (one per controller service account, for --use-service-account-credentials) and the
+namespaced Roles and RoleBindings of kube-system and kube-public.
+
+Upstream: ClusterRoles, ClusterRoleBindings, NamespaceRoles, NamespaceRoleBindings
+(plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go, namespace_policy.go) and
+ControllerRoles, ControllerRoleBindings (controller_policy.go). Written as upstream writes it:
+rules built by a builder that sorts every list (PolicyRuleBuilder.Rule), every object
+labelled `kubernetes.io/bootstrapping: rbac-defaults` and annotated
+`rbac.authorization.kubernetes.io/autoupdate: "true"` (addDefaultMetadata).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+Obj = dict[str, Any]
+
+G = "rbac.authorization.k8s.io"
+AUTOUPDATE = "rbac.authorization.kubernetes.io/autoupdate"
+BOOTSTRAPPING = {"kubernetes.io/bootstrapping": "rbac-defaults"}
+AGGREGATE_TO = "rbac.authorization.k8s.io/aggregate-to-"
+
+READ = ("get", "list", "watch")
+WRITE = ("create", "update", "patch", "delete", "deletecollection")
+READ_WRITE = READ + WRITE
+
+LEGACY, APPS, AUTOSCALING, BATCH, EXTENSIONS, POLICY = "", "apps", "autoscaling", "batch", "extensions", "policy"
+NETWORKING, STORAGE, DISCOVERY = "networking.k8s.io", "storage.k8s.io", "discovery.k8s.io"
+AUTHENTICATION, AUTHORIZATION, CERTIFICATES = "authentication.k8s.io", "authorization.k8s.io", "certificates.k8s.io"
+COORDINATION, EVENTS, RBAC, NODE, RESOURCE = "coordination.k8s.io", "events.k8s.io", G, "node.k8s.io", "resource.k8s.io"
+ADMISSIONREGISTRATION = "admissionregistration.k8s.io"
+
+
+def rule(verbs: tuple[str, ...] | str, groups: tuple[str, ...] | str, resources: tuple[str, ...] | str,
+         names: tuple[str, ...] = ()) -> Obj:
+    """Upstream: NewRule(verbs...).Groups(...).Resources(...).Names(...).RuleOrDie() (sorted)."""
+    def seq(v: tuple[str, ...] | str) -> list[str]:
+        return sorted([v] if isinstance(v, str) else v)
+    r: Obj = {"verbs": seq(verbs), "apiGroups": seq(groups), "resources": seq(resources)}
+    if names:
+        r["resourceNames"] = sorted(names)
+    return r
+
+
+def urls(verbs: tuple[str, ...] | str, *paths: str) -> Obj:
+    """Upstream: NewRule(verbs...).URLs(paths...).RuleOrDie()"""
+    return {"verbs": sorted([verbs] if isinstance(verbs, str) else verbs), "nonResourceURLs": sorted(paths)}
+
+
+def events_rule() -> Obj:
+    """Upstream: eventsRule()"""
+    return rule(("create", "update", "patch"), (LEGACY, EVENTS), "events")
+
+
+def _meta(name: str, namespace: str = "", labels: dict[str, str] | None = None) -> Obj:
+    m: Obj = {"name": name}
+    if namespace:
+        m["namespace"] = namespace
+    m["labels"] = {**BOOTSTRAPPING, **(labels or {})}
+    m["annotations"] = {AUTOUPDATE: "true"}
+    return m
+
+
+def cluster_role(name: str, *rules: Obj, labels: dict[str, str] | None = None,
+                 aggregate_from: str = "") -> Obj:
+    r: Obj = {"apiVersion": f"{G}/v1", "kind": "ClusterRole", "metadata": _meta(name, labels=labels)}
+    if aggregate_from:
+        r["aggregationRule"] = {"clusterRoleSelectors": [{"matchLabels": {AGGREGATE_TO + aggregate_from: "true"}}]}
+    r["rules"] = list(rules)
+    return r
+
+
+def role(namespace: str, name: str, *rules: Obj) -> Obj:
+    return {"apiVersion": f"{G}/v1", "kind": "Role", "metadata": _meta(name, namespace), "rules": list(rules)}
+
+
+def user(name: str) -> Obj:
+    return {"apiGroup": G, "kind": "User", "name": name}
+
+
+def group(name: str) -> Obj:
+    return {"apiGroup": G, "kind": "Group", "name": name}
+
+
+def sa(namespace: str, name: str) -> Obj:
+    return {"kind": "ServiceAccount", "name": name, "namespace": namespace}
+
+
+def cluster_role_binding(name: str, role_name: str, *subjects: Obj) -> Obj:
+    """Upstream: NewClusterBinding(role).Users/Groups/SAs(...).BindingOrDie()"""
+    b: Obj = {"apiVersion": f"{G}/v1", "kind": "ClusterRoleBinding", "metadata": _meta(name),
+              "roleRef": {"apiGroup": G, "kind": "ClusterRole", "name": role_name}}
+    if subjects:
+        b["subjects"] = list(subjects)
+    return b
+
+
+def role_binding(namespace: str, name: str, role_name: str, *subjects: Obj) -> Obj:
+    return {"apiVersion": f"{G}/v1", "kind": "RoleBinding", "metadata": _meta(name, namespace),
+            "roleRef": {"apiGroup": G, "kind": "Role", "name": role_name}, "subjects": list(subjects)}
+
+
+# --- the aggregated user-facing roles ---------------------------------------------------
+
+def _view_rules() -> list[Obj]:
+    return [
+        rule(READ, LEGACY, ("pods", "replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts",
+                            "services", "services/status", "endpoints", "persistentvolumeclaims",
+                            "persistentvolumeclaims/status", "configmaps")),
+        rule(READ, LEGACY, ("limitranges", "resourcequotas", "bindings", "events", "pods/status",
+                            "resourcequotas/status", "namespaces/status", "replicationcontrollers/status",
+                            "pods/log")),
+        # read access to namespaces at the namespace scope means you can read *this* namespace
+        rule(READ, LEGACY, "namespaces"),
+        rule(READ, DISCOVERY, "endpointslices"),
+        rule(READ, APPS, ("controllerrevisions", "statefulsets", "statefulsets/scale", "statefulsets/status",
+                          "daemonsets", "daemonsets/status", "deployments", "deployments/scale",
+                          "deployments/status", "replicasets", "replicasets/scale", "replicasets/status")),
+        rule(READ, AUTOSCALING, ("horizontalpodautoscalers", "horizontalpodautoscalers/status")),
+        rule(READ, BATCH, ("jobs", "cronjobs", "cronjobs/status", "jobs/status")),
+        rule(READ, EXTENSIONS, ("daemonsets", "daemonsets/status", "deployments", "deployments/scale",
+                                "deployments/status", "ingresses", "ingresses/status", "replicasets",
+                                "replicasets/scale", "replicasets/status", "networkpolicies")),
+        rule(READ, POLICY, ("poddisruptionbudgets", "poddisruptionbudgets/status")),
+        rule(READ, NETWORKING, ("networkpolicies", "ingresses", "ingresses/status")),
+    ]
+
+
+def _edit_rules() -> list[Obj]:
+    return [
+        rule("impersonate", LEGACY, "serviceaccounts"),
+        rule(WRITE, LEGACY, ("pods", "pods/attach", "pods/proxy", "pods/exec", "pods/portforward")),
+        rule("create", LEGACY, "pods/eviction"),
+        rule(WRITE, LEGACY, ("replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts",
+                             "services", "services/proxy", "persistentvolumeclaims", "configmaps", "secrets",
+                             "events")),
+        rule("create", LEGACY, "serviceaccounts/token"),
+        rule(WRITE, APPS, ("statefulsets", "statefulsets/scale", "daemonsets", "deployments", "deployments/scale",
+                           "deployments/rollback", "replicasets", "replicasets/scale")),
+        rule(WRITE, AUTOSCALING, "horizontalpodautoscalers"),
+        rule(WRITE, BATCH, ("jobs", "cronjobs")),
+        rule(WRITE, EXTENSIONS, ("daemonsets", "deployments", "deployments/scale", "deployments/rollback",
+                                 "ingresses", "replicasets", "replicasets/scale", "replicationcontrollers/scale",
+                                 "networkpolicies")),
+        rule(WRITE, POLICY, "poddisruptionbudgets"),
+        rule(WRITE, NETWORKING, ("networkpolicies", "ingresses")),
+        rule(READ_WRITE, COORDINATION, "leases"),
+    ]
+
+
+def _admin_rules() -> list[Obj]:
+    return [
+        rule("create", AUTHORIZATION, "localsubjectaccessreviews"),
+        rule(READ_WRITE, RBAC, ("roles", "rolebindings")),
+    ]
+
+
+def _node_rules() -> list[Obj]:
+    """Upstream: NodeRules()"""
+    return [
+        rule("create", AUTHENTICATION, "tokenreviews"),
+        rule("create", AUTHORIZATION, ("subjectaccessreviews", "localsubjectaccessreviews")),
+        rule(READ, LEGACY, "services"),
+        rule(("create", "get", "list", "watch"), LEGACY, "nodes"),
+        rule(("update", "patch"), LEGACY, "nodes/status"),
+        rule(("update", "patch"), LEGACY, "nodes"),
+        rule(("create", "update", "patch"), LEGACY, "events"),
+        rule(READ, LEGACY, "pods"),
+        rule(("create", "delete"), LEGACY, "pods"),
+        rule(("update", "patch"), LEGACY, "pods/status"),
+        rule("create", LEGACY, "pods/eviction"),
+        rule(READ, LEGACY, ("secrets", "configmaps")),
+        rule("get", LEGACY, ("persistentvolumeclaims", "persistentvolumes")),
+        rule("get", LEGACY, "endpoints"),
+        rule(("create", "get", "list", "watch"), CERTIFICATES, "certificatesigningrequests"),
+        rule(("get", "create", "update", "patch", "delete"), COORDINATION, "leases"),
+        rule("get", STORAGE, "volumeattachments"),
+        rule(("update", "patch"), LEGACY, "persistentvolumeclaims/status"),
+        rule("create", LEGACY, "serviceaccounts/token"),
+        rule(READ, STORAGE, "csidrivers"),
+        rule(("get", "create", "update", "patch", "delete"), STORAGE, "csinodes"),
+        rule(READ, NODE, "runtimeclasses"),
+        rule(READ, RESOURCE, "resourceclaims"),
+        rule(READ, RESOURCE, "resourceslices"),
+        rule("deletecollection", RESOURCE, "resourceslices"),
+    ]
+
+
+def cluster_roles() -> list[Obj]:
+    """Upstream: ClusterRoles()"""
+    roles = [
+        cluster_role("cluster-admin", rule("*", "*", "*"), urls("*", "*")),
+        cluster_role("system:discovery", urls("get", "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez",
+                                              "/openapi", "/openapi/*", "/readyz", "/version", "/version/")),
+        cluster_role("system:monitoring", urls("get", "/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz",
+                                               "/livez/*", "/readyz/*", "/healthz/*")),
+        cluster_role("system:basic-user", rule("create", AUTHORIZATION,
+                                               ("selfsubjectaccessreviews", "selfsubjectrulesreviews")),
+                     rule("create", AUTHENTICATION, "selfsubjectreviews")),
+        cluster_role("system:public-info-viewer", urls("get", "/livez", "/readyz", "/healthz", "/version",
+                                                       "/version/")),
+        cluster_role("admin", aggregate_from="admin"),
+        cluster_role("edit", labels={AGGREGATE_TO + "admin": "true"}, aggregate_from="edit"),
+        cluster_role("view", labels={AGGREGATE_TO + "edit": "true"}, aggregate_from="view"),
+        cluster_role("system:aggregate-to-admin", *_admin_rules(), labels={AGGREGATE_TO + "admin": "true"}),
+        cluster_role("system:aggregate-to-edit", *_edit_rules(), labels={AGGREGATE_TO + "edit": "true"}),
+        cluster_role("system:aggregate-to-view", *_view_rules(), labels={AGGREGATE_TO + "view": "true"}),
+        cluster_role("system:heapster", rule(READ, LEGACY, ("events", "pods", "nodes", "namespaces")),
+                     rule(READ, EXTENSIONS, "deployments")),
+        cluster_role("system:node", *_node_rules()),
+        cluster_role("system:node-problem-detector", rule("get", LEGACY, "nodes"),
+                     rule("patch", LEGACY, "nodes/status"), events_rule()),
+        cluster_role("system:kubelet-api-admin", rule(("get", "list", "watch", "proxy"), LEGACY, "nodes"),
+                     rule("*", LEGACY, ("nodes/proxy", "nodes/metrics", "nodes/stats", "nodes/log",
+                                        "nodes/healthz", "nodes/pods", "nodes/checkpoint", "nodes/configz"))),
+        cluster_role("system:node-bootstrapper",
+                     rule(("create", "get", "list", "watch"), CERTIFICATES, "certificatesigningrequests")),
+        cluster_role("system:auth-delegator", rule("create", AUTHENTICATION, "tokenreviews"),
+                     rule("create", AUTHORIZATION, "subjectaccessreviews")),
+        cluster_role("system:kube-aggregator", rule(READ, LEGACY, ("services", "endpoints"))),
+        cluster_role("system:kube-controller-manager",
+                     events_rule(),
+                     rule("create", COORDINATION, "leases"),
+                     rule(("get", "update"), COORDINATION, "leases", names=("kube-controller-manager",)),
+                     rule("create", LEGACY, ("secrets", "serviceaccounts")),
+                     rule("delete", LEGACY, "secrets"),
+                     rule("get", LEGACY, ("configmaps", "namespaces", "secrets", "serviceaccounts")),
+                     rule("update", LEGACY, ("secrets", "serviceaccounts")),
+                     rule("create", AUTHENTICATION, "tokenreviews"),
+                     rule("create", AUTHORIZATION, "subjectaccessreviews"),
+                     rule(("list", "watch"), "*", "*"),
+                     rule("create", LEGACY, "serviceaccounts/token")),
+        cluster_role("system:kube-dns", rule(("list", "watch"), LEGACY, ("endpoints", "services")),
+                     rule(("list", "watch"), DISCOVERY, "endpointslices")),
+        cluster_role("system:persistent-volume-provisioner",
+                     rule(("get", "list", "watch", "create", "delete"), LEGACY, "persistentvolumes"),
+                     rule(("get", "list", "watch", "update"), LEGACY, "persistentvolumeclaims"),
+                     rule(READ, STORAGE, "storageclasses"),
+                     rule("watch", LEGACY, "events"), events_rule()),
+        cluster_role("system:certificates.k8s.io:certificatesigningrequests:nodeclient",
+                     rule("create", CERTIFICATES, "certificatesigningrequests/nodeclient")),
+        cluster_role("system:certificates.k8s.io:certificatesigningrequests:selfnodeclient",
+                     rule("create", CERTIFICATES, "certificatesigningrequests/selfnodeclient")),
+        cluster_role("system:volume-scheduler",
+                     rule(("get", "list", "watch", "update", "patch"), LEGACY, "persistentvolumes"),
+                     rule(READ, STORAGE, "storageclasses"),
+                     rule(("get", "list", "watch", "update", "patch"), LEGACY, "persistentvolumeclaims")),
+        cluster_role("system:certificates.k8s.io:legacy-unknown-approver",
+                     rule("approve", CERTIFICATES, "signers", names=("kubernetes.io/legacy-unknown",))),
+        cluster_role("system:certificates.k8s.io:kubelet-serving-approver",
+                     rule("approve", CERTIFICATES, "signers", names=("kubernetes.io/kubelet-serving",))),
+        cluster_role("system:certificates.k8s.io:kube-apiserver-client-approver",
+                     rule("approve", CERTIFICATES, "signers", names=("kubernetes.io/kube-apiserver-client",))),
+        cluster_role("system:certificates.k8s.io:kube-apiserver-client-kubelet-approver",
+                     rule("approve", CERTIFICATES, "signers",
+                          names=("kubernetes.io/kube-apiserver-client-kubelet",))),
+        cluster_role("system:service-account-issuer-discovery",
+                     urls("get", "/.well-known/openid-configuration", "/.well-known/openid-configuration/",
+                          "/openid/v1/jwks", "/openid/v1/jwks/")),
+        cluster_role("system:node-proxier",
+                     rule(("list", "watch"), LEGACY, ("services", "endpoints")),
+                     rule(READ, LEGACY, "nodes"),
+                     events_rule(),
+                     rule(("list", "watch"), DISCOVERY, "endpointslices"),
+                     rule(("list", "watch"), NETWORKING, "servicecidrs")),
+        cluster_role("system:kube-scheduler",
+                     events_rule(),
+                     rule("create", COORDINATION, "leases"),
+                     rule(("get", "update"), COORDINATION, "leases", names=("kube-scheduler",)),
+                     rule(READ, LEGACY, "nodes"),
+                     rule(("get", "list", "watch", "delete"), LEGACY, "pods"),
+                     rule("create", LEGACY, ("pods/binding", "bindings")),
+                     rule(("patch", "update"), LEGACY, "pods/status"),
+                     rule(READ, LEGACY, ("services", "replicationcontrollers")),
+                     rule(READ, (APPS, EXTENSIONS), "replicasets"),
+                     rule(READ, APPS, "statefulsets"),
+                     rule(READ, POLICY, "poddisruptionbudgets"),
+                     rule(READ, LEGACY, ("persistentvolumeclaims", "persistentvolumes")),
+                     rule("create", AUTHENTICATION, "tokenreviews"),
+                     rule("create", AUTHORIZATION, "subjectaccessreviews"),
+                     rule(READ, STORAGE, "csinodes"),
+                     rule(READ, LEGACY, "namespaces"),
+                     rule(READ, STORAGE, "csidrivers"),
+                     rule(READ, STORAGE, "csistoragecapacities")),
+    ]
+    return sorted(roles, key=lambda r: r["metadata"]["name"])
+
+
+def cluster_role_bindings() -> list[Obj]:
+    """Upstream: ClusterRoleBindings()"""
+    bindings = [
+        cluster_role_binding("cluster-admin", "cluster-admin", group("system:masters")),
+        cluster_role_binding("system:monitoring", "system:monitoring", group("system:monitoring")),
+        cluster_role_binding("system:discovery", "system:discovery", group("system:authenticated")),
+        cluster_role_binding("system:basic-user", "system:basic-user", group("system:authenticated")),
+        cluster_role_binding("system:public-info-viewer", "system:public-info-viewer",
+                             group("system:authenticated"), group("system:unauthenticated")),
+        cluster_role_binding("system:node-proxier", "system:node-proxier", user("system:kube-proxy")),
+        cluster_role_binding("system:kube-controller-manager", "system:kube-controller-manager",
+                             user("system:kube-controller-manager")),
+        cluster_role_binding("system:kube-dns", "system:kube-dns", sa("kube-system", "kube-dns")),
+        cluster_role_binding("system:kube-scheduler", "system:kube-scheduler", user("system:kube-scheduler")),
+        cluster_role_binding("system:volume-scheduler", "system:volume-scheduler", user("system:kube-scheduler")),
+        # the node authorizer decides for nodes: this binding has no subjects (upstream, since 1.8)
+        cluster_role_binding("system:node", "system:node"),
+        cluster_role_binding("system:service-account-issuer-discovery", "system:service-account-issuer-discovery",
+                             group("system:serviceaccounts")),
+    ]
+    return sorted(bindings, key=lambda b: b["metadata"]["name"])
+
+
+# --- the controllers' roles (controller_policy.go) ---------------------------------------
+
+CONTROLLER_PREFIX = "system:controller:"
+
+
+def _controller_rules() -> dict[str, list[Obj]]:
+    ev = events_rule()
+    return {
+        "attachdetach-controller": [
+            rule(("list", "watch"), LEGACY, "persistentvolumes"),
+            rule(("list", "watch"), LEGACY, "persistentvolumeclaims"),
+            rule(READ, LEGACY, "nodes"),
+            rule(("patch", "update"), LEGACY, "nodes/status"),
+            rule(("list", "watch"), LEGACY, "pods"),
+            ev,
+            rule(("get", "create", "delete", "list", "watch"), STORAGE, "volumeattachments"),
+            rule(READ, STORAGE, "csidrivers"),
+            rule(READ, STORAGE, "csinodes")],
+        "clusterrole-aggregation-controller": [
+            rule(("escalate", "get", "list", "watch", "update", "patch"), RBAC, "clusterroles")],
+        "cronjob-controller": [
+            rule(("get", "list", "watch", "update"), BATCH, "cronjobs"),
+            rule(("get", "list", "watch", "create", "update", "delete", "patch"), BATCH, "jobs"),
+            rule("update", BATCH, "cronjobs/status"),
+            rule("update", BATCH, "cronjobs/finalizers"),
+            rule(("list", "delete"), LEGACY, "pods"),
+            ev],
+        "daemon-set-controller": [
+            rule(READ, (EXTENSIONS, APPS), "daemonsets"),
+            rule("update", (EXTENSIONS, APPS), "daemonsets/status"),
+            rule("update", (EXTENSIONS, APPS), "daemonsets/finalizers"),
+            rule(READ, LEGACY, "nodes"),
+            rule(("list", "watch", "create", "delete", "patch"), LEGACY, "pods"),
+            rule("create", LEGACY, "pods/binding"),
+            rule(("get", "list", "watch", "create", "delete", "update", "patch"), APPS, "controllerrevisions"),
+            ev],
+        "deployment-controller": [
+            rule(("get", "list", "watch", "update"), (EXTENSIONS, APPS), "deployments"),
+            rule("update", (EXTENSIONS, APPS), ("deployments/status", "deployments/finalizers")),
+            rule(("get", "list", "watch", "create", "update", "patch", "delete"), (EXTENSIONS, APPS), "replicasets"),
+            rule(("get", "list", "watch", "update"), LEGACY, "pods"),
+            ev],
+        "disruption-controller": [
+            rule(READ, (EXTENSIONS, APPS), "deployments"),
+            rule(READ, (APPS, EXTENSIONS), "replicasets"),
+            rule(READ, LEGACY, "replicationcontrollers"),
+            rule(READ, POLICY, "poddisruptionbudgets"),
+            rule(READ, APPS, "statefulsets"),
+            rule("update", POLICY, "poddisruptionbudgets/status"),
+            rule("get", "*", "*/scale"),
+            rule(("patch", "update"), LEGACY, "pods/status"),
+            ev],
+        "endpoint-controller": [
+            rule(READ, LEGACY, ("services", "pods")),
+            rule(("get", "list", "create", "update", "delete"), LEGACY, "endpoints"),
+            rule("create", LEGACY, "endpoints/restricted"),
+            ev],
+        "endpointslice-controller": [
+            rule(READ, LEGACY, ("services", "pods", "nodes")),
+            rule(("get", "list", "create", "update", "delete"), DISCOVERY, "endpointslices"),
+            rule("update", LEGACY, "services/finalizers"),
+            ev],
+        "endpointslicemirroring-controller": [
+            rule(READ, LEGACY, ("services", "endpoints")),
+            rule(("get", "list", "create", "update", "delete"), DISCOVERY, "endpointslices"),
+            rule("update", LEGACY, ("services/finalizers", "endpoints/finalizers")),
+            ev],
+        "ephemeral-volume-controller": [
+            rule(READ, LEGACY, "pods"),
+            rule("update", LEGACY, "pods/finalizers"),
+            rule(("get", "list", "watch", "create"), LEGACY, "persistentvolumeclaims"),
+            ev],
+        "expand-controller": [
+            rule(("get", "list", "watch", "update", "patch"), LEGACY, "persistentvolumes"),
+            rule(("update", "patch"), LEGACY, "persistentvolumeclaims/status"),
+            rule(READ, LEGACY, "persistentvolumeclaims"),
+            rule(READ, STORAGE, "storageclasses"),
+            rule("get", LEGACY, ("services", "endpoints")),
+            rule("get", LEGACY, "secrets"),
+            ev],
+        "generic-garbage-collector": [
+            rule(("get", "list", "watch", "patch", "update", "delete"), "*", "*"),
+            ev],
+        "horizontal-pod-autoscaler": [
+            rule(READ, AUTOSCALING, "horizontalpodautoscalers"),
+            rule("update", AUTOSCALING, "horizontalpodautoscalers/status"),
+            rule(("get", "update"), "*", "*/scale"),
+            rule("list", LEGACY, "pods"),
+            rule("list", "metrics.k8s.io", "pods"),
+            rule(("get", "list"), ("custom.metrics.k8s.io", "external.metrics.k8s.io"), "*"),
+            ev],
+        "job-controller": [
+            rule(("get", "list", "watch", "update", "patch"), BATCH, "jobs"),
+            rule("update", BATCH, "jobs/status"),
+            rule("update", BATCH, "jobs/finalizers"),
+            rule(("list", "watch", "create", "delete", "patch"), LEGACY, "pods"),
+            ev],
+        "legacy-service-account-token-cleaner": [
+            rule(("get", "delete"), LEGACY, "secrets"),
+            rule(("patch", "get", "delete"), LEGACY, "secrets"),
+            ev],
+        "namespace-controller": [
+            rule(("get", "list", "watch", "delete"), LEGACY, "namespaces"),
+            rule("update", LEGACY, ("namespaces/finalize", "namespaces/status")),
+            rule(("get", "list", "delete", "deletecollection"), "*", "*")],
+        "node-controller": [
+            rule(("get", "list", "update", "delete", "patch"), LEGACY, "nodes"),
+            rule(("patch", "update"), LEGACY, "nodes/status"),
+            rule(("patch", "update"), LEGACY, "pods/status"),
+            rule(("list", "delete"), LEGACY, "pods"),
+            rule("get", LEGACY, "pods"),
+            ev],
+        "persistent-volume-binder": [
+            rule(("get", "list", "watch", "update", "create", "delete"), LEGACY, "persistentvolumes"),
+            rule("update", LEGACY, "persistentvolumes/status"),
+            rule(("get", "list", "watch", "update"), LEGACY, "persistentvolumeclaims"),
+            rule("update", LEGACY, "persistentvolumeclaims/status"),
+            rule(("list", "watch", "get", "create", "delete"), LEGACY, "pods"),
+            rule(READ, STORAGE, "storageclasses"),
+            rule(("get", "create", "delete"), LEGACY, ("services", "endpoints")),
+            rule("get", LEGACY, "secrets"),
+            rule("get", LEGACY, "nodes"),
+            rule("watch", LEGACY, "events"),
+            ev],
+        "pod-garbage-collector": [
+            rule(("list", "watch", "delete"), LEGACY, "pods"),
+            rule(READ, LEGACY, "nodes"),
+            rule("patch", LEGACY, "pods/status")],
+        "pv-protection-controller": [
+            rule(("get", "list", "watch", "update"), LEGACY, "persistentvolumes"),
+            ev],
+        "pvc-protection-controller": [
+            rule(("get", "list", "watch", "update"), LEGACY, "persistentvolumeclaims"),
+            rule(("list", "watch", "get"), LEGACY, "pods"),
+            ev],
+        "replicaset-controller": [
+            rule(("get", "list", "watch", "update"), (APPS, EXTENSIONS), "replicasets"),
+            rule("update", (APPS, EXTENSIONS), "replicasets/status"),
+            rule("update", (APPS, EXTENSIONS), "replicasets/finalizers"),
+            rule(("list", "watch", "patch", "create", "delete"), LEGACY, "pods"),
+            ev],
+        "replication-controller": [
+            rule(("get", "list", "watch", "update"), LEGACY, "replicationcontrollers"),
+            rule("update", LEGACY, "replicationcontrollers/status"),
+            rule("update", LEGACY, "replicationcontrollers/finalizers"),
+            rule(("list", "watch", "patch", "create", "delete"), LEGACY, "pods"),
+            ev],
+        "resourcequota-controller": [
+            rule(("list", "watch"), "*", "*"),
+            rule("update", LEGACY, "resourcequotas/status"),
+            ev],
+        "root-ca-cert-publisher": [
+            rule(("create", "update"), LEGACY, "configmaps"),
+            ev],
+        "route-controller": [
+            rule("list", LEGACY, "nodes"),
+            rule("patch", LEGACY, "nodes/status"),
+            ev],
+        "service-account-controller": [
+            rule("create", LEGACY, "serviceaccounts"),
+            ev],
+        "service-cidrs-controller": [
+            rule(READ, NETWORKING, "servicecidrs"),
+            rule(("patch", "update"), NETWORKING, "servicecidrs/status"),
+            rule("update", NETWORKING, "servicecidrs/finalizers"),
+            rule(READ, NETWORKING, "ipaddresses"),
+            ev],
+        "service-controller": [
+            rule(READ, LEGACY, "services"),
+            rule(("patch", "update"), LEGACY, "services/status"),
+            rule(READ, LEGACY, "nodes"),
+            ev],
+        "statefulset-controller": [
+            rule(("list", "watch"), LEGACY, "pods"),
+            rule(READ, APPS, "statefulsets"),
+            rule("update", APPS, "statefulsets/status"),
+            rule("update", APPS, "statefulsets/finalizers"),
+            rule(("get", "create", "delete", "update", "patch"), LEGACY, "pods"),
+            rule(("get", "create", "delete", "update", "patch", "list", "watch"), APPS, "controllerrevisions"),
+            rule(("get", "create"), LEGACY, "persistentvolumeclaims"),
+            ev],
+        "ttl-after-finished-controller": [
+            rule(("get", "list", "watch", "delete"), BATCH, "jobs"),
+            ev],
+        "ttl-controller": [
+            rule(("update", "patch", "list", "watch"), LEGACY, "nodes"),
+            ev],
+        "certificate-controller": [
+            rule(("get", "list", "watch", "delete"), CERTIFICATES, "certificatesigningrequests"),
+            rule("update", CERTIFICATES, ("certificatesigningrequests/status",
+                                          "certificatesigningrequests/approval")),
+            rule("approve", CERTIFICATES, "signers",
+                 names=("kubernetes.io/kube-apiserver-client-kubelet", "kubernetes.io/kubelet-serving",
+                        "kubernetes.io/legacy-unknown")),
+            rule("sign", CERTIFICATES, "signers",
+                 names=("kubernetes.io/kube-apiserver-client", "kubernetes.io/kube-apiserver-client-kubelet",
+                        "kubernetes.io/kubelet-serving", "kubernetes.io/legacy-unknown")),
+            rule("create", AUTHORIZATION, "subjectaccessreviews"),
+            ev],
+        "validatingadmissionpolicy-status-controller": [
+            rule(READ, ADMISSIONREGISTRATION, "validatingadmissionpolicies"),
+            rule(("get", "patch", "update"), ADMISSIONREGISTRATION, "validatingadmissionpolicies/status"),
+            ev],
+    }
+
+
+def controller_roles() -> list[Obj]:
+    """Upstream: ControllerRoles()"""
+    return [cluster_role(CONTROLLER_PREFIX + name, *rules) for name, rules in sorted(_controller_rules().items())]
+
+
+def controller_role_bindings() -> list[Obj]:
+    """Upstream: ControllerRoleBindings() — each role to its service account in kube-system."""
+    return [cluster_role_binding(CONTROLLER_PREFIX + name, CONTROLLER_PREFIX + name, sa("kube-system", name))
+            for name in sorted(_controller_rules())]
+
+
+# --- kube-system and kube-public (namespace_policy.go) ------------------------------------
+
+def namespace_roles() -> list[Obj]:
+    """Upstream: NamespaceRoles()"""
+    leader = (rule(("create", "get", "list", "update", "watch"), COORDINATION, "leases"),
+              rule(("create", "get", "list", "update", "watch"), COORDINATION, "leasecandidates"))
+    return [
+        role("kube-public", "system:controller:bootstrap-signer", rule(READ, LEGACY, "configmaps"),
+             rule("update", LEGACY, "configmaps", names=("cluster-info",)), events_rule()),
+        role("kube-system", "extension-apiserver-authentication-reader",
+             rule(READ, LEGACY, "configmaps", names=("extension-apiserver-authentication",))),
+        role("kube-system", "system::leader-locking-kube-controller-manager", *leader),
+        role("kube-system", "system::leader-locking-kube-scheduler", *leader),
+        role("kube-system", "system:controller:bootstrap-signer", rule(READ, LEGACY, "secrets")),
+        role("kube-system", "system:controller:cloud-provider",
+             rule(("create", "get", "list", "watch"), LEGACY, "configmaps")),
+        role("kube-system", "system:controller:token-cleaner", rule(("delete",) + READ, LEGACY, "secrets"),
+             events_rule()),
+    ]
+
+
+def namespace_role_bindings() -> list[Obj]:
+    """Upstream: NamespaceRoleBindings()"""
+    return [
+        role_binding("kube-public", "system:controller:bootstrap-signer", "system:controller:bootstrap-signer",
+                     sa("kube-system", "bootstrap-signer")),
+        role_binding("kube-system", "system::extension-apiserver-authentication-reader",
+                     "extension-apiserver-authentication-reader",
+                     user("system:kube-controller-manager"), user("system:kube-scheduler")),
+        role_binding("kube-system", "system::leader-locking-kube-controller-manager",
+                     "system::leader-locking-kube-controller-manager", user("system:kube-controller-manager"),
+                     sa("kube-system", "kube-controller-manager"), sa("kube-system", "leader-election-controller")),
+        role_binding("kube-system", "system::leader-locking-kube-scheduler", "system::leader-locking-kube-scheduler",
+                     user("system:kube-scheduler"), sa("kube-system", "kube-scheduler")),
+        role_binding("kube-system", "system:controller:bootstrap-signer", "system:controller:bootstrap-signer",
+                     sa("kube-system", "bootstrap-signer")),
+        role_binding("kube-system", "system:controller:cloud-provider", "system:controller:cloud-provider",
+                     sa("kube-system", "cloud-provider")),
+        role_binding("kube-system", "system:controller:token-cleaner", "system:controller:token-cleaner",
+                     sa("kube-system", "token-cleaner")),
+    ]

@@ -1,0 +1,128 @@
+"""Which rules apply to a user in a namespace, and where they come from.
+
+Upstream: DefaultRuleResolver, VisitRulesFor, RulesFor, GetRoleReferenceRules, appliesTo,
+describeSubject and the binding describers (pkg/registry/rbac/validation/rule.go). The
+bindings are found through the index's subjects (not a scan of every binding), then matched
+with upstream's appliesTo to name the first subject that applies.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Iterator
+
+from ....serviceaccount.claims import make_username
+from ...authentication.user import UserInfo
+from .index import PolicyIndex
+from .rules import Rule
+
+Obj = dict[str, Any]
+# visitor(source, rule, err) -> keep going?
+Visitor = Callable[[str, Rule | None, str | None], bool]
+
+
+def applies_to_user(user: UserInfo, subject: Obj, namespace: str) -> bool:
+    """Upstream: appliesToUser"""
+    kind, name = subject.get("kind"), subject.get("name") or ""
+    if kind == "User":
+        return user.name == name
+    if kind == "Group":
+        return name in user.groups
+    if kind == "ServiceAccount":
+        ns = subject.get("namespace") or namespace
+        return bool(ns) and user.name == make_username(ns, name)
+    return False
+
+
+def applies_to(user: UserInfo, subjects: list[Obj], namespace: str) -> int:
+    """Upstream: appliesTo — the index of the first subject that applies, or -1."""
+    for i, s in enumerate(subjects):
+        if isinstance(s, dict) and applies_to_user(user, s, namespace):
+            return i
+    return -1
+
+
+def describe_subject(s: Obj, binding_namespace: str) -> str:
+    """Upstream: describeSubject"""
+    kind, name = s.get("kind") or "", s.get("name") or ""
+    if kind == "ServiceAccount":
+        return f"{kind} {json.dumps(name + '/' + (s.get('namespace') or binding_namespace))}"
+    return f"{kind} {json.dumps(name)}"
+
+
+def describe_binding(b: Obj, subject: Obj) -> str:
+    """Upstream: clusterRoleBindingDescriber / roleBindingDescriber .String()"""
+    meta, ref = b.get("metadata") or {}, b.get("roleRef") or {}
+    ns = meta.get("namespace") or ""
+    if ns:
+        head = f"RoleBinding {json.dumps(meta.get('name', '') + '/' + ns)}"
+    else:
+        head = f"ClusterRoleBinding {json.dumps(meta.get('name', ''))}"
+    return (f"{head} of {ref.get('kind', '')} {json.dumps(ref.get('name', ''))} to "
+            f"{describe_subject(subject, ns)}")
+
+
+class DefaultRuleResolver:
+    def __init__(self, index: PolicyIndex) -> None:
+        self.index = index
+
+    def get_role_reference_rules(self, role_ref: Obj, namespace: str) -> tuple[tuple[Rule, ...], str | None]:
+        """Upstream: GetRoleReferenceRules — the rules, or the lister's error."""
+        kind, name = role_ref.get("kind"), role_ref.get("name") or ""
+        if kind == "Role":
+            rules = self.index.derived().rules("Role", namespace, name)
+            if rules is None:
+                return (), f'role.rbac.authorization.k8s.io "{name}" not found'
+            return rules, None
+        if kind == "ClusterRole":
+            rules = self.index.derived().rules("ClusterRole", "", name)
+            if rules is None:
+                return (), f'clusterrole.rbac.authorization.k8s.io "{name}" not found'
+            return rules, None
+        return (), f'unsupported role reference kind: "{kind or ""}"'
+
+    def bindings(self, user: UserInfo, namespace: str) -> Iterator[tuple[Obj, str]]:
+        """Every binding that applies (cluster ones first), with its binding namespace."""
+        d = self.index.derived()
+        for b in d.bindings_for(d.cluster, user.name, user.groups):
+            yield b, ""
+        if namespace and (by_principal := d.namespaced.get(namespace)):
+            for b in d.bindings_for(by_principal, user.name, user.groups):
+                yield b, namespace
+
+    def visit_rules_for(self, user: UserInfo, namespace: str, visitor: Visitor) -> None:
+        """Upstream: VisitRulesFor"""
+        self.index.refresh()
+        for b, ns in self.bindings(user, namespace):
+            subjects = b.get("subjects") or []
+            i = applies_to(user, subjects, ns)
+            if i < 0:
+                continue
+            ref = b.get("roleRef")
+            rules, err = self.get_role_reference_rules(ref if isinstance(ref, dict) else {}, ns)
+            if err is not None:
+                if not visitor("", None, err):
+                    return
+                continue
+            source = describe_binding(b, subjects[i])
+            for r in rules:
+                if not visitor(source, r, None):
+                    return
+
+    def rules_for(self, user: UserInfo, namespace: str) -> tuple[list[Rule], list[str]]:
+        """Upstream: RulesFor — every rule that applies, and the errors met finding them."""
+        rules: list[Rule] = []
+        errs: list[str] = []
+
+        def visit(source: str, rule: Rule | None, err: str | None) -> bool:
+            if rule is not None:
+                rules.append(rule)
+            if err is not None:
+                errs.append(err)
+            return True
+        self.visit_rules_for(user, namespace, visit)
+        return rules, errs
+
+
+def aggregate(errs: list[str]) -> str:
+    """Upstream: utilerrors.NewAggregate(errs).Error()"""
+    return errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"

@@ -1,0 +1,4 @@
+"""The clusterrole-aggregation controller. Upstream: pkg/controller/clusterroleaggregation."""
+from .clusterroleaggregation_controller import ClusterRoleAggregationController
+
+__all__ = ["ClusterRoleAggregationController"]

@@ -203,7 +203,8 @@ async def test_no_quota_means_no_list(api: Any, monkeypatch: pytest.MonkeyPatch)
     await put(api, quota({"pods": "5"}, {"pods": "0"}, ns="other"))
     for i in range(3):
         assert (await api.create(api.PODS, api.pod(f"p{i}"))).status == 201
-    assert [p for p in listed if p.startswith("/registry/resourcequotas/")] == ["/registry/resourcequotas/"]
+    # at most the index's one list (none if an earlier write in a namespace made it)
+    assert [p for p in listed if p.startswith("/registry/resourcequotas/")] in ([], ["/registry/resourcequotas/"])
 
 
 async def test_back_to_back_creates_cannot_both_pass(api: Any) -> None:

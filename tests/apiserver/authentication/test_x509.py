@@ -95,4 +95,4 @@ def test_the_admin_client_certificate_is_kubeadms(tmp_path: pathlib.Path) -> Non
         cx509.ExtendedKeyUsage).value
     for name in ("admin.crt", "admin.key", "tokens.csv"):
         assert (tmp_path / "pki" / name).stat().st_mode & 0o777 == 0o600
-    assert pki.token_file.read_text() == f'{pki.token},kubernetes-admin,,"kubeadm:cluster-admins"\n'
+    assert pki.token_file.read_text() == f'{pki.token},kubernetes-admin,,"kubeadm:cluster-admins,system:masters"\n'

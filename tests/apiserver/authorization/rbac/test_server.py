@@ -84,7 +84,8 @@ async def test_controllers_act_with_their_own_roles(api: APIServer) -> None:
 
 
 async def test_nodes_need_the_node_authorizer_or_kubeplanes_binding(api: APIServer) -> None:
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}
+    # its own Node (NodeRestriction refuses any other): system:node:kubeplane's
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "kubeplane"}}
     status, body = await call(api, identities.KUBELET, "POST", "/api/v1/nodes", node)
     assert status == 403          # upstream's system:node binding has no subjects
     from kubeplane.apiserver.authorization.rbac.reconcile import ensure_objects

@@ -25,8 +25,6 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from ...api import errors
 from ...api.validation.names import is_dns1123_subdomain
 from ..authorization.authorizer import Attributes
@@ -106,6 +104,7 @@ def load_policy(data: bytes) -> Policy:
     """Upstream: LoadPolicyFromBytes. Unknown fields are a warning (upstream falls back to
     lenient decoding); a malformed document, another kind or version, an invalid rule or no
     rules at all are errors."""
+    import yaml                 # on first use: a server without a policy never loads it
     try:
         doc = yaml.safe_load(data)
     except yaml.YAMLError as err:
@@ -135,7 +134,7 @@ def load_policy(data: bytes) -> Policy:
     return policy
 
 
-def _yaml_error(err: yaml.YAMLError) -> str:
+def _yaml_error(err: Any) -> str:
     mark = getattr(err, "problem_mark", None)
     problem = getattr(err, "problem", None) or str(err)
     return f"error converting YAML to JSON: yaml: line {mark.line + 1}: {problem}" if mark else str(err)

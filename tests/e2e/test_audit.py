@@ -65,8 +65,10 @@ def test_kubectl_apply_is_audited(tmp_path: pathlib.Path) -> None:
     assert all([e["stage"] for e in es] == ["RequestReceived", "ResponseComplete"] for es in by_id.values())
     assert {e["level"] for e in cms} == {"RequestResponse"}
     done = [es[-1] for es in by_id.values()]
-    # the in-process controller-manager's request is audited too (upstream: a remote client)
-    publisher = [e for e in done if e["user"]["username"] == "system:kube-controller-manager"]
+    # the in-process root-CA publisher's request is audited too (upstream: a remote client, as
+    # its service account)
+    publisher_user = "system:serviceaccount:kube-system:root-ca-cert-publisher"
+    publisher = [e for e in done if e["user"]["username"] == publisher_user]
     assert [(e["verb"], e["objectRef"]["name"]) for e in publisher] == [("create", "kube-root-ca.crt")]
     assert publisher[0]["sourceIPs"] == ["127.0.0.1"]
     done = [e for e in done if e not in publisher]

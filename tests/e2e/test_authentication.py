@@ -75,8 +75,8 @@ def test_the_python_client_with_the_x509_kubeconfig(cluster: Cluster) -> None:
 def test_the_admin_token_names_the_same_user(cluster: Cluster) -> None:
     token_only = kubeconfig_with(cluster, "admin-token", token=admin_user(cluster)["token"])
     out = kubectl(cluster, token_only, "auth", "whoami", "-o", "jsonpath={.status.userInfo}").stdout
-    assert yaml.safe_load(out) == {"username": "kubernetes-admin",
-                                   "groups": ["kubeadm:cluster-admins", "system:authenticated"]}
+    assert yaml.safe_load(out) == {"username": "kubernetes-admin",          # the token is also super-admin
+                                   "groups": ["kubeadm:cluster-admins", "system:masters", "system:authenticated"]}
 
 
 def test_a_service_account_token_works_until_the_account_is_deleted(cluster: Cluster) -> None:
@@ -140,8 +140,9 @@ def https_get(cluster: Cluster, path: str, token: str | None = None) -> tuple[in
 
 def test_anonymous_and_bad_tokens(cluster: Cluster) -> None:
     assert https_get(cluster, "/version")[0] == 200
-    code, body = https_get(cluster, "/api/v1/namespaces/default/secrets")    # 401 until RBAC decides (then 403)
-    assert (code, body["reason"]) == (401, "Unauthorized")
+    code, body = https_get(cluster, "/api/v1/namespaces/default/secrets")    # anonymous: RBAC refuses
+    assert (code, body["message"]) == (403, 'secrets is forbidden: User "system:anonymous" cannot list resource '
+                                            '"secrets" in API group "" in the namespace "default"')
     code, body = https_get(cluster, "/version", "not-a-token")               # never anonymous
     assert (code, body["message"]) == (401, "Unauthorized")
     code, body = https_get(cluster, "/version", "")                          # no token: anonymous

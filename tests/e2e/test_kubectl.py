@@ -170,7 +170,9 @@ def test_missing_namespace_is_not_found(cluster: Cluster) -> None:
     assert 'namespaces "nope" not found' in res.stderr
 
 
-def test_unauthenticated_requests_get_401(cluster: Cluster) -> None:
+def test_anonymous_requests_are_decided_by_rbac(cluster: Cluster) -> None:
+    """No credentials: system:anonymous, whom upstream's RBAC refuses (403) all but the health
+    and version endpoints (system:public-info-viewer)."""
     import ssl
     import urllib.error
     import urllib.request
@@ -182,9 +184,11 @@ def test_unauthenticated_requests_get_401(cluster: Cluster) -> None:
         cfg["clusters"][0]["cluster"]["certificate-authority-data"]).decode())
     with pytest.raises(urllib.error.HTTPError) as exc:
         urllib.request.urlopen(server + "/api/v1/namespaces", context=ctx, timeout=10)
-    assert exc.value.code == 401
+    assert exc.value.code == 403
     body = json.loads(exc.value.read())
-    assert body["kind"] == "Status" and body["reason"] == "Unauthorized" and body["code"] == 401
+    assert body["kind"] == "Status" and body["reason"] == "Forbidden" and body["message"] == (
+        'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" '
+        'at the cluster scope')
     with urllib.request.urlopen(server + "/healthz", context=ctx, timeout=10) as resp:
         assert resp.read() == b"ok"
 

@@ -107,14 +107,15 @@ def test_metrics_count_the_refused_requests(limited: Cluster) -> None:
     assert kinds == {"readOnly", "mutating"}
 
 
-def test_metrics_needs_a_token(limited: Cluster) -> None:
+def test_metrics_is_not_for_anonymous(limited: Cluster) -> None:
+    """/metrics: upstream's system:monitoring role, not system:public-info-viewer."""
     async def anonymous() -> int:
         c = Client(limited)
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=c.ssl)) as s, \
                 s.get(f"{c.server}/metrics") as r:
             return r.status
 
-    assert asyncio.run(anonymous()) == 401
+    assert asyncio.run(anonymous()) == 403
 
 
 def test_a_bad_timeout_parameter_is_upstreams_400(limited: Cluster) -> None:

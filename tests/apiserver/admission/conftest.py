@@ -12,7 +12,7 @@ from kubeplane.testing.fake import WITHOUT_CONTROLLER_MANAGER
 
 
 @pytest.fixture
-async def bare_server() -> AsyncIterator[APIServer]:
+async def server() -> AsyncIterator[APIServer]:
     s = APIServer(new_storage("memory"), options=WITHOUT_CONTROLLER_MANAGER)
     await s.bootstrap()
     yield s

@@ -42,10 +42,10 @@ def ingress(class_name: str | None = None, annotations: dict[str, str] | None = 
     (ingress(), [ic("default2", DEFAULT), ic("default1", DEFAULT)], "default1"),
 ], ids=["one-default", "no-default", "no-classes", "class-given", "annotation-given", "newest-default",
         "same-age-first-by-name"])
-async def test_admission(bare_server: APIServer, obj: dict[str, Any], classes: list[dict[str, Any]],
+async def test_admission(server: APIServer, obj: dict[str, Any], classes: list[dict[str, Any]],
                          expected: str | None) -> None:
     for c in classes:
-        await bare_server.storage.create(f"/registry/ingressclasses/{c['metadata']['name']}", c)
+        await server.storage.create(f"/registry/ingressclasses/{c['metadata']['name']}", c)
     a = Attributes(Operation.CREATE, "networking.k8s.io", "v1", "ingresses", "Ingress", "ns", "testing", obj)
-    await DefaultIngressClass(bare_server).admit(a)
+    await DefaultIngressClass(server).admit(a)
     assert obj["spec"].get("ingressClassName") == expected

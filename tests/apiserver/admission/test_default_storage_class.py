@@ -49,20 +49,20 @@ def claim(class_name: str | None = None, annotations: dict[str, str] | None = No
     (claim(), [DEFAULT1, DEFAULT_NEWER], "default-newer"),     # the newest wins
 ], ids=["no-class-one-default", "beta-default", "empty-class-kept", "class-kept", "beta-annotation-kept",
         "no-default", "no-classes", "two-defaults-same-age", "two-defaults-newest"])
-async def test_admission(bare_server: APIServer, claim_obj: dict[str, Any], classes: list[dict[str, Any]],
+async def test_admission(server: APIServer, claim_obj: dict[str, Any], classes: list[dict[str, Any]],
                          expected: str | None) -> None:
     for c in classes:
-        await bare_server.storage.create(f"/registry/storageclasses/{c['metadata']['name']}", c)
+        await server.storage.create(f"/registry/storageclasses/{c['metadata']['name']}", c)
     a = Attributes(Operation.CREATE, "", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", "ns",
                    "claimWithNoClass", claim_obj)
-    await DefaultStorageClass(bare_server).admit(a)
+    await DefaultStorageClass(server).admit(a)
     assert claim_obj["spec"].get("storageClassName") == expected
 
 
-async def test_other_resources_are_left_alone(bare_server: APIServer) -> None:
-    await bare_server.storage.create("/registry/storageclasses/default1", DEFAULT1)
+async def test_other_resources_are_left_alone(server: APIServer) -> None:
+    await server.storage.create("/registry/storageclasses/default1", DEFAULT1)
     obj = claim()
     a = Attributes(Operation.CREATE, "", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", "ns", "c", obj,
                    subresource="status")
-    await DefaultStorageClass(bare_server).admit(a)
+    await DefaultStorageClass(server).admit(a)
     assert "storageClassName" not in obj["spec"]

@@ -2,7 +2,7 @@
 (plugin/pkg/admission/limitranger/admission_test.go) on a memory store."""
 from __future__ import annotations
 
-from typing import Any, AsyncIterator
+from typing import Any
 
 import orjson
 import pytest
@@ -13,8 +13,6 @@ from kubeplane.apiserver.admission.plugins.limit_ranger import LimitRanger
 from kubeplane.api.quantity import Quantity
 from kubeplane.apiserver.request import Request
 from kubeplane.apiserver.server import APIServer
-from kubeplane.storage import new_storage
-from kubeplane.testing.fake import WITHOUT_CONTROLLER_MANAGER
 
 NS = "test"
 
@@ -56,14 +54,6 @@ def valid_pod(name: str, n: int, resources: dict[str, Any], *init: dict[str, Any
         spec["initContainers"] = [{"name": f"foo-{i}", "image": f"foo:V{i}", "resources": dict(r)}
                                   for i, r in enumerate(init)]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NS}, "spec": spec}
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[APIServer]:
-    s = APIServer(new_storage("memory"), options=WITHOUT_CONTROLLER_MANAGER)
-    await s.bootstrap()
-    yield s
-    await s.storage.close()
 
 
 async def store(server: APIServer, lr: dict[str, Any], name: str = "abc") -> None:

@@ -40,11 +40,11 @@ def node(name: str = "mynode", labels: dict[str, str] | None = None, taints: Any
 
 
 @pytest.fixture
-async def server(bare_server: APIServer) -> APIServer:
+async def server(server: APIServer) -> APIServer:
     for p in (pod("mypod", "mynode"), pod("otherpod", "othernode"), pod("unbound", "")):
-        await bare_server.storage.create(f"/registry/pods/ns/{p['metadata']['name']}", p)
-    await bare_server.storage.create("/registry/nodes/mynode", node())
-    return bare_server
+        await server.storage.create(f"/registry/pods/ns/{p['metadata']['name']}", p)
+    await server.storage.create("/registry/nodes/mynode", node())
+    return server
 
 
 def attrs(op: Operation, resource: str, name: str, obj: Any = None, old: Any = None, *, sub: str = "",

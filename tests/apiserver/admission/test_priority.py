@@ -3,7 +3,7 @@
 TestPodAdmission) on a memory store."""
 from __future__ import annotations
 
-from typing import Any, AsyncIterator
+from typing import Any
 
 import orjson
 import pytest
@@ -13,8 +13,6 @@ from kubeplane.apiserver.admission import Attributes, Operation
 from kubeplane.apiserver.admission.plugins.priority import Priority
 from kubeplane.apiserver.request import Request
 from kubeplane.apiserver.server import APIServer
-from kubeplane.storage import new_storage
-from kubeplane.testing.fake import WITHOUT_CONTROLLER_MANAGER
 
 NS = "namespace"
 
@@ -39,14 +37,6 @@ def pod(name: str = "pod-w-priorityclass", class_name: str = "", **spec: Any) ->
     if class_name:
         s["priorityClassName"] = class_name
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NS}, "spec": s}
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[APIServer]:
-    s = APIServer(new_storage("memory"), options=WITHOUT_CONTROLLER_MANAGER)
-    await s.bootstrap()
-    yield s
-    await s.storage.close()
 
 
 async def add(server: APIServer, *classes: dict[str, Any]) -> None:

@@ -28,17 +28,17 @@ def obj(kind: str, finalizers: list[str] | None = None) -> dict[str, Any]:
     ("pods", "Pod", None, None),
 ], ids=["create-pvc-add-finalizer", "pvc-finalizer-already-exists", "pvc-keeps-others", "create-pv-add-finalizer",
         "pv-finalizer-already-exists", "create-pod-ignored"])
-async def test_admit(bare_server: APIServer, resource: str, kind: str, given: list[str] | None,
+async def test_admit(server: APIServer, resource: str, kind: str, given: list[str] | None,
                      expected: list[str] | None) -> None:
     o = obj(kind, given)
     a = Attributes(Operation.CREATE, "", "v1", resource, kind, "ns" if kind != "PersistentVolume" else "", "x", o)
-    await StorageObjectInUseProtection(bare_server).admit(a)
+    await StorageObjectInUseProtection(server).admit(a)
     assert o["metadata"].get("finalizers") == expected
 
 
-async def test_subresources_are_ignored(bare_server: APIServer) -> None:
+async def test_subresources_are_ignored(server: APIServer) -> None:
     o = obj("PersistentVolumeClaim")
     a = Attributes(Operation.CREATE, "", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", "ns", "x", o,
                    subresource="status")
-    await StorageObjectInUseProtection(bare_server).admit(a)
+    await StorageObjectInUseProtection(server).admit(a)
     assert "finalizers" not in o["metadata"]

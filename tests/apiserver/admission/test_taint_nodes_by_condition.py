@@ -33,18 +33,18 @@ def node(taints: list[dict[str, Any]] | None = None) -> dict[str, Any]:
      [{"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}, NOT_READY]),
 ], ids=["notReady-taint-added", "already-tainted", "tainted-with-a-value", "other-taint-kept",
         "noexecute-is-another-taint"])
-async def test_node_taints(bare_server: APIServer, given: list[dict[str, Any]] | None,
+async def test_node_taints(server: APIServer, given: list[dict[str, Any]] | None,
                            expected: list[dict[str, Any]]) -> None:
     n = node(given)
-    await TaintNodesByCondition(bare_server).admit(Attributes(Operation.CREATE, "", "v1", "nodes", "Node", "",
+    await TaintNodesByCondition(server).admit(Attributes(Operation.CREATE, "", "v1", "nodes", "Node", "",
                                                               "mynode", n))
     assert n["spec"]["taints"] == expected
 
 
-async def test_status_subresource_is_ignored(bare_server: APIServer) -> None:
+async def test_status_subresource_is_ignored(server: APIServer) -> None:
     n = node()
     a = Attributes(Operation.CREATE, "", "v1", "nodes", "Node", "", "mynode", n, subresource="status")
-    await TaintNodesByCondition(bare_server).admit(a)
+    await TaintNodesByCondition(server).admit(a)
     assert "taints" not in n["spec"]
 
 

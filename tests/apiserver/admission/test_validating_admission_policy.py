@@ -6,7 +6,7 @@ TestNamespaceParamRefName, TestParamRef, TestCompositionRun...)."""
 from __future__ import annotations
 
 import json
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -14,8 +14,6 @@ from kubeplane.api import errors
 from kubeplane.apiserver.admission import Attributes, Operation
 from kubeplane.apiserver.admission.plugins.validatingadmissionpolicy import ValidatingAdmissionPolicy
 from kubeplane.apiserver.server import APIServer
-from kubeplane.storage import new_storage
-from kubeplane.testing.fake import WITHOUT_CONTROLLER_MANAGER
 
 NS = "default"
 RULES = [{"apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["deployments"], "operations": ["CREATE", "UPDATE"]}]
@@ -44,14 +42,6 @@ def deployment(replicas: int = 6, name: str = "d1", labels: dict[str, str] | Non
 
 def attrs(obj: Any, op: Operation = Operation.CREATE, old: Any = None, ns: str = NS) -> Attributes:
     return Attributes(op, "apps", "v1", "deployments", "Deployment", ns, obj["metadata"]["name"], obj, old_obj=old)
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[APIServer]:
-    s = APIServer(new_storage("memory"), options=WITHOUT_CONTROLLER_MANAGER)
-    await s.bootstrap()
-    yield s
-    await s.storage.close()
 
 
 async def put(server: APIServer, *objs: dict[str, Any]) -> None:

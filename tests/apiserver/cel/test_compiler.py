@@ -105,3 +105,17 @@ def test_regex_is_linear_time() -> None:
     r = evaluate("object.s.find('(a+)+$') == ''", {"s": "a" * 20_000 + "!"})
     assert r.value is True
     assert evaluate("object.s.matches('(a+)+$')", {"s": "a" * 20_000 + "!"}).value is False
+
+
+def test_a_server_without_policies_does_not_load_the_engine() -> None:
+    """The CEL engine (~30 ms to import) waits for the first policy, webhook condition or
+    policy write: a server with its whole admission chain starts without it."""
+    import subprocess
+    import sys
+    code = ("import sys\n"
+            "from kubeplane.apiserver.server import APIServer\n"
+            "from kubeplane.storage import new_storage\n"
+            "APIServer(new_storage('memory'))\n"
+            "print(sorted(m for m in ('cel_expr_python', 're2', 'kubeplane.apiserver.cel.compiler') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"

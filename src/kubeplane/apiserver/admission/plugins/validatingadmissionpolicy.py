@@ -20,17 +20,18 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from ....api import errors, resources
-from ...cel import compiler
-from ...cel.activation import AUTHORIZER, REQUEST_RESOURCE, admission_request, namespace_object, request_resource
-from ...cel.matchconditions import MatchConditions
-from ...cel.validation import policy_variables
 from ..chain import _NOTHING, register
 from ..interface import Attributes, Operation, Plugin, forbidden
 from . import validatingadmissionpolicy_matching as matching
 from ._index import PrefixIndex
 
 if TYPE_CHECKING:
+    from ...cel import compiler
+    from ...cel.matchconditions import MatchConditions
     from ...server import APIServer
+
+# The CEL engine (apiserver/cel, ~30 ms to import) is imported by the functions below, which
+# run only once a policy is bound: a server without policies starts without it.
 
 Obj = dict[str, Any]
 
@@ -60,6 +61,9 @@ class Validator:
 
 
 def compile_policy(policy: Obj) -> Validator:
+    from ...cel import compiler
+    from ...cel.matchconditions import MatchConditions
+    from ...cel.validation import policy_variables
     spec = policy.get("spec") or {}
     env = compiler.env(*policy_variables(spec))
     message_env = compiler.env(*policy_variables(spec, authorizer=False))    # upstream: no authorizer there
@@ -131,6 +135,7 @@ class ValidatingAdmissionPolicy(Plugin):
 
     async def dispatch(self, a: Attributes) -> None:
         """Upstream: dispatcher.Dispatch."""
+        from ...cel.activation import admission_request, namespace_object
         denied: list[Decision] = []
         failures: list[Obj] = []
         ns_holder: list[Obj | None] = []
@@ -163,6 +168,8 @@ class ValidatingAdmissionPolicy(Plugin):
     def _validate_one(self, v: Validator, b: Obj, a: Attributes, param: Obj | None, request: Obj,
                       namespace: Obj | None, denied: list[Decision], failures: list[Obj]) -> None:
         """Upstream: validator.Validate and the dispatcher's handling of its decisions."""
+        from ...cel import compiler
+        from ...cel.activation import AUTHORIZER, REQUEST_RESOURCE, request_resource
         fail = v.failure_policy != "Ignore"
         data: Obj = {"object": a.obj, "oldObject": a.old_obj, "request": request, "params": param,
                      "namespaceObject": namespace, "authorizer": AUTHORIZER, REQUEST_RESOURCE: request_resource(a),
@@ -205,6 +212,7 @@ class ValidatingAdmissionPolicy(Plugin):
     def _with_variables(v: Validator, env: compiler.Env, data: Obj) -> Any:
         """Evaluate the variables in order, each seeing the ones before it. Upstream composes
         them lazily; an erroring variable is left out, so an expression using it errors."""
+        from ...cel import compiler
         variables: Obj = {}
         data["variables"] = variables
         activation = env.activation(data)
@@ -291,6 +299,7 @@ class _ConfigError(Exception):
 def _message(validation: Obj, message_expr: compiler.CompilationResult | None, activation: Any) -> str:
     """Upstream: the messageExpression's string (trimmed, one line, at most 5 KiB), else
     message, else `failed expression: <expression>`."""
+    from ...cel import compiler
     if message_expr is not None:
         r = compiler.evaluate(message_expr, activation)
         if not r.error and isinstance(r.value, str):

@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 from ....api.defaulting import admissionregistration as defaulting
-from ...cel import validation as cel_validation
 from ...tables import admissionregistration as tables
 from ..definition import ResourceDefinition
 from ..registry import register
-from .webhookconfiguration import GROUP, WebhookConfigurationStrategy
+from .webhookconfiguration import GROUP, WebhookConfigurationStrategy, validate_configuration
 
 MUTATING_WEBHOOK_CONFIGURATIONS = register(ResourceDefinition(
     GROUP, "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", "mutatingwebhookconfiguration",
@@ -14,7 +13,7 @@ MUTATING_WEBHOOK_CONFIGURATIONS = register(ResourceDefinition(
     categories=("api-extensions",),
     strategy=WebhookConfigurationStrategy(),
     defaulter=defaulting.set_defaults_mutating_webhook_configuration, defaults_outside_spec=True,
-    validate=lambda obj: cel_validation.validate_webhook_configuration(obj, True),       # structural + CEL
-    validate_update=lambda new, old: cel_validation.validate_webhook_configuration_update(new, old, True),
+    validate=validate_configuration(True)[0],
+    validate_update=validate_configuration(True)[1],
     columns=tables.webhook_columns, printer=tables.print_webhook_configuration,
 ))

@@ -2,13 +2,27 @@
 from __future__ import annotations
 
 from ....api.defaulting import admissionregistration as defaulting
+from ....api.errors import FieldError
 from ....api.resources import STATUS
 from ....api.validation import admissionregistration as validation
-from ...cel import validation as cel_validation
 from ...tables import admissionregistration as tables
 from ..definition import ResourceDefinition
 from ..registry import register
+from ..strategy import Obj
 from .admissionpolicy import _DEF, GROUP, GenerationStrategy, PolicyStrategy
+
+
+
+def validate_policy(obj: Obj) -> list[FieldError]:
+    """The structural checks and the CEL ones (the engine imported on first use, not at start)."""
+    from ...cel import validation as cel_validation
+    return cel_validation.validate_validating_admission_policy(obj)
+
+
+def validate_policy_update(new: Obj, old: Obj) -> list[FieldError]:
+    from ...cel import validation as cel_validation
+    return cel_validation.validate_validating_admission_policy_update(new, old)
+
 
 VALIDATING_ADMISSION_POLICIES = register(ResourceDefinition(
     GROUP, "v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", "validatingadmissionpolicy", False,
@@ -16,8 +30,8 @@ VALIDATING_ADMISSION_POLICIES = register(ResourceDefinition(
     subresources=(STATUS("ValidatingAdmissionPolicy"),),
     strategy=PolicyStrategy(),
     defaulter=defaulting.set_defaults_admission_policy,
-    validate=cel_validation.validate_validating_admission_policy,           # structural + CEL (issue 12)
-    validate_update=cel_validation.validate_validating_admission_policy_update,
+    validate=validate_policy,
+    validate_update=validate_policy_update,
     columns=tables.validating_policy_columns, printer=tables.print_validating_policy,
 ))
 

@@ -3,6 +3,10 @@ the admission chain's, not here). Upstream: pkg/registry/admissionregistration/
 {mutating,validating}webhookconfiguration/strategy.go (generation follows the webhooks)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from ....api.errors import FieldError
+
 from ..strategy import Obj, Strategy
 
 GROUP = "admissionregistration.k8s.io"
@@ -18,3 +22,17 @@ class WebhookConfigurationStrategy(Strategy):
         gen = old["metadata"].get("generation", 0)
         new["metadata"]["generation"] = gen + 1 if new.get("webhooks") != old.get("webhooks") else gen
 
+
+
+def validate_configuration(mutating: bool) -> tuple[Callable[[Obj], list[FieldError]],
+                                                   Callable[[Obj, Obj], list[FieldError]]]:
+    """A webhook configuration's validate and validate_update: the structural checks and each
+    webhook's matchConditions compiled (the CEL engine imported on first use, not at start)."""
+    def validate(obj: Obj) -> list[FieldError]:
+        from ...cel import validation as cel_validation
+        return cel_validation.validate_webhook_configuration(obj, mutating)
+
+    def validate_update(new: Obj, old: Obj) -> list[FieldError]:
+        from ...cel import validation as cel_validation
+        return cel_validation.validate_webhook_configuration_update(new, old, mutating)
+    return validate, validate_update

@@ -107,11 +107,11 @@ def _view_rules() -> list[Obj]:
         rule(READ, LEGACY, ("pods", "replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts",
                             "services", "services/status", "endpoints", "persistentvolumeclaims",
                             "persistentvolumeclaims/status", "configmaps")),
-        rule(READ, LEGACY, ("limitranges", "resourcequotas", "bindings", "events", "pods/status",
-                            "resourcequotas/status", "namespaces/status", "replicationcontrollers/status",
-                            "pods/log")),
+        rule(READ, LEGACY, ("limitranges", "resourcequotas", "bindings", "pods/status", "resourcequotas/status",
+                            "namespaces/status", "replicationcontrollers/status", "pods/log")),
         # read access to namespaces at the namespace scope means you can read *this* namespace
         rule(READ, LEGACY, "namespaces"),
+        rule(READ, (LEGACY, EVENTS), "events"),
         rule(READ, DISCOVERY, "endpointslices"),
         rule(READ, APPS, ("controllerrevisions", "statefulsets", "statefulsets/scale", "statefulsets/status",
                           "daemonsets", "daemonsets/status", "deployments", "deployments/scale",
@@ -120,21 +120,27 @@ def _view_rules() -> list[Obj]:
         rule(READ, BATCH, ("jobs", "cronjobs", "cronjobs/status", "jobs/status")),
         rule(READ, EXTENSIONS, ("daemonsets", "daemonsets/status", "deployments", "deployments/scale",
                                 "deployments/status", "ingresses", "ingresses/status", "replicasets",
-                                "replicasets/scale", "replicasets/status", "networkpolicies")),
+                                "replicasets/scale", "replicasets/status", "replicationcontrollers/scale",
+                                "networkpolicies")),
         rule(READ, POLICY, ("poddisruptionbudgets", "poddisruptionbudgets/status")),
         rule(READ, NETWORKING, ("networkpolicies", "ingresses", "ingresses/status")),
+        # DynamicResourceAllocation (on by default since 1.34)
+        rule(READ, RESOURCE, ("resourceclaims", "resourceclaims/status", "resourceclaimtemplates")),
     ]
 
 
 def _edit_rules() -> list[Obj]:
     return [
+        # edit can read secrets and reach into pods (upstream grants these reads to edit, not view)
+        rule(READ, LEGACY, ("pods/attach", "pods/proxy", "pods/exec", "pods/portforward", "secrets",
+                            "services/proxy")),
         rule("impersonate", LEGACY, "serviceaccounts"),
         rule(WRITE, LEGACY, ("pods", "pods/attach", "pods/proxy", "pods/exec", "pods/portforward")),
         rule("create", LEGACY, "pods/eviction"),
         rule(WRITE, LEGACY, ("replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts",
-                             "services", "services/proxy", "persistentvolumeclaims", "configmaps", "secrets",
-                             "events")),
+                             "services", "services/proxy", "persistentvolumeclaims", "configmaps", "secrets")),
         rule("create", LEGACY, "serviceaccounts/token"),
+        rule(WRITE, (LEGACY, EVENTS), "events"),
         rule(WRITE, APPS, ("statefulsets", "statefulsets/scale", "daemonsets", "deployments", "deployments/scale",
                            "deployments/rollback", "replicasets", "replicasets/scale")),
         rule(WRITE, AUTOSCALING, "horizontalpodautoscalers"),
@@ -145,6 +151,7 @@ def _edit_rules() -> list[Obj]:
         rule(WRITE, POLICY, "poddisruptionbudgets"),
         rule(WRITE, NETWORKING, ("networkpolicies", "ingresses")),
         rule(READ_WRITE, COORDINATION, "leases"),
+        rule(WRITE, RESOURCE, ("resourceclaims", "resourceclaimtemplates")),
     ]
 
 
@@ -164,7 +171,7 @@ def _node_rules() -> list[Obj]:
         rule(("create", "get", "list", "watch"), LEGACY, "nodes"),
         rule(("update", "patch"), LEGACY, "nodes/status"),
         rule(("update", "patch"), LEGACY, "nodes"),
-        rule(("create", "update", "patch"), LEGACY, "events"),
+        events_rule(),
         rule(READ, LEGACY, "pods"),
         rule(("create", "delete"), LEGACY, "pods"),
         rule(("update", "patch"), LEGACY, "pods/status"),
@@ -175,14 +182,15 @@ def _node_rules() -> list[Obj]:
         rule(("create", "get", "list", "watch"), CERTIFICATES, "certificatesigningrequests"),
         rule(("get", "create", "update", "patch", "delete"), COORDINATION, "leases"),
         rule("get", STORAGE, "volumeattachments"),
-        rule(("update", "patch"), LEGACY, "persistentvolumeclaims/status"),
         rule("create", LEGACY, "serviceaccounts/token"),
+        rule(("get", "update", "patch"), LEGACY, "persistentvolumeclaims/status"),
         rule(READ, STORAGE, "csidrivers"),
         rule(("get", "create", "update", "patch", "delete"), STORAGE, "csinodes"),
         rule(READ, NODE, "runtimeclasses"),
-        rule(READ, RESOURCE, "resourceclaims"),
-        rule(READ, RESOURCE, "resourceslices"),
+        rule("get", RESOURCE, "resourceclaims"),
         rule("deletecollection", RESOURCE, "resourceslices"),
+        # ServiceAccountNodeAudienceRestriction: the kubelet reads the service account of a pod
+        rule("get", LEGACY, "serviceaccounts"),
     ]
 
 
@@ -192,8 +200,10 @@ def cluster_roles() -> list[Obj]:
         cluster_role("cluster-admin", rule("*", "*", "*"), urls("*", "*")),
         cluster_role("system:discovery", urls("get", "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez",
                                               "/openapi", "/openapi/*", "/readyz", "/version", "/version/")),
-        cluster_role("system:monitoring", urls("get", "/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz",
-                                               "/livez/*", "/readyz/*", "/healthz/*")),
+        cluster_role("system:monitoring",
+                     urls("get", "/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz", "/livez/*",
+                          "/readyz/*", "/healthz/*", "/statusz"),
+                     rule("get", LEGACY, "nodes/metrics")),
         cluster_role("system:basic-user", rule("create", AUTHORIZATION,
                                                ("selfsubjectaccessreviews", "selfsubjectrulesreviews")),
                      rule("create", AUTHENTICATION, "selfsubjectreviews")),
@@ -210,9 +220,12 @@ def cluster_roles() -> list[Obj]:
         cluster_role("system:node", *_node_rules()),
         cluster_role("system:node-problem-detector", rule("get", LEGACY, "nodes"),
                      rule("patch", LEGACY, "nodes/status"), events_rule()),
-        cluster_role("system:kubelet-api-admin", rule(("get", "list", "watch", "proxy"), LEGACY, "nodes"),
-                     rule("*", LEGACY, ("nodes/proxy", "nodes/metrics", "nodes/stats", "nodes/log",
-                                        "nodes/healthz", "nodes/pods", "nodes/checkpoint", "nodes/configz"))),
+        cluster_role("system:kubelet-api-admin",
+                     rule(READ, LEGACY, "nodes"),
+                     rule("proxy", LEGACY, "nodes"),
+                     rule("*", LEGACY, ("nodes/proxy", "nodes/metrics", "nodes/stats", "nodes/log")),
+                     # KubeletFineGrainedAuthz
+                     rule("*", LEGACY, ("nodes/healthz", "nodes/pods", "nodes/configz"))),
         cluster_role("system:node-bootstrapper",
                      rule(("create", "get", "list", "watch"), CERTIFICATES, "certificatesigningrequests")),
         cluster_role("system:auth-delegator", rule("create", AUTHENTICATION, "tokenreviews"),
@@ -230,8 +243,7 @@ def cluster_roles() -> list[Obj]:
                      rule("create", AUTHORIZATION, "subjectaccessreviews"),
                      rule(("list", "watch"), "*", "*"),
                      rule("create", LEGACY, "serviceaccounts/token")),
-        cluster_role("system:kube-dns", rule(("list", "watch"), LEGACY, ("endpoints", "services")),
-                     rule(("list", "watch"), DISCOVERY, "endpointslices")),
+        cluster_role("system:kube-dns", rule(("list", "watch"), LEGACY, ("endpoints", "services"))),
         cluster_role("system:persistent-volume-provisioner",
                      rule(("get", "list", "watch", "create", "delete"), LEGACY, "persistentvolumes"),
                      rule(("get", "list", "watch", "update"), LEGACY, "persistentvolumeclaims"),
@@ -261,29 +273,52 @@ def cluster_roles() -> list[Obj]:
                      rule(("list", "watch"), LEGACY, ("services", "endpoints")),
                      rule(READ, LEGACY, "nodes"),
                      events_rule(),
-                     rule(("list", "watch"), DISCOVERY, "endpointslices"),
-                     rule(("list", "watch"), NETWORKING, "servicecidrs")),
-        cluster_role("system:kube-scheduler",
-                     events_rule(),
-                     rule("create", COORDINATION, "leases"),
-                     rule(("get", "update"), COORDINATION, "leases", names=("kube-scheduler",)),
-                     rule(READ, LEGACY, "nodes"),
-                     rule(("get", "list", "watch", "delete"), LEGACY, "pods"),
-                     rule("create", LEGACY, ("pods/binding", "bindings")),
-                     rule(("patch", "update"), LEGACY, "pods/status"),
-                     rule(READ, LEGACY, ("services", "replicationcontrollers")),
-                     rule(READ, (APPS, EXTENSIONS), "replicasets"),
-                     rule(READ, APPS, "statefulsets"),
-                     rule(READ, POLICY, "poddisruptionbudgets"),
-                     rule(READ, LEGACY, ("persistentvolumeclaims", "persistentvolumes")),
-                     rule("create", AUTHENTICATION, "tokenreviews"),
-                     rule("create", AUTHORIZATION, "subjectaccessreviews"),
-                     rule(READ, STORAGE, "csinodes"),
-                     rule(READ, LEGACY, "namespaces"),
-                     rule(READ, STORAGE, "csidrivers"),
-                     rule(READ, STORAGE, "csistoragecapacities")),
+                     rule(("list", "watch"), NETWORKING, "servicecidrs"),
+                     rule(("list", "watch"), DISCOVERY, "endpointslices")),
+        cluster_role("system:kube-scheduler", *_scheduler_rules()),
     ]
     return sorted(roles, key=lambda r: r["metadata"]["name"])
+
+
+def _scheduler_rules() -> list[Obj]:
+    """Upstream: the system:kube-scheduler ClusterRole's rules in ClusterRoles()."""
+    rw = ("get", "list", "watch", "patch", "update")
+    return [
+        events_rule(),
+        # leader election: create a lease, then only its own; coordinated leader election's candidates
+        rule("create", COORDINATION, "leases"),
+        rule(("get", "list", "update", "watch"), COORDINATION, "leases", names=("kube-scheduler",)),
+        rule(READ_WRITE, COORDINATION, "leasecandidates"),
+        # fundamental resources
+        rule(READ, LEGACY, "nodes"),
+        rule(("get", "list", "watch", "delete"), LEGACY, "pods"),
+        rule("create", LEGACY, ("pods/binding", "bindings")),
+        rule(("patch", "update"), LEGACY, "pods/status"),
+        # things that select pods
+        rule(READ, LEGACY, ("services", "replicationcontrollers")),
+        rule(READ, (APPS, EXTENSIONS), "replicasets"),
+        rule(READ, APPS, "statefulsets"),
+        # things that pods use or applies to them
+        rule(READ, POLICY, "poddisruptionbudgets"),
+        rule(READ, LEGACY, ("persistentvolumeclaims", "persistentvolumes")),
+        # the scheduler's own delegated authentication and authorization
+        rule("create", AUTHENTICATION, "tokenreviews"),
+        rule("create", AUTHORIZATION, "subjectaccessreviews"),
+        # volume topology and limits
+        rule(READ, STORAGE, "csinodes"),
+        rule(READ, STORAGE, "volumeattachments"),
+        # namespaceSelector of pod (anti-)affinity
+        rule(READ, LEGACY, "namespaces"),
+        rule(READ, STORAGE, "csidrivers"),
+        rule(READ, STORAGE, "csistoragecapacities"),
+        # DynamicResourceAllocation
+        rule(READ, RESOURCE, "deviceclasses"),
+        rule(rw, RESOURCE, "resourceclaims"),
+        rule(rw, RESOURCE, "resourceclaims/status"),
+        rule("update", LEGACY, "pods/finalizers"),
+        rule(READ, RESOURCE, "resourceslices"),
+        rule(("create", "delete"), RESOURCE, "resourceclaims"),
+    ]
 
 
 def cluster_role_bindings() -> list[Obj]:

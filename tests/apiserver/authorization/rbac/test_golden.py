@@ -17,6 +17,10 @@ import pytest
 import yaml
 
 from kubeplane.apiserver.authorization.rbac import bootstrappolicy as policy
+from kubeplane.apiserver.server import APIServer
+
+from .helpers import JANE, call
+from .test_reviews import AZ, bind
 
 Obj = dict[str, Any]
 TESTDATA = Path(__file__).parent / "testdata"
@@ -32,6 +36,9 @@ RENDERERS: dict[str, Callable[[], list[Obj]]] = {
 
 # Where kubeplane differs from upstream's default policy on purpose: (file, namespace, name) ->
 # why. Every entry must still differ (a stale entry fails the test), and nothing else may.
+# None today: kubeplane serves upstream's whole default policy, also the roles of controllers it
+# does not run and the rules for APIs it does not serve (resource.k8s.io, ...), so that
+# `kubectl get clusterroles` and `kubectl auth can-i` answer as on a kubeadm cluster.
 ALLOWED_DIFFERENCES: dict[tuple[str, str, str], str] = {
 }
 
@@ -85,3 +92,45 @@ def test_bootstrap_policy_matches_upstream_golden(name: str) -> None:
     # where both have the object, kubeplane keeps upstream's order too
     common = [k for k in (key(o) for o in want) if k in got_by]
     assert [k for k in (key(o) for o in got) if k in want_by] == common
+
+
+def aggregated(name: str, roles: dict[str, Obj]) -> list[Obj]:
+    """Upstream's clusterrole-aggregation controller on the golden roles: the rules of every role
+    its selectors match, roles sorted by name, each rule once."""
+    selectors = [s["matchLabels"] for s in roles[name]["aggregationRule"]["clusterRoleSelectors"]]
+    out: list[Obj] = []
+    for n in sorted(roles):
+        labels = roles[n]["metadata"].get("labels") or {}
+        if n != name and any(all(labels.get(k) == v for k, v in s.items()) for s in selectors):
+            rules = aggregated(n, roles) if "aggregationRule" in roles[n] else roles[n]["rules"]
+            out += [r for r in rules if r not in out]
+    return out
+
+
+@pytest.mark.parametrize("role", ["view", "edit", "admin"])
+async def test_rules_review_of_user_facing_role_matches_upstream(api: APIServer, role: str) -> None:
+    """What `kubectl auth can-i --list -n default` prints for a user bound to view/edit/admin in
+    default: the SelfSubjectRulesReview's rules, which upstream builds from the same policy (the
+    golden files). kubectl sorts what it prints, so the order of the rules does not matter."""
+    roles = {o["metadata"]["name"]: o for o in golden("cluster-roles")}
+    subjects_of = {o["metadata"]["name"]: o.get("subjects") or [] for o in golden("cluster-role-bindings")}
+    authenticated_roles = [n for n, subjects in subjects_of.items()
+                           if {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                               "name": "system:authenticated"} in subjects]
+    assert authenticated_roles == ["system:basic-user", "system:discovery", "system:public-info-viewer"]
+    rules = [r for n in authenticated_roles for r in roles[n]["rules"]] + aggregated(role, roles)
+    want_resource = [{k: r[k] for k in ("verbs", "apiGroups", "resources", "resourceNames") if k in r}
+                     for r in rules if "resources" in r]
+    want_urls = [{"verbs": r["verbs"], "nonResourceURLs": r["nonResourceURLs"]} for r in rules
+                 if "nonResourceURLs" in r]
+
+    await bind(api, "jane", role, "default")
+    review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview",
+              "spec": {"namespace": "default"}}
+    status, body = await call(api, JANE, "POST", f"{AZ}/selfsubjectrulesreviews", review)
+    assert status == 201 and body["status"]["incomplete"] is False
+
+    def canonical(rs: list[Obj]) -> list[str]:
+        return sorted(yaml.safe_dump(r, sort_keys=True) for r in rs)
+    assert canonical(body["status"]["resourceRules"]) == canonical(want_resource)
+    assert canonical(body["status"]["nonResourceRules"]) == canonical(want_urls)

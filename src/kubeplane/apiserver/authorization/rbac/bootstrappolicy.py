@@ -7,7 +7,10 @@ Upstream: ClusterRoles, ClusterRoleBindings, NamespaceRoles, NamespaceRoleBindin
 ControllerRoles, ControllerRoleBindings (controller_policy.go). Written as upstream writes it:
 rules built by a builder that sorts every list (PolicyRuleBuilder.Rule), every object
 labelled `kubernetes.io/bootstrapping: rbac-defaults` and annotated
-`rbac.authorization.kubernetes.io/autoupdate: "true"` (addDefaultMetadata).
+`rbac.authorization.kubernetes.io/autoupdate: "true"` (addDefaultMetadata). The whole policy
+equals upstream's golden files with the default feature gates (policy_test.go's testdata/,
+copied to tests/apiserver/authorization/rbac/testdata/ and compared by test_golden.py): every
+rule, in upstream's order, also for controllers kubeplane does not run and APIs it does not serve.
 """
 from __future__ import annotations
 

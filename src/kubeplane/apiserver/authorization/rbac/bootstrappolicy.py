@@ -7,7 +7,10 @@ Upstream: ClusterRoles, ClusterRoleBindings, NamespaceRoles, NamespaceRoleBindin
 ControllerRoles, ControllerRoleBindings (controller_policy.go). Written as upstream writes it:
 rules built by a builder that sorts every list (PolicyRuleBuilder.Rule), every object
 labelled `kubernetes.io/bootstrapping: rbac-defaults` and annotated
-`rbac.authorization.kubernetes.io/autoupdate: "true"` (addDefaultMetadata).
+`rbac.authorization.kubernetes.io/autoupdate: "true"` (addDefaultMetadata). The whole policy
+equals upstream's golden files with the default feature gates (policy_test.go's testdata/,
+copied to tests/apiserver/authorization/rbac/testdata/ and compared by test_golden.py): every
+rule, in upstream's order, also for controllers kubeplane does not run and APIs it does not serve.
 """
 from __future__ import annotations
 
@@ -107,11 +110,11 @@ def _view_rules() -> list[Obj]:
         rule(READ, LEGACY, ("pods", "replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts",
                             "services", "services/status", "endpoints", "persistentvolumeclaims",
                             "persistentvolumeclaims/status", "configmaps")),
-        rule(READ, LEGACY, ("limitranges", "resourcequotas", "bindings", "events", "pods/status",
-                            "resourcequotas/status", "namespaces/status", "replicationcontrollers/status",
-                            "pods/log")),
+        rule(READ, LEGACY, ("limitranges", "resourcequotas", "bindings", "pods/status", "resourcequotas/status",
+                            "namespaces/status", "replicationcontrollers/status", "pods/log")),
         # read access to namespaces at the namespace scope means you can read *this* namespace
         rule(READ, LEGACY, "namespaces"),
+        rule(READ, (LEGACY, EVENTS), "events"),
         rule(READ, DISCOVERY, "endpointslices"),
         rule(READ, APPS, ("controllerrevisions", "statefulsets", "statefulsets/scale", "statefulsets/status",
                           "daemonsets", "daemonsets/status", "deployments", "deployments/scale",
@@ -120,21 +123,27 @@ def _view_rules() -> list[Obj]:
         rule(READ, BATCH, ("jobs", "cronjobs", "cronjobs/status", "jobs/status")),
         rule(READ, EXTENSIONS, ("daemonsets", "daemonsets/status", "deployments", "deployments/scale",
                                 "deployments/status", "ingresses", "ingresses/status", "replicasets",
-                                "replicasets/scale", "replicasets/status", "networkpolicies")),
+                                "replicasets/scale", "replicasets/status", "replicationcontrollers/scale",
+                                "networkpolicies")),
         rule(READ, POLICY, ("poddisruptionbudgets", "poddisruptionbudgets/status")),
         rule(READ, NETWORKING, ("networkpolicies", "ingresses", "ingresses/status")),
+        # DynamicResourceAllocation (on by default since 1.34)
+        rule(READ, RESOURCE, ("resourceclaims", "resourceclaims/status", "resourceclaimtemplates")),
     ]
 
 
 def _edit_rules() -> list[Obj]:
     return [
+        # edit can read secrets and reach into pods (upstream grants these reads to edit, not view)
+        rule(READ, LEGACY, ("pods/attach", "pods/proxy", "pods/exec", "pods/portforward", "secrets",
+                            "services/proxy")),
         rule("impersonate", LEGACY, "serviceaccounts"),
         rule(WRITE, LEGACY, ("pods", "pods/attach", "pods/proxy", "pods/exec", "pods/portforward")),
         rule("create", LEGACY, "pods/eviction"),
         rule(WRITE, LEGACY, ("replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts",
-                             "services", "services/proxy", "persistentvolumeclaims", "configmaps", "secrets",
-                             "events")),
+                             "services", "services/proxy", "persistentvolumeclaims", "configmaps", "secrets")),
         rule("create", LEGACY, "serviceaccounts/token"),
+        rule(WRITE, (LEGACY, EVENTS), "events"),
         rule(WRITE, APPS, ("statefulsets", "statefulsets/scale", "daemonsets", "deployments", "deployments/scale",
                            "deployments/rollback", "replicasets", "replicasets/scale")),
         rule(WRITE, AUTOSCALING, "horizontalpodautoscalers"),
@@ -145,6 +154,7 @@ def _edit_rules() -> list[Obj]:
         rule(WRITE, POLICY, "poddisruptionbudgets"),
         rule(WRITE, NETWORKING, ("networkpolicies", "ingresses")),
         rule(READ_WRITE, COORDINATION, "leases"),
+        rule(WRITE, RESOURCE, ("resourceclaims", "resourceclaimtemplates")),
     ]
 
 
@@ -164,7 +174,7 @@ def _node_rules() -> list[Obj]:
         rule(("create", "get", "list", "watch"), LEGACY, "nodes"),
         rule(("update", "patch"), LEGACY, "nodes/status"),
         rule(("update", "patch"), LEGACY, "nodes"),
-        rule(("create", "update", "patch"), LEGACY, "events"),
+        events_rule(),
         rule(READ, LEGACY, "pods"),
         rule(("create", "delete"), LEGACY, "pods"),
         rule(("update", "patch"), LEGACY, "pods/status"),
@@ -175,14 +185,15 @@ def _node_rules() -> list[Obj]:
         rule(("create", "get", "list", "watch"), CERTIFICATES, "certificatesigningrequests"),
         rule(("get", "create", "update", "patch", "delete"), COORDINATION, "leases"),
         rule("get", STORAGE, "volumeattachments"),
-        rule(("update", "patch"), LEGACY, "persistentvolumeclaims/status"),
         rule("create", LEGACY, "serviceaccounts/token"),
+        rule(("get", "update", "patch"), LEGACY, "persistentvolumeclaims/status"),
         rule(READ, STORAGE, "csidrivers"),
         rule(("get", "create", "update", "patch", "delete"), STORAGE, "csinodes"),
         rule(READ, NODE, "runtimeclasses"),
-        rule(READ, RESOURCE, "resourceclaims"),
-        rule(READ, RESOURCE, "resourceslices"),
+        rule("get", RESOURCE, "resourceclaims"),
         rule("deletecollection", RESOURCE, "resourceslices"),
+        # ServiceAccountNodeAudienceRestriction: the kubelet reads the service account of a pod
+        rule("get", LEGACY, "serviceaccounts"),
     ]
 
 
@@ -192,8 +203,10 @@ def cluster_roles() -> list[Obj]:
         cluster_role("cluster-admin", rule("*", "*", "*"), urls("*", "*")),
         cluster_role("system:discovery", urls("get", "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez",
                                               "/openapi", "/openapi/*", "/readyz", "/version", "/version/")),
-        cluster_role("system:monitoring", urls("get", "/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz",
-                                               "/livez/*", "/readyz/*", "/healthz/*")),
+        cluster_role("system:monitoring",
+                     urls("get", "/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz", "/livez/*",
+                          "/readyz/*", "/healthz/*", "/statusz"),
+                     rule("get", LEGACY, "nodes/metrics")),
         cluster_role("system:basic-user", rule("create", AUTHORIZATION,
                                                ("selfsubjectaccessreviews", "selfsubjectrulesreviews")),
                      rule("create", AUTHENTICATION, "selfsubjectreviews")),
@@ -210,9 +223,12 @@ def cluster_roles() -> list[Obj]:
         cluster_role("system:node", *_node_rules()),
         cluster_role("system:node-problem-detector", rule("get", LEGACY, "nodes"),
                      rule("patch", LEGACY, "nodes/status"), events_rule()),
-        cluster_role("system:kubelet-api-admin", rule(("get", "list", "watch", "proxy"), LEGACY, "nodes"),
-                     rule("*", LEGACY, ("nodes/proxy", "nodes/metrics", "nodes/stats", "nodes/log",
-                                        "nodes/healthz", "nodes/pods", "nodes/checkpoint", "nodes/configz"))),
+        cluster_role("system:kubelet-api-admin",
+                     rule(READ, LEGACY, "nodes"),
+                     rule("proxy", LEGACY, "nodes"),
+                     rule("*", LEGACY, ("nodes/proxy", "nodes/metrics", "nodes/stats", "nodes/log")),
+                     # KubeletFineGrainedAuthz
+                     rule("*", LEGACY, ("nodes/healthz", "nodes/pods", "nodes/configz"))),
         cluster_role("system:node-bootstrapper",
                      rule(("create", "get", "list", "watch"), CERTIFICATES, "certificatesigningrequests")),
         cluster_role("system:auth-delegator", rule("create", AUTHENTICATION, "tokenreviews"),
@@ -230,8 +246,7 @@ def cluster_roles() -> list[Obj]:
                      rule("create", AUTHORIZATION, "subjectaccessreviews"),
                      rule(("list", "watch"), "*", "*"),
                      rule("create", LEGACY, "serviceaccounts/token")),
-        cluster_role("system:kube-dns", rule(("list", "watch"), LEGACY, ("endpoints", "services")),
-                     rule(("list", "watch"), DISCOVERY, "endpointslices")),
+        cluster_role("system:kube-dns", rule(("list", "watch"), LEGACY, ("endpoints", "services"))),
         cluster_role("system:persistent-volume-provisioner",
                      rule(("get", "list", "watch", "create", "delete"), LEGACY, "persistentvolumes"),
                      rule(("get", "list", "watch", "update"), LEGACY, "persistentvolumeclaims"),
@@ -261,29 +276,52 @@ def cluster_roles() -> list[Obj]:
                      rule(("list", "watch"), LEGACY, ("services", "endpoints")),
                      rule(READ, LEGACY, "nodes"),
                      events_rule(),
-                     rule(("list", "watch"), DISCOVERY, "endpointslices"),
-                     rule(("list", "watch"), NETWORKING, "servicecidrs")),
-        cluster_role("system:kube-scheduler",
-                     events_rule(),
-                     rule("create", COORDINATION, "leases"),
-                     rule(("get", "update"), COORDINATION, "leases", names=("kube-scheduler",)),
-                     rule(READ, LEGACY, "nodes"),
-                     rule(("get", "list", "watch", "delete"), LEGACY, "pods"),
-                     rule("create", LEGACY, ("pods/binding", "bindings")),
-                     rule(("patch", "update"), LEGACY, "pods/status"),
-                     rule(READ, LEGACY, ("services", "replicationcontrollers")),
-                     rule(READ, (APPS, EXTENSIONS), "replicasets"),
-                     rule(READ, APPS, "statefulsets"),
-                     rule(READ, POLICY, "poddisruptionbudgets"),
-                     rule(READ, LEGACY, ("persistentvolumeclaims", "persistentvolumes")),
-                     rule("create", AUTHENTICATION, "tokenreviews"),
-                     rule("create", AUTHORIZATION, "subjectaccessreviews"),
-                     rule(READ, STORAGE, "csinodes"),
-                     rule(READ, LEGACY, "namespaces"),
-                     rule(READ, STORAGE, "csidrivers"),
-                     rule(READ, STORAGE, "csistoragecapacities")),
+                     rule(("list", "watch"), NETWORKING, "servicecidrs"),
+                     rule(("list", "watch"), DISCOVERY, "endpointslices")),
+        cluster_role("system:kube-scheduler", *_scheduler_rules()),
     ]
     return sorted(roles, key=lambda r: r["metadata"]["name"])
+
+
+def _scheduler_rules() -> list[Obj]:
+    """Upstream: the system:kube-scheduler ClusterRole's rules in ClusterRoles()."""
+    rw = ("get", "list", "watch", "patch", "update")
+    return [
+        events_rule(),
+        # leader election: create a lease, then only its own; coordinated leader election's candidates
+        rule("create", COORDINATION, "leases"),
+        rule(("get", "list", "update", "watch"), COORDINATION, "leases", names=("kube-scheduler",)),
+        rule(READ_WRITE, COORDINATION, "leasecandidates"),
+        # fundamental resources
+        rule(READ, LEGACY, "nodes"),
+        rule(("get", "list", "watch", "delete"), LEGACY, "pods"),
+        rule("create", LEGACY, ("pods/binding", "bindings")),
+        rule(("patch", "update"), LEGACY, "pods/status"),
+        # things that select pods
+        rule(READ, LEGACY, ("services", "replicationcontrollers")),
+        rule(READ, (APPS, EXTENSIONS), "replicasets"),
+        rule(READ, APPS, "statefulsets"),
+        # things that pods use or applies to them
+        rule(READ, POLICY, "poddisruptionbudgets"),
+        rule(READ, LEGACY, ("persistentvolumeclaims", "persistentvolumes")),
+        # the scheduler's own delegated authentication and authorization
+        rule("create", AUTHENTICATION, "tokenreviews"),
+        rule("create", AUTHORIZATION, "subjectaccessreviews"),
+        # volume topology and limits
+        rule(READ, STORAGE, "csinodes"),
+        rule(READ, STORAGE, "volumeattachments"),
+        # namespaceSelector of pod (anti-)affinity
+        rule(READ, LEGACY, "namespaces"),
+        rule(READ, STORAGE, "csidrivers"),
+        rule(READ, STORAGE, "csistoragecapacities"),
+        # DynamicResourceAllocation
+        rule(READ, RESOURCE, "deviceclasses"),
+        rule(rw, RESOURCE, "resourceclaims"),
+        rule(rw, RESOURCE, "resourceclaims/status"),
+        rule("update", LEGACY, "pods/finalizers"),
+        rule(READ, RESOURCE, "resourceslices"),
+        rule(("create", "delete"), RESOURCE, "resourceclaims"),
+    ]
 
 
 def cluster_role_bindings() -> list[Obj]:
@@ -318,144 +356,167 @@ def _controller_rules() -> dict[str, list[Obj]]:
     ev = events_rule()
     return {
         "attachdetach-controller": [
-            rule(("list", "watch"), LEGACY, "persistentvolumes"),
-            rule(("list", "watch"), LEGACY, "persistentvolumeclaims"),
+            rule(("list", "watch"), LEGACY, ("persistentvolumeclaims", "persistentvolumes")),
             rule(READ, LEGACY, "nodes"),
             rule(("patch", "update"), LEGACY, "nodes/status"),
             rule(("list", "watch"), LEGACY, "pods"),
             ev,
-            rule(("get", "create", "delete", "list", "watch"), STORAGE, "volumeattachments"),
+            rule(("create", "delete", "get", "list", "watch"), STORAGE, "volumeattachments"),
             rule(READ, STORAGE, "csidrivers"),
             rule(READ, STORAGE, "csinodes")],
+        "certificate-controller": [
+            rule(("delete", "get", "list", "watch"), CERTIFICATES, "certificatesigningrequests"),
+            rule("update", CERTIFICATES, ("certificatesigningrequests/approval",
+                                          "certificatesigningrequests/status")),
+            # the approver only auto-approves kubelet client certificates; the signer signs all four
+            rule("approve", CERTIFICATES, "signers", names=("kubernetes.io/kube-apiserver-client-kubelet",)),
+            rule("sign", CERTIFICATES, "signers",
+                 names=("kubernetes.io/kube-apiserver-client", "kubernetes.io/kube-apiserver-client-kubelet",
+                        "kubernetes.io/kubelet-serving", "kubernetes.io/legacy-unknown")),
+            rule("create", AUTHORIZATION, "subjectaccessreviews"),
+            ev],
         "clusterrole-aggregation-controller": [
-            rule(("escalate", "get", "list", "watch", "update", "patch"), RBAC, "clusterroles")],
+            rule(("escalate", "get", "list", "patch", "update", "watch"), RBAC, "clusterroles")],
         "cronjob-controller": [
-            rule(("get", "list", "watch", "update"), BATCH, "cronjobs"),
-            rule(("get", "list", "watch", "create", "update", "delete", "patch"), BATCH, "jobs"),
+            rule(("get", "list", "update", "watch"), BATCH, "cronjobs"),
+            rule(("create", "delete", "get", "list", "patch", "update", "watch"), BATCH, "jobs"),
             rule("update", BATCH, "cronjobs/status"),
             rule("update", BATCH, "cronjobs/finalizers"),
-            rule(("list", "delete"), LEGACY, "pods"),
+            rule(("delete", "list", "watch"), LEGACY, "pods"),
             ev],
         "daemon-set-controller": [
-            rule(READ, (EXTENSIONS, APPS), "daemonsets"),
-            rule("update", (EXTENSIONS, APPS), "daemonsets/status"),
-            rule("update", (EXTENSIONS, APPS), "daemonsets/finalizers"),
-            rule(READ, LEGACY, "nodes"),
-            rule(("list", "watch", "create", "delete", "patch"), LEGACY, "pods"),
+            rule(READ, (APPS, EXTENSIONS), "daemonsets"),
+            rule("update", (APPS, EXTENSIONS), "daemonsets/status"),
+            rule("update", (APPS, EXTENSIONS), "daemonsets/finalizers"),
+            rule(("list", "watch"), LEGACY, "nodes"),
+            rule(("create", "delete", "list", "patch", "watch"), LEGACY, "pods"),
             rule("create", LEGACY, "pods/binding"),
-            rule(("get", "list", "watch", "create", "delete", "update", "patch"), APPS, "controllerrevisions"),
+            rule(("create", "delete", "get", "list", "patch", "update", "watch"), APPS, "controllerrevisions"),
             ev],
         "deployment-controller": [
-            rule(("get", "list", "watch", "update"), (EXTENSIONS, APPS), "deployments"),
-            rule("update", (EXTENSIONS, APPS), ("deployments/status", "deployments/finalizers")),
-            rule(("get", "list", "watch", "create", "update", "patch", "delete"), (EXTENSIONS, APPS), "replicasets"),
-            rule(("get", "list", "watch", "update"), LEGACY, "pods"),
+            rule(("get", "list", "update", "watch"), (APPS, EXTENSIONS), "deployments"),
+            rule("update", (APPS, EXTENSIONS), "deployments/status"),
+            rule("update", (APPS, EXTENSIONS), "deployments/finalizers"),
+            rule(("create", "delete", "get", "list", "patch", "update", "watch"), (APPS, EXTENSIONS), "replicasets"),
+            rule(("get", "list", "update", "watch"), LEGACY, "pods"),
+            ev],
+        "device-taint-eviction-controller": [
+            rule(("delete", "get", "list", "watch"), LEGACY, "pods"),
+            rule(("patch", "update"), LEGACY, "pods/status"),
+            rule(READ, RESOURCE, "resourceclaims"),
+            rule(READ, RESOURCE, "resourceslices"),
+            rule(READ, RESOURCE, "deviceclasses"),
             ev],
         "disruption-controller": [
-            rule(READ, (EXTENSIONS, APPS), "deployments"),
+            rule(READ, (APPS, EXTENSIONS), "deployments"),
             rule(READ, (APPS, EXTENSIONS), "replicasets"),
             rule(READ, LEGACY, "replicationcontrollers"),
             rule(READ, POLICY, "poddisruptionbudgets"),
             rule(READ, APPS, "statefulsets"),
             rule("update", POLICY, "poddisruptionbudgets/status"),
-            rule("get", "*", "*/scale"),
             rule(("patch", "update"), LEGACY, "pods/status"),
+            rule("get", "*", "*/scale"),
             ev],
         "endpoint-controller": [
-            rule(READ, LEGACY, ("services", "pods")),
-            rule(("get", "list", "create", "update", "delete"), LEGACY, "endpoints"),
+            rule(READ, LEGACY, ("pods", "services")),
+            rule(("create", "delete", "get", "list", "update", "watch"), LEGACY, "endpoints"),
             rule("create", LEGACY, "endpoints/restricted"),
             ev],
         "endpointslice-controller": [
-            rule(READ, LEGACY, ("services", "pods", "nodes")),
-            rule(("get", "list", "create", "update", "delete"), DISCOVERY, "endpointslices"),
+            rule(READ, LEGACY, ("nodes", "pods", "services")),
             rule("update", LEGACY, "services/finalizers"),
+            rule(("create", "delete", "get", "list", "update", "watch"), DISCOVERY, "endpointslices"),
             ev],
         "endpointslicemirroring-controller": [
-            rule(READ, LEGACY, ("services", "endpoints")),
-            rule(("get", "list", "create", "update", "delete"), DISCOVERY, "endpointslices"),
-            rule("update", LEGACY, ("services/finalizers", "endpoints/finalizers")),
+            rule(READ, LEGACY, ("endpoints", "services")),
+            rule("update", LEGACY, "services/finalizers"),
+            rule("update", LEGACY, "endpoints/finalizers"),
+            rule(("create", "delete", "get", "list", "update", "watch"), DISCOVERY, "endpointslices"),
             ev],
         "ephemeral-volume-controller": [
             rule(READ, LEGACY, "pods"),
             rule("update", LEGACY, "pods/finalizers"),
-            rule(("get", "list", "watch", "create"), LEGACY, "persistentvolumeclaims"),
+            rule(("create", "get", "list", "watch"), LEGACY, "persistentvolumeclaims"),
             ev],
         "expand-controller": [
-            rule(("get", "list", "watch", "update", "patch"), LEGACY, "persistentvolumes"),
-            rule(("update", "patch"), LEGACY, "persistentvolumeclaims/status"),
+            rule(("get", "list", "patch", "update", "watch"), LEGACY, "persistentvolumes"),
+            rule(("patch", "update"), LEGACY, "persistentvolumeclaims/status"),
             rule(READ, LEGACY, "persistentvolumeclaims"),
-            rule(READ, STORAGE, "storageclasses"),
-            rule("get", LEGACY, ("services", "endpoints")),
-            rule("get", LEGACY, "secrets"),
             ev],
         "generic-garbage-collector": [
-            rule(("get", "list", "watch", "patch", "update", "delete"), "*", "*"),
+            rule(("delete", "get", "list", "patch", "update", "watch"), "*", "*"),
             ev],
         "horizontal-pod-autoscaler": [
             rule(READ, AUTOSCALING, "horizontalpodautoscalers"),
             rule("update", AUTOSCALING, "horizontalpodautoscalers/status"),
             rule(("get", "update"), "*", "*/scale"),
-            rule("list", LEGACY, "pods"),
-            rule("list", "metrics.k8s.io", "pods"),
-            rule(("get", "list"), ("custom.metrics.k8s.io", "external.metrics.k8s.io"), "*"),
+            rule(("list", "watch"), LEGACY, "pods"),
+            rule(("list", "watch"), "metrics.k8s.io", "pods"),
+            rule(READ, "custom.metrics.k8s.io", "*"),
+            rule(READ, "external.metrics.k8s.io", "*"),
             ev],
         "job-controller": [
-            rule(("get", "list", "watch", "update", "patch"), BATCH, "jobs"),
+            rule(("get", "list", "patch", "update", "watch"), BATCH, "jobs"),
             rule("update", BATCH, "jobs/status"),
             rule("update", BATCH, "jobs/finalizers"),
-            rule(("list", "watch", "create", "delete", "patch"), LEGACY, "pods"),
+            rule(("create", "delete", "list", "patch", "watch"), LEGACY, "pods"),
             ev],
         "legacy-service-account-token-cleaner": [
-            rule(("get", "delete"), LEGACY, "secrets"),
-            rule(("patch", "get", "delete"), LEGACY, "secrets"),
-            ev],
+            rule("get", LEGACY, "configmaps", names=("kube-apiserver-legacy-service-account-token-tracking",)),
+            rule(("delete", "patch"), LEGACY, "secrets")],
         "namespace-controller": [
-            rule(("get", "list", "watch", "delete"), LEGACY, "namespaces"),
+            rule(("delete", "get", "list", "watch"), LEGACY, "namespaces"),
             rule("update", LEGACY, ("namespaces/finalize", "namespaces/status")),
-            rule(("get", "list", "delete", "deletecollection"), "*", "*")],
+            rule(("delete", "deletecollection", "get", "list", "watch"), "*", "*")],
         "node-controller": [
-            rule(("get", "list", "update", "delete", "patch"), LEGACY, "nodes"),
+            rule(("delete", "get", "list", "patch", "update", "watch"), LEGACY, "nodes"),
             rule(("patch", "update"), LEGACY, "nodes/status"),
             rule(("patch", "update"), LEGACY, "pods/status"),
-            rule(("list", "delete"), LEGACY, "pods"),
-            rule("get", LEGACY, "pods"),
+            rule(("delete", "get", "list", "watch"), LEGACY, "pods"),
+            rule(READ, COORDINATION, "leases"),
             ev],
         "persistent-volume-binder": [
-            rule(("get", "list", "watch", "update", "create", "delete"), LEGACY, "persistentvolumes"),
+            rule(("create", "delete", "get", "list", "update", "watch"), LEGACY, "persistentvolumes"),
             rule("update", LEGACY, "persistentvolumes/status"),
-            rule(("get", "list", "watch", "update"), LEGACY, "persistentvolumeclaims"),
+            rule(("get", "list", "update", "watch"), LEGACY, "persistentvolumeclaims"),
             rule("update", LEGACY, "persistentvolumeclaims/status"),
-            rule(("list", "watch", "get", "create", "delete"), LEGACY, "pods"),
+            rule(("create", "delete", "get", "list", "watch"), LEGACY, "pods"),
             rule(READ, STORAGE, "storageclasses"),
-            rule(("get", "create", "delete"), LEGACY, ("services", "endpoints")),
-            rule("get", LEGACY, "secrets"),
-            rule("get", LEGACY, "nodes"),
-            rule("watch", LEGACY, "events"),
-            ev],
+            rule(("list", "watch"), LEGACY, "nodes"),
+            ev,
+            rule("watch", LEGACY, "events")],
         "pod-garbage-collector": [
-            rule(("list", "watch", "delete"), LEGACY, "pods"),
+            rule(("delete", "list", "watch"), LEGACY, "pods"),
             rule(READ, LEGACY, "nodes"),
             rule("patch", LEGACY, "pods/status")],
         "pv-protection-controller": [
-            rule(("get", "list", "watch", "update"), LEGACY, "persistentvolumes"),
+            rule(("get", "list", "update", "watch"), LEGACY, "persistentvolumes"),
             ev],
         "pvc-protection-controller": [
-            rule(("get", "list", "watch", "update"), LEGACY, "persistentvolumeclaims"),
-            rule(("list", "watch", "get"), LEGACY, "pods"),
+            rule(("get", "list", "update", "watch"), LEGACY, "persistentvolumeclaims"),
+            rule("update", LEGACY, "persistentvolumeclaims/status"),
+            rule(READ, LEGACY, "pods"),
             ev],
         "replicaset-controller": [
-            rule(("get", "list", "watch", "update"), (APPS, EXTENSIONS), "replicasets"),
+            rule(("get", "list", "update", "watch"), (APPS, EXTENSIONS), "replicasets"),
             rule("update", (APPS, EXTENSIONS), "replicasets/status"),
             rule("update", (APPS, EXTENSIONS), "replicasets/finalizers"),
-            rule(("list", "watch", "patch", "create", "delete"), LEGACY, "pods"),
+            rule(("create", "delete", "list", "patch", "watch"), LEGACY, "pods"),
             ev],
         "replication-controller": [
-            rule(("get", "list", "watch", "update"), LEGACY, "replicationcontrollers"),
+            rule(("get", "list", "update", "watch"), LEGACY, "replicationcontrollers"),
             rule("update", LEGACY, "replicationcontrollers/status"),
             rule("update", LEGACY, "replicationcontrollers/finalizers"),
-            rule(("list", "watch", "patch", "create", "delete"), LEGACY, "pods"),
+            rule(("create", "delete", "list", "patch", "watch"), LEGACY, "pods"),
             ev],
+        "resource-claim-controller": [
+            rule(READ, LEGACY, "pods"),
+            rule("update", LEGACY, "pods/finalizers"),
+            rule(("create", "delete", "get", "list", "watch"), RESOURCE, "resourceclaims"),
+            rule(("patch", "update"), RESOURCE, ("resourceclaims", "resourceclaims/status")),
+            rule(("patch", "update"), LEGACY, "pods/status"),
+            ev,
+            rule(("patch", "update"), RESOURCE, "resourceclaims/binding")],
         "resourcequota-controller": [
             rule(("list", "watch"), "*", "*"),
             rule("update", LEGACY, "resourcequotas/status"),
@@ -464,53 +525,54 @@ def _controller_rules() -> dict[str, list[Obj]]:
             rule(("create", "update"), LEGACY, "configmaps"),
             ev],
         "route-controller": [
-            rule("list", LEGACY, "nodes"),
+            rule(("list", "watch"), LEGACY, "nodes"),
             rule("patch", LEGACY, "nodes/status"),
             ev],
+        "selinux-warning-controller": [
+            ev,
+            rule(READ, LEGACY, "persistentvolumes"),
+            rule(READ, LEGACY, "persistentvolumeclaims"),
+            rule(READ, LEGACY, "pods"),
+            rule(READ, STORAGE, "csidrivers")],
         "service-account-controller": [
             rule("create", LEGACY, "serviceaccounts"),
             ev],
         "service-cidrs-controller": [
-            rule(READ, NETWORKING, "servicecidrs"),
+            rule(("get", "list", "patch", "update", "watch"), NETWORKING, "servicecidrs"),
+            rule(("patch", "update"), NETWORKING, "servicecidrs/finalizers"),
             rule(("patch", "update"), NETWORKING, "servicecidrs/status"),
-            rule("update", NETWORKING, "servicecidrs/finalizers"),
             rule(READ, NETWORKING, "ipaddresses"),
             ev],
         "service-controller": [
             rule(READ, LEGACY, "services"),
             rule(("patch", "update"), LEGACY, "services/status"),
-            rule(READ, LEGACY, "nodes"),
+            rule(("list", "watch"), LEGACY, "nodes"),
             ev],
         "statefulset-controller": [
             rule(("list", "watch"), LEGACY, "pods"),
             rule(READ, APPS, "statefulsets"),
             rule("update", APPS, "statefulsets/status"),
             rule("update", APPS, "statefulsets/finalizers"),
-            rule(("get", "create", "delete", "update", "patch"), LEGACY, "pods"),
-            rule(("get", "create", "delete", "update", "patch", "list", "watch"), APPS, "controllerrevisions"),
-            rule(("get", "create"), LEGACY, "persistentvolumeclaims"),
+            rule(("create", "delete", "get", "patch", "update"), LEGACY, "pods"),
+            rule(("create", "delete", "get", "list", "patch", "update", "watch"), APPS, "controllerrevisions"),
+            rule(("create", "get", "list", "watch"), LEGACY, "persistentvolumeclaims"),
+            rule(("delete", "update"), LEGACY, "persistentvolumeclaims"),
+            rule("update", LEGACY, "pods/finalizers"),
             ev],
         "ttl-after-finished-controller": [
-            rule(("get", "list", "watch", "delete"), BATCH, "jobs"),
+            rule(("delete", "get", "list", "watch"), BATCH, "jobs"),
             ev],
         "ttl-controller": [
-            rule(("update", "patch", "list", "watch"), LEGACY, "nodes"),
-            ev],
-        "certificate-controller": [
-            rule(("get", "list", "watch", "delete"), CERTIFICATES, "certificatesigningrequests"),
-            rule("update", CERTIFICATES, ("certificatesigningrequests/status",
-                                          "certificatesigningrequests/approval")),
-            rule("approve", CERTIFICATES, "signers",
-                 names=("kubernetes.io/kube-apiserver-client-kubelet", "kubernetes.io/kubelet-serving",
-                        "kubernetes.io/legacy-unknown")),
-            rule("sign", CERTIFICATES, "signers",
-                 names=("kubernetes.io/kube-apiserver-client", "kubernetes.io/kube-apiserver-client-kubelet",
-                        "kubernetes.io/kubelet-serving", "kubernetes.io/legacy-unknown")),
-            rule("create", AUTHORIZATION, "subjectaccessreviews"),
+            rule(("list", "patch", "update", "watch"), LEGACY, "nodes"),
             ev],
         "validatingadmissionpolicy-status-controller": [
             rule(READ, ADMISSIONREGISTRATION, "validatingadmissionpolicies"),
             rule(("get", "patch", "update"), ADMISSIONREGISTRATION, "validatingadmissionpolicies/status"),
+            ev],
+        "volumeattributesclass-protection-controller": [
+            rule(READ, LEGACY, "persistentvolumeclaims"),
+            rule(READ, LEGACY, "persistentvolumes"),
+            rule(("get", "list", "update", "watch"), STORAGE, "volumeattributesclasses"),
             ev],
     }
 
@@ -529,16 +591,19 @@ def controller_role_bindings() -> list[Obj]:
 # --- kube-system and kube-public (namespace_policy.go) ------------------------------------
 
 def namespace_roles() -> list[Obj]:
-    """Upstream: NamespaceRoles()"""
-    leader = (rule(("create", "get", "list", "update", "watch"), COORDINATION, "leases"),
-              rule(("create", "get", "list", "update", "watch"), COORDINATION, "leasecandidates"))
+    """Upstream: NamespaceRoles(), by namespace then name."""
+    def leader_locking(name: str) -> tuple[Obj, Obj]:
+        # the configmap lock of old leader election (upstream keeps these roles; Lease locks are in
+        # the system:kube-controller-manager and system:kube-scheduler ClusterRoles)
+        return (rule("watch", LEGACY, "configmaps"), rule(("get", "update"), LEGACY, "configmaps", names=(name,)))
     return [
         role("kube-public", "system:controller:bootstrap-signer", rule(READ, LEGACY, "configmaps"),
              rule("update", LEGACY, "configmaps", names=("cluster-info",)), events_rule()),
         role("kube-system", "extension-apiserver-authentication-reader",
              rule(READ, LEGACY, "configmaps", names=("extension-apiserver-authentication",))),
-        role("kube-system", "system::leader-locking-kube-controller-manager", *leader),
-        role("kube-system", "system::leader-locking-kube-scheduler", *leader),
+        role("kube-system", "system::leader-locking-kube-controller-manager",
+             *leader_locking("kube-controller-manager")),
+        role("kube-system", "system::leader-locking-kube-scheduler", *leader_locking("kube-scheduler")),
         role("kube-system", "system:controller:bootstrap-signer", rule(READ, LEGACY, "secrets")),
         role("kube-system", "system:controller:cloud-provider",
              rule(("create", "get", "list", "watch"), LEGACY, "configmaps")),
@@ -557,7 +622,7 @@ def namespace_role_bindings() -> list[Obj]:
                      user("system:kube-controller-manager"), user("system:kube-scheduler")),
         role_binding("kube-system", "system::leader-locking-kube-controller-manager",
                      "system::leader-locking-kube-controller-manager", user("system:kube-controller-manager"),
-                     sa("kube-system", "kube-controller-manager"), sa("kube-system", "leader-election-controller")),
+                     sa("kube-system", "kube-controller-manager")),
         role_binding("kube-system", "system::leader-locking-kube-scheduler", "system::leader-locking-kube-scheduler",
                      user("system:kube-scheduler"), sa("kube-system", "kube-scheduler")),
         role_binding("kube-system", "system:controller:bootstrap-signer", "system:controller:bootstrap-signer",

@@ -736,6 +736,37 @@ def validate_device_taint(taint: Any, old: Obj | None, path: str) -> list[FieldE
     return errs
 
 
+def _node_choices(obj: Obj, path: str, flags: tuple[str, ...], empty_name: str,
+                  one_term: bool) -> tuple[list[str], list[FieldError]]:
+    """The node selection fields obj sets (as the "exactly one of" message names them) and the
+    errors of each: a slice's spec and a device (perDeviceNodeSelection) choose among the same
+    nodeName, nodeSelector and true-only flags; a slice's selector has exactly one term."""
+    errs: list[FieldError] = []
+    chosen: list[str] = []
+    if obj.get("nodeName") is not None:
+        if obj["nodeName"]:
+            chosen.append("`nodeName`")
+            errs += [errors.invalid(path + ".nodeName", obj["nodeName"], msg)
+                     for msg in name_is_dns_subdomain(str(obj["nodeName"]), False)]
+        else:
+            errs.append(errors.invalid(path + ".nodeName", "", empty_name))
+    if obj.get("nodeSelector") is not None:
+        chosen.append("`nodeSelector`")
+        selector = _dict(obj["nodeSelector"])
+        errs += validate_node_selector(selector, path + ".nodeSelector")
+        terms = _list(selector.get("nodeSelectorTerms"))
+        if one_term and len(terms) != 1:
+            errs.append(errors.invalid(path + ".nodeSelector.nodeSelectorTerms", terms,
+                                       "must have exactly one node selector term"))
+    for key in flags:
+        if obj.get(key) is not None:
+            if obj[key]:
+                chosen.append(f"`{key}`")
+            else:
+                errs.append(errors.invalid(f"{path}.{key}", False, "must be either unset or set to true"))
+    return chosen, errs
+
+
 def _per_device_node_selection(device: Obj, per_device: bool, path: str) -> list[FieldError]:
     keys = ("nodeName", "nodeSelector", "allNodes")
     if not per_device:
@@ -743,23 +774,7 @@ def _per_device_node_selection(device: Obj, per_device: bool, path: str) -> list
             return [errors.invalid(path, None, "`nodeName`, `nodeSelector` and `allNodes` can only be set if "
                                                "`perDeviceNodeSelection` is set to true in the ResourceSlice spec")]
         return []
-    errs: list[FieldError] = []
-    chosen: list[str] = []
-    if device.get("nodeName") is not None:
-        if device["nodeName"]:
-            chosen.append("`nodeName`")
-            errs += [errors.invalid(path + ".nodeName", device["nodeName"], msg)
-                     for msg in name_is_dns_subdomain(str(device["nodeName"]), False)]
-        else:
-            errs.append(errors.invalid(path + ".nodeName", "", "must not be empty"))
-    if device.get("nodeSelector") is not None:
-        chosen.append("`nodeSelector`")
-        errs += validate_node_selector(_dict(device["nodeSelector"]), path + ".nodeSelector")
-    if device.get("allNodes") is not None:
-        if device["allNodes"]:
-            chosen.append("`allNodes`")
-        else:
-            errs.append(errors.invalid(path + ".allNodes", False, "must be either unset or set to true"))
+    chosen, errs = _node_choices(device, path, ("allNodes",), "must not be empty", one_term=False)
     detail = ("exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` "
               "is set to true in the ResourceSlice spec")
     if not chosen:
@@ -809,29 +824,8 @@ def _counter_set(cs: Any, path: str) -> list[FieldError]:
 
 def _node_selection(spec: Obj, path: str) -> list[FieldError]:
     """The nodeName/nodeSelector/allNodes/perDeviceNodeSelection part of validateResourceSliceSpec."""
-    errs: list[FieldError] = []
-    chosen: list[str] = []
-    if spec.get("nodeName") is not None:
-        if spec["nodeName"]:
-            chosen.append("`nodeName`")
-            errs += [errors.invalid(path + ".nodeName", spec["nodeName"], msg)
-                     for msg in name_is_dns_subdomain(str(spec["nodeName"]), False)]
-        else:
-            errs.append(errors.invalid(path + ".nodeName", "", "must be either unset or set to a non-empty string"))
-    if spec.get("nodeSelector") is not None:
-        chosen.append("`nodeSelector`")
-        selector = _dict(spec["nodeSelector"])
-        errs += validate_node_selector(selector, path + ".nodeSelector")
-        terms = _list(selector.get("nodeSelectorTerms"))
-        if len(terms) != 1:
-            errs.append(errors.invalid(path + ".nodeSelector.nodeSelectorTerms", terms,
-                                       "must have exactly one node selector term"))
-    for key in ("allNodes", "perDeviceNodeSelection"):
-        if spec.get(key) is not None:
-            if spec[key]:
-                chosen.append(f"`{key}`")
-            else:
-                errs.append(errors.invalid(f"{path}.{key}", False, "must be either unset or set to true"))
+    chosen, errs = _node_choices(spec, path, ("allNodes", "perDeviceNodeSelection"),
+                                 "must be either unset or set to a non-empty string", one_term=True)
     detail = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
     if not chosen:
         errs.append(errors.required(path, detail))

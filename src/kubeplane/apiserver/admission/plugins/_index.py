@@ -46,8 +46,19 @@ class PrefixIndex:
 
     async def all(self) -> list[Obj]:
         """Every current object under the prefix (read-only), in key order."""
-        by_ns = await self._current()
+        await self._current()
+        return self.polled()
+
+    def polled(self) -> list[Obj]:
+        """Every object as of the last poll() or look-up (read-only), in key order."""
+        by_ns = self._by_ns
         return [obj for ns in sorted(by_ns) for _, obj in sorted(by_ns[ns].items())]
+
+    def stop(self) -> None:
+        """Stop following the store (the next look-up lists again)."""
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
 
     async def refresh(self) -> int:
         """Apply what changed since the last look-up; the generation after it."""

@@ -2,11 +2,10 @@
 
 Upstream: the configuration managers (plugin/webhook/configuration/*_manager.go) keep an
 informer's list, sorted by configuration name, each webhook wrapped in an accessor that parses
-its selectors once (webhook/accessors.go). Here the source lists the configurations once and
-then reads a storage watch opened after that revision: `webhooks()` asks the watcher for what
-changed (storage/watch_log.py changes(): between writes under the prefix, a look at one future)
-and returns the same compiled list while nothing did. So a write with no webhook configured
-costs one such look, never a storage list.
+its selectors once (webhook/accessors.go). Here the configurations are a PrefixIndex (listed
+once, then following a storage watch): `webhooks()` polls it (between writes under the prefix,
+a look at one future) and returns the same compiled list while nothing changed. So a write
+with no webhook configured costs one such look, never a storage list.
 """
 from __future__ import annotations
 
@@ -14,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ....api import labels
-from ....storage.interface import Compacted, Storage
+from ....storage.interface import Storage
+from ..plugins._index import PrefixIndex
 from .predicates import SelectorError, parse_selector
 
 Obj = dict[str, Any]
@@ -58,63 +58,39 @@ def compile_webhook(config_name: str, index: int, hook: Obj) -> WebhookAccessor:
 
 
 class WebhookSource:
-    """The webhooks of every configuration under prefix, configurations in name order."""
+    """The webhooks of every configuration under prefix, configurations in name order: a
+    PrefixIndex of the configurations (plugins/_index.py), compiled again when one changes."""
 
     def __init__(self, storage: Storage, prefix: str) -> None:
-        self.storage = storage
-        self.prefix = prefix
-        self._configs: dict[str, Obj] = {}          # key -> configuration
+        self.index = PrefixIndex(storage, prefix)
+        self._generation: int | None = None      # the index's generation the webhooks were compiled at
         self._hooks: list[WebhookAccessor] = []
-        self._watcher: Any = None
-        self._changes: Any = None          # the watcher's changes(), None: sync() must list
 
     def webhooks(self) -> list[WebhookAccessor] | None:
         """The current webhooks (read-only), or None when sync() must list first."""
-        changes = self._changes
-        if changes is None:
+        generation = self.index.poll()
+        if generation is None:
             return None
-        try:
-            events = changes()
-        except Compacted:
-            return None
-        if events:
-            for ev in events:
-                if ev.type == "DELETED":
-                    self._configs.pop(ev.kv.key, None)
-                else:
-                    self._configs[ev.kv.key] = ev.kv.obj
-            self._compile()
+        if generation != self._generation:
+            self._compile(generation)
         return self._hooks
 
     async def sync(self) -> list[WebhookAccessor]:
-        """List the configurations and watch from there on; the current webhooks."""
-        hooks = self.webhooks()
-        if hooks is not None:
-            return hooks
-        kvs, rev = await self.storage.list(self.prefix)
-        self._configs = {kv.key: kv.obj for kv in kvs}
-        self._compile()
-        if self._watcher is not None:
-            self._watcher.stop()
-        watcher = self.storage.watch(self.prefix, rev)
-        if hasattr(watcher, "changes"):
-            self._watcher, self._changes = watcher, watcher.changes
-        else:                                     # a store without changes(): list every time
-            watcher.stop()
-            self._watcher = self._changes = None
+        """List the configurations (and follow the store from there on); the current webhooks."""
+        generation = await self.index.refresh()
+        if generation != self._generation:
+            self._compile(generation)
         return self._hooks
 
     def stop(self) -> None:
-        if self._watcher is not None:
-            self._watcher.stop()
-            self._watcher = self._changes = None
+        self.index.stop()
 
-    def _compile(self) -> None:
+    def _compile(self, generation: int) -> None:
         """Upstream: the configurations sorted by name, each one's webhooks in order."""
         hooks = []
-        for cfg in sorted(self._configs.values(), key=lambda c: (c.get("metadata") or {}).get("name") or ""):
+        for cfg in sorted(self.index.polled(), key=lambda c: (c.get("metadata") or {}).get("name") or ""):
             cfg_name = (cfg.get("metadata") or {}).get("name") or ""
             for i, h in enumerate(cfg.get("webhooks") or ()):
                 if isinstance(h, dict):
                     hooks.append(compile_webhook(cfg_name, i, h))
-        self._hooks = hooks
+        self._hooks, self._generation = hooks, generation

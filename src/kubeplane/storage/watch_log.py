@@ -322,6 +322,13 @@ class LogWatcher:
             self._fut = self._log._wait(self._prefix)
         return out
 
+    def idle(self) -> bool:
+        """Whether changes() has nothing to give, known without a look at the log: the waiter
+        it armed is still unresolved (no write under the prefix since). For a cache that
+        follows several prefixes and asks on every request (the RBAC index)."""
+        fut = self._fut
+        return fut is not None and not fut.done()
+
     def stop(self) -> None:
         """End the stream: a pending or later iteration raises StopAsyncIteration.
 

@@ -52,7 +52,7 @@ class PolicyIndex:
         self.generation = 0
         self.started = False
         self._watchers: list[Any] = []          # (prefix, watcher, is a LogWatcher)
-        self._armed: tuple[Any, ...] = ()        # the LogWatchers' armed waiters
+        self._log_watchers: tuple[LogWatcher, ...] = ()   # the watchers that can say idle()
         self._polled = False                     # a watcher with changes() but no waiter to look at
         self._tasks: list[asyncio.Task[None]] = []
         self._relisting: asyncio.Task[None] | None = None
@@ -71,7 +71,7 @@ class PolicyIndex:
         for prefix, w in watchers:
             if hasattr(w, "changes"):
                 w.changes()                      # arm its waiter
-                # a LogWatcher's armed, unresolved waiter means nothing new: no call needed
+                # a LogWatcher that is idle() has nothing new: no changes() call needed
                 self._watchers.append((prefix, w, isinstance(w, LogWatcher)))
             else:
                 self._tasks.append(asyncio.ensure_future(self._follow(prefix, w)))
@@ -85,13 +85,13 @@ class PolicyIndex:
         for t in self._tasks:
             t.cancel()
         self._watchers, self._tasks = [], []
-        self._armed, self._polled = (), False
+        self._log_watchers, self._polled = (), False
 
     def refresh(self) -> None:
         """Apply what the watches have ready. While nothing under the prefixes changed, this
-        is a look at four armed futures (a write resolves its prefix's at once)."""
-        for fut in self._armed:
-            if fut is None or fut.done():
+        is four idle() checks (a write resolves its prefix's waiter at once)."""
+        for w in self._log_watchers:
+            if not w.idle():
                 break
         else:
             if not self._polled:
@@ -101,7 +101,7 @@ class PolicyIndex:
     def _apply_changes(self) -> None:
         try:
             for prefix, w, log_watcher in self._watchers:
-                if log_watcher and w._fut is not None and not w._fut.done():
+                if log_watcher and w.idle():
                     continue
                 events = w.changes()
                 if events:
@@ -117,7 +117,7 @@ class PolicyIndex:
         self._arm()
 
     def _arm(self) -> None:
-        self._armed = tuple(w._fut for _, w, log_watcher in self._watchers if log_watcher)
+        self._log_watchers = tuple(w for _, w, log_watcher in self._watchers if log_watcher)
         self._polled = any(not log_watcher for _, _, log_watcher in self._watchers)
 
     async def _follow(self, prefix: str, watcher: Any) -> None:

@@ -8,6 +8,7 @@ own failures into these, most specific first; controllers catch them by class
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
 from . import gojson
@@ -64,6 +65,11 @@ class JSONValue:
 def go_quote(s: str) -> str:
     """Quote s like Go's %q (strconv.Quote)."""
     return gojson.quote(s)
+
+
+def go_quote_list(values: Iterable[str]) -> str:
+    """Go's %q of a []string: ["a" "b"]."""
+    return "[" + " ".join(gojson.quote(v) for v in values) + "]"
 
 
 @dataclass

@@ -42,6 +42,7 @@ from typing import Any
 
 import orjson
 
+from ...api.errors import go_quote_list
 from ...api.resources import lookup
 from ...serviceaccount.claims import SERVICE_ACCOUNT_USERNAME_PREFIX
 from ...storage.interface import Storage
@@ -96,11 +97,6 @@ def split_username(username: str) -> tuple[str, str] | None:
     if len(parts) != 2 or not parts[0] or not parts[1]:
         return None
     return parts[0], parts[1]
-
-
-def go_quote_list(xs: tuple[str, ...] | list[str]) -> str:
-    """Go's %q of a []string: ["a" "b"]."""
-    return "[" + " ".join(orjson.dumps(x).decode() for x in xs) + "]"
 
 
 class JWTTokenAuthenticator:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from ....api.errors import go_quote_list
 from ..authorizer import Attributes
 
 ALL = "*"
@@ -85,12 +86,6 @@ def rule_allows(a: Attributes, rule: Rule) -> bool:
         return (verb_matches(rule, a.verb) and api_group_matches(rule, a.api_group)
                 and resource_matches(rule, combined, a.subresource) and resource_name_matches(rule, a.name))
     return verb_matches(rule, a.verb) and non_resource_url_matches(rule, a.path)
-
-
-def go_quote_list(values: tuple[str, ...]) -> str:
-    """Go's %q of a []string: ["a" "b"]."""
-    import json
-    return "[" + " ".join(json.dumps(v) for v in values) + "]"
 
 
 def compact_string(r: Rule) -> str:

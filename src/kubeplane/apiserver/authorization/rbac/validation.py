@@ -7,9 +7,10 @@ Upstream: Covers, BreakdownRule, ruleCovers and their helpers
 """
 from __future__ import annotations
 
+from ....api.errors import go_quote, go_quote_list
 from ...authentication.user import SYSTEM_PRIVILEGED_GROUP, UserInfo
 from .resolver import DefaultRuleResolver
-from .rules import ALL, Rule, compact_string, go_quote_list
+from .rules import ALL, Rule, compact_string
 
 
 def breakdown_rule(r: Rule) -> list[Rule]:
@@ -95,13 +96,8 @@ def confirm_no_escalation(resolver: DefaultRuleResolver, user: UserInfo, namespa
     if ok:
         return None
     descriptions = sorted({compact_string(r) for r in compact_rules(missing)})
-    msg = (f"user {_q(user.name)} (groups={go_quote_list(user.groups)}) is attempting to grant RBAC "
+    msg = (f"user {go_quote(user.name)} (groups={go_quote_list(user.groups)}) is attempting to grant RBAC "
            "permissions not currently held:\n" + "\n".join(descriptions))
     if errs:
         msg += "; resolution errors: [" + " ".join(errs) + "]"
     return msg
-
-
-def _q(s: str) -> str:
-    import json
-    return json.dumps(s)

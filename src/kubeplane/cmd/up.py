@@ -76,14 +76,12 @@ def in_process_clientset(api: APIServer, component: str, user: Any = None) -> An
 def node_clientsets(api: APIServer) -> Any:
     """node name -> a clientset reaching api as that node (system:node:<name> in system:nodes),
     made once per node: what each kubelet's client certificate says upstream."""
-    from ..client.clientset import Clientset
-    from ..apiserver.inprocess import InProcessTransport
-    made: dict[str, Clientset] = {}
+    made: dict[str, Any] = {}
 
-    def for_node(name: str) -> Clientset:
+    def for_node(name: str) -> Any:
         cs = made.get(name)
         if cs is None:
-            cs = made[name] = Clientset(InProcessTransport(api, user=f"system:node:{name}", user_agent="kubelet"))
+            cs = made[name] = in_process_clientset(api, "kubelet", f"system:node:{name}")
         return cs
     return for_node
 

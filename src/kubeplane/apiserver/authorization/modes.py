@@ -94,7 +94,7 @@ def new_authorizer(api: APIServer, modes: tuple[str, ...]) -> Authorizer:
 
 def rbac_index(api: APIServer) -> Any:
     """The server's one RBAC index (the authorizer, the access reviews and the escalation checks
-    share it)."""
+    of registry/rbac/escalation.py share it)."""
     index = getattr(api, "_rbac_index", None)
     if index is None:
         from .rbac import PolicyIndex
@@ -124,7 +124,3 @@ async def post_start(api: APIServer) -> None:
     for authorizer in getattr(api.authorizer, "authorizers", ()):
         if hasattr(authorizer, "populator"):         # the Node authorizer: its graph, loaded once
             await authorizer.start()
-    z = rbac_authorizer(api)
-    if z is not None and not any(p.NAME == "kubeplane:rbac-escalation" for p in api.admission.plugins):
-        from ..registry.rbac.escalation import EscalationCheck
-        api.admission.append(EscalationCheck(api, z))

@@ -19,6 +19,7 @@ from ...api.errors import FieldError
 from ...api.resources import ResourceInfo
 from ...api.validation import meta
 from .strategy import Strategy
+from .wrapper import StorageWrapper
 
 Obj = dict[str, Any]
 Defaulter = Callable[[Obj], None]
@@ -114,6 +115,8 @@ class ResourceDefinition(ResourceInfo):
                         None: the served version is the stored one. Upstream: the scheme's
                         conversions at the codec (storage version vs. request version).
     review              a create-only kind answered, not stored (registry/review.py)
+    wrapper             checks around the generic store's create and update (registry/wrapper.py:
+                        RBAC's escalation checks); None: none
     """
     strategy: Strategy = field(default_factory=Strategy, compare=False)
     defaulter: Defaulter | None = field(default=None, compare=False)
@@ -132,3 +135,4 @@ class ResourceDefinition(ResourceInfo):
     to_storage: Converter | None = field(default=None, compare=False)
     from_storage: Converter | None = field(default=None, compare=False)
     review: Review | None = field(default=None, compare=False)
+    wrapper: StorageWrapper | None = field(default=None, compare=False)

@@ -1,10 +1,11 @@
 """The generic store: the create, update and delete pipeline every resource shares.
 
-create   default -> system metadata -> strategy PrepareForCreate -> admit -> validate ->
-         admission validate -> store (a generated name retried when taken)
-update   default -> system metadata -> admit -> strategy PrepareForUpdate (or the status
-         strategy's) -> validate -> admission validate -> store (nothing when unchanged; the
-         last finalizer gone from an object being deleted deletes it)
+create   default -> admit -> the kind's wrapper (registry/wrapper.py) -> system metadata ->
+         strategy PrepareForCreate -> validate -> admission validate -> store (a generated name
+         retried when taken)
+update   default -> system metadata -> admit -> the kind's wrapper -> strategy PrepareForUpdate
+         (or the status strategy's) -> validate -> admission validate -> store (nothing when
+         unchanged; the last finalizer gone from an object being deleted deletes it)
 delete   registry/deletion.py: preconditions, admission validate, graceful deletion, finalizers
 
 update_object  read -> the handler's updated-object function (UpdatedObjectInfo: PUT's body, a
@@ -150,12 +151,13 @@ MAX_NAME_GENERATION_CREATE_ATTEMPTS = 8
 
 async def create(api: APIServer, opts: WriteOptions, ri: ResourceInfo, ns: str, obj: Obj,
                         warnings: list[str], *, applied: bool = False,
-                        heavy: bool = False) -> tuple[Obj, bytes | None]:
+                        heavy: bool = False, request_name: str = "") -> tuple[Obj, bytes | None]:
     """Default, prepare, admit, validate and store a new object; returns what was stored and
     its encoding (None for a dry run), which a response can send as it is.
 
     `applied`: server-side apply already recorded its managedFields entry. `heavy`: the CPU
-    work goes to the worker thread (handlers.common.is_heavy of the request).
+    work goes to the worker thread (handlers.common.is_heavy of the request). `request_name`:
+    the URL's name ("" for a POST to the collection), what the kind's wrapper sees.
     """
     requested_name = objects.object_name(obj)
     # Mutating admission sees the defaulted object before the strategy prepares it (upstream:
@@ -167,6 +169,9 @@ async def create(api: APIServer, opts: WriteOptions, ri: ResourceInfo, ns: str, 
         _default_and_record(api, opts, ri, obj, applied)
     attrs = attributes(opts, ri, admission.Operation.CREATE, ns, requested_name, obj, warnings=warnings)
     await api.admission.admit(attrs)
+    wrapper = resource_definition(ri).wrapper
+    if wrapper is not None:             # upstream: a storage wrapping the kind's Store (RBAC's policybased)
+        await wrapper.before_create(api, opts, ri, ns, request_name, obj)
     # Upstream: Store.BeginCreate (a Service's ClusterIPs and NodePorts), committed once stored.
     with service_alloc.begin_create(api.service_alloc, ri.plural, ri.group, obj, opts.dry_run):
         return await _validate_and_store(api, opts, ri, ns, obj, warnings, attrs, requested_name, applied, heavy)
@@ -278,7 +283,7 @@ async def update_object(api: APIServer, opts: WriteOptions, ri: ResourceInfo, ns
             new = await info.updated_object(kv)
             if kv is None:
                 stored, value = await create(api, opts, ri, ns, new, warnings, applied=info.applied,
-                                             heavy=info.heavy)
+                                             heavy=info.heavy, request_name=name)
                 return stored, value, True
             expected = objects.precondition_revision(new, kv.mod_revision)
             stored, value = await update(api, opts, ri, new, kv.obj, expected, info.subresource, warnings,
@@ -319,6 +324,9 @@ async def update(api: APIServer, opts: WriteOptions, ri: ResourceInfo, new: Obj,
         attrs = attributes(opts, ri, admission.Operation.UPDATE, new["metadata"].get("namespace", ""), name,
                            new, old, subresource, warnings=warnings)
         await api.admission.admit(attrs)
+    wrapper = resource_definition(ri).wrapper
+    if wrapper is not None:             # upstream: the wrapping storage's updated-object function
+        await wrapper.before_update(api, opts, ri, new["metadata"].get("namespace", ""), name, new, old)
     # Upstream: Store.BeginUpdate (a Service's ClusterIPs and NodePorts), committed once stored.
     with service_alloc.begin_update(api.service_alloc, ri.plural, ri.group, new, old, subresource,
                                     opts.dry_run) as txn:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Iterator
 
+from ....api.errors import go_quote
 from ....serviceaccount.claims import make_username
 from ...authentication.user import UserInfo
 from .index import PolicyIndex
@@ -61,24 +62,28 @@ def describe_binding(b: Obj, subject: Obj) -> str:
             f"{describe_subject(subject, ns)}")
 
 
+# What a missing role is called in a resolution error: the authorizer's resolver reads listers
+# (their NotFound names the singular resource: `role.rbac.authorization.k8s.io "x" not found`),
+# the registry's (escalation checks) reads the stores (`roles.rbac.authorization.k8s.io ...`).
+# Upstream: the listers' errors.NewNotFound(rbac.Resource("role"), name) and Store.Get's.
+LISTER_RESOURCES = {"Role": "role", "ClusterRole": "clusterrole"}
+STORE_RESOURCES = {"Role": "roles", "ClusterRole": "clusterroles"}
+
+
 class DefaultRuleResolver:
-    def __init__(self, index: PolicyIndex) -> None:
+    def __init__(self, index: PolicyIndex, role_resources: dict[str, str] = LISTER_RESOURCES) -> None:
         self.index = index
+        self.role_resources = role_resources
 
     def get_role_reference_rules(self, role_ref: Obj, namespace: str) -> tuple[tuple[Rule, ...], str | None]:
-        """Upstream: GetRoleReferenceRules — the rules, or the lister's error."""
+        """Upstream: GetRoleReferenceRules — the rules, or the getter's error."""
         kind, name = role_ref.get("kind"), role_ref.get("name") or ""
-        if kind == "Role":
-            rules = self.index.derived().rules("Role", namespace, name)
+        if kind == "Role" or kind == "ClusterRole":
+            rules = self.index.derived().rules(kind, namespace if kind == "Role" else "", name)
             if rules is None:
-                return (), f'role.rbac.authorization.k8s.io "{name}" not found'
+                return (), f'{self.role_resources[kind]}.rbac.authorization.k8s.io {go_quote(name)} not found'
             return rules, None
-        if kind == "ClusterRole":
-            rules = self.index.derived().rules("ClusterRole", "", name)
-            if rules is None:
-                return (), f'clusterrole.rbac.authorization.k8s.io "{name}" not found'
-            return rules, None
-        return (), f'unsupported role reference kind: "{kind or ""}"'
+        return (), f"unsupported role reference kind: {go_quote(kind if isinstance(kind, str) else '')}"
 
     def bindings(self, user: UserInfo, namespace: str) -> Iterator[tuple[Obj, str]]:
         """Every binding that applies (cluster ones first), with its binding namespace."""
@@ -124,5 +129,9 @@ class DefaultRuleResolver:
 
 
 def aggregate(errs: list[str]) -> str:
-    """Upstream: utilerrors.NewAggregate(errs).Error()"""
-    return errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
+    """Upstream: utilerrors.NewAggregate(errs).Error() — one error as it is, more in brackets,
+    each message once (a binding to a missing role met through two subjects says so once)."""
+    if len(errs) == 1:
+        return errs[0]
+    unique = list(dict.fromkeys(errs))
+    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ....api.errors import go_quote, go_quote_list
 from ...authentication.user import SYSTEM_PRIVILEGED_GROUP, UserInfo
-from .resolver import DefaultRuleResolver
+from .resolver import DefaultRuleResolver, aggregate
 from .rules import ALL, Rule, compact_string
 
 
@@ -98,6 +98,6 @@ def confirm_no_escalation(resolver: DefaultRuleResolver, user: UserInfo, namespa
     descriptions = sorted({compact_string(r) for r in compact_rules(missing)})
     msg = (f"user {go_quote(user.name)} (groups={go_quote_list(user.groups)}) is attempting to grant RBAC "
            "permissions not currently held:\n" + "\n".join(descriptions))
-    if errs:
-        msg += "; resolution errors: [" + " ".join(errs) + "]"
+    if errs:      # %v of the one-element []error holding RulesFor's aggregate
+        msg += "; resolution errors: [" + aggregate(errs) + "]"
     return msg

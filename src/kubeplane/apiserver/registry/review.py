@@ -44,5 +44,5 @@ async def create(api: APIServer, req: Request, ri: ResourceInfo, ns: str, obj: O
     answer = d.review(api, req, obj)
     if inspect.isawaitable(answer):          # TokenReview authenticates through storage
         answer = await answer
-    answer.setdefault("metadata", {}).setdefault("creationTimestamp", None)
+    answer.setdefault("metadata", {})          # a null creationTimestamp is omitted (omitzero)
     return common.object_response(api, req, ri, answer, None, status=201, warnings=warnings)

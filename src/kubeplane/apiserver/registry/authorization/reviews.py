@@ -76,16 +76,20 @@ def local_subject_access_review(api: Any, req: Any, obj: Obj) -> Obj:
 
 def self_subject_rules_review(api: Any, req: Any, obj: Obj) -> Obj:
     """Upstream: selfsubjectrulesreview REST.Create — the rules the requesting user has in
-    spec.namespace, from every authorizer that can list them."""
+    spec.namespace, from every rule resolver of the chain (rulesfor.py). The answer is a new
+    review holding only that status: the request's metadata and spec are not echoed (`spec: {}`),
+    resourceRules and nonResourceRules are lists even when empty, evaluationError is the
+    resolvers' errors aggregated (left out when there were none)."""
+    from ...authorization.rbac.resolver import aggregate
     from ...authorization.rulesfor import rules_for
     ns = (obj.get("spec") or {}).get("namespace")
     if not ns:
         raise errors.BadRequest("no namespace on request")
     resource, non_resource, incomplete, errs = rules_for(api.authorizer, req.user, ns)
-    obj["status"] = {"resourceRules": resource, "nonResourceRules": non_resource, "incomplete": incomplete}
+    status: Obj = {"resourceRules": resource, "nonResourceRules": non_resource, "incomplete": incomplete}
     if errs:
-        obj["status"]["evaluationError"] = errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
-    return obj
+        status["evaluationError"] = aggregate(errs)
+    return {"kind": "SelfSubjectRulesReview", "apiVersion": f"{GROUP}/v1", "metadata": {}, "spec": {}, "status": status}
 
 
 LOCAL_SUBJECT_ACCESS_REVIEWS = register(ResourceDefinition(

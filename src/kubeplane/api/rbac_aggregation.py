@@ -1,9 +1,10 @@
 """The rules an aggregated ClusterRole must hold (shared by the clusterrole-aggregation
 controller and the API server's bootstrap-roles hook).
 
-Upstream: ClusterRoleAggregationController.syncClusterRole
-(pkg/controller/clusterroleaggregation/clusterroleaggregation_controller.go): the ClusterRoles
-any selector picks, in name order, each rule added unless an equal one is already there.
+Upstream: ClusterRoleAggregationController.syncClusterRole and ruleExists
+(pkg/controller/clusterroleaggregation/clusterroleaggregation_controller.go): for each selector
+in turn, the ClusterRoles it picks in name order (the aggregated role itself left out), each
+rule added unless a semantically equal one is already there.
 """
 from __future__ import annotations
 
@@ -12,31 +13,39 @@ from typing import Any, Iterable
 from . import labels
 
 Obj = dict[str, Any]
+RULE_FIELDS = ("verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs")
+
+
+def semantic_rule(rule: Obj) -> tuple[tuple[str, ...], ...]:
+    """A PolicyRule as Semantic.DeepEqual compares it: an absent list and an empty one are equal."""
+    return tuple(tuple(rule.get(f) or ()) for f in RULE_FIELDS)
+
+
+def rules_equal(a: Iterable[Obj], b: Iterable[Obj]) -> bool:
+    """Upstream: equality.Semantic.DeepEqual of two []PolicyRule (nil equals empty)."""
+    return [semantic_rule(r) for r in a] == [semantic_rule(r) for r in b]
 
 
 def aggregated_rules(role: Obj, all_roles: Iterable[Obj]) -> list[Obj] | None:
-    """The rules role must have (None: not an aggregated role)."""
+    """The rules role must have (None: not an aggregated role). An invalid selector raises
+    api.errors.BadRequest (upstream: LabelSelectorAsSelector's error fails the sync)."""
     rule = role.get("aggregationRule")
     if rule is None:
         return None
     name = role["metadata"]["name"]
-    picked: dict[str, Obj] = {}
-    roles = list(all_roles)
+    roles = sorted(all_roles, key=lambda r: r["metadata"]["name"])
+    rules: list[Obj] = []
+    seen: set[tuple[tuple[str, ...], ...]] = set()
     for ls in rule.get("clusterRoleSelectors") or ():
-        try:
-            sel = labels.from_label_selector(ls)
-        except Exception:          # an invalid selector picks nothing (validation refuses it)
-            continue
+        sel = labels.from_label_selector(ls)
         if sel is None:
             continue
         for r in roles:
-            if labels.matches(sel, r["metadata"].get("labels")):
-                picked[r["metadata"]["name"]] = r
-    rules: list[Obj] = []
-    for n in sorted(picked):
-        if n == name:
-            continue
-        for r in picked[n].get("rules") or ():
-            if r not in rules:
-                rules.append(r)
+            if r["metadata"]["name"] == name or not labels.matches(sel, r["metadata"].get("labels")):
+                continue
+            for pr in r.get("rules") or ():
+                key = semantic_rule(pr)
+                if key not in seen:             # ruleExists
+                    seen.add(key)
+                    rules.append(pr)
     return rules

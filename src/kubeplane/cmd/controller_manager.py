@@ -107,7 +107,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     if _serves("rbac.authorization.k8s.io", "v1", "clusterroles"):
         from ..controller.clusterroleaggregation import ClusterRoleAggregationController
         runs.append(ClusterRoleAggregationController(factory.rbac_v1().clusterroles(),
-                                                     cs("clusterrole-aggregation-controller")).run())
+                                                     cs("clusterrole-aggregation-controller"), clock=clock).run())
     broadcaster.start()
     try:
         async with asyncio.TaskGroup() as tg:

@@ -1,21 +1,32 @@
-"""The clusterrole-aggregation controller: a ClusterRole labelled aggregate-to-view reaches
-view, then edit and admin (view aggregates into edit, edit into admin), and leaves them when
-deleted. Upstream: clusterroleaggregation_controller_test.go (TestSyncClusterRole's cases:
-rules in name order, no duplicates, the aggregated role itself left out)."""
+"""The clusterrole-aggregation controller. Upstream: clusterroleaggregation_controller_test.go
+(TestSyncClusterRole: its table, run with server-side apply and with a server answering the
+apply 415, where the controller falls back to an update), and a ClusterRole labelled
+aggregate-to-view reaching view, then edit and admin, and leaving them when deleted.
+
+The table's rules name apiGroups [""] where upstream's have none: the fake clientset is a real
+API server, whose validation wants a resource rule's apiGroups (upstream's fake tracker does not
+validate)."""
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
+import pytest
+
+from kubeplane.api import errors
 from kubeplane.api.rbac_aggregation import aggregated_rules
+from kubeplane.api.resources import lookup
 from kubeplane.apiserver.authentication.user import APISERVER
 from kubeplane.apiserver.inprocess import InProcessTransport
 from kubeplane.apiserver.options import ServerRunOptions
 from kubeplane.apiserver.server import APIServer
 from kubeplane.client.clientset import Clientset
 from kubeplane.client.informers import SharedInformerFactory
+from kubeplane.client.listers import ClusterRoleLister
+from kubeplane.client.tools.cache.store import Indexer
 from kubeplane.cmd import identities
 from kubeplane.controller.clusterroleaggregation import ClusterRoleAggregationController
+from kubeplane.testing.fake import FakeClientset
 from kubeplane.storage import new_storage
 
 G = "rbac.authorization.k8s.io"
@@ -36,6 +47,95 @@ def test_aggregated_rules_upstream_cases() -> None:
     roles = [target, cr("b", R1, R2, labels={"foo": "true"}), cr("a", R1, labels={"foo": "true"}), cr("c", R2)]
     assert aggregated_rules(target, roles) == [R1, R2]           # a then b, R1 once; not target's own
     assert aggregated_rules(cr("t", agg="none"), roles) == []
+
+
+def rules(verb: str, *resources: str) -> list[dict[str, Any]]:
+    return [{"verbs": [verb], "apiGroups": [""], "resources": [r]} for r in resources]
+
+
+HAMMER, CHISEL, SAW = rules("hammer", "nails", "wedges"), rules("chisel", "mortises"), rules("saw", "boards")
+
+
+def role(name: str, labels: dict[str, str], rule_list: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"apiVersion": f"{G}/v1", "kind": "ClusterRole", "metadata": {"name": name, "labels": labels},
+            "rules": rule_list}
+
+
+def combined_role(selectors: list[dict[str, str]], *rule_lists: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"apiVersion": f"{G}/v1", "kind": "ClusterRole", "metadata": {"name": "combined"},
+            "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": s} for s in selectors]},
+            "rules": [r for rl in rule_lists for r in rl]}
+
+
+def combined_apply_role(*rule_lists: list[dict[str, Any]]) -> dict[str, Any]:
+    apply: dict[str, Any] = {"kind": "ClusterRole", "apiVersion": f"{G}/v1", "metadata": {"name": "combined"}}
+    if any(rule_lists):
+        apply["rules"] = [r for rl in rule_lists for r in rl]
+    return apply
+
+
+BAR, NOT_BAR = {"foo": "bar"}, {"foo": "not-bar"}
+# name, starting roles, expected rules of "combined" (None: nothing written)
+SYNC_CLUSTER_ROLE = [
+    ("remove dead rules", [role("hammer", BAR, HAMMER), combined_role([BAR], SAW)], [HAMMER]),
+    ("strip rules", [role("hammer", NOT_BAR, HAMMER), combined_role([BAR], HAMMER)], []),
+    ("select properly and put in order",
+     [role("hammer", BAR, HAMMER), role("chisel", BAR, CHISEL), role("saw", NOT_BAR, SAW), combined_role([BAR])],
+     [CHISEL, HAMMER]),
+    ("select properly with multiple selectors",
+     [role("hammer", BAR, HAMMER), role("chisel", BAR, CHISEL), role("saw", NOT_BAR, SAW),
+      combined_role([BAR, NOT_BAR])],
+     [CHISEL, HAMMER, SAW]),
+    ("select properly remove duplicates",
+     [role("hammer", BAR, HAMMER), role("chisel", BAR, CHISEL), role("saw", BAR, SAW), role("other-saw", NOT_BAR, SAW),
+      combined_role([BAR, NOT_BAR])],
+     [CHISEL, HAMMER, SAW]),
+    ("no diff skip", [role("hammer", BAR, HAMMER), combined_role([BAR], HAMMER)], None),
+    # not upstream's: the selectors' order, not the names', orders the rules
+    ("selector order first",
+     [role("hammer", BAR, HAMMER), role("saw", NOT_BAR, SAW), combined_role([NOT_BAR, BAR])],
+     [SAW, HAMMER]),
+]
+
+
+@pytest.mark.parametrize("server_side_apply", [True, False], ids=["apply", "update-fallback"])
+@pytest.mark.parametrize("name,starting,expected", SYNC_CLUSTER_ROLE, ids=[c[0] for c in SYNC_CLUSTER_ROLE])
+async def test_sync_cluster_role(server_side_apply: bool, name: str, starting: list[dict[str, Any]],
+                                 expected: list[list[dict[str, Any]]] | None) -> None:
+    """Upstream: TestSyncClusterRole"""
+    fake = await FakeClientset.new()
+    try:
+        indexer = Indexer()
+        for obj in await fake.seed(*starting):
+            indexer.add(obj)
+        if not server_side_apply:
+            fake.fail_on("patch", "clusterroles",
+                         errors.StatusError(415, "UnsupportedMediaType", "Apply not supported"))
+        c = ClusterRoleAggregationController(SharedInformerFactory(fake).rbac_v1().clusterroles(), fake)
+        c.cluster_role_lister = ClusterRoleLister(indexer, lookup(G, "v1", "clusterroles"))
+        await c.sync_cluster_role("combined")
+
+        if expected is None:
+            assert fake.actions == []
+            return
+        actions = fake.actions
+        assert [(a.verb, a.resource, a.name) for a in actions] == (
+            [("patch", "clusterroles", "combined")] if server_side_apply else
+            [("patch", "clusterroles", "combined"), ("update", "clusterroles", "combined")])
+        assert actions[0].body == combined_apply_role(*expected)
+        stored = (await fake.api.storage.get("/registry/clusterroles/combined")).obj
+        flat = [r for rl in expected for r in rl]
+        if server_side_apply:
+            if flat:        # an apply of no fields owns nothing (and leaves rules it does not own)
+                managers = [(m["manager"], m["operation"]) for m in stored["metadata"]["managedFields"]]
+                assert ("clusterrole-aggregation-controller", "Apply") in managers
+                assert stored["rules"] == flat
+        else:
+            assert actions[1].body.get("rules") == (flat or None)      # the cached role, its rules replaced
+            assert actions[1].body["aggregationRule"] == starting[-1]["aggregationRule"]
+            assert (stored.get("rules") or []) == [r for rl in expected for r in rl]
+    finally:
+        await fake.api.storage.close()
 
 
 async def until(cond: Any) -> None:

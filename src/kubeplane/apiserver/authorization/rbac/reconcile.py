@@ -128,7 +128,7 @@ async def aggregate_cluster_roles(api: APIServer) -> None:
     """Fill the aggregated ClusterRoles once (view before edit before admin: until nothing moves)."""
     from ....api.resources import lookup
     from ...registry import store
-    from ....api.rbac_aggregation import aggregated_rules
+    from ....api.rbac_aggregation import aggregated_rules, rules_equal
     ri = lookup("rbac.authorization.k8s.io", "v1", "clusterroles")
     assert ri is not None
     opts = store.WriteOptions(user=APISERVER, user_agent="kube-apiserver")
@@ -138,7 +138,7 @@ async def aggregate_cluster_roles(api: APIServer) -> None:
         changed = False
         for kv in kvs:
             rules = aggregated_rules(kv.obj, roles)
-            if rules is None or rules == (kv.obj.get("rules") or []):
+            if rules is None or rules_equal(rules, kv.obj.get("rules") or ()):
                 continue
             await store.update(api, opts, ri, {**copy.deepcopy(kv.obj), "rules": rules}, kv.obj, kv.mod_revision,
                                "", [])

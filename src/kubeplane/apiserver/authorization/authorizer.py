@@ -77,11 +77,77 @@ class Union:
 
 def attributes_of(user: UserInfo, info: RequestInfo, path: str, field_selector: str = "") -> Attributes:
     """Upstream: GetAuthorizerAttributes — a resource request's parts, or the path and the
-    HTTP verb's lower-case name for anything else (the RequestInfo's verb is already that)."""
+    HTTP verb's lower-case name for anything else (the RequestInfo's verb is already that).
+    A list or watch whose fieldSelector pins metadata.name is asked by that name, so a rule
+    limited to resourceNames lets its holder list and watch those objects (`kubectl get pod x
+    -w`). Upstream: RequestInfoFactory.NewRequestInfo's RequiresExactMatch("metadata.name")."""
     if info.is_resource_request:
+        name = info.name
+        if field_selector and not name and (info.verb == "list" or info.verb == "watch"):
+            name = selected_name(field_selector)
         return Attributes(user, info.verb, True, info.namespace, info.group, info.version,
-                          info.resource, info.subresource, info.name, "", field_selector)
+                          info.resource, info.subresource, name, "", field_selector)
     return Attributes(user, info.verb or "get", False, path=path)
+
+
+_OPERATORS = ("!=", "==", "=")          # upstream's termOperators, in the order tried
+
+
+def selected_name(field_selector: str) -> str:
+    r"""The name a field selector requires exactly (`metadata.name=x` or `==x`), if it parses and
+    the name is a valid path segment; else "". Upstream: fields.ParseSelector (terms split at
+    unescaped commas and sorted, each at its first operator; values unescaped: `\\`, `\,`, `\=`),
+    RequiresExactMatch and path.IsValidPathSegmentName."""
+    terms, term, escaped = [], [], False
+    for c in field_selector:
+        if escaped:
+            term.append(c)
+            escaped = False
+        elif c == "\\":
+            term.append(c)
+            escaped = True
+        elif c == ",":
+            terms.append("".join(term))
+            term = []
+        else:
+            term.append(c)
+    terms.append("".join(term))
+    found = ""
+    for t in sorted(terms):             # parseSelector sorts its terms: the first of two names wins
+        if not t:
+            continue
+        for i in range(len(t)):
+            op = next((o for o in _OPERATORS if t.startswith(o, i)), None)
+            if op is not None:
+                break
+        else:
+            return ""                    # not a selector: the request is asked without a name
+        value = _unescape(t[i + len(op):])
+        if value is None:
+            return ""
+        if not found and op != "!=" and t[:i] == "metadata.name":
+            found = value
+    if found in (".", "..") or "/" in found or "%" in found:
+        return ""
+    return found
+
+
+def _unescape(s: str) -> str | None:
+    """Upstream: fields.UnescapeValue (None: an invalid escape or an unescaped `,` or `=`)."""
+    out, escaped = [], False
+    for c in s:
+        if escaped:
+            if c not in "\\,=":
+                return None
+            out.append(c)
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif c in ",=":
+            return None
+        else:
+            out.append(c)
+    return None if escaped else "".join(out)
 
 
 def forbidden(a: Attributes, reason: str) -> errors.StatusError:

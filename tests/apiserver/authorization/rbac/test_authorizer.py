@@ -209,3 +209,16 @@ async def test_a_malformed_stored_binding_is_a_reason_not_a_failure(env: Env) ->
         "metadata": {"name": "bad"}, "roleRef": "x", "subjects": [group("devs"), 5]})
     assert env.authz.authorize(get(ALICE, "pods")) == (
         Decision.NO_OPINION, 'RBAC: unsupported role reference kind: ""')
+
+
+def test_selected_name_is_upstreams_requires_exact_match() -> None:
+    """RequestInfoFactory: a list/watch's fieldSelector metadata.name=x names the request x."""
+    from kubeplane.apiserver.authorization.authorizer import selected_name
+    cases = {
+        "metadata.name=web": "web", "metadata.name==web": "web", "metadata.name!=web": "",
+        "spec.nodeName=n1,metadata.name=web": "web", "metadata.name=b,metadata.name=a": "a",
+        r"metadata.name=a\,b": "a,b", "metadata.name=a,b": "",            # "b" is no term: no selector
+        r"metadata.name=a\x": "", "metadata.name=..": "", "metadata.name=a/b": "", "metadata.name=a%2F": "",
+        " metadata.name=web": "", "metadata.namespace=web": "", "": "",
+    }
+    assert {s: selected_name(s) for s in cases} == cases

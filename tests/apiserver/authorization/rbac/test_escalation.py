@@ -245,3 +245,17 @@ async def test_an_aggregation_rule_without_selectors_needs_nothing_more(api: API
     status, body = await call(api, JANE, "PUT", f"{RBAC}/clusterroles/agg2", r)
     assert (status, body["message"]) == (403, 'clusterroles.rbac.authorization.k8s.io "agg2" is forbidden: must have '
                                               'cluster-admin privileges to use the aggregationRule')
+
+
+async def test_resolution_errors_end_the_message_as_upstreams(api: APIServer) -> None:
+    """ConfirmNoEscalation appends `; resolution errors: %v` of its one-element []error (the
+    rules' aggregate), the registry resolver naming missing roles by their store (plural)."""
+    await make_jane_admin_of_default(api)
+    for name in ("ghost", "phantom"):
+        assert (await call(api, ADMIN, "POST", RB, binding(f"jane-{name}", "Role", name, "jane")))[0] == 201
+        status, body = await call(api, JANE, "POST", ROLES, role(f"nodes-{name}", NODES))
+        assert status == 403
+    assert body["message"] == (
+        'roles.rbac.authorization.k8s.io "nodes-phantom" is forbidden: ' + JANE_NOT_HOLDING +
+        '{APIGroups:[""], Resources:["nodes"], Verbs:["get"]}; resolution errors: '
+        '[[roles.rbac.authorization.k8s.io "ghost" not found, roles.rbac.authorization.k8s.io "phantom" not found]]')

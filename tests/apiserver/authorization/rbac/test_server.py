@@ -101,3 +101,28 @@ async def test_kubeadm_admins_and_the_token_user_are_cluster_admins(api: APIServ
         assert (await call(api, user, "GET", "/api/v1/namespaces/kube-system/secrets"))[0] == 200
         assert (await call(api, user, "GET", "/metrics"))[0] == 200
     assert (await call(api, authenticated("kubernetes-admin"), "GET", "/api/v1/secrets"))[0] == 403
+
+
+async def test_resource_names_reach_list_and_watch_through_the_name_field_selector(api: APIServer) -> None:
+    """A rule limited to resourceNames allows list/watch/deletecollection only of a request that
+    names the object: a list or watch by `fieldSelector=metadata.name=<name>` does (upstream's
+    RequestInfo takes its name from there), a bare list does not."""
+    r = "/apis/rbac.authorization.k8s.io/v1/namespaces/default"
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "web-only"},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["web"],
+                       "verbs": ["get", "list", "watch", "deletecollection"]}]}
+    assert (await call(api, ADMIN, "POST", f"{r}/roles", role))[0] == 201
+    rb = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "jane-web"},
+          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "web-only"},
+          "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "jane"}]}
+    assert (await call(api, ADMIN, "POST", f"{r}/rolebindings", rb))[0] == 201
+    cms = "/api/v1/namespaces/default/configmaps"
+    assert (await call(api, JANE, "GET", f"{cms}/web"))[0] == 404          # allowed: none stored
+    assert (await call(api, JANE, "GET", cms, query="fieldSelector=metadata.name%3Dweb"))[0] == 200
+    status, body = await call(api, JANE, "GET", cms, query="fieldSelector=metadata.name%3Dother")
+    assert (status, body["message"]) == (403, 'configmaps "other" is forbidden: User "jane" cannot list resource '
+                                              '"configmaps" in API group "" in the namespace "default"')
+    status, body = await call(api, JANE, "GET", cms)
+    assert (status, body["message"]) == (403, 'configmaps is forbidden: User "jane" cannot list resource '
+                                              '"configmaps" in API group "" in the namespace "default"')
+    assert (await call(api, JANE, "DELETE", cms))[0] == 403         # deletecollection names nothing

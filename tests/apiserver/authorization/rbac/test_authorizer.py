@@ -222,3 +222,15 @@ def test_selected_name_is_upstreams_requires_exact_match() -> None:
         " metadata.name=web": "", "metadata.namespace=web": "", "": "",
     }
     assert {s: selected_name(s) for s in cases} == cases
+
+
+async def test_reasons_quote_as_gos_percent_q(env: Env) -> None:
+    """describeSubject and the binding describers use %q: printable non-ASCII stays, a quote
+    is escaped; a missing role's name too. A message met twice is reported once (Aggregate)."""
+    jose = authenticated("José")
+    await env.put(role("reader", POD_READER), binding('le "lecteur"', "ClusterRole", "reader", user("José")))
+    assert env.authz.authorize(get(jose, "pods")) == (
+        Decision.ALLOW, 'RBAC: allowed by ClusterRoleBinding "le \\"lecteur\\"" of ClusterRole "reader" to User "José"')
+    await env.put(binding("a", "ClusterRole", "fantôme", user("José")), binding("b", "ClusterRole", "fantôme", user("José")))
+    assert env.authz.authorize(get(jose, "secrets")) == (
+        Decision.NO_OPINION, 'RBAC: clusterrole.rbac.authorization.k8s.io "fantôme" not found')

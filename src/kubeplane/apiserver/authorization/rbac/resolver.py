@@ -7,7 +7,6 @@ with upstream's appliesTo to name the first subject that applies.
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Callable, Iterator
 
 from ....api.errors import go_quote
@@ -42,12 +41,18 @@ def applies_to(user: UserInfo, subjects: list[Obj], namespace: str) -> int:
     return -1
 
 
+def _q(v: Any) -> str:
+    """Go's %q of a string field (a malformed stored object's non-string shown as text)."""
+    return go_quote(v if isinstance(v, str) else str(v))
+
+
 def describe_subject(s: Obj, binding_namespace: str) -> str:
-    """Upstream: describeSubject"""
+    """Upstream: describeSubject (Go's %q: printable non-ASCII stays as it is)"""
     kind, name = s.get("kind") or "", s.get("name") or ""
     if kind == "ServiceAccount":
-        return f"{kind} {json.dumps(name + '/' + (s.get('namespace') or binding_namespace))}"
-    return f"{kind} {json.dumps(name)}"
+        sa = f"{name}/{s.get('namespace') or binding_namespace}"
+        return f"{kind} {_q(sa)}"
+    return f"{kind} {_q(name)}"
 
 
 def describe_binding(b: Obj, subject: Obj) -> str:
@@ -55,10 +60,10 @@ def describe_binding(b: Obj, subject: Obj) -> str:
     meta, ref = b.get("metadata") or {}, b.get("roleRef") or {}
     ns = meta.get("namespace") or ""
     if ns:
-        head = f"RoleBinding {json.dumps(meta.get('name', '') + '/' + ns)}"
+        head = "RoleBinding " + _q(f"{meta.get('name', '')}/{ns}")
     else:
-        head = f"ClusterRoleBinding {json.dumps(meta.get('name', ''))}"
-    return (f"{head} of {ref.get('kind', '')} {json.dumps(ref.get('name', ''))} to "
+        head = f"ClusterRoleBinding {_q(meta.get('name', ''))}"
+    return (f"{head} of {ref.get('kind', '')} {_q(ref.get('name', ''))} to "
             f"{describe_subject(subject, ns)}")
 
 

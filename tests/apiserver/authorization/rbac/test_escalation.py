@@ -217,15 +217,15 @@ async def test_bind_is_asked_of_the_referenced_role_in_the_bindings_namespace(ap
     assert (status, body["reason"]) == (403, "Forbidden")
 
 
-async def test_an_unsupported_role_reference_kind_is_upstreams_plain_error(api: APIServer) -> None:
-    """GetRoleReferenceRules' fmt.Errorf reaches the client as upstream's handler renders a
-    non-status error: 500, no reason (validation, which would say 422, comes after)."""
+async def test_an_unsupported_role_reference_kind_is_a_bad_request(api: APIServer) -> None:
+    """GetRoleReferenceRules' error, with upstream's message; upstream's handler renders it as a
+    500 (a non-status error), ours as a 400: bad input never gets a 500 (validation, which
+    would say 422, comes after)."""
     await make_jane_admin_of_default(api)
     b = binding("x", "Role", "r")
     b["roleRef"]["kind"] = "Widget"
     status, body = await call(api, JANE, "POST", RB, b)
-    assert (status, body["message"]) == (500, 'unsupported role reference kind: "Widget"')
-    assert "reason" not in body
+    assert (status, body["reason"], body["message"]) == (400, "BadRequest", 'unsupported role reference kind: "Widget"')
     assert (await call(api, ADMIN, "POST", RB, b))[0] == 422
 
 

@@ -161,8 +161,9 @@ class BindingPolicy(StorageWrapper):
             kind = ref.get("kind")
             if isinstance(kind, str) and kind in STORE_RESOURCES:      # the role getter's NotFound
                 raise errors.NotFound(ri.group, STORE_RESOURCES[kind], ref.get("name") or "")
-            # upstream returns this plain error (not an API status): a 500 with no reason
-            raise errors.StatusError(500, "", err)
+            # Upstream returns this plain error (not an API status): a 500 with no reason. A
+            # client's bad input never gets a 500 here: the same message as a 400.
+            raise errors.BadRequest(err)
         msg = confirm_no_escalation(resolver, user, ns, rules)
         if msg is not None:
             raise status_forbidden(ri.group, ri.plural, _name(obj), msg)

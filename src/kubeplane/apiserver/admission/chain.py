@@ -8,6 +8,7 @@ admit() (mutating plugins, in order) after defaulting and before validation, and
 """
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Iterator
 from typing import TYPE_CHECKING, cast
 
@@ -66,8 +67,9 @@ class Chain:
     Plugins driven by objects users write (webhooks, policies: Plugin.CONFIG_PREFIX) usually
     have nothing configured, yet each would still be asked on every write (~1 µs each). While
     such a plugin says it is dormant(), the chain leaves it out of its routes; one storage
-    watcher per configurations' prefix says whether anything was written there since
-    (LogWatcher.idle(), no look at the log), and only then are the plugins asked again. So a
+    watcher per configurations' prefix says whether anything was written there since (the
+    future its changes() armed is done; no look at the log), and only then are the plugins
+    asked again. So a
     configuration written just before a request applies to it, as when every plugin is asked.
     """
 
@@ -77,6 +79,7 @@ class Chain:
         self._sleepers: list[Plugin] = []        # the plugins with a CONFIG_PREFIX
         self._dormant: frozenset[Plugin] = frozenset()
         self._config_watchers: list[LogWatcher] = []
+        self._config_waiters: list[asyncio.Future[int | None] | None] = []     # theirs, as armed
         self._unsettled = True                   # a sleeper could not tell: ask again next time
         disabled = api.options.disable_admission_plugins
         if enabled is None:
@@ -135,12 +138,12 @@ class Chain:
         """The plugins for a's operation, resource and subresource, in chain order (worked out
         once for each: a pod create calls 9 plugins of 13, a binding 2)."""
         if self._sleepers:
-            for w in self._config_watchers:          # (a loop, not all(): no generator per write)
-                if not w.idle():
+            for f in self._config_waiters:           # (a loop, not any(): no generator per write)
+                if f is None or f.done():
                     self._check_dormant()
                     break
             else:
-                if self._unsettled or not self._config_watchers:
+                if self._unsettled or not self._config_waiters:
                     self._check_dormant()
         key = (a.operation, a.group, a.resource, a.subresource)
         route = self._routes.get(key)
@@ -164,6 +167,7 @@ class Chain:
             self._sleepers, self._unsettled = [], False     # a store whose watchers cannot say idle()
             self._set_dormant(frozenset())
             return
+        self._config_waiters = [w.waiter() for w in self._config_watchers]
         answers = [(p, p.dormant()) for p in self._sleepers]
         self._unsettled = any(d is None for _, d in answers)
         self._set_dormant(frozenset(p for p, d in answers if d))
@@ -184,7 +188,7 @@ class Chain:
     def _stop_config_watchers(self) -> None:
         for w in self._config_watchers:
             w.stop()
-        self._config_watchers = []
+        self._config_watchers, self._config_waiters = [], []
         self._unsettled = True
 
     def _set_dormant(self, dormant: frozenset[Plugin]) -> None:

@@ -151,6 +151,23 @@ async def test_an_idle_kept_alive_connection_is_closed() -> None:
         assert await asyncio.to_thread(idle, port) == b""
 
 
+async def test_the_idle_deadline_moves_with_each_response() -> None:
+    """One idle timer per connection: when it fires after a later response it waits for that
+    response's deadline instead of closing a connection that was busy in between."""
+    def busy_then_idle(port: int) -> tuple[list[bytes], bytes]:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            answers = []
+            for _ in range(4):             # 0.6 s of requests, each 0.15 s after the last answer
+                sock.sendall(REQUEST)
+                answers.append(read_response(sock))
+                time.sleep(0.15)
+            return answers, sock.recv(65536)     # then idle until the server closes it
+
+    async with serve(ServingOptions(idle_timeout=0.3)) as port:
+        answers, last = await asyncio.to_thread(busy_then_idle, port)
+    assert all(a.startswith(b"HTTP/1.1 200 ") for a in answers) and last == b""
+
+
 async def test_oversized_headers_get_431() -> None:
     big = b"GET /version HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20_000 + b"\r\n\r\n"
     async with serve(ServingOptions(max_header_bytes=1024)) as port:

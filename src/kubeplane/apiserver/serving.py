@@ -123,6 +123,8 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
     timer costs ~3 µs, a few per cent of a GET): one timer per connection, armed for the
     deadline and left alone when the headers arrive, checks the current deadline when it fires
     and re-arms for it (so a busy kept-alive connection sees one timer callback every 32 s).
+    The idle deadline between requests is kept the same way, instead of uvicorn's keep-alive
+    timer armed after every response and cancelled by the next request's first bytes.
     """
 
     def __init__(self, *args: Any, serving: ServingOptions, **kwargs: Any) -> None:
@@ -132,6 +134,8 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
         self.timeout_keep_alive = serving.idle_timeout    # type: ignore[assignment]  # a float is fine for call_later
         self.header_timer: asyncio.TimerHandle | None = None
         self.header_deadline: float | None = None      # loop time; None: not reading headers
+        self.idle_timer: asyncio.TimerHandle | None = None
+        self.idle_deadline: float | None = None        # loop time; None: not idle between requests
         self.received_header_bytes = 0          # raw bytes since this request's headers began
         self.headers_too_large = False
         self.x509: X509Identity | None = None    # the connection's verified client certificate
@@ -144,11 +148,39 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
         self._start_header_deadline()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.header_deadline = None
-        if self.header_timer is not None:
-            self.header_timer.cancel()
-            self.header_timer = None
+        self.header_deadline = self.idle_deadline = None
+        for timer in (self.header_timer, self.idle_timer):
+            if timer is not None:
+                timer.cancel()
+        self.header_timer = self.idle_timer = None
         super().connection_lost(exc)
+
+    def _unset_keepalive_if_required(self) -> None:
+        """Data arrived (uvicorn calls this first in data_received): no longer idle."""
+        self.idle_deadline = None
+
+    def on_response_complete(self) -> None:
+        """uvicorn's, with the idle deadline in place of its keep-alive timer per response."""
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
+            return
+        self.flow.resume_reading()
+        if self.pipeline:
+            cycle, app = self.pipeline.pop()
+            self._start_asgi_task(cycle, app)
+        else:
+            self.idle_deadline = self.loop.time() + self.timeout_keep_alive
+            if self.idle_timer is None:
+                self.idle_timer = self.loop.call_at(self.idle_deadline, self._check_idle_deadline)
+
+    def _check_idle_deadline(self) -> None:
+        self.idle_timer = None
+        if self.idle_deadline is None or self.transport.is_closing():
+            return                                   # busy: re-armed by the next response
+        if self.loop.time() < self.idle_deadline:
+            self.idle_timer = self.loop.call_at(self.idle_deadline, self._check_idle_deadline)
+        else:
+            self.transport.close()
 
     def data_received(self, data: bytes) -> None:
         _UvicornHttpToolsProtocol.data_received(self, data)

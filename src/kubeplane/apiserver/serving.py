@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import re
 import socket
 import sys
 from collections.abc import Callable
@@ -41,7 +42,9 @@ from typing import Any
 import uvicorn
 from uvicorn.config import STARTUP_FAILURE
 from uvicorn.protocols.http.httptools_impl import (
+    STATUS_LINE,
     HttpToolsProtocol as _UvicornHttpToolsProtocol,
+    RequestResponseCycle as _UvicornCycle,
 )
 
 from .authentication.x509 import X509_SCOPE_KEY, X509Identity, identity_of
@@ -85,6 +88,14 @@ class CoalescingTransport:
         self._transport = transport
         self._loop = loop
         self._held: bytes | None = None
+
+    def write_now(self, data: bytes) -> None:
+        """Write data at once, after what is held (a whole response needs no coalescing)."""
+        held = self._held
+        if held is not None:
+            self._held = None
+            data = held + data
+        self._transport.write(data)
 
     def write(self, data: bytes) -> None:
         held = self._held
@@ -274,3 +285,44 @@ class Server(uvicorn.Server):
             await self.lifespan.shutdown()
             sys.exit(STARTUP_FAILURE)
         self.started = True
+
+
+_UNSAFE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")     # uvicorn's HEADER_VALUE_RE: no CR, LF or NUL
+
+
+def send_whole(send: Callable[..., Any], status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> bool:
+    """Write a complete response (status line, headers with Content-Length, body) in one
+    transport write, as uvicorn's RequestResponseCycle.send does over its two ASGI messages,
+    without them: no message dicts, no per-header regexes for our own header names, no
+    chunked framing of a body whose length is known (Go's server also sends Content-Length
+    for a response written at once). False, with nothing written, when `send` is not an idle
+    uvicorn httptools cycle's (the caller then sends the ASGI messages): a response already
+    started, a paused writer, an access log, 204/304, or a header value uvicorn would refuse.
+    """
+    cycle = getattr(send, "__self__", None)
+    if (type(cycle) is not _UvicornCycle or cycle.response_started or cycle.disconnected
+            or cycle.flow.write_paused or cycle.access_log or status in (204, 304)
+            or not isinstance(cycle.transport, CoalescingTransport)):
+        return False
+    content = [STATUS_LINE[status]]
+    has_close = False
+    for name, value in chain(cycle.default_headers, headers):
+        if _UNSAFE.search(value):
+            return False
+        name = name.lower()
+        if name == b"connection" and b"close" in value.lower():
+            has_close = True
+        content += (name, b": ", value, b"\r\n")
+    if has_close:
+        cycle.keep_alive = False
+    elif not cycle.keep_alive:
+        content.append(b"connection: close\r\n")
+    content += (b"content-length: ", str(len(body)).encode(), b"\r\n\r\n", body)
+    cycle.response_started = cycle.response_complete = True
+    cycle.waiting_for_100_continue = False
+    cycle.transport.write_now(b"".join(content))
+    cycle.message_event.set()
+    if not cycle.keep_alive:
+        cycle.transport.close()
+    cycle.on_response()
+    return True

@@ -288,3 +288,77 @@ async def test_legacy_bindings_and_eviction_are_admitted(api: Any, recorder: Rec
                                                     "metadata": {"name": "q"}})
     assert r.status == 403 and r.json["message"].endswith("refused by the recorder")
     assert not (await api.get(f"{api.PODS}/q")).json["metadata"].get("deletionTimestamp")
+
+
+class Gate(Recorder):
+    """A plugin driven by objects users write (as the webhooks and policies are): ConfigMaps in
+    namespace "gates"; it refuses every write while one exists and is dormant while none does."""
+    NAME = "Gate"
+    CONFIG_PREFIX = "/registry/configmaps/gates/"
+
+    def __init__(self, api: Any) -> None:
+        super().__init__(api)
+        from kubeplane.apiserver.admission.plugins._index import PrefixIndex
+        self.index = PrefixIndex(api.storage, self.CONFIG_PREFIX)
+        self.asked = 0
+
+    def dormant(self) -> bool | None:
+        self.asked += 1
+        generation = self.index.poll()
+        return None if generation is None else not self.index.polled()
+
+    async def validate(self, a: Attributes) -> None:
+        await super().validate(a)
+        if a.namespace != "gates" and await self.index.all():
+            raise self.forbid(a)
+
+
+async def test_chain_leaves_a_dormant_plugin_out_until_its_configuration_is_written(api: Any) -> None:
+    """The chain asks a CONFIG_PREFIX plugin whether it is dormant only after a write under its
+    prefix (or while it cannot tell), and a configuration written just before a request applies
+    to that request, as when the plugin is asked every time."""
+    gate = Gate(api.server)
+    api.server.admission.append(gate)
+    assert (await api.create(api.CMS, api.configmap("a"))).status == 201      # not listed yet: asked
+    assert gate.calls() == [("admit", "CREATE", "configmaps", "", "ConfigMap"),
+                            ("validate", "CREATE", "configmaps", "", "ConfigMap")]
+    for name in ("b", "c", "d"):
+        assert (await api.create(api.CMS, api.configmap(name))).status == 201
+    assert len(gate.calls()) == 2                 # dormant from the second write on
+    asked = gate.asked
+    assert asked <= 3                             # not asked again while nothing was written under its prefix
+    assert (await api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                    "metadata": {"name": "gates"}})).status == 201
+    r = await api.create("/api/v1/namespaces/gates/configmaps", api.configmap("on"))
+    assert r.status == 201, r.json
+    assert gate.asked == asked                    # the namespace and the config map came after the check
+    r = await api.create(api.CMS, api.configmap("e"))
+    assert r.status == 403 and r.json["message"].endswith("refused by the recorder")
+    assert gate.asked == asked + 1
+    assert (await api.call("DELETE", "/api/v1/namespaces/gates/configmaps/on")).status == 200
+    gate.seen.clear()
+    assert (await api.create(api.CMS, api.configmap("f"))).status == 201
+    assert (await api.create(api.CMS, api.configmap("g"))).status == 201
+    assert gate.calls() == []                     # dormant again at once
+
+
+async def test_webhook_and_policy_plugins_are_left_out_while_nothing_is_configured(api: Any) -> None:
+    from kubeplane.apiserver.admission import Operation
+    dynamic = {"MutatingAdmissionWebhook", "ValidatingAdmissionWebhook", "ValidatingAdmissionPolicy"}
+    chain = api.server.admission
+    a = Attributes(Operation.CREATE, "", "v1", "configmaps", "ConfigMap", "default", "x")
+    for name in ("a", "b"):      # the first write lists the configurations; the second finds none
+        assert (await api.create(api.CMS, api.configmap(name))).status == 201
+    assert not dynamic & {p.NAME for phase in chain._route(a) for p in phase}
+    hook = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "deny"},
+            "webhooks": [{"name": "deny.example.com", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                          "clientConfig": {"url": "https://127.0.0.1:1/deny"}, "failurePolicy": "Fail",
+                          "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                                     "resources": ["configmaps"]}]}]}
+    r = await api.create("/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", hook)
+    assert r.status == 201, r.json
+    r = await api.create(api.CMS, api.configmap("c"))      # the webhook cannot be reached: Fail
+    assert r.status == 500 and 'failed calling webhook "deny.example.com"' in r.json["message"], r.json
+    assert "ValidatingAdmissionWebhook" in {p.NAME for p in chain._route(a)[1]}
+    await chain.close()                                     # the webhook plugin's HTTP session

@@ -16,7 +16,7 @@ import pytest
 import uvicorn
 
 from kubeplane.utils.pki import ensure_pki
-from kubeplane.apiserver.serving import Server, ServingOptions
+from kubeplane.apiserver.serving import Server, ServingOptions, send_whole
 
 REQUEST = (b"GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: slow-client/1.0\r\n"
            b"Accept: application/json\r\nAuthorization: Bearer 0123456789abcdef0123456789abcdef\r\n\r\n")
@@ -29,16 +29,31 @@ async def ok_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b"ok"})
 
 
+WHOLE: list[bool] = []          # what send_whole answered, per request to whole_app
+
+
+async def whole_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """Answers with send_whole, as the API server's front end does; the path picks the headers."""
+    if scope["type"] != "http":
+        return
+    headers = {"/close": [(b"connection", b"close")], "/bad": [(b"x-bad", b"a\nb")]}.get(scope["path"], [])
+    WHOLE.append(send_whole(send, 200, [(b"content-type", b"text/plain"), *headers], b"ok"))
+    if not WHOLE[-1]:
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+
 @contextlib.asynccontextmanager
-async def serve(serving: ServingOptions, tls: pathlib.Path | None = None, bound: bool = False) -> AsyncIterator[int]:
+async def serve(serving: ServingOptions, tls: pathlib.Path | None = None, bound: bool = False,
+                app: Any = ok_app) -> AsyncIterator[int]:
     """A real server on a free loopback port; yields the port. `bound`: listen on a socket bound
     here and handed over (as `kubeplane up` does), instead of a host and port."""
     extra: dict[str, Any] = {}
     if tls is not None:
         pki = ensure_pki(tls, ["127.0.0.1"])
         extra = {"ssl_certfile": str(pki.server_cert), "ssl_keyfile": str(pki.server_key)}
-    config = uvicorn.Config(ok_app, host="127.0.0.1", port=0, http=serving.protocol(), lifespan="off",
-                            log_level="warning", loop="none", timeout_graceful_shutdown=1, **extra)
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, http=serving.protocol(), lifespan="off",
+                            log_level="warning", access_log=False, loop="none", timeout_graceful_shutdown=1, **extra)
     config.load()
     server = Server(config, serving=serving)
     server.lifespan = config.lifespan_class(config)
@@ -149,6 +164,56 @@ async def test_an_idle_kept_alive_connection_is_closed() -> None:
 
     async with serve(ServingOptions(idle_timeout=0.3)) as port:
         assert await asyncio.to_thread(idle, port) == b""
+
+
+async def test_the_idle_deadline_moves_with_each_response() -> None:
+    """One idle timer per connection: when it fires after a later response it waits for that
+    response's deadline instead of closing a connection that was busy in between."""
+    def busy_then_idle(port: int) -> tuple[list[bytes], bytes]:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            answers = []
+            for _ in range(4):             # 0.6 s of requests, each 0.15 s after the last answer
+                sock.sendall(REQUEST)
+                answers.append(read_response(sock))
+                time.sleep(0.15)
+            return answers, sock.recv(65536)     # then idle until the server closes it
+
+    async with serve(ServingOptions(idle_timeout=0.3)) as port:
+        answers, last = await asyncio.to_thread(busy_then_idle, port)
+    assert all(a.startswith(b"HTTP/1.1 200 ") for a in answers) and last == b""
+
+
+async def test_a_whole_response_is_one_write_with_its_length_and_keeps_the_connection() -> None:
+    def three(port: int) -> list[bytes]:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            out = []
+            for path in (b"/a", b"/b", b"/close"):
+                sock.sendall(REQUEST.replace(b"/version", path))
+                out.append(read_response(sock))
+            out.append(sock.recv(65536))         # closed after the "connection: close" answer
+            return out
+
+    WHOLE.clear()
+    async with serve(ServingOptions(), app=whole_app) as port:
+        a, b, last, after = await asyncio.to_thread(three, port)
+    assert WHOLE == [True, True, True]
+    head, _, body = a.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 OK\r\n") and body == b"ok"
+    assert b"\r\ncontent-length: 2" in head and b"transfer-encoding" not in head
+    assert b == a                                # the connection was kept for the next request
+    assert b"\r\nconnection: close\r\n" in last and after == b""
+
+
+async def test_a_header_value_uvicorn_would_refuse_is_not_written_by_send_whole() -> None:
+    def bad(port: int) -> bytes:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(REQUEST.replace(b"/version", b"/bad"))
+            return read_response(sock)
+
+    WHOLE.clear()
+    async with serve(ServingOptions(), app=whole_app) as port:
+        answer = await asyncio.to_thread(bad, port)
+    assert WHOLE == [False] and b"x-bad" not in answer and answer.endswith(b"ok")
 
 
 async def test_oversized_headers_get_431() -> None:

@@ -37,6 +37,7 @@ from .filters.timeout import Deadlines, request_timeout, timeout_error
 from .request import Request, RequestInfo, Response, parse_request_info
 from .authentication.x509 import X509_SCOPE_KEY
 from .server import APIServer, status_response
+from .serving import send_whole
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -177,6 +178,8 @@ def _headers(resp: Response) -> list[tuple[bytes, bytes]]:
 
 async def _send_response(resp: Response, send: Send, receive: Receive, storage: Storage,
                          head: bool = False) -> None:
+    if isinstance(resp.body, (bytes, bytearray)) and not head and send_whole(send, resp.status, _headers(resp), resp.body):
+        return
     await send({"type": "http.response.start", "status": resp.status, "headers": _headers(resp)})
     if isinstance(resp.body, (bytes, bytearray)):
         await send({"type": "http.response.body", "body": b"" if head else bytes(resp.body)})

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import re
 import socket
 import sys
 from collections.abc import Callable
@@ -41,7 +42,9 @@ from typing import Any
 import uvicorn
 from uvicorn.config import STARTUP_FAILURE
 from uvicorn.protocols.http.httptools_impl import (
+    STATUS_LINE,
     HttpToolsProtocol as _UvicornHttpToolsProtocol,
+    RequestResponseCycle as _UvicornCycle,
 )
 
 from .authentication.x509 import X509_SCOPE_KEY, X509Identity, identity_of
@@ -86,6 +89,14 @@ class CoalescingTransport:
         self._loop = loop
         self._held: bytes | None = None
 
+    def write_now(self, data: bytes) -> None:
+        """Write data at once, after what is held (a whole response needs no coalescing)."""
+        held = self._held
+        if held is not None:
+            self._held = None
+            data = held + data
+        self._transport.write(data)
+
     def write(self, data: bytes) -> None:
         held = self._held
         if held is None:
@@ -123,6 +134,8 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
     timer costs ~3 µs, a few per cent of a GET): one timer per connection, armed for the
     deadline and left alone when the headers arrive, checks the current deadline when it fires
     and re-arms for it (so a busy kept-alive connection sees one timer callback every 32 s).
+    The idle deadline between requests is kept the same way, instead of uvicorn's keep-alive
+    timer armed after every response and cancelled by the next request's first bytes.
     """
 
     def __init__(self, *args: Any, serving: ServingOptions, **kwargs: Any) -> None:
@@ -132,6 +145,8 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
         self.timeout_keep_alive = serving.idle_timeout    # type: ignore[assignment]  # a float is fine for call_later
         self.header_timer: asyncio.TimerHandle | None = None
         self.header_deadline: float | None = None      # loop time; None: not reading headers
+        self.idle_timer: asyncio.TimerHandle | None = None
+        self.idle_deadline: float | None = None        # loop time; None: not idle between requests
         self.received_header_bytes = 0          # raw bytes since this request's headers began
         self.headers_too_large = False
         self.x509: X509Identity | None = None    # the connection's verified client certificate
@@ -144,11 +159,39 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
         self._start_header_deadline()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.header_deadline = None
-        if self.header_timer is not None:
-            self.header_timer.cancel()
-            self.header_timer = None
+        self.header_deadline = self.idle_deadline = None
+        for timer in (self.header_timer, self.idle_timer):
+            if timer is not None:
+                timer.cancel()
+        self.header_timer = self.idle_timer = None
         super().connection_lost(exc)
+
+    def _unset_keepalive_if_required(self) -> None:
+        """Data arrived (uvicorn calls this first in data_received): no longer idle."""
+        self.idle_deadline = None
+
+    def on_response_complete(self) -> None:
+        """uvicorn's, with the idle deadline in place of its keep-alive timer per response."""
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
+            return
+        self.flow.resume_reading()
+        if self.pipeline:
+            cycle, app = self.pipeline.pop()
+            self._start_asgi_task(cycle, app)
+        else:
+            self.idle_deadline = self.loop.time() + self.timeout_keep_alive
+            if self.idle_timer is None:
+                self.idle_timer = self.loop.call_at(self.idle_deadline, self._check_idle_deadline)
+
+    def _check_idle_deadline(self) -> None:
+        self.idle_timer = None
+        if self.idle_deadline is None or self.transport.is_closing():
+            return                                   # busy: re-armed by the next response
+        if self.loop.time() < self.idle_deadline:
+            self.idle_timer = self.loop.call_at(self.idle_deadline, self._check_idle_deadline)
+        else:
+            self.transport.close()
 
     def data_received(self, data: bytes) -> None:
         _UvicornHttpToolsProtocol.data_received(self, data)
@@ -242,3 +285,44 @@ class Server(uvicorn.Server):
             await self.lifespan.shutdown()
             sys.exit(STARTUP_FAILURE)
         self.started = True
+
+
+_UNSAFE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")     # uvicorn's HEADER_VALUE_RE: no CR, LF or NUL
+
+
+def send_whole(send: Callable[..., Any], status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> bool:
+    """Write a complete response (status line, headers with Content-Length, body) in one
+    transport write, as uvicorn's RequestResponseCycle.send does over its two ASGI messages,
+    without them: no message dicts, no per-header regexes for our own header names, no
+    chunked framing of a body whose length is known (Go's server also sends Content-Length
+    for a response written at once). False, with nothing written, when `send` is not an idle
+    uvicorn httptools cycle's (the caller then sends the ASGI messages): a response already
+    started, a paused writer, an access log, 204/304, or a header value uvicorn would refuse.
+    """
+    cycle = getattr(send, "__self__", None)
+    if (type(cycle) is not _UvicornCycle or cycle.response_started or cycle.disconnected
+            or cycle.flow.write_paused or cycle.access_log or status in (204, 304)
+            or not isinstance(cycle.transport, CoalescingTransport)):
+        return False
+    content = [STATUS_LINE[status]]
+    has_close = False
+    for name, value in chain(cycle.default_headers, headers):
+        if _UNSAFE.search(value):
+            return False
+        name = name.lower()
+        if name == b"connection" and b"close" in value.lower():
+            has_close = True
+        content += (name, b": ", value, b"\r\n")
+    if has_close:
+        cycle.keep_alive = False
+    elif not cycle.keep_alive:
+        content.append(b"connection: close\r\n")
+    content += (b"content-length: ", str(len(body)).encode(), b"\r\n\r\n", body)
+    cycle.response_started = cycle.response_complete = True
+    cycle.waiting_for_100_continue = False
+    cycle.transport.write_now(b"".join(content))
+    cycle.message_event.set()
+    if not cycle.keep_alive:
+        cycle.transport.close()
+    cycle.on_response()
+    return True

@@ -130,11 +130,12 @@ class WatchLog:
         if self.bytes > self.min_bytes and self.bytes > LIVE_FACTOR * self.live_bytes:
             while self.bytes > self.budget() and self._floor < rev - 1:
                 self._evict_oldest()
-        if self._waiters:
+        if waiters := self._waiters:
             key = ev.kv.key
             root = _root(key)
-            self._wake(root, key, rev)
-            if root:
+            if root in waiters:
+                self._wake(root, key, rev)
+            if root and "" in waiters:
                 self._wake("", key, rev)
 
     def _wake(self, root: str, key: str, rev: int) -> None:
@@ -321,6 +322,12 @@ class LogWatcher:
         if not (self._stopped or self._log.closed):
             self._fut = self._log._wait(self._prefix)
         return out
+
+    def waiter(self) -> asyncio.Future[int | None] | None:
+        """The future the next write under the prefix resolves, as armed by the last
+        changes(): a cache that asks on every request may keep it and look at fut.done()
+        instead of calling idle() (None: nothing armed, call changes())."""
+        return self._fut
 
     def idle(self) -> bool:
         """Whether changes() has nothing to give, known without a look at the log: the waiter

@@ -84,6 +84,10 @@ class Plugin:
     # checks still decide within them).
     RESOURCES: ClassVar[frozenset[tuple[str, str]] | None] = None
     SUBRESOURCES: ClassVar[frozenset[str] | None] = None
+    # A plugin driven by objects users write (webhook configurations, policies) names their
+    # storage prefix: while dormant() says it has nothing to do, the chain leaves it out until
+    # something under that prefix is written (see Chain).
+    CONFIG_PREFIX: ClassVar[str] = ""
 
     def __init__(self, api: APIServer) -> None:
         self.api = api
@@ -97,6 +101,12 @@ class Plugin:
         once per operation, resource and subresource: see Chain)."""
         return ((self.RESOURCES is None or (group, resource) in self.RESOURCES)
                 and (self.SUBRESOURCES is None or subresource in self.SUBRESOURCES))
+
+    def dormant(self) -> bool | None:
+        """With CONFIG_PREFIX: True while nothing is configured (no request can concern the
+        plugin), False while something is, None while it cannot tell without waiting (its
+        configurations not listed yet). Asked only after a write under CONFIG_PREFIX."""
+        return False
 
     async def admit(self, a: Attributes) -> None:
         """Mutate a.obj in place or raise. Upstream: MutationInterface.Admit.

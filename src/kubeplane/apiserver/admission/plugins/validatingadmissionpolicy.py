@@ -97,6 +97,7 @@ class Decision:
 class ValidatingAdmissionPolicy(Plugin):
     NAME = "ValidatingAdmissionPolicy"
     VALIDATING = True
+    CONFIG_PREFIX = PREFIX
 
     def __init__(self, api: APIServer) -> None:
         super().__init__(api)
@@ -105,6 +106,12 @@ class ValidatingAdmissionPolicy(Plugin):
         self.index = PrefixIndex(api.storage, PREFIX)
         self._generation: int | None = -1
         self.validators: list[Validator] = []
+
+    def dormant(self) -> bool | None:
+        """No policy bound (None until the policies are compiled as of now)."""
+        if self.index.poll() != self._generation:
+            return None
+        return not self.validators
 
     def validate(self, a: Attributes) -> Awaitable[None]:  # type: ignore[override]
         """Nothing to await (no coroutine made) while no policy is bound and neither index

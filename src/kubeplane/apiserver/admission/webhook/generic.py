@@ -56,6 +56,7 @@ class Webhook(Plugin):
         super().__init__(api)
         self._source: WebhookSource | None = None
         self.client = ClientManager(api)
+        self.CONFIG_PREFIX = self._definition().prefix      # type: ignore[misc]  # per kind, known once registered
         # (group, resource) -> the other served versions of it (matchPolicy Equivalent)
         self._equivalents: dict[tuple[str, str], list[tuple[str, str]]] = {}
 
@@ -63,6 +64,13 @@ class Webhook(Plugin):
         await self.client.close()
         if self._source is not None:
             self._source.stop()
+
+    def dormant(self) -> bool | None:
+        """No webhook configured (None until the configurations are listed): the chain skips
+        the plugin until one is written."""
+        source = self._source
+        hooks = source.webhooks() if source is not None else None
+        return None if hooks is None else not hooks
 
     def hooks_now(self, a: Attributes) -> list[WebhookAccessor] | None:
         """The webhooks that may apply to a, without waiting: [] when none can (nothing
@@ -79,12 +87,15 @@ class Webhook(Plugin):
         hooks = self.hooks_now(a)
         if hooks is None:
             if self._source is None:
-                d = REGISTRY.for_resource(rules.ADMISSION_GROUP, self.RESOURCE)
-                assert d is not None
-                self._source = WebhookSource(self.api.storage, d.prefix)
+                self._source = WebhookSource(self.api.storage, self.CONFIG_PREFIX)
             await self._source.sync()
             hooks = self.hooks_now(a) or []
         return hooks
+
+    def _definition(self) -> Any:
+        d = REGISTRY.for_resource(rules.ADMISSION_GROUP, self.RESOURCE)
+        assert d is not None
+        return d
 
     async def should_call_hook(self, h: WebhookAccessor, a: Attributes) -> Invocation | None:
         """Upstream: ShouldCallHook — the invocation if h is to be called for a, None if not;

@@ -141,3 +141,38 @@ async def test_a_failed_housekeeping_step_stops_the_store() -> None:
     with pytest.raises(StorageError, match="disk I/O error"):
         c.put(ev(2))
     c.stop()
+
+
+async def test_a_write_nobody_waits_for_is_committed_after_the_gathering(monkeypatch: pytest.MonkeyPatch) -> None:
+    """put() tells the thread after the loop's turn (no waiter came): it gathers, then commits."""
+    from kubeplane.storage import committer
+    monkeypatch.setattr(committer, "GATHER", 0.01)
+    rec = Recorder()
+    rec.gate.set()
+    c = Committer(rec, 0)
+    await asyncio.sleep(0.05)                   # the thread asleep without a deadline to wake by
+    c.put(ev(1))
+    await until(lambda: c.committed == 1, "the gathered commit")
+    assert rec.batches == [[1]]
+    c.stop()
+
+
+async def test_a_write_then_its_wait_wakes_the_thread_once() -> None:
+    """An HTTPS write: put() then wait_committed() in the same turn of the loop. The waiter's
+    wake-up is the only one (put's, deferred to after the turn, is dropped)."""
+    rec = Recorder()
+    rec.gate.set()
+    c = Committer(rec, 0)
+    notified = 0
+    notify = c._cond.notify
+
+    def counted(n: int = 1) -> None:
+        nonlocal notified
+        notified += 1
+        notify(n)
+    c._cond.notify = counted  # type: ignore[method-assign]
+    c.put(ev(1))
+    await c.wait_committed(1)                    # awaited in this task, as the front end does
+    await asyncio.sleep(0)                       # put's deferred call has run by now
+    assert notified == 1 and rec.batches == [[1]]
+    c.stop()

@@ -51,10 +51,10 @@ class _Compiled:
 
 
 def _compiled(s: Structural) -> _Compiled:
-    c = s._compiled
+    c: _Compiled | None = s._compiled
     if c is None:
         c = s._compiled = _Compiled(s)
-    return c  # type: ignore[no-any-return]
+    return c
 
 
 def schema_validator(s: Structural) -> SchemaValidator:

@@ -59,10 +59,25 @@ ALLOWED_AT_ROOT_WITH_STATUS = ["Description", "Type", "Format", "Title", "Maximu
                                "Example", "XPreserveUnknownFields", "XValidations"]
 
 
-def validate_crd_schema(crd_version_schema: Obj | None, path: str, status_enabled: bool = False) -> list[FieldError]:
+@dataclass(frozen=True)
+class ValidationOptions:
+    """Upstream: validationOptions — what a write of the CRD requires. The defaults are a
+    create through apiextensions.k8s.io/v1; an update relaxes a rule the stored CRD already
+    breaks (requireStructuralSchema(oldSpec) and friends), which is the caller's to decide."""
+    allow_defaults: bool = True
+    require_structural_schema: bool = True
+    require_pruned_defaults: bool = True
+    require_atomic_set_type: bool = True
+    require_map_list_keys_map_set_validation: bool = True
+    require_valid_property_type: bool = True
+
+
+def validate_crd_schema(crd_version_schema: Obj | None, path: str, status_enabled: bool = False,
+                        opts: ValidationOptions | None = None) -> list[FieldError]:
     """Upstream: validateCustomResourceDefinitionValidation. `crd_version_schema` is a version's
     `schema` (CustomResourceValidation: {"openAPIV3Schema": ...}) and `path` its field path
     (`spec.versions[0].schema`); `status_enabled` says the version has the status subresource."""
+    opts = opts or ValidationOptions()
     if not isinstance(crd_version_schema, dict):
         return []
     schema = crd_version_schema.get("openAPIV3Schema")
@@ -74,18 +89,20 @@ def validate_crd_schema(crd_version_schema: Obj | None, path: str, status_enable
         errs += _status_root(schema, path)
     if schema.get("nullable") is True:
         errs.append(errors.forbidden(child(path, "openAPIV3Schema.nullable"), "nullable cannot be true at the root"))
-    s = structural_from(schema)
     init_errs: list[FieldError] = []
     schema_ok = False
-    if s.conversion_errors:
-        init_errs.append(errors.invalid(sp, "", s.conversion_errors[0]))
-    elif structural_errs := validate_structural(s, sp):
-        errs += structural_errs
-    elif default_errs := validate_defaults(sp, s):
-        errs += default_errs
-    else:
-        schema_ok = True
-    errs += validate_openapi_schema(schema, sp, _Options(), True, schema_ok)
+    if opts.require_structural_schema:
+        s = structural_from(schema)
+        if s.conversion_errors:
+            init_errs.append(errors.invalid(sp, "", s.conversion_errors[0]))
+        elif structural_errs := validate_structural(s, sp):
+            errs += structural_errs
+        elif default_errs := validate_defaults(sp, s, opts.require_pruned_defaults):
+            errs += default_errs
+        else:
+            schema_ok = True
+    ssv = _SSV(allow_defaults=opts.allow_defaults, require_valid_property_type=opts.require_valid_property_type)
+    errs += validate_openapi_schema(schema, sp, ssv, True, opts, schema_ok)
     if not errs:
         errs += init_errs
     return errs
@@ -118,14 +135,15 @@ def _status_root(schema: Obj, path: str) -> list[FieldError]:
 # --- defaults ------------------------------------------------------------------------------
 
 
-def validate_defaults(path: str, s: Structural) -> list[FieldError]:
-    """Upstream: ValidateDefaults(pth, s, isResourceRoot=true, requirePrunedDefaults=true):
+def validate_defaults(path: str, s: Structural, require_pruned: bool = True) -> list[FieldError]:
+    """Upstream: ValidateDefaults(pth, s, isResourceRoot=true, requirePrunedDefaults):
     every default (in properties and items, not in additionalProperties) is pruned-equal to
     itself, valid embedded metadata and valid against its own schema."""
-    return _defaults(path, s, True, False)
+    return _defaults(path, s, True, False, require_pruned)
 
 
-def _defaults(path: str, s: Structural | None, is_root: bool, inside_meta: bool) -> list[FieldError]:
+def _defaults(path: str, s: Structural | None, is_root: bool, inside_meta: bool,
+              require_pruned: bool) -> list[FieldError]:
     if s is None:
         return []
     embedded = s.x_embedded_resource or is_root
@@ -136,18 +154,19 @@ def _defaults(path: str, s: Structural | None, is_root: bool, inside_meta: bool)
         dp = child(path, "default")
         d = s.default
         if not inside_meta:
-            pruned = _copy_json(d)
-            prune(pruned, s, embedded)
-            if pruned != d:
-                errs.append(errors.invalid(dp, d, "must not have unknown fields"))
+            if require_pruned:
+                pruned = _copy_json(d)
+                prune(pruned, s, embedded)
+                if pruned != d:
+                    errs.append(errors.invalid(dp, d, "must not have unknown fields"))
             meta_errs = objectmeta.validate(dp, d, s, embedded)
             errs += meta_errs or SchemaValidator(s.raw).validate(d, dp)
         else:
             errs += SchemaValidator(s.raw).validate(d, dp)
-    errs += _defaults(child(path, "items"), s.items, False, inside_meta)
+    errs += _defaults(child(path, "items"), s.items, False, inside_meta, require_pruned)
     for k, sub in s.properties.items():
         errs += _defaults(key(child(path, "properties"), k), sub, False,
-                          inside_meta or (embedded and k in META_FIELDS))
+                          inside_meta or (embedded and k in META_FIELDS), require_pruned)
     return errs
 
 
@@ -163,13 +182,14 @@ def _copy_json(v: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class _Options:
+class _SSV:
     """specStandardValidatorV3"""
     allow_defaults: bool = True
     disallow_defaults_reason: str = ""
     inside_resource_meta: bool = False
+    require_valid_property_type: bool = True
 
-    def with_forbidden_defaults(self, reason: str) -> _Options:
+    def with_forbidden_defaults(self, reason: str) -> _SSV:
         return replace(self, allow_defaults=False, disallow_defaults_reason=reason)
 
 
@@ -177,7 +197,22 @@ def _schema_or_none(v: Any) -> Obj | None:
     return v if isinstance(v, dict) else None
 
 
-def validate_openapi_schema(schema: Obj | None, p: str, ssv: _Options, is_root: bool,
+def _str(d: Obj, k: str) -> str:
+    v = d.get(k)
+    return v if isinstance(v, str) else ""
+
+
+def _list(d: Obj, k: str) -> list[Any]:
+    v = d.get(k)
+    return v if isinstance(v, list) else []
+
+
+def _dict(d: Obj, k: str) -> Obj:
+    v = d.get(k)
+    return v if isinstance(v, dict) else {}
+
+
+def validate_openapi_schema(schema: Obj | None, p: str, ssv: _SSV, is_root: bool, opts: ValidationOptions,
                             cel_ok: bool = False) -> list[FieldError]:
     """Upstream: ValidateCustomResourceDefinitionOpenAPISchema"""
     if schema is None:
@@ -186,7 +221,7 @@ def validate_openapi_schema(schema: Obj | None, p: str, ssv: _Options, is_root: 
     if schema.get("uniqueItems") is True:
         errs.append(errors.forbidden(child(p, "uniqueItems"),
                                      "uniqueItems cannot be set to true since the runtime complexity becomes quadratic"))
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    props = _dict(schema, "properties")
     ap = schema.get("additionalProperties")
     if ap is not None:
         if props and (ap is False or isinstance(ap, dict)):
@@ -194,7 +229,7 @@ def validate_openapi_schema(schema: Obj | None, p: str, ssv: _Options, is_root: 
                                          "additionalProperties and properties are mutual exclusive"))
         sub = ssv.with_forbidden_defaults("inside additionalProperties applying to object metadata") \
             if ssv.inside_resource_meta else ssv
-        errs += validate_openapi_schema(_schema_or_none(ap), child(p, "additionalProperties"), sub, False, cel_ok)
+        errs += validate_openapi_schema(_schema_or_none(ap), child(p, "additionalProperties"), sub, False, opts, cel_ok)
     for name, prop in props.items():
         sub = ssv
         if (is_root or schema.get(X_EMBEDDED) is True) and name in META_FIELDS:
@@ -202,27 +237,28 @@ def validate_openapi_schema(schema: Obj | None, p: str, ssv: _Options, is_root: 
             if is_root:
                 sub = sub.with_forbidden_defaults(f"in top-level {name}")
         errs += validate_openapi_schema(_schema_or_none(prop) or {}, key(child(p, "properties"), name), sub, False,
-                                        cel_ok)
-    errs += validate_openapi_schema(_schema_or_none(schema.get("not")), child(p, "not"), ssv, False)
+                                        opts, cel_ok)
+    errs += validate_openapi_schema(_schema_or_none(schema.get("not")), child(p, "not"), ssv, False, opts)
     for junctor in ("allOf", "oneOf", "anyOf"):
         for i, x in enumerate(schema.get(junctor) or () if isinstance(schema.get(junctor), list) else ()):
-            errs += validate_openapi_schema(_schema_or_none(x) or {}, index(child(p, junctor), i), ssv, False)
+            errs += validate_openapi_schema(_schema_or_none(x) or {}, index(child(p, junctor), i), ssv, False, opts)
     defs = schema.get("definitions")
     for name, x in (defs.items() if isinstance(defs, dict) else ()):
-        errs += validate_openapi_schema(_schema_or_none(x) or {}, key(child(p, "definitions"), name), ssv, False)
+        errs += validate_openapi_schema(_schema_or_none(x) or {}, key(child(p, "definitions"), name), ssv, False, opts)
     items = schema.get("items")
     if isinstance(items, dict):
-        errs += validate_openapi_schema(items, child(p, "items"), ssv, False, cel_ok)
+        errs += validate_openapi_schema(items, child(p, "items"), ssv, False, opts, cel_ok)
     elif isinstance(items, list):
         for i, x in enumerate(items):
-            errs += validate_openapi_schema(_schema_or_none(x) or {}, index(child(p, "items"), i), ssv, False)
+            errs += validate_openapi_schema(_schema_or_none(x) or {}, index(child(p, "items"), i), ssv, False, opts)
     deps = schema.get("dependencies")
     for name, x in (deps.items() if isinstance(deps, dict) else ()):
-        errs += validate_openapi_schema(_schema_or_none(x), key(child(p, "dependencies"), name), ssv, False)
+        errs += validate_openapi_schema(_schema_or_none(x), key(child(p, "dependencies"), name), ssv, False, opts)
     if schema.get(X_PRESERVE) is False:
         errs.append(errors.invalid(child(p, X_PRESERVE), False, "must be true or undefined"))
-    errs += _map_and_list_types(schema, p)
-    errs += _map_list_keys_map_set(schema, p)
+    errs += _map_and_list_types(schema, p, opts.require_atomic_set_type)
+    if opts.require_map_list_keys_map_set_validation:
+        errs += _map_list_keys_map_set(schema, p)
     rules = schema.get(X_VALIDATIONS)
     if isinstance(rules, list) and rules:
         rule_errs = _validation_rules(rules, p)
@@ -232,11 +268,11 @@ def validate_openapi_schema(schema: Obj | None, p: str, ssv: _Options, is_root: 
     return errs
 
 
-def _standard(schema: Obj, p: str, ssv: _Options) -> list[FieldError]:
+def _standard(schema: Obj, p: str, ssv: _SSV) -> list[FieldError]:
     """Upstream: specStandardValidatorV3.validate"""
     errs: list[FieldError] = []
     t = schema.get("type")
-    if isinstance(t, str) and t and t not in OPENAPI_V3_TYPES:
+    if ssv.require_valid_property_type and isinstance(t, str) and t and t not in OPENAPI_V3_TYPES:
         errs.append(errors.not_supported(child(p, "type"), t, OPENAPI_V3_TYPES))
     if schema.get("default") is not None and not ssv.allow_defaults:
         detail = "must not be set" + (f" {ssv.disallow_defaults_reason}" if ssv.disallow_defaults_reason else "")
@@ -262,12 +298,12 @@ def _standard(schema: Obj, p: str, ssv: _Options) -> list[FieldError]:
     return errs
 
 
-def _map_and_list_types(schema: Obj, p: str) -> list[FieldError]:
+def _map_and_list_types(schema: Obj, p: str, require_atomic_set_type: bool) -> list[FieldError]:
     """x-kubernetes-map-type, x-kubernetes-list-type and x-kubernetes-list-map-keys."""
     errs: list[FieldError] = []
-    t = schema.get("type") if isinstance(schema.get("type"), str) else ""
+    t = _str(schema, "type")
     mt, lt = schema.get(X_MAP_TYPE), schema.get(X_LIST_TYPE)
-    keys = schema.get(X_LIST_MAP_KEYS) if isinstance(schema.get(X_LIST_MAP_KEYS), list) else []
+    keys = _list(schema, X_LIST_MAP_KEYS)
     items = schema.get("items")
     item = items if isinstance(items, dict) else None
     tp = child(p, "type")
@@ -279,7 +315,7 @@ def _map_and_list_types(schema: Obj, p: str) -> list[FieldError]:
     if lt is not None and t != "array":
         msg = "must be array if x-kubernetes-list-type is specified"
         errs.append(errors.required(tp, msg) if not t else errors.invalid(tp, t, msg))
-    elif lt == "set" and item is not None:
+    elif require_atomic_set_type and lt == "set" and item is not None:
         it = item.get("type")
         if it == "array" and item.get(X_LIST_TYPE) is not None and item.get(X_LIST_TYPE) != "atomic":
             errs.append(errors.invalid(child(child(p, "items"), X_LIST_TYPE), item.get(X_LIST_TYPE),
@@ -311,7 +347,7 @@ def _list_map(schema: Obj, p: str, keys: list[Any], items: Any) -> list[FieldErr
         errs.append(errors.invalid(child(child(p, "items"), "type"), items.get("type") or "",
                                    "must be object if parent array's x-kubernetes-list-type is map"))
     else:
-        props = items.get("properties") if isinstance(items.get("properties"), dict) else {}
+        props = _dict(items, "properties")
         seen: set[Any] = set()
         for k in keys:
             prop = props.get(k) if isinstance(k, str) else None
@@ -339,9 +375,9 @@ def _map_list_keys_map_set(schema: Obj, p: str) -> list[FieldError]:
     if item.get("nullable") is True:
         errs.append(errors.forbidden(child(ip, "nullable"), f"cannot be nullable when x-kubernetes-list-type is {lt}"))
     if lt == "map":
-        required = set(item.get("required") or ()) if isinstance(item.get("required"), list) else set()
-        props = item.get("properties") if isinstance(item.get("properties"), dict) else {}
-        keys = schema.get(X_LIST_MAP_KEYS) if isinstance(schema.get(X_LIST_MAP_KEYS), list) else []
+        required = {r for r in _list(item, "required") if isinstance(r, str)}
+        props = _dict(item, "properties")
+        keys = _list(schema, X_LIST_MAP_KEYS)
         for k in keys:
             prop = props.get(k) if isinstance(k, str) else None
             if not isinstance(prop, dict):
@@ -367,9 +403,7 @@ def _validation_rules(rules: list[Any], p: str) -> list[FieldError]:
         if not isinstance(rule, dict):
             rule = {}
         rp = index(child(p, X_VALIDATIONS), i)
-        text = rule.get("rule") if isinstance(rule.get("rule"), str) else ""
-        msg = rule.get("message") if isinstance(rule.get("message"), str) else ""
-        msg_expr = rule.get("messageExpression") if isinstance(rule.get("messageExpression"), str) else ""
+        text, msg, msg_expr = _str(rule, "rule"), _str(rule, "message"), _str(rule, "messageExpression")
         if not text.strip():
             errs.append(errors.required(child(rp, "rule"), "rule is not specified"))
         elif msg and not msg.strip():
@@ -383,7 +417,7 @@ def _validation_rules(rules: list[Any], p: str) -> list[FieldError]:
         reason = rule.get("reason")
         if reason is not None and reason not in SUPPORTED_VALIDATION_REASONS:
             errs.append(errors.not_supported(child(rp, "reason"), reason, SUPPORTED_VALIDATION_REASONS))
-        fp = rule.get("fieldPath") if isinstance(rule.get("fieldPath"), str) else ""
+        fp = _str(rule, "fieldPath")
         if fp and not fp.strip():
             errs.append(errors.invalid(child(rp, "fieldPath"), fp, "must be non-empty if specified"))
         if _has_newlines(fp):

@@ -34,9 +34,9 @@ def default(x: Any, s: Structural | None) -> None:
                 x[k] = _deep_copy(prop.default)
         ap = s.additional_properties_schema
         for k in list(x):
-            prop = s.properties.get(k)
-            if prop is not None:
-                default(x[k], prop)
+            sub = s.properties.get(k)
+            if sub is not None:
+                default(x[k], sub)
             elif s.additional_properties is not None:
                 if _non_nullable_null(x[k], ap):
                     assert ap is not None

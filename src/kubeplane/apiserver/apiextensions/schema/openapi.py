@@ -201,7 +201,10 @@ class _Node:
         self.min_length = _integer(d.get("minLength"))
         p = d.get("pattern")
         self.pattern = p if isinstance(p, str) else ""
-        self.pattern_rx, self.pattern_err = compile_go_regexp(self.pattern) if self.pattern else (None, None)
+        self.pattern_rx: Any = None
+        self.pattern_err: str | None = None
+        if self.pattern:
+            self.pattern_rx, self.pattern_err = compile_go_regexp(self.pattern)
         items = d.get("items")
         self.items = _Node(items) if isinstance(items, dict) else None
         self.min_items = _integer(d.get("minItems"))

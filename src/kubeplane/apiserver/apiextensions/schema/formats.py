@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import date
 from email.utils import parseaddr
 
-from .regex import compile_go_regexp
+from .regex import go_matcher
 
 # Format names are compared without dashes (go-openapi's name normalizer): "date-time" is "datetime".
 SUPPORTED = frozenset({
@@ -47,11 +47,20 @@ def effective_format(types: list[str], fmt: str) -> str:
 
 
 def _rx(pattern: str) -> Callable[[str], bool]:
-    compiled = compile_go_regexp(pattern)[0]
-    return lambda s: compiled.search(s) is not None
+    """An ASCII pattern of ours, anchored: Python's re (\\Z, not $, which would accept a
+    trailing newline that Go's does not)."""
+    compiled = re.compile(pattern, re.ASCII)
+    return lambda s: compiled.fullmatch(s) is not None
 
 
-_HOSTNAME = _rx(r"^([a-zA-Z0-9\p{S}\p{L}]((-?[a-zA-Z0-9\p{S}\p{L}]{0,62})?)|([a-zA-Z0-9\p{S}\p{L}](([a-zA-Z0-9-\p{S}"
+def _go_rx(pattern: str) -> Callable[[str], bool]:
+    """A pattern that needs RE2's Unicode classes (\\p{L})."""
+    m = go_matcher(pattern)
+    assert m is not None
+    return m
+
+
+_HOSTNAME = _go_rx(r"^([a-zA-Z0-9\p{S}\p{L}]((-?[a-zA-Z0-9\p{S}\p{L}]{0,62})?)|([a-zA-Z0-9\p{S}\p{L}](([a-zA-Z0-9-\p{S}"
                 r"\p{L}]{0,61}[a-zA-Z0-9\p{S}\p{L}])?)(\.)){1,}([a-zA-Z\p{L}]){2,63})$")
 
 
@@ -61,7 +70,7 @@ def is_hostname(s: str) -> bool:
 
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
-_DATE_TIME = _rx(r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$")
+_DATE_TIME = _rx(r"([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))")
 _TIME_PARTS = re.compile(r"([0-9]{2}):([0-9]{2}):([0-9]{2})", re.ASCII)
 
 
@@ -110,12 +119,12 @@ def is_duration(s: str) -> bool:
     return ok
 
 
-_UUID = _rx(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$")
-_UUID3 = _rx(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?3[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12}$")
-_UUID4 = _rx(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$")
-_UUID5 = _rx(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$")
-_SHORT_NAME = _rx(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_LONG_NAME = _rx(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_UUID = _rx(r"(?i)[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}")
+_UUID3 = _rx(r"(?i)[0-9a-f]{8}-?[0-9a-f]{4}-?3[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12}")
+_UUID4 = _rx(r"(?i)[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}")
+_UUID5 = _rx(r"(?i)[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}")
+_SHORT_NAME = _rx(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_LONG_NAME = _rx(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _MAC = re.compile(r"([0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2}|([0-9a-fA-F]{2}[:-]){7}[0-9a-fA-F]{2}"
                   r"|([0-9a-fA-F]{2}[:-]){19}[0-9a-fA-F]{2}|([0-9a-fA-F]{4}\.){2}[0-9a-fA-F]{4}"
                   r"|([0-9a-fA-F]{4}\.){3}[0-9a-fA-F]{4}|([0-9a-fA-F]{4}\.){9}[0-9a-fA-F]{4}")
@@ -135,11 +144,11 @@ _URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 def _isbn(s: str, n: int) -> bool:
     """govalidator.IsISBN: spaces and dashes dropped, then the checksum."""
     s = s.replace(" ", "").replace("-", "")
-    if n == 10 and _ISBN10.match(s):
+    if n == 10 and _ISBN10.fullmatch(s):
         total = sum((10 - i) * int(c) for i, c in enumerate(s[:9]))
         total += 10 if s[9] == "X" else int(s[9])
         return total % 11 == 0
-    if n == 13 and _ISBN13.match(s):
+    if n == 13 and _ISBN13.fullmatch(s):
         total = sum(int(c) * (1 if i % 2 == 0 else 3) for i, c in enumerate(s[:12]))
         return (10 - total % 10) % 10 == int(s[12])
     return False
@@ -148,7 +157,7 @@ def _isbn(s: str, n: int) -> bool:
 def _credit_card(s: str) -> bool:
     """govalidator.IsCreditCard: non-digits dropped, then the pattern and Luhn's check."""
     digits = re.sub(r"[^0-9]", "", s)
-    if not _CREDIT_CARD.match(digits):
+    if not _CREDIT_CARD.fullmatch(digits):
         return False
     total, double = 0, False
     for c in reversed(digits):
@@ -221,9 +230,9 @@ CHECKS: dict[str, Callable[[str], bool]] = {
     "isbn10": lambda s: _isbn(s, 10),
     "isbn13": lambda s: _isbn(s, 13),
     "creditcard": _credit_card,
-    "ssn": lambda s: s != "" and _SSN.match(s) is not None,
-    "hexcolor": lambda s: _HEX_COLOR.match(s) is not None,
-    "rgbcolor": lambda s: _RGB_COLOR.match(s) is not None,
+    "ssn": lambda s: s != "" and _SSN.fullmatch(s) is not None,
+    "hexcolor": lambda s: _HEX_COLOR.fullmatch(s) is not None,
+    "rgbcolor": lambda s: _RGB_COLOR.fullmatch(s) is not None,
     "byte": _base64,
     "password": lambda s: True,
     "date": is_date,

@@ -16,20 +16,39 @@ _UNSPECIFIED = object()     # an item without the key: all such items share one 
 
 
 def validate_list_sets_and_maps(path: str, s: Structural | None, obj: Any) -> list[FieldError]:
-    """Upstream: ValidateListSetsAndMaps"""
-    if s is None or not isinstance(obj, dict):
+    """Upstream: ValidateListSetsAndMaps. Only the parts of the schema that hold a set or map
+    list are walked (`has_list_sets`, computed once per schema)."""
+    if s is None or not isinstance(obj, dict) or not has_list_sets(s):
         return []
     errs: list[FieldError] = []
     ap = s.additional_properties_schema
-    if ap is not None:
+    if ap is not None and has_list_sets(ap):
         for k, v in obj.items():
             errs += _validate(f"{path}[{k}]", ap, v)
-    if s.properties:
-        for k, v in obj.items():
-            sub = s.properties.get(k)
-            if sub is not None:
-                errs += _validate(f"{path}.{k}" if path else k, sub, v)
+    for k, sub in _props_with_lists(s):
+        if k in obj:
+            errs += _validate(f"{path}.{k}" if path else k, sub, obj[k])
     return errs
+
+
+def _memo(s: Structural) -> tuple[bool, list[tuple[str, Structural]]]:
+    """(whether s's subtree has a set/map list, the properties that do), once per schema."""
+    m = s._list_memo
+    if m is None:
+        props = [(k, p) for k, p in s.properties.items() if has_list_sets(p)]
+        ap = s.additional_properties_schema
+        found = s.x_list_type in ("set", "map") or bool(props) or (ap is not None and has_list_sets(ap)) or (
+            s.items is not None and has_list_sets(s.items))
+        m = s._list_memo = (found, props)
+    return m
+
+
+def has_list_sets(s: Structural) -> bool:
+    return _memo(s)[0]
+
+
+def _props_with_lists(s: Structural) -> list[tuple[str, Structural]]:
+    return _memo(s)[1]
 
 
 def _validate(path: str, s: Structural, obj: Any) -> list[FieldError]:
@@ -46,7 +65,7 @@ def _validate_array(path: str, s: Structural, obj: list[Any]) -> list[FieldError
         errs += [errors.duplicate(f"{path}[{i}]", obj[i]) for i in _non_unique(obj)]
     elif s.x_list_type == "map":
         errs += _validate_list_map(path, s, obj)
-    if s.items is not None:
+    if s.items is not None and has_list_sets(s.items):
         for i, x in enumerate(obj):
             errs += _validate(f"{path}[{i}]", s.items, x)
     return errs

@@ -22,7 +22,7 @@ from kubeplane.api import errors, gojson
 from kubeplane.api.errors import FieldError
 
 from . import formats
-from .regex import compile_go_regexp
+from .regex import compile_go_regexp, go_matcher
 
 Obj = dict[str, Any]
 NIL = "<nil>"
@@ -176,7 +176,7 @@ class _Node:
                  "items", "min_items", "max_items", "unique_items", "enum", "min_properties",
                  "max_properties", "required", "properties", "additional", "additional_allows",
                  "all_of", "any_of", "one_of", "not_", "has_props_validator", "has_string",
-                 "has_number", "has_slice", "has_object")
+                 "has_number", "has_slice", "has_object", "check")
 
     def __init__(self, d: Obj) -> None:
         t = d.get("type")
@@ -204,7 +204,8 @@ class _Node:
         self.pattern_rx: Any = None
         self.pattern_err: str | None = None
         if self.pattern:
-            self.pattern_rx, self.pattern_err = compile_go_regexp(self.pattern)
+            self.pattern_err = compile_go_regexp(self.pattern)[1]
+            self.pattern_rx = go_matcher(self.pattern)
         items = d.get("items")
         self.items = _Node(items) if isinstance(items, dict) else None
         self.min_items = _integer(d.get("minItems"))
@@ -237,6 +238,43 @@ class _Node:
         self.has_object = bool(self.properties or self.required or self.additional is not None
                                or not self.additional_allows or self.min_properties is not None
                                or self.max_properties is not None)
+        self.check: Any = self._specialize()
+
+    def _specialize(self) -> Any:
+        """check(x, name, errs) for this schema: check_full, or, for the shapes most schemas
+        are made of (a typed leaf; an object of properties and required keys), a closure that
+        does only what the schema asks when the value has the expected type."""
+        full = self.check_full
+        if self.enum is not None or self.has_props_validator or self.has_string or self.has_number \
+                or self.has_slice:
+            return full
+        ok_kinds = self.ok_kinds
+        if not self.has_object:
+            if not self.type_applies:
+                return lambda x, name, errs: None
+            return lambda x, name, errs: None if type(x) in ok_kinds else full(x, name, errs)
+        if dict not in ok_kinds or self.additional is not None or not self.additional_allows \
+                or self.min_properties is not None or self.max_properties is not None:
+            return full
+        props = tuple((k, sub.check) for k, sub in self.properties.items())
+        required = tuple(self.required)
+
+        def check_object(x: Any, name: str, errs: Errs) -> None:
+            if type(x) is not dict:
+                full(x, name, errs)
+                return
+            if name:
+                for k, sub_check in props:
+                    if k in x:
+                        sub_check(x[k], name + "." + k, errs)
+            else:
+                for k, sub_check in props:
+                    if k in x:
+                        sub_check(x[k], k, errs)
+            for k in required:
+                if k not in x:
+                    errs.required(name + "." + k)
+        return check_object
 
     def _ok_kinds(self) -> frozenset[type]:
         """The Python types that pass the type validator whatever their value (float needs
@@ -255,7 +293,8 @@ class _Node:
 
     # --- SchemaValidator.Validate ----------------------------------------------------------
 
-    def check(self, x: Any, name: str, errs: Errs) -> None:
+    def check_full(self, x: Any, name: str, errs: Errs) -> None:
+        """SchemaValidator.Validate: every validator that applies to the value's kind."""
         if x is None:
             if self.type_applies and not self.nullable:
                 errs.invalid_type(name, ",".join(self.types), "null")
@@ -369,7 +408,7 @@ class _Node:
             if self.pattern_rx is None:
                 errs.invalid(name, x, f"{name} in body should match '{self.pattern}, but pattern is invalid: "
                                       f"{self.pattern_err}'")
-            elif self.pattern_rx.search(x) is None:
+            elif not self.pattern_rx(x):
                 errs.invalid(name, x, f"{name} in body should match '{self.pattern}'")
         if self.fmt_check is not None and not self.fmt_check(x):
             errs.invalid_type(name, self.format, x)

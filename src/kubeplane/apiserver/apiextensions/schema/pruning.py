@@ -32,7 +32,7 @@ def _as_embedded(s: Structural | None) -> Structural:
         return _ROOT
     clone = Structural()
     for name in Structural.__slots__:
-        if name != "_compiled":
+        if name not in ("_compiled", "_list_memo"):
             setattr(clone, name, getattr(s, name))
     clone.x_embedded_resource = True
     return clone

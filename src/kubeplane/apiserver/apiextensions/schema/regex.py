@@ -5,6 +5,7 @@ regexp/syntax prints them ("error parsing regexp: missing argument to repetition
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import re2  # type: ignore[import-untyped]
@@ -45,3 +46,24 @@ def compile_go_regexp(pattern: str) -> tuple[Any, str | None]:
                     arg = pattern if re2_msg != "missing ]" else arg
                 return None, f"error parsing regexp: {go_msg}: `{arg}`"
         return None, f"error parsing regexp: {detail}"
+
+
+def go_matcher(pattern: str) -> Callable[[str], bool] | None:
+    """regexp.MatchString as a function of the text (None when the pattern does not compile).
+
+    It calls RE2's Match on the UTF-8 bytes directly: the wrapper's search() also maps every
+    span back to character offsets, which costs more than the match itself on short strings.
+    """
+    compiled = compile_go_regexp(pattern)[0]
+    if compiled is None:
+        return None
+    match = getattr(getattr(compiled, "_regexp", None), "Match", None)
+    anchor = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+    null = getattr(re2, "_NULL_SPAN", None)
+    if match is None or anchor is None or null is None:       # another google-re2 layout
+        return lambda s: compiled.search(s) is not None
+
+    def matches(s: str) -> bool:
+        b = s.encode("utf-8", "surrogatepass")
+        return bool(match(anchor, b, 0, len(b))[0] != null)
+    return matches

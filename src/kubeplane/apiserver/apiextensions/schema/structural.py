@@ -82,7 +82,7 @@ class Structural:
                  "type", "description", "title", "default", "has_default", "nullable",
                  "x_preserve_unknown_fields", "x_embedded_resource", "x_int_or_string",
                  "x_list_map_keys", "x_list_type", "x_map_type", "x_validations",
-                 "value_validation", "raw", "conversion_errors", "_compiled")
+                 "value_validation", "raw", "conversion_errors", "_compiled", "_list_memo")
 
     def __init__(self) -> None:
         self.items: Structural | None = None
@@ -104,7 +104,8 @@ class Structural:
         self.value_validation: ValueValidation | None = None
         self.raw: Obj = {}
         self.conversion_errors: list[str] = []
-        self._compiled: Any = None
+        self._compiled: Any = None         # validate's compiled form (schema/__init__.py)
+        self._list_memo: Any = None        # listtype's: which subtrees hold set/map lists
 
     @property
     def additional_properties_schema(self) -> Structural | None:

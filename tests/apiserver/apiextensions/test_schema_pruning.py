@@ -131,3 +131,17 @@ def test_custom_object_root_keeps_type_meta_and_metadata() -> None:
            "spec": {"a": 1, "b": 2}, "status": {"c": 3}}
     assert prune(obj, s) == ["spec.b", "status"]
     assert obj == {"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "n", "labels": {"a": "b"}}, "spec": {"a": 1}}
+
+
+def test_deeply_nested_unspecified_value() -> None:
+    """An unspecified value nested as deep as a JSON decoder allows is pruned without recursion."""
+    s = structural_from({"type": "object", "properties": {"m": {"type": "object", "additionalProperties": True}}})
+    deep: Any = {"x": 1}
+    for _ in range(5000):
+        deep = [deep]
+    obj = {"m": {"k": deep}}
+    prune(obj, s)
+    inner = obj["m"]["k"]
+    for _ in range(5000):
+        inner = inner[0]
+    assert inner == {}

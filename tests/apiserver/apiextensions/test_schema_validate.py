@@ -235,3 +235,43 @@ def test_integer_against_fractional_multiple_of() -> None:
     assert texts(schema, {"f": 2}) == {
         "f: Invalid value: 0: factor MultipleOf declared for f must be positive: 0"}
     assert texts(schema, {"f": 2.0}) == set()
+
+
+EMBEDDED = {"type": "object", "properties": {"template": {
+    "type": "object", "x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True}}}
+
+
+@pytest.mark.parametrize("template,expected", [
+    ({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}, set()),
+    ({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {}}, set()),
+    ({"metadata": {"name": "p"}}, {"template.apiVersion: Required value", "template.kind: Required value"}),
+    ({"apiVersion": "", "kind": "Pod"}, {'template.apiVersion: Invalid value: "": must not be empty'}),
+    ({"apiVersion": "a/b/c", "kind": "Pod"}, {'template.apiVersion: Invalid value: "a/b/c": unexpected GroupVersion '
+                                             'string: a/b/c'}),
+    ({"apiVersion": 1, "kind": "Pod"}, {"template.apiVersion: Invalid value: 1: must be a string"}),
+    ({"apiVersion": "v1", "kind": "Pod_1"},
+     {'template.kind: Invalid value: "Pod_1": may have mixed case, but should otherwise match: a DNS-1035 label must '
+      "consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an "
+      "alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is "
+      "'[a-z]([-a-z0-9]*[a-z0-9])?')"}),
+    ({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a/b"}},
+     {'template.metadata.name: Invalid value: "a/b": may not contain \'/\''}),
+    ({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "b c"}}},
+     {'template.metadata.labels: Invalid value: "b c": a valid label must be an empty string or consist of '
+      "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+      "'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+      "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"}),
+])
+def test_embedded_resource(template: dict[str, Any], expected: set[str]) -> None:
+    """Upstream: objectmeta.Validate on x-kubernetes-embedded-resource values."""
+    assert texts(EMBEDDED, {"template": template}) == expected
+
+
+@pytest.mark.parametrize("value", [None, True, 1, 1.5, "x", [], {}, [None, {"a": [1]}], {"spec": None},
+                                   {"spec": {"replicas": [], "tags": {}, "labels": [], "port": {}}},
+                                   {"spec": {"name": "\udcff", "when": "\x00"}}])
+def test_hostile_values_give_errors_not_exceptions(value: Any) -> None:
+    validate(structural_from(SPEC), value)
+    validate(structural_from({"type": "object", "properties": {"l": {
+        "type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
+        "items": {"type": "object", "properties": {"k": {"type": "string"}}}}}}), {"l": value})

@@ -62,6 +62,8 @@ def _field_schema(k: str, s: Structural | None) -> Structural | None:
 def prune_non_nullable_nulls_without_defaults(x: Any, s: Structural | None) -> None:
     """Upstream: PruneNonNullableNullsWithoutDefaults — a null the schema does not allow and
     cannot default is dropped from its object (array items are left)."""
+    if s is None:       # upstream walks on with a nil schema, and so drops nothing below
+        return
     if isinstance(x, dict):
         for k in list(x):
             sub = _field_schema(k, s)
@@ -71,6 +73,5 @@ def prune_non_nullable_nulls_without_defaults(x: Any, s: Structural | None) -> N
             else:
                 prune_non_nullable_nulls_without_defaults(v, sub)
     elif isinstance(x, list):
-        items = s.items if s is not None else None
         for v in x:
-            prune_non_nullable_nulls_without_defaults(v, items)
+            prune_non_nullable_nulls_without_defaults(v, s.items)

@@ -42,15 +42,27 @@ def _key(parent: str, k: str) -> str:
     return f"{parent}.{k}" if parent else k
 
 
+def _prune_unspecified(x: Any, parent: str, dropped: list[str]) -> None:
+    """prune(x, nil): every object inside x is emptied. Iterative: an unspecified value can be
+    nested as deep as the decoder allows."""
+    stack = [(x, parent)]
+    while stack:
+        v, p = stack.pop()
+        if isinstance(v, dict):
+            dropped.extend(_key(p, k) for k in v)
+            v.clear()
+        elif isinstance(v, list):
+            stack.extend((item, f"{p}[{i}]") for i, item in enumerate(v))
+
+
 def _prune(x: Any, s: Structural | None, parent: str, dropped: list[str]) -> None:
-    if s is not None and s.x_preserve_unknown_fields:
+    if s is None:
+        _prune_unspecified(x, parent, dropped)
+        return
+    if s.x_preserve_unknown_fields:
         _skip_prune(x, s, parent, dropped)
         return
     if isinstance(x, dict):
-        if s is None:
-            dropped.extend(_key(parent, k) for k in x)
-            x.clear()
-            return
         ap = s.additional_properties
         for k in list(x):
             if s.x_embedded_resource and k in META_FIELDS:
@@ -65,9 +77,8 @@ def _prune(x: Any, s: Structural | None, parent: str, dropped: list[str]) -> Non
                     dropped.append(_key(parent, k))
                 del x[k]
     elif isinstance(x, list):
-        items = s.items if s is not None else None
         for i, v in enumerate(x):
-            _prune(v, items, f"{parent}[{i}]", dropped)
+            _prune(v, s.items, f"{parent}[{i}]", dropped)
 
 
 def _skip_prune(x: Any, s: Structural, parent: str, dropped: list[str]) -> None:

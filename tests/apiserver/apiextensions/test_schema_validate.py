@@ -275,3 +275,30 @@ def test_hostile_values_give_errors_not_exceptions(value: Any) -> None:
     validate(structural_from({"type": "object", "properties": {"l": {
         "type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
         "items": {"type": "object", "properties": {"k": {"type": "string"}}}}}}), {"l": value})
+
+
+def test_cel_hook(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CEL factory is asked once per schema with rules; its check runs after the schema's
+    own, and not at all after a blocking error (upstream's hasBlockingErr)."""
+    from kubeplane.api import errors
+    from kubeplane.apiserver.apiextensions import schema as lib
+
+    calls: list[tuple[Any, Any, str]] = []
+
+    def factory(s: Any) -> Any:
+        def check(obj: Any, old: Any, path: str) -> list[Any]:
+            calls.append((obj, old, path))
+            return [errors.invalid("spec", obj.get("spec"), "failed rule: self.a < 5")]
+        return check
+    monkeypatch.setattr(lib, "CEL_VALIDATOR_FACTORY", factory)
+    s = structural_from(obj_schema(spec={"type": "object", "properties": {"a": {"type": "integer"}},
+                                         "x-kubernetes-validations": [{"rule": "self.a < 5"}]}))
+    assert [str(e) for e in validate(s, {"spec": {"a": 7}})] == [
+        'spec: Invalid value: {"a":7}: failed rule: self.a < 5']
+    assert [str(e) for e in lib.validate_update(s, {"spec": {"a": "x"}}, {"spec": {"a": 1}})] == [
+        'spec.a: Invalid value: "string": spec.a in body must be of type integer: "string"',
+        "<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; "
+        "correct the existing errors to complete validation"]
+    assert calls == [({"spec": {"a": 7}}, None, "")]
+    assert validate(structural_from(obj_schema(a={"type": "string"})), {"a": "x"}) == []   # no rules, no call
+    assert len(calls) == 1

@@ -26,6 +26,7 @@ from .regex import compile_go_regexp, go_matcher
 
 Obj = dict[str, Any]
 NIL = "<nil>"
+_NO_OLD: Any = object()      # no old value to ratchet against (a create, or a new field)
 
 _KIND = {bool: "boolean", str: "string", int: "integer", float: "number", list: "array", dict: "object"}
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -176,7 +177,7 @@ class _Node:
                  "items", "min_items", "max_items", "unique_items", "enum", "min_properties",
                  "max_properties", "required", "properties", "additional", "additional_allows",
                  "all_of", "any_of", "one_of", "not_", "has_props_validator", "has_string",
-                 "has_number", "has_slice", "has_object", "check")
+                 "has_number", "has_slice", "has_object", "list_map_keys", "check")
 
     def __init__(self, d: Obj) -> None:
         t = d.get("type")
@@ -223,6 +224,9 @@ class _Node:
         ap = d.get("additionalProperties")
         self.additional = _Node(ap) if isinstance(ap, dict) else None
         self.additional_allows = ap is not False
+        keys = d.get("x-kubernetes-list-map-keys")
+        self.list_map_keys: tuple[str, ...] = tuple(k for k in keys if isinstance(k, str)) \
+            if d.get("x-kubernetes-list-type") == "map" and isinstance(keys, list) else ()
         self.all_of = [_Node(x) for x in d.get("allOf") or () if isinstance(x, dict)]
         self.any_of = [_Node(x) for x in d.get("anyOf") or () if isinstance(x, dict)]
         self.one_of = [_Node(x) for x in d.get("oneOf") or () if isinstance(x, dict)]
@@ -293,7 +297,16 @@ class _Node:
 
     # --- SchemaValidator.Validate ----------------------------------------------------------
 
-    def check_full(self, x: Any, name: str, errs: Errs) -> None:
+    def check_ratchet(self, x: Any, old: Any, name: str, errs: Errs) -> None:
+        """ratchetingValueValidator.Validate: x validated with its old value at hand; when x
+        equals the old value its errors are dropped (they were accepted before), and its
+        children that have an old value (same key; same map-list keys) ratchet alike."""
+        r = Errs(errs.prefix)
+        self.check_full(x, name, r, old)
+        if r.items and not go_deep_equal(x, old):
+            errs.extend(r)
+
+    def check_full(self, x: Any, name: str, errs: Errs, old: Any = _NO_OLD) -> None:
         """SchemaValidator.Validate: every validator that applies to the value's kind."""
         if x is None:
             if self.type_applies and not self.nullable:
@@ -314,12 +327,12 @@ class _Node:
                 self._number(x, name, errs)
         elif t is list:
             if self.has_slice:
-                self._slice(x, name, errs)
+                self._slice(x, name, errs, old)
         if self.enum is not None and not any(_enum_match(x, ev) for ev in self.enum):
             errs.enum(name, x, self.enum)
         if t is dict:
             if self.has_object:
-                self._object(x, name, errs)
+                self._object(x, name, errs, old)
             return
 
     def type_ok(self, x: Any) -> bool:
@@ -462,12 +475,18 @@ class _Node:
         if bad:
             errs.invalid(name, x, f"{name} in body should be {word} {_v(b)}")
 
-    def _slice(self, x: list[Any], name: str, errs: Errs) -> None:
-        """schemaSliceValidator"""
+    def _slice(self, x: list[Any], name: str, errs: Errs, old: Any = _NO_OLD) -> None:
+        """schemaSliceValidator (on an update, the items of a map list ratchet against the old
+        item with the same keys: CorrelatedObject.Index)."""
         if self.items is not None:
             check = self.items.check
+            old_items = self._old_map_items(old) if old is not _NO_OLD else None
             for i, v in enumerate(x):
-                check(v, f"{name}[{i}]", errs)
+                o = old_items.get(_map_key(v, self.list_map_keys), _NO_OLD) if old_items else _NO_OLD
+                if o is _NO_OLD:
+                    check(v, f"{name}[{i}]", errs)
+                else:
+                    self.items.check_ratchet(v, o, f"{name}[{i}]", errs)
         n = len(x)
         if self.min_items is not None and n < self.min_items:
             errs.invalid(name, n, f"{name} in body should have at least {self.min_items} items")
@@ -479,8 +498,17 @@ class _Node:
                     errs.invalid(name, None, f"{name} in body shouldn't contain duplicates")
                     break
 
-    def _object(self, x: Obj, name: str, errs: Errs) -> None:
-        """objectValidator"""
+    def _old_map_items(self, old: Any) -> dict[Any, Any] | None:
+        if not self.list_map_keys or not isinstance(old, list):
+            return None
+        return {_map_key(o, self.list_map_keys): o for o in reversed(old) if isinstance(o, dict)}
+
+    def _object(self, x: Obj, name: str, errs: Errs, old: Any = _NO_OLD) -> None:
+        """objectValidator (on an update, a property or map value with an old value ratchets:
+        CorrelatedObject.Key; apiVersion and kind at the root do not)."""
+        if old is not _NO_OLD:
+            self._object_ratchet(x, old, name, errs)
+            return
         n = len(x)
         if self.min_properties is not None and n < self.min_properties:
             errs.invalid(name, n, f"{name} in body should have at least {self.min_properties} properties")
@@ -503,6 +531,47 @@ class _Node:
             if k not in x:
                 errs.required(f"{name}.{k}")
 
+    def _object_ratchet(self, x: Obj, old: Any, name: str, errs: Errs) -> None:
+        old_map = old if isinstance(old, dict) else {}
+        n = len(x)
+        if self.min_properties is not None and n < self.min_properties:
+            errs.invalid(name, n, f"{name} in body should have at least {self.min_properties} properties")
+        if self.max_properties is not None and n > self.max_properties:
+            errs.too_many(name, n, self.max_properties, "properties")
+        props = self.properties
+        if not self.additional_allows:
+            for k in x:
+                if k not in props:
+                    errs.invalid(name, k, f"{name}.{k} in body is a forbidden property")
+        elif self.additional is not None:
+            for k, v in x.items():
+                if k not in props:
+                    self._sub(self.additional, v, old_map, k, f"{name}.{k}", errs, name)
+        for k, sub in props.items():
+            if k in x:
+                self._sub(sub, x[k], old_map, k, f"{name}.{k}" if name else k, errs, name)
+        for k in self.required:
+            if k not in x:
+                errs.required(f"{name}.{k}")
+
+    @staticmethod
+    def _sub(sub: _Node, v: Any, old_map: Obj, k: str, child: str, errs: Errs, name: str) -> None:
+        if k in old_map and not (name == "" and k in ("kind", "apiVersion")):
+            sub.check_ratchet(v, old_map[k], child, errs)
+        else:
+            sub.check(v, child, errs)
+
+
+def _map_key(item: Any, keys: tuple[str, ...]) -> Any:
+    """A map-list item's identity: its key fields' values (absent ones marked so)."""
+    if not isinstance(item, dict):
+        return None
+    return tuple((k in item, _hashable(item.get(k))) for k in keys)
+
+
+def _hashable(v: Any) -> Any:
+    return (type(v), v) if not isinstance(v, (dict, list)) else gojson.marshal(v)
+
 
 def _number(v: Any) -> float | None:
     return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
@@ -524,4 +593,11 @@ class SchemaValidator:
         """Upstream: ValidateCustomResource(fldPath, value, validator)."""
         errs = Errs(fld_path)
         self.root.check(value, "", errs)
+        return errs.items
+
+    def validate_update(self, value: Any, old: Any, fld_path: str = "") -> list[FieldError]:
+        """Upstream: ValidateCustomResourceUpdate with ratcheting (CRDValidationRatcheting, on
+        by default): what was already invalid and is unchanged is not reported."""
+        errs = Errs(fld_path)
+        self.root.check_ratchet(value, old, "", errs)
         return errs.items

@@ -22,6 +22,7 @@ from kubeplane.api import errors
 from kubeplane.api.errors import FieldError, JSONValue
 
 from . import objectmeta
+from .fieldpath import valid_field_path
 from .openapi import SchemaValidator
 from .pruning import prune
 from .structural import (X_EMBEDDED, X_LIST_MAP_KEYS, X_LIST_TYPE, X_MAP_TYPE, X_PRESERVE,
@@ -261,7 +262,7 @@ def validate_openapi_schema(schema: Obj | None, p: str, ssv: _SSV, is_root: bool
         errs += _map_list_keys_map_set(schema, p)
     rules = schema.get(X_VALIDATIONS)
     if isinstance(rules, list) and rules:
-        rule_errs = _validation_rules(rules, p)
+        rule_errs = _validation_rules(rules, p, schema)
         errs += rule_errs
         if not errs and cel_ok and CEL_HOOK is not None:
             errs += CEL_HOOK(schema, p)
@@ -396,7 +397,19 @@ def _has_newlines(s: str) -> bool:
     return "\n" in s or "\r" in s
 
 
-def _validation_rules(rules: list[Any], p: str) -> list[FieldError]:
+def _path_valid(schema: Obj, path: str) -> bool:
+    """Upstream: pathValid (a schema that does not convert is someone else's error)."""
+    s = structural_from(schema)
+    if s.conversion_errors:
+        return True
+    try:
+        valid_field_path(path, s)
+    except ValueError:
+        return False
+    return True
+
+
+def _validation_rules(rules: list[Any], p: str, schema: Obj) -> list[FieldError]:
     """The static checks of x-kubernetes-validations (compiling the rules is CEL's part)."""
     errs: list[FieldError] = []
     for i, rule in enumerate(rules):
@@ -422,4 +435,6 @@ def _validation_rules(rules: list[Any], p: str) -> list[FieldError]:
             errs.append(errors.invalid(child(rp, "fieldPath"), fp, "must be non-empty if specified"))
         if _has_newlines(fp):
             errs.append(errors.invalid(child(rp, "fieldPath"), fp, "must not contain line breaks"))
+        if fp and not _path_valid(schema, fp):
+            errs.append(errors.invalid(child(rp, "fieldPath"), fp, "must be a valid path"))
     return errs

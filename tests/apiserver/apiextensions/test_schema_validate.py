@@ -302,3 +302,15 @@ def test_cel_hook(monkeypatch: pytest.MonkeyPatch) -> None:
     assert calls == [({"spec": {"a": 7}}, None, "")]
     assert validate(structural_from(obj_schema(a={"type": "string"})), {"a": "x"}) == []   # no rules, no call
     assert len(calls) == 1
+
+
+def test_any_of_reports_the_branch_that_matched_most() -> None:
+    """kube-openapi merges the failing branch with the highest MatchCount: here the string
+    branch (its type matched), so the pattern failure is reported, not "must be of type integer"."""
+    schema = obj_schema(f={"x-kubernetes-int-or-string": True,
+                           "anyOf": [{"type": "integer"}, {"type": "string", "pattern": "^a"}]})
+    assert texts(schema, {"f": "b"}) == {
+        '<nil>: Invalid value: "": "f" must validate at least one schema (anyOf)',
+        "f: Invalid value: \"b\": f in body should match '^a'"}
+    assert texts(schema, {"f": "abc"}) == set()
+    assert texts(schema, {"f": 3}) == set()

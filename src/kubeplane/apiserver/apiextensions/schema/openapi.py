@@ -335,13 +335,56 @@ class _Node:
                 self._object(x, name, errs, old)
             return
 
-    def type_ok(self, x: Any) -> bool:
-        """Whether the type validator alone accepts x (how anyOf picks its best failure)."""
+    def valid(self, x: Any) -> bool:
+        r = Errs()
+        self.check(x, "", r)
+        return not r.items
+
+    def match_count(self, x: Any) -> int:
+        """validate.Result.MatchCount of validating x: how anyOf and oneOf pick the failure
+        they report (the branch that matched most). One count per validator that applies,
+        one per validator that counts itself (type when it passes, schemaProps, number,
+        slice), plus what nested validators counted."""
         if x is None:
-            return not self.type_applies or self.nullable
-        e = Errs()
-        self._type_slow(x, type(x), "", e) if type(x) not in self.ok_kinds else None
-        return not e.items
+            return 1 if not self.type_applies or self.nullable else 0
+        t = type(x)
+        applicable = 3                              # schemaProps, common (enum), and the final Inc
+        n = 1 + self._props_match_count(x)          # schemaProps counts itself
+        if self.type_applies:
+            applicable += 1
+            e = Errs()
+            if t not in self.ok_kinds:
+                self._type_slow(x, t, "", e)
+            n += 0 if e.items else 1
+        if t is str:
+            applicable += 1 + (self.fmt_check is not None)
+        elif t is int or t is float:
+            applicable += 1
+            n += 1
+        elif t is list:
+            applicable += 1
+            n += 1 + (sum(self.items.match_count(v) for v in x) if self.items is not None else 0)
+        elif t is dict:
+            applicable += 1
+            for k, v in x.items():
+                sub = self.properties.get(k)
+                if sub is not None:
+                    n += sub.match_count(v)
+                elif self.additional is not None and self.additional_allows:
+                    n += self.additional.match_count(v)
+        return n + applicable
+
+    def _props_match_count(self, x: Any) -> int:
+        n = sum(sub.match_count(x) for sub in self.all_of)
+        for subs, one in ((self.any_of, False), (self.one_of, True)):
+            if not subs:
+                continue
+            valid = [sub for sub in subs if sub.valid(x)]
+            if valid and (not one or len(valid) == 1):
+                n += valid[0].match_count(x)
+            elif not valid:
+                n += max(sub.match_count(x) for sub in subs)
+        return n
 
     def _type_slow(self, x: Any, t: type, name: str, errs: Errs) -> None:
         """typeValidator.Validate for the cases the ok_kinds fast path does not decide."""
@@ -362,23 +405,23 @@ class _Node:
         """schemaPropsValidator: anyOf, oneOf, allOf, not."""
         if self.any_of:
             best: Errs | None = None
-            best_type_ok = False
+            best_count = -1
             for sub in self.any_of:
                 r = Errs(errs.prefix)
                 sub.check(x, name, r)
                 if not r.items:
                     best = None
                     break
-                tok = sub.type_ok(x)
-                if best is None or (tok and not best_type_ok):
-                    best, best_type_ok = r, tok
+                count = sub.match_count(x)
+                if count > best_count:
+                    best, best_count = r, count
             else:
                 errs.plain(f"{gojson.quote(name)} must validate at least one schema (anyOf)")
             if best is not None:
                 errs.extend(best)
         if self.one_of:
             validated, best = 0, None
-            best_type_ok = False
+            best_count = -1
             for sub in self.one_of:
                 r = Errs(errs.prefix)
                 sub.check(x, name, r)
@@ -386,9 +429,9 @@ class _Node:
                     validated += 1
                     best = None
                     continue
-                tok = sub.type_ok(x)
-                if validated == 0 and (best is None or (tok and not best_type_ok)):
-                    best, best_type_ok = r, tok
+                count = sub.match_count(x)
+                if validated == 0 and count > best_count:
+                    best, best_count = r, count
             if validated != 1:
                 more = "Found none valid" if validated == 0 else f"Found {validated} valid alternatives"
                 errs.plain(f"{gojson.quote(name)} must validate one and only one schema (oneOf). {more}")

@@ -677,3 +677,43 @@ def test_validate_custom_resource_definition_validation(name: str, schema: Any, 
         assert match is not None, f"expected {kind} at {field}, got {[str(e) for e in got]}"
         unmatched.remove(match)
     assert not unmatched, [str(e) for e in unmatched]
+
+
+P = "spec.versions[0].schema.openAPIV3Schema"
+
+
+def _crd_errs(schema: Any) -> list[str]:
+    return [str(e) for e in validate_crd_schema({"openAPIV3Schema": schema}, "spec.versions[0].schema")]
+
+
+def test_defaults_must_validate_and_be_pruned() -> None:
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "replicas": {"type": "integer", "minimum": 1, "default": 0},
+        "mode": {"type": "string", "enum": ["a", "b"], "default": "c"},
+        "obj": {"type": "object", "properties": {"a": {"type": "string"}}, "default": {"a": "x", "b": 1}},
+        "ok": {"type": "object", "properties": {"a": {"type": "string", "default": "x"}}, "default": {}},
+    }}}}
+    assert _crd_errs(schema) == [
+        f"{P}.properties[spec].properties[replicas].default: Invalid value: 0:  in body should be greater than or "
+        "equal to 1",
+        f'{P}.properties[spec].properties[mode].default: Unsupported value: "c": supported values: "a", "b"',
+        f'{P}.properties[spec].properties[obj].default: Invalid value: {{"a":"x","b":1}}: must not have unknown fields']
+
+
+def test_defaults_forbidden_in_top_level_meta() -> None:
+    schema = {"type": "object", "properties": {"metadata": {"type": "object", "default": {"name": "x"}},
+                                               "kind": {"type": "string", "default": "X"}}}
+    assert _crd_errs(schema) == [
+        f"{P}.properties[metadata].default: Forbidden: must not be set in top-level metadata",
+        f"{P}.properties[kind].default: Forbidden: must not be set in top-level kind"]
+
+
+def test_default_inside_embedded_metadata_makes_valid_metadata() -> None:
+    def embedded(name_default: str) -> dict[str, Any]:
+        return {"type": "object", "properties": {"template": {
+            "type": "object", "x-kubernetes-embedded-resource": True, "properties": {
+                "metadata": {"type": "object", "properties": {"name": {"type": "string", "default": name_default}}}}}}}
+    assert _crd_errs(embedded("singleton")) == []
+    assert _crd_errs(embedded("a/b")) == [
+        f'{P}.properties[template].properties[metadata].properties[name].default: Invalid value: "a/b": must result '
+        'in valid metadata: metadata.name: Invalid value: "a/b": may not contain \'/\'']

@@ -140,21 +140,30 @@ def validate_defaults(path: str, s: Structural, require_pruned: bool = True) -> 
     """Upstream: ValidateDefaults(pth, s, isResourceRoot=true, requirePrunedDefaults):
     every default (in properties and items, not in additionalProperties) is pruned-equal to
     itself, valid embedded metadata and valid against its own schema."""
-    return _defaults(path, s, True, False, require_pruned)
+    return _defaults(path, s, s, [], True, False, require_pruned)
 
 
-def _defaults(path: str, s: Structural | None, is_root: bool, inside_meta: bool,
-              require_pruned: bool) -> list[FieldError]:
+def _defaults(path: str, s: Structural | None, root: Structural, where: list[str | None], is_root: bool,
+              inside_meta: bool, require_pruned: bool) -> list[FieldError]:
+    """`root` is the resource the default sits in (the CR or an embedded resource) and `where`
+    the steps from it (a property name, or None for an array item): a default inside metadata
+    is checked in the object it would make (upstream's SurroundingObjectFunc)."""
     if s is None:
         return []
     embedded = s.x_embedded_resource or is_root
     if embedded:
-        inside_meta = False
+        inside_meta, root, where = False, s, []
     errs: list[FieldError] = []
     if s.has_default:
         dp = child(path, "default")
         d = s.default
-        if not inside_meta:
+        if inside_meta:
+            meta_errs = objectmeta.validate("", _surrounding(where, d), root, True)
+            if meta_errs:
+                errs.append(errors.invalid(dp, d, f"must result in valid metadata: {errors.aggregate(meta_errs)}"))
+            else:
+                errs += SchemaValidator(s.raw).validate(d, dp)
+        else:
             if require_pruned:
                 pruned = _copy_json(d)
                 prune(pruned, s, embedded)
@@ -162,13 +171,28 @@ def _defaults(path: str, s: Structural | None, is_root: bool, inside_meta: bool,
                     errs.append(errors.invalid(dp, d, "must not have unknown fields"))
             meta_errs = objectmeta.validate(dp, d, s, embedded)
             errs += meta_errs or SchemaValidator(s.raw).validate(d, dp)
-        else:
-            errs += SchemaValidator(s.raw).validate(d, dp)
-    errs += _defaults(child(path, "items"), s.items, False, inside_meta, require_pruned)
+    errs += _defaults(child(path, "items"), s.items, root, where + [None], False, inside_meta, require_pruned)
     for k, sub in s.properties.items():
-        errs += _defaults(key(child(path, "properties"), k), sub, False,
+        errs += _defaults(key(child(path, "properties"), k), sub, root, where + [k], False,
                           inside_meta or (embedded and k in META_FIELDS), require_pruned)
     return errs
+
+
+def _surrounding(where: list[str | None], value: Any) -> Obj:
+    """The object a default makes at `where` in a resource typed validation/v1 Validation."""
+    obj: Obj = {"apiVersion": "validation/v1", "kind": "Validation"}
+    if not where:
+        return obj
+    node: Any = obj
+    for step, nxt in zip(where, where[1:] + ["<value>"]):
+        leaf = value if nxt == "<value>" else ({} if isinstance(nxt, str) else [])
+        if step is None:
+            node.append(_copy_json(leaf))
+            node = node[-1]
+        else:
+            node[step] = _copy_json(leaf)
+            node = node[step]
+    return obj
 
 
 def _copy_json(v: Any) -> Any:

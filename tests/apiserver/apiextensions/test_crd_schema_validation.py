@@ -717,3 +717,38 @@ def test_default_inside_embedded_metadata_makes_valid_metadata() -> None:
     assert _crd_errs(embedded("a/b")) == [
         f'{P}.properties[template].properties[metadata].properties[name].default: Invalid value: "a/b": must result '
         'in valid metadata: metadata.name: Invalid value: "a/b": may not contain \'/\'']
+
+
+def test_invalid_defaults_structural_schema() -> None:
+    """Upstream: TestValidateCustomResourceDefinition "invalid defaults with enabled feature gate,
+    structural schema" (unknown fields, wrong types, patterns; fine embedded resources)."""
+    s = {"type": "string"}
+    meta = {"apiVersion": "foo/v1", "kind": "v1", "metadata": {"name": "foo"}}
+    schema = {"type": "object", "properties": {
+        "a": {"type": "object", "properties": {"foo": s}, "default": {"foo": "abc", "bar": 42}},
+        "b": {"type": "object", "properties": {"foo": s}, "default": {"foo": "abc"}},
+        "c": {"type": "object", "properties": {"foo": s}, "default": {"foo": 42}},
+        "d": {"type": "object", "properties": {"good": {"type": "string", "pattern": "a"},
+                                               "bad": {"type": "string", "pattern": "b"}},
+              "default": {"good": "a", "bad": "a"}},
+        "e": {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "properties": {
+            "preserveUnknownFields": {"type": "object", "default": {"foo": "abc", "bar": 42}},
+            "nestedProperties": {"type": "object", "properties": {"foo": s}, "default": {"foo": "abc", "bar": 42}}}},
+        "embedded-fine": {"type": "object", "x-kubernetes-embedded-resource": True, "properties": {"foo": s},
+                          "default": {"foo": "abc", **meta}},
+        "embedded-preserve": {"type": "object", "x-kubernetes-embedded-resource": True,
+                              "x-kubernetes-preserve-unknown-fields": True, "properties": {"foo": s},
+                              "default": {"foo": "abc", **meta, "bar": 42}},
+        "embedded-preserve-unpruned-objectmeta": {
+            "type": "object", "x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True,
+            "properties": {"foo": s},
+            "default": {"foo": "abc", **meta, "metadata": {"name": "foo", "unspecified": "bar"}, "bar": 42}},
+    }}
+    got = validate_crd_schema({"openAPIV3Schema": schema}, "spec.validation")
+    v = "spec.validation.openAPIV3Schema"
+    assert sorted((e.type, e.field) for e in got) == sorted([
+        (errors.INVALID, f"{v}.properties[a].default"),
+        (errors.TYPE_INVALID, f"{v}.properties[c].default.foo"),
+        (errors.INVALID, f"{v}.properties[d].default.bad"),
+        (errors.INVALID, f"{v}.properties[e].properties[preserveUnknownFields].default"),
+        (errors.INVALID, f"{v}.properties[e].properties[nestedProperties].default")])

@@ -227,9 +227,9 @@ class _Node:
         keys = d.get("x-kubernetes-list-map-keys")
         self.list_map_keys: tuple[str, ...] = tuple(k for k in keys if isinstance(k, str)) \
             if d.get("x-kubernetes-list-type") == "map" and isinstance(keys, list) else ()
-        self.all_of = [_Node(x) for x in d.get("allOf") or () if isinstance(x, dict)]
-        self.any_of = [_Node(x) for x in d.get("anyOf") or () if isinstance(x, dict)]
-        self.one_of = [_Node(x) for x in d.get("oneOf") or () if isinstance(x, dict)]
+        self.all_of = _nodes(d.get("allOf"))
+        self.any_of = _nodes(d.get("anyOf"))
+        self.one_of = _nodes(d.get("oneOf"))
         n = d.get("not")
         self.not_ = _Node(n) if isinstance(n, dict) else None
         self.has_props_validator = bool(self.all_of or self.any_of or self.one_of or self.not_)
@@ -614,6 +614,10 @@ def _map_key(item: Any, keys: tuple[str, ...]) -> Any:
 
 def _hashable(v: Any) -> Any:
     return (type(v), v) if not isinstance(v, (dict, list)) else gojson.marshal(v)
+
+
+def _nodes(v: Any) -> list[_Node]:
+    return [_Node(x) for x in v if isinstance(x, dict)] if isinstance(v, list) else []
 
 
 def _number(v: Any) -> float | None:

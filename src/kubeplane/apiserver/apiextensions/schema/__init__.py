@@ -1,12 +1,17 @@
 """The structural schema library of CustomResourceDefinitions (no server wiring).
 
-    s = structural_from(crd_version["schema"]["openAPIV3Schema"])
     validate_crd_schema(crd_version["schema"], "spec.versions[0].schema", status_enabled=...)
-    validate_structural(s, "spec.versions[0].schema.openAPIV3Schema")
-    prune(obj, s)               # unknown fields dropped, in place (apiVersion/kind/metadata kept)
-    default(obj, s)             # defaults applied, in place
+    s = structural_from(crd_version["schema"]["openAPIV3Schema"])     # once per CRD version
+    validate_structural(s, "spec.versions[0].schema.openAPIV3Schema")  # (part of the above)
+
+    # a custom object, as upstream's codec and strategy treat it:
+    default(obj, s)             # on decode (and on read of stored objects): defaults, in place
+    unknown = prune(obj, s)     # unknown fields dropped in place (apiVersion/kind/metadata kept);
+                                # their paths, for fieldValidation warnings/strict errors
+    prune_non_nullable_nulls_without_defaults(obj, s)
     validate(s, obj)            # field errors, upstream's paths and messages
     validate_update(s, obj, old)  # the same with ratcheting: unchanged invalid values pass
+    validate_update(s.properties["status"], obj["status"], old.get("status"), "status")  # /status
 
 `validate` is what upstream's customresource strategy runs beside the TypeMeta/ObjectMeta
 checks (the registry's): the OpenAPI schema (kube-openapi), embedded resources
@@ -30,14 +35,14 @@ from kubeplane.api import errors
 from kubeplane.api.errors import FieldError
 
 from . import listtype, objectmeta
-from .crd_validation import validate_crd_schema
+from .crd_validation import ValidationOptions, validate_crd_schema
 from .defaulting import default, prune_non_nullable_nulls_without_defaults
 from .openapi import SchemaValidator
 from .pruning import prune
 from .structural import Structural, structural_from
 from .validation import validate_structural
 
-__all__ = ["Structural", "structural_from", "validate_structural", "validate_crd_schema", "validate",
+__all__ = ["Structural", "structural_from", "validate_structural", "validate_crd_schema", "ValidationOptions", "validate",
            "validate_update", "prune", "default", "prune_non_nullable_nulls_without_defaults",
            "schema_validator", "CEL_VALIDATOR_FACTORY"]
 

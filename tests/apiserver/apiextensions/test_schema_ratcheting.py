@@ -70,3 +70,17 @@ def test_list_sets_checked_only_when_old_object_had_none_wrong() -> None:
     assert valid(schema, {"s": ["a", "a", "b"]}, {"s": ["a", "a"]})
     assert [str(e) for e in validate_update(structural_from(schema), {"s": ["a", "a"]}, {"s": ["a"]})] == [
         's[1]: Duplicate value: "a"']
+
+
+def test_equality_goes_through_the_schema() -> None:
+    """CachedDeepEqual: a reordered map list is unchanged; an object with a key the schema does
+    not type (under x-kubernetes-preserve-unknown-fields) never counts as unchanged, so its own
+    errors are reported even when nothing moved."""
+    item = {"type": "object", "properties": {"name": {"type": "string"}}}
+    reorder = {"type": "object", "properties": {"l": {
+        "type": "array", "maxItems": 1, "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+        "items": item}}}
+    assert valid(reorder, {"l": [{"name": "b"}, {"name": "a"}]}, {"l": [{"name": "a"}, {"name": "b"}]})
+    preserve = {"type": "object", "properties": {"o": {"type": "object", "minProperties": 3,
+                                                       "x-kubernetes-preserve-unknown-fields": True}}}
+    assert not valid(preserve, {"o": {"x": 1}}, {"o": {"x": 1}})

@@ -303,8 +303,39 @@ class _Node:
         children that have an old value (same key; same map-list keys) ratchet alike."""
         r = Errs(errs.prefix)
         self.check_full(x, name, r, old)
-        if r.items and not go_deep_equal(x, old):
+        if r.items and not self.ratchet_equal(x, old):
             errs.extend(r)
+
+    def ratchet_equal(self, x: Any, old: Any) -> bool:
+        """CorrelatedObject.CachedDeepEqual: deep equality through the schema — map-list
+        items matched by their keys (so a reordered map list is equal), and an object with a
+        key the schema does not type (no property, no additionalProperties schema) never
+        equal."""
+        if x is None or old is None:
+            return x is None and old is None
+        tx, to = type(x), type(old)
+        if (tx is list) != (to is list) or (tx is dict) != (to is dict):
+            return False
+        if tx is list:
+            if len(x) != len(old):
+                return False
+            if not self.list_map_keys or self.items is None:
+                return go_deep_equal(x, old)
+            old_items = self._old_map_items(old) or {}
+            for v in x:
+                o = old_items.get(_map_key(v, self.list_map_keys), _NO_OLD)
+                if o is _NO_OLD or not self.items.ratchet_equal(v, o):
+                    return False
+            return True
+        if tx is dict:
+            if len(x) != len(old):
+                return False
+            for k, v in x.items():
+                sub = self.properties.get(k) or self.additional
+                if k not in old or sub is None or not sub.ratchet_equal(v, old[k]):
+                    return False
+            return True
+        return go_deep_equal(x, old)
 
     def check_full(self, x: Any, name: str, errs: Errs, old: Any = _NO_OLD) -> None:
         """SchemaValidator.Validate: every validator that applies to the value's kind."""

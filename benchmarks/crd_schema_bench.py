@@ -19,7 +19,7 @@ import statistics
 import time
 from typing import Any
 
-from kubeplane.apiserver.apiextensions.schema import default, prune, structural_from, validate
+from kubeplane.apiserver.apiextensions.schema import default, prune, structural_from, validate, validate_update
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -66,7 +66,10 @@ def main() -> None:
     args = ap.parse_args()
     s = structural_from(SCHEMA)
     assert validate(s, OBJ) == []
-    figures: dict[str, list[float]] = {"validate": [], "prune": [], "default": [], "compile (ms)": []}
+    figures: dict[str, list[float]] = {"validate": [], "validate_update": [], "prune": [], "default": [],
+                                       "compile (ms)": []}
+    new = copy.deepcopy(OBJ)
+    new["spec"]["replicas"] = 4
     try:
         import jsonschema_rs  # type: ignore[import-not-found]
         rs = jsonschema_rs.validator_for(SCHEMA)
@@ -75,6 +78,7 @@ def main() -> None:
         rs = None
     for _ in range(args.runs):
         figures["validate"].append(per_object(lambda o: validate(s, o), [OBJ] * args.n))
+        figures["validate_update"].append(per_object(lambda o: validate_update(s, o, OBJ), [new] * args.n))
         figures["prune"].append(per_object(lambda o: prune(o, s), [copy.deepcopy(OBJ) for _ in range(args.n)]))
         figures["default"].append(per_object(lambda o: default(o, s), [copy.deepcopy(OBJ) for _ in range(args.n)]))
         t = time.process_time()

@@ -5,9 +5,11 @@ Run:  .venv/bin/python benchmarks/crd_schema_bench.py [-n 20000] [--runs 5]
 The schema is a typical operator's: a spec of 10 fields (integers with bounds, strings with a
 pattern, an enum and a format, an int-or-string, a string map, a list-map of ports, a nested
 object with defaults) and a status. Per run: `validate(s, obj)` (kube-openapi rules, embedded
-resources, list sets/maps), `prune(obj, s)` and `default(obj, s)` on a fresh copy, each timed
-alone (CPU time, time.process_time: the machine is shared; median of --runs, µs per object). For reference, jsonschema_rs (a
-Rust JSON-Schema validator, installed with the test extras) checking the same schema with
+resources, list sets/maps), `validate_update(s, new, old)` (one field changed: ratcheting walks
+old and new together), `prune(obj, s)` and `default(obj, s)` on a fresh copy, each timed alone
+(CPU time, time.process_time: the machine is shared; median of --runs, µs per object). For
+reference, jsonschema_rs (a Rust JSON-Schema validator, installed with the test extras) checking
+the same schema with
 `is_valid` — it has neither upstream's messages and paths nor the x-kubernetes-* semantics,
 which is why the library compiles its own validator.
 """

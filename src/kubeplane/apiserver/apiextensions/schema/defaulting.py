@@ -1,0 +1,77 @@
+"""Applying a structural schema's defaults to an object, and dropping the nulls that cannot be.
+
+Upstream: Default, isNonNullableNull (apiextensions-apiserver pkg/apiserver/schema/defaulting/
+algorithm.go) and PruneNonNullableNullsWithoutDefaults (prunenulls.go). A default is applied to
+a field that is absent or null while the schema is not nullable, in properties, in
+additionalProperties values and in array items; defaults inside the value applied are then
+filled in too (the walk continues into it).
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from .structural import Structural
+
+
+def _deep_copy(v: Any) -> Any:
+    return v if v is None or isinstance(v, (str, int, float, bool)) else copy.deepcopy(v)
+
+
+def _non_nullable_null(x: Any, s: Structural | None) -> bool:
+    return x is None and s is not None and not s.nullable
+
+
+def default(x: Any, s: Structural | None) -> None:
+    """Upstream: Default (in place)."""
+    if s is None:
+        return
+    if isinstance(x, dict):
+        for k, prop in s.properties.items():
+            if not prop.has_default:
+                continue
+            if k not in x or _non_nullable_null(x[k], prop):
+                x[k] = _deep_copy(prop.default)
+        ap = s.additional_properties_schema
+        for k in list(x):
+            sub = s.properties.get(k)
+            if sub is not None:
+                default(x[k], sub)
+            elif s.additional_properties is not None:
+                if _non_nullable_null(x[k], ap):
+                    assert ap is not None
+                    x[k] = _deep_copy(ap.default)
+                default(x[k], ap)
+    elif isinstance(x, list):
+        items = s.items
+        for i in range(len(x)):
+            if _non_nullable_null(x[i], items):
+                assert items is not None
+                x[i] = _deep_copy(items.default)
+            default(x[i], items)
+
+
+def _field_schema(k: str, s: Structural | None) -> Structural | None:
+    """Upstream: getSchemaForField"""
+    if s is None:
+        return None
+    prop = s.properties.get(k)
+    return prop if prop is not None else s.additional_properties_schema
+
+
+def prune_non_nullable_nulls_without_defaults(x: Any, s: Structural | None) -> None:
+    """Upstream: PruneNonNullableNullsWithoutDefaults — a null the schema does not allow and
+    cannot default is dropped from its object (array items are left)."""
+    if s is None:       # upstream walks on with a nil schema, and so drops nothing below
+        return
+    if isinstance(x, dict):
+        for k in list(x):
+            sub = _field_schema(k, s)
+            v = x[k]
+            if v is None and sub is not None and not sub.nullable and not sub.has_default:
+                del x[k]
+            else:
+                prune_non_nullable_nulls_without_defaults(v, sub)
+    elif isinstance(x, list):
+        for v in x:
+            prune_non_nullable_nulls_without_defaults(v, s.items)

@@ -19,29 +19,36 @@ from ....storage.interface import Compacted, Storage
 Obj = dict[str, Any]
 
 
+def _none() -> None:
+    return None
+
+
 class PrefixIndex:
     def __init__(self, storage: Storage, prefix: str) -> None:
         self.storage = storage
         self.prefix = prefix
         self._by_ns: dict[str, dict[str, Obj]] = {}     # namespace ("" if cluster-scoped) -> key -> object
         self._watcher: Any = None
+        # The future the next write under the prefix resolves (LogWatcher.waiter(), armed by
+        # changes()): while it is pending, a look-up is one done() call.
+        self._waiter: Any = None
         # Bumped by every change applied: a plugin may keep what it derived from the objects
         # (Priority's default class) until it moves.
         self.generation = 0
 
     async def namespace(self, ns: str) -> list[Obj]:
         """The current objects of namespace ns (read-only), in key order."""
-        by_ns = await self._current()
+        by_ns = self._by_ns if self.poll() is not None else await self._current()
         objs = by_ns.get(ns)
         return [objs[k] for k in sorted(objs)] if objs else []
 
     async def has(self, ns: str) -> bool:
         """Whether namespace ns holds any object under the prefix."""
-        return ns in await self._current()
+        return ns in (self._by_ns if self.poll() is not None else await self._current())
 
     async def get(self, ns: str, key: str) -> Obj | None:
         """The current object stored under key (in namespace ns), or None (read-only)."""
-        objs = (await self._current()).get(ns)
+        objs = (self._by_ns if self.poll() is not None else await self._current()).get(ns)
         return objs.get(key) if objs else None
 
     async def all(self) -> list[Obj]:
@@ -58,7 +65,7 @@ class PrefixIndex:
         """Stop following the store (the next look-up lists again)."""
         if self._watcher is not None:
             self._watcher.stop()
-            self._watcher = None
+            self._watcher = self._waiter = None
 
     async def refresh(self) -> int:
         """Apply what changed since the last look-up; the generation after it."""
@@ -68,7 +75,11 @@ class PrefixIndex:
     def poll(self) -> int | None:
         """The generation after applying what changed, without waiting (no coroutine, for a
         plugin with nothing to do on most requests); None when a (re)list is due: refresh()."""
-        changes = getattr(self._watcher, "changes", None)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():       # nothing written under the prefix since
+            return self.generation
+        watcher = self._watcher
+        changes = getattr(watcher, "changes", None)
         if changes is None:
             return None
         try:
@@ -76,6 +87,7 @@ class PrefixIndex:
                 self._apply(ev.type, ev.kv.key, ev.kv.obj)
         except Compacted:
             return None
+        self._waiter = getattr(watcher, "waiter", _none)()
         return self.generation
 
     async def _current(self) -> dict[str, dict[str, Obj]]:
@@ -92,6 +104,7 @@ class PrefixIndex:
             self._apply("ADDED", kv.key, kv.obj)
         if self._watcher is not None:
             self._watcher.stop()
+        self._waiter = None
         watcher = self.storage.watch(self.prefix, rev)
         if hasattr(watcher, "changes"):
             self._watcher = watcher

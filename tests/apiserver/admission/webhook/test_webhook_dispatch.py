@@ -597,3 +597,29 @@ async def test_match_policy_exact_across_groups(api: APIServer, hooks: WebhookSe
     status, body, _ = await call(api, "POST", f"/api/v1/namespaces/{NS}/events", core_event())
     assert status == 201, body
     assert "/ev" not in hooks.reviews
+
+
+async def test_options_carry_the_requests_options(api: APIServer, hooks: WebhookServer) -> None:
+    """request.options is the request's CreateOptions / UpdateOptions (a PATCH's PatchOptions as
+    UpdateOptions, force dropped) / DeleteOptions, as upstream's handlers pass them."""
+    h = webhook(hooks, "o.example.com", "/o")
+    h["rules"][0]["operations"] = ["*"]
+    await configure(api, "Validating", "v", h)
+    status, body, _ = await call(api, "POST", PODS, pod(), query="fieldManager=mgr&fieldValidation=Strict&dryRun=All")
+    assert status == 201, body
+    assert (await call(api, "POST", PODS, pod()))[0] == 201
+    status, body, _ = await call(api, "PATCH", f"{PODS}/p", {"metadata": {"labels": {"n": "1"}}},
+                                 query="fieldManager=patcher&force=true", content_type="application/merge-patch+json")
+    assert status == 200, body
+    status, body, _ = await call(api, "DELETE", f"{PODS}/p",
+                                 {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0,
+                                  "propagationPolicy": "Background", "preconditions": {"uid": body["metadata"]["uid"]}})
+    assert status == 200, body
+    dry, create, patch, delete = (r["request"] for r in hooks.reviews["/o"])
+    assert dry["dryRun"] is True
+    assert dry["options"] == {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1", "dryRun": ["All"],
+                              "fieldManager": "mgr", "fieldValidation": "Strict"}
+    assert create["options"] == {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}
+    assert patch["options"] == {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "patcher"}
+    assert delete["options"] == {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", "gracePeriodSeconds": 0,
+                                 "preconditions": {"uid": body["metadata"]["uid"]}, "propagationPolicy": "Background"}

@@ -18,6 +18,7 @@ from typing import Any
 from ....api.autoscaling_conversion import hpa_v1_to_v2, hpa_v2_to_v1
 from ....api.conversion import EVENTS_API_VERSION, event_core_to_events_v1, event_events_v1_to_core
 from ..interface import Attributes, Operation
+from ..options import write_options
 
 Obj = dict[str, Any]
 
@@ -30,9 +31,6 @@ _SUBRESOURCE_KIND_GROUPS = {
     "Eviction": ("policy", "v1"),
     "TokenRequest": ("authentication.k8s.io", "v1"),
 }
-
-_OPTIONS_KINDS = {Operation.CREATE: "CreateOptions", Operation.UPDATE: "UpdateOptions",
-                  Operation.DELETE: "DeleteOptions"}
 
 
 @dataclass(slots=True, frozen=True)
@@ -56,16 +54,10 @@ def request_kind(a: Attributes) -> tuple[str, str, str]:
 
 
 def operation_options(a: Attributes) -> Obj | None:
-    """The request's options object (CreateOptions, UpdateOptions, DeleteOptions), as upstream
-    sends GetOperationOptions."""
-    kind = _OPTIONS_KINDS.get(a.operation)
-    if kind is None:
-        return None
-    opts: Obj = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
-    if a.dry_run:
-        opts["dryRun"] = ["All"]
-    opts.update({k: v for k, v in a.options.items() if k not in ("kind", "apiVersion")})
-    return opts
+    """The request's options object (CreateOptions, UpdateOptions, DeleteOptions) as upstream
+    sends GetOperationOptions: Attributes.options (admission/options.py), or built from the
+    operation when the caller gave none."""
+    return a.options or write_options(a.operation, a.dry_run) or None
 
 
 # (kind, from apiVersion, to apiVersion) -> the conversion: the kinds kubeplane serves in more

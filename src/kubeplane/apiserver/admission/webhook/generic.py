@@ -16,6 +16,7 @@ from ...registry.registry import REGISTRY
 from ..equivalent import EquivalentResourceRegistry
 from ..interface import Attributes, Operation, Plugin, status_forbidden
 from . import matchconditions, rules
+from .authentication import load_webhook_admission
 from .client import CallError, ClientConfigError, ClientManager
 from .errors import ErrCallingWebhook, ErrWebhookRejection, new_dry_run_unsupported_err, service_unavailable, \
     to_status_err
@@ -57,7 +58,9 @@ class Webhook(Plugin):
     def __init__(self, api: APIServer) -> None:
         super().__init__(api)
         self._source: WebhookSource | None = None
-        self.client = ClientManager(api)
+        # the credentials per webhook host: --admission-control-config-file's entry for this plugin
+        config_file = getattr(api.options, "admission_control_config_file", None)
+        self.client = ClientManager(api, load_webhook_admission(config_file, self.NAME))
         # matchPolicy Equivalent's mapper (a test seam: upstream's tables register their own)
         self.equivalents: EquivalentResourceRegistry | None = None      # None: the registry's
 

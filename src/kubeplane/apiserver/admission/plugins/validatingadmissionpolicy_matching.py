@@ -123,14 +123,15 @@ def rules_match(constraints: Obj, a: Attributes, namespaced: bool, require_rules
 
 
 def versioned_attributes(a: Attributes, m: Match) -> Attributes:
-    """a as the matched resource and kind, its objects converted (a itself when matched as it is).
-    Upstream: VersionedAttributes (ConvertToGVK to the matched kind). Warnings and audit
-    annotations stay shared with a."""
+    """a with its objects converted to the matched kind (a itself when matched as it is).
+    Upstream: VersionedAttributes (ConvertToGVK to the matched kind), which keeps the request's
+    own resource (GetResource: what `authorizer.requestResource` checks); the matched resource
+    and kind are the `request` variable's (versioned_request). Warnings and audit annotations
+    stay shared with a."""
     if m.resource == (a.group, a.version, a.resource):
         return a
     api_version = f"{m.kind.group}/{m.kind.version}" if m.kind.group else m.kind.version
-    return dataclasses.replace(a, group=m.resource.group, version=m.resource.version, resource=m.resource.resource,
-                               kind=m.kind.kind, obj=convert(a.obj, api_version), old_obj=convert(a.old_obj, api_version))
+    return dataclasses.replace(a, obj=convert(a.obj, api_version), old_obj=convert(a.old_obj, api_version))
 
 
 def versioned_request(request: Obj, a: Attributes, m: Match) -> Obj:

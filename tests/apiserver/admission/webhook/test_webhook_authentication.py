@@ -159,3 +159,22 @@ async def test_webhook_without_credentials_is_refused(tmp_path: pathlib.Path, ho
     assert body["message"] == ('Internal error occurred: failed calling webhook "auth.example.com": '
                                "failed to call webhook: Unauthorized")
     assert hooks.refused == [""] and "/v" not in hooks.reviews
+
+
+def test_client_certificate_contexts(tmp_path: pathlib.Path) -> None:
+    """A user's client certificate is loaded into the TLS context (one per caBundle and
+    certificate); one that does not load is a client-config error, not a crash."""
+    from kubeplane.testing.webhook_server import make_pki
+
+    from kubeplane.apiserver.admission.webhook.client import ClientConfigError, ClientManager
+
+    _, cert, key = make_pki()
+    (tmp_path / "c.crt").write_bytes(cert)
+    info = auth_info_from_user({"client-certificate": str(tmp_path / "c.crt"),
+                                "client-key-data": base64.b64encode(key).decode()})
+    assert info.client_cert == (cert, key) and info.headers == ()
+    cm = ClientManager(None)  # type: ignore[arg-type]
+    ctx = cm.tls_context("", info.client_cert)
+    assert cm.tls_context("", info.client_cert) is ctx and cm.tls_context("") is not ctx
+    with pytest.raises(ClientConfigError, match="unable to load client certificate"):
+        cm.tls_context("", (cert, b"not a key"))

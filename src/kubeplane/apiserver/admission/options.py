@@ -45,8 +45,10 @@ def write_options(op: Operation, dry_run: bool, field_manager: str = "", field_v
     return opts
 
 
+@lru_cache(maxsize=256)
 def delete_options(o: DeleteOptions) -> Obj:
-    """The DeleteOptions of a delete (metav1.DeleteOptions' JSON, upstream's field order)."""
+    """The DeleteOptions of a delete (metav1.DeleteOptions' JSON, upstream's field order); cached
+    as write_options (the same few for the components' deletes: shared, read-only)."""
     opts: Obj = {"kind": "DeleteOptions", "apiVersion": META_API_VERSION}
     if o.grace_period_seconds is not None:
         opts["gracePeriodSeconds"] = o.grace_period_seconds

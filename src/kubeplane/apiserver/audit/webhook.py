@@ -126,7 +126,7 @@ class WebhookClient:
             conn.endheaders(body)
             resp = conn.getresponse()
             data = resp.read(MAX_ERROR_BODY)
-        except (OSError, http.client.HTTPException) as e:
+        except Exception as e:       # any failure is one to retry (OSError, TLS, HTTP, a bad URL)
             raise WebhookError(f'Post "{self.url}": {e or type(e).__name__}') from None
         finally:
             conn.close()

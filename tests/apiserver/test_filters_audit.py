@@ -146,3 +146,27 @@ async def test_a_bad_timeout_parameter_is_audited_without_a_user(clock: FakeCloc
                                     "message": 'invalid timeout specified in the request URL - time: invalid '
                                                'duration "abc"'}
     backend.shutdown()
+
+
+async def test_a_refused_impersonation_is_audited_with_the_requester(clock: FakeClock) -> None:
+    """Upstream's WithImpersonation runs inside WithAudit: the refusal is a ResponseComplete
+    with its 403 Status, the requester as the user, no impersonatedUser."""
+    from kubeplane.apiserver.authorization.authorizer import AlwaysAllow, Decision
+
+    class NoImpersonation(AlwaysAllow):
+        def authorize(self, a: Any) -> Any:
+            return (Decision.NO_OPINION, "") if a.verb == "impersonate" else super().authorize(a)
+
+    app = await make_app(clock)
+    app.api.authorizer = NoImpersonation()
+    out, backend = audit(app)
+    ex = Exchange(app, "GET", CMS)
+    ex.scope["headers"].append((b"impersonate-user", b"bob"))
+    await ex.done()
+    assert ex.status == 403
+    received, complete = of(out.events(), ex.headers["audit-id"])
+    assert (received["stage"], complete["stage"]) == ("RequestReceived", "ResponseComplete")
+    assert complete["user"]["username"] == "admin" and "impersonatedUser" not in complete
+    assert complete["responseStatus"]["code"] == 403 and complete["responseStatus"]["reason"] == "Forbidden"
+    assert complete["responseStatus"]["message"].startswith('users "bob" is forbidden: User "admin" cannot impersonate')
+    backend.shutdown()

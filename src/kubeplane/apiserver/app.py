@@ -114,13 +114,20 @@ class ASGIApp:
         return await self.route(req, info, body)
 
     async def refused(self, req: Request, info: RequestInfo, e: errors.StatusError) -> Response:
-        """The refusal's Status; a 401, and a 400 for a bad ?timeout=, are audited when auditing
-        is on (audit/filter.py)."""
+        """The refusal's Status, audited when auditing is on (audit/filter.py): a 401 and a bad
+        ?timeout= (400) as upstream's filters outside its audit filter do; an impersonation
+        refused (403, or 400 for malformed headers) as one answered inside it, with the requester
+        as the event's user (upstream's WithImpersonation runs within WithAudit)."""
         resp = status_response(e)
-        if e.code == 401 and self.api.audit is not None:
-            await self.api.audit.failed_authentication(req, info, resp)
-        elif e.code == 400 and self.api.audit is not None and e.message.startswith(INVALID_TIMEOUT_IN_URL):
-            await self.api.audit.failed_request(req, info, resp, e.message)
+        audit = self.api.audit
+        if audit is None:
+            return resp
+        if e.code == 401:
+            await audit.failed_authentication(req, info, resp)
+        elif e.code == 400 and e.message.startswith(INVALID_TIMEOUT_IN_URL):
+            await audit.failed_request(req, info, resp, e.message)
+        elif e.code in (400, 403):
+            await audit.answered_outside(req, info, resp)
         return resp
 
     async def audited(self, req: Request, info: RequestInfo, resp: Response) -> Response:

@@ -124,3 +124,37 @@ def test_the_log_on_standard_output(tmp_path: pathlib.Path) -> None:
         c.stop()
         c.cleanup()
     assert (ev["kind"], ev["stage"], ev["verb"], ev["responseStatus"]["code"]) == ("Event", "ResponseComplete", "create", 201)
+
+
+def test_the_webhook_backend(tmp_path: pathlib.Path) -> None:
+    """--audit-webhook-config-file: a `kubectl create` reaches a receiver that requires a bearer
+    token, as audit.k8s.io/v1 EventLists (upstream: plugin/pkg/audit/webhook), batched (here
+    --audit-webhook-batch-max-wait=1s so the test need not wait 30 s)."""
+    from kubeplane.testing.audit_receiver import AuditReceiver
+
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n"
+                      "- level: Request\n  resources: [{group: \"\", resources: [configmaps]}]\n  namespaces: [hooked]\n")
+    receiver = AuditReceiver(token="audit-s3cret").start()
+    try:
+        kubeconfig = receiver.kubeconfig(tmp_path / "audit-webhook.kubeconfig", token="audit-s3cret")
+        c = Cluster(nodes=0, extra_args=("--no-controllers", "--audit-policy-file", str(policy),
+                                         "--audit-webhook-config-file", str(kubeconfig),
+                                         "--audit-webhook-batch-max-wait", "1s")).start()
+        try:
+            c.kubectl("create", "namespace", "hooked")
+            c.kubectl("create", "configmap", "sent", "-n", "hooked", "--from-literal=k=v")
+            evs = receiver.wait_for(lambda es: any(e["stage"] == "ResponseComplete" for e in es))
+        finally:
+            c.stop()
+            c.cleanup()
+    finally:
+        receiver.close()
+    assert receiver.refused == 0
+    assert all(lst["kind"] == "EventList" and lst["apiVersion"] == "audit.k8s.io/v1" for lst in receiver.lists)
+    received, complete = evs
+    assert (received["stage"], complete["stage"]) == ("RequestReceived", "ResponseComplete")
+    assert "kind" not in complete and complete["level"] == "Request" and complete["verb"] == "create"
+    assert complete["objectRef"] == {"resource": "configmaps", "namespace": "hooked", "name": "sent", "apiVersion": "v1"}
+    assert complete["requestObject"]["data"] == {"k": "v"} and complete["responseStatus"]["code"] == 201
+    assert complete["userAgent"].startswith("kubectl/")

@@ -33,7 +33,7 @@ from . import metrics
 from .codec import MAX_BODY
 from .filters.longrunning import is_long_running
 from .filters.maxinflight import RETRY_AFTER, MaxInFlightLimit
-from .filters.timeout import Deadlines, request_timeout, timeout_error
+from .filters.timeout import INVALID_TIMEOUT_IN_URL, Deadlines, request_timeout, timeout_error
 from .request import Request, RequestInfo, Response, parse_request_info
 from .authentication.x509 import X509_SCOPE_KEY
 from .server import APIServer, status_response
@@ -96,13 +96,13 @@ class ASGIApp:
             metrics.record_termination(req, info, e.code)
             resp = status_response(e)
             resp.headers.append(("retry-after", str(RETRY_AFTER)))
-            return resp
+            return await self.audited(req, info, resp)
         try:
             with self.deadlines.deadline(seconds):
                 return await self.route(req, info, body)
         except TimeoutError:
             metrics.record_termination(req, info, 504)
-            return status_response(timeout_error())
+            return await self.audited(req, info, status_response(timeout_error()))
         finally:
             self.inflight.release(kind)
 
@@ -115,17 +115,34 @@ class ASGIApp:
         return await self.route(req, info, body)
 
     async def refused(self, req: Request, info: RequestInfo, e: errors.StatusError) -> Response:
-        """The refusal's Status; a 401 is audited when auditing is on (audit/filter.py)."""
+        """The refusal's Status, audited when auditing is on (audit/filter.py): a 401 and a bad
+        ?timeout= (400) as upstream's filters outside its audit filter do; an impersonation
+        refused (403, or 400 for malformed headers) as one answered inside it, with the requester
+        as the event's user (upstream's WithImpersonation runs within WithAudit)."""
         resp = status_response(e)
-        if e.code == 401 and self.api.audit is not None:
-            await self.api.audit.failed_authentication(req, info, resp)
+        audit = self.api.audit
+        if audit is None:
+            return resp
+        if e.code == 401:
+            await audit.failed_authentication(req, info, resp)
+        elif e.code == 400 and e.message.startswith(INVALID_TIMEOUT_IN_URL):
+            await audit.failed_request(req, info, resp, e.message)
+        elif e.code in (400, 403):
+            await audit.answered_outside(req, info, resp)
+        return resp
+
+    async def audited(self, req: Request, info: RequestInfo, resp: Response) -> Response:
+        """resp, audited when auditing is on: an answer upstream gives inside its audit filter
+        (429, 413, 504; audit/filter.py Auditor.answered_outside)."""
+        if self.api.audit is not None:
+            await self.api.audit.answered_outside(req, info, resp)
         return resp
 
     async def route(self, req: Request, info: RequestInfo, body: Body) -> Response:
         """Read the body, route the request, and wait until what it wrote is durable."""
         data = await body.read()
         if data is None:
-            return status_response(errors.RequestEntityTooLarge())
+            return await self.audited(req, info, status_response(errors.RequestEntityTooLarge()))
         req.body = data
         resp = await self.api.route_trusted(req, info)
         storage = self.storage

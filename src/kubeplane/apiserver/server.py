@@ -188,11 +188,11 @@ class APIServer:
         user = await self.authenticator.authenticate(req)
         if user is ANONYMOUS and not self.anonymous_may_reach(req):     # before impersonation: no way around it
             raise errors.Unauthorized()
+        req.user = user              # the requester: a refused impersonation's audit event names it
         if wants_impersonation(req.headers):
             impersonated = impersonate(req, user, self.authorizer)
             if impersonated is not None:
-                req.impersonated_by, user = user, impersonated
-        req.user = user
+                req.impersonated_by, req.user = user, impersonated
 
     def anonymous_may_reach(self, req: Request) -> bool:
         """Under RBAC (`up`'s default) the authorizer decides for anonymous requests like any

@@ -5,7 +5,9 @@ a free loopback port. Each path answers with a handler the test sets:
     handler(review) -> the AdmissionReview `response` (uid and kind filled in), or a
                        web.StreamResponse to send as it is (garbage, huge bodies, ...)
 
-Every AdmissionReview received is kept in `reviews`, by path.
+Every AdmissionReview received is kept in `reviews`, by path. With `token` set, a request
+without `Authorization: Bearer <token>` is answered 401 with a Status (as a webhook behind an
+authenticating proxy would), and kept in `refused`.
 """
 from __future__ import annotations
 
@@ -77,6 +79,8 @@ class WebhookServer:
     def __init__(self) -> None:
         self.handlers: dict[str, Handler] = {}
         self.reviews: dict[str, list[Obj]] = {}
+        self.token: str | None = None           # the bearer token required, if any
+        self.refused: list[str] = []            # Authorization headers of the requests refused
         self.port = 0
         self._runner: web.AppRunner | None = None
         self.ca_pem, cert, key = make_pki()
@@ -114,6 +118,11 @@ class WebhookServer:
 
     async def _serve(self, request: web.Request) -> web.StreamResponse:
         path = request.path
+        if self.token is not None and request.headers.get("Authorization") != f"Bearer {self.token}":
+            self.refused.append(request.headers.get("Authorization", ""))
+            return web.Response(status=401, content_type="application/json", body=orjson.dumps({
+                "kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 401,
+                "reason": "Unauthorized", "message": "Unauthorized"}))
         review = orjson.loads(await request.read())
         review["query"] = dict(request.query)
         self.reviews.setdefault(path, []).append(review)

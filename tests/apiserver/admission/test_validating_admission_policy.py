@@ -319,3 +319,45 @@ async def test_authorizer_checks_the_requests_user(server: APIServer) -> None:
     a.user = authenticated("jane")
     e = await denial(p, a)
     assert e.message.endswith("denied request: no deletes for jane")
+
+
+EVENTS_RULES = [{"apiGroups": ["events.k8s.io"], "apiVersions": ["v1"], "resources": ["events"], "operations": ["*"]}]
+
+
+def core_event(message: str) -> Attributes:
+    obj = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1", "namespace": NS},
+           "involvedObject": {"kind": "Pod", "name": "p"}, "reason": "Started", "message": message}
+    return Attributes(Operation.CREATE, "", "v1", "events", "Event", NS, "e1", obj)
+
+
+@pytest.mark.parametrize("match_policy", [None, "Equivalent", "Exact"])
+async def test_match_policy_equivalent(server: APIServer, match_policy: str | None) -> None:
+    """A policy for events.k8s.io/v1 events applies to a core/v1 event write unless its
+    matchPolicy is Exact, and sees the object and `request` as the kind it matched (upstream:
+    matchesResourceRules, VersionedAttributes, CreateAdmissionRequest)."""
+    constraints: dict[str, Any] = {"resourceRules": EVENTS_RULES}
+    if match_policy:
+        constraints["matchPolicy"] = match_policy
+    await put(server, policy(matchConstraints=constraints, validations=[
+        {"expression": "object.note != 'bad'", "message": "bad note"},
+        {"expression": "request.kind.group == 'events.k8s.io' && request.resource.group == 'events.k8s.io' "
+                       "&& request.requestKind.group == '' && request.requestResource.version == 'v1'",
+         "message": "wrong request"}]), binding())
+    p = ValidatingAdmissionPolicy(server)
+    await p.validate(core_event("fine"))
+    if match_policy == "Exact":
+        await p.validate(core_event("bad"))
+        return
+    e = await denial(p, core_event("bad"))
+    assert e.message == ('events "e1" is forbidden: ValidatingAdmissionPolicy '
+                         "'replicalimit-policy.example.com' with binding 'replicalimit-binding-test.example.com' "
+                         "denied request: bad note")
+
+
+async def test_excluded_equivalent_resource(server: APIServer) -> None:
+    """excludeResourceRules match equivalently too: excluding events.k8s.io events excludes core events."""
+    await put(server, policy(matchConstraints={"resourceRules": [{**EVENTS_RULES[0], "apiGroups": ["*"]}],
+                                               "excludeResourceRules": EVENTS_RULES},
+                             validations=[{"expression": "false"}]), binding())
+    p = ValidatingAdmissionPolicy(server)
+    await p.validate(core_event("any"))

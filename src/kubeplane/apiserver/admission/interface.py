@@ -39,7 +39,8 @@ class Attributes:
     object, and a deletecollection once, without a name). For a subresource write (pods/status, pods/binding, …) `subresource`
     is set and `obj` is what that subresource receives. `name` may be empty on CREATE (a
     generateName is expanded after admission). `options` is the request's CreateOptions,
-    UpdateOptions or DeleteOptions as a dict.
+    UpdateOptions or DeleteOptions object as upstream's (kind and apiVersion set: admission/options.py),
+    {} when the caller gave none.
     """
     operation: Operation
     group: str

@@ -43,6 +43,8 @@ log = logging.getLogger(__name__)
 
 MAX_USER_AGENT_LENGTH = 1024
 USER_AGENT_TRUNCATE_SUFFIX = "...TRUNCATED"
+# Upstream: truncate's annotationKey — the event lost its request and response objects.
+TRUNCATED_ANNOTATION = "audit.k8s.io/truncated"
 # Where an in-process component's request comes from: a loopback client's address.
 LOOPBACK = "127.0.0.1"
 
@@ -190,8 +192,9 @@ class AuditContext:
         metrics.events[0] += 1
         return self.sink.process(self, stage, self.received if now is None else micro_time(now))
 
-    def encode(self, stage: str, stage_timestamp: str) -> bytes:
-        """The audit.k8s.io/v1 Event as one JSON line."""
+    def encode(self, stage: str, stage_timestamp: str, truncated: bool = False) -> bytes:
+        """The audit.k8s.io/v1 Event as one JSON line; `truncated`: without the request and
+        response objects, annotated audit.k8s.io/truncated (upstream: truncate.truncate)."""
         ev: dict[str, Any] = {"kind": "Event", "apiVersion": p.GROUP_VERSION, "level": self.config.level,
                               "auditID": self.audit_id, "stage": stage, "requestURI": self.request_uri,
                               "verb": self.verb, "user": self.user}
@@ -205,13 +208,15 @@ class AuditContext:
             ev["objectRef"] = self.object_ref
         if self.response_status is not None:
             ev["responseStatus"] = self.response_status
-        if self.request_object is not None:
+        if self.request_object is not None and not truncated:
             ev["requestObject"] = self.request_object
-        if self.response_object is not None:
+        if self.response_object is not None and not truncated:
             ev["responseObject"] = self.response_object
         ev["requestReceivedTimestamp"] = self.received
         ev["stageTimestamp"] = stage_timestamp
-        if self.annotations:
+        if truncated:
+            ev["annotations"] = {**self.annotations, TRUNCATED_ANNOTATION: "true"}
+        elif self.annotations:
             ev["annotations"] = self.annotations
         return orjson.dumps(ev, option=orjson.OPT_APPEND_NEWLINE)
 

@@ -105,7 +105,45 @@ class Auditor:
         await _done(ac.process_event_stage(p.RESPONSE_COMPLETE, clock.now()))
         return resp
 
-    async def failed_authentication(self, req: Request, info: RequestInfo, resp: Response) -> None:
+    async def answered_outside(self, req: Request, info: RequestInfo, resp: Response) -> None:
+        """The event of a request answered by a filter that upstream runs inside its audit
+        filter (DefaultBuildHandlerChain: WithAudit wraps WithMaxInFlightLimit, and the handler
+        reads the body) or that lets the audited handler finish (WithTimeoutForNonLongRunning-
+        Requests): a 429, a 413, a 504. Its ResponseComplete with the answer's status; and its
+        RequestReceived first when the request did not reach the audit step (only its metadata:
+        no handler read its body)."""
+        ac = req.audit
+        if ac is None:
+            audit_id = req.headers.get(HEADER_AUDIT_ID) or new_audit_id()
+            requester = req.impersonated_by or req.user
+            a = audit_attributes(requester, info, req)
+            config = self.evaluator.evaluate_policy_rule(a)
+            metrics.observe_policy_level(config.level)
+            resp.headers.append((HEADER_AUDIT_ID, audit_id))
+            if config.level == p.NONE:
+                req.audit = NOT_AUDITED
+                return
+            ac = AuditContext(config, self.sink, audit_id, self.api.clock.now())
+            ac.log_request_metadata(req, a)
+            if requester is not req.user:
+                ac.log_impersonated_user(req.user)
+            req.audit = ac
+            await _done(ac.process_event_stage(p.REQUEST_RECEIVED, None))
+        elif isinstance(ac, AuditContext):
+            resp.headers.append((HEADER_AUDIT_ID, ac.audit_id))
+        if not isinstance(ac, AuditContext):
+            return
+        ac.log_response(resp)
+        await _done(ac.process_event_stage(p.RESPONSE_COMPLETE, self.api.clock.now()))
+
+    async def failed_request(self, req: Request, info: RequestInfo, resp: Response, message: str) -> None:
+        """A request refused before authentication for another reason than credentials (a bad
+        ?timeout=, 400): one ResponseStarted event with no user, the refusal's message and code.
+        Upstream: withFailedRequestAudit (endpoints/filters/request_deadline.go)."""
+        await self.failed_authentication(req, info, resp, message)
+
+    async def failed_authentication(self, req: Request, info: RequestInfo, resp: Response,
+                                    message: str | None = None) -> None:
         """A 401: one ResponseStarted event, with no user and the methods tried as the message.
         Upstream: WithFailedAuthenticationAudit (endpoints/filters/authn_audit.go)"""
         audit_id = req.headers.get(HEADER_AUDIT_ID) or new_audit_id()
@@ -117,7 +155,8 @@ class Auditor:
             return
         ac = AuditContext(config, self.sink, audit_id, self.api.clock.now())
         ac.log_request_metadata(req, a)
-        ac.response_status = {"metadata": {}, "message": auth_methods(req), "code": resp.status}
+        ac.response_status = {"metadata": {}, "message": auth_methods(req) if message is None else message,
+                              "code": resp.status}
         await _done(ac.process_event_stage(p.RESPONSE_STARTED, self.api.clock.now()))
 
     def shutdown(self) -> None:

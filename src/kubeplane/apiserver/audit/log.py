@@ -30,6 +30,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 from . import metrics
 
 if TYPE_CHECKING:
+    from .buffered import TokenBucket
     from .event import AuditContext
 
 log = logging.getLogger(__name__)
@@ -46,9 +47,10 @@ BATCH_WAIT = 0.02
 
 
 class Backend(Protocol):
-    def process(self, ac: AuditContext, stage: str, stage_timestamp: str) -> Any:
-        """Take the event at this stage: True/False (handled or not), or an awaitable of that
-        for a mode whose requests wait for the write."""
+    def process(self, ac: AuditContext, stage: str, stage_timestamp: str, line: bytes | None = None) -> Any:
+        """Take the event at this stage (line: its JSON line when a wrapper made it already):
+        True/False (handled or not), or an awaitable of that for a mode whose requests wait
+        for the write."""
         ...
 
     def shutdown(self) -> None:
@@ -65,8 +67,14 @@ class LogBackend:
     """Upstream: the log backend wrapped by its mode (see the module docstring)."""
 
     def __init__(self, out: Writer | IO[bytes], *, fmt: str = FORMAT_JSON, mode: str = DEFAULT_MODE,
-                 buffer_size: int = DEFAULT_BUFFER_SIZE, close: bool = True) -> None:
+                 buffer_size: int = DEFAULT_BUFFER_SIZE, close: bool = True,
+                 throttle: TokenBucket | None = None, max_batch_size: int = 1) -> None:
         self.out = out
+        # --audit-log-batch-throttle-*: batch mode writes at most max_batch_size events at a
+        # time, no faster than the bucket allows (upstream's buffered backend); without a
+        # throttle, everything queued at once (the same lines, fewer writes).
+        self.throttle = throttle
+        self.max_batch_size = max(1, max_batch_size)
         self.legacy = fmt == FORMAT_LEGACY
         self.mode = mode
         self.buffer_size = buffer_size
@@ -82,8 +90,8 @@ class LogBackend:
         self.thread = threading.Thread(target=self._run, name="audit-log", daemon=True)
         self.thread.start()
 
-    def process(self, ac: AuditContext, stage: str, stage_timestamp: str) -> Any:
-        line = ac.legacy(stage) if self.legacy else ac.encode(stage, stage_timestamp)
+    def process(self, ac: AuditContext, stage: str, stage_timestamp: str, line: bytes | None = None) -> Any:
+        line = ac.legacy(stage) if self.legacy else line or ac.encode(stage, stage_timestamp)
         if self.mode == MODE_BATCH:
             if len(self.queue) >= self.buffer_size:
                 self.dropped += 1
@@ -117,13 +125,16 @@ class LogBackend:
                     return
                 self.wake.wait()
             self.idle = False
-            batch = []
-            while self.queue:
+            batch: list[tuple[bytes, asyncio.Future[bool] | None]] = []
+            limit = self.max_batch_size if self.throttle is not None else len(self.queue)
+            while self.queue and len(batch) < limit:
                 batch.append(self.queue.popleft())
+            if batch and self.throttle is not None and self.mode == MODE_BATCH:
+                self.throttle.accept()
             if batch:
                 self._write(batch)
-            if self.mode == MODE_BATCH and not self.stopping:
-                time.sleep(BATCH_WAIT)
+            if self.mode == MODE_BATCH and not self.stopping and self.throttle is None:
+                time.sleep(BATCH_WAIT)        # (a throttle paces the writes itself)
 
     def _write(self, batch: list[tuple[bytes, asyncio.Future[bool] | None]]) -> None:
         ok = True

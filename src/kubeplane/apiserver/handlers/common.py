@@ -118,7 +118,8 @@ def delete_options(req: Request) -> DeleteOptions:
 
 def write_options(req: Request) -> WriteOptions:
     """What the generic store needs of a write request (registry/store.py)."""
-    return WriteOptions(req.user, dry_run(req), req.query.get("fieldManager", ""), req.headers.get("user-agent", ""))
+    return WriteOptions(req.user, dry_run(req), req.query.get("fieldManager", ""), req.headers.get("user-agent", ""),
+                        req.query.get("fieldValidation", ""))
 
 
 def dry_run(req: Request) -> bool:

@@ -16,6 +16,7 @@ from ...api import errors
 from ...api.resources import ResourceInfo
 from ...storage.interface import KeyValue
 from .. import admission, codec, objects
+from ..admission import options as admission_options
 from ..registry import deletion, store
 from ..objects import Obj
 from ..registry import resource_definition, strategy_for
@@ -209,7 +210,8 @@ async def delete(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: 
     """Upstream: DeleteResource (handlers/delete.go) + Store.Delete."""
     opts = common.delete_options(req)
     # Upstream: the delete handler admits (mutating) before the store reads the object.
-    await api.admission.admit(store.attributes(common.write_options(req), ri, admission.Operation.DELETE, ns, name))
+    await api.admission.admit(store.attributes(common.write_options(req), ri, admission.Operation.DELETE, ns, name,
+                                               options=admission_options.delete_options(opts)))
     kv = await api.storage.get(ri.key(ns, name))
     if kv is None:
         raise errors.NotFound(ri.group, ri.plural, name)
@@ -228,7 +230,8 @@ async def delete_collection(api: APIServer, req: Request, ri: ResourceInfo, ns: 
     admission on the item (registry/deletion.delete), as upstream's deleteValidation."""
     opts = common.delete_options(req)
     sel = common.Selectors.from_request(req, ri)
-    await api.admission.admit(store.attributes(common.write_options(req), ri, admission.Operation.DELETE, ns, ""))
+    await api.admission.admit(store.attributes(common.write_options(req), ri, admission.Operation.DELETE, ns, "",
+                                               options=admission_options.delete_options(opts)))
     prefix = ri.prefix + (f"{ns}/" if ri.namespaced and ns else "")
     kvs, rev = await api.storage.list(prefix)
     items = []

@@ -15,6 +15,7 @@ from ...api.resources import ResourceInfo
 from ...storage.interface import KeyValue
 from ...utils.clock import parse_rfc3339, rfc3339
 from .. import admission, objects
+from ..admission import options as admission_options
 from ..authentication.user import UserInfo
 from ..objects import Obj, storage_errors
 from .core.service import alloc as service_alloc
@@ -97,7 +98,8 @@ async def delete(api: APIServer, user: UserInfo, ri: ResourceInfo, kv: KeyValue,
     if validate:
         await api.admission.validate(admission.Attributes(
             admission.Operation.DELETE, ri.group, ri.version, ri.plural, ri.kind, meta.get("namespace", ""),
-            meta.get("name", ""), None, kv.obj, dry_run=opts.dry_run, user=user))
+            meta.get("name", ""), None, kv.obj, dry_run=opts.dry_run, user=user,
+            options=admission_options.delete_options(opts)))
     if ri.plural == "namespaces":
         return await _delete_namespace(api, ri, kv, opts)
     _check_preconditions(ri, kv.obj, opts)

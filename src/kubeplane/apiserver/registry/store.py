@@ -28,6 +28,7 @@ from ...api import errors
 from ...api.resources import ResourceInfo
 from ...storage.interface import KeyValue
 from .. import admission, objects
+from ..admission import options as admission_options
 from ..authentication.user import ANONYMOUS, UserInfo
 from ..objects import Obj, storage_errors
 from ..worker import in_worker
@@ -50,6 +51,7 @@ class WriteOptions:
     dry_run: bool = False
     field_manager: str = ""
     user_agent: str = ""
+    field_validation: str = ""          # as the query gives it (admission's Create/UpdateOptions)
 
 
 def default_update(new: Obj, old: Obj, subresource: str) -> None:
@@ -219,11 +221,14 @@ async def _validate_and_store(api: APIServer, opts: WriteOptions, ri: ResourceIn
 
 def attributes(opts: WriteOptions, ri: ResourceInfo, op: admission.Operation, ns: str, name: str,
                obj: Obj | None = None, old: Obj | None = None, subresource: str = "",
-               kind: str = "", warnings: list[str] | None = None) -> admission.Attributes:
+               kind: str = "", warnings: list[str] | None = None, options: Obj | None = None) -> admission.Attributes:
     """What the admission chain sees of a request on ri (kind: a subresource's own, e.g. Scale).
-    `warnings`: the request's list, so plugins' warnings (PodSecurity's) join its Warning headers."""
+    `warnings`: the request's list, so plugins' warnings (PodSecurity's) join its Warning headers.
+    `options`: the request's options object (default: the Create/UpdateOptions of opts)."""
     return admission.Attributes(op, ri.group, ri.version, ri.plural, kind or ri.kind, ns, name, obj, old,
                                 subresource, opts.dry_run, opts.user,
+                                options if options is not None else admission_options.write_options(
+                                    op, opts.dry_run, opts.field_manager, opts.field_validation),
                                 warnings=warnings if warnings is not None else [])
 
 

@@ -558,3 +558,68 @@ async def test_validating_webhooks_are_asked_at_once_and_the_first_refusal_wins(
     assert status == 400
     assert body["message"] == 'admission webhook "a.example.com" denied the request: no from a'
     assert sorted(arrived) == ["a", "b"]
+
+
+def core_event() -> Obj:
+    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1", "namespace": NS},
+            "involvedObject": {"kind": "Pod", "name": "p", "namespace": NS}, "reason": "Started",
+            "message": "started", "type": "Normal", "source": {"component": "kubelet"}}
+
+
+async def test_match_policy_equivalent_across_groups(api: APIServer, hooks: WebhookServer) -> None:
+    """A webhook for events.k8s.io/v1 events is called for a core/v1 event write (both are stored
+    under /registry/events/: upstream's cohabiting resources), sees the request as its own kind
+    (converted: `note`, `regarding`), and its patch on that form is stored."""
+    h = webhook(hooks, "events.example.com", "/ev")
+    h["rules"] = [{"operations": ["CREATE"], "apiGroups": ["events.k8s.io"], "apiVersions": ["v1"],
+                   "resources": ["events"]}]
+    hooks.handlers["/ev"] = lambda r: patch_response([{"op": "replace", "path": "/note",
+                                                       "value": r["request"]["object"]["note"] + " (seen)"}])
+    await configure(api, "Mutating", "m", h)
+    status, body, _ = await call(api, "POST", f"/api/v1/namespaces/{NS}/events", core_event())
+    assert status == 201, body
+    assert body["message"] == "started (seen)"
+    req = hooks.reviews["/ev"][0]["request"]
+    assert req["kind"] == {"group": "events.k8s.io", "version": "v1", "kind": "Event"}
+    assert req["resource"] == {"group": "events.k8s.io", "version": "v1", "resource": "events"}
+    assert req["requestKind"] == {"group": "", "version": "v1", "kind": "Event"}
+    assert req["requestResource"] == {"group": "", "version": "v1", "resource": "events"}
+    assert req["object"]["apiVersion"] == "events.k8s.io/v1"
+    assert req["object"]["regarding"]["name"] == "p"
+
+
+async def test_match_policy_exact_across_groups(api: APIServer, hooks: WebhookServer) -> None:
+    h = webhook(hooks, "events.example.com", "/ev", matchPolicy="Exact")
+    h["rules"] = [{"operations": ["CREATE"], "apiGroups": ["events.k8s.io"], "apiVersions": ["v1"],
+                   "resources": ["events"]}]
+    hooks.handlers["/ev"] = lambda r: patch_response([])
+    await configure(api, "Validating", "v", h)
+    status, body, _ = await call(api, "POST", f"/api/v1/namespaces/{NS}/events", core_event())
+    assert status == 201, body
+    assert "/ev" not in hooks.reviews
+
+
+async def test_options_carry_the_requests_options(api: APIServer, hooks: WebhookServer) -> None:
+    """request.options is the request's CreateOptions / UpdateOptions (a PATCH's PatchOptions as
+    UpdateOptions, force dropped) / DeleteOptions, as upstream's handlers pass them."""
+    h = webhook(hooks, "o.example.com", "/o")
+    h["rules"][0]["operations"] = ["*"]
+    await configure(api, "Validating", "v", h)
+    status, body, _ = await call(api, "POST", PODS, pod(), query="fieldManager=mgr&fieldValidation=Strict&dryRun=All")
+    assert status == 201, body
+    assert (await call(api, "POST", PODS, pod()))[0] == 201
+    status, body, _ = await call(api, "PATCH", f"{PODS}/p", {"metadata": {"labels": {"n": "1"}}},
+                                 query="fieldManager=patcher&force=true", content_type="application/merge-patch+json")
+    assert status == 200, body
+    status, body, _ = await call(api, "DELETE", f"{PODS}/p",
+                                 {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0,
+                                  "propagationPolicy": "Background", "preconditions": {"uid": body["metadata"]["uid"]}})
+    assert status == 200, body
+    dry, create, patch, delete = (r["request"] for r in hooks.reviews["/o"])
+    assert dry["dryRun"] is True
+    assert dry["options"] == {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1", "dryRun": ["All"],
+                              "fieldManager": "mgr", "fieldValidation": "Strict"}
+    assert create["options"] == {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}
+    assert patch["options"] == {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "patcher"}
+    assert delete["options"] == {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", "gracePeriodSeconds": 0,
+                                 "preconditions": {"uid": body["metadata"]["uid"]}, "propagationPolicy": "Background"}

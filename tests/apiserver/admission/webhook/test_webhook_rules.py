@@ -6,6 +6,7 @@ from typing import Any
 import pytest
 
 from kubeplane.apiserver.admission import Attributes, Operation
+from kubeplane.apiserver.admission.equivalent import GVR
 from kubeplane.apiserver.admission.webhook import rules
 
 C, U, D, X = Operation.CREATE, Operation.UPDATE, Operation.DELETE, Operation.CONNECT
@@ -82,7 +83,8 @@ def test_resource_override_is_matched_instead_of_the_request() -> None:
     """matchPolicy Equivalent asks the rules about another version of the resource."""
     r = rule(apiVersions=["v2"])
     assert not rules.matches(r, a("autoscaling", "v1", "horizontalpodautoscalers"))
-    assert rules.matches(r, a("autoscaling", "v1", "horizontalpodautoscalers"), version="v2")
+    assert rules.matches(r, a("autoscaling", "v1", "horizontalpodautoscalers"),
+                         GVR("autoscaling", "v2", "horizontalpodautoscalers"))
 
 
 @pytest.mark.parametrize("kind", sorted(rules.EXEMPT_KINDS))

@@ -150,8 +150,10 @@ class ValidatingAdmissionPolicy(Plugin):
         for v in self.validators:
             spec = v.policy.get("spec") or {}
             constraints = spec.get("matchConstraints") or {}
-            if not await self._matches(constraints, a, ns_holder, require_rules=True):
+            m = await self._matches(constraints, a, ns_holder, require_rules=True)
+            if m is None:
                 continue
+            va = matching.versioned_attributes(a, m)    # matchPolicy Equivalent: as the matched kind
             for b in v.bindings:
                 bspec = b.get("spec") or {}
                 if not await self._matches(bspec.get("matchResources") or {}, a, ns_holder, require_rules=False):
@@ -165,8 +167,9 @@ class ValidatingAdmissionPolicy(Plugin):
                 if request is None:
                     request = admission_request(a)
                 namespace = namespace_object(await self._namespace(a, ns_holder)) if a.namespace else None
+                req = request if va is a else matching.versioned_request(request, a, m)
                 for param in params:
-                    self._validate_one(v, b, a, param, request, namespace, denied, failures)
+                    self._validate_one(v, b, va, param, req, namespace, denied, failures)
         if failures:
             a.audit_annotations["validation.policy.admission.k8s.io/validation_failure"] = json.dumps(failures)
         if denied:
@@ -244,15 +247,14 @@ class ValidatingAdmissionPolicy(Plugin):
                                  "expressionIndex": index, "validationActions": actions})
 
     async def _matches(self, constraints: Obj, a: Attributes, ns_holder: list[Obj | None],
-                       require_rules: bool) -> bool:
-        if not matching.rules_match(constraints, a, bool(a.namespace), require_rules):
-            return False
-        if not matching.object_selector_matches(constraints.get("objectSelector"), a):
-            return False
+                       require_rules: bool) -> matching.Match | None:
+        m = matching.resource_rules_match(constraints, a, bool(a.namespace), require_rules)
+        if m is None or not matching.object_selector_matches(constraints.get("objectSelector"), a):
+            return None
         selector = constraints.get("namespaceSelector")
         if not matching.needs_namespace(selector, a):
-            return True
-        return matching.namespace_selector_matches(selector, a, await self._namespace(a, ns_holder))
+            return m
+        return m if matching.namespace_selector_matches(selector, a, await self._namespace(a, ns_holder)) else None
 
     async def _namespace(self, a: Attributes, holder: list[Obj | None]) -> Obj | None:
         """The request's namespace, read once per request (NamespaceLifecycle's if it read it)."""

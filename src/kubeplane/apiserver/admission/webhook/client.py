@@ -29,12 +29,15 @@ import binascii
 import random
 import ssl
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import orjson
 
 from ....api import errors
 from ....api.resources import lookup
+from ....client.transport import load_client_cert
 from ...worker import in_worker
+from .authentication import AuthenticationInfoResolver
 from ..plugins._index import PrefixIndex
 from .errors import service_unavailable
 
@@ -74,10 +77,11 @@ class ClientConfigError(Exception):
 class ClientManager:
     """Upstream: ClientManager (util/webhook/client.go) with the endpoint service resolver."""
 
-    def __init__(self, api: APIServer) -> None:
+    def __init__(self, api: APIServer, auth: AuthenticationInfoResolver | None = None) -> None:
         self.api = api
+        self.auth = auth or AuthenticationInfoResolver()    # --admission-control-config-file's kubeconfig
         self._session: aiohttp.ClientSession | None = None      # made at the first call
-        self._ssl: dict[str, ssl.SSLContext] = {}
+        self._ssl: dict[tuple[str, tuple[bytes, bytes] | None], ssl.SSLContext] = {}
         self._slices: PrefixIndex | None = None
 
     async def close(self) -> None:
@@ -85,12 +89,18 @@ class ClientManager:
             await self._session.close()
             self._session = None
 
-    def tls_context(self, ca_bundle: Any) -> ssl.SSLContext:
-        """The TLS context verifying against caBundle (base64 of PEM, as stored; none: system roots)."""
-        key = ca_bundle if isinstance(ca_bundle, str) else ""
+    def tls_context(self, ca_bundle: Any, client_cert: tuple[bytes, bytes] | None = None) -> ssl.SSLContext:
+        """The TLS context verifying against caBundle (base64 of PEM, as stored; none: system
+        roots), presenting client_cert (PEM certificate and key) when given."""
+        key = (ca_bundle if isinstance(ca_bundle, str) else "", client_cert)
         ctx = self._ssl.get(key)
         if ctx is None:
-            ctx = _new_tls_context(key)
+            ctx = _new_tls_context(key[0])
+            if client_cert is not None:
+                try:
+                    load_client_cert(ctx, *client_cert)
+                except (ssl.SSLError, OSError) as e:
+                    raise ClientConfigError(f"unable to load client certificate: {e}") from None
             if len(self._ssl) >= _SSL_CACHE_SIZE:
                 self._ssl.pop(next(iter(self._ssl)))
             self._ssl[key] = ctx
@@ -101,14 +111,17 @@ class ClientManager:
         CallError (the call failed) or ClientConfigError."""
         import aiohttp   # here, not at import: see the module docstring
 
-        ctx = self.tls_context(cc.get("caBundle"))
-        url, dial_url, server_hostname = await self._location(cc, timeout)
+        url, dial_url, server_hostname, host_port = await self._location(cc, timeout)
+        auth = self.auth.client_config_for(host_port)
+        if auth.error:
+            raise ClientConfigError(auth.error)
+        ctx = self.tls_context(cc.get("caBundle"), auth.client_cert)
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
                 json_serialize=lambda o: orjson.dumps(o).decode(), auto_decompress=False,
                 connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=10))
         try:
-            return await asyncio.wait_for(self._do(dial_url, ctx, server_hostname, body), timeout)
+            return await asyncio.wait_for(self._do(dial_url, ctx, server_hostname, body, auth.headers), timeout)
         except CallError:               # the server answered: client-go's error names no URL
             raise
         except (asyncio.TimeoutError, TimeoutError):
@@ -123,12 +136,15 @@ class ClientManager:
             raise CallError(f'Post "{url}": {e or type(e).__name__}',
                             service_unavailable("error calling webhook")) from None
 
-    async def _do(self, url: str, ctx: ssl.SSLContext, server_hostname: str | None, body: bytes) -> Any:
+    async def _do(self, url: str, ctx: ssl.SSLContext, server_hostname: str | None, body: bytes,
+                  auth_headers: tuple[tuple[str, str], ...] = ()) -> Any:
         assert self._session is not None
         # identity only: a compressed answer could expand a thousandfold in one read (a gzip
         # bomb) before the size bound sees it
-        headers = {"Content-Type": "application/json", "Accept": "application/json, */*",
-                   "Accept-Encoding": "identity", "User-Agent": "kube-apiserver-admission"}
+        headers: Any = {"Content-Type": "application/json", "Accept": "application/json, */*",
+                        "Accept-Encoding": "identity", "User-Agent": "kube-apiserver-admission"}
+        if auth_headers:
+            headers = [*headers.items(), *auth_headers]      # Impersonate-Group may repeat
         async with self._session.post(url, data=body, headers=headers, ssl=ctx, server_hostname=server_hostname,
                                       allow_redirects=False) as resp:
             data = await _read_bounded(resp)
@@ -142,12 +158,13 @@ class ClientManager:
             raise CallError(f"couldn't get version/kind; json parse error: {e}",
                             service_unavailable("error calling webhook")) from None
 
-    async def _location(self, cc: Obj, timeout: float) -> tuple[str, str, str | None]:
-        """(the URL as named in errors, the URL dialled, the TLS server name when they differ)."""
+    async def _location(self, cc: Obj, timeout: float) -> tuple[str, str, str | None, str]:
+        """(the URL as named in errors, the URL dialled, the TLS server name when they differ,
+        the host:port whose credentials are presented: AuthenticationInfoResolver)."""
         query = f"?timeout={max(1, int(-(-timeout // 1)))}s"
         url = cc.get("url")
         if isinstance(url, str) and url:
-            return url + query, url + query, None
+            return url + query, url + query, None, _host_port(url)
         svc: Obj = cc["service"] if isinstance(cc.get("service"), dict) else {}
         name, ns = str(svc.get("name") or ""), str(svc.get("namespace") or "")
         port: int = svc["port"] if isinstance(svc.get("port"), int) else 443
@@ -158,7 +175,7 @@ class ClientManager:
             hostport = await self._resolve_endpoint(ns, name, port)
         except errors.StatusError as e:
             raise CallError(f'Post "{named}": {e.message}', e) from None
-        return named, f"https://{hostport}{path}{query}", host
+        return named, f"https://{hostport}{path}{query}", host, f"{host}:{port}"
 
     async def _resolve_endpoint(self, ns: str, name: str, port: int) -> str:
         """Upstream: ResolveEndpoint + RandomEndpoint — `ip:port` of a ready endpoint of the
@@ -190,6 +207,15 @@ class ClientManager:
                     ip = random.choice(eps)["addresses"][0]
                     return f"[{ip}]:{sp['port']}" if ":" in ip else f"{ip}:{sp['port']}"
         raise service_unavailable(f'no endpoints available for service "{name}"')
+
+
+def _host_port(url: str) -> str:
+    """Upstream: the URL's host, with ":443" when it names no port (u.Host keeps IPv6's brackets)."""
+    netloc = urlsplit(url).netloc.rpartition("@")[2]
+    host, sep, port = netloc.rpartition(":")
+    if sep and port.isdigit() and (not host.startswith("[") or host.endswith("]")):
+        return netloc
+    return f"{netloc}:443"
 
 
 async def _read_bounded(resp: aiohttp.ClientResponse) -> bytes:

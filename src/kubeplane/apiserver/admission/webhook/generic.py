@@ -13,16 +13,19 @@ import orjson
 
 from ....api import errors
 from ...registry.registry import REGISTRY
+from ..equivalent import EquivalentResourceRegistry
 from ..interface import Attributes, Operation, Plugin, status_forbidden
 from . import matchconditions, rules
+from .authentication import load_webhook_admission
 from .client import CallError, ClientConfigError, ClientManager
 from .errors import ErrCallingWebhook, ErrWebhookRejection, new_dry_run_unsupported_err, service_unavailable, \
     to_status_err
 from .predicates import internal_error, match_namespace_selector, match_object_selector
 from .request import (
-    AdmissionResponse, InvalidResponse, Invocation, create_v1_admission_review, invocation_for, new_uid,
-    object_for, old_object_for, request_kind, verify_admission_response,
+    AdmissionResponse, InvalidResponse, Invocation, create_v1_admission_review, new_uid, object_for, old_object_for,
+    request_kind, verify_admission_response,
 )
+from .rules import match_rules
 from .source import WebhookAccessor, WebhookSource
 
 if TYPE_CHECKING:
@@ -55,10 +58,12 @@ class Webhook(Plugin):
     def __init__(self, api: APIServer) -> None:
         super().__init__(api)
         self._source: WebhookSource | None = None
-        self.client = ClientManager(api)
+        # the credentials per webhook host: --admission-control-config-file's entry for this plugin
+        config_file = getattr(api.options, "admission_control_config_file", None)
+        self.client = ClientManager(api, load_webhook_admission(config_file, self.NAME))
         self.CONFIG_PREFIX = self._definition().prefix      # type: ignore[misc]  # per kind, known once registered
-        # (group, resource) -> the other served versions of it (matchPolicy Equivalent)
-        self._equivalents: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        # matchPolicy Equivalent's mapper (a test seam: upstream's tables register their own)
+        self.equivalents: EquivalentResourceRegistry | None = None      # None: the registry's
 
     async def close(self) -> None:
         await self.client.close()
@@ -127,32 +132,9 @@ class Webhook(Plugin):
         return inv
 
     def _match_rules(self, h: WebhookAccessor, a: Attributes) -> Invocation | None:
-        """The rules as the request is, then (matchPolicy Equivalent) as each other served
-        version of its resource, earlier rules first."""
-        for r in h.rules:
-            if rules.matches(r, a):
-                return invocation_for(a)
-        if not h.equivalent:
-            return None
-        equivalents = self._equivalent_versions(a)
-        for r in h.rules:
-            for version, kind in equivalents:
-                if rules.matches(r, a, version=version):
-                    kg, kv, k = request_kind(a)
-                    if not a.subresource:
-                        kg, kv, k = a.group, version, kind
-                    return Invocation(a.group, version, a.resource, a.subresource, kg, kv, k)
-        return None
-
-    def _equivalent_versions(self, a: Attributes) -> list[tuple[str, str]]:
-        """Upstream: EquivalentResourceMapper.EquivalentResourcesFor — here the other versions
-        kubeplane serves the resource in (its kind in each)."""
-        key = (a.group, a.resource)
-        eq = self._equivalents.get(key)
-        if eq is None:
-            eq = self._equivalents[key] = [(d.version, d.kind) for d in REGISTRY.resources
-                                           if d.group == a.group and d.plural == a.resource and d.version != a.version]
-        return eq
+        """Upstream: ShouldCallHook's rules — as the request is, then (matchPolicy Equivalent)
+        as each equivalent resource, earlier rules first."""
+        return match_rules(h.rules, a, h.equivalent, self.equivalents)
 
     async def call_hook(self, h: WebhookAccessor, inv: Invocation, a: Attributes) -> AdmissionResponse:
         """Upstream: callHook / callAttrMutatingHook up to the answer — ask the webhook, record

@@ -161,8 +161,7 @@ class MutatingAdmissionWebhook(Webhook):
             patched = json_patch(object_for(a, inv) or {}, ops)
         except errors.StatusError as e:
             raise internal_error(_text(e)) from None
-        if not a.subresource:         # patched in the webhook's version: back to admission's
-            patched = unversioned(patched, a.obj, inv.group, inv.resource)
+        patched = unversioned(patched, a.obj)      # patched as the webhook's kind: back to admission's
         self._decode(patched, a)
         if len(resp.patch) > _SIZE_CHECK_PATCH_BYTES:
             _check_size(patched, a)

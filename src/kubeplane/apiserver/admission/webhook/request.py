@@ -11,11 +11,14 @@ from __future__ import annotations
 import base64
 import binascii
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ....api.autoscaling_conversion import hpa_v1_to_v2, hpa_v2_to_v1
+from ....api.conversion import EVENTS_API_VERSION, event_core_to_events_v1, event_events_v1_to_core
 from ..interface import Attributes, Operation
+from ..options import write_options
 
 Obj = dict[str, Any]
 
@@ -28,9 +31,6 @@ _SUBRESOURCE_KIND_GROUPS = {
     "Eviction": ("policy", "v1"),
     "TokenRequest": ("authentication.k8s.io", "v1"),
 }
-
-_OPTIONS_KINDS = {Operation.CREATE: "CreateOptions", Operation.UPDATE: "UpdateOptions",
-                  Operation.DELETE: "DeleteOptions"}
 
 
 @dataclass(slots=True, frozen=True)
@@ -53,52 +53,44 @@ def request_kind(a: Attributes) -> tuple[str, str, str]:
     return group, version, a.kind
 
 
-def invocation_for(a: Attributes) -> Invocation:
-    """The invocation of a webhook whose rules match the request as it is."""
-    return Invocation(a.group, a.version, a.resource, a.subresource, *request_kind(a))
-
-
 def operation_options(a: Attributes) -> Obj | None:
-    """The request's options object (CreateOptions, UpdateOptions, DeleteOptions), as upstream
-    sends GetOperationOptions."""
-    kind = _OPTIONS_KINDS.get(a.operation)
-    if kind is None:
-        return None
-    opts: Obj = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
-    if a.dry_run:
-        opts["dryRun"] = ["All"]
-    opts.update({k: v for k, v in a.options.items() if k not in ("kind", "apiVersion")})
-    return opts
+    """The request's options object (CreateOptions, UpdateOptions, DeleteOptions) as upstream
+    sends GetOperationOptions: Attributes.options (admission/options.py), or built from the
+    operation when the caller gave none."""
+    return a.options or write_options(a.operation, a.dry_run) or None
 
 
-# (group, resource, from apiVersion, to apiVersion) -> the conversion: the resources kubeplane
-# serves in more than one version (admission sees the stored version's object).
-_CONVERSIONS = {
-    ("autoscaling", "horizontalpodautoscalers", "autoscaling/v2", "autoscaling/v1"): hpa_v2_to_v1,
-    ("autoscaling", "horizontalpodautoscalers", "autoscaling/v1", "autoscaling/v2"): hpa_v1_to_v2,
+# (kind, from apiVersion, to apiVersion) -> the conversion: the kinds kubeplane serves in more
+# than one group or version (matchPolicy Equivalent may hand a webhook either; admission holds
+# the request's or the stored version's object).
+_CONVERSIONS: dict[tuple[str, str, str], Callable[[Obj], Obj]] = {
+    ("HorizontalPodAutoscaler", "autoscaling/v2", "autoscaling/v1"): hpa_v2_to_v1,
+    ("HorizontalPodAutoscaler", "autoscaling/v1", "autoscaling/v2"): hpa_v1_to_v2,
+    ("Event", "v1", EVENTS_API_VERSION): event_core_to_events_v1,
+    ("Event", EVENTS_API_VERSION, "v1"): event_events_v1_to_core,
 }
 
 
-def versioned(obj: Obj | None, group: str, resource: str, version: str) -> Obj | None:
-    """obj as the webhook's version of the resource shows it (upstream: VersionedAttributes,
-    converted to the invocation's kind); obj itself when it already is, or cannot be converted."""
+def convert(obj: Obj | None, api_version: str) -> Obj | None:
+    """obj as api_version shows it (upstream: ConvertToGVK of VersionedAttributes); obj itself
+    when it already is, or when its kind has no such version (a subresource's Scale, Eviction)."""
     if obj is None:
         return None
-    target = f"{group}/{version}" if group else version
-    current = obj.get("apiVersion")
-    if current == target or not isinstance(current, str):
+    current, kind = obj.get("apiVersion"), obj.get("kind")
+    if current == api_version or not isinstance(current, str) or not isinstance(kind, str):
         return obj
-    convert = _CONVERSIONS.get((group, resource, current, target))
-    return convert(obj) if convert is not None else obj
+    c = _CONVERSIONS.get((kind, current, api_version))
+    return c(obj) if c is not None else obj
 
 
-def unversioned(obj: Obj, like: Obj, group: str, resource: str) -> Obj:
+def _api_version(group: str, version: str) -> str:
+    return f"{group}/{version}" if group else version
+
+
+def unversioned(obj: Obj, like: Obj) -> Obj:
     """obj (a webhook's version) back in the apiVersion of `like` (what admission holds)."""
-    target, current = like.get("apiVersion"), obj.get("apiVersion")
-    if current == target or not isinstance(current, str) or not isinstance(target, str):
-        return obj
-    convert = _CONVERSIONS.get((group, resource, current, target))
-    return convert(obj) if convert is not None else obj
+    target = like.get("apiVersion")
+    return (convert(obj, target) or obj) if isinstance(target, str) else obj
 
 
 def create_v1_admission_review(uid: str, a: Attributes, inv: Invocation) -> Obj:
@@ -128,12 +120,12 @@ def create_v1_admission_review(uid: str, a: Attributes, inv: Invocation) -> Obj:
 
 
 def object_for(a: Attributes, inv: Invocation) -> Obj | None:
-    """The request's object in the invocation's version (a subresource's kind is its own)."""
-    return a.obj if a.subresource else versioned(a.obj, inv.group, inv.resource, inv.version)
+    """The request's object as the invocation's kind (upstream: VersionedAttribute(invocation.Kind))."""
+    return convert(a.obj, _api_version(inv.kind_group, inv.kind_version))
 
 
 def old_object_for(a: Attributes, inv: Invocation) -> Obj | None:
-    return a.old_obj if a.subresource else versioned(a.old_obj, inv.group, inv.resource, inv.version)
+    return convert(a.old_obj, _api_version(inv.kind_group, inv.kind_version))
 
 
 def new_uid() -> str:

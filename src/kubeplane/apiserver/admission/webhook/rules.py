@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..equivalent import GVK, GVR, EquivalentResourceRegistry, UnknownKindError, match_resource_rules
 from ..interface import Attributes
+from .predicates import internal_error
+from .request import Invocation, request_kind
 
 Obj = dict[str, Any]
 
@@ -71,15 +74,25 @@ def _resource(rule: Obj, resource: str, subresource: str) -> bool:
     return False
 
 
-def matches(rule: Obj, a: Attributes, group: str | None = None, version: str | None = None,
-            resource: str | None = None) -> bool:
-    """Upstream: Matcher.Matches. group/version/resource override the request's (an equivalent
-    resource under matchPolicy Equivalent: attrWithResourceOverride)."""
-    g = a.group if group is None else group
-    v = a.version if version is None else version
-    r = a.resource if resource is None else resource
+def matches(rule: Obj, a: Attributes, gvr: GVR | None = None) -> bool:
+    """Upstream: Matcher.Matches. gvr overrides the request's resource (an equivalent resource
+    under matchPolicy Equivalent: attrWithResourceOverride)."""
+    g, v, r = gvr if gvr is not None else (a.group, a.version, a.resource)
     return (_scope(rule, a, g, r, v) and _operation(rule, a) and _exact_or_wildcard(rule.get("apiGroups"), g)
             and _exact_or_wildcard(rule.get("apiVersions"), v) and _resource(rule, r, a.subresource))
+
+
+def match_rules(rules: tuple[Obj, ...], a: Attributes, equivalent: bool,
+                mapper: EquivalentResourceRegistry | None = None) -> Invocation | None:
+    """The invocation of a webhook with these rules for a, or None. Upstream: ShouldCallHook's
+    rule loops (an equivalent of unknown kind: an internal error)."""
+    try:
+        m = match_resource_rules(rules, a, equivalent, mapper, matches, GVK(*request_kind(a)))
+    except UnknownKindError as e:
+        raise internal_error(str(e)) from None
+    if m is None:
+        return None
+    return Invocation(*m.resource, a.subresource, *m.kind)
 
 
 def is_exempt_admission_configuration_resource(a: Attributes, kind_group: str) -> bool:

@@ -74,6 +74,11 @@ CASES: list[tuple[str, Any]] = [
     ("[quantity('9999999999999999999999999999999999999')].all(x, "
      "x.add(quantity('1')).compareTo(x.add(quantity('2'))) == -1)", True),
     ("quantity('10Mo')", ERR), ("quantity('9999999999999999999999999999999999999G').asInteger()", ERR),
+    ("quantity('10Mm')", ERR),
+    # Quantity.Equal compares values, whatever the format each was written in
+    ("quantity('1') == quantity('1000m')", True), ("quantity('1Ki') == quantity('1024')", True),
+    ("quantity('1e3') == quantity('1k')", True), ("[quantity('1Ki')] == [quantity('1024')]", True),
+    ("quantity('1Ki') == quantity('1k')", False), ("quantity('12Mi') == quantity('12582912')", True),
     # ip_test.go
     ("isIP('192.168.0.1')", True), ("isIP('192.168.0.1.0')", False), ("ip.isCanonical('127.0.0.1')", True),
     ("ip('192.168.0.1').family()", 4), ("ip('0.0.0.0').isUnspecified()", True),
@@ -110,6 +115,13 @@ CASES: list[tuple[str, Any]] = [
     ("cidr('2001:db8:1::/32').masked() == cidr('2001:db8::/32')", True),
     ("cidr('2001:db8::/32').prefixLength()", 32),
     ("cidr('192.168.0.0/')", ERR), ("cidr('2001:db8::/')", ERR),
+    ("cidr('192.168.0.0/24').masked() == cidr('192.168.0.0/24')", True),
+    ("cidr('2001:db8::/32').ip() == ip('2001:db8::')", True),
+    ("cidr('2001:db8::/32').masked() == cidr('2001:db8::/32')", True),
+    # string() of an IP or a CIDR (netip's String(): canonical address, host bits kept)
+    ("string(ip('192.168.0.1'))", "192.168.0.1"), ("string(cidr('192.168.0.0/24'))", "192.168.0.0/24"),
+    ("string(ip('2001:0DB8::68'))", "2001:db8::68"), ("string(cidr('192.168.0.1/24'))", "192.168.0.1/24"),
+    ("string(cidr('192.168.0.1/24').masked())", "192.168.0.0/24"), ("string(cidr('2001:db8::/32').ip())", "2001:db8::"),
 ]
 
 
@@ -121,6 +133,58 @@ def test_library(expr: str, want: Any) -> None:
         return
     assert not r.error, r.error
     assert r.value == want and type(r.value) is type(want), r.value
+
+
+# upstream's tables compare these runtime errors whole (ip_test.go, cidr_test.go, quantity_test.go)
+UPSTREAM_ERRORS = [
+    ("ip('192.168.0.1.0')", 'IP Address "192.168.0.1.0" parse error during conversion from string: '
+                            'ParseAddr("192.168.0.1.0"): IPv4 address too long'),
+    ("ip.isCanonical('127.0.0.1.0')", 'IP Address "127.0.0.1.0" parse error during conversion from string: '
+                                      'ParseAddr("127.0.0.1.0"): IPv4 address too long'),
+    ("ip('2001:db8:::68')", 'IP Address "2001:db8:::68" parse error during conversion from string: '
+                            'ParseAddr("2001:db8:::68"): each colon-separated field must have at least one digit '
+                            '(at ":68")'),
+    ("ip.isCanonical('2001:db8:::68')", 'IP Address "2001:db8:::68" parse error during conversion from string: '
+                                        'ParseAddr("2001:db8:::68"): each colon-separated field must have at least '
+                                        'one digit (at ":68")'),
+    ("cidr('192.168.0.0/')", 'network address parse error during conversion from string: network address parse '
+                             'error during conversion from string: netip.ParsePrefix("192.168.0.0/"): bad bits after '
+                             'slash: ""'),
+    ("cidr('2001:db8::/')", 'network address parse error during conversion from string: network address parse '
+                            'error during conversion from string: netip.ParsePrefix("2001:db8::/"): bad bits after '
+                            'slash: ""'),
+    ("quantity('10Mm')", "unable to parse quantity's suffix"),
+    # Go's netip messages beyond upstream's tables, and Kubernetes' own refusals
+    ("ip('1.2.3')", 'IP Address "1.2.3" parse error during conversion from string: ParseAddr("1.2.3"): '
+                    'IPv4 address too short'),
+    ("ip('01.2.3.4')", 'IP Address "01.2.3.4" parse error during conversion from string: ParseAddr("01.2.3.4"): '
+                       'IPv4 field has octet with leading zero'),
+    ("ip('1.2.3.256')", 'IP Address "1.2.3.256" parse error during conversion from string: ParseAddr("1.2.3.256"): '
+                        'IPv4 field has value >255'),
+    ("ip('1::2::3')", 'IP Address "1::2::3" parse error during conversion from string: ParseAddr("1::2::3"): '
+                      'multiple :: in address (at ":3")'),
+    ("ip('host')", 'IP Address "host" parse error during conversion from string: ParseAddr("host"): '
+                   'unable to parse IP'),
+    ("ip('fe80::1%eth0')", 'IP address "fe80::1%eth0" with zone value is not allowed'),
+    ("ip('::ffff:1.2.3.4')", 'IPv4-mapped IPv6 address "::ffff:1.2.3.4" is not allowed'),
+    ("cidr('1.2.3.4/33')", 'network address parse error during conversion from string: network address parse '
+                           'error during conversion from string: netip.ParsePrefix("1.2.3.4/33"): prefix length out '
+                           'of range'),
+    ("cidr('1.2.3.4/024')", 'network address parse error during conversion from string: network address parse '
+                            'error during conversion from string: netip.ParsePrefix("1.2.3.4/024"): bad bits after '
+                            'slash: "024"'),
+    ("cidr('1.2.3.4')", 'network address parse error during conversion from string: network address parse '
+                        'error during conversion from string: netip.ParsePrefix("1.2.3.4"): no \'/\''),
+    ("cidr('::ffff:1.2.3.4/120')", 'network address parse error during conversion from string: IPv4-mapped IPv6 '
+                                   'address "::ffff:1.2.3.4/120" is not allowed'),
+    # upstream refuses it at compile time (no string overload for kubernetes.Quantity); here at runtime
+    ("string(quantity('1'))", "no such overload: string"),
+]
+
+
+@pytest.mark.parametrize("expr, message", UPSTREAM_ERRORS, ids=[c[0] for c in UPSTREAM_ERRORS])
+def test_upstream_runtime_errors_whole(expr: str, message: str) -> None:
+    assert run(expr).error == f"expression '{expr}' resulted in error: {message}"
 
 
 @pytest.mark.parametrize("expr, message", [

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import re
 import urllib.parse
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -21,8 +22,10 @@ import re2  # type: ignore[import-untyped]
 from cel_expr_python import cel  # type: ignore[import-untyped]
 
 from ...api import quantity as q
+from . import netip
 from ..authorization.authorizer import Attributes as AuthzAttributes, Authorizer, Decision
 
+_go_quote = netip.go_quote
 T = cel.Type
 DYN, BOOL, INT, STRING, DOUBLE = T.DYN, T.BOOL, T.INT, T.STRING, T.DOUBLE
 LIST = T.List(DYN)
@@ -125,14 +128,23 @@ def _q(v: Any, name: str) -> q.Quantity:
 
 
 def _wrap_q(x: q.Quantity) -> dict[str, str]:
-    return {"@quantity": str(x)}
+    """The tag holds the value in one format whatever the quantity's own, so that CEL's map
+    equality is upstream's Quantity.Equal (by value: 1Ki == 1024, 1e3 == 1k). Upstream has no
+    string() of a quantity, so the format written is never shown."""
+    return {"@quantity": str(q.Quantity(x.value, q.DECIMAL_SI))}
+
+
+# Go's parseQuantityString accepts these shapes; a string of this shape that still fails has a
+# suffix ParseQuantity does not know (10Mm): upstream's ErrSuffix, not ErrFormatWrong.
+_QUANTITY_SHAPE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eEinumkKMGTP]*(?:[-+]?[0-9]+)?")
 
 
 def to_quantity(s: str) -> dict[str, str]:
     parsed = q.Quantity.parse(s)
     if parsed is None:
-        raise CelError("quantities must match the regular expression "
-                       "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+        if _QUANTITY_SHAPE.fullmatch(s):
+            raise CelError("unable to parse quantity's suffix")
+        raise CelError(q.PARSE_ERROR)
     return _wrap_q(parsed)
 
 
@@ -204,28 +216,25 @@ def _query(v: Any) -> dict[str, list[str]]:
     return urllib.parse.parse_qs(_url(v, "getQuery").query, keep_blank_values=True)
 
 
-# --- ip / cidr (upstream: ip.go, cidr.go) --------------------------------------------------------
+# --- ip / cidr (upstream: ip.go, cidr.go). Parsed as Go's netip parses (netip.py, for its
+# error texts); the tag holds netip's String() of the address or prefix. -------------------------
 
-def _parse_ip(s: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
-    """Upstream: parseIPAddr — no zone, no IPv4-mapped IPv6."""
-    if "%" in s:
-        raise CelError(f"IP address with zone value is not allowed: {s}")
+def _parse_ip(s: str) -> netip.Addr:
+    """Upstream: parseIPAddr — netip.ParseAddr, then no zone and no IPv4-mapped IPv6."""
     try:
-        ip = ipaddress.ip_address(s)
-    except ValueError:
-        raise CelError(f"IP Address {_go_quote(s)} parse error during conversion from string: "
-                       f"ParseAddr({_go_quote(s)}): unable to parse IP") from None
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        raise CelError(f"IPv4-mapped IPv6 address is not allowed: {s}")
+        ip, zone = netip.parse_addr(s)
+    except netip.ParseError as e:
+        raise CelError(f"IP Address {_go_quote(s)} parse error during conversion from string: {e}") from None
+    if zone:
+        raise CelError(f"IP address {_go_quote(s)} with zone value is not allowed")
+    if netip.is_4in6(ip):
+        raise CelError(f"IPv4-mapped IPv6 address {_go_quote(s)} is not allowed")
     return ip
 
 
-def _go_quote(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
 
 def to_ip(s: str) -> dict[str, str]:
-    return {"@ip": str(_parse_ip(s))}
+    return {"@ip": netip.addr_string(_parse_ip(s))}
 
 
 def is_ip(s: str) -> bool:
@@ -241,24 +250,26 @@ def _ip(v: Any, name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
 
 
 def _parse_cidr(s: str) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface:
-    """Upstream: stringToCIDR (netip.ParsePrefix: the address may have host bits set)."""
+    """Upstream: parseCIDR (netip.ParsePrefix: the address may have host bits set), its error
+    wrapped twice as stringToCIDR does."""
     prefix = "network address parse error during conversion from string: " * 2
-    addr, slash, bits = s.partition("/")
-    if not slash:
-        raise CelError(f"{prefix}netip.ParsePrefix({_go_quote(s)}): no '/'")
-    if not bits.isdigit() or (len(bits) > 1 and bits[0] == "0"):
-        raise CelError(f"{prefix}netip.ParsePrefix({_go_quote(s)}): bad bits after slash: {_go_quote(bits)}")
     try:
-        ip = _parse_ip(addr)
-    except CelError as e:
-        raise CelError(f"{prefix}netip.ParsePrefix({_go_quote(s)}): {e}") from None
-    if int(bits) > ip.max_prefixlen:
-        raise CelError(f"{prefix}netip.ParsePrefix({_go_quote(s)}): prefix length out of range")
+        ip, bits = netip.parse_prefix(s)
+    except netip.ParseError as e:
+        raise CelError(f"{prefix}{e}") from None
+    if netip.is_4in6(ip):
+        raise CelError(f"network address parse error during conversion from string: "
+                       f"IPv4-mapped IPv6 address {_go_quote(s)} is not allowed")
     return ipaddress.ip_interface(f"{ip}/{bits}")
 
 
 def to_cidr(s: str) -> dict[str, str]:
-    return {"@cidr": str(_parse_cidr(s))}
+    return {"@cidr": _cidr_string(_parse_cidr(s))}
+
+
+def _cidr_string(c: ipaddress.IPv4Interface | ipaddress.IPv6Interface) -> str:
+    """netip.Prefix.String(): the address as written (host bits kept) and the length."""
+    return f"{netip.addr_string(c.ip)}/{c.network.prefixlen}"
 
 
 def is_cidr(s: str) -> bool:
@@ -271,6 +282,17 @@ def is_cidr(s: str) -> bool:
 
 def _cidr(v: Any, name: str) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface:
     return ipaddress.ip_interface(_opaque("@cidr", v, name))
+
+
+def to_string(v: Any) -> str:
+    """Upstream: ipToString / cidrToString (string() of the other opaque values has no overload;
+    they share the map type here, so the check is at runtime)."""
+    if isinstance(v, dict) and len(v) == 1:
+        if "@ip" in v:
+            return str(v["@ip"])
+        if "@cidr" in v:
+            return str(v["@cidr"])
+    raise _no_overload("string")
 
 
 def cidr_contains_ip(c: Any, other: Any) -> bool:
@@ -407,6 +429,7 @@ def _overloads() -> Iterator[tuple[str, list[tuple[str, Any, list[Any], bool, Ca
                             lambda c: _cidr(c, "prefixLength").network.prefixlen)]
     yield "masked", [("cidr_masked", OPAQUE, [OPAQUE], True,
                       lambda c: {"@cidr": str(_cidr(c, "masked").network)})]
+    yield "string", [("opaque_to_string", STRING, [OPAQUE], False, to_string)]
     yield "ip.isCanonical", [("ip_is_canonical", BOOL, [STRING], False, is_canonical_ip)]
     # authz
     yield "path", [("authorizer_path", OPAQUE, [OPAQUE, STRING], True, _path)]

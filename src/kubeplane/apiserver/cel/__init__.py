@@ -14,8 +14,10 @@ via PyO3); the comparison is in BENCHMARKS.md ("CEL engine"). In short:
   types cannot be declared from Python, so Quantity/URL/IP/CIDR/authorizer values are tagged
   maps (library.py).
 - limits: no cost tracking is exposed; cost.py estimates from the checked AST as cel-go does,
-  and the runtime's iteration budget plus a bound on what an expression may build stand for
-  upstream's per-call cost limit (compiler.py).
+  and stands for cel-go's runtime cost tracker by the same walk over the values an expression
+  reaches (upstream's cost tables hold); the per-call limit and a policy's budget are enforced
+  on that figure before the expression runs (compiler.py), and the runtime's own iteration
+  budget (10,000 per evaluation) refuses loops upstream would still allow.
 Regular expressions of Kubernetes' find/findAll run in RE2 (google-re2), as upstream's and as
 CEL's own matches(): linear in the input whatever the pattern.
 

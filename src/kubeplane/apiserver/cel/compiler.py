@@ -9,11 +9,14 @@ expression, so a policy change or a second binding re-uses the work. `evaluate` 
 against plain JSON-like values and gives an `EvaluationResult` (the value, or upstream's error).
 
 Bounds: the expression's size (upstream's 100,000 code points), its nesting (the C++ parser
-refuses more than 32 levels), and for upstream's per-call cost limit (celconfig.PerCallLimit,
-1,000,000), which the C++ runtime cannot track: its iteration budget (~10,000 comprehension
-iterations per evaluation) and, for an expression that can build strings or lists, cost.py's
-bound of what it may build from inputs of the activation's size (at most the ~10 MB the limit
-would pay for). Either fails with upstream's `operation cancelled: actual cost limit exceeded`.
+refuses more than 32 levels), and upstream's per-call cost limit (celconfig.PerCallLimit,
+1,000,000), which the C++ runtime cannot track. Each evaluation's cost (EvaluationResult.cost,
+charged to a policy's RUNTIME_CEL_COST_BUDGET by its callers) is cel-go's estimate with unknown
+sizes when that is bounded (an expression that traverses no input: computed once), else
+cost.runtime_estimate over the actual values; over the limit, the expression is refused before
+it runs, with upstream's `operation cancelled: actual cost limit exceeded`, as it is when it may
+build more than the ~10 MB the limit would pay for, or when the runtime's own iteration budget
+(10,000 comprehension iterations per evaluation, not settable from Python) runs out first.
 CRD x-kubernetes-validations (issue 13) declare `self`/`oldSelf` through the same Env, and
 CompilationResult.estimated_cost gives cel-go's estimate for their compile-time budget.
 """
@@ -94,7 +97,7 @@ class Env:
             verb = "must evaluate to" if len(return_types) == 1 else "must evaluate to one of"
             return CompilationResult(expression, None, f"{verb} {want} but got {got}")
         ast = cost.checked_ast(program.serialize())
-        return CompilationResult(expression, program, "", got, ast, cost.grows(ast))
+        return CompilationResult(expression, program, "", got, ast, cost.grows(ast), cost.estimate(ast, {}).cost)
 
     def activation(self, data: Mapping[str, Any]) -> Activation:
         """The variables of one evaluation, converted once for every expression of a request."""
@@ -164,31 +167,20 @@ class CompilationResult:
     output_type: str = ""
     ast: cost.Node | None = None
     grows: bool = False          # it can build strings or lists larger than its inputs
-    _peaks: dict[int, int] = field(default_factory=dict)
+    static_cost: int = 0         # cel-go's estimate with every input's size unknown
 
     def estimated_cost(self, sizes: Mapping[str, int]) -> int:
         """cel-go's estimated cost with each variable's size bound (issue 13: a CRD rule's
         `estimated rule cost exceeds budget`); cost.UNBOUNDED when a size is unknown."""
         return cost.estimate(self.ast, dict(sizes)).cost if self.ast is not None else 0
 
-    def peak(self, size: int) -> int:
-        """The largest value this expression may build from inputs of `size` bytes (cached per
-        power of two)."""
-        bucket = max(size, 1).bit_length()
-        got = self._peaks.get(bucket)
-        if got is None and self.ast is not None:
-            got = self._peaks[bucket] = cost.peak(self.ast, {"*": 1 << bucket, **{
-                v: 1 << bucket for v in _ident_names(self.ast)}})
-        return got or 0
-
-
-def _ident_names(node: cost.Node) -> set[str]:
-    out = {node.name} if node.kind == "ident" else set()
-    for a in node.args:
-        out |= _ident_names(a)
-    for n in node.comp.values():
-        out |= _ident_names(n)
-    return out
+    def runtime_cost(self, activation: Activation) -> tuple[int, bool]:
+        """(the cost of evaluating against activation, whether it may build more than
+        MAX_BUILT_SIZE): the static estimate when bounded, else the walk over the actual values."""
+        if self.static_cost <= PER_CALL_LIMIT or self.ast is None:
+            return self.static_cost, False
+        spent, built = cost.runtime_estimate(self.ast, dict(activation.data), activation.size)
+        return spent, self.grows and built > MAX_BUILT_SIZE
 
 
 @dataclass(slots=True)
@@ -197,6 +189,25 @@ class EvaluationResult:
     error: str = ""              # `expression '...' resulted in error: ...` or a compile error
     cost_exceeded: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    cost: int = 0                # what it charged to the runtime budget (see runtime_cost)
+
+
+# Upstream: the Detail of cel.ErrOutOfBudget's error (admission/plugin/cel/activation.go).
+OUT_OF_BUDGET = "validation failed due to running out of cost budget, no further validation rules will be run"
+
+
+class Budget:
+    """A runtime cost budget spent by successive evaluations (upstream's remainingBudget,
+    celconfig.RuntimeCELCostBudget for a policy's validations)."""
+    __slots__ = ("remaining",)
+
+    def __init__(self, total: int = RUNTIME_CEL_COST_BUDGET) -> None:
+        self.remaining = total
+
+    def charge(self, spent: int) -> bool:
+        """Spend; False once the budget is overspent (upstream's ErrOutOfBudget)."""
+        self.remaining -= spent
+        return self.remaining >= 0
 
 
 _STATUS_PREFIXES = ("INVALID_ARGUMENT: ", "UNKNOWN: ", "NOT_FOUND: ", "OUT_OF_RANGE: ", "INTERNAL: ",
@@ -226,20 +237,21 @@ def evaluate(result: CompilationResult, activation: Activation) -> EvaluationRes
     """Upstream: evaluationActivation.Evaluate — a compile error, a runtime error, or the value."""
     if result.program is None:
         return EvaluationResult(error=f"compilation error: {result.error}")
-    if result.grows and result.peak(activation.size) > MAX_BUILT_SIZE:
+    spent, too_big = result.runtime_cost(activation)
+    if too_big or spent > PER_CALL_LIMIT:
         return EvaluationResult(error=f"expression '{result.expression}' resulted in error: {COST_LIMIT_EXCEEDED}",
-                                cost_exceeded=True)
+                                cost_exceeded=True, cost=spent)
     try:
         value = result.program.eval(activation.native)
     except RuntimeError as e:                    # the iteration budget, and other aborts
         msg = _runtime_message(str(e))
         return EvaluationResult(error=f"expression '{result.expression}' resulted in error: {msg}",
-                                cost_exceeded=msg == COST_LIMIT_EXCEEDED)
+                                cost_exceeded=msg == COST_LIMIT_EXCEEDED, cost=spent)
     if value.type() == cel.Type.ERROR:
         msg = _runtime_message(str(value.value()))
         return EvaluationResult(error=f"expression '{result.expression}' resulted in error: {msg}",
-                                cost_exceeded=msg == COST_LIMIT_EXCEEDED)
-    return EvaluationResult(value=_plain(value))
+                                cost_exceeded=msg == COST_LIMIT_EXCEEDED, cost=spent)
+    return EvaluationResult(value=_plain(value), cost=spent)
 
 
 def _plain(value: Any) -> Any:

@@ -184,40 +184,66 @@ class ValidatingAdmissionPolicy(Plugin):
                     return
                 if not m.matches:
                     return
+            budget = compiler.Budget()          # upstream: celconfig.RuntimeCELCostBudget per Validate
             if v.variables:
-                activation = self._with_variables(v, env, data)
+                activation = self._with_variables(v, env, data, budget)
             actions = (b.get("spec") or {}).get("validationActions") or []
-            for i, (validation, compiled, message_expr) in enumerate(v.validations):
+            results = []
+            for _, compiled, _ in v.validations:
                 r = compiler.evaluate(compiled, activation)
-                if r.error:
+                if not budget.charge(r.cost):
                     if fail:
-                        self._act(v, b, a, i, Decision(v, b, r.error), ["Deny"], denied, failures)
+                        denied.append(Decision(v, b, compiler.OUT_OF_BUDGET))
+                    return
+                results.append(r)
+            # every messageExpression is evaluated (and charged) with what the validations left
+            messages_spent = all(budget.charge(m.runtime_cost(activation)[0])
+                                 for _, _, m in v.validations if m is not None)
+            for i, ((validation, _, message_expr), r) in enumerate(zip(v.validations, results)):
+                if r.error or not messages_spent:
+                    message = r.error or f"failed messageExpression: {compiler.OUT_OF_BUDGET}"
+                    if fail:
+                        self._act(v, b, a, i, Decision(v, b, message), ["Deny"], denied, failures)
                     continue
                 if r.value is True:
                     continue
                 d = Decision(v, b, _message(validation, message_expr, activation),
                              validation.get("reason") or "Invalid")
                 self._act(v, b, a, i, d, actions, denied, failures)
-            for key, compiled in v.audit_annotations:
-                r = compiler.evaluate(compiled, activation)
-                if r.error:
-                    if fail:
-                        denied.append(Decision(v, b, r.error))
-                    continue
-                value = r.value.strip() if isinstance(r.value, str) else ""
-                if value:
-                    a.audit_annotations[f"{v.name}/{key}"] = value[:MAX_AUDIT_ANNOTATION_VALUE_LENGTH]
+            self._audit_annotations(v, b, a, activation, fail, denied)
 
     @staticmethod
-    def _with_variables(v: Validator, env: compiler.Env, data: Obj) -> Any:
+    def _audit_annotations(v: Validator, b: Obj, a: Attributes, activation: Any, fail: bool,
+                           denied: list[Decision]) -> None:
+        """Upstream: the auditAnnotation filter, with a budget of its own."""
+        from ...cel import compiler
+        budget = compiler.Budget()
+        for key, compiled in v.audit_annotations:
+            r = compiler.evaluate(compiled, activation)
+            if not budget.charge(r.cost):
+                if fail:
+                    denied.append(Decision(v, b, compiler.OUT_OF_BUDGET))
+                return
+            if r.error:
+                if fail:
+                    denied.append(Decision(v, b, r.error))
+                continue
+            value = r.value.strip() if isinstance(r.value, str) else ""
+            if value:
+                a.audit_annotations[f"{v.name}/{key}"] = value[:MAX_AUDIT_ANNOTATION_VALUE_LENGTH]
+
+    @staticmethod
+    def _with_variables(v: Validator, env: compiler.Env, data: Obj, budget: compiler.Budget) -> Any:
         """Evaluate the variables in order, each seeing the ones before it. Upstream composes
-        them lazily; an erroring variable is left out, so an expression using it errors."""
+        them lazily (and charges a variable to the first expression using it); an erroring
+        variable is left out, so an expression using it errors."""
         from ...cel import compiler
         variables: Obj = {}
         data["variables"] = variables
         activation = env.activation(data)
         for name, compiled in v.variables:
             r = compiler.evaluate(compiled, activation)
+            budget.charge(r.cost)
             if not r.error:
                 variables[name] = r.value
                 activation = env.activation(data)

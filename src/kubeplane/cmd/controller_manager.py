@@ -108,6 +108,10 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
         from ..controller.clusterroleaggregation import ClusterRoleAggregationController
         runs.append(ClusterRoleAggregationController(factory.rbac_v1().clusterroles(),
                                                      cs("clusterrole-aggregation-controller")).run())
+    if _serves("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies"):   # issue 12, helper cel2
+        from ..controller import validatingadmissionpolicystatus as vapstatus
+        runs.append(vapstatus.Controller(factory.admissionregistration_v1().validatingadmissionpolicies(),
+                                         cs(vapstatus.CONTROLLER_NAME), clock=clock).run())
     broadcaster.start()
     try:
         async with asyncio.TaskGroup() as tg:

@@ -99,6 +99,14 @@ class Env:
         ast = cost.checked_ast(program.serialize())
         return CompilationResult(expression, program, "", got, ast, cost.grows(ast), cost.estimate(ast, {}).cost)
 
+    def checked(self, expression: str) -> bytes | None:
+        """The serialized checked expression (its AST and source positions: typechecking.py),
+        None if it does not compile."""
+        try:
+            return bytes(self._env.compile(expression).serialize())
+        except RuntimeError:
+            return None
+
     def activation(self, data: Mapping[str, Any]) -> Activation:
         """The variables of one evaluation, converted once for every expression of a request."""
         return Activation(self._env.Activation(dict(data)), data)

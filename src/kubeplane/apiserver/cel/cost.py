@@ -90,12 +90,19 @@ class Node:
     value: Any = None                 # const value; select: test_only
     member: bool = False
     comp: dict[str, Node] = field(default_factory=dict)
+    id: int = 0                       # the expression's id (its source position: positions())
 
 
 _CONST = {1: "null", 2: "bool", 3: "int", 4: "uint", 5: "double", 6: "string", 7: "bytes"}
 
 
 def _expr(b: bytes) -> Node:
+    node = _expr_node(b)
+    node.id = _one(fields(b), 2, 0)
+    return node
+
+
+def _expr_node(b: bytes) -> Node:
     fs = fields(b)
     for num, v in fs:
         if num == 3:      # const_expr
@@ -135,6 +142,18 @@ def _expr(b: bytes) -> Node:
                         comp={k: _expr(_one(cf, n, b"")) for k, n in parts.items()},
                         value=_one(cf, 3, b"").decode())
     return Node("const", value=("null", 0))
+
+
+def positions(serialized: bytes) -> dict[int, int]:
+    """Each expression id's offset in the source (cel.expr.SourceInfo.positions)."""
+    checked = _one(fields(serialized), 2, serialized)
+    info = fields(_one(fields(checked), 5, b""))
+    out: dict[int, int] = {}
+    for n, entry in info:
+        if n == 4:
+            ef = fields(entry)
+            out[_one(ef, 1, 0)] = _one(ef, 2, 0)
+    return out
 
 
 def checked_ast(serialized: bytes) -> Node:

@@ -37,6 +37,7 @@ ORDER = (
     "ClusterTrustBundleAttest",
     "CertificateSubjectRestriction",
     "DefaultIngressClass",
+    "MutatingAdmissionPolicy",
     "MutatingAdmissionWebhook",
     "ValidatingAdmissionPolicy",
     "ValidatingAdmissionWebhook",

@@ -431,6 +431,9 @@ def _overloads() -> Iterator[tuple[str, list[tuple[str, Any, list[Any], bool, Ca
                       lambda c: {"@cidr": str(_cidr(c, "masked").network)})]
     yield "string", [("opaque_to_string", STRING, [OPAQUE], False, to_string)]
     yield "ip.isCanonical", [("ip_is_canonical", BOOL, [STRING], False, is_canonical_ip)]
+    # jsonpatch (upstream: jsonpatch.go; MutatingAdmissionPolicy's JSONPatch paths)
+    yield "jsonpatch.escapeKey", [("string_jsonpatch_escapeKey_string", STRING, [STRING], False,
+                                   lambda k: k.replace("~", "~0").replace("/", "~1"))]
     # authz
     yield "path", [("authorizer_path", OPAQUE, [OPAQUE, STRING], True, _path)]
     yield "group", [("authorizer_group", OPAQUE, [OPAQUE, STRING], True, _group)]

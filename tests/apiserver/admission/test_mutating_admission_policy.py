@@ -203,3 +203,14 @@ def test_rewrite_keeps_strings_and_maps() -> None:
     r = mutation.rewrite("Object{spec: Object.spec{template: Object.spec.templat{}}}")
     assert r.errors == ['type mismatch: unexpected type name "Object.spec.templat", expected '
                         '"Object.spec.template", which matches field name path from root Object type']
+
+
+def test_policy_expressions_are_compiled_when_written() -> None:
+    from kubeplane.apiserver.cel.validation import validate_mutating_admission_policy
+    good = policy("p", apply_configuration('Object{metadata: Object.metadata{labels: {"a": "b"}}}'),
+                  json_patch('[JSONPatch{op: "add", path: "/x", value: 1}]'))
+    assert validate_mutating_admission_policy(good) == []
+    bad = policy("p", apply_configuration("Object{spec: Object.spec{replicas: object.spec.replicas +}}"),
+                 matchConditions=[{"name": "c", "expression": "object.nope("}])
+    fields = [e.field for e in validate_mutating_admission_policy(bad)]
+    assert fields == ["spec.matchConditions[0].expression", "spec.mutations[0].applyConfiguration.expression"]

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 ROOT_TYPES = ("Object", "JSONPatch")
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SPACE = re.compile(r"\s*")
 
 
 @dataclass
@@ -67,8 +66,7 @@ def rewrite(expression: str) -> Rewritten:
         m = _IDENT.match(expression, i)
         if m:
             chain_end, name = _chain(expression, i)
-            after = _SPACE.match(expression, chain_end)
-            brace = after.end() if after else chain_end
+            brace = _skip_space(expression, chain_end)
             if (name.split(".", 1)[0] in ROOT_TYPES and prev_significant != "." and brace < n
                     and expression[brace] == "{"):
                 expected = _expected(stack)
@@ -82,8 +80,7 @@ def rewrite(expression: str) -> Rewritten:
             word = m.group(0)
             top = stack[-1] if stack else None
             if top is not None and top.kind == "struct" and top.at_field:
-                colon = _SPACE.match(expression, m.end())
-                j = colon.end() if colon else m.end()
+                j = _skip_space(expression, m.end())
                 if j < n and expression[j] == ":":
                     out.append(f'"{word}"' + expression[m.end():j + 1])
                     top.at_field, top.field = False, word
@@ -121,6 +118,12 @@ def _expected(stack: list[_Frame]) -> str:
     return ""
 
 
+def _skip_space(text: str, i: int) -> int:
+    while i < len(text) and text[i].isspace():
+        i += 1
+    return i
+
+
 def _chain(text: str, i: int) -> tuple[int, str]:
     """The dotted identifier chain starting at i: (its end, the name without spaces)."""
     parts = []
@@ -130,10 +133,9 @@ def _chain(text: str, i: int) -> tuple[int, str]:
             break
         parts.append(m.group(0))
         i = m.end()
-        j = _SPACE.match(text, i)
-        k = j.end() if j else i
-        if k < len(text) and text[k] == "." and _IDENT.match(text, (_SPACE.match(text, k + 1) or j).end()):
-            i = (_SPACE.match(text, k + 1) or j).end()
+        k = _skip_space(text, i)
+        if k < len(text) and text[k] == "." and _IDENT.match(text, _skip_space(text, k + 1)):
+            i = _skip_space(text, k + 1)
             continue
         break
     return i, ".".join(parts)

@@ -249,10 +249,10 @@ class MutatingAdmissionPolicy(PolicyPlugin):
                          "namespaceObject": namespace, "authorizer": AUTHORIZER,
                          REQUEST_RESOURCE: request_resource(a), "variables": {}}
             if m.match_conditions:
-                r = m.match_conditions.match_activation(m.env.activation(data))
-                if r.error:
-                    return r.error
-                if not r.matches:
+                matched = m.match_conditions.match_activation(m.env.activation(data))
+                if matched.error:
+                    return matched.error
+                if not matched.matches:
                     return None
             budget = compiler.Budget()
             for mutation in m.mutations:
@@ -316,7 +316,8 @@ def _apply_configuration(obj: Obj, value: Any) -> Obj:
     if not isinstance(value, dict):
         raise _PatchError(f"invalid return type: {_go_type(value)}")
     d = REGISTRY.for_type(str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""))
-    node = root(d.definition) if d is not None and getattr(d, "definition", "") else None
+    def_name = getattr(d, "definition", None)
+    node = root(def_name) if def_name else None
     atomics = _atomics(value, node, "")
     if atomics:
         raise _PatchError("error applying patch: invalid ApplyConfiguration: may not mutate atomic arrays, maps or "

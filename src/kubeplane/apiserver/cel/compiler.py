@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -176,19 +176,47 @@ class CompilationResult:
     ast: cost.Node | None = None
     grows: bool = False          # it can build strings or lists larger than its inputs
     static_cost: int = 0         # cel-go's estimate with every input's size unknown
+    _bounds: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     def estimated_cost(self, sizes: Mapping[str, int]) -> int:
         """cel-go's estimated cost with each variable's size bound (issue 13: a CRD rule's
         `estimated rule cost exceeds budget`); cost.UNBOUNDED when a size is unknown."""
         return cost.estimate(self.ast, dict(sizes)).cost if self.ast is not None else 0
 
-    def runtime_cost(self, activation: Activation) -> tuple[int, bool]:
-        """(the cost of evaluating against activation, whether it may build more than
-        MAX_BUILT_SIZE): the static estimate when bounded, else the walk over the actual values."""
+    def runtime_cost(self, activation: Activation) -> Cost:
+        """What evaluating against activation costs, cheapest first: the static estimate when
+        bounded (no input traversed); else the estimate with every input as large as the whole
+        activation (cached per power of two of its size), when that is within the limits; else
+        the walk over the actual values (cost.runtime_estimate)."""
         if self.static_cost <= PER_CALL_LIMIT or self.ast is None:
-            return self.static_cost, False
-        spent, built = cost.runtime_estimate(self.ast, dict(activation.data), activation.size)
-        return spent, self.grows and built > MAX_BUILT_SIZE
+            return Cost(self.static_cost)
+        spent, built = self._bound(activation.size)
+        if spent <= PER_CALL_LIMIT and not (self.grows and built > MAX_BUILT_SIZE):
+            return Cost(spent, refine=lambda: self._walk(activation)[0])
+        spent, built = self._walk(activation)
+        return Cost(spent, self.grows and built > MAX_BUILT_SIZE)
+
+    def _bound(self, size: int) -> tuple[int, int]:
+        bucket = max(size, 1).bit_length()
+        got = self._bounds.get(bucket)
+        if got is None and self.ast is not None:
+            if len(self._bounds) > 64:
+                self._bounds.clear()
+            got = self._bounds[bucket] = cost.bounded(self.ast, 1 << bucket)
+        return got or (0, 0)
+
+    def _walk(self, activation: Activation) -> tuple[int, int]:
+        assert self.ast is not None
+        return cost.runtime_estimate(self.ast, dict(activation.data), activation.size)
+
+
+@dataclass(slots=True)
+class Cost:
+    """An evaluation's cost: `spent` (exact, or an upper bound that `refine` makes exact when a
+    budget needs it) and whether it may build more than MAX_BUILT_SIZE."""
+    spent: int
+    too_big: bool = False
+    refine: Callable[[], int] | None = None
 
 
 @dataclass(slots=True)
@@ -198,6 +226,7 @@ class EvaluationResult:
     cost_exceeded: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
     cost: int = 0                # what it charged to the runtime budget (see runtime_cost)
+    refine: Callable[[], int] | None = None   # the exact cost, when `cost` is a bound
 
 
 # Upstream: the Detail of cel.ErrOutOfBudget's error (admission/plugin/cel/activation.go).
@@ -206,15 +235,24 @@ OUT_OF_BUDGET = "validation failed due to running out of cost budget, no further
 
 class Budget:
     """A runtime cost budget spent by successive evaluations (upstream's remainingBudget,
-    celconfig.RuntimeCELCostBudget for a policy's validations)."""
-    __slots__ = ("remaining",)
+    celconfig.RuntimeCELCostBudget for a policy's validations). Evaluations may charge a
+    bound of their cost (cheap to know); once the bounds would overspend the budget, they are
+    made exact (their `refine`) before deciding."""
+    __slots__ = ("remaining", "_bounds")
 
     def __init__(self, total: int = RUNTIME_CEL_COST_BUDGET) -> None:
         self.remaining = total
+        self._bounds: list[tuple[int, Callable[[], int]]] = []
 
-    def charge(self, spent: int) -> bool:
+    def charge(self, spent: int, refine: Callable[[], int] | None = None) -> bool:
         """Spend; False once the budget is overspent (upstream's ErrOutOfBudget)."""
         self.remaining -= spent
+        if refine is not None:
+            self._bounds.append((spent, refine))
+        if self.remaining < 0 and self._bounds:
+            for bound, exact in self._bounds:
+                self.remaining += bound - exact()
+            self._bounds.clear()
         return self.remaining >= 0
 
 
@@ -245,8 +283,9 @@ def evaluate(result: CompilationResult, activation: Activation) -> EvaluationRes
     """Upstream: evaluationActivation.Evaluate — a compile error, a runtime error, or the value."""
     if result.program is None:
         return EvaluationResult(error=f"compilation error: {result.error}")
-    spent, too_big = result.runtime_cost(activation)
-    if too_big or spent > PER_CALL_LIMIT:
+    c = result.runtime_cost(activation)
+    spent = c.spent
+    if c.too_big or spent > PER_CALL_LIMIT:
         return EvaluationResult(error=f"expression '{result.expression}' resulted in error: {COST_LIMIT_EXCEEDED}",
                                 cost_exceeded=True, cost=spent)
     try:
@@ -259,7 +298,7 @@ def evaluate(result: CompilationResult, activation: Activation) -> EvaluationRes
         msg = _runtime_message(str(value.value()))
         return EvaluationResult(error=f"expression '{result.expression}' resulted in error: {msg}",
                                 cost_exceeded=msg == COST_LIMIT_EXCEEDED, cost=spent)
-    return EvaluationResult(value=_plain(value), cost=spent)
+    return EvaluationResult(value=_plain(value), cost=spent, refine=c.refine)
 
 
 def _plain(value: Any) -> Any:

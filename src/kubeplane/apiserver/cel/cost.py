@@ -222,6 +222,14 @@ def runtime_estimate(node: Node, data: dict[str, Any], default_size: int) -> tup
     return got.cost, out[0]
 
 
+def bounded(node: Node, size: int) -> tuple[int, int]:
+    """(cost, peak) with every input, and every value in it, at most `size` long: a bound of
+    the runtime cost against an activation of that many bytes."""
+    out = [0]
+    got = _estimate(node, {"*": size}, {"@default": size}, out)
+    return got.cost, out[0]
+
+
 def exceeds_budget_message(cost_name: str, cost: int, limit: int) -> str:
     """Upstream (apiextensions validation getCostErrorMessage): the text of a CRD rule whose
     estimated cost is over its budget."""
@@ -259,7 +267,7 @@ def _estimate_node(node: Node, sizes: dict[str, int], bound: dict[str, Any], pea
         vals = _ident_values(node.name, bound)
         if vals is not None:
             return _known(vals)
-        return Estimate(SELECT_AND_IDENT_COST, bound.get(node.name, sizes.get(node.name, UNBOUNDED)))
+        return Estimate(SELECT_AND_IDENT_COST, bound.get(node.name, sizes.get(node.name, bound.get("@default", UNBOUNDED))))
     if k == "select":
         inner = _estimate(node.args[0], sizes, bound, peak)
         if inner.vals is not None and not node.value:

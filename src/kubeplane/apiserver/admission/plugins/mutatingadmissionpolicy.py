@@ -191,7 +191,7 @@ class MutatingAdmissionPolicy(PolicyPlugin):
         """Upstream's reinvoker: the mutating plugins before this one, then the policies to
         reinvoke."""
         for p in self.api.admission.admitters(a):
-            if p is self:
+            if p.NAME == self.NAME:
                 break
             await p.admit(a)
         if a.obj != rc.last_output:
@@ -263,7 +263,7 @@ class MutatingAdmissionPolicy(PolicyPlugin):
                 if mutation.compiled.program is None:
                     return f"compilation error: {mutation.compiled.error}"
                 r = compiler.evaluate(mutation.compiled, activation)
-                if not budget.charge(r.cost):
+                if not budget.charge(r.cost, r.refine):
                     return compiler.OUT_OF_BUDGET
                 if r.error:
                     return r.error
@@ -286,7 +286,7 @@ class MutatingAdmissionPolicy(PolicyPlugin):
         activation = m.env.activation(data)
         for name, compiled in m.variables:
             r = compiler.evaluate(compiled, activation)
-            budget.charge(r.cost)
+            budget.charge(r.cost, r.refine)
             if not r.error:
                 variables[name] = r.value
                 activation = m.env.activation(data)

@@ -190,14 +190,14 @@ class ValidatingAdmissionPolicy(PolicyPlugin):
             results = []
             for _, compiled, _ in v.validations:
                 r = compiler.evaluate(compiled, activation)
-                if not budget.charge(r.cost):
+                if not budget.charge(r.cost, r.refine):
                     if fail:
                         denied.append(Decision(v, b, compiler.OUT_OF_BUDGET))
                     return
                 results.append(r)
             # every messageExpression is evaluated (and charged) with what the validations left
-            messages_spent = all(budget.charge(m.runtime_cost(activation)[0])
-                                 for _, _, m in v.validations if m is not None)
+            costs = (m.runtime_cost(activation) for _, _, m in v.validations if m is not None)
+            messages_spent = all(budget.charge(c.spent, c.refine) for c in costs)
             for i, ((validation, _, message_expr), r) in enumerate(zip(v.validations, results)):
                 if r.error or not messages_spent:
                     message = r.error or f"failed messageExpression: {compiler.OUT_OF_BUDGET}"
@@ -219,7 +219,7 @@ class ValidatingAdmissionPolicy(PolicyPlugin):
         budget = compiler.Budget()
         for key, compiled in v.audit_annotations:
             r = compiler.evaluate(compiled, activation)
-            if not budget.charge(r.cost):
+            if not budget.charge(r.cost, r.refine):
                 if fail:
                     denied.append(Decision(v, b, compiler.OUT_OF_BUDGET))
                 return
@@ -242,7 +242,7 @@ class ValidatingAdmissionPolicy(PolicyPlugin):
         activation = env.activation(data)
         for name, compiled in v.variables:
             r = compiler.evaluate(compiled, activation)
-            budget.charge(r.cost)
+            budget.charge(r.cost, r.refine)
             if not r.error:
                 variables[name] = r.value
                 activation = env.activation(data)

@@ -1,5 +1,7 @@
 """Kubernetes' CEL libraries, with upstream's cases: pkg/cel/library (ip_test.go, cidr_test.go,
-quantity_test.go, and the examples in lists.go, regex.go and urls.go's doc comments)."""
+quantity_test.go, semver_test.go, and the examples in lists.go, regex.go and urls.go's doc
+comments). Not reproduced, the engine cannot: `type(ip('...')) == net.IP` (the opaque values
+are maps here), and the compile-time refusal of string(quantity(...)) (a runtime error here)."""
 from __future__ import annotations
 
 from typing import Any
@@ -122,6 +124,27 @@ CASES: list[tuple[str, Any]] = [
     ("string(ip('192.168.0.1'))", "192.168.0.1"), ("string(cidr('192.168.0.0/24'))", "192.168.0.0/24"),
     ("string(ip('2001:0DB8::68'))", "2001:db8::68"), ("string(cidr('192.168.0.1/24'))", "192.168.0.1/24"),
     ("string(cidr('192.168.0.1/24').masked())", "192.168.0.0/24"), ("string(cidr('2001:db8::/32').ip())", "2001:db8::"),
+    # semver_test.go
+    ("isSemver('1.2.3-beta.1+build.1')", True), ("isSemver('')", False), ("isSemver('v1.0.0')", False),
+    ("isSemver(' 1.0.0')", False), ("isSemver('1. 0.0')", False), ("isSemver('1.0.0 ')", False),
+    ("isSemver('01.01.01')", False), ("isSemver('1')", False), ("isSemver('1.1')", False),
+    ("isSemver('', true)", False), ("isSemver(' 1.0.0', true)", False), ("isSemver('1. 0.0', true)", False),
+    ("isSemver('1.0.0 ', true)", False), ("isSemver('v1.0.0', true)", True), ("isSemver('01.01.01', true)", True),
+    ("isSemver('1', true)", True), ("isSemver('1.1', true)", True),
+    ("semver('v01.01', true) == semver('1.1.0')", True), ("semver('1.2.3') == semver('1.2.3')", True),
+    ("semver('1.2.3') == semver('1.0.0')", False),
+    ("semver('1.0.0').isLessThan(semver('1.2.3'))", True), ("semver('1.0.0').isLessThan(semver('1.0.0'))", False),
+    ("semver('1.2.3').isGreaterThan(semver('1.0.0'))", True),
+    ("semver('1.0.0').isGreaterThan(semver('1.0.0'))", False),
+    ("semver('1.2.3').compareTo(semver('1.2.3'))", 0), ("semver('1.0.0').compareTo(semver('1.2.3'))", -1),
+    ("semver('1.2.3').compareTo(semver('1.0.0'))", 1),
+    ("semver('1.2.3').major()", 1), ("semver('1.2.3').minor()", 2), ("semver('1.2.3').patch()", 3),
+    # semver precedence (semver.org 11): pre-releases below the release, numeric identifiers lowest
+    ("semver('1.0.0-alpha').isLessThan(semver('1.0.0'))", True),
+    ("semver('1.0.0-alpha.1').isLessThan(semver('1.0.0-alpha.beta'))", True),
+    ("semver('1.0.0-beta.2').isLessThan(semver('1.0.0-beta.11'))", True),
+    ("semver('1.0.0-alpha').isLessThan(semver('1.0.0-alpha.1'))", True),
+    ("semver('1.0.0+a') == semver('1.0.0+b')", True),
 ]
 
 
@@ -179,6 +202,10 @@ UPSTREAM_ERRORS = [
                                    'address "::ffff:1.2.3.4/120" is not allowed'),
     # upstream refuses it at compile time (no string overload for kubernetes.Quantity); here at runtime
     ("string(quantity('1'))", "no such overload: string"),
+    ("semver('v1.0')", "No Major.Minor.Patch elements found"),
+    ("semver('1.02.0')", 'Minor number must not contain leading zeroes "02"'),
+    ("semver('1.0.0-01')", 'Numeric PreRelease version must not contain leading zeroes "01"'),
+    ("semver('1-beta', true)", "short version cannot contain PreRelease/Build meta data"),
 ]
 
 

@@ -164,6 +164,14 @@ def quantity_is_integer(v: Any) -> bool:
     return x.value.denominator == 1 and -(2 ** 63) <= x.value.numerator < 2 ** 63
 
 
+def compare(a: Any, b: Any, name: str) -> int:
+    """Quantity.Cmp or semver's Compare, by the receiver's tag (mixed kinds: no such overload)."""
+    if isinstance(a, dict) and "@semver" in a:
+        _opaque("@semver", b, name)
+        return semver_compare(a, b)
+    return _q(a, name).cmp(_q(b, name))
+
+
 def _q_other(other: Any, name: str) -> q.Quantity:
     return q.Quantity(other) if isinstance(other, int) and not isinstance(other, bool) else _q(other, name)
 
@@ -311,6 +319,106 @@ def is_canonical_ip(s: str) -> bool:
     return str(_parse_ip(s)) == s
 
 
+# --- semver (upstream: semverlib.go, over github.com/blang/semver/v4's Parse) ------------------
+
+_NUMBERS = frozenset("0123456789")
+_ALPHANUM = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-")
+
+
+def _semver_number(part: str, what: str) -> int:
+    if not set(part) <= _NUMBERS:
+        raise CelError(f"Invalid character(s) found in {what} number {_go_quote(part)}")
+    if len(part) > 1 and part[0] == "0":
+        raise CelError(f"{what.capitalize()} number must not contain leading zeroes {_go_quote(part)}")
+    if not part:
+        raise CelError('strconv.ParseUint: parsing "": invalid syntax')
+    return int(part)
+
+
+def parse_semver(s: str) -> tuple[int, int, int, tuple[str, ...]]:
+    """blang/semver's Parse: (major, minor, patch, pre-release identifiers); build metadata is
+    checked and dropped (it takes no part in comparisons)."""
+    if not s:
+        raise CelError("Version string empty")
+    parts = s.split(".", 2)
+    if len(parts) != 3:
+        raise CelError("No Major.Minor.Patch elements found")
+    major, minor = _semver_number(parts[0], "major"), _semver_number(parts[1], "minor")
+    patch, _, build = parts[2].partition("+")
+    patch, dash, pre = patch.partition("-")
+    prerelease = tuple(pre.split(".")) if dash else ()
+    number = _semver_number(patch, "patch")
+    for p in prerelease:
+        if not p:
+            raise CelError("Prerelease is empty")
+        if not set(p) <= _ALPHANUM:
+            raise CelError(f"Invalid character(s) found in prerelease {_go_quote(p)}")
+        if set(p) <= _NUMBERS and len(p) > 1 and p[0] == "0":
+            raise CelError(f"Numeric PreRelease version must not contain leading zeroes {_go_quote(p)}")
+    if "+" in parts[2]:
+        for b in build.split("."):
+            if not b:
+                raise CelError("Build meta data is empty")
+            if not set(b) <= _ALPHANUM:
+                raise CelError(f"Invalid character(s) found in build meta data {_go_quote(b)}")
+    return major, minor, number, prerelease
+
+
+def _normalize_semver(s: str) -> str:
+    """Upstream: normalizeAndParse's normalization (no "v", no leading zeros, .0 filled in)."""
+    s = s.removeprefix("v")
+    parts = s.split(".", 2)
+    for i, p in enumerate(parts):
+        if len(p) > 1:
+            p = p.lstrip("0")
+            if not p or p[0] not in _NUMBERS:
+                p = "0" + p
+            parts[i] = p
+    if len(parts) < 3:
+        if "+" in parts[-1] or "-" in parts[-1]:
+            raise CelError("short version cannot contain PreRelease/Build meta data")
+        parts += ["0"] * (3 - len(parts))
+    return ".".join(parts)
+
+
+def to_semver(s: str, normalize: bool = False) -> dict[str, str]:
+    """The tag holds the version without build metadata: Equal is Compare == 0, as upstream's."""
+    major, minor, patch, pre = parse_semver(_normalize_semver(s) if normalize else s)
+    return {"@semver": f"{major}.{minor}.{patch}" + ("-" + ".".join(pre) if pre else "")}
+
+
+def is_semver(s: str, normalize: bool = False) -> bool:
+    try:
+        to_semver(s, normalize)
+    except CelError:
+        return False
+    return True
+
+
+def _semver(v: Any, name: str) -> tuple[int, int, int, tuple[str, ...]]:
+    return parse_semver(_opaque("@semver", v, name))
+
+
+def semver_compare(a: Any, b: Any) -> int:
+    """blang/semver's Compare: numbers, then a release above its pre-releases, then the
+    pre-release identifiers in order (numeric ones below alphanumeric ones)."""
+    x, y = _semver(a, "compareTo"), _semver(b, "compareTo")
+    if x[:3] != y[:3]:
+        return -1 if x[:3] < y[:3] else 1
+    if not x[3] or not y[3]:
+        return (not x[3]) - (not y[3])
+    for p, o in zip(x[3], y[3]):
+        if p == o:
+            continue
+        pn, on = p.isdigit(), o.isdigit()
+        if pn and on:
+            return -1 if int(p) < int(o) else 1
+        if pn != on:
+            return -1 if pn else 1
+        return -1 if p < o else 1
+    return (len(x[3]) > len(y[3])) - (len(x[3]) < len(y[3]))
+
+
 # --- authz (upstream: authz.go) ------------------------------------------------------------------
 
 def _check(target: Any, verb: str) -> dict[str, Any]:
@@ -377,12 +485,12 @@ def _overloads() -> Iterator[tuple[str, list[tuple[str, Any, list[Any], bool, Ca
     yield "quantity", [("string_to_quantity", OPAQUE, [STRING], False, to_quantity)]
     yield "isQuantity", [("is_quantity_string", BOOL, [STRING], False, is_quantity)]
     yield "sign", [("quantity_sign", INT, [OPAQUE], True, lambda v: _q(v, "sign").sign())]
+    # quantity's and semver's comparisons share the opaque signature: compare() picks by tag
     yield "isGreaterThan", [("quantity_is_greater_than", BOOL, [OPAQUE, OPAQUE], True,
-                             lambda a, b: _q(a, "isGreaterThan") > _q(b, "isGreaterThan"))]
+                             lambda a, b: compare(a, b, "isGreaterThan") == 1)]
     yield "isLessThan", [("quantity_is_less_than", BOOL, [OPAQUE, OPAQUE], True,
-                          lambda a, b: _q(a, "isLessThan") < _q(b, "isLessThan"))]
-    yield "compareTo", [("quantity_compare_to", INT, [OPAQUE, OPAQUE], True,
-                         lambda a, b: _q(a, "compareTo").cmp(_q(b, "compareTo")))]
+                          lambda a, b: compare(a, b, "isLessThan") == -1)]
+    yield "compareTo", [("quantity_compare_to", INT, [OPAQUE, OPAQUE], True, lambda a, b: compare(a, b, "compareTo"))]
     yield "asApproximateFloat", [("quantity_get_float", DOUBLE, [OPAQUE], True,
                                   lambda v: float(_q(v, "asApproximateFloat").value))]
     yield "asInteger", [("quantity_get_int", INT, [OPAQUE], True, quantity_int)]
@@ -431,6 +539,14 @@ def _overloads() -> Iterator[tuple[str, list[tuple[str, Any, list[Any], bool, Ca
                       lambda c: {"@cidr": str(_cidr(c, "masked").network)})]
     yield "string", [("opaque_to_string", STRING, [OPAQUE], False, to_string)]
     yield "ip.isCanonical", [("ip_is_canonical", BOOL, [STRING], False, is_canonical_ip)]
+    # semver
+    yield "semver", [("string_to_semver", OPAQUE, [STRING], False, to_semver),
+                     ("string_bool_to_semver", OPAQUE, [STRING, BOOL], False, to_semver)]
+    yield "isSemver", [("is_semver_string", BOOL, [STRING], False, is_semver),
+                       ("is_semver_string_bool", BOOL, [STRING, BOOL], False, is_semver)]
+    yield "major", [("semver_major", INT, [OPAQUE], True, lambda v: _semver(v, "major")[0])]
+    yield "minor", [("semver_minor", INT, [OPAQUE], True, lambda v: _semver(v, "minor")[1])]
+    yield "patch", [("semver_patch", INT, [OPAQUE], True, lambda v: _semver(v, "patch")[2])]
     # jsonpatch (upstream: jsonpatch.go; MutatingAdmissionPolicy's JSONPatch paths)
     yield "jsonpatch.escapeKey", [("string_jsonpatch_escapeKey_string", STRING, [STRING], False,
                                    lambda k: k.replace("~", "~0").replace("/", "~1"))]

@@ -139,6 +139,38 @@ CASES: list[tuple[str, Any]] = [
     ("semver('1.2.3').compareTo(semver('1.2.3'))", 0), ("semver('1.0.0').compareTo(semver('1.2.3'))", -1),
     ("semver('1.2.3').compareTo(semver('1.0.0'))", 1),
     ("semver('1.2.3').major()", 1), ("semver('1.2.3').minor()", 2), ("semver('1.2.3').patch()", 3),
+    # format_test.go (validate() gives the error list, empty when valid: see library.py)
+    *[(f"format.{f}().validate({v!r}).hasValue()", False) for f, v in (
+        ("dns1123Label", "my-label-name"), ("dns1123Subdomain", "apiextensions.k8s.io"),
+        ("qualifiedName", "apiextensions.k8s.io/v1beta1"), ("dns1123LabelPrefix", "my-label-prefix-"),
+        ("dns1123SubdomainPrefix", "mysubdomain.prefix.-"), ("dns1035LabelPrefix", "my-label-prefix-"),
+        ("uri", "http://example.com"), ("uuid", "123e4567-e89b-12d3-a456-426614174000"), ("byte", "aGVsbG8="),
+        ("date", "2021-01-01"), ("datetime", "2021-01-01T00:00:00Z"), ("dns1123Subdomain", "example.com"),
+        ("dns1035Label", "my-label-name"), ("qualifiedName", "my.name"), ("labelValue", "my-cool-label-Value"))],
+    ("format.dns1123Label().validate('contains a space').value()", [
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and "
+        "end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"]),
+    ("format.dns1123Subdomain().validate('contains a space').value()", [
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+        "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"]),
+    ("format.dns1035Label().validate('contains a space').value()", [
+        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
+        "character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
+        "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"]),
+    ("format.qualifiedName().validate('contains a space').value()", [
+        "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+        "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+        "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"]),
+    ("format.dns1123LabelPrefix().validate('contains a space-').size()", 1),
+    ("format.byte().validate('aGVsbG8').value()", ["invalid base64"]),
+    ("format.date().validate('2020-01-32').value()", ["invalid date"]),
+    ("format.datetime().validate('2020-01-32T00:00:00Z').value()", ["invalid datetime"]),
+    ("format.named('unknown').hasValue()", False),
+    *[(f"format.named('{f}').hasValue() && format.named('{f}').value() == format.{f}()", True)
+      for f in ("dns1123Label", "uri", "datetime")],
+    ("format.dns1123Label() == format.dns1123Subdomain()", False),
     # semver precedence (semver.org 11): pre-releases below the release, numeric identifiers lowest
     ("semver('1.0.0-alpha').isLessThan(semver('1.0.0'))", True),
     ("semver('1.0.0-alpha.1').isLessThan(semver('1.0.0-alpha.beta'))", True),

@@ -388,7 +388,12 @@ _OPAQUE_RESULT = frozenset({"url", "ip", "cidr", "quantity", "masked", "add", "s
                             "group", "resource", "subresource", "namespace", "name", "serviceAccount",
                             "format.named"})
 _OPAQUE = {"@opaque": True}     # the value a runtime estimate knows of an opaque result: not a string
-CHECK_COST = 350_000     # an authorization check: two per expression fit the per-call limit
+CHECK_COST = 350_000
+# Upstream: ConstantFormats' MaxRegexSize (library/format.go; uuid, date and datetime: the length
+# of kube-openapi's strfmt patterns, approximately).
+FORMAT_REGEX_SIZES = {"dns1123Label": 30, "dns1123Subdomain": 60, "dns1035Label": 30, "qualifiedName": 60,
+                      "dns1123LabelPrefix": 30, "dns1123SubdomainPrefix": 60, "dns1035LabelPrefix": 30,
+                      "labelValue": 40, "uri": 1103, "uuid": 87, "byte": 84, "date": 80, "datetime": 80}     # an authorization check: two per expression fit the per-call limit
 
 
 def _call_cost(node: Node, parts: list[Estimate], result_size: int) -> int:
@@ -415,6 +420,11 @@ def _call_cost(node: Node, parts: list[Estimate], result_size: int) -> int:
         return _factor(result_size, 2 * STRING_TRAVERSAL_COST_FACTOR)
     if name in ("matches", "find", "findAll") and len(s) >= 2:
         return _mul(_factor(s[0] + 1, STRING_TRAVERSAL_COST_FACTOR), _factor(s[1], REGEX_STRING_LENGTH_COST_FACTOR))
+    if name == "validate" and len(s) == 2:            # a format: its regex's size (Format.MaxRegexSize)
+        receiver = node.args[0]
+        fmt = receiver.name.removeprefix("format.") if receiver.kind == "call" else ""
+        regex = FORMAT_REGEX_SIZES.get(fmt, max(FORMAT_REGEX_SIZES.values()))
+        return _mul(_factor(s[1] + 1, STRING_TRAVERSAL_COST_FACTOR), _factor(regex, REGEX_STRING_LENGTH_COST_FACTOR))
     if name == "contains" and len(s) == 2:
         return _mul(_factor(s[0], STRING_TRAVERSAL_COST_FACTOR), _factor(s[1], STRING_TRAVERSAL_COST_FACTOR))
     if name in _COMPARE and len(s) == 2:

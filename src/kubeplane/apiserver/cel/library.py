@@ -419,6 +419,99 @@ def semver_compare(a: Any, b: Any) -> int:
     return (len(x[3]) > len(y[3])) - (len(x[3]) < len(y[3]))
 
 
+# --- format (upstream: format.go). Upstream's validate() and format.named() return optionals;
+# a Python function cannot make a CEL optional here, so validate() gives the list of errors
+# (empty: valid) and format.named() the format or a "none" map, and hasValue()/value() are
+# declared on those too: the documented idioms (`validate(s).hasValue()`,
+# `validate(s).value().join(...)`, `format.named(n).hasValue()`) work; comparing the result
+# with optional.none() or chaining optionals does not. ---------------------------------------
+
+_UUID = re2.compile(r"(?i)(^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$)|(^[0-9a-f]{32}$)",
+                    _RE2_OPTIONS)
+_DATE = re2.compile(r"^\d{4}-\d{2}-\d{2}$", _RE2_OPTIONS)
+_TIME = re2.compile(r"^([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?(z|[+-]([01]\d|2[0-3]):[0-5]\d)$", _RE2_OPTIONS)
+
+
+def _is_date(s: str) -> bool:
+    """strfmt's date: RFC 3339 full-date (time.Parse("2006-01-02"))."""
+    import datetime
+    if not _DATE.match(s):
+        return False
+    try:
+        datetime.date.fromisoformat(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_datetime(s: str) -> bool:
+    """strfmt's IsDateTime: a full-date, "T", then a time with its offset (RFC 3339)."""
+    parts = s.lower().split("t")
+    return len(parts) == 2 and _is_date(parts[0]) and bool(_TIME.match(parts[1]))
+
+
+def _is_base64(s: str) -> bool:
+    import base64
+    import binascii
+    try:
+        base64.b64decode(s, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def _formats() -> dict[str, Callable[[str], list[str]]]:
+    from ...api.validation import names
+    return {
+        "dns1123Label": lambda v: names.name_is_dns_label(v, False),
+        "dns1123Subdomain": lambda v: names.name_is_dns_subdomain(v, False),
+        "dns1035Label": lambda v: names.name_is_dns1035_label(v, False),
+        "qualifiedName": names.is_qualified_name,
+        "dns1123LabelPrefix": lambda v: names.name_is_dns_label(v, True),
+        "dns1123SubdomainPrefix": lambda v: names.name_is_dns_subdomain(v, True),
+        "dns1035LabelPrefix": lambda v: names.name_is_dns1035_label(v, True),
+        "labelValue": names.is_valid_label_value,
+        "uri": _uri_errors,
+        "uuid": lambda v: [] if _UUID.search(v) else ["does not match the UUID format"],
+        "byte": lambda v: [] if _is_base64(v) else ["invalid base64"],
+        "date": lambda v: [] if _is_date(v) else ["invalid date"],
+        "datetime": lambda v: [] if _is_datetime(v) else ["invalid datetime"],
+    }
+
+
+FORMAT_NAMES = ("dns1123Label", "dns1123Subdomain", "dns1035Label", "qualifiedName", "dns1123LabelPrefix",
+                "dns1123SubdomainPrefix", "dns1035LabelPrefix", "labelValue", "uri", "uuid", "byte", "date",
+                "datetime")
+_NONE = {"@none": True}
+
+
+def _uri_errors(v: str) -> list[str]:
+    try:
+        _parse_url(v)
+    except CelError as e:
+        return [str(e).removeprefix("URL parse error during conversion from string: ")]
+    return []
+
+
+def format_validate(f: Any, value: str) -> list[str]:
+    name = _opaque("@format", f, "validate")
+    return list(_formats()[name](value))
+
+
+def format_named(name: str) -> dict[str, Any]:
+    return {"@format": name} if name in FORMAT_NAMES else dict(_NONE)
+
+
+def _has_value(v: Any) -> bool:
+    return bool(v) if isinstance(v, list) else "@none" not in v
+
+
+def _value(v: Any) -> Any:
+    if (isinstance(v, list) and not v) or (isinstance(v, dict) and "@none" in v):
+        raise CelError("optional.none() dereference")
+    return v
+
+
 # --- authz (upstream: authz.go) ------------------------------------------------------------------
 
 def _check(target: Any, verb: str) -> dict[str, Any]:
@@ -539,6 +632,15 @@ def _overloads() -> Iterator[tuple[str, list[tuple[str, Any, list[Any], bool, Ca
                       lambda c: {"@cidr": str(_cidr(c, "masked").network)})]
     yield "string", [("opaque_to_string", STRING, [OPAQUE], False, to_string)]
     yield "ip.isCanonical", [("ip_is_canonical", BOOL, [STRING], False, is_canonical_ip)]
+    # format
+    yield "validate", [("format-validate", LIST_STRING, [OPAQUE, STRING], True, format_validate)]
+    yield "format.named", [("format-named", OPAQUE, [STRING], False, format_named)]
+    for name in FORMAT_NAMES:
+        yield f"format.{name}", [(f"format.{name}", OPAQUE, [], False, lambda n=name: {"@format": n})]
+    yield "hasValue", [("format_list_has_value", BOOL, [LIST_STRING], True, _has_value),
+                       ("format_has_value", BOOL, [OPAQUE], True, _has_value)]
+    yield "value", [("format_list_value", LIST_STRING, [LIST_STRING], True, _value),
+                    ("format_value", OPAQUE, [OPAQUE], True, _value)]
     # semver
     yield "semver", [("string_to_semver", OPAQUE, [STRING], False, to_semver),
                      ("string_bool_to_semver", OPAQUE, [STRING, BOOL], False, to_semver)]

@@ -73,6 +73,10 @@ RUNTIME_COSTS: list[tuple[str, int]] = [
     ("authorizer.path('/healthz')", 2),
     ("authorizer.group('apps').resource('deployments').subresource('status').namespace('test').name('backend')", 6),
     ("authorizer.path('/healthz').check('get').allowed()", 350003),
+    ("authorizer.group('').resource('pods').fieldSelector('spec.nodeName=example-node-name.fully.qualified.domain."
+     "name.example.com')", 1821),
+    ("authorizer.group('').resource('pods').labelSelector('spec.nodeName=example-node-name.fully.qualified.domain."
+     "name.example.com')", 1821),
     ("authorizer.group('apps').resource('deployments').subresource('status').namespace('test').name('backend')"
      ".check('create').allowed()", 350007),
     ("authorizer.group('apps').resource('deployments').subresource('status').namespace('test').name('backend')"

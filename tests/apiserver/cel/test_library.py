@@ -171,6 +171,9 @@ CASES: list[tuple[str, Any]] = [
     *[(f"format.named('{f}').hasValue() && format.named('{f}').value() == format.{f}()", True)
       for f in ("dns1123Label", "uri", "datetime")],
     ("format.dns1123Label() == format.dns1123Subdomain()", False),
+    # lists.go (v1, Kubernetes 1.37)
+    ("[1, 2, 3].includes(2)", True), ("[1, 2, 3].includes(4)", False), ("'model-a'.includes('model-a')", True),
+    ("'model-a'.includes('model-b')", False), ("[1.0, 2.0].includes(1)", True),
     # semver precedence (semver.org 11): pre-releases below the release, numeric identifiers lowest
     ("semver('1.0.0-alpha').isLessThan(semver('1.0.0'))", True),
     ("semver('1.0.0-alpha.1').isLessThan(semver('1.0.0-alpha.beta'))", True),
@@ -271,3 +274,26 @@ def test_library_errors(expr: str, message: str) -> None:
 def test_library_compile_errors(expr: str, message: str) -> None:
     r = compiler.env("object").compile(expr, (compiler.ANY,))
     assert message in r.error
+
+
+def test_library_compatibility() -> None:
+    """Upstream: TestLibraryCompatibility — the functions Kubernetes' libraries declare, by the
+    release that added them (the format.<name>() constants are declared apart, as upstream's
+    CompileOptions does; hasValue/value stand in for the optionals upstream returns)."""
+    from kubeplane.apiserver.cel import library
+    known = {
+        "isSorted", "sum", "max", "min", "indexOf", "lastIndexOf", "find", "findAll", "url", "getScheme", "getHost",
+        "getHostname", "getPort", "getEscapedPath", "getQuery", "isURL",
+        "path", "group", "serviceAccount", "resource", "subresource", "namespace", "name", "check", "allowed", "reason",
+        "errored", "error",
+        "add", "asApproximateFloat", "asInteger", "compareTo", "isGreaterThan", "isInteger", "isLessThan", "isQuantity",
+        "quantity", "sign", "sub",
+        "ip", "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast",
+        "ip.isCanonical", "isIP", "cidr", "containsIP", "containsCIDR", "masked", "prefixLength", "isCIDR", "string",
+        "fieldSelector", "labelSelector", "validate", "format.named", "isSemver", "major", "minor", "patch", "semver",
+        "jsonpatch.escapeKey",
+        "includes",
+    }
+    declared = {name for name, _ in library._overloads()}
+    constants = {f"format.{n}" for n in library.FORMAT_NAMES}
+    assert declared - constants - {"hasValue", "value"} == known

@@ -382,11 +382,13 @@ _ONE_TRAVERSAL = frozenset({"url", "lowerAscii", "upperAscii", "substring", "tri
                             "isIP", "isCIDR", "quantity", "isQuantity", "semver", "isSemver", "startsWith",
                             "endsWith", "strings.quote", "quote", "isURL"})
 _LIST_TRAVERSAL = frozenset({"isSorted", "sum", "max", "min", "indexOf", "lastIndexOf", "includes"})
+_SELECTOR_LENGTH_TO_REQUIREMENTS = 0.5                     # "k," : the shortest requirement
+_COST_PER_REQUIREMENT = LIST_CREATE_BASE_COST + STRUCT_CREATE_BASE_COST
 _COMPARE = frozenset({"_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_"})
 # Functions whose result is one of Kubernetes' opaque values (a URL, IP, Quantity, ...).
 _OPAQUE_RESULT = frozenset({"url", "ip", "cidr", "quantity", "masked", "add", "sub", "semver", "check", "path",
                             "group", "resource", "subresource", "namespace", "name", "serviceAccount",
-                            "format.named"})
+                            "format.named", "fieldSelector", "labelSelector"})
 _OPAQUE = {"@opaque": True}     # the value a runtime estimate knows of an opaque result: not a string
 CHECK_COST = 350_000
 # Upstream: ConstantFormats' MaxRegexSize (library/format.go; uuid, date and datetime: the length
@@ -408,6 +410,9 @@ def _call_cost(node: Node, parts: list[Estimate], result_size: int) -> int:
         return 1
     if name == "check":
         return CHECK_COST
+    if name in ("fieldSelector", "labelSelector") and len(s) == 2:   # Kubernetes' selectorCostEstimate
+        return _add(LIST_CREATE_BASE_COST, _factor(s[1], STRING_TRAVERSAL_COST_FACTOR),
+                    _mul(_factor(s[1], _SELECTOR_LENGTH_TO_REQUIREMENTS), _COST_PER_REQUIREMENT))
     if name in _ONE_TRAVERSAL or (name in ("string", "bytes") and _stringish(parts[0])):
         return _factor(s[0], STRING_TRAVERSAL_COST_FACTOR)
     if name == "ip":

@@ -95,6 +95,23 @@ def last_index_of(items: list[Any], value: Any) -> int:
     return -1
 
 
+def includes(target: Any, arg: Any) -> bool:
+    """Upstream: includes (lists v1, Kubernetes 1.37): an item of the list equal to arg, or the
+    target itself equal to it."""
+    if isinstance(target, list):
+        return any(_cel_equal(x, arg) for x in target)
+    return _cel_equal(target, arg)
+
+
+def _cel_equal(a: Any, b: Any) -> bool:
+    """CEL's heterogeneous equality on plain values (1 == 1.0, true != 1)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
 # --- regex (upstream: regex.go). RE2, as upstream (and as CEL's own matches()): linear in the
 # input whatever the pattern, where Python's re backtracks exponentially on `(a+)+$`. -----------
 
@@ -527,7 +544,7 @@ def _check(target: Any, verb: str) -> dict[str, Any]:
         a = AuthzAttributes(user=target.get("user") or user, verb=verb, resource_request=True,
                             namespace=rc.get("namespace", ""), api_group=rc.get("group", ""),
                             resource=rc.get("resource", ""), subresource=rc.get("subresource", ""),
-                            name=rc.get("name", ""))
+                            name=rc.get("name", ""), field_selector=rc.get("fieldSelector", ""))
     decision, reason = authz.authorize(a)
     return {"@decision": decision.value if hasattr(decision, "value") else str(decision),
             "allowed": decision is Decision.ALLOW, "reason": reason}
@@ -571,6 +588,7 @@ def _overloads() -> Iterator[tuple[str, list[tuple[str, Any, list[Any], bool, Ca
     yield "indexOf", [(f"list_a_index_of_{k}", INT, [LIST, t], True, index_of) for k, t in _ELEMENT_KINDS]
     yield "lastIndexOf", [(f"list_a_last_index_of_{k}", INT, [LIST, t], True, last_index_of)
                           for k, t in _ELEMENT_KINDS]
+    yield "includes", [("list_includes_dyn_dyn", BOOL, [DYN, DYN], True, includes)]
     yield "find", [("string_find_string", STRING, [STRING, STRING], True, find)]
     yield "findAll", [("string_find_all_string", LIST_STRING, [STRING, STRING], True, find_all),
                       ("string_find_all_string_int", LIST_STRING, [STRING, STRING, INT], True, find_all)]
@@ -660,6 +678,12 @@ def _overloads() -> Iterator[tuple[str, list[tuple[str, Any, list[Any], bool, Ca
     yield "subresource", [("resourcecheck_subresource", OPAQUE, [OPAQUE, STRING], True, _resource_field("subresource"))]
     yield "namespace", [("resourcecheck_namespace", OPAQUE, [OPAQUE, STRING], True, _resource_field("namespace"))]
     yield "name", [("resourcecheck_name", OPAQUE, [OPAQUE, STRING], True, _resource_field("name"))]
+    # authz selectors (upstream: AuthzSelectors); the label selector is carried but no authorizer
+    # here reads one (RBAC and Node do not)
+    yield "fieldSelector", [("resourcecheck_fieldselector", OPAQUE, [OPAQUE, STRING], True,
+                             _resource_field("fieldSelector"))]
+    yield "labelSelector", [("resourcecheck_labelselector", OPAQUE, [OPAQUE, STRING], True,
+                             _resource_field("labelSelector"))]
     yield "check", [("resourcecheck_check", OPAQUE, [OPAQUE, STRING], True, _check)]
     yield "allowed", [("decision_allowed", BOOL, [OPAQUE], True,
                        lambda d: bool(_opaque("@decision", d, "allowed") and d["allowed"]))]

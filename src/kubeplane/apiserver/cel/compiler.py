@@ -84,6 +84,7 @@ class Env:
         if size > MAX_EXPRESSION_SIZE:
             return CompilationResult(expression, None, f"compilation failed: ERROR: <input>:-1:0: expression code point "
                                                       f"size exceeds limit: size: {size}, limit {MAX_EXPRESSION_SIZE}")
+        checked = True
         try:
             program = self._env.compile(expression)
         except RuntimeError as e:
@@ -93,12 +94,20 @@ class Env:
             # cel-go unifies `c ? 'x' : null` (upstream's documented auditAnnotation idiom) to a
             # string; the C++ checker refuses it: check such an expression at runtime instead.
             program = self._env.compile(expression, disable_check=True)
+            checked = False
         got = type_name(program.return_type())
         if ANY not in return_types and got not in return_types and got != "dyn":
             want = return_types[0] if len(return_types) == 1 else "[" + " ".join(return_types) + "]"
             verb = "must evaluate to" if len(return_types) == 1 else "must evaluate to one of"
             return CompilationResult(expression, None, f"{verb} {want} but got {got}")
-        ast = cost.checked_ast(program.serialize())
+        serialized = program.serialize()
+        ast = cost.checked_ast(serialized)
+        unsafe = cost.passes_optional(ast, library.PYTHON_FUNCTIONS,
+                                      cost.optional_typed(serialized) if checked else None)
+        if unsafe is not None:
+            return CompilationResult(expression, None, "compilation failed: " + _located(
+                expression, cost.positions(serialized).get(unsafe.id, 0),
+                f"an optional value cannot be passed to '{unsafe.name}' here (use .orValue() or .value())"))
         return CompilationResult(expression, program, "", got, ast, cost.grows(ast), cost.estimate(ast, {}).cost)
 
     def checked(self, expression: str) -> bytes | None:
@@ -140,6 +149,16 @@ def env(*variables: str) -> Env:
 def type_name(t: Any) -> str:
     name = t.name()
     return _TYPE_NAMES.get(name.upper(), name.lower()) if "<" not in name else name.lower()
+
+
+def _located(expression: str, offset: int, message: str) -> str:
+    """cel-go's issue text for a message at an offset: `ERROR: <input>:line:col: ...` and a caret."""
+    line_start = expression.rfind("\n", 0, offset) + 1
+    line_end = expression.find("\n", offset)
+    text = expression[line_start:line_end if line_end >= 0 else len(expression)]
+    col = offset - line_start
+    return (f"ERROR: <input>:{expression.count(chr(10), 0, offset) + 1}:{col + 1}: {message}\n"
+            f" | {text}\n | {'.' * col}^")
 
 
 def _issues(message: str) -> str:

@@ -156,6 +156,48 @@ def positions(serialized: bytes) -> dict[int, int]:
     return out
 
 
+def optional_typed(serialized: bytes) -> set[int]:
+    """The ids of the expressions the checker typed as (or as holding) optionals
+    (cel.expr.CheckedExpr.type_map; an optional is the abstract type "optional_type")."""
+    checked = _one(fields(serialized), 2, serialized)
+    out: set[int] = set()
+    for n, entry in fields(checked):
+        if n == 3:
+            ef = fields(entry)
+            if b"optional_type" in _one(ef, 2, b""):
+                out.add(_one(ef, 1, 0))
+    return out
+
+
+# What makes an optional value (an unchecked expression has no types to tell).
+OPTIONAL_MAKERS = frozenset({"optional.of", "optional.none", "optional.ofNonZeroValue", "_?._", "_[?_]",
+                             "first", "last"})
+
+
+def passes_optional(node: Node, python_functions: frozenset[str], optional_ids: set[int] | None) -> Node | None:
+    """The first call that would hand an optional to a Python function (the binding crashes the
+    process converting one), or that hides one in dyn(); None if none can. optional_ids: the
+    checker's optional-typed expressions, None for an unchecked expression (then any optional
+    maker under such a call counts)."""
+    if node.kind == "call" and (node.name in python_functions or node.name == "dyn"):
+        for a in node.args:
+            if optional_ids is not None and a.id in optional_ids:
+                return node
+            if optional_ids is None and _makes_optional(a):
+                return node
+    for child in [*node.args, *node.comp.values()]:
+        found = passes_optional(child, python_functions, optional_ids)
+        if found is not None:
+            return found
+    return None
+
+
+def _makes_optional(node: Node) -> bool:
+    if node.kind == "call" and node.name in OPTIONAL_MAKERS:
+        return True
+    return any(_makes_optional(c) for c in [*node.args, *node.comp.values()])
+
+
 def checked_ast(serialized: bytes) -> Node:
     """The root Expr of a compiled expression's serialized (Any-wrapped) CheckedExpr."""
     anyf = fields(serialized)

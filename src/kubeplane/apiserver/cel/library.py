@@ -728,6 +728,12 @@ _ELEMENT_KINDS = [("int", INT), ("uint", T.UINT), ("double", DOUBLE), ("string",
                   ("bytes", T.BYTES)]
 
 
+def _python_functions() -> frozenset[str]:
+    """(hasValue and value are the optional library's: ours only take a list or a map, so an
+    optional never reaches them.)"""
+    return frozenset(name for name, _ in _overloads()) - {"hasValue", "value"}
+
+
 def extension() -> Any:
     """Kubernetes' libraries as one extension (so they may add overloads to names the strings
     extension declares, as lists' indexOf does)."""
@@ -755,3 +761,7 @@ def _guard(impl: Callable[..., Any]) -> Callable[..., Any]:
         except (TypeError, KeyError, ValueError, AttributeError, IndexError) as e:
             raise CelError(f"no such overload: {e}") from None
     return call
+
+
+# The functions implemented in Python here: an optional must never reach one (compiler.py).
+PYTHON_FUNCTIONS = _python_functions()

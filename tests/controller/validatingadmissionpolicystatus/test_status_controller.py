@@ -74,7 +74,7 @@ async def test_controller_writes_observed_generation_and_warnings() -> None:
     await api.bootstrap()
     factory = SharedInformerFactory(Clientset(InProcessTransport(api, user=identities.KUBE_CONTROLLER_MANAGER)))
     controller_cs = Clientset(InProcessTransport(api, user=identities.controller_user(CONTROLLER_NAME)))
-    c = Controller(factory.admissionregistration_v1().validatingadmissionpolicies(), controller_cs)
+    c = Controller(factory.admissionregistration_v1().validatingadmissionpolicies(), controller_cs, typechecking.check)
     task = asyncio.ensure_future(c.run())
     factory.start()
     admin = Clientset(InProcessTransport(api, user=APISERVER)).admissionregistration_v1().validatingadmissionpolicies()

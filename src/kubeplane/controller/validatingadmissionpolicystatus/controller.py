@@ -8,12 +8,14 @@ warnings are written to the status subresource as the field manager
 "validatingadmissionpolicy-status-controller". Upstream applies them (server-side apply, force);
 here a merge patch of the same status, because an apply to a /status subresource does not
 store the status yet (the apply handler's gap, reported to the lead). Added and updated policies are
-enqueued by name; a deleted one is left alone. The CEL engine is imported when the first
-policy is checked.
+enqueued by name; a deleted one is left alone. The type checker is given to the controller,
+as upstream's NewController takes one: it is the API server's (apiserver/cel/typechecking.py,
+which cmd wires in), and a controller does not import the server.
 """
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -31,9 +33,14 @@ CONTROLLER_NAME = "validatingadmissionpolicy-status-controller"
 Obj = dict[str, Any]
 
 
+TypeChecker = Callable[[Obj], list[Obj]]     # a policy -> its expressionWarnings
+
+
 class Controller:
-    def __init__(self, policy_informer: ResourceInformer[Any], client: Any, *, clock: Clock = REAL_CLOCK) -> None:
+    def __init__(self, policy_informer: ResourceInformer[Any], client: Any, type_checker: TypeChecker, *,
+                 clock: Clock = REAL_CLOCK) -> None:
         self.client = client                       # a Clientset
+        self.type_checker = type_checker
         self.lister = policy_informer.lister()
         self.informer = policy_informer.informer()
         self.queue: RateLimitingQueue[str] = RateLimitingQueue(
@@ -69,8 +76,7 @@ class Controller:
         generation = (policy.get("metadata") or {}).get("generation") or 0
         if generation <= ((policy.get("status") or {}).get("observedGeneration") or 0):
             return
-        from ...apiserver.cel import typechecking
-        warnings = typechecking.check(policy)
+        warnings = self.type_checker(policy)
         status = {"observedGeneration": generation, "typeChecking": {"expressionWarnings": warnings}}
         await self.client.admissionregistration_v1().validatingadmissionpolicies().patch(
             policy["metadata"]["name"], {"status": status}, "merge", subresource="status",

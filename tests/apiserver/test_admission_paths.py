@@ -344,7 +344,8 @@ async def test_chain_leaves_a_dormant_plugin_out_until_its_configuration_is_writ
 
 async def test_webhook_and_policy_plugins_are_left_out_while_nothing_is_configured(api: Any) -> None:
     from kubeplane.apiserver.admission import Operation
-    dynamic = {"MutatingAdmissionWebhook", "ValidatingAdmissionWebhook", "ValidatingAdmissionPolicy"}
+    dynamic = {"MutatingAdmissionWebhook", "ValidatingAdmissionWebhook", "ValidatingAdmissionPolicy",
+               "MutatingAdmissionPolicy"}
     chain = api.server.admission
     a = Attributes(Operation.CREATE, "", "v1", "configmaps", "ConfigMap", "default", "x")
     for name in ("a", "b"):      # the first write lists the configurations; the second finds none

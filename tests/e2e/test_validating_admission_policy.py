@@ -66,3 +66,22 @@ def test_policy_denies_and_warns(cluster: Cluster) -> None:
     cluster.kubectl("delete", "validatingadmissionpolicybinding", "replicalimit-binding-test.example.com")
     eventually(lambda: cluster.kubectl("create", "-f", "-", input=deployment("big", "vap-deny", 6),
                                        check=False).returncode == 0, "the policy stops applying")
+
+
+def test_policy_status_type_checking(cluster: Cluster) -> None:
+    """The status controller writes observedGeneration and the type check's warnings (a field
+    the Deployment schema lacks), and clears them once the policy is fixed."""
+    bad = policy("typo-policy.example.com")
+    bad["spec"]["validations"] = [{"expression": "object.spec.replicsa <= 5"}]
+    cluster.apply_yaml(bad)
+
+    def status() -> dict[str, Any]:
+        out = cluster.kubectl("get", "validatingadmissionpolicy", "typo-policy.example.com", "-o", "json").stdout
+        return json.loads(out).get("status") or {}
+    eventually(lambda: status().get("observedGeneration") == 1, "the status controller checks the policy")
+    warnings = status()["typeChecking"]["expressionWarnings"]
+    assert [w["fieldRef"] for w in warnings] == ["spec.validations[0].expression"]
+    assert warnings[0]["warning"].startswith("apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'replicsa'")
+    cluster.apply_yaml(policy("typo-policy.example.com"))
+    eventually(lambda: status().get("observedGeneration") == 2, "the fixed policy is checked again")
+    assert not status()["typeChecking"].get("expressionWarnings")

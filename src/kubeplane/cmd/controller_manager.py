@@ -108,6 +108,10 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
         from ..controller.clusterroleaggregation import ClusterRoleAggregationController
         runs.append(ClusterRoleAggregationController(factory.rbac_v1().clusterroles(),
                                                      cs("clusterrole-aggregation-controller"), clock=clock).run())
+    if _serves("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies"):   # issue 12, helper cel2
+        from ..controller import validatingadmissionpolicystatus as vapstatus
+        runs.append(vapstatus.Controller(factory.admissionregistration_v1().validatingadmissionpolicies(),
+                                         cs(vapstatus.CONTROLLER_NAME), _type_check, clock=clock).run())
     broadcaster.start()
     try:
         async with asyncio.TaskGroup() as tg:
@@ -118,6 +122,12 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
         if owns_factory:
             await factory.shutdown()
         await broadcaster.shutdown()
+
+
+def _type_check(policy: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ValidatingAdmissionPolicy type checker (the CEL engine loads with the first policy)."""
+    from ..apiserver.cel import typechecking
+    return typechecking.check(policy)
 
 
 def _serves(group: str, version: str, *plurals: str) -> bool:

@@ -219,6 +219,36 @@ async def test_runtime_cost_limit(server: APIServer) -> None:
     assert e.message.endswith("resulted in error: operation cancelled: actual cost limit exceeded")
 
 
+async def test_runtime_cost_budget_of_a_policy(server: APIServer) -> None:
+    """Upstream: each validation within the per-call limit, together over the policy's budget
+    (celconfig.RuntimeCELCostBudget, 10,000,000): one decision, upstream's ErrOutOfBudget text.
+    Here a regex over a 500 KB field: ceil(500,001 * 0.1) * ceil(20 * 0.25) = 250,005 each."""
+    d = deployment(1)
+    d["spec"]["blob"] = "a" * 500_000
+    check = {"expression": "object.spec.blob.matches('^a+(b|c|d|e|f)?a*$')"}
+    await put(server, policy(validations=[check] * 39), binding())
+    p = ValidatingAdmissionPolicy(server)
+    await p.validate(attrs(d))                                  # 39 * 250,005 = 9,750,195
+    await put(server, policy(validations=[check] * 41))         # 10,250,205
+    e = await denial(p, attrs(d))
+    assert e.message.endswith("denied request: validation failed due to running out of cost budget, "
+                              "no further validation rules will be run")
+    await put(server, policy(validations=[check] * 41, failurePolicy="Ignore"))
+    await p.validate(attrs(d))
+
+
+async def test_message_expressions_spend_what_validations_left(server: APIServer) -> None:
+    d = deployment(1)
+    d["spec"]["blob"] = "a" * 500_000
+    check = {"expression": "object.spec.blob.matches('^a+(b|c|d|e|f)?a*$')",
+             "messageExpression": "object.spec.blob.matches('^a+(b|c|d|e|f)?a*$') ? 'x' : 'y'"}
+    await put(server, policy(validations=[check] * 21), binding())
+    p = ValidatingAdmissionPolicy(server)
+    e = await denial(p, attrs(d))
+    assert e.message.endswith("denied request: failed messageExpression: validation failed due to running out of "
+                              "cost budget, no further validation rules will be run")
+
+
 async def test_authorizer_variable(server: APIServer) -> None:
     await put(server, policy(validations=[{"expression": "authorizer.group('apps').resource('deployments')"
                                                          ".namespace('default').check('delete').allowed()"}]),

@@ -32,6 +32,29 @@ def test_runtime_errors() -> None:
     assert evaluate("oldObject == null", {}).value is True
 
 
+def test_optional_results_are_an_error_not_a_crash() -> None:
+    """The binding cannot hand an optional value to Python: an error, not an exception (a
+    policy's variable `object.?spec.replicas` must not make the request a 500)."""
+    for expr in ("object.?spec", "[object.?spec]", "{'a': optional.none()}"):
+        r = evaluate(expr, {"spec": 1})
+        assert r.error == f"expression '{expr}' resulted in error: {compiler.UNSUPPORTED_RESULT}"
+    assert evaluate("object.?spec.orValue(0)", {"spec": 1}).value == 1
+
+
+def test_optionals_never_reach_python_functions() -> None:
+    """The binding crashes the process converting an optional for a Python function: an
+    expression that could hand one to Kubernetes' library functions (or hide one in dyn()) is
+    refused when compiled; the optional library's own functions still take them."""
+    for expr, fn in (("[optional.of(1)].isSorted()", "isSorted"), ("sets.contains([optional.none()], [1])", "sets.contains"),
+                     ("optional.none().includes(1)", "includes"), ("quantity('1').add(dyn(optional.none()))", "dyn"),
+                     ("[object.?a].sum() == 1", "sum")):
+        r = ENV.compile(expr, (compiler.ANY,))
+        assert r.program is None and f"an optional value cannot be passed to '{fn}' here" in r.error, (expr, r.error)
+    for expr, want in (("optional.of(1).hasValue()", True), ("optional.of(1).value() == 1", True),
+                       ("[object.?a.orValue(2)].sum() == 2", True), ("[1].first().orValue(0) == 1", True)):
+        assert evaluate(expr, {}).value is want, expr
+
+
 def test_deep_nesting_is_refused_at_compile_time() -> None:
     r = ENV.compile("(" * 300 + "true" + ")" * 300)
     assert r.error == "compilation failed: ERROR: <input>:-1:0: max recursion depth exceeded"

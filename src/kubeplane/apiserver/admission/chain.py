@@ -40,6 +40,7 @@ ORDER = (
     "ClusterTrustBundleAttest",
     "CertificateSubjectRestriction",
     "DefaultIngressClass",
+    "MutatingAdmissionPolicy",
     "MutatingAdmissionWebhook",
     "ValidatingAdmissionPolicy",
     "ValidatingAdmissionWebhook",

@@ -63,6 +63,9 @@ class Attributes:
     # The request's namespace as NamespaceLifecycle read it (None: not read), so later plugins
     # need no second storage read. Upstream plugins share the namespace informer's cache.
     namespace_obj: Obj | None = None
+    # Per-plugin state kept across the reinvocation round (upstream: the attributes'
+    # ReinvocationContext values), made by the first plugin that needs it.
+    reinvocation: Obj | None = None
 
     def targets(self, group: str, resource: str, subresource: str = "") -> bool:
         """Whether this request is for group/resource (and the given subresource, "" = the main one)."""

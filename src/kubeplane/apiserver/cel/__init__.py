@@ -14,13 +14,30 @@ via PyO3); the comparison is in BENCHMARKS.md ("CEL engine"). In short:
   types cannot be declared from Python, so Quantity/URL/IP/CIDR/authorizer values are tagged
   maps (library.py).
 - limits: no cost tracking is exposed; cost.py estimates from the checked AST as cel-go does,
-  and the runtime's iteration budget plus a bound on what an expression may build stand for
-  upstream's per-call cost limit (compiler.py).
+  and stands for cel-go's runtime cost tracker by the same walk over the values an expression
+  reaches (upstream's cost tables hold); the per-call limit and a policy's budget are enforced
+  on that figure before the expression runs (compiler.py), and the runtime's own iteration
+  budget (10,000 per evaluation) refuses loops upstream would still allow.
 Regular expressions of Kubernetes' find/findAll run in RE2 (google-re2), as upstream's and as
 CEL's own matches(): linear in the input whatever the pattern.
 
+What differs from upstream's 1.37 environment, because of the engine:
+- the opaque values are maps: `type(ip('1.2.3.4')) == net.IP` cannot hold, string() of a
+  quantity (which upstream refuses when compiling) fails when evaluated, and a map literal
+  shaped like a tagged value would pass for one;
+- a Python function cannot return an optional: format's validate() and format.named() give a
+  list (empty: valid) or a "none" map, with hasValue()/value() declared on them; an optional as
+  an expression's result is an evaluation error (use orValue());
+- not available: two-variable comprehensions and cel-go's lists extension (sortBy and the like
+  are parser macros); MutatingAdmissionPolicy's Object{...} literals are rewritten into maps
+  (mutation.py);
+- types are not checked against schemas: status.typeChecking reports undefined fields only
+  (typechecking.py).
+
 Modules: compiler (environments, compile cache, evaluation, upstream's error texts), cost
-(cel-go's estimator over the checked AST), library (Kubernetes' functions), activation (the
-admission variables), matchconditions (named conditions, for webhooks and policies), validation
+(cel-go's estimator over the checked AST), library (Kubernetes' functions), netip (Go's
+address parsers), mutation (MutatingAdmissionPolicy's object literals), typechecking (a
+policy's status.typeChecking), activation (the admission variables), matchconditions (named
+conditions, for webhooks and policies), validation
 (a policy's CEL checked on create and update, as upstream's field errors).
 """

@@ -9,11 +9,14 @@ expression, so a policy change or a second binding re-uses the work. `evaluate` 
 against plain JSON-like values and gives an `EvaluationResult` (the value, or upstream's error).
 
 Bounds: the expression's size (upstream's 100,000 code points), its nesting (the C++ parser
-refuses more than 32 levels), and for upstream's per-call cost limit (celconfig.PerCallLimit,
-1,000,000), which the C++ runtime cannot track: its iteration budget (~10,000 comprehension
-iterations per evaluation) and, for an expression that can build strings or lists, cost.py's
-bound of what it may build from inputs of the activation's size (at most the ~10 MB the limit
-would pay for). Either fails with upstream's `operation cancelled: actual cost limit exceeded`.
+refuses more than 32 levels), and upstream's per-call cost limit (celconfig.PerCallLimit,
+1,000,000), which the C++ runtime cannot track. Each evaluation's cost (EvaluationResult.cost,
+charged to a policy's RUNTIME_CEL_COST_BUDGET by its callers) is cel-go's estimate with unknown
+sizes when that is bounded (an expression that traverses no input: computed once), else
+cost.runtime_estimate over the actual values; over the limit, the expression is refused before
+it runs, with upstream's `operation cancelled: actual cost limit exceeded`, as it is when it may
+build more than the ~10 MB the limit would pay for, or when the runtime's own iteration budget
+(10,000 comprehension iterations per evaluation, not settable from Python) runs out first.
 CRD x-kubernetes-validations (issue 13) declare `self`/`oldSelf` through the same Env, and
 CompilationResult.estimated_cost gives cel-go's estimate for their compile-time budget.
 """
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -38,6 +41,8 @@ RUNTIME_CEL_COST_BUDGET = 10_000_000
 MAX_EXPRESSION_SIZE = 100_000           # cel-go's default parser expression size limit in Kubernetes
 MAX_EVALUATED_MESSAGE_EXPRESSION_SIZE_BYTES = 5 * 1024
 COST_LIMIT_EXCEEDED = "operation cancelled: actual cost limit exceeded"
+# An optional value as an expression's result (or inside it): cel-expr-python cannot convert it.
+UNSUPPORTED_RESULT = "an optional value cannot be the result of the expression here (use .orValue())"
 # Building a string costs 0.1 per byte in cel-go (StringTraversalCostFactor): the per-call limit
 # is spent on ~10 MB; an expression that may build more is refused before it runs.
 MAX_BUILT_SIZE = int(PER_CALL_LIMIT / cost.STRING_TRAVERSAL_COST_FACTOR)
@@ -79,6 +84,7 @@ class Env:
         if size > MAX_EXPRESSION_SIZE:
             return CompilationResult(expression, None, f"compilation failed: ERROR: <input>:-1:0: expression code point "
                                                       f"size exceeds limit: size: {size}, limit {MAX_EXPRESSION_SIZE}")
+        checked = True
         try:
             program = self._env.compile(expression)
         except RuntimeError as e:
@@ -88,13 +94,29 @@ class Env:
             # cel-go unifies `c ? 'x' : null` (upstream's documented auditAnnotation idiom) to a
             # string; the C++ checker refuses it: check such an expression at runtime instead.
             program = self._env.compile(expression, disable_check=True)
+            checked = False
         got = type_name(program.return_type())
         if ANY not in return_types and got not in return_types and got != "dyn":
             want = return_types[0] if len(return_types) == 1 else "[" + " ".join(return_types) + "]"
             verb = "must evaluate to" if len(return_types) == 1 else "must evaluate to one of"
             return CompilationResult(expression, None, f"{verb} {want} but got {got}")
-        ast = cost.checked_ast(program.serialize())
-        return CompilationResult(expression, program, "", got, ast, cost.grows(ast))
+        serialized = program.serialize()
+        ast = cost.checked_ast(serialized)
+        unsafe = cost.passes_optional(ast, library.PYTHON_FUNCTIONS,
+                                      cost.optional_typed(serialized) if checked else None)
+        if unsafe is not None:
+            return CompilationResult(expression, None, "compilation failed: " + _located(
+                expression, cost.positions(serialized).get(unsafe.id, 0),
+                f"an optional value cannot be passed to '{unsafe.name}' here (use .orValue() or .value())"))
+        return CompilationResult(expression, program, "", got, ast, cost.grows(ast), cost.estimate(ast, {}).cost)
+
+    def checked(self, expression: str) -> bytes | None:
+        """The serialized checked expression (its AST and source positions: typechecking.py),
+        None if it does not compile."""
+        try:
+            return bytes(self._env.compile(expression).serialize())
+        except RuntimeError:
+            return None
 
     def activation(self, data: Mapping[str, Any]) -> Activation:
         """The variables of one evaluation, converted once for every expression of a request."""
@@ -127,6 +149,16 @@ def env(*variables: str) -> Env:
 def type_name(t: Any) -> str:
     name = t.name()
     return _TYPE_NAMES.get(name.upper(), name.lower()) if "<" not in name else name.lower()
+
+
+def _located(expression: str, offset: int, message: str) -> str:
+    """cel-go's issue text for a message at an offset: `ERROR: <input>:line:col: ...` and a caret."""
+    line_start = expression.rfind("\n", 0, offset) + 1
+    line_end = expression.find("\n", offset)
+    text = expression[line_start:line_end if line_end >= 0 else len(expression)]
+    col = offset - line_start
+    return (f"ERROR: <input>:{expression.count(chr(10), 0, offset) + 1}:{col + 1}: {message}\n"
+            f" | {text}\n | {'.' * col}^")
 
 
 def _issues(message: str) -> str:
@@ -164,31 +196,48 @@ class CompilationResult:
     output_type: str = ""
     ast: cost.Node | None = None
     grows: bool = False          # it can build strings or lists larger than its inputs
-    _peaks: dict[int, int] = field(default_factory=dict)
+    static_cost: int = 0         # cel-go's estimate with every input's size unknown
+    _bounds: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     def estimated_cost(self, sizes: Mapping[str, int]) -> int:
         """cel-go's estimated cost with each variable's size bound (issue 13: a CRD rule's
         `estimated rule cost exceeds budget`); cost.UNBOUNDED when a size is unknown."""
         return cost.estimate(self.ast, dict(sizes)).cost if self.ast is not None else 0
 
-    def peak(self, size: int) -> int:
-        """The largest value this expression may build from inputs of `size` bytes (cached per
-        power of two)."""
+    def runtime_cost(self, activation: Activation) -> Cost:
+        """What evaluating against activation costs, cheapest first: the static estimate when
+        bounded (no input traversed); else the estimate with every input as large as the whole
+        activation (cached per power of two of its size), when that is within the limits; else
+        the walk over the actual values (cost.runtime_estimate)."""
+        if self.static_cost <= PER_CALL_LIMIT or self.ast is None:
+            return Cost(self.static_cost)
+        spent, built = self._bound(activation.size)
+        if spent <= PER_CALL_LIMIT and not (self.grows and built > MAX_BUILT_SIZE):
+            return Cost(spent, refine=lambda: self._walk(activation)[0])
+        spent, built = self._walk(activation)
+        return Cost(spent, self.grows and built > MAX_BUILT_SIZE)
+
+    def _bound(self, size: int) -> tuple[int, int]:
         bucket = max(size, 1).bit_length()
-        got = self._peaks.get(bucket)
+        got = self._bounds.get(bucket)
         if got is None and self.ast is not None:
-            got = self._peaks[bucket] = cost.peak(self.ast, {"*": 1 << bucket, **{
-                v: 1 << bucket for v in _ident_names(self.ast)}})
-        return got or 0
+            if len(self._bounds) > 64:
+                self._bounds.clear()
+            got = self._bounds[bucket] = cost.bounded(self.ast, 1 << bucket)
+        return got or (0, 0)
+
+    def _walk(self, activation: Activation) -> tuple[int, int]:
+        assert self.ast is not None
+        return cost.runtime_estimate(self.ast, dict(activation.data), activation.size)
 
 
-def _ident_names(node: cost.Node) -> set[str]:
-    out = {node.name} if node.kind == "ident" else set()
-    for a in node.args:
-        out |= _ident_names(a)
-    for n in node.comp.values():
-        out |= _ident_names(n)
-    return out
+@dataclass(slots=True)
+class Cost:
+    """An evaluation's cost: `spent` (exact, or an upper bound that `refine` makes exact when a
+    budget needs it) and whether it may build more than MAX_BUILT_SIZE."""
+    spent: int
+    too_big: bool = False
+    refine: Callable[[], int] | None = None
 
 
 @dataclass(slots=True)
@@ -197,6 +246,35 @@ class EvaluationResult:
     error: str = ""              # `expression '...' resulted in error: ...` or a compile error
     cost_exceeded: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    cost: int = 0                # what it charged to the runtime budget (see runtime_cost)
+    refine: Callable[[], int] | None = None   # the exact cost, when `cost` is a bound
+
+
+# Upstream: the Detail of cel.ErrOutOfBudget's error (admission/plugin/cel/activation.go).
+OUT_OF_BUDGET = "validation failed due to running out of cost budget, no further validation rules will be run"
+
+
+class Budget:
+    """A runtime cost budget spent by successive evaluations (upstream's remainingBudget,
+    celconfig.RuntimeCELCostBudget for a policy's validations). Evaluations may charge a
+    bound of their cost (cheap to know); once the bounds would overspend the budget, they are
+    made exact (their `refine`) before deciding."""
+    __slots__ = ("remaining", "_bounds")
+
+    def __init__(self, total: int = RUNTIME_CEL_COST_BUDGET) -> None:
+        self.remaining = total
+        self._bounds: list[tuple[int, Callable[[], int]]] = []
+
+    def charge(self, spent: int, refine: Callable[[], int] | None = None) -> bool:
+        """Spend; False once the budget is overspent (upstream's ErrOutOfBudget)."""
+        self.remaining -= spent
+        if refine is not None:
+            self._bounds.append((spent, refine))
+        if self.remaining < 0 and self._bounds:
+            for bound, exact in self._bounds:
+                self.remaining += bound - exact()
+            self._bounds.clear()
+        return self.remaining >= 0
 
 
 _STATUS_PREFIXES = ("INVALID_ARGUMENT: ", "UNKNOWN: ", "NOT_FOUND: ", "OUT_OF_RANGE: ", "INTERNAL: ",
@@ -226,25 +304,45 @@ def evaluate(result: CompilationResult, activation: Activation) -> EvaluationRes
     """Upstream: evaluationActivation.Evaluate — a compile error, a runtime error, or the value."""
     if result.program is None:
         return EvaluationResult(error=f"compilation error: {result.error}")
-    if result.grows and result.peak(activation.size) > MAX_BUILT_SIZE:
+    c = result.runtime_cost(activation)
+    spent = c.spent
+    if c.too_big or spent > PER_CALL_LIMIT:
         return EvaluationResult(error=f"expression '{result.expression}' resulted in error: {COST_LIMIT_EXCEEDED}",
-                                cost_exceeded=True)
+                                cost_exceeded=True, cost=spent)
     try:
         value = result.program.eval(activation.native)
     except RuntimeError as e:                    # the iteration budget, and other aborts
         msg = _runtime_message(str(e))
         return EvaluationResult(error=f"expression '{result.expression}' resulted in error: {msg}",
-                                cost_exceeded=msg == COST_LIMIT_EXCEEDED)
-    if value.type() == cel.Type.ERROR:
-        msg = _runtime_message(str(value.value()))
-        return EvaluationResult(error=f"expression '{result.expression}' resulted in error: {msg}",
-                                cost_exceeded=msg == COST_LIMIT_EXCEEDED)
-    return EvaluationResult(value=_plain(value))
+                                cost_exceeded=msg == COST_LIMIT_EXCEEDED, cost=spent)
+    try:
+        if value.type() == cel.Type.ERROR:
+            msg = _runtime_message(str(value.value()))
+            return EvaluationResult(error=f"expression '{result.expression}' resulted in error: {msg}",
+                                    cost_exceeded=msg == COST_LIMIT_EXCEEDED, cost=spent)
+        return EvaluationResult(value=_plain(value), cost=spent, refine=c.refine)
+    except TypeError:
+        # a value the binding cannot hand to Python (an optional, at any depth: it types them
+        # as errors and cannot convert them)
+        return EvaluationResult(error=f"expression '{result.expression}' resulted in error: {UNSUPPORTED_RESULT}",
+                                cost=spent)
 
 
 def _plain(value: Any) -> Any:
-    v = value.plain_value() if value.type() != cel.Type.NULL else None
-    return v
+    """The value as plain Python. Lists and maps are walked here, not by the binding's
+    plain_value(), which crashes the process on an optional inside them; an optional (which the
+    binding types as an error) raises TypeError."""
+    t = value.type()
+    if t == cel.Type.NULL:
+        return None
+    if t == cel.Type.ERROR:
+        raise TypeError("an optional value")
+    name = t.name()
+    if name.startswith("LIST"):
+        return [_plain(x) for x in value.value()]
+    if name.startswith("MAP"):
+        return {k: _plain(x) for k, x in value.value().items()}
+    return value.plain_value()
 
 
 @contextmanager

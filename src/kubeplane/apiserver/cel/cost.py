@@ -1,20 +1,22 @@
-"""Cost estimation of a compiled expression, as cel-go's checker estimates it, and the size
-bound that keeps an evaluation from building huge strings or lists.
+"""Cost of a compiled expression: cel-go's estimate at compile time and, standing for its
+runtime cost tracker, the same walk over the actual values; and the size bound that keeps an
+evaluation from building huge strings or lists.
 
-Upstream: cel-go checker/cost.go (CostEstimator: per-node cost ranges, size estimates, the
-comprehension rule cost(range) + size(range) * (cost(condition) + cost(step))), the constants of
-common/cost.go, and Kubernetes' library costs (pkg/cel/library/cost.go). The C++ runtime exposes
-neither an estimator nor a runtime cost tracker, so the checked AST is read back from the
-compiled expression (its serialized cel.expr.CheckedExpr, decoded by the small protobuf reader
-below) and walked here.
+Upstream: cel-go checker/cost.go (the estimator: a comprehension costs cost(range) +
+size(range) * (cost(condition) + cost(step))), interpreter/runtimecost.go (CostTracker.costCall:
+what each call costs on its arguments' sizes), the constants of common/cost.go, and Kubernetes'
+CostEstimator (pkg/cel/library/cost.go). The C++ runtime exposes neither an estimator nor a
+cost tracker, so the checked AST is read back from the compiled expression (its serialized
+cel.expr.CheckedExpr, decoded by the small protobuf reader below) and walked here.
 
-estimate(ast, sizes) -> (cost, size) with each variable's size bound (a CRD schema's maxLength or
-maxItems for issue 13, or the request's byte size for an admission evaluation); an unknown size
-is UNBOUNDED, as cel-go's. The runtime check (compiler.evaluate) uses the estimate with the
-actual object's size for an expression that can build strings or lists (concatenation,
-replace, join, format, map): such an expression whose estimate exceeds the per-call limit fails
-before it runs, with upstream's `operation cancelled: actual cost limit exceeded`; others are
-bounded by the runtime's iteration budget.
+- estimate(ast, sizes): the worst case with each variable's size bound (a CRD schema's
+  maxLength or maxItems for issue 13); an unknown size is UNBOUNDED, as cel-go's.
+- runtime_estimate(ast, data, default): the walk with the sizes of the values the expression
+  actually reaches in data (compiler.evaluate uses it for an expression whose estimate with
+  unknown sizes is over the per-call limit: one that traverses its inputs). Equal to cel-go's
+  actual cost where every branch runs (upstream's cost tables, tests/apiserver/cel/test_cost.py);
+  above it where cel-go skips work (the other branch of a conditional, the rest of an all()
+  after a false item).
 """
 from __future__ import annotations
 
@@ -88,12 +90,19 @@ class Node:
     value: Any = None                 # const value; select: test_only
     member: bool = False
     comp: dict[str, Node] = field(default_factory=dict)
+    id: int = 0                       # the expression's id (its source position: positions())
 
 
 _CONST = {1: "null", 2: "bool", 3: "int", 4: "uint", 5: "double", 6: "string", 7: "bytes"}
 
 
 def _expr(b: bytes) -> Node:
+    node = _expr_node(b)
+    node.id = _one(fields(b), 2, 0)
+    return node
+
+
+def _expr_node(b: bytes) -> Node:
     fs = fields(b)
     for num, v in fs:
         if num == 3:      # const_expr
@@ -135,6 +144,60 @@ def _expr(b: bytes) -> Node:
     return Node("const", value=("null", 0))
 
 
+def positions(serialized: bytes) -> dict[int, int]:
+    """Each expression id's offset in the source (cel.expr.SourceInfo.positions)."""
+    checked = _one(fields(serialized), 2, serialized)
+    info = fields(_one(fields(checked), 5, b""))
+    out: dict[int, int] = {}
+    for n, entry in info:
+        if n == 4:
+            ef = fields(entry)
+            out[_one(ef, 1, 0)] = _one(ef, 2, 0)
+    return out
+
+
+def optional_typed(serialized: bytes) -> set[int]:
+    """The ids of the expressions the checker typed as (or as holding) optionals
+    (cel.expr.CheckedExpr.type_map; an optional is the abstract type "optional_type")."""
+    checked = _one(fields(serialized), 2, serialized)
+    out: set[int] = set()
+    for n, entry in fields(checked):
+        if n == 3:
+            ef = fields(entry)
+            if b"optional_type" in _one(ef, 2, b""):
+                out.add(_one(ef, 1, 0))
+    return out
+
+
+# What makes an optional value (an unchecked expression has no types to tell).
+OPTIONAL_MAKERS = frozenset({"optional.of", "optional.none", "optional.ofNonZeroValue", "_?._", "_[?_]",
+                             "first", "last"})
+
+
+def passes_optional(node: Node, python_functions: frozenset[str], optional_ids: set[int] | None) -> Node | None:
+    """The first call that would hand an optional to a Python function (the binding crashes the
+    process converting one), or that hides one in dyn(); None if none can. optional_ids: the
+    checker's optional-typed expressions, None for an unchecked expression (then any optional
+    maker under such a call counts)."""
+    if node.kind == "call" and (node.name in python_functions or node.name == "dyn"):
+        for a in node.args:
+            if optional_ids is not None and a.id in optional_ids:
+                return node
+            if optional_ids is None and _makes_optional(a):
+                return node
+    for child in [*node.args, *node.comp.values()]:
+        found = passes_optional(child, python_functions, optional_ids)
+        if found is not None:
+            return found
+    return None
+
+
+def _makes_optional(node: Node) -> bool:
+    if node.kind == "call" and node.name in OPTIONAL_MAKERS:
+        return True
+    return any(_makes_optional(c) for c in [*node.args, *node.comp.values()])
+
+
 def checked_ast(serialized: bytes) -> Node:
     """The root Expr of a compiled expression's serialized (Any-wrapped) CheckedExpr."""
     anyf = fields(serialized)
@@ -158,6 +221,17 @@ class Estimate:
     cost: int
     size: int          # the value's size: a string's length, a list's or map's items
     peak: int = 0      # the largest value a concatenation, replace, join or format may build
+    vals: list[Any] | None = None   # the actual values it may be (runtime estimate), None: unknown
+
+
+def size_of(v: Any) -> int:
+    """cel-go's size of a value: a string's code points, bytes, a list's or map's items."""
+    return len(v) if isinstance(v, (str, bytes, list, dict)) else 1
+
+
+def _known(vals: list[Any]) -> Estimate:
+    """An identifier or field whose actual values are known (cost: one select)."""
+    return Estimate(SELECT_AND_IDENT_COST, max((size_of(v) for v in vals), default=0), vals=vals)
 
 
 def _sat(x: float) -> int:
@@ -172,10 +246,44 @@ def _mul(a: int, b: int) -> int:
     return _sat(a * b)
 
 
-def estimate(node: Node, sizes: dict[str, int], bound: dict[str, int] | None = None) -> Estimate:
+def estimate(node: Node, sizes: dict[str, int], bound: dict[str, Any] | None = None) -> Estimate:
     """The worst-case cost and result size of node; sizes: each variable's size bound (a dyn
     variable's nested values are bounded by the same size)."""
     return _estimate(node, sizes, bound or {}, [0])
+
+
+def runtime_estimate(node: Node, data: dict[str, Any], default_size: int) -> tuple[int, int]:
+    """(cost, peak) of evaluating node against data: the estimator with the sizes of the actual
+    values each identifier, field and index reaches (a comprehension's variable: the largest of
+    its range's items; default_size bounds what it cannot follow, computed values), and cel-go's
+    runtime cost of each call on them. It stands for cel-go's actual cost (the C++ runtime
+    tracks none): equal where every branch runs, an upper bound otherwise (it counts the dearer
+    branch of a conditional, and every item of an all() that would stop at a false one)."""
+    out = [0]
+    got = _estimate(node, {"*": default_size, **{k: default_size for k in data}}, {"@data": data}, out)
+    return got.cost, out[0]
+
+
+def bounded(node: Node, size: int) -> tuple[int, int]:
+    """(cost, peak) with every input, and every value in it, at most `size` long: a bound of
+    the runtime cost against an activation of that many bytes."""
+    out = [0]
+    got = _estimate(node, {"*": size}, {"@default": size}, out)
+    return got.cost, out[0]
+
+
+def exceeds_budget_message(cost_name: str, cost: int, limit: int) -> str:
+    """Upstream (apiextensions validation getCostErrorMessage): the text of a CRD rule whose
+    estimated cost is over its budget."""
+    factor = cost / limit
+    if factor > 100:
+        text = "more than 100x"
+    elif factor < 1.5:
+        text = f"{factor:f}x"
+    else:
+        text = f"{factor:.1f}x"
+    return (f"{cost_name} exceeds budget by factor of {text} (try simplifying the rule, or adding maxItems, "
+            f"maxProperties, and maxLength where arrays, maps, and strings are declared)")
 
 
 def peak(node: Node, sizes: dict[str, int]) -> int:
@@ -185,81 +293,257 @@ def peak(node: Node, sizes: dict[str, int]) -> int:
     return out[0]
 
 
-def _estimate(node: Node, sizes: dict[str, int], bound: dict[str, int], peak: list[int]) -> Estimate:
+def _estimate(node: Node, sizes: dict[str, int], bound: dict[str, Any], peak: list[int]) -> Estimate:
     r = _estimate_node(node, sizes, bound, peak)
     if node.kind == "call" and node.name in GROWING and r.size > peak[0]:
         peak[0] = r.size
     return r
 
 
-def _estimate_node(node: Node, sizes: dict[str, int], bound: dict[str, int], peak: list[int]) -> Estimate:
+def _estimate_node(node: Node, sizes: dict[str, int], bound: dict[str, Any], peak: list[int]) -> Estimate:
     k = node.kind
     if k == "const":
-        kind, raw = node.value
-        return Estimate(0, len(raw) if kind in ("string", "bytes") and isinstance(raw, bytes) else 1)
+        value = _const_value(node)
+        return Estimate(0, size_of(value), vals=[value])
     if k == "ident":
-        return Estimate(SELECT_AND_IDENT_COST, bound.get(node.name, sizes.get(node.name, UNBOUNDED)))
+        vals = _ident_values(node.name, bound)
+        if vals is not None:
+            return _known(vals)
+        return Estimate(SELECT_AND_IDENT_COST, bound.get(node.name, sizes.get(node.name, bound.get("@default", UNBOUNDED))))
     if k == "select":
         inner = _estimate(node.args[0], sizes, bound, peak)
-        return Estimate(_add(inner.cost, SELECT_AND_IDENT_COST), inner.size)
-    if k == "list":
+        if inner.vals is not None and not node.value:
+            got = _known([v[node.name] for v in inner.vals if isinstance(v, dict) and node.name in v])
+            return Estimate(_add(inner.cost, SELECT_AND_IDENT_COST), got.size, vals=got.vals)
+        return Estimate(_add(inner.cost, SELECT_AND_IDENT_COST), inner.size if not node.value else 1)
+    if k in ("list", "struct"):
         parts = [_estimate(a, sizes, bound, peak) for a in node.args]
-        return Estimate(_add(LIST_CREATE_BASE_COST, *(p.cost for p in parts)), max([len(parts), *(p.size for p in parts)]))
-    if k == "struct":
-        parts = [_estimate(a, sizes, bound, peak) for a in node.args]
-        return Estimate(_add(MAP_CREATE_BASE_COST, *(p.cost for p in parts)), max([len(parts), *(p.size for p in parts)]))
+        base = LIST_CREATE_BASE_COST if k == "list" else MAP_CREATE_BASE_COST
+        est = Estimate(_add(base, *(p.cost for p in parts)), max([len(parts), *(p.size for p in parts)]))
+        if k == "list" and all(p.vals is not None and len(p.vals) == 1 for p in parts):
+            est.vals = [[p.vals[0] for p in parts if p.vals]]
+        return est
     if k == "comprehension":
         return _comprehension(node, sizes, bound, peak)
     return _call(node, sizes, bound, peak)
 
 
-def _comprehension(node: Node, sizes: dict[str, int], bound: dict[str, int], peak: list[int]) -> Estimate:
+def _ident_values(name: str, bound: dict[str, Any]) -> list[Any] | None:
+    """The actual values an identifier may be, when a runtime estimate follows the data."""
+    held = bound.get("@vals:" + name)
+    if held is not None:
+        return held                                       # a comprehension's variable
+    data = bound.get("@data")
+    if data is not None and name in data and "@vals:" + name not in bound:
+        return [data[name]]
+    return None
+
+
+def _items(vals: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for v in vals:
+        if isinstance(v, (list, dict)):
+            out.extend(v)                                 # a map's keys, as CEL iterates it
+    return out
+
+
+def _comprehension(node: Node, sizes: dict[str, int], bound: dict[str, Any], peak: list[int]) -> Estimate:
     """cel-go: cost(range) + cost(init) + size(range) * (cost(condition) + cost(step)) + cost(result)."""
     rng = _estimate(node.comp["range"], sizes, bound, peak)
     inner = dict(bound)
-    inner[node.name] = max(rng.size, sizes.get("*", 0))   # an element: at most the range's size
+    items = _items(rng.vals) if rng.vals is not None else None
+    if items is not None and len(items) <= _MAX_FOLLOWED:  # runtime: the range's actual items
+        inner[node.name] = max((size_of(v) for v in items), default=0)
+        inner["@vals:" + node.name] = items
+    else:
+        inner[node.name] = max(rng.size, sizes.get("*", 0))   # an element: at most the range's size
+        inner["@vals:" + node.name] = None    # unknown, and shadows a variable of that name
     init = _estimate(node.comp["init"], sizes, inner, peak)
     # the accumulator gains at most one item per iteration (map, filter), or is the init (cel.bind)
     inner[str(node.value)] = _add(init.size, rng.size)
+    if init.vals is not None and rng.size == 0:
+        inner["@vals:" + str(node.value)] = init.vals     # cel.bind(name, value, ...)
+    else:
+        inner["@vals:" + str(node.value)] = None
     cond = _estimate(node.comp["cond"], sizes, inner, peak)
     step = _estimate(node.comp["step"], sizes, inner, peak)
     result = _estimate(node.comp["result"], sizes, inner, peak)
     cost = _add(rng.cost, init.cost, _mul(rng.size, _add(cond.cost, step.cost)), result.cost)
-    return Estimate(cost, result.size)
+    return Estimate(cost, result.size, vals=result.vals if rng.size == 0 else None)
 
 
-_TRAVERSE = frozenset({"contains", "startsWith", "endsWith", "_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_",
-                       "lowerAscii", "upperAscii", "trim", "indexOf", "lastIndexOf", "charAt", "substring",
-                       "string", "bytes", "int", "uint", "double", "isQuantity", "quantity", "url", "isURL",
-                       "ip", "isIP", "cidr", "isCIDR", "ip.isCanonical"})
-_LIST_LINEAR = frozenset({"isSorted", "sum", "min", "max", "@in", "exists", "all"})
+# A runtime estimate follows at most this many candidate values per node (an index of a
+# comprehension's variable by another's): past it, the node's size is the bound.
+_MAX_FOLLOWED = 100_000
 
 
-def _call(node: Node, sizes: dict[str, int], bound: dict[str, int], peak: list[int]) -> Estimate:
-    parts = [_estimate(a, sizes, bound, peak) for a in node.args]
-    base = _add(*(p.cost for p in parts))
+def _const_value(node: Node) -> Any:
+    kind, raw = node.value
+    if kind == "string" and isinstance(raw, bytes):
+        return raw.decode("utf-8", "replace")
+    if kind == "int" and isinstance(raw, int):
+        return raw - (1 << 64) if raw >= 1 << 63 else raw
+    if kind == "bool":
+        return bool(raw)
+    if kind == "null":
+        return None
+    return raw
+
+
+def _has_index(v: Any, key: Any) -> bool:
+    if isinstance(v, dict):
+        return key in v
+    return isinstance(v, list) and isinstance(key, int) and 0 <= key < len(v)
+
+
+def _factor(size: int, factor: float) -> int:
+    """ceil(size * factor), saturated: cel-go's MultiplyByCostFactor."""
+    return _sat(size * factor)
+
+
+def traversal_cost(v: Any) -> int:
+    """Kubernetes' traversalCost (library/cost.go) of an actual value: strings cost a tenth of
+    their length (truncated), lists and maps the sum over their items."""
+    if isinstance(v, (str, bytes)):
+        return int(len(v) * STRING_TRAVERSAL_COST_FACTOR)
+    if isinstance(v, list):
+        return sum(traversal_cost(x) for x in v)
+    if isinstance(v, dict):
+        return sum(traversal_cost(k) + traversal_cost(x) for k, x in v.items())
+    return 1
+
+
+# Kubernetes' library functions with a nominal cost of 1 (library/cost.go), and cel-go's O(1) ones.
+_NOMINAL = frozenset({"serviceAccount", "path", "group", "resource", "subresource", "namespace", "name", "allowed",
+                      "reason", "error", "errored", "masked", "prefixLength", "family", "isUnspecified", "isLoopback",
+                      "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast", "sign", "asInteger",
+                      "isInteger", "asApproximateFloat", "isGreaterThan", "isLessThan", "compareTo", "add", "sub",
+                      "major", "minor", "patch", "getScheme", "getHostname", "getHost", "getPort", "getEscapedPath",
+                      "getQuery", "format.named"})
+_ONE_TRAVERSAL = frozenset({"url", "lowerAscii", "upperAscii", "substring", "trim", "jsonpatch.escapeKey", "cidr",
+                            "isIP", "isCIDR", "quantity", "isQuantity", "semver", "isSemver", "startsWith",
+                            "endsWith", "strings.quote", "quote", "isURL"})
+_LIST_TRAVERSAL = frozenset({"isSorted", "sum", "max", "min", "indexOf", "lastIndexOf", "includes"})
+_SELECTOR_LENGTH_TO_REQUIREMENTS = 0.5                     # "k," : the shortest requirement
+_COST_PER_REQUIREMENT = LIST_CREATE_BASE_COST + STRUCT_CREATE_BASE_COST
+_COMPARE = frozenset({"_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_"})
+# Functions whose result is one of Kubernetes' opaque values (a URL, IP, Quantity, ...).
+_OPAQUE_RESULT = frozenset({"url", "ip", "cidr", "quantity", "masked", "add", "sub", "semver", "check", "path",
+                            "group", "resource", "subresource", "namespace", "name", "serviceAccount",
+                            "format.named", "fieldSelector", "labelSelector"})
+_OPAQUE = {"@opaque": True}     # the value a runtime estimate knows of an opaque result: not a string
+CHECK_COST = 350_000
+# Upstream: ConstantFormats' MaxRegexSize (library/format.go; uuid, date and datetime: the length
+# of kube-openapi's strfmt patterns, approximately).
+FORMAT_REGEX_SIZES = {"dns1123Label": 30, "dns1123Subdomain": 60, "dns1035Label": 30, "qualifiedName": 60,
+                      "dns1123LabelPrefix": 30, "dns1123SubdomainPrefix": 60, "dns1035LabelPrefix": 30,
+                      "labelValue": 40, "uri": 1103, "uuid": 87, "byte": 84, "date": 80, "datetime": 80}     # an authorization check: two per expression fit the per-call limit
+
+
+def _call_cost(node: Node, parts: list[Estimate], result_size: int) -> int:
+    """The cost of the call itself, its arguments apart: cel-go's CostTracker.costCall
+    (interpreter/runtimecost.go) and Kubernetes' CostEstimator.CallCost, on the arguments'
+    sizes (actual ones in a runtime estimate, bounds otherwise)."""
     name = node.name
     s = [p.size for p in parts]
-    if name == "_+_" and len(s) == 2:                   # string or list concatenation
-        size = _add(s[0], s[1])
-        return Estimate(_add(base, _sat(size * STRING_TRAVERSAL_COST_FACTOR), 1), size)
-    if name in ("_&&_", "_||_", "_?_:_", "!_", "-_", "_-_", "_*_", "_/_", "_%_", "size", "has", "@not_strictly_false",
-                "_[_]", "dyn", "type", "orValue", "optional.of", "optional.none", "value", "hasValue", "_?._", "_[?_]"):
-        return Estimate(_add(base, 1), max(s) if name in ("_?_:_", "_[_]", "dyn", "orValue", "value", "_?._", "_[?_]",
-                                                          "optional.of") and s else 1)
-    if name == "matches" or name in ("find", "findAll"):
-        traversal = _sat(s[0] * REGEX_STRING_LENGTH_COST_FACTOR * max(s[1] if len(s) > 1 else 1, 1))
-        return Estimate(_add(base, traversal), s[0] if name != "findAll" else _mul(s[0], s[0]))
-    if name == "replace" and len(s) >= 3:               # every match may be replaced: |s| * |new|
-        size = _mul(s[0], max(s[2], 1))
-        return Estimate(_add(base, _sat(size * STRING_TRAVERSAL_COST_FACTOR)), size)
-    if name in ("join", "format"):         # the items (their sizes bounded like the list's) and separators
-        size = _mul(_add(s[0], 1), max(s[1:] or [1]))
-        return Estimate(_add(base, _sat(size * STRING_TRAVERSAL_COST_FACTOR)), size)
-    if name == "split":
-        return Estimate(_add(base, _sat(s[0] * STRING_TRAVERSAL_COST_FACTOR)), s[0])
-    if name in _LIST_LINEAR:
-        return Estimate(_add(base, s[0] if s else 1), 1)
-    if name in _TRAVERSE:
-        return Estimate(_add(base, _sat(max(s or [1]) * STRING_TRAVERSAL_COST_FACTOR)), max(s or [1]))
-    return Estimate(_add(base, 1), max(s or [1]))
+    if name in ("_&&_", "_||_", "_?_:_"):
+        return 0                                          # only their operands cost
+    if name in _NOMINAL:
+        return 1
+    if name == "check":
+        return CHECK_COST
+    if name in ("fieldSelector", "labelSelector") and len(s) == 2:   # Kubernetes' selectorCostEstimate
+        return _add(LIST_CREATE_BASE_COST, _factor(s[1], STRING_TRAVERSAL_COST_FACTOR),
+                    _mul(_factor(s[1], _SELECTOR_LENGTH_TO_REQUIREMENTS), _COST_PER_REQUIREMENT))
+    if name in _ONE_TRAVERSAL or (name in ("string", "bytes") and _stringish(parts[0])):
+        return _factor(s[0], STRING_TRAVERSAL_COST_FACTOR)
+    if name == "ip":
+        return 1 if node.member else _factor(s[0], STRING_TRAVERSAL_COST_FACTOR)
+    if name == "ip.isCanonical":
+        return _factor(s[0], 2 * STRING_TRAVERSAL_COST_FACTOR)
+    if name in ("replace", "split") and s:
+        return _factor(s[0], 2 * STRING_TRAVERSAL_COST_FACTOR)
+    if name == "join":
+        return _factor(result_size, 2 * STRING_TRAVERSAL_COST_FACTOR)
+    if name in ("matches", "find", "findAll") and len(s) >= 2:
+        return _mul(_factor(s[0] + 1, STRING_TRAVERSAL_COST_FACTOR), _factor(s[1], REGEX_STRING_LENGTH_COST_FACTOR))
+    if name == "validate" and len(s) == 2:            # a format: its regex's size (Format.MaxRegexSize)
+        receiver = node.args[0]
+        fmt = receiver.name.removeprefix("format.") if receiver.kind == "call" else ""
+        regex = FORMAT_REGEX_SIZES.get(fmt, max(FORMAT_REGEX_SIZES.values()))
+        return _mul(_factor(s[1] + 1, STRING_TRAVERSAL_COST_FACTOR), _factor(regex, REGEX_STRING_LENGTH_COST_FACTOR))
+    if name == "contains" and len(s) == 2:
+        return _mul(_factor(s[0], STRING_TRAVERSAL_COST_FACTOR), _factor(s[1], STRING_TRAVERSAL_COST_FACTOR))
+    if name in _COMPARE and len(s) == 2:
+        return _factor(min(s), STRING_TRAVERSAL_COST_FACTOR)
+    if name == "_+_" and len(s) == 2:
+        if any(p.vals is not None and all(isinstance(v, list) for v in p.vals) for p in parts):
+            return 1                                      # list concatenation: O(1)
+        return _factor(s[0] + s[1], STRING_TRAVERSAL_COST_FACTOR)
+    if name == "@in" and len(s) == 2:
+        return s[1]
+    if name in _LIST_TRAVERSAL and node.member and parts:
+        target = parts[0]
+        if target.vals is not None and all(isinstance(v, (list, str)) for v in target.vals):
+            return max((traversal_cost(v) for v in target.vals), default=0)
+        return s[0]
+    if name == "containsIP" and len(s) == 2:
+        return _factor(2 * s[0], STRING_TRAVERSAL_COST_FACTOR) + (
+            _factor(s[1], STRING_TRAVERSAL_COST_FACTOR) if _stringish(parts[1]) else 0)
+    if name == "containsCIDR" and len(s) == 2:
+        return (_factor(2 * s[0], STRING_TRAVERSAL_COST_FACTOR) + _factor(s[0], STRING_TRAVERSAL_COST_FACTOR) + 1
+                + (_factor(s[1], STRING_TRAVERSAL_COST_FACTOR) if _stringish(parts[1]) else 0))
+    return 1
+
+
+def _stringish(p: Estimate) -> bool:
+    """A string or bytes value, or one that may be (unknown)."""
+    return p.vals is None or any(isinstance(v, (str, bytes)) for v in p.vals)
+
+
+def _call(node: Node, sizes: dict[str, int], bound: dict[str, Any], peak: list[int]) -> Estimate:
+    parts = [_estimate(a, sizes, bound, peak) for a in node.args]
+    name = node.name
+    if name == "_?_:_" and len(parts) == 3:               # the condition and the dearer branch
+        base = _add(parts[0].cost, max(parts[1].cost, parts[2].cost))
+    else:
+        base = _add(*(p.cost for p in parts))
+    size, vals = _result(node, parts)
+    return Estimate(_add(base, _call_cost(node, parts, size)), size, vals=vals)
+
+
+def _result(node: Node, parts: list[Estimate]) -> tuple[int, list[Any] | None]:
+    """The size of a call's result (what peak() bounds), and its values where they are the
+    arguments' (an index, dyn(), a conditional's branches)."""
+    name = node.name
+    s = [p.size for p in parts]
+    if name == "_[_]" and len(parts) == 2 and parts[0].vals is not None and parts[1].vals is not None \
+            and len(parts[0].vals) * len(parts[1].vals) <= _MAX_FOLLOWED:
+        got = [v[k] for v in parts[0].vals for k in parts[1].vals if _has_index(v, k)]
+        return max((size_of(v) for v in got), default=0), got
+    if name in ("dyn", "_?_:_") and parts:
+        tail = parts[-2:] if name == "_?_:_" else parts
+        if all(p.vals is not None for p in tail):
+            got = [v for p in tail for v in p.vals or []]
+            return max((size_of(v) for v in got), default=0), got
+    if name == "_+_" and len(s) == 2:                     # string or list concatenation
+        return _add(s[0], s[1]), None
+    if name in ("_?_:_", "_[_]", "dyn", "orValue", "value", "_?._", "_[?_]", "optional.of"):
+        return (max(s) if s else 1), None
+    if name in ("findAll",) and s:
+        return _mul(s[0], s[0]), None
+    if name == "replace" and len(s) >= 3:                 # every match may be replaced: |s| * |new|
+        return _mul(s[0], max(s[2], 1)), None
+    if name in ("join", "format"):     # the items (their sizes bounded like the list's) and separators
+        if name == "join" and parts and parts[0].vals is not None and len(parts[0].vals) == 1 \
+                and all(isinstance(x, str) for x in parts[0].vals[0]):
+            items = parts[0].vals[0]
+            sep = parts[1].vals[0] if len(parts) > 1 and parts[1].vals and isinstance(parts[1].vals[0], str) else ""
+            return sum(len(x) for x in items) + len(sep) * max(len(items) - 1, 0), None
+        return _mul(_add(s[0], 1), max(s[1:] or [1])), None
+    if name in _OPAQUE_RESULT:
+        return 1, [_OPAQUE]                               # no Sizer: size 1, as cel-go's actualSize
+    if name in _COMPARE or name in ("_&&_", "_||_", "!_", "size", "has", "@not_strictly_false", "type", "hasValue",
+                                    "@in", "matches", "contains", "startsWith", "endsWith"):
+        return 1, None
+    return max(s or [1]), None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import re
 import urllib.parse
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -21,8 +22,10 @@ import re2  # type: ignore[import-untyped]
 from cel_expr_python import cel  # type: ignore[import-untyped]
 
 from ...api import quantity as q
+from . import netip
 from ..authorization.authorizer import Attributes as AuthzAttributes, Authorizer, Decision
 
+_go_quote = netip.go_quote
 T = cel.Type
 DYN, BOOL, INT, STRING, DOUBLE = T.DYN, T.BOOL, T.INT, T.STRING, T.DOUBLE
 LIST = T.List(DYN)
@@ -92,6 +95,38 @@ def last_index_of(items: list[Any], value: Any) -> int:
     return -1
 
 
+def includes(target: Any, arg: Any) -> bool:
+    """Upstream: includes (lists v1, Kubernetes 1.37): an item of the list equal to arg, or the
+    target itself equal to it."""
+    if isinstance(target, list):
+        return any(_cel_equal(x, arg) for x in target)
+    return _cel_equal(target, arg)
+
+
+def _cel_equal(a: Any, b: Any) -> bool:
+    """CEL's heterogeneous equality on plain values (1 == 1.0, true != 1)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+# --- sets (cel-go's ext.Sets, in Kubernetes' base environment since 1.29) ---------------------
+
+def sets_contains(a: list[Any], b: list[Any]) -> bool:
+    """Every item of b is in a."""
+    return all(any(_cel_equal(x, y) for x in a) for y in b)
+
+
+def sets_equivalent(a: list[Any], b: list[Any]) -> bool:
+    return sets_contains(a, b) and sets_contains(b, a)
+
+
+def sets_intersects(a: list[Any], b: list[Any]) -> bool:
+    return any(_cel_equal(x, y) for x in a for y in b)
+
+
 # --- regex (upstream: regex.go). RE2, as upstream (and as CEL's own matches()): linear in the
 # input whatever the pattern, where Python's re backtracks exponentially on `(a+)+$`. -----------
 
@@ -125,14 +160,23 @@ def _q(v: Any, name: str) -> q.Quantity:
 
 
 def _wrap_q(x: q.Quantity) -> dict[str, str]:
-    return {"@quantity": str(x)}
+    """The tag holds the value in one format whatever the quantity's own, so that CEL's map
+    equality is upstream's Quantity.Equal (by value: 1Ki == 1024, 1e3 == 1k). Upstream has no
+    string() of a quantity, so the format written is never shown."""
+    return {"@quantity": str(q.Quantity(x.value, q.DECIMAL_SI))}
+
+
+# Go's parseQuantityString accepts these shapes; a string of this shape that still fails has a
+# suffix ParseQuantity does not know (10Mm): upstream's ErrSuffix, not ErrFormatWrong.
+_QUANTITY_SHAPE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eEinumkKMGTP]*(?:[-+]?[0-9]+)?")
 
 
 def to_quantity(s: str) -> dict[str, str]:
     parsed = q.Quantity.parse(s)
     if parsed is None:
-        raise CelError("quantities must match the regular expression "
-                       "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+        if _QUANTITY_SHAPE.fullmatch(s):
+            raise CelError("unable to parse quantity's suffix")
+        raise CelError(q.PARSE_ERROR)
     return _wrap_q(parsed)
 
 
@@ -150,6 +194,14 @@ def quantity_int(v: Any) -> int:
 def quantity_is_integer(v: Any) -> bool:
     x = _q(v, "isInteger")
     return x.value.denominator == 1 and -(2 ** 63) <= x.value.numerator < 2 ** 63
+
+
+def compare(a: Any, b: Any, name: str) -> int:
+    """Quantity.Cmp or semver's Compare, by the receiver's tag (mixed kinds: no such overload)."""
+    if isinstance(a, dict) and "@semver" in a:
+        _opaque("@semver", b, name)
+        return semver_compare(a, b)
+    return _q(a, name).cmp(_q(b, name))
 
 
 def _q_other(other: Any, name: str) -> q.Quantity:
@@ -204,28 +256,25 @@ def _query(v: Any) -> dict[str, list[str]]:
     return urllib.parse.parse_qs(_url(v, "getQuery").query, keep_blank_values=True)
 
 
-# --- ip / cidr (upstream: ip.go, cidr.go) --------------------------------------------------------
+# --- ip / cidr (upstream: ip.go, cidr.go). Parsed as Go's netip parses (netip.py, for its
+# error texts); the tag holds netip's String() of the address or prefix. -------------------------
 
-def _parse_ip(s: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
-    """Upstream: parseIPAddr — no zone, no IPv4-mapped IPv6."""
-    if "%" in s:
-        raise CelError(f"IP address with zone value is not allowed: {s}")
+def _parse_ip(s: str) -> netip.Addr:
+    """Upstream: parseIPAddr — netip.ParseAddr, then no zone and no IPv4-mapped IPv6."""
     try:
-        ip = ipaddress.ip_address(s)
-    except ValueError:
-        raise CelError(f"IP Address {_go_quote(s)} parse error during conversion from string: "
-                       f"ParseAddr({_go_quote(s)}): unable to parse IP") from None
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        raise CelError(f"IPv4-mapped IPv6 address is not allowed: {s}")
+        ip, zone = netip.parse_addr(s)
+    except netip.ParseError as e:
+        raise CelError(f"IP Address {_go_quote(s)} parse error during conversion from string: {e}") from None
+    if zone:
+        raise CelError(f"IP address {_go_quote(s)} with zone value is not allowed")
+    if netip.is_4in6(ip):
+        raise CelError(f"IPv4-mapped IPv6 address {_go_quote(s)} is not allowed")
     return ip
 
 
-def _go_quote(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
 
 def to_ip(s: str) -> dict[str, str]:
-    return {"@ip": str(_parse_ip(s))}
+    return {"@ip": netip.addr_string(_parse_ip(s))}
 
 
 def is_ip(s: str) -> bool:
@@ -241,24 +290,26 @@ def _ip(v: Any, name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
 
 
 def _parse_cidr(s: str) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface:
-    """Upstream: stringToCIDR (netip.ParsePrefix: the address may have host bits set)."""
+    """Upstream: parseCIDR (netip.ParsePrefix: the address may have host bits set), its error
+    wrapped twice as stringToCIDR does."""
     prefix = "network address parse error during conversion from string: " * 2
-    addr, slash, bits = s.partition("/")
-    if not slash:
-        raise CelError(f"{prefix}netip.ParsePrefix({_go_quote(s)}): no '/'")
-    if not bits.isdigit() or (len(bits) > 1 and bits[0] == "0"):
-        raise CelError(f"{prefix}netip.ParsePrefix({_go_quote(s)}): bad bits after slash: {_go_quote(bits)}")
     try:
-        ip = _parse_ip(addr)
-    except CelError as e:
-        raise CelError(f"{prefix}netip.ParsePrefix({_go_quote(s)}): {e}") from None
-    if int(bits) > ip.max_prefixlen:
-        raise CelError(f"{prefix}netip.ParsePrefix({_go_quote(s)}): prefix length out of range")
+        ip, bits = netip.parse_prefix(s)
+    except netip.ParseError as e:
+        raise CelError(f"{prefix}{e}") from None
+    if netip.is_4in6(ip):
+        raise CelError(f"network address parse error during conversion from string: "
+                       f"IPv4-mapped IPv6 address {_go_quote(s)} is not allowed")
     return ipaddress.ip_interface(f"{ip}/{bits}")
 
 
 def to_cidr(s: str) -> dict[str, str]:
-    return {"@cidr": str(_parse_cidr(s))}
+    return {"@cidr": _cidr_string(_parse_cidr(s))}
+
+
+def _cidr_string(c: ipaddress.IPv4Interface | ipaddress.IPv6Interface) -> str:
+    """netip.Prefix.String(): the address as written (host bits kept) and the length."""
+    return f"{netip.addr_string(c.ip)}/{c.network.prefixlen}"
 
 
 def is_cidr(s: str) -> bool:
@@ -271,6 +322,17 @@ def is_cidr(s: str) -> bool:
 
 def _cidr(v: Any, name: str) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface:
     return ipaddress.ip_interface(_opaque("@cidr", v, name))
+
+
+def to_string(v: Any) -> str:
+    """Upstream: ipToString / cidrToString (string() of the other opaque values has no overload;
+    they share the map type here, so the check is at runtime)."""
+    if isinstance(v, dict) and len(v) == 1:
+        if "@ip" in v:
+            return str(v["@ip"])
+        if "@cidr" in v:
+            return str(v["@cidr"])
+    raise _no_overload("string")
 
 
 def cidr_contains_ip(c: Any, other: Any) -> bool:
@@ -289,6 +351,199 @@ def is_canonical_ip(s: str) -> bool:
     return str(_parse_ip(s)) == s
 
 
+# --- semver (upstream: semverlib.go, over github.com/blang/semver/v4's Parse) ------------------
+
+_NUMBERS = frozenset("0123456789")
+_ALPHANUM = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-")
+
+
+def _semver_number(part: str, what: str) -> int:
+    if not set(part) <= _NUMBERS:
+        raise CelError(f"Invalid character(s) found in {what} number {_go_quote(part)}")
+    if len(part) > 1 and part[0] == "0":
+        raise CelError(f"{what.capitalize()} number must not contain leading zeroes {_go_quote(part)}")
+    if not part:
+        raise CelError('strconv.ParseUint: parsing "": invalid syntax')
+    return int(part)
+
+
+def parse_semver(s: str) -> tuple[int, int, int, tuple[str, ...]]:
+    """blang/semver's Parse: (major, minor, patch, pre-release identifiers); build metadata is
+    checked and dropped (it takes no part in comparisons)."""
+    if not s:
+        raise CelError("Version string empty")
+    parts = s.split(".", 2)
+    if len(parts) != 3:
+        raise CelError("No Major.Minor.Patch elements found")
+    major, minor = _semver_number(parts[0], "major"), _semver_number(parts[1], "minor")
+    patch, _, build = parts[2].partition("+")
+    patch, dash, pre = patch.partition("-")
+    prerelease = tuple(pre.split(".")) if dash else ()
+    number = _semver_number(patch, "patch")
+    for p in prerelease:
+        if not p:
+            raise CelError("Prerelease is empty")
+        if not set(p) <= _ALPHANUM:
+            raise CelError(f"Invalid character(s) found in prerelease {_go_quote(p)}")
+        if set(p) <= _NUMBERS and len(p) > 1 and p[0] == "0":
+            raise CelError(f"Numeric PreRelease version must not contain leading zeroes {_go_quote(p)}")
+    if "+" in parts[2]:
+        for b in build.split("."):
+            if not b:
+                raise CelError("Build meta data is empty")
+            if not set(b) <= _ALPHANUM:
+                raise CelError(f"Invalid character(s) found in build meta data {_go_quote(b)}")
+    return major, minor, number, prerelease
+
+
+def _normalize_semver(s: str) -> str:
+    """Upstream: normalizeAndParse's normalization (no "v", no leading zeros, .0 filled in)."""
+    s = s.removeprefix("v")
+    parts = s.split(".", 2)
+    for i, p in enumerate(parts):
+        if len(p) > 1:
+            p = p.lstrip("0")
+            if not p or p[0] not in _NUMBERS:
+                p = "0" + p
+            parts[i] = p
+    if len(parts) < 3:
+        if "+" in parts[-1] or "-" in parts[-1]:
+            raise CelError("short version cannot contain PreRelease/Build meta data")
+        parts += ["0"] * (3 - len(parts))
+    return ".".join(parts)
+
+
+def to_semver(s: str, normalize: bool = False) -> dict[str, str]:
+    """The tag holds the version without build metadata: Equal is Compare == 0, as upstream's."""
+    major, minor, patch, pre = parse_semver(_normalize_semver(s) if normalize else s)
+    return {"@semver": f"{major}.{minor}.{patch}" + ("-" + ".".join(pre) if pre else "")}
+
+
+def is_semver(s: str, normalize: bool = False) -> bool:
+    try:
+        to_semver(s, normalize)
+    except CelError:
+        return False
+    return True
+
+
+def _semver(v: Any, name: str) -> tuple[int, int, int, tuple[str, ...]]:
+    return parse_semver(_opaque("@semver", v, name))
+
+
+def semver_compare(a: Any, b: Any) -> int:
+    """blang/semver's Compare: numbers, then a release above its pre-releases, then the
+    pre-release identifiers in order (numeric ones below alphanumeric ones)."""
+    x, y = _semver(a, "compareTo"), _semver(b, "compareTo")
+    if x[:3] != y[:3]:
+        return -1 if x[:3] < y[:3] else 1
+    if not x[3] or not y[3]:
+        return (not x[3]) - (not y[3])
+    for p, o in zip(x[3], y[3]):
+        if p == o:
+            continue
+        pn, on = p.isdigit(), o.isdigit()
+        if pn and on:
+            return -1 if int(p) < int(o) else 1
+        if pn != on:
+            return -1 if pn else 1
+        return -1 if p < o else 1
+    return (len(x[3]) > len(y[3])) - (len(x[3]) < len(y[3]))
+
+
+# --- format (upstream: format.go). Upstream's validate() and format.named() return optionals;
+# a Python function cannot make a CEL optional here, so validate() gives the list of errors
+# (empty: valid) and format.named() the format or a "none" map, and hasValue()/value() are
+# declared on those too: the documented idioms (`validate(s).hasValue()`,
+# `validate(s).value().join(...)`, `format.named(n).hasValue()`) work; comparing the result
+# with optional.none() or chaining optionals does not. ---------------------------------------
+
+_UUID = re2.compile(r"(?i)(^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$)|(^[0-9a-f]{32}$)",
+                    _RE2_OPTIONS)
+_DATE = re2.compile(r"^\d{4}-\d{2}-\d{2}$", _RE2_OPTIONS)
+_TIME = re2.compile(r"^([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?(z|[+-]([01]\d|2[0-3]):[0-5]\d)$", _RE2_OPTIONS)
+
+
+def _is_date(s: str) -> bool:
+    """strfmt's date: RFC 3339 full-date (time.Parse("2006-01-02"))."""
+    import datetime
+    if not _DATE.match(s):
+        return False
+    try:
+        datetime.date.fromisoformat(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_datetime(s: str) -> bool:
+    """strfmt's IsDateTime: a full-date, "T", then a time with its offset (RFC 3339)."""
+    parts = s.lower().split("t")
+    return len(parts) == 2 and _is_date(parts[0]) and bool(_TIME.match(parts[1]))
+
+
+def _is_base64(s: str) -> bool:
+    import base64
+    import binascii
+    try:
+        base64.b64decode(s, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def _formats() -> dict[str, Callable[[str], list[str]]]:
+    from ...api.validation import names
+    return {
+        "dns1123Label": lambda v: names.name_is_dns_label(v, False),
+        "dns1123Subdomain": lambda v: names.name_is_dns_subdomain(v, False),
+        "dns1035Label": lambda v: names.name_is_dns1035_label(v, False),
+        "qualifiedName": names.is_qualified_name,
+        "dns1123LabelPrefix": lambda v: names.name_is_dns_label(v, True),
+        "dns1123SubdomainPrefix": lambda v: names.name_is_dns_subdomain(v, True),
+        "dns1035LabelPrefix": lambda v: names.name_is_dns1035_label(v, True),
+        "labelValue": names.is_valid_label_value,
+        "uri": _uri_errors,
+        "uuid": lambda v: [] if _UUID.search(v) else ["does not match the UUID format"],
+        "byte": lambda v: [] if _is_base64(v) else ["invalid base64"],
+        "date": lambda v: [] if _is_date(v) else ["invalid date"],
+        "datetime": lambda v: [] if _is_datetime(v) else ["invalid datetime"],
+    }
+
+
+FORMAT_NAMES = ("dns1123Label", "dns1123Subdomain", "dns1035Label", "qualifiedName", "dns1123LabelPrefix",
+                "dns1123SubdomainPrefix", "dns1035LabelPrefix", "labelValue", "uri", "uuid", "byte", "date",
+                "datetime")
+_NONE = {"@none": True}
+
+
+def _uri_errors(v: str) -> list[str]:
+    try:
+        _parse_url(v)
+    except CelError as e:
+        return [str(e).removeprefix("URL parse error during conversion from string: ")]
+    return []
+
+
+def format_validate(f: Any, value: str) -> list[str]:
+    name = _opaque("@format", f, "validate")
+    return list(_formats()[name](value))
+
+
+def format_named(name: str) -> dict[str, Any]:
+    return {"@format": name} if name in FORMAT_NAMES else dict(_NONE)
+
+
+def _has_value(v: Any) -> bool:
+    return bool(v) if isinstance(v, list) else "@none" not in v
+
+
+def _value(v: Any) -> Any:
+    if (isinstance(v, list) and not v) or (isinstance(v, dict) and "@none" in v):
+        raise CelError("optional.none() dereference")
+    return v
+
+
 # --- authz (upstream: authz.go) ------------------------------------------------------------------
 
 def _check(target: Any, verb: str) -> dict[str, Any]:
@@ -304,7 +559,7 @@ def _check(target: Any, verb: str) -> dict[str, Any]:
         a = AuthzAttributes(user=target.get("user") or user, verb=verb, resource_request=True,
                             namespace=rc.get("namespace", ""), api_group=rc.get("group", ""),
                             resource=rc.get("resource", ""), subresource=rc.get("subresource", ""),
-                            name=rc.get("name", ""))
+                            name=rc.get("name", ""), field_selector=rc.get("fieldSelector", ""))
     decision, reason = authz.authorize(a)
     return {"@decision": decision.value if hasattr(decision, "value") else str(decision),
             "allowed": decision is Decision.ALLOW, "reason": reason}
@@ -348,6 +603,10 @@ def _overloads() -> Iterator[tuple[str, list[tuple[str, Any, list[Any], bool, Ca
     yield "indexOf", [(f"list_a_index_of_{k}", INT, [LIST, t], True, index_of) for k, t in _ELEMENT_KINDS]
     yield "lastIndexOf", [(f"list_a_last_index_of_{k}", INT, [LIST, t], True, last_index_of)
                           for k, t in _ELEMENT_KINDS]
+    yield "includes", [("list_includes_dyn_dyn", BOOL, [DYN, DYN], True, includes)]
+    yield "sets.contains", [("list_sets_contains_list", BOOL, [LIST, LIST], False, sets_contains)]
+    yield "sets.equivalent", [("list_sets_equivalent_list", BOOL, [LIST, LIST], False, sets_equivalent)]
+    yield "sets.intersects", [("list_sets_intersects_list", BOOL, [LIST, LIST], False, sets_intersects)]
     yield "find", [("string_find_string", STRING, [STRING, STRING], True, find)]
     yield "findAll", [("string_find_all_string", LIST_STRING, [STRING, STRING], True, find_all),
                       ("string_find_all_string_int", LIST_STRING, [STRING, STRING, INT], True, find_all)]
@@ -355,12 +614,12 @@ def _overloads() -> Iterator[tuple[str, list[tuple[str, Any, list[Any], bool, Ca
     yield "quantity", [("string_to_quantity", OPAQUE, [STRING], False, to_quantity)]
     yield "isQuantity", [("is_quantity_string", BOOL, [STRING], False, is_quantity)]
     yield "sign", [("quantity_sign", INT, [OPAQUE], True, lambda v: _q(v, "sign").sign())]
+    # quantity's and semver's comparisons share the opaque signature: compare() picks by tag
     yield "isGreaterThan", [("quantity_is_greater_than", BOOL, [OPAQUE, OPAQUE], True,
-                             lambda a, b: _q(a, "isGreaterThan") > _q(b, "isGreaterThan"))]
+                             lambda a, b: compare(a, b, "isGreaterThan") == 1)]
     yield "isLessThan", [("quantity_is_less_than", BOOL, [OPAQUE, OPAQUE], True,
-                          lambda a, b: _q(a, "isLessThan") < _q(b, "isLessThan"))]
-    yield "compareTo", [("quantity_compare_to", INT, [OPAQUE, OPAQUE], True,
-                         lambda a, b: _q(a, "compareTo").cmp(_q(b, "compareTo")))]
+                          lambda a, b: compare(a, b, "isLessThan") == -1)]
+    yield "compareTo", [("quantity_compare_to", INT, [OPAQUE, OPAQUE], True, lambda a, b: compare(a, b, "compareTo"))]
     yield "asApproximateFloat", [("quantity_get_float", DOUBLE, [OPAQUE], True,
                                   lambda v: float(_q(v, "asApproximateFloat").value))]
     yield "asInteger", [("quantity_get_int", INT, [OPAQUE], True, quantity_int)]
@@ -407,7 +666,28 @@ def _overloads() -> Iterator[tuple[str, list[tuple[str, Any, list[Any], bool, Ca
                             lambda c: _cidr(c, "prefixLength").network.prefixlen)]
     yield "masked", [("cidr_masked", OPAQUE, [OPAQUE], True,
                       lambda c: {"@cidr": str(_cidr(c, "masked").network)})]
+    yield "string", [("opaque_to_string", STRING, [OPAQUE], False, to_string)]
     yield "ip.isCanonical", [("ip_is_canonical", BOOL, [STRING], False, is_canonical_ip)]
+    # format
+    yield "validate", [("format-validate", LIST_STRING, [OPAQUE, STRING], True, format_validate)]
+    yield "format.named", [("format-named", OPAQUE, [STRING], False, format_named)]
+    for name in FORMAT_NAMES:
+        yield f"format.{name}", [(f"format.{name}", OPAQUE, [], False, lambda n=name: {"@format": n})]
+    yield "hasValue", [("format_list_has_value", BOOL, [LIST_STRING], True, _has_value),
+                       ("format_has_value", BOOL, [OPAQUE], True, _has_value)]
+    yield "value", [("format_list_value", LIST_STRING, [LIST_STRING], True, _value),
+                    ("format_value", OPAQUE, [OPAQUE], True, _value)]
+    # semver
+    yield "semver", [("string_to_semver", OPAQUE, [STRING], False, to_semver),
+                     ("string_bool_to_semver", OPAQUE, [STRING, BOOL], False, to_semver)]
+    yield "isSemver", [("is_semver_string", BOOL, [STRING], False, is_semver),
+                       ("is_semver_string_bool", BOOL, [STRING, BOOL], False, is_semver)]
+    yield "major", [("semver_major", INT, [OPAQUE], True, lambda v: _semver(v, "major")[0])]
+    yield "minor", [("semver_minor", INT, [OPAQUE], True, lambda v: _semver(v, "minor")[1])]
+    yield "patch", [("semver_patch", INT, [OPAQUE], True, lambda v: _semver(v, "patch")[2])]
+    # jsonpatch (upstream: jsonpatch.go; MutatingAdmissionPolicy's JSONPatch paths)
+    yield "jsonpatch.escapeKey", [("string_jsonpatch_escapeKey_string", STRING, [STRING], False,
+                                   lambda k: k.replace("~", "~0").replace("/", "~1"))]
     # authz
     yield "path", [("authorizer_path", OPAQUE, [OPAQUE, STRING], True, _path)]
     yield "group", [("authorizer_group", OPAQUE, [OPAQUE, STRING], True, _group)]
@@ -416,6 +696,12 @@ def _overloads() -> Iterator[tuple[str, list[tuple[str, Any, list[Any], bool, Ca
     yield "subresource", [("resourcecheck_subresource", OPAQUE, [OPAQUE, STRING], True, _resource_field("subresource"))]
     yield "namespace", [("resourcecheck_namespace", OPAQUE, [OPAQUE, STRING], True, _resource_field("namespace"))]
     yield "name", [("resourcecheck_name", OPAQUE, [OPAQUE, STRING], True, _resource_field("name"))]
+    # authz selectors (upstream: AuthzSelectors); the label selector is carried but no authorizer
+    # here reads one (RBAC and Node do not)
+    yield "fieldSelector", [("resourcecheck_fieldselector", OPAQUE, [OPAQUE, STRING], True,
+                             _resource_field("fieldSelector"))]
+    yield "labelSelector", [("resourcecheck_labelselector", OPAQUE, [OPAQUE, STRING], True,
+                             _resource_field("labelSelector"))]
     yield "check", [("resourcecheck_check", OPAQUE, [OPAQUE, STRING], True, _check)]
     yield "allowed", [("decision_allowed", BOOL, [OPAQUE], True,
                        lambda d: bool(_opaque("@decision", d, "allowed") and d["allowed"]))]
@@ -440,6 +726,12 @@ def _global_unicast(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
 
 _ELEMENT_KINDS = [("int", INT), ("uint", T.UINT), ("double", DOUBLE), ("string", STRING), ("bool", BOOL),
                   ("bytes", T.BYTES)]
+
+
+def _python_functions() -> frozenset[str]:
+    """(hasValue and value are the optional library's: ours only take a list or a map, so an
+    optional never reaches them.)"""
+    return frozenset(name for name, _ in _overloads()) - {"hasValue", "value"}
 
 
 def extension() -> Any:
@@ -469,3 +761,7 @@ def _guard(impl: Callable[..., Any]) -> Callable[..., Any]:
         except (TypeError, KeyError, ValueError, AttributeError, IndexError) as e:
             raise CelError(f"no such overload: {e}") from None
     return call
+
+
+# The functions implemented in Python here: an optional must never reach one (compiler.py).
+PYTHON_FUNCTIONS = _python_functions()

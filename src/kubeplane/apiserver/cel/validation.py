@@ -153,6 +153,36 @@ def validate_validating_admission_policy_update(new: Obj, old: Obj) -> list[Fiel
             + validating_admission_policy_errors(new))
 
 
+def mutating_admission_policy_errors(obj: Obj) -> list[FieldError]:
+    """Upstream: the CEL parts of validateMutatingAdmissionPolicySpec — matchConditions,
+    variables and each mutation's expression (its Object/JSONPatch literals rewritten as the
+    plugin compiles them: mutation.py) must compile."""
+    from . import mutation
+    spec = obj.get("spec") or {}
+    env = compiler.env(*policy_variables(spec))
+    errs = match_condition_errors(spec.get("matchConditions") or [], "spec.matchConditions", env.variables)
+    for i, v in enumerate(spec.get("variables") or []):
+        errs += _variable(env, v if isinstance(v, dict) else {}, f"spec.variables[{i}]")
+    for i, m in enumerate(spec.get("mutations") or []):
+        m = m if isinstance(m, dict) else {}
+        field = "applyConfiguration" if m.get("patchType") == "ApplyConfiguration" else "jsonPatch"
+        expression = str((m.get(field) or {}).get("expression") or "") if isinstance(m.get(field), dict) else ""
+        if expression.strip():
+            r = env.compile(mutation.rewrite(expression).expression, (compiler.ANY,))
+            if r.error:
+                errs.append(errors.invalid(f"spec.mutations[{i}].{field}.expression", expression, r.error))
+    return errs
+
+
+def validate_mutating_admission_policy(obj: Obj) -> list[FieldError]:
+    return admissionregistration.validate_mutating_admission_policy(obj) + mutating_admission_policy_errors(obj)
+
+
+def validate_mutating_admission_policy_update(new: Obj, old: Obj) -> list[FieldError]:
+    return (admissionregistration.validate_mutating_admission_policy_update(new, old)
+            + mutating_admission_policy_errors(new))
+
+
 def validate_webhook_configuration(obj: Obj, mutating: bool) -> list[FieldError]:
     """Upstream: ValidateValidating/MutatingWebhookConfiguration — the structural checks, then
     each webhook's matchConditions compiled (validateMatchConditions)."""

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
-from ....api import errors, resources
+from ....api import errors
 from ..chain import _NOTHING, register
-from ..interface import Attributes, Operation, Plugin, forbidden
-from . import validatingadmissionpolicy_matching as matching
+from ..interface import Attributes, Operation, forbidden
 from ._index import PrefixIndex
+from ._policy import PolicyPlugin, _ConfigError
 
 if TYPE_CHECKING:
     from ...cel import compiler
@@ -38,7 +38,6 @@ Obj = dict[str, Any]
 POLICIES = "/registry/validatingadmissionpolicies/"
 BINDINGS = "/registry/validatingadmissionpolicybindings/"
 PREFIX = "/registry/validatingadmissionpolic"
-NAMESPACES = "/registry/namespaces/"
 MAX_AUDIT_ANNOTATION_VALUE_LENGTH = 10 * 1024
 _REASON_CODES = {"Forbidden": 403, "Unauthorized": 401, "RequestEntityTooLarge": 413, "Invalid": 422}
 
@@ -94,7 +93,7 @@ class Decision:
 
 
 @register
-class ValidatingAdmissionPolicy(Plugin):
+class ValidatingAdmissionPolicy(PolicyPlugin):
     NAME = "ValidatingAdmissionPolicy"
     VALIDATING = True
     CONFIG_PREFIX = PREFIX
@@ -194,40 +193,66 @@ class ValidatingAdmissionPolicy(Plugin):
                     return
                 if not m.matches:
                     return
+            budget = compiler.Budget()          # upstream: celconfig.RuntimeCELCostBudget per Validate
             if v.variables:
-                activation = self._with_variables(v, env, data)
+                activation = self._with_variables(v, env, data, budget)
             actions = (b.get("spec") or {}).get("validationActions") or []
-            for i, (validation, compiled, message_expr) in enumerate(v.validations):
+            results = []
+            for _, compiled, _ in v.validations:
                 r = compiler.evaluate(compiled, activation)
-                if r.error:
+                if not budget.charge(r.cost, r.refine):
                     if fail:
-                        self._act(v, b, a, i, Decision(v, b, r.error), ["Deny"], denied, failures)
+                        denied.append(Decision(v, b, compiler.OUT_OF_BUDGET))
+                    return
+                results.append(r)
+            # every messageExpression is evaluated (and charged) with what the validations left
+            costs = (m.runtime_cost(activation) for _, _, m in v.validations if m is not None)
+            messages_spent = all(budget.charge(c.spent, c.refine) for c in costs)
+            for i, ((validation, _, message_expr), r) in enumerate(zip(v.validations, results)):
+                if r.error or not messages_spent:
+                    message = r.error or f"failed messageExpression: {compiler.OUT_OF_BUDGET}"
+                    if fail:
+                        self._act(v, b, a, i, Decision(v, b, message), ["Deny"], denied, failures)
                     continue
                 if r.value is True:
                     continue
                 d = Decision(v, b, _message(validation, message_expr, activation),
                              validation.get("reason") or "Invalid")
                 self._act(v, b, a, i, d, actions, denied, failures)
-            for key, compiled in v.audit_annotations:
-                r = compiler.evaluate(compiled, activation)
-                if r.error:
-                    if fail:
-                        denied.append(Decision(v, b, r.error))
-                    continue
-                value = r.value.strip() if isinstance(r.value, str) else ""
-                if value:
-                    a.audit_annotations[f"{v.name}/{key}"] = value[:MAX_AUDIT_ANNOTATION_VALUE_LENGTH]
+            self._audit_annotations(v, b, a, activation, fail, denied)
 
     @staticmethod
-    def _with_variables(v: Validator, env: compiler.Env, data: Obj) -> Any:
+    def _audit_annotations(v: Validator, b: Obj, a: Attributes, activation: Any, fail: bool,
+                           denied: list[Decision]) -> None:
+        """Upstream: the auditAnnotation filter, with a budget of its own."""
+        from ...cel import compiler
+        budget = compiler.Budget()
+        for key, compiled in v.audit_annotations:
+            r = compiler.evaluate(compiled, activation)
+            if not budget.charge(r.cost, r.refine):
+                if fail:
+                    denied.append(Decision(v, b, compiler.OUT_OF_BUDGET))
+                return
+            if r.error:
+                if fail:
+                    denied.append(Decision(v, b, r.error))
+                continue
+            value = r.value.strip() if isinstance(r.value, str) else ""
+            if value:
+                a.audit_annotations[f"{v.name}/{key}"] = value[:MAX_AUDIT_ANNOTATION_VALUE_LENGTH]
+
+    @staticmethod
+    def _with_variables(v: Validator, env: compiler.Env, data: Obj, budget: compiler.Budget) -> Any:
         """Evaluate the variables in order, each seeing the ones before it. Upstream composes
-        them lazily; an erroring variable is left out, so an expression using it errors."""
+        them lazily (and charges a variable to the first expression using it); an erroring
+        variable is left out, so an expression using it errors."""
         from ...cel import compiler
         variables: Obj = {}
         data["variables"] = variables
         activation = env.activation(data)
         for name, compiled in v.variables:
             r = compiler.evaluate(compiled, activation)
+            budget.charge(r.cost, r.refine)
             if not r.error:
                 variables[name] = r.value
                 activation = env.activation(data)
@@ -246,63 +271,7 @@ class ValidatingAdmissionPolicy(Plugin):
                 failures.append({"message": d.message, "policy": v.name, "binding": b["metadata"]["name"],
                                  "expressionIndex": index, "validationActions": actions})
 
-    async def _matches(self, constraints: Obj, a: Attributes, ns_holder: list[Obj | None],
-                       require_rules: bool) -> matching.Match | None:
-        m = matching.resource_rules_match(constraints, a, bool(a.namespace), require_rules)
-        if m is None or not matching.object_selector_matches(constraints.get("objectSelector"), a):
-            return None
-        selector = constraints.get("namespaceSelector")
-        if not matching.needs_namespace(selector, a):
-            return m
-        return m if matching.namespace_selector_matches(selector, a, await self._namespace(a, ns_holder)) else None
 
-    async def _namespace(self, a: Attributes, holder: list[Obj | None]) -> Obj | None:
-        """The request's namespace, read once per request (NamespaceLifecycle's if it read it)."""
-        if not holder:
-            ns = a.namespace_obj
-            if ns is None and a.namespace:
-                kv = await self.api.storage.get(NAMESPACES + a.namespace)
-                ns = kv.obj if kv is not None else None
-            holder.append(ns)
-        return holder[0]
-
-    async def _params(self, param_kind: Obj | None, ref: Obj | None, a: Attributes) -> list[Obj | None]:
-        """Upstream: generic.CollectParams."""
-        if not param_kind or not ref:
-            return [None]
-        group, _, version = (param_kind.get("apiVersion") or "").rpartition("/")
-        info = resources.for_version_kind(group, version, param_kind.get("kind") or "")
-        if info is None:
-            raise _ConfigError(f"paramKind kind `{param_kind.get('kind')}` not known")
-        ns = ""
-        if info.namespaced:
-            ns = ref.get("namespace") or a.namespace
-            if not ns:
-                raise _ConfigError("cannot use namespaced paramRef in policy binding that matches cluster-scoped "
-                                   "resources")
-        elif ref.get("namespace"):
-            raise _ConfigError("paramRef.namespace must not be provided for a cluster-scoped `paramKind`")
-        if ref.get("name"):
-            if ref.get("selector") is not None:
-                raise _ConfigError("paramRef.name and paramRef.selector are mutually exclusive")
-            kv = await self.api.storage.get(info.key(ns, ref["name"]))
-            found: list[Obj | None] = [kv.obj] if kv is not None else []
-        elif ref.get("selector") is not None:
-            prefix = info.prefix + (f"{ns}/" if info.namespaced else "")
-            kvs, _ = await self.api.storage.list(prefix)
-            found = [kv.obj for kv in kvs
-                     if matching.selector_matches(ref["selector"], (kv.obj.get("metadata") or {}).get("labels") or {})]
-        else:
-            raise _ConfigError("one of name or selector must be provided")
-        if not found:
-            if ref.get("parameterNotFoundAction") == "Deny":
-                raise _ConfigError("no params found for policy binding with `Deny` parameterNotFoundAction")
-            return []
-        return found
-
-
-class _ConfigError(Exception):
-    pass
 
 
 def _message(validation: Obj, message_expr: compiler.CompilationResult | None, activation: Any) -> str:

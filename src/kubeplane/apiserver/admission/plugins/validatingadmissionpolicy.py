@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ....api import errors
 from ..chain import _NOTHING, register
 from ..interface import Attributes, Operation, forbidden
+from . import validatingadmissionpolicy_matching as matching
 from ._index import PrefixIndex
 from ._policy import PolicyPlugin, _ConfigError
 

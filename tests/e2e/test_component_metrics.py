@@ -215,7 +215,7 @@ def test_a_standalone_controller_manager_serves_health_and_metrics(cluster: tupl
         controllers = ("deployment-controller", "replicaset-controller", "garbage-collector-controller",
                        "namespace-controller", "node-lifecycle-controller", "serviceaccount-controller",
                        "root-ca-certificate-publisher-controller", "resourcequota-controller",
-                       "disruption-controller")
+                       "disruption-controller", "certificatesigningrequest-approving-controller")
         want = "[+]leaderElection ok\n" + "".join(f"[+]{n} ok\n" for n in controllers) + "healthz check passed\n"
         eventually(lambda: get(port, "/healthz?verbose")[1] == want, "the controllers' checks once leading")
         s = check_secure_serving(port, token, "kube-controller-manager")

@@ -173,9 +173,11 @@ def add_parser(sub: Any) -> None:
                              "kube-controller-manager", run, secure_port=SECURE_PORT)
     p.add_argument("--cluster-signing-cert-file", type=pathlib.Path, default=None, metavar="FILE",
                    help="PEM CA certificate the CSR signing controllers issue cluster-scoped certificates with "
-                        "(kubeplane up's: DIR/pki/ca.crt); without it and --cluster-signing-key-file no CSR is signed")
+                        "(default: pki/ca.crt beside the --kubeconfig, when it is one `kubeplane up` wrote, as kubeadm "
+                        "points it at the cluster CA; with no CA, no CSR is signed)")
     p.add_argument("--cluster-signing-key-file", type=pathlib.Path, default=None, metavar="FILE",
-                   help="the PEM private key of --cluster-signing-cert-file (kubeplane up's: DIR/pki/ca.key)")
+                   help="the PEM private key of --cluster-signing-cert-file (default: pki/ca.key beside the "
+                        "--kubeconfig)")
     p.add_argument("--cluster-signing-duration", type=flags.go_duration, default=365 * 24 * 3600.0,
                    metavar="DURATION", help="the longest lifetime of a signed certificate (default 8760h0m0s)")
     p.add_argument("--use-service-account-credentials", action=argparse.BooleanOptionalAction, default=True,
@@ -228,7 +230,10 @@ def _signing_files(args: argparse.Namespace) -> tuple[bytes, bytes]:
     """The CA the CSR signing controllers use; Fatal (one line) if its files cannot be used."""
     cert_file, key_file = args.cluster_signing_cert_file, args.cluster_signing_key_file
     if cert_file is None and key_file is None:
-        return b"", b""
+        pki = pathlib.Path(args.kubeconfig).parent / "pki"       # a kubeconfig `up` wrote: its CA
+        cert_file, key_file = pki / "ca.crt", pki / "ca.key"
+        if not (cert_file.is_file() and key_file.is_file()):
+            return b"", b""
     if cert_file is None or key_file is None:
         raise Fatal("--cluster-signing-cert-file and --cluster-signing-key-file must be given together")
     try:

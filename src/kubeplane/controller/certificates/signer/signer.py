@@ -136,7 +136,7 @@ class CertificateAuthority:
         except x509.ExtensionNotFound:
             pass
         algorithm = None if isinstance(self.private_key, ed25519.Ed25519PrivateKey) else hashes.SHA256()
-        return builder.sign(self.private_key, algorithm)     # type: ignore[arg-type]
+        return builder.sign(self.private_key, algorithm)
 
 
 def load_ca(cert_pem: bytes, key_pem: bytes) -> CertificateAuthority:

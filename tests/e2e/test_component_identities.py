@@ -21,6 +21,10 @@ import sys
 from typing import Any
 
 import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from .cluster import KUBECTL, Cluster, eventually
 
@@ -133,6 +137,25 @@ def test_a_standalone_kubelet_acts_as_each_node_with_a_certificate_from_a_csr(tm
         assert ('secrets "theirs" is forbidden: User "system:node:standalone-0" cannot get resource "secrets" in API '
                 'group "" in the namespace "default": no relationship found between node \'standalone-0\' and this '
                 'object') in res.stderr
+
+        # A CSR no controller approves by itself: `kubectl certificate approve`, then csrsigning issues it.
+        key = ec.generate_private_key(ec.SECP256R1())
+        req = (x509.CertificateSigningRequestBuilder().subject_name(x509.Name([
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "devs"), x509.NameAttribute(NameOID.COMMON_NAME, "jane")]))
+            .sign(key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM))
+        c.apply_yaml({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+                      "metadata": {"name": "jane"},
+                      "spec": {"request": base64.b64encode(req).decode(), "usages": ["client auth"],
+                               "signerName": "kubernetes.io/kube-apiserver-client"}})
+        assert "Pending" in c.kubectl("get", "csr", "jane").stdout
+        assert c.kubectl("certificate", "approve", "jane").stdout == "certificatesigningrequest.certificates.k8s.io/jane approved\n"
+        cert = eventually(lambda: c.get_json("csr", "jane")["status"].get("certificate"), "jane's certificate")
+        cert_file = tmp_path / "jane.pem"
+        cert_file.write_bytes(base64.b64decode(cert) + key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+        who = json.loads(kubectl_as(node_kubeconfig(c, cert_file, tmp_path / "jane.conf"), "auth", "whoami",
+                                    "-o", "json").stdout)["status"]["userInfo"]
+        assert (who["username"], who["groups"]) == ("jane", ["devs", "system:authenticated"])
     finally:
         kl.stop()
         c.stop()

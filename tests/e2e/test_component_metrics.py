@@ -212,6 +212,7 @@ def test_a_standalone_scheduler_serves_health_and_metrics(cluster: tuple[Cluster
 
 def test_a_standalone_controller_manager_serves_health_and_metrics(cluster: tuple[Cluster, pathlib.Path]) -> None:
     c, logs = cluster
+    tokens_controller = (c.data_dir / "pki" / "sa.key").exists()     # made by the first TokenRequest
     cm = Component(logs, "controller-manager", "--kubeconfig", str(c.kubeconfig), "--secure-port", "0")
     try:
         port = cm.port(r"Serving securely on 127\.0\.0\.1:(\d+)")
@@ -220,7 +221,8 @@ def test_a_standalone_controller_manager_serves_health_and_metrics(cluster: tupl
                        "namespace-controller", "node-lifecycle-controller", "serviceaccount-controller",
                        "root-ca-certificate-publisher-controller", "resourcequota-controller",
                        "disruption-controller", "certificatesigningrequest-approving-controller",
-                       "certificatesigningrequest-signing-controller")   # the CA beside the kubeconfig
+                       "certificatesigningrequest-signing-controller",   # the CA beside the kubeconfig
+                       *(("serviceaccount-token-controller",) if tokens_controller else ()))
         want = "[+]leaderElection ok\n" + "".join(f"[+]{n} ok\n" for n in controllers) + "healthz check passed\n"
         eventually(lambda: get(port, "/healthz?verbose")[1] == want, "the controllers' checks once leading")
         s = check_secure_serving(port, token, "kube-controller-manager")

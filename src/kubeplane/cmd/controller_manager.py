@@ -32,8 +32,10 @@ SECURE_PORT = 10257          # upstream: ports.KubeControllerManagerPort
 CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collector-controller",
                "namespace-controller", "node-lifecycle-controller", "serviceaccount-controller",
                "root-ca-certificate-publisher-controller", "resourcequota-controller", "disruption-controller",
-               "certificatesigningrequest-approving-controller", "certificatesigningrequest-signing-controller")
+               "certificatesigningrequest-approving-controller", "certificatesigningrequest-signing-controller",
+               "serviceaccount-token-controller")
 CSR_SIGNING = "certificatesigningrequest-signing-controller"
+SA_TOKEN = "serviceaccount-token-controller"
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,9 @@ class ControllerManagerOptions:
     cluster_signing_cert: bytes = b""
     cluster_signing_key: bytes = b""
     cluster_signing_duration: float = 365 * 24 * 3600.0   # --cluster-signing-duration (8760h)
+    # --service-account-private-key-file's key: what the tokens controller signs legacy token
+    # Secrets with; None, no tokens controller.
+    service_account_key: Any = None
 
 
 async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
@@ -114,6 +119,14 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
                               root_ca=options.root_ca, clock=clock).run())
     runs += _resource_quota_controller(cs("resourcequota-controller"), factory, clock, options)
     runs += _certificate_controllers(cs("certificate-controller"), factory, clock, options)
+    if options.service_account_key is not None:
+        # upstream: the root client ("tokens-controller"), not a service account of its own
+        from ..apiserver.authentication.legacy import LEGACY_ISSUER
+        from ..controller.serviceaccount.tokens_controller import TokensController
+        from ..serviceaccount.jwt import TokenGenerator
+        runs.append(TokensController(clientset, factory.core_v1().serviceaccounts(), factory.core_v1().secrets(),
+                                     TokenGenerator(LEGACY_ISSUER, options.service_account_key),
+                                     root_ca=options.root_ca, clock=clock).run(5))
     if _serves("rbac.authorization.k8s.io", "v1", "clusterroles"):
         from ..controller.clusterroleaggregation import ClusterRoleAggregationController
         runs.append(ClusterRoleAggregationController(factory.rbac_v1().clusterroles(),
@@ -180,6 +193,9 @@ def add_parser(sub: Any) -> None:
                         "--kubeconfig)")
     p.add_argument("--cluster-signing-duration", type=flags.go_duration, default=365 * 24 * 3600.0,
                    metavar="DURATION", help="the longest lifetime of a signed certificate (default 8760h0m0s)")
+    p.add_argument("--service-account-private-key-file", type=pathlib.Path, default=None, metavar="FILE",
+                   help="PEM private key the tokens controller signs legacy service account token Secrets with "
+                        "(default: pki/sa.key beside the --kubeconfig, when it exists; none: no tokens controller)")
     p.add_argument("--use-service-account-credentials", action=argparse.BooleanOptionalAction, default=True,
                    help="each controller acts as its own kube-system service account, with tokens from the "
                         "TokenRequest API (default on, as kubeadm runs kube-controller-manager)")
@@ -199,6 +215,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         signing = _signing_files(args)
+        sa_key = _service_account_key(args)
     except Fatal as err:
         return _fail(args, err)
 
@@ -206,9 +223,10 @@ def run(args: argparse.Namespace) -> int:
         """Upstream: StartControllers adds each started controller's check to /healthz."""
         options = ControllerManagerOptions(root_ca=kubeconfig_root_ca(args.kubeconfig), cluster_signing_cert=signing[0],
                                            cluster_signing_key=signing[1],
-                                           cluster_signing_duration=args.cluster_signing_duration)
+                                           cluster_signing_duration=args.cluster_signing_duration,
+                                           service_account_key=sa_key)
         started = [n for n in CONTROLLERS if (options.root_ca or n != "root-ca-certificate-publisher-controller")
-                   and (signing[0] or n != CSR_SIGNING)]
+                   and (signing[0] or n != CSR_SIGNING) and (sa_key is not None or n != SA_TOKEN)]
         health.add(ENDPOINTS, *(NamedCheck(name, _ok) for name in started))
         if not args.use_service_account_credentials:
             await run_controllers(cs, options=options)
@@ -244,6 +262,21 @@ def _signing_files(args: argparse.Namespace) -> tuple[bytes, bytes]:
         raise Fatal(f"failed to start certificate controller: error reading CA cert file {str(cert_file)!r}: {err}"
                     ) from None
     return cert, key
+
+
+def _service_account_key(args: argparse.Namespace) -> Any:
+    """--service-account-private-key-file's key (default pki/sa.key beside the kubeconfig, if
+    there); None without one; Fatal if it cannot be used."""
+    path = args.service_account_private_key_file
+    if path is None:
+        path = pathlib.Path(args.kubeconfig).parent / "pki" / "sa.key"
+        if not path.is_file():
+            return None
+    from ..serviceaccount.jwt import load_private_key
+    try:
+        return load_private_key(path.read_bytes())
+    except (OSError, ValueError, TypeError) as err:
+        raise Fatal(f"error reading key for service account token controller: {err}") from None
 
 
 def _fail(args: argparse.Namespace, err: Fatal) -> int:

@@ -115,7 +115,8 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
         options = ControllerManagerOptions(node_monitor_grace_period=args.node_monitor_grace_period,
                                            root_ca=ca.read_bytes() if ca.exists() else b"",
                                            cluster_signing_cert=ca.read_bytes() if ca_key.exists() else b"",
-                                           cluster_signing_key=ca_key.read_bytes() if ca_key.exists() else b"")
+                                           cluster_signing_key=ca_key.read_bytes() if ca_key.exists() else b"",
+                                           service_account_key=api.service_account_tokens().generator.key)
         kcm = in_process_clientset(api, "kube-controller-manager", identities.KUBE_CONTROLLER_MANAGER)
         await identities.ensure_controller_service_accounts(kcm)
         await run_controllers(kcm, options=options, factory=f,

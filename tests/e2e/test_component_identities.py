@@ -185,3 +185,31 @@ def test_a_standalone_controller_manager_acts_as_each_controllers_service_accoun
         c.stop()
         c.cleanup()
     assert cm.proc.returncode == 0, cm.log_path.read_text()[-3000:]
+
+
+def test_a_legacy_token_secret_is_filled_and_its_token_authenticates(tmp_path: pathlib.Path) -> None:
+    c = Cluster(nodes=0).start()
+    try:
+        c.kubectl("create", "serviceaccount", "robot")
+        c.apply_yaml({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+                      "metadata": {"name": "robot-token", "namespace": "default",
+                                   "annotations": {"kubernetes.io/service-account.name": "robot"}}})
+        data = eventually(lambda: c.get_json("secret", "robot-token").get("data", {}).get("token") and
+                          c.get_json("secret", "robot-token")["data"], "the tokens controller to fill the Secret")
+        assert base64.b64decode(data["namespace"]) == b"default"
+        assert base64.b64decode(data["ca.crt"]) == (c.data_dir / "pki" / "ca.crt").read_bytes()
+        token = base64.b64decode(data["token"]).decode()
+        cfg = yaml.safe_load(c.kubeconfig.read_text())
+        cfg["users"][0]["user"] = {"token": token}
+        (tmp_path / "robot.conf").write_text(yaml.safe_dump(cfg))
+        res = kubectl_as(tmp_path / "robot.conf", "auth", "whoami", "-o", "json")
+        who = json.loads(res.stdout)["status"]["userInfo"] if res.returncode == 0 else res.stderr
+        assert who["username"] == "system:serviceaccount:default:robot", who
+        labels = c.get_json("secret", "robot-token")["metadata"]["labels"]
+        assert list(labels) == ["kubernetes.io/legacy-token-last-used"]
+        c.kubectl("delete", "serviceaccount", "robot")
+        eventually(lambda: c.kubectl("get", "secret", "robot-token", check=False).returncode == 1,
+                   "the token Secret to go with its account")
+    finally:
+        c.stop()
+        c.cleanup()

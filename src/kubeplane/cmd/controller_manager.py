@@ -121,7 +121,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     runs += _certificate_controllers(cs("certificate-controller"), factory, clock, options)
     if options.service_account_key is not None:
         # upstream: the root client ("tokens-controller"), not a service account of its own
-        from ..apiserver.authentication.legacy import LEGACY_ISSUER
+        from ..serviceaccount.legacy import LEGACY_ISSUER
         from ..controller.serviceaccount.tokens_controller import TokensController
         from ..serviceaccount.jwt import TokenGenerator
         runs.append(TokensController(clientset, factory.core_v1().serviceaccounts(), factory.core_v1().secrets(),

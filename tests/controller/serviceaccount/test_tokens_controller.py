@@ -13,7 +13,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from kubeplane.api import errors
-from kubeplane.apiserver.authentication.legacy import LEGACY_ISSUER
+from kubeplane.serviceaccount.legacy import LEGACY_ISSUER
 from kubeplane.client.informers import SharedInformerFactory
 from kubeplane.controller.serviceaccount.tokens_controller import SecretKey, ServiceAccountKey, TokensController
 from kubeplane.serviceaccount.jwt import TokenGenerator

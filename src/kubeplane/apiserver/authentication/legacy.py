@@ -18,28 +18,21 @@ import logging
 from typing import Any
 
 from ...serviceaccount.claims import SERVICE_ACCOUNT_USERNAME_PREFIX
+from ...serviceaccount.legacy import (
+    LEGACY_ISSUER, NAMESPACE_CLAIM, SECRET_NAME_CLAIM, SECRET_TYPE, SERVICE_ACCOUNT_NAME_CLAIM, SERVICE_ACCOUNT_UID_CLAIM,
+    legacy_claims,
+)
 from .serviceaccount import (
-    ALL_AUTHENTICATED, LEGACY_ISSUER, JWTTokenAuthenticator, Ref, TokenError, UserInfo, Verified, make_group_names,
+    ALL_AUTHENTICATED, JWTTokenAuthenticator, Ref, TokenError, UserInfo, Verified, make_group_names,
     split_username,
 )
 
-__all__ = ["LEGACY_ISSUER", "legacy_claims", "verified", "validate", "last_used_writer"]
+__all__ = ["LEGACY_ISSUER", "SECRET_TYPE", "legacy_claims", "verified", "validate", "last_used_writer"]
 
 log = logging.getLogger(__name__)
-SERVICE_ACCOUNT_NAME_CLAIM = "kubernetes.io/serviceaccount/service-account.name"
-SERVICE_ACCOUNT_UID_CLAIM = "kubernetes.io/serviceaccount/service-account.uid"
-SECRET_NAME_CLAIM = "kubernetes.io/serviceaccount/secret.name"
-NAMESPACE_CLAIM = "kubernetes.io/serviceaccount/namespace"
+
 LAST_USED_LABEL = "kubernetes.io/legacy-token-last-used"
 INVALID_SINCE_LABEL = "kubernetes.io/legacy-token-invalid-since"
-SECRET_TYPE = "kubernetes.io/service-account-token"
-
-
-def legacy_claims(sa_namespace: str, sa_name: str, sa_uid: str, secret_name: str) -> dict[str, str]:
-    """The payload (without iss) of a Secret's token. Upstream: LegacyClaims"""
-    return {"sub": f"{SERVICE_ACCOUNT_USERNAME_PREFIX}{sa_namespace}:{sa_name}",
-            NAMESPACE_CLAIM: sa_namespace, SECRET_NAME_CLAIM: secret_name,
-            SERVICE_ACCOUNT_NAME_CLAIM: sa_name, SERVICE_ACCOUNT_UID_CLAIM: sa_uid}
 
 
 def _claim(payload: dict[str, Any], key: str) -> str:

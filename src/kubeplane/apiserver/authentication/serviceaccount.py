@@ -45,13 +45,13 @@ import orjson
 from ...api.errors import go_quote_list
 from ...api.resources import lookup
 from ...serviceaccount.claims import SERVICE_ACCOUNT_USERNAME_PREFIX
+from ...serviceaccount.legacy import LEGACY_ISSUER
 from ...storage.interface import Storage
 from ...utils.clock import Clock, parse_rfc3339
 from .user import (
     ALL_AUTHENTICATED, CREDENTIAL_ID_KEY, NODE_NAME_KEY, NODE_UID_KEY, POD_NAME_KEY, POD_UID_KEY, UserInfo,
 )
 
-LEGACY_ISSUER = "kubernetes/serviceaccount"      # upstream: serviceaccount.LegacyIssuer
 LEEWAY = 60.0                    # go-jose jwt.DefaultLeeway
 CACHE_SIZE = 4096                # tokens whose signature is remembered (the oldest is forgotten first)
 SERVICE_ACCOUNTS_GROUP = "system:serviceaccounts"

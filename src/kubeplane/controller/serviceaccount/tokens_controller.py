@@ -22,7 +22,7 @@ from typing import Any
 
 from ...api import errors
 from ...api.types import core_v1, meta_v1
-from ...apiserver.authentication.legacy import SECRET_TYPE, legacy_claims
+from ...serviceaccount.legacy import SECRET_TYPE, legacy_claims
 from ...client.clientset import Clientset
 from ...client.informers import ResourceInformer
 from ...client.listers import SecretLister, ServiceAccountLister

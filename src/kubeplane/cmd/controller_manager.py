@@ -259,7 +259,7 @@ def _signing_files(args: argparse.Namespace) -> tuple[bytes, bytes]:
         from ..controller.certificates.signer import load_ca
         load_ca(cert, key)
     except (OSError, ValueError, TypeError) as err:
-        raise Fatal(f"failed to start certificate controller: error reading CA cert file {str(cert_file)!r}: {err}"
+        raise Fatal(f'failed to start certificate controller: error reading CA cert file "{cert_file}": {err}'
                     ) from None
     return cert, key
 

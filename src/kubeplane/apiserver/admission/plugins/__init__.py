@@ -5,3 +5,4 @@ from . import (  # noqa: F401
     taint_nodes_by_condition,
 )
 from . import validatingadmissionpolicy  # noqa: F401  (issue 12, helper cel)
+from . import certificates  # noqa: F401  (issue 12, helper identities)

@@ -137,6 +137,9 @@ def test_up_serves_the_kubelets_metrics_beside_the_api_servers(cluster: tuple[Cl
 
 def test_a_standalone_kubelet_serves_metrics_and_healthz_with_its_token(cluster: tuple[Cluster, pathlib.Path]) -> None:
     c, logs = cluster
+    # the controller-manager approves and signs each node's client certificate (TLS bootstrapping)
+    cm = Component(logs, "controller-manager", "--kubeconfig", str(c.kubeconfig), "--secure-port", "0",
+                   "--no-leader-elect")
     kl = Component(logs, "kubelet", "--kubeconfig", str(c.kubeconfig), "--port", "0", "--node-prefix", "metered-")
     try:
         port = kl.port(r'Starting to listen address="127\.0\.0\.1" port=(\d+)')
@@ -161,6 +164,7 @@ def test_a_standalone_kubelet_serves_metrics_and_healthz_with_its_token(cluster:
                 assert (code, json.loads(body)["reason"]) == (401, "Unauthorized"), (path, bad)
     finally:
         kl.stop()
+        cm.stop()
     assert kl.proc.returncode == 0, kl.log()[-3000:]
 
 
@@ -208,6 +212,7 @@ def test_a_standalone_scheduler_serves_health_and_metrics(cluster: tuple[Cluster
 
 def test_a_standalone_controller_manager_serves_health_and_metrics(cluster: tuple[Cluster, pathlib.Path]) -> None:
     c, logs = cluster
+    tokens_controller = (c.data_dir / "pki" / "sa.key").exists()     # made by the first TokenRequest
     cm = Component(logs, "controller-manager", "--kubeconfig", str(c.kubeconfig), "--secure-port", "0")
     try:
         port = cm.port(r"Serving securely on 127\.0\.0\.1:(\d+)")
@@ -215,7 +220,9 @@ def test_a_standalone_controller_manager_serves_health_and_metrics(cluster: tupl
         controllers = ("deployment-controller", "replicaset-controller", "garbage-collector-controller",
                        "namespace-controller", "node-lifecycle-controller", "serviceaccount-controller",
                        "root-ca-certificate-publisher-controller", "resourcequota-controller",
-                       "disruption-controller")
+                       "disruption-controller", "certificatesigningrequest-approving-controller",
+                       "certificatesigningrequest-signing-controller",   # the CA beside the kubeconfig
+                       *(("serviceaccount-token-controller",) if tokens_controller else ()))
         want = "[+]leaderElection ok\n" + "".join(f"[+]{n} ok\n" for n in controllers) + "healthz check passed\n"
         eventually(lambda: get(port, "/healthz?verbose")[1] == want, "the controllers' checks once leading")
         s = check_secure_serving(port, token, "kube-controller-manager")

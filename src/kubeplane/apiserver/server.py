@@ -33,6 +33,7 @@ from .registry.core.service.repair import Repair
 from .request import Request, RequestInfo, Response, parse_request_info
 from .authentication.authenticator import Authenticator
 from .authentication.impersonation import impersonate, wants_impersonation
+from .authentication.legacy import last_used_writer
 from .authentication.serviceaccount import JWTTokenAuthenticator
 from .authentication.tokenfile import TokenFile
 from .authentication.user import ANONYMOUS
@@ -70,14 +71,14 @@ class APIServer:
         # user name), service account tokens, anonymous; client certificates are verified by the
         # TLS server (`client_ca`: whether it asks for them, --client-ca-file).
         o = self.options
+        service_accounts = JWTTokenAuthenticator(metrics.uninstrumented(storage), clock,
+                                                 frozenset({o.service_account_issuer}),
+                                                 o.api_audiences or (o.service_account_issuer,),
+                                                 lambda: self.service_account_tokens().generator.key.public_key())
+        service_accounts.secrets_writer = last_used_writer(self)     # legacy tokens' last-used label
         self.authenticator = Authenticator(clock, o.api_audiences or (o.service_account_issuer,),
                                            token_file=token_file or TokenFile.from_names(tokens or {}),
-                                           service_accounts=JWTTokenAuthenticator(
-                                               metrics.uninstrumented(storage), clock,
-                                               frozenset({o.service_account_issuer}),
-                                               o.api_audiences or (o.service_account_issuer,),
-                                               lambda: self.service_account_tokens().generator.key.public_key()),
-                                           anonymous=o.anonymous_auth)
+                                           service_accounts=service_accounts, anonymous=o.anonymous_auth)
         self.client_ca = False
         # Who may do what (authorization/): every request passes it after authentication.
         self.authorizer: Authorizer = AlwaysAllow()

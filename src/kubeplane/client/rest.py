@@ -158,6 +158,11 @@ class ResourceClient(Generic[T]):
         q = _query(fieldValidation=_validation(obj))
         return self._decode(await self._call("PUT", f"{self.path}/{name}/status", q, self._body(obj)))
 
+    async def update_approval(self, obj: T) -> T:
+        """PUT certificatesigningrequests/<name>/approval (client-go's UpdateApproval)."""
+        name = types.object_name(obj).name
+        return self._decode(await self._call("PUT", f"{self.path}/{name}/approval", None, self._body(obj)))
+
     async def patch(self, name: str, patch: Any, patch_type: PatchType = "strategic", *, subresource: str = "",
                     field_manager: str = "", force: bool = False) -> T:
         path = f"{self.path}/{name}" + (f"/{subresource}" if subresource else "")

@@ -39,6 +39,14 @@ class Transport(Protocol):
         """Release connections."""
 
 
+class TokenSource(Protocol):
+    async def token(self) -> str:
+        """A bearer token that is valid now."""
+
+    def reset(self) -> None:
+        """Forget the cached token (the server refused it)."""
+
+
 def load_kubeconfig(path: str | pathlib.Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """The (cluster, user) entries of a kubeconfig's current context (the first context when
     none is current); {} for a piece the file lacks."""
@@ -79,9 +87,13 @@ class HTTPTransport:
 
     def __init__(self, server: str, *, token: str = "", ca_data: bytes | None = None,
                  user_agent: str = "kubeplane", connections: int = 100,
-                 client_cert: tuple[bytes, bytes] | None = None) -> None:
+                 client_cert: tuple[bytes, bytes] | None = None,
+                 token_source: TokenSource | None = None) -> None:
+        """token_source: a bearer token asked for on every request (one that expires and is
+        renewed, as a controller's service account token); a 401 tells it to get a new one."""
         import aiohttp
         self.server = server.rstrip("/")
+        self.token_source = token_source
         ssl_ctx: ssl.SSLContext | bool = False
         if self.server.startswith("https"):
             ssl_ctx = ssl.create_default_context(cadata=ca_data.decode() if ca_data else None)
@@ -113,13 +125,27 @@ class HTTPTransport:
         if isinstance(body, dict):                  # not sent by our clients (accepts_objects is unset)
             body = orjson.dumps(body)
         headers = {"Content-Type": content_type} if body is not None else {}
+        await self._authorize(headers)
         async with self.session.request(method, self._url(path, query), data=body, headers=headers) as r:
+            self._check_unauthorized(r.status)
             return RawResponse(r.status, await r.read())
+
+    async def _authorize(self, headers: dict[str, str]) -> None:
+        if self.token_source is not None:
+            headers["Authorization"] = "Bearer " + await self.token_source.token()
+
+    def _check_unauthorized(self, status: int) -> None:
+        """Upstream: ResettableTokenSourceWrapTransport — a 401 resets the cached token."""
+        if status == 401 and self.token_source is not None:
+            self.token_source.reset()
 
     async def stream(self, path: str, query: dict[str, str]) -> AsyncIterator[bytes]:
         timeout = self._aiohttp.ClientTimeout(total=None, sock_read=None)
-        async with self.session.get(self._url(path, query), timeout=timeout) as r:
+        headers: dict[str, str] = {}
+        await self._authorize(headers)
+        async with self.session.get(self._url(path, query), timeout=timeout, headers=headers) as r:
             if r.status != 200:
+                self._check_unauthorized(r.status)
                 yield await r.read()
                 return
             async for line in r.content:

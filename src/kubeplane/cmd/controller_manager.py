@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import pathlib
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -21,6 +22,7 @@ from ..client.clientset import Clientset
 from ..client.informers import SharedInformerFactory
 from ..utils.clock import REAL_CLOCK, Clock
 from ..utils.healthz import ENDPOINTS, NamedCheck
+from .errors import Fatal
 from .standalone import add_component_parser, run_component
 
 log = logging.getLogger(__name__)
@@ -29,7 +31,11 @@ SECURE_PORT = 10257          # upstream: ports.KubeControllerManagerPort
 # The controllers run_controllers starts, by upstream's names (names.go), for their health checks.
 CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collector-controller",
                "namespace-controller", "node-lifecycle-controller", "serviceaccount-controller",
-               "root-ca-certificate-publisher-controller", "resourcequota-controller", "disruption-controller")
+               "root-ca-certificate-publisher-controller", "resourcequota-controller", "disruption-controller",
+               "certificatesigningrequest-approving-controller", "certificatesigningrequest-signing-controller",
+               "serviceaccount-token-controller")
+CSR_SIGNING = "certificatesigningrequest-signing-controller"
+SA_TOKEN = "serviceaccount-token-controller"
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,14 @@ class ControllerManagerOptions:
     root_ca: bytes = b""
     resource_quota_workers: int = 5           # --concurrent-resource-quota-syncs
     resource_quota_sync_period: float = 300.0  # --resource-quota-sync-period (seconds)
+    # --cluster-signing-cert-file / --cluster-signing-key-file's contents: the CA the CSR signing
+    # controllers sign with (kubeadm: the cluster CA); empty, no signing controller.
+    cluster_signing_cert: bytes = b""
+    cluster_signing_key: bytes = b""
+    cluster_signing_duration: float = 365 * 24 * 3600.0   # --cluster-signing-duration (8760h)
+    # --service-account-private-key-file's key: what the tokens controller signs legacy token
+    # Secrets with; None, no tokens controller.
+    service_account_key: Any = None
 
 
 async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
@@ -104,6 +118,15 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
         runs.append(Publisher(cs("root-ca-cert-publisher"), factory.core_v1().configmaps(), factory.core_v1().namespaces(),
                               root_ca=options.root_ca, clock=clock).run())
     runs += _resource_quota_controller(cs("resourcequota-controller"), factory, clock, options)
+    runs += _certificate_controllers(cs("certificate-controller"), factory, clock, options)
+    if options.service_account_key is not None:
+        # upstream: the root client ("tokens-controller"), not a service account of its own
+        from ..serviceaccount.legacy import LEGACY_ISSUER
+        from ..controller.serviceaccount.tokens_controller import TokensController
+        from ..serviceaccount.jwt import TokenGenerator
+        runs.append(TokensController(clientset, factory.core_v1().serviceaccounts(), factory.core_v1().secrets(),
+                                     TokenGenerator(LEGACY_ISSUER, options.service_account_key),
+                                     root_ca=options.root_ca, clock=clock).run(5))
     if _serves("rbac.authorization.k8s.io", "v1", "clusterroles"):
         from ..controller.clusterroleaggregation import ClusterRoleAggregationController
         runs.append(ClusterRoleAggregationController(factory.rbac_v1().clusterroles(),
@@ -150,9 +173,42 @@ def _resource_quota_controller(clientset: Clientset, factory: SharedInformerFact
     return [rq.run()]
 
 
+def _certificate_controllers(clientset: Clientset, factory: SharedInformerFactory, clock: Clock,
+                             options: ControllerManagerOptions) -> list[Any]:
+    """csrapproving, and csrsigning when given a CA (upstream starts it only with the signing
+    files), both as the certificate-controller service account, 5 workers each."""
+    if not _serves("certificates.k8s.io", "v1", "certificatesigningrequests"):
+        return []
+    from ..controller.certificates.approver import new_csr_approving_controller
+    csrs = factory.certificates_v1().certificatesigningrequests()
+    runs = [new_csr_approving_controller(clientset, csrs, clock=clock).run(5)]
+    if options.cluster_signing_cert and options.cluster_signing_key:
+        from ..controller.certificates.signer import load_ca, new_csr_signing_controllers
+        ca = load_ca(options.cluster_signing_cert, options.cluster_signing_key)
+        runs += [c.run(5) for c in new_csr_signing_controllers(clientset, csrs, ca,
+                                                                cert_ttl=options.cluster_signing_duration, clock=clock)]
+    return runs
+
+
 def add_parser(sub: Any) -> None:
-    add_component_parser(sub, "controller-manager", "run the controllers against an API server",
-                         "kube-controller-manager", run, secure_port=SECURE_PORT)
+    from . import flags
+    p = add_component_parser(sub, "controller-manager", "run the controllers against an API server",
+                             "kube-controller-manager", run, secure_port=SECURE_PORT)
+    p.add_argument("--cluster-signing-cert-file", type=pathlib.Path, default=None, metavar="FILE",
+                   help="PEM CA certificate the CSR signing controllers issue cluster-scoped certificates with "
+                        "(default: pki/ca.crt beside the --kubeconfig, when it is one `kubeplane up` wrote, as kubeadm "
+                        "points it at the cluster CA; with no CA, no CSR is signed)")
+    p.add_argument("--cluster-signing-key-file", type=pathlib.Path, default=None, metavar="FILE",
+                   help="the PEM private key of --cluster-signing-cert-file (default: pki/ca.key beside the "
+                        "--kubeconfig)")
+    p.add_argument("--cluster-signing-duration", type=flags.go_duration, default=365 * 24 * 3600.0,
+                   metavar="DURATION", help="the longest lifetime of a signed certificate (default 8760h0m0s)")
+    p.add_argument("--service-account-private-key-file", type=pathlib.Path, default=None, metavar="FILE",
+                   help="PEM private key the tokens controller signs legacy service account token Secrets with "
+                        "(default: pki/sa.key beside the --kubeconfig, when it exists; none: no tokens controller)")
+    p.add_argument("--use-service-account-credentials", action=argparse.BooleanOptionalAction, default=True,
+                   help="each controller acts as its own kube-system service account, with tokens from the "
+                        "TokenRequest API (default on, as kubeadm runs kube-controller-manager)")
 
 
 def _ok() -> Exception | None:
@@ -167,15 +223,78 @@ def run(args: argparse.Namespace) -> int:
     if watchdog is not None:
         health.add(ENDPOINTS, watchdog.named_check())
 
+    try:
+        signing = _signing_files(args)
+        sa_key = _service_account_key(args)
+    except Fatal as err:
+        return _fail(args, err)
+
     async def lead(cs: Clientset) -> None:
         """Upstream: StartControllers adds each started controller's check to /healthz."""
-        options = ControllerManagerOptions(root_ca=kubeconfig_root_ca(args.kubeconfig))
-        started = [n for n in CONTROLLERS if options.root_ca or n != "root-ca-certificate-publisher-controller"]
+        options = ControllerManagerOptions(root_ca=kubeconfig_root_ca(args.kubeconfig), cluster_signing_cert=signing[0],
+                                           cluster_signing_key=signing[1],
+                                           cluster_signing_duration=args.cluster_signing_duration,
+                                           service_account_key=sa_key)
+        started = [n for n in CONTROLLERS if (options.root_ca or n != "root-ca-certificate-publisher-controller")
+                   and (signing[0] or n != CSR_SIGNING) and (sa_key is not None or n != SA_TOKEN)]
         health.add(ENDPOINTS, *(NamedCheck(name, _ok) for name in started))
-        await run_controllers(cs, options=options)
+        if not args.use_service_account_credentials:
+            await run_controllers(cs, options=options)
+            return
+        from .identities import ensure_controller_service_accounts
+        from .sa_credentials import ServiceAccountClients
+        await ensure_controller_service_accounts(cs)
+        clients = ServiceAccountClients(args.kubeconfig, user_agent="kube-controller-manager")
+        try:
+            await run_controllers(cs, options=options, client_for=clients.client)
+        finally:
+            await clients.close()
 
     return run_component(args, user_agent="kube-controller-manager", lease="kube-controller-manager", run=lead,
                          health=health, watchdog=watchdog)
+
+
+def _signing_files(args: argparse.Namespace) -> tuple[bytes, bytes]:
+    """The CA the CSR signing controllers use; Fatal (one line) if its files cannot be used."""
+    cert_file, key_file = args.cluster_signing_cert_file, args.cluster_signing_key_file
+    if cert_file is None and key_file is None:
+        pki = pathlib.Path(args.kubeconfig).parent / "pki"       # a kubeconfig `up` wrote: its CA
+        cert_file, key_file = pki / "ca.crt", pki / "ca.key"
+        if not (cert_file.is_file() and key_file.is_file()):
+            return b"", b""
+    if cert_file is None or key_file is None:
+        raise Fatal("--cluster-signing-cert-file and --cluster-signing-key-file must be given together")
+    try:
+        cert, key = cert_file.read_bytes(), key_file.read_bytes()
+        from ..controller.certificates.signer import load_ca
+        load_ca(cert, key)
+    except (OSError, ValueError, TypeError) as err:
+        raise Fatal(f'failed to start certificate controller: error reading CA cert file "{cert_file}": {err}'
+                    ) from None
+    return cert, key
+
+
+def _service_account_key(args: argparse.Namespace) -> Any:
+    """--service-account-private-key-file's key (default pki/sa.key beside the kubeconfig, if
+    there); None without one; Fatal if it cannot be used."""
+    path = args.service_account_private_key_file
+    if path is None:
+        path = pathlib.Path(args.kubeconfig).parent / "pki" / "sa.key"
+        if not path.is_file():
+            return None
+    from ..serviceaccount.jwt import load_private_key
+    try:
+        return load_private_key(path.read_bytes())
+    except (OSError, ValueError, TypeError) as err:
+        raise Fatal(f"error reading key for service account token controller: {err}") from None
+
+
+def _fail(args: argparse.Namespace, err: Fatal) -> int:
+    from .standalone import run_process
+
+    async def main() -> None:
+        raise err
+    return run_process(args.log_level, main)
 
 
 def kubeconfig_root_ca(kubeconfig: Any) -> bytes:

@@ -9,6 +9,15 @@ listen"): /containerLogs for `kubectl logs` (its nodes report that address as In
 the bound port as their kubelet endpoint, and the API server proxies pods/log there), /metrics,
 /metrics/probes and /healthz, each authenticated with the kubeconfig's bearer token.
 
+Each node acts as system:node:<name> (group system:nodes), decided by the Node authorizer and
+NodeRestriction as a real kubelet: it gets its own client certificate by TLS bootstrapping
+(kubelet/certificate/bootstrap.py), a CertificateSigningRequest made with the kubeconfig's
+credential that the controller-manager approves and signs (`kubectl get csr` lists them). The
+pair is kept in --cert-dir/<node>/kubelet-client-current.pem (default ROOT_DIR/pki with a
+--root-dir, else memory only) and reused while valid. The one pod informer serving every node of
+the process stays on the kubeconfig's credential (a node may only list its own pods), so that
+user must be able to list and watch pods, as the admin's can.
+
 A --root-dir is locked (ROOT_DIR/kubelet.lock) while the kubelet runs, as `up` locks its
 data dir: two kubelets in one root dir would take each other's pod directories.
 
@@ -18,6 +27,7 @@ transport (kubeplane.kubelet.run_kubelet). Upstream: cmd/kubelet.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import errno
 import logging
 import pathlib
@@ -47,12 +57,15 @@ def add_parser(sub: Any) -> None:
                    help="the IP address the kubelet serves on (/containerLogs, /metrics, /healthz), reported as the "
                         "nodes' InternalIP "
                         "(default 127.0.0.1; 0.0.0.0 serves on every interface and reports the host's address)")
+    p.add_argument("--cert-dir", type=pathlib.Path, default=None,
+                   help="where each node's client certificate is kept, in <cert-dir>/<node>/ (default ROOT_DIR/pki "
+                        "with --root-dir, else not kept)")
     p.add_argument("--port", type=flags.port, default=10250,
                    help="the port the kubelet serves on; 0 picks a free one (default 10250)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..kubelet import run_kubelet
+    from ..kubelet import node_names, run_kubelet
     from ..kubelet.server import KubeletServer
     from .datadir import DataDirLock
     from .standalone import run_process
@@ -65,21 +78,56 @@ def run(args: argparse.Namespace) -> int:
         return run_process(args.log_level, _fail(err))
     server = KubeletServer(None, token=token, address=args.address, port=args.port, logger=log)
 
+    cert_dir = args.cert_dir or (args.root_dir / "pki" if args.root_dir else None)
+
     async def run_nodes(cs: Any) -> None:
+        clientsets = await node_clientsets(cs, args.kubeconfig, node_names(args.nodes, args.node_prefix), cert_dir)
         try:
             await run_kubelet(cs, nodes=args.nodes, runtime=args.runtime, profile=args.profile,
-                              node_prefix=args.node_prefix, data_dir=args.root_dir, server=server)
+                              node_prefix=args.node_prefix, data_dir=args.root_dir, server=server,
+                              clientset_for=lambda node: clientsets.get(node, cs))
         except OSError as err:
             if getattr(server, "_runner", None) is None and err.errno in (errno.EADDRINUSE, errno.EADDRNOTAVAIL,
                                                                          errno.EACCES):
                 raise Fatal(flags.listen_error(args.address, args.port, err)) from None   # the server never started
             raise
+        finally:
+            for node_cs in clientsets.values():
+                await node_cs.close()
 
     try:
         return run_component(args, user_agent="kubelet", lease="", run=run_nodes)
     finally:
         if lock:
             lock.release()
+
+
+async def node_clientsets(bootstrap: Any, kubeconfig: pathlib.Path, nodes: list[str],
+                          cert_dir: pathlib.Path | None) -> dict[str, Any]:
+    """node name -> a clientset over HTTPS with that node's client certificate, each requested
+    with the kubeconfig's credential (all at once) or taken from cert_dir. Fatal if the API
+    server refuses a request: upstream's kubelet would retry for an hour."""
+    import base64
+
+    from ..api import errors
+    from ..client.clientset import Clientset
+    from ..client.transport import HTTPTransport, load_kubeconfig
+    from ..kubelet.certificate.bootstrap import BootstrapError, load_or_request_client_cert
+
+    cluster, _ = load_kubeconfig(kubeconfig)
+    ca = base64.b64decode(cluster["certificate-authority-data"]) if cluster.get("certificate-authority-data") else (
+        (kubeconfig.parent / cluster["certificate-authority"]).read_bytes() if cluster.get("certificate-authority")
+        else None)
+
+    async def one(node: str) -> tuple[str, Any]:
+        pair = await load_or_request_client_cert(bootstrap, node, cert_dir / node if cert_dir else None, ca)
+        return node, Clientset(HTTPTransport(cluster["server"], ca_data=ca, user_agent="kubelet", client_cert=pair))
+    try:
+        return dict(await asyncio.gather(*(one(n) for n in nodes)))
+    except errors.StatusError as err:
+        raise Fatal(f"failed to run Kubelet: unable to create certificate signing request: {err}") from None
+    except BootstrapError as err:
+        raise Fatal(f"failed to run Kubelet: {err}") from None
 
 
 def _fail(err: Fatal) -> Any:

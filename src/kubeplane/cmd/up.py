@@ -110,9 +110,13 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
 
     async def controller_manager(f: Any) -> None:
         from .controller_manager import ControllerManagerOptions, run_controllers
-        ca = args.data_dir.resolve() / "pki" / "ca.crt"        # the root CA publisher's (ensure_pki)
+        pki = args.data_dir.resolve() / "pki"       # ensure_pki's
+        ca, ca_key = pki / "ca.crt", pki / "ca.key"  # the root CA publisher's; the CSR signers' (kubeadm's)
         options = ControllerManagerOptions(node_monitor_grace_period=args.node_monitor_grace_period,
-                                           root_ca=ca.read_bytes() if ca.exists() else b"")
+                                           root_ca=ca.read_bytes() if ca.exists() else b"",
+                                           cluster_signing_cert=ca.read_bytes() if ca_key.exists() else b"",
+                                           cluster_signing_key=ca_key.read_bytes() if ca_key.exists() else b"",
+                                           service_account_key=api.service_account_tokens().generator.key)
         kcm = in_process_clientset(api, "kube-controller-manager", identities.KUBE_CONTROLLER_MANAGER)
         await identities.ensure_controller_service_accounts(kcm)
         await run_controllers(kcm, options=options, factory=f,

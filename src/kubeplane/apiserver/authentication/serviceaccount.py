@@ -24,8 +24,8 @@ Cost: steps 1-2 (parsing, an RSA verify: ~50 µs) are done once per token and ca
 working the moment its ServiceAccount or bound object is deleted, not a cache TTL later.
 Failures are never cached (upstream's failure TTL is 0 in kube-apiserver).
 
-Not served: legacy Secret-based tokens (issuer kubernetes/serviceaccount; kubeplane mints
-none) and --service-account-key-file's extra verification keys.
+Legacy Secret-based tokens (issuer kubernetes/serviceaccount) are checked by legacy.py's
+validator instead of step 4. Not served: --service-account-key-file's extra verification keys.
 
 Upstream: pkg/serviceaccount/jwt.go (JWTTokenAuthenticator.AuthenticateToken, hasCorrectIssuer),
 pkg/serviceaccount/claims.go (validator.Validate), k8s.io/apiserver
@@ -45,6 +45,7 @@ import orjson
 from ...api.errors import go_quote_list
 from ...api.resources import lookup
 from ...serviceaccount.claims import SERVICE_ACCOUNT_USERNAME_PREFIX
+from ...serviceaccount.legacy import LEGACY_ISSUER
 from ...storage.interface import Storage
 from ...utils.clock import Clock, parse_rfc3339
 from .user import (
@@ -82,6 +83,7 @@ class Verified:
     secret: Ref | None
     node: Ref | None
     user: UserInfo
+    legacy: bool = False         # a Secret's token (legacy.py)
 
 
 def make_group_names(namespace: str) -> tuple[str, str]:
@@ -106,7 +108,9 @@ class JWTTokenAuthenticator:
                  public_key: Callable[[], Any]) -> None:
         self.storage = storage
         self.clock = clock
-        self.issuers = issuers
+        self.issuers = issuers | {LEGACY_ISSUER}   # upstream: a second authenticator, for legacy tokens
+        # labels a legacy token's Secret as used today (legacy.py last_used_writer; None: not tracked)
+        self.secrets_writer: Callable[[str, str, str], Any] | None = None
         self.api_audiences = api_audiences          # upstream: implicitAuds
         self.public_key = public_key                # called when the first token is checked
         self.cache: dict[str, Verified] = {}
@@ -131,7 +135,11 @@ class JWTTokenAuthenticator:
         if not auds and self.api_audiences:
             raise TokenError(f"token audiences {go_quote_list(token_auds)} is invalid for the target audiences "
                              f"{go_quote_list(wanted)}")
-        await self._validate(v)
+        if v.legacy:
+            from . import legacy
+            await legacy.validate(self, token, v)
+        else:
+            await self._validate(v)
         return v.user, auds
 
     # -- once per token -------------------------------------------------------------------
@@ -157,6 +165,9 @@ class JWTTokenAuthenticator:
         from ...serviceaccount.jwt import verify_signature
         if not verify_signature(self.public_key(), alg, f"{parts[0]}.{parts[1]}".encode(), signature):
             raise TokenError(CRYPTO_FAILURE)
+        if iss == LEGACY_ISSUER:
+            from . import legacy
+            return legacy.verified(payload)
         return _claims(payload)
 
     # -- every request --------------------------------------------------------------------

@@ -6,3 +6,4 @@ from . import (  # noqa: F401
 )
 from . import validatingadmissionpolicy  # noqa: F401  (issue 12, helper cel)
 from . import mutatingadmissionpolicy  # noqa: F401  (issue 12, helper cel2)
+from . import certificates  # noqa: F401  (issue 12, helper identities)

@@ -1,0 +1,1 @@
+"""The kubelet's client certificate. Upstream: pkg/kubelet/certificate."""

@@ -21,9 +21,11 @@ import asyncio
 import json
 import os
 import pathlib
+import random
 import statistics
 import sys
 import tempfile
+from typing import Any
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
@@ -54,7 +56,27 @@ async def gets(c: api_bench.Client, n: int) -> None:
     await asyncio.gather(*(worker() for _ in range(WORKERS)))
 
 
-async def creates(c: api_bench.Client, n: int) -> None:
+def admitted_pod(name: str) -> dict:
+    """api_bench.pod as the default admission chain leaves it (ServiceAccount's token volume
+    and mounts, DefaultTolerationSeconds' tolerations, Priority's 0): what a server without
+    admission stores when sent this, it stores with admission from api_bench.pod."""
+    p = api_bench.pod(name)
+    volume = "kube-api-access-" + "".join(random.choices("bcdfghjklmnpqrstvwxz2456789", k=5))
+    spec = p["spec"]
+    spec["volumes"] = [{"name": volume, "projected": {"defaultMode": 420, "sources": [
+        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1",
+                                                                       "fieldPath": "metadata.namespace"}}]}}]}}]
+    spec["containers"][0]["volumeMounts"] = [{"name": volume, "readOnly": True,
+                                              "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}]
+    spec["tolerations"] = [{"key": f"node.kubernetes.io/{k}", "operator": "Exists", "effect": "NoExecute",
+                            "tolerationSeconds": 300} for k in ("not-ready", "unreachable")]
+    spec["serviceAccountName"], spec["priority"] = "default", 0
+    return p
+
+
+async def creates(c: api_bench.Client, n: int, make_pod: Any = api_bench.pod) -> None:
     url = f"{c.server}/api/v1/namespaces/default/pods"
     sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}}   # see api_bench
     async with c.session.post(f"{c.server}/api/v1/namespaces/default/serviceaccounts", data=json.dumps(sa)) as r:
@@ -62,7 +84,7 @@ async def creates(c: api_bench.Client, n: int) -> None:
 
     async def worker(i: int) -> None:
         for k in range(n // WORKERS):
-            async with c.session.post(url, data=json.dumps(api_bench.pod(f"p-{i}-{k}"))) as r:
+            async with c.session.post(url, data=json.dumps(make_pod(f"p-{i}-{k}"))) as r:
                 assert r.status == 201, await r.text()
                 await r.read()
 
@@ -104,8 +126,8 @@ async def watched_creates(c: api_bench.Client, n: int, watchers: int = 10) -> No
     await asyncio.wait_for(asyncio.gather(*tasks), 120)
 
 
-def one_run(n_gets: int, n_creates: int, n_watched: int,
-            up_args: tuple[str, ...] = ()) -> tuple[float, float, float, float]:
+def one_run(n_gets: int, n_creates: int, n_watched: int, up_args: tuple[str, ...] = (),
+            make_pod: Any = api_bench.pod) -> tuple[float, float, float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         proc, _ = api_bench.start_up(pathlib.Path(tmp), "sqlite", ["--no-controllers", *up_args])
         try:
@@ -116,7 +138,7 @@ def one_run(n_gets: int, n_creates: int, n_watched: int,
                     t0 = cpu_seconds(proc.pid)
                     await gets(c, n_gets)
                     t1, l1 = cpu_seconds(proc.pid), cpu_seconds(proc.pid, loop_only=True)
-                    await creates(c, n_creates)
+                    await creates(c, n_creates, make_pod)
                     t2, l2 = cpu_seconds(proc.pid), cpu_seconds(proc.pid, loop_only=True)
                     await watched_creates(c, n_watched)
                     t3 = cpu_seconds(proc.pid)
@@ -137,8 +159,13 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--up-args", default="", help="more flags for `up`, e.g. '--audit-policy-file p.yaml "
                                                   "--audit-log-path /tmp/audit.log'")
+    ap.add_argument("--admitted-pods", action="store_true",
+                    help="create pods already in the shape admission gives them (admitted_pod): with "
+                         "--up-args '--disable-admission-plugins=...', the cost of the same stored pods without admission")
     args = ap.parse_args()
-    results = [one_run(args.gets, args.creates, args.watched, tuple(args.up_args.split())) for _ in range(args.runs)]
+    make_pod = admitted_pod if args.admitted_pods else api_bench.pod
+    results = [one_run(args.gets, args.creates, args.watched, tuple(args.up_args.split()), make_pod)
+               for _ in range(args.runs)]
     for (g, c, lc, w) in results:
         print(f"run: GET {g:.1f} µs, create {c:.1f} µs (event loop thread {lc:.1f}), watched create {w:.1f} µs")
     print(f"server CPU µs per request, median of {args.runs}: GET {statistics.median(r[0] for r in results):.1f}, "

@@ -251,12 +251,35 @@ async def event_reasons(c: Client, settle: float = 10.0) -> dict[str, int]:
     return counts
 
 
-def deployment(replicas: int, image: str) -> str:
+def deployment(replicas: int, image: str, admitted: bool = False) -> str:
+    """The Deployment; `admitted`: its pod template already has what the default admission
+    chain adds to each pod (--admitted-template)."""
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": image}]}
+    if admitted:
+        spec = admitted_pod_spec(spec)
     return json.dumps({
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "density", "namespace": NS},
         "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "density"}},
-                 "template": {"metadata": {"labels": {"app": "density"}},
-                              "spec": {"containers": [{"name": "c", "image": image}]}}}})
+                 "template": {"metadata": {"labels": {"app": "density"}}, "spec": spec}}})
+
+
+def admitted_pod_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """spec with the ServiceAccount plugin's token volume and mounts, DefaultTolerationSeconds'
+    tolerations and Priority's 0: every pod stored as the default admission chain stores it,
+    whether the server runs that chain or not (to compare versions on the same stored pods)."""
+    volume = "kube-api-access-bcdfg"
+    spec = {**spec, "serviceAccountName": "default", "priority": 0, "volumes": [{"name": volume, "projected": {
+        "defaultMode": 420, "sources": [
+            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+            {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1",
+                                                                           "fieldPath": "metadata.namespace"}}]}}]}}],
+        "tolerations": [{"key": f"node.kubernetes.io/{k}", "operator": "Exists", "effect": "NoExecute",
+                         "tolerationSeconds": 300} for k in ("not-ready", "unreachable")]}
+    spec["containers"] = [{**c, "volumeMounts": [{"name": volume, "readOnly": True,
+                                                  "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}]}
+                          for c in spec["containers"]]
+    return spec
 
 
 class Profiler:
@@ -302,7 +325,7 @@ async def density(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, floa
         profiler.start("rollout", 30)
         cpu0 = cpu_seconds(tree(proc.pid))
         t0 = time.time()
-        out["kubectl_apply_s"] = await kubectl(kubeconfig, "apply", "-f", "-", input=deployment(n, "nginx:1.25"))
+        out["kubectl_apply_s"] = await kubectl(kubeconfig, "apply", "-f", "-", input=deployment(n, "nginx:1.25", args.admitted_template))
         t_avail = await w.until(lambda: (w.deployment.get("status") or {}).get("availableReplicas") == n, 300)
         profiler.stop()
         out["available_cpu_s"] = cpu_seconds(tree(proc.pid)) - cpu0
@@ -409,6 +432,8 @@ def main() -> None:
     p.add_argument("--replicas", type=int, default=1000, help="0 skips the density phase")
     p.add_argument("--idle-nodes", type=int, default=1000, help="0 skips the idle phase")
     p.add_argument("--idle-seconds", type=float, default=30.0)
+    p.add_argument("--admitted-template", action="store_true",
+                   help="the pod template already has what admission adds to each pod (admitted_pod_spec)")
     p.add_argument("--warmup", type=float, default=10.0, help="seconds after all nodes are Ready before measuring")
     p.add_argument("--profile-dir", type=pathlib.Path, help="write py-spy raw profiles of each phase here")
     asyncio.run(main_async(p.parse_args()))

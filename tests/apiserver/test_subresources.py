@@ -209,3 +209,26 @@ async def test_unknown_subresource_is_404_and_a_verb_it_lacks_405(api):
     assert (await api.call("PATCH", "/api/v1/namespaces/default/finalize", body={}, headers=MERGE)).status == 405
     r = await api.get("/api/v1/namespaces/default/finalize")
     assert r.status == 405 and r.json["message"] == 'get is not supported on resources of kind "namespaces/finalize"'
+
+
+async def test_server_side_apply_to_status_writes_the_status_and_its_own_entry(api):
+    """An apply to /status owns and writes status (and nothing else); an apply to the main
+    resource leaves status alone (upstream: the strategies' GetResetFields)."""
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+           "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}},
+                    "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+    path = "/apis/apps/v1/namespaces/default/deployments"
+    assert (await api.create(path, dep)).status == 201
+    apply = {"content-type": "application/apply-patch+yaml"}
+    body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"replicas": 5}, "status": {"observedGeneration": 1, "replicas": 3}}
+    r = await api.call("PATCH", f"{path}/d/status", {"fieldManager": "ctl", "force": "true"}, body=body, headers=apply)
+    assert r.status == 200, r.json
+    assert r.json["status"] == {"observedGeneration": 1, "replicas": 3} and r.json["spec"]["replicas"] == 1
+    entry = next(e for e in r.json["metadata"]["managedFields"] if e["manager"] == "ctl")
+    assert (entry["operation"], entry["subresource"]) == ("Apply", "status")
+    assert set(entry["fieldsV1"]) == {"f:status"}
+    body["status"] = {"replicas": 7}
+    r = await api.call("PATCH", f"{path}/d", {"fieldManager": "other", "force": "true"}, body=body, headers=apply)
+    assert r.status == 200, r.json
+    assert r.json["status"] == {"observedGeneration": 1, "replicas": 3} and r.json["spec"]["replicas"] == 5

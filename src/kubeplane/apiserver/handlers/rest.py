@@ -142,7 +142,7 @@ class Patcher(store.UpdatedObjectInfo):
                 new["metadata"] = dict(new["metadata"])     # the store writes its top level
         else:
             self.heavy = heavy = common.is_heavy(req, kv)
-            args = (self.api, req, ri, self.name, self.patch_type, kv, self.warnings)
+            args = (self.api, req, ri, self.name, self.patch_type, kv, self.warnings, self.subresource)
             new = await common.in_worker(_patched, *args) if heavy else _patched(*args)
         if kv is None:                  # server-side apply creates
             new.setdefault("metadata", {})["name"] = self.name
@@ -156,7 +156,7 @@ class Patcher(store.UpdatedObjectInfo):
 
 
 def _patched(api: APIServer, req: Request, ri: ResourceInfo, name: str, patch_type: str, kv: Any,
-             warnings: list[str]) -> Obj:
+             warnings: list[str], subresource: str = "") -> Obj:
     """The patch applied to the stored object (None: server-side apply creates), decoded as
     upstream decodes a patch result into the typed object (common.check_patched_fields).
 
@@ -174,7 +174,8 @@ def _patched(api: APIServer, req: Request, ri: ResourceInfo, name: str, patch_ty
             warnings.extend(found)
             objects.check_type_meta(config, ri)
             return server_side_apply(live, config, ri.definition, manager=req.query.get("fieldManager", ""),
-                                     force=req.flag("force"), api_version=ri.api_version, now=api.now())
+                                     force=req.flag("force"), api_version=ri.api_version, now=api.now(),
+                                     subresource=subresource)
         if live is None:
             raise errors.NotFound(ri.group, ri.plural, name)
         if req.obj is not None:     # an in-process component's patch: trusted, see Request.obj

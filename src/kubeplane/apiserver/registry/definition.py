@@ -30,6 +30,9 @@ Row = tuple[list[Any], list[dict[str, Any]] | None]
 Printer = Callable[[Obj, float], Row]
 Converter = Callable[[Obj], Obj]
 FieldGetter = Callable[[Obj], str]
+# A REST Delete's own first step for an object not being deleted yet (server, the resource,
+# the stored object, the DeleteOptions) -> the object as marked; nothing is removed (CRDs).
+BeginDelete = Callable[[Any, ResourceInfo, Any, Any], Awaitable[Obj]]
 # A create-only kind's answer (TokenReview, SubjectAccessReview, ...): (server, request, the
 # validated object) -> the object with its status; nothing is stored.
 Review = Callable[[Any, Any, Obj], Obj | Awaitable[Obj]]   # a coroutine for TokenReview
@@ -114,6 +117,9 @@ class ResourceDefinition(ResourceInfo):
                         None: the served version is the stored one. Upstream: the scheme's
                         conversions at the codec (storage version vs. request version).
     review              a create-only kind answered, not stored (registry/review.py)
+    begin_delete        the first delete of an object not being deleted yet, instead of the
+                        generic one (CRDs: upstream's customresourcedefinition REST.Delete marks
+                        the CRD and adds its cleanup finalizer); later deletes are generic
     """
     strategy: Strategy = field(default_factory=Strategy, compare=False)
     defaulter: Defaulter | None = field(default=None, compare=False)
@@ -132,3 +138,4 @@ class ResourceDefinition(ResourceInfo):
     to_storage: Converter | None = field(default=None, compare=False)
     from_storage: Converter | None = field(default=None, compare=False)
     review: Review | None = field(default=None, compare=False)
+    begin_delete: BeginDelete | None = field(default=None, compare=False)

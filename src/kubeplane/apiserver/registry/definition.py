@@ -120,6 +120,8 @@ class ResourceDefinition(ResourceInfo):
     begin_delete        the first delete of an object not being deleted yet, instead of the
                         generic one (CRDs: upstream's customresourcedefinition REST.Delete marks
                         the CRD and adds its cleanup finalizer); later deletes are generic
+    strategic_merge     False: a strategic merge patch is a 415 (custom resources: no patch
+                        strategies without Go types, as upstream)
     """
     strategy: Strategy = field(default_factory=Strategy, compare=False)
     defaulter: Defaulter | None = field(default=None, compare=False)
@@ -139,3 +141,4 @@ class ResourceDefinition(ResourceInfo):
     from_storage: Converter | None = field(default=None, compare=False)
     review: Review | None = field(default=None, compare=False)
     begin_delete: BeginDelete | None = field(default=None, compare=False)
+    strategic_merge: bool = field(default=True, compare=False)

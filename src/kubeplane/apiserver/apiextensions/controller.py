@@ -49,7 +49,7 @@ class CRDController:
         self._dirty: dict[str, None] = {}
         self._wake = asyncio.Event()
         self._serving: dict[str, list[ResourceDefinition]] = {}
-        self._serving_rv: dict[str, str | None] = {}    # the CRD resourceVersion they were made from
+        self._serving_rv: dict[str, object] = {}    # the CRD state they were made from (_fingerprint)
         self._crds: dict[str, Obj] = {}         # the last seen CRDs, by name (the informer's store)
 
     # --- the loop ---------------------------------------------------------------------------
@@ -129,57 +129,57 @@ class CRDController:
         self._crds[name] = crd
         if crd["metadata"].get("deletionTimestamp"):
             if helpers.has_finalizer(crd, helpers.CLEANUP_FINALIZER):
-                await self.finalize(kv)
+                await self.finalize(crd)
             return
-        if await self.update_names(kv) or await self.establish(kv):
-            return                              # the write comes back through the watch
-        if helpers.is_condition_true(crd, helpers.NAMES_ACCEPTED) or helpers.is_condition_true(crd, helpers.ESTABLISHED):
-            self.serve(crd)
-        else:
+        crd = await self.update_names(crd) or crd
+        if not helpers.is_condition_true(crd, helpers.NAMES_ACCEPTED) and \
+                not helpers.is_condition_true(crd, helpers.ESTABLISHED):
             self.unserve(name)
+            return
+        self.serve(crd)                         # served before Established is written, as upstream
+        await self.establish(crd)
 
-    async def _update_status(self, kv: KeyValue, new: Obj) -> None:
-        await store.update(self.api, store.WriteOptions(user=APISERVER), CRDS, new, kv.obj, kv.mod_revision,
-                           "status", [])
+    async def _update_status(self, crd: Obj, new: Obj) -> Obj:
+        """Write new as crd's /status; returns what was stored."""
+        stored, _ = await store.update(self.api, store.WriteOptions(user=APISERVER), CRDS, new, crd,
+                                       int(crd["metadata"]["resourceVersion"]), "status", [])
+        self._crds[crd["metadata"]["name"]] = stored
+        return stored
 
-    async def update_names(self, kv: KeyValue) -> bool:
-        """Upstream: NamingConditionController.sync — whether it wrote the status."""
-        crd = kv.obj
+    async def update_names(self, crd: Obj) -> Obj | None:
+        """Upstream: NamingConditionController.sync — the CRD as written, None when unchanged."""
         spec_names = (crd.get("spec") or {}).get("names") or {}
         status = crd.get("status") or {}
         if spec_names == (status.get("acceptedNames") or {}):
-            return False
+            return None
         names, accepted, established = calculate_names_and_conditions(crd, self._crds.values())
         current = helpers.find_condition(crd, helpers.NAMES_ACCEPTED) or {}
         if (status.get("acceptedNames") or {}) == names and all(
                 current.get(k) == accepted[k] for k in ("status", "reason", "message")):
-            return False
+            return None
         new = _copy(crd)
         new["status"]["acceptedNames"] = names
         now = self.api.now()
         helpers.set_condition(new, helpers.NAMES_ACCEPTED, accepted["status"], accepted["reason"], accepted["message"], now)
         helpers.set_condition(new, helpers.ESTABLISHED, established["status"], established["reason"],
                               established["message"], now)
-        await self._update_status(kv, new)
-        return True
+        return await self._update_status(crd, new)
 
-    async def establish(self, kv: KeyValue) -> bool:
-        """Upstream: EstablishingController.sync — whether it wrote the status."""
-        crd = kv.obj
+    async def establish(self, crd: Obj) -> Obj | None:
+        """Upstream: EstablishingController.sync — the CRD as written, None when unchanged."""
         if not helpers.is_condition_true(crd, helpers.NAMES_ACCEPTED) or helpers.is_condition_true(crd, helpers.ESTABLISHED):
-            return False
+            return None
         new = _copy(crd)
         helpers.set_condition(new, helpers.ESTABLISHED, "True", "InitialNamesAccepted",
                               "the initial names have been accepted", self.api.now())
-        await self._update_status(kv, new)
-        return True
+        return await self._update_status(crd, new)
 
     # --- serving ----------------------------------------------------------------------------
 
     def serve(self, crd: Obj) -> None:
         """Register crd's served versions (anew whenever the CRD changed); a version whose path
         a built-in kind or another CRD serves already is left out."""
-        name, rv = crd["metadata"]["name"], crd["metadata"].get("resourceVersion")
+        name, rv = crd["metadata"]["name"], _fingerprint(crd)
         if name in self._serving and self._serving_rv.get(name) == rv:
             return
         for d in self._serving.pop(name, []):
@@ -209,18 +209,17 @@ class CRDController:
 
     # --- finalizer --------------------------------------------------------------------------
 
-    async def finalize(self, kv: KeyValue) -> None:
+    async def finalize(self, crd: Obj) -> None:
         """Upstream: CRDFinalizer.sync — InstanceDeletionInProgress, every custom object deleted
         (retried while some remain, e.g. held by their own finalizers), then the finalizer
         removed with the outcome as the Terminating condition."""
-        crd = kv.obj
         new = _copy(crd)
         now = self.api.now()
         helpers.set_condition(new, helpers.TERMINATING, "True", "InstanceDeletionInProgress",
                               "CustomResource deletion is in progress", now)
         if new != crd:
-            await self._update_status(kv, new)
-            return                              # back through the watch
+            crd = await self._update_status(crd, new)
+            new = _copy(crd)
         if helpers.is_condition_true(crd, helpers.ESTABLISHED):
             remaining = await self.delete_instances(crd)
             if remaining:
@@ -228,7 +227,7 @@ class CRDController:
                 helpers.set_condition(new, helpers.TERMINATING, "True", "InstanceDeletionCheck",
                                       f"could not confirm zero CustomResources remaining: {remaining} remaining", now)
                 if new != crd:
-                    await self._update_status(kv, new)
+                    await self._update_status(crd, new)
                 raise RuntimeError(f"{remaining} custom objects remain")    # retried after a second
             helpers.set_condition(new, helpers.TERMINATING, "False", "InstanceDeletionCompleted",
                                   "removed all instances", now)
@@ -236,7 +235,7 @@ class CRDController:
             helpers.set_condition(new, helpers.TERMINATING, "False", "NeverEstablished",
                                   "resource was never established", now)
         helpers.remove_finalizer(new, helpers.CLEANUP_FINALIZER)
-        await self._update_status(kv, new)
+        await self._update_status(crd, new)
 
     async def delete_instances(self, crd: Obj) -> int:
         """Delete every stored custom object of crd (its storage version's definition does: the
@@ -325,6 +324,11 @@ def _equal_to_accepted_or_fresh(requested: str, accepted: str, used: set[str]) -
 
 
 # --- helpers --------------------------------------------------------------------------------------
+
+def _fingerprint(crd: Obj) -> object:
+    """What the served definitions are made of: the spec (its generation) and the accepted names."""
+    return crd["metadata"].get("generation"), repr((crd.get("status") or {}).get("acceptedNames"))
+
 
 def _copy(crd: Obj) -> Obj:
     import copy

@@ -330,6 +330,9 @@ async def test_deleting_a_crd_deletes_its_objects_then_its_kind(served: Any) -> 
     cond = await until(waiting, "the held object blocks the cleanup")
     assert cond["message"] == "could not confirm zero CustomResources remaining: 1 remaining"
     assert (await api.get(f"{base}/a")).status == 404
+    r = await api.create(base, {"apiVersion": "example.com/v1", "kind": "Foo", "metadata": {"name": "new"}})
+    assert (r.status, r.json["reason"], r.json["message"]) == (
+        405, "MethodNotAllowed", "create not allowed while custom resource definition is terminating")
     held = (await api.get(f"{base}/held")).json
     assert held["metadata"]["deletionTimestamp"]
     assert (await api.call("PATCH", f"{base}/held", body={"metadata": {"finalizers": None}}, headers=MERGE)).status == 200

@@ -136,12 +136,13 @@ def validate_custom_resource_definition_spec(spec: Obj, path: str) -> list[Field
     errs += _enum(path + ".scope", _str(spec.get("scope")), SCOPES)
     versions = versions_of(spec)
     hoisted = _Hoisted.of(versions)
-    storage_count, seen, unique = 0, set(), True
+    storage_count, seen, unique = 0, set[str](), True
     for i, v in enumerate(versions):
         vpath = f"{path}.versions[{i}]"
         storage_count += 1 if v.get("storage") is True else 0
         name = _str(v.get("name"))
-        unique, _ = unique and name not in seen, seen.add(name)
+        unique = unique and name not in seen
+        seen.add(name)
         errs += [errors.invalid(vpath + ".name", name, msg) for msg in is_dns1035_label(name)]
         errs += _validate_version(v, vpath, hoisted)
     if not unique:

@@ -128,6 +128,9 @@ class CRDController:
         crd = kv.obj
         self._crds[name] = crd
         if crd["metadata"].get("deletionTimestamp"):
+            for d in self._serving.get(name, []):
+                if isinstance(d.strategy, customresource.CustomResourceStrategy):
+                    d.strategy.terminating = True       # no new objects from now on
             if helpers.has_finalizer(crd, helpers.CLEANUP_FINALIZER):
                 await self.finalize(crd)
             return

@@ -18,6 +18,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
+from ...api import errors
 from ...api.errors import FieldError
 from ...api.resources import SCALE, STATUS, Subresource
 from ...api.schema import definitions
@@ -39,10 +40,16 @@ class CustomResourceStrategy(Strategy):
     metadata (status included unless a status subresource splits it off); /status writes
     change nothing but status."""
 
-    def __init__(self, has_status: bool) -> None:
-        self.has_status = has_status
+    def __init__(self, group: str, plural: str, has_status: bool) -> None:
+        self.group, self.plural, self.has_status = group, plural, has_status
+        self.terminating = False            # the CRD is being deleted (set by the controller)
 
     def prepare_for_create(self, obj: Obj) -> None:
+        if self.terminating:
+            # Upstream: crdHandler.serveResource refuses a create while the CRD terminates.
+            err = errors.MethodNotSupported(self.group, self.plural, "create")
+            err.message = "create not allowed while custom resource definition is terminating"
+            raise err
         if self.has_status:
             obj.pop("status", None)
         obj["metadata"]["generation"] = 1
@@ -235,7 +242,7 @@ def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced
         schema_definition(group, version, kind, root),
         short_names=tuple(names.get("shortNames") or ()), categories=tuple(names.get("categories") or ()),
         subresources=tuple(subs), storage_prefix=f"{group}/{plural}",
-        strategy=CustomResourceStrategy(has_status), defaulter=validator.default, defaults_outside_spec=True,
+        strategy=CustomResourceStrategy(group, plural, has_status), defaulter=validator.default, defaults_outside_spec=True,
         validate=validator.validate, validate_update=validator.validate_update,
         validate_status_update=validator.validate_update,
         columns=lambda: [dict(c) for c in cols], printer=_printer(paths),

@@ -47,10 +47,10 @@ class Registry:
                                   lambda r: (r.group, r.plural) == (d.group, d.plural)),
                                  (self.types, (d.api_version, d.kind),
                                   lambda r: (r.api_version, r.kind) == (d.api_version, d.kind))):
-            if table.get(key) is d:             # type: ignore[attr-defined]
-                del table[key]                  # type: ignore[attr-defined]
+            if table.get(key) is d:
+                del table[key]
                 if (other := next((r for r in self.resources if same(r)), None)) is not None:
-                    table[key] = other          # type: ignore[index]
+                    table[key] = other
 
     def register_type(self, t: TypeDefinition) -> TypeDefinition:
         """A kind written through a subresource only (pods/binding's Binding, */scale's Scale)."""

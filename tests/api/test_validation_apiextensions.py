@@ -195,6 +195,14 @@ def test_defaults() -> None:
     assert webhook["status"] == {"storedVersions": ["v0"]}
 
 
+def test_an_empty_conversion_is_defaulted() -> None:
+    """What server-side apply leaves after kubectl's upgrade from client-side apply (see the
+    defaulter): the re-apply of a CRD must not fail on spec.conversion.strategy."""
+    obj = {"spec": {"names": {"kind": "Foo"}, "conversion": {}}}
+    set_defaults_custom_resource_definition(obj)
+    assert obj["spec"]["conversion"] == {"strategy": "None"}
+
+
 @pytest.mark.parametrize("obj", [{}, {"spec": None}, {"spec": {"names": 5, "versions": "x"}}, {"spec": {}, "status": 3}])
 def test_garbage_does_not_crash(obj: dict[str, Any]) -> None:
     set_defaults_custom_resource_definition(obj)

@@ -38,7 +38,12 @@ def set_defaults_custom_resource_definition_spec(spec: Obj) -> None:
             names["singular"] = kind.lower()
         if not names.get("listKind") and kind:
             names["listKind"] = kind + "List"
-    if spec.get("conversion") is None:
+    conversion = spec.get("conversion")
+    if conversion is None or conversion == {}:
+        # {}: what server-side apply leaves of a conversion kubectl's upgrade from client-side
+        # apply handed over whole; upstream's prune removes the struct itself
+        # (EnsureNamedFieldsAreMembers) and this default makes it anew. Here prune keeps the
+        # struct (patch/apply.py), so the empty one is defaulted.
         spec["conversion"] = {"strategy": "None"}
     conversion = spec["conversion"]
     if isinstance(conversion, dict):

@@ -144,7 +144,7 @@ class CRDController:
 
     async def _update_status(self, crd: Obj, new: Obj) -> Obj:
         """Write new as crd's /status; returns what was stored."""
-        stored, _ = await store.update(self.api, store.WriteOptions(user=APISERVER), CRDS, new, crd,
+        stored, _ = await store.update(self.api, store.WriteOptions(user=APISERVER, field_manager="kube-apiserver"), CRDS, new, crd,
                                        int(crd["metadata"]["resourceVersion"]), "status", [])
         self._crds[crd["metadata"]["name"]] = stored
         return stored

@@ -207,3 +207,20 @@ def test_an_empty_conversion_is_defaulted() -> None:
 def test_garbage_does_not_crash(obj: dict[str, Any]) -> None:
     set_defaults_custom_resource_definition(obj)
     assert v.validate_custom_resource_definition({"metadata": {"name": "a.b.c"}, **obj})
+
+
+def test_the_schema_library_sees_each_schema_at_upstreams_path() -> None:
+    """validate_schema (the structural-schema library, bound by the CRD's registry definition)
+    gets each openAPIV3Schema at the internal form's path: hoisted when all versions share it."""
+    seen: list[str] = []
+
+    def validate_schema(schema: dict[str, Any], path: str) -> list[Any]:
+        seen.append(path)
+        return []
+    v.validate_custom_resource_definition(crd(), validate_schema=validate_schema)
+    other = {"openAPIV3Schema": {"type": "object", "description": "other"}}
+    two = crd(versions=[{"name": "v1", "served": True, "storage": True, "schema": SCHEMA},
+                        {"name": "v2", "served": True, "storage": False, "schema": other}])
+    v.validate_custom_resource_definition(two, validate_schema=validate_schema)
+    assert seen == ["spec.validation.openAPIV3Schema", "spec.versions[0].schema.openAPIV3Schema",
+                    "spec.versions[1].schema.openAPIV3Schema"]

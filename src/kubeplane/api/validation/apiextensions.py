@@ -8,23 +8,26 @@ one-version CRD's schema errors are reported under `spec.validation.openAPIV3Sch
 subresources' under `spec.subresources`, its columns' under `spec.additionalPrinterColumns`,
 as a real API server prints them. `_Hoisted` reproduces that.
 
-The openAPIV3Schema itself is the structural-schema library's
-(kubeplane.apiserver.apiextensions.schema.validate_crd_schema).
+The openAPIV3Schema itself is the structural-schema library's, which lives in the server
+(kubeplane.apiserver.apiextensions.schema.validate_crd_schema): the validators take it as
+`validate_schema` (the CRD's registry definition binds it), none checks nothing.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from kubeplane.api import errors
 from kubeplane.api.errors import FieldError
-from kubeplane.apiserver.apiextensions import schema
 
 from . import meta as m
 from .admissionregistration import validate_client_config
 from .names import is_dns1035_label, is_dns1123_subdomain, name_is_dns_subdomain
 
 Obj = dict[str, Any]
+# (an openAPIV3Schema, its field path) -> its errors; None: the schema is not checked here.
+SchemaValidator = Callable[[Obj, str], list[FieldError]] | None
 
 SCOPES = ["Cluster", "Namespaced"]
 CONVERSION_STRATEGIES = ["None", "Webhook"]
@@ -82,21 +85,23 @@ def _name_fn(crd: Obj) -> Any:
     return validate_name
 
 
-def validate_custom_resource_definition(crd: Obj) -> list[FieldError]:
+def validate_custom_resource_definition(crd: Obj, validate_schema: SchemaValidator = None) -> list[FieldError]:
     """Upstream: ValidateCustomResourceDefinition"""
     errs = m.validate_object_meta(_dict(crd.get("metadata")), False, _name_fn(crd))
     spec, status = _dict(crd.get("spec")), _dict(crd.get("status"))
-    errs += validate_custom_resource_definition_spec(spec, "spec")
+    errs += validate_custom_resource_definition_spec(spec, "spec", validate_schema)
     errs += validate_custom_resource_definition_status(status, "status")
     errs += validate_stored_versions(_list(status.get("storedVersions")), versions_of(spec), "status.storedVersions")
     return errs
 
 
-def validate_custom_resource_definition_update(crd: Obj, old: Obj) -> list[FieldError]:
+def validate_custom_resource_definition_update(crd: Obj, old: Obj,
+                                               validate_schema: SchemaValidator = None) -> list[FieldError]:
     """Upstream: ValidateCustomResourceDefinitionUpdate"""
     errs = m.validate_object_meta_update(_dict(crd.get("metadata")), _dict(old.get("metadata")))
     spec, status = _dict(crd.get("spec")), _dict(crd.get("status"))
-    errs += validate_custom_resource_definition_spec_update(spec, _dict(old.get("spec")), is_established(old), "spec")
+    errs += validate_custom_resource_definition_spec_update(spec, _dict(old.get("spec")), is_established(old), "spec",
+                                                            validate_schema)
     errs += validate_custom_resource_definition_status(status, "status")
     errs += validate_stored_versions(_list(status.get("storedVersions")), versions_of(spec), "status.storedVersions")
     return errs
@@ -130,7 +135,7 @@ def validate_stored_versions(stored: list[Any], versions: list[Obj], path: str) 
 
 # --- spec -------------------------------------------------------------------------------------
 
-def validate_custom_resource_definition_spec(spec: Obj, path: str) -> list[FieldError]:
+def validate_custom_resource_definition_spec(spec: Obj, path: str, validate_schema: SchemaValidator = None) -> list[FieldError]:
     """Upstream: validateCustomResourceDefinitionSpec"""
     errs = _validate_group(_str(spec.get("group")), path + ".group")
     errs += _enum(path + ".scope", _str(spec.get("scope")), SCOPES)
@@ -144,7 +149,7 @@ def validate_custom_resource_definition_spec(spec: Obj, path: str) -> list[Field
         unique = unique and name not in seen
         seen.add(name)
         errs += [errors.invalid(vpath + ".name", name, msg) for msg in is_dns1035_label(name)]
-        errs += _validate_version(v, vpath, hoisted)
+        errs += _validate_version(v, vpath, hoisted, validate_schema)
     if not unique:
         errs.append(errors.invalid(path + ".versions", versions, "must contain unique version names"))
     if storage_count != 1:
@@ -156,7 +161,7 @@ def validate_custom_resource_definition_spec(spec: Obj, path: str) -> list[Field
             errs.append(errors.required(f"{path}.names.{key}"))
     errs += validate_custom_resource_definition_names(names, path + ".names")
     if versions and hoisted.schema:
-        errs += _validate_schema(_dict(versions[0].get("schema")), path + ".validation", _any_status(versions))
+        errs += _validate_schema(_dict(versions[0].get("schema")), path + ".validation", validate_schema)
     if versions and hoisted.subresources:
         errs += validate_subresources(_dict(versions[0].get("subresources")), path + ".subresources")
     if versions and hoisted.columns:
@@ -169,10 +174,11 @@ def validate_custom_resource_definition_spec(spec: Obj, path: str) -> list[Field
     return errs
 
 
-def validate_custom_resource_definition_spec_update(spec: Obj, old: Obj, established: bool, path: str) -> list[FieldError]:
+def validate_custom_resource_definition_spec_update(spec: Obj, old: Obj, established: bool, path: str,
+                                                    validate_schema: SchemaValidator = None) -> list[FieldError]:
     """Upstream: validateCustomResourceDefinitionSpecUpdate — scope and kind are fixed once
     established (they decide the storage), group and plural always (they are the name)."""
-    errs = validate_custom_resource_definition_spec(spec, path)
+    errs = validate_custom_resource_definition_spec(spec, path, validate_schema)
     names, old_names = _dict(spec.get("names")), _dict(old.get("names"))
     if established:
         errs += m.immutable(spec.get("scope"), old.get("scope"), path + ".scope")
@@ -199,12 +205,12 @@ def _enum(path: str, value: str, accepted: list[str]) -> list[FieldError]:
     return [] if value in accepted else [errors.not_supported(path, value, accepted)]
 
 
-def _validate_version(v: Obj, path: str, hoisted: _Hoisted) -> list[FieldError]:
+def _validate_version(v: Obj, path: str, hoisted: _Hoisted, validate_schema: SchemaValidator) -> list[FieldError]:
     """Upstream: validateCustomResourceDefinitionVersion, less what the internal form holds at
     the top level."""
     errs = _validate_deprecation_warning(v, path + ".deprecationWarning")
     if not hoisted.schema and isinstance(v.get("schema"), dict):
-        errs += _validate_schema(v["schema"], path + ".schema", _status_enabled(v.get("subresources")))
+        errs += _validate_schema(v["schema"], path + ".schema", validate_schema)
     if not hoisted.subresources:
         errs += validate_subresources(_dict(v.get("subresources")), path + ".subresources")
     if not hoisted.columns:
@@ -235,21 +241,13 @@ def _required_schemas(versions: list[Obj], hoisted: _Hoisted, path: str) -> list
             for i, v in enumerate(versions) if _dict(v.get("schema")).get("openAPIV3Schema") is None]
 
 
-def _status_enabled(subresources: Any) -> bool:
-    return isinstance(subresources, dict) and subresources.get("status") is not None
-
-
-def _any_status(versions: list[Obj]) -> bool:
-    return any(_status_enabled(v.get("subresources")) for v in versions)
-
-
-def _validate_schema(validation: Obj, path: str, status_enabled: bool) -> list[FieldError]:
+def _validate_schema(validation: Obj, path: str, validate_schema: SchemaValidator) -> list[FieldError]:
     """Upstream: validateCustomResourceDefinitionValidation; the schema's own rules are the
     structural-schema library's."""
     root = validation.get("openAPIV3Schema")
-    if not isinstance(root, dict):
+    if not isinstance(root, dict) or validate_schema is None:
         return []
-    return schema.validate_crd_schema(root, path + ".openAPIV3Schema")
+    return validate_schema(root, path + ".openAPIV3Schema")
 
 
 # --- names, subresources, columns, conversion -------------------------------------------------

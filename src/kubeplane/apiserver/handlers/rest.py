@@ -109,7 +109,7 @@ async def patch(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: s
     conflict unless the patch itself pins a resourceVersion. `patch_types`: what the
     resource accepts (its subresources may take fewer)."""
     patch_type = codec.media_type(req.headers)
-    if not resource_definition(ri).strategic_merge:         # custom resources
+    if not getattr(ri, "strategic_merge", True):        # custom resources (ri: the registry's definition)
         patch_types = tuple(t for t in patch_types if t != STRATEGIC_MERGE_PATCH)
     if patch_type not in patch_types:
         raise errors.UnsupportedMediaType(patch_type, list(patch_types))

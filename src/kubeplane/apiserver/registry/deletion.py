@@ -100,7 +100,7 @@ async def delete(api: APIServer, user: UserInfo, ri: ResourceInfo, kv: KeyValue,
             meta.get("name", ""), None, kv.obj, dry_run=opts.dry_run, user=user))
     if ri.plural == "namespaces":
         return await _delete_namespace(api, ri, kv, opts)
-    if (begin := resource_definition(ri).begin_delete) is not None and not meta.get("deletionTimestamp"):
+    if (begin := getattr(ri, "begin_delete", None)) is not None and not meta.get("deletionTimestamp"):
         return await begin(api, ri, kv, opts), False
     _check_preconditions(ri, kv.obj, opts)
     new = objects.mutable_copy(kv)

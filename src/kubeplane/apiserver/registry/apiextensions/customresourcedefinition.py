@@ -9,6 +9,7 @@ and the finalizer controller deletes the custom objects before it lets the CRD g
 """
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from ....api import errors
@@ -18,7 +19,7 @@ from ....api.validation import apiextensions as validation
 from ....storage.interface import KeyValue
 from ....utils.clock import rfc3339
 from ... import objects
-from ...apiextensions import helpers
+from ...apiextensions import helpers, schema
 from ..definition import Obj, ResourceDefinition
 from ..registry import register
 from ..strategy import Strategy
@@ -93,8 +94,10 @@ CUSTOM_RESOURCE_DEFINITIONS = register(ResourceDefinition(
     storage_prefix="apiextensions.k8s.io/customresourcedefinitions",
     strategy=CustomResourceDefinitionStrategy(),
     defaulter=defaulting.set_defaults_custom_resource_definition, defaults_outside_spec=True,
-    validate=validation.validate_custom_resource_definition,
-    validate_update=validation.validate_custom_resource_definition_update,
+    validate=functools.partial(validation.validate_custom_resource_definition,
+                               validate_schema=schema.validate_crd_schema),
+    validate_update=functools.partial(validation.validate_custom_resource_definition_update,
+                                      validate_schema=schema.validate_crd_schema),
     validate_status_update=validation.validate_custom_resource_definition_status_update,
     begin_delete=begin_delete,
 ))

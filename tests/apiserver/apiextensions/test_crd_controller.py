@@ -379,3 +379,28 @@ async def test_stored_crds_are_served_when_the_controller_starts(api: Any) -> No
 
 async def _async(value: Any) -> Any:
     return value
+
+
+async def test_crd_strategy_generation_status_and_stored_versions(api: Any) -> None:
+    """Upstream: customresourcedefinition strategy — status cleared on create and kept on
+    update, generation on spec changes only, a new storage version joins storedVersions."""
+    manifest = crd_manifest(versions=("v1",))
+    manifest["status"] = {"storedVersions": ["v0"], "acceptedNames": {"plural": "x"}}
+    r = await api.create(CRDS, manifest)
+    assert (r.status, r.json["metadata"]["generation"], r.json["status"]) == (201, 1, {"storedVersions": ["v1"]})
+    path = f"{CRDS}/foos.example.com"
+    r = await api.call("PATCH", path, body={"metadata": {"labels": {"a": "b"}}, "status": {"storedVersions": ["zz"]}},
+                       headers=MERGE)
+    assert (r.json["metadata"]["generation"], r.json["status"]["storedVersions"]) == (1, ["v1"])
+    versions = r.json["spec"]["versions"]
+    versions[0]["storage"] = False
+    versions.append({**copy.deepcopy(versions[0]), "name": "v2", "storage": True})
+    r = await api.call("PATCH", path, body={"spec": {"versions": versions}}, headers=MERGE)
+    assert r.status == 200, r.json
+    assert (r.json["metadata"]["generation"], r.json["status"]["storedVersions"]) == (2, ["v1", "v2"])
+    r = await api.call("PATCH", path + "/status", body={"spec": {"scope": "Cluster"}, "metadata": {"labels": {"c": "d"}},
+                                                        "status": {"storedVersions": ["v1", "v2"],
+                                                                   "acceptedNames": {"plural": "foos"}}}, headers=MERGE)
+    assert r.status == 200, r.json
+    assert (r.json["spec"]["scope"], r.json["metadata"]["labels"], r.json["status"]["acceptedNames"]) == (
+        "Namespaced", {"a": "b"}, {"plural": "foos"})

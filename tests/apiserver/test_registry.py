@@ -43,6 +43,10 @@ SAMPLES: dict[tuple[str, str, str], dict[str, Any]] = {
     ("apiregistration.k8s.io", "v1", "apiservices"): {"spec": {"group": "rt.example.com", "version": "v1",
                                                                 "groupPriorityMinimum": 100, "versionPriority": 10,
                                                                 "service": {"namespace": "default", "name": "s"}}},
+    ("apiextensions.k8s.io", "v1", "customresourcedefinitions"): {"spec": {
+        "group": "rt.example.com", "scope": "Namespaced", "names": {"plural": "rts", "kind": "Rt"},
+        "versions": [{"name": "v1", "served": True, "storage": True,
+                      "schema": {"openAPIV3Schema": {"type": "object"}}}]}},
     ("authentication.k8s.io", "v1", "selfsubjectreviews"): {},
     ("authentication.k8s.io", "v1", "tokenreviews"): {"spec": {"token": "t"}},
     ("authorization.k8s.io", "v1", "localsubjectaccessreviews"): {
@@ -149,6 +153,7 @@ SAMPLES: dict[tuple[str, str, str], dict[str, Any]] = {
 NAMES: dict[tuple[str, str, str], str] = {
     ("networking.k8s.io", "v1", "ipaddresses"): "10.96.0.10",
     ("apiregistration.k8s.io", "v1", "apiservices"): "v1.rt.example.com",     # <version>.<group>
+    ("apiextensions.k8s.io", "v1", "customresourcedefinitions"): "rts.rt.example.com",   # <plural>.<group>
 }
 
 
@@ -257,6 +262,8 @@ async def test_every_kind_round_trips(server: APIServer, api: Any, d: ResourceDe
     after = await api.get(_path(d, name))
     if d.plural == "namespaces":       # termination waits for the namespace controller
         assert after.json["status"]["phase"] == "Terminating"
+    elif d.plural == "customresourcedefinitions":     # waits for the CRD finalizer (apiextensions/controller.py)
+        assert after.json["metadata"]["finalizers"] == ["customresourcecleanup.apiextensions.k8s.io"]
     else:
         assert after.status == 404, after.json
 

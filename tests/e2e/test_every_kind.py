@@ -86,6 +86,7 @@ HEADERS = {
     ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): "NAME MUTATIONS PARAMKIND AGE",
     ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): "NAME POLICYNAME PARAMREF AGE",
     ("apiregistration.k8s.io", "APIService"): "NAME SERVICE AVAILABLE AGE",
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): "NAME CREATED AT",
     ("flowcontrol.apiserver.k8s.io", "FlowSchema"): "NAME PRIORITYLEVEL MATCHINGPRECEDENCE DISTINGUISHERMETHOD AGE "
                                                     "MISSINGPL",
     ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): "NAME TYPE NOMINALCONCURRENCYSHARES QUEUES "

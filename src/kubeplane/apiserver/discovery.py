@@ -34,10 +34,11 @@ def wants_aggregated(accept: str) -> bool:
 
 @functools.cache
 def groups() -> tuple[str, ...]:
-    """Served groups ("" first) in upstream's discovery order; groups upstream lacks go last."""
+    """Served groups ("" first) in upstream's discovery order; groups upstream lacks (the CRDs')
+    go last, by name (the aggregator's order for equal priorities)."""
     order = {g: i for i, (g, _) in enumerate(upstream.group_versions())}
     served = dict.fromkeys(g for g, _ in enablement.group_versions())
-    return tuple(sorted(served, key=lambda g: order.get(g, len(order))))
+    return tuple(sorted(served, key=lambda g: (order[g], "") if g in order else (len(order), g)))
 
 
 def _versions(group: str) -> list[str]:

@@ -123,20 +123,35 @@ def is_default() -> bool:
     return _served == _DEFAULT
 
 
+# Resources served at runtime (the CRDs' served versions, apiextensions/controller.py), after
+# the built-in ones in discovery; a built-in lookup never reaches this table.
+_runtime: dict[rc.GroupVersionResource, res.ResourceInfo] = {}
+
+
 def enabled(group: str, version: str, plural: str) -> bool:
-    return (group, version, plural) in _served
+    gvr = (group, version, plural)
+    return gvr in _served or gvr in _runtime
+
+
+def set_runtime(resources: dict[rc.GroupVersionResource, res.ResourceInfo]) -> None:
+    """Serve exactly these runtime resources from now on (the documents built so far are dropped)."""
+    if resources == _runtime:
+        return
+    _runtime.clear()
+    _runtime.update(resources)
+    _clear_caches()
 
 
 def resources() -> tuple[res.ResourceInfo, ...]:
     """The served resources, in discovery order."""
-    if _served is _DEFAULT:
-        return res.RESOURCES
-    return tuple(r for r in res.RESOURCES if (r.group, r.version, r.plural) in _served)
+    builtin = res.RESOURCES if _served is _DEFAULT else tuple(r for r in res.RESOURCES
+                                                              if (r.group, r.version, r.plural) in _served)
+    return builtin + tuple(_runtime.values()) if _runtime else builtin
 
 
 def group_versions() -> tuple[tuple[str, str], ...]:
     """The served (group, version) pairs in discovery order (a version with nothing served is gone)."""
-    if _served is _DEFAULT:
+    if _served is _DEFAULT and not _runtime:
         return res.GROUP_VERSIONS
     return tuple(dict.fromkeys((r.group, r.version) for r in resources()))
 
@@ -147,7 +162,7 @@ def resources_in(group: str, version: str) -> list[res.ResourceInfo]:
 
 def _clear_caches() -> None:
     import sys
-    for name in ("discovery", "openapi", "openapi_v2"):
+    for name in ("discovery", "openapi", "openapi_v2", "tables.columns"):
         mod = sys.modules.get(f"{__package__}.{name}")
         if mod is None:
             continue

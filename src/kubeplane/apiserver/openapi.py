@@ -224,7 +224,7 @@ def _resource_paths(r: res.ResourceInfo, prefix: str, gv_id: str, tag: str) -> d
                           _WRITE_PARAMS, _updated(obj), body=_body(obj))
     if "patch" in v:
         item["patch"] = _op(f"partially update the specified {r.kind}", f"patch{gv_id}{ns}{r.kind}", "patch",
-                            gvk, tag, _PATCH_PARAMS, _updated(obj), body=_patch_body())
+                            gvk, tag, _PATCH_PARAMS, _updated(obj), body=_patch_body(r))
     if "delete" in v:
         item["delete"] = _op(f"delete{names.article(r.kind)}{r.kind}", f"delete{gv_id}{ns}{r.kind}", "delete",
                              gvk, tag, _DELETE_PARAMS, {"200": _resp("OK", deleted), "202": _resp("Accepted", deleted)},
@@ -303,7 +303,7 @@ def _subresource_paths(r: res.ResourceInfo, sub: res.Subresource, prefix: str, g
                            _WRITE_PARAMS, _updated(obj), body=_body(obj))
     if "patch" in sub.verbs:
         entry["patch"] = _op(f"partially update {what} the specified {r.kind}", f"patch{gv_id}{suffix}", "patch",
-                             gvk, tag, _PATCH_PARAMS, _updated(obj), body=_patch_body())
+                             gvk, tag, _PATCH_PARAMS, _updated(obj), body=_patch_body(r))
     if "create" in sub.verbs:
         entry["post"] = _op(f"create {sub.name} of a {r.kind}", f"create{gv_id}{suffix}", "post", gvk, tag,
                             _WRITE_PARAMS, _created(obj), body=_body(obj))
@@ -347,8 +347,12 @@ def _body(obj: dict[str, Any]) -> dict[str, Any]:
     return {"content": {"*/*": {"schema": obj}}, "required": True}
 
 
-def _patch_body() -> dict[str, Any]:
-    return {"content": {t: {"schema": _ref(_META + "Patch")} for t in _PATCH_TYPES}, "required": True}
+def _patch_body(r: res.ResourceInfo) -> dict[str, Any]:
+    """The patch types r accepts: kubectl apply sends a strategic merge patch only to a kind
+    whose PATCH lists it (custom resources do not: ResourceDefinition.strategic_merge)."""
+    types = [t for t in _PATCH_TYPES
+             if t != "application/strategic-merge-patch+json" or getattr(r, "strategic_merge", True)]
+    return {"content": {t: {"schema": _ref(_META + "Patch")} for t in types}, "required": True}
 
 
 def _delete_body() -> dict[str, Any]:

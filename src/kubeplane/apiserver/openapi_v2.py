@@ -63,6 +63,13 @@ _PATCH_TYPES = ["application/json-patch+json", "application/merge-patch+json",
 _UNAUTHORIZED = {"description": "Unauthorized"}
 
 
+def _patch_types(r: res.ResourceInfo) -> list[str]:
+    """Custom resources take no strategic merge patch (ResourceDefinition.strategic_merge)."""
+    if getattr(r, "strategic_merge", True):
+        return _PATCH_TYPES
+    return [t for t in _PATCH_TYPES if t != "application/strategic-merge-patch+json"]
+
+
 def delete_returns_object(r: res.ResourceInfo) -> bool:
     """Whether DELETE's 200/202 answer is documented as the object rather than a Status: the
     resource's definition says so (returns_deleted_object, not openapi_delete_status).
@@ -388,7 +395,7 @@ def resource_routes(r: res.ResourceInfo) -> list[Route]:
             name + scope + [_body(r.definition)] + _q(*_WRITE_OPTIONS))
     if "patch" in verbs:
         add(item, "patch", f"partially update the specified {k}", "patch", "patch", _updated(obj),
-            name + scope + _patch_params(), consumes=_PATCH_TYPES)
+            name + scope + _patch_params(), consumes=_patch_types(r))
     if "delete" in verbs:
         add(item, "delete", f"delete{a}{k}", "delete", "delete",
             _responses(("200", "OK", deleted), ("202", "Accepted", deleted)),
@@ -444,7 +451,7 @@ def subresource_routes(r: res.ResourceInfo, sub: res.Subresource, item: str,
     if "patch" in sub.verbs:
         routes.append(Route(path, "patch", _operation(f"partially update {sub.name} of the specified {r.kind}",
                                                       f"patch{gv}{op_id}", group_tag, _updated(obj), action="patch",
-                                                      gvk=gvk, consumes=_PATCH_TYPES),
+                                                      gvk=gvk, consumes=_patch_types(r)),
                             pretty + name + scope + _patch_params()))
     if "create" in sub.verbs:
         routes.append(Route(path, "post", _operation(f"create {sub.name} of{article(r.kind)}{r.kind}",

@@ -18,9 +18,9 @@ from .rest import GroupClient, ResourceClient
 from .transport import Transport
 
 if TYPE_CHECKING:
-    from ..api.types import admissionregistration_v1, apiregistration_v1, apps_v1, authentication_v1, authorization_v1, autoscaling_v1, autoscaling_v2, batch_v1, certificates_v1, coordination_v1, core_v1, discovery_v1, events_v1, flowcontrol_v1, networking_v1, node_v1, policy_v1, rbac_v1, resource_v1, scheduling_v1, storage_v1, storagemigration_v1
+    from ..api.types import admissionregistration_v1, apiextensions_v1, apiregistration_v1, apps_v1, authentication_v1, authorization_v1, autoscaling_v1, autoscaling_v2, batch_v1, certificates_v1, coordination_v1, core_v1, discovery_v1, events_v1, flowcontrol_v1, networking_v1, node_v1, policy_v1, rbac_v1, resource_v1, scheduling_v1, storage_v1, storagemigration_v1
 
-__all__ = ["AdmissionregistrationV1Client", "ApiregistrationV1Client", "AppsV1Client", "AuthenticationV1Client", "AuthorizationV1Client", "AutoscalingV1Client", "AutoscalingV2Client", "BatchV1Client", "CertificatesV1Client", "Clientset", "CoordinationV1Client", "CoreV1Client", "DiscoveryV1Client", "EventsV1Client", "FlowcontrolV1Client", "GroupClient", "NetworkingV1Client", "NodeV1Client", "PolicyV1Client", "RbacV1Client", "ResourceV1Client", "SchedulingV1Client", "StorageV1Client", "StoragemigrationV1Client"]
+__all__ = ["AdmissionregistrationV1Client", "ApiextensionsV1Client", "ApiregistrationV1Client", "AppsV1Client", "AuthenticationV1Client", "AuthorizationV1Client", "AutoscalingV1Client", "AutoscalingV2Client", "BatchV1Client", "CertificatesV1Client", "Clientset", "CoordinationV1Client", "CoreV1Client", "DiscoveryV1Client", "EventsV1Client", "FlowcontrolV1Client", "GroupClient", "NetworkingV1Client", "NodeV1Client", "PolicyV1Client", "RbacV1Client", "ResourceV1Client", "SchedulingV1Client", "StorageV1Client", "StoragemigrationV1Client"]
 
 
 class CoreV1Client(GroupClient):
@@ -253,6 +253,16 @@ class ApiregistrationV1Client(GroupClient):
         return self.resource("apiservices")
 
 
+class ApiextensionsV1Client(GroupClient):
+    """apiextensions.k8s.io/v1. Upstream: ApiextensionsV1Client (typed/apiextensions/v1)"""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport, "apiextensions.k8s.io", "v1")
+
+    def customresourcedefinitions(self) -> ResourceClient[apiextensions_v1.CustomResourceDefinition]:
+        return self.resource("customresourcedefinitions")
+
+
 class AuthenticationV1Client(GroupClient):
     """authentication.k8s.io/v1. Upstream: AuthenticationV1Client (typed/authentication/v1)"""
 
@@ -437,6 +447,9 @@ class Clientset:
 
     def apiregistration_v1(self) -> ApiregistrationV1Client:
         return ApiregistrationV1Client(self.transport)
+
+    def apiextensions_v1(self) -> ApiextensionsV1Client:
+        return ApiextensionsV1Client(self.transport)
 
     def authentication_v1(self) -> AuthenticationV1Client:
         return AuthenticationV1Client(self.transport)

@@ -25,6 +25,7 @@ from .listers import (
     ControllerRevisionLister,
     CoreV1EventLister,
     CronJobLister,
+    CustomResourceDefinitionLister,
     DaemonSetLister,
     DeploymentLister,
     DeviceClassLister,
@@ -313,6 +314,16 @@ class ApiregistrationV1Informers:
         return self.factory.informer_for("apiregistration.k8s.io", "v1", "apiservices", APIServiceLister)
 
 
+class ApiextensionsV1Informers:
+    """factory.apiextensions_v1(). Upstream: informers/apiextensions/v1/interface.go"""
+
+    def __init__(self, factory: InformerSource) -> None:
+        self.factory = factory
+
+    def customresourcedefinitions(self) -> ResourceInformer[CustomResourceDefinitionLister]:
+        return self.factory.informer_for("apiextensions.k8s.io", "v1", "customresourcedefinitions", CustomResourceDefinitionLister)
+
+
 class CertificatesV1Informers:
     """factory.certificates_v1(). Upstream: informers/certificates/v1/interface.go"""
 
@@ -462,6 +473,9 @@ class InformerGroups:
 
     def apiregistration_v1(self: InformerSource) -> ApiregistrationV1Informers:
         return ApiregistrationV1Informers(self)
+
+    def apiextensions_v1(self: InformerSource) -> ApiextensionsV1Informers:
+        return ApiextensionsV1Informers(self)
 
     def certificates_v1(self: InformerSource) -> CertificatesV1Informers:
         return CertificatesV1Informers(self)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .tools.cache.listers import GenericLister, GenericNamespaceLister
 
 if TYPE_CHECKING:
-    from ..api.types import admissionregistration_v1, apiregistration_v1, apps_v1, autoscaling_v1, autoscaling_v2, batch_v1, certificates_v1, coordination_v1, core_v1, discovery_v1, events_v1, flowcontrol_v1, networking_v1, node_v1, policy_v1, rbac_v1, resource_v1, scheduling_v1, storage_v1, storagemigration_v1  # noqa: F401
+    from ..api.types import admissionregistration_v1, apiextensions_v1, apiregistration_v1, apps_v1, autoscaling_v1, autoscaling_v2, batch_v1, certificates_v1, coordination_v1, core_v1, discovery_v1, events_v1, flowcontrol_v1, networking_v1, node_v1, policy_v1, rbac_v1, resource_v1, scheduling_v1, storage_v1, storagemigration_v1  # noqa: F401
 
 
 class ConfigMapLister(GenericLister["core_v1.ConfigMap"]):
@@ -269,6 +269,10 @@ class APIServiceLister(GenericLister["apiregistration_v1.APIService"]):
     """Upstream: APIServiceLister (listers/apiregistration/v1/apiservice.go)"""
 
 
+class CustomResourceDefinitionLister(GenericLister["apiextensions_v1.CustomResourceDefinition"]):
+    """Upstream: CustomResourceDefinitionLister (listers/apiextensions/v1/customresourcedefinition.go)"""
+
+
 class CertificateSigningRequestLister(GenericLister["certificates_v1.CertificateSigningRequest"]):
     """Upstream: CertificateSigningRequestLister (listers/certificates/v1/certificatesigningrequest.go)"""
 
@@ -412,6 +416,7 @@ LISTERS: dict[tuple[str, str, str], type[GenericLister[Any]]] = {
     ("batch", "v1", "cronjobs"): CronJobLister,
     ("batch", "v1", "jobs"): JobLister,
     ("apiregistration.k8s.io", "v1", "apiservices"): APIServiceLister,
+    ("apiextensions.k8s.io", "v1", "customresourcedefinitions"): CustomResourceDefinitionLister,
     ("certificates.k8s.io", "v1", "certificatesigningrequests"): CertificateSigningRequestLister,
     ("certificates.k8s.io", "v1", "clustertrustbundles"): ClusterTrustBundleLister,
     ("certificates.k8s.io", "v1", "podcertificaterequests"): PodCertificateRequestLister,

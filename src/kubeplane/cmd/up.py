@@ -35,6 +35,7 @@ from ..apiserver.authentication.tokenfile import TokenFile, TokenFileError
 from ..apiserver.audit import options as audit_options
 from . import audit as audit_flags
 from ..apiserver.controlplane.kubernetesservice import start_controllers as start_bootstrap_controllers
+from ..apiserver.apiextensions.controller import start_controller as start_crd_controller
 from ..apiserver.metrics import InstrumentedStorage
 from ..apiserver import enablement, resourceconfig
 from ..apiserver.options import ServerRunOptions
@@ -490,6 +491,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         write_component_kubeconfigs(data_dir, f"https://{api.server_address}", pki.ca_cert)
         log.info("Serving securely on %s", flags.host_port(args.address, port))
         tasks.extend(await start_bootstrap_controllers(api))     # the kubernetes Service, repair loops
+        tasks.extend(await start_crd_controller(api))            # CRDs: names, establishing, serving, cleanup
         tasks.extend(start_components(supervisor, api, args, server))
         _log_serving(args, data_dir, supervisor)
         print(f"kubeplane is ready: export KUBECONFIG={kubeconfig}", flush=True)

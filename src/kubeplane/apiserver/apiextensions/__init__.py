@@ -1,0 +1,7 @@
+"""CustomResourceDefinitions: a CRD becomes a served kind at runtime (upstream's
+apiextensions-apiserver, run inside the one API server as kube-apiserver does).
+
+schema          the structural schema library (validation, pruning, defaulting of custom objects)
+customresource  a CRD's served versions as registry definitions (customresource_handler.go)
+controller      the CRD controllers: names, establishing, finalizer, and the serving of the kinds
+"""

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 MERGE_PATCH = "application/merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json", "application/apply-patch+yaml")
 
@@ -109,6 +110,8 @@ async def patch(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: s
     conflict unless the patch itself pins a resourceVersion. `patch_types`: what the
     resource accepts (its subresources may take fewer)."""
     patch_type = codec.media_type(req.headers)
+    if not getattr(ri, "strategic_merge", True):        # custom resources (ri: the registry's definition)
+        patch_types = tuple(t for t in patch_types if t != STRATEGIC_MERGE_PATCH)
     if patch_type not in patch_types:
         raise errors.UnsupportedMediaType(patch_type, list(patch_types))
     if len(req.body) > codec.MAX_BODY:

@@ -20,6 +20,7 @@ from .core import replicationcontroller, podtemplate
 from .apps import statefulset, daemonset, controllerrevision
 from .batch import job, cronjob
 from .apiregistration import apiservice
+from .apiextensions import customresourcedefinition
 from .authentication import reviews as authentication_reviews
 from .authorization import reviews as authorization_reviews
 from .certificates import csr, clustertrustbundle, podcertificaterequest

@@ -31,6 +31,9 @@ Row = tuple[list[Any], list[dict[str, Any]] | None]
 Printer = Callable[[Obj, float], Row]
 Converter = Callable[[Obj], Obj]
 FieldGetter = Callable[[Obj], str]
+# A REST Delete's own first step for an object not being deleted yet (server, the resource,
+# the stored object, the DeleteOptions) -> the object as marked; nothing is removed (CRDs).
+BeginDelete = Callable[[Any, ResourceInfo, Any, Any], Awaitable[Obj]]
 # A create-only kind's answer (TokenReview, SubjectAccessReview, ...): (server, request, the
 # validated object) -> the object with its status; nothing is stored.
 Review = Callable[[Any, Any, Obj], Obj | Awaitable[Obj]]   # a coroutine for TokenReview
@@ -117,6 +120,11 @@ class ResourceDefinition(ResourceInfo):
     review              a create-only kind answered, not stored (registry/review.py)
     wrapper             checks around the generic store's create and update (registry/wrapper.py:
                         RBAC's escalation checks); None: none
+    begin_delete        the first delete of an object not being deleted yet, instead of the
+                        generic one (CRDs: upstream's customresourcedefinition REST.Delete marks
+                        the CRD and adds its cleanup finalizer); later deletes are generic
+    strategic_merge     False: a strategic merge patch is a 415 (custom resources: no patch
+                        strategies without Go types, as upstream)
     """
     strategy: Strategy = field(default_factory=Strategy, compare=False)
     defaulter: Defaulter | None = field(default=None, compare=False)
@@ -136,3 +144,5 @@ class ResourceDefinition(ResourceInfo):
     from_storage: Converter | None = field(default=None, compare=False)
     review: Review | None = field(default=None, compare=False)
     wrapper: StorageWrapper | None = field(default=None, compare=False)
+    begin_delete: BeginDelete | None = field(default=None, compare=False)
+    strategic_merge: bool = field(default=True, compare=False)

@@ -102,6 +102,8 @@ async def delete(api: APIServer, user: UserInfo, ri: ResourceInfo, kv: KeyValue,
             options=admission_options.delete_options(opts)))
     if ri.plural == "namespaces":
         return await _delete_namespace(api, ri, kv, opts)
+    if (begin := getattr(ri, "begin_delete", None)) is not None and not meta.get("deletionTimestamp"):
+        return await begin(api, ri, kv, opts), False
     _check_preconditions(ri, kv.obj, opts)
     new = objects.mutable_copy(kv)
     graceful, pending = _before_delete(api, ri, new, opts)

@@ -35,6 +35,23 @@ class Registry:
         self.types.setdefault((d.api_version, d.kind), d)
         return d
 
+    def unregister(self, d: ResourceDefinition) -> None:
+        """Forget a definition registered at runtime (a CRD's served version): its lookups go to
+        another version of the same kind or resource, if one is left."""
+        if self._by_path.get((d.group, d.version, d.plural)) is not d:
+            return
+        del self._by_path[(d.group, d.version, d.plural)]
+        self.resources.remove(d)
+        for table, key, same in ((self._by_kind, (d.group, d.kind), lambda r: (r.group, r.kind) == (d.group, d.kind)),
+                                 (self._by_resource, (d.group, d.plural),
+                                  lambda r: (r.group, r.plural) == (d.group, d.plural)),
+                                 (self.types, (d.api_version, d.kind),
+                                  lambda r: (r.api_version, r.kind) == (d.api_version, d.kind))):
+            if table.get(key) is d:
+                del table[key]
+                if (other := next((r for r in self.resources if same(r)), None)) is not None:
+                    table[key] = other
+
     def register_type(self, t: TypeDefinition) -> TypeDefinition:
         """A kind written through a subresource only (pods/binding's Binding, */scale's Scale)."""
         assert (t.api_version, t.kind) not in self.types, f"{t.api_version} {t.kind} is registered twice"

@@ -1,0 +1,376 @@
+"""apiextensions.k8s.io/v1 validation: CustomResourceDefinitions.
+
+Upstream: apiextensions-apiserver pkg/apis/apiextensions/validation/validation.go. Upstream
+validates the internal type, into which a v1 CRD converts with its per-version schemas,
+subresources and printer columns hoisted to the top level when every version has the same
+(Convert_v1_CustomResourceDefinitionSpec_To_apiextensions_CustomResourceDefinitionSpec): a
+one-version CRD's schema errors are reported under `spec.validation.openAPIV3Schema`, its
+subresources' under `spec.subresources`, its columns' under `spec.additionalPrinterColumns`,
+as a real API server prints them. `_Hoisted` reproduces that.
+
+The openAPIV3Schema itself is the structural-schema library's, which lives in the server
+(kubeplane.apiserver.apiextensions.schema.validate_crd_schema): the validators take it as
+`validate_schema` (the CRD's registry definition binds it), none checks nothing.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kubeplane.api import errors
+from kubeplane.api.errors import FieldError
+
+from . import meta as m
+from .admissionregistration import validate_client_config
+from .names import is_dns1035_label, is_dns1123_subdomain, name_is_dns_subdomain
+
+Obj = dict[str, Any]
+# (an openAPIV3Schema, its field path) -> its errors; None: the schema is not checked here.
+SchemaValidator = Callable[[Obj, str], list[FieldError]] | None
+
+SCOPES = ["Cluster", "Namespaced"]
+CONVERSION_STRATEGIES = ["None", "Webhook"]
+CONVERSION_REVIEW_VERSIONS = ("v1", "v1beta1")
+PRINTER_COLUMN_TYPES = "boolean,date,integer,number,string"                     # sets.List(): sorted
+PRINTER_COLUMN_FORMATS = "byte,date,date-time,double,float,int32,int64,password"
+MAX_DEPRECATION_WARNING = 256
+
+
+def _dict(v: Any) -> Obj:
+    return v if isinstance(v, dict) else {}
+
+
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def _str(v: Any) -> str:
+    return v if isinstance(v, str) else ""
+
+
+def versions_of(spec: Obj) -> list[Obj]:
+    return [_dict(v) for v in _list(spec.get("versions"))]
+
+
+# --- the internal form's hoisting ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Hoisted:
+    """Which per-version fields the internal type holds at the top level (all versions equal)."""
+    schema: bool
+    subresources: bool
+    columns: bool
+
+    @classmethod
+    def of(cls, versions: list[Obj]) -> _Hoisted:
+        def identical(key: str) -> bool:
+            first = versions[0].get(key) if versions else None
+            return bool(versions) and all(v.get(key) is not None and v.get(key) == first for v in versions)
+        return cls(identical("schema"), identical("subresources"),
+                   identical("additionalPrinterColumns") and bool(versions[0].get("additionalPrinterColumns")))
+
+
+# --- the object -------------------------------------------------------------------------------
+
+def _name_fn(crd: Obj) -> Any:
+    spec = _dict(crd.get("spec"))
+    required = f"{_str(_dict(spec.get('names')).get('plural'))}.{_str(spec.get('group'))}"
+
+    def validate_name(name: str, prefix: bool) -> list[str]:
+        msgs = name_is_dns_subdomain(name, prefix)
+        if name != required:
+            msgs.append('must be spec.names.plural+"."+spec.group')
+        return msgs
+    return validate_name
+
+
+def validate_custom_resource_definition(crd: Obj, validate_schema: SchemaValidator = None) -> list[FieldError]:
+    """Upstream: ValidateCustomResourceDefinition"""
+    errs = m.validate_object_meta(_dict(crd.get("metadata")), False, _name_fn(crd))
+    spec, status = _dict(crd.get("spec")), _dict(crd.get("status"))
+    errs += validate_custom_resource_definition_spec(spec, "spec", validate_schema)
+    errs += validate_custom_resource_definition_status(status, "status")
+    errs += validate_stored_versions(_list(status.get("storedVersions")), versions_of(spec), "status.storedVersions")
+    return errs
+
+
+def validate_custom_resource_definition_update(crd: Obj, old: Obj,
+                                               validate_schema: SchemaValidator = None) -> list[FieldError]:
+    """Upstream: ValidateCustomResourceDefinitionUpdate"""
+    errs = m.validate_object_meta_update(_dict(crd.get("metadata")), _dict(old.get("metadata")))
+    spec, status = _dict(crd.get("spec")), _dict(crd.get("status"))
+    errs += validate_custom_resource_definition_spec_update(spec, _dict(old.get("spec")), is_established(old), "spec",
+                                                            validate_schema)
+    errs += validate_custom_resource_definition_status(status, "status")
+    errs += validate_stored_versions(_list(status.get("storedVersions")), versions_of(spec), "status.storedVersions")
+    return errs
+
+
+def validate_custom_resource_definition_status_update(crd: Obj, old: Obj) -> list[FieldError]:
+    """Upstream: ValidateUpdateCustomResourceDefinitionStatus"""
+    errs = m.validate_object_meta_update(_dict(crd.get("metadata")), _dict(old.get("metadata")))
+    return errs + validate_custom_resource_definition_status(_dict(crd.get("status")), "status")
+
+
+def is_established(crd: Obj) -> bool:
+    return any(_dict(c).get("type") == "Established" and _dict(c).get("status") == "True"
+               for c in _list(_dict(crd.get("status")).get("conditions")))
+
+
+def validate_stored_versions(stored: list[Any], versions: list[Obj], path: str) -> list[FieldError]:
+    """Upstream: ValidateCustomResourceDefinitionStoredVersions"""
+    if not stored:
+        return [errors.invalid(path, stored, "must have at least one stored version")]
+    errs: list[FieldError] = []
+    remaining = {v: i for i, v in enumerate(stored)}
+    for v in versions:
+        name = _str(v.get("name"))
+        if v.get("storage") and name not in remaining:
+            errs.append(errors.invalid(path, v, "must have the storage version " + name))
+        remaining.pop(name, None)
+    errs += [errors.invalid(f"{path}[{i}]", v, "must appear in spec.versions") for v, i in remaining.items()]
+    return errs
+
+
+# --- spec -------------------------------------------------------------------------------------
+
+def validate_custom_resource_definition_spec(spec: Obj, path: str, validate_schema: SchemaValidator = None) -> list[FieldError]:
+    """Upstream: validateCustomResourceDefinitionSpec"""
+    errs = _validate_group(_str(spec.get("group")), path + ".group")
+    errs += _enum(path + ".scope", _str(spec.get("scope")), SCOPES)
+    versions = versions_of(spec)
+    hoisted = _Hoisted.of(versions)
+    storage_count, seen, unique = 0, set[str](), True
+    for i, v in enumerate(versions):
+        vpath = f"{path}.versions[{i}]"
+        storage_count += 1 if v.get("storage") is True else 0
+        name = _str(v.get("name"))
+        unique = unique and name not in seen
+        seen.add(name)
+        errs += [errors.invalid(vpath + ".name", name, msg) for msg in is_dns1035_label(name)]
+        errs += _validate_version(v, vpath, hoisted, validate_schema)
+    if not unique:
+        errs.append(errors.invalid(path + ".versions", versions, "must contain unique version names"))
+    if storage_count != 1:
+        errs.append(errors.invalid(path + ".versions", versions, "must have exactly one version marked as storage version"))
+    errs += _required_schemas(versions, hoisted, path)
+    names = _dict(spec.get("names"))
+    for key in ("plural", "singular", "kind", "listKind"):
+        if not _str(names.get(key)):
+            errs.append(errors.required(f"{path}.names.{key}"))
+    errs += validate_custom_resource_definition_names(names, path + ".names")
+    if versions and hoisted.schema:
+        errs += _validate_schema(_dict(versions[0].get("schema")), path + ".validation", validate_schema)
+    if versions and hoisted.subresources:
+        errs += validate_subresources(_dict(versions[0].get("subresources")), path + ".subresources")
+    if versions and hoisted.columns:
+        for j, col in enumerate(_list(versions[0].get("additionalPrinterColumns"))):
+            errs += validate_column(_dict(col), f"{path}.additionalPrinterColumns[{j}]")
+    errs += validate_conversion(spec.get("conversion"), path + ".conversion")
+    if spec.get("preserveUnknownFields") is True:
+        errs.append(errors.invalid(path + ".preserveUnknownFields", True, "cannot set to true, set "
+                                   "x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"))
+    return errs
+
+
+def validate_custom_resource_definition_spec_update(spec: Obj, old: Obj, established: bool, path: str,
+                                                    validate_schema: SchemaValidator = None) -> list[FieldError]:
+    """Upstream: validateCustomResourceDefinitionSpecUpdate — scope and kind are fixed once
+    established (they decide the storage), group and plural always (they are the name)."""
+    errs = validate_custom_resource_definition_spec(spec, path, validate_schema)
+    names, old_names = _dict(spec.get("names")), _dict(old.get("names"))
+    if established:
+        errs += m.immutable(spec.get("scope"), old.get("scope"), path + ".scope")
+        errs += m.immutable(names.get("kind"), old_names.get("kind"), path + ".names.kind")
+    errs += m.immutable(spec.get("group"), old.get("group"), path + ".group")
+    errs += m.immutable(names.get("plural"), old_names.get("plural"), path + ".names.plural")
+    return errs
+
+
+def _validate_group(group: str, path: str) -> list[FieldError]:
+    if not group:
+        return [errors.required(path)]
+    if msgs := is_dns1123_subdomain(group):
+        return [errors.invalid(path, group, ",".join(msgs))]
+    if len(group.split(".")) < 2:
+        return [errors.invalid(path, group, "should be a domain with at least one dot")]
+    return []
+
+
+def _enum(path: str, value: str, accepted: list[str]) -> list[FieldError]:
+    """Upstream: validateEnumStrings (required)."""
+    if not value:
+        return [errors.required(path)]
+    return [] if value in accepted else [errors.not_supported(path, value, accepted)]
+
+
+def _validate_version(v: Obj, path: str, hoisted: _Hoisted, validate_schema: SchemaValidator) -> list[FieldError]:
+    """Upstream: validateCustomResourceDefinitionVersion, less what the internal form holds at
+    the top level."""
+    errs = _validate_deprecation_warning(v, path + ".deprecationWarning")
+    if not hoisted.schema and isinstance(v.get("schema"), dict):
+        errs += _validate_schema(v["schema"], path + ".schema", validate_schema)
+    if not hoisted.subresources:
+        errs += validate_subresources(_dict(v.get("subresources")), path + ".subresources")
+    if not hoisted.columns:
+        for j, col in enumerate(_list(v.get("additionalPrinterColumns"))):
+            errs += validate_column(_dict(col), f"{path}.additionalPrinterColumns[{j}]")
+    return errs
+
+
+def _validate_deprecation_warning(v: Obj, path: str) -> list[FieldError]:
+    warning = v.get("deprecationWarning")
+    if warning is None:
+        return []
+    errs: list[FieldError] = []
+    if len(_str(warning).encode()) > MAX_DEPRECATION_WARNING:
+        errs.append(errors.too_long(path, MAX_DEPRECATION_WARNING))
+    if not v.get("deprecated"):
+        errs.append(errors.invalid(path, warning, "can only be set for deprecated versions"))
+    elif not _str(warning).isprintable():
+        errs.append(errors.invalid(path, warning, "must only contain printable UTF-8 characters"))
+    return errs
+
+
+def _required_schemas(versions: list[Obj], hoisted: _Hoisted, path: str) -> list[FieldError]:
+    """v1 requires a schema for every version (upstream: requireStructuralSchema's "schemas are required")."""
+    if hoisted.schema and _dict(versions[0].get("schema")).get("openAPIV3Schema") is not None:
+        return []
+    return [errors.required(f"{path}.versions[{i}].schema.openAPIV3Schema", "schemas are required")
+            for i, v in enumerate(versions) if _dict(v.get("schema")).get("openAPIV3Schema") is None]
+
+
+def _validate_schema(validation: Obj, path: str, validate_schema: SchemaValidator) -> list[FieldError]:
+    """Upstream: validateCustomResourceDefinitionValidation; the schema's own rules are the
+    structural-schema library's."""
+    root = validation.get("openAPIV3Schema")
+    if not isinstance(root, dict) or validate_schema is None:
+        return []
+    return validate_schema(root, path + ".openAPIV3Schema")
+
+
+# --- names, subresources, columns, conversion -------------------------------------------------
+
+def validate_custom_resource_definition_status(status: Obj, path: str) -> list[FieldError]:
+    """Upstream: ValidateCustomResourceDefinitionStatus"""
+    return validate_custom_resource_definition_names(_dict(status.get("acceptedNames")), path + ".acceptedNames")
+
+
+def validate_custom_resource_definition_names(names: Obj, path: str) -> list[FieldError]:
+    """Upstream: ValidateCustomResourceDefinitionNames"""
+    errs: list[FieldError] = []
+    for key in ("plural", "singular"):
+        if value := _str(names.get(key)):
+            if msgs := is_dns1035_label(value):
+                errs.append(errors.invalid(f"{path}.{key}", value, ",".join(msgs)))
+    for key in ("kind", "listKind"):
+        if value := _str(names.get(key)):
+            if msgs := is_dns1035_label(value.lower()):
+                errs.append(errors.invalid(f"{path}.{key}", value,
+                                           "may have mixed case, but should otherwise match: " + ",".join(msgs)))
+    for i, short in enumerate(_list(names.get("shortNames"))):
+        if msgs := is_dns1035_label(_str(short)):
+            errs.append(errors.invalid(f"{path}.shortNames[{i}]", short, ",".join(msgs)))
+    kind = _str(names.get("kind"))
+    if kind and kind == names.get("listKind"):
+        errs.append(errors.invalid(path + ".listKind", kind, "kind and listKind may not be the same"))
+    for i, category in enumerate(_list(names.get("categories"))):
+        if msgs := is_dns1035_label(_str(category)):
+            errs.append(errors.invalid(f"{path}.categories[{i}]", category, ",".join(msgs)))
+    return errs
+
+
+def validate_subresources(subresources: Obj, path: str) -> list[FieldError]:
+    """Upstream: ValidateCustomResourceDefinitionSubresources — scale's paths are simple json
+    paths under .spec (replicas) and .status (replicas, label selector)."""
+    scale = subresources.get("scale")
+    if not isinstance(scale, dict):
+        return []
+    errs = _scale_path(scale.get("specReplicasPath"), path + ".scale.specReplicasPath", ".spec", True)
+    errs += _scale_path(scale.get("statusReplicasPath"), path + ".scale.statusReplicasPath", ".status", True)
+    errs += _scale_path(scale.get("labelSelectorPath"), path + ".scale.labelSelectorPath", ".status", False)
+    return errs
+
+
+def _scale_path(value: Any, path: str, under: str, required: bool) -> list[FieldError]:
+    s = _str(value)
+    if not s:
+        return [errors.required(path)] if required else []
+    if errs := validate_simple_json_path(s, path):
+        return errs
+    if not s.startswith(under + "."):
+        return [errors.invalid(path, s, f"should be a json path under {under}")]
+    return []
+
+
+def validate_simple_json_path(s: str, path: str) -> list[FieldError]:
+    """Upstream: validateSimpleJSONPath"""
+    if not s:
+        return [errors.invalid(path, s, "must not be empty")]
+    if s[0] != ".":
+        return [errors.invalid(path, s, "must be a simple json path starting with .")]
+    return []
+
+
+def validate_column(col: Obj, path: str) -> list[FieldError]:
+    """Upstream: ValidateCustomResourceColumnDefinition"""
+    errs: list[FieldError] = []
+    if not _str(col.get("name")):
+        errs.append(errors.required(path + ".name"))
+    typ = _str(col.get("type"))
+    if not typ:
+        errs.append(errors.required(path + ".type", "must be one of " + PRINTER_COLUMN_TYPES))
+    elif typ not in PRINTER_COLUMN_TYPES.split(","):
+        errs.append(errors.invalid(path + ".type", typ, "must be one of " + PRINTER_COLUMN_TYPES))
+    fmt = _str(col.get("format"))
+    if fmt and fmt not in PRINTER_COLUMN_FORMATS.split(","):
+        errs.append(errors.invalid(path + ".format", fmt, "must be one of " + PRINTER_COLUMN_FORMATS))
+    json_path = _str(col.get("jsonPath"))
+    if not json_path:
+        errs.append(errors.required(path + ".JSONPath"))
+    else:
+        errs += validate_simple_json_path(json_path, path + ".JSONPath")
+    return errs
+
+
+def validate_conversion(conversion: Any, path: str) -> list[FieldError]:
+    """Upstream: validateCustomResourceConversion (internal field names: v1's
+    webhook.clientConfig is webhookClientConfig, webhook.conversionReviewVersions is
+    conversionReviewVersions)."""
+    if not isinstance(conversion, dict):
+        return []
+    strategy = _str(conversion.get("strategy"))
+    errs = _enum(path + ".strategy", strategy, CONVERSION_STRATEGIES)
+    webhook = _dict(conversion.get("webhook"))
+    client, review_versions = webhook.get("clientConfig"), _list(webhook.get("conversionReviewVersions"))
+    if strategy == "Webhook":
+        if not isinstance(client, dict):
+            errs.append(errors.required(path + ".webhookClientConfig", "required when strategy is set to Webhook"))
+        else:
+            errs += validate_client_config(client, path + ".webhookClientConfig")
+        errs += _conversion_review_versions(review_versions, path + ".conversionReviewVersions")
+        return errs
+    if client is not None:
+        errs.append(errors.forbidden(path + ".webhookClientConfig", "should not be set when strategy is not set to Webhook"))
+    if review_versions:
+        errs.append(errors.forbidden(path + ".conversionReviewVersions",
+                                     "should not be set when strategy is not set to Webhook"))
+    return errs
+
+
+def _conversion_review_versions(versions: list[Any], path: str) -> list[FieldError]:
+    """Upstream: validateConversionReviewVersions (a recognized version required)."""
+    if not versions:
+        return [errors.required(path)]
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    for i, v in enumerate(versions):
+        if v in seen:
+            errs.append(errors.invalid(f"{path}[{i}]", v, "duplicate version"))
+            continue
+        seen.add(v)
+        errs += [errors.invalid(f"{path}[{i}]", v, msg) for msg in is_dns1035_label(_str(v))]
+    if not seen & set(CONVERSION_REVIEW_VERSIONS):
+        errs.append(errors.invalid(path, versions, "must include at least one of " + ", ".join(CONVERSION_REVIEW_VERSIONS)))
+    return errs

@@ -1,0 +1,276 @@
+"""A CRD's served versions as registry definitions: custom objects through the generic store.
+
+Upstream: crdHandler.getOrCreateServingInfoFor (apiserver/customresource_handler.go) and
+pkg/registry/customresource (strategy.go, validator.go, tableconvertor). Each served version
+becomes a ResourceDefinition named as status.acceptedNames says (kind, plural, singular,
+shortNames, categories), stored under upstream's key /registry/<group>/<plural>/[<ns>/]<name>
+in the storage version (conversion None: the apiVersion is rewritten, both ways).
+
+The write pipeline is the built-in kinds' (store.py): the definition's defaulter prunes and
+defaults with the version's structural schema, its validators check the ObjectMeta as
+upstream's customResourceStrategy does, then the object against the schema (schema.validate).
+Bodies decode against a definition made for the version (`schema_definition`): apiVersion,
+kind, a typed ObjectMeta and the schema's own top-level properties.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from ...api import errors
+from ...api.errors import FieldError
+from ...api.resources import SCALE, STATUS, Subresource
+from ...api.schema import definitions
+from ...api.validation import meta
+from ...api.validation.names import name_is_dns_subdomain
+from ..registry.definition import Column, Obj, ResourceDefinition, Row
+from ..registry.strategy import Strategy
+from ..tables.printers import translate_timestamp_since
+from . import schema
+
+_META = "io.k8s.apimachinery.pkg.apis.meta.v1."
+_serial = itertools.count(1)
+
+
+# --- the strategy -----------------------------------------------------------------------------
+
+class CustomResourceStrategy(Strategy):
+    """Upstream: customResourceStrategy — generation 1 on create and +1 on any change outside
+    metadata (status included unless a status subresource splits it off); /status writes
+    change nothing but status."""
+
+    def __init__(self, group: str, plural: str, has_status: bool) -> None:
+        self.group, self.plural, self.has_status = group, plural, has_status
+        self.terminating = False            # the CRD is being deleted (set by the controller)
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        if self.terminating:
+            # Upstream: crdHandler.serveResource refuses a create while the CRD terminates.
+            err = errors.MethodNotSupported(self.group, self.plural, "create")
+            err.message = "create not allowed while custom resource definition is terminating"
+            raise err
+        if self.has_status:
+            obj.pop("status", None)
+        obj["metadata"]["generation"] = 1
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        if self.has_status:
+            if "status" in old:
+                new["status"] = old["status"]
+            else:
+                new.pop("status", None)
+        gen = old["metadata"].get("generation", 0)
+        changed = _without_metadata(new) != _without_metadata(old)
+        new["metadata"]["generation"] = gen + 1 if changed else gen
+
+    def prepare_for_status_update(self, new: Obj, old: Obj) -> None:
+        """Upstream: statusStrategy.PrepareForUpdate — the old object with the new status (and
+        the managedFields the status write recorded)."""
+        status, has = new.get("status"), "status" in new
+        managed = new["metadata"].get("managedFields")
+        keep = {k: v for k, v in old.items() if k != "status"}
+        new.clear()
+        new.update(keep)
+        new["metadata"] = dict(old["metadata"])
+        if managed is not None:
+            new["metadata"]["managedFields"] = managed
+        if has:
+            new["status"] = status
+
+
+def _without_metadata(obj: Obj) -> Obj:
+    return {k: v for k, v in obj.items() if k != "metadata"}
+
+
+# --- validation -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Validator:
+    """Upstream: customResourceStrategy.Validate/ValidateUpdate and customResourceValidator:
+    ObjectMeta (names as DNS subdomains), then the object against the version's schema."""
+    namespaced: bool
+    structural: schema.Structural
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        errs = meta.validate_object_meta(_dict(obj.get("metadata")), self.namespaced, name_is_dns_subdomain)
+        return errs + schema.validate(self.structural, obj)
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = meta.validate_object_meta_update(_dict(new.get("metadata")), _dict(old.get("metadata")))
+        return errs + schema.validate(self.structural, new)
+
+    def default(self, obj: Obj) -> None:
+        """Pruning, then defaulting (upstream: the decoder's pruning and the schema defaulter)."""
+        schema.prune(obj, self.structural)
+        schema.default(obj, self.structural)
+
+
+def _dict(v: Any) -> Obj:
+    return v if isinstance(v, dict) else {}
+
+
+# --- tables -----------------------------------------------------------------------------------
+
+def _columns(version: Obj) -> tuple[list[Column], list[tuple[str, str]]]:
+    """The Table columns and, per custom column, (type, jsonPath). Upstream: tableconvertor.New,
+    with the Age column when the version has no additionalPrinterColumns."""
+    name_doc = definitions()[_META + "ObjectMeta"]["properties"]["name"].get("description", "")
+    age_doc = definitions()[_META + "ObjectMeta"]["properties"]["creationTimestamp"].get("description", "")
+    custom = [c for c in version.get("additionalPrinterColumns") or [] if isinstance(c, dict)]
+    if not custom:
+        custom = [{"name": "Age", "type": "date", "description": age_doc, "jsonPath": ".metadata.creationTimestamp"}]
+    cols = [{"name": "Name", "type": "string", "format": "name", "description": name_doc, "priority": 0}]
+    cols += [{"name": c.get("name", ""), "type": c.get("type", ""), "format": c.get("format", ""),
+              "description": c.get("description", ""), "priority": int(c.get("priority") or 0)} for c in custom]
+    return cols, [(str(c.get("type", "")), str(c.get("jsonPath", ""))) for c in custom]
+
+
+def _lookup(obj: Any, path: str) -> tuple[Any, bool]:
+    """A simple JSON path (.a.b) in obj: (value, found)."""
+    for part in path.strip(".").split("."):
+        if not isinstance(obj, dict) or part not in obj:
+            return None, False
+        obj = obj[part]
+    return obj, True
+
+
+def _cell(type_: str, value: Any, now: float) -> Any:
+    """Upstream: cellForJSONValue, and the jsonpath printer for string columns."""
+    if type_ == "string":
+        return value if isinstance(value, str) else _go_print(value)
+    if type_ == "integer":
+        return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if type_ == "number":
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if type_ == "boolean":
+        return value if isinstance(value, bool) else None
+    if type_ == "date" and isinstance(value, str):
+        try:
+            return translate_timestamp_since(value, now)
+        except ValueError:
+            return None
+    return None
+
+
+def _go_print(value: Any) -> str:
+    import orjson
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return orjson.dumps(value).decode()
+    return str(value)
+
+
+def _printer(paths: list[tuple[str, str]]) -> Any:
+    def print_row(obj: Obj, now: float) -> Row:
+        cells: list[Any] = [_dict(obj.get("metadata")).get("name", "")]
+        for type_, path in paths:
+            value, found = _lookup(obj, path)
+            cells.append(_cell(type_, value, now) if found and value is not None else None)
+        return cells, None
+    return print_row
+
+
+# --- the definitions --------------------------------------------------------------------------
+
+def schema_definition(group: str, version: str, kind: str, root: Obj) -> str:
+    """Register the schema definitions a served version decodes against and OpenAPI publishes
+    (the kind and its list); returns the kind's definition name. A new name per call: the
+    decoders and patchers cache by name, and a CRD's schema may change."""
+    name = f"custom.{next(_serial)}.{group}.{version}.{kind}"
+    props = {k: v for k, v in _dict(root.get("properties")).items() if k not in ("apiVersion", "kind", "metadata")}
+    node: Obj = {"description": root.get("description", ""), "type": "object",
+                 "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
+                                "metadata": {"$ref": f"#/$defs/{_META}ObjectMeta"}, **props},
+                 "x-kubernetes-group-version-kind": [{"group": group, "kind": kind, "version": version}]}
+    if root.get("x-kubernetes-preserve-unknown-fields"):
+        node = {k: v for k, v in node.items() if k != "properties"}
+        node["x-kubernetes-preserve-unknown-fields"] = True
+    defs = definitions()
+    defs[name] = node
+    defs[name + "List"] = {
+        "type": "object",
+        "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
+                       "metadata": {"$ref": f"#/$defs/{_META}ListMeta"},
+                       "items": {"type": "array", "items": {"$ref": f"#/$defs/{name}"}}},
+        "required": ["items"],
+        "x-kubernetes-group-version-kind": [{"group": group, "kind": kind + "List", "version": version}]}
+    return name
+
+
+def forget_schema_definition(name: str) -> None:
+    defs = definitions()
+    defs.pop(name, None)
+    defs.pop(name + "List", None)
+
+
+def served_definitions(crd: Obj) -> list[ResourceDefinition]:
+    """The ResourceDefinitions of crd's served versions, named as its status.acceptedNames.
+
+    Upstream: getOrCreateServingInfoFor (one storage per served version, all in the storage
+    version's key space)."""
+    spec, names = _dict(crd.get("spec")), _dict(_dict(crd.get("status")).get("acceptedNames"))
+    group, kind, plural = str(spec.get("group", "")), str(names.get("kind", "")), str(names.get("plural", ""))
+    namespaced = spec.get("scope") == "Namespaced"
+    storage = next((str(v.get("name", "")) for v in spec.get("versions") or [] if _dict(v).get("storage")), "")
+    out = []
+    for v in spec.get("versions") or []:
+        v = _dict(v)
+        if not v.get("served"):
+            continue
+        out.append(_definition(crd, v, group, kind, plural, namespaced, storage, names))
+    return out
+
+
+def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced: bool, storage: str,
+                names: Obj) -> ResourceDefinition:
+    version = str(v.get("name", ""))
+    root = _dict(_dict(v.get("schema")).get("openAPIV3Schema"))
+    subresources = _dict(v.get("subresources"))
+    has_status = subresources.get("status") is not None
+    subs: list[Subresource] = []
+    if has_status:
+        subs.append(STATUS(kind))
+    if subresources.get("scale") is not None:
+        subs.append(SCALE)
+    validator = _Validator(namespaced, schema.structural_from(root))
+    cols, paths = _columns(v)
+    to_storage, from_storage = _conversions(group, version, storage)
+    return ResourceDefinition(
+        group, version, kind, plural, str(names.get("singular", "")), namespaced,
+        schema_definition(group, version, kind, root),
+        short_names=tuple(names.get("shortNames") or ()), categories=tuple(names.get("categories") or ()),
+        subresources=tuple(subs), storage_prefix=f"{group}/{plural}",
+        strategy=CustomResourceStrategy(group, plural, has_status), defaulter=validator.default, defaults_outside_spec=True,
+        validate=validator.validate, validate_update=validator.validate_update,
+        validate_status_update=validator.validate_update,
+        columns=lambda: [dict(c) for c in cols], printer=_printer(paths),
+        to_storage=to_storage, from_storage=from_storage,
+        deprecation_warning=_deprecation_warning(v, group, kind),
+        strategic_merge=False,
+    )
+
+
+def _deprecation_warning(v: Obj, group: str, kind: str) -> str:
+    """Upstream: the handler's deprecation warning for a deprecated version."""
+    if not v.get("deprecated"):
+        return ""
+    if isinstance(v.get("deprecationWarning"), str):
+        return v["deprecationWarning"]
+    return f"{group}/{v.get('name', '')} {kind} is deprecated"
+
+
+def _conversions(group: str, version: str, storage: str) -> tuple[Any, Any]:
+    """Conversion None between a served version and the storage version: the apiVersion only."""
+    if version == storage or not storage:
+        return None, None
+    served_gv, storage_gv = f"{group}/{version}", f"{group}/{storage}"
+
+    def to_storage(obj: Obj) -> Obj:
+        return {**obj, "apiVersion": storage_gv} if obj.get("apiVersion") == served_gv else obj
+
+    def from_storage(obj: Obj) -> Obj:
+        return {**obj, "apiVersion": served_gv} if obj.get("apiVersion") == storage_gv else obj
+    return to_storage, from_storage
+

@@ -214,7 +214,7 @@ def test_the_schema_library_sees_each_schema_at_upstreams_path() -> None:
     gets each openAPIV3Schema at the internal form's path: hoisted when all versions share it."""
     seen: list[str] = []
 
-    def validate_schema(schema: dict[str, Any], path: str) -> list[Any]:
+    def validate_schema(schema: dict[str, Any], path: str, status_enabled: bool) -> list[Any]:
         seen.append(path)
         return []
     v.validate_custom_resource_definition(crd(), validate_schema=validate_schema)

@@ -27,7 +27,7 @@ from .names import is_dns1035_label, is_dns1123_subdomain, name_is_dns_subdomain
 
 Obj = dict[str, Any]
 # (an openAPIV3Schema, its field path) -> its errors; None: the schema is not checked here.
-SchemaValidator = Callable[[Obj, str], list[FieldError]] | None
+SchemaValidator = Callable[[Obj, str, bool], list[FieldError]] | None     # (schema, path, status enabled)
 
 SCOPES = ["Cluster", "Namespaced"]
 CONVERSION_STRATEGIES = ["None", "Webhook"]
@@ -161,7 +161,8 @@ def validate_custom_resource_definition_spec(spec: Obj, path: str, validate_sche
             errs.append(errors.required(f"{path}.names.{key}"))
     errs += validate_custom_resource_definition_names(names, path + ".names")
     if versions and hoisted.schema:
-        errs += _validate_schema(_dict(versions[0].get("schema")), path + ".validation", validate_schema)
+        errs += _validate_schema(_dict(versions[0].get("schema")), path + ".validation", validate_schema,
+                                 _has_status(versions[0]))
     if versions and hoisted.subresources:
         errs += validate_subresources(_dict(versions[0].get("subresources")), path + ".subresources")
     if versions and hoisted.columns:
@@ -210,7 +211,7 @@ def _validate_version(v: Obj, path: str, hoisted: _Hoisted, validate_schema: Sch
     the top level."""
     errs = _validate_deprecation_warning(v, path + ".deprecationWarning")
     if not hoisted.schema and isinstance(v.get("schema"), dict):
-        errs += _validate_schema(v["schema"], path + ".schema", validate_schema)
+        errs += _validate_schema(v["schema"], path + ".schema", validate_schema, _has_status(v))
     if not hoisted.subresources:
         errs += validate_subresources(_dict(v.get("subresources")), path + ".subresources")
     if not hoisted.columns:
@@ -241,13 +242,18 @@ def _required_schemas(versions: list[Obj], hoisted: _Hoisted, path: str) -> list
             for i, v in enumerate(versions) if _dict(v.get("schema")).get("openAPIV3Schema") is None]
 
 
-def _validate_schema(validation: Obj, path: str, validate_schema: SchemaValidator) -> list[FieldError]:
+def _validate_schema(validation: Obj, path: str, validate_schema: SchemaValidator, status_enabled: bool) -> list[FieldError]:
     """Upstream: validateCustomResourceDefinitionValidation; the schema's own rules are the
-    structural-schema library's."""
+    structural-schema library's (which restricts the root when the status subresource is on)."""
     root = validation.get("openAPIV3Schema")
     if not isinstance(root, dict) or validate_schema is None:
         return []
-    return validate_schema(root, path + ".openAPIV3Schema")
+    return validate_schema(root, path + ".openAPIV3Schema", status_enabled)
+
+
+def _has_status(version: Obj) -> bool:
+    """Whether the version (or, hoisted, every version) enables the status subresource."""
+    return isinstance(_dict(version.get("subresources")).get("status"), dict)
 
 
 # --- names, subresources, columns, conversion -------------------------------------------------

@@ -98,12 +98,14 @@ class _Validator:
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = meta.validate_object_meta_update(_dict(new.get("metadata")), _dict(old.get("metadata")))
-        return errs + schema.validate(self.structural, new)
+        return errs + schema.validate_update(self.structural, new, old)      # ratcheting, as upstream
 
     def default(self, obj: Obj) -> None:
-        """Pruning, then defaulting (upstream: the decoder's pruning and the schema defaulter)."""
-        schema.prune(obj, self.structural)
+        """Defaulting, then pruning (upstream: the codec's schema defaulter, then the decoder's
+        pruning and its dropping of nulls where the schema allows none)."""
         schema.default(obj, self.structural)
+        schema.prune(obj, self.structural)
+        schema.prune_non_nullable_nulls_without_defaults(obj, self.structural)
 
 
 def _dict(v: Any) -> Obj:

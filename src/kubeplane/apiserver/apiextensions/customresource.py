@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...api import errors
 from ...api.errors import FieldError
@@ -27,7 +27,10 @@ from ...api.validation.names import name_is_dns_subdomain
 from ..registry.definition import Column, Obj, ResourceDefinition, Row
 from ..registry.strategy import Strategy
 from ..tables.printers import translate_timestamp_since
-from . import schema
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from . import schema
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _serial = itertools.count(1)
@@ -91,21 +94,22 @@ class _Validator:
     ObjectMeta (names as DNS subdomains), then the object against the version's schema."""
     namespaced: bool
     structural: schema.Structural
+    lib: ModuleType         # the schema library: imported with the first CRD served, not at start-up
 
     def validate(self, obj: Obj) -> list[FieldError]:
         errs = meta.validate_object_meta(_dict(obj.get("metadata")), self.namespaced, name_is_dns_subdomain)
-        return errs + schema.validate(self.structural, obj)
+        return errs + self.lib.validate(self.structural, obj)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = meta.validate_object_meta_update(_dict(new.get("metadata")), _dict(old.get("metadata")))
-        return errs + schema.validate_update(self.structural, new, old)      # ratcheting, as upstream
+        return errs + self.lib.validate_update(self.structural, new, old)      # ratcheting, as upstream
 
     def default(self, obj: Obj) -> None:
         """Defaulting, then pruning (upstream: the codec's schema defaulter, then the decoder's
         pruning and its dropping of nulls where the schema allows none)."""
-        schema.default(obj, self.structural)
-        schema.prune(obj, self.structural)
-        schema.prune_non_nullable_nulls_without_defaults(obj, self.structural)
+        self.lib.default(obj, self.structural)
+        self.lib.prune(obj, self.structural)
+        self.lib.prune_non_nullable_nulls_without_defaults(obj, self.structural)
 
 
 def _dict(v: Any) -> Obj:
@@ -236,7 +240,8 @@ def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced
         subs.append(STATUS(kind))
     if subresources.get("scale") is not None:
         subs.append(SCALE)
-    validator = _Validator(namespaced, schema.structural_from(root))
+    from . import schema        # (and RE2): the first CRD pays for them, not every start-up
+    validator = _Validator(namespaced, schema.structural_from(root), schema)
     cols, paths = _columns(v)
     to_storage, from_storage = _conversions(group, version, storage)
     return ResourceDefinition(

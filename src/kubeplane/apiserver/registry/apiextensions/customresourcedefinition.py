@@ -10,7 +10,7 @@ and the finalizer controller deletes the custom objects before it lets the CRD g
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ....api import errors
 from ....api.defaulting import apiextensions as defaulting
@@ -19,7 +19,7 @@ from ....api.validation import apiextensions as validation
 from ....storage.interface import KeyValue
 from ....utils.clock import rfc3339
 from ... import objects
-from ...apiextensions import helpers, schema
+from ...apiextensions import helpers
 from ..definition import Obj, ResourceDefinition
 from ..registry import register
 from ..strategy import Strategy
@@ -86,6 +86,13 @@ async def begin_delete(api: APIServer, ri: ResourceInfo, kv: KeyValue, opts: Del
     return stored.obj
 
 
+def _validate_crd_schema(root: Obj, path: str, status_enabled: bool) -> list[Any]:
+    """The structural schema library's checks of a CRD's schema; the library (and RE2) is
+    imported by the first CRD written, not at every start-up."""
+    from ...apiextensions import schema
+    return schema.validate_crd_schema(root, path, status_enabled)
+
+
 CUSTOM_RESOURCE_DEFINITIONS = register(ResourceDefinition(
     GROUP, "v1", "CustomResourceDefinition", "customresourcedefinitions", "customresourcedefinition", False,
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
@@ -95,9 +102,9 @@ CUSTOM_RESOURCE_DEFINITIONS = register(ResourceDefinition(
     strategy=CustomResourceDefinitionStrategy(),
     defaulter=defaulting.set_defaults_custom_resource_definition, defaults_outside_spec=True,
     validate=functools.partial(validation.validate_custom_resource_definition,
-                               validate_schema=schema.validate_crd_schema),
+                               validate_schema=_validate_crd_schema),
     validate_update=functools.partial(validation.validate_custom_resource_definition_update,
-                                      validate_schema=schema.validate_crd_schema),
+                                      validate_schema=_validate_crd_schema),
     validate_status_update=validation.validate_custom_resource_definition_status_update,
     begin_delete=begin_delete,
 ))

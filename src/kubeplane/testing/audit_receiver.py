@@ -22,7 +22,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from .webhook_server import make_pki
+from .webhook_server import make_pki, serve_posts
 
 Obj = dict[str, Any]
 
@@ -92,15 +92,7 @@ class AuditReceiver:
             time.sleep(0.05)
 
     async def _start(self) -> None:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
-        app.router.add_post("/{path:.*}", self._serve)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self._ssl)
-        await site.start()
-        server = site._server
-        assert server is not None
-        self.port = server.sockets[0].getsockname()[1]    # type: ignore[attr-defined]
+        self._runner, self.port = await serve_posts(self._serve, self._ssl)
 
     async def _serve(self, request: web.Request) -> web.StreamResponse:
         if self.token is not None and request.headers.get("Authorization") != f"Bearer {self.token}":

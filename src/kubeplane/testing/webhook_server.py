@@ -100,15 +100,7 @@ class WebhookServer:
         return f"https://{host}:{self.port}{path}"
 
     async def start(self) -> None:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
-        app.router.add_post("/{path:.*}", self._serve)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self._ssl)
-        await site.start()
-        server = site._server
-        assert server is not None
-        self.port = server.sockets[0].getsockname()[1]    # type: ignore[attr-defined]
+        self._runner, self.port = await serve_posts(self._serve, self._ssl)
 
     async def stop(self) -> None:
         if self._runner is not None:
@@ -172,3 +164,17 @@ class ThreadedWebhookServer:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
         self._loop.close()
+
+
+async def serve_posts(handler: Any, ssl_context: ssl.SSLContext) -> tuple[web.AppRunner, int]:
+    """An HTTPS server on a free loopback port answering every POST with handler: its runner
+    (cleanup() stops it) and its port."""
+    app = web.Application(client_max_size=64 * 1024 * 1024)
+    app.router.add_post("/{path:.*}", handler)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=ssl_context)
+    await site.start()
+    server = site._server
+    assert server is not None
+    return runner, server.sockets[0].getsockname()[1]    # type: ignore[attr-defined]

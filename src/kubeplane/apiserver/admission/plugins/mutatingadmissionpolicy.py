@@ -31,11 +31,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ....api import errors
-from ....api.decode import typed_decode
-from ...registry import scheme
 from ...registry.registry import REGISTRY
 from ..chain import _NOTHING, register
 from ..interface import Attributes, Operation, forbidden
+from ..patched import decode_and_default
 from ._index import PrefixIndex
 from ._policy import PolicyPlugin, _ConfigError
 
@@ -385,16 +384,8 @@ def _settle(patched: Obj, a: Attributes) -> None:
     if patched.get("apiVersion") != a.obj.get("apiVersion") or patched.get("kind") != a.obj.get("kind"):
         raise _PatchError(f"patch ({patched.get('apiVersion')}, Kind={patched.get('kind')}) and original object "
                           f"({a.obj.get('apiVersion')}, Kind={a.obj.get('kind')}) are not of the same gvk")
-    d = REGISTRY.for_type(str(a.obj.get("apiVersion") or ""), str(a.obj.get("kind") or ""))
-    def_name = getattr(d, "definition", None)
-    if def_name:
-        type_err, _ = typed_decode(patched, def_name)
-        if type_err:
-            raise _PatchError(type_err)
-    if a.subresource == "status":
-        scheme.set_defaults_except_spec(patched)
-    elif not a.subresource:
-        scheme.set_defaults(patched)
+    if type_err := decode_and_default(patched, a):
+        raise _PatchError(type_err)
     a.obj.clear()
     a.obj.update(patched)
 

@@ -26,13 +26,12 @@ from typing import Any
 import orjson
 
 from ....api import errors
-from ....api.decode import typed_decode
 from ... import objects
 from ...patch.jsonpatch import json_patch, validate_json_patch
-from ...registry import scheme
 from ...registry.registry import REGISTRY
 from ..chain import register
 from ..interface import Attributes
+from ..patched import decode_and_default
 from . import metrics
 from .errors import ErrCallingWebhook, ErrWebhookRejection, service_unavailable
 from .generic import DONE, Webhook
@@ -181,16 +180,8 @@ class MutatingAdmissionWebhook(Webhook):
         if patched.get("apiVersion") != a.obj.get("apiVersion") or patched.get("kind") != a.obj.get("kind"):
             raise internal_error(f"the patched object's apiVersion and kind must remain "
                                  f"{a.obj.get('apiVersion')}, Kind={a.obj.get('kind')}")
-        d = REGISTRY.for_type(str(a.obj.get("apiVersion") or ""), str(a.obj.get("kind") or ""))
-        def_name = getattr(d, "definition", None)
-        if def_name:
-            type_err, _ = typed_decode(patched, def_name)
-            if type_err:
-                raise internal_error(type_err)
-        if a.subresource == "status":
-            scheme.set_defaults_except_spec(patched)
-        elif not a.subresource:
-            scheme.set_defaults(patched)
+        if type_err := decode_and_default(patched, a):
+            raise internal_error(type_err)
 
 
 # A patch this large may have grown the object past what the store takes: weigh the result

@@ -46,6 +46,7 @@ class CustomResourceStrategy(Strategy):
     def __init__(self, group: str, plural: str, has_status: bool) -> None:
         self.group, self.plural, self.has_status = group, plural, has_status
         self.terminating = False            # the CRD is being deleted (set by the controller)
+        self.sets_generation = True
 
     def prepare_for_create(self, obj: Obj) -> None:
         if self.terminating:
@@ -53,16 +54,10 @@ class CustomResourceStrategy(Strategy):
             err = errors.MethodNotSupported(self.group, self.plural, "create")
             err.message = "create not allowed while custom resource definition is terminating"
             raise err
-        if self.has_status:
-            obj.pop("status", None)
-        obj["metadata"]["generation"] = 1
+        super().prepare_for_create(obj)
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
-        if self.has_status:
-            if "status" in old:
-                new["status"] = old["status"]
-            else:
-                new.pop("status", None)
+        self.keep_stored_status(new, old)
         gen = old["metadata"].get("generation", 0)
         changed = _without_metadata(new) != _without_metadata(old)
         new["metadata"]["generation"] = gen + 1 if changed else gen

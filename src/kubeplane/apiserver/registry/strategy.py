@@ -33,11 +33,7 @@ class Strategy:
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         """Upstream: PrepareForUpdate — the main resource cannot write status."""
-        if self.has_status:
-            if "status" in old:
-                new["status"] = old["status"]
-            else:
-                new.pop("status", None)
+        self.keep_stored_status(new, old)
         if self.sets_generation:
             gen = old["metadata"].get("generation", 0)
             changed = new.get("spec") != old.get("spec")
@@ -46,6 +42,13 @@ class Strategy:
                 changed = changed or (new["metadata"].get("annotations") or {}) != (old["metadata"].get("annotations") or {})
             new["metadata"]["generation"] = gen + 1 if changed else gen
 
+    def keep_stored_status(self, new: Obj, old: Obj) -> None:
+        """With a /status subresource, a write of the main resource keeps the stored status."""
+        if self.has_status:
+            if "status" in old:
+                new["status"] = old["status"]
+            else:
+                new.pop("status", None)
     def prepare_for_status_update(self, new: Obj, old: Obj) -> None:
         """Upstream: <kind>StatusStrategy.PrepareForUpdate — /status cannot write spec."""
         if "spec" in old:

@@ -5,9 +5,7 @@ the kinds it matches (apiserver/cel/typechecking.py).
 Upstream: Controller.reconcile (pkg/controller/validatingadmissionpolicystatus/controller.go):
 nothing to do while status.observedGeneration is the policy's generation; otherwise the
 warnings are written to the status subresource as the field manager
-"validatingadmissionpolicy-status-controller". Upstream applies them (server-side apply, force);
-here a merge patch of the same status, because an apply to a /status subresource does not
-store the status yet (the apply handler's gap, reported to the lead). Added and updated policies are
+"validatingadmissionpolicy-status-controller", by server-side apply with force. Added and updated policies are
 enqueued by name; a deleted one is left alone. The type checker is given to the controller,
 as upstream's NewController takes one: it is the API server's (apiserver/cel/typechecking.py,
 which cmd wires in), and a controller does not import the server.
@@ -78,9 +76,11 @@ class Controller:
             return
         warnings = self.type_checker(policy)
         status = {"observedGeneration": generation, "typeChecking": {"expressionWarnings": warnings}}
+        name = policy["metadata"]["name"]
+        apply = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+                 "metadata": {"name": name}, "status": status}
         await self.client.admissionregistration_v1().validatingadmissionpolicies().patch(
-            policy["metadata"]["name"], {"status": status}, "merge", subresource="status",
-            field_manager=CONTROLLER_NAME)
+            name, apply, "apply", subresource="status", field_manager=CONTROLLER_NAME, force=True)
 
 
 def _obj(o: Any) -> Obj:

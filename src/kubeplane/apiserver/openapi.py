@@ -360,7 +360,17 @@ def _delete_body() -> dict[str, Any]:
 
 
 def _ref(def_name: str) -> dict[str, Any]:
-    return {"$ref": _SCHEMA_REF + def_name}
+    return {"$ref": _SCHEMA_REF + public_name(def_name)}
+
+
+def public_name(def_name: str) -> str:
+    """The published name of a definition: a custom resource's ("custom.<n>.<group>.<version>.<Kind>",
+    unique per CRD revision for the decoders' caches) is upstream's, the group reversed:
+    "com.example.stable.v1.CronTab". Upstream: util.ToRESTFriendlyName (apiextensions builder)."""
+    if not def_name.startswith("custom."):
+        return def_name
+    group, version, kind = def_name.split(".", 2)[2].rsplit(".", 2)
+    return ".".join([*reversed(group.split(".")), version, kind])
 
 
 def _list_definition(r: res.ResourceInfo) -> str:
@@ -391,7 +401,7 @@ def _schemas(roots: list[str]) -> dict[str, Any]:
         found: set[str] = set()
         out[name] = convert_schema(defs[name], found, top=True)
         todo.extend(n for n in found if n not in out)
-    return dict(sorted(out.items()))
+    return dict(sorted((public_name(k), v) for k, v in out.items()))
 
 
 def convert_schema(node: Any, refs: set[str], top: bool = False) -> Any:

@@ -77,6 +77,13 @@ def test_the_document_uses_upstream_names(cluster: Cluster) -> None:
     assert lst["properties"]["items"]["items"] == {"$ref": "#/components/schemas/com.example.docs.v1.CronTab"}
     assert not [k for k in schemas if k.startswith("custom.")]
 
+    v2 = json.loads(cluster.kubectl("get", "--raw", "/openapi/v2").stdout)
+    assert v2["definitions"]["com.example.docs.v1.CronTab"]["x-kubernetes-group-version-kind"] == [
+        {"group": GROUP, "kind": "CronTab", "version": "v1"}]
+    assert not [k for k in v2["definitions"] if k.startswith("custom.")]
+    get = v2["paths"][f"/apis/{GROUP}/v1/namespaces/{{namespace}}/crontabs/{{name}}"]["get"]
+    assert get["responses"]["200"]["schema"] == {"$ref": "#/definitions/com.example.docs.v1.CronTab"}
+
 
 def test_explain_follows_a_changed_crd_at_once(cluster: Cluster) -> None:
     changed = copy.deepcopy(CRD)

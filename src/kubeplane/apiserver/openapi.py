@@ -363,14 +363,7 @@ def _ref(def_name: str) -> dict[str, Any]:
     return {"$ref": _SCHEMA_REF + public_name(def_name)}
 
 
-def public_name(def_name: str) -> str:
-    """The published name of a definition: a custom resource's ("custom.<n>.<group>.<version>.<Kind>",
-    unique per CRD revision for the decoders' caches) is upstream's, the group reversed:
-    "com.example.stable.v1.CronTab". Upstream: util.ToRESTFriendlyName (apiextensions builder)."""
-    if not def_name.startswith("custom."):
-        return def_name
-    group, version, kind = def_name.split(".", 2)[2].rsplit(".", 2)
-    return ".".join([*reversed(group.split(".")), version, kind])
+public_name = names.public_name
 
 
 def _list_definition(r: res.ResourceInfo) -> str:

@@ -10,6 +10,10 @@ resource and keeps the owner graph; it queues nodes on two rate-limited queues:
 - attempt_to_orphan: an owner deleted with the `orphan` finalizer. The worker removes the
   owner's reference from every dependent, then the finalizer.
 
+Custom resources (a CRD's kinds) are learnt from discovery: `sync` runs at start and every
+SYNC_PERIOD, adds a metadata informer per new custom resource and drops the ones gone
+(upstream's Sync with GetDeletableResources); owner references to custom kinds map through it.
+
     gc = GarbageCollector(clientset, factory, clock=clock)
     task = asyncio.create_task(gc.run())      # starts the informers it needs, then the workers
 """
@@ -73,7 +77,8 @@ class GarbageCollector:
             RateLimitingQueueOptions(name="garbage_collector_attempt_to_orphan", clock=clock))
         self.absent_owner_cache = ReferenceCache(500)
         self.dependency_graph_builder = GraphBuilder(factory, self.attempt_to_delete, self.attempt_to_orphan,
-                                                     self.absent_owner_cache, resources)
+                                                     self.absent_owner_cache, resources,
+                                                     transport=clientset.transport, clock=clock)
         self.clients: dict[tuple[str, str, str, str], Any] = {}
 
     # --- running -------------------------------------------------------------------------
@@ -86,7 +91,7 @@ class GarbageCollector:
         self.factory.start()
         try:
             await self.factory.wait_for_cache_sync()
-            await self.sync()
+            await self._sync_logged()
             async with asyncio.TaskGroup() as tg:
                 if self.sync_period > 0:
                     tg.create_task(self.run_sync())
@@ -101,7 +106,13 @@ class GarbageCollector:
     async def run_sync(self) -> None:
         while True:
             await self.clock.sleep(self.sync_period)
+            await self._sync_logged()
+
+    async def _sync_logged(self) -> None:
+        try:
             await self.sync()
+        except Exception:                           # noqa: BLE001 - a failed sync must not stop the collector
+            log.exception("garbage collector: resource sync failed")
 
     async def sync(self) -> None:
         """Read discovery and monitor the custom resources it lists (new kinds watched, gone
@@ -128,15 +139,10 @@ class GarbageCollector:
         except ops.RESTMappingError:
             group, _, version = api_version.rpartition("/")
             ri = self.rest_mapper.get((group, kind))
-            if ri is None or ri.version != version:
-                # a served version that is not the preferred one names the same objects
-                ri = self._custom_version(group, version, kind, ri)
-            return ri
-
-    def _custom_version(self, group: str, version: str, kind: str, preferred: ResourceInfo | None) -> ResourceInfo:
-        if preferred is None:
-            raise ops.RESTMappingError(kind, f"{group}/{version}")
-        return dataclasses.replace(preferred, version=version)
+            if ri is None:
+                raise
+            # another served version than the preferred one names the same objects
+            return ri if ri.version == version else dataclasses.replace(ri, version=version)
 
     def is_synced(self) -> bool:
         return self.dependency_graph_builder.is_synced()

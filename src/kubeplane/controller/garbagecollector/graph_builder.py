@@ -19,7 +19,9 @@ from ...api.types import meta_v1
 from ...client.informers import SharedInformerFactory
 from ...client.metadata import MetadataClient
 from ...client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedIndexInformer
+from ...client.transport import Transport
 from ...client.util.workqueue import RateLimitingQueue
+from ...utils.clock import REAL_CLOCK, Clock
 from .graph import (
     FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Node, ObjectReference, ReferenceCache, owner_reference_coordinates,
 )
@@ -108,8 +110,11 @@ class GraphBuilder:
 
     def __init__(self, factory: SharedInformerFactory, attempt_to_delete: RateLimitingQueue[Node],
                  attempt_to_orphan: RateLimitingQueue[Node], absent_owner_cache: ReferenceCache,
-                 resources: Iterable[ResourceInfo] | None = None) -> None:
+                 resources: Iterable[ResourceInfo] | None = None, *, transport: Transport | None = None,
+                 clock: Clock = REAL_CLOCK) -> None:
         self.factory = factory
+        self.transport = transport          # what the runtime monitors list and watch through
+        self.clock = clock
         self.attempt_to_delete = attempt_to_delete
         self.attempt_to_orphan = attempt_to_orphan
         self.absent_owner_cache = absent_owner_cache
@@ -157,8 +162,9 @@ class GraphBuilder:
         for key, ri in wanted.items():
             if key in self.runtime_monitors:
                 continue
-            informer = SharedIndexInformer(MetadataClient(self.factory.clientset.transport, ri),
-                                           name=f"{ri.plural}.{ri.group}", clock=self.factory.clock)
+            assert self.transport is not None, "runtime monitors need the collector's transport"
+            informer = SharedIndexInformer(MetadataClient(self.transport, ri), name=f"{ri.plural}.{ri.group}",
+                                           clock=self.clock)
             self._monitor(ri, informer)
             self.runtime_monitors[key] = (informer, asyncio.ensure_future(informer.run()))
             changed = True

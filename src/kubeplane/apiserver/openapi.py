@@ -360,7 +360,10 @@ def _delete_body() -> dict[str, Any]:
 
 
 def _ref(def_name: str) -> dict[str, Any]:
-    return {"$ref": _SCHEMA_REF + def_name}
+    return {"$ref": _SCHEMA_REF + public_name(def_name)}
+
+
+public_name = names.public_name
 
 
 def _list_definition(r: res.ResourceInfo) -> str:
@@ -391,7 +394,7 @@ def _schemas(roots: list[str]) -> dict[str, Any]:
         found: set[str] = set()
         out[name] = convert_schema(defs[name], found, top=True)
         todo.extend(n for n in found if n not in out)
-    return dict(sorted(out.items()))
+    return dict(sorted((public_name(k), v) for k, v in out.items()))
 
 
 def convert_schema(node: Any, refs: set[str], top: bool = False) -> Any:

@@ -716,8 +716,41 @@ def routes() -> list[Route]:
     return out
 
 
+def public_name(def_name: str) -> str:
+    """The published name of a definition: a custom resource's ("custom.<n>.<group>.<version>.<Kind>",
+    unique per CRD revision for the decoders' caches) is upstream's, the group reversed:
+    "com.example.stable.v1.CronTab". Upstream: util.ToRESTFriendlyName (apiextensions builder)."""
+    if not def_name.startswith("custom."):
+        return def_name
+    group, version, kind = def_name.split(".", 2)[2].rsplit(".", 2)
+    return ".".join([*reversed(group.split(".")), version, kind])
+
+
+def _with_public_names(node: Any) -> Any:
+    """node with every custom resource's definition name (keys of definitions, $refs) published."""
+    if isinstance(node, dict):
+        out = {}
+        for k, v in node.items():
+            if k == "$ref" and isinstance(v, str) and v.startswith(_DEF + "custom."):
+                out[k] = _DEF + public_name(v[len(_DEF):])
+            else:
+                out[k] = _with_public_names(v)
+        return out
+    if isinstance(node, list):
+        return [_with_public_names(x) for x in node]
+    return node
+
+
 def build_document() -> dict[str, Any]:
     """The whole swagger 2.0 document, keys in kube-openapi's marshalling order."""
+    doc = _build_document()
+    if any(k.startswith("custom.") for k in doc["definitions"]):
+        doc = _with_public_names(doc)
+        doc["definitions"] = dict(sorted((public_name(k), v) for k, v in doc["definitions"].items()))
+    return doc
+
+
+def _build_document() -> dict[str, Any]:
     paths = build_paths(routes())
     parameters = deduplicate_parameters(paths)
     return {

@@ -14,6 +14,7 @@ call as an `Action` so tests can assert exactly which API calls a sync made:
 """
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any, AsyncIterator
 
@@ -21,11 +22,14 @@ import orjson
 
 from ..api import errors, types
 from ..api.resources import for_kind
+from ..apiserver.apiextensions.controller import start_controller as start_crd_controller
+from ..apiserver import enablement
 from ..apiserver.inprocess import InProcessTransport
 from ..apiserver.options import ServerRunOptions
 from ..apiserver.request import Request, parse_request_info
 from ..apiserver.server import APIServer
 from ..client.clientset import Clientset
+from ..client.metadata import MetadataClient
 from ..client.rest import ResourceClient
 from ..client.transport import RawResponse
 from ..storage import new_storage
@@ -119,11 +123,26 @@ class FakeClientset(Clientset):
         await api.bootstrap()
         cs = cls(RecordingTransport(api))
         cs.api = api
+        # CRDs are served as by `kubeplane up`: names accepted, Established, their kinds registered.
+        cs._tasks = await start_crd_controller(api)
         return cs
 
     def __init__(self, transport: RecordingTransport) -> None:
         super().__init__(transport)
         self.recorder = transport
+        self._tasks: list[Any] = []
+
+    async def close(self) -> None:
+        """Stop the CRD controller and stop serving the kinds of the CRDs it served (the
+        registry is the process's: a test that created CRDs closes its fake so that later
+        tests do not see its kinds)."""
+        for t in self._tasks:
+            t.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        controller = getattr(self.api, "crd_controller", None)
+        if controller is not None:
+            controller.unserve_all()
 
     @property
     def actions(self) -> list[Action]:
@@ -150,11 +169,15 @@ class FakeClientset(Clientset):
                 d = obj if isinstance(obj, dict) else types.to_dict(obj)
                 group = d["apiVersion"].rpartition("/")[0]
                 ri = for_kind(group, d["kind"])
+                custom = ri is None
+                if custom:          # a CRD's kind (served version): objects come back as metadata
+                    ri = next((r for r in enablement.resources() if (r.group, r.kind) == (group, d["kind"])), None)
                 assert ri is not None, d["kind"]
                 ns = (d.get("metadata") or {}).get("namespace") or ("default" if ri.namespaced else "")
-                client: ResourceClient[Any] = ResourceClient(self.transport, ri, ns)
+                client: ResourceClient[Any] = (MetadataClient(self.transport, ri, ns) if custom
+                                               else ResourceClient(self.transport, ri, ns))
                 stored = await client.create(d)
-                if d.get("status"):
+                if d.get("status") and not custom:
                     status_obj = types.to_dict(stored)
                     status_obj["status"] = {**(status_obj.get("status") or {}), **d["status"]}
                     stored = await client.update_status(types.from_dict(status_obj, client.type))

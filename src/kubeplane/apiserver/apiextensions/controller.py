@@ -207,6 +207,11 @@ class CRDController:
             customresource.forget_schema_definition(d.definition)
         self._publish()
 
+    def unserve_all(self) -> None:
+        """Stop serving every CRD's kinds (the registry is the process's; testing/fake.py's close)."""
+        for name in list(self._serving):
+            self.unserve(name)
+
     def _publish(self) -> None:
         enablement.set_runtime({(d.group, d.version, d.plural): d for defs in self._serving.values() for d in defs})
 

@@ -175,15 +175,30 @@ def _printer(paths: list[tuple[str, str]]) -> Any:
 
 # --- the definitions --------------------------------------------------------------------------
 
-def schema_definition(group: str, version: str, kind: str, root: Obj) -> str:
+# Upstream: swaggerPartialObjectMetadataDescriptions / ...ListDescriptions (the OpenAPI builder's
+# metadata descriptions, controller/openapi/builder/builder.go).
+_OBJECT_META_DOC = ("Standard object's metadata. More info: "
+                    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata")
+_LIST_META_DOC = ("Standard list metadata. More info: "
+                  "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds")
+
+
+def _type_meta() -> Obj:
+    """apiVersion and kind with TypeMeta's descriptions. Upstream: addTypeMetaProperties (builder.go)"""
+    typed = definitions()["io.k8s.api.core.v1.ConfigMap"]["properties"]
+    return {p: {"description": typed[p].get("description", ""), "type": "string"} for p in ("apiVersion", "kind")}
+
+
+def schema_definition(group: str, version: str, kind: str, root: Obj, plural: str = "") -> str:
     """Register the schema definitions a served version decodes against and OpenAPI publishes
     (the kind and its list); returns the kind's definition name. A new name per call: the
     decoders and patchers cache by name, and a CRD's schema may change."""
     name = f"custom.{next(_serial)}.{group}.{version}.{kind}"
     props = {k: v for k, v in _dict(root.get("properties")).items() if k not in ("apiVersion", "kind", "metadata")}
     node: Obj = {"description": root.get("description", ""), "type": "object",
-                 "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
-                                "metadata": {"$ref": f"#/$defs/{_META}ObjectMeta"}, **props},
+                 "properties": {**_type_meta(),
+                                "metadata": {"$ref": f"#/$defs/{_META}ObjectMeta", "description": _OBJECT_META_DOC},
+                                **props},
                  "x-kubernetes-group-version-kind": [{"group": group, "kind": kind, "version": version}]}
     if root.get("x-kubernetes-preserve-unknown-fields"):
         node = {k: v for k, v in node.items() if k != "properties"}
@@ -191,10 +206,14 @@ def schema_definition(group: str, version: str, kind: str, root: Obj) -> str:
     defs = definitions()
     defs[name] = node
     defs[name + "List"] = {
+        "description": f"{kind}List is a list of {kind}",
         "type": "object",
-        "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
-                       "metadata": {"$ref": f"#/$defs/{_META}ListMeta"},
-                       "items": {"type": "array", "items": {"$ref": f"#/$defs/{name}"}}},
+        "properties": {**_type_meta(),
+                       "metadata": {"$ref": f"#/$defs/{_META}ListMeta", "description": _LIST_META_DOC},
+                       "items": {"type": "array", "items": {"$ref": f"#/$defs/{name}"},
+                                 "description": f"List of {plural}. More info: "
+                                                "https://git.k8s.io/community/contributors/devel/sig-architecture/"
+                                                "api-conventions.md"}},
         "required": ["items"],
         "x-kubernetes-group-version-kind": [{"group": group, "kind": kind + "List", "version": version}]}
     return name
@@ -241,7 +260,7 @@ def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced
     to_storage, from_storage = _conversions(group, version, storage)
     return ResourceDefinition(
         group, version, kind, plural, str(names.get("singular", "")), namespaced,
-        schema_definition(group, version, kind, root),
+        schema_definition(group, version, kind, root, plural),
         short_names=tuple(names.get("shortNames") or ()), categories=tuple(names.get("categories") or ()),
         subresources=tuple(subs), storage_prefix=f"{group}/{plural}",
         strategy=CustomResourceStrategy(group, plural, has_status), defaulter=validator.default, defaults_outside_spec=True,

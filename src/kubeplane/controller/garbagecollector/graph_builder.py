@@ -9,6 +9,7 @@ serialisation without the queue. Handlers stay cheap (O(owners + dependents)).
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -16,8 +17,11 @@ from typing import Any, Iterable
 from ...api.resources import ResourceInfo, served_resources
 from ...api.types import meta_v1
 from ...client.informers import SharedInformerFactory
-from ...client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
+from ...client.metadata import MetadataClient
+from ...client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedIndexInformer
+from ...client.transport import Transport
 from ...client.util.workqueue import RateLimitingQueue
+from ...utils.clock import REAL_CLOCK, Clock
 from .graph import (
     FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Node, ObjectReference, ReferenceCache, owner_reference_coordinates,
 )
@@ -106,17 +110,22 @@ class GraphBuilder:
 
     def __init__(self, factory: SharedInformerFactory, attempt_to_delete: RateLimitingQueue[Node],
                  attempt_to_orphan: RateLimitingQueue[Node], absent_owner_cache: ReferenceCache,
-                 resources: Iterable[ResourceInfo] | None = None) -> None:
+                 resources: Iterable[ResourceInfo] | None = None, *, transport: Transport | None = None,
+                 clock: Clock = REAL_CLOCK) -> None:
         self.factory = factory
+        self.transport = transport          # what the runtime monitors list and watch through
+        self.clock = clock
         self.attempt_to_delete = attempt_to_delete
         self.attempt_to_orphan = attempt_to_orphan
         self.absent_owner_cache = absent_owner_cache
         self.uid_to_node: dict[str, Node] = {}
-        self.monitors = [self._monitor(ri) for ri in (resources if resources is not None else monitored_resources())]
+        self.monitors = [self._monitor(ri, self.factory.informer_for(ri.group, ri.version, ri.plural).informer())
+                         for ri in (resources if resources is not None else monitored_resources())]
+        # resources learnt from discovery (custom resources): (group, version, plural) -> (informer, task)
+        self.runtime_monitors: dict[tuple[str, str, str], tuple[SharedIndexInformer, asyncio.Future[None]]] = {}
 
-    def _monitor(self, ri: ResourceInfo) -> Any:
+    def _monitor(self, ri: ResourceInfo, informer: SharedIndexInformer) -> Any:
         """Upstream: controllerFor (graph_builder.go) — an informer whose events become graph changes."""
-        informer = self.factory.informer_for(ri.group, ri.version, ri.plural).informer()
 
         def change(event_type: str, obj: Any, old: Any | None = None) -> None:
             if isinstance(obj, DeletedFinalStateUnknown):
@@ -133,7 +142,40 @@ class GraphBuilder:
         return informer
 
     def is_synced(self) -> bool:
-        return all(m.has_synced() for m in self.monitors)
+        return (all(m.has_synced() for m in self.monitors)
+                and all(inf.has_synced() for inf, _ in self.runtime_monitors.values()))
+
+    def sync_monitors(self, resources: Iterable[ResourceInfo]) -> bool:
+        """Watch exactly these runtime resources (beside the built-in monitors): a metadata
+        informer started for each new one, stopped for each one gone; whether anything changed.
+        The graph keeps the nodes of a stopped monitor (as upstream's).
+
+        Upstream: GraphBuilder.syncMonitors / startMonitors (graph_builder.go)
+        """
+        wanted = {(ri.group, ri.version, ri.plural): ri for ri in resources
+                  if (ri.group, ri.plural) not in IGNORED_RESOURCES and {"delete", "list", "watch"} <= set(ri.verbs)}
+        changed = False
+        for key in [k for k in self.runtime_monitors if k not in wanted]:
+            _, task = self.runtime_monitors.pop(key)
+            task.cancel()
+            changed = True
+        for key, ri in wanted.items():
+            if key in self.runtime_monitors:
+                continue
+            assert self.transport is not None, "runtime monitors need the collector's transport"
+            informer = SharedIndexInformer(MetadataClient(self.transport, ri), name=f"{ri.plural}.{ri.group}",
+                                           clock=self.clock)
+            self._monitor(ri, informer)
+            self.runtime_monitors[key] = (informer, asyncio.ensure_future(informer.run()))
+            changed = True
+        return changed
+
+    async def stop_runtime_monitors(self) -> None:
+        tasks = [task for _, task in self.runtime_monitors.values()]
+        self.runtime_monitors.clear()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def enqueue_virtual_delete_event(self, ref: ObjectReference) -> None:
         """Tell the graph that ref was verified absent at the API server.

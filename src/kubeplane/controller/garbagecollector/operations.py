@@ -1,15 +1,19 @@
 """The garbage collector's API calls: get, delete, patch, and removing a finalizer.
 
 Upstream: operations.go and patch.go. Upstream reaches every resource through a metadata-only
-dynamic client and a REST mapper; we serve a fixed table, so `api_resource` is a table lookup.
+dynamic client and a REST mapper. The built-in kinds are a fixed table (`api_resource` is a
+table lookup) read through typed clients; custom resources come from discovery
+(GarbageCollector.api_resource) and are read through the metadata client.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ...api import errors
-from ...api.resources import ResourceInfo, for_kind
+from ...api import types
+from ...api.resources import ResourceInfo, for_kind, lookup
 from ...client.clientset import GroupClient
+from ...client.metadata import MetadataClient
 from ...client.rest import PatchType, ResourceClient
 from .graph import ObjectReference
 
@@ -39,16 +43,20 @@ def api_resource(api_version: str, kind: str) -> ResourceInfo:
 
 
 def resource_client(gc: GarbageCollector, ri: ResourceInfo, namespace: str) -> ResourceClient[Any]:
-    key = (ri.group, ri.plural, namespace)
+    key = (ri.group, ri.version, ri.plural, namespace)
     client = gc.clients.get(key)
     if client is None:
-        client = gc.clients[key] = GroupClient(gc.clientset.transport, ri.group, ri.version).resource(
-            ri.plural, namespace if ri.namespaced else "")
+        ns = namespace if ri.namespaced else ""
+        if lookup(ri.group, ri.version, ri.plural) is None:
+            client = MetadataClient(gc.clientset.transport, ri, ns)
+        else:
+            client = GroupClient(gc.clientset.transport, ri.group, ri.version).resource(ri.plural, ns)
+        gc.clients[key] = client
     return client
 
 
 def _client_for(gc: GarbageCollector, item: ObjectReference) -> ResourceClient[Any]:
-    return resource_client(gc, api_resource(item.api_version, item.kind), item.namespace)
+    return resource_client(gc, gc.api_resource(item.api_version, item.kind), item.namespace)
 
 
 async def get_object(gc: GarbageCollector, item: ObjectReference) -> Any:
@@ -87,10 +95,44 @@ async def patch_object(gc: GarbageCollector, item: ObjectReference, patch: Any, 
     return await _client_for(gc, item).patch(item.name, patch, patch_type)
 
 
-async def patch(gc: GarbageCollector, item: Node, smp: dict[str, Any]) -> Any:
-    """Upstream: gc.patch (patch.go). Every resource we serve takes strategic merge patches, so
-    upstream's JSON-merge-patch fallback (for custom resources) is not needed."""
-    return await patch_object(gc, item.identity, smp, "strategic")
+async def patch(gc: GarbageCollector, item: Node, smp: dict[str, Any],
+                jmp: Callable[[GarbageCollector, Node], Awaitable[dict[str, Any]]]) -> Any:
+    """A strategic merge patch; a resource that does not take them (custom resources answer
+    415) gets the JSON merge patch jmp computes from the live object instead.
+
+    Upstream: gc.patch (patch.go)
+    """
+    try:
+        return await patch_object(gc, item.identity, smp, "strategic")
+    except errors.UnsupportedMediaType:
+        pass
+    return await patch_object(gc, item.identity, await jmp(gc, item), "merge")
+
+
+def delete_owner_ref_json_merge_patch(*owner_uids: str) -> Callable[[GarbageCollector, Node], Awaitable[dict[str, Any]]]:
+    """The live ownerReferences less owner_uids, pinned to the resourceVersion read (a merge
+    patch replaces the whole list).
+
+    Upstream: deleteOwnerRefJSONMergePatch (patch.go)
+    """
+    async def jmp(gc: GarbageCollector, item: Node) -> dict[str, Any]:
+        obj = await get_object(gc, item.identity)
+        refs = [types.to_dict(r) for r in obj.metadata.owner_references or () if r.uid not in owner_uids]
+        return {"metadata": {"resourceVersion": obj.metadata.resource_version, "ownerReferences": refs or None}}
+    return jmp
+
+
+async def unblock_owner_references_json_merge_patch(gc: GarbageCollector, item: Node) -> dict[str, Any]:
+    """The live ownerReferences with blockOwnerDeletion false on those that block, pinned to the
+    resourceVersion read. Upstream: unblockOwnerReferencesJSONMergePatch (patch.go)"""
+    obj = await get_object(gc, item.identity)
+    refs = []
+    for r in obj.metadata.owner_references or ():
+        d = types.to_dict(r)
+        if r.block_owner_deletion:
+            d["blockOwnerDeletion"] = False
+        refs.append(d)
+    return {"metadata": {"resourceVersion": obj.metadata.resource_version, "ownerReferences": refs}}
 
 
 def generate_delete_owner_ref_strategic_merge_bytes(dependent_uid: str, owner_uids: list[str],

@@ -1,8 +1,10 @@
 """Deleting everything in a namespace that is being deleted, then finalizing it.
 
 Upstream: pkg/controller/namespace/deletion/namespaced_resources_deleter.go. Upstream
-discovers every namespaced resource that supports delete; we serve a fixed table, so the
-"discovered" resources are its namespaced rows.
+discovers every namespaced resource that supports delete, on every sync; the built-in kinds are
+a fixed table (its namespaced rows), and the custom resources are read from discovery each time
+(client/metadata.py), so a namespace deleted just after a CRD was created still loses its
+custom objects.
 """
 from __future__ import annotations
 
@@ -13,8 +15,9 @@ from typing import Any, Callable, Iterable
 import orjson
 
 from ....api import errors, types
-from ....api.resources import ResourceInfo, served_resources
+from ....api.resources import ResourceInfo, lookup, served_resources
 from ....client.clientset import Clientset, GroupClient
+from ....client.metadata import MetadataClient, custom_resources
 from ....client.rest import ResourceClient, raise_for_status
 from ....utils.clock import REAL_CLOCK, Clock, parse_rfc3339, rfc3339
 from .status_condition_utils import AllGVRDeletionMetadata, NamespaceConditionUpdater
@@ -53,11 +56,13 @@ def deletable_resources() -> list[ResourceInfo]:
 
 class NamespacedResourcesDeleter:
     def __init__(self, clientset: Clientset, *, clock: Clock = REAL_CLOCK, finalizer_token: str = FINALIZER_KUBERNETES,
-                 resources: Callable[[], Iterable[ResourceInfo]] = deletable_resources) -> None:
+                 resources: Callable[[], Iterable[ResourceInfo]] = deletable_resources,
+                 discover_custom: bool = True) -> None:
         self.clientset = clientset
         self.clock = clock
         self.finalizer_token = finalizer_token
         self.discover_resources_fn = resources
+        self.discover_custom = discover_custom
         self.ns_client = clientset.core_v1().resource("namespaces")
         # operations a resource answered with MethodNotSupported/NotFound (upstream's opCache)
         self.not_supported: set[tuple[str, str, str]] = set()
@@ -143,7 +148,16 @@ class NamespacedResourcesDeleter:
         totals = AllGVRDeletionMetadata()
         estimate = 0
         errs: list[BaseException] = []
-        for ri in self.discover_resources_fn():
+        resources = list(self.discover_resources_fn())
+        if self.discover_custom:
+            try:
+                resources += [ri for ri in await custom_resources(self.clientset.transport)
+                              if ri.namespaced and "delete" in ri.verbs]
+            except errors.StatusError as e:
+                # upstream: the discovery failure becomes a condition, and the sync is retried.
+                updater.process_discover_resources_err(e)
+                errs.append(e)
+        for ri in resources:
             try:
                 meta = await self.delete_all_content_for_group_version_resource(ri, namespace, deleted_at)
             except errors.StatusError as e:
@@ -203,6 +217,8 @@ class NamespacedResourcesDeleter:
         return meta
 
     def _client(self, ri: ResourceInfo, namespace: str) -> ResourceClient[Any]:
+        if lookup(ri.group, ri.version, ri.plural) is None:          # a custom resource
+            return MetadataClient(self.clientset.transport, ri, namespace)
         return GroupClient(self.clientset.transport, ri.group, ri.version).resource(ri.plural, namespace)
 
     async def delete_collection(self, ri: ResourceInfo, namespace: str) -> bool:

@@ -72,6 +72,10 @@ class NamespaceConditionUpdater:
             self.new_conditions.append(self._condition(
                 FINALIZERS_REMAINING, "SomeFinalizerRemain", f"Some finalizers are remaining: {', '.join(remaining)}"))
 
+    def process_discover_resources_err(self, err: BaseException) -> None:
+        """Upstream: ProcessDiscoverResourcesErr"""
+        self.new_conditions.append(self._condition(DISCOVERY_FAILURE, "DiscoveryFailed", str(err)))
+
     def process_delete_content_err(self, err: BaseException) -> None:
         """Upstream: ProcessDeleteContentErr"""
         self.delete_content_errors.append(str(err))

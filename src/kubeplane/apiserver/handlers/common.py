@@ -45,7 +45,20 @@ async def decode_object(api: APIServer, req: Request, ri: ResourceInfo, heavy: b
     else:
         obj, warnings = codec.decode_object(req.headers, req.body, ri, field_validation(req))
     check_type_meta(obj, ri)
+    if (coerce := getattr(ri, "coerce", None)) is not None:      # custom resources (ri: their definition)
+        coerced(req, ri, coerce(obj), warnings)
     return input_obj(ri, obj), warnings
+
+
+def coerced(req: Request, ri: ResourceInfo, problems: list[str], warnings: list[str]) -> None:
+    """The strict decoding errors of a definition's coerce step, per fieldValidation."""
+    if not problems:
+        return
+    mode = field_validation(req)
+    if mode == "Strict":
+        raise decode.strict_error(ri.kind, problems, version=ri.version)
+    if mode == "Warn":
+        warnings.extend(problems)
 
 
 # --- keeping the event loop free ------------------------------------------------------------
@@ -100,6 +113,8 @@ def check_patched_fields(req: Request, ri: ResourceInfo, obj: Obj, warnings: lis
     except RecursionError:
         raise errors.BadRequest(f"{ri.kind} in version {errors.go_quote(ri.version)} cannot be handled as a "
                                 f"{ri.kind}: exceeded max depth") from None
+    if (coerce := getattr(ri, "coerce", None)) is not None:      # custom resources (ri: their definition)
+        problems = problems + coerce(obj)
     if mode == "Ignore":
         return
     if problems and mode == "Strict":

@@ -17,8 +17,6 @@ from ...api import errors
 from ...api.errors import FieldError
 from ...api.labels import FieldGetter
 from ...api.validation import apiextensions as crd_validation
-from .schema.fieldpath import valid_field_path
-from .schema.structural import structural_from
 
 Obj = dict[str, Any]
 MAX_SELECTABLE_FIELDS = 8
@@ -67,6 +65,9 @@ def validate_selectable_fields(v: Obj, path: str) -> list[FieldError]:
     fields = v.get("selectableFields")
     if not isinstance(fields, list) or not fields:
         return []
+    # The schema package costs ~0.25 s to import: only a CRD with selectableFields needs it here.
+    from .schema.fieldpath import valid_field_path
+    from .schema.structural import structural_from
     fpath = path + ".selectableFields"
     root = _dict(v.get("schema")).get("openAPIV3Schema")
     if not isinstance(root, dict):

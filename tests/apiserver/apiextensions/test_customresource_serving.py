@@ -156,6 +156,9 @@ async def test_unknown_nested_fields_per_field_validation(crd_api: Any) -> None:
     r = await api.create(BASE, body, {"fieldValidation": "Strict"})
     assert (r.status, r.json["message"]) == (400, 'Foo in version "v1" cannot be handled as a Foo: strict decoding '
                                                   'error: unknown field "spec.bogus", unknown field "spec.inner.b"')
+    r = await api.create(BASE, {**body, "bogus": 1}, {"fieldValidation": "Strict"})
+    assert r.status == 400 and r.json["message"].endswith(
+        'strict decoding error: unknown field "bogus", unknown field "spec.bogus", unknown field "spec.inner.b"')
     r = await api.create(BASE, body)                    # Warn, the default
     assert r.status == 201 and warnings(r) == ['299 - "unknown field \\"spec.bogus\\""',
                                                '299 - "unknown field \\"spec.inner.b\\""']

@@ -38,27 +38,25 @@ async def decode_object(api: APIServer, req: Request, ri: ResourceInfo, heavy: b
     events.k8s.io Events are stored as core/v1 Events (one storage, as upstream).
     """
     warnings: list[str] = []
+    mode = field_validation(req)
+    coerce = getattr(ri, "coerce", None)        # custom resources (ri: their definition)
+    # A custom object's unknown fields are the typed decode's and its schema's: Strict reports
+    # them in one error (the decode warns, then both are refused together).
+    decode_mode = "Warn" if coerce is not None and mode == "Strict" else mode
     if req.obj is not None:
         obj = req.obj
     elif heavy:
-        obj, warnings = await in_worker(codec.decode_object, req.headers, req.body, ri, field_validation(req))
+        obj, warnings = await in_worker(codec.decode_object, req.headers, req.body, ri, decode_mode)
     else:
-        obj, warnings = codec.decode_object(req.headers, req.body, ri, field_validation(req))
+        obj, warnings = codec.decode_object(req.headers, req.body, ri, decode_mode)
     check_type_meta(obj, ri)
-    if (coerce := getattr(ri, "coerce", None)) is not None:      # custom resources (ri: their definition)
-        coerced(req, ri, coerce(obj), warnings)
+    if coerce is not None:
+        problems = coerce(obj)
+        if mode == "Strict" and (warnings or problems):
+            raise decode.strict_error(ri.kind, warnings + problems, version=ri.version)
+        if mode == "Warn":
+            warnings.extend(problems)
     return input_obj(ri, obj), warnings
-
-
-def coerced(req: Request, ri: ResourceInfo, problems: list[str], warnings: list[str]) -> None:
-    """The strict decoding errors of a definition's coerce step, per fieldValidation."""
-    if not problems:
-        return
-    mode = field_validation(req)
-    if mode == "Strict":
-        raise decode.strict_error(ri.kind, problems, version=ri.version)
-    if mode == "Warn":
-        warnings.extend(problems)
 
 
 # --- keeping the event loop free ------------------------------------------------------------

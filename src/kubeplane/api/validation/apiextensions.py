@@ -28,6 +28,9 @@ from .names import is_dns1035_label, is_dns1123_subdomain, name_is_dns_subdomain
 Obj = dict[str, Any]
 # (an openAPIV3Schema, its field path) -> its errors; None: the schema is not checked here.
 SchemaValidator = Callable[[Obj, str, bool], list[FieldError]] | None     # (schema, path, status enabled)
+# A version's selectableFields against its schema: (version, path) -> errors. Set by the schema
+# library's side (apiserver/apiextensions/selectable.py); None checks nothing.
+SELECTABLE_FIELDS_VALIDATOR: Callable[[Obj, str], list[FieldError]] | None = None
 
 SCOPES = ["Cluster", "Namespaced"]
 CONVERSION_STRATEGIES = ["None", "Webhook"]
@@ -217,6 +220,8 @@ def _validate_version(v: Obj, path: str, hoisted: _Hoisted, validate_schema: Sch
     if not hoisted.columns:
         for j, col in enumerate(_list(v.get("additionalPrinterColumns"))):
             errs += validate_column(_dict(col), f"{path}.additionalPrinterColumns[{j}]")
+    if SELECTABLE_FIELDS_VALIDATOR is not None:
+        errs += SELECTABLE_FIELDS_VALIDATOR(v, path)
     return errs
 
 

@@ -16,21 +16,22 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import orjson
 
 from ...api import errors
 from ...api.errors import FieldError
-from ...api.resources import SCALE, STATUS, Subresource
+from ...api.resources import STATUS, Subresource
 from ...api.schema import definitions
 from ...api.validation import meta
 from ...api.validation.names import name_is_dns_subdomain
 from ..registry.definition import Column, Obj, ResourceDefinition, Row
 from ..registry.strategy import Strategy
 from ..tables.printers import translate_timestamp_since
-if TYPE_CHECKING:
-    from types import ModuleType
-
-    from . import schema
+from . import schema
+from .selectable import field_selectors
+from .scale import CUSTOM_SCALE, ScalePaths, validate_scale_spec, validate_scale_status
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _serial = itertools.count(1)
@@ -43,8 +44,9 @@ class CustomResourceStrategy(Strategy):
     metadata (status included unless a status subresource splits it off); /status writes
     change nothing but status."""
 
-    def __init__(self, group: str, plural: str, has_status: bool) -> None:
+    def __init__(self, group: str, plural: str, has_status: bool, scale: ScalePaths | None = None) -> None:
         self.group, self.plural, self.has_status = group, plural, has_status
+        self.scale = scale                  # the scale subresource's paths (apiextensions/scale.py)
         self.terminating = False            # the CRD is being deleted (set by the controller)
         self.sets_generation = True
 
@@ -86,25 +88,46 @@ def _without_metadata(obj: Obj) -> Obj:
 @dataclass(frozen=True)
 class _Validator:
     """Upstream: customResourceStrategy.Validate/ValidateUpdate and customResourceValidator:
-    ObjectMeta (names as DNS subdomains), then the object against the version's schema."""
+    ObjectMeta (names as DNS subdomains), then the object against the version's schema, then
+    the scale subresource's replicas and selector (ValidateScaleSpec, ValidateScaleStatus)."""
     namespaced: bool
     structural: schema.Structural
-    lib: ModuleType         # the schema library: imported with the first CRD served, not at start-up
+    scale: ScalePaths | None = None
+    storage: bool = True            # the storage version (its defaults are the store's: `default`)
 
     def validate(self, obj: Obj) -> list[FieldError]:
         errs = meta.validate_object_meta(_dict(obj.get("metadata")), self.namespaced, name_is_dns_subdomain)
-        return errs + self.lib.validate(self.structural, obj)
+        errs += schema.validate(self.structural, obj)
+        return errs + validate_scale_spec(obj, self.scale) + validate_scale_status(obj, self.scale)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = meta.validate_object_meta_update(_dict(new.get("metadata")), _dict(old.get("metadata")))
-        return errs + self.lib.validate_update(self.structural, new, old)      # ratcheting, as upstream
+        errs += schema.validate_update(self.structural, new, old)      # ratcheting, as upstream
+        return errs + validate_scale_spec(new, self.scale) + validate_scale_status(new, self.scale)
+
+    def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = meta.validate_object_meta_update(_dict(new.get("metadata")), _dict(old.get("metadata")))
+        errs += schema.validate_update(self.structural, new, old)
+        return errs + validate_scale_status(new, self.scale)
+
+    def coerce(self, obj: Obj) -> list[str]:
+        """What upstream's decoder does to a custom object in the version it is sent in
+        (schemaCoercingDecoder, unstructuredSchemaCoercer.apply, then the codec's defaulter):
+        prune the fields the schema does not know, drop nulls it does not allow, default;
+        returns the unknown fields as the strict decoding errors name them. The storage
+        version's defaults are left to the store (the definition's defaulter, `default`)."""
+        unknown = schema.prune(obj, self.structural)
+        schema.prune_non_nullable_nulls_without_defaults(obj, self.structural)
+        if not self.storage:
+            schema.default(obj, self.structural)
+        return [f'unknown field "{p}"' for p in unknown]
 
     def default(self, obj: Obj) -> None:
         """Defaulting, then pruning (upstream: the codec's schema defaulter, then the decoder's
         pruning and its dropping of nulls where the schema allows none)."""
-        self.lib.default(obj, self.structural)
-        self.lib.prune(obj, self.structural)
-        self.lib.prune_non_nullable_nulls_without_defaults(obj, self.structural)
+        schema.default(obj, self.structural)
+        schema.prune(obj, self.structural)
+        schema.prune_non_nullable_nulls_without_defaults(obj, self.structural)
 
 
 def _dict(v: Any) -> Obj:
@@ -155,7 +178,6 @@ def _cell(type_: str, value: Any, now: float) -> Any:
 
 
 def _go_print(value: Any) -> str:
-    import orjson
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (dict, list)):
@@ -233,7 +255,8 @@ def served_definitions(crd: Obj) -> list[ResourceDefinition]:
     spec, names = _dict(crd.get("spec")), _dict(_dict(crd.get("status")).get("acceptedNames"))
     group, kind, plural = str(spec.get("group", "")), str(names.get("kind", "")), str(names.get("plural", ""))
     namespaced = spec.get("scope") == "Namespaced"
-    storage = next((str(v.get("name", "")) for v in spec.get("versions") or [] if _dict(v).get("storage")), "")
+    storage_v = next((_dict(v) for v in spec.get("versions") or [] if _dict(v).get("storage")), {})
+    storage = _StorageVersion.of(storage_v)
     out = []
     for v in spec.get("versions") or []:
         v = _dict(v)
@@ -243,7 +266,22 @@ def served_definitions(crd: Obj) -> list[ResourceDefinition]:
     return out
 
 
-def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced: bool, storage: str,
+@dataclass(frozen=True)
+class _StorageVersion:
+    """The storage version: its name, its schema, and whether that has defaults (what reads
+    need: stored objects are defaulted with it)."""
+    name: str
+    structural: schema.Structural | None
+    defaults: bool
+
+    @classmethod
+    def of(cls, v: Obj) -> _StorageVersion:
+        root = _dict(_dict(v.get("schema")).get("openAPIV3Schema"))
+        defaults = _has_defaults(root)
+        return cls(str(v.get("name", "")), schema.structural_from(root) if defaults else None, defaults)
+
+
+def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced: bool, storage: _StorageVersion,
                 names: Obj) -> ResourceDefinition:
     version = str(v.get("name", ""))
     root = _dict(_dict(v.get("schema")).get("openAPIV3Schema"))
@@ -252,20 +290,22 @@ def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced
     subs: list[Subresource] = []
     if has_status:
         subs.append(STATUS(kind))
-    if subresources.get("scale") is not None:
-        subs.append(SCALE)
-    from . import schema        # (and RE2): the first CRD pays for them, not every start-up
-    validator = _Validator(namespaced, schema.structural_from(root), schema)
+    scale = ScalePaths.from_crd(subresources.get("scale"))
+    if scale is not None:
+        subs.append(CUSTOM_SCALE)
+    validator = _Validator(namespaced, schema.structural_from(root), scale, version == storage.name)
     cols, paths = _columns(v)
-    to_storage, from_storage = _conversions(group, version, storage)
+    to_storage, from_storage = _conversions(group, version, storage, validator.structural)
     return ResourceDefinition(
         group, version, kind, plural, str(names.get("singular", "")), namespaced,
         schema_definition(group, version, kind, root, plural),
         short_names=tuple(names.get("shortNames") or ()), categories=tuple(names.get("categories") or ()),
         subresources=tuple(subs), storage_prefix=f"{group}/{plural}",
-        strategy=CustomResourceStrategy(group, plural, has_status), defaulter=validator.default, defaults_outside_spec=True,
+        strategy=CustomResourceStrategy(group, plural, has_status, scale), defaulter=validator.default,
+        defaults_outside_spec=True, coerce=validator.coerce, validates_served_version=True,
         validate=validator.validate, validate_update=validator.validate_update,
-        validate_status_update=validator.validate_update,
+        validate_status_update=validator.validate_status_update,
+        field_selectors=field_selectors(v, namespaced),
         columns=lambda: [dict(c) for c in cols], printer=_printer(paths),
         to_storage=to_storage, from_storage=from_storage,
         deprecation_warning=_deprecation_warning(v, group, kind),
@@ -282,16 +322,39 @@ def _deprecation_warning(v: Obj, group: str, kind: str) -> str:
     return f"{group}/{v.get('name', '')} {kind} is deprecated"
 
 
-def _conversions(group: str, version: str, storage: str) -> tuple[Any, Any]:
-    """Conversion None between a served version and the storage version: the apiVersion only."""
-    if version == storage or not storage:
-        return None, None
-    served_gv, storage_gv = f"{group}/{version}", f"{group}/{storage}"
+def _conversions(group: str, version: str, storage: _StorageVersion, served: schema.Structural) -> tuple[Any, Any]:
+    """Conversion None between a served version and the storage version: the apiVersion only
+    (upstream: nopConverter), the fields the target version does not know pruned (its
+    schemaCoercingConverter). Reads default with the storage version's schema first, as
+    upstream's storage codec defaults what it decodes (a default added to the schema after an
+    object was stored shows at once). The storage version without defaults reads the stored
+    bytes as they are."""
+    served_gv, storage_gv = f"{group}/{version}", f"{group}/{storage.name}"
+    rewrite = version != storage.name and bool(storage.name)
 
     def to_storage(obj: Obj) -> Obj:
         return {**obj, "apiVersion": storage_gv} if obj.get("apiVersion") == served_gv else obj
+    if not rewrite and not storage.defaults:
+        return None, None
 
     def from_storage(obj: Obj) -> Obj:
-        return {**obj, "apiVersion": served_gv} if obj.get("apiVersion") == storage_gv else obj
-    return to_storage, from_storage
+        av = obj.get("apiVersion")
+        stored_default = storage.structural is not None and av == storage_gv
+        convert = av != served_gv and isinstance(av, str) and av.startswith(group + "/")
+        if not (stored_default or convert):
+            return obj
+        obj = orjson.loads(orjson.dumps(obj))       # stored objects are shared: change a copy
+        if stored_default and storage.structural is not None:
+            schema.default(obj, storage.structural)
+        if convert:
+            schema.prune(obj, served)
+            schema.prune_non_nullable_nulls_without_defaults(obj, served)
+            obj["apiVersion"] = served_gv
+        return obj
+    return (to_storage if rewrite else None), from_storage
 
+
+def _has_defaults(root: Obj) -> bool:
+    """Whether the schema declares a default anywhere (a property named "default" counts too:
+    then reads only cost a copy)."""
+    return b'"default"' in orjson.dumps(root)

@@ -38,13 +38,24 @@ async def decode_object(api: APIServer, req: Request, ri: ResourceInfo, heavy: b
     events.k8s.io Events are stored as core/v1 Events (one storage, as upstream).
     """
     warnings: list[str] = []
+    mode = field_validation(req)
+    coerce = getattr(ri, "coerce", None)        # custom resources (ri: their definition)
+    # A custom object's unknown fields are the typed decode's and its schema's: Strict reports
+    # them in one error (the decode warns, then both are refused together).
+    decode_mode = "Warn" if coerce is not None and mode == "Strict" else mode
     if req.obj is not None:
         obj = req.obj
     elif heavy:
-        obj, warnings = await in_worker(codec.decode_object, req.headers, req.body, ri, field_validation(req))
+        obj, warnings = await in_worker(codec.decode_object, req.headers, req.body, ri, decode_mode)
     else:
-        obj, warnings = codec.decode_object(req.headers, req.body, ri, field_validation(req))
+        obj, warnings = codec.decode_object(req.headers, req.body, ri, decode_mode)
     check_type_meta(obj, ri)
+    if coerce is not None:
+        problems = coerce(obj)
+        if mode == "Strict" and (warnings or problems):
+            raise decode.strict_error(ri.kind, warnings + problems, version=ri.version)
+        if mode == "Warn":
+            warnings.extend(problems)
     return input_obj(ri, obj), warnings
 
 
@@ -100,6 +111,8 @@ def check_patched_fields(req: Request, ri: ResourceInfo, obj: Obj, warnings: lis
     except RecursionError:
         raise errors.BadRequest(f"{ri.kind} in version {errors.go_quote(ri.version)} cannot be handled as a "
                                 f"{ri.kind}: exceeded max depth") from None
+    if (coerce := getattr(ri, "coerce", None)) is not None:      # custom resources (ri: their definition)
+        problems = problems + coerce(obj)
     if mode == "Ignore":
         return
     if problems and mode == "Strict":

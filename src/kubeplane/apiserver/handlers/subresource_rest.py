@@ -7,6 +7,7 @@ verb: what APIServer.route_subresource calls for GET, POST, PUT and PATCH of
     ephemeralcontainers  the same without server-side apply (pods/ephemeralcontainers, and
                          pods/resize: upstream's ResizeREST has its shape)
     scale                the autoscaling/v1 Scale of a workload (handlers/subresources.py)
+    customscale          the same of a custom resource, at the CRD's paths (apiextensions/scale.py)
     binding              pods/binding (handlers/subresources.py)
     eviction             pods/eviction (handlers/eviction.py)
     log                  pods/log (handlers/podlog.py)
@@ -24,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from ...api.resources import ResourceInfo
+from ..apiextensions import scale as custom_scale
 from ..request import Request, Response
 from . import ephemeralcontainers, eviction, podlog, rest, subresources, token
 
@@ -54,6 +56,8 @@ REST: dict[str, dict[str, Serve]] = {
     "ephemeralcontainers": {"get": _get_object, "update": rest.update, "patch": ephemeralcontainers.patch},
     "scale": {"get": _by_object(subresources.get_scale), "update": _by_object(subresources.update_scale),
               "patch": _by_object(subresources.patch_scale)},
+    "customscale": {"get": custom_scale.get_scale, "update": custom_scale.update_scale,   # custom resources
+                    "patch": custom_scale.patch_scale},
     "binding": {"create": subresources.create_binding},    # hot: no wrapper
     "eviction": {"create": _by_object(eviction.create_eviction)},
     "log": {"get": _by_object(podlog.pod_log)},

@@ -125,6 +125,15 @@ class ResourceDefinition(ResourceInfo):
                         the CRD and adds its cleanup finalizer); later deletes are generic
     strategic_merge     False: a strategic merge patch is a 415 (custom resources: no patch
                         strategies without Go types, as upstream)
+    coerce              what decoding a body (or a patch result) does beyond the typed decode,
+                        in the version it is sent in: obj -> the strict decoding errors
+                        (`unknown field "spec.x"`) of the fields it dropped, reported per
+                        fieldValidation (custom resources: the version's structural schema
+                        prunes and defaults, upstream's schemaCoercingDecoder); None: nothing
+    validates_served_version  the store validates with this definition's validate functions,
+                        not the stored kind's (custom resources: each version's schema, while
+                        the object is already in the storage version; upstream's strategy is
+                        per served version)
     """
     strategy: Strategy = field(default_factory=Strategy, compare=False)
     defaulter: Defaulter | None = field(default=None, compare=False)
@@ -146,3 +155,5 @@ class ResourceDefinition(ResourceInfo):
     wrapper: StorageWrapper | None = field(default=None, compare=False)
     begin_delete: BeginDelete | None = field(default=None, compare=False)
     strategic_merge: bool = field(default=True, compare=False)
+    coerce: Callable[[Obj], list[str]] | None = field(default=None, compare=False)
+    validates_served_version: bool = field(default=False, compare=False)

@@ -76,16 +76,20 @@ def _invalid(ri: ResourceInfo, obj: Obj, errs: list[Any]) -> errors.Invalid:
 
 
 def validate_create(ri: ResourceInfo, obj: Obj, warnings: list[str]) -> None:
-    errs = scheme.validate(obj)
+    d = resource_definition(ri)
+    errs = d.validate(obj) if d.validates_served_version else scheme.validate(obj)
     if errs:
         raise _invalid(ri, obj, errs)
     warnings.extend(scheme.warnings(obj))
 
 
 def validate_update(ri: ResourceInfo, new: Obj, old: Obj, subresource: str, warnings: list[str]) -> None:
-    if subresource == "status":
+    d = resource_definition(ri)
+    if d.validates_served_version:      # custom resources: the served version's schema
+        errs = d.validate_status_update(new, old) if subresource == "status" else d.validate_update(new, old)
+    elif subresource == "status":
         errs = scheme.validate_status_update(new, old)
-    elif subresource and (own := resource_definition(ri).validate_subresource_update.get(subresource)):
+    elif subresource and (own := d.validate_subresource_update.get(subresource)):
         errs = own(new, old)
     else:
         errs = scheme.validate_update(new, old)

@@ -47,9 +47,11 @@ def unescape_single_quote(s: str) -> str:
     return _ESCAPE.sub(repl, s)
 
 
-def valid_field_path(json_path: str, s: Structural | None) -> tuple[str, Structural | None]:
+def valid_field_path(json_path: str, s: Structural | None, *,
+                     allow_array_notation: bool = True) -> tuple[str, Structural | None]:
     """Upstream: ValidFieldPath — (the field path, the schema there); ValueError with
-    upstream's message when the path is not one."""
+    upstream's message when the path is not one. allow_array_notation=False: upstream's
+    WithFieldPathAllowArrayNotation(false) (selectableFields)."""
     path = ""
     toks = _tokens(json_path)
     i = 0
@@ -73,6 +75,8 @@ def valid_field_path(json_path: str, s: Structural | None) -> tuple[str, Structu
         tok = toks[i]
         i += 1
         if tok == "[":
+            if not allow_array_notation:
+                raise ValueError("array notation is not allowed")
             if i >= len(toks):
                 raise ValueError("unexpected end of JSON path")
             tok = toks[i]

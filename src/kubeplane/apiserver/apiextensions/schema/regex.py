@@ -8,10 +8,16 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-import re2  # type: ignore[import-untyped]
 
-_OPTIONS = re2.Options()
-_OPTIONS.log_errors = False
+
+@functools.cache
+def _re2() -> tuple[Any, Any]:
+    """The RE2 module and its options, imported on the first pattern: not at every start-up
+    (the CRD registry imports this package; `kubeplane up` must not load RE2 for nothing)."""
+    import re2  # type: ignore[import-untyped]
+    options = re2.Options()
+    options.log_errors = False
+    return re2, options
 
 # RE2's message prefix -> Go's regexp/syntax ErrorCode text.
 _GO_CODES = (
@@ -35,8 +41,9 @@ _GO_CODES = (
 @functools.lru_cache(maxsize=1024)
 def compile_go_regexp(pattern: str) -> tuple[Any, str | None]:
     """(compiled, None), or (None, Go's error text)."""
+    re2, options = _re2()
     try:
-        return re2.compile(pattern, _OPTIONS), None
+        return re2.compile(pattern, options), None
     except re2.error as e:
         detail = e.args[0].decode(errors="replace") if e.args and isinstance(e.args[0], bytes) else str(e)
         msg, _, arg = detail.partition(": ")
@@ -57,6 +64,7 @@ def go_matcher(pattern: str) -> Callable[[str], bool] | None:
     compiled = compile_go_regexp(pattern)[0]
     if compiled is None:
         return None
+    re2 = _re2()[0]
     match = getattr(getattr(compiled, "_regexp", None), "Match", None)
     anchor = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
     null = getattr(re2, "_NULL_SPAN", None)

@@ -19,7 +19,7 @@ from ....api.validation import apiextensions as validation
 from ....storage.interface import KeyValue
 from ....utils.clock import rfc3339
 from ... import objects
-from ...apiextensions import helpers, schema
+from ...apiextensions import celvalidation, helpers, schema
 from ..definition import Obj, ResourceDefinition
 from ..registry import register
 from ..strategy import Strategy
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from ..deletion import DeleteOptions
 
 GROUP = "apiextensions.k8s.io"
+
+celvalidation.install()      # x-kubernetes-validations: compiled on CRD writes, run on custom objects
 
 
 class CustomResourceDefinitionStrategy(Strategy):
@@ -86,6 +88,12 @@ async def begin_delete(api: APIServer, ri: ResourceInfo, kv: KeyValue, opts: Del
     return stored.obj
 
 
+def _validate_crd_schema(root: Obj, path: str, status_enabled: bool) -> list[errors.FieldError]:
+    """The validators hand an openAPIV3Schema and its path; the library takes the version's
+    `schema` (CustomResourceValidation) and that one's path."""
+    return schema.validate_crd_schema({"openAPIV3Schema": root}, path.removesuffix(".openAPIV3Schema"), status_enabled)
+
+
 CUSTOM_RESOURCE_DEFINITIONS = register(ResourceDefinition(
     GROUP, "v1", "CustomResourceDefinition", "customresourcedefinitions", "customresourcedefinition", False,
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
@@ -95,9 +103,9 @@ CUSTOM_RESOURCE_DEFINITIONS = register(ResourceDefinition(
     strategy=CustomResourceDefinitionStrategy(),
     defaulter=defaulting.set_defaults_custom_resource_definition, defaults_outside_spec=True,
     validate=functools.partial(validation.validate_custom_resource_definition,
-                               validate_schema=schema.validate_crd_schema),
+                               validate_schema=_validate_crd_schema),
     validate_update=functools.partial(validation.validate_custom_resource_definition_update,
-                                      validate_schema=schema.validate_crd_schema),
+                                      validate_schema=_validate_crd_schema),
     validate_status_update=validation.validate_custom_resource_definition_status_update,
     begin_delete=begin_delete,
 ))

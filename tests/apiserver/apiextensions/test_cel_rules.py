@@ -340,3 +340,21 @@ def test_all_of_rules_apply_to_the_node() -> None:
     assert run(s, {"a": 1, "b": 2}) == []
     assert [str(e) for e in run(s, {"a": 4, "b": 3})] == [
         "root: Invalid value: a < b", "root.b: Invalid value: 3: failed rule: self != 3"]
+
+
+@pytest.mark.parametrize("max_items,want", [(None, 1), (4, 0)])
+def test_crd_double_nested_rule_cost(max_items: int | None, want: int) -> None:
+    """Upstream: "forbid double-nested rule with no limit set" (its per-rule error; the total
+    for the whole schema is not checked here) and "allow double-nested rule with one limit set
+    on outermost array"."""
+    celvalidation.install()
+    lst: dict[str, Any] = {
+        "type": "array",
+        "items": {"type": "object", "additionalProperties": {"type": "object", "required": ["key"],
+                                                             "properties": {"key": STR}}},
+        "x-kubernetes-validations": [{"rule": "self.all(x, x.all(y, x[y].key == x[y].key))"}]}
+    if max_items is not None:
+        lst["maxItems"] = max_items
+    got = schema.validate_crd_schema({"openAPIV3Schema": obj_schema({"value": lst})}, "spec.validation")
+    assert [(e.type, e.field) for e in got] == [
+        (errors.FORBIDDEN, "spec.validation.openAPIV3Schema.properties[value].x-kubernetes-validations[0].rule")] * want

@@ -129,12 +129,15 @@ def _uses(node: Any, name: str) -> bool:
 
 
 def max_size(s: Structural | None) -> int:
-    """The size bound of `self` and the values in it: the largest list or map below s when
-    there is one (iterations dominate the estimate; a long string inside a loop is then
-    under-counted, erring on the side of accepting a CRD upstream might refuse), else the
-    longest string."""
+    """The size bound of `self` and the values in it: a list's or map's own bound, else the
+    largest list or map below s when there is one (iterations dominate the estimate; nested
+    collections and long strings inside a loop are then under-counted, erring on the side of
+    accepting a CRD upstream might refuse), else the longest string."""
     sizes = {"collection": 0, "scalar": 1}
-    _sizes(s, sizes, 0)
+    if s is not None and (s.type == "array" or s.type == "object" and s.additional_properties_schema is not None):
+        _sizes(s, sizes, 64)               # a list or map: its own bound (the loops over it dominate)
+    else:
+        _sizes(s, sizes, 0)
     return sizes["collection"] or sizes["scalar"]
 
 

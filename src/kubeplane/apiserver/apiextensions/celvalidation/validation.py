@@ -225,7 +225,7 @@ def _map_list(s: Structural, old: Any) -> Any:
     keys = s.x_list_map_keys
     if s.x_list_type != "map" or not keys or not isinstance(old, list):
         return lambda _x: None
-    by_key = {}
+    by_key: dict[tuple[Any, ...], Any] = {}
     for x in old:
         if isinstance(x, dict):
             by_key.setdefault(_key_of(x, keys), x)

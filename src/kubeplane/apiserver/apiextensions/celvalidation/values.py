@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import datetime
 import re
 from typing import Any
 
@@ -89,38 +88,10 @@ def _object(v: dict[str, Any], s: Structural, resource_root: bool) -> dict[str, 
 def _formatted(v: str, fmt: str) -> Any:
     """Bytes for format byte. Timestamps (date-time, date) and durations stay strings: the
     engine takes neither datetime nor timedelta values in an activation (only protobuf
-    messages, and protobuf is not a dependency); parse_duration/_datetime are ready for it."""
+    messages, and protobuf is not a dependency)."""
     try:
         if fmt == "byte":
             return base64.b64decode(v, validate=True)
     except (ValueError, binascii.Error, OverflowError):
         return v
     return v
-
-
-def _datetime(v: str) -> datetime.datetime:
-    d = datetime.datetime.fromisoformat(v.replace("z", "Z").replace("Z", "+00:00"))
-    return d if d.tzinfo is not None else d.replace(tzinfo=datetime.timezone.utc)
-
-
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h|d|w)")
-_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0,
-                 "d": 86400.0, "w": 604800.0}
-
-
-def parse_duration(v: str) -> datetime.timedelta:
-    """strfmt.ParseDuration's common forms: Go durations (`1h30m`), with d and w units."""
-    s = v.strip()
-    sign = -1 if s.startswith("-") else 1
-    s = s.lstrip("+-")
-    if s == "0":
-        return datetime.timedelta(0)
-    pos, total = 0, 0.0
-    for m in _DURATION_PART.finditer(s):
-        if m.start() != pos:
-            raise ValueError(v)
-        total += float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
-        pos = m.end()
-    if pos != len(s) or pos == 0:
-        raise ValueError(v)
-    return datetime.timedelta(seconds=sign * total)

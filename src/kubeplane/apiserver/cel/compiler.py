@@ -60,10 +60,11 @@ _TYPE_NAMES = {"BOOL": "bool", "STRING": "string", "INT": "int", "UINT": "uint",
 class Env:
     """A CEL environment with Kubernetes' libraries and the given variables (all `dyn`)."""
 
-    def __init__(self, variables: Iterable[str]) -> None:
+    def __init__(self, variables: Iterable[str], types: Mapping[str, Any] | None = None) -> None:
         self.variables = tuple(sorted(variables))
+        declared = types or {}               # a variable's cel.Type (CRD rules' scalar `self`), else dyn
         self._env = cel.NewEnv(
-            variables={v: cel.Type.DYN for v in self.variables},
+            variables={v: declared.get(v, cel.Type.DYN) for v in self.variables},
             extensions=[ext_strings.ExtStrings(), ext_optional.ExtOptional(), ext_bindings.ExtBindings(),
                         ext_math.ExtMath(), library.extension()])
         self._cache: dict[tuple[str, tuple[str, ...]], CompilationResult] = {}
@@ -136,7 +137,9 @@ class Activation:
     @property
     def size(self) -> int:
         if self._size < 0:
-            self._size = sum(len(orjson.dumps(v)) for v in self.data.values() if isinstance(v, (dict, list, str)))
+            # default=str: CRD rules' values hold bytes and durations (issue 13)
+            self._size = sum(len(orjson.dumps(v, default=str)) for v in self.data.values()
+                             if isinstance(v, (dict, list, str)))
         return self._size
 
 

@@ -18,7 +18,7 @@ checks (the registry's): the OpenAPI schema (kube-openapi), embedded resources
 (objectmeta.Validate) and list sets/maps (listtype). The schema is compiled on first use and
 kept on the Structural.
 
-CEL rules (x-kubernetes-validations) are not evaluated here yet. The hook for them:
+CEL rules (x-kubernetes-validations) are evaluated by apiextensions.celvalidation, through a hook:
 `CEL_VALIDATOR_FACTORY(s)`, when set, is called once per schema that has rules and returns
 `check(obj, old, fld_path) -> list[FieldError]` (old is None on a create), run after the
 checks above unless they found a blocking error, as upstream's strategy does (hasBlockingErr).

@@ -8,9 +8,10 @@ validation.go) — and ValidateCustomResourceDefinitionOpenAPISchema with specSt
 static rules). The options are those of a CRD created through apiextensions.k8s.io/v1
 (defaults allowed, structural and pruned defaults required, atomic set items, valid types).
 
-CEL rules are not compiled here yet: `CEL_HOOK`, when set, is called with
-(schema dict, path) for each schema carrying x-kubernetes-validations once the schema itself
-is valid, and returns its field errors.
+CEL rules are compiled by apiextensions.celvalidation, through hooks: `CEL_HOOK`, when set, is
+called with (schema dict, path, the path of the uncorrelatable list above it or None) for each
+schema carrying x-kubernetes-validations once the schema itself is valid, and returns its field
+errors; `CEL_DEFAULTS_HOOK` checks a default against the rules of its schema.
 """
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ from .validation import child, index, key, validate_structural
 
 Obj = dict[str, Any]
 
-CEL_HOOK: Callable[[Obj, str], list[FieldError]] | None = None
+CEL_HOOK: Callable[[Obj, str, str | None], list[FieldError]] | None = None
+# (schema, default, its path, resource root) -> the default's errors under the schema's rules
+CEL_DEFAULTS_HOOK: Callable[[Structural, Any, str, bool], list[FieldError]] | None = None
 
 OPENAPI_V3_TYPES = ["array", "boolean", "integer", "number", "object", "string"]
 SUPPORTED_VALIDATION_REASONS = ["FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid",
@@ -162,7 +165,7 @@ def _defaults(path: str, s: Structural | None, root: Structural, where: list[str
             if meta_errs:
                 errs.append(errors.invalid(dp, d, f"must result in valid metadata: {errors.aggregate(meta_errs)}"))
             else:
-                errs += SchemaValidator(s.raw).validate(d, dp)
+                errs += SchemaValidator(s.raw).validate(d, dp) or _cel_default(s, d, dp, s is root)
         else:
             if require_pruned:
                 pruned = _copy_json(d)
@@ -170,12 +173,17 @@ def _defaults(path: str, s: Structural | None, root: Structural, where: list[str
                 if pruned != d:
                     errs.append(errors.invalid(dp, d, "must not have unknown fields"))
             meta_errs = objectmeta.validate(dp, d, s, embedded)
-            errs += meta_errs or SchemaValidator(s.raw).validate(d, dp)
+            errs += meta_errs or SchemaValidator(s.raw).validate(d, dp) or _cel_default(s, d, dp, s is root)
     errs += _defaults(child(path, "items"), s.items, root, where + [None], False, inside_meta, require_pruned)
     for k, sub in s.properties.items():
         errs += _defaults(key(child(path, "properties"), k), sub, root, where + [k], False,
                           inside_meta or (embedded and k in META_FIELDS), require_pruned)
     return errs
+
+
+def _cel_default(s: Structural, d: Any, dp: str, resource_root: bool) -> list[FieldError]:
+    """Upstream: ValidateDefaults runs the schema's CEL rules on a default the schema accepts."""
+    return CEL_DEFAULTS_HOOK(s, d, dp, resource_root) if CEL_DEFAULTS_HOOK is not None else []
 
 
 def _surrounding(where: list[str | None], value: Any) -> Obj:
@@ -213,6 +221,7 @@ class _SSV:
     disallow_defaults_reason: str = ""
     inside_resource_meta: bool = False
     require_valid_property_type: bool = True
+    uncorrelatable: str | None = None     # forbidOldSelfValidations: the list above whose items lack an identity
 
     def with_forbidden_defaults(self, reason: str) -> _SSV:
         return replace(self, allow_defaults=False, disallow_defaults_reason=reason)
@@ -272,7 +281,8 @@ def validate_openapi_schema(schema: Obj | None, p: str, ssv: _SSV, is_root: bool
         errs += validate_openapi_schema(_schema_or_none(x) or {}, key(child(p, "definitions"), name), ssv, False, opts)
     items = schema.get("items")
     if isinstance(items, dict):
-        errs += validate_openapi_schema(items, child(p, "items"), ssv, False, opts, cel_ok)
+        sub = ssv if schema.get(X_LIST_TYPE) == "map" or ssv.uncorrelatable else replace(ssv, uncorrelatable=p)
+        errs += validate_openapi_schema(items, child(p, "items"), sub, False, opts, cel_ok)
     elif isinstance(items, list):
         for i, x in enumerate(items):
             errs += validate_openapi_schema(_schema_or_none(x) or {}, index(child(p, "items"), i), ssv, False, opts)
@@ -289,7 +299,7 @@ def validate_openapi_schema(schema: Obj | None, p: str, ssv: _SSV, is_root: bool
         rule_errs = _validation_rules(rules, p, schema)
         errs += rule_errs
         if not errs and cel_ok and CEL_HOOK is not None:
-            errs += CEL_HOOK(schema, p)
+            errs += CEL_HOOK(schema, p, ssv.uncorrelatable)
     return errs
 
 

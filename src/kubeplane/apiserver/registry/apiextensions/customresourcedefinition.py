@@ -10,7 +10,7 @@ and the finalizer controller deletes the custom objects before it lets the CRD g
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ....api import errors
 from ....api.defaulting import apiextensions as defaulting
@@ -19,7 +19,7 @@ from ....api.validation import apiextensions as validation
 from ....storage.interface import KeyValue
 from ....utils.clock import rfc3339
 from ... import objects
-from ...apiextensions import helpers
+from ...apiextensions import celvalidation, helpers, schema
 from ..definition import Obj, ResourceDefinition
 from ..registry import register
 from ..strategy import Strategy
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from ..deletion import DeleteOptions
 
 GROUP = "apiextensions.k8s.io"
+
+celvalidation.install()      # x-kubernetes-validations: compiled on CRD writes, run on custom objects
 
 
 class CustomResourceDefinitionStrategy(Strategy):
@@ -86,11 +88,10 @@ async def begin_delete(api: APIServer, ri: ResourceInfo, kv: KeyValue, opts: Del
     return stored.obj
 
 
-def _validate_crd_schema(root: Obj, path: str, status_enabled: bool) -> list[Any]:
-    """The structural schema library's checks of a CRD's schema; the library (and RE2) is
-    imported by the first CRD written, not at every start-up."""
-    from ...apiextensions import schema
-    return schema.validate_crd_schema(root, path, status_enabled)
+def _validate_crd_schema(root: Obj, path: str, status_enabled: bool) -> list[errors.FieldError]:
+    """The validators hand an openAPIV3Schema and its path; the library takes the version's
+    `schema` (CustomResourceValidation) and that one's path."""
+    return schema.validate_crd_schema({"openAPIV3Schema": root}, path.removesuffix(".openAPIV3Schema"), status_enabled)
 
 
 CUSTOM_RESOURCE_DEFINITIONS = register(ResourceDefinition(

@@ -1,0 +1,34 @@
+"""CEL validation rules of CustomResourceDefinitions (x-kubernetes-validations), on the
+server's CEL engine (kubeplane.apiserver.cel, loaded when the first rule is compiled).
+
+    install()   # sets the schema library's hooks (idempotent; customresource.py calls it)
+
+- schema.CEL_VALIDATOR_FACTORY: a custom object's rules, evaluated after the schema checks
+  unless they found a blocking error (validation.py);
+- crd_validation.CEL_HOOK: a CRD's rules compiled when it is written, with upstream's compile
+  and cost errors (compilation.py).
+
+Upstream: k8s.io/apiextensions-apiserver pkg/apiserver/schema/cel (compilation.go,
+validation.go, model/) and k8s.io/apiserver pkg/cel.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..schema.structural import Structural
+
+
+def _factory(s: Structural) -> Any:
+    from .validation import new_validator
+    v = new_validator(s, True)
+    return v.check if v is not None else None
+
+
+def install() -> None:
+    from .. import schema
+    from ..schema import crd_validation
+    from .compilation import check_rules
+    from .validation import check_default
+    schema.CEL_VALIDATOR_FACTORY = _factory
+    crd_validation.CEL_HOOK = check_rules
+    crd_validation.CEL_DEFAULTS_HOOK = check_default

@@ -112,15 +112,20 @@ def kubeplane_lightkube(kubeplane_kubeconfig: pathlib.Path) -> Any:
 @pytest.fixture
 def kubeplane_kopf(kubeplane_kubeconfig: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
     """runner(*args, registry=None, **kwargs): a kopf.testing.KopfRunner running `kopf run
-    --standalone *args` (e.g. "--namespace", ns, "operator.py") against the control plane, with a
-    fresh registry unless one is given, so each run loads its handlers anew. KUBECONFIG points at
-    the control plane for the whole test, which is what kopf's login reads."""
+    --standalone *args` (e.g. "--namespace", ns, "operator.py") against the control plane.
+
+    Unless a registry is given, each run gets a fresh one, so it loads its handlers anew, with
+    kopf's kubeconfig login in it (a new registry has none of the default one's logins).
+    KUBECONFIG points at the control plane for the whole test: that login reads it, and so can
+    the operator's own client (the kubernetes package reads the variable only when imported:
+    name it, kubernetes.config.load_kube_config(config_file=os.environ.get("KUBECONFIG")))."""
     kopf = pytest.importorskip("kopf")
     kopf_testing = pytest.importorskip("kopf.testing")
     monkeypatch.setenv("KUBECONFIG", str(kubeplane_kubeconfig))
 
     def runner(*args: str, registry: Any = None, **kwargs: Any) -> Any:
-        return kopf_testing.KopfRunner(["run", "--standalone", *args],
-                                       registry=registry or kopf.OperatorRegistry(), **kwargs)
+        if registry is None:
+            registry = kopf.OperatorRegistry()
+            kopf.on.login(registry=registry)(kopf.login_with_kubeconfig)
+        return kopf_testing.KopfRunner(["run", "--standalone", *args], registry=registry, **kwargs)
     return runner
-

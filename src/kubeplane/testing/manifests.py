@@ -123,7 +123,7 @@ def decoded(resp: RawResponse, what: str) -> dict[str, Any]:
     body = orjson.loads(resp.body) if resp.body else {}
     if resp.status >= 300:
         raise ApplyError(f"{what}: {body.get('message') or resp.status}")
-    return body  # type: ignore[no-any-return]
+    return body
 
 
 async def _established(transport: Transport, name: str) -> None:
@@ -142,14 +142,14 @@ async def wait_for(transport: Transport, collection: str, name: str,
     listing = decoded(await transport.request("GET", collection, query), f"{collection}: list")
     for item in listing.get("items") or []:
         if ready(item):
-            return item  # type: ignore[no-any-return]
+            return item
     query |= {"watch": "true", "resourceVersion": listing["metadata"]["resourceVersion"]}
     events = transport.stream(collection, query)
     try:
         async for line in events:
             event = orjson.loads(line)
             if event.get("type") in ("ADDED", "MODIFIED") and ready(event["object"]):
-                return event["object"]  # type: ignore[no-any-return]
+                return event["object"]
             if event.get("type") == "ERROR" or "type" not in event:
                 raise ApplyError(f"{collection}: watching {name}: {(event.get('object') or event).get('message')}")
     finally:

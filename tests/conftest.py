@@ -8,6 +8,7 @@ variable and exit naming the object (tests/e2e/cluster.py reports it). KUBE_CACH
 from __future__ import annotations
 
 import os
+from importlib.metadata import entry_points
 from typing import Iterator
 
 import pytest
@@ -15,6 +16,12 @@ import pytest
 os.environ.setdefault("KUBE_CACHE_MUTATION_DETECTOR", "true")
 
 from kubeplane.client.tools.cache import mutation_detector  # after the variable is set
+
+# kubeplane.testing's pytest plugin comes with the installed package (entry point pytest11); a
+# checkout run against an environment installed from an older tree loads it from here instead.
+pytest_plugins = ["pytester"]
+if not entry_points(group="pytest11", name="kubeplane"):
+    pytest_plugins.append("kubeplane.testing.plugin")
 
 _found: list[str] = []
 # Record, never exit: an informer left running by one test may find a mutation during another.

@@ -25,6 +25,7 @@ import socket
 import sqlite3
 import ssl
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any, Callable, cast
 
@@ -372,7 +373,9 @@ def listen(address: str, port: int) -> socket.socket:
     return sock
 
 
-async def serve(args: argparse.Namespace) -> None:
+async def serve(args: argparse.Namespace, on_ready: Callable[[_Server], None] | None = None) -> None:
+    """on_ready(server) is called once everything has started (kubeplane.testing's control plane
+    learns the API server and how to stop it from it)."""
     data_dir: pathlib.Path = args.data_dir.resolve()
     flags.check_profile(args.runtime, args.profile, args.nodes)
     configure_api_enablement(args)
@@ -381,7 +384,7 @@ async def serve(args: argparse.Namespace) -> None:
         sock = listen(args.address, args.port)
         port = sock.getsockname()[1]
         lock.record(port=str(port))
-        await _serve(args, data_dir, sock, port)
+        await _serve(args, data_dir, sock, port, on_ready)
     finally:
         lock.release()
 
@@ -414,7 +417,8 @@ def encryption_at_rest(args: argparse.Namespace, data_dir: pathlib.Path) -> Tran
     return new_storage_transformer(path, RESOURCES)
 
 
-async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.socket, port: int) -> None:
+async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.socket, port: int,
+                 on_ready: Callable[[_Server], None] | None = None) -> None:
     try:
         pki, storage = open_data_dir(args, data_dir)
     except Fatal:
@@ -495,6 +499,8 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         tasks.extend(start_components(supervisor, api, args, server))
         _log_serving(args, data_dir, supervisor)
         print(f"kubeplane is ready: export KUBECONFIG={kubeconfig}", flush=True)
+        if on_ready is not None:
+            on_ready(server)
         await serving
     finally:
         await stop_components()
@@ -568,7 +574,11 @@ class _Server(Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         """Ctrl-C / SIGTERM start a graceful shutdown; unlike uvicorn's own handling, the signal
-        is not re-raised afterwards, so storage is closed and the exit status is 0."""
+        is not re-raised afterwards, so storage is closed and the exit status is 0. Run in another
+        thread than the main one (kubeplane.testing), it leaves signals alone, as uvicorn does."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
         loop = asyncio.get_running_loop()
         signals = (signal.SIGINT, signal.SIGTERM)
         for sig in signals:

@@ -75,7 +75,9 @@ class CacheMutationDetector:
         """One message per object whose encoding changed since it was delivered."""
         out = []
         for gen in (self.cached, self.retained):
-            for obj, saved in gen.values():
+            # A copy (atomic under the GIL): a test's thread may check the informers of a control
+            # plane running on another (kubeplane.testing.ControlPlane) while they add objects.
+            for obj, saved in list(gen.values()):
                 now = types.encode(obj)
                 if now != saved:
                     out.append(f"CACHE {self.name} ALTERED: {_describe(obj)}: {_diff(saved, now)}")
@@ -134,7 +136,7 @@ def new_cache_mutation_detector(name: str) -> CacheMutationDetector | None:
 def check_all() -> list[str]:
     """Compare the objects of every detector made since the last call, then forget them all
     (a test suite calls it as each test ends). Returns the messages, without failure_func."""
-    out = [m for d in _live for m in d.altered()]
+    out = [m for d in list(_live) for m in d.altered()]
     _live.clear()
     return out
 

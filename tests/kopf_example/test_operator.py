@@ -105,7 +105,6 @@ def test_objects_of_other_namespaces_are_left_alone(kubeplane: Any, kubeplane_ko
         kubeplane.delete_namespace(other)
 
 
-@pytest.mark.xfail(reason="the garbage collector does not see custom objects yet (issue 13's known gaps)")
 def test_the_child_is_collected_with_its_owner(kubeplane_kopf: Any, kubeplane_namespace: str,
                                                kubeplane_client: Any) -> None:
     crs = kubernetes.client.CustomObjectsApi(kubeplane_client)
@@ -116,7 +115,8 @@ def test_the_child_is_collected_with_its_owner(kubeplane_kopf: Any, kubeplane_na
         eventually(lambda: core.read_namespaced_config_map("kex2-child", ns))
         crs.delete_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, "kex2")
         eventually(lambda: _gone(lambda: crs.get_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, "kex2")))
-    eventually(lambda: _gone(lambda: core.read_namespaced_config_map("kex2-child", ns)), timeout=5)
+    # the collector learns custom kinds from discovery every few seconds (GarbageCollector.sync)
+    eventually(lambda: _gone(lambda: core.read_namespaced_config_map("kex2-child", ns)), timeout=30)
 
 
 def _gone(read: Callable[[], Any]) -> bool:

@@ -25,6 +25,7 @@ from ...api.resources import ResourceInfo, Subresource
 from ...storage.interface import KeyValue
 from .. import admission, codec, objects
 from ..objects import Obj
+from ..patch._status import go_type, go_v        # Go's %v and type names, as the patch errors print them
 from ..registry import resource_definition, store
 from ..request import Request, Response
 
@@ -62,33 +63,6 @@ def _split(path: str) -> list[str]:
     return path.removeprefix(".").split(".")
 
 
-def _go_type(v: Any) -> str:
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, int):
-        return "int64"
-    if isinstance(v, float):
-        return "float64"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "[]interface {}"
-    if isinstance(v, dict):
-        return "map[string]interface {}"
-    return "<nil>"
-
-
-def _go_value(v: Any) -> str:
-    """fmt's %v of an unstructured value (enough for an accessor error)."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, dict):
-        return "map[" + " ".join(f"{k}:{_go_value(x)}" for k, x in sorted(v.items())) + "]"
-    if isinstance(v, list):
-        return "[" + " ".join(_go_value(x) for x in v) + "]"
-    return "<nil>" if v is None else str(v)
-
-
 class AccessorError(ValueError):
     pass
 
@@ -99,14 +73,14 @@ def _nested(obj: Obj, fields: list[str], want: type, want_go: str) -> tuple[Any,
     cur: Any = obj
     for i, f in enumerate(fields):
         if not isinstance(cur, dict):
-            raise AccessorError(f".{'.'.join(fields[:i])} accessor error: {_go_value(cur)} is of the type "
-                                f"{_go_type(cur)}, expected map[string]interface{{}}")
+            raise AccessorError(f".{'.'.join(fields[:i])} accessor error: {go_v(cur)} is of the type "
+                                f"{go_type(cur)}, expected map[string]interface{{}}")
         if f not in cur:
             return None, False
         cur = cur[f]
     if not isinstance(cur, want) or isinstance(cur, bool):
-        raise AccessorError(f".{'.'.join(fields)} accessor error: {_go_value(cur)} is of the type "
-                            f"{_go_type(cur)}, expected {want_go}")
+        raise AccessorError(f".{'.'.join(fields)} accessor error: {go_v(cur)} is of the type "
+                            f"{go_type(cur)}, expected {want_go}")
     return cur, True
 
 

@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import base64
 import binascii
+from typing import TYPE_CHECKING
 
 from ...authentication.user import SYSTEM_PRIVILEGED_GROUP, UserInfo
 from ...authorization.authorizer import Attributes as AuthzAttributes
 from ...authorization.authorizer import Decision
 from ..chain import register
 from ..interface import Attributes, Operation, Plugin, forbidden
+
+if TYPE_CHECKING:
+    from ...server import APIServer
 
 GROUP = "certificates.k8s.io"
 CSRS = frozenset({(GROUP, "certificatesigningrequests")})
@@ -57,9 +61,7 @@ class CertificateApproval(Plugin):
         """Checked against the new object, in case the signerName is changed with the approval."""
         if not a.targets(GROUP, "certificatesigningrequests", "approval"):
             return
-        signer = _signer_name(a.obj)
-        if not is_authorized_for_signer_name(self.api.authorizer, a.user, "approve", signer):
-            raise forbidden(a, f'user not permitted to approve requests with signerName "{signer}"')
+        _require_signer_verb(self.api, a, "approve", a.obj)
 
 
 @register
@@ -78,9 +80,15 @@ class CertificateSigning(Plugin):
         new = ((a.obj or {}).get("status") or {}).get("certificate")
         if old == new:
             return
-        signer = _signer_name(a.old_obj)
-        if not is_authorized_for_signer_name(self.api.authorizer, a.user, "sign", signer):
-            raise forbidden(a, f'user not permitted to sign requests with signerName "{signer}"')
+        _require_signer_verb(self.api, a, "sign", a.old_obj)
+
+
+def _require_signer_verb(api: APIServer, a: Attributes, verb: str, csr: dict[str, object] | None) -> None:
+    """403 unless the user may `verb` the CSR's signerName. Upstream: the approval and signing
+    plugins' IsAuthorizedForSignerName check and their messages."""
+    signer = _signer_name(csr)
+    if not is_authorized_for_signer_name(api.authorizer, a.user, verb, signer):
+        raise forbidden(a, f'user not permitted to {verb} requests with signerName "{signer}"')
 
 
 @register

@@ -583,18 +583,9 @@ class _Node:
         if old is not _NO_OLD:
             self._object_ratchet(x, old, name, errs)
             return
-        n = len(x)
-        if self.min_properties is not None and n < self.min_properties:
-            errs.invalid(name, n, f"{name} in body should have at least {self.min_properties} properties")
-        if self.max_properties is not None and n > self.max_properties:
-            errs.too_many(name, n, self.max_properties, "properties")
         props = self.properties
-        if not self.additional_allows:
-            for k in x:
-                if k not in props:
-                    errs.invalid(name, k, f"{name}.{k} in body is a forbidden property")
-        elif self.additional is not None:
-            check = self.additional.check
+        if self._object_bounds(x, name, errs) and (additional := self.additional) is not None:
+            check = additional.check
             for k, v in x.items():
                 if k not in props:
                     check(v, f"{name}.{k}", errs)
@@ -607,6 +598,21 @@ class _Node:
 
     def _object_ratchet(self, x: Obj, old: Any, name: str, errs: Errs) -> None:
         old_map = old if isinstance(old, dict) else {}
+        props = self.properties
+        if self._object_bounds(x, name, errs) and (additional := self.additional) is not None:
+            for k, v in x.items():
+                if k not in props:
+                    self._sub(additional, v, old_map, k, f"{name}.{k}", errs, name)
+        for k, sub in props.items():
+            if k in x:
+                self._sub(sub, x[k], old_map, k, f"{name}.{k}" if name else k, errs, name)
+        for k in self.required:
+            if k not in x:
+                errs.required(f"{name}.{k}")
+
+    def _object_bounds(self, x: Obj, name: str, errs: Errs) -> bool:
+        """minProperties, maxProperties and forbidden additional properties (what ratcheting
+        does not change); whether additional properties are allowed."""
         n = len(x)
         if self.min_properties is not None and n < self.min_properties:
             errs.invalid(name, n, f"{name} in body should have at least {self.min_properties} properties")
@@ -617,16 +623,7 @@ class _Node:
             for k in x:
                 if k not in props:
                     errs.invalid(name, k, f"{name}.{k} in body is a forbidden property")
-        elif self.additional is not None:
-            for k, v in x.items():
-                if k not in props:
-                    self._sub(self.additional, v, old_map, k, f"{name}.{k}", errs, name)
-        for k, sub in props.items():
-            if k in x:
-                self._sub(sub, x[k], old_map, k, f"{name}.{k}" if name else k, errs, name)
-        for k in self.required:
-            if k not in x:
-                errs.required(f"{name}.{k}")
+        return self.additional_allows
 
     @staticmethod
     def _sub(sub: _Node, v: Any, old_map: Obj, k: str, child: str, errs: Errs, name: str) -> None:

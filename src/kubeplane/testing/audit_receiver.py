@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import ssl
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -22,7 +20,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from .webhook_server import make_pki, serve_posts
+from .webhook_server import serve_posts, serving_tls
 
 Obj = dict[str, Any]
 
@@ -35,13 +33,7 @@ class AuditReceiver:
         self.refused = 0
         self.fail_next = 0
         self.port = 0
-        self.ca_pem, cert, key = make_pki()
-        self._dir = tempfile.TemporaryDirectory()
-        d = Path(self._dir.name)
-        (d / "tls.crt").write_bytes(cert)
-        (d / "tls.key").write_bytes(key)
-        self._ssl = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        self._ssl.load_cert_chain(d / "tls.crt", d / "tls.key")
+        self.ca_pem, self._ssl, self._dir = serving_tls()
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="audit-receiver", daemon=True)

@@ -83,13 +83,7 @@ class WebhookServer:
         self.refused: list[str] = []            # Authorization headers of the requests refused
         self.port = 0
         self._runner: web.AppRunner | None = None
-        self.ca_pem, cert, key = make_pki()
-        self._dir = tempfile.TemporaryDirectory()
-        d = Path(self._dir.name)
-        (d / "tls.crt").write_bytes(cert)
-        (d / "tls.key").write_bytes(key)
-        self._ssl = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        self._ssl.load_cert_chain(d / "tls.crt", d / "tls.key")
+        self.ca_pem, self._ssl, self._dir = serving_tls()
 
     @property
     def ca_bundle(self) -> str:
@@ -178,3 +172,16 @@ async def serve_posts(handler: Any, ssl_context: ssl.SSLContext) -> tuple[web.Ap
     server = site._server
     assert server is not None
     return runner, server.sockets[0].getsockname()[1]    # type: ignore[attr-defined]
+
+
+def serving_tls() -> tuple[bytes, ssl.SSLContext, tempfile.TemporaryDirectory[str]]:
+    """A fresh CA's PEM, a server TLS context with a certificate it signed for 127.0.0.1, and
+    the temporary directory holding the pair (removed with it)."""
+    ca_pem, cert, key = make_pki()
+    tmp = tempfile.TemporaryDirectory()
+    d = Path(tmp.name)
+    (d / "tls.crt").write_bytes(cert)
+    (d / "tls.key").write_bytes(key)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(d / "tls.crt", d / "tls.key")
+    return ca_pem, context, tmp

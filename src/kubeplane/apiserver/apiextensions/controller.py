@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from ...api import errors
@@ -29,7 +30,7 @@ from ..registry import REGISTRY, store
 from ..registry.apiextensions.customresourcedefinition import CUSTOM_RESOURCE_DEFINITIONS as CRDS
 from ..registry.definition import Obj, ResourceDefinition
 from ..registry.deletion import DeleteOptions, delete
-from . import customresource, helpers
+from . import helpers
 
 if TYPE_CHECKING:
     from ..server import APIServer
@@ -129,7 +130,7 @@ class CRDController:
         self._crds[name] = crd
         if crd["metadata"].get("deletionTimestamp"):
             for d in self._serving.get(name, []):
-                if isinstance(d.strategy, customresource.CustomResourceStrategy):
+                if isinstance(d.strategy, _customresource().CustomResourceStrategy):
                     d.strategy.terminating = True       # no new objects from now on
             if helpers.has_finalizer(crd, helpers.CLEANUP_FINALIZER):
                 await self.finalize(crd)
@@ -187,13 +188,13 @@ class CRDController:
             return
         for d in self._serving.pop(name, []):
             REGISTRY.unregister(d)
-            customresource.forget_schema_definition(d.definition)
+            _customresource().forget_schema_definition(d.definition)
         mine = []
-        for d in sorted(customresource.served_definitions(crd), key=lambda d: version_priority(d.version)):
+        for d in sorted(_customresource().served_definitions(crd), key=lambda d: version_priority(d.version)):
             if REGISTRY.lookup(d.group, d.version, d.plural) is not None:
                 log.warning("CustomResourceDefinition version not served: the path is taken",
                             extra={"crd": name, "version": d.version})
-                customresource.forget_schema_definition(d.definition)
+                _customresource().forget_schema_definition(d.definition)
                 continue
             REGISTRY.register(d)
             mine.append(d)
@@ -204,7 +205,7 @@ class CRDController:
         self._serving_rv.pop(name, None)
         for d in self._serving.pop(name, []):
             REGISTRY.unregister(d)
-            customresource.forget_schema_definition(d.definition)
+            _customresource().forget_schema_definition(d.definition)
         self._publish()
 
     def unserve_all(self) -> None:
@@ -336,6 +337,13 @@ def _equal_to_accepted_or_fresh(requested: str, accepted: str, used: set[str]) -
 def _fingerprint(crd: Obj) -> object:
     """What the served definitions are made of: the spec (its generation) and the accepted names."""
     return crd["metadata"].get("generation"), repr((crd.get("status") or {}).get("acceptedNames"))
+
+
+def _customresource() -> ModuleType:
+    """The custom kinds' module (and the schema library under it), imported when the first CRD
+    is served: a server without CRDs starts without them."""
+    from . import customresource
+    return customresource
 
 
 def _copy(crd: Obj) -> Obj:

@@ -29,11 +29,13 @@ from ...api.validation.names import name_is_dns_subdomain
 from ..registry.definition import Column, Obj, ResourceDefinition, Row
 from ..registry.strategy import Strategy
 from ..tables.printers import translate_timestamp_since
-from . import schema
+from . import celvalidation, schema
 from .selectable import field_selectors
 from .scale import CUSTOM_SCALE, ScalePaths, validate_scale_spec, validate_scale_status
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
+
+celvalidation.install()      # custom objects run their x-kubernetes-validations
 _serial = itertools.count(1)
 
 

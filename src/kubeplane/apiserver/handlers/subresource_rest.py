@@ -25,7 +25,6 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from ...api.resources import ResourceInfo
-from ..apiextensions import scale as custom_scale
 from ..request import Request, Response
 from . import ephemeralcontainers, eviction, podlog, rest, subresources, token
 
@@ -50,14 +49,24 @@ async def _finalize(api: APIServer, req: Request, ri: ResourceInfo, ns: str, nam
 _get_object = _by_object(rest.get)
 
 
+def _custom_scale(verb: str) -> Serve:
+    """The custom resources' /scale handlers, imported on first use: a server without CRDs
+    starts without them."""
+    async def serve(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, sub: str) -> Response:
+        from ..apiextensions import scale
+        handler: Serve = getattr(scale, f"{verb}_scale")
+        return await handler(api, req, ri, ns, name, sub)
+    return serve
+
+
 # handler name -> verb -> its function
 REST: dict[str, dict[str, Serve]] = {
     "status": {"get": _get_object, "update": rest.update, "patch": rest.patch},
     "ephemeralcontainers": {"get": _get_object, "update": rest.update, "patch": ephemeralcontainers.patch},
     "scale": {"get": _by_object(subresources.get_scale), "update": _by_object(subresources.update_scale),
               "patch": _by_object(subresources.patch_scale)},
-    "customscale": {"get": custom_scale.get_scale, "update": custom_scale.update_scale,   # custom resources
-                    "patch": custom_scale.patch_scale},
+    "customscale": {"get": _custom_scale("get"), "update": _custom_scale("update"),   # custom resources
+                    "patch": _custom_scale("patch")},
     "binding": {"create": subresources.create_binding},    # hot: no wrapper
     "eviction": {"create": _by_object(eviction.create_eviction)},
     "log": {"get": _by_object(podlog.pod_log)},

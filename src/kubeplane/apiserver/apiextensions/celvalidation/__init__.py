@@ -1,7 +1,7 @@
 """CEL validation rules of CustomResourceDefinitions (x-kubernetes-validations), on the
 server's CEL engine (kubeplane.apiserver.cel, loaded when the first rule is compiled).
 
-    install()   # sets the schema library's hooks (idempotent; customresource.py calls it)
+    install()   # sets the schema library's hooks (idempotent; customresource.py and the CRD registry call it)
 
 - schema.CEL_VALIDATOR_FACTORY: a custom object's rules, evaluated after the schema checks
   unless they found a blocking error (validation.py);

@@ -19,7 +19,7 @@ from ....api.validation import apiextensions as validation
 from ....storage.interface import KeyValue
 from ....utils.clock import rfc3339
 from ... import objects
-from ...apiextensions import celvalidation, helpers, schema
+from ...apiextensions import helpers
 from ..definition import Obj, ResourceDefinition
 from ..registry import register
 from ..strategy import Strategy
@@ -29,8 +29,6 @@ if TYPE_CHECKING:
     from ..deletion import DeleteOptions
 
 GROUP = "apiextensions.k8s.io"
-
-celvalidation.install()      # x-kubernetes-validations: compiled on CRD writes, run on custom objects
 
 
 class CustomResourceDefinitionStrategy(Strategy):
@@ -90,7 +88,12 @@ async def begin_delete(api: APIServer, ri: ResourceInfo, kv: KeyValue, opts: Del
 
 def _validate_crd_schema(root: Obj, path: str, status_enabled: bool) -> list[errors.FieldError]:
     """The validators hand an openAPIV3Schema and its path; the library takes the version's
-    `schema` (CustomResourceValidation) and that one's path."""
+    `schema` (CustomResourceValidation) and that one's path.
+
+    The schema library and its CEL hooks (x-kubernetes-validations compiled on CRD writes) are
+    imported on the first CRD write: a server without CRDs starts without them."""
+    from ...apiextensions import celvalidation, schema
+    celvalidation.install()
     return schema.validate_crd_schema({"openAPIV3Schema": root}, path.removesuffix(".openAPIV3Schema"), status_enabled)
 
 

@@ -42,6 +42,9 @@ class ServerRunOptions:
     service_account_extend_token_expiration: bool = True
     # --anonymous-auth: a request without credentials is system:anonymous (else a 401).
     anonymous_auth: bool = True
+    # --enable-bootstrap-token-auth: bootstrap token Secrets in kube-system authenticate
+    # (authentication/bootstrap.py); upstream's default false, kubeadm's (and `up`'s) true.
+    enable_bootstrap_token_auth: bool = False
     # --authorization-mode: the authorizers in order (authorization/modes.py); upstream's
     # default AlwaysAllow, kubeadm's (and `up`'s) Node,RBAC.
     authorization_modes: tuple[str, ...] = ("AlwaysAllow",)

@@ -32,6 +32,7 @@ from .registry.core.service.alloc import Allocators
 from .registry.core.service.repair import Repair
 from .request import Request, RequestInfo, Response, parse_request_info
 from .authentication.authenticator import Authenticator
+from .authentication.bootstrap import BootstrapTokenAuthenticator
 from .authentication.impersonation import impersonate, wants_impersonation
 from .authentication.legacy import last_used_writer
 from .authentication.serviceaccount import JWTTokenAuthenticator
@@ -78,7 +79,9 @@ class APIServer:
         service_accounts.secrets_writer = last_used_writer(self)     # legacy tokens' last-used label
         self.authenticator = Authenticator(clock, o.api_audiences or (o.service_account_issuer,),
                                            token_file=token_file or TokenFile.from_names(tokens or {}),
-                                           service_accounts=service_accounts, anonymous=o.anonymous_auth)
+                                           service_accounts=service_accounts, anonymous=o.anonymous_auth,
+                                           bootstrap=BootstrapTokenAuthenticator(metrics.uninstrumented(storage), clock)
+                                           if o.enable_bootstrap_token_auth else None)
         self.client_ca = False
         # Who may do what (authorization/): every request passes it after authentication.
         self.authorizer: Authorizer = AlwaysAllow()

@@ -282,6 +282,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--anonymous-auth", type=flags.go_bool, default=True, nargs="?", const=True, metavar="BOOL",
                    help="requests without credentials are system:anonymous, in system:unauthenticated (default "
                         "true, as kube-apiserver); false answers them 401")
+    p.add_argument("--enable-bootstrap-token-auth", type=flags.go_bool, default=True, nargs="?", const=True,
+                   metavar="BOOL", help="bootstrap token Secrets (kube-system/bootstrap-token-<id>) authenticate as "
+                                        "system:bootstrap:<id> (default true, as kubeadm)")
     p.add_argument("--service-account-extend-token-expiration", type=flags.go_bool, default=True, nargs="?",
                    const=True,
                    metavar="BOOL", help="pod-bound tokens of the ServiceAccount plugin's projected volume are "
@@ -334,6 +337,7 @@ def server_run_options(args: argparse.Namespace) -> ServerRunOptions:
                             service_account_max_token_expiration=int(args.service_account_max_token_expiration),
                             service_account_extend_token_expiration=args.service_account_extend_token_expiration,
                             anonymous_auth=args.anonymous_auth,
+                            enable_bootstrap_token_auth=args.enable_bootstrap_token_auth,
                             authorization_modes=authorization_modes_served(args.authorization_mode))
 
 

@@ -2,7 +2,8 @@
 
 1. x509: the connection's verified client certificate (x509.py), if it names a user;
 2. a bearer token (`Authorization: Bearer <token>`), tried against the token file
-   (--token-auth-file, tokenfile.py), then the service account tokens (serviceaccount.py);
+   (--token-auth-file, tokenfile.py), then the service account tokens (serviceaccount.py),
+   then bootstrap tokens (--enable-bootstrap-token-auth, bootstrap.py);
    a token none of them accepts is a 401 (upstream: "invalid bearer token"), never anonymous;
 3. anonymous (--anonymous-auth, default true): system:anonymous in system:unauthenticated;
    with it off, a request without credentials is a 401.
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...api import errors
+from .bootstrap import BootstrapTokenAuthenticator
 from .serviceaccount import JWTTokenAuthenticator, TokenError
 from .tokenfile import TokenFile
 from .user import ANONYMOUS, UserInfo
@@ -48,11 +50,13 @@ class TokenResponse:
 
 class Authenticator:
     def __init__(self, clock: Clock, api_audiences: tuple[str, ...], *, token_file: TokenFile | None = None,
-                 service_accounts: JWTTokenAuthenticator | None = None, anonymous: bool = True) -> None:
+                 service_accounts: JWTTokenAuthenticator | None = None,
+                 bootstrap: BootstrapTokenAuthenticator | None = None, anonymous: bool = True) -> None:
         self.clock = clock
         self.api_audiences = api_audiences
         self.token_file = token_file or TokenFile({})
         self.service_accounts = service_accounts
+        self.bootstrap = bootstrap
         self.anonymous = anonymous
 
     async def authenticate(self, req: Request) -> UserInfo:
@@ -77,14 +81,12 @@ class Authenticator:
         raise errors.Unauthorized()
 
     async def authenticate_token(self, token: str, audiences: tuple[str, ...] | None = None) -> TokenResponse:
-        """The token union: the token file, then service account tokens. audiences None: the
-        API audiences (a request's); a TokenReview passes its own."""
+        """The token union: the token file, then service account tokens, then bootstrap
+        tokens. audiences None: the API audiences (a request's); a TokenReview passes its own."""
         wanted = self.api_audiences if audiences is None else audiences
         user = self.token_file.tokens.get(token)
-        if user is not None:
-            auds = tuple(a for a in self.api_audiences if a in wanted)       # WrapAudienceAgnosticToken
-            if auds or not self.api_audiences:
-                return TokenResponse(user, auds)
+        if user is not None and (resp := self._audience_agnostic(user, wanted)) is not None:
+            return resp
         if self.service_accounts is not None:
             try:
                 found = await self.service_accounts.authenticate_token(token, audiences)
@@ -94,7 +96,16 @@ class Authenticator:
                 return TokenResponse(None, error=f"[{INVALID_TOKEN}, {e}]")
             if found is not None:
                 return TokenResponse(*found)
+        if self.bootstrap is not None and (user := await self.bootstrap.authenticate_token(token)) is not None \
+                and (resp := self._audience_agnostic(user, wanted)) is not None:
+            return resp
         return TokenResponse(None, error=INVALID_TOKEN)
+
+    def _audience_agnostic(self, user: UserInfo, wanted: tuple[str, ...]) -> TokenResponse | None:
+        """A user of a token that names no audience (token file, bootstrap tokens): good for
+        the API audiences that were asked for. Upstream: WrapAudienceAgnosticToken"""
+        auds = tuple(a for a in self.api_audiences if a in wanted)
+        return TokenResponse(user, auds) if auds or not self.api_audiences else None
 
 
 def bearer_token(header: str | None) -> str | None:

@@ -33,7 +33,7 @@ CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collec
                "namespace-controller", "node-lifecycle-controller", "serviceaccount-controller",
                "root-ca-certificate-publisher-controller", "resourcequota-controller", "disruption-controller",
                "certificatesigningrequest-approving-controller", "certificatesigningrequest-signing-controller",
-               "serviceaccount-token-controller")
+               "serviceaccount-token-controller", "bootstrap-signer-controller", "token-cleaner-controller")
 CSR_SIGNING = "certificatesigningrequest-signing-controller"
 SA_TOKEN = "serviceaccount-token-controller"
 
@@ -119,6 +119,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
                               root_ca=options.root_ca, clock=clock).run())
     runs += _resource_quota_controller(cs("resourcequota-controller"), factory, clock, options)
     runs += _certificate_controllers(cs("certificate-controller"), factory, clock, options)
+    runs += _bootstrap_token_controllers(cs, factory, clock)
     if options.service_account_key is not None:
         # upstream: the root client ("tokens-controller"), not a service account of its own
         from ..serviceaccount.legacy import LEGACY_ISSUER
@@ -310,3 +311,13 @@ def kubeconfig_root_ca(kubeconfig: Any) -> bytes:
     if cluster.get("certificate-authority"):       # relative to the kubeconfig, as kubectl reads it
         return (pathlib.Path(kubeconfig).parent / cluster["certificate-authority"]).read_bytes()
     return b""
+
+
+def _bootstrap_token_controllers(cs: Callable[[str], Clientset], factory: SharedInformerFactory,
+                                 clock: Clock) -> list[Any]:
+    """The token cleaner and the bootstrap signer, which kubeadm turns on
+    (--controllers=*,bootstrapsigner,tokencleaner); upstream's default leaves them off."""
+    from ..controller.bootstrap import Signer, TokenCleaner
+    secrets = factory.core_v1().secrets()
+    return [TokenCleaner(cs("token-cleaner"), secrets, clock=clock).run(),
+            Signer(cs("bootstrap-signer"), secrets, factory.core_v1().configmaps(), clock=clock).run()]

@@ -13,17 +13,25 @@ server) adds, so every component is authorized exactly as in a kubeadm cluster.
 - kubeadm's ClusterRoleBinding kubeadm:cluster-admins (group kubeadm:cluster-admins ->
   cluster-admin), the organisation of the admin client certificate (DIR/kubeconfig's bearer
   token names the same user, also in system:masters: utils/pki.py).
+- kubeadm's kube-public/cluster-info ConfigMap (the cluster's address and CA, which joining
+  nodes read anonymously and check against the bootstrap signer's signatures), and the Role
+  and RoleBinding kubeadm:bootstrap-signer-clusterinfo that let system:anonymous get it.
 """
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from ..apiserver.authentication.user import NODES_GROUP, UserInfo, authenticated
 from ..apiserver.authorization.rbac import bootstrappolicy as policy
 
+log = logging.getLogger(__name__)
+
 SERVICE_ACCOUNTS = "system:serviceaccounts"
 KUBEADM_CLUSTER_ADMINS = "kubeadm:cluster-admins"
 NODES_BINDING = "kubeplane:nodes"
+CLUSTER_INFO = "cluster-info"
+CLUSTER_INFO_ROLE = "kubeadm:bootstrap-signer-clusterinfo"
 KUBE_CONTROLLER_MANAGER = authenticated("system:kube-controller-manager")
 KUBE_SCHEDULER = authenticated("system:kube-scheduler")
 KUBELET = authenticated("system:node:kubeplane", NODES_GROUP)
@@ -38,10 +46,14 @@ def controller_user(name: str) -> UserInfo:
 def kubeadm_policy(node_authorizer: bool) -> list[dict[str, Any]]:
     """What kubeadm init adds to the API server's bootstrap policy (and kubeplane's own two)."""
     def labelled(b: dict[str, Any]) -> dict[str, Any]:
-        b["metadata"] = {"name": b["metadata"]["name"]}    # not rbac-defaults: kubeadm's, kept as made
+        b["metadata"] = {k: v for k, v in b["metadata"].items() if k in ("name", "namespace")}   # not rbac-defaults: kubeadm's
         return b
     objs = [labelled(policy.cluster_role_binding(KUBEADM_CLUSTER_ADMINS, "cluster-admin",
-                                                 policy.group(KUBEADM_CLUSTER_ADMINS)))]
+                                                 policy.group(KUBEADM_CLUSTER_ADMINS))),
+            labelled(policy.role("kube-public", CLUSTER_INFO_ROLE,
+                                 policy.rule("get", policy.LEGACY, "configmaps", names=(CLUSTER_INFO,)))),
+            labelled(policy.role_binding("kube-public", CLUSTER_INFO_ROLE, CLUSTER_INFO_ROLE,
+                                         policy.user("system:anonymous")))]
     if not node_authorizer:
         objs.append(labelled(policy.cluster_role_binding(NODES_BINDING, "system:node",
                                                          policy.group(NODES_GROUP))))
@@ -52,7 +64,8 @@ def kubeadm_policy(node_authorizer: bool) -> list[dict[str, Any]]:
 CONTROLLER_SERVICE_ACCOUNTS = (
     "certificate-controller", "clusterrole-aggregation-controller", "deployment-controller", "disruption-controller",
     "generic-garbage-collector", "namespace-controller", "node-controller", "replicaset-controller",
-    "resourcequota-controller", "root-ca-cert-publisher", "service-account-controller")
+    "resourcequota-controller", "root-ca-cert-publisher", "service-account-controller", "bootstrap-signer",
+    "token-cleaner")
 
 
 async def ensure_controller_service_accounts(clientset: Any) -> None:
@@ -66,3 +79,39 @@ async def ensure_controller_service_accounts(clientset: Any) -> None:
                               "metadata": {"name": name, "namespace": "kube-system"}})
         except errors.AlreadyExists:
             pass
+
+
+def cluster_info_kubeconfig(server: str, ca_pem: bytes) -> str:
+    """The kubeconfig of cluster-info, as kubeadm's clientcmd.Write prints it: one cluster
+    named "", nothing else. Upstream: kubeadm phases/bootstraptoken/clusterinfo"""
+    import base64
+    return (f"apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: {base64.b64encode(ca_pem).decode()}\n"
+            f"    server: {server}\n  name: \"\"\ncontexts: null\ncurrent-context: \"\"\nkind: Config\n"
+            f"preferences: {{}}\nusers: null\n")
+
+
+async def ensure_cluster_info(api: Any, server: str, ca_pem: bytes) -> None:
+    """Create kube-public/cluster-info, or point it at this server's address again (`up` may
+    listen on another port after a restart; the signatures follow from the bootstrap signer).
+    Upstream: clusterinfo.CreateBootstrapConfigMapIfNotExists"""
+    import copy
+
+    from ..api import errors
+    from ..api.resources import lookup
+    from ..apiserver.authentication.user import APISERVER
+    from ..apiserver.registry import store
+    ri = lookup("", "v1", "configmaps")
+    assert ri is not None
+    kubeconfig = cluster_info_kubeconfig(server, ca_pem)
+    opts = store.WriteOptions(user=APISERVER, user_agent="kubeadm")
+    kv = await api.storage.get(ri.key("kube-public", CLUSTER_INFO))
+    try:
+        if kv is None:
+            await store.create(api, opts, ri, "kube-public", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+                "name": CLUSTER_INFO, "namespace": "kube-public"}, "data": {"kubeconfig": kubeconfig}}, [])
+        elif (kv.obj.get("data") or {}).get("kubeconfig") != kubeconfig:
+            new = copy.deepcopy(kv.obj)
+            new["data"] = {"kubeconfig": kubeconfig}
+            await store.update(api, opts, ri, new, kv.obj, kv.mod_revision, "", [])
+    except errors.StatusError as err:         # e.g. a concurrent writer: kubeadm would fail its phase
+        log.error("Failed to write kube-public/cluster-info: %s", err)

@@ -500,6 +500,8 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         log.info("Serving securely on %s", flags.host_port(args.address, port))
         tasks.extend(await start_bootstrap_controllers(api))     # the kubernetes Service, repair loops
         tasks.extend(await start_crd_controller(api))            # CRDs: names, establishing, serving, cleanup
+        tasks.append(asyncio.ensure_future(identities.ensure_cluster_info(        # kubeadm's, after the ready line
+            api, f"https://{api.server_address}", pki.ca_cert.read_bytes())))
         tasks.extend(start_components(supervisor, api, args, server))
         _log_serving(args, data_dir, supervisor)
         print(f"kubeplane is ready: export KUBECONFIG={kubeconfig}", flush=True)

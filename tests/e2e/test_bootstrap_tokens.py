@@ -86,3 +86,33 @@ def test_the_token_cleaner_deletes_an_expired_token(cluster: Cluster) -> None:
                  f"--from-literal=expiration={soon}")
     eventually(lambda: cluster.kubectl("get", "secret", "bootstrap-token-mnopqr", "-n", "kube-system",
                                        check=False).returncode != 0, "the expired token deleted", timeout=30)
+
+
+def test_a_joining_nodes_token_gets_its_client_certificate(cluster: Cluster) -> None:
+    """kubeadm join's TLS bootstrap: with a token of kubeadm's default node group, the node's
+    CSR is created, approved (kubeadm:node-autoapprove-bootstrap) and signed."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    create_token(cluster, "stuvwx", "--from-literal=usage-bootstrap-authentication=true",
+                 "--from-literal=auth-extra-groups=system:bootstrappers:kubeadm:default-node-token")
+    key = ec.generate_private_key(ec.SECP256R1())
+    request = x509.CertificateSigningRequestBuilder().subject_name(x509.Name([
+        x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:nodes"),
+        x509.NameAttribute(NameOID.COMMON_NAME, "system:node:joiner")])).sign(key, hashes.SHA256())
+    csr = {"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+           "metadata": {"name": "node-csr-joiner"},
+           "spec": {"request": base64.b64encode(request.public_bytes(serialization.Encoding.PEM)).decode(),
+                    "signerName": "kubernetes.io/kube-apiserver-client-kubelet",
+                    "usages": ["digital signature", "client auth"]}}
+    kubeconfig = token_kubeconfig(cluster, f"stuvwx.{TOKEN_SECRET}")
+    cluster.kubectl("--kubeconfig", str(kubeconfig), "create", "-f", "-", input=json.dumps(csr))
+    issued = eventually(lambda: cluster.get_json("csr", "node-csr-joiner")["status"].get("certificate"),
+                        "the node's certificate issued")
+    cert = x509.load_pem_x509_certificate(base64.b64decode(issued))
+    assert cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == "system:node:joiner"
+    got = cluster.get_json("csr", "node-csr-joiner")
+    assert got["spec"]["username"] == "system:bootstrap:stuvwx"
+    assert [c["type"] for c in got["status"]["conditions"]] == ["Approved"]

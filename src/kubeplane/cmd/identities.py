@@ -13,6 +13,9 @@ server) adds, so every component is authorized exactly as in a kubeadm cluster.
 - kubeadm's ClusterRoleBinding kubeadm:cluster-admins (group kubeadm:cluster-admins ->
   cluster-admin), the organisation of the admin client certificate (DIR/kubeconfig's bearer
   token names the same user, also in system:masters: utils/pki.py).
+- kubeadm's bindings for joining nodes: its default bootstrap token group may create CSRs
+  (system:node-bootstrapper) that are approved as node client certificates, and nodes may
+  renew theirs (kubeadm:node-autoapprove-*).
 - kubeadm's kube-public/cluster-info ConfigMap (the cluster's address and CA, which joining
   nodes read anonymously and check against the bootstrap signer's signatures), and the Role
   and RoleBinding kubeadm:bootstrap-signer-clusterinfo that let system:anonymous get it.
@@ -32,6 +35,7 @@ KUBEADM_CLUSTER_ADMINS = "kubeadm:cluster-admins"
 NODES_BINDING = "kubeplane:nodes"
 CLUSTER_INFO = "cluster-info"
 CLUSTER_INFO_ROLE = "kubeadm:bootstrap-signer-clusterinfo"
+DEFAULT_NODE_TOKEN_GROUP = "system:bootstrappers:kubeadm:default-node-token"
 KUBE_CONTROLLER_MANAGER = authenticated("system:kube-controller-manager")
 KUBE_SCHEDULER = authenticated("system:kube-scheduler")
 KUBELET = authenticated("system:node:kubeplane", NODES_GROUP)
@@ -53,7 +57,17 @@ def kubeadm_policy(node_authorizer: bool) -> list[dict[str, Any]]:
             labelled(policy.role("kube-public", CLUSTER_INFO_ROLE,
                                  policy.rule("get", policy.LEGACY, "configmaps", names=(CLUSTER_INFO,)))),
             labelled(policy.role_binding("kube-public", CLUSTER_INFO_ROLE, CLUSTER_INFO_ROLE,
-                                         policy.user("system:anonymous")))]
+                                         policy.user("system:anonymous"))),
+            # a node's bootstrap token (kubeadm token create's default group) may ask for its
+            # client certificate, which is approved, and a node may renew its own
+            labelled(policy.cluster_role_binding("kubeadm:kubelet-bootstrap", "system:node-bootstrapper",
+                                                 policy.group(DEFAULT_NODE_TOKEN_GROUP))),
+            labelled(policy.cluster_role_binding(
+                "kubeadm:node-autoapprove-bootstrap", "system:certificates.k8s.io:certificatesigningrequests:nodeclient",
+                policy.group(DEFAULT_NODE_TOKEN_GROUP))),
+            labelled(policy.cluster_role_binding(
+                "kubeadm:node-autoapprove-certificate-rotation",
+                "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", policy.group(NODES_GROUP)))]
     if not node_authorizer:
         objs.append(labelled(policy.cluster_role_binding(NODES_BINDING, "system:node",
                                                          policy.group(NODES_GROUP))))

@@ -33,6 +33,7 @@ CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collec
                "namespace-controller", "node-lifecycle-controller", "serviceaccount-controller",
                "root-ca-certificate-publisher-controller", "resourcequota-controller", "disruption-controller",
                "certificatesigningrequest-approving-controller", "certificatesigningrequest-signing-controller",
+               "certificatesigningrequest-cleaner-controller",
                "serviceaccount-token-controller", "bootstrap-signer-controller", "token-cleaner-controller")
 CSR_SIGNING = "certificatesigningrequest-signing-controller"
 SA_TOKEN = "serviceaccount-token-controller"
@@ -176,13 +177,15 @@ def _resource_quota_controller(clientset: Clientset, factory: SharedInformerFact
 
 def _certificate_controllers(clientset: Clientset, factory: SharedInformerFactory, clock: Clock,
                              options: ControllerManagerOptions) -> list[Any]:
-    """csrapproving, and csrsigning when given a CA (upstream starts it only with the signing
-    files), both as the certificate-controller service account, 5 workers each."""
+    """csrapproving, csrcleaner, and csrsigning when given a CA (upstream starts it only with
+    the signing files), all as the certificate-controller service account, 5 workers each."""
     if not _serves("certificates.k8s.io", "v1", "certificatesigningrequests"):
         return []
     from ..controller.certificates.approver import new_csr_approving_controller
+    from ..controller.certificates.cleaner import CSRCleanerController
     csrs = factory.certificates_v1().certificatesigningrequests()
-    runs = [new_csr_approving_controller(clientset, csrs, clock=clock).run(5)]
+    runs = [new_csr_approving_controller(clientset, csrs, clock=clock).run(5),
+            CSRCleanerController(clientset, csrs, clock=clock).run()]
     if options.cluster_signing_cert and options.cluster_signing_key:
         from ..controller.certificates.signer import load_ca, new_csr_signing_controllers
         ca = load_ca(options.cluster_signing_cert, options.cluster_signing_key)

@@ -33,7 +33,7 @@ CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collec
                "namespace-controller", "node-lifecycle-controller", "serviceaccount-controller",
                "root-ca-certificate-publisher-controller", "resourcequota-controller", "disruption-controller",
                "certificatesigningrequest-approving-controller", "certificatesigningrequest-signing-controller",
-               "certificatesigningrequest-cleaner-controller",
+               "certificatesigningrequest-cleaner-controller", "legacy-serviceaccount-token-cleaner-controller",
                "serviceaccount-token-controller", "bootstrap-signer-controller", "token-cleaner-controller")
 CSR_SIGNING = "certificatesigningrequest-signing-controller"
 SA_TOKEN = "serviceaccount-token-controller"
@@ -59,6 +59,9 @@ class ControllerManagerOptions:
     # --service-account-private-key-file's key: what the tokens controller signs legacy token
     # Secrets with; None, no tokens controller.
     service_account_key: Any = None
+    # --legacy-service-account-token-clean-up-period (8760h): how long a legacy token Secret
+    # stays unused before it is labelled invalid, and then before it is deleted.
+    legacy_token_clean_up_period: float = 365 * 24 * 3600.0
 
 
 async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
@@ -129,6 +132,10 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
         runs.append(TokensController(clientset, factory.core_v1().serviceaccounts(), factory.core_v1().secrets(),
                                      TokenGenerator(LEGACY_ISSUER, options.service_account_key),
                                      root_ca=options.root_ca, clock=clock).run(5))
+    from ..controller.serviceaccount.legacy_serviceaccount_token_cleaner import LegacySATokenCleaner
+    runs.append(LegacySATokenCleaner(factory.core_v1().serviceaccounts(), factory.core_v1().secrets(),
+                                     factory.core_v1().pods(), cs("legacy-service-account-token-cleaner"), clock=clock,
+                                     clean_up_period=options.legacy_token_clean_up_period).run())
     if _serves("rbac.authorization.k8s.io", "v1", "clusterroles"):
         from ..controller.clusterroleaggregation import ClusterRoleAggregationController
         runs.append(ClusterRoleAggregationController(factory.rbac_v1().clusterroles(),
@@ -207,6 +214,10 @@ def add_parser(sub: Any) -> None:
                         "--kubeconfig)")
     p.add_argument("--cluster-signing-duration", type=flags.go_duration, default=365 * 24 * 3600.0,
                    metavar="DURATION", help="the longest lifetime of a signed certificate (default 8760h0m0s)")
+    p.add_argument("--legacy-service-account-token-clean-up-period", type=flags.go_duration,
+                   default=365 * 24 * 3600.0, metavar="DURATION",
+                   help="how long a legacy service account token Secret may go unused before it is labelled invalid, "
+                        "and then before it is deleted (default 8760h0m0s)")
     p.add_argument("--service-account-private-key-file", type=pathlib.Path, default=None, metavar="FILE",
                    help="PEM private key the tokens controller signs legacy service account token Secrets with "
                         "(default: pki/sa.key beside the --kubeconfig, when it exists; none: no tokens controller)")
@@ -238,7 +249,8 @@ def run(args: argparse.Namespace) -> int:
         options = ControllerManagerOptions(root_ca=kubeconfig_root_ca(args.kubeconfig), cluster_signing_cert=signing[0],
                                            cluster_signing_key=signing[1],
                                            cluster_signing_duration=args.cluster_signing_duration,
-                                           service_account_key=sa_key)
+                                           service_account_key=sa_key,
+                                           legacy_token_clean_up_period=args.legacy_service_account_token_clean_up_period)
         started = [n for n in CONTROLLERS if (options.root_ca or n != "root-ca-certificate-publisher-controller")
                    and (signing[0] or n != CSR_SIGNING) and (sa_key is not None or n != SA_TOKEN)]
         health.add(ENDPOINTS, *(NamedCheck(name, _ok) for name in started))

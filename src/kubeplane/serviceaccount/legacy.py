@@ -11,6 +11,11 @@ SERVICE_ACCOUNT_NAME_CLAIM = "kubernetes.io/serviceaccount/service-account.name"
 SERVICE_ACCOUNT_UID_CLAIM = "kubernetes.io/serviceaccount/service-account.uid"
 SECRET_NAME_CLAIM = "kubernetes.io/serviceaccount/secret.name"
 NAMESPACE_CLAIM = "kubernetes.io/serviceaccount/namespace"
+# Upstream: LastUsedLabelKey, InvalidSinceLabelKey (pkg/serviceaccount/legacy.go): the day a
+# legacy token was last used (the API server writes it), and since when it is invalid (the
+# legacy token cleaner writes it; the authenticator refuses such a token).
+LAST_USED_LABEL = "kubernetes.io/legacy-token-last-used"
+INVALID_SINCE_LABEL = "kubernetes.io/legacy-token-invalid-since"
 
 
 def legacy_claims(sa_namespace: str, sa_name: str, sa_uid: str, secret_name: str) -> dict[str, str]:

@@ -19,8 +19,8 @@ from typing import Any
 
 from ...serviceaccount.claims import SERVICE_ACCOUNT_USERNAME_PREFIX
 from ...serviceaccount.legacy import (
-    LEGACY_ISSUER, NAMESPACE_CLAIM, SECRET_NAME_CLAIM, SECRET_TYPE, SERVICE_ACCOUNT_NAME_CLAIM, SERVICE_ACCOUNT_UID_CLAIM,
-    legacy_claims,
+    INVALID_SINCE_LABEL, LAST_USED_LABEL, LEGACY_ISSUER, NAMESPACE_CLAIM, SECRET_NAME_CLAIM, SECRET_TYPE,
+    SERVICE_ACCOUNT_NAME_CLAIM, SERVICE_ACCOUNT_UID_CLAIM, legacy_claims,
 )
 from .serviceaccount import (
     ALL_AUTHENTICATED, JWTTokenAuthenticator, Ref, TokenError, UserInfo, Verified, make_group_names,
@@ -31,8 +31,6 @@ __all__ = ["LEGACY_ISSUER", "SECRET_TYPE", "legacy_claims", "verified", "validat
 
 log = logging.getLogger(__name__)
 
-LAST_USED_LABEL = "kubernetes.io/legacy-token-last-used"
-INVALID_SINCE_LABEL = "kubernetes.io/legacy-token-invalid-since"
 
 
 def _claim(payload: dict[str, Any], key: str) -> str:

@@ -195,13 +195,16 @@ async def run_repair_loop(api: APIServer, repair: Repair, interval: float = REPA
 
 async def start_controllers(api: APIServer) -> list[asyncio.Future[None]]:
     """Create or reconcile the kubernetes Service now (before the ready line), then keep the
-    Endpoints and the allocations reconciled in the background; the caller cancels the tasks."""
+    Endpoints, the allocations and the legacy token tracking ConfigMap reconciled in the
+    background; the caller cancels the tasks."""
     controller = KubernetesServiceController(api)
     try:
         await controller.update_kubernetes_service()
     except errors.StatusError as err:
         log.error("unable to sync kubernetes service: %s", err.message)
-    tasks: list[asyncio.Future[None]] = [asyncio.ensure_future(controller.run())]
+    from . import legacytokentracking
+    tasks: list[asyncio.Future[None]] = [asyncio.ensure_future(controller.run()),
+                                         asyncio.ensure_future(legacytokentracking.run(api))]
     if api.service_repair is not None:
         tasks.append(asyncio.ensure_future(run_repair_loop(api, api.service_repair)))
     return tasks

@@ -17,11 +17,11 @@ from __future__ import annotations
 from typing import Any
 
 from ....api import errors
+from ....api.pod_visitors import pod_secret_names
 from ...authorization.node.graph import MIRROR_POD_ANNOTATION_KEY, pod_configmap_names
 from ...authorization.node.node_authorizer import NAMESPACE_NODE_LEASE, node_identity
 from ..chain import register
 from ..interface import Attributes, Operation, Plugin, forbidden
-from .service_account import pod_secret_names
 
 Obj = dict[str, Any]
 

@@ -112,7 +112,7 @@ class Graph:
         if MIRROR_POD_ANNOTATION_KEY in (meta.get("annotations") or {}):
             return
         # Imported here: the admission plugins (NodeRestriction) import this module.
-        from ...admission.plugins.service_account import pod_secret_names
+        from ....api.pod_visitors import pod_secret_names
         refs: list[Key] = []
         if sa := spec.get("serviceAccountName"):
             refs.append((SERVICEACCOUNT, ns, sa))

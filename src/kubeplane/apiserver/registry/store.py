@@ -320,9 +320,6 @@ async def update(api: APIServer, opts: WriteOptions, ri: ResourceInfo, new: Obj,
     A write that changes nothing is not stored (the resourceVersion stays), as upstream; an
     update that removes the last finalizer of an object being deleted deletes it.
     """
-    if str(expected) != old["metadata"].get("resourceVersion"):
-        # Upstream: Store.Update compares before anything else, so a stale no-op is a conflict too.
-        raise errors.Conflict(ri.group, ri.plural, objects.object_name(old), errors.OPTIMISTIC_LOCK_MSG)
     if heavy:
         await in_worker(default_update, new, old, subresource)
     else:
@@ -336,6 +333,11 @@ async def update(api: APIServer, opts: WriteOptions, ri: ResourceInfo, new: Obj,
     wrapper = resource_definition(ri).wrapper
     if wrapper is not None:             # upstream: the wrapping storage's updated-object function
         await wrapper.before_update(api, opts, ri, new["metadata"].get("namespace", ""), name, new, old)
+    if str(expected) != old["metadata"].get("resourceVersion"):
+        # Upstream: Store.Update compares once the updated object is made (mutating admission and
+        # a wrapping storage's checks, e.g. RBAC's escalation 403, come first) and before anything
+        # else, so a stale no-op is a conflict too.
+        raise errors.Conflict(ri.group, ri.plural, objects.object_name(old), errors.OPTIMISTIC_LOCK_MSG)
     # Upstream: Store.BeginUpdate (a Service's ClusterIPs and NodePorts), committed once stored.
     with service_alloc.begin_update(api.service_alloc, ri.plural, ri.group, new, old, subresource,
                                     opts.dry_run) as txn:

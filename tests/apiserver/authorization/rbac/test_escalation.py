@@ -259,3 +259,20 @@ async def test_resolution_errors_end_the_message_as_upstreams(api: APIServer) ->
         'roles.rbac.authorization.k8s.io "nodes-phantom" is forbidden: ' + JANE_NOT_HOLDING +
         '{APIGroups:[""], Resources:["nodes"], Verbs:["get"]}; resolution errors: '
         '[[roles.rbac.authorization.k8s.io "ghost" not found, roles.rbac.authorization.k8s.io "phantom" not found]]')
+
+
+async def test_a_stale_escalating_update_is_forbidden_not_a_conflict(api: APIServer) -> None:
+    """Upstream's policybased Update checks inside the updated-object function, which
+    Store.Update calls before it compares resourceVersions: 403, not 409 (a stale update that
+    escalates nothing is still the usual 409)."""
+    await make_jane_admin_of_default(api)
+    assert (await call(api, JANE, "POST", ROLES, role("pods", PODS)))[0] == 201
+    stale = (await call(api, JANE, "GET", f"{ROLES}/pods"))[1]
+    fresh = {**stale, "metadata": {**stale["metadata"], "labels": {"v": "2"}}}
+    assert (await call(api, JANE, "PUT", f"{ROLES}/pods", fresh))[0] == 200
+    escalating = {**stale, "rules": [PODS, NODES]}
+    status, body = await call(api, JANE, "PUT", f"{ROLES}/pods", escalating)
+    assert (status, body["reason"]) == (403, "Forbidden")
+    status, body = await call(api, JANE, "PUT", f"{ROLES}/pods", {**stale, "metadata": {**stale["metadata"],
+                                                                                        "labels": {"v": "3"}}})
+    assert (status, body["reason"]) == (409, "Conflict")

@@ -6,6 +6,7 @@ server, is the server's own (kubeplane.apiserver.inprocess), so the client needs
 """
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 import pathlib
@@ -94,18 +95,31 @@ class HTTPTransport:
         import aiohttp
         self.server = server.rstrip("/")
         self.token_source = token_source
-        ssl_ctx: ssl.SSLContext | bool = False
-        if self.server.startswith("https"):
-            ssl_ctx = ssl.create_default_context(cadata=ca_data.decode() if ca_data else None)
-            if client_cert is not None:
-                load_client_cert(ssl_ctx, *client_cert)
+        self._ca_data, self._connections = ca_data, connections
         headers = {"User-Agent": user_agent, "Accept": "application/json"}
         if token:
             headers["Authorization"] = f"Bearer {token}"
+        self._headers = headers
         self._aiohttp = aiohttp
-        self.session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(ssl=ssl_ctx, limit=connections), headers=headers,
+        self.session = self._new_session(client_cert)
+        self._closing: asyncio.Future[None] | None = None      # the session a rotation replaced
+
+    def _new_session(self, client_cert: tuple[bytes, bytes] | None) -> Any:
+        ssl_ctx: ssl.SSLContext | bool = False
+        if self.server.startswith("https"):
+            ssl_ctx = ssl.create_default_context(cadata=self._ca_data.decode() if self._ca_data else None)
+            if client_cert is not None:
+                load_client_cert(ssl_ctx, *client_cert)
+        return self._aiohttp.ClientSession(
+            connector=self._aiohttp.TCPConnector(ssl=ssl_ctx, limit=self._connections), headers=self._headers,
             read_bufsize=1 << 22)   # watch lines are whole objects; allow large ones
+
+    def set_client_cert(self, cert: bytes, key: bytes) -> None:
+        """Present this certificate from now on (a rotated one): requests go over new
+        connections, and the old ones are closed (watches on them end and are made anew), as
+        client-go's certificate rotation closes every connection of the transport."""
+        old, self.session = self.session, self._new_session((cert, key))
+        self._closing = asyncio.ensure_future(old.close())
 
     @classmethod
     def from_kubeconfig(cls, path: str | pathlib.Path, *, user_agent: str = "kubeplane") -> HTTPTransport:
@@ -155,3 +169,5 @@ class HTTPTransport:
 
     async def close(self) -> None:
         await self.session.close()
+        if self._closing is not None:
+            await self._closing

@@ -14,7 +14,9 @@ NodeRestriction as a real kubelet: it gets its own client certificate by TLS boo
 (kubelet/certificate/bootstrap.py), a CertificateSigningRequest made with the kubeconfig's
 credential that the controller-manager approves and signs (`kubectl get csr` lists them). The
 pair is kept in --cert-dir/<node>/kubelet-client-current.pem (default ROOT_DIR/pki with a
---root-dir, else memory only) and reused while valid. The one pod informer serving every node of
+--root-dir, else memory only) and reused while valid; with --rotate-certificates (default) each
+node renews it at 70-90 % of its life with a CSR made with its current one
+(kubelet/certificate/manager.py). The one pod informer serving every node of
 the process stays on the kubeconfig's credential (a node may only list its own pods), so that
 user must be able to list and watch pods, as the admin's can.
 
@@ -60,6 +62,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--cert-dir", type=pathlib.Path, default=None,
                    help="where each node's client certificate is kept, in <cert-dir>/<node>/ (default ROOT_DIR/pki "
                         "with --root-dir, else not kept)")
+    p.add_argument("--rotate-certificates", type=flags.go_bool, default=True, nargs="?", const=True, metavar="BOOL",
+                   help="renew each node's client certificate at 70-90 %% of its life with a CSR made with the current "
+                        "one (default true, as kubeadm's kubelet configuration)")
     p.add_argument("--port", type=flags.port, default=10250,
                    help="the port the kubelet serves on; 0 picks a free one (default 10250)")
 
@@ -81,7 +86,11 @@ def run(args: argparse.Namespace) -> int:
     cert_dir = args.cert_dir or (args.root_dir / "pki" if args.root_dir else None)
 
     async def run_nodes(cs: Any) -> None:
-        clientsets = await node_clientsets(cs, args.kubeconfig, node_names(args.nodes, args.node_prefix), cert_dir)
+        pairs: dict[str, tuple[bytes, bytes]] = {}
+        clientsets = await node_clientsets(cs, args.kubeconfig, node_names(args.nodes, args.node_prefix), cert_dir,
+                                           pairs)
+        rotations = [asyncio.ensure_future(rotate(node, node_cs, pairs[node], cert_dir))
+                     for node, node_cs in clientsets.items()] if args.rotate_certificates else []
         try:
             await run_kubelet(cs, nodes=args.nodes, runtime=args.runtime, profile=args.profile,
                               node_prefix=args.node_prefix, data_dir=args.root_dir, server=server,
@@ -92,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
                 raise Fatal(flags.listen_error(args.address, args.port, err)) from None   # the server never started
             raise
         finally:
+            for task in rotations:
+                task.cancel()
+            await asyncio.gather(*rotations, return_exceptions=True)
             for node_cs in clientsets.values():
                 await node_cs.close()
 
@@ -103,10 +115,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def node_clientsets(bootstrap: Any, kubeconfig: pathlib.Path, nodes: list[str],
-                          cert_dir: pathlib.Path | None) -> dict[str, Any]:
+                          cert_dir: pathlib.Path | None, pairs: dict[str, tuple[bytes, bytes]]) -> dict[str, Any]:
     """node name -> a clientset over HTTPS with that node's client certificate, each requested
-    with the kubeconfig's credential (all at once) or taken from cert_dir. Fatal if the API
-    server refuses a request: upstream's kubelet would retry for an hour."""
+    with the kubeconfig's credential (all at once) or taken from cert_dir (and put in `pairs`).
+    Fatal if the API server refuses a request: upstream's kubelet would retry for an hour."""
     import base64
 
     from ..api import errors
@@ -120,7 +132,8 @@ async def node_clientsets(bootstrap: Any, kubeconfig: pathlib.Path, nodes: list[
         else None)
 
     async def one(node: str) -> tuple[str, Any]:
-        pair = await load_or_request_client_cert(bootstrap, node, cert_dir / node if cert_dir else None, ca)
+        pair = pairs[node] = await load_or_request_client_cert(bootstrap, node, cert_dir / node if cert_dir else None,
+                                                                ca)
         return node, Clientset(HTTPTransport(cluster["server"], ca_data=ca, user_agent="kubelet", client_cert=pair))
     try:
         return dict(await asyncio.gather(*(one(n) for n in nodes)))
@@ -128,6 +141,19 @@ async def node_clientsets(bootstrap: Any, kubeconfig: pathlib.Path, nodes: list[
         raise Fatal(f"failed to run Kubelet: unable to create certificate signing request: {err}") from None
     except BootstrapError as err:
         raise Fatal(f"failed to run Kubelet: {err}") from None
+
+
+async def rotate(node: str, clientset: Any, pair: tuple[bytes, bytes], cert_dir: pathlib.Path | None) -> None:
+    """--rotate-certificates: renew the node's client certificate with its own (a CSR the
+    approver grants as selfnodeclient), keep it, and present it from then on."""
+    from ..kubelet.certificate.bootstrap import keep, request_node_certificate
+    from ..kubelet.certificate.manager import rotate_forever
+
+    async def renew() -> tuple[bytes, bytes]:
+        cert, key = await request_node_certificate(clientset, node)
+        keep(cert_dir / node if cert_dir else None, cert, key)
+        return cert, key
+    await rotate_forever(node, pair, renew, clientset.transport.set_client_cert)
 
 
 def _fail(err: Fatal) -> Any:

@@ -10,8 +10,8 @@ as upstream's) and reused while it is valid and issued by the cluster's CA.
 
 Upstream: pkg/kubelet/certificate/bootstrap/bootstrap.go (LoadClientCert,
 requestNodeCertificate, digestedName) and client-go util/certificate/csr/csr.go
-(RequestCertificate, ensureCompatible, WaitForCertificate). The certificate is not rotated
-(upstream's certificate manager renews it at 70-90 % of its life; ours lasts a year).
+(RequestCertificate, ensureCompatible, WaitForCertificate). Renewing it at 70-90 % of its life
+is manager.py's.
 """
 from __future__ import annotations
 
@@ -184,8 +184,13 @@ async def load_or_request_client_cert(client: Clientset, node: str, cert_dir: pa
         if kept is not None:
             return kept
     cert, key = await request_node_certificate(client, node)
-    if path is not None and cert_dir is not None:
-        make_private_dir(cert_dir)
-        write_atomic(path, cert + key)
+    keep(cert_dir, cert, key)
     return cert, key
+
+
+def keep(cert_dir: pathlib.Path | None, cert: bytes, key: bytes) -> None:
+    """Write the pair to <cert_dir>/kubelet-client-current.pem (nothing without a cert dir)."""
+    if cert_dir is not None:
+        make_private_dir(cert_dir)
+        write_atomic(cert_dir / CURRENT, cert + key)
 

@@ -423,8 +423,10 @@ class _Collector:
         yield _family(GaugeMetricFamily("apiserver_resource_objects", _RESOURCE_OBJECTS_HELP,
                                         labels=("group", "resource")), {(ri.group, ri.plural): n for ri, n in objects})
         yield from self._etcd()
+        from .admission import policy_metrics
         from .admission.webhook import metrics as webhook_metrics   # not at import: as prometheus_client
         yield from webhook_metrics.collect()       # apiserver_admission_webhook_*
+        yield from policy_metrics.collect()        # apiserver_{validating,mutating}_admission_policy_check_*
 
     def _etcd(self) -> Iterator[Metric]:
         from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily

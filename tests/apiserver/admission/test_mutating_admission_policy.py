@@ -214,3 +214,19 @@ def test_policy_expressions_are_compiled_when_written() -> None:
                  matchConditions=[{"name": "c", "expression": "object.nope("}])
     fields = [e.field for e in validate_mutating_admission_policy(bad)]
     assert fields == ["spec.matchConditions[0].expression", "spec.mutations[0].applyConfiguration.expression"]
+
+
+async def test_every_mutation_is_observed_in_the_check_metrics(server: APIServer) -> None:
+    """Upstream: the dispatcher's ObserveAdmission / ObserveRejection around each dispatchOne."""
+    from kubeplane.apiserver.admission import policy_metrics
+    policy_metrics.reset()
+    try:
+        await put(server, policy("policy1", apply_configuration("Object{spec: Object.spec{replicas: 3}}"),
+                                 json_patch("[JSONPatch{op: 'add', path: '/metadata/labels/a', value: object.nope}]")),
+                  binding("policy1"))
+        await denial(server, deployment(1, labels={"x": "y"}))
+        got = {labels: int(sum(h[:-1])) for (sub, labels), h in policy_metrics._checks.items()
+               if sub == policy_metrics.MUTATING}
+        assert got == {("policy1", "binding", "no_error"): 1, ("policy1", "binding", "invalid_error"): 1}
+    finally:
+        policy_metrics.reset()

@@ -6,6 +6,7 @@ TestNamespaceParamRefName, TestParamRef, TestCompositionRun...)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -391,3 +392,79 @@ async def test_excluded_equivalent_resource(server: APIServer) -> None:
                              validations=[{"expression": "false"}]), binding())
     p = ValidatingAdmissionPolicy(server)
     await p.validate(core_event("any"))
+
+
+# --- the check metrics (upstream's policy/validating/metrics and policy/mutating/metrics) ---
+
+@pytest.fixture
+def fresh_metrics() -> Iterator[None]:
+    from kubeplane.apiserver.admission import policy_metrics
+    policy_metrics.reset()
+    yield
+    policy_metrics.reset()
+
+
+def checks(subsystem: str) -> dict[tuple[str, ...], int]:
+    from kubeplane.apiserver.admission import policy_metrics
+    return {labels: int(sum(h[:-1])) for (sub, labels), h in policy_metrics._checks.items() if sub == subsystem}
+
+
+def test_check_error_types() -> None:
+    """Upstream: ErrorType (validating and mutating errors.go)"""
+    from kubeplane.apiserver.admission.policy_metrics import error_type
+    assert error_type(None) == "no_error"
+    assert error_type("compilation failed: ERROR: <input>:1:1: ...") == "compile_error"
+    assert error_type("compilation error: x") == "compile_error"
+    assert error_type("validation failed due to running out of cost budget, no further validation rules will "
+                      "be run") == "out_of_budget"
+    assert error_type("expression 'x' resulted in error: no such key: y") == "invalid_error"
+
+
+async def test_checks_are_observed_per_binding_action(server: APIServer, fresh_metrics: None) -> None:
+    """A failed validation once per action of the binding; a passing one not at all."""
+    from kubeplane.apiserver.admission import policy_metrics
+    p = ValidatingAdmissionPolicy(server)
+    await put(server, policy(), binding(actions=("Warn", "Audit")))
+    await p.validate(attrs(deployment(6)))
+    await p.validate(attrs(deployment(5)))
+    name = ("replicalimit-policy.example.com", "replicalimit-binding-test.example.com")
+    assert checks(policy_metrics.VALIDATING) == {(*name, "no_error", "warn"): 1, (*name, "no_error", "audit"): 1}
+    await put(server, binding(actions=("Deny",)))
+    await denial(p, attrs(deployment(6)))
+    assert checks(policy_metrics.VALIDATING)[(*name, "no_error", "deny")] == 1
+
+
+@pytest.mark.parametrize("failure_policy, action", [("Fail", "deny"), ("Ignore", "allow")])
+async def test_an_evaluation_error_is_observed_as_its_failure_policy_decides(
+        server: APIServer, fresh_metrics: None, failure_policy: str, action: str) -> None:
+    from kubeplane.apiserver.admission import policy_metrics
+    p = ValidatingAdmissionPolicy(server)
+    await put(server, policy(validations=[{"expression": "object.spec.nope > 1"}], failurePolicy=failure_policy),
+              binding())
+    if failure_policy == "Fail":
+        await denial(p, attrs(deployment(6)))
+    else:
+        await p.validate(attrs(deployment(6)))
+    assert checks(policy_metrics.VALIDATING) == {
+        ("replicalimit-policy.example.com", "replicalimit-binding-test.example.com", "invalid_error", action): 1}
+
+
+async def test_the_check_families_on_metrics(server: APIServer, fresh_metrics: None) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from kubeplane.apiserver.admission import policy_metrics
+    from kubeplane.apiserver.authentication.user import authenticated
+    from kubeplane.apiserver.request import Request
+    policy_metrics.observe(policy_metrics.MUTATING, ("p", "b", "no_error"), 0.002)
+    policy_metrics.observe(policy_metrics.VALIDATING, ("p", "b", "no_error", "deny"), 0.0000001)
+    server.authenticator.token_file.tokens["admin"] = authenticated("admin", "system:masters")
+    resp = await server.handle(Request.build("GET", "/metrics", "", {"authorization": "Bearer admin"}))
+    families = {f.name: f for f in text_string_to_metric_families(resp.body.decode())}
+    mutating = families["apiserver_mutating_admission_policy_check"]
+    assert [(s.name, s.labels, s.value) for s in mutating.samples] == [
+        ("apiserver_mutating_admission_policy_check_total",
+         {"policy": "p", "policy_binding": "b", "error_type": "no_error"}, 1.0)]
+    duration = families["apiserver_validating_admission_policy_check_duration_seconds"]
+    assert [(s.labels["le"], s.value) for s in duration.samples if s.name.endswith("_bucket")] == [
+        ("5e-07", 1.0), ("0.001", 1.0), ("0.01", 1.0), ("0.1", 1.0), ("1.0", 1.0), ("+Inf", 1.0)]
+    assert duration.samples[0].labels["enforcement_action"] == "deny"

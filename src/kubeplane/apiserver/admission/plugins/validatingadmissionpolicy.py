@@ -15,6 +15,7 @@ at the index's watcher (~0.5 us) and no coroutine.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
@@ -91,6 +92,8 @@ class Decision:
     binding: Obj | None
     message: str
     reason: str = ""
+    elapsed: float = 0.0          # the expression's evaluation, for the check metrics
+    error: bool = False           # an evaluation error (not a validation that returned false)
 
 
 @register
@@ -190,7 +193,7 @@ class ValidatingAdmissionPolicy(PolicyPlugin):
             if v.match_conditions:
                 m = v.match_conditions.match_activation(activation)
                 if m.error:
-                    denied.append(Decision(v, b, m.error))
+                    self._act(v, b, a, 0, Decision(v, b, m.error, error=True), ["Deny"], denied, failures)
                     return
                 if not m.matches:
                     return
@@ -198,12 +201,14 @@ class ValidatingAdmissionPolicy(PolicyPlugin):
             if v.variables:
                 activation = self._with_variables(v, env, data, budget)
             actions = (b.get("spec") or {}).get("validationActions") or []
-            results = []
+            results, elapsed = [], []
             for _, compiled, _ in v.validations:
+                started = time.perf_counter()
                 r = compiler.evaluate(compiled, activation)
+                elapsed.append(time.perf_counter() - started)
                 if not budget.charge(r.cost, r.refine):
-                    if fail:
-                        denied.append(Decision(v, b, compiler.OUT_OF_BUDGET))
+                    self._error(v, b, a, Decision(v, b, compiler.OUT_OF_BUDGET, elapsed=elapsed[-1], error=True),
+                                fail, denied, failures)
                     return
                 results.append(r)
             # every messageExpression is evaluated (and charged) with what the validations left
@@ -212,31 +217,33 @@ class ValidatingAdmissionPolicy(PolicyPlugin):
             for i, ((validation, _, message_expr), r) in enumerate(zip(v.validations, results)):
                 if r.error or not messages_spent:
                     message = r.error or f"failed messageExpression: {compiler.OUT_OF_BUDGET}"
-                    if fail:
-                        self._act(v, b, a, i, Decision(v, b, message), ["Deny"], denied, failures)
+                    self._error(v, b, a, Decision(v, b, message, elapsed=elapsed[i], error=True), fail, denied,
+                                failures, i)
                     continue
                 if r.value is True:
                     continue
                 d = Decision(v, b, _message(validation, message_expr, activation),
-                             validation.get("reason") or "Invalid")
+                             validation.get("reason") or "Invalid", elapsed[i])
                 self._act(v, b, a, i, d, actions, denied, failures)
             self._audit_annotations(v, b, a, activation, fail, denied)
 
     @staticmethod
     def _audit_annotations(v: Validator, b: Obj, a: Attributes, activation: Any, fail: bool,
                            denied: list[Decision]) -> None:
-        """Upstream: the auditAnnotation filter, with a budget of its own."""
+        """Upstream: the auditAnnotation filter, with a budget of its own; an error denies
+        (observed as a rejection) under failurePolicy Fail and is dropped under Ignore."""
         from ...cel import compiler
         budget = compiler.Budget()
         for key, compiled in v.audit_annotations:
+            started = time.perf_counter()
             r = compiler.evaluate(compiled, activation)
-            if not budget.charge(r.cost, r.refine):
+            error = compiler.OUT_OF_BUDGET if not budget.charge(r.cost, r.refine) else r.error
+            if error:
                 if fail:
-                    denied.append(Decision(v, b, compiler.OUT_OF_BUDGET))
-                return
-            if r.error:
-                if fail:
-                    denied.append(Decision(v, b, r.error))
+                    denied.append(Decision(v, b, error, elapsed=time.perf_counter() - started, error=True))
+                    _observe(v, b, error, "deny", denied[-1].elapsed)
+                if error == compiler.OUT_OF_BUDGET:
+                    return
                 continue
             value = r.value.strip() if isinstance(r.value, str) else ""
             if value:
@@ -259,6 +266,15 @@ class ValidatingAdmissionPolicy(PolicyPlugin):
                 activation = env.activation(data)
         return activation
 
+    def _error(self, v: Validator, b: Obj, a: Attributes, d: Decision, fail: bool, denied: list[Decision],
+               failures: list[Obj], index: int = 0) -> None:
+        """An evaluation error: a Deny under failurePolicy Fail, else let through (observed as
+        allowed with its error type). Upstream: policyDecisionActionForError."""
+        if fail:
+            self._act(v, b, a, index, d, ["Deny"], denied, failures)
+        else:
+            _observe(v, b, d.message, "allow", d.elapsed)
+
     @staticmethod
     def _act(v: Validator, b: Obj, a: Attributes, index: int, d: Decision, actions: list[str],
              denied: list[Decision], failures: list[Obj]) -> None:
@@ -271,6 +287,16 @@ class ValidatingAdmissionPolicy(PolicyPlugin):
             elif action == "Audit":
                 failures.append({"message": d.message, "policy": v.name, "binding": b["metadata"]["name"],
                                  "expressionIndex": index, "validationActions": actions})
+            else:
+                continue
+            _observe(v, b, d.message if d.error else None, action.lower(), d.elapsed)
+
+
+def _observe(v: Validator, b: Obj, error: str | None, action: str, elapsed: float) -> None:
+    """Upstream: celmetrics.Metrics.Observe{Admission,Rejection,Warn,Audit}."""
+    from .. import policy_metrics
+    policy_metrics.observe(policy_metrics.VALIDATING, (v.name, str(b["metadata"]["name"]),
+                                                       policy_metrics.error_type(error), action), elapsed)
 
 
 

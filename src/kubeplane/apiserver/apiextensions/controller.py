@@ -9,7 +9,9 @@
   whose names are accepted has its served versions registered (registry, discovery, OpenAPI)
   at once, and unregistered when it goes;
 * finalizer (controller/finalizer/crd_finalizer.go): a CRD marked for deletion has every
-  custom object deleted, then its customresourcecleanup finalizer removed.
+  custom object deleted, then its customresourcecleanup finalizer removed;
+* APIServices (crdregistration_controller.go): the Local APIService of every group-version a
+  CRD serves, after each batch of syncs (apiservices.py).
 
 It reads CRDs straight from storage (list, then watch: it lives in the server) and writes their
 status through the generic store, as the /status subresource (admission, validation). One
@@ -29,7 +31,7 @@ from ..registry import REGISTRY, store
 from ..registry.apiextensions.customresourcedefinition import CUSTOM_RESOURCE_DEFINITIONS as CRDS
 from ..registry.definition import Obj, ResourceDefinition
 from ..registry.deletion import DeleteOptions, delete
-from . import customresource, helpers
+from . import apiservices, customresource, helpers
 
 if TYPE_CHECKING:
     from ..server import APIServer
@@ -61,6 +63,7 @@ class CRDController:
             self._crds[kv.obj["metadata"]["name"]] = kv.obj
         for name in list(self._crds):
             await self._sync_logged(name)
+        await self._sync_api_services()
 
     async def run(self) -> None:
         """Watch the CRDs and sync each changed one (and its group's others) until cancelled."""
@@ -74,6 +77,7 @@ class CRDController:
                     del self._dirty[name]
                     if not await self._sync_logged(name):
                         self._retry_later(name)
+                await self._sync_api_services()
         finally:
             watcher.cancel()
 
@@ -115,6 +119,17 @@ class CRDController:
             log.exception("Error syncing CustomResourceDefinition", extra={"crd": name})
             return False
         return True
+
+    async def _sync_api_services(self) -> None:
+        """The Local APIServices of the CRDs' group-versions (apiservices.py), where APIService
+        is served."""
+        if not enablement.enabled("apiregistration.k8s.io", "v1", "apiservices"):
+            return
+        try:
+            await apiservices.sync_api_services(self.api, list(self._crds.values()))
+        except Exception:
+            log.exception("Error syncing the APIServices of CustomResourceDefinitions")
+            self.api.clock.after_func(RETRY_SECONDS, self._wake.set)
 
     # --- one CRD ----------------------------------------------------------------------------
 

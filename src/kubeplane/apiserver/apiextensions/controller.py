@@ -3,6 +3,8 @@
 * names (controller/status/naming_controller.go): status.acceptedNames and the NamesAccepted
   condition (NoConflicts, or PluralConflict/SingularConflict/ShortNamesConflict/KindConflict/
   ListKindConflict with `"foos" is already in use`) against the other CRDs of the group;
+* API approval (controller/apiapproval): the KubernetesAPIApprovalPolicyConformant condition
+  of a CRD in a protected group (apiapproval.py);
 * establishing (controller/establish/establishing_controller.go): Established
   InitialNamesAccepted once the names are accepted;
 * serving (apiserver/customresource_handler.go, customresource_discovery_controller.go): a CRD
@@ -31,7 +33,7 @@ from ..registry import REGISTRY, store
 from ..registry.apiextensions.customresourcedefinition import CUSTOM_RESOURCE_DEFINITIONS as CRDS
 from ..registry.definition import Obj, ResourceDefinition
 from ..registry.deletion import DeleteOptions, delete
-from . import apiservices, customresource, helpers
+from . import apiapproval, apiservices, customresource, helpers
 
 if TYPE_CHECKING:
     from ..server import APIServer
@@ -150,6 +152,7 @@ class CRDController:
                 await self.finalize(crd)
             return
         crd = await self.update_names(crd) or crd
+        crd = await self.update_api_approval(crd) or crd
         if not helpers.is_condition_true(crd, helpers.NAMES_ACCEPTED) and \
                 not helpers.is_condition_true(crd, helpers.ESTABLISHED):
             self.unserve(name)
@@ -181,6 +184,19 @@ class CRDController:
         helpers.set_condition(new, helpers.NAMES_ACCEPTED, accepted["status"], accepted["reason"], accepted["message"], now)
         helpers.set_condition(new, helpers.ESTABLISHED, established["status"], established["reason"],
                               established["message"], now)
+        return await self._update_status(crd, new)
+
+    async def update_api_approval(self, crd: Obj) -> Obj | None:
+        """Upstream: KubernetesAPIApprovalPolicyConformantConditionController.sync — the CRD as
+        written, None when unchanged (or not in a protected group)."""
+        cond = apiapproval.calculate_condition(crd)
+        if cond is None:
+            return None
+        current = helpers.find_condition(crd, apiapproval.CONDITION) or {}
+        if (current.get("status"), current.get("reason"), current.get("message")) == cond:
+            return None
+        new = _copy(crd)
+        helpers.set_condition(new, apiapproval.CONDITION, *cond, self.api.now())
         return await self._update_status(crd, new)
 
     async def establish(self, crd: Obj) -> Obj | None:

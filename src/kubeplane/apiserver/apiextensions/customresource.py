@@ -26,6 +26,7 @@ from ...api.resources import STATUS, Subresource
 from ...api.schema import definitions
 from ...api.validation import meta
 from ...api.validation.names import name_is_dns_subdomain
+from ..openapi import CUSTOM_V3
 from ..registry.definition import Column, Obj, ResourceDefinition, Row
 from ..registry.strategy import Strategy
 from ..tables.printers import translate_timestamp_since
@@ -227,6 +228,7 @@ def schema_definition(group: str, version: str, kind: str, root: Obj, plural: st
         node["x-kubernetes-preserve-unknown-fields"] = True
     defs = definitions()
     defs[name] = node
+    CUSTOM_V3[name] = openapi_v3(group, version, kind, root)
     defs[name + "List"] = {
         "description": f"{kind}List is a list of {kind}",
         "type": "object",
@@ -245,6 +247,86 @@ def forget_schema_definition(name: str) -> None:
     defs = definitions()
     defs.pop(name, None)
     defs.pop(name + "List", None)
+    CUSTOM_V3.pop(name, None)
+
+
+# --- OpenAPI v3 ---------------------------------------------------------------------------------
+
+# What a structural schema keeps of a JSONSchemaProps (Generic, Extensions, ValueValidation and
+# the structure): `example`, `externalDocs`, `id`, `$schema`, `definitions`... are not published.
+_STRUCTURAL_KEYS = frozenset({
+    "description", "type", "title", "default", "nullable",
+    "format", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength", "minLength", "pattern",
+    "maxItems", "minItems", "uniqueItems", "multipleOf", "enum", "maxProperties", "minProperties", "required",
+    "x-kubernetes-list-map-keys", "x-kubernetes-list-type", "x-kubernetes-map-type", "x-kubernetes-validations"})
+_TRUE_ONLY = ("x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource", "x-kubernetes-int-or-string")
+_INT_OR_STRING = [{"type": "integer"}, {"type": "string"}]
+_EMBEDDED_DOCS = {
+    "apiVersion": "apiVersion defines the versioned schema of this representation of an object. More info: "
+                  "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+    "kind": "kind is a string value representing the type of this object. In CamelCase. More info: "
+            "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"}
+
+
+def openapi_v3(group: str, version: str, kind: str, root: Obj) -> Obj:
+    """The schema upstream's builder publishes in v3 for a served version: the structural
+    schema unfolded (x-kubernetes-int-or-string gets its anyOf), value validations,
+    nullable, defaults and x-kubernetes-validations kept, embedded resources given
+    apiVersion/kind/metadata, then metadata, apiVersion and kind at the root — also under a
+    root that preserves unknown fields (v2 drops those properties; v3 keeps them).
+    Upstream: generateBuilder, buildKubeNative, addEmbeddedProperties, addTypeMetaProperties
+    (controller/openapi/builder/builder.go), Structural.Unfold and ToKubeOpenAPI (schema/)."""
+    node = _kube_openapi(root, embedded=False) if root else {"type": "object"}
+    node.setdefault("type", "object")
+    props = {k: v for k, v in _dict(node.get("properties")).items() if k not in ("apiVersion", "kind", "metadata")}
+    node["properties"] = {**_type_meta(), "metadata": {"$ref": f"#/$defs/{_META}ObjectMeta",
+                                                       "description": _OBJECT_META_DOC}, **props}
+    node["x-kubernetes-group-version-kind"] = [{"group": group, "kind": kind, "version": version}]
+    return node
+
+
+def _kube_openapi(s: Obj, embedded: bool = True) -> Obj:
+    out: Obj = {k: v for k, v in s.items() if k in _STRUCTURAL_KEYS}
+    out.update({k: True for k in _TRUE_ONLY if s.get(k) is True})
+    if isinstance(s.get("properties"), dict):
+        out["properties"] = {k: _kube_openapi(_dict(v)) for k, v in s["properties"].items()}
+    for k in ("items", "additionalProperties", "not"):
+        if isinstance(s.get(k), dict):
+            out[k] = _kube_openapi(s[k])
+        elif k == "additionalProperties" and isinstance(s.get(k), bool):
+            out[k] = s[k]
+    for k in ("allOf", "anyOf", "oneOf"):
+        if isinstance(s.get(k), list):
+            out[k] = [_kube_openapi(_dict(v)) for v in s[k]]
+    _unfold_int_or_string(out)
+    if embedded and out.get("x-kubernetes-embedded-resource"):
+        _add_embedded_properties(out)
+    return out
+
+
+def _unfold_int_or_string(s: Obj) -> None:
+    """Upstream: Structural.Unfold — an int-or-string gets anyOf integer/string, or, when it has
+    an anyOf of its own, that as the first allOf (unless either pattern is there already)."""
+    if not s.get("x-kubernetes-int-or-string"):
+        return
+    all_of = s.get("allOf") or []
+    if s.get("anyOf") == _INT_OR_STRING or (all_of and all_of[0] == {"anyOf": _INT_OR_STRING}):
+        return
+    if "anyOf" not in s:
+        s["anyOf"] = [dict(t) for t in _INT_OR_STRING]
+    else:
+        s["allOf"] = [{"anyOf": [dict(t) for t in _INT_OR_STRING]}, *all_of]
+
+
+def _add_embedded_properties(s: Obj) -> None:
+    """Upstream: addEmbeddedProperties — an embedded resource's apiVersion, kind and metadata,
+    kind and apiVersion required."""
+    props = dict(_dict(s.get("properties")))
+    props.update({k: {"description": doc, "type": "string"} for k, doc in _EMBEDDED_DOCS.items()})
+    props["metadata"] = {"$ref": f"#/$defs/{_META}ObjectMeta", "description": _OBJECT_META_DOC}
+    s["properties"] = props
+    required = list(s.get("required") or [])
+    s["required"] = required + [k for k in ("kind", "apiVersion") if k not in required]
 
 
 def served_definitions(crd: Obj) -> list[ResourceDefinition]:

@@ -419,9 +419,12 @@ def _conversions(group: str, version: str, storage: _StorageVersion, served: sch
     if not rewrite and not storage.defaults:
         return None, None
 
+    below: dict[int, bool] = {}
+
     def from_storage(obj: Obj) -> Obj:
         av = obj.get("apiVersion")
-        stored_default = storage.structural is not None and av == storage_gv
+        stored_default = (storage.structural is not None and av == storage_gv
+                          and needs_defaults(obj, storage.structural, below))
         convert = av != served_gv and isinstance(av, str) and av.startswith(group + "/")
         if not (stored_default or convert):
             return obj
@@ -434,6 +437,42 @@ def _conversions(group: str, version: str, storage: _StorageVersion, served: sch
             obj["apiVersion"] = served_gv
         return obj
     return (to_storage if rewrite else None), from_storage
+
+
+def needs_defaults(x: Any, s: schema.Structural | None, below: dict[int, bool]) -> bool:
+    """Whether schema.default(x, s) would change x: a field with a default absent (or a
+    non-nullable null) anywhere the schema has one. Reads ask this first, so a stored object
+    that has its defaults already (every object written since the schema got them) is served
+    as stored, without the copy and the defaulting walk. `below`: the memo of which schema
+    nodes have a default in their subtree (by id, for one schema's lifetime)."""
+    if s is None or not _defaults_below(s, below):
+        return False
+    if isinstance(x, dict):
+        for k, prop in s.properties.items():
+            if prop.has_default and (k not in x or (x[k] is None and not prop.nullable)):
+                return True
+        ap = s.additional_properties_schema
+        for k, v in x.items():
+            sub = s.properties.get(k)
+            if sub is None and ap is not None and v is None and not ap.nullable and ap.has_default:
+                return True
+            if needs_defaults(v, sub if sub is not None else ap, below):
+                return True
+    elif isinstance(x, list) and s.items is not None:
+        items = s.items
+        return any((v is None and not items.nullable and items.has_default) or needs_defaults(v, items, below)
+                   for v in x)
+    return False
+
+
+def _defaults_below(s: schema.Structural, below: dict[int, bool]) -> bool:
+    """Whether s or a schema under it declares a default."""
+    hit = below.get(id(s))
+    if hit is None:
+        below[id(s)] = False                # a guard while the subtree is walked
+        subs = [*s.properties.values(), s.items, s.additional_properties_schema]
+        hit = below[id(s)] = any(c is not None and (c.has_default or _defaults_below(c, below)) for c in subs)
+    return hit
 
 
 def _has_defaults(root: Obj) -> bool:

@@ -21,11 +21,12 @@ until a CRD of that name is seen again.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Protocol
 
 from ..api import types
 from ..api.resources import ResourceInfo, lookup
-from ..client.informers import SharedInformerFactory
+from ..client.informers import ResourceInformer
+from ..client.tools.cache.listers import GenericLister
 from ..client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
 from ..utils.clock import REAL_CLOCK, Clock
 
@@ -55,10 +56,16 @@ def _group_plural(crd: Any) -> tuple[str, str]:
     return str(spec.get("group") or ""), str(plural)
 
 
+class InformerSource(Protocol):
+    def informer_for(self, group: str, version: str, plural: str) -> ResourceInformer[GenericLister[Any]]:
+        """The shared informer of a served resource."""
+        ...
+
+
 class DiscoveryTrigger:
     """Wakes a discovery re-read on CRD changes, or after `period` seconds."""
 
-    def __init__(self, factory: SharedInformerFactory | None, clock: Clock = REAL_CLOCK,
+    def __init__(self, factory: InformerSource | None, clock: Clock = REAL_CLOCK,
                  period: float = DISCOVERY_SYNC_PERIOD) -> None:
         self.clock, self.period = clock, period
         self.wanted = asyncio.Event()

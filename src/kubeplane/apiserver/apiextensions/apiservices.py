@@ -76,16 +76,16 @@ async def sync_api_services(api: APIServer, crds: Iterable[Obj]) -> None:
     opts = store.WriteOptions(user=APISERVER, field_manager="kube-apiserver")
     for group, version in sorted(desired):
         want = api_service(group, version)
-        kv = existing.get(want["metadata"]["name"])
-        if kv is None:
+        found = existing.get(want["metadata"]["name"])
+        if found is None:
             try:
                 stored, _ = await store.create(api, opts, API_SERVICES, "", want, [])
             except errors.AlreadyExists:
                 continue
-        elif not _managed(kv.obj):
+        elif not _managed(found.obj):
             continue                    # a user's APIService of that name: not ours to change
         else:
-            stored = kv.obj
+            stored = found.obj
         await _mark_available(api, opts, stored)
 
 

@@ -276,7 +276,7 @@ def openapi_v3(group: str, version: str, kind: str, root: Obj) -> Obj:
     root that preserves unknown fields (v2 drops those properties; v3 keeps them).
     Upstream: generateBuilder, buildKubeNative, addEmbeddedProperties, addTypeMetaProperties
     (controller/openapi/builder/builder.go), Structural.Unfold and ToKubeOpenAPI (schema/)."""
-    node = _kube_openapi(root, embedded=False) if root else {"type": "object"}
+    node: Obj = _kube_openapi(root, embedded=False) if root else {"type": "object"}
     node.setdefault("type", "object")
     props = {k: v for k, v in _dict(node.get("properties")).items() if k not in ("apiVersion", "kind", "metadata")}
     node["properties"] = {**_type_meta(), "metadata": {"$ref": f"#/$defs/{_META}ObjectMeta",

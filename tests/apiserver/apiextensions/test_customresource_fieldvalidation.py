@@ -60,14 +60,14 @@ JSON_PATCH_BODY = '''[
   {"op": "add", "path": "/spec/ports/0/hostPort", "value": 8082},
   {"op": "add", "path": "/spec/ports/0/unknownNested", "value": "val"}
 ]'''
-# Upstream: patchYAMLBody (its finalizer domain-qualified: ours refuses a bare one, see the report).
+# Upstream: patchYAMLBody.
 CREATE_YAML = '''
 apiVersion: example.com/v1
 kind: Foo
 metadata:
   name: %s
   finalizers:
-  - example.com/test-finalizer
+  - test-finalizer
 spec:
   cronSpec: "* * * * */5"
   ports:

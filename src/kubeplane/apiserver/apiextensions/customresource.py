@@ -97,12 +97,13 @@ class _Validator:
     storage: bool = True            # the storage version (its defaults are the store's: `default`)
 
     def validate(self, obj: Obj) -> list[FieldError]:
-        errs = meta.validate_object_meta(_dict(obj.get("metadata")), self.namespaced, name_is_dns_subdomain)
+        errs = _generic_meta(meta.validate_object_meta(_dict(obj.get("metadata")), self.namespaced,
+                                                       name_is_dns_subdomain))
         errs += schema.validate(self.structural, obj)
         return errs + validate_scale_spec(obj, self.scale) + validate_scale_status(obj, self.scale)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = meta.validate_object_meta_update(_dict(new.get("metadata")), _dict(old.get("metadata")))
+        errs = _generic_meta(meta.validate_object_meta_update(_dict(new.get("metadata")), _dict(old.get("metadata"))))
         errs += schema.validate_update(self.structural, new, old)      # ratcheting, as upstream
         return errs + validate_scale_spec(new, self.scale) + validate_scale_status(new, self.scale)
 
@@ -133,6 +134,28 @@ class _Validator:
 
 def _dict(v: Any) -> Obj:
     return v if isinstance(v, dict) else {}
+
+
+# The kube finalizer-name rule of built-in kinds (api/validation/meta.py validate_finalizers);
+# a custom object's finalizers only need to be qualified names, and get a warning instead.
+KUBE_FINALIZER_RULE = "name is neither a standard finalizer name nor is it fully qualified"
+
+
+def _generic_meta(errs: list[FieldError]) -> list[FieldError]:
+    """apimachinery's ObjectMeta validation, which customResourceStrategy uses: the core
+    flavour's kube finalizer-name errors left out. Upstream: ValidateObjectMetaAccessor."""
+    return [e for e in errs if e.detail != KUBE_FINALIZER_RULE]
+
+
+def finalizer_warnings(obj: Obj) -> list[str]:
+    """Upstream: customResourceStrategy.WarningsOnCreate (generateWarningsFromObj,
+    validateKubeFinalizerName): a finalizer without a path is not refused, only warned of."""
+    out = []
+    for f in sorted(set(_dict(obj.get("metadata")).get("finalizers") or [])):
+        if isinstance(f, str) and "/" not in f and f not in meta.STANDARD_FINALIZERS:
+            out.append(f"metadata.finalizers: {errors.go_quote(f)}: prefer a domain-qualified finalizer name "
+                       "including a path (/) to avoid accidental conflicts with other finalizer writers")
+    return out
 
 
 # --- tables -----------------------------------------------------------------------------------
@@ -385,7 +408,7 @@ def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced
         subresources=tuple(subs), storage_prefix=f"{group}/{plural}",
         strategy=CustomResourceStrategy(group, plural, has_status, scale), defaulter=validator.default,
         defaults_outside_spec=True, coerce=validator.coerce, validates_served_version=True,
-        validate=validator.validate, validate_update=validator.validate_update,
+        validate=validator.validate, validate_update=validator.validate_update, warnings=finalizer_warnings,
         validate_status_update=validator.validate_status_update,
         field_selectors=field_selectors(v, namespaced),
         columns=lambda: [dict(c) for c in cols], printer=_printer(paths),

@@ -95,6 +95,7 @@ class _Validator:
     structural: schema.Structural
     scale: ScalePaths | None = None
     storage: bool = True            # the storage version (its defaults are the store's: `default`)
+    has_defaults: bool = True       # whether the schema declares any (else defaulting is a no-op)
 
     def validate(self, obj: Obj) -> list[FieldError]:
         errs = _generic_meta(meta.validate_object_meta(_dict(obj.get("metadata")), self.namespaced,
@@ -120,14 +121,15 @@ class _Validator:
         version's defaults are left to the store (the definition's defaulter, `default`)."""
         unknown = schema.prune(obj, self.structural)
         schema.prune_non_nullable_nulls_without_defaults(obj, self.structural)
-        if not self.storage:
+        if not self.storage and self.has_defaults:
             schema.default(obj, self.structural)
         return [f'unknown field "{p}"' for p in unknown]
 
     def default(self, obj: Obj) -> None:
         """Defaulting, then pruning (upstream: the codec's schema defaulter, then the decoder's
         pruning and its dropping of nulls where the schema allows none)."""
-        schema.default(obj, self.structural)
+        if self.has_defaults:
+            schema.default(obj, self.structural)
         schema.prune(obj, self.structural)
         schema.prune_non_nullable_nulls_without_defaults(obj, self.structural)
 
@@ -398,7 +400,9 @@ def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced
     scale = ScalePaths.from_crd(subresources.get("scale"))
     if scale is not None:
         subs.append(CUSTOM_SCALE)
-    validator = _Validator(namespaced, schema.structural_from(root), scale, version == storage.name)
+    structural = schema.structural_from(root)
+    validator = _Validator(namespaced, structural, scale, version == storage.name,
+                           structural.has_default or _defaults_below(structural, {}))
     cols, paths = _columns(v)
     to_storage, from_storage = _conversions(group, version, storage, validator.structural)
     return ResourceDefinition(

@@ -51,6 +51,10 @@ async def cs() -> AsyncIterator[FakeClientset]:
         await cs.close()
 
 
+async def test_the_built_in_kinds_are_not_custom_resources(cs: FakeClientset) -> None:
+    assert await custom_resources(cs.transport) == []
+
+
 async def test_a_resource_only_a_less_preferred_version_serves_is_discovered(cs: FakeClientset) -> None:
     await cs.seed(crd("widgets", "Widget", ("v2", "v1")), crd("gadgets", "Gadget", ("v1",)))
 

@@ -192,3 +192,23 @@ async def test_apply_refuses_unknown_nested_fields_whatever_field_validation(foo
         "  .spec.bogus: field not declared in schema\n"
         '  .spec.ports[containerPort=1,protocol="TCP"].x: field not declared in schema'))
     assert (await api.get(f"{BASE}/u")).status == 404
+
+
+async def test_apply_keeps_unknown_fields_where_the_schema_preserves_them(served: Any) -> None:  # noqa: F811
+    """Upstream's type converter gives a node with x-kubernetes-preserve-unknown-fields a
+    deduced element type: undeclared fields under it are applied (and owned), not refused."""
+    api = served
+    free = {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "properties": {"a": {"type": "string"}}}
+    await api.create(CRDS, crd(schema=schema({"free": free})))
+    await established(api, "foos.example.com")
+    body = {"apiVersion": "example.com/v1", "kind": "Foo", "metadata": {"name": "f"},
+            "spec": {"free": {"a": "x", "b": {"c": 1}}}}
+    r = await api.call("PATCH", f"{BASE}/f", {"fieldManager": "m", "fieldValidation": "Strict"}, body=body,
+                       headers=APPLY)
+    assert r.status == 201, r.json
+    assert r.json["spec"] == {"free": {"a": "x", "b": {"c": 1}}}
+    assert r.json["metadata"]["managedFields"][0]["fieldsV1"] == {
+        "f:spec": {"f:free": {"f:a": {}, "f:b": {".": {}, "f:c": {}}}}}
+    body["spec"]["bogus"] = 1                       # spec itself preserves nothing
+    r = await api.call("PATCH", f"{BASE}/f", {"fieldManager": "m"}, body=body, headers=APPLY)
+    assert r.status == 400 and ".spec.bogus: field not declared in schema" in r.json["message"]

@@ -136,3 +136,30 @@ async def test_the_trigger_waits_for_the_period_without_crd_events() -> None:
 
 async def _v(value: Any) -> Any:
     return value
+
+
+async def test_a_custom_kind_in_a_built_in_group_version_is_collected_with_its_owner() -> None:
+    from kubeplane.client.metadata import MetadataClient
+
+    from .test_custom_resources import deployment, gone, ref
+    cs = await FakeClientset.new()
+    factory = SharedInformerFactory(cs)
+    gc = GarbageCollector(cs, factory, workers=2)
+    task = asyncio.create_task(gc.run())
+    try:
+        await factory.wait_for_cache_sync()
+        await cs.seed(crd("probes", "Probe", ("v1",), group="networking.k8s.io"))
+        monitors = gc.dependency_graph_builder.runtime_monitors
+        await eventually(lambda: _v(("networking.k8s.io", "v1", "probes") in monitors), "probes monitored")
+        ri = gc.rest_mapper[("networking.k8s.io", "Probe")]
+        (d,) = await cs.seed(deployment("web"))
+        probes = MetadataClient(cs.transport, ri, "default")
+        await probes.create({"apiVersion": "networking.k8s.io/v1", "kind": "Probe", "metadata": {
+            "name": "p1", "namespace": "default", "ownerReferences": [ref("apps/v1", "Deployment", d)]}})
+        await cs.apps_v1().deployments("default").delete("web", propagation_policy="Background")
+        await eventually(lambda: gone(probes, "p1"), "the probe collected")
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await factory.shutdown()
+        await cs.close()

@@ -198,6 +198,38 @@ def parse_json(body: bytes) -> Any:
     return value
 
 
+def duplicate_keys(body: bytes) -> list[tuple[str | int, ...]]:
+    """The path of each duplicate key of a JSON body, in document order (object keys and list
+    indices, the duplicate key last); [] for a body without any, or one that does not parse
+    (its own error comes later). patch/strict.py names them as the patch's Go type reads them."""
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        obj = None
+    if obj is not None and not _maybe_duplicates(body, obj):
+        return []
+    try:
+        tree = _slow_loads(body)
+    except (errors.BadRequest, RecursionError):
+        return []
+    out: list[tuple[str | int, ...]] = []
+    _collect_duplicates(tree, (), out)
+    return out
+
+
+def _collect_duplicates(node: Any, path: tuple[str | int, ...], out: list[tuple[str | int, ...]]) -> None:
+    if type(node) is _Pairs:
+        seen: set[str] = set()
+        for k, v in node:
+            if k in seen:
+                out.append(path + (k,))
+            seen.add(k)
+            _collect_duplicates(v, path + (k,), out)
+    elif type(node) is list:
+        for i, v in enumerate(node):
+            _collect_duplicates(v, path + (i,), out)
+
+
 def _decode_json(body: bytes, strict: bool) -> tuple[dict[str, Any], list[str], Any]:
     """(object, [], pairs-tree or None). The tree is built only when duplicates are possible."""
     try:

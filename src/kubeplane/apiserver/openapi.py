@@ -379,9 +379,14 @@ def _subresource_definition(r: res.ResourceInfo, sub: res.Subresource) -> str:
 # --- schemas -----------------------------------------------------------------------------------
 
 
+# What v3 publishes for a custom resource's definition instead of the definition itself (which
+# the decoders read): upstream's builder output (apiextensions/customresource.py openapi_v3).
+CUSTOM_V3: dict[str, dict[str, Any]] = {}
+
+
 def _schemas(roots: list[str]) -> dict[str, Any]:
     """components.schemas: the roots and every definition they reach, converted to OpenAPI 3."""
-    defs = definitions()
+    defs = {**definitions(), **CUSTOM_V3} if CUSTOM_V3 else definitions()
     out: dict[str, Any] = {}
     todo = [n for n in roots if n in defs or n in _EXTRA_SCHEMAS]
     while todo:

@@ -18,13 +18,14 @@ import msgspec
 import orjson
 
 from ..api import errors
-from ..api.resources import GROUP_VERSIONS, ResourceInfo
+from ..api.resources import GROUP_VERSIONS, RESOURCES, ResourceInfo
 from ..api.types import meta_v1
 from ..api.types.base import Struct
 from .rest import ResourceClient, raise_for_status
 from .transport import Transport
 
 _BUILTIN_GROUP_VERSIONS = frozenset(GROUP_VERSIONS)
+_BUILTIN_RESOURCES = frozenset((r.group, r.plural) for r in RESOURCES)
 
 
 class PartialObjectMetadata(Struct):
@@ -65,24 +66,36 @@ async def _get_json(transport: Transport, path: str) -> Any:
 
 
 async def custom_resources(transport: Transport) -> list[ResourceInfo]:
-    """The resources of every group's preferred version that the built-in table does not know
-    (the custom resources), from legacy discovery: GET /apis, then one APIResourceList per
-    unknown group-version. A group-version that vanished meanwhile is skipped.
+    """The resources discovery lists that the built-in table does not know (the custom
+    resources: in their own groups, or in a built-in group-version), each in the most preferred
+    version that serves it, from legacy discovery: GET /apis, then one APIResourceList per
+    group-version (a group-version that vanished meanwhile is skipped).
 
-    Upstream: discovery.ServerPreferredResources (restricted to what is not compiled in).
+    Upstream: discovery.ServerPreferredResources — a resource is listed in the first version
+    of its group's preference order that has it, so one only a less preferred version serves
+    (a CRD kept at v1 beside another group's CRD at v2) is there too; restricted to what is not
+    compiled in. The core group holds no custom resources (a CRD's group has a dot).
     """
     groups = (await _get_json(transport, "/apis")).get("groups") or []
     out: list[ResourceInfo] = []
+    seen: set[tuple[str, str]] = set()
     for g in groups:
         name = g.get("name") or ""
-        version = ((g.get("preferredVersion") or {}).get("version")) or ""
-        if not name or not version or (name, version) in _BUILTIN_GROUP_VERSIONS:
-            continue
-        try:
-            lst = await _get_json(transport, f"/apis/{name}/{version}")
-        except errors.NotFound:
-            continue
-        out += [resource_info(name, version, r) for r in lst.get("resources") or [] if "/" not in r.get("name", "")]
+        for v in g.get("versions") or []:
+            version = (v or {}).get("version") or ""
+            if not name or not version or ("." not in name and (name, version) in _BUILTIN_GROUP_VERSIONS):
+                continue
+            try:
+                lst = await _get_json(transport, f"/apis/{name}/{version}")
+            except errors.NotFound:
+                continue
+            for r in lst.get("resources") or []:
+                plural = r.get("name", "")
+                if "/" in plural or (name, plural) in seen:
+                    continue
+                seen.add((name, plural))
+                if (name, plural) not in _BUILTIN_RESOURCES:
+                    out.append(resource_info(name, version, r))
     return out
 
 

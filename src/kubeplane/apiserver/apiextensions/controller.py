@@ -3,13 +3,17 @@
 * names (controller/status/naming_controller.go): status.acceptedNames and the NamesAccepted
   condition (NoConflicts, or PluralConflict/SingularConflict/ShortNamesConflict/KindConflict/
   ListKindConflict with `"foos" is already in use`) against the other CRDs of the group;
+* API approval (controller/apiapproval): the KubernetesAPIApprovalPolicyConformant condition
+  of a CRD in a protected group (apiapproval.py);
 * establishing (controller/establish/establishing_controller.go): Established
   InitialNamesAccepted once the names are accepted;
 * serving (apiserver/customresource_handler.go, customresource_discovery_controller.go): a CRD
   whose names are accepted has its served versions registered (registry, discovery, OpenAPI)
   at once, and unregistered when it goes;
 * finalizer (controller/finalizer/crd_finalizer.go): a CRD marked for deletion has every
-  custom object deleted, then its customresourcecleanup finalizer removed.
+  custom object deleted, then its customresourcecleanup finalizer removed;
+* APIServices (crdregistration_controller.go): the Local APIService of every group-version a
+  CRD serves, after each batch of syncs (apiservices.py).
 
 It reads CRDs straight from storage (list, then watch: it lives in the server) and writes their
 status through the generic store, as the /status subresource (admission, validation). One
@@ -30,7 +34,7 @@ from ..registry import REGISTRY, store
 from ..registry.apiextensions.customresourcedefinition import CUSTOM_RESOURCE_DEFINITIONS as CRDS
 from ..registry.definition import Obj, ResourceDefinition
 from ..registry.deletion import DeleteOptions, delete
-from . import helpers
+from . import apiapproval, apiservices, helpers
 
 if TYPE_CHECKING:
     from ..server import APIServer
@@ -62,6 +66,7 @@ class CRDController:
             self._crds[kv.obj["metadata"]["name"]] = kv.obj
         for name in list(self._crds):
             await self._sync_logged(name)
+        await self._sync_api_services()
 
     async def run(self) -> None:
         """Watch the CRDs and sync each changed one (and its group's others) until cancelled."""
@@ -75,6 +80,7 @@ class CRDController:
                     del self._dirty[name]
                     if not await self._sync_logged(name):
                         self._retry_later(name)
+                await self._sync_api_services()
         finally:
             watcher.cancel()
 
@@ -117,6 +123,17 @@ class CRDController:
             return False
         return True
 
+    async def _sync_api_services(self) -> None:
+        """The Local APIServices of the CRDs' group-versions (apiservices.py), where APIService
+        is served."""
+        if not enablement.enabled("apiregistration.k8s.io", "v1", "apiservices"):
+            return
+        try:
+            await apiservices.sync_api_services(self.api, list(self._crds.values()))
+        except Exception:
+            log.exception("Error syncing the APIServices of CustomResourceDefinitions")
+            self.api.clock.after_func(RETRY_SECONDS, self._wake.set)
+
     # --- one CRD ----------------------------------------------------------------------------
 
     async def sync(self, name: str) -> None:
@@ -136,6 +153,7 @@ class CRDController:
                 await self.finalize(crd)
             return
         crd = await self.update_names(crd) or crd
+        crd = await self.update_api_approval(crd) or crd
         if not helpers.is_condition_true(crd, helpers.NAMES_ACCEPTED) and \
                 not helpers.is_condition_true(crd, helpers.ESTABLISHED):
             self.unserve(name)
@@ -167,6 +185,19 @@ class CRDController:
         helpers.set_condition(new, helpers.NAMES_ACCEPTED, accepted["status"], accepted["reason"], accepted["message"], now)
         helpers.set_condition(new, helpers.ESTABLISHED, established["status"], established["reason"],
                               established["message"], now)
+        return await self._update_status(crd, new)
+
+    async def update_api_approval(self, crd: Obj) -> Obj | None:
+        """Upstream: KubernetesAPIApprovalPolicyConformantConditionController.sync — the CRD as
+        written, None when unchanged (or not in a protected group)."""
+        cond = apiapproval.calculate_condition(crd)
+        if cond is None:
+            return None
+        current = helpers.find_condition(crd, apiapproval.CONDITION) or {}
+        if (current.get("status"), current.get("reason"), current.get("message")) == cond:
+            return None
+        new = _copy(crd)
+        helpers.set_condition(new, apiapproval.CONDITION, *cond, self.api.now())
         return await self._update_status(crd, new)
 
     async def establish(self, crd: Obj) -> Obj | None:

@@ -26,6 +26,7 @@ from ...api.resources import STATUS, Subresource
 from ...api.schema import definitions
 from ...api.validation import meta
 from ...api.validation.names import name_is_dns_subdomain
+from ..openapi import CUSTOM_V3
 from ..registry.definition import Column, Obj, ResourceDefinition, Row
 from ..registry.strategy import Strategy
 from ..tables.printers import translate_timestamp_since
@@ -96,14 +97,16 @@ class _Validator:
     structural: schema.Structural
     scale: ScalePaths | None = None
     storage: bool = True            # the storage version (its defaults are the store's: `default`)
+    has_defaults: bool = True       # whether the schema declares any (else defaulting is a no-op)
 
     def validate(self, obj: Obj) -> list[FieldError]:
-        errs = meta.validate_object_meta(_dict(obj.get("metadata")), self.namespaced, name_is_dns_subdomain)
+        errs = _generic_meta(meta.validate_object_meta(_dict(obj.get("metadata")), self.namespaced,
+                                                       name_is_dns_subdomain))
         errs += schema.validate(self.structural, obj)
         return errs + validate_scale_spec(obj, self.scale) + validate_scale_status(obj, self.scale)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = meta.validate_object_meta_update(_dict(new.get("metadata")), _dict(old.get("metadata")))
+        errs = _generic_meta(meta.validate_object_meta_update(_dict(new.get("metadata")), _dict(old.get("metadata"))))
         errs += schema.validate_update(self.structural, new, old)      # ratcheting, as upstream
         return errs + validate_scale_spec(new, self.scale) + validate_scale_status(new, self.scale)
 
@@ -120,20 +123,43 @@ class _Validator:
         version's defaults are left to the store (the definition's defaulter, `default`)."""
         unknown = schema.prune(obj, self.structural)
         schema.prune_non_nullable_nulls_without_defaults(obj, self.structural)
-        if not self.storage:
+        if not self.storage and self.has_defaults:
             schema.default(obj, self.structural)
         return [f'unknown field "{p}"' for p in unknown]
 
     def default(self, obj: Obj) -> None:
         """Defaulting, then pruning (upstream: the codec's schema defaulter, then the decoder's
         pruning and its dropping of nulls where the schema allows none)."""
-        schema.default(obj, self.structural)
+        if self.has_defaults:
+            schema.default(obj, self.structural)
         schema.prune(obj, self.structural)
         schema.prune_non_nullable_nulls_without_defaults(obj, self.structural)
 
 
 def _dict(v: Any) -> Obj:
     return v if isinstance(v, dict) else {}
+
+
+# The kube finalizer-name rule of built-in kinds (api/validation/meta.py validate_finalizers);
+# a custom object's finalizers only need to be qualified names, and get a warning instead.
+KUBE_FINALIZER_RULE = "name is neither a standard finalizer name nor is it fully qualified"
+
+
+def _generic_meta(errs: list[FieldError]) -> list[FieldError]:
+    """apimachinery's ObjectMeta validation, which customResourceStrategy uses: the core
+    flavour's kube finalizer-name errors left out. Upstream: ValidateObjectMetaAccessor."""
+    return [e for e in errs if e.detail != KUBE_FINALIZER_RULE]
+
+
+def finalizer_warnings(obj: Obj) -> list[str]:
+    """Upstream: customResourceStrategy.WarningsOnCreate (generateWarningsFromObj,
+    validateKubeFinalizerName): a finalizer without a path is not refused, only warned of."""
+    out = []
+    for f in sorted(set(_dict(obj.get("metadata")).get("finalizers") or [])):
+        if isinstance(f, str) and "/" not in f and f not in meta.STANDARD_FINALIZERS:
+            out.append(f"metadata.finalizers: {errors.go_quote(f)}: prefer a domain-qualified finalizer name "
+                       "including a path (/) to avoid accidental conflicts with other finalizer writers")
+    return out
 
 
 # --- tables -----------------------------------------------------------------------------------
@@ -229,6 +255,7 @@ def schema_definition(group: str, version: str, kind: str, root: Obj, plural: st
         node["x-kubernetes-preserve-unknown-fields"] = True
     defs = definitions()
     defs[name] = node
+    CUSTOM_V3[name] = openapi_v3(group, version, kind, root)
     defs[name + "List"] = {
         "description": f"{kind}List is a list of {kind}",
         "type": "object",
@@ -247,6 +274,86 @@ def forget_schema_definition(name: str) -> None:
     defs = definitions()
     defs.pop(name, None)
     defs.pop(name + "List", None)
+    CUSTOM_V3.pop(name, None)
+
+
+# --- OpenAPI v3 ---------------------------------------------------------------------------------
+
+# What a structural schema keeps of a JSONSchemaProps (Generic, Extensions, ValueValidation and
+# the structure): `example`, `externalDocs`, `id`, `$schema`, `definitions`... are not published.
+_STRUCTURAL_KEYS = frozenset({
+    "description", "type", "title", "default", "nullable",
+    "format", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength", "minLength", "pattern",
+    "maxItems", "minItems", "uniqueItems", "multipleOf", "enum", "maxProperties", "minProperties", "required",
+    "x-kubernetes-list-map-keys", "x-kubernetes-list-type", "x-kubernetes-map-type", "x-kubernetes-validations"})
+_TRUE_ONLY = ("x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource", "x-kubernetes-int-or-string")
+_INT_OR_STRING = [{"type": "integer"}, {"type": "string"}]
+_EMBEDDED_DOCS = {
+    "apiVersion": "apiVersion defines the versioned schema of this representation of an object. More info: "
+                  "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+    "kind": "kind is a string value representing the type of this object. In CamelCase. More info: "
+            "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"}
+
+
+def openapi_v3(group: str, version: str, kind: str, root: Obj) -> Obj:
+    """The schema upstream's builder publishes in v3 for a served version: the structural
+    schema unfolded (x-kubernetes-int-or-string gets its anyOf), value validations,
+    nullable, defaults and x-kubernetes-validations kept, embedded resources given
+    apiVersion/kind/metadata, then metadata, apiVersion and kind at the root — also under a
+    root that preserves unknown fields (v2 drops those properties; v3 keeps them).
+    Upstream: generateBuilder, buildKubeNative, addEmbeddedProperties, addTypeMetaProperties
+    (controller/openapi/builder/builder.go), Structural.Unfold and ToKubeOpenAPI (schema/)."""
+    node: Obj = _kube_openapi(root, embedded=False) if root else {"type": "object"}
+    node.setdefault("type", "object")
+    props = {k: v for k, v in _dict(node.get("properties")).items() if k not in ("apiVersion", "kind", "metadata")}
+    node["properties"] = {**_type_meta(), "metadata": {"$ref": f"#/$defs/{_META}ObjectMeta",
+                                                       "description": _OBJECT_META_DOC}, **props}
+    node["x-kubernetes-group-version-kind"] = [{"group": group, "kind": kind, "version": version}]
+    return node
+
+
+def _kube_openapi(s: Obj, embedded: bool = True) -> Obj:
+    out: Obj = {k: v for k, v in s.items() if k in _STRUCTURAL_KEYS}
+    out.update({k: True for k in _TRUE_ONLY if s.get(k) is True})
+    if isinstance(s.get("properties"), dict):
+        out["properties"] = {k: _kube_openapi(_dict(v)) for k, v in s["properties"].items()}
+    for k in ("items", "additionalProperties", "not"):
+        if isinstance(s.get(k), dict):
+            out[k] = _kube_openapi(s[k])
+        elif k == "additionalProperties" and isinstance(s.get(k), bool):
+            out[k] = s[k]
+    for k in ("allOf", "anyOf", "oneOf"):
+        if isinstance(s.get(k), list):
+            out[k] = [_kube_openapi(_dict(v)) for v in s[k]]
+    _unfold_int_or_string(out)
+    if embedded and out.get("x-kubernetes-embedded-resource"):
+        _add_embedded_properties(out)
+    return out
+
+
+def _unfold_int_or_string(s: Obj) -> None:
+    """Upstream: Structural.Unfold — an int-or-string gets anyOf integer/string, or, when it has
+    an anyOf of its own, that as the first allOf (unless either pattern is there already)."""
+    if not s.get("x-kubernetes-int-or-string"):
+        return
+    all_of = s.get("allOf") or []
+    if s.get("anyOf") == _INT_OR_STRING or (all_of and all_of[0] == {"anyOf": _INT_OR_STRING}):
+        return
+    if "anyOf" not in s:
+        s["anyOf"] = [dict(t) for t in _INT_OR_STRING]
+    else:
+        s["allOf"] = [{"anyOf": [dict(t) for t in _INT_OR_STRING]}, *all_of]
+
+
+def _add_embedded_properties(s: Obj) -> None:
+    """Upstream: addEmbeddedProperties — an embedded resource's apiVersion, kind and metadata,
+    kind and apiVersion required."""
+    props = dict(_dict(s.get("properties")))
+    props.update({k: {"description": doc, "type": "string"} for k, doc in _EMBEDDED_DOCS.items()})
+    props["metadata"] = {"$ref": f"#/$defs/{_META}ObjectMeta", "description": _OBJECT_META_DOC}
+    s["properties"] = props
+    required = list(s.get("required") or [])
+    s["required"] = required + [k for k in ("kind", "apiVersion") if k not in required]
 
 
 def served_definitions(crd: Obj) -> list[ResourceDefinition]:
@@ -295,7 +402,9 @@ def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced
     scale = ScalePaths.from_crd(subresources.get("scale"))
     if scale is not None:
         subs.append(CUSTOM_SCALE)
-    validator = _Validator(namespaced, schema.structural_from(root), scale, version == storage.name)
+    structural = schema.structural_from(root)
+    validator = _Validator(namespaced, structural, scale, version == storage.name,
+                           structural.has_default or _defaults_below(structural, {}))
     cols, paths = _columns(v)
     to_storage, from_storage = _conversions(group, version, storage, validator.structural)
     return ResourceDefinition(
@@ -305,7 +414,7 @@ def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced
         subresources=tuple(subs), storage_prefix=f"{group}/{plural}",
         strategy=CustomResourceStrategy(group, plural, has_status, scale), defaulter=validator.default,
         defaults_outside_spec=True, coerce=validator.coerce, validates_served_version=True,
-        validate=validator.validate, validate_update=validator.validate_update,
+        validate=validator.validate, validate_update=validator.validate_update, warnings=finalizer_warnings,
         validate_status_update=validator.validate_status_update,
         field_selectors=field_selectors(v, namespaced),
         columns=lambda: [dict(c) for c in cols], printer=_printer(paths),
@@ -339,9 +448,12 @@ def _conversions(group: str, version: str, storage: _StorageVersion, served: sch
     if not rewrite and not storage.defaults:
         return None, None
 
+    below: dict[int, bool] = {}
+
     def from_storage(obj: Obj) -> Obj:
         av = obj.get("apiVersion")
-        stored_default = storage.structural is not None and av == storage_gv
+        stored_default = (storage.structural is not None and av == storage_gv
+                          and needs_defaults(obj, storage.structural, below))
         convert = av != served_gv and isinstance(av, str) and av.startswith(group + "/")
         if not (stored_default or convert):
             return obj
@@ -354,6 +466,42 @@ def _conversions(group: str, version: str, storage: _StorageVersion, served: sch
             obj["apiVersion"] = served_gv
         return obj
     return (to_storage if rewrite else None), from_storage
+
+
+def needs_defaults(x: Any, s: schema.Structural | None, below: dict[int, bool]) -> bool:
+    """Whether schema.default(x, s) would change x: a field with a default absent (or a
+    non-nullable null) anywhere the schema has one. Reads ask this first, so a stored object
+    that has its defaults already (every object written since the schema got them) is served
+    as stored, without the copy and the defaulting walk. `below`: the memo of which schema
+    nodes have a default in their subtree (by id, for one schema's lifetime)."""
+    if s is None or not _defaults_below(s, below):
+        return False
+    if isinstance(x, dict):
+        for k, prop in s.properties.items():
+            if prop.has_default and (k not in x or (x[k] is None and not prop.nullable)):
+                return True
+        ap = s.additional_properties_schema
+        for k, v in x.items():
+            sub = s.properties.get(k)
+            if sub is None and ap is not None and v is None and not ap.nullable and ap.has_default:
+                return True
+            if needs_defaults(v, sub if sub is not None else ap, below):
+                return True
+    elif isinstance(x, list) and s.items is not None:
+        items = s.items
+        return any((v is None and not items.nullable and items.has_default) or needs_defaults(v, items, below)
+                   for v in x)
+    return False
+
+
+def _defaults_below(s: schema.Structural, below: dict[int, bool]) -> bool:
+    """Whether s or a schema under it declares a default."""
+    hit = below.get(id(s))
+    if hit is None:
+        below[id(s)] = False                # a guard while the subtree is walked
+        subs = [*s.properties.values(), s.items, s.additional_properties_schema]
+        hit = below[id(s)] = any(c is not None and (c.has_default or _defaults_below(c, below)) for c in subs)
+    return hit
 
 
 def _has_defaults(root: Obj) -> bool:

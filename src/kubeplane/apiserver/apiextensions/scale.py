@@ -4,12 +4,21 @@ the paths the CRD names (`specReplicasPath`, `statusReplicasPath`, `labelSelecto
 
     GET   /apis/<group>/<version>/namespaces/<ns>/<plural>/<name>/scale  -> the Scale
     PUT   the same with a Scale                                          -> the Scale written
-    PATCH the same (JSON or merge patch, applied to the current Scale)
+    PATCH the same (JSON or merge patch, applied to the current Scale; or server-side apply)
+
+Ownership of the replicas crosses between the two shapes as upstream's ScaleHandler moves it:
+the Scale a write starts from carries, as `spec.replicas`, the entries of the object's managers
+that own the specReplicasPath; the write records its manager on the
+Scale (Update, or Apply with conflicts: `conflict with "mgr": .spec.replicas`); the result goes
+back as the object's entries, subresource "scale", the path at specReplicasPath, and the
+replicas taken from a manager that lost them on the Scale. A scale manager new to the object
+has no time, as upstream (ToParent takes the times of the parent's entries).
 
 Upstream: ScaleREST, scaleFromCustomResource, scaleUpdatedObjectInfo
-(apiextensions-apiserver pkg/registry/customresource/etcd.go) and customResourceValidator's
-ValidateScaleSpec / ValidateScaleStatus (validator.go). Deviation: the Scale's managedFields
-are not mapped onto the parent's (upstream's managedfields.ScaleHandler).
+(apiextensions-apiserver pkg/registry/customresource/etcd.go), managedfields.ScaleHandler
+(apimachinery pkg/util/managedfields/scalehandler.go) and customResourceValidator's
+ValidateScaleSpec / ValidateScaleStatus (validator.go). Deviation: every version of the CRD's
+group maps to this version's specReplicasPath (upstream maps each to its own).
 """
 from __future__ import annotations
 
@@ -26,6 +35,7 @@ from ...storage.interface import KeyValue
 from .. import admission, codec, objects
 from ..objects import Obj
 from ..patch._status import go_type, go_v        # Go's %v and type names, as the patch errors print them
+from ..patch.managedfields import Entry, decode_managed_fields, encode_managed_fields
 from ..registry import resource_definition, store
 from ..request import Request, Response
 
@@ -37,8 +47,12 @@ MAX_INT32 = 2**31 - 1
 # Upstream: invalidSpecReplicas (the smallest int32) marks a Scale whose owner has no replicas yet.
 INVALID_SPEC_REPLICAS = -(2**31)
 # No strategic merge patch on custom resources, their Scale included (upstream's crdHandler
-# supportedTypes); deviation: no server-side apply of a Scale either.
-PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json")
+# supportedTypes).
+APPLY_PATCH = "application/apply-patch+yaml"
+PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", APPLY_PATCH)
+SCALE_API_VERSION = "autoscaling/v1"
+# Upstream: replicasPathInScale (scalehandler.go).
+REPLICAS_IN_SCALE: tuple[str, ...] = ("f:spec", "f:replicas")
 # The subresource on a custom resource's definition (handlers/subresource_rest.py "customscale").
 CUSTOM_SCALE = Subresource("scale", "Scale", ("get", "patch", "update"), "autoscaling", "v1", handler="customscale")
 
@@ -164,6 +178,53 @@ def _replicas_errors(obj: Obj, path: str) -> list[FieldError]:
     return []
 
 
+# --- managedFields: the Scale's and the object's ---------------------------------------------
+
+def replicas_path(spec_replicas_path: str) -> tuple[str, ...]:
+    """The specReplicasPath as a managedFields path: .spec.replicas -> ("f:spec", "f:replicas")."""
+    return tuple("f:" + f for f in _split(spec_replicas_path))
+
+
+def to_subresource(parent: list[Entry], group: str, path: tuple[str, ...]) -> list[Entry]:
+    """The object's entries that own the replicas, as the Scale's (autoscaling/v1, spec.replicas).
+    Upstream: ScaleHandler.ToSubresource."""
+    return [Entry(e.manager, e.operation, SCALE_API_VERSION, e.time, e.subresource, {REPLICAS_IN_SCALE})
+            for e in parent if e.api_version.startswith(group + "/") and path in e.fields]
+
+
+def to_parent(parent: list[Entry], scale: list[Entry], group_version: str, path: tuple[str, ...]) -> list[Entry]:
+    """The object's entries after a Scale write: entries of other apiVersions dropped; one that
+    owned the replicas and lost them on the Scale loses the path (the entry goes if nothing is
+    left); a Scale manager the object does not know gets the path, without a time (upstream
+    reads the parent's times). Upstream: ScaleHandler.ToParent."""
+    group = group_version.split("/", 1)[0]
+    on_scale = {e.identity(): e for e in scale}
+    times = {e.identity(): e.time for e in parent}
+    out: list[Entry] = []
+    for e in parent:
+        if not e.api_version.startswith(group + "/"):
+            continue
+        if path not in e.fields:
+            out.append(e)
+        elif e.identity() in on_scale:
+            out.append(e)
+            del on_scale[e.identity()]
+        elif rest := e.fields - {path}:
+            out.append(Entry(e.manager, e.operation, e.api_version, e.time, e.subresource, rest))
+    for ident, e in on_scale.items():
+        if REPLICAS_IN_SCALE not in e.fields:
+            continue
+        back = Entry(e.manager, e.operation, group_version, times.get(ident), e.subresource, {path})
+        # An updater's Scale entry (autoscaling/v1) comes back as the same identity as its
+        # entry on the object, whose replicas it just lost: one entry (upstream writes two).
+        same = next((o for o in out if o.identity() == back.identity()), None)
+        if same is not None:
+            same.fields = same.fields | {path}
+        else:
+            out.append(back)
+    return out
+
+
 # --- the REST handlers -----------------------------------------------------------------------
 
 def _paths(ri: ResourceInfo) -> ScalePaths:
@@ -229,6 +290,7 @@ class _CustomScaleUpdate(store.UpdatedObjectInfo):
     Upstream: scaleUpdatedObjectInfo.UpdatedObject (etcd.go)."""
     __slots__ = ("api", "req", "ri", "ns", "name", "paths", "scale", "patch_type", "opts", "warnings")
     admit = False
+    applied = True          # the object's managedFields come from the Scale's (to_parent), not the store
 
     def __init__(self, api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, paths: ScalePaths,
                  scale: Obj | None, patch_type: str = "") -> None:
@@ -247,11 +309,17 @@ class _CustomScaleUpdate(store.UpdatedObjectInfo):
         old_scale, found = _scale_or_error(cr, paths, errors.BadRequest)
         if not found:
             old_scale["spec"] = {"replicas": INVALID_SPEC_REPLICAS}
+        parent, path = decode_managed_fields(cr), replicas_path(paths.spec_replicas)
+        encode_managed_fields(old_scale, to_subresource(parent, ri.group, path))
         scale = self.scale
-        if scale is None:
+        del self.warnings[:]
+        if self.patch_type == APPLY_PATCH:
+            scale = self._applied(old_scale)
+        elif scale is None:
             scale = apply_patch(self.patch_type, old_scale, self.req.body, SCALE_DEFINITION)
-            del self.warnings[:]
             common.check_patched_fields(self.req, _SCALE_INFO, scale, self.warnings)
+        if self.patch_type != APPLY_PATCH:
+            self._record_update(old_scale, scale, bool(parent))
         attrs = store.attributes(self.opts, ri, admission.Operation.UPDATE, self.ns, name, scale, old_scale,
                                  "scale", "Scale")
         await self.api.admission.admit(attrs)
@@ -260,9 +328,35 @@ class _CustomScaleUpdate(store.UpdatedObjectInfo):
             raise errors.BadRequest(f"the spec replicas field {errors.go_quote(paths.spec_replicas)} cannot be empty")
         await self.api.admission.validate(attrs)
         _set_nested(cr, paths.spec_replicas, replicas)
+        encode_managed_fields(cr, to_parent(parent, decode_managed_fields(scale), ri.api_version, path))
         if rv := (scale.get("metadata") or {}).get("resourceVersion"):
             cr["metadata"]["resourceVersion"] = rv      # the Scale's precondition is the object's
         return cr
+
+    def _applied(self, old_scale: Obj) -> Obj:
+        """Server-side apply of the request's Scale configuration to the current Scale."""
+        from ..handlers import common
+        from ..patch import server_side_apply
+        config, found = codec.decode_object(self.req.headers, self.req.body, _SCALE_INFO,
+                                            common.field_validation(self.req), prune_unknown=False)
+        self.warnings.extend(found)
+        objects.check_type_meta(config, _SCALE_INFO)
+        return server_side_apply(old_scale, config, SCALE_DEFINITION, manager=self.req.query.get("fieldManager", ""),
+                                 force=self.req.flag("force"), api_version=SCALE_API_VERSION, now=self.api.now(),
+                                 subresource="scale")
+
+    def _record_update(self, old_scale: Obj, scale: Obj, tracked: bool) -> None:
+        """The write's Update entry on the Scale, as the store records one on an object
+        (store.record_managed_fields: a named fieldManager, or an object already tracked)."""
+        from ..patch import update_managed_fields
+        from ..registry.store import manager_from_user_agent
+        manager = self.opts.field_manager or (manager_from_user_agent(self.opts.user_agent) if tracked else "")
+        if not manager:
+            return
+        scale.setdefault("apiVersion", SCALE_API_VERSION)
+        scale.setdefault("kind", "Scale")
+        update_managed_fields(old_scale, scale, manager=manager, operation="Update", api_version=SCALE_API_VERSION,
+                              now=self.api.now(), subresource="scale")
 
 
 _SCALE_INFO = ResourceInfo("autoscaling", "v1", "Scale", "scale", "scale", True, SCALE_DEFINITION)

@@ -17,6 +17,7 @@ from .. import codec
 from ..objects import Obj, check_type_meta, parse_uint64, precondition_revision  # noqa: F401  (handlers' names)
 from ..registry import resource_definition
 from ..delete_options import delete_options as parse_delete_options
+from ..patch.strict import patch_problems, strict_patch_error
 from ..registry.deletion import DeleteOptions
 from ..registry.store import WriteOptions
 from ..request import Request, Response
@@ -101,9 +102,11 @@ def field_validation(req: Request) -> str:
 
 def check_patched_fields(req: Request, ri: ResourceInfo, obj: Obj, warnings: list[str]) -> None:
     """Decode a patch result as upstream decodes it into the typed object: wrong types are
-    400; unknown fields are dropped and reported per fieldValidation; nulls become what Go
-    makes of them (decode.typed_decode). obj must be the request's own (it is changed in place)."""
+    400; unknown fields are dropped and reported per fieldValidation, after the patch's own
+    strict errors (Strict: one 422, patch/strict.py); nulls become what Go makes of them
+    (decode.typed_decode). obj must be the request's own (it is changed in place)."""
     mode = field_validation(req)
+    patched = orjson.dumps(obj) if mode == "Strict" else b""     # what the 422 prints (patch/strict.py)
     try:
         type_err, problems = decode.typed_decode(obj, ri.definition)
         if type_err:
@@ -115,8 +118,10 @@ def check_patched_fields(req: Request, ri: ResourceInfo, obj: Obj, warnings: lis
         problems = problems + coerce(obj)
     if mode == "Ignore":
         return
+    patch_type = codec.media_type(req.headers)
+    problems = patch_problems(patch_type, req.body) + problems      # the patch's own come first
     if problems and mode == "Strict":
-        raise decode.strict_error(ri.kind, problems, version=ri.version)
+        raise strict_patch_error(patch_type, req.body, patched, problems)
     warnings.extend(decode.warning_texts(problems))
 
 

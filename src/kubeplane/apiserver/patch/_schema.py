@@ -62,6 +62,11 @@ class Shape:
         """True when key is a declared struct field (not a free-form map entry)."""
         return self.kind == STRUCT and self.node is not None and key in self.node.get("properties", {})
 
+    def preserves_unknown(self) -> bool:
+        """A struct that keeps undeclared fields (x-kubernetes-preserve-unknown-fields: schemaconv
+        gives it a deduced element type), as free-form map entries."""
+        return self.node is not None and self.node.get("x-kubernetes-preserve-unknown-fields") is True
+
 
 NO_META = PatchMeta(None, (), "")
 _DEDUCED = {SCALAR: Shape(SCALAR, True), STRUCT: Shape(MAP, False), LIST: Shape(LIST, True)}

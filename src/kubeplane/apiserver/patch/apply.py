@@ -139,7 +139,7 @@ def _undeclared(value: Any, node: Node | None, path: Path, out: list[Path]) -> N
             p = path + ("f:" + k,)
             if shape.declares(k):
                 _undeclared(v, shape.child(k), p, out)
-            else:
+            elif not shape.preserves_unknown():
                 out.append(p)
     elif shape.kind == MAP:
         for k, v in value.items():

@@ -10,9 +10,11 @@ resource and keeps the owner graph; it queues nodes on two rate-limited queues:
 - attempt_to_orphan: an owner deleted with the `orphan` finalizer. The worker removes the
   owner's reference from every dependent, then the finalizer.
 
-Custom resources (a CRD's kinds) are learnt from discovery: `sync` runs at start and every
-SYNC_PERIOD, adds a metadata informer per new custom resource and drops the ones gone
-(upstream's Sync with GetDeletableResources); owner references to custom kinds map through it.
+Custom resources (a CRD's kinds) are learnt from discovery: `sync` runs at start, every
+SYNC_PERIOD (upstream's 30 s) and at once when a CRD becomes Established, changes what it
+serves or is deleted (controller/resource_discovery.py); it adds a metadata informer per new
+custom resource and drops the ones gone (upstream's Sync with GetDeletableResources); owner
+references to custom kinds map through it.
 
     gc = GarbageCollector(clientset, factory, clock=clock)
     task = asyncio.create_task(gc.run())      # starts the informers it needs, then the workers
@@ -31,6 +33,7 @@ from ...client.informers import SharedInformerFactory
 from ...client.metadata import custom_resources
 from ...client.util.workqueue import RateLimitingQueue, RateLimitingQueueOptions
 from ...utils.clock import REAL_CLOCK, Clock
+from ..resource_discovery import DISCOVERY_SYNC_PERIOD, DiscoveryTrigger
 from . import operations as ops
 from .graph import FOREGROUND_FINALIZER, Node, ObjectReference, ReferenceCache, owner_reference_coordinates
 from .graph_builder import GraphBuilder, has_delete_dependents_finalizer, has_orphan_finalizer
@@ -38,11 +41,9 @@ from .graph_builder import GraphBuilder, has_delete_dependents_finalizer, has_or
 log = logging.getLogger(__name__)
 
 FORGET_ITEM, REQUEUE_ITEM = "forget", "requeue"
-# How often discovery is read for resources that appeared or went (custom resources). Upstream's
-# kube-controller-manager passes 30 s; discovery is cheap here (one GET /apis, and one resource
-# list per custom group-version), and an operator's tests should not wait half a minute for
-# the collector to see a new kind.
-SYNC_PERIOD = 5.0
+# How often discovery is re-read besides the CRD events that wake it (resource_discovery.py):
+# upstream's 30 s.
+SYNC_PERIOD = DISCOVERY_SYNC_PERIOD
 
 
 class EnqueuedVirtualDeleteEvent(Exception):
@@ -80,6 +81,7 @@ class GarbageCollector:
                                                      self.absent_owner_cache, resources,
                                                      transport=clientset.transport, clock=clock)
         self.clients: dict[tuple[str, str, str, str], Any] = {}
+        self.discovery = DiscoveryTrigger(factory, clock, sync_period)
 
     # --- running -------------------------------------------------------------------------
 
@@ -105,7 +107,7 @@ class GarbageCollector:
 
     async def run_sync(self) -> None:
         while True:
-            await self.clock.sleep(self.sync_period)
+            await self.discovery.wait()
             await self._sync_logged()
 
     async def _sync_logged(self) -> None:
@@ -121,7 +123,7 @@ class GarbageCollector:
         Upstream: GarbageCollector.Sync (garbagecollector.go) with GetDeletableResources
         """
         try:
-            found = await custom_resources(self.clientset.transport)
+            found = self.discovery.without_deleted(await custom_resources(self.clientset.transport))
         except Exception as e:                      # noqa: BLE001 - discovery is retried next period
             log.warning("garbage collector: failed to discover resources: %s", e)
             return

@@ -4,8 +4,11 @@
 The admission plugin charges each write as it happens; this controller computes usage from
 scratch (every object of each tracked resource in the namespace) when a quota is created or its
 hard limits change, when objects give usage back (a pod deleted or finished, a service that
-stops being a NodePort, a PVC deleted: the QuotaMonitor), and every `resync_period` for every
-quota, which also corrects charges for writes that admission let through but that then failed.
+stops being a NodePort, a PVC deleted, any custom object deleted: the QuotaMonitor), and every
+`resync_period` for every quota, which also corrects charges for writes that admission let
+through but that then failed. Custom resources (`count/widgets.example.com`) are learnt from
+discovery, re-read every 30 s as upstream's Sync and at once when a CRD changes what is served
+(controller/resource_discovery.py).
 
 A quota whose status is missing usage for something it tracks blocks admission ("status unknown
 for quota") until it is computed, so those go to a priority queue with workers of their own.
@@ -15,7 +18,7 @@ for quota") until it is computed, so those go to a priority queue with workers o
     await rq.run()
 
 Upstream: pkg/controller/resourcequota/resource_quota_controller.go (Controller,
-syncResourceQuota, replenishQuota, addQuota, enqueueAll) and resource_quota_monitor.go.
+syncResourceQuota, replenishQuota, addQuota, enqueueAll, Sync) and resource_quota_monitor.go.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from ...api import errors, types
 from ...api.resources import ResourceInfo, served_resources
 from ...client.clientset import Clientset
 from ...client.informers import ResourceInformer
+from ...client.metadata import MetadataClient, custom_resources
 from ...client.rest import ResourceClient
 from ...client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, meta_namespace_key_func
 from ...client.tools.cache.listers import GenericLister
@@ -38,6 +42,7 @@ from ...quota.evaluator.core import Registry, new_registry
 from ...quota.generic import Obj
 from ...quota.usage import calculate_usage
 from ...utils.clock import REAL_CLOCK, Clock
+from ..resource_discovery import DiscoveryTrigger
 from .resource_quota_monitor import InformerSource, QuotaMonitor
 from .sync import needs_usage_calculation, quota_status, quotas_to_replenish
 
@@ -70,7 +75,10 @@ class ResourceQuotaController:
         self.sync_handler = self.sync_resource_quota_from_key          # test seam
         self.rq_informer.add_event_handler(ResourceEventHandlerFuncs(
             add_func=self.add_quota, update_func=self.update_quota, delete_func=self.enqueue_resource_quota))
-        self.monitor = QuotaMonitor(factory, self.replenish_quota, clock=clock)
+        self.monitor = QuotaMonitor(factory, self.replenish_quota, clock=clock, transport=clientset.transport)
+        self.discovery = DiscoveryTrigger(factory, clock)
+        # the custom resources discovery last gave, by (group, plural)
+        self.custom: dict[tuple[str, str], ResourceInfo] = {}
 
     # --- event handlers ------------------------------------------------------------------
 
@@ -121,14 +129,34 @@ class ResourceQuotaController:
         try:
             await self.rq_informer.wait_synced()
             await self.monitor.wait_synced()
+            await self.sync_resources()
             async with asyncio.TaskGroup() as tg:
                 for _ in range(self.options.workers):
                     tg.create_task(self.worker(self.queue))
                     tg.create_task(self.worker(self.missing_usage_queue))
                 tg.create_task(self.resync_loop())
+                tg.create_task(self.discovery_loop())
         finally:
             self.queue.shut_down()
             self.missing_usage_queue.shut_down()
+            await self.monitor.stop_runtime_monitors()
+
+    async def discovery_loop(self) -> None:
+        """Upstream: Sync(discoveryFunc, 30s) — here also woken by CRD events."""
+        while True:
+            await self.discovery.wait()
+            await self.sync_resources()
+
+    async def sync_resources(self) -> None:
+        """Read discovery and monitor the quotable custom resources it lists; a failed read
+        keeps what is monitored (tried again next time). Upstream: Sync / resyncMonitors."""
+        try:
+            found = self.discovery.without_deleted(await custom_resources(self.clientset.transport))
+        except Exception as e:                      # noqa: BLE001 - discovery is retried next period
+            log.warning("resource quota controller: failed to discover resources: %s", e)
+            return
+        self.custom = {(ri.group, ri.plural): ri for ri in found}
+        self.monitor.sync_monitors(found)
 
     async def resync_loop(self) -> None:
         """Upstream: wait.Until(enqueueAll, resyncPeriod)."""
@@ -184,6 +212,10 @@ class ResourceQuotaController:
         cached = self.monitor.list(group, resource, namespace)
         if cached is not None:
             return cached
+        custom = self.custom.get((group, resource))
+        if custom is not None:              # counted: its objects' metadata is enough
+            return [types.to_dict(o) for o in (await MetadataClient(self.clientset.transport, custom, namespace)
+                                               .list()).items or []]
         ri = served(group, resource)
         if ri is None:
             return []

@@ -2,13 +2,16 @@
 
 A deleted object always does; an update does when it stops being charged: a pod turning
 terminal (or running out of its deletion grace period), a service no longer NodePort or
-LoadBalancer, a PVC whose allocated storage changed. Upstream watches every listable resource
-(for `count/<resource>`); here the core kinds with usage beyond a count and the legacy count
-aliases are watched, and other `count/` resources are corrected by the periodic full
-recalculation. The watched resources' caches also serve the usage calculation.
+LoadBalancer, a PVC whose allocated storage changed. Upstream watches every quotable resource
+(for `count/<resource>`); here the core kinds with usage beyond a count, the legacy count
+aliases, and every custom resource discovery lists (`count/widgets.example.com`: a metadata
+informer each, kept in step with discovery by `sync_monitors`) are watched; other built-in
+`count/` resources are corrected by the periodic full recalculation. The watched resources'
+caches also serve the usage calculation.
 
-Upstream: QuotaMonitor (pkg/controller/resourcequota/resource_quota_monitor.go) and
-DefaultUpdateFilter (pkg/quota/v1/install/update_filter.go).
+Upstream: QuotaMonitor and SyncMonitors (pkg/controller/resourcequota/resource_quota_monitor.go),
+GetQuotableResources (resource_quota_controller.go) and DefaultUpdateFilter
+(pkg/quota/v1/install/update_filter.go).
 """
 from __future__ import annotations
 
@@ -17,8 +20,11 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ...api import types
-from ...api.resources import lookup
+from ...api.resources import ResourceInfo, lookup
 from ...client.informers import ResourceInformer
+from ...client.metadata import MetadataClient
+from ...client.tools.cache import SharedIndexInformer
+from ...client.transport import Transport
 from ...client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
 from ...client.tools.cache.listers import GenericLister
 from ...quota.evaluator.core.persistent_volume_claims import requires_quota_replenish
@@ -65,11 +71,20 @@ def _charge_fields(pod: Any) -> Obj:
                          "deletionGracePeriodSeconds": meta.deletion_grace_period_seconds}}
 
 
+def quotable(ri: ResourceInfo) -> bool:
+    """Upstream: GetQuotableResources — namespaced, and supports create, list, watch and delete."""
+    return ri.namespaced and {"create", "list", "watch", "delete"} <= set(ri.verbs)
+
+
 class QuotaMonitor:
-    def __init__(self, factory: InformerSource, replenish: Replenish, *, clock: Clock = REAL_CLOCK) -> None:
+    def __init__(self, factory: InformerSource, replenish: Replenish, *, clock: Clock = REAL_CLOCK,
+                 transport: Transport | None = None) -> None:
         self.clock = clock
         self.replenish = replenish
+        self.transport = transport          # what the custom resources' monitors list and watch through
         self.informers: dict[tuple[str, str], ResourceInformer[GenericLister[Any]]] = {}
+        # custom resources learnt from discovery: (group, plural) -> (informer, its task)
+        self.runtime: dict[tuple[str, str], tuple[ResourceInformer[GenericLister[Any]], asyncio.Future[None]]] = {}
         for group, version, plural in MONITORED:
             if lookup(group, version, plural) is None:
                 continue                              # not served: nothing to watch
@@ -89,11 +104,42 @@ class QuotaMonitor:
 
         return ResourceEventHandlerFuncs(update_func=on_update, delete_func=on_delete)
 
+    def sync_monitors(self, resources: list[ResourceInfo]) -> bool:
+        """Watch exactly these custom resources (the quotable ones) beside the built-in monitors:
+        a metadata informer started for each new one, stopped for each one gone; whether
+        anything changed. Upstream: QuotaMonitor.SyncMonitors / StartMonitors."""
+        wanted = {(ri.group, ri.plural): ri for ri in resources
+                  if quotable(ri) and (ri.group, ri.plural) not in self.informers}
+        changed = False
+        for key in [k for k in self.runtime if k not in wanted or self.runtime[k][0].ri.version != wanted[k].version]:
+            self.runtime.pop(key)[1].cancel()
+            changed = True
+        for key, ri in wanted.items():
+            if key in self.runtime:
+                continue
+            assert self.transport is not None, "custom resources' monitors need the controller's transport"
+            shared = SharedIndexInformer(MetadataClient(self.transport, ri), name=f"{ri.plural}.{ri.group}",
+                                         clock=self.clock)
+            shared.add_event_handler(self._handlers(ri.group, ri.plural))
+            self.runtime[key] = (ResourceInformer(ri, shared, GenericLister), asyncio.ensure_future(shared.run()))
+            changed = True
+        return changed
+
+    async def stop_runtime_monitors(self) -> None:
+        tasks = [task for _, task in self.runtime.values()]
+        self.runtime.clear()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
     def list(self, group: str, resource: str, namespace: str) -> list[Obj] | None:
-        """The cached objects of a watched resource in a namespace (None if not watched)."""
+        """The cached objects of a watched resource in a namespace (None if not watched, or a
+        custom resource's informer has not listed yet)."""
         inf = self.informers.get((group, resource))
         if inf is None:
-            return None
+            inf = self.runtime[(group, resource)][0] if (group, resource) in self.runtime else None
+            if inf is None or not inf.informer().has_synced():
+                return None
         return [types.to_dict(o) for o in inf.lister().namespace(namespace).list()]
 
     async def wait_synced(self) -> None:

@@ -27,14 +27,26 @@ def prune(obj: Any, s: Structural | None, is_resource_root: bool = True) -> list
     return dropped
 
 
+# The root schema as an embedded resource, made once per schema (every custom object's write
+# prunes twice with its version's root): by id, each entry keeping its schema alive and used
+# only while it is the same object, so a reused id never hits an old entry.
+_EMBEDDED: dict[int, tuple[Structural, Structural]] = {}
+
+
 def _as_embedded(s: Structural | None) -> Structural:
     if s is None:
         return _ROOT
+    hit = _EMBEDDED.get(id(s))
+    if hit is not None and hit[0] is s:
+        return hit[1]
     clone = Structural()
     for name in Structural.__slots__:
         if name not in ("_compiled", "_list_memo"):
             setattr(clone, name, getattr(s, name))
     clone.x_embedded_resource = True
+    if len(_EMBEDDED) >= 256:
+        _EMBEDDED.clear()
+    _EMBEDDED[id(s)] = (s, clone)
     return clone
 
 

@@ -9,7 +9,6 @@ and the finalizer controller deletes the custom objects before it lets the CRD g
 """
 from __future__ import annotations
 
-import functools
 from typing import TYPE_CHECKING
 
 from ....api import errors
@@ -19,7 +18,7 @@ from ....api.validation import apiextensions as validation
 from ....storage.interface import KeyValue
 from ....utils.clock import rfc3339
 from ... import objects
-from ...apiextensions import helpers
+from ...apiextensions import apiapproval, helpers
 from ..definition import Obj, ResourceDefinition
 from ..registry import register
 from ..strategy import Strategy
@@ -97,6 +96,18 @@ def _validate_crd_schema(root: Obj, path: str, status_enabled: bool) -> list[err
     return schema.validate_crd_schema({"openAPIV3Schema": root}, path.removesuffix(".openAPIV3Schema"), status_enabled)
 
 
+def _validate(crd: Obj) -> list[errors.FieldError]:
+    """Upstream: ValidateCustomResourceDefinition, validateAPIApproval last."""
+    return (validation.validate_custom_resource_definition(crd, validate_schema=_validate_crd_schema)
+            + apiapproval.validate_api_approval(crd, None))
+
+
+def _validate_update(new: Obj, old: Obj) -> list[errors.FieldError]:
+    """Upstream: ValidateCustomResourceDefinitionUpdate, validateAPIApproval last."""
+    return (validation.validate_custom_resource_definition_update(new, old, validate_schema=_validate_crd_schema)
+            + apiapproval.validate_api_approval(new, old))
+
+
 CUSTOM_RESOURCE_DEFINITIONS = register(ResourceDefinition(
     GROUP, "v1", "CustomResourceDefinition", "customresourcedefinitions", "customresourcedefinition", False,
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
@@ -105,10 +116,7 @@ CUSTOM_RESOURCE_DEFINITIONS = register(ResourceDefinition(
     storage_prefix="apiextensions.k8s.io/customresourcedefinitions",
     strategy=CustomResourceDefinitionStrategy(),
     defaulter=defaulting.set_defaults_custom_resource_definition, defaults_outside_spec=True,
-    validate=functools.partial(validation.validate_custom_resource_definition,
-                               validate_schema=_validate_crd_schema),
-    validate_update=functools.partial(validation.validate_custom_resource_definition_update,
-                                      validate_schema=_validate_crd_schema),
+    validate=_validate, validate_update=_validate_update,
     validate_status_update=validation.validate_custom_resource_definition_status_update,
     begin_delete=begin_delete,
 ))

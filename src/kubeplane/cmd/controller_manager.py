@@ -33,7 +33,8 @@ CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collec
                "namespace-controller", "node-lifecycle-controller", "serviceaccount-controller",
                "root-ca-certificate-publisher-controller", "resourcequota-controller", "disruption-controller",
                "certificatesigningrequest-approving-controller", "certificatesigningrequest-signing-controller",
-               "serviceaccount-token-controller")
+               "serviceaccount-token-controller",
+               "cronjob-controller")
 CSR_SIGNING = "certificatesigningrequest-signing-controller"
 SA_TOKEN = "serviceaccount-token-controller"
 
@@ -119,6 +120,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
                               root_ca=options.root_ca, clock=clock).run())
     runs += _resource_quota_controller(cs("resourcequota-controller"), factory, clock, options)
     runs += _certificate_controllers(cs("certificate-controller"), factory, clock, options)
+    runs += _cronjob_controllers(cs("cronjob-controller"), factory, clock, broadcaster)     # issue 14, helper cron
     if options.service_account_key is not None:
         # upstream: the root client ("tokens-controller"), not a service account of its own
         from ..serviceaccount.legacy import LEGACY_ISSUER
@@ -310,3 +312,15 @@ def kubeconfig_root_ca(kubeconfig: Any) -> bytes:
     if cluster.get("certificate-authority"):       # relative to the kubeconfig, as kubectl reads it
         return (pathlib.Path(kubeconfig).parent / cluster["certificate-authority"]).read_bytes()
     return b""
+
+
+def _cronjob_controllers(clientset: Clientset, factory: SharedInformerFactory, clock: Clock, broadcaster: Any
+                         ) -> list[Any]:
+    """The CronJob controller (cronjob-controller), 5 workers (upstream's --concurrent-cron-job-syncs
+    default), when batch/v1 jobs and cronjobs are served."""
+    if not _serves("batch", "v1", "jobs", "cronjobs"):
+        return []
+    from ..controller.cronjob import CONTROLLER_NAME, ControllerV2
+    cjc = ControllerV2(factory.batch_v1().jobs(), factory.batch_v1().cronjobs(), clientset, clock=clock,
+                       recorder=broadcaster.new_recorder(CONTROLLER_NAME))
+    return [cjc.run(5)]

@@ -109,8 +109,8 @@ def parse(spec: str, *, seconds: bool) -> Schedule:
         raise CronError(f"expected exactly {want} fields, found {len(fields)}: [{' '.join(fields)}]")
     if not seconds:
         fields.insert(0, "0")
-    bits = [get_field(f, b) for f, b in zip(fields, _FIELDS)]
-    return SpecSchedule(*bits, location=loc)
+    second, minute, hour, dom, month, dow = (get_field(f, b) for f, b in zip(fields, _FIELDS))
+    return SpecSchedule(second, minute, hour, dom, month, dow, location=loc)
 
 
 def get_field(field: str, bounds: Bounds) -> int:

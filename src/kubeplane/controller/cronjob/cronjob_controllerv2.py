@@ -295,15 +295,15 @@ class ControllerV2:
             return None, update_status
         try:
             sched = parse_standard(format_schedule(cron_job, self.recorder))
-        except CronError as err:
+        except CronError as parse_err:
             # A user error in the spec: not reconciled until the next update.
             self.recorder.eventf(cron_job, "Warning", "UnparseableSchedule", "unparseable schedule: %q : %s",
-                                 spec.schedule or "", str(err))
+                                 spec.schedule or "", str(parse_err))
             return None, update_status
-        scheduled, err = utils.next_schedule_time(cron_job, now, sched, self.recorder)
-        if err is not None:
+        scheduled, invalid = utils.next_schedule_time(cron_job, now, sched, self.recorder)
+        if invalid is not None:
             self.recorder.eventf(cron_job, "Warning", "InvalidSchedule", "invalid schedule: %s : %s",
-                                 spec.schedule or "", err)
+                                 spec.schedule or "", invalid)
             return None, update_status
         if scheduled is None:
             # No unmet start time: only after a restart; otherwise the requeue lands on one.

@@ -584,6 +584,7 @@ async def test_run_creates_a_job_each_minute_and_keeps_history() -> None:
     d["spec"]["jobTemplate"]["spec"]["template"]["spec"] = {"restartPolicy": "OnFailure",
                                                             "containers": [{"name": "c", "image": "foo/bar"}]}
     await cjs.create(d)
+    skews = _skew_count()
     f.factory.start()
     run = asyncio.create_task(f.jm.run(2))
     try:
@@ -597,6 +598,7 @@ async def test_run_creates_a_job_each_minute_and_keeps_history() -> None:
         job = await jobs.get(first)
         assert job.metadata.annotations["batch.kubernetes.io/cronjob-scheduled-timestamp"] == "2026-01-01T00:01:00Z"
         assert job.metadata.labels == {"a": "b"} and job.metadata.owner_references[0].kind == "CronJob"
+        assert _skew_count() == skews + 1                   # created within a second of 00:01: le="1.0"
 
         async def active_is(names: list[str]) -> bool:
             cj = await cjs.get("x")
@@ -621,6 +623,12 @@ async def test_run_creates_a_job_each_minute_and_keeps_history() -> None:
         run.cancel()
         await asyncio.gather(run, return_exceptions=True)
         await f.factory.shutdown()
+
+
+def _skew_count() -> float:
+    from prometheus_client import REGISTRY
+    name = "cronjob_controller_job_creation_skew_duration_seconds_bucket"
+    return REGISTRY.get_sample_value(name, {"le": "1.0"}) or 0.0
 
 
 async def _has_waiters(clock: FakeClock) -> bool:

@@ -30,9 +30,10 @@ from ...api.validation.cron import CronError, Schedule, load_location, parse_sta
 from ...client.tools.cache import ResourceEventHandlerFuncs, meta_namespace_key_func, object_from_tombstone
 from ...client.tools.cache import split_meta_namespace_key
 from ...client.util.workqueue import RateLimitingQueue, RateLimitingQueueOptions
-from ...utils.clock import REAL_CLOCK, Clock, rfc3339
+from ...utils.clock import REAL_CLOCK, Clock, parse_rfc3339, rfc3339
 from .. import controller_utils as cu
 from . import utils
+from .metrics import CRON_JOB_CREATION_SKEW
 from .injection import CJControlInterface, JobControlInterface, RealCJControl, RealJobControl
 
 if TYPE_CHECKING:
@@ -366,6 +367,8 @@ class ControllerV2:
                 return None, update_status          # another owner updates the status; or done
             log.info("Job already exists", extra={"cronjob": cu.key_func(cron_job), "job": job.metadata.name})
         else:
+            if job.metadata.creation_timestamp:
+                CRON_JOB_CREATION_SKEW.observe(parse_rfc3339(job.metadata.creation_timestamp) - scheduled)
             self.recorder.eventf(cron_job, "Normal", "SuccessfulCreate", "Created job %v", job.metadata.name)
         status = utils._status(cron_job)
         status.active = [*(status.active or ()), utils.get_ref(job)]
@@ -452,7 +455,6 @@ def format_schedule(cj: batch_v1.CronJob, recorder: Any) -> str:
 
 
 def _after(a: str, b: str) -> bool:
-    from ...utils.clock import parse_rfc3339
     return parse_rfc3339(a) > parse_rfc3339(b)
 
 

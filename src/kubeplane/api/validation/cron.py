@@ -205,7 +205,7 @@ def _parse_descriptor(spec: str, loc: dt.tzinfo | None) -> Schedule:
     if (bits := _DESCRIPTORS.get(spec)) is not None:
         return SpecSchedule(*bits(), location=loc)
     if spec.startswith("@every "):
-        from ...apiserver.filters.timeout import parse_go_duration
+        from ...utils.goduration import parse_go_duration
         try:
             seconds = parse_go_duration(spec[len("@every "):])
         except ValueError as e:

@@ -39,6 +39,9 @@ def test_kubectl_create_cronjob_and_a_missed_run_starts_at_once(cluster: Cluster
     assert (spec["concurrencyPolicy"], spec["suspend"], spec["successfulJobsHistoryLimit"],
             spec["failedJobsHistoryLimit"]) == ("Allow", False, 3, 1)
 
+    # Forbid: a minute passing during the test starts no second Job beside the unfinished first.
+    cluster.kubectl("patch", "cronjob", "x", "-n", ns, "--type", "merge",
+                    "-p", '{"spec":{"concurrencyPolicy":"Forbid"}}')
     last = _minutes_ago(2)
     cluster.kubectl("patch", "cronjob", "x", "-n", ns, "--subresource", "status", "--type", "merge",
                     "-p", json.dumps({"status": {"lastScheduleTime": last}}))

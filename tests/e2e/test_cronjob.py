@@ -83,6 +83,11 @@ def test_kubectl_create_cronjob_and_a_missed_run_starts_at_once(cluster: Cluster
     row = cluster.kubectl("get", "cronjobs", "x", "-n", ns, "--no-headers").stdout.split()
     assert row[7] == "True"
 
+    # The Jobs it controls go with it (the garbage collector follows their ownerReferences).
+    cluster.kubectl("delete", "cronjob", "x", "-n", ns)
+    eventually(lambda: cluster.kubectl("get", "jobs", "-n", ns, "-o", "name").stdout.strip() == "",
+               "the CronJob's Jobs deleted with it")
+
 
 @pytest.fixture(scope="module")
 def bad_ns(cluster: Cluster) -> str:

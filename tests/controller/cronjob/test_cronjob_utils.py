@@ -185,3 +185,15 @@ def test_active_list_helpers() -> None:
     assert utils.in_active_list_by_name(cj, "ns", "j2") and not utils.in_active_list_by_name(cj, "other", "j2")
     utils.delete_from_active_list(cj, "u1")
     assert [r.name for r in cj.status.active] == ["j2"]
+
+
+def test_a_schedule_with_no_activation_within_five_years_is_not_requeued() -> None:
+    """29 February from 2097-03-01: robfig's Next finds none before 2102 (2100 is no leap year)
+    and returns the zero time; upstream would requeue at once, forever. Here: no requeue."""
+    now = parse_rfc3339("2097-03-01T00:00:00Z")
+    cj = cron_job("0 0 29 2 *", created=now - H, last=parse_rfc3339("2096-02-29T00:00:00Z"))
+    assert utils.next_schedule_time_duration(cj, now, parse_standard("0 0 29 2 *")) is None
+    # Next(last) is the zero time, whose next is 0004-02-29: the estimate walks back to the last
+    # schedule time itself, which the controller finds already processed.
+    when, _ = utils.next_schedule_time(cj, now, parse_standard("0 0 29 2 *"), FakeRecorder())
+    assert when == parse_rfc3339("2096-02-29T00:00:00Z")

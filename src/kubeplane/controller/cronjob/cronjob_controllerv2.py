@@ -206,7 +206,8 @@ class ControllerV2:
                 self.recorder.eventf(cur, "Warning", "UnParseableCronJobSchedule", "unparseable schedule for cronjob: %s",
                                      new_spec.schedule)
                 return
-            self.enqueue_controller_after(cur, utils.next_schedule_time_duration(cur, self.now(), sched))
+            delay = utils.next_schedule_time_duration(cur, self.now(), sched)
+            self.enqueue_controller_after(cur, 0.0 if delay is None else delay)     # None: sync reports it
             return
         self.enqueue_controller(cur)
 

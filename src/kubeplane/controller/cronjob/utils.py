@@ -127,15 +127,17 @@ def most_recent_schedule_time(cj: batch_v1.CronJob, now: float, schedule: Schedu
     return earliest, most_recent, missed, None
 
 
-def next_schedule_time_duration(cj: batch_v1.CronJob, now: float, schedule: Schedule) -> float:
-    """Seconds until the next activation after the most recent one, plus 100ms for clock skew.
-    Upstream: nextScheduleTimeDuration"""
+def next_schedule_time_duration(cj: batch_v1.CronJob, now: float, schedule: Schedule) -> float | None:
+    """Seconds until the next activation after the most recent one, plus 100ms for clock skew;
+    None when the schedule has no activation within five years (e.g. 29 February from 2097):
+    upstream requeues such a CronJob at once, forever. Upstream: nextScheduleTimeDuration"""
     earliest, most_recent, missed, err = most_recent_schedule_time(cj, now, schedule, False)
     if err is not None:
         most_recent = now                # still requeue: aim for the next slot from now
     elif most_recent is None:
         most_recent = earliest if missed is MissedSchedules.NONE else now
-    return schedule.next(most_recent) + NEXT_SCHEDULE_DELTA - now
+    nxt = schedule.next(most_recent)
+    return None if nxt == ZERO_TIME else nxt + NEXT_SCHEDULE_DELTA - now
 
 
 def next_schedule_time(cj: batch_v1.CronJob, now: float, schedule: Schedule, recorder: EventRecorder

@@ -121,6 +121,7 @@ CASES: dict[str, Case] = {
     "never ran, is time, A": Case(**IS_TIME),
     "never ran, is time, F": Case("Forbid", **IS_TIME),
     "never ran, is time, R": Case("Replace", **IS_TIME),
+    "never ran, is time in zone, but time zone disabled": Case(time_zone=NEW_YORK, **IS_TIME),
     "never ran, is time in zone": Case(time_zone=NEW_YORK, **IS_TIME),
     "never ran, is time in zone, but TZ is also set in schedule": Case(
         schedule="TZ=UTC " + ON_THE_HOUR, time_zone=NEW_YORK, expected_warnings=1, **IS_TIME),
@@ -558,6 +559,42 @@ async def test_job_already_exists_but_different_owner() -> None:
     f.jm.enqueue_controller(cj)
     await f.jm.process_next_work_item()
     assert cjc.updates == []
+
+
+async def test_job_handlers_wake_the_owning_cron_job() -> None:
+    """Upstream: addJob, updateJob, deleteJob — a Job wakes the CronJob its controller ref names
+    (right kind, name and UID); orphans and other owners' Jobs wake nothing."""
+    f = await new_fixture()
+    cj = types.from_dict(cron_job_dict(), batch_v1.CronJob)
+    f.add_to_cache(cj)
+    owned = utils.get_job_from_template2(cj, TOP_OF_THE_HOUR)
+    owned.metadata.namespace, owned.metadata.resource_version = "snazzycats", "1"
+    stranger = owned.deep_copy()
+    stranger.metadata.owner_references[0].uid = "someone-else"
+    orphan = owned.deep_copy()
+    orphan.metadata.owner_references = None
+
+    def drained() -> list[str]:
+        keys = []
+        while f.jm.queue.len():
+            key = f.jm.queue._queue.popleft()
+            f.jm.queue._dirty.discard(key)
+            keys.append(key)
+        return keys
+
+    f.jm.add_job(owned)
+    assert drained() == ["snazzycats/mycronjob"]
+    f.jm.add_job(stranger)
+    f.jm.add_job(orphan)
+    assert drained() == []
+    newer = owned.deep_copy()
+    newer.metadata.resource_version = "2"
+    f.jm.update_job(owned, owned)                       # a resync: same resourceVersion
+    assert drained() == []
+    f.jm.update_job(owned, newer)
+    assert drained() == ["snazzycats/mycronjob"]
+    f.jm.delete_job(newer)
+    assert drained() == ["snazzycats/mycronjob"]
 
 
 # --- a run on real informers: minutes pass on the fake clock ---------------------------------------------

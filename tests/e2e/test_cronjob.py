@@ -110,6 +110,17 @@ def test_bad_schedules_are_refused_with_upstream_s_422(cluster: Cluster, bad_ns:
     assert cluster.kubectl("get", "cronjobs", "-n", bad_ns, "-o", "name").stdout.strip() == ""
 
 
+def test_server_dry_runs_store_nothing(cluster: Cluster, bad_ns: str) -> None:
+    """`kubectl create cronjob/job --dry-run=server`: the defaulted object back, nothing stored."""
+    out = cluster.kubectl("create", "cronjob", "dry", "-n", bad_ns, "--image=busybox", "--schedule=@hourly",
+                          "--dry-run=server", "-o", "json").stdout
+    cj = json.loads(out)
+    assert (cj["spec"]["schedule"], cj["spec"]["concurrencyPolicy"], cj["spec"]["successfulJobsHistoryLimit"]) == \
+        ("@hourly", "Allow", 3)
+    assert cj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["restartPolicy"] == "OnFailure"
+    assert cluster.kubectl("get", "cronjobs", "-n", bad_ns, "-o", "name").stdout.strip() == ""
+
+
 def test_bad_time_zone_is_refused(cluster: Cluster, ns: str) -> None:
     cj = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "tz", "namespace": ns},
           "spec": {"schedule": "0 * * * *", "timeZone": "Mars/Olympus_Mons",

@@ -14,7 +14,9 @@ croniter runs a daily 2:30 at 3:00 on the spring-forward day where robfig skips 
 day-of-week field and does not OR "*/10" (a stepped star is no star for robfig) with a day of
 week. This port follows robfig step by step: times are integer epoch seconds, walls come from
 Go's civil-date arithmetic with zoneinfo's offsets, and Go's time.Date resolves a wall time a
-zone skips or repeats as Go does (not as Python's fold=0), so the DST tables agree.
+zone skips or repeats as Go does (not as Python's fold=0), so the DST tables agree. Checked
+against robfig itself (benchmarks/cron_differential.py: 60,000 random specs and times, DST and
+odd-offset zones included, next activations and error texts all equal).
 
 A schedule with no time zone is robfig's time.Local, which for kube-controller-manager (a
 container without TZ) is UTC: so it is here.

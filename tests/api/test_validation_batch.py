@@ -191,7 +191,9 @@ def test_a_defaulted_cron_job_is_valid() -> None:
     ("*/0 * * * *", "step of range should be a positive number: */0"),
     ("1-2-3 * * * *", "too many hyphens: 1-2-3"),
     ("1/2/3 * * * *", "too many slashes: 1/2/3"),
-    ("@every 1x", 'failed to parse duration @every 1x: time: invalid duration "1x"'),
+    ("@every 1x", 'failed to parse duration @every 1x: time: unknown unit "x" in duration "1x"'),
+    ("@every 1", 'failed to parse duration @every 1: time: missing unit in duration "1"'),
+    ("@every x", 'failed to parse duration @every x: time: invalid duration "x"'),
     ("@fortnightly", "unrecognized descriptor: @fortnightly"),
     ("99999999999999999999 * * * *", 'failed to parse int from 99999999999999999999: strconv.Atoi: parsing '
                                       '"99999999999999999999": value out of range'),

@@ -34,7 +34,8 @@ CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collec
                "root-ca-certificate-publisher-controller", "resourcequota-controller", "disruption-controller",
                "certificatesigningrequest-approving-controller", "certificatesigningrequest-signing-controller",
                "certificatesigningrequest-cleaner-controller", "legacy-serviceaccount-token-cleaner-controller",
-               "serviceaccount-token-controller", "bootstrap-signer-controller", "token-cleaner-controller")
+               "serviceaccount-token-controller", "bootstrap-signer-controller", "token-cleaner-controller",
+               "cronjob-controller")
 CSR_SIGNING = "certificatesigningrequest-signing-controller"
 SA_TOKEN = "serviceaccount-token-controller"
 
@@ -124,6 +125,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     runs += _resource_quota_controller(cs("resourcequota-controller"), factory, clock, options)
     runs += _certificate_controllers(cs("certificate-controller"), factory, clock, options)
     runs += _bootstrap_token_controllers(cs, factory, clock)
+    runs += _cronjob_controllers(cs("cronjob-controller"), factory, clock, broadcaster)     # issue 14, helper cron
     if options.service_account_key is not None:
         # upstream: the root client ("tokens-controller"), not a service account of its own
         from ..serviceaccount.legacy import LEGACY_ISSUER
@@ -336,3 +338,15 @@ def _bootstrap_token_controllers(cs: Callable[[str], Clientset], factory: Shared
     secrets = factory.core_v1().secrets()
     return [TokenCleaner(cs("token-cleaner"), secrets, clock=clock).run(),
             Signer(cs("bootstrap-signer"), secrets, factory.core_v1().configmaps(), clock=clock).run()]
+
+
+def _cronjob_controllers(clientset: Clientset, factory: SharedInformerFactory, clock: Clock, broadcaster: Any
+                         ) -> list[Any]:
+    """The CronJob controller (cronjob-controller), 5 workers (upstream's --concurrent-cron-job-syncs
+    default), when batch/v1 jobs and cronjobs are served."""
+    if not _serves("batch", "v1", "jobs", "cronjobs"):
+        return []
+    from ..controller.cronjob import CONTROLLER_NAME, ControllerV2
+    cjc = ControllerV2(factory.batch_v1().jobs(), factory.batch_v1().cronjobs(), clientset, clock=clock,
+                       recorder=broadcaster.new_recorder(CONTROLLER_NAME))
+    return [cjc.run(5)]

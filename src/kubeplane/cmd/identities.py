@@ -76,7 +76,7 @@ def kubeadm_policy(node_authorizer: bool) -> list[dict[str, Any]]:
 
 # The controllers `up` runs, by their service accounts' names (upstream's controller names).
 CONTROLLER_SERVICE_ACCOUNTS = (
-    "certificate-controller", "clusterrole-aggregation-controller", "deployment-controller", "disruption-controller",
+    "certificate-controller", "clusterrole-aggregation-controller", "cronjob-controller", "deployment-controller", "disruption-controller",
     "generic-garbage-collector", "namespace-controller", "node-controller", "replicaset-controller",
     "resourcequota-controller", "root-ca-cert-publisher", "service-account-controller", "bootstrap-signer",
     "token-cleaner", "legacy-service-account-token-cleaner")

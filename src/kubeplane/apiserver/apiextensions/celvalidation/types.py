@@ -53,9 +53,7 @@ def env(key: str, *variables: str) -> Any:
     has the type `key`; built once per type (~1 ms)."""
     from kubeplane.apiserver.cel import compiler
     from .compilation import HAS_OLD, OLD_SELF, OLD_VALUE, SELF
-    if key == "dyn":
-        return compiler.env(*variables)
     from cel_expr_python import cel
     t = cel_type(key)
     types = {SELF: t, OLD_SELF: t, OLD_VALUE: t, HAS_OLD: cel.Type.BOOL}
-    return compiler.Env(variables, {v: types[v] for v in variables if v in types})
+    return compiler.Env(variables, {v: types[v] for v in variables if v in types}, homogeneous_literals=True)

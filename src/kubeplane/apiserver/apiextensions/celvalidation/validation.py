@@ -46,7 +46,7 @@ class Validator:
         src = s if src is None else src
         self.schema = s
         self.resource_root = resource_root
-        self.rules: list[CompiledRule] = compile_rules(s, src.x_validations) if src.x_validations else []
+        self.rules: list[CompiledRule] = compile_rules(s, src.x_validations, resource_root) if src.x_validations else []
         items = s.items
         self.items = _new(_parts(src)[0], items, items.x_embedded_resource) if items is not None else None
         ap = s.additional_properties_schema

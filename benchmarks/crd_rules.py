@@ -3,8 +3,8 @@
     PYTHONPATH=src python benchmarks/crd_rules.py [--n 5000]
 
 Times schema.validate (a create) and schema.validate_update (an update that changes nothing)
-of a small custom object against the same schema without rules and with two (one on spec, one
-transition rule on spec.name).
+of a small custom object against the same schema without rules, with two (one on spec, one
+transition rule on spec.name) and with three (a second one on spec).
 """
 from __future__ import annotations
 
@@ -25,6 +25,10 @@ def schemas() -> dict[str, dict]:
         "2 rules": {"type": "object", "properties": {"spec": {
             "type": "object", "properties": ruled,
             "x-kubernetes-validations": [{"rule": "self.replicas <= self.maxReplicas", "message": "m"}]}}},
+        "3 rules": {"type": "object", "properties": {"spec": {
+            "type": "object", "properties": ruled,
+            "x-kubernetes-validations": [{"rule": "self.replicas <= self.maxReplicas", "message": "m"},
+                                         {"rule": "size(self.name) < 64"}]}}},
     }
 
 

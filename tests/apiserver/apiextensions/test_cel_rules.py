@@ -280,15 +280,12 @@ def test_crd_compile_errors() -> None:
 
 
 def test_crd_cost_over_budget() -> None:
-    unbounded = with_rules({"type": "array", "items": STR},
-                           "self.all(x, self.all(y, x.matches(y)))")
-    got = crd_errs(unbounded)
-    assert got == ["spec.validation.openAPIV3Schema.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost "
-                   "exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, "
-                   "maxProperties, and maxLength where arrays, maps, and strings are declared)"]
-    bounded = with_rules({"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 10}},
-                         "self.all(x, self.all(y, x.matches(y)))")
-    assert crd_errs(bounded) == []
+    unbounded = {"l": with_rules({"type": "array", "items": STR}, "self.all(x, self.all(y, x.matches(y)))")}
+    rule = (errors.FORBIDDEN, "spec.validation.openAPIV3Schema.properties[l].x-kubernetes-validations[0].rule")
+    assert crd_cost_errs(unbounded) == [rule, rule, (errors.FORBIDDEN, "spec.validation.openAPIV3Schema")]
+    bounded = {"l": with_rules({"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 10}},
+                               "self.all(x, self.all(y, x.matches(y)))")}
+    assert crd_cost_errs(bounded) == []
 
 
 def test_crd_transition_rules_only_where_old_values_correlate() -> None:
@@ -343,19 +340,63 @@ def test_all_of_rules_apply_to_the_node() -> None:
         "root: Invalid value: a < b", "root.b: Invalid value: 3: failed rule: self != 3"]
 
 
-@pytest.mark.parametrize("max_items,want", [(None, 1), (4, 0)])
-def test_crd_double_nested_rule_cost(max_items: int | None, want: int) -> None:
-    """Upstream: "forbid double-nested rule with no limit set" (its per-rule error; the total
-    for the whole schema is not checked here) and "allow double-nested rule with one limit set
-    on outermost array"."""
+def crd_cost_errs(props: dict[str, Any]) -> list[tuple[str, str]]:
     celvalidation.install()
-    lst: dict[str, Any] = {
-        "type": "array",
-        "items": {"type": "object", "additionalProperties": {"type": "object", "required": ["key"],
-                                                             "properties": {"key": STR}}},
-        "x-kubernetes-validations": [{"rule": "self.all(x, x.all(y, x[y].key == x[y].key))"}]}
-    if max_items is not None:
-        lst["maxItems"] = max_items
-    got = schema.validate_crd_schema({"openAPIV3Schema": obj_schema({"value": lst})}, "spec.validation")
-    assert [(e.type, e.field) for e in got] == [
-        (errors.FORBIDDEN, "spec.validation.openAPIV3Schema.properties[value].x-kubernetes-validations[0].rule")] * want
+    got = schema.validate_crd_schema({"openAPIV3Schema": obj_schema(props)}, "spec.validation")
+    return [(e.type, e.field) for e in got]
+
+
+def double_nested(key: dict[str, Any], **limits: Any) -> dict[str, Any]:
+    """Upstream's double-nested rule: a list of maps of objects with a required key."""
+    item: dict[str, Any] = {"type": "object", "additionalProperties": {
+        "type": "object", "required": ["key"], "properties": {"key": key}}}
+    if "max_properties" in limits:
+        item["maxProperties"] = limits["max_properties"]
+    lst: dict[str, Any] = {"type": "array", "items": item,
+                           "x-kubernetes-validations": [{"rule": "self.all(x, x.all(y, x[y].key == x[y].key))"}]}
+    if "max_items" in limits:
+        lst["maxItems"] = limits["max_items"]
+    return {"value": lst}
+
+
+RULE = "spec.validation.openAPIV3Schema.properties[value].x-kubernetes-validations[0].rule"
+TOO_COSTLY = [(errors.FORBIDDEN, RULE), (errors.FORBIDDEN, RULE), (errors.FORBIDDEN, "spec.validation.openAPIV3Schema")]
+COST_CASES = [
+    ("forbid double-nested rule with no limit set", double_nested(STR), TOO_COSTLY),
+    ("forbid double-nested rule with one limit set", double_nested({"type": "string", "maxLength": 10}), TOO_COSTLY),
+    ("allow double-nested rule with three limits set",
+     double_nested({"type": "string", "maxLength": 10}, max_items=10, max_properties=10), []),
+    ("allow double-nested rule with one limit set on outermost array", double_nested(NUM, max_items=4), []),
+    ("check for cardinality of 1 under root object", {"value": with_rules(INT, "self < 1024")}, []),
+    ("forbid validation rules where cost total exceeds total limit", {
+        "list": {"type": "array", "maxItems": 100000,
+                 "items": with_rules({"type": "string", "maxLength": 5000}, "self.contains('keyword')")},
+        "map": {"type": "object", "maxProperties": 1000,
+                "additionalProperties": with_rules({"type": "string", "maxLength": 5000}, "self.contains('keyword')")},
+        "field": with_rules(INT, "self > 50 && self < 100")}, [
+        (errors.FORBIDDEN, "spec.validation.openAPIV3Schema.properties[list].items.x-kubernetes-validations[0].rule"),
+        (errors.FORBIDDEN, "spec.validation.openAPIV3Schema.properties[list].items.x-kubernetes-validations[0].rule"),
+        (errors.FORBIDDEN,
+         "spec.validation.openAPIV3Schema.properties[map].additionalProperties.x-kubernetes-validations[0].rule"),
+        (errors.FORBIDDEN, "spec.validation.openAPIV3Schema")]),
+]
+
+
+@pytest.mark.parametrize("name,props,want", COST_CASES, ids=[c[0] for c in COST_CASES])
+def test_crd_rule_costs(name: str, props: dict[str, Any], want: list[tuple[str, str]]) -> None:
+    """Upstream: TestValidateCustomResourceDefinitionValidation's cost cases
+    (pkg/apis/apiextensions/validation/validation_test.go): the rule's cost times its
+    cardinality against the per-rule limit, and the CRD's total."""
+    assert sorted(crd_cost_errs(props)) == sorted(want)
+
+
+def test_crd_cost_messages() -> None:
+    celvalidation.install()
+    got = schema.validate_crd_schema({"openAPIV3Schema": obj_schema(double_nested(STR))}, "spec.validation")
+    assert [str(e) for e in got] == [
+        f"{RULE}: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, "
+        "or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)",
+        f"{RULE}: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
+        "spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire "
+        "OpenAPIv3 schema exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, "
+        "maxProperties, and maxLength where arrays, maps, and strings are declared)"]

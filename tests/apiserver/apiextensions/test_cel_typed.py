@@ -213,3 +213,21 @@ def test_schema_decl_type_bounds() -> None:
                                      False) is None
     assert decltype.schema_decl_type(schema.structural_from(
         {"type": "array", "items": {"x-kubernetes-preserve-unknown-fields": True}}), False) is None
+
+
+def test_schema_decl_type_caps_metadata_names_and_folds_all_of_bounds() -> None:
+    """Upstream (apiextensions model): WithTypeAndObjectMeta's cappedLengthStringType and
+    foldAllOfBounds."""
+    root = decltype.schema_decl_type(schema.structural_from(obj({})), True)
+    assert root is not None
+    meta = root.fields["metadata"].fields
+    assert (meta["name"].max_elements, meta["generateName"].max_elements) == (253 * 4, 252 * 4)
+    short = decltype.schema_decl_type(schema.structural_from(
+        obj({"metadata": obj({"name": {"type": "string", "maxLength": 10}})})), True)
+    assert short is not None and short.fields["metadata"].fields["name"].max_elements == 40
+    folded = decltype.schema_decl_type(schema.structural_from(
+        {"type": "string", "maxLength": 100, "allOf": [{"maxLength": 20}, {"allOf": [{"maxLength": 5}]}]}), False)
+    assert folded is not None and folded.max_elements == 20
+    items = decltype.schema_decl_type(schema.structural_from(
+        {"type": "array", "items": INT, "allOf": [{"maxItems": 3}], "anyOf": [{"maxItems": 1}]}), False)
+    assert items is not None and items.max_elements == 3

@@ -295,10 +295,11 @@ class CompilationResult:
     static_cost: int = 0         # cel-go's estimate with every input's size unknown
     _bounds: dict[int, tuple[int, int]] = field(default_factory=dict)
 
-    def estimated_cost(self, sizes: Mapping[str, int]) -> int:
-        """cel-go's estimated cost with each variable's size bound (issue 13: a CRD rule's
-        `estimated rule cost exceeds budget`); cost.UNBOUNDED when a size is unknown."""
-        return cost.estimate(self.ast, dict(sizes)).cost if self.ast is not None else 0
+    def estimated_cost(self, sizes: Mapping[str, int], decls: Mapping[str, Any] | None = None) -> int:
+        """cel-go's estimated cost with each variable's size bound, or its declared type (issue
+        13: a CRD rule's `estimated rule cost exceeds budget`); cost.UNBOUNDED when a size is
+        unknown."""
+        return cost.estimate(self.ast, dict(sizes), None, dict(decls or {})).cost if self.ast is not None else 0
 
     def runtime_cost(self, activation: Activation) -> Cost:
         """What evaluating against activation costs, cheapest first: the static estimate when

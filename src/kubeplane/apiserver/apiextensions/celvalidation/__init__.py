@@ -6,7 +6,8 @@ server's CEL engine (kubeplane.apiserver.cel, loaded when the first rule is comp
 - schema.CEL_VALIDATOR_FACTORY: a custom object's rules, evaluated after the schema checks
   unless they found a blocking error (validation.py);
 - crd_validation.CEL_HOOK: a CRD's rules compiled when it is written, with upstream's compile
-  and cost errors (compilation.py).
+  errors (compilation.py), typed from the schema (decltype.py, typedenv.py);
+- crd_validation.CEL_COST_HOOK: their estimated costs, per rule and for the whole CRD (costs.py).
 
 Upstream: k8s.io/apiextensions-apiserver pkg/apiserver/schema/cel (compilation.go,
 validation.go, model/) and k8s.io/apiserver pkg/cel.
@@ -28,7 +29,9 @@ def install() -> None:
     from .. import schema
     from ..schema import crd_validation
     from .compilation import check_rules
+    from .costs import check_costs
     from .validation import check_default
     schema.CEL_VALIDATOR_FACTORY = _factory
     crd_validation.CEL_HOOK = check_rules
+    crd_validation.CEL_COST_HOOK = check_costs
     crd_validation.CEL_DEFAULTS_HOOK = check_default

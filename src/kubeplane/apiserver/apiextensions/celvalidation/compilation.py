@@ -3,19 +3,21 @@ written.
 
 Upstream: Compile/compileRule (apiextensions-apiserver pkg/apiserver/schema/cel/compilation.go)
 and the CEL part of ValidateCustomResourceDefinitionOpenAPISchema (pkg/apis/apiextensions/
-validation/validation.go: StaticEstimatedCostLimit, getCostErrorMessage).
+validation/validation.go).
 
-`self` and `oldSelf` are typed as far as the engine can (types.py: scalars, lists and maps of
-them); objects are `dyn` (the engine cannot declare object types from a schema): a rule naming
-a field the schema lacks compiles, and fails when evaluated with `no such key`. A rule with optionalOldSelf runs wrapped so that `oldSelf` is an
-optional: `cel.bind(oldSelf, <has old> ? optional.of(<old>) : optional.none(), rule)`.
+A rule is first checked with `self` and `oldSelf` of the node's declared type (decltype.py,
+typedenv.py: objects as protobuf messages), which gives upstream's compile errors (`undefined
+field 'x'`, `found no matching overload ...`); it then runs as compiled with objects `dyn`
+(types.py), which is as fast as before. Without protobuf the first step is skipped (objects are
+`dyn`: a rule naming a field the schema lacks fails when evaluated). A rule with optionalOldSelf
+runs wrapped so that `oldSelf` is an optional: `cel.bind(oldSelf, <has old> ?
+optional.of(<old>) : optional.none(), rule)`; it is type-checked with oldSelf dyn.
 
-The estimated cost is cel-go's (cel/cost.py) with `self` (and every value in it) as large as
-the largest list or map the node's schema allows below it (maxItems, maxProperties; unbounded
-ones as large as a request can make them, upstream's maxRequestSizeBytes over the value's
-smallest serialized form), or without one its longest string (max_size). Upstream bounds each field by
-its own schema and multiplies by the node's cardinality (the maxItems/maxProperties of the
-lists and maps above it); the hook sees one node, so that factor is 1 here.
+The estimated cost is cel-go's (cel/cost.py) with `self` of the node's declared type: every
+string, list and map as long as its schema allows (maxLength, maxItems, maxProperties), or as a
+request can hold (decltype.py). costs.py multiplies it by the node's cardinality and checks the
+limits; without a declared type (a node CEL does not see), `self` and every value in it are as
+large as the largest list or map the schema allows below the node (max_size).
 """
 from __future__ import annotations
 
@@ -55,7 +57,8 @@ class CompiledRule:
     max_cost: int = 0
     message_max_cost: int = 0
     field_path: str = ""         # the normalized fieldPath ("" if none)
-    type_key: str = "dyn"        # self's declared type (types.py)
+    type_key: str = "dyn"        # self's runtime type (types.py)
+    max_cardinality: int = 1     # how often the node may be in an object (under unbounded lists)
 
 
 def _str(rule: Obj, k: str) -> str:
@@ -131,7 +134,10 @@ def _compile_rule(compiler: Any, s: Structural, rule: Obj, size: int,
         cr.error = "cel expression must evaluate to a bool"
         return cr
     cr.uses_old_self = _uses(res.ast, OLD_SELF)
-    cr.max_cost = res.estimated_cost({SELF: size, OLD_SELF: size})
+    decls = {SELF: decl, OLD_SELF: decl} if decl is not None else None
+    cr.max_cost = res.estimated_cost({SELF: size, OLD_SELF: size}, decls)
+    if decl is not None:
+        cr.max_cardinality = decltype.max_cardinality(decl.min_serialized_size)
     cr.program = res
     if cr.optional_old_self and cr.uses_old_self:
         wrapped = types.env(cr.type_key, SELF, HAS_OLD, OLD_VALUE).compile(
@@ -150,7 +156,7 @@ def _compile_rule(compiler: Any, s: Structural, rule: Obj, size: int,
             cr.message_error = "messageExpression must evaluate to a string"
         else:
             cr.message_program = m
-            cr.message_max_cost = m.estimated_cost({SELF: size, OLD_SELF: size})
+            cr.message_max_cost = m.estimated_cost({SELF: size, OLD_SELF: size}, decls)
     fp = _str(rule, "fieldPath")
     if fp:
         try:
@@ -229,16 +235,16 @@ def _rule_value(rule: Obj) -> JSONValue:
                       else None})
 
 
-def exceeds(cost_name: str, cost: int) -> str:
+def exceeds(cost_name: str, cost: int, limit: int = STATIC_ESTIMATED_COST_LIMIT) -> str:
     from kubeplane.apiserver.cel.cost import exceeds_budget_message
-    return exceeds_budget_message(cost_name, cost, STATIC_ESTIMATED_COST_LIMIT)
+    return exceeds_budget_message(cost_name, cost, limit)
 
 
 def check_rules(schema: Obj, p: str, uncorrelatable: str | None = None) -> list[FieldError]:
     """Upstream: the CEL errors of ValidateCustomResourceDefinitionOpenAPISchema for the node
-    at path p: compile errors, costs over StaticEstimatedCostLimit, oldSelf under the items of
-    a list that is not a list-type map (`uncorrelatable`: that list's path), optionalOldSelf
-    unused."""
+    at path p: compile errors, oldSelf under the items of a list that is not a list-type map
+    (`uncorrelatable`: that list's path), optionalOldSelf unused. The costs are checked over
+    the whole schema (costs.py)."""
     s = structural_from(schema)
     if s.conversion_errors:
         return []
@@ -248,15 +254,10 @@ def check_rules(schema: Obj, p: str, uncorrelatable: str | None = None) -> list[
     errs: list[FieldError] = []
     for i, cr in enumerate(compile_rules(s, None, resource_root)):
         rp = index(child(p, "x-kubernetes-validations"), i)
-        if cr.program is not None and cr.max_cost > STATIC_ESTIMATED_COST_LIMIT:
-            errs.append(errors.forbidden(child(rp, "rule"), exceeds("estimated rule cost", cr.max_cost)))
         if cr.error:
             errs.append(errors.invalid(child(rp, "rule"), _rule_value(cr.rule), cr.error))
         if cr.message_error:
             errs.append(errors.invalid(child(rp, "messageExpression"), _rule_value(cr.rule), cr.message_error))
-        elif cr.message_program is not None and cr.message_max_cost > STATIC_ESTIMATED_COST_LIMIT:
-            errs.append(errors.forbidden(child(rp, "messageExpression"),
-                                         exceeds("estimated messageExpression cost", cr.message_max_cost)))
         if cr.uses_old_self:
             if uncorrelatable is not None:
                 errs.append(errors.invalid(child(rp, "rule"), _str(cr.rule, "rule"), "oldSelf cannot be used on the "

@@ -11,13 +11,16 @@ schema/cel/model/schemas.go, the unbounded estimates of pkg/cel/common/schemas.g
   exposed); a schema with no type (preserve-unknown-fields alone) is not exposed (None);
 - strings of format byte are bytes, date and date-time timestamps, duration durations;
 - at the root of a resource (and of an embedded one) apiVersion, kind and metadata (name and
-  generateName only) are always there.
+  generateName only, at most 253 and 252 long) are always there;
+- the maxLength, maxItems and maxProperties of allOf members bound the node too
+  (foldAllOfBounds).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from ..schema.structural import Structural
+from ..schema.structural import Structural, ValueValidation
 from .values import escape
 
 MAX_REQUEST_SIZE_BYTES = 3 * 1024 * 1024          # celconfig.MaxRequestSizeBytes
@@ -65,14 +68,14 @@ def schema_decl_type(s: Structural | None, resource_root: bool, depth: int = 0) 
     if s is None or depth > 64:
         return None
     vv = s.value_validation
-    max_length = vv.max_length if vv is not None else None
+    max_length = _bound(s, "max_length") if s.type == "string" or s.x_int_or_string else None
     if s.x_int_or_string:
         bound = _zero_if_negative(max_length) * 4 if max_length is not None else MAX_REQUEST_SIZE_BYTES - 2
         return DeclType("dyn", bound, 1)
     if resource_root:
         props = dict(s.properties)
         if not _has_type_and_object_meta(s):
-            props.update(_TYPE_AND_OBJECT_META)
+            props.update(_type_and_object_meta(s))
     else:
         props = s.properties
     if s.type == "array":
@@ -81,8 +84,9 @@ def schema_decl_type(s: Structural | None, resource_root: bool, depth: int = 0) 
         items = schema_decl_type(s.items, s.items.x_embedded_resource, depth + 1)
         if items is None:
             return None
-        if vv is not None and vv.max_items is not None:
-            n = _zero_if_negative(vv.max_items)
+        max_items = _bound(s, "max_items")
+        if max_items is not None:
+            n = _zero_if_negative(max_items)
         else:
             n = (MAX_REQUEST_SIZE_BYTES - 2) // (items.min_serialized_size + 1)
         return DeclType("list", n, 2, elem=items)
@@ -92,8 +96,9 @@ def schema_decl_type(s: Structural | None, resource_root: bool, depth: int = 0) 
             values = schema_decl_type(ap, ap.x_embedded_resource, depth + 1)
             if values is None:
                 return None
-            if vv is not None and vv.max_properties is not None:
-                n = _zero_if_negative(vv.max_properties)
+            max_properties = _bound(s, "max_properties")
+            if max_properties is not None:
+                n = _zero_if_negative(max_properties)
             else:
                 n = (MAX_REQUEST_SIZE_BYTES - 2) // (values.min_serialized_size + 6)
             return DeclType("map", n, 2, elem=values)
@@ -157,20 +162,63 @@ def _has_type_and_object_meta(s: Structural) -> bool:
             and meta.properties["generateName"].type == "string")
 
 
-def _string_schema() -> Structural:
+def _bound(s: Structural, attr: str) -> int | None:
+    """The node's maxLength, maxItems or maxProperties, or the tightest one of its allOf
+    members when that is tighter (upstream: foldAllOfBounds — every member holds, so its bound
+    bounds the value; anyOf, oneOf and not are not folded)."""
+    vv = s.value_validation
+    if vv is None:
+        return None
+    direct = getattr(vv, attr)
+    tightest = _tightest(vv.all_of, attr, 0)
+    if tightest is None or (direct is not None and direct <= tightest):
+        return direct
+    return tightest
+
+
+def _tightest(all_of: list[Any], attr: str, depth: int) -> int | None:
+    best: int | None = None
+    if depth > 16:
+        return None
+    for member in all_of:
+        for bound in (getattr(member.vv, attr), _tightest(member.vv.all_of, attr, depth + 1)):
+            if bound is not None and (best is None or bound < best):
+                best = bound
+    return best
+
+
+# Upstream: DNS1123SubdomainMaxLength, metadata.name's bound (generateName's is one less: the
+# generated suffix is at least one byte)
+NAME_MAX_LENGTH = 253
+
+
+def _string_schema(max_length: int | None = None) -> Structural:
     s = Structural()
     s.type = "string"
+    if max_length is not None:
+        s.value_validation = ValueValidation()
+        s.value_validation.max_length = max_length
     return s
 
 
-def _meta_schema() -> Structural:
-    s = Structural()
-    s.type = "object"
-    s.properties = {"name": _string_schema(), "generateName": _string_schema()}
-    return s
+def _capped(existing: Structural | None, max_length: int) -> Structural:
+    """Upstream: cappedLengthStringType."""
+    vv = existing.value_validation if existing is not None else None
+    if vv is not None and vv.max_length is not None and vv.max_length < max_length:
+        max_length = vv.max_length
+    return _string_schema(max_length)
 
 
-_TYPE_AND_OBJECT_META = {"kind": _string_schema(), "apiVersion": _string_schema(), "metadata": _meta_schema()}
+def _type_and_object_meta(s: Structural) -> dict[str, Structural]:
+    """Upstream: WithTypeAndObjectMeta's properties — apiVersion, kind, and metadata with name
+    and generateName, their lengths capped."""
+    meta = s.properties.get("metadata")
+    props = meta.properties if meta is not None else {}
+    m = Structural()
+    m.type = "object"
+    m.properties = {"name": _capped(props.get("name"), NAME_MAX_LENGTH),
+                    "generateName": _capped(props.get("generateName"), NAME_MAX_LENGTH - 1)}
+    return {"kind": _string_schema(), "apiVersion": _string_schema(), "metadata": m}
 
 
 def assign_type_name(t: DeclType, name: str) -> DeclType:
@@ -188,17 +236,8 @@ def assign_type_name(t: DeclType, name: str) -> DeclType:
     return t
 
 
-UNBOUNDED_CARDINALITY = 2 ** 64 - 1
-
-
-def unbounded_cardinality(s: Structural) -> int:
-    """Upstream: the estimated number of items (or properties) of a list (map) without
-    maxItems (maxProperties): as many of its smallest values as fit in a request."""
-    if s.type == "array" and s.items is not None:
-        t = schema_decl_type(s.items, s.items.x_embedded_resource)
-        size = t.min_serialized_size if t is not None else 1
-        return (MAX_REQUEST_SIZE_BYTES - 2) // (size + 1)
-    ap = s.additional_properties_schema
-    t = schema_decl_type(ap, ap.x_embedded_resource) if ap is not None else None
-    size = t.min_serialized_size if t is not None else 1
-    return (MAX_REQUEST_SIZE_BYTES - 2) // (size + 6)
+def max_cardinality(min_size: int) -> int:
+    """Upstream: MaxCardinality — how many values of this smallest serialized size a request
+    can hold (one comma between them): how often a rule may run when a list or map above it
+    is unbounded."""
+    return MAX_REQUEST_SIZE_BYTES // (min_size + 1)

@@ -1,10 +1,9 @@
-"""The declared CEL type of `self` at a schema node, and the environments that declare it.
+"""The runtime type of `self` at a schema node, and the environments rules run in.
 
-Upstream: SchemaDeclType (k8s.io/apiserver pkg/cel/common/schemas.go) types every node; the
-engine here declares scalars, lists and maps of them (so `size(self)` on an integer or
-`self.startsWith('x')` on a number fail to compile as upstream's), and objects, int-or-string,
-formatted strings (parsed into timestamps, durations, bytes when they can be) and
-schema-less values as `dyn`.
+Rules run with scalars, lists and maps of them declared, and objects, int-or-string, formatted
+strings (timestamps, durations, bytes) and schema-less values as `dyn`: the values are plain
+Python (values.py) and the programs fast. The declared types upstream checks rules against
+(SchemaDeclType) are in decltype.py, and the check in typedenv.py.
 """
 from __future__ import annotations
 

@@ -168,10 +168,25 @@ def test_optional_old_self() -> None:
 
 
 def test_ratcheting_unchanged_values() -> None:
-    s = obj_schema({"a": with_rules(INT, "self < 10"), "b": INT})
-    assert run(s, {"a": 20, "b": 2}, {"a": 20, "b": 1}) == []            # a unchanged: ratcheted
+    """Upstream (CRDValidationRatcheting, validateExpressions' addErr): a rule without oldSelf
+    failing, or erring, on a value the update did not change is a warning, not an error."""
+    s = obj_schema({"a": with_rules(INT, "self < 10"), "b": INT,
+                    "c": with_rules({"x-kubernetes-int-or-string": True}, "self + 1 > 0"),
+                    "d": with_rules(INT, "self < oldSelf")})
+    warnings: list[str] = []
+    with celvalidation.warnings(warnings):
+        assert run(s, {"a": 20, "b": 2}, {"a": 20, "b": 1}) == []        # a unchanged: ratcheted
+    assert warnings == ["root.a: Invalid value: 20: failed rule: self < 10"]
+    warnings.clear()
+    with celvalidation.warnings(warnings):
+        assert run(s, {"c": "x"}, {"c": "x"}) == []                      # an evaluation error too
+        assert [str(e) for e in run(s, {"d": 5}, {"d": 5})] == [          # a transition rule: not ratcheted
+            "root.d: Invalid value: 5: failed rule: self < oldSelf"]
+    assert warnings == ["root.c: Invalid value: \"\": 'no such overload': call arguments did not match a "
+                        "supported operator, function or macro signature for rule: self + 1 > 0"]
     assert [e.field for e in run(s, {"a": 21, "b": 1}, {"a": 20, "b": 1})] == ["root.a"]
     assert [e.field for e in run(s, {"a": 20}, None)] == ["root.a"]
+    assert run(s, {"a": 20, "b": 2}, {"a": 20, "b": 1}) == []            # no collector: dropped
 
 
 @pytest.mark.parametrize("expr,message,want", [

@@ -14,9 +14,32 @@ validation.go, model/) and k8s.io/apiserver pkg/cel.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from ..schema.structural import Structural
+
+# Upstream: warning.AddWarning(ctx, ...) — the request's warnings, while warnings() collects them.
+_WARNINGS: ContextVar[list[str] | None] = ContextVar("celvalidation_warnings", default=None)
+
+
+@contextmanager
+def warnings(into: list[str]) -> Iterator[None]:
+    """Collect into `into` the warnings of the rules evaluated in the block (the ratcheted
+    errors of an update: the HTTP Warning headers of the response)."""
+    token = _WARNINGS.set(into)
+    try:
+        yield
+    finally:
+        _WARNINGS.reset(token)
+
+
+def add_warnings(texts: Iterable[str]) -> None:
+    into = _WARNINGS.get()
+    if into is not None:
+        into.extend(t for t in texts if t not in into)
 
 
 def _factory(s: Structural) -> Any:

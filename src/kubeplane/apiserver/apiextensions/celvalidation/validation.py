@@ -10,6 +10,7 @@ unchanged from the old object (ratcheting) and whose rule does not use oldSelf i
 """
 from __future__ import annotations
 
+from time import perf_counter
 from typing import Any
 
 from kubeplane.api import errors
@@ -48,7 +49,12 @@ class Validator:
         src = s if src is None else src
         self.schema = s
         self.resource_root = resource_root
-        self.rules: list[CompiledRule] = compile_rules(s, src.x_validations, resource_root) if src.x_validations else []
+        self.rules: list[CompiledRule] = []
+        if src.x_validations:
+            from kubeplane.apiserver.cel import metrics
+            started = perf_counter()
+            self.rules = compile_rules(s, src.x_validations, resource_root)
+            metrics.observe_compilation(perf_counter() - started)
         items = s.items
         self.items = _new(_parts(src)[0], items, items.x_embedded_resource) if items is not None else None
         ap = s.additional_properties_schema
@@ -64,7 +70,8 @@ class Validator:
     def check(self, obj: Any, old: Any, fld_path: str, ratchet: bool = True) -> list[FieldError]:
         """Upstream: Validator.Validate with RuntimeCELCostBudget (old None on a create);
         ratchet: WithRatcheting (the strategy's updates), off for a CRD's defaults."""
-        from kubeplane.apiserver.cel import compiler
+        from kubeplane.apiserver.cel import compiler, metrics
+        started = perf_counter()
         run = _Run(compiler, compiler.Budget(), ratchet)
         errs: list[FieldError] = []
         try:
@@ -75,6 +82,7 @@ class Validator:
             errs.append(errors.internal_error(fld_path or "<nil>", f"evaluating validation rules: {e}"))
         if run.warnings:
             add_warnings(str(e) for e in run.warnings)
+        metrics.observe_evaluation(perf_counter() - started)
         return errs
 
     def _validate(self, run: _Run, path: str, obj: Any, old: Any, errs: list[FieldError]) -> None:

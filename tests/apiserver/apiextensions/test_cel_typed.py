@@ -231,3 +231,14 @@ def test_schema_decl_type_caps_metadata_names_and_folds_all_of_bounds() -> None:
     items = decltype.schema_decl_type(schema.structural_from(
         {"type": "array", "items": INT, "allOf": [{"maxItems": 3}], "anyOf": [{"maxItems": 1}]}), False)
     assert items is not None and items.max_elements == 3
+
+
+@typed
+def test_schemas_protobuf_cannot_declare_fall_back_to_untyped_checks() -> None:
+    """Property names whose protobuf map entries would collide: no error, no crash; the rule is
+    checked as without declared object types."""
+    m = {"type": "object", "additionalProperties": STR}
+    assert crd(rules(obj({"a_b": m, "aB": m}), "self.aB.size() > 0")) == []
+    assert crd(rules(obj({"x": m, "XEntry": INT}), "self.XEntry > 0")) == []
+    assert run(rules(obj({"x": m, "XEntry": INT}), "self.XEntry > 0"), {"XEntry": 0}) == [
+        "root: Invalid value: failed rule: self.XEntry > 0"]

@@ -81,6 +81,8 @@ class _Pool:
             elif ft.kind == "map":
                 f.label = F.LABEL_REPEATED
                 entry_name = _camel(name) + "Entry"       # protobuf's rule for a map's entry
+                if entry_name in t.fields or any(e.name == entry_name for e in msg.nested_type):
+                    raise ValueError(f"map entry {entry_name} collides")    # the engine would refuse the pool
                 entry = msg.nested_type.add(name=entry_name)
                 entry.options.map_entry = True
                 entry.field.add(name="key", number=1, label=F.LABEL_OPTIONAL, type=F.TYPE_STRING, json_name="key")
@@ -163,8 +165,8 @@ class TypedEnv:
                                 extensions=[_cross_type_numeric_comparisons()], homogeneous_literals=True)
         self._pool = p.pool                      # the engine's environment refers to it
         # a pool the engine refused (it logs why) leaves the messages unknown: not usable
-        self.ok = t.kind != "object" or self.env.compile("self", (compiler.ANY,)).output_type == \
-            p.message(t).lower()
+        probe = f"has(self.{min(t.fields)})" if t.kind == "object" and t.fields else "true"
+        self.ok = self.env.compile(probe, (compiler.ANY,)).program is not None
 
     def check(self, expression: str) -> tuple[str, str]:
         """(upstream's compile error or "", the output type name)."""
@@ -203,7 +205,7 @@ def _cross_type_numeric_comparisons() -> Any:
     return cel.CelExtension("kubeplane_cross_type_numeric_comparisons", decls)
 
 
-_CACHE: dict[tuple[str, bool], TypedEnv] = {}
+_CACHE: dict[tuple[str, bool], TypedEnv | None] = {}
 
 
 def typed_env(t: DeclType, old_self_dyn: bool = False) -> TypedEnv | None:
@@ -216,5 +218,11 @@ def typed_env(t: DeclType, old_self_dyn: bool = False) -> TypedEnv | None:
     if got is None:
         if len(_CACHE) > 256:                 # CRDs come and go: bounded, not an LRU
             _CACHE.clear()
-        got = _CACHE[k] = TypedEnv(t, old_self_dyn)
-    return got if got.ok else None
+        try:
+            got = TypedEnv(t, old_self_dyn)
+        except (TypeError, ValueError, RuntimeError):
+            # a schema protobuf cannot declare (names whose map entries collide): checked
+            # untyped, as without protobuf
+            got = None
+        _CACHE[k] = got
+    return got if got is not None and got.ok else None

@@ -375,8 +375,8 @@ def _estimate_node(node: Node, sizes: dict[str, int], bound: dict[str, Any], pea
         inner = _estimate(node.args[0], sizes, bound, peak)
         if inner.decl is not None and inner.vals is None:
             cost = _add(inner.cost, SELECT_AND_IDENT_COST)
-            if node.value:                                 # has(): a bool
-                return Estimate(cost, 1)
+            if node.value:            # has() on a declared value: free (upstream's TestCostEstimation)
+                return Estimate(0, 1)
             field = _member(inner.decl, node.name)
             return _declared(cost, field) if field is not None else Estimate(cost, UNBOUNDED)
         if inner.vals is not None and not node.value:
@@ -539,6 +539,8 @@ def _call_cost(node: Node, parts: list[Estimate], result_size: int) -> int:
     if name in ("fieldSelector", "labelSelector") and len(s) == 2:   # Kubernetes' selectorCostEstimate
         return _add(LIST_CREATE_BASE_COST, _factor(s[1], STRING_TRAVERSAL_COST_FACTOR),
                     _mul(_factor(s[1], _SELECTOR_LENGTH_TO_REQUIREMENTS), _COST_PER_REQUIREMENT))
+    if name in ("startsWith", "endsWith") and len(s) == 2:    # cel-go: the prefix's (suffix's) length
+        return _factor(s[1], STRING_TRAVERSAL_COST_FACTOR)
     if name in _ONE_TRAVERSAL or (name in ("string", "bytes") and _stringish(parts[0])):
         return _factor(s[0], STRING_TRAVERSAL_COST_FACTOR)
     if name == "ip":

@@ -242,3 +242,19 @@ def test_schemas_protobuf_cannot_declare_fall_back_to_untyped_checks() -> None:
     assert crd(rules(obj({"x": m, "XEntry": INT}), "self.XEntry > 0")) == []
     assert run(rules(obj({"x": m, "XEntry": INT}), "self.XEntry > 0"), {"XEntry": 0}) == [
         "root: Invalid value: failed rule: self.XEntry > 0"]
+
+
+@typed
+def test_optional_old_self_is_an_optional_of_the_declared_type() -> None:
+    s = obj({"n": INT})
+
+    def errs(rule: str) -> list[str]:
+        return crd({**s, "x-kubernetes-validations": [{"rule": rule, "optionalOldSelf": True}]})
+    assert errs("!oldSelf.hasValue() || self.n > oldSelf.value().n") == []
+    assert errs("oldSelf.orValue(self).n <= self.n") == []
+    got = errs("self.n > 0 &&\n oldSelf.value().x == 1")
+    assert len(got) == 1 and got[0].endswith(
+        "compilation failed: ERROR: <input>:2:17: undefined field 'x'\n |  oldSelf.value().x == 1\n | ................^")
+    got = errs("oldSelf.n > 0")
+    assert len(got) == 1 and got[0].endswith(
+        "found no matching overload for '_>_' applied to '(optional_type(int), int)'\n | oldSelf.n > 0\n | ..........^")

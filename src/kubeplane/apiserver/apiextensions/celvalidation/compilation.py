@@ -11,7 +11,7 @@ field 'x'`, `found no matching overload ...`); it then runs as compiled with obj
 (types.py), which is as fast as before. Without protobuf the first step is skipped (objects are
 `dyn`: a rule naming a field the schema lacks fails when evaluated). A rule with optionalOldSelf
 runs wrapped so that `oldSelf` is an optional: `cel.bind(oldSelf, <has old> ?
-optional.of(<old>) : optional.none(), rule)`; it is type-checked with oldSelf dyn.
+optional.of(<old>) : optional.none(), rule)`, and type-checked so too.
 
 The estimated cost is cel-go's (cel/cost.py) with `self` of the node's declared type: every
 string, list and map as long as its schema allows (maxLength, maxItems, maxProperties), or as a
@@ -93,7 +93,7 @@ def _typed_errors(cr: CompiledRule, decl: decltype.DeclType | None) -> bool | No
     it could not be checked so (no protobuf, or a node CEL does not see)."""
     if decl is None:
         return None
-    env = typedenv.typed_env(decl, old_self_dyn=cr.optional_old_self)
+    env = typedenv.typed_env(decl, optional_old_self=cr.optional_old_self)
     if env is None:
         return None
     err, out = env.check(_str(cr.rule, "rule"))

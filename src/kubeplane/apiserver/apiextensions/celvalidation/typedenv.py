@@ -152,16 +152,24 @@ def _nested(t: DeclType | None) -> DeclType | str | None:
 
 
 class TypedEnv:
-    """An environment with `self` and `oldSelf` of one declared type."""
+    """An environment with `self` and `oldSelf` of one declared type; with optional_old_self,
+    `oldSelf` is an optional of it (upstream's optionalOldSelf): the expression is checked
+    wrapped as `cel.bind(oldSelf, <has old> ? optional.of(<old>) : optional.none(), ...)`
+    (the engine cannot declare an optional variable), on lines of its own so that the errors
+    point into the rule as written."""
 
-    def __init__(self, t: DeclType, old_self_dyn: bool) -> None:
+    def __init__(self, t: DeclType, optional_old_self: bool) -> None:
         from kubeplane.apiserver.cel import compiler
         p = _Pool()
         self_type = p.cel_type(t)
         p.pool.Add(p.file)
         self.names = p.names
-        types = {"self": self_type, "oldSelf": compiler.cel.Type.DYN if old_self_dyn else self_type}
-        self.env = compiler.Env(("self", "oldSelf"), types, descriptor_pool=p.pool,
+        self.optional_old_self = optional_old_self
+        if optional_old_self:
+            types = {"self": self_type, HAS_OLD: compiler.cel.Type.BOOL, OLD_VALUE: self_type}
+        else:
+            types = {"self": self_type, "oldSelf": self_type}
+        self.env = compiler.Env(tuple(types), types, descriptor_pool=p.pool,
                                 extensions=[_cross_type_numeric_comparisons()], homogeneous_literals=True)
         self._pool = p.pool                      # the engine's environment refers to it
         # a pool the engine refused (it logs why) leaves the messages unknown: not usable
@@ -171,18 +179,27 @@ class TypedEnv:
     def check(self, expression: str) -> tuple[str, str]:
         """(upstream's compile error or "", the output type name)."""
         from kubeplane.apiserver.cel import compiler
-        res = self.env.compile(expression, (compiler.ANY,))
+        if self.optional_old_self:
+            wrapped = f"cel.bind(oldSelf, {HAS_OLD} ? optional.of({OLD_VALUE}) : optional.none(),\n{expression}\n)"
+            res = self.env.compile(wrapped, (compiler.ANY,))
+        else:
+            res = self.env.compile(expression, (compiler.ANY,))
         if res.program is None:
             return self.upstream_text(res.error), ""
         return "", self.upstream_text(res.output_type)
 
     def upstream_text(self, text: str) -> str:
+        if self.optional_old_self:            # the wrapping's first line: one line up
+            text = _LINE.sub(lambda m: f"<input>:{int(m.group(1)) - 1}:", text)
         text = _UNDEFINED_FIELD.sub(r"undefined field '\1'", text)
         if self.names:
             text = _MESSAGE.sub(lambda m: self.names.get(m.group(0), m.group(0)), text)
         return text
 
 
+HAS_OLD = "kubeplaneHasOldSelf__"             # the optionalOldSelf wrapping's variables
+OLD_VALUE = "kubeplaneOldSelf__"
+_LINE = re.compile(r"<input>:([1-9][0-9]*):")
 _UNDEFINED_FIELD = re.compile(r"undefined field '([^']*)' not found in struct '[^']*'")
 _MESSAGE = re.compile(re.escape(PACKAGE) + r"\.T\d+")
 
@@ -208,18 +225,18 @@ def _cross_type_numeric_comparisons() -> Any:
 _CACHE: dict[tuple[str, bool], TypedEnv | None] = {}
 
 
-def typed_env(t: DeclType, old_self_dyn: bool = False) -> TypedEnv | None:
+def typed_env(t: DeclType, optional_old_self: bool = False) -> TypedEnv | None:
     """The typed environment of t (cached by its structure: ~1 ms to build), None without
     protobuf."""
     if not available():
         return None
-    k = (t.key(), old_self_dyn)
+    k = (t.key(), optional_old_self)
     got = _CACHE.get(k)
     if got is None:
         if len(_CACHE) > 256:                 # CRDs come and go: bounded, not an LRU
             _CACHE.clear()
         try:
-            got = TypedEnv(t, old_self_dyn)
+            got = TypedEnv(t, optional_old_self)
         except (TypeError, ValueError, RuntimeError):
             # a schema protobuf cannot declare (names whose map entries collide): checked
             # untyped, as without protobuf

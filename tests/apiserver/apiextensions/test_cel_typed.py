@@ -258,3 +258,35 @@ def test_optional_old_self_is_an_optional_of_the_declared_type() -> None:
     got = errs("oldSelf.n > 0")
     assert len(got) == 1 and got[0].endswith(
         "found no matching overload for '_>_' applied to '(optional_type(int), int)'\n | oldSelf.n > 0\n | ..........^")
+
+
+LIST_MAP_ACCESS = obj({"listMap": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
+                                   "items": obj({"k": STR, "v": STR, "v2": STR}, required=["k"])}})
+LIST_MAP_VALUE = {"listMap": [{"k": "a1", "v": "b1"}, {"k": "a2", "v": "b2"}, {"k": "a3", "v": "b3", "v2": "z"}]}
+RUNTIME_ERRORS = [
+    (OBJECT_ACCESS, {"a": {"b": 1, "d": None}, "a1": {"b1": {"c1": 4}}, "a3": {}}, "has(self.a1.d2.e2)",
+     "no such key: d2"),
+    (obj({"val": {"type": "object", "additionalProperties": INT}}), {"val": {"b": 1, "d": 2}}, "self.val['c'] == 1",
+     "no such key: c"),
+    (obj({"array": {"type": "array", "items": INT}}), {"array": [1, 1, 2, 2, 3, 3, 4, 5]}, "self.array[100] == 0",
+     "index out of bounds: 100"),
+    (LIST_MAP_ACCESS, LIST_MAP_VALUE, "self.listMap.all(m, m.v2 == 'z')", "no such key: v2"),
+    (LIST_MAP_ACCESS, LIST_MAP_VALUE, "self.listMap.exists_one(m, m.v2 == 'z')", "no such key: v2"),
+    (LIST_MAP_ACCESS, LIST_MAP_VALUE, "self.listMap.filter(m, m.v2 == 'z').size() == 1", "no such key: v2"),
+    (LIST_MAP_ACCESS, LIST_MAP_VALUE, "self.listMap.map(m, m.v2).size() == 1", "no such key: v2"),
+    (LIST_MAP_ACCESS, LIST_MAP_VALUE, "self.listMap.map(m, m.v2 == 'z', m.v2).size() == 1", "no such key: v2"),
+    (obj({"val1": INT}), {"val1": 2 ** 63 - 1}, "self.val1 + 1 == 0", "integer overflow"),
+    (obj({"val1": INT}), {"val1": 1}, "1 / 0 == 1 / 0", "division by zero"),
+]
+
+
+@pytest.mark.parametrize("s,value,rule,want", RUNTIME_ERRORS, ids=[c[2] for c in RUNTIME_ERRORS])
+def test_runtime_errors(s: dict[str, Any], value: Any, rule: str, want: str) -> None:
+    """Upstream: TestValidationExpressions' `errors` found when the rule runs."""
+    assert run(rules(s, rule), value) == [f'root: Invalid value: "object": {want} evaluating rule: {rule}']
+
+
+@pytest.mark.parametrize("rule", ["self.listMap.exists(m, m.v2 == 'z')", "!self.listMap.all(m, m.v2 != 'z')",
+                                  "self.listMap.all(m, !has(m.v2) || m.v2 == 'z')"])
+def test_comprehensions_ignore_errors_when_the_result_is_decided(rule: str) -> None:
+    assert run(rules(LIST_MAP_ACCESS, rule), LIST_MAP_VALUE) == []

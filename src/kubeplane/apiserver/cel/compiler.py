@@ -378,6 +378,9 @@ _STATUS_PREFIXES = ("INVALID_ARGUMENT: ", "UNKNOWN: ", "NOT_FOUND: ", "OUT_OF_RA
                     "FAILED_PRECONDITION: ", "UNIMPLEMENTED: ", "CANCELLED: ")
 
 
+_INDEX_ERROR = re.compile(r"Index error: index=(-?\d+) size=\d+")
+
+
 def _runtime_message(message: str) -> str:
     """The C++ runtime's error text in cel-go's words, where they differ."""
     for prefix in _STATUS_PREFIXES:
@@ -390,6 +393,9 @@ def _runtime_message(message: str) -> str:
         return "no such key: " + message[len("Key not found in map : "):].strip('"')
     if message.startswith("No matching overloads found"):
         return "no such overload"
+    m = _INDEX_ERROR.match(message)
+    if m is not None:
+        return f"index out of bounds: {m.group(1)}"
     if message.startswith("Iteration budget exceeded"):
         return COST_LIMIT_EXCEEDED
     if message.startswith("Applying SELECT to non-message type"):

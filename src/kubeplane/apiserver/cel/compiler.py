@@ -237,7 +237,9 @@ def _mixed(node: cost.Node, types: dict[int, str]) -> tuple[int, str] | None:
                 continue
             if first is None:
                 first = t
-            elif t != first:
+            elif t != first and "dyn" not in t and "dyn" not in first:
+                # (a dyn element passes: here it may stand for a type protobuf could not declare,
+                # a list nested in a CRD schema's list)
                 return e.id, f"expected type '{first}' but found '{t}'"
     return None
 

@@ -69,8 +69,7 @@ class Env:
         self._env = cel.NewEnv(
             descriptor_pool=descriptor_pool,
             variables={v: declared.get(v, cel.Type.DYN) for v in self.variables},
-            extensions=[ext_strings.ExtStrings(), ext_optional.ExtOptional(), ext_bindings.ExtBindings(),
-                        ext_math.ExtMath(), library.extension(), *extensions])
+            extensions=[*_base_extensions(), *extensions])
         self._cache: dict[tuple[str, tuple[str, ...]], CompilationResult] = {}
         # cel-go's ValidateHomogeneousAggregateLiterals: on for CRD rules; off for admission
         # policies, whose JSONPatch{...}/Object{...} literals are rewritten into maps of mixed
@@ -156,6 +155,14 @@ class Activation:
             self._size = sum(len(orjson.dumps(v, default=str)) for v in self.data.values()
                              if isinstance(v, (dict, list, str)))
         return self._size
+
+
+@functools.lru_cache(maxsize=1)
+def _base_extensions() -> tuple[Any, ...]:
+    """The base environment's extensions, built once (~1 ms) and shared by every environment
+    (an extension is a declaration the engine copies into each environment it builds)."""
+    return (ext_strings.ExtStrings(), ext_optional.ExtOptional(), ext_bindings.ExtBindings(), ext_math.ExtMath(),
+            library.extension())
 
 
 @functools.lru_cache(maxsize=None)

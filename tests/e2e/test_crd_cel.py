@@ -57,3 +57,33 @@ def test_rules_refuse_invalid_objects_and_immutable_updates(cluster: Cluster) ->
     assert 'The Widget "w1" is invalid: spec.name: Invalid value: "b": Value is immutable' in res.stderr, res.stderr
     obj = cluster.get_json("widget", "w1")
     assert obj["spec"] == {"replicas": 3, "maxReplicas": 3, "name": "a"}
+
+
+def test_rules_are_typed_from_the_schema(cluster: Cluster) -> None:
+    """A rule naming a field the schema lacks is refused when the CRD is written (upstream's
+    `undefined field`), and a date-time field is a timestamp in rules."""
+    import pytest
+
+    from kubeplane.apiserver.apiextensions.celvalidation import typedenv
+    if not typedenv.available():
+        pytest.skip("typed CRD rules need protobuf")
+    bad = cluster.kubectl("apply", "-f", "-", input=crd("self.replica <= self.maxReplicas"), check=False)
+    assert bad.returncode != 0
+    assert "compilation failed: ERROR: <input>:1:5: undefined field 'replica'" in bad.stderr, bad.stderr
+    doc = yaml.safe_load(crd("self.until > timestamp('2020-01-01T00:00:00Z')"))
+    doc["metadata"]["name"] = "gadgets.cel.example.com"
+    doc["spec"]["names"] = {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"}
+    spec = doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["until"] = {"type": "string", "format": "date-time"}
+    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(doc))
+    cluster.kubectl("wait", "--for=condition=Established", "crd/gadgets.cel.example.com", "--timeout=20s")
+
+    def gadget(until: str) -> str:
+        return yaml.safe_dump({"apiVersion": "cel.example.com/v1", "kind": "Gadget", "metadata": {"name": "g1"},
+                               "spec": {"replicas": 1, "maxReplicas": 2, "name": "a", "until": until}})
+    res = cluster.kubectl("apply", "-f", "-", input=gadget("2019-06-01T00:00:00Z"), check=False)
+    assert res.returncode != 0
+    assert ('The Gadget "g1" is invalid: spec: Invalid value: replicas should be smaller than or equal to '
+            "maxReplicas.") in res.stderr, res.stderr
+    assert "gadget.cel.example.com/g1 created" in \
+        cluster.kubectl("apply", "-f", "-", input=gadget("2021-06-01T00:00:00Z")).stdout

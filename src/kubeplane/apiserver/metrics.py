@@ -427,6 +427,8 @@ class _Collector:
         from .admission.webhook import metrics as webhook_metrics   # not at import: as prometheus_client
         yield from webhook_metrics.collect()       # apiserver_admission_webhook_*
         yield from policy_metrics.collect()        # apiserver_{validating,mutating}_admission_policy_check_*
+        from .cel import metrics as cel_metrics
+        yield from cel_metrics.collect()           # apiserver_cel_*
 
     def _etcd(self) -> Iterator[Metric]:
         from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily

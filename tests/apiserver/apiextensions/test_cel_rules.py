@@ -79,9 +79,10 @@ VALID = [
     ("int-or-string", (obj_schema({"a": {"x-kubernetes-int-or-string": True},
                                    "b": {"x-kubernetes-int-or-string": True}}), {"a": "50%", "b": 5}), [
         "type(self.a) == string", "type(self.b) == int", "self.a.endsWith('%')", "self.b == 5"]),
-    ("preserve unknown fields", (obj_schema({"p": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}),
-                                 {"p": {"x": {"y": [1, "z"]}}}), [
-        "self.p.x.y[0] == 1", "self.p.x.y[1] == 'z'", "has(self.p.x)"]),
+    ("preserve unknown fields", (obj_schema({"p": {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
+                                                   "properties": {"k": STR}}}),
+                                 {"p": {"k": "v", "x": {"y": [1, "z"]}}}), [
+        "self.p.k == 'v'", "has(self.p.k)"]),
     ("quantity", (obj_schema({"q": STR}), {"q": "20M"}), [
         "quantity(self.q).isGreaterThan(quantity('10M'))", "isQuantity(self.q)"]),
     ("optionals", (obj_schema({"m": {"type": "object", "additionalProperties": STR}}), {"m": {"k": "v"}}), [
@@ -101,7 +102,7 @@ ERRORS = [
     (obj_schema({"val1": INT}), {"val1": 1}, "1 / self.val1 == 1 / 0", "division by zero"),
     (obj_schema({}), {}, "authorizer.path('/healthz').check('get').allowed()",
      "undeclared reference to 'authorizer'"),
-    (obj_schema({"v": STR}), {"v": "x"}, "self.v + 1 == 2",
+    (obj_schema({"v": {"x-kubernetes-int-or-string": True}}), {"v": "x"}, "self.v + 1 == 2",
      "'no such overload': call arguments did not match a supported operator, function or macro signature for rule: "
      "self.v + 1 == 2"),
 ]
@@ -128,7 +129,7 @@ def test_failed_rule_messages_and_values() -> None:
 def test_root_path_and_resource_root_metadata() -> None:
     s = with_rules(obj_schema({"spec": obj_schema({"f": STR})}),
                    "self.metadata.name == 'foo' && self.kind == 'Pod' && self.apiVersion == 'v1'",
-                   "!has(self.metadata.namespace)")
+                   "self.metadata.generateName == 'x' || !has(self.metadata.generateName)")
     obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "foo", "namespace": "xyz"}, "spec": {"f": "a"}}
     assert run(s, obj, root=True, path="") == []
     errs = run(with_rules(s, "self.metadata.name == 'bar'"), obj, root=True, path="")
@@ -167,10 +168,25 @@ def test_optional_old_self() -> None:
 
 
 def test_ratcheting_unchanged_values() -> None:
-    s = obj_schema({"a": with_rules(INT, "self < 10"), "b": INT})
-    assert run(s, {"a": 20, "b": 2}, {"a": 20, "b": 1}) == []            # a unchanged: ratcheted
+    """Upstream (CRDValidationRatcheting, validateExpressions' addErr): a rule without oldSelf
+    failing, or erring, on a value the update did not change is a warning, not an error."""
+    s = obj_schema({"a": with_rules(INT, "self < 10"), "b": INT,
+                    "c": with_rules({"x-kubernetes-int-or-string": True}, "self + 1 > 0"),
+                    "d": with_rules(INT, "self < oldSelf")})
+    warnings: list[str] = []
+    with celvalidation.warnings(warnings):
+        assert run(s, {"a": 20, "b": 2}, {"a": 20, "b": 1}) == []        # a unchanged: ratcheted
+    assert warnings == ["root.a: Invalid value: 20: failed rule: self < 10"]
+    warnings.clear()
+    with celvalidation.warnings(warnings):
+        assert run(s, {"c": "x"}, {"c": "x"}) == []                      # an evaluation error too
+        assert [str(e) for e in run(s, {"d": 5}, {"d": 5})] == [          # a transition rule: not ratcheted
+            "root.d: Invalid value: 5: failed rule: self < oldSelf"]
+    assert warnings == ["root.c: Invalid value: \"\": 'no such overload': call arguments did not match a "
+                        "supported operator, function or macro signature for rule: self + 1 > 0"]
     assert [e.field for e in run(s, {"a": 21, "b": 1}, {"a": 20, "b": 1})] == ["root.a"]
     assert [e.field for e in run(s, {"a": 20}, None)] == ["root.a"]
+    assert run(s, {"a": 20, "b": 2}, {"a": 20, "b": 1}) == []            # no collector: dropped
 
 
 @pytest.mark.parametrize("expr,message,want", [
@@ -279,15 +295,12 @@ def test_crd_compile_errors() -> None:
 
 
 def test_crd_cost_over_budget() -> None:
-    unbounded = with_rules({"type": "array", "items": STR},
-                           "self.all(x, self.all(y, x.matches(y)))")
-    got = crd_errs(unbounded)
-    assert got == ["spec.validation.openAPIV3Schema.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost "
-                   "exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, "
-                   "maxProperties, and maxLength where arrays, maps, and strings are declared)"]
-    bounded = with_rules({"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 10}},
-                         "self.all(x, self.all(y, x.matches(y)))")
-    assert crd_errs(bounded) == []
+    unbounded = {"l": with_rules({"type": "array", "items": STR}, "self.all(x, self.all(y, x.matches(y)))")}
+    rule = (errors.FORBIDDEN, "spec.validation.openAPIV3Schema.properties[l].x-kubernetes-validations[0].rule")
+    assert crd_cost_errs(unbounded) == [rule, rule, (errors.FORBIDDEN, "spec.validation.openAPIV3Schema")]
+    bounded = {"l": with_rules({"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 10}},
+                               "self.all(x, self.all(y, x.matches(y)))")}
+    assert crd_cost_errs(bounded) == []
 
 
 def test_crd_transition_rules_only_where_old_values_correlate() -> None:
@@ -342,19 +355,63 @@ def test_all_of_rules_apply_to_the_node() -> None:
         "root: Invalid value: a < b", "root.b: Invalid value: 3: failed rule: self != 3"]
 
 
-@pytest.mark.parametrize("max_items,want", [(None, 1), (4, 0)])
-def test_crd_double_nested_rule_cost(max_items: int | None, want: int) -> None:
-    """Upstream: "forbid double-nested rule with no limit set" (its per-rule error; the total
-    for the whole schema is not checked here) and "allow double-nested rule with one limit set
-    on outermost array"."""
+def crd_cost_errs(props: dict[str, Any]) -> list[tuple[str, str]]:
     celvalidation.install()
-    lst: dict[str, Any] = {
-        "type": "array",
-        "items": {"type": "object", "additionalProperties": {"type": "object", "required": ["key"],
-                                                             "properties": {"key": STR}}},
-        "x-kubernetes-validations": [{"rule": "self.all(x, x.all(y, x[y].key == x[y].key))"}]}
-    if max_items is not None:
-        lst["maxItems"] = max_items
-    got = schema.validate_crd_schema({"openAPIV3Schema": obj_schema({"value": lst})}, "spec.validation")
-    assert [(e.type, e.field) for e in got] == [
-        (errors.FORBIDDEN, "spec.validation.openAPIV3Schema.properties[value].x-kubernetes-validations[0].rule")] * want
+    got = schema.validate_crd_schema({"openAPIV3Schema": obj_schema(props)}, "spec.validation")
+    return [(e.type, e.field) for e in got]
+
+
+def double_nested(key: dict[str, Any], **limits: Any) -> dict[str, Any]:
+    """Upstream's double-nested rule: a list of maps of objects with a required key."""
+    item: dict[str, Any] = {"type": "object", "additionalProperties": {
+        "type": "object", "required": ["key"], "properties": {"key": key}}}
+    if "max_properties" in limits:
+        item["maxProperties"] = limits["max_properties"]
+    lst: dict[str, Any] = {"type": "array", "items": item,
+                           "x-kubernetes-validations": [{"rule": "self.all(x, x.all(y, x[y].key == x[y].key))"}]}
+    if "max_items" in limits:
+        lst["maxItems"] = limits["max_items"]
+    return {"value": lst}
+
+
+RULE = "spec.validation.openAPIV3Schema.properties[value].x-kubernetes-validations[0].rule"
+TOO_COSTLY = [(errors.FORBIDDEN, RULE), (errors.FORBIDDEN, RULE), (errors.FORBIDDEN, "spec.validation.openAPIV3Schema")]
+COST_CASES = [
+    ("forbid double-nested rule with no limit set", double_nested(STR), TOO_COSTLY),
+    ("forbid double-nested rule with one limit set", double_nested({"type": "string", "maxLength": 10}), TOO_COSTLY),
+    ("allow double-nested rule with three limits set",
+     double_nested({"type": "string", "maxLength": 10}, max_items=10, max_properties=10), []),
+    ("allow double-nested rule with one limit set on outermost array", double_nested(NUM, max_items=4), []),
+    ("check for cardinality of 1 under root object", {"value": with_rules(INT, "self < 1024")}, []),
+    ("forbid validation rules where cost total exceeds total limit", {
+        "list": {"type": "array", "maxItems": 100000,
+                 "items": with_rules({"type": "string", "maxLength": 5000}, "self.contains('keyword')")},
+        "map": {"type": "object", "maxProperties": 1000,
+                "additionalProperties": with_rules({"type": "string", "maxLength": 5000}, "self.contains('keyword')")},
+        "field": with_rules(INT, "self > 50 && self < 100")}, [
+        (errors.FORBIDDEN, "spec.validation.openAPIV3Schema.properties[list].items.x-kubernetes-validations[0].rule"),
+        (errors.FORBIDDEN, "spec.validation.openAPIV3Schema.properties[list].items.x-kubernetes-validations[0].rule"),
+        (errors.FORBIDDEN,
+         "spec.validation.openAPIV3Schema.properties[map].additionalProperties.x-kubernetes-validations[0].rule"),
+        (errors.FORBIDDEN, "spec.validation.openAPIV3Schema")]),
+]
+
+
+@pytest.mark.parametrize("name,props,want", COST_CASES, ids=[c[0] for c in COST_CASES])
+def test_crd_rule_costs(name: str, props: dict[str, Any], want: list[tuple[str, str]]) -> None:
+    """Upstream: TestValidateCustomResourceDefinitionValidation's cost cases
+    (pkg/apis/apiextensions/validation/validation_test.go): the rule's cost times its
+    cardinality against the per-rule limit, and the CRD's total."""
+    assert sorted(crd_cost_errs(props)) == sorted(want)
+
+
+def test_crd_cost_messages() -> None:
+    celvalidation.install()
+    got = schema.validate_crd_schema({"openAPIV3Schema": obj_schema(double_nested(STR))}, "spec.validation")
+    assert [str(e) for e in got] == [
+        f"{RULE}: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, "
+        "or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)",
+        f"{RULE}: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
+        "spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire "
+        "OpenAPIv3 schema exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, "
+        "maxProperties, and maxLength where arrays, maps, and strings are declared)"]

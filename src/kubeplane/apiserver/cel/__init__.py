@@ -31,13 +31,19 @@ What differs from upstream's 1.37 environment, because of the engine:
 - not available: two-variable comprehensions and cel-go's lists extension (sortBy and the like
   are parser macros); MutatingAdmissionPolicy's Object{...} literals are rewritten into maps
   (mutation.py);
-- types are not checked against schemas: status.typeChecking reports undefined fields only
-  (typechecking.py).
+- types are not checked against schemas for admission policies: status.typeChecking reports
+  undefined fields only (typechecking.py). CRD rules are (apiextensions/celvalidation/typedenv.py:
+  object types declared as protobuf messages, for the checker only).
+- cel-go's AST validators of Kubernetes' base environment run after checking (compiler.py
+  literal_issues): duration, timestamp and regex literals (all environments) and homogeneous
+  list and map literals (CRD rules' environments: the admission policies' object literals are
+  rewritten into mixed maps here).
 
 Modules: compiler (environments, compile cache, evaluation, upstream's error texts), cost
 (cel-go's estimator over the checked AST), library (Kubernetes' functions), netip (Go's
 address parsers), mutation (MutatingAdmissionPolicy's object literals), typechecking (a
 policy's status.typeChecking), activation (the admission variables), matchconditions (named
 conditions, for webhooks and policies), validation
-(a policy's CEL checked on create and update, as upstream's field errors).
+(a policy's CEL checked on create and update, as upstream's field errors), metrics
+(apiserver_cel_compilation/evaluation_duration_seconds).
 """

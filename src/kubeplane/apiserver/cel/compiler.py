@@ -60,34 +60,44 @@ _TYPE_NAMES = {"BOOL": "bool", "STRING": "string", "INT": "int", "UINT": "uint",
 class Env:
     """A CEL environment with Kubernetes' libraries and the given variables (all `dyn`)."""
 
-    def __init__(self, variables: Iterable[str], types: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, variables: Iterable[str], types: Mapping[str, Any] | None = None,
+                 descriptor_pool: Any = None, extensions: Iterable[Any] = (), homogeneous_literals: bool = False) -> None:
         self.variables = tuple(sorted(variables))
-        declared = types or {}               # a variable's cel.Type (CRD rules' scalar `self`), else dyn
+        declared = types or {}               # a variable's cel.Type (CRD rules' `self`), else dyn
+        # descriptor_pool: the protobuf messages a CRD rule's object types are declared as
+        # (celvalidation/typedenv.py); the engine aborts the process on one without protobuf
         self._env = cel.NewEnv(
+            descriptor_pool=descriptor_pool,
             variables={v: declared.get(v, cel.Type.DYN) for v in self.variables},
-            extensions=[ext_strings.ExtStrings(), ext_optional.ExtOptional(), ext_bindings.ExtBindings(),
-                        ext_math.ExtMath(), library.extension()])
+            extensions=[*_base_extensions(), *extensions])
         self._cache: dict[tuple[str, tuple[str, ...]], CompilationResult] = {}
+        # cel-go's ValidateHomogeneousAggregateLiterals: on for CRD rules; off for admission
+        # policies, whose JSONPatch{...}/Object{...} literals are rewritten into maps of mixed
+        # values here (mutation.py)
+        self.homogeneous_literals = homogeneous_literals
 
-    def compile(self, expression: str, return_types: tuple[str, ...] = (BOOL,)) -> CompilationResult:
-        """Upstream: CompileCELExpression — compile errors as upstream words them."""
-        key = (expression, return_types)
+    def compile(self, expression: str, return_types: tuple[str, ...] = (BOOL,),
+                checked: bool = True) -> CompilationResult:
+        """Upstream: CompileCELExpression — compile errors as upstream words them. checked=False:
+        an expression another environment has type-checked (a CRD rule against its schema's
+        types), planned without the checker here (its operands are dyn here)."""
+        key = (expression, return_types) if checked else (expression, ("unchecked", *return_types))
         res = self._cache.get(key)
         if res is None:
-            res = self._compile(expression, return_types)
+            res = self._compile(expression, return_types, checked)
             if len(self._cache) > 4096:        # policies come and go: bounded, not an LRU
                 self._cache.clear()
             self._cache[key] = res
         return res
 
-    def _compile(self, expression: str, return_types: tuple[str, ...]) -> CompilationResult:
+    def _compile(self, expression: str, return_types: tuple[str, ...], check: bool = True) -> CompilationResult:
         size = len(expression)
         if size > MAX_EXPRESSION_SIZE:
             return CompilationResult(expression, None, f"compilation failed: ERROR: <input>:-1:0: expression code point "
                                                       f"size exceeds limit: size: {size}, limit {MAX_EXPRESSION_SIZE}")
-        checked = True
+        checked = check
         try:
-            program = self._env.compile(expression)
+            program = self._env.compile(expression, disable_check=not check)
         except RuntimeError as e:
             message = str(e)
             if "no matching overload for '_?_:_'" not in message:
@@ -96,13 +106,17 @@ class Env:
             # string; the C++ checker refuses it: check such an expression at runtime instead.
             program = self._env.compile(expression, disable_check=True)
             checked = False
+        serialized = program.serialize()
+        ast = cost.checked_ast(serialized)
+        if checked:
+            bad = literal_issues(expression, ast, serialized, self.homogeneous_literals)
+            if bad:
+                return CompilationResult(expression, None, "compilation failed: " + bad)
         got = type_name(program.return_type())
         if ANY not in return_types and got not in return_types and got != "dyn":
             want = return_types[0] if len(return_types) == 1 else "[" + " ".join(return_types) + "]"
             verb = "must evaluate to" if len(return_types) == 1 else "must evaluate to one of"
             return CompilationResult(expression, None, f"{verb} {want} but got {got}")
-        serialized = program.serialize()
-        ast = cost.checked_ast(serialized)
         unsafe = cost.passes_optional(ast, library.PYTHON_FUNCTIONS,
                                       cost.optional_typed(serialized) if checked else None)
         if unsafe is not None:
@@ -143,10 +157,98 @@ class Activation:
         return self._size
 
 
+@functools.lru_cache(maxsize=1)
+def _base_extensions() -> tuple[Any, ...]:
+    """The base environment's extensions, built once (~1 ms) and shared by every environment
+    (an extension is a declaration the engine copies into each environment it builds)."""
+    return (ext_strings.ExtStrings(), ext_optional.ExtOptional(), ext_bindings.ExtBindings(), ext_math.ExtMath(),
+            library.extension())
+
+
 @functools.lru_cache(maxsize=None)
 def env(*variables: str) -> Env:
     """The shared environment for these variables (built once: ~1 ms)."""
     return Env(variables)
+
+
+# Upstream: the base environment's cel.ASTValidators (pkg/cel/environment/base.go:
+# ValidateDurationLiterals, ValidateTimestampLiterals, ValidateRegexLiterals): a call with a
+# literal argument that cannot be valid is a compile error. Each literal is checked by running
+# the call itself.
+_LITERAL_CHECKS = {"duration": "duration(x)", "timestamp": "timestamp(x)", "matches": "''.matches(x)"}
+
+
+@functools.lru_cache(maxsize=1)
+def _literal_programs() -> dict[str, Any]:
+    e = cel.NewEnv(variables={"x": cel.Type.STRING, "i": cel.Type.INT}, extensions=[])
+    programs = {name: e.compile(text) for name, text in _LITERAL_CHECKS.items()}
+    programs["timestamp_int"] = e.compile("timestamp(i)")
+    return programs
+
+
+@functools.lru_cache(maxsize=1024)
+def _literal_ok(function: str, literal: str) -> bool:
+    programs = _literal_programs()
+    try:
+        data = {"i": int(literal)} if function == "timestamp_int" else {"x": literal}
+        value = programs[function].eval(data=data)
+        return bool(value.type() != cel.Type.ERROR)
+    except RuntimeError:
+        return False
+
+
+def literal_issues(expression: str, ast: cost.Node, serialized: bytes, homogeneous: bool = True) -> str:
+    """cel-go's issues of the base environment's AST validators: `invalid <function>
+    argument`, and (ValidateHomogeneousAggregateLiterals) `expected type 'int' but found
+    'string'` for a list or map literal mixing types, except as an argument of format()."""
+    found: list[tuple[int, str]] = []      # (expression id, message)
+    types: dict[int, str] | None = None
+    stack: list[tuple[cost.Node, bool]] = [(ast, False)]
+    while stack:
+        node, exempt = stack.pop()
+        member_format = node.kind == "call" and node.name == "format"
+        stack.extend((a, member_format) for a in node.args)
+        stack.extend((c, False) for c in node.comp.values())
+        if homogeneous and node.kind in ("list", "struct") and node.args and not exempt:
+            if types is None:
+                types = cost.type_map(serialized)
+            mixed = _mixed(node, types)
+            if mixed is not None:
+                found.append(mixed)
+        if node.kind != "call" or node.name not in _LITERAL_CHECKS:
+            continue
+        args = node.args[1:] if node.member else node.args   # cel-go: the first argument after the target
+        if not args or args[0].kind != "const" or args[0].value[0] not in ("string", "int"):
+            continue
+        kind, raw = args[0].value
+        if kind == "int":
+            if node.name != "timestamp" or _literal_ok("timestamp_int", str(cost.int64(raw))):
+                continue
+        elif _literal_ok(node.name, raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)):
+            continue
+        found.append((args[0].id, f"invalid {node.name} argument"))
+    if not found:
+        return ""
+    where = cost.positions(serialized)
+    return "\n".join(_located(expression, at, msg) for at, msg in sorted((where.get(i, 0), m) for i, m in found))
+
+
+def _mixed(node: cost.Node, types: dict[int, str]) -> tuple[int, str] | None:
+    """The first element (list) or key or value (map) whose type differs from the first's."""
+    groups = [node.args] if node.kind == "list" else [node.args[0::2], node.args[1::2]]
+    for group in groups:
+        first = None
+        for e in group:
+            t = types.get(e.id)
+            if t is None:
+                continue
+            if first is None:
+                first = t
+            elif t != first and "dyn" not in t and "dyn" not in first:
+                # (a dyn element passes: here it may stand for a type protobuf could not declare,
+                # a list nested in a CRD schema's list)
+                return e.id, f"expected type '{first}' but found '{t}'"
+    return None
 
 
 def type_name(t: Any) -> str:
@@ -202,10 +304,11 @@ class CompilationResult:
     static_cost: int = 0         # cel-go's estimate with every input's size unknown
     _bounds: dict[int, tuple[int, int]] = field(default_factory=dict)
 
-    def estimated_cost(self, sizes: Mapping[str, int]) -> int:
-        """cel-go's estimated cost with each variable's size bound (issue 13: a CRD rule's
-        `estimated rule cost exceeds budget`); cost.UNBOUNDED when a size is unknown."""
-        return cost.estimate(self.ast, dict(sizes)).cost if self.ast is not None else 0
+    def estimated_cost(self, sizes: Mapping[str, int], decls: Mapping[str, Any] | None = None) -> int:
+        """cel-go's estimated cost with each variable's size bound, or its declared type (issue
+        13: a CRD rule's `estimated rule cost exceeds budget`); cost.UNBOUNDED when a size is
+        unknown."""
+        return cost.estimate(self.ast, dict(sizes), None, dict(decls or {})).cost if self.ast is not None else 0
 
     def runtime_cost(self, activation: Activation) -> Cost:
         """What evaluating against activation costs, cheapest first: the static estimate when
@@ -284,6 +387,9 @@ _STATUS_PREFIXES = ("INVALID_ARGUMENT: ", "UNKNOWN: ", "NOT_FOUND: ", "OUT_OF_RA
                     "FAILED_PRECONDITION: ", "UNIMPLEMENTED: ", "CANCELLED: ")
 
 
+_INDEX_ERROR = re.compile(r"Index error: index=(-?\d+) size=\d+")
+
+
 def _runtime_message(message: str) -> str:
     """The C++ runtime's error text in cel-go's words, where they differ."""
     for prefix in _STATUS_PREFIXES:
@@ -296,6 +402,9 @@ def _runtime_message(message: str) -> str:
         return "no such key: " + message[len("Key not found in map : "):].strip('"')
     if message.startswith("No matching overloads found"):
         return "no such overload"
+    m = _INDEX_ERROR.match(message)
+    if m is not None:
+        return f"index out of bounds: {m.group(1)}"
     if message.startswith("Iteration budget exceeded"):
         return COST_LIMIT_EXCEEDED
     if message.startswith("Applying SELECT to non-message type"):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 UNBOUNDED = 2 ** 63 - 1
 STRING_TRAVERSAL_COST_FACTOR = 0.1
@@ -169,6 +169,58 @@ def optional_typed(serialized: bytes) -> set[int]:
     return out
 
 
+def int64(raw: int) -> int:
+    """A varint-encoded int64 (two's complement in 64 bits) as a Python int."""
+    return raw - (1 << 64) if raw >= 1 << 63 else raw
+
+
+def type_map(serialized: bytes) -> dict[int, str]:
+    """Each expression id's checked type (cel.expr.CheckedExpr.type_map) as cel-go prints it."""
+    checked = _one(fields(serialized), 2, serialized)
+    out: dict[int, str] = {}
+    for n, entry in fields(checked):
+        if n == 3:
+            ef = fields(entry)
+            out[_one(ef, 1, 0)] = format_type(_one(ef, 2, b""))
+    return out
+
+
+_PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
+_WELL_KNOWN = {1: "any", 2: "google.protobuf.Timestamp", 3: "google.protobuf.Duration"}
+
+
+def format_type(b: bytes) -> str:
+    """cel-go's FormatCELType of a serialized cel.expr.Type."""
+    for num, v in fields(b):
+        if num == 1:
+            return "dyn"
+        if num == 2:
+            return "null_type"
+        if num == 3:
+            return _PRIMITIVES.get(v, "dyn")
+        if num == 4:
+            return f"wrapper({_PRIMITIVES.get(v, 'dyn')})"
+        if num == 5:
+            return _WELL_KNOWN.get(v, "dyn")
+        if num == 6:
+            return f"list({format_type(_one(fields(v), 1, b''))})"
+        if num == 7:
+            mf = fields(v)
+            return f"map({format_type(_one(mf, 1, b''))}, {format_type(_one(mf, 2, b''))})"
+        if num in (9, 10):
+            return v.decode()
+        if num == 11:
+            return f"type({format_type(v)})" if v else "type"
+        if num == 12:
+            return "*error*"
+        if num == 14:
+            af = fields(v)
+            params = [format_type(p) for n, p in af if n == 2]
+            name = _one(af, 1, b"").decode()
+            return f"{name}({', '.join(params)})" if params else name
+    return "dyn"
+
+
 # What makes an optional value (an unchecked expression has no types to tell).
 OPTIONAL_MAKERS = frozenset({"optional.of", "optional.none", "optional.ofNonZeroValue", "_?._", "_[?_]",
                              "first", "last"})
@@ -222,6 +274,7 @@ class Estimate:
     size: int          # the value's size: a string's length, a list's or map's items
     peak: int = 0      # the largest value a concatenation, replace, join or format may build
     vals: list[Any] | None = None   # the actual values it may be (runtime estimate), None: unknown
+    decl: Any = None   # its declared type (a CRD rule's self: celvalidation DeclType), None: unknown
 
 
 def size_of(v: Any) -> int:
@@ -246,10 +299,15 @@ def _mul(a: int, b: int) -> int:
     return _sat(a * b)
 
 
-def estimate(node: Node, sizes: dict[str, int], bound: dict[str, Any] | None = None) -> Estimate:
+def estimate(node: Node, sizes: dict[str, int], bound: dict[str, Any] | None = None,
+             decls: dict[str, Any] | None = None) -> Estimate:
     """The worst-case cost and result size of node; sizes: each variable's size bound (a dyn
-    variable's nested values are bounded by the same size)."""
-    return _estimate(node, sizes, bound or {}, [0])
+    variable's nested values are bounded by the same size); decls: variables' declared types
+    (kind, max_elements, fields, elem: a CRD rule's self), whose values are bounded by them."""
+    b = dict(bound or {})
+    for name, decl in (decls or {}).items():
+        b["@decl:" + name] = decl
+    return _estimate(node, sizes, b, [0])
 
 
 def runtime_estimate(node: Node, data: dict[str, Any], default_size: int) -> tuple[int, int]:
@@ -309,9 +367,18 @@ def _estimate_node(node: Node, sizes: dict[str, int], bound: dict[str, Any], pea
         vals = _ident_values(node.name, bound)
         if vals is not None:
             return _known(vals)
+        decl = bound.get("@decl:" + node.name)
+        if decl is not None:
+            return _declared(SELECT_AND_IDENT_COST, decl)
         return Estimate(SELECT_AND_IDENT_COST, bound.get(node.name, sizes.get(node.name, bound.get("@default", UNBOUNDED))))
     if k == "select":
         inner = _estimate(node.args[0], sizes, bound, peak)
+        if inner.decl is not None and inner.vals is None:
+            cost = _add(inner.cost, SELECT_AND_IDENT_COST)
+            if node.value:            # has() on a declared value: free (upstream's TestCostEstimation)
+                return Estimate(0, 1)
+            field = _member(inner.decl, node.name)
+            return _declared(cost, field) if field is not None else Estimate(cost, UNBOUNDED)
         if inner.vals is not None and not node.value:
             got = _known([v[node.name] for v in inner.vals if isinstance(v, dict) and node.name in v])
             return Estimate(_add(inner.cost, SELECT_AND_IDENT_COST), got.size, vals=got.vals)
@@ -326,6 +393,21 @@ def _estimate_node(node: Node, sizes: dict[str, int], bound: dict[str, Any], pea
     if k == "comprehension":
         return _comprehension(node, sizes, bound, peak)
     return _call(node, sizes, bound, peak)
+
+
+def _declared(cost: int, decl: Any) -> Estimate:
+    """A value of a declared type: its size is the type's bound (upstream's sizeEstimator:
+    DeclType.MaxElements of the value's path)."""
+    return Estimate(cost, decl.max_elements, decl=decl)
+
+
+def _member(decl: Any, name: str) -> Any:
+    """The declared type of a field of an object (or a value of a map, selected by key)."""
+    if decl.kind == "object":
+        return decl.fields.get(name)
+    if decl.kind == "map":
+        return decl.elem
+    return None
 
 
 def _ident_values(name: str, bound: dict[str, Any]) -> list[Any] | None:
@@ -358,6 +440,8 @@ def _comprehension(node: Node, sizes: dict[str, int], bound: dict[str, Any], pea
     else:
         inner[node.name] = max(rng.size, sizes.get("*", 0))   # an element: at most the range's size
         inner["@vals:" + node.name] = None    # unknown, and shadows a variable of that name
+    inner["@decl:" + node.name] = _element(rng.decl)           # list items, a map's keys
+    inner["@decl:" + str(node.value)] = None
     init = _estimate(node.comp["init"], sizes, inner, peak)
     # the accumulator gains at most one item per iteration (map, filter), or is the init (cel.bind)
     inner[str(node.value)] = _add(init.size, rng.size)
@@ -455,6 +539,8 @@ def _call_cost(node: Node, parts: list[Estimate], result_size: int) -> int:
     if name in ("fieldSelector", "labelSelector") and len(s) == 2:   # Kubernetes' selectorCostEstimate
         return _add(LIST_CREATE_BASE_COST, _factor(s[1], STRING_TRAVERSAL_COST_FACTOR),
                     _mul(_factor(s[1], _SELECTOR_LENGTH_TO_REQUIREMENTS), _COST_PER_REQUIREMENT))
+    if name in ("startsWith", "endsWith") and len(s) == 2:    # cel-go: the prefix's (suffix's) length
+        return _factor(s[1], STRING_TRAVERSAL_COST_FACTOR)
     if name in _ONE_TRAVERSAL or (name in ("string", "bytes") and _stringish(parts[0])):
         return _factor(s[0], STRING_TRAVERSAL_COST_FACTOR)
     if name == "ip":
@@ -509,7 +595,32 @@ def _call(node: Node, sizes: dict[str, int], bound: dict[str, Any], peak: list[i
     else:
         base = _add(*(p.cost for p in parts))
     size, vals = _result(node, parts)
-    return Estimate(_add(base, _call_cost(node, parts, size)), size, vals=vals)
+    est = Estimate(_add(base, _call_cost(node, parts, size)), size, vals=vals)
+    if name == "_[_]" and len(parts) == 2 and vals is None and parts[0].decl is not None:
+        elem = parts[0].decl.elem if parts[0].decl.kind in ("list", "map") else None
+        if elem is not None:
+            est.size, est.decl = elem.max_elements, elem
+    return est
+
+
+def _element(decl: Any) -> Any:
+    """The declared type of what a comprehension over a value of type decl iterates: a list's
+    items; a map's keys (strings of size 0, as upstream's StringType declares them)."""
+    if decl is None:
+        return None
+    if decl.kind == "list":
+        return decl.elem
+    if decl.kind == "map":
+        return _MapKey()
+    return None
+
+
+class _MapKey:
+    """Upstream: a map's KeyType, StringType, whose MaxElements is 0."""
+    kind = "string"
+    max_elements = 0
+    fields: ClassVar[dict[str, Any]] = {}
+    elem = None
 
 
 def _result(node: Node, parts: list[Estimate]) -> tuple[int, list[Any] | None]:

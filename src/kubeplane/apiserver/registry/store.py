@@ -28,6 +28,7 @@ from ...api import errors
 from ...api.resources import ResourceInfo
 from ...storage.interface import KeyValue
 from .. import admission, objects
+from ..apiextensions import celvalidation
 from ..admission import options as admission_options
 from ..authentication.user import ANONYMOUS, UserInfo
 from ..objects import Obj, storage_errors
@@ -86,7 +87,8 @@ def validate_create(ri: ResourceInfo, obj: Obj, warnings: list[str]) -> None:
 def validate_update(ri: ResourceInfo, new: Obj, old: Obj, subresource: str, warnings: list[str]) -> None:
     d = resource_definition(ri)
     if d.validates_served_version:      # custom resources: the served version's schema
-        errs = d.validate_status_update(new, old) if subresource == "status" else d.validate_update(new, old)
+        with celvalidation.warnings(warnings):      # ratcheted CEL rule errors are warnings
+            errs = d.validate_status_update(new, old) if subresource == "status" else d.validate_update(new, old)
     elif subresource == "status":
         errs = scheme.validate_status_update(new, old)
     elif subresource and (own := d.validate_subresource_update.get(subresource)):

@@ -3,19 +3,21 @@ written.
 
 Upstream: Compile/compileRule (apiextensions-apiserver pkg/apiserver/schema/cel/compilation.go)
 and the CEL part of ValidateCustomResourceDefinitionOpenAPISchema (pkg/apis/apiextensions/
-validation/validation.go: StaticEstimatedCostLimit, getCostErrorMessage).
+validation/validation.go).
 
-`self` and `oldSelf` are typed as far as the engine can (types.py: scalars, lists and maps of
-them); objects are `dyn` (the engine cannot declare object types from a schema): a rule naming
-a field the schema lacks compiles, and fails when evaluated with `no such key`. A rule with optionalOldSelf runs wrapped so that `oldSelf` is an
-optional: `cel.bind(oldSelf, <has old> ? optional.of(<old>) : optional.none(), rule)`.
+A rule is first checked with `self` and `oldSelf` of the node's declared type (decltype.py,
+typedenv.py: objects as protobuf messages), which gives upstream's compile errors (`undefined
+field 'x'`, `found no matching overload ...`); it then runs as compiled with objects `dyn`
+(types.py), which is as fast as before. Without protobuf the first step is skipped (objects are
+`dyn`: a rule naming a field the schema lacks fails when evaluated). A rule with optionalOldSelf
+runs wrapped so that `oldSelf` is an optional: `cel.bind(oldSelf, <has old> ?
+optional.of(<old>) : optional.none(), rule)`, and type-checked so too.
 
-The estimated cost is cel-go's (cel/cost.py) with `self` (and every value in it) as large as
-the largest list or map the node's schema allows below it (maxItems, maxProperties; unbounded
-ones as large as a request can make them, upstream's maxRequestSizeBytes over the value's
-smallest serialized form), or without one its longest string (max_size). Upstream bounds each field by
-its own schema and multiplies by the node's cardinality (the maxItems/maxProperties of the
-lists and maps above it); the hook sees one node, so that factor is 1 here.
+The estimated cost is cel-go's (cel/cost.py) with `self` of the node's declared type: every
+string, list and map as long as its schema allows (maxLength, maxItems, maxProperties), or as a
+request can hold (decltype.py). costs.py multiplies it by the node's cardinality and checks the
+limits; without a declared type (a node CEL does not see), `self` and every value in it are as
+large as the largest list or map the schema allows below the node (max_size).
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from kubeplane.api.errors import FieldError, JSONValue
 from ..schema.fieldpath import valid_field_path
 from ..schema.structural import Structural, structural_from
 from ..schema.validation import child, index
-from . import types
+from . import decltype, typedenv, types
 
 Obj = dict[str, Any]
 
@@ -37,6 +39,9 @@ OLD_SELF = "oldSelf"
 HAS_OLD = "kubeplaneHasOldSelf__"       # the optionalOldSelf wrapping's variables
 OLD_VALUE = "kubeplaneOldSelf__"
 STATIC_ESTIMATED_COST_LIMIT = 10_000_000
+# Upstream names the root type selfType<nanoseconds>, new on each compile, so that no rule can
+# depend on it; here a fixed name (the environments are cached by type).
+SELF_TYPE_NAME = "selfType0"
 MAX_REQUEST_SIZE_BYTES = 3 * 1024 * 1024   # upstream: celconfig.MaxRequestSizeBytes
 
 
@@ -52,7 +57,8 @@ class CompiledRule:
     max_cost: int = 0
     message_max_cost: int = 0
     field_path: str = ""         # the normalized fieldPath ("" if none)
-    type_key: str = "dyn"        # self's declared type (types.py)
+    type_key: str = "dyn"        # self's runtime type (types.py)
+    max_cardinality: int = 1     # how often the node may be in an object (under unbounded lists)
 
 
 def _str(rule: Obj, k: str) -> str:
@@ -60,22 +66,56 @@ def _str(rule: Obj, k: str) -> str:
     return v if isinstance(v, str) else ""
 
 
-def compile_rules(s: Structural, rules: list[Any] | None = None) -> list[CompiledRule]:
+def compile_rules(s: Structural, rules: list[Any] | None = None, resource_root: bool = False) -> list[CompiledRule]:
     """Upstream: Compile — one result per rule of s.x_validations (or of `rules`: an allOf's,
     on the values of s)."""
     from kubeplane.apiserver.cel import compiler       # the engine loads on first use
     size = max_size(s)
+    decl = decltype.schema_decl_type(s, resource_root)
+    if decl is not None:
+        decl = decltype.assign_type_name(decl, SELF_TYPE_NAME)
     out = []
     for rule in s.x_validations if rules is None else rules:
         rule = rule if isinstance(rule, dict) else {}
-        out.append(_compile_rule(compiler, s, rule, size))
+        out.append(_compile_rule(compiler, s, rule, size, decl))
     return out
 
 
-def _compile_rule(compiler: Any, s: Structural, rule: Obj, size: int) -> CompiledRule:
+def unsupported(s: Structural) -> str:
+    """Upstream (Compile): the error of rules on a node CEL cannot see."""
+    return (f"rule declared on schema that does not support validation rules type: '{s.type}' "
+            f"x-kubernetes-preserve-unknown-fields: '{str(s.x_preserve_unknown_fields).lower()}'")
+
+
+def _typed_errors(cr: CompiledRule, decl: decltype.DeclType | None) -> bool | None:
+    """Check the rule and its messageExpression with self (and oldSelf) of the node's declared
+    type (typedenv.py); record upstream's errors; False if the rule does not compile, None if
+    it could not be checked so (no protobuf, or a node CEL does not see)."""
+    if decl is None:
+        return None
+    env = typedenv.typed_env(decl, optional_old_self=cr.optional_old_self)
+    if env is None:
+        return None
+    err, out = env.check(_str(cr.rule, "rule"))
+    if err or out != "bool":
+        cr.error = err or "cel expression must evaluate to a bool"
+        return False
+    msg = _str(cr.rule, "messageExpression")
+    if msg:
+        err, out = env.check(msg)
+        if err or out != "string":
+            cr.message_error = "messageExpression " + err if err else "messageExpression must evaluate to a string"
+    return True
+
+
+def _compile_rule(compiler: Any, s: Structural, rule: Obj, size: int,
+                  decl: decltype.DeclType | None = None) -> CompiledRule:
     text = _str(rule, "rule")
     cr = CompiledRule(rule, optional_old_self=rule.get("optionalOldSelf") is True, type_key=types.type_key(s))
     if not text.strip():
+        return cr
+    typed = _typed_errors(cr, decl)
+    if typed is False:
         return cr
     # an optionalOldSelf rule is first checked with oldSelf dyn (it is an optional in the rule),
     # then compiled wrapped below
@@ -83,6 +123,10 @@ def _compile_rule(compiler: Any, s: Structural, rule: Obj, size: int) -> Compile
     res = (types.env("dyn", SELF, OLD_SELF) if cr.optional_old_self else env).compile(text, (compiler.ANY,))
     if res.program is not None and cr.optional_old_self and not _uses(res.ast, OLD_SELF):
         res = env.compile(text, (compiler.ANY,))      # no optional after all: run it as any rule
+    if res.program is None and typed:
+        # checked with the declared types already: what the runtime's checker refuses here
+        # (`5 < 10.0`, cel-go's cross-type comparisons) runs unchecked
+        res = env.compile(text, (compiler.ANY,), checked=False)
     if res.program is None:
         cr.error = res.error
         return cr
@@ -90,7 +134,10 @@ def _compile_rule(compiler: Any, s: Structural, rule: Obj, size: int) -> Compile
         cr.error = "cel expression must evaluate to a bool"
         return cr
     cr.uses_old_self = _uses(res.ast, OLD_SELF)
-    cr.max_cost = res.estimated_cost({SELF: size, OLD_SELF: size})
+    decls = {SELF: decl, OLD_SELF: decl} if decl is not None else None
+    cr.max_cost = res.estimated_cost({SELF: size, OLD_SELF: size}, decls)
+    if decl is not None:
+        cr.max_cardinality = decltype.max_cardinality(decl.min_serialized_size)
     cr.program = res
     if cr.optional_old_self and cr.uses_old_self:
         wrapped = types.env(cr.type_key, SELF, HAS_OLD, OLD_VALUE).compile(
@@ -101,7 +148,7 @@ def _compile_rule(compiler: Any, s: Structural, rule: Obj, size: int) -> Compile
             return cr
         cr.program = wrapped
     msg = _str(rule, "messageExpression")
-    if msg:
+    if msg and not cr.message_error:
         m = env.compile(msg, (compiler.ANY,))
         if m.program is None:
             cr.message_error = "messageExpression " + m.error
@@ -109,7 +156,7 @@ def _compile_rule(compiler: Any, s: Structural, rule: Obj, size: int) -> Compile
             cr.message_error = "messageExpression must evaluate to a string"
         else:
             cr.message_program = m
-            cr.message_max_cost = m.estimated_cost({SELF: size, OLD_SELF: size})
+            cr.message_max_cost = m.estimated_cost({SELF: size, OLD_SELF: size}, decls)
     fp = _str(rule, "fieldPath")
     if fp:
         try:
@@ -188,31 +235,29 @@ def _rule_value(rule: Obj) -> JSONValue:
                       else None})
 
 
-def exceeds(cost_name: str, cost: int) -> str:
+def exceeds(cost_name: str, cost: int, limit: int = STATIC_ESTIMATED_COST_LIMIT) -> str:
     from kubeplane.apiserver.cel.cost import exceeds_budget_message
-    return exceeds_budget_message(cost_name, cost, STATIC_ESTIMATED_COST_LIMIT)
+    return exceeds_budget_message(cost_name, cost, limit)
 
 
 def check_rules(schema: Obj, p: str, uncorrelatable: str | None = None) -> list[FieldError]:
     """Upstream: the CEL errors of ValidateCustomResourceDefinitionOpenAPISchema for the node
-    at path p: compile errors, costs over StaticEstimatedCostLimit, oldSelf under the items of
-    a list that is not a list-type map (`uncorrelatable`: that list's path), optionalOldSelf
-    unused."""
+    at path p: compile errors, oldSelf under the items of a list that is not a list-type map
+    (`uncorrelatable`: that list's path), optionalOldSelf unused. The costs are checked over
+    the whole schema (costs.py)."""
     s = structural_from(schema)
     if s.conversion_errors:
         return []
+    resource_root = p.endswith("openAPIV3Schema") or s.x_embedded_resource
+    if typedenv.available() and decltype.schema_decl_type(s, resource_root) is None:
+        return [errors.internal_error(child(p, "x-kubernetes-validations"), unsupported(s))]
     errs: list[FieldError] = []
-    for i, cr in enumerate(compile_rules(s)):
+    for i, cr in enumerate(compile_rules(s, None, resource_root)):
         rp = index(child(p, "x-kubernetes-validations"), i)
-        if cr.program is not None and cr.max_cost > STATIC_ESTIMATED_COST_LIMIT:
-            errs.append(errors.forbidden(child(rp, "rule"), exceeds("estimated rule cost", cr.max_cost)))
         if cr.error:
             errs.append(errors.invalid(child(rp, "rule"), _rule_value(cr.rule), cr.error))
         if cr.message_error:
             errs.append(errors.invalid(child(rp, "messageExpression"), _rule_value(cr.rule), cr.message_error))
-        elif cr.message_program is not None and cr.message_max_cost > STATIC_ESTIMATED_COST_LIMIT:
-            errs.append(errors.forbidden(child(rp, "messageExpression"),
-                                         exceeds("estimated messageExpression cost", cr.message_max_cost)))
         if cr.uses_old_self:
             if uncorrelatable is not None:
                 errs.append(errors.invalid(child(rp, "rule"), _str(cr.rule, "rule"), "oldSelf cannot be used on the "

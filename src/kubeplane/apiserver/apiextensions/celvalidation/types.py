@@ -1,10 +1,9 @@
-"""The declared CEL type of `self` at a schema node, and the environments that declare it.
+"""The runtime type of `self` at a schema node, and the environments rules run in.
 
-Upstream: SchemaDeclType (k8s.io/apiserver pkg/cel/common/schemas.go) types every node; the
-engine here declares scalars, lists and maps of them (so `size(self)` on an integer or
-`self.startsWith('x')` on a number fail to compile as upstream's), and objects, int-or-string,
-formatted strings (parsed into timestamps, durations, bytes when they can be) and
-schema-less values as `dyn`.
+Rules run with scalars, lists and maps of them declared, and objects, int-or-string, formatted
+strings (timestamps, durations, bytes) and schema-less values as `dyn`: the values are plain
+Python (values.py) and the programs fast. The declared types upstream checks rules against
+(SchemaDeclType) are in decltype.py, and the check in typedenv.py.
 """
 from __future__ import annotations
 
@@ -53,9 +52,7 @@ def env(key: str, *variables: str) -> Any:
     has the type `key`; built once per type (~1 ms)."""
     from kubeplane.apiserver.cel import compiler
     from .compilation import HAS_OLD, OLD_SELF, OLD_VALUE, SELF
-    if key == "dyn":
-        return compiler.env(*variables)
     from cel_expr_python import cel
     t = cel_type(key)
     types = {SELF: t, OLD_SELF: t, OLD_VALUE: t, HAS_OLD: cel.Type.BOOL}
-    return compiler.Env(variables, {v: types[v] for v in variables if v in types})
+    return compiler.Env(variables, {v: types[v] for v in variables if v in types}, homogeneous_literals=True)

@@ -5,11 +5,12 @@ of validators mirroring the schema where rules are, walked over the object with 
 cost budget (celconfig.RuntimeCELCostBudget); `oldSelf` is the correlated old value (the same
 property or map key; in a list, the item of the same key for a list-type map, else none), a
 transition rule without one is skipped unless it sets optionalOldSelf; an error whose value is
-unchanged from the old object (ratcheting) and whose rule does not use oldSelf is dropped
-(upstream: a warning).
+unchanged from the old object (ratcheting) and whose rule does not use oldSelf is a warning
+(upstream: warning.AddWarning with the error's text), collected by celvalidation.warnings().
 """
 from __future__ import annotations
 
+from time import perf_counter
 from typing import Any
 
 from kubeplane.api import errors
@@ -17,7 +18,7 @@ from kubeplane.api.errors import FieldError
 
 from ..schema.structural import Structural
 from ..schema.validation import child, index, key
-from . import types
+from . import add_warnings, types
 from .compilation import HAS_OLD, OLD_SELF, OLD_VALUE, SELF, CompiledRule, compile_rules
 from .values import to_cel
 
@@ -25,11 +26,13 @@ OUT_OF_BUDGET = "validation failed due to running out of cost budget, no further
 
 
 class _Run:
-    """One validation: the engine, the runtime cost budget, whether unchanged values ratchet."""
-    __slots__ = ("compiler", "budget", "ratchet")
+    """One validation: the engine, the runtime cost budget, whether unchanged values ratchet,
+    and the ratcheted errors (upstream: warnings)."""
+    __slots__ = ("compiler", "budget", "ratchet", "warnings")
 
     def __init__(self, compiler: Any, budget: Any, ratchet: bool) -> None:
         self.compiler, self.budget, self.ratchet = compiler, budget, ratchet
+        self.warnings: list[FieldError] = []
 
 
 class _Out(Exception):
@@ -46,7 +49,12 @@ class Validator:
         src = s if src is None else src
         self.schema = s
         self.resource_root = resource_root
-        self.rules: list[CompiledRule] = compile_rules(s, src.x_validations) if src.x_validations else []
+        self.rules: list[CompiledRule] = []
+        if src.x_validations:
+            from kubeplane.apiserver.cel import metrics
+            started = perf_counter()
+            self.rules = compile_rules(s, src.x_validations, resource_root)
+            metrics.observe_compilation(perf_counter() - started)
         items = s.items
         self.items = _new(_parts(src)[0], items, items.x_embedded_resource) if items is not None else None
         ap = s.additional_properties_schema
@@ -62,7 +70,8 @@ class Validator:
     def check(self, obj: Any, old: Any, fld_path: str, ratchet: bool = True) -> list[FieldError]:
         """Upstream: Validator.Validate with RuntimeCELCostBudget (old None on a create);
         ratchet: WithRatcheting (the strategy's updates), off for a CRD's defaults."""
-        from kubeplane.apiserver.cel import compiler
+        from kubeplane.apiserver.cel import compiler, metrics
+        started = perf_counter()
         run = _Run(compiler, compiler.Budget(), ratchet)
         errs: list[FieldError] = []
         try:
@@ -71,6 +80,9 @@ class Validator:
             pass
         except (TypeError, ValueError, RuntimeError, OverflowError) as e:   # a value the engine cannot take
             errs.append(errors.internal_error(fld_path or "<nil>", f"evaluating validation rules: {e}"))
+        if run.warnings:
+            add_warnings(str(e) for e in run.warnings)
+        metrics.observe_evaluation(perf_counter() - started)
         return errs
 
     def _validate(self, run: _Run, path: str, obj: Any, old: Any, errs: list[FieldError]) -> None:
@@ -126,22 +138,24 @@ class Validator:
             if not res.cost_exceeded and not budget.charge(res.cost, res.refine):
                 errs.append(errors.invalid(at, s.type, OUT_OF_BUDGET))
                 raise _Out
+            # ratcheting (upstream's addErr): a rule without oldSelf failing on an unchanged value
+            # is a warning, not an error
+            out = run.warnings if run.ratchet and not cr.uses_old_self and old is not None and \
+                (res.error or res.value is not True) and old == obj else errs
             if res.error:
                 msg = _cause(res.error)
                 if msg.startswith("no such overload"):
-                    errs.append(errors.invalid(at, s.type, f"'{msg}': call arguments did not match a supported "
-                                               f"operator, function or macro signature for rule: {_rule_string(cr.rule)}"))
+                    out.append(errors.invalid(at, s.type, f"'{msg}': call arguments did not match a supported "
+                                              f"operator, function or macro signature for rule: {_rule_string(cr.rule)}"))
                 elif res.cost_exceeded:
                     errs.append(errors.invalid(at, s.type, f"'{msg}': no further validation rules will be run due to "
                                                f"call cost exceeds limit for rule: {_rule_string(cr.rule)}"))
                     raise _Out
                 else:
-                    errs.append(errors.invalid(at, s.type, f"{msg} evaluating rule: {_rule_string(cr.rule)}"))
+                    out.append(errors.invalid(at, s.type, f"{msg} evaluating rule: {_rule_string(cr.rule)}"))
                 continue
             if res.value is True:
                 continue
-            if run.ratchet and not cr.uses_old_self and old is not None and old == obj:
-                continue                          # ratcheting: upstream warns instead
             where = child(path, cr.field_path) if cr.field_path else at
             detail = None
             if cr.message_program is not None:
@@ -150,7 +164,7 @@ class Validator:
             if detail is None:
                 detail = _message_or_default(cr.rule)
             value = errors._OMIT if s.type in ("object", "array") else obj
-            errs.append(_error_for_reason(where, value, detail, cr.rule.get("reason")))
+            out.append(_error_for_reason(where, value, detail, cr.rule.get("reason")))
 
     def _activation(self, obj: Any, old: Any, optional: bool) -> Any:
         s, root = self.schema, self.resource_root

@@ -33,6 +33,8 @@ from .validation import child, index, key, validate_structural
 Obj = dict[str, Any]
 
 CEL_HOOK: Callable[[Obj, str, str | None], list[FieldError]] | None = None
+# (openAPIV3Schema, its path) -> the rules' cost errors (per rule and the CRD's total)
+CEL_COST_HOOK: Callable[[Obj, str], list[FieldError]] | None = None
 # (schema, default, its path, resource root) -> the default's errors under the schema's rules
 CEL_DEFAULTS_HOOK: Callable[[Structural, Any, str, bool], list[FieldError]] | None = None
 
@@ -107,6 +109,8 @@ def validate_crd_schema(crd_version_schema: Obj | None, path: str, status_enable
             schema_ok = True
     ssv = _SSV(allow_defaults=opts.allow_defaults, require_valid_property_type=opts.require_valid_property_type)
     errs += validate_openapi_schema(schema, sp, ssv, True, opts, schema_ok)
+    if schema_ok and CEL_COST_HOOK is not None:
+        errs += CEL_COST_HOOK(schema, sp)
     if not errs:
         errs += init_errs
     return errs

@@ -4,11 +4,13 @@ Upstream: crdHandler.getOrCreateServingInfoFor (apiserver/customresource_handler
 pkg/registry/customresource (strategy.go, validator.go, tableconvertor). Each served version
 becomes a ResourceDefinition named as status.acceptedNames says (kind, plural, singular,
 shortNames, categories), stored under upstream's key /registry/<group>/<plural>/[<ns>/]<name>
-in the storage version (conversion None: the apiVersion is rewritten, both ways).
+in the storage version: objects cross versions where they meet storage (the definition's
+storage_codec: conversion/codec.py, through the CRD's converter, None or Webhook).
 
-The write pipeline is the built-in kinds' (store.py): the definition's defaulter prunes and
-defaults with the version's structural schema, its validators check the ObjectMeta as
-upstream's customResourceStrategy does, then the object against the schema (schema.validate).
+The write pipeline is the built-in kinds' (store.py), on the object in the version it was sent
+in: the definition's defaulter prunes and defaults with the version's structural schema, its
+validators check the ObjectMeta as upstream's customResourceStrategy does, then the object
+against the schema (schema.validate); only then is it converted for storage.
 Bodies decode against a definition made for the version (`schema_definition`): apiVersion,
 kind, a typed ObjectMeta and the schema's own top-level properties.
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -30,8 +32,13 @@ from ..registry.definition import Column, Obj, ResourceDefinition, Row
 from ..registry.strategy import Strategy
 from ..tables.printers import translate_timestamp_since
 from . import schema
+from .conversion import CustomResourceCodec, new_converter
+from .helpers import version_priority
 from .selectable import field_selectors
 from .scale import CUSTOM_SCALE, ScalePaths, validate_scale_spec, validate_scale_status
+
+if TYPE_CHECKING:
+    from ..admission.webhook.client import ClientManager
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _serial = itertools.count(1)
@@ -93,7 +100,6 @@ class _Validator:
     namespaced: bool
     structural: schema.Structural
     scale: ScalePaths | None = None
-    storage: bool = True            # the storage version (its defaults are the store's: `default`)
 
     def validate(self, obj: Obj) -> list[FieldError]:
         errs = meta.validate_object_meta(_dict(obj.get("metadata")), self.namespaced, name_is_dns_subdomain)
@@ -112,14 +118,12 @@ class _Validator:
 
     def coerce(self, obj: Obj) -> list[str]:
         """What upstream's decoder does to a custom object in the version it is sent in
-        (schemaCoercingDecoder, unstructuredSchemaCoercer.apply, then the codec's defaulter):
-        prune the fields the schema does not know, drop nulls it does not allow, default;
-        returns the unknown fields as the strict decoding errors name them. The storage
-        version's defaults are left to the store (the definition's defaulter, `default`)."""
+        (schemaCoercingDecoder, unstructuredSchemaCoercer.apply): prune the fields the schema
+        does not know, drop nulls it does not allow; returns the unknown fields as the strict
+        decoding errors name them. The defaults are the store's (the definition's defaulter,
+        `default`, picked by the object's apiVersion: this version's)."""
         unknown = schema.prune(obj, self.structural)
         schema.prune_non_nullable_nulls_without_defaults(obj, self.structural)
-        if not self.storage:
-            schema.default(obj, self.structural)
         return [f'unknown field "{p}"' for p in unknown]
 
     def default(self, obj: Obj) -> None:
@@ -247,41 +251,38 @@ def forget_schema_definition(name: str) -> None:
     defs.pop(name + "List", None)
 
 
-def served_definitions(crd: Obj) -> list[ResourceDefinition]:
+def served_definitions(crd: Obj, clients: ClientManager | None = None) -> list[ResourceDefinition]:
     """The ResourceDefinitions of crd's served versions, named as its status.acceptedNames.
+    `clients`: the webhook client a Webhook conversion strategy posts with.
 
     Upstream: getOrCreateServingInfoFor (one storage per served version, all in the storage
-    version's key space)."""
+    version's key space, sharing the CRD's converter)."""
     spec, names = _dict(crd.get("spec")), _dict(_dict(crd.get("status")).get("acceptedNames"))
     group, kind, plural = str(spec.get("group", "")), str(names.get("kind", "")), str(names.get("plural", ""))
     namespaced = spec.get("scope") == "Namespaced"
-    storage_v = next((_dict(v) for v in spec.get("versions") or [] if _dict(v).get("storage")), {})
-    storage = _StorageVersion.of(storage_v)
+    codec = storage_codec(crd, clients)
     out = []
     for v in spec.get("versions") or []:
         v = _dict(v)
         if not v.get("served"):
             continue
-        out.append(_definition(crd, v, group, kind, plural, namespaced, storage, names))
+        out.append(_definition(crd, v, group, kind, plural, namespaced, codec, names))
     return out
 
 
-@dataclass(frozen=True)
-class _StorageVersion:
-    """The storage version: its name, its schema, and whether that has defaults (what reads
-    need: stored objects are defaulted with it)."""
-    name: str
-    structural: schema.Structural | None
-    defaults: bool
-
-    @classmethod
-    def of(cls, v: Obj) -> _StorageVersion:
-        root = _dict(_dict(v.get("schema")).get("openAPIV3Schema"))
-        defaults = _has_defaults(root)
-        return cls(str(v.get("name", "")), schema.structural_from(root) if defaults else None, defaults)
+def storage_codec(crd: Obj, clients: ClientManager | None = None) -> CustomResourceCodec:
+    """The CRD's storage codec: every version's schema, and its converter."""
+    spec, names = _dict(crd.get("spec")), _dict(_dict(crd.get("status")).get("acceptedNames"))
+    roots = {str(_dict(v).get("name", "")): _dict(_dict(_dict(v).get("schema")).get("openAPIV3Schema"))
+             for v in spec.get("versions") or []}
+    storage = next((str(_dict(v).get("name", "")) for v in spec.get("versions") or [] if _dict(v).get("storage")), "")
+    return CustomResourceCodec(str(spec.get("group", "")), str(names.get("listKind", "")), storage,
+                               {name: schema.structural_from(root) for name, root in roots.items()},
+                               {name for name, root in roots.items() if _has_defaults(root)},
+                               new_converter(crd, clients))
 
 
-def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced: bool, storage: _StorageVersion,
+def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced: bool, codec: CustomResourceCodec,
                 names: Obj) -> ResourceDefinition:
     version = str(v.get("name", ""))
     root = _dict(_dict(v.get("schema")).get("openAPIV3Schema"))
@@ -293,9 +294,8 @@ def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced
     scale = ScalePaths.from_crd(subresources.get("scale"))
     if scale is not None:
         subs.append(CUSTOM_SCALE)
-    validator = _Validator(namespaced, schema.structural_from(root), scale, version == storage.name)
+    validator = _Validator(namespaced, codec.schemas.get(version) or schema.structural_from(root), scale)
     cols, paths = _columns(v)
-    to_storage, from_storage = _conversions(group, version, storage, validator.structural)
     return ResourceDefinition(
         group, version, kind, plural, str(names.get("singular", "")), namespaced,
         schema_definition(group, version, kind, root, plural),
@@ -307,51 +307,27 @@ def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced
         validate_status_update=validator.validate_status_update,
         field_selectors=field_selectors(v, namespaced),
         columns=lambda: [dict(c) for c in cols], printer=_printer(paths),
-        to_storage=to_storage, from_storage=from_storage,
-        deprecation_warning=_deprecation_warning(v, group, kind),
+        storage_codec=codec.for_version(version),
+        deprecation_warning=deprecation_warning(v, _dict(crd.get("spec"))),
         strategic_merge=False,
     )
 
 
-def _deprecation_warning(v: Obj, group: str, kind: str) -> str:
-    """Upstream: the handler's deprecation warning for a deprecated version."""
+def deprecation_warning(v: Obj, spec: Obj) -> str:
+    """The Warning of every request to a deprecated version: its deprecationWarning, else
+    upstream's default text naming the highest served, not deprecated, newer version.
+    Upstream: defaultDeprecationWarning (customresource_handler.go)"""
     if not v.get("deprecated"):
         return ""
     if isinstance(v.get("deprecationWarning"), str):
         return v["deprecationWarning"]
-    return f"{group}/{v.get('name', '')} {kind} is deprecated"
-
-
-def _conversions(group: str, version: str, storage: _StorageVersion, served: schema.Structural) -> tuple[Any, Any]:
-    """Conversion None between a served version and the storage version: the apiVersion only
-    (upstream: nopConverter), the fields the target version does not know pruned (its
-    schemaCoercingConverter). Reads default with the storage version's schema first, as
-    upstream's storage codec defaults what it decodes (a default added to the schema after an
-    object was stored shows at once). The storage version without defaults reads the stored
-    bytes as they are."""
-    served_gv, storage_gv = f"{group}/{version}", f"{group}/{storage.name}"
-    rewrite = version != storage.name and bool(storage.name)
-
-    def to_storage(obj: Obj) -> Obj:
-        return {**obj, "apiVersion": storage_gv} if obj.get("apiVersion") == served_gv else obj
-    if not rewrite and not storage.defaults:
-        return None, None
-
-    def from_storage(obj: Obj) -> Obj:
-        av = obj.get("apiVersion")
-        stored_default = storage.structural is not None and av == storage_gv
-        convert = av != served_gv and isinstance(av, str) and av.startswith(group + "/")
-        if not (stored_default or convert):
-            return obj
-        obj = orjson.loads(orjson.dumps(obj))       # stored objects are shared: change a copy
-        if stored_default and storage.structural is not None:
-            schema.default(obj, storage.structural)
-        if convert:
-            schema.prune(obj, served)
-            schema.prune_non_nullable_nulls_without_defaults(obj, served)
-            obj["apiVersion"] = served_gv
-        return obj
-    return (to_storage if rewrite else None), from_storage
+    name, group = str(v.get("name", "")), str(spec.get("group", ""))
+    kind = str(_dict(spec.get("names")).get("kind", ""))
+    msg = f"{group}/{name} {kind} is deprecated"
+    newer = sorted((str(o.get("name", "")) for o in map(_dict, spec.get("versions") or [])
+                    if o.get("served") and not o.get("deprecated")
+                    and version_priority(str(o.get("name", ""))) < version_priority(name)), key=version_priority)
+    return f"{msg}; use {group}/{newer[0]} {kind}" if newer else msg
 
 
 def _has_defaults(root: Obj) -> bool:

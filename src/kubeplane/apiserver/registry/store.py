@@ -202,11 +202,15 @@ async def _validate_and_store(api: APIServer, opts: WriteOptions, ri: ResourceIn
     await api.admission.validate(attrs)
     if opts.dry_run:
         return obj, None
+    codec = resource_definition(ri).storage_codec      # custom resources: converted at storage
     for attempt in range(1, MAX_NAME_GENERATION_CREATE_ATTEMPTS + 1):
         name = objects.object_name(obj)
         try:
+            stored = obj if codec is None else await codec.encode(obj)
             with storage_errors(ri, name):
-                kv = await api.storage.create(ri.key(ns, name), obj)
+                kv = await api.storage.create(ri.key(ns, name), stored)
+            if codec is not None:
+                kv = (await codec.decode([kv]))[0]
             return kv.obj, kv.value
         except errors.AlreadyExists as e:
             if not requested_name and attempt < MAX_NAME_GENERATION_CREATE_ATTEMPTS:
@@ -286,8 +290,11 @@ async def update_object(api: APIServer, opts: WriteOptions, ri: ResourceInfo, ns
     """
     key = ri.key(ns, name)
     mark = len(warnings)
+    codec = resource_definition(ri).storage_codec      # custom resources: updated in the request's version
     for attempt in range(1, MAX_UPDATE_ATTEMPTS + 1):
         kv = await api.storage.get(key)
+        if kv is not None and codec is not None:
+            kv = (await codec.decode([kv]))[0]
         try:
             new = await info.updated_object(kv)
             if kv is None:
@@ -356,7 +363,10 @@ async def update(api: APIServer, opts: WriteOptions, ri: ResourceInfo, new: Obj,
                 txn.revert()        # upstream: finishUpdate(false), then AfterDelete
                 service_alloc.after_delete(api.service_alloc, ri.plural, ri.group, gone.obj)
                 return new, None
-            kv = await api.storage.update(key, new, expected)
+            codec = resource_definition(ri).storage_codec
+            kv = await api.storage.update(key, new if codec is None else await codec.encode(new), expected)
+            if codec is not None:
+                kv = (await codec.decode([kv]))[0]
         return kv.obj, kv.value
 
 

@@ -94,19 +94,19 @@ def input_obj(ri: ResourceInfo, obj: Obj) -> Obj:
 async def served_kv(ri: ResourceInfo, kv: KeyValue) -> KeyValue:
     """A stored object as the requested version serves it (ResourceDefinition.storage_codec:
     custom resources, converted by their CRD's converter); other kinds as they are."""
-    codec = getattr(ri, "storage_codec", None)
+    codec = resource_definition(ri).storage_codec
     return kv if codec is None else (await codec.decode([kv]))[0]
 
 
 async def served_kvs(ri: ResourceInfo, kvs: list[KeyValue]) -> list[KeyValue]:
     """served_kv of a list's items, converted together."""
-    codec = getattr(ri, "storage_codec", None)
+    codec = resource_definition(ri).storage_codec
     return kvs if codec is None or not kvs else await codec.decode(kvs, True)
 
 
 async def served_obj(ri: ResourceInfo, key: str, obj: Obj) -> Obj:
     """served_kv of an object the store answered in its stored form (a delete's)."""
-    if getattr(ri, "storage_codec", None) is None:
+    if resource_definition(ri).storage_codec is None:
         return obj
     return (await served_kv(ri, KeyValue(key, orjson.dumps(obj), obj, 0, 0))).obj
 

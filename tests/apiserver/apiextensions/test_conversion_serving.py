@@ -1,0 +1,295 @@
+"""Custom objects across versions, as upstream's customresource handler serves them: a real
+HTTPS conversion webhook (ConversionReview v1/v1beta1) on every path where an object changes
+version, the write pipeline in the request's version (validation before the storage version's
+pruning), upstream's answers when the webhook fails, deprecation warnings and storedVersions.
+
+Upstream: apiextensions-apiserver test/integration/conversion (conversion_test.go: the
+nontrivial converter, expectConversionFailureMessage over every verb, validateObjectMetaMutation,
+validateUIDMutation), pkg/apiserver/conversion/webhook_converter.go, customresource_handler.go.
+"""
+from __future__ import annotations
+
+import base64
+import copy
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import orjson
+import pytest
+from aiohttp import web
+
+from kubeplane.testing.webhook_server import serve_posts, serving_tls
+
+from .test_crd_controller import CRDS, MERGE, crd_manifest, established, served  # noqa: F401  (its fixture)
+
+Obj = dict[str, Any]
+KEY = "/registry/example.com/foos/default/"
+V1 = "/apis/example.com/v1/namespaces/default/foos"
+V2 = "/apis/example.com/v2/namespaces/default/foos"
+
+
+def rename(obj: Obj, to: str) -> Obj:
+    """The webhook's conversion: v1's spec.color is v2's spec.colour."""
+    out = copy.deepcopy(obj)
+    spec = out.get("spec") or {}
+    if to == "example.com/v2" and "color" in spec:
+        spec["colour"] = spec.pop("color")
+    if to == "example.com/v1" and "colour" in spec:
+        spec["color"] = spec.pop("colour")
+    out["apiVersion"] = to
+    return out
+
+
+def convert(review: Obj) -> Obj:
+    req = review["request"]
+    return {"uid": req["uid"], "result": {"status": "Success"},
+            "convertedObjects": [rename(o, req["desiredAPIVersion"]) for o in req["objects"]]}
+
+
+class ConversionHook:
+    """An HTTPS conversion webhook on a free loopback port; `answer(review) -> response` (a
+    web.StreamResponse is sent as it is); every review received is kept."""
+
+    def __init__(self) -> None:
+        self.ca_pem, self._ssl, self._dir = serving_tls()
+        self.answer: Callable[[Obj], Any] = convert
+        self.reviews: list[Obj] = []
+        self.port = 0
+        self._runner: web.AppRunner | None = None
+
+    async def start(self) -> None:
+        self._runner, self.port = await serve_posts(self._serve, self._ssl)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def _serve(self, request: web.Request) -> web.StreamResponse:
+        review = orjson.loads(await request.read())
+        self.reviews.append(review)
+        out = self.answer(review)
+        if isinstance(out, web.StreamResponse):
+            return out
+        body = {"apiVersion": review["apiVersion"], "kind": "ConversionReview", "response": out}
+        return web.Response(body=orjson.dumps(body), content_type="application/json")
+
+    def client_config(self) -> Obj:
+        return {"url": f"https://127.0.0.1:{self.port}/convert", "caBundle": base64.b64encode(self.ca_pem).decode()}
+
+
+@pytest.fixture
+async def hook() -> AsyncIterator[ConversionHook]:
+    h = ConversionHook()
+    await h.start()
+    yield h
+    await h.stop()
+    h._dir.cleanup()
+
+
+def schema(props: Obj, **extra: Any) -> Obj:
+    return {"openAPIV3Schema": {"type": "object", "properties": {
+        "spec": {"type": "object", "properties": props, **extra},
+        "status": {"type": "object", "properties": {"phase": {"type": "string"}}}}}}
+
+
+def webhook_crd(hook: ConversionHook, review_versions: tuple[str, ...] = ("v1", "v1beta1")) -> Obj:
+    m = crd_manifest(versions=("v1", "v2"))
+    v1, v2 = m["spec"]["versions"]
+    v1["schema"] = schema({"color": {"type": "string"}, "replicas": {"type": "integer"}})
+    v2["schema"] = schema({"colour": {"type": "string", "enum": ["red", "blue", "green"]},
+                           "replicas": {"type": "integer"}})
+    for v in (v1, v2):
+        v["subresources"] = {"status": {}, "scale": {"specReplicasPath": ".spec.replicas",
+                                                     "statusReplicasPath": ".status.replicas"}}
+    m["spec"]["conversion"] = {"strategy": "Webhook", "webhook": {
+        "clientConfig": hook.client_config(), "conversionReviewVersions": list(review_versions)}}
+    return m
+
+
+def foo(version: str, name: str, **spec: Any) -> Obj:
+    return {"apiVersion": f"example.com/{version}", "kind": "Foo", "metadata": {"name": name}, "spec": spec}
+
+
+async def stored(api: Any, name: str) -> Obj | None:
+    kv = await api.storage.get(KEY + name)
+    return kv.obj if kv is not None else None
+
+
+# --- the round trip through the webhook ------------------------------------------------------
+
+@pytest.mark.parametrize("review_version", ["v1", "v1beta1"])
+async def test_every_verb_converts_through_the_webhook(served: Any, hook: ConversionHook,  # noqa: F811
+                                                       review_version: str) -> None:
+    api = served
+    assert (await api.create(CRDS, webhook_crd(hook, (review_version,)))).status == 201
+    await established(api, "foos.example.com")
+
+    r = await api.create(V2, foo("v2", "a", colour="red", replicas=1))
+    assert r.status == 201, r.json
+    assert (r.json["apiVersion"], r.json["spec"]) == ("example.com/v2", {"colour": "red", "replicas": 1})
+    assert (await stored(api, "a"))["spec"] == {"color": "red", "replicas": 1}          # type: ignore[index]
+    review = hook.reviews[0]
+    assert review["apiVersion"] == f"apiextensions.k8s.io/{review_version}"
+    assert review["request"]["desiredAPIVersion"] == "example.com/v1"
+    assert [o["spec"] for o in review["request"]["objects"]] == [{"colour": "red", "replicas": 1}]
+
+    # reads in both versions; the storage version's needs no call
+    calls = len(hook.reviews)
+    assert (await api.get(f"{V1}/a")).json["spec"] == {"color": "red", "replicas": 1}
+    assert len(hook.reviews) == calls
+    assert (await api.get(f"{V2}/a")).json["spec"] == {"colour": "red", "replicas": 1}
+    assert (await api.create(V1, foo("v1", "b", color="blue"))).status == 201
+    calls = len(hook.reviews)
+    items = (await api.get(V2)).json["items"]
+    assert [(o["apiVersion"], o["spec"].get("colour")) for o in items] == [
+        ("example.com/v2", "red"), ("example.com/v2", "blue")]
+    assert len(hook.reviews) == calls + 1 and len(hook.reviews[-1]["request"]["objects"]) == 2   # one review
+
+    # patch, update, /status, /scale in v2
+    r = await api.call("PATCH", f"{V2}/a", body={"spec": {"colour": "green"}}, headers=MERGE)
+    assert (r.status, r.json["spec"]["colour"]) == (200, "green"), r.json
+    assert (await stored(api, "a"))["spec"]["color"] == "green"                          # type: ignore[index]
+    obj = (await api.get(f"{V2}/a")).json
+    obj["spec"]["colour"] = "blue"
+    r = await api.call("PUT", f"{V2}/a", body=obj)
+    assert (r.status, r.json["spec"]["colour"]) == (200, "blue"), r.json
+    r = await api.call("PATCH", f"{V2}/a/status", body={"status": {"phase": "Ready"}}, headers=MERGE)
+    assert (r.status, r.json["status"], r.json["spec"]["colour"]) == (200, {"phase": "Ready"}, "blue"), r.json
+    r = await api.call("PATCH", f"{V2}/a/scale", body={"spec": {"replicas": 4}}, headers=MERGE)
+    assert (r.status, r.json["spec"]) == (200, {"replicas": 4}), r.json
+    assert (await stored(api, "a"))["spec"] == {"color": "blue", "replicas": 4}          # type: ignore[index]
+    assert (await api.get(f"{V2}/a/scale")).json["spec"] == {"replicas": 4}
+
+    # watch in v2: the initial objects and the changes, converted
+    w = await api.open_watch(V2)
+    events = await w.events(2)
+    assert sorted(e["object"]["spec"].get("colour", "") for e in events) == ["blue", "blue"]
+    await api.call("PATCH", f"{V1}/b", body={"spec": {"color": "red"}}, headers=MERGE)
+    (ev,) = await w.events(1)
+    assert (ev["type"], ev["object"]["apiVersion"], ev["object"]["spec"]) == (
+        "MODIFIED", "example.com/v2", {"colour": "red"})
+    await w.close()
+
+    # delete and deletecollection answer in v2
+    r = await api.call("DELETE", f"{V2}/a")
+    assert r.status == 200 and await stored(api, "a") is None, r.json
+    r = await api.call("DELETE", V2)
+    assert (r.status, [o["spec"] for o in r.json["items"]]) == (200, [{"colour": "red"}]), r.json
+    assert await stored(api, "b") is None
+
+
+async def test_labels_and_annotations_may_change_the_rest_of_metadata_is_restored(
+        served: Any, hook: ConversionHook) -> None:  # noqa: F811
+    api = served
+    await api.create(CRDS, webhook_crd(hook))
+    await established(api, "foos.example.com")
+
+    def relabel(review: Obj) -> Obj:
+        out = convert(review)
+        for o in out["convertedObjects"]:
+            o["metadata"]["labels"] = {"converted": "yes"}
+            o["metadata"]["finalizers"] = ["ignored/by-the-server"]
+            o["metadata"]["generation"] = 99
+        return out
+    hook.answer = relabel
+    r = await api.create(V2, {**foo("v2", "a", colour="red"), "metadata": {"name": "a", "labels": {"x": "y"}}})
+    assert r.status == 201, r.json
+    meta = (await stored(api, "a"))["metadata"]                                          # type: ignore[index]
+    assert meta["labels"] == {"converted": "yes"}
+    assert "finalizers" not in meta and meta["generation"] == 1
+
+
+# --- the webhook failing, answered as upstream ----------------------------------------------
+
+def _answer(status: int, body: bytes, content_type: str = "application/json") -> Callable[[Obj], Any]:
+    return lambda review: web.Response(status=status, body=body, content_type=content_type)
+
+
+def _mutate(fn: Callable[[Obj], None]) -> Callable[[Obj], Any]:
+    def answer(review: Obj) -> Obj:
+        out = convert(review)
+        fn(out)
+        return out
+    return answer
+
+
+GVK = "example.com/v2, Kind=Foo"
+FAILURES = [
+    pytest.param(_mutate(lambda o: o.update(uid="nope")), f'conversion webhook for {GVK} failed: expected '
+                 'response.uid="{uid}", got "nope"', id="wrong uid"),
+    pytest.param(_mutate(lambda o: o.update(convertedObjects=[])),
+                 f"conversion webhook for {GVK} returned 0 objects, expected 1", id="empty response"),
+    pytest.param(_mutate(lambda o: o.update(result={"status": "Failure", "message": "custom webhook conversion error"})),
+                 f"conversion webhook for {GVK} failed: custom webhook conversion error", id="failure message"),
+    pytest.param(_mutate(lambda o: o["convertedObjects"][0]["metadata"].update(name="other")),
+                 f"conversion webhook for {GVK} returned invalid object: must have the same name: a != other",
+                 id="name changed"),
+    pytest.param(_mutate(lambda o: o["convertedObjects"][0]["metadata"].update(uid="other")),
+                 f"conversion webhook for {GVK} returned invalid object: must have the same UID: ", id="uid changed"),
+    pytest.param(_mutate(lambda o: o["convertedObjects"][0].update(apiVersion="example.com/v2")),
+                 f"conversion webhook for {GVK} returned invalid object at index 0: invalid groupVersion "
+                 "(expected example.com/v1, received example.com/v2)", id="wrong apiVersion"),
+    pytest.param(_mutate(lambda o: o["convertedObjects"][0]["metadata"].update(labels={"a": "b/c/d"})),
+                 f"conversion webhook for {GVK} returned invalid metadata: metadata.labels: Invalid value: ",
+                 id="invalid label"),
+    pytest.param(_answer(400, b"nope", "text/plain"),
+                 f"conversion webhook for {GVK} failed: the server rejected our request for an unknown reason",
+                 id="unhandled"),
+    pytest.param(_answer(200, b"{"), f"conversion webhook for {GVK} failed: ", id="garbage"),
+]
+
+
+@pytest.mark.parametrize(("answer", "message"), FAILURES)
+async def test_a_failing_webhook_fails_the_create_with_upstreams_message(
+        served: Any, hook: ConversionHook, answer: Callable[[Obj], Any], message: str) -> None:  # noqa: F811
+    api = served
+    await api.create(CRDS, webhook_crd(hook, ("v1",)))
+    await established(api, "foos.example.com")
+    hook.answer = answer
+    r = await api.create(V2, foo("v2", "a", colour="red"))
+    if "{uid}" in message:
+        message = message.replace("{uid}", hook.reviews[-1]["request"]["uid"])
+    assert (r.status, r.json["status"]) == (500, "Failure"), r.json
+    assert "reason" not in r.json and r.json["message"].startswith(message), r.json
+    assert await stored(api, "a") is None
+
+
+async def test_every_verb_fails_when_the_webhook_does(served: Any, hook: ConversionHook) -> None:  # noqa: F811
+    """Upstream's expectConversionFailureMessage: stored in the storage version, every verb in
+    another fails with the webhook's message; nothing is written or deleted."""
+    api = served
+    await api.create(CRDS, webhook_crd(hook, ("v1",)))
+    await established(api, "foos.example.com")
+    assert (await api.create(V1, foo("v1", "a", color="red"))).status == 201
+    hook.answer = _mutate(lambda o: o.update(result={"status": "Failure", "message": "custom webhook conversion error"}))
+    obj = foo("v2", "a", colour="red")
+    obj["metadata"] = (await api.get(f"{V1}/a")).json["metadata"]
+    for method, path, body in (("GET", f"{V2}/a", None), ("GET", V2, None), ("POST", V2, foo("v2", "b")),
+                               ("PUT", f"{V2}/a", obj), ("PATCH", f"{V2}/a", {"metadata": {"labels": {"p": "t"}}}),
+                               ("GET", f"{V2}/a/scale", None), ("PATCH", f"{V2}/a/status", {"status": {}}),
+                               ("DELETE", f"{V2}/a", None), ("DELETE", V2, None)):
+        r = await api.call(method, path, body=body, headers=MERGE if method == "PATCH" else None)
+        assert (r.status, r.json.get("reason")) == (500, None), (method, path, r.json)
+        assert "custom webhook conversion error" in r.json["message"], (method, path, r.json)
+    assert (await stored(api, "a"))["spec"] == {"color": "red"}                          # type: ignore[index]
+    assert await stored(api, "b") is None
+
+    # a watch gets the error as an event, then ends (upstream's etcd3 watcher)
+    w = await api.open_watch(V2)
+    (ev,) = await w.events(1)
+    assert (ev["type"], ev["object"]["code"], ev["object"]["reason"]) == ("ERROR", 500, "InternalError")
+    assert ev["object"]["message"].startswith("Internal error occurred: conversion webhook for example.com/v2, "
+                                              "Kind=FooList failed: custom webhook conversion error")
+    await w.close()
+
+
+async def test_an_unreachable_webhook(served: Any, hook: ConversionHook) -> None:  # noqa: F811
+    api = served
+    await api.create(CRDS, webhook_crd(hook))
+    await established(api, "foos.example.com")
+    await hook.stop()
+    r = await api.create(V2, foo("v2", "a", colour="red"))
+    assert r.status == 500 and r.json["message"] == (
+        f'conversion webhook for {GVK} failed: Post "https://127.0.0.1:{hook.port}/convert?timeout=30s": '
+        f"dial tcp 127.0.0.1:{hook.port}: connect: connection refused"), r.json

@@ -120,8 +120,9 @@ def _check_types(resp: Any) -> None:
     if not isinstance(result, (dict, type(None))):
         raise type_error(result, "result", "v1.Status")
     for fld in ("status", "message"):
-        if not isinstance((result or {}).get(fld, ""), (str, type(None))):
-            raise type_error(result[fld], f"result.{fld}", "string")
+        value = (result or {}).get(fld, "")
+        if not isinstance(value, (str, type(None))):
+            raise type_error(value, f"result.{fld}", "string")
 
 
 def _json_kind(v: Any) -> str:
@@ -130,7 +131,9 @@ def _json_kind(v: Any) -> str:
         return "bool"
     if isinstance(v, (int, float)):
         return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(v), "null")
+    if isinstance(v, str):
+        return "string"
+    return "array" if isinstance(v, list) else "object" if isinstance(v, dict) else "null"
 
 
 def _go_q(s: str) -> str:

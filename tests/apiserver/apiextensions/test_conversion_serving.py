@@ -293,3 +293,106 @@ async def test_an_unreachable_webhook(served: Any, hook: ConversionHook) -> None
     assert r.status == 500 and r.json["message"] == (
         f'conversion webhook for {GVK} failed: Post "https://127.0.0.1:{hook.port}/convert?timeout=30s": '
         f"dial tcp 127.0.0.1:{hook.port}: connect: connection refused"), r.json
+
+
+# --- the write pipeline in the request's version (conversion None) -------------------------
+
+def none_crd() -> Obj:
+    """v1 (storage) knows `legacy`, v2 knows `extra` and requires it; size is at most 10 in v1, 3 in v2."""
+    m = crd_manifest(versions=("v1", "v2"))
+    v1, v2 = m["spec"]["versions"]
+    v1["schema"] = schema({"size": {"type": "integer", "maximum": 10}, "legacy": {"type": "string"}})
+    v2["schema"] = schema({"size": {"type": "integer", "maximum": 3}, "extra": {"type": "string"}},
+                          required=["extra"])
+    return m
+
+
+async def test_a_write_is_validated_in_its_version_before_the_storage_versions_pruning(served: Any) -> None:  # noqa: F811
+    """Upstream validates, prunes and defaults in the request's version and prunes with the
+    storage version's schema only when it encodes for storage."""
+    api = served
+    await api.create(CRDS, none_crd())
+    await established(api, "foos.example.com")
+
+    # v2's required field, unknown to v1: valid in v2, then dropped on the way to storage
+    r = await api.create(V2, foo("v2", "a", extra="x", size=2))
+    assert (r.status, r.json["spec"]) == (201, {"size": 2}), r.json
+    assert (await stored(api, "a"))["spec"] == {"size": 2}                               # type: ignore[index]
+    r = await api.create(V2, foo("v2", "b", size=2))
+    assert (r.status, r.json["message"]) == (422, 'Foo.example.com "b" is invalid: spec.extra: Required value'), r.json
+
+    # valid in v1 (size 5, legacy), which v2 would refuse and prune: v1's rules only
+    r = await api.create(V1, foo("v1", "c", size=5, legacy="l"))
+    assert (r.status, r.json["spec"]) == (201, {"size": 5, "legacy": "l"}), r.json
+    r = await api.create(V2, foo("v2", "d", size=5, extra="x", legacy="l"))
+    assert r.status == 422 and r.json["message"] == (
+        'Foo.example.com "d" is invalid: spec.size: Invalid value: 5: spec.size in body should be less than or '
+        "equal to 3"), r.json
+    assert (await api.get(f"{V2}/c")).json["spec"] == {"size": 5}             # v1's legacy pruned on the way out
+
+    # an update in v2 is validated against v2, ratcheting on the old object as v2 shows it: the
+    # unchanged spec (without v2's required field, with v1's size) passes
+    r = await api.call("PATCH", f"{V2}/c", body={"metadata": {"labels": {"l": "v"}}}, headers=MERGE)
+    assert r.status == 200, r.json
+    r = await api.call("PATCH", f"{V2}/c", body={"spec": {"extra": "x"}}, headers=MERGE)
+    assert (r.status, r.json["spec"]) == (200, {"size": 5}), r.json     # size 5 ratcheted; extra not stored in v1
+    # conversion None round-trips through v2's schema: v1's legacy is lost, as upstream loses it
+    assert (await stored(api, "c"))["spec"] == {"size": 5}                               # type: ignore[index]
+    r = await api.call("PATCH", f"{V2}/c", body={"spec": {"extra": "x", "size": 6}}, headers=MERGE)
+    assert r.status == 422 and "spec.size in body should be less than or equal to 3" in r.json["message"], r.json
+
+
+# --- served versions, deprecation, storedVersions ---------------------------------------------
+
+async def test_an_unserved_version_is_a_404(served: Any) -> None:  # noqa: F811
+    api = served
+    m = none_crd()
+    m["spec"]["versions"][1]["served"] = False
+    await api.create(CRDS, m)
+    await established(api, "foos.example.com")
+    assert (await api.get(V1)).status == 200
+    r = await api.get(V2)
+    assert r.status == 404, r.json
+    assert [v["version"] for v in (await api.get("/apis/example.com")).json["versions"]] == ["v1"]
+
+
+async def test_the_default_deprecation_warning_names_the_version_to_use(served: Any) -> None:  # noqa: F811
+    """Upstream: defaultDeprecationWarning — the highest served, not deprecated, newer version."""
+    api = served
+    m = crd_manifest(versions=("v1", "v1beta1", "v1alpha1", "v2alpha1"))
+    for v in m["spec"]["versions"][1:]:
+        v["deprecated"] = True
+    await api.create(CRDS, m)
+    await established(api, "foos.example.com")
+    for version, expected in (("v1beta1", "example.com/v1beta1 Foo is deprecated; use example.com/v1 Foo"),
+                              ("v2alpha1", "example.com/v2alpha1 Foo is deprecated; use example.com/v1 Foo")):
+        r = await api.get(f"/apis/example.com/{version}/namespaces/default/foos")
+        assert [v for k, v in r.headers if k == "warning"] == [f'299 - "{expected}"'], r.headers
+    assert [v for k, v in (await api.get(V1)).headers if k == "warning"] == []
+
+
+async def test_stored_versions_follow_the_storage_version(served: Any) -> None:  # noqa: F811
+    """Upstream's strategy records each storage version; a version may leave spec.versions only
+    once a storage migration took it out of status.storedVersions."""
+    api = served
+    await api.create(CRDS, none_crd())
+    crd = await established(api, "foos.example.com")
+    assert crd["status"]["storedVersions"] == ["v1"]
+    crd["spec"]["versions"][0]["storage"], crd["spec"]["versions"][1]["storage"] = False, True
+    r = await api.call("PUT", f"{CRDS}/foos.example.com", body=crd)
+    assert (r.status, r.json["status"]["storedVersions"]) == (200, ["v1", "v2"]), r.json
+
+    drop_v1 = r.json
+    drop_v1["spec"]["versions"] = drop_v1["spec"]["versions"][1:]
+    r = await api.call("PUT", f"{CRDS}/foos.example.com", body=drop_v1)
+    assert r.status == 422 and r.json["message"].endswith(
+        'status.storedVersions[0]: Invalid value: "v1": missing from spec.versions; v1 was previously a storage '
+        "version, and must remain in spec.versions until a storage migration ensures no data remains persisted in "
+        "v1 and removes v1 from status.storedVersions"), r.json
+
+    r = await api.call("PATCH", f"{CRDS}/foos.example.com/status", body={"status": {"storedVersions": ["v2"]}},
+                       headers=MERGE)
+    assert (r.status, r.json["status"]["storedVersions"]) == (200, ["v2"]), r.json
+    drop_v1["metadata"]["resourceVersion"] = r.json["metadata"]["resourceVersion"]
+    r = await api.call("PUT", f"{CRDS}/foos.example.com", body=drop_v1)
+    assert (r.status, [v["name"] for v in r.json["spec"]["versions"]]) == (200, ["v2"]), r.json

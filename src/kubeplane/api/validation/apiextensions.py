@@ -132,9 +132,12 @@ def validate_stored_versions(stored: list[Any], versions: list[Obj], path: str) 
     for v in versions:
         name = _str(v.get("name"))
         if v.get("storage") and name not in remaining:
-            errs.append(errors.invalid(path, v, "must have the storage version " + name))
+            errs.append(errors.invalid(path, stored, "must have the storage version " + name))
         remaining.pop(name, None)
-    errs += [errors.invalid(f"{path}[{i}]", v, "must appear in spec.versions") for v, i in remaining.items()]
+    errs += [errors.invalid(f"{path}[{i}]", v, f"missing from spec.versions; {v} was previously a storage version, "
+                            f"and must remain in spec.versions until a storage migration ensures no data remains "
+                            f"persisted in {v} and removes {v} from status.storedVersions")
+             for v, i in remaining.items()]
     return errs
 
 

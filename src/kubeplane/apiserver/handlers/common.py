@@ -430,5 +430,5 @@ def table_response(api: APIServer, req: Request, ri: ResourceInfo, objs: list[Ob
     if cont:
         list_meta["continue"] = cont
     table = tables.to_table(ri.plural, ri.group, objs, include_object=req.query.get("includeObject", "Metadata"),
-                            now=api.clock.now(), list_meta=list_meta)
+                            now=api.clock.now(), list_meta=list_meta, version=ri.version)
     return Response(200, orjson.dumps(table))

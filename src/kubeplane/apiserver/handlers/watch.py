@@ -99,7 +99,8 @@ class _Stream:
         self.tables = None
         if table:
             from ..tables import WatchTables
-            self.tables = WatchTables(ri.plural, ri.group, include_object=req.query.get("includeObject", "Metadata"))
+            self.tables = WatchTables(ri.plural, ri.group, include_object=req.query.get("includeObject", "Metadata"),
+                                      version=ri.version)
 
     def matches(self, obj: Obj) -> bool:
         if self.name and obj["metadata"].get("name") != self.name:

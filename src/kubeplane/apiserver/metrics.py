@@ -425,6 +425,8 @@ class _Collector:
         yield from self._etcd()
         from .admission.webhook import metrics as webhook_metrics   # not at import: as prometheus_client
         yield from webhook_metrics.collect()       # apiserver_admission_webhook_*
+        from .apiextensions.conversion import metrics as conversion_metrics
+        yield from conversion_metrics.collect()    # apiserver_conversion_webhook_*, apiserver_crd_conversion_*
 
     def _etcd(self) -> Iterator[Metric]:
         from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily

@@ -396,3 +396,30 @@ async def test_stored_versions_follow_the_storage_version(served: Any) -> None: 
     drop_v1["metadata"]["resourceVersion"] = r.json["metadata"]["resourceVersion"]
     r = await api.call("PUT", f"{CRDS}/foos.example.com", body=drop_v1)
     assert (r.status, [v["name"] for v in r.json["spec"]["versions"]]) == (200, ["v2"]), r.json
+
+
+def _samples(name: str) -> dict[tuple[tuple[str, str], ...], float]:
+    from kubeplane.apiserver.apiextensions.conversion import metrics
+    return {tuple(sorted(s.labels.items())): s.value for fam in metrics.collect() for s in fam.samples
+            if s.name == name}
+
+
+async def test_conversion_webhook_metrics(served: Any, hook: ConversionHook) -> None:  # noqa: F811
+    """Upstream's apiserver_conversion_webhook_request_total (result, failure_type) and
+    apiserver_crd_conversion_webhook_duration_seconds (crd_name, from/to version, succeeded)."""
+    api = served
+    await api.create(CRDS, webhook_crd(hook))
+    await established(api, "foos.example.com")
+    before = _samples("apiserver_conversion_webhook_request_total")
+    crd_before = _samples("apiserver_crd_conversion_webhook_duration_seconds_count")
+    assert (await api.create(V2, foo("v2", "a", colour="red"))).status == 201      # v2 -> v1, then v1 -> v2
+    hook.answer = _mutate(lambda o: o.update(convertedObjects=[]))
+    assert (await api.create(V2, foo("v2", "b", colour="red"))).status == 500
+    after = _samples("apiserver_conversion_webhook_request_total")
+    success = (("failure_type", ""), ("result", "success"))
+    partial = (("failure_type", "conversion_webhook_partial_response_failure"), ("result", "failure"))
+    assert after[success] - before.get(success, 0) == 2
+    assert after[partial] - before.get(partial, 0) == 1
+    crd_after = _samples("apiserver_crd_conversion_webhook_duration_seconds_count")
+    key = (("crd_name", "foos.example.com"), ("from_version", "v2"), ("succeeded", "false"), ("to_version", "v1"))
+    assert crd_after[key] - crd_before.get(key, 0) == 1

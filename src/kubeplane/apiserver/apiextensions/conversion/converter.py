@@ -12,9 +12,11 @@ Upstream: CRConverterFactory.NewConverter, crConverter.ConvertToVersion, nopConv
 """
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from ....api import errors
+from . import metrics
 from .webhook_converter import WebhookConverter, WebhookError, gvk_string
 
 if TYPE_CHECKING:
@@ -61,11 +63,18 @@ class CRConverter:
             for o in objs:                  # upstream: nopConverter.Convert
                 o["apiVersion"] = to_gv
             return objs
-        in_gvk = gvk_string(to_gv, list_kind) if list_kind else gvk_string(objs[0].get("apiVersion"), objs[0].get("kind"))
+        in_gv = to_gv if list_kind else str(objs[0].get("apiVersion") or "")
+        in_gvk = gvk_string(in_gv, list_kind or objs[0].get("kind"))
+        started, ok = time.perf_counter(), False
         try:
-            return await self.webhook.convert(objs, to_gv, in_gvk, bool(list_kind))
+            out = await self.webhook.convert(objs, to_gv, in_gvk, bool(list_kind))
+            ok = True
+            return out
         except WebhookError as e:
             raise ConversionError(str(e)) from None
+        finally:    # upstream's converterMetric: input and target versions, unless equal (a list)
+            metrics.observe_crd(self.webhook.name, in_gv.rpartition("/")[2], to_version, ok,
+                                time.perf_counter() - started)
 
 
 def _is_empty(obj: Obj) -> bool:

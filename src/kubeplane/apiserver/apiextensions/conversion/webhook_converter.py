@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,7 @@ import orjson
 
 from ....api.errors import aggregate
 from ....api.validation import meta
+from . import metrics
 
 if TYPE_CHECKING:
     from ...admission.webhook.client import ClientManager
@@ -48,7 +50,15 @@ REQUEST_TIMEOUT = 30.0                      # upstream: defaultRequestTimeout
 
 
 class WebhookError(Exception):
-    """The conversion failed; str() is the cause, without the `conversion webhook for` prefix."""
+    """The conversion failed; str() is upstream's error text."""
+
+
+class _Failed(WebhookError):
+    """A failure and the failure_type its metric records ("unobserved": none, as upstream)."""
+
+    def __init__(self, message: str, failure_type: str) -> None:
+        super().__init__(message)
+        self.failure_type = failure_type
 
 
 def gvk_string(api_version: Any, kind: Any) -> str:
@@ -222,30 +232,50 @@ class WebhookConverter:
     async def convert(self, objs: list[Obj], to_gv: str, in_gvk: str, is_list: bool) -> list[Obj]:
         """objs converted to to_gv (those already there as they are); in_gvk names the input in
         errors (the list's GVK for a list). Raises WebhookError with upstream's whole text."""
+        started = time.perf_counter()
+        failure = metrics.CALL_FAILURE
+        try:
+            out = await self._convert(objs, to_gv, in_gvk, is_list)
+        except _Failed as e:
+            failure = e.failure_type
+            raise WebhookError(str(e)) from None
+        else:
+            failure = ""
+            return out
+        finally:
+            if failure != "unobserved":
+                metrics.observe_webhook(time.perf_counter() - started, failure)
+
+    async def _convert(self, objs: list[Obj], to_gv: str, in_gvk: str, is_list: bool) -> list[Obj]:
         todo = objects_to_convert(objs, to_gv)
         uid = str(uuid.uuid4())
         sending = [objs[i] for i in todo]
-        review = create_conversion_review(self.review_versions, sending, to_gv, uid)
+        try:
+            review = create_conversion_review(self.review_versions, sending, to_gv, uid)
+        except WebhookError as e:
+            raise _Failed(str(e), "unobserved") from None
         if not todo:
             return objs
         from ...admission.webhook.client import CallError, ClientConfigError
         try:
             answer = await self.clients.post(self.client_config, orjson.dumps(review), REQUEST_TIMEOUT)
-        except CallError as e:
-            raise WebhookError(f"conversion webhook for {in_gvk} failed: {e.message}") from None
-        except ClientConfigError as e:
-            raise WebhookError(f"conversion webhook for {in_gvk} failed: {e}") from None
+        except (CallError, ClientConfigError) as e:
+            cause = e.message if isinstance(e, CallError) else str(e)
+            raise _Failed(f"conversion webhook for {in_gvk} failed: {cause}", metrics.CALL_FAILURE) from None
         review_version = review["apiVersion"].rpartition("/")[2]
         try:
             converted = converted_objects_from_response(review_version, uid, answer)
         except WebhookError as e:
-            raise WebhookError(f"conversion webhook for {in_gvk} failed: {e}") from None
+            raise _Failed(f"conversion webhook for {in_gvk} failed: {e}", metrics.MALFORMED_RESPONSE_FAILURE) from None
         if len(converted) != len(sending):
-            raise WebhookError(f"conversion webhook for {in_gvk} returned {len(converted)} objects, "
-                               f"expected {len(sending)}")
+            raise _Failed(f"conversion webhook for {in_gvk} returned {len(converted)} objects, expected {len(sending)}",
+                          metrics.PARTIAL_RESPONSE_FAILURE)
         out = list(objs)
         for index, (i, raw) in enumerate(zip(todo, converted)):
-            out[i] = self._checked(objs[i], raw, to_gv, in_gvk, index if is_list else None)
+            try:
+                out[i] = self._checked(objs[i], raw, to_gv, in_gvk, index if is_list else None)
+            except WebhookError as e:
+                raise _Failed(str(e), metrics.INVALID_CONVERTED_OBJECT_FAILURE) from None
         return out
 
     def _checked(self, original: Obj, raw: Any, to_gv: str, in_gvk: str, index: int | None) -> Obj:

@@ -66,12 +66,15 @@ def prune_non_nullable_nulls_without_defaults(x: Any, s: Structural | None) -> N
         return
     if isinstance(x, dict):
         for k in list(x):
-            sub = _field_schema(k, s)
             v = x[k]
+            if v is not None and not isinstance(v, (dict, list)):
+                continue                # a scalar: nothing to drop in it
+            sub = _field_schema(k, s)
             if v is None and sub is not None and not sub.nullable and not sub.has_default:
                 del x[k]
-            else:
+            elif v is not None:
                 prune_non_nullable_nulls_without_defaults(v, sub)
     elif isinstance(x, list):
         for v in x:
-            prune_non_nullable_nulls_without_defaults(v, s.items)
+            if isinstance(v, (dict, list)):
+                prune_non_nullable_nulls_without_defaults(v, s.items)

@@ -423,3 +423,28 @@ async def test_conversion_webhook_metrics(served: Any, hook: ConversionHook) -> 
     crd_after = _samples("apiserver_crd_conversion_webhook_duration_seconds_count")
     key = (("crd_name", "foos.example.com"), ("from_version", "v2"), ("succeeded", "false"), ("to_version", "v1"))
     assert crd_after[key] - crd_before.get(key, 0) == 1
+
+
+APPLY = {"content-type": "application/apply-patch+yaml"}
+
+
+async def test_server_side_apply_and_dry_run_convert(served: Any, hook: ConversionHook) -> None:  # noqa: F811
+    """Server-side apply in v2 creates and updates through the webhook, its managedFields in
+    v2; a dry run converts as a write would (upstream's DryRunnableStorage.copyInto) and stores
+    nothing."""
+    api = served
+    await api.create(CRDS, webhook_crd(hook))
+    await established(api, "foos.example.com")
+    body = orjson.dumps(foo("v2", "a", colour="red"))
+    r = await api.call("PATCH", f"{V2}/a", {"fieldManager": "me"}, body=body, headers=APPLY)
+    assert (r.status, r.json["spec"]) == (201, {"colour": "red"}), r.json
+    assert [m["apiVersion"] for m in r.json["metadata"]["managedFields"]] == ["example.com/v2"]
+    body = orjson.dumps(foo("v2", "a", colour="blue"))
+    r = await api.call("PATCH", f"{V2}/a", {"fieldManager": "me"}, body=body, headers=APPLY)
+    assert (r.status, r.json["spec"]) == (200, {"colour": "blue"}), r.json
+    assert (await stored(api, "a"))["spec"] == {"color": "blue"}                       # type: ignore[index]
+
+    calls = len(hook.reviews)
+    r = await api.create(V2, foo("v2", "dry", colour="green", unknown=1), {"dryRun": "All"})
+    assert (r.status, r.json["apiVersion"], r.json["spec"]) == (201, "example.com/v2", {"colour": "green"}), r.json
+    assert len(hook.reviews) == calls + 2 and await stored(api, "dry") is None

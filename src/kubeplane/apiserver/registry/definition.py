@@ -149,9 +149,8 @@ class ResourceDefinition(ResourceInfo):
                         handlers/common.served_kvs) so the write pipeline sees the request's
                         version; None: stored as served (or to_storage/from_storage)
     validates_served_version  the store validates with this definition's validate functions,
-                        not the stored kind's (custom resources: each version's schema, while
-                        the object is already in the storage version; upstream's strategy is
-                        per served version)
+                        not the stored kind's (custom resources: each version's schema, on
+                        the object in that version; upstream's strategy is per served version)
     """
     strategy: Strategy = field(default_factory=Strategy, compare=False)
     defaulter: Defaulter | None = field(default=None, compare=False)

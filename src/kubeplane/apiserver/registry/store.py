@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ...api import errors
 from ...api.resources import ResourceInfo
 from ...storage.interface import KeyValue
@@ -34,6 +36,7 @@ from ..objects import Obj, storage_errors
 from ..worker import in_worker
 from . import scheme
 from .core.service import alloc as service_alloc
+from .definition import StorageCodec
 from .deletion import should_delete_during_update
 from .registry import resource_definition, strategy_for
 
@@ -200,9 +203,9 @@ async def _validate_and_store(api: APIServer, opts: WriteOptions, ri: ResourceIn
     else:
         _prepare_and_validate_create(api, opts, ri, ns, obj, warnings, applied, heavy)
     await api.admission.validate(attrs)
-    if opts.dry_run:
-        return obj, None
     codec = resource_definition(ri).storage_codec      # custom resources: converted at storage
+    if opts.dry_run:
+        return (obj if codec is None else await _dry_run_round_trip(codec, obj)), None
     for attempt in range(1, MAX_NAME_GENERATION_CREATE_ATTEMPTS + 1):
         name = objects.object_name(obj)
         try:
@@ -225,6 +228,13 @@ async def _validate_and_store(api: APIServer, opts: WriteOptions, ri: ResourceIn
                 e.args = (e.message,)
             raise
     raise AssertionError("unreachable")
+
+
+async def _dry_run_round_trip(codec: StorageCodec, obj: Obj) -> Obj:
+    """What a dry run answers of an object converted at storage: encoded and decoded as a write
+    would be, nothing stored (upstream: DryRunnableStorage.copyInto through the codec)."""
+    stored = await codec.encode(obj)
+    return (await codec.decode([KeyValue("", orjson.dumps(stored), stored, 0, 0)]))[0].obj
 
 
 def attributes(opts: WriteOptions, ri: ResourceInfo, op: admission.Operation, ns: str, name: str,
@@ -355,7 +365,8 @@ async def update(api: APIServer, opts: WriteOptions, ri: ResourceInfo, new: Obj,
         if new == old:
             return old, None
         if opts.dry_run:
-            return new, None
+            codec = resource_definition(ri).storage_codec
+            return (new if codec is None else await _dry_run_round_trip(codec, new)), None
         key = ri.key(new["metadata"].get("namespace", ""), name)
         with storage_errors(ri, name):
             if should_delete_during_update(new, old, ri):

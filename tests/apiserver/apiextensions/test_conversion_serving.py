@@ -20,7 +20,7 @@ from aiohttp import web
 
 from kubeplane.testing.webhook_server import serve_posts, serving_tls
 
-from .test_crd_controller import CRDS, MERGE, crd_manifest, established, served  # noqa: F401  (its fixture)
+from .test_crd_controller import CRDS, MERGE, crd_manifest, established, served, until  # noqa: F401  (its fixture)
 
 Obj = dict[str, Any]
 KEY = "/registry/example.com/foos/default/"
@@ -448,3 +448,55 @@ async def test_server_side_apply_and_dry_run_convert(served: Any, hook: Conversi
     r = await api.create(V2, foo("v2", "dry", colour="green", unknown=1), {"dryRun": "All"})
     assert (r.status, r.json["apiVersion"], r.json["spec"]) == (201, "example.com/v2", {"colour": "green"}), r.json
     assert len(hook.reviews) == calls + 2 and await stored(api, "dry") is None
+
+
+async def test_a_service_reference_resolves_to_an_endpoint(served: Any, hook: ConversionHook) -> None:  # noqa: F811
+    """clientConfig.service: dialled at a ready endpoint of the service, the certificate checked
+    for <name>.<namespace>.svc (the admission webhooks' client, as upstream's ClientManager)."""
+    api = served
+    await api.storage.create("/registry/services/test/webhook", {
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "webhook", "namespace": "test"},
+        "spec": {"type": "ClusterIP", "clusterIP": "10.0.0.9", "ports": [{"name": "https", "port": 443}]}})
+    await api.storage.create("/registry/endpointslices/test/webhook-abc", {
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "addressType": "IPv4",
+        "metadata": {"name": "webhook-abc", "namespace": "test", "labels": {"kubernetes.io/service-name": "webhook"}},
+        "ports": [{"name": "https", "port": hook.port, "protocol": "TCP"}],
+        "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": True}}]})
+    m = webhook_crd(hook)
+    m["spec"]["conversion"]["webhook"]["clientConfig"] = {
+        "service": {"namespace": "test", "name": "webhook", "path": "/convert"},
+        "caBundle": base64.b64encode(hook.ca_pem).decode()}
+    assert (await api.create(CRDS, m)).status == 201
+    await established(api, "foos.example.com")
+    r = await api.create(V2, foo("v2", "a", colour="red"))
+    assert r.status == 201, r.json
+    assert (await stored(api, "a"))["spec"] == {"color": "red"}                          # type: ignore[index]
+
+    # an unknown service is upstream's client error, in the conversion's message
+    m = (await api.get(f"{CRDS}/foos.example.com")).json
+    m["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["name"] = "missing"
+    assert (await api.call("PUT", f"{CRDS}/foos.example.com", body=m)).status == 200
+
+    async def refused() -> Any:
+        r = await api.create(V2, foo("v2", "b", colour="red"))
+        return r if r.status == 500 else None
+    r = await until(refused, "the new clientConfig served")
+    assert r.json["message"] == (f"conversion webhook for {GVK} failed: Post "
+                                 '"https://missing.test.svc:443/convert?timeout=30s": service "missing" not found')
+
+
+async def test_metadata_only_reads_convert_too(served: Any, hook: ConversionHook) -> None:  # noqa: F811
+    """The garbage collector's metadata list and watch of a custom kind go through the same
+    conversion (upstream converts before it keeps the metadata): a failing webhook fails them."""
+    api = served
+    await api.create(CRDS, webhook_crd(hook))
+    await established(api, "foos.example.com")
+    assert (await api.create(V1, foo("v1", "a", color="red"))).status == 201
+    partial = {"accept": "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"}
+    calls = len(hook.reviews)
+    r = await api.call("GET", V2, headers=partial)
+    assert r.status == 200 and [i["metadata"]["name"] for i in r.json["items"]] == ["a"], r.json
+    assert len(hook.reviews) == calls + 1
+    hook.answer = _mutate(lambda o: o.update(result={"status": "Failure", "message": "down"}))
+    r = await api.call("GET", V2, headers=partial)
+    assert (r.status, r.json["message"]) == (500, "conversion webhook for example.com/v2, Kind=FooList failed: down")

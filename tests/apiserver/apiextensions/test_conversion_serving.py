@@ -500,3 +500,28 @@ async def test_metadata_only_reads_convert_too(served: Any, hook: ConversionHook
     hook.answer = _mutate(lambda o: o.update(result={"status": "Failure", "message": "down"}))
     r = await api.call("GET", V2, headers=partial)
     assert (r.status, r.json["message"]) == (500, "conversion webhook for example.com/v2, Kind=FooList failed: down")
+
+
+async def test_admission_sees_a_delete_in_the_requests_version(served: Any, hook: ConversionHook) -> None:  # noqa: F811
+    """The validating admission of a delete (and of each item of a deletecollection) gets the
+    old object as the request's version shows it (upstream decodes it in that version)."""
+    api = served
+    await api.create(CRDS, webhook_crd(hook))
+    await established(api, "foos.example.com")
+    for name in ("a", "b"):
+        assert (await api.create(V1, foo("v1", name, color="red"))).status == 201
+    seen: list[Any] = []
+    chain = api.server.admission
+    validate = chain.validate
+
+    async def recording(attrs: Any) -> None:
+        if attrs.operation.value == "DELETE" and attrs.old_obj is not None:
+            seen.append((attrs.version, attrs.old_obj["apiVersion"], attrs.old_obj["spec"]))
+        await validate(attrs)
+    chain.validate = recording
+    try:
+        assert (await api.call("DELETE", f"{V2}/a")).status == 200
+        assert (await api.call("DELETE", V2)).status == 200
+    finally:
+        chain.validate = validate
+    assert seen == [("v2", "example.com/v2", {"colour": "red"})] * 2

@@ -221,8 +221,8 @@ async def delete(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: 
     kv = await api.storage.get(ri.key(ns, name))
     if kv is None:
         raise errors.NotFound(ri.group, ri.plural, name)
-    await common.served_kv(ri, kv)          # custom resources: no delete where the read fails, as upstream
-    result, deleted = await deletion.delete(api, req.user, ri, kv, opts)
+    served = await common.served_kv(ri, kv)     # custom resources: no delete where the read fails, as upstream
+    result, deleted = await deletion.delete(api, req.user, ri, kv, opts, served=served.obj)
     if deleted and not deletion.returns_deleted_object(ri):
         return Response(200, codec.dumps(objects.status_success(ri, name, kv.obj["metadata"].get("uid", ""))))
     # Upstream answers 202 when cascading deletion was asked for the old way and is still pending.
@@ -251,7 +251,8 @@ async def delete_collection(api: APIServer, req: Request, ri: ResourceInfo, ns: 
         if current is None:
             continue
         try:
-            await deletion.delete(api, req.user, ri, current, opts)
+            await deletion.delete(api, req.user, ri, current, opts,
+                                  served=kv.obj if current.mod_revision == kv.mod_revision else None)
         except errors.NotFound:
             continue
         items.append(common.output_bytes(ri, kv.obj, kv.value))

@@ -9,6 +9,7 @@ validateUIDMutation), pkg/apiserver/conversion/webhook_converter.go, customresou
 """
 from __future__ import annotations
 
+import asyncio
 import base64
 import copy
 from collections.abc import AsyncIterator, Callable
@@ -69,6 +70,8 @@ class ConversionHook:
         review = orjson.loads(await request.read())
         self.reviews.append(review)
         out = self.answer(review)
+        if asyncio.iscoroutine(out):
+            out = await out
         if isinstance(out, web.StreamResponse):
             return out
         body = {"apiVersion": review["apiVersion"], "kind": "ConversionReview", "response": out}
@@ -525,3 +528,24 @@ async def test_admission_sees_a_delete_in_the_requests_version(served: Any, hook
     finally:
         chain.validate = validate
     assert seen == [("v2", "example.com/v2", {"colour": "red"})] * 2
+
+
+async def test_a_webhook_that_does_not_answer_in_time(served: Any, hook: ConversionHook,  # noqa: F811
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The call is bounded (upstream: the webhook client's 30 s; shortened here), and the
+    timeout is client-go's error in the conversion's message."""
+    from kubeplane.apiserver.apiextensions.conversion import webhook_converter
+    monkeypatch.setattr(webhook_converter, "REQUEST_TIMEOUT", 0.2)
+    api = served
+    await api.create(CRDS, webhook_crd(hook))
+    await established(api, "foos.example.com")
+
+    async def slow(review: Obj) -> Obj:
+        await asyncio.sleep(1)
+        return convert(review)
+    hook.answer = slow
+    r = await api.create(V2, foo("v2", "a", colour="red"))
+    assert (r.status, r.json["message"]) == (500, f'conversion webhook for {GVK} failed: Post '
+                                             f'"https://127.0.0.1:{hook.port}/convert?timeout=1s": context deadline '
+                                             "exceeded"), r.json
+    assert await stored(api, "a") is None

@@ -549,3 +549,27 @@ async def test_a_webhook_that_does_not_answer_in_time(served: Any, hook: Convers
                                              f'"https://127.0.0.1:{hook.port}/convert?timeout=1s": context deadline '
                                              "exceeded"), r.json
     assert await stored(api, "a") is None
+
+
+async def test_a_page_converts_only_its_items(served: Any, hook: ConversionHook) -> None:  # noqa: F811
+    """A list with limit converts the page it answers (one review), a label-selected list every
+    object first: the webhook may change labels."""
+    api = served
+    await api.create(CRDS, webhook_crd(hook))
+    await established(api, "foos.example.com")
+    for name in ("a", "b", "c"):
+        assert (await api.create(V1, foo("v1", name, color="red"))).status == 201
+    calls = len(hook.reviews)
+    r = await api.get(V2, {"limit": "2"})
+    assert [o["metadata"]["name"] for o in r.json["items"]] == ["a", "b"] and r.json["metadata"]["continue"]
+    assert [len(rv["request"]["objects"]) for rv in hook.reviews[calls:]] == [2]
+
+    def relabel(review: Obj) -> Obj:
+        out = convert(review)
+        for o in out["convertedObjects"]:
+            o["metadata"]["labels"] = {"v2": "yes"}
+        return out
+    hook.answer = relabel
+    r = await api.get(V2, {"labelSelector": "v2=yes", "limit": "2"})
+    assert [o["metadata"]["name"] for o in r.json["items"]] == ["a", "b"], r.json
+    assert len(hook.reviews[-1]["request"]["objects"]) == 3

@@ -54,10 +54,13 @@ async def list_(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Resp
     prefix = ri.prefix + (f"{ns}/" if ri.namespaced and ns else "")
     common.check_list_resource_version(api, req)
     kvs, rev = await api.storage.list(prefix)
-    kvs = await common.served_kvs(ri, kvs)
+    if not sel.empty:                   # custom resources: selectors see the requested version
+        kvs = await common.served_kvs(ri, kvs)
     start, rev = common.parse_continue(req.query.get("continue", ""), rev, api)
     limit = common.parse_limit(req.query.get("limit", ""))
     items, cont, remaining = common.page(kvs, sel, start, limit, prefix)
+    if sel.empty:                       # only the page is converted
+        items = await common.served_kvs(ri, items)
     if codec.wants_table(req.headers):
         objs = [common.output_obj(ri, kv.obj) for kv in items]
         cont_token = common.make_continue(cont, rev) if cont else ""

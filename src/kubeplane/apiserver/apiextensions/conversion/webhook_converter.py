@@ -256,7 +256,7 @@ class WebhookConverter:
             raise _Failed(str(e), "unobserved") from None
         if not todo:
             return objs
-        from ...admission.webhook.client import CallError, ClientConfigError
+        from ...admission.webhook.client import CallError, ClientConfigError   # not at start: see its docstring
         try:
             answer = await self.clients.post(self.client_config, orjson.dumps(review), REQUEST_TIMEOUT)
         except (CallError, ClientConfigError) as e:

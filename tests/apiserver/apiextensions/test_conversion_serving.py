@@ -573,3 +573,28 @@ async def test_a_page_converts_only_its_items(served: Any, hook: ConversionHook)
     r = await api.get(V2, {"labelSelector": "v2=yes", "limit": "2"})
     assert [o["metadata"]["name"] for o in r.json["items"]] == ["a", "b"], r.json
     assert len(hook.reviews[-1]["request"]["objects"]) == 3
+
+
+async def test_a_ca_bundle_without_certificates_makes_the_kind_unresolvable(served: Any, hook: ConversionHook) -> None:  # noqa: F811
+    """Allowed on create (the CRD is not established yet), but no webhook client can be made of
+    it: upstream's NewConverter fails, and every request to the kind is "error resolving
+    resource"; a whitespace-only caBundle counts as none (the system roots)."""
+    api = served
+    m = webhook_crd(hook)
+    m["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"] = base64.b64encode(b"not a certificate").decode()
+    assert (await api.create(CRDS, m)).status == 201
+    await established(api, "foos.example.com")
+    for method, path, body in (("GET", V1, None), ("POST", V1, foo("v1", "a")), ("GET", V2, None)):
+        r = await api.call(method, path, body=body)
+        assert (r.status, r.json["reason"], r.json["message"]) == (
+            500, "InternalError", "Internal error occurred: error resolving resource"), (method, path, r.json)
+
+    m = (await api.get(f"{CRDS}/foos.example.com")).json
+    m["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"] = base64.b64encode(b" \n").decode()
+    assert (await api.call("PUT", f"{CRDS}/foos.example.com", body=m)).status == 200
+
+    async def resolved() -> Any:
+        r = await api.create(V2, foo("v2", "a", colour="red"))
+        return r if r.json.get("message") != "Internal error occurred: error resolving resource" else None
+    r = await until(resolved, "the CRD served again")
+    assert r.status == 500 and "x509: certificate signed by unknown authority" in r.json["message"], r.json

@@ -32,7 +32,8 @@ from ..registry.definition import Column, Obj, ResourceDefinition, Row
 from ..registry.strategy import Strategy
 from ..tables.printers import translate_timestamp_since
 from . import schema
-from .conversion import CustomResourceCodec, new_converter
+from .conversion import CustomResourceCodec, UnresolvableCodec, new_converter
+from .conversion.webhook_converter import webhook_client_config
 from .helpers import version_priority
 from .selectable import field_selectors
 from .scale import CUSTOM_SCALE, ScalePaths, validate_scale_spec, validate_scale_status
@@ -270,9 +271,12 @@ def served_definitions(crd: Obj, clients: ClientManager | None = None) -> list[R
     return out
 
 
-def storage_codec(crd: Obj, clients: ClientManager | None = None) -> CustomResourceCodec:
-    """The CRD's storage codec: every version's schema, and its converter."""
+def storage_codec(crd: Obj, clients: ClientManager | None = None) -> CustomResourceCodec | UnresolvableCodec:
+    """The CRD's storage codec: every version's schema, and its converter (unresolvable when
+    its webhook's client cannot be made, as upstream's NewConverter fails)."""
     spec, names = _dict(crd.get("spec")), _dict(_dict(crd.get("status")).get("acceptedNames"))
+    if clients is not None and _webhook_client_error(spec, clients):
+        return UnresolvableCodec()
     roots = {str(_dict(v).get("name", "")): _dict(_dict(_dict(v).get("schema")).get("openAPIV3Schema"))
              for v in spec.get("versions") or []}
     storage = next((str(_dict(v).get("name", "")) for v in spec.get("versions") or [] if _dict(v).get("storage")), "")
@@ -282,8 +286,20 @@ def storage_codec(crd: Obj, clients: ClientManager | None = None) -> CustomResou
                                new_converter(crd, clients))
 
 
-def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced: bool, codec: CustomResourceCodec,
-                names: Obj) -> ResourceDefinition:
+def _webhook_client_error(spec: Obj, clients: ClientManager) -> bool:
+    """Whether the conversion webhook's TLS client cannot be made from its caBundle."""
+    from ..admission.webhook.client import ClientConfigError     # with the clients: see controller.conversion_clients
+    webhook = _dict(_dict(spec.get("conversion")).get("webhook"))
+    cc = webhook_client_config(_dict(webhook.get("clientConfig")))
+    try:
+        clients.tls_context(cc.get("caBundle"))
+    except ClientConfigError:
+        return True
+    return False
+
+
+def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced: bool,
+                codec: CustomResourceCodec | UnresolvableCodec, names: Obj) -> ResourceDefinition:
     version = str(v.get("name", ""))
     root = _dict(_dict(v.get("schema")).get("openAPIV3Schema"))
     subresources = _dict(v.get("subresources"))
@@ -294,7 +310,8 @@ def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced
     scale = ScalePaths.from_crd(subresources.get("scale"))
     if scale is not None:
         subs.append(CUSTOM_SCALE)
-    validator = _Validator(namespaced, codec.schemas.get(version) or schema.structural_from(root), scale)
+    structural = codec.schemas.get(version) if isinstance(codec, CustomResourceCodec) else None
+    validator = _Validator(namespaced, structural or schema.structural_from(root), scale)
     cols, paths = _columns(v)
     return ResourceDefinition(
         group, version, kind, plural, str(names.get("singular", "")), namespaced,

@@ -101,7 +101,7 @@ async def served_kv(ri: ResourceInfo, kv: KeyValue) -> KeyValue:
 async def served_kvs(ri: ResourceInfo, kvs: list[KeyValue]) -> list[KeyValue]:
     """served_kv of a list's items, converted together."""
     codec = resource_definition(ri).storage_codec
-    return kvs if codec is None or not kvs else await codec.decode(kvs, True)
+    return kvs if codec is None else await codec.decode(kvs, True)
 
 
 async def served_obj(ri: ResourceInfo, key: str, obj: Obj) -> Obj:

@@ -15,7 +15,7 @@ schemaCoercingConverter).
 """
 from __future__ import annotations
 
-from .codec import CustomResourceCodec
+from .codec import CustomResourceCodec, UnresolvableCodec
 from .converter import ConversionError, new_converter
 
-__all__ = ["CustomResourceCodec", "ConversionError", "new_converter"]
+__all__ = ["CustomResourceCodec", "UnresolvableCodec", "ConversionError", "new_converter"]

@@ -29,6 +29,7 @@ from typing import Any
 
 import orjson
 
+from ....api import errors
 from ....storage.interface import KeyValue
 from .. import schema
 from .converter import CRConverter
@@ -106,3 +107,18 @@ class VersionCodec:
 
     async def decode(self, kvs: list[KeyValue], as_list: bool = False) -> list[KeyValue]:
         return await self.codec.decode(kvs, self.version, self.codec.list_kind if as_list else "")
+
+
+class UnresolvableCodec:
+    """The codec of a CRD whose converter cannot be made (a conversion webhook's caBundle that
+    holds no PEM certificate: client-go cannot make its client): every request to its kinds is
+    upstream's answer when getOrCreateServingInfoFor fails (crdHandler.ServeHTTP)."""
+
+    def for_version(self, version: str) -> UnresolvableCodec:
+        return self
+
+    async def encode(self, obj: Obj) -> Obj:
+        raise errors.InternalError("error resolving resource")
+
+    async def decode(self, kvs: list[KeyValue], as_list: bool = False) -> list[KeyValue]:
+        raise errors.InternalError("error resolving resource")

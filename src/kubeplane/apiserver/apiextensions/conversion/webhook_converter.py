@@ -225,7 +225,7 @@ class WebhookConverter:
     def __init__(self, crd_name: str, client_config: Obj, review_versions: list[str],
                  clients: ClientManager) -> None:
         self.name = crd_name
-        self.client_config = _client_config(client_config)
+        self.client_config = webhook_client_config(client_config)
         self.review_versions = list(review_versions)
         self.clients = clients
 
@@ -306,7 +306,7 @@ class WebhookConverter:
         return converted
 
 
-def _client_config(cc: Obj) -> Obj:
+def webhook_client_config(cc: Obj) -> Obj:
     """The clientConfig as the admission client takes it; a whitespace-only caBundle counts as
     none. Upstream: webhookClientConfigForCRD"""
     out = dict(cc)

@@ -131,9 +131,10 @@ def test_deprecation_warning_only_for_deprecated_versions() -> None:
 
 @pytest.mark.parametrize("stored, expected", [
     pytest.param([], ["status.storedVersions: Invalid value: []: must have at least one stored version"], id="none"),
-    pytest.param(["other"], ['status.storedVersions: Invalid value: {"name":"version","schema":{"openAPIV3Schema":'
-                             '{"type":"object"}},"served":true,"storage":true}: must have the storage version version',
-                             'status.storedVersions[0]: Invalid value: "other": must appear in spec.versions'],
+    pytest.param(["other"], ['status.storedVersions: Invalid value: ["other"]: must have the storage version version',
+                             'status.storedVersions[0]: Invalid value: "other": missing from spec.versions; other was '
+                             "previously a storage version, and must remain in spec.versions until a storage migration "
+                             "ensures no data remains persisted in other and removes other from status.storedVersions"],
                  id="storage version missing, unknown one"),
     pytest.param(["version"], [], id="ok"),
 ])

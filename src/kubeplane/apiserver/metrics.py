@@ -429,6 +429,8 @@ class _Collector:
         yield from policy_metrics.collect()        # apiserver_{validating,mutating}_admission_policy_check_*
         from .cel import metrics as cel_metrics
         yield from cel_metrics.collect()           # apiserver_cel_*
+        from .apiextensions.conversion import metrics as conversion_metrics
+        yield from conversion_metrics.collect()    # apiserver_conversion_webhook_*, apiserver_crd_conversion_*
 
     def _etcd(self) -> Iterator[Metric]:
         from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily

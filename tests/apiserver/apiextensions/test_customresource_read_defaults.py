@@ -1,5 +1,5 @@
 """A stored custom object is defaulted on read only when a default would change it
-(customresource.needs_defaults): the answer must be exactly whether schema.default changes it."""
+(schema.needs_defaults, which the storage codec's decode asks): the answer must be exactly whether schema.default changes it."""
 from __future__ import annotations
 
 import copy
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from kubeplane.apiserver.apiextensions import schema
-from kubeplane.apiserver.apiextensions.customresource import needs_defaults
+from kubeplane.apiserver.apiextensions.schema import needs_defaults
 
 ROOT = {"type": "object", "properties": {
     "spec": {"type": "object", "properties": {

@@ -14,15 +14,17 @@ The openAPIV3Schema itself is the structural-schema library's, which lives in th
 """
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from kubeplane.api import errors
 from kubeplane.api.errors import FieldError
 
 from . import meta as m
-from .admissionregistration import validate_client_config
 from .names import is_dns1035_label, is_dns1123_subdomain, name_is_dns_subdomain
 
 Obj = dict[str, Any]
@@ -104,7 +106,7 @@ def validate_custom_resource_definition_update(crd: Obj, old: Obj,
     errs = m.validate_object_meta_update(_dict(crd.get("metadata")), _dict(old.get("metadata")))
     spec, status = _dict(crd.get("spec")), _dict(crd.get("status"))
     errs += validate_custom_resource_definition_spec_update(spec, _dict(old.get("spec")), is_established(old), "spec",
-                                                            validate_schema)
+                                                            validate_schema, ConversionOptions.for_update(old))
     errs += validate_custom_resource_definition_status(status, "status")
     errs += validate_stored_versions(_list(status.get("storedVersions")), versions_of(spec), "status.storedVersions")
     return errs
@@ -130,15 +132,39 @@ def validate_stored_versions(stored: list[Any], versions: list[Obj], path: str) 
     for v in versions:
         name = _str(v.get("name"))
         if v.get("storage") and name not in remaining:
-            errs.append(errors.invalid(path, v, "must have the storage version " + name))
+            errs.append(errors.invalid(path, stored, "must have the storage version " + name))
         remaining.pop(name, None)
-    errs += [errors.invalid(f"{path}[{i}]", v, "must appear in spec.versions") for v, i in remaining.items()]
+    errs += [errors.invalid(f"{path}[{i}]", v, f"missing from spec.versions; {v} was previously a storage version, "
+                            f"and must remain in spec.versions until a storage migration ensures no data remains "
+                            f"persisted in {v} and removes {v} from status.storedVersions")
+             for v, i in remaining.items()]
     return errs
 
 
 # --- spec -------------------------------------------------------------------------------------
 
-def validate_custom_resource_definition_spec(spec: Obj, path: str, validate_schema: SchemaValidator = None) -> list[FieldError]:
+@dataclass(frozen=True)
+class ConversionOptions:
+    """Upstream's validationOptions for spec.conversion: on a create the caBundle is not checked
+    (the CRD is not established yet) and a recognized review version is required; an update
+    keeps what the old CRD got away with (allowInvalidCABundle,
+    hasValidConversionReviewVersionOrEmpty)."""
+    allow_invalid_ca_bundle: bool = True
+    require_recognized_review_version: bool = True
+
+    @classmethod
+    def for_update(cls, old: Obj) -> ConversionOptions:
+        conversion = _dict(_dict(old.get("spec")).get("conversion"))
+        client = _dict(_dict(conversion.get("webhook")).get("clientConfig"))
+        bundle = _str(client.get("caBundle"))
+        versions = _list(_dict(conversion.get("webhook")).get("conversionReviewVersions"))
+        return cls(allow_invalid_ca_bundle=not is_established(old) or (bool(bundle) and bool(_ca_bundle_error(bundle))),
+                   require_recognized_review_version=not versions or
+                   any(v in CONVERSION_REVIEW_VERSIONS for v in versions))
+
+
+def validate_custom_resource_definition_spec(spec: Obj, path: str, validate_schema: SchemaValidator = None,
+                                             conversion: ConversionOptions = ConversionOptions()) -> list[FieldError]:
     """Upstream: validateCustomResourceDefinitionSpec"""
     errs = _validate_group(_str(spec.get("group")), path + ".group")
     errs += _enum(path + ".scope", _str(spec.get("scope")), SCOPES)
@@ -171,7 +197,10 @@ def validate_custom_resource_definition_spec(spec: Obj, path: str, validate_sche
     if versions and hoisted.columns:
         for j, col in enumerate(_list(versions[0].get("additionalPrinterColumns"))):
             errs += validate_column(_dict(col), f"{path}.additionalPrinterColumns[{j}]")
-    errs += validate_conversion(spec.get("conversion"), path + ".conversion")
+    if spec.get("preserveUnknownFields") is True and _dict(spec.get("conversion")).get("strategy", "None") != "None":
+        errs.append(errors.invalid(path + ".conversion.strategy", _dict(spec.get("conversion")).get("strategy"),
+                                   "must be None if spec.preserveUnknownFields is true"))
+    errs += validate_conversion(spec.get("conversion"), path + ".conversion", conversion)
     if spec.get("preserveUnknownFields") is True:
         errs.append(errors.invalid(path + ".preserveUnknownFields", True, "cannot set to true, set "
                                    "x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"))
@@ -179,10 +208,11 @@ def validate_custom_resource_definition_spec(spec: Obj, path: str, validate_sche
 
 
 def validate_custom_resource_definition_spec_update(spec: Obj, old: Obj, established: bool, path: str,
-                                                    validate_schema: SchemaValidator = None) -> list[FieldError]:
+                                                    validate_schema: SchemaValidator = None,
+                                                    conversion: ConversionOptions = ConversionOptions()) -> list[FieldError]:
     """Upstream: validateCustomResourceDefinitionSpecUpdate — scope and kind are fixed once
     established (they decide the storage), group and plural always (they are the name)."""
-    errs = validate_custom_resource_definition_spec(spec, path, validate_schema)
+    errs = validate_custom_resource_definition_spec(spec, path, validate_schema, conversion)
     names, old_names = _dict(spec.get("names")), _dict(old.get("names"))
     if established:
         errs += m.immutable(spec.get("scope"), old.get("scope"), path + ".scope")
@@ -345,7 +375,7 @@ def validate_column(col: Obj, path: str) -> list[FieldError]:
     return errs
 
 
-def validate_conversion(conversion: Any, path: str) -> list[FieldError]:
+def validate_conversion(conversion: Any, path: str, opts: ConversionOptions = ConversionOptions()) -> list[FieldError]:
     """Upstream: validateCustomResourceConversion (internal field names: v1's
     webhook.clientConfig is webhookClientConfig, webhook.conversionReviewVersions is
     conversionReviewVersions)."""
@@ -355,23 +385,97 @@ def validate_conversion(conversion: Any, path: str) -> list[FieldError]:
     errs = _enum(path + ".strategy", strategy, CONVERSION_STRATEGIES)
     webhook = _dict(conversion.get("webhook"))
     client, review_versions = webhook.get("clientConfig"), _list(webhook.get("conversionReviewVersions"))
+    cpath = path + ".webhookClientConfig"
     if strategy == "Webhook":
         if not isinstance(client, dict):
-            errs.append(errors.required(path + ".webhookClientConfig", "required when strategy is set to Webhook"))
+            errs.append(errors.required(cpath, "required when strategy is set to Webhook"))
         else:
-            errs += validate_client_config(client, path + ".webhookClientConfig")
-        errs += _conversion_review_versions(review_versions, path + ".conversionReviewVersions")
+            url, svc = client.get("url"), client.get("service")
+            if (url is None) == (svc is None):
+                errs.append(errors.required(cpath, "exactly one of url or service is required"))
+            elif url is not None:
+                errs += validate_webhook_url(cpath + ".url", _str(url), True)
+            else:
+                svc = _dict(svc)
+                errs += validate_webhook_service(cpath + ".service", _str(svc.get("namespace")), _str(svc.get("name")),
+                                                 svc.get("path"), svc.get("port"))
+            bundle = _str(client.get("caBundle"))
+            if bundle and not opts.allow_invalid_ca_bundle and (msg := _ca_bundle_error(bundle)):
+                errs.append(errors.invalid(cpath + ".caBundle", bundle, msg))
+        errs += _conversion_review_versions(review_versions, path + ".conversionReviewVersions",
+                                            opts.require_recognized_review_version)
         return errs
     if client is not None:
-        errs.append(errors.forbidden(path + ".webhookClientConfig", "should not be set when strategy is not set to Webhook"))
+        errs.append(errors.forbidden(cpath, "should not be set when strategy is not set to Webhook"))
     if review_versions:
         errs.append(errors.forbidden(path + ".conversionReviewVersions",
                                      "should not be set when strategy is not set to Webhook"))
     return errs
 
 
-def _conversion_review_versions(versions: list[Any], path: str) -> list[FieldError]:
-    """Upstream: validateConversionReviewVersions (a recognized version required)."""
+_URL_FORM = "; desired format: https://host[/path]"
+
+
+def validate_webhook_url(path: str, url: str, force_https: bool) -> list[FieldError]:
+    """Upstream: ValidateWebhookURL (apiserver pkg/util/webhook/validation.go)."""
+    try:
+        u = urlsplit(url)
+        u.port      # noqa: B018  (a bad port is a parse error, as Go's url.Parse)
+    except ValueError as e:
+        return [errors.required(path, f"url must be a valid URL: {e}{_URL_FORM}")]
+    errs: list[FieldError] = []
+    if force_https and u.scheme != "https":
+        errs.append(errors.invalid(path, u.scheme, "'https' is the only allowed URL scheme" + _URL_FORM))
+    host = u.netloc.rpartition("@")[2]
+    if not host:
+        errs.append(errors.invalid(path, host, "host must be specified" + _URL_FORM))
+    if "@" in u.netloc:
+        errs.append(errors.invalid(path, u.netloc.rpartition("@")[0], "user information is not permitted in the URL"))
+    if u.fragment:
+        errs.append(errors.invalid(path, u.fragment, "fragments are not permitted in the URL"))
+    if u.query:
+        errs.append(errors.invalid(path, u.query, "query parameters are not permitted in the URL"))
+    return errs
+
+
+def validate_webhook_service(path: str, namespace: str, name: str, url_path: Any, port: Any) -> list[FieldError]:
+    """Upstream: ValidateWebhookService (apiserver pkg/util/webhook/validation.go)."""
+    errs: list[FieldError] = []
+    if not name:
+        errs.append(errors.required(path + ".name"))
+    if not namespace:
+        errs.append(errors.required(path + ".namespace"))
+    if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
+        errs.append(errors.invalid(path + ".port", port, "port is not valid: must be between 1 and 65535, inclusive"))
+    if not isinstance(url_path, str) or url_path in ("", "/"):
+        return errs
+    if url_path == "//":
+        return errs + [errors.invalid(path + ".path", url_path, "segment[0] may not be empty")]
+    if not url_path.startswith("/"):
+        errs.append(errors.invalid(path + ".path", url_path, "must start with a '/'"))
+    check = url_path[1:]
+    check = check[:-1] if check.endswith("/") else check
+    for i, step in enumerate(check.split("/")):
+        if not step:
+            errs.append(errors.invalid(path + ".path", url_path, f"segment[{i}] may not be empty"))
+            continue
+        errs += [errors.invalid(path + ".path", url_path, f"segment[{i}]: {msg}") for msg in is_dns1123_subdomain(step)]
+    return errs
+
+
+def _ca_bundle_error(bundle: str) -> str:
+    """Upstream: ValidateCABundle — client-go's TLS config must load the PEM certificates ("" when fine)."""
+    import ssl
+    try:
+        pem = base64.b64decode(bundle, validate=True).decode("ascii")
+        ssl.create_default_context(cadata=pem)
+    except (binascii.Error, ValueError, ssl.SSLError):
+        return "unable to load root certificates: unable to parse bytes as PEM block"
+    return ""
+
+
+def _conversion_review_versions(versions: list[Any], path: str, require_recognized: bool) -> list[FieldError]:
+    """Upstream: validateConversionReviewVersions"""
     if not versions:
         return [errors.required(path)]
     errs: list[FieldError] = []
@@ -382,6 +486,6 @@ def _conversion_review_versions(versions: list[Any], path: str) -> list[FieldErr
             continue
         seen.add(v)
         errs += [errors.invalid(f"{path}[{i}]", v, msg) for msg in is_dns1035_label(_str(v))]
-    if not seen & set(CONVERSION_REVIEW_VERSIONS):
+    if require_recognized and not seen & set(CONVERSION_REVIEW_VERSIONS):
         errs.append(errors.invalid(path, versions, "must include at least one of " + ", ".join(CONVERSION_REVIEW_VERSIONS)))
     return errs

@@ -35,8 +35,10 @@ from ..registry.apiextensions.customresourcedefinition import CUSTOM_RESOURCE_DE
 from ..registry.definition import Obj, ResourceDefinition
 from ..registry.deletion import DeleteOptions, delete
 from . import apiapproval, apiservices, helpers
+from .helpers import version_priority
 
 if TYPE_CHECKING:
+    from ..admission.webhook.client import ClientManager
     from ..server import APIServer
 
 log = logging.getLogger(__name__)
@@ -56,6 +58,7 @@ class CRDController:
         self._serving: dict[str, list[ResourceDefinition]] = {}
         self._serving_rv: dict[str, object] = {}    # the CRD state they were made from (_fingerprint)
         self._crds: dict[str, Obj] = {}         # the last seen CRDs, by name (the informer's store)
+        self._clients: ClientManager | None = None     # conversion webhooks' client, made when first needed
 
     # --- the loop ---------------------------------------------------------------------------
 
@@ -83,6 +86,8 @@ class CRDController:
                 await self._sync_api_services()
         finally:
             watcher.cancel()
+            if self._clients is not None:
+                await self._clients.close()
 
     async def _watch(self) -> None:
         while True:
@@ -221,7 +226,8 @@ class CRDController:
             REGISTRY.unregister(d)
             _customresource().forget_schema_definition(d.definition)
         mine = []
-        for d in sorted(_customresource().served_definitions(crd), key=lambda d: version_priority(d.version)):
+        clients = self.conversion_clients() if _webhook_strategy(crd) else None
+        for d in sorted(_customresource().served_definitions(crd, clients), key=lambda d: version_priority(d.version)):
             if REGISTRY.lookup(d.group, d.version, d.plural) is not None:
                 log.warning("CustomResourceDefinition version not served: the path is taken",
                             extra={"crd": name, "version": d.version})
@@ -231,6 +237,15 @@ class CRDController:
             mine.append(d)
         self._serving[name], self._serving_rv[name] = mine, rv
         self._publish()
+
+    def conversion_clients(self) -> ClientManager:
+        """The HTTPS client of conversion webhooks: the admission webhooks' client without
+        credentials (upstream: the conversion factory's NewDefaultAuthenticationInfoResolver(""));
+        imported when a CRD first asks for it, as the admission plugins import it."""
+        if self._clients is None:
+            from ..admission.webhook.client import ClientManager
+            self._clients = ClientManager(self.api)
+        return self._clients
 
     def unserve(self, name: str) -> None:
         self._serving_rv.pop(name, None)
@@ -377,22 +392,16 @@ def _customresource() -> ModuleType:
     return customresource
 
 
+def _webhook_strategy(crd: Obj) -> bool:
+    conversion = (crd.get("spec") or {}).get("conversion")
+    return isinstance(conversion, dict) and conversion.get("strategy") == "Webhook"
+
+
 def _copy(crd: Obj) -> Obj:
     import copy
     new = copy.deepcopy(crd)
     new.setdefault("status", {})
     return new
-
-
-def version_priority(v: str) -> tuple[int, int, int, str]:
-    """Upstream's kube-aware version order (version.CompareKubeAwareVersionStrings): GA before
-    beta before alpha, higher numbers first, then anything else alphabetically."""
-    import re
-    m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", v)
-    if not m:
-        return (3, 0, 0, v)
-    major, stage, minor = int(m.group(1)), m.group(2), int(m.group(3) or 0)
-    return ({None: 0, "beta": 1, "alpha": 2}[stage], -major, -minor, v)
 
 
 async def start_controller(api: APIServer) -> list[asyncio.Future[None]]:

@@ -4,11 +4,13 @@ Upstream: crdHandler.getOrCreateServingInfoFor (apiserver/customresource_handler
 pkg/registry/customresource (strategy.go, validator.go, tableconvertor). Each served version
 becomes a ResourceDefinition named as status.acceptedNames says (kind, plural, singular,
 shortNames, categories), stored under upstream's key /registry/<group>/<plural>/[<ns>/]<name>
-in the storage version (conversion None: the apiVersion is rewritten, both ways).
+in the storage version: objects cross versions where they meet storage (the definition's
+storage_codec: conversion/codec.py, through the CRD's converter, None or Webhook).
 
-The write pipeline is the built-in kinds' (store.py): the definition's defaulter prunes and
-defaults with the version's structural schema, its validators check the ObjectMeta as
-upstream's customResourceStrategy does, then the object against the schema (schema.validate).
+The write pipeline is the built-in kinds' (store.py), on the object in the version it was sent
+in: the definition's defaulter prunes and defaults with the version's structural schema, its
+validators check the ObjectMeta as upstream's customResourceStrategy does, then the object
+against the schema (schema.validate); only then is it converted for storage.
 Bodies decode against a definition made for the version (`schema_definition`): apiVersion,
 kind, a typed ObjectMeta and the schema's own top-level properties.
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -31,8 +33,14 @@ from ..registry.definition import Column, Obj, ResourceDefinition, Row
 from ..registry.strategy import Strategy
 from ..tables.printers import translate_timestamp_since
 from . import celvalidation, schema
+from .conversion import CustomResourceCodec, UnresolvableCodec, new_converter
+from .conversion.webhook_converter import webhook_client_config
+from .helpers import version_priority
 from .selectable import field_selectors
 from .scale import CUSTOM_SCALE, ScalePaths, validate_scale_spec, validate_scale_status
+
+if TYPE_CHECKING:
+    from ..admission.webhook.client import ClientManager
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 
@@ -96,7 +104,6 @@ class _Validator:
     namespaced: bool
     structural: schema.Structural
     scale: ScalePaths | None = None
-    storage: bool = True            # the storage version (its defaults are the store's: `default`)
     has_defaults: bool = True       # whether the schema declares any (else defaulting is a no-op)
 
     def validate(self, obj: Obj) -> list[FieldError]:
@@ -117,14 +124,12 @@ class _Validator:
 
     def coerce(self, obj: Obj) -> list[str]:
         """What upstream's decoder does to a custom object in the version it is sent in
-        (schemaCoercingDecoder, unstructuredSchemaCoercer.apply, then the codec's defaulter):
-        prune the fields the schema does not know, drop nulls it does not allow, default;
-        returns the unknown fields as the strict decoding errors name them. The storage
-        version's defaults are left to the store (the definition's defaulter, `default`)."""
+        (schemaCoercingDecoder, unstructuredSchemaCoercer.apply): prune the fields the schema
+        does not know, drop nulls it does not allow; returns the unknown fields as the strict
+        decoding errors name them. The defaults are the store's (the definition's defaulter,
+        `default`, picked by the object's apiVersion: this version's)."""
         unknown = schema.prune(obj, self.structural)
         schema.prune_non_nullable_nulls_without_defaults(obj, self.structural)
-        if not self.storage and self.has_defaults:
-            schema.default(obj, self.structural)
         return [f'unknown field "{p}"' for p in unknown]
 
     def default(self, obj: Obj) -> None:
@@ -356,42 +361,54 @@ def _add_embedded_properties(s: Obj) -> None:
     s["required"] = required + [k for k in ("kind", "apiVersion") if k not in required]
 
 
-def served_definitions(crd: Obj) -> list[ResourceDefinition]:
+def served_definitions(crd: Obj, clients: ClientManager | None = None) -> list[ResourceDefinition]:
     """The ResourceDefinitions of crd's served versions, named as its status.acceptedNames.
+    `clients`: the webhook client a Webhook conversion strategy posts with.
 
     Upstream: getOrCreateServingInfoFor (one storage per served version, all in the storage
-    version's key space)."""
+    version's key space, sharing the CRD's converter)."""
     spec, names = _dict(crd.get("spec")), _dict(_dict(crd.get("status")).get("acceptedNames"))
     group, kind, plural = str(spec.get("group", "")), str(names.get("kind", "")), str(names.get("plural", ""))
     namespaced = spec.get("scope") == "Namespaced"
-    storage_v = next((_dict(v) for v in spec.get("versions") or [] if _dict(v).get("storage")), {})
-    storage = _StorageVersion.of(storage_v)
+    codec = storage_codec(crd, clients)
     out = []
     for v in spec.get("versions") or []:
         v = _dict(v)
         if not v.get("served"):
             continue
-        out.append(_definition(crd, v, group, kind, plural, namespaced, storage, names))
+        out.append(_definition(crd, v, group, kind, plural, namespaced, codec, names))
     return out
 
 
-@dataclass(frozen=True)
-class _StorageVersion:
-    """The storage version: its name, its schema, and whether that has defaults (what reads
-    need: stored objects are defaulted with it)."""
-    name: str
-    structural: schema.Structural | None
-    defaults: bool
+def storage_codec(crd: Obj, clients: ClientManager | None = None) -> CustomResourceCodec | UnresolvableCodec:
+    """The CRD's storage codec: every version's schema, and its converter (unresolvable when
+    its webhook's client cannot be made, as upstream's NewConverter fails)."""
+    spec, names = _dict(crd.get("spec")), _dict(_dict(crd.get("status")).get("acceptedNames"))
+    if clients is not None and _webhook_client_error(spec, clients):
+        return UnresolvableCodec()
+    roots = {str(_dict(v).get("name", "")): _dict(_dict(_dict(v).get("schema")).get("openAPIV3Schema"))
+             for v in spec.get("versions") or []}
+    storage = next((str(_dict(v).get("name", "")) for v in spec.get("versions") or [] if _dict(v).get("storage")), "")
+    return CustomResourceCodec(str(spec.get("group", "")), str(names.get("listKind", "")), storage,
+                               {name: schema.structural_from(root) for name, root in roots.items()},
+                               {name for name, root in roots.items() if _has_defaults(root)},
+                               new_converter(crd, clients))
 
-    @classmethod
-    def of(cls, v: Obj) -> _StorageVersion:
-        root = _dict(_dict(v.get("schema")).get("openAPIV3Schema"))
-        defaults = _has_defaults(root)
-        return cls(str(v.get("name", "")), schema.structural_from(root) if defaults else None, defaults)
+
+def _webhook_client_error(spec: Obj, clients: ClientManager) -> bool:
+    """Whether the conversion webhook's TLS client cannot be made from its caBundle."""
+    from ..admission.webhook.client import ClientConfigError     # with the clients: see controller.conversion_clients
+    webhook = _dict(_dict(spec.get("conversion")).get("webhook"))
+    cc = webhook_client_config(_dict(webhook.get("clientConfig")))
+    try:
+        clients.tls_context(cc.get("caBundle"))
+    except ClientConfigError:
+        return True
+    return False
 
 
-def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced: bool, storage: _StorageVersion,
-                names: Obj) -> ResourceDefinition:
+def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced: bool,
+                codec: CustomResourceCodec | UnresolvableCodec, names: Obj) -> ResourceDefinition:
     version = str(v.get("name", ""))
     root = _dict(_dict(v.get("schema")).get("openAPIV3Schema"))
     subresources = _dict(v.get("subresources"))
@@ -402,11 +419,10 @@ def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced
     scale = ScalePaths.from_crd(subresources.get("scale"))
     if scale is not None:
         subs.append(CUSTOM_SCALE)
-    structural = schema.structural_from(root)
-    validator = _Validator(namespaced, structural, scale, version == storage.name,
-                           structural.has_default or _defaults_below(structural, {}))
+    structural = codec.schemas.get(version) if isinstance(codec, CustomResourceCodec) else None
+    structural = structural or schema.structural_from(root)
+    validator = _Validator(namespaced, structural, scale, schema.has_defaults(structural))
     cols, paths = _columns(v)
-    to_storage, from_storage = _conversions(group, version, storage, validator.structural)
     return ResourceDefinition(
         group, version, kind, plural, str(names.get("singular", "")), namespaced,
         schema_definition(group, version, kind, root, plural),
@@ -418,90 +434,27 @@ def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced
         validate_status_update=validator.validate_status_update,
         field_selectors=field_selectors(v, namespaced),
         columns=lambda: [dict(c) for c in cols], printer=_printer(paths),
-        to_storage=to_storage, from_storage=from_storage,
-        deprecation_warning=_deprecation_warning(v, group, kind),
+        storage_codec=codec.for_version(version),
+        deprecation_warning=deprecation_warning(v, _dict(crd.get("spec"))),
         strategic_merge=False,
     )
 
 
-def _deprecation_warning(v: Obj, group: str, kind: str) -> str:
-    """Upstream: the handler's deprecation warning for a deprecated version."""
+def deprecation_warning(v: Obj, spec: Obj) -> str:
+    """The Warning of every request to a deprecated version: its deprecationWarning, else
+    upstream's default text naming the highest served, not deprecated, newer version.
+    Upstream: defaultDeprecationWarning (customresource_handler.go)"""
     if not v.get("deprecated"):
         return ""
     if isinstance(v.get("deprecationWarning"), str):
         return v["deprecationWarning"]
-    return f"{group}/{v.get('name', '')} {kind} is deprecated"
-
-
-def _conversions(group: str, version: str, storage: _StorageVersion, served: schema.Structural) -> tuple[Any, Any]:
-    """Conversion None between a served version and the storage version: the apiVersion only
-    (upstream: nopConverter), the fields the target version does not know pruned (its
-    schemaCoercingConverter). Reads default with the storage version's schema first, as
-    upstream's storage codec defaults what it decodes (a default added to the schema after an
-    object was stored shows at once). The storage version without defaults reads the stored
-    bytes as they are."""
-    served_gv, storage_gv = f"{group}/{version}", f"{group}/{storage.name}"
-    rewrite = version != storage.name and bool(storage.name)
-
-    def to_storage(obj: Obj) -> Obj:
-        return {**obj, "apiVersion": storage_gv} if obj.get("apiVersion") == served_gv else obj
-    if not rewrite and not storage.defaults:
-        return None, None
-
-    below: dict[int, bool] = {}
-
-    def from_storage(obj: Obj) -> Obj:
-        av = obj.get("apiVersion")
-        stored_default = (storage.structural is not None and av == storage_gv
-                          and needs_defaults(obj, storage.structural, below))
-        convert = av != served_gv and isinstance(av, str) and av.startswith(group + "/")
-        if not (stored_default or convert):
-            return obj
-        obj = orjson.loads(orjson.dumps(obj))       # stored objects are shared: change a copy
-        if stored_default and storage.structural is not None:
-            schema.default(obj, storage.structural)
-        if convert:
-            schema.prune(obj, served)
-            schema.prune_non_nullable_nulls_without_defaults(obj, served)
-            obj["apiVersion"] = served_gv
-        return obj
-    return (to_storage if rewrite else None), from_storage
-
-
-def needs_defaults(x: Any, s: schema.Structural | None, below: dict[int, bool]) -> bool:
-    """Whether schema.default(x, s) would change x: a field with a default absent (or a
-    non-nullable null) anywhere the schema has one. Reads ask this first, so a stored object
-    that has its defaults already (every object written since the schema got them) is served
-    as stored, without the copy and the defaulting walk. `below`: the memo of which schema
-    nodes have a default in their subtree (by id, for one schema's lifetime)."""
-    if s is None or not _defaults_below(s, below):
-        return False
-    if isinstance(x, dict):
-        for k, prop in s.properties.items():
-            if prop.has_default and (k not in x or (x[k] is None and not prop.nullable)):
-                return True
-        ap = s.additional_properties_schema
-        for k, v in x.items():
-            sub = s.properties.get(k)
-            if sub is None and ap is not None and v is None and not ap.nullable and ap.has_default:
-                return True
-            if needs_defaults(v, sub if sub is not None else ap, below):
-                return True
-    elif isinstance(x, list) and s.items is not None:
-        items = s.items
-        return any((v is None and not items.nullable and items.has_default) or needs_defaults(v, items, below)
-                   for v in x)
-    return False
-
-
-def _defaults_below(s: schema.Structural, below: dict[int, bool]) -> bool:
-    """Whether s or a schema under it declares a default."""
-    hit = below.get(id(s))
-    if hit is None:
-        below[id(s)] = False                # a guard while the subtree is walked
-        subs = [*s.properties.values(), s.items, s.additional_properties_schema]
-        hit = below[id(s)] = any(c is not None and (c.has_default or _defaults_below(c, below)) for c in subs)
-    return hit
+    name, group = str(v.get("name", "")), str(spec.get("group", ""))
+    kind = str(_dict(spec.get("names")).get("kind", ""))
+    msg = f"{group}/{name} {kind} is deprecated"
+    newer = sorted((str(o.get("name", "")) for o in map(_dict, spec.get("versions") or [])
+                    if o.get("served") and not o.get("deprecated")
+                    and version_priority(str(o.get("name", ""))) < version_priority(name)), key=version_priority)
+    return f"{msg}; use {group}/{newer[0]} {kind}" if newer else msg
 
 
 def _has_defaults(root: Obj) -> bool:

@@ -3,6 +3,7 @@ pkg/apihelpers/helpers.go (SetCRDCondition, FindCRDCondition, IsCRDConditionTrue
 CRDHasFinalizer, CRDRemoveFinalizer, IsStoredVersion, GetCRDStorageVersion)."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 Obj = dict[str, Any]
@@ -73,3 +74,14 @@ def add_stored_version(crd: Obj) -> None:
     stored = stored if isinstance(stored, list) else []
     if version not in stored:
         status["storedVersions"] = [*stored, version]
+
+
+def version_priority(v: str) -> tuple[int, int, int, str]:
+    """A sort key in upstream's kube-aware version order (version.CompareKubeAwareVersionStrings,
+    highest first): GA before beta before alpha, higher numbers first, then anything else
+    alphabetically."""
+    m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", v)
+    if not m:
+        return (3, 0, 0, v)
+    major, stage, minor = int(m.group(1)), m.group(2), int(m.group(3) or 0)
+    return ({None: 0, "beta": 1, "alpha": 2}[stage], -major, -minor, v)

@@ -244,10 +244,12 @@ def _scale_or_error(cr: Obj, paths: ScalePaths, err: Callable[[str], errors.Stat
 async def get_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, sub: str = "") -> Response:
     """Upstream: ScaleREST.Get — a custom object without spec replicas has no Scale (a 500,
     as upstream answers)."""
+    from ..handlers import common
     paths = _paths(ri)
     kv = await api.storage.get(ri.key(ns, name))
     if kv is None:
         raise errors.NotFound(ri.group, ri.plural, name)
+    kv = await common.served_kv(ri, kv)             # the version's paths read its own form
     scale, found = _scale_or_error(kv.obj, paths, errors.InternalError)
     if not found:
         raise errors.InternalError(f"the spec replicas field {errors.go_quote(paths.spec_replicas)} does not exist")

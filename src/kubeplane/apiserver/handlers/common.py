@@ -92,6 +92,26 @@ def input_obj(ri: ResourceInfo, obj: Obj) -> Obj:
     return convert(obj) if convert is not None else obj
 
 
+async def served_kv(ri: ResourceInfo, kv: KeyValue) -> KeyValue:
+    """A stored object as the requested version serves it (ResourceDefinition.storage_codec:
+    custom resources, converted by their CRD's converter); other kinds as they are."""
+    codec = resource_definition(ri).storage_codec
+    return kv if codec is None else (await codec.decode([kv]))[0]
+
+
+async def served_kvs(ri: ResourceInfo, kvs: list[KeyValue]) -> list[KeyValue]:
+    """served_kv of a list's items, converted together."""
+    codec = resource_definition(ri).storage_codec
+    return kvs if codec is None else await codec.decode(kvs, True)
+
+
+async def served_obj(ri: ResourceInfo, key: str, obj: Obj) -> Obj:
+    """served_kv of an object the store answered in its stored form (a delete's)."""
+    if resource_definition(ri).storage_codec is None:
+        return obj
+    return (await served_kv(ri, KeyValue(key, orjson.dumps(obj), obj, 0, 0))).obj
+
+
 def field_validation(req: Request) -> str:
     mode = req.query.get("fieldValidation", "Warn") or "Warn"
     if mode not in FIELD_VALIDATION:
@@ -415,5 +435,5 @@ def table_response(api: APIServer, req: Request, ri: ResourceInfo, objs: list[Ob
     if cont:
         list_meta["continue"] = cont
     table = tables.to_table(ri.plural, ri.group, objs, include_object=req.query.get("includeObject", "Metadata"),
-                            now=api.clock.now(), list_meta=list_meta)
+                            now=api.clock.now(), list_meta=list_meta, version=ri.version)
     return Response(200, orjson.dumps(table))

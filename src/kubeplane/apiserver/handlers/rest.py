@@ -44,6 +44,7 @@ async def get(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str
     kv = await api.storage.get(ri.key(ns, name))
     if kv is None:
         raise errors.NotFound(ri.group, ri.plural, name)
+    kv = await common.served_kv(ri, kv)
     return common.object_response(api, req, ri, kv.obj, kv.value)
 
 
@@ -53,9 +54,13 @@ async def list_(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Resp
     prefix = ri.prefix + (f"{ns}/" if ri.namespaced and ns else "")
     common.check_list_resource_version(api, req)
     kvs, rev = await api.storage.list(prefix)
+    if not sel.empty:                   # custom resources: selectors see the requested version
+        kvs = await common.served_kvs(ri, kvs)
     start, rev = common.parse_continue(req.query.get("continue", ""), rev, api)
     limit = common.parse_limit(req.query.get("limit", ""))
     items, cont, remaining = common.page(kvs, sel, start, limit, prefix)
+    if sel.empty:                       # only the page is converted
+        items = await common.served_kvs(ri, items)
     if codec.wants_table(req.headers):
         objs = [common.output_obj(ri, kv.obj) for kv in items]
         cont_token = common.make_continue(cont, rev) if cont else ""
@@ -219,11 +224,13 @@ async def delete(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: 
     kv = await api.storage.get(ri.key(ns, name))
     if kv is None:
         raise errors.NotFound(ri.group, ri.plural, name)
-    result, deleted = await deletion.delete(api, req.user, ri, kv, opts)
+    served = await common.served_kv(ri, kv)     # custom resources: no delete where the read fails, as upstream
+    result, deleted = await deletion.delete(api, req.user, ri, kv, opts, served=served.obj)
     if deleted and not deletion.returns_deleted_object(ri):
         return Response(200, codec.dumps(objects.status_success(ri, name, kv.obj["metadata"].get("uid", ""))))
     # Upstream answers 202 when cascading deletion was asked for the old way and is still pending.
     status = 202 if not deleted and opts.orphan_dependents is False else 200
+    result = await common.served_obj(ri, kv.key, result)
     return common.object_response(api, req, ri, result, None, status=status)
 
 
@@ -238,6 +245,7 @@ async def delete_collection(api: APIServer, req: Request, ri: ResourceInfo, ns: 
                                                options=admission_options.delete_options(opts)))
     prefix = ri.prefix + (f"{ns}/" if ri.namespaced and ns else "")
     kvs, rev = await api.storage.list(prefix)
+    kvs = await common.served_kvs(ri, kvs)
     items = []
     for kv in kvs:
         if not sel.matches(kv.obj):
@@ -246,7 +254,8 @@ async def delete_collection(api: APIServer, req: Request, ri: ResourceInfo, ns: 
         if current is None:
             continue
         try:
-            await deletion.delete(api, req.user, ri, current, opts)
+            await deletion.delete(api, req.user, ri, current, opts,
+                                  served=kv.obj if current.mod_revision == kv.mod_revision else None)
         except errors.NotFound:
             continue
         items.append(common.output_bytes(ri, kv.obj, kv.value))

@@ -95,10 +95,12 @@ class _Stream:
                  prefix: str, name: str, table: bool, bookmarks: bool = False) -> None:
         self.api, self.req, self.ri, self.sel = api, req, ri, sel
         self.prefix, self.name, self.bookmarks = prefix, name, bookmarks
+        self.codec = getattr(ri, "storage_codec", None)     # custom resources: converted per batch
         self.tables = None
         if table:
             from ..tables import WatchTables
-            self.tables = WatchTables(ri.plural, ri.group, include_object=req.query.get("includeObject", "Metadata"))
+            self.tables = WatchTables(ri.plural, ri.group, include_object=req.query.get("includeObject", "Metadata"),
+                                      version=ri.version)
 
     def matches(self, obj: Obj) -> bool:
         if self.name and obj["metadata"].get("name") != self.name:
@@ -111,6 +113,15 @@ class _Stream:
         else:
             payload = common.output_bytes(self.ri, obj, value)
         return b'{"type":"' + type_.encode() + b'","object":' + payload + b"}\n"
+
+    async def served(self, batch: list[WatchEvent]) -> list[WatchEvent]:
+        """The events' objects as the requested version serves them (storage_codec), converted together."""
+        if self.codec is None:
+            return batch
+        kvs = [kv for ev in batch for kv in (ev.kv, ev.prev) if kv is not None]
+        done = dict(zip(map(id, kvs), await self.codec.decode(kvs, True)))
+        return [WatchEvent(ev.type, done[id(ev.kv)], done[id(ev.prev)] if ev.prev is not None else None, ev.revision)
+                for ev in batch]
 
     def bookmark(self, rev: int, initial_end: bool) -> bytes:
         meta: Obj = {"resourceVersion": str(rev)}
@@ -152,6 +163,8 @@ class _Stream:
         alarm: asyncio.Future[None] | None = None
         try:
             if initial is not None:
+                if self.codec is not None:
+                    initial = await self.codec.decode(initial, True)
                 lines = [self.line("ADDED", kv.obj, kv.value) for kv in initial if self.matches(kv.obj)]
                 if initial_end and self.bookmarks:
                     lines.append(self.bookmark(after, True))
@@ -164,6 +177,7 @@ class _Stream:
                 alarm = asyncio.ensure_future(self._alarm(ticker, watcher, reason))
                 async for batch in _batches(watcher):
                     progress = batch[-1].revision
+                    batch = await self.served(batch)
                     out = [line for ev in batch if (line := self.translate(ev)) is not None]
                     if out:
                         yield b"".join(out)
@@ -176,6 +190,8 @@ class _Stream:
                 watcher = self.api.storage.watch(self.prefix, progress)   # "early": a timer's slop
         except Compacted as e:
             yield _error_line(errors.Gone(f"too old resource version: {e.requested} ({e.oldest})"))
+        except errors.StatusError as e:     # a conversion failed: upstream's watcher sends it and ends
+            yield _error_line(e if e.reason else errors.InternalError(e.message))
         finally:
             if alarm is not None:
                 alarm.cancel()

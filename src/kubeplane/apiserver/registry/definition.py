@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+from ...storage.interface import KeyValue
 
 from ...api.errors import FieldError
 from ...api.resources import ResourceInfo
@@ -37,6 +39,18 @@ BeginDelete = Callable[[Any, ResourceInfo, Any, Any], Awaitable[Obj]]
 # A create-only kind's answer (TokenReview, SubjectAccessReview, ...): (server, request, the
 # validated object) -> the object with its status; nothing is stored.
 Review = Callable[[Any, Any, Obj], Obj | Awaitable[Obj]]   # a coroutine for TokenReview
+
+
+class StorageCodec(Protocol):
+    """A served version whose objects cross versions at storage, by I/O (custom resources: the
+    CRD's converter, maybe a webhook; apiextensions/conversion/codec.py). A failure raises a
+    StatusError and nothing is written."""
+
+    async def encode(self, obj: Obj) -> Obj:
+        """The object as stored (obj may be changed)."""
+
+    async def decode(self, kvs: list[KeyValue], as_list: bool = False) -> list[KeyValue]:
+        """Stored objects as the version serves them (as_list: a list's items, converted together)."""
 
 
 def meta_update(new: Obj, old: Obj) -> list[FieldError]:
@@ -130,10 +144,13 @@ class ResourceDefinition(ResourceInfo):
                         (`unknown field "spec.x"`) of the fields it dropped, reported per
                         fieldValidation (custom resources: the version's structural schema
                         prunes and defaults, upstream's schemaCoercingDecoder); None: nothing
+    storage_codec       the served version's objects are stored in another form, converted
+                        where they meet storage (registry/store.py, the handlers' reads:
+                        handlers/common.served_kvs) so the write pipeline sees the request's
+                        version; None: stored as served (or to_storage/from_storage)
     validates_served_version  the store validates with this definition's validate functions,
-                        not the stored kind's (custom resources: each version's schema, while
-                        the object is already in the storage version; upstream's strategy is
-                        per served version)
+                        not the stored kind's (custom resources: each version's schema, on
+                        the object in that version; upstream's strategy is per served version)
     """
     strategy: Strategy = field(default_factory=Strategy, compare=False)
     defaulter: Defaulter | None = field(default=None, compare=False)
@@ -157,3 +174,4 @@ class ResourceDefinition(ResourceInfo):
     strategic_merge: bool = field(default=True, compare=False)
     coerce: Callable[[Obj], list[str]] | None = field(default=None, compare=False)
     validates_served_version: bool = field(default=False, compare=False)
+    storage_codec: StorageCodec | None = field(default=None, compare=False)

@@ -81,10 +81,12 @@ def _check_preconditions(ri: ResourceInfo, obj: Obj, opts: DeleteOptions) -> Non
 
 
 async def delete(api: APIServer, user: UserInfo, ri: ResourceInfo, kv: KeyValue,
-                 opts: DeleteOptions, *, validate: bool = True) -> tuple[Obj, bool]:
+                 opts: DeleteOptions, *, validate: bool = True, served: Obj | None = None) -> tuple[Obj, bool]:
     """Delete or only mark kv's object; returns (resulting object, whether it is gone).
     `validate`: run the validating admission of the delete (False: an eviction's delete, which
     upstream makes with rest.ValidateAllObjectFunc after admitting the Eviction itself).
+    `served`: the object as ri's version shows it, what admission sees (a custom object stored
+    in another version); None: kv's.
 
     Upstream: Store.Delete -> BeforeDelete -> updateForGracefulDeletionAndFinalizers. An
     object with finalizers is marked (deletionTimestamp, grace 0) and stays; a pod on a node
@@ -98,7 +100,7 @@ async def delete(api: APIServer, user: UserInfo, ri: ResourceInfo, kv: KeyValue,
     if validate:
         await api.admission.validate(admission.Attributes(
             admission.Operation.DELETE, ri.group, ri.version, ri.plural, ri.kind, meta.get("namespace", ""),
-            meta.get("name", ""), None, kv.obj, dry_run=opts.dry_run, user=user,
+            meta.get("name", ""), None, kv.obj if served is None else served, dry_run=opts.dry_run, user=user,
             options=admission_options.delete_options(opts)))
     if ri.plural == "namespaces":
         return await _delete_namespace(api, ri, kv, opts)

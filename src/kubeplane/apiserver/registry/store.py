@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ...api import errors
 from ...api.resources import ResourceInfo
 from ...storage.interface import KeyValue
@@ -35,6 +37,7 @@ from ..objects import Obj, storage_errors
 from ..worker import in_worker
 from . import scheme
 from .core.service import alloc as service_alloc
+from .definition import StorageCodec
 from .deletion import should_delete_during_update
 from .registry import resource_definition, strategy_for
 
@@ -202,13 +205,17 @@ async def _validate_and_store(api: APIServer, opts: WriteOptions, ri: ResourceIn
     else:
         _prepare_and_validate_create(api, opts, ri, ns, obj, warnings, applied, heavy)
     await api.admission.validate(attrs)
+    codec = resource_definition(ri).storage_codec      # custom resources: converted at storage
     if opts.dry_run:
-        return obj, None
+        return (obj if codec is None else await _dry_run_round_trip(codec, obj)), None
     for attempt in range(1, MAX_NAME_GENERATION_CREATE_ATTEMPTS + 1):
         name = objects.object_name(obj)
         try:
+            stored = obj if codec is None else await codec.encode(obj)
             with storage_errors(ri, name):
-                kv = await api.storage.create(ri.key(ns, name), obj)
+                kv = await api.storage.create(ri.key(ns, name), stored)
+            if codec is not None:
+                kv = (await codec.decode([kv]))[0]
             return kv.obj, kv.value
         except errors.AlreadyExists as e:
             if not requested_name and attempt < MAX_NAME_GENERATION_CREATE_ATTEMPTS:
@@ -223,6 +230,13 @@ async def _validate_and_store(api: APIServer, opts: WriteOptions, ri: ResourceIn
                 e.args = (e.message,)
             raise
     raise AssertionError("unreachable")
+
+
+async def _dry_run_round_trip(codec: StorageCodec, obj: Obj) -> Obj:
+    """What a dry run answers of an object converted at storage: encoded and decoded as a write
+    would be, nothing stored (upstream: DryRunnableStorage.copyInto through the codec)."""
+    stored = await codec.encode(obj)
+    return (await codec.decode([KeyValue("", orjson.dumps(stored), stored, 0, 0)]))[0].obj
 
 
 def attributes(opts: WriteOptions, ri: ResourceInfo, op: admission.Operation, ns: str, name: str,
@@ -288,8 +302,11 @@ async def update_object(api: APIServer, opts: WriteOptions, ri: ResourceInfo, ns
     """
     key = ri.key(ns, name)
     mark = len(warnings)
+    codec = resource_definition(ri).storage_codec      # custom resources: updated in the request's version
     for attempt in range(1, MAX_UPDATE_ATTEMPTS + 1):
         kv = await api.storage.get(key)
+        if kv is not None and codec is not None:
+            kv = (await codec.decode([kv]))[0]
         try:
             new = await info.updated_object(kv)
             if kv is None:
@@ -352,7 +369,8 @@ async def update(api: APIServer, opts: WriteOptions, ri: ResourceInfo, new: Obj,
         if new == old:
             return old, None
         if opts.dry_run:
-            return new, None
+            codec = resource_definition(ri).storage_codec
+            return (new if codec is None else await _dry_run_round_trip(codec, new)), None
         key = ri.key(new["metadata"].get("namespace", ""), name)
         with storage_errors(ri, name):
             if should_delete_during_update(new, old, ri):
@@ -360,7 +378,10 @@ async def update(api: APIServer, opts: WriteOptions, ri: ResourceInfo, new: Obj,
                 txn.revert()        # upstream: finishUpdate(false), then AfterDelete
                 service_alloc.after_delete(api.service_alloc, ri.plural, ri.group, gone.obj)
                 return new, None
-            kv = await api.storage.update(key, new, expected)
+            codec = resource_definition(ri).storage_codec
+            kv = await api.storage.update(key, new if codec is None else await codec.encode(new), expected)
+            if codec is not None:
+                kv = (await codec.decode([kv]))[0]
         return kv.obj, kv.value
 
 

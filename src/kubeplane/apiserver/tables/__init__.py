@@ -59,13 +59,14 @@ def _table_meta(objs: list[dict[str, Any]], list_meta: dict[str, Any] | None) ->
 
 def to_table(resource: str, group: str, objs: list[dict], *, include_object: str = "Metadata",
              now: float | None = None, list_meta: dict | None = None,
-             no_headers: bool = False) -> dict:
+             no_headers: bool = False, version: str = "") -> dict:
     """A `meta.k8s.io/v1` Table for `objs` of `resource` (plural) in API `group`.
 
     `now` is epoch seconds for AGE columns (defaults to the wall clock; handlers should pass
     their clock's time). `list_meta` is the List's metadata for list requests; leave it None
     for one object. `no_headers` drops `columnDefinitions` (to null), as upstream's
-    TableOptions.NoHeaders does for every watch event after the first.
+    TableOptions.NoHeaders does for every watch event after the first. `version`: the
+    requested one (a CRD's versions have their own columns); "" any.
     Raises BadRequest for an unknown `include_object`.
 
     Upstream: TableConvertor.ConvertToTable (pkg/printers/storage/storage.go) and asTable
@@ -77,7 +78,7 @@ def to_table(resource: str, group: str, objs: list[dict], *, include_object: str
     if now is None:
         now = time.time()
     from ..registry import REGISTRY
-    d = REGISTRY.for_resource(group, resource)
+    d = (version and REGISTRY.lookup(group, version, resource)) or REGISTRY.for_resource(group, resource)
     printer = d.printer if d is not None else print_default
     rows = []
     for obj in objs:
@@ -92,7 +93,7 @@ def to_table(resource: str, group: str, objs: list[dict], *, include_object: str
         "apiVersion": TABLE_API_VERSION,
         "metadata": _table_meta(objs, list_meta),
         "columnDefinitions": None if no_headers else [dict(c) for c in
-                                                      column_definitions(group, resource)],
+                                                      column_definitions(group, resource, version)],
         "rows": rows,
     }
 
@@ -104,13 +105,13 @@ class WatchTables:
     TableOptions.NoHeaders to true after transforming the first object.
     """
 
-    def __init__(self, resource: str, group: str, *, include_object: str = "Metadata") -> None:
-        self.resource, self.group, self.include_object = resource, group, include_object
+    def __init__(self, resource: str, group: str, *, include_object: str = "Metadata", version: str = "") -> None:
+        self.resource, self.group, self.include_object, self.version = resource, group, include_object, version
         self._headers_sent = False
 
     def table(self, obj: dict, *, now: float | None = None) -> dict:
         """The one-row Table to put in a watch event's `object`."""
         t = to_table(self.resource, self.group, [obj], include_object=self.include_object,
-                     now=now, no_headers=self._headers_sent)
+                     now=now, no_headers=self._headers_sent, version=self.version)
         self._headers_sent = True
         return t

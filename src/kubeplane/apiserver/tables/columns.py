@@ -159,11 +159,12 @@ def default_columns() -> list[Column]:
 
 
 @functools.cache
-def column_definitions(group: str, resource: str) -> tuple[Column, ...]:
-    """The columns for `resource` in `group` (the default NAME / CREATED AT for unknown ones).
+def column_definitions(group: str, resource: str, version: str = "") -> tuple[Column, ...]:
+    """The columns for `resource` in `group` (the default NAME / CREATED AT for unknown ones),
+    of `version` when given (a CRD's versions have their own).
 
     Cached and shared: callers copy before changing a column.
     """
     from ..registry import REGISTRY
-    d = REGISTRY.for_resource(group, resource)
+    d = (version and REGISTRY.lookup(group, version, resource)) or REGISTRY.for_resource(group, resource)
     return tuple(d.columns() if d is not None else default_columns())

@@ -36,14 +36,14 @@ from kubeplane.api.errors import FieldError
 
 from . import listtype, objectmeta
 from .crd_validation import ValidationOptions, validate_crd_schema
-from .defaulting import default, prune_non_nullable_nulls_without_defaults
+from .defaulting import default, has_defaults, needs_defaults, prune_non_nullable_nulls_without_defaults
 from .openapi import SchemaValidator
 from .pruning import prune
 from .structural import Structural, structural_from
 from .validation import validate_structural
 
 __all__ = ["Structural", "structural_from", "validate_structural", "validate_crd_schema", "ValidationOptions", "validate",
-           "validate_update", "prune", "default", "prune_non_nullable_nulls_without_defaults",
+           "validate_update", "prune", "default", "has_defaults", "needs_defaults", "prune_non_nullable_nulls_without_defaults",
            "schema_validator", "CEL_VALIDATOR_FACTORY"]
 
 CelCheck = Callable[[Any, Any, str], list[FieldError]]

@@ -22,35 +22,47 @@ def prune(obj: Any, s: Structural | None, is_resource_root: bool = True) -> list
     if is_resource_root and (s is None or not s.x_embedded_resource):
         s = _as_embedded(s)
     dropped: list[str] = []
-    _prune(obj, s, "", dropped)
+    _prune(obj, s, _Path(), dropped)
     dropped.sort()
     return dropped
 
 
-# The root schema as an embedded resource, made once per schema (every custom object's write
-# prunes twice with its version's root): by id, each entry keeping its schema alive and used
-# only while it is the same object, so a reused id never hits an old entry.
-_EMBEDDED: dict[int, tuple[Structural, Structural]] = {}
-
-
 def _as_embedded(s: Structural | None) -> Structural:
+    """s as a resource root, made once per schema (kept on it): prune runs on every write."""
     if s is None:
         return _ROOT
-    hit = _EMBEDDED.get(id(s))
-    if hit is not None and hit[0] is s:
-        return hit[1]
+    if s._embedded is not None:
+        return s._embedded
     clone = Structural()
     for name in Structural.__slots__:
-        if name not in ("_compiled", "_list_memo"):
+        if name not in ("_compiled", "_list_memo", "_embedded"):
             setattr(clone, name, getattr(s, name))
     clone.x_embedded_resource = True
-    if len(_EMBEDDED) >= 256:
-        _EMBEDDED.clear()
-    _EMBEDDED[id(s)] = (s, clone)
+    s._embedded = clone
     return clone
 
 
-def _key(parent: str, k: str) -> str:
+class _Path:
+    """Where the walk is, as parts joined only when a field is dropped (most walks drop nothing).
+    A part is a key (".k") or an index ("[i]")."""
+    __slots__ = ("parts",)
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.parts)
+
+    def key(self, k: str) -> str:
+        return "".join(self.parts).removeprefix(".") + ("." + k if self.parts else k)
+
+    def __str__(self) -> str:
+        return "".join(self.parts).removeprefix(".")
+
+
+def _key(parent: Any, k: str) -> str:
+    if isinstance(parent, _Path):
+        return parent.key(k)
     return f"{parent}.{k}" if parent else k
 
 
@@ -67,12 +79,12 @@ def _prune_unspecified(x: Any, parent: str, dropped: list[str]) -> None:
             stack.extend((item, f"{p}[{i}]") for i, item in enumerate(v))
 
 
-def _prune(x: Any, s: Structural | None, parent: str, dropped: list[str]) -> None:
+def _prune(x: Any, s: Structural | None, path: _Path, dropped: list[str]) -> None:
     if s is None:
-        _prune_unspecified(x, parent, dropped)
+        _prune_unspecified(x, str(path), dropped)
         return
     if s.x_preserve_unknown_fields:
-        _skip_prune(x, s, parent, dropped)
+        _skip_prune(x, s, path, dropped)
         return
     if isinstance(x, dict):
         ap = s.additional_properties
@@ -80,31 +92,45 @@ def _prune(x: Any, s: Structural | None, parent: str, dropped: list[str]) -> Non
             if s.x_embedded_resource and k in META_FIELDS:
                 continue
             prop = s.properties.get(k)
-            if prop is not None:
-                _prune(x[k], prop, _key(parent, k), dropped)
-            elif ap is not None:
-                _prune(x[k], s.additional_properties_schema, _key(parent, k), dropped)
-            else:
-                if k not in META_FIELDS or parent:
-                    dropped.append(_key(parent, k))
+            if prop is None and ap is not None:
+                prop = s.additional_properties_schema
+            elif prop is None:
+                if k not in META_FIELDS or path:
+                    dropped.append(path.key(k))
                 del x[k]
+                continue
+            v = x[k]
+            if isinstance(v, (dict, list)) or prop is None:
+                path.parts.append("." + k)
+                _prune(v, prop, path, dropped)
+                path.parts.pop()
     elif isinstance(x, list):
         for i, v in enumerate(x):
-            _prune(v, s.items, f"{parent}[{i}]", dropped)
+            if isinstance(v, (dict, list)) or s.items is None:
+                path.parts.append(f"[{i}]")
+                _prune(v, s.items, path, dropped)
+                path.parts.pop()
 
 
-def _skip_prune(x: Any, s: Structural, parent: str, dropped: list[str]) -> None:
+def _skip_prune(x: Any, s: Structural, path: _Path, dropped: list[str]) -> None:
     if isinstance(x, dict):
         ap = s.additional_properties
         for k, v in x.items():
             if s.x_embedded_resource and k in META_FIELDS:
                 continue
             prop = s.properties.get(k)
-            if prop is not None:
-                _prune(v, prop, _key(parent, k), dropped)
-            elif ap is not None:
-                _prune(v, s.additional_properties_schema, _key(parent, k), dropped)
+            if prop is None and ap is not None:
+                prop = s.additional_properties_schema
+            elif prop is None:
+                continue
+            if isinstance(v, (dict, list)) or prop is None:
+                path.parts.append("." + k)
+                _prune(v, prop, path, dropped)
+                path.parts.pop()
     elif isinstance(x, list):
         if s.items is not None:
             for i, v in enumerate(x):
-                _skip_prune(v, s.items, f"{parent}[{i}]", dropped)
+                if isinstance(v, (dict, list)):
+                    path.parts.append(f"[{i}]")
+                    _skip_prune(v, s.items, path, dropped)
+                    path.parts.pop()

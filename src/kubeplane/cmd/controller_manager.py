@@ -33,7 +33,8 @@ CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collec
                "namespace-controller", "node-lifecycle-controller", "serviceaccount-controller",
                "root-ca-certificate-publisher-controller", "resourcequota-controller", "disruption-controller",
                "certificatesigningrequest-approving-controller", "certificatesigningrequest-signing-controller",
-               "serviceaccount-token-controller")
+               "serviceaccount-token-controller",
+               "statefulset-controller", "persistentvolume-binder-controller")
 CSR_SIGNING = "certificatesigningrequest-signing-controller"
 SA_TOKEN = "serviceaccount-token-controller"
 
@@ -119,6 +120,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
                               root_ca=options.root_ca, clock=clock).run())
     runs += _resource_quota_controller(cs("resourcequota-controller"), factory, clock, options)
     runs += _certificate_controllers(cs("certificate-controller"), factory, clock, options)
+    runs += _statefulset_and_volume_controllers(cs, factory, clock, broadcaster)   # issue 14, helper sts
     if options.service_account_key is not None:
         # upstream: the root client ("tokens-controller"), not a service account of its own
         from ..serviceaccount.legacy import LEGACY_ISSUER
@@ -310,3 +312,32 @@ def kubeconfig_root_ca(kubeconfig: Any) -> bytes:
     if cluster.get("certificate-authority"):       # relative to the kubeconfig, as kubectl reads it
         return (pathlib.Path(kubeconfig).parent / cluster["certificate-authority"]).read_bytes()
     return b""
+
+
+def _statefulset_and_volume_controllers(cs: Callable[[str], Clientset], factory: SharedInformerFactory, clock: Clock,
+                                        broadcaster: Any) -> list[Any]:
+    """The StatefulSet controller, the PersistentVolume binder, and the simulated local-path
+    provisioner kind ships for its default StorageClass (upstream: a Deployment of its own;
+    here it runs beside the binder as the persistent-volume-binder service account)."""
+    runs: list[Any] = []
+    core, apps = factory.core_v1(), factory.apps_v1()
+    if _serves("apps", "v1", "statefulsets", "controllerrevisions"):
+        from ..controller.statefulset import StatefulSetController
+        runs.append(StatefulSetController(core.pods(), apps.statefulsets(), core.persistentvolumeclaims(),
+                                          apps.controllerrevisions(), cs("statefulset-controller"), clock=clock,
+                                          recorder=broadcaster.new_recorder("statefulset-controller")).run())
+    if _serves("", "v1", "persistentvolumes", "persistentvolumeclaims") and \
+            _serves("storage.k8s.io", "v1", "storageclasses"):
+        from ..controller.volume.localpath import PROVISIONER_NAME, LocalPathProvisioner
+        from ..controller.volume.localpath.provisioner import COMPONENT
+        from ..controller.volume.persistentvolume import PersistentVolumeController, PersistentVolumeControllerOptions
+        storage = factory.storage_v1()
+        binder = cs("persistent-volume-binder")
+        runs.append(PersistentVolumeController(
+            core.persistentvolumes(), core.persistentvolumeclaims(), storage.storageclasses(), core.pods(), binder,
+            clock=clock, recorder=broadcaster.new_recorder("persistentvolume-controller"),
+            options=PersistentVolumeControllerOptions(external_provisioners=frozenset({PROVISIONER_NAME}))).run())
+        runs.append(LocalPathProvisioner(core.persistentvolumeclaims(), core.persistentvolumes(),
+                                         storage.storageclasses(), binder, clock=clock,
+                                         recorder=broadcaster.new_recorder(COMPONENT)).run())
+    return runs

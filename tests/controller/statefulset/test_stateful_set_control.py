@@ -14,6 +14,8 @@ from typing import AsyncIterator
 import pytest
 from statefulset_testutil import Harness, sts_dict
 
+from kubeplane.api.types import ObjectName
+
 from kubeplane.api import errors
 from kubeplane.controller import history
 from kubeplane.controller.statefulset import stateful_set_utils as ssu
@@ -310,3 +312,87 @@ async def test_adopts_orphan_pod_and_releases_non_matching(h: Harness) -> None:
 async def test_deleted_set_is_a_no_op(h: Harness) -> None:
     await h.sync()
     assert h.fake.verbs() == []
+
+
+# --- upstream's stateful_set_compatibility_test.go ------------------------------------------------
+
+KEY_TEST = ObjectName("default", "test")
+COMPAT_TEMPLATE = {"metadata": {"annotations": {"test": "value"}, "labels": {"app": "foo"}},
+                   "spec": {"containers": [{"image": "test", "name": "test"}]}}
+# The 1.33 revision's data, byte for byte (with the "creationTimestamp": null 1.34 stopped writing).
+RAW_1_33 = ('{"spec":{"template":{"$patch":"replace","metadata":{"annotations":{"test":"value"},"creationTimestamp":'
+            'null,"labels":{"app":"foo"}},"spec":{"containers":[{"image":"test","imagePullPolicy":"Always","name":'
+            '"test","resources":{},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"}],'
+            '"dnsPolicy":"ClusterFirst","restartPolicy":"Always","schedulerName":"default-scheduler","securityContext":'
+            '{},"terminationGracePeriodSeconds":30}}}}')
+
+
+def _compat_set() -> dict[str, object]:
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet",
+            "metadata": {"name": "test", "namespace": "default", "labels": {"sslabel": "value"}},
+            "spec": {"selector": {"matchLabels": {"app": "foo"}}, "template": COMPAT_TEMPLATE,
+                     "volumeClaimTemplates": [{"metadata": {"name": "test", "labels": {"key": "value"},
+                                                            "annotations": {"key": "value"}},
+                                               "spec": {"accessModes": ["ReadWriteOnce"],
+                                                        "resources": {"requests": {"storage": "1Gi"}}}}]}}
+
+
+async def test_revision_name_is_upstreams_hash_of_the_defaulted_template(h: Harness) -> None:
+    """1.34+: the same defaulted template hashes to test-776999688b (compatibility_revision_1.34.0.json)."""
+    await h.create(_compat_set())
+    await h.sync(KEY_TEST)
+    [rev] = await h.revisions()
+    assert rev.metadata.name == "test-776999688b"
+    assert rev.metadata.labels == {"app": "foo", history.CONTROLLER_REVISION_HASH_LABEL: "776999688b"}
+    assert history.raw_data(rev.data) == RAW_1_33.replace('"creationTimestamp":null,', "").encode()
+
+
+async def test_a_1_33_revision_causes_no_rollout(h: Harness) -> None:
+    """Upstream: TestStatefulSetCompatibility — a set, pod, claim and revision as 1.33 left them:
+    one sync writes nothing (no new revision, no pod or status change)."""
+    import orjson
+    [s] = await h.fake.seed(_compat_set())
+    rev = {"apiVersion": "apps/v1", "kind": "ControllerRevision", "revision": 1, "data": orjson.loads(RAW_1_33),
+           "metadata": {"name": "test-c77f6d978", "namespace": "default",
+                        "labels": {"app": "foo", history.CONTROLLER_REVISION_HASH_LABEL: "c77f6d978"},
+                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "test",
+                                             "uid": s.metadata.uid, "controller": True, "blockOwnerDeletion": True}]}}
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+           "metadata": {"name": "test-test-0", "namespace": "default", "labels": {"app": "foo", "key": "value"}},
+           "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}},
+                    "storageClassName": "standard", "volumeName": "pv"}}
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "test-0", "namespace": "default", "annotations": {"test": "value"},
+                        "labels": {"app": "foo", ssu.POD_INDEX_LABEL: "0",
+                                   ssu.STATEFUL_SET_REVISION_LABEL: "test-c77f6d978",
+                                   ssu.STATEFUL_SET_POD_NAME_LABEL: "test-0"},
+                        "ownerReferences": rev["metadata"]["ownerReferences"]},  # type: ignore[index]
+           "spec": {"containers": [{"image": "test", "name": "test"}], "hostname": "test-0",
+                    "volumes": [{"name": "test", "persistentVolumeClaim": {"claimName": "test-test-0"}}]}}
+    await h.fake.seed(rev, pvc, pod)
+    await h.set_pod_status("test-0", "Running", True)
+    await h._quiet(h.fake.apps_v1().statefulsets("default").patch("test", {"status": {
+        "availableReplicas": 1, "collisionCount": 0, "currentReplicas": 1, "currentRevision": "test-c77f6d978",
+        "observedGeneration": 1, "replicas": 1, "updateRevision": "test-c77f6d978", "updatedReplicas": 1,
+        "readyReplicas": 1}}, "merge", subresource="status"))
+    await h.settle()
+    h.fake.clear_actions()
+    await h.sync(KEY_TEST)
+    assert h.fake.verbs() == []
+    assert [r.metadata.name for r in await h.revisions()] == ["test-c77f6d978"]
+
+
+async def test_without_semantic_comparison_a_1_33_revision_rolls() -> None:
+    h = await Harness.new()
+    h.ssc.control.semantic_revision_comparison = False
+    try:
+        import orjson
+        [s] = await h.fake.seed(_compat_set())
+        old = history.new_controller_revision(s, ssu.CONTROLLER_KIND, {"app": "foo"}, orjson.loads(RAW_1_33), 1, 0)
+        old.metadata.namespace = "default"
+        await h.fake.seed(old)
+        await h.settle()
+        await h.sync(KEY_TEST)
+        assert sorted(r.metadata.name for r in await h.revisions()) == ["test-776999688b", "test-c77f6d978"]
+    finally:
+        await h.close()

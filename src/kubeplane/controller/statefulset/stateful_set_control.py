@@ -46,6 +46,9 @@ class DefaultStatefulSetControl:
     clock: Clock
     # MaxUnavailableStatefulSet (beta, on by default): honour rollingUpdate.maxUnavailable.
     max_unavailable_stateful_set: bool = True
+    # StatefulSetSemanticRevisionComparison (on by default): a revision equal as a typed
+    # template counts as equal (no rollout for bytes-only differences).
+    semantic_revision_comparison: bool = True
 
     async def update_stateful_set(self, s: apps_v1.StatefulSet,
                                   pods: Sequence[core_v1.Pod]) -> apps_v1.StatefulSetStatus | None:
@@ -128,7 +131,11 @@ class DefaultStatefulSetControl:
         collision_count = (s.status.collision_count or 0) if s.status else 0
         update = ssu.new_revision(s, history.next_revision(revisions), collision_count)
         equal = history.find_equal_revisions(revisions, update)
-        if equal and history.equal_revision(revisions[-1], equal[-1]):
+        same: Callable[[Revision, Revision], bool] = history.equal_revision
+        if not equal and self.semantic_revision_comparison:
+            equal = [r for r in revisions if ssu.revision_templates_semantically_equal(r, update)]
+            same = ssu.revision_templates_semantically_equal
+        if equal and same(revisions[-1], equal[-1]):
             update = revisions[-1]
         elif equal:
             update = await self.controller_history.update_controller_revision(equal[-1], update.revision or 0)

@@ -385,6 +385,26 @@ def new_revision(s: apps_v1.StatefulSet, revision: int, collision_count: int) ->
     return cr
 
 
+def revision_templates_semantically_equal(a: apps_v1.ControllerRevision, b: apps_v1.ControllerRevision) -> bool:
+    """Whether two revisions restore the same pod template as typed objects, not bytes.
+
+    1.33 wrote `"creationTimestamp": null` into the template's metadata; 1.34 stopped, so the
+    same template got a new hash and every StatefulSet rolled on upgrade (#134773). Decoded
+    into a PodTemplateSpec, the null and the missing field are the same.
+    Upstream: the StatefulSetSemanticRevisionComparison gate (on by default; #135017)
+    """
+    ta, tb = _template_of(a), _template_of(b)
+    return ta is not None and tb is not None and ta == tb
+
+
+def _template_of(revision: apps_v1.ControllerRevision) -> core_v1.PodTemplateSpec | None:
+    try:
+        template = revision.data["spec"]["template"]
+        return types.from_dict(template, core_v1.PodTemplateSpec)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def apply_revision(s: apps_v1.StatefulSet, revision: apps_v1.ControllerRevision) -> apps_v1.StatefulSet:
     """The set with the revision's patch applied (its template as recorded). Upstream: ApplyRevision"""
     patched = strategic_merge_patch(types.to_dict(s), revision.data or {}, "io.k8s.api.apps.v1.StatefulSet")

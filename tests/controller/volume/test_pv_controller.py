@@ -18,7 +18,7 @@ from kubeplane.client.informers import SharedInformerFactory
 from kubeplane.client.tools.record import FakeRecorder
 from kubeplane.controller.volume.localpath import PROVISIONER_NAME, LocalPathProvisioner, default_storage_class
 from kubeplane.controller.volume.persistentvolume import PersistentVolumeController, PersistentVolumeControllerOptions
-from kubeplane.controller.volume.persistentvolume.util import (
+from kubeplane.api.volume import (
     ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_DYNAMICALLY_PROVISIONED, ANN_SELECTED_NODE,
     ANN_STORAGE_PROVISIONER, find_matching_volume,
 )

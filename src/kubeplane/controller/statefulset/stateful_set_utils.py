@@ -17,7 +17,6 @@ from typing import Any, Sequence
 
 from ...api import types
 from ...api.types import apps_v1, core_v1, meta_v1
-from ...apiserver.patch.strategic import strategic_merge_patch
 from .. import controller_utils as cu
 from ..deployment.util.deployment_util import get_scaled_value_from_int_or_percent
 from ..history import new_controller_revision
@@ -406,9 +405,35 @@ def _template_of(revision: apps_v1.ControllerRevision) -> core_v1.PodTemplateSpe
 
 
 def apply_revision(s: apps_v1.StatefulSet, revision: apps_v1.ControllerRevision) -> apps_v1.StatefulSet:
-    """The set with the revision's patch applied (its template as recorded). Upstream: ApplyRevision"""
-    patched = strategic_merge_patch(types.to_dict(s), revision.data or {}, "io.k8s.api.apps.v1.StatefulSet")
+    """The set with the revision's patch applied (its template as recorded). Upstream: ApplyRevision
+
+    Upstream applies the data as a strategic merge patch. Every revision holds the patch
+    get_patch writes (maps to merge down to the template, which carries `$patch: replace`),
+    so merging maps and honouring that directive gives the same set; the API server's full
+    strategic merge lives a layer above the controllers.
+    """
+    patched = _merge_replace(types.to_dict(s), revision.data if isinstance(revision.data, dict) else {})
     return types.from_dict(patched, apps_v1.StatefulSet)
+
+
+def _merge_replace(original: Any, patch: dict[str, Any]) -> dict[str, Any]:
+    """Merge patch into original (a new dict): maps merge, other values (lists too) replace,
+    null deletes, and a map with `$patch: replace` replaces the original map whole.
+
+    Example: {"spec": {"template": {"$patch": "replace", "spec": X}}} on a set keeps its
+    replicas and selector and makes its template exactly {"spec": X}.
+    """
+    if patch.get("$patch") == "replace":
+        return {k: v for k, v in patch.items() if k != "$patch"}
+    out = dict(original) if isinstance(original, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        elif isinstance(v, dict):
+            out[k] = _merge_replace(out.get(k), v)
+        else:
+            out[k] = v
+    return out
 
 
 def inconsistent_status(s: apps_v1.StatefulSet, status: apps_v1.StatefulSetStatus) -> bool:

@@ -26,7 +26,7 @@ from ....client.util.workqueue import RateLimitingQueue, RateLimitingQueueOption
 from ....client.util.workqueue.worker import process_next_work_item
 from ....utils.clock import REAL_CLOCK, Clock
 from ...controller_utils import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
-from ..persistentvolume.util import (
+from ....api.volume import (
     ANN_DYNAMICALLY_PROVISIONED, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, get_persistent_volume_claim_class,
 )
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ....api import errors
 from ....api.types import core_v1
 from ... import controller_utils as cu
-from .util import (
+from ....api.volume import (
     ANN_BETA_STORAGE_PROVISIONER, ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_DYNAMICALLY_PROVISIONED,
     ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, NOT_SUPPORTED_PROVISIONER, check_access_modes,
     find_matching_volume, get_persistent_volume_claim_class, get_persistent_volume_class, has_annotation,

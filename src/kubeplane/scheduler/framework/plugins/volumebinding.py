@@ -18,7 +18,7 @@ from typing import Any
 
 from ....api import errors
 from ....api.types.core_v1 import PersistentVolume, PersistentVolumeClaim, Pod
-from ....controller.volume.persistentvolume.util import (
+from ....api.volume import (
     ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_SELECTED_NODE, NOT_SUPPORTED_PROVISIONER,
     check_node_affinity, find_matching_volume, get_persistent_volume_claim_class, is_delay_binding_mode,
 )

@@ -396,3 +396,18 @@ async def test_without_semantic_comparison_a_1_33_revision_rolls() -> None:
         assert sorted(r.metadata.name for r in await h.revisions()) == ["test-776999688b", "test-c77f6d978"]
     finally:
         await h.close()
+
+
+async def test_huge_replicas_build_only_what_a_sync_touches(h: Harness) -> None:
+    """replicas 2^31-1 (valid): an OrderedReady sync creates web-0 and waits, without building a
+    pod per ordinal (upstream's slice would hold billions)."""
+    await h.create(sts_dict(2**31 - 1))
+    await h.sync()
+    await h.run_and_ready()
+    await h.sync()
+    assert await h.pod_names() == ["web-0", "web-1"]
+    await h.patch_set({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}}})
+    await h.sync()                                       # web-1 not ready: ordered creation waits
+    assert await h.pod_names() == ["web-0", "web-1"]
+    st = (await h.get_set()).status
+    assert (st.replicas, st.ready_replicas, st.current_replicas, st.updated_replicas) == (2, 1, 2, 0)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Awaitable, Callable, Sequence, overload
 
 from ...api import errors
 from ...api.types import apps_v1, core_v1
@@ -179,7 +179,7 @@ class DefaultStatefulSetControl:
     # --- the pod step ------------------------------------------------------------------------
 
     async def process_replica(self, s: apps_v1.StatefulSet, update_set: apps_v1.StatefulSet, monotonic: bool,
-                              replicas: list[core_v1.Pod], i: int) -> bool:
+                              replicas: Sequence[core_v1.Pod], i: int) -> bool:
         """One replica: replace it if finished, create it (and its claims), wait for it in
         monotonic mode, or restore its identity and storage. True: stop this sync.
 
@@ -257,7 +257,8 @@ class DefaultStatefulSetControl:
         monotonic = not ssu.allows_burst(s)
 
         def recount(err: Exception | None) -> tuple[apps_v1.StatefulSetStatus, Exception | None]:
-            self.update_status(status, min_ready, current_revision, update_revision, replicas, condemned)
+            # A pod built in this sync has no phase and counts nothing: the existing ones suffice.
+            self.update_status(status, min_ready, current_revision, update_revision, replicas.existing(), condemned)
             return status, err
 
         async def process_replica(i: int) -> bool:
@@ -277,7 +278,7 @@ class DefaultStatefulSetControl:
                     return recount(None)
             except Exception as err:
                 return recount(err)
-        self.update_status(status, min_ready, current_revision, update_revision, replicas, condemned)
+        recount(None)
         strategy = s.spec.update_strategy or apps_v1.StatefulSetUpdateStrategy()
         if strategy.type == ssu.ON_DELETE:
             return status, None
@@ -287,34 +288,37 @@ class DefaultStatefulSetControl:
 
     def _partition(self, s: apps_v1.StatefulSet, pods: Sequence[core_v1.Pod], current_set: apps_v1.StatefulSet,
                    update_set: apps_v1.StatefulSet, current_revision: Revision,
-                   update_revision: Revision) -> tuple[list[core_v1.Pod], list[core_v1.Pod]]:
-        """(replicas by ordinal, missing ones built new; condemned by descending ordinal)."""
-        start = ssu.get_start_ordinal(s)
-        slots: list[core_v1.Pod | None] = [None] * (s.spec.replicas or 0)
+                   update_revision: Revision) -> tuple[Replicas, list[core_v1.Pod]]:
+        """(replicas by ordinal, missing ones built on access; condemned by descending ordinal)."""
+        existing: dict[int, core_v1.Pod] = {}
         condemned = []
         for pod in pods:
             if ssu.pod_in_ordinal_range(pod, s):
-                slots[ssu.get_ordinal(pod) - start] = pod
+                existing[ssu.get_ordinal(pod)] = pod
             elif ssu.get_ordinal(pod) >= 0:
                 condemned.append(pod)
-        replicas = [pod if pod is not None else ssu.new_versioned_stateful_set_pod(
-            current_set, update_set, current_revision.metadata.name, update_revision.metadata.name, start + i)
-            for i, pod in enumerate(slots)]
-        return replicas, ssu.descending_ordinal(condemned)
+
+        def build(ordinal: int) -> core_v1.Pod:
+            return ssu.new_versioned_stateful_set_pod(current_set, update_set, current_revision.metadata.name,
+                                                      update_revision.metadata.name, ordinal)
+        return Replicas(ssu.get_start_ordinal(s), s.spec.replicas or 0, existing, build), \
+            ssu.descending_ordinal(condemned)
 
     @staticmethod
-    def _first_unhealthy(s: apps_v1.StatefulSet, replicas: list[core_v1.Pod],
+    def _first_unhealthy(s: apps_v1.StatefulSet, replicas: Replicas,
                          condemned: list[core_v1.Pod]) -> core_v1.Pod | None:
-        """The lowest unhealthy replica, else the lowest-ordinal unhealthy condemned pod."""
-        unhealthy = [p for p in replicas if not ssu.is_healthy(p)]
-        unhealthy += [p for p in reversed(condemned) if not ssu.is_healthy(p)]
-        if unhealthy:
+        """The lowest unhealthy replica (a missing one is unhealthy), else the lowest-ordinal
+        unhealthy condemned pod."""
+        first = replicas.first_unhealthy()
+        if first is None:
+            first = next((p for p in reversed(condemned) if not ssu.is_healthy(p)), None)
+        if first is not None:
             log.debug("StatefulSet has unhealthy Pods", extra={"statefulSet": s.metadata.name,
-                                                               "unhealthyReplicas": len(unhealthy)})
-        return unhealthy[0] if unhealthy else None
+                                                               "pod": first.metadata.name})
+        return first
 
     async def update_after_invariant_established(
-            self, s: apps_v1.StatefulSet, replicas: list[core_v1.Pod], update_revision: Revision,
+            self, s: apps_v1.StatefulSet, replicas: Replicas, update_revision: Revision,
             status: apps_v1.StatefulSetStatus) -> tuple[apps_v1.StatefulSetStatus, Exception | None]:
         """Delete up to maxUnavailable - unavailable out-of-date pods, highest ordinal first,
         not below the partition.
@@ -330,7 +334,7 @@ class DefaultStatefulSetControl:
                 max_unavailable = ssu.get_stateful_set_max_unavailable(ru.max_unavailable, s.spec.replicas or 0)
             except Exception as err:
                 return status, err
-        unavailable = sum(not ssu.is_healthy(p) for p in replicas)
+        unavailable = replicas.count_unhealthy()
         if unavailable >= max_unavailable:
             log.info("StatefulSet found unavailablePods, more than or equal to allowed maxUnavailable",
                      extra={"statefulSet": s.metadata.name, "unavailablePods": unavailable,
@@ -338,10 +342,10 @@ class DefaultStatefulSetControl:
             return status, None
         to_delete = max_unavailable - unavailable
         deleted = 0
-        for target in range(len(replicas) - 1, update_min - 1, -1):
+        # Missing ordinals would be built at the update revision: only existing pods can be out of date.
+        for pod in replicas.existing_descending(update_min):
             if deleted >= to_delete:
                 break
-            pod = replicas[target]
             if ssu.get_pod_revision(pod) != update_revision.metadata.name and not ssu.is_terminating(pod):
                 log.info("StatefulSet terminating Pod for update",
                          extra={"statefulSet": s.metadata.name, "pod": pod.metadata.name})
@@ -355,7 +359,7 @@ class DefaultStatefulSetControl:
                 status.current_replicas = (status.current_replicas or 0) - 1
         return status, None
 
-    async def _legacy_rolling_update(self, s: apps_v1.StatefulSet, replicas: list[core_v1.Pod],
+    async def _legacy_rolling_update(self, s: apps_v1.StatefulSet, replicas: Replicas,
                                      update_revision: Revision, status: apps_v1.StatefulSetStatus
                                      ) -> tuple[apps_v1.StatefulSetStatus, Exception | None]:
         """Without MaxUnavailableStatefulSet: one pod at a time, waiting on each. Upstream: updateStatefulSet's tail"""
@@ -377,6 +381,57 @@ class DefaultStatefulSetControl:
         return status, None
 
 
+class Replicas(Sequence[core_v1.Pod]):
+    """The pods of ordinals start .. start+count-1: the existing ones, and for a missing ordinal a
+    new pod built on access (not kept).
+
+    Upstream builds a slice with a new pod for every missing ordinal; with replicas at 2^31-1
+    that is billions of pods before the first is created. Built on access, an OrderedReady
+    sync touches only the ordinals up to the first one it waits on.
+    """
+
+    def __init__(self, start: int, count: int, existing: dict[int, core_v1.Pod],
+                 build: Callable[[int], core_v1.Pod]) -> None:
+        self.start, self.size, self._existing, self._build = start, count, existing, build
+
+    def __len__(self) -> int:
+        return self.size
+
+    @overload
+    def __getitem__(self, i: int) -> core_v1.Pod: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[core_v1.Pod]: ...
+
+    def __getitem__(self, i: int | slice) -> core_v1.Pod | list[core_v1.Pod]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self.size))]
+        if i < 0:
+            i += self.size
+        if not 0 <= i < self.size:
+            raise IndexError(i)
+        pod = self._existing.get(self.start + i)
+        return pod if pod is not None else self._build(self.start + i)
+
+    def existing(self) -> list[core_v1.Pod]:
+        return [self._existing[o] for o in sorted(self._existing)]
+
+    def existing_descending(self, min_index: int) -> list[core_v1.Pod]:
+        """Existing pods at index >= min_index, highest ordinal first."""
+        return [self._existing[o] for o in sorted(self._existing, reverse=True) if o - self.start >= min_index]
+
+    def first_unhealthy(self) -> core_v1.Pod | None:
+        for i in range(self.size):
+            pod = self._existing.get(self.start + i)
+            if pod is None or not ssu.is_healthy(pod):
+                return self[i]
+        return None
+
+    def count_unhealthy(self) -> int:
+        """Missing ordinals count as unhealthy (not created)."""
+        return self.size - len(self._existing) + sum(not ssu.is_healthy(p) for p in self._existing.values())
+
+
 class _UpdateError(Exception):
     """A failed perform_update, carrying the revisions truncate_history still needs."""
 
@@ -385,7 +440,7 @@ class _UpdateError(Exception):
         self.current, self.update, self.cause = current, update, cause
 
 
-async def run_for_all(items: list[core_v1.Pod], fn: StepFn, monotonic: bool) -> bool:
+async def run_for_all(items: Sequence[core_v1.Pod], fn: StepFn, monotonic: bool) -> bool:
     """Monotonic: in order, stopping at the first True. Parallel: all, in slow-start batches,
     raising the aggregated errors. Upstream: runForAll"""
     if monotonic:

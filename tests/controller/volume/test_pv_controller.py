@@ -340,3 +340,21 @@ def test_find_matching_volume_delay_binding_without_node_takes_only_prebound() -
     assert find_matching_volume(c, [free, pre], None, frozenset(), True) is pre
     assert find_matching_volume(c, [free], None, frozenset(), False) is free
 
+
+
+async def test_immediate_class_is_provisioned_at_once_and_local_path_refuses_without_a_node(b: Binder) -> None:
+    await b.seed({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "now"},
+                  "provisioner": PROVISIONER_NAME, "volumeBindingMode": "Immediate"})
+    await b.seed(claim("c", cls="now"))
+    await b.sync_claim("c")
+    assert (await b.get_claim("c")).metadata.annotations[ANN_STORAGE_PROVISIONER] == PROVISIONER_NAME
+    await b.provisioner.sync_claim("default/c")
+    assert b.recorder.events[-1] == ('Warning ProvisioningFailed failed to provision volume with StorageClass "now": '
+                                     "configuration error, no node was specified")
+    assert b.ctrl.volume_lister.list() == []
+
+
+async def test_deleting_a_claim_syncs_its_volume(b: Binder) -> None:
+    [c] = await b.seed(claim("c", volume_name="v", annotations={ANN_BIND_COMPLETED: "yes"}))
+    b.ctrl.delete_claim(c)
+    assert b.ctrl.volume_queue.len() == 1 and b.ctrl.claim_queue.len() == 1

@@ -102,8 +102,11 @@ class Harness:
         await self.settle()
 
     async def sync(self, key: ObjectName = KEY) -> None:
-        await self.ssc.sync_handler(key)
-        await self.settle()
+        """One sync; the listers catch up afterwards, also when it fails (as informers would)."""
+        try:
+            await self.ssc.sync_handler(key)
+        finally:
+            await self.settle()
 
     async def settle(self) -> None:
         """Wait until every lister holds exactly what the server holds."""

@@ -411,3 +411,29 @@ async def test_huge_replicas_build_only_what_a_sync_touches(h: Harness) -> None:
     assert await h.pod_names() == ["web-0", "web-1"]
     st = (await h.get_set()).status
     assert (st.replicas, st.ready_replicas, st.current_replicas, st.updated_replicas) == (2, 1, 2, 0)
+
+
+async def test_create_pod_failure_records_event_and_still_writes_status(h: Harness) -> None:
+    """Upstream: CreatePodFailure — the error is returned (the key is retried) after status."""
+    await h.create(sts_dict(2))
+    h.fake.fail_on("create", "pods", errors.StatusError(500, "InternalError", "boom"), times=1)
+    with pytest.raises(errors.StatusError, match="boom"):
+        await h.sync()
+    assert h.recorder.events == ["Warning FailedCreate create Pod web-0 in StatefulSet web failed error: boom"]
+    assert h.writes("update", "statefulsets", "status") == ["web"]
+    assert await h.pod_names() == []
+    await h.sync()
+    assert await h.pod_names() == ["web-0"]
+
+
+async def test_delete_pod_failure_on_scale_down_records_event(h: Harness) -> None:
+    """Upstream: ScaleDownDeleteError"""
+    await h.create(sts_dict(2))
+    await h.converge()
+    await h.patch_set({"spec": {"replicas": 1}})
+    h.fake.fail_on("delete", "pods", errors.StatusError(500, "InternalError", "nope"), times=1)
+    with pytest.raises(errors.StatusError, match="nope"):
+        await h.sync()
+    assert h.recorder.events[-1] == "Warning FailedDelete delete Pod web-1 in StatefulSet web failed error: nope"
+    await h.sync()
+    assert await h.pod_names() == ["web-0"]

@@ -66,7 +66,7 @@ class StatefulSetController:
         self.pod_control: cu.PodControlInterface = cu.RealPodControl(client, self.recorder)   # adoption patches
         self.control = DefaultStatefulSetControl(
             StatefulPodControl(RealObjectManager(client, self.pod_lister, pvc_informer.lister()), self.recorder),
-            StatefulSetStatusUpdater(client, self.set_lister),
+            StatefulSetStatusUpdater(client, self.set_lister, clock),
             RealHistory(client, revision_informer.lister()), clock,
             max_unavailable_stateful_set=options.max_unavailable_stateful_set)
         self.queue: RateLimitingQueue[ObjectName] = RateLimitingQueue(

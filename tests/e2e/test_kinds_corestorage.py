@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pathlib
 
-from .cluster import Cluster
+from .cluster import Cluster, eventually
 
 MANIFEST = str(pathlib.Path(__file__).parent / "manifests" / "corestorage-kinds.yaml")
 KINDS = ("pv,pvc,limits,quota,ep,endpointslices,sc,csidrivers,csinodes,csistoragecapacities,"
@@ -44,12 +44,16 @@ def test_every_kind_applies_lists_describes_changes_and_deletes(cluster: Cluster
     assert "volumeattributesclass.storage.k8s.io/silver created" in out
     assert out.count(" created") == 12
 
+    # The PV binder binds the documentation's claim to its volume (issue 14), as in a real cluster.
+    eventually(lambda: cluster.get_json("pvc", "task-pv-claim").get("status", {}).get("phase") == "Bound",
+               "task-pv-claim bound")
     tables = _tables(cluster.kubectl("get", KINDS).stdout)
     assert {k: h for k, (h, _) in tables.items()} == HEADERS
     rows = {k: r[0] for k, (_, r) in tables.items()}
-    assert rows["persistentvolume/"].startswith("persistentvolume/task-pv-volume 10Gi RWO Retain Pending manual "
-                                                "<unset>")
-    assert rows["persistentvolumeclaim/"].startswith("persistentvolumeclaim/task-pv-claim Pending manual <unset>")
+    assert rows["persistentvolume/"].startswith("persistentvolume/task-pv-volume 10Gi RWO Retain Bound "
+                                                "default/task-pv-claim manual <unset>")
+    assert rows["persistentvolumeclaim/"].startswith("persistentvolumeclaim/task-pv-claim Bound task-pv-volume 10Gi "
+                                                     "RWO manual <unset>")
     # default/kubernetes (the API server's own Endpoints) is listed too
     assert any(r.startswith("endpoints/my-service 192.0.2.42:9376 ") for r in tables["endpoints/"][1])
     assert any(r.startswith("endpointslice.discovery.k8s.io/my-service-1 IPv4 9376 10.4.5.6,10.1.2.3 ")
@@ -68,7 +72,7 @@ def test_every_kind_applies_lists_describes_changes_and_deletes(cluster: Cluster
     # Defaulting as upstream's SetDefaults_*.
     pv = cluster.get_json("pv", "task-pv-volume")
     assert pv["spec"]["persistentVolumeReclaimPolicy"] == "Retain" and pv["spec"]["volumeMode"] == "Filesystem"
-    assert pv["status"]["phase"] == "Pending" and pv["status"]["lastPhaseTransitionTime"]
+    assert pv["status"]["phase"] == "Bound" and pv["status"]["lastPhaseTransitionTime"]
     lr = cluster.get_json("limits", "cpu-limit-range")
     # Quantities are kept as sent (0.5); upstream stores them canonical ("500m"): see describe below.
     assert set(lr["spec"]["limits"][0]["defaultRequest"]) == {"cpu"}
@@ -94,7 +98,8 @@ def test_every_kind_applies_lists_describes_changes_and_deletes(cluster: Cluster
     out = cluster.kubectl("delete", "-f", MANIFEST).stdout
     assert out.count(" deleted") == 12
     left = cluster.kubectl("get", KINDS, "-o", "name").stdout.split()    # the API server's own remain
-    assert set(left) <= {"endpoints/kubernetes", "endpointslice.discovery.k8s.io/kubernetes"}
+    assert set(left) <= {"endpoints/kubernetes", "endpointslice.discovery.k8s.io/kubernetes",
+                         "storageclass.storage.k8s.io/standard"}          # and kind's default class
 
 
 def _refused(cluster: Cluster, manifest: str, *args: str) -> str:

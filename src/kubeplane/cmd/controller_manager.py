@@ -35,7 +35,7 @@ CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collec
                "certificatesigningrequest-approving-controller", "certificatesigningrequest-signing-controller",
                "certificatesigningrequest-cleaner-controller", "legacy-serviceaccount-token-cleaner-controller",
                "serviceaccount-token-controller", "bootstrap-signer-controller", "token-cleaner-controller",
-               "cronjob-controller")
+               "cronjob-controller", "statefulset-controller", "persistentvolume-binder-controller")
 CSR_SIGNING = "certificatesigningrequest-signing-controller"
 SA_TOKEN = "serviceaccount-token-controller"
 
@@ -126,6 +126,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     runs += _certificate_controllers(cs("certificate-controller"), factory, clock, options)
     runs += _bootstrap_token_controllers(cs, factory, clock)
     runs += _cronjob_controllers(cs("cronjob-controller"), factory, clock, broadcaster)     # issue 14, helper cron
+    runs += _statefulset_and_volume_controllers(cs, factory, clock, broadcaster)   # issue 14, helper sts
     if options.service_account_key is not None:
         # upstream: the root client ("tokens-controller"), not a service account of its own
         from ..serviceaccount.legacy import LEGACY_ISSUER
@@ -350,3 +351,32 @@ def _cronjob_controllers(clientset: Clientset, factory: SharedInformerFactory, c
     cjc = ControllerV2(factory.batch_v1().jobs(), factory.batch_v1().cronjobs(), clientset, clock=clock,
                        recorder=broadcaster.new_recorder(CONTROLLER_NAME))
     return [cjc.run(5)]
+
+
+def _statefulset_and_volume_controllers(cs: Callable[[str], Clientset], factory: SharedInformerFactory, clock: Clock,
+                                        broadcaster: Any) -> list[Any]:
+    """The StatefulSet controller, the PersistentVolume binder, and the simulated local-path
+    provisioner kind ships for its default StorageClass (upstream: a Deployment of its own;
+    here it runs beside the binder as the persistent-volume-binder service account)."""
+    runs: list[Any] = []
+    core, apps = factory.core_v1(), factory.apps_v1()
+    if _serves("apps", "v1", "statefulsets", "controllerrevisions"):
+        from ..controller.statefulset import StatefulSetController
+        runs.append(StatefulSetController(core.pods(), apps.statefulsets(), core.persistentvolumeclaims(),
+                                          apps.controllerrevisions(), cs("statefulset-controller"), clock=clock,
+                                          recorder=broadcaster.new_recorder("statefulset-controller")).run())
+    if _serves("", "v1", "persistentvolumes", "persistentvolumeclaims") and \
+            _serves("storage.k8s.io", "v1", "storageclasses"):
+        from ..controller.volume.localpath import PROVISIONER_NAME, LocalPathProvisioner
+        from ..controller.volume.localpath.provisioner import COMPONENT
+        from ..controller.volume.persistentvolume import PersistentVolumeController, PersistentVolumeControllerOptions
+        storage = factory.storage_v1()
+        binder = cs("persistent-volume-binder")
+        runs.append(PersistentVolumeController(
+            core.persistentvolumes(), core.persistentvolumeclaims(), storage.storageclasses(), core.pods(), binder,
+            clock=clock, recorder=broadcaster.new_recorder("persistentvolume-controller"),
+            options=PersistentVolumeControllerOptions(external_provisioners=frozenset({PROVISIONER_NAME}))).run())
+        runs.append(LocalPathProvisioner(core.persistentvolumeclaims(), core.persistentvolumes(),
+                                         storage.storageclasses(), binder, clock=clock,
+                                         recorder=broadcaster.new_recorder(COMPONENT)).run())
+    return runs

@@ -462,6 +462,8 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         await ensure_objects(api, identities.kubeadm_policy(node_authorizer))
         if node_authorizer:          # the stand-in binding of a start without the Node authorizer
             await remove_cluster_role_binding(api, identities.NODES_BINDING)
+    from .storage_bootstrap import ensure_default_storage_class     # kind's `standard` (issue 14, helper sts)
+    await ensure_default_storage_class(api)
     serving_options = ServingOptions()
     config = uvicorn.Config(ASGIApp(api), loop="none",
                             http=serving_options.protocol(),  # type: ignore[arg-type]  # called like a class

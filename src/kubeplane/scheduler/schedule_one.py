@@ -286,7 +286,9 @@ async def binding_cycle(sched: Scheduler, fwk: Framework, state: CycleState, pin
     """
     host = assumed.spec.node_name or ""
     try:
-        status = await fwk.run_bind_plugins(state, assumed, host)
+        status = await fwk.run_pre_bind_plugins(state, assumed, host) if fwk.pre_bind_plugins else None
+        if status is None or status.is_success():
+            status = await fwk.run_bind_plugins(state, assumed, host)
     except Exception as err:     # noqa: BLE001
         status = Status.as_status(err)
     if status is not None and not status.is_success():

@@ -267,6 +267,12 @@ class ScoreExtensions(Protocol):
 
 
 @runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Prepare the node for the pod before it is bound (volumes); a failure aborts the binding."""
+
+
+@runtime_checkable
 class BindPlugin(Plugin, Protocol):
     async def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Bind the pod to the node; a Skip status passes to the next bind plugin."""

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable
 from ...api.types.core_v1 import Pod
 from .interface import (
     MAX_NODE_SCORE, MIN_NODE_SCORE, BindPlugin, Code, CycleState, FilterPlugin, NodePluginScores, NodeScore,
-    NodeToStatus, PostFilterPlugin, PostFilterResult, PreFilterPlugin, PreFilterResult, PreScorePlugin,
+    NodeToStatus, PostFilterPlugin, PostFilterResult, PreBindPlugin, PreFilterPlugin, PreFilterResult, PreScorePlugin,
     QueueSortPlugin, ScorePlugin, Status,
 )
 from .types import NodeInfo
@@ -58,6 +58,8 @@ class Framework:
                                   and p.NAME in self.score_weights]
         self.score_plugins = [p for p in self.plugins if isinstance(p, ScorePlugin) and p.NAME in self.score_weights]
         self.bind_plugins = [p for p in self.plugins if isinstance(p, BindPlugin)]
+        self.pre_bind_plugins = [p for p in self.plugins if isinstance(p, PreBindPlugin)]
+        self.informer_factory: Any = None       # set by the scheduler for plugins that read listers
 
     # --- Handle ----------------------------------------------------------------------------
 
@@ -198,6 +200,15 @@ class Framework:
                                f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
         weight = self.score_weights[pl.NAME]
         return raw if weight == 1 else [x * weight for x in raw]
+
+    async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """The first failing PreBind aborts the binding. Upstream: frameworkImpl.RunPreBindPlugins"""
+        for pl in self.pre_bind_plugins:
+            status = await pl.pre_bind(state, pod, node_name)
+            if status is not None and not status.is_success():
+                return Status(Code.ERROR, f"running PreBind plugin {pl.NAME!r}: {status.message()}",
+                              plugin=pl.NAME, err=status.err)
+        return None
 
     async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """The first bind plugin that does not Skip binds. Upstream: frameworkImpl.RunBindPlugins"""

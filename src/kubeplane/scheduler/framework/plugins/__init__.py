@@ -16,6 +16,7 @@ from .nodeunschedulable import NodeUnschedulable
 from .podtopologyspread import PodTopologySpread
 from .queuesort import PrioritySort
 from .tainttoleration import TaintToleration
+from .volumebinding import VolumeBinding
 
 # (plugin class, score weight) in upstream's MultiPoint order; weight 0: no Score.
 DEFAULT_PLUGINS: tuple[tuple[type, int], ...] = (
@@ -25,6 +26,7 @@ DEFAULT_PLUGINS: tuple[tuple[type, int], ...] = (
     (NodeAffinity, 2),
     (NodePorts, 0),
     (Fit, 1),
+    (VolumeBinding, 0),
     (PodTopologySpread, 2),
     (InterPodAffinity, 2),
     (DefaultPreemption, 0),
@@ -35,5 +37,5 @@ DEFAULT_PLUGINS: tuple[tuple[type, int], ...] = (
 __all__ = [
     "DEFAULT_PLUGINS", "BalancedAllocation", "DefaultBinder", "DefaultPreemption", "Fit", "InterPodAffinity",
     "NodeAffinity", "NodeName", "NodePorts", "NodeUnschedulable", "PodTopologySpread", "PrioritySort",
-    "TaintToleration",
+    "TaintToleration", "VolumeBinding",
 ]

@@ -1,0 +1,4 @@
+"""The StatefulSet controller. Upstream: pkg/controller/statefulset"""
+from .stateful_set import StatefulSetController, StatefulSetControllerOptions
+
+__all__ = ["StatefulSetController", "StatefulSetControllerOptions"]

@@ -1,0 +1,1 @@
+"""Volume controllers: the PersistentVolume binder and the simulated local-path provisioner."""

@@ -33,7 +33,9 @@ CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collec
                "namespace-controller", "node-lifecycle-controller", "serviceaccount-controller",
                "root-ca-certificate-publisher-controller", "resourcequota-controller", "disruption-controller",
                "certificatesigningrequest-approving-controller", "certificatesigningrequest-signing-controller",
-               "serviceaccount-token-controller")
+               "serviceaccount-token-controller",
+               "endpointslice-controller", "endpoints-controller", "endpointslice-mirroring-controller",
+               "replicationcontroller-controller", "daemonset-controller")
 CSR_SIGNING = "certificatesigningrequest-signing-controller"
 SA_TOKEN = "serviceaccount-token-controller"
 
@@ -58,6 +60,7 @@ class ControllerManagerOptions:
     # --service-account-private-key-file's key: what the tokens controller signs legacy token
     # Secrets with; None, no tokens controller.
     service_account_key: Any = None
+    max_endpoints_per_slice: int = 100        # --max-endpoints-per-slice
 
 
 async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
@@ -119,6 +122,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
                               root_ca=options.root_ca, clock=clock).run())
     runs += _resource_quota_controller(cs("resourcequota-controller"), factory, clock, options)
     runs += _certificate_controllers(cs("certificate-controller"), factory, clock, options)
+    runs += _endpoint_and_workload_controllers(cs, factory, clock, options, broadcaster)
     if options.service_account_key is not None:
         # upstream: the root client ("tokens-controller"), not a service account of its own
         from ..serviceaccount.legacy import LEGACY_ISSUER
@@ -206,6 +210,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--service-account-private-key-file", type=pathlib.Path, default=None, metavar="FILE",
                    help="PEM private key the tokens controller signs legacy service account token Secrets with "
                         "(default: pki/sa.key beside the --kubeconfig, when it exists; none: no tokens controller)")
+    p.add_argument("--max-endpoints-per-slice", type=flags.non_negative_int, default=100,
+                   help="the most endpoints the EndpointSlice controllers put in one slice (default 100)")
     p.add_argument("--use-service-account-credentials", action=argparse.BooleanOptionalAction, default=True,
                    help="each controller acts as its own kube-system service account, with tokens from the "
                         "TokenRequest API (default on, as kubeadm runs kube-controller-manager)")
@@ -232,6 +238,7 @@ def run(args: argparse.Namespace) -> int:
     async def lead(cs: Clientset) -> None:
         """Upstream: StartControllers adds each started controller's check to /healthz."""
         options = ControllerManagerOptions(root_ca=kubeconfig_root_ca(args.kubeconfig), cluster_signing_cert=signing[0],
+                                           max_endpoints_per_slice=args.max_endpoints_per_slice,
                                            cluster_signing_key=signing[1],
                                            cluster_signing_duration=args.cluster_signing_duration,
                                            service_account_key=sa_key)
@@ -310,3 +317,23 @@ def kubeconfig_root_ca(kubeconfig: Any) -> bytes:
     if cluster.get("certificate-authority"):       # relative to the kubeconfig, as kubectl reads it
         return (pathlib.Path(kubeconfig).parent / cluster["certificate-authority"]).read_bytes()
     return b""
+
+
+def _endpoint_and_workload_controllers(cs: Callable[[str], Clientset], factory: SharedInformerFactory, clock: Clock,
+                                       options: ControllerManagerOptions, broadcaster: Any) -> list[Any]:
+    """The Endpoints, EndpointSlice and EndpointSlice mirroring controllers, and the
+    ReplicationController and DaemonSet controllers (issue 14), each as its service account,
+    when the API server serves their kinds. Upstream: newEndpointsControllerDescriptor,
+    newEndpointSliceControllerDescriptor, ... (cmd/kube-controller-manager/app)."""
+    runs: list[Any] = []
+    core = factory.core_v1()
+    if _serves("discovery.k8s.io", "v1", "endpointslices"):
+        from ..controller.endpointslice import EndpointSliceController
+        runs.append(EndpointSliceController(core.pods(), core.services(), core.nodes(),
+                                            factory.discovery_v1().endpointslices(), cs("endpointslice-controller"),
+                                            max_endpoints_per_slice=options.max_endpoints_per_slice or 100, clock=clock,
+                                            recorder=broadcaster.new_recorder("endpoint-slice-controller")).run())
+    from ..controller.endpoint import EndpointsController
+    runs.append(EndpointsController(core.pods(), core.services(), core.endpoints(), cs("endpoint-controller"),
+                                    clock=clock, recorder=broadcaster.new_recorder("endpoint-controller")).run())
+    return runs

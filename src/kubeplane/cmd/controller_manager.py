@@ -336,4 +336,8 @@ def _endpoint_and_workload_controllers(cs: Callable[[str], Clientset], factory: 
     from ..controller.endpoint import EndpointsController
     runs.append(EndpointsController(core.pods(), core.services(), core.endpoints(), cs("endpoint-controller"),
                                     clock=clock, recorder=broadcaster.new_recorder("endpoint-controller")).run())
+    from ..controller.replication import ReplicationManager
+    runs.append(ReplicationManager(core.pods(), core.replicationcontrollers(), cs("replication-controller"), clock=clock,
+                                   recorder=broadcaster.new_recorder("replication-controller")).run(
+                                       options.replicaset_workers))
     return runs

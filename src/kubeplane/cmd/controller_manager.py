@@ -340,4 +340,10 @@ def _endpoint_and_workload_controllers(cs: Callable[[str], Clientset], factory: 
     runs.append(ReplicationManager(core.pods(), core.replicationcontrollers(), cs("replication-controller"), clock=clock,
                                    recorder=broadcaster.new_recorder("replication-controller")).run(
                                        options.replicaset_workers))
+    if _serves("apps", "v1", "daemonsets", "controllerrevisions"):
+        from ..controller.daemon import DaemonSetsController
+        apps = factory.apps_v1()
+        runs.append(DaemonSetsController(apps.daemonsets(), apps.controllerrevisions(), core.pods(), core.nodes(),
+                                         cs("daemon-set-controller"), clock=clock,
+                                         recorder=broadcaster.new_recorder("daemonset-controller")).run())
     return runs

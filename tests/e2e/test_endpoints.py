@@ -80,3 +80,28 @@ def test_kubernetes_service_endpoints(slow_ready: Cluster) -> None:
     assert ep["subsets"][0]["ports"][0]["name"] == "https"
     [s] = slow_ready.get_json("endpointslices", "-n", "default", "-l", "kubernetes.io/service-name=kubernetes")["items"]
     assert s["endpoints"][0]["addresses"] == [ep["subsets"][0]["addresses"][0]["ip"]]
+
+
+def test_custom_endpoints_mirrored(slow_ready: Cluster, request: pytest.FixtureRequest) -> None:
+    """A Service without a selector and the Endpoints its user writes: the mirroring controller
+    makes the slice; labelled skip-mirror, the slice goes."""
+    c = slow_ready
+    ns = namespace_for_test(c, request.node.name)
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "ext", "namespace": ns},
+           "spec": {"ports": [{"name": "db", "port": 5432}]}}
+    ep = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "ext", "namespace": ns},
+          "subsets": [{"addresses": [{"ip": "192.0.2.10"}], "notReadyAddresses": [{"ip": "192.0.2.11"}],
+                       "ports": [{"name": "db", "port": 5432}]}]}
+    c.apply_yaml({"apiVersion": "v1", "kind": "List", "items": [svc, ep]})
+
+    def mirrored() -> list[dict[str, Any]]:
+        return c.get_json("endpointslices", "-n", ns, "-l", "kubernetes.io/service-name=ext")["items"]
+    [s] = eventually(mirrored, "the mirrored slice")
+    assert s["metadata"]["labels"]["endpointslice.kubernetes.io/managed-by"] == \
+        "endpointslicemirroring-controller.k8s.io"
+    assert s["metadata"]["ownerReferences"][0]["kind"] == "Endpoints"
+    assert sorted((e["addresses"][0], e["conditions"]["ready"]) for e in s["endpoints"]) == [
+        ("192.0.2.10", True), ("192.0.2.11", False)]
+    assert s["ports"] == [{"name": "db", "port": 5432, "protocol": "TCP"}]
+    c.kubectl("label", "endpoints", "ext", "-n", ns, "endpointslice.kubernetes.io/skip-mirror=true")
+    eventually(lambda: not mirrored(), "the mirrored slice deleted")

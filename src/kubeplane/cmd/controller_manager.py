@@ -333,6 +333,11 @@ def _endpoint_and_workload_controllers(cs: Callable[[str], Clientset], factory: 
                                             factory.discovery_v1().endpointslices(), cs("endpointslice-controller"),
                                             max_endpoints_per_slice=options.max_endpoints_per_slice or 100, clock=clock,
                                             recorder=broadcaster.new_recorder("endpoint-slice-controller")).run())
+        from ..controller.endpointslicemirroring import EndpointSliceMirroringController
+        runs.append(EndpointSliceMirroringController(
+            core.endpoints(), factory.discovery_v1().endpointslices(), core.services(),
+            cs("endpointslicemirroring-controller"), clock=clock,
+            recorder=broadcaster.new_recorder("endpoint-slice-mirroring-controller")).run())
     from ..controller.endpoint import EndpointsController
     runs.append(EndpointsController(core.pods(), core.services(), core.endpoints(), cs("endpoint-controller"),
                                     clock=clock, recorder=broadcaster.new_recorder("endpoint-controller")).run())

@@ -297,7 +297,7 @@ class FakeHistory:
     async def delete_controller_revision(self, revision: apps_v1.ControllerRevision) -> None:
         found = self._get(revision)
         if found is None:
-            raise errors.NotFound(f'controllerrevisions.apps "{revision.metadata.name}" not found')
+            raise errors.NotFound("apps", "controllerrevisions", revision.metadata.name)
         self.indexer.delete(found)
 
     async def update_controller_revision(self, revision: apps_v1.ControllerRevision,
@@ -312,7 +312,7 @@ class FakeHistory:
         if (owner := get_controller_of(revision)) is not None:
             raise ValueError(f"attempt to adopt revision owned by {owner}")
         if self._get(revision) is None:
-            raise errors.NotFound(f'controllerrevisions.apps "{revision.metadata.name}" not found')
+            raise errors.NotFound("apps", "controllerrevisions", revision.metadata.name)
         clone = revision.deep_copy()
         clone.metadata.owner_references = [*(clone.metadata.owner_references or []),
                                            new_controller_ref(parent, parent_kind)]

@@ -36,8 +36,8 @@ class ControllerRevisionControllerRefManager(BaseControllerRefManager):
                     claimed.append(h)
             except Exception as err:
                 errs.append(err)
-        if (err := new_aggregate(errs)) is not None:
-            raise err
+        if (agg := new_aggregate(errs)) is not None:
+            raise agg
         return claimed
 
     async def adopt_controller_revision(self, history: apps_v1.ControllerRevision) -> None:

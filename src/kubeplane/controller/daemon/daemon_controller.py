@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ...api import errors, labels
 from ...api.toleration import tolerates_taint
@@ -190,7 +190,7 @@ class DaemonSetsController:
                  recorder: EventRecorder | None = None, burst_replicas: int = BURST_REPLICAS) -> None:
         self.client = client
         self.clock = clock
-        self.recorder = recorder if recorder is not None else _LogRecorder()
+        self.recorder: EventRecorder = recorder if recorder is not None else cast("EventRecorder", _LogRecorder())
         self.burst_replicas = burst_replicas
         self.pod_control: cu.PodControlInterface = cu.RealPodControl(client, self.recorder)   # test seam
         self.expectations = cu.ControllerExpectations(clock)

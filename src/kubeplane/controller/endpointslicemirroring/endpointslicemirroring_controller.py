@@ -6,7 +6,7 @@ Upstream: pkg/controller/endpointslicemirroring/endpointslicemirroring_controlle
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ...api import errors, labels
 from ...api.types import ObjectName, core_v1, discovery_v1
@@ -56,7 +56,7 @@ class EndpointSliceMirroringController:
                  max_endpoints_per_subset: int = DEFAULT_MAX_ENDPOINTS_PER_SUBSET, clock: Clock = REAL_CLOCK,
                  recorder: EventRecorder | None = None) -> None:
         self.client = client
-        self.recorder = recorder if recorder is not None else _LogRecorder()
+        self.recorder: EventRecorder = recorder if recorder is not None else cast("EventRecorder", _LogRecorder())
         self.queue: RateLimitingQueue[ObjectName] = RateLimitingQueue(
             RateLimitingQueueOptions(name="endpoint_slice_mirroring", clock=clock))
         self.endpoints_lister = endpoints_informer.lister()

@@ -90,13 +90,22 @@ async def main_async(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="kubeplane-ds-bench-") as tmp:
         data = pathlib.Path(tmp)
         proc, startup = start_up(data, args.storage, ["--nodes", str(args.nodes)])
+        profile = None
         try:
+            if args.profile:
+                from rollout_bench import Profiler
+                Profiler.COMPONENTS = {"daemonset_controller": "controller/daemon/", **Profiler.COMPONENTS}
+                profiler = Profiler(proc.pid, pathlib.Path(args.profile))
             r = await measure(data, args)
+            if args.profile:
+                profile = profiler.stop()
         finally:
             stop(proc)
     print(f"daemonset nodes={args.nodes} storage={args.storage} (up ready in {startup:.1f} s)")
     print(f"  rollout to every node: {r['rollout_s']:.2f} s ({args.nodes / r['rollout_s']:.0f} pods/s)")
     print(f"  update (maxUnavailable {args.max_unavailable}): {r['update_s']:.2f} s")
+    if profile:
+        print("  CPU s by component (py-spy, whole run):", {k: round(v, 2) for k, v in profile.items()})
 
 
 def main() -> None:
@@ -105,6 +114,7 @@ def main() -> None:
     p.add_argument("--max-unavailable", default="10%")
     p.add_argument("--storage", default="sqlite")
     p.add_argument("--timeout", type=float, default=600.0)
+    p.add_argument("--profile", metavar="FILE", help="sample the server with py-spy into FILE (raw); print CPU by component")
     asyncio.run(main_async(p.parse_args()))
 
 

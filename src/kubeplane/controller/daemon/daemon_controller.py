@@ -14,6 +14,7 @@ import logging
 from typing import TYPE_CHECKING, Any, cast
 
 from ...api import errors, labels
+from ...api.nodeaffinity import get_required_node_affinity
 from ...api.toleration import tolerates_taint
 from ...api.types import ObjectName, apps_v1, core_v1
 from ...client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, object_from_tombstone
@@ -106,7 +107,6 @@ _FACTS_LIMIT = 256
 def _facts(ds: apps_v1.DaemonSet) -> tuple[Any, list[core_v1.Toleration]]:
     """What eligibility needs of the DaemonSet's pod (its required node affinity and its
     tolerations), computed once per DaemonSet version rather than once per node."""
-    from ...scheduler.framework.plugins.nodeaffinity import get_required_node_affinity
     key = (ds.metadata.uid or "", ds.metadata.resource_version or "")
     facts = _FACTS.get(key) if all(key) else None
     if facts is None:

@@ -210,11 +210,22 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--service-account-private-key-file", type=pathlib.Path, default=None, metavar="FILE",
                    help="PEM private key the tokens controller signs legacy service account token Secrets with "
                         "(default: pki/sa.key beside the --kubeconfig, when it exists; none: no tokens controller)")
-    p.add_argument("--max-endpoints-per-slice", type=flags.non_negative_int, default=100,
+    p.add_argument("--max-endpoints-per-slice", type=_max_endpoints_per_slice, default=100,
                    help="the most endpoints the EndpointSlice controllers put in one slice (default 100)")
     p.add_argument("--use-service-account-credentials", action=argparse.BooleanOptionalAction, default=True,
                    help="each controller acts as its own kube-system service account, with tokens from the "
                         "TokenRequest API (default on, as kubeadm runs kube-controller-manager)")
+
+
+def _max_endpoints_per_slice(text: str) -> int:
+    """Upstream: EndpointSliceControllerOptions.Validate (1 to 1000)."""
+    from . import flags
+    n = flags.non_negative_int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError("--max-endpoints-per-slice must be at least 1")
+    if n > 1000:
+        raise argparse.ArgumentTypeError("--max-endpoints-per-slice must be less than or equal to 1000")
+    return n
 
 
 def _ok() -> Exception | None:
@@ -331,7 +342,7 @@ def _endpoint_and_workload_controllers(cs: Callable[[str], Clientset], factory: 
         from ..controller.endpointslice import EndpointSliceController
         runs.append(EndpointSliceController(core.pods(), core.services(), core.nodes(),
                                             factory.discovery_v1().endpointslices(), cs("endpointslice-controller"),
-                                            max_endpoints_per_slice=options.max_endpoints_per_slice or 100, clock=clock,
+                                            max_endpoints_per_slice=options.max_endpoints_per_slice, clock=clock,
                                             recorder=broadcaster.new_recorder("endpoint-slice-controller")).run())
         from ..controller.endpointslicemirroring import EndpointSliceMirroringController
         runs.append(EndpointSliceMirroringController(

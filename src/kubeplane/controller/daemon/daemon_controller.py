@@ -100,22 +100,27 @@ def new_pod(ds: apps_v1.DaemonSet, node_name: str) -> core_v1.Pod:
     return pod
 
 
-_FACTS: dict[tuple[str, str], tuple[Any, list[core_v1.Toleration]]] = {}
+_FACTS: dict[tuple[str, int], tuple[Any, list[core_v1.Toleration]]] = {}
 _FACTS_LIMIT = 256
+_last: list[Any] = [None, None]          # [the DaemonSet object last asked about, its facts]
 
 
 def _facts(ds: apps_v1.DaemonSet) -> tuple[Any, list[core_v1.Toleration]]:
     """What eligibility needs of the DaemonSet's pod (its required node affinity and its
-    tolerations), computed once per DaemonSet version rather than once per node."""
-    key = (ds.metadata.uid or "", ds.metadata.resource_version or "")
-    facts = _FACTS.get(key) if all(key) else None
+    tolerations), computed once per template (uid and generation: status writes do not
+    change it) rather than once per node; the same cached object is answered at once."""
+    if ds is _last[0]:
+        return _last[1]
+    key = (ds.metadata.uid or "", ds.metadata.generation or 0)
+    facts = _FACTS.get(key) if key[0] and key[1] else None
     if facts is None:
         pod = new_pod(ds, "")
         facts = (get_required_node_affinity(pod), list(pod.spec.tolerations or []))
-        if all(key):
+        if key[0] and key[1]:
             if len(_FACTS) >= _FACTS_LIMIT:
                 _FACTS.clear()
             _FACTS[key] = facts
+    _last[:] = [ds, facts]
     return facts
 
 
@@ -518,7 +523,8 @@ class DaemonSetsController:
         if should_continue:
             running = self._prune_finished(ds, name, daemon_pods or [], to_delete)
             if not util.allows_surge(ds):
-                running.sort(key=pod_by_creation_timestamp_and_phase)
+                if len(running) > 1:            # the usual single pod needs no sort keys
+                    running.sort(key=pod_by_creation_timestamp_and_phase)
                 to_delete += [p.metadata.name or "" for p in running[1:]]
                 return needing, to_delete
             if len(running) <= 1:
@@ -644,7 +650,7 @@ class DaemonSetsController:
             if not pods:
                 continue
             current += 1
-            pod = min(pods, key=pod_by_creation_timestamp_and_phase)
+            pod = pods[0] if len(pods) == 1 else min(pods, key=pod_by_creation_timestamp_and_phase)
             if cu.is_pod_ready(pod):
                 ready += 1
                 if cu.is_pod_available(pod, min_ready, now):

@@ -237,3 +237,31 @@ def test_truncate_endpoints(ready: list[int], not_ready: list[int], want_ready: 
     assert truncate_endpoints(ep) == (sum(ready) + sum(not_ready) > 1000)
     assert [len(s.addresses or []) for s in ep.subsets] == want_ready
     assert [len(s.not_ready_addresses or []) for s in ep.subsets] == want_not_ready
+
+
+async def test_preexisting_updated_in_place(f: Fixture) -> None:
+    """TestSyncEndpointsItemsPreexisting: an Endpoints written by hand for the Service is
+    replaced by the pods' addresses, keeping its name and annotations."""
+    f.fake.recorder.recording = False
+    [ep] = await f.fake.seed({"apiVersion": "v1", "kind": "Endpoints",
+                              "metadata": {"name": "foo", "namespace": "default", "annotations": {"keep": "me"}},
+                              "subsets": [{"addresses": [{"ip": "6.7.8.9"}], "ports": [{"port": 1000}]}]})
+    f.fake.recorder.recording = True
+    f.add(ep, service(), pod(0))
+    await f.sync()
+    assert f.fake.verbs() == [("update", "endpoints", "")]
+    got = await f.endpoints()
+    assert got["subsets"] == [{"addresses": [addr(0)], "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]}]
+    assert got["metadata"]["annotations"]["keep"] == "me"
+
+
+async def test_hostname_published_for_subdomain(f: Fixture) -> None:
+    """ShouldSetHostname: hostname only when the pod's subdomain is the Service's name."""
+    p = pod(0)
+    p.spec.hostname, p.spec.subdomain = "db-0", "foo"
+    q = pod(1)
+    q.spec.hostname, q.spec.subdomain = "db-1", "other"
+    f.add(service(), p, q)
+    await f.sync()
+    [subset] = (await f.endpoints())["subsets"]
+    assert [a.get("hostname") for a in subset["addresses"]] == ["db-0", None]

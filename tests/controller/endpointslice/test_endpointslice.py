@@ -376,3 +376,44 @@ def test_rfc3339_nano() -> None:
     assert u.rfc3339_nano(1_700_000_000.0) == "2023-11-14T22:13:20Z"
     assert u.rfc3339_nano(1_700_000_000.25) == "2023-11-14T22:13:20.25Z"
 
+
+
+async def test_ipv6_service_and_hostname(f: Fixture) -> None:
+    """TestReconcile1Pod (IPv6), ShouldSetHostname: an IPv6 Service gets an IPv6 slice of the
+    pods' IPv6 addresses; a pod whose subdomain names the Service publishes its hostname."""
+    svc = service()
+    svc.spec.ip_families = ["IPv6"]
+    svc.spec.cluster_ip = "fd00::10"
+    p = pod(1, ip="fd00::1")
+    p.spec.hostname, p.spec.subdomain = "web-1", "foo"
+    other = pod(2, ip="1.2.3.4")                   # no IPv6 address: no endpoint
+    f.add(svc, p, other)
+    await f.sync()
+    [s] = await f.slices()
+    assert s.address_type == "IPv6"
+    [ep] = s.endpoints
+    assert (ep.addresses, ep.hostname) == (["fd00::1"], "web-1")
+
+
+async def test_dual_stack_makes_slices_per_family(f: Fixture) -> None:
+    """A dual-stack Service: one slice per family, each pod in both."""
+    svc = service()
+    svc.spec.ip_families = ["IPv4", "IPv6"]
+    p = pod(1)
+    p.status.pod_ips = [core_v1.PodIP(ip="1.2.0.2"), core_v1.PodIP(ip="fd00::2")]
+    f.add(svc, p)
+    await f.sync()
+    got = sorted((s.address_type, s.endpoints[0].addresses) for s in await f.slices())
+    assert got == [("IPv4", ["1.2.0.2"]), ("IPv6", ["fd00::2"])]
+
+
+async def test_service_labels_follow(f: Fixture) -> None:
+    """A label added to the Service reaches its slices (setEndpointSliceLabels: DeepEqual)."""
+    f.add(service(), pod(1))
+    await f.sync()
+    f.add(service(labels={"tier": "web"}))
+    f.fake.clear_actions()
+    await f.sync()
+    assert f.writes() == [("update", "endpointslices", "")]
+    [s] = await f.slices()
+    assert s.metadata.labels["tier"] == "web"

@@ -582,3 +582,25 @@ def test_find_updated_pods_on_node() -> None:
     assert find_updated_pods_on_node(ds, [p("o1", "x"), p("o2", "y")], "h")[2] is False
     assert find_updated_pods_on_node(ds, None, "h") == (None, None, True)
 
+
+
+async def test_one_claim_per_quiet_sync(f: Fixture) -> None:
+    """A sync that writes no pod claims the DaemonSet's pods once (manage, rolling update and
+    status share the node->pods map); one that writes reads them again after."""
+    f.add_nodes(node("a"), node("b"))
+    await f.create_ds()
+    await roll(f)
+    calls = 0
+    real = f.dsc.get_daemon_pods
+
+    async def counting(ds: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return await real(ds)
+    f.dsc.get_daemon_pods = counting  # type: ignore[method-assign]
+    await f.sync()
+    assert calls == 1
+    f.add_nodes(node("c"))
+    calls = 0
+    await f.sync()                                 # creates on c: status reads again
+    assert calls == 2

@@ -218,6 +218,9 @@ class DaemonSetsController:
         self.pod_indexer = pod_inf.get_indexer()
         node_informer.informer().add_event_handler(ResourceEventHandlerFuncs(self.add_node, self.update_node, None))
         self.sync_handler = self.sync_daemon_set         # test seam
+        # Within one sync: the node->pods map of each DaemonSet (by key), with the DaemonSet
+        # object it was made for; dropped when the sync writes pods or ends.
+        self._node_pods_memo: dict[str, tuple[apps_v1.DaemonSet, dict[str, list[core_v1.Pod]]]] = {}
 
     # --- run loop ------------------------------------------------------------------------------
 
@@ -419,7 +422,17 @@ class DaemonSetsController:
     async def get_nodes_to_daemon_pods(self, ds: apps_v1.DaemonSet,
                                        include_deleted_terminal: bool) -> dict[str, list[core_v1.Pod]]:
         """Its pods by the node they are for (assigned or pinned by affinity); terminal pods
-        being deleted left out unless asked. Upstream: getNodesToDaemonPods"""
+        being deleted left out unless asked. Upstream: getNodesToDaemonPods
+
+        Upstream reads it again at each step of a sync (manage, rolling update, status); here
+        the map of the sync's first step is reused until the sync creates or deletes a pod
+        (a shallow copy: the rolling update adds empty entries; no step changes the lists): the
+        same cache gives the same map, and claiming every pod again cost a fifth of the
+        controller's time at 500 nodes."""
+        key = cu.key_func(ds)
+        memo = self._node_pods_memo.get(key)
+        if not include_deleted_terminal and memo is not None and memo[0] is ds:
+            return dict(memo[1])
         out: dict[str, list[core_v1.Pod]] = {}
         for pod in await self.get_daemon_pods(ds):
             if not include_deleted_terminal and is_pod_terminal(pod) and pod.metadata.deletion_timestamp is not None:
@@ -429,6 +442,8 @@ class DaemonSetsController:
             except ValueError:
                 continue
             out.setdefault(node, []).append(pod)
+        if not include_deleted_terminal:
+            self._node_pods_memo[key] = (ds, dict(out))
         return out
 
     # --- the sync ----------------------------------------------------------------------------------
@@ -444,6 +459,13 @@ class DaemonSetsController:
         Upstream: syncDaemonSet
         """
         ds_key = str(key)
+        self._node_pods_memo.pop(ds_key, None)
+        try:
+            await self._sync_daemon_set(key, ds_key)
+        finally:
+            self._node_pods_memo.pop(ds_key, None)
+
+    async def _sync_daemon_set(self, key: ObjectName, ds_key: str) -> None:
         try:
             ds = self.ds_lister.daemonsets(key.namespace).get(key.name)
         except errors.NotFound:
@@ -593,6 +615,8 @@ class DaemonSetsController:
         create_diff = min(len(nodes_needing), self.burst_replicas)
         delete_diff = min(len(pods_to_delete), self.burst_replicas)
         self.expectations.set_expectations(ds_key, create_diff, delete_diff)
+        if create_diff or delete_diff:
+            self._node_pods_memo.pop(ds_key, None)       # the next step reads the cache again
         errs: list[BaseException] = []
         template = util.create_pod_template(ds.spec.template or core_v1.PodTemplateSpec(),
                                             util.get_template_generation(ds), hash_)

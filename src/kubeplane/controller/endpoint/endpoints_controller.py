@@ -90,13 +90,14 @@ class EndpointsController:
         self.trigger_time_tracker = TriggerTimeTracker()
         self.stale_endpoints_tracker = StaleEndpointsTracker()
         self.sync_handler = self.sync_service           # test seam
+        self._swept = False                             # the leftover sweep has run
 
     async def run(self, workers: int = 5) -> None:
         """Upstream: Run (--concurrent-endpoint-syncs, 5); the leftover sweep once synced."""
         log.info("Starting endpoint controller")
 
         async def worker() -> None:
-            if not getattr(self, "_swept", False):
+            if not self._swept:                 # the first worker, once the caches are synced
                 self._swept = True
                 self.check_leftover_endpoints()
             await self.worker()

@@ -265,3 +265,18 @@ async def test_hostname_published_for_subdomain(f: Fixture) -> None:
     await f.sync()
     [subset] = (await f.endpoints())["subsets"]
     assert [a.get("hostname") for a in subset["addresses"]] == ["db-0", None]
+
+
+async def test_leftover_sweep(f: Fixture) -> None:
+    """checkLeftoverEndpoints: every Endpoints is queued once at start (its Service may be gone),
+    but not a leader-election record."""
+    orphan = types.from_dict({"apiVersion": "v1", "kind": "Endpoints",
+                              "metadata": {"name": "gone", "namespace": "default"}}, core_v1.Endpoints)
+    leader = types.from_dict({"apiVersion": "v1", "kind": "Endpoints", "metadata": {
+        "name": "lock", "namespace": "kube-system",
+        "annotations": {"control-plane.alpha.kubernetes.io/leader": "{}"}}}, core_v1.Endpoints)
+    f.add(orphan, leader)
+    f.ec.check_leftover_endpoints()
+    assert f.ec.queue.len() == 1
+    key, _ = await f.ec.queue.get()
+    assert key == ObjectName("default", "gone")

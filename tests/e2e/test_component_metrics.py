@@ -225,7 +225,9 @@ def test_a_standalone_controller_manager_serves_health_and_metrics(cluster: tupl
                        "certificatesigningrequest-cleaner-controller", "legacy-serviceaccount-token-cleaner-controller",
                        *(("serviceaccount-token-controller",) if tokens_controller else ()),
                        "bootstrap-signer-controller", "token-cleaner-controller", "cronjob-controller",
-                       "statefulset-controller", "persistentvolume-binder-controller")
+                       "statefulset-controller", "persistentvolume-binder-controller",
+                       "endpointslice-controller", "endpoints-controller", "endpointslice-mirroring-controller",
+                       "replicationcontroller-controller", "daemonset-controller")
         want = "[+]leaderElection ok\n" + "".join(f"[+]{n} ok\n" for n in controllers) + "healthz check passed\n"
         eventually(lambda: get(port, "/healthz?verbose")[1] == want, "the controllers' checks once leading")
         s = check_secure_serving(port, token, "kube-controller-manager")

@@ -35,7 +35,9 @@ CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collec
                "certificatesigningrequest-approving-controller", "certificatesigningrequest-signing-controller",
                "certificatesigningrequest-cleaner-controller", "legacy-serviceaccount-token-cleaner-controller",
                "serviceaccount-token-controller", "bootstrap-signer-controller", "token-cleaner-controller",
-               "cronjob-controller", "statefulset-controller", "persistentvolume-binder-controller")
+               "cronjob-controller", "statefulset-controller", "persistentvolume-binder-controller",
+               "endpointslice-controller", "endpoints-controller", "endpointslice-mirroring-controller",
+               "replicationcontroller-controller", "daemonset-controller")
 CSR_SIGNING = "certificatesigningrequest-signing-controller"
 SA_TOKEN = "serviceaccount-token-controller"
 
@@ -63,6 +65,7 @@ class ControllerManagerOptions:
     # --legacy-service-account-token-clean-up-period (8760h): how long a legacy token Secret
     # stays unused before it is labelled invalid, and then before it is deleted.
     legacy_token_clean_up_period: float = 365 * 24 * 3600.0
+    max_endpoints_per_slice: int = 100        # --max-endpoints-per-slice
 
 
 async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
@@ -127,6 +130,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     runs += _bootstrap_token_controllers(cs, factory, clock)
     runs += _cronjob_controllers(cs("cronjob-controller"), factory, clock, broadcaster)     # issue 14, helper cron
     runs += _statefulset_and_volume_controllers(cs, factory, clock, broadcaster)   # issue 14, helper sts
+    runs += _endpoint_and_workload_controllers(cs, factory, clock, options, broadcaster)
     if options.service_account_key is not None:
         # upstream: the root client ("tokens-controller"), not a service account of its own
         from ..serviceaccount.legacy import LEGACY_ISSUER
@@ -224,9 +228,22 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--service-account-private-key-file", type=pathlib.Path, default=None, metavar="FILE",
                    help="PEM private key the tokens controller signs legacy service account token Secrets with "
                         "(default: pki/sa.key beside the --kubeconfig, when it exists; none: no tokens controller)")
+    p.add_argument("--max-endpoints-per-slice", type=_max_endpoints_per_slice, default=100,
+                   help="the most endpoints the EndpointSlice controllers put in one slice (default 100)")
     p.add_argument("--use-service-account-credentials", action=argparse.BooleanOptionalAction, default=True,
                    help="each controller acts as its own kube-system service account, with tokens from the "
                         "TokenRequest API (default on, as kubeadm runs kube-controller-manager)")
+
+
+def _max_endpoints_per_slice(text: str) -> int:
+    """Upstream: EndpointSliceControllerOptions.Validate (1 to 1000)."""
+    from . import flags
+    n = flags.non_negative_int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError("--max-endpoints-per-slice must be at least 1")
+    if n > 1000:
+        raise argparse.ArgumentTypeError("--max-endpoints-per-slice must be less than or equal to 1000")
+    return n
 
 
 def _ok() -> Exception | None:
@@ -250,6 +267,7 @@ def run(args: argparse.Namespace) -> int:
     async def lead(cs: Clientset) -> None:
         """Upstream: StartControllers adds each started controller's check to /healthz."""
         options = ControllerManagerOptions(root_ca=kubeconfig_root_ca(args.kubeconfig), cluster_signing_cert=signing[0],
+                                           max_endpoints_per_slice=args.max_endpoints_per_slice,
                                            cluster_signing_key=signing[1],
                                            cluster_signing_duration=args.cluster_signing_duration,
                                            service_account_key=sa_key,
@@ -379,4 +397,36 @@ def _statefulset_and_volume_controllers(cs: Callable[[str], Clientset], factory:
         runs.append(LocalPathProvisioner(core.persistentvolumeclaims(), core.persistentvolumes(),
                                          storage.storageclasses(), binder, clock=clock,
                                          recorder=broadcaster.new_recorder(COMPONENT)).run())
+def _endpoint_and_workload_controllers(cs: Callable[[str], Clientset], factory: SharedInformerFactory, clock: Clock,
+                                       options: ControllerManagerOptions, broadcaster: Any) -> list[Any]:
+    """The Endpoints, EndpointSlice and EndpointSlice mirroring controllers, and the
+    ReplicationController and DaemonSet controllers (issue 14), each as its service account,
+    when the API server serves their kinds. Upstream: newEndpointsControllerDescriptor,
+    newEndpointSliceControllerDescriptor, ... (cmd/kube-controller-manager/app)."""
+    runs: list[Any] = []
+    core = factory.core_v1()
+    if _serves("discovery.k8s.io", "v1", "endpointslices"):
+        from ..controller.endpointslice import EndpointSliceController
+        runs.append(EndpointSliceController(core.pods(), core.services(), core.nodes(),
+                                            factory.discovery_v1().endpointslices(), cs("endpointslice-controller"),
+                                            max_endpoints_per_slice=options.max_endpoints_per_slice, clock=clock,
+                                            recorder=broadcaster.new_recorder("endpoint-slice-controller")).run())
+        from ..controller.endpointslicemirroring import EndpointSliceMirroringController
+        runs.append(EndpointSliceMirroringController(
+            core.endpoints(), factory.discovery_v1().endpointslices(), core.services(),
+            cs("endpointslicemirroring-controller"), clock=clock,
+            recorder=broadcaster.new_recorder("endpoint-slice-mirroring-controller")).run())
+    from ..controller.endpoint import EndpointsController
+    runs.append(EndpointsController(core.pods(), core.services(), core.endpoints(), cs("endpoint-controller"),
+                                    clock=clock, recorder=broadcaster.new_recorder("endpoint-controller")).run())
+    from ..controller.replication import ReplicationManager
+    runs.append(ReplicationManager(core.pods(), core.replicationcontrollers(), cs("replication-controller"), clock=clock,
+                                   recorder=broadcaster.new_recorder("replication-controller")).run(
+                                       options.replicaset_workers))
+    if _serves("apps", "v1", "daemonsets", "controllerrevisions"):
+        from ..controller.daemon import DaemonSetsController
+        apps = factory.apps_v1()
+        runs.append(DaemonSetsController(apps.daemonsets(), apps.controllerrevisions(), core.pods(), core.nodes(),
+                                         cs("daemon-set-controller"), clock=clock,
+                                         recorder=broadcaster.new_recorder("daemonset-controller")).run())
     return runs

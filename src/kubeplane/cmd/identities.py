@@ -79,7 +79,9 @@ CONTROLLER_SERVICE_ACCOUNTS = (
     "certificate-controller", "clusterrole-aggregation-controller", "cronjob-controller", "deployment-controller", "disruption-controller",
     "generic-garbage-collector", "namespace-controller", "node-controller", "replicaset-controller",
     "resourcequota-controller", "root-ca-cert-publisher", "service-account-controller", "bootstrap-signer",
-    "token-cleaner", "legacy-service-account-token-cleaner", "statefulset-controller", "persistent-volume-binder")
+    "token-cleaner", "legacy-service-account-token-cleaner", "statefulset-controller", "persistent-volume-binder",
+    "endpointslice-controller", "endpoint-controller", "endpointslicemirroring-controller", "replication-controller",
+    "daemon-set-controller")
 
 
 async def ensure_controller_service_accounts(clientset: Any) -> None:

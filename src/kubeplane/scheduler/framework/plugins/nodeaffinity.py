@@ -5,9 +5,8 @@ nodeaffinity (RequiredNodeAffinity, NodeSelector, PreferredSchedulingTerms).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ....api.types.core_v1 import Node, NodeSelectorRequirement, NodeSelectorTerm, Pod
+from ....api.nodeaffinity import RequiredNodeAffinity, get_required_node_affinity, term_matches
+from ....api.types.core_v1 import Pod
 from ..interface import MAX_NODE_SCORE, Code, CycleState, NodeScore, PreFilterResult, Status
 from ..types import NodeInfo, unresolvable
 from .helper import default_normalize_score
@@ -17,78 +16,7 @@ ERR_REASON_CONFLICT = "pod affinity terms conflict"
 PRE_FILTER_STATE_KEY = "PreFilterNodeAffinity"
 PRE_SCORE_STATE_KEY = "PreScoreNodeAffinity"
 OBJECT_NAME_FIELD = "metadata.name"
-
-
-def _requirement_matches(r: NodeSelectorRequirement, lbls: dict[str, str]) -> bool:
-    """One matchExpressions entry against node labels (In, NotIn, Exists, DoesNotExist, Gt, Lt)."""
-    op, key, values = r.operator, r.key or "", r.values or []
-    has = key in lbls
-    if op == "In":
-        return has and lbls[key] in values
-    if op == "NotIn":
-        return not has or lbls[key] not in values
-    if op == "Exists":
-        return has
-    if op == "DoesNotExist":
-        return not has
-    if op in ("Gt", "Lt") and has and len(values) == 1:
-        try:
-            lv, rv = int(lbls[key]), int(values[0])
-        except ValueError:
-            return False
-        return lv > rv if op == "Gt" else lv < rv
-    return False
-
-
-def _field_matches(r: NodeSelectorRequirement, node: Node) -> bool:
-    """matchFields supports only metadata.name with In/NotIn."""
-    if r.key != OBJECT_NAME_FIELD:
-        return False
-    name = node.metadata.name
-    if r.operator == "In":
-        return name in (r.values or [])
-    if r.operator == "NotIn":
-        return name not in (r.values or [])
-    return False
-
-
-def term_matches(term: NodeSelectorTerm, node: Node) -> bool:
-    """All expressions and fields of a term hold; an empty term matches nothing.
-
-    Upstream: nodeSelectorTerm.match
-    """
-    exprs, fields = term.match_expressions or [], term.match_fields or []
-    if not exprs and not fields:
-        return False
-    lbls = node.metadata.labels or {}
-    return all(_requirement_matches(r, lbls) for r in exprs) and all(_field_matches(r, node) for r in fields)
-
-
-@dataclass
-class RequiredNodeAffinity:
-    """nodeSelector AND (any required nodeAffinity term). Upstream: nodeaffinity.RequiredNodeAffinity"""
-
-    label_selector: dict[str, str] | None
-    terms: list[NodeSelectorTerm] | None        # None: no required node affinity
-
-    def match(self, node: Node) -> bool:
-        if self.label_selector:
-            lbls = node.metadata.labels or {}
-            if any(lbls.get(k) != v for k, v in self.label_selector.items()):
-                return False
-        if self.terms is None:
-            return True
-        return any(term_matches(t, node) for t in self.terms)
-
-
-def get_required_node_affinity(pod: Pod) -> RequiredNodeAffinity:
-    """Upstream: nodeaffinity.GetRequiredNodeAffinity"""
-    spec = pod.spec
-    terms = None
-    na = spec.affinity.node_affinity if spec.affinity else None
-    if na is not None and na.required_during_scheduling_ignored_during_execution is not None:
-        terms = na.required_during_scheduling_ignored_during_execution.node_selector_terms or []
-    return RequiredNodeAffinity(spec.node_selector, terms)
+__all__ = ["NodeAffinity", "RequiredNodeAffinity", "get_required_node_affinity", "term_matches"]
 
 
 class NodeAffinity:

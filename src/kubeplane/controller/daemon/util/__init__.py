@@ -1,0 +1,1 @@
+"""Stateless helpers of the DaemonSet controller. Upstream: pkg/controller/daemon/util."""

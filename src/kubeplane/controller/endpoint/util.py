@@ -1,0 +1,81 @@
+"""What the Endpoints and EndpointSlice controllers share: which Services a pod belongs to and
+which pod changes matter to them.
+
+Upstream: pkg/controller/util/endpoint/controller_utils.go
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...api import labels
+from ...api.types import ObjectName, core_v1
+from .. import controller_utils as cu
+
+if TYPE_CHECKING:
+    from ...client.listers import ServiceLister
+
+
+def service_selector(service: core_v1.Service) -> labels.Selector | None:
+    """spec.selector as a label selector; None for a Service without one (no managed endpoints).
+    Upstream: labels.Set(service.Spec.Selector).AsSelectorPreValidated()"""
+    sel = service.spec.selector if service.spec else None
+    if sel is None:
+        return None
+    return tuple(labels.Requirement(k, "=", (v,)) for k, v in sorted(sel.items()))
+
+
+def get_pod_service_memberships(service_lister: ServiceLister, pod: core_v1.Pod) -> set[ObjectName]:
+    """The keys of the Services in the pod's namespace whose selector matches it.
+    Upstream: GetPodServiceMemberships"""
+    out = set()
+    pod_labels = pod.metadata.labels or {}
+    for svc in service_lister.services(pod.metadata.namespace or "").list():
+        sel = svc.spec.selector if svc.spec else None
+        if sel is None:
+            continue             # a nil selector selects nothing (an empty one everything)
+        if all(pod_labels.get(k) == v for k, v in sel.items()):
+            out.add(ObjectName(svc.metadata.namespace or "", svc.metadata.name or ""))
+    return out
+
+
+def _hostname_and_domain_equal(a: core_v1.Pod, b: core_v1.Pod) -> bool:
+    sa, sb = a.spec or core_v1.PodSpec(), b.spec or core_v1.PodSpec()
+    return sa.hostname == sb.hostname and sa.subdomain == sb.subdomain
+
+
+def _ips(pod: core_v1.Pod) -> list[str]:
+    return [p.ip or "" for p in (pod.status.pod_ips or [])] if pod.status else []
+
+
+def pod_endpoints_changed(old: core_v1.Pod, new: core_v1.Pod) -> tuple[bool, bool]:
+    """(the endpoint changed: deletion, readiness or IPs; the membership may have: labels,
+    hostname or subdomain). Upstream: podEndpointsChanged"""
+    labels_changed = old.metadata.labels != new.metadata.labels or not _hostname_and_domain_equal(old, new)
+    if old.metadata.deletion_timestamp != new.metadata.deletion_timestamp:
+        return True, labels_changed
+    if cu.is_pod_ready(old) != cu.is_pod_ready(new):
+        return True, labels_changed
+    if _ips(old) != _ips(new):
+        return True, labels_changed
+    # Phase matters too here: a terminal pod leaves the endpoints (upstream sees it through
+    # readiness, which a terminal pod loses).
+    if (old.status.phase if old.status else None) != (new.status.phase if new.status else None):
+        return True, labels_changed
+    return False, labels_changed
+
+
+def get_services_to_update_on_pod_change(service_lister: ServiceLister, old: core_v1.Pod,
+                                         cur: core_v1.Pod) -> set[ObjectName]:
+    """The Services a pod update concerns: none on a resync or an irrelevant change; when the
+    labels changed, the old and new memberships (only their difference if the endpoint itself
+    did not change). Upstream: GetServicesToUpdateOnPodChange"""
+    if old.metadata.resource_version == cur.metadata.resource_version:
+        return set()
+    pod_changed, labels_changed = pod_endpoints_changed(old, cur)
+    if not pod_changed and not labels_changed:
+        return set()
+    services = get_pod_service_memberships(service_lister, cur)
+    if labels_changed:
+        old_services = get_pod_service_memberships(service_lister, old)
+        services = services | old_services if pod_changed else services ^ old_services
+    return services

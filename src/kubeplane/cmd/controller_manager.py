@@ -33,7 +33,8 @@ CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collec
                "namespace-controller", "node-lifecycle-controller", "serviceaccount-controller",
                "root-ca-certificate-publisher-controller", "resourcequota-controller", "disruption-controller",
                "certificatesigningrequest-approving-controller", "certificatesigningrequest-signing-controller",
-               "serviceaccount-token-controller")
+               "serviceaccount-token-controller", "job-controller", "ttl-after-finished-controller",
+               "pod-garbage-collector-controller")
 CSR_SIGNING = "certificatesigningrequest-signing-controller"
 SA_TOKEN = "serviceaccount-token-controller"
 
@@ -58,6 +59,9 @@ class ControllerManagerOptions:
     # --service-account-private-key-file's key: what the tokens controller signs legacy token
     # Secrets with; None, no tokens controller.
     service_account_key: Any = None
+    job_workers: int = 5                      # --concurrent-job-syncs
+    ttl_after_finished_workers: int = 5       # --concurrent-ttl-after-finished-syncs
+    terminated_pod_gc_threshold: int = 12500  # --terminated-pod-gc-threshold (<= 0: no threshold GC)
 
 
 async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
@@ -119,6 +123,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
                               root_ca=options.root_ca, clock=clock).run())
     runs += _resource_quota_controller(cs("resourcequota-controller"), factory, clock, options)
     runs += _certificate_controllers(cs("certificate-controller"), factory, clock, options)
+    runs += _batch_and_pod_gc_controllers(cs, factory, clock, broadcaster, options)
     if options.service_account_key is not None:
         # upstream: the root client ("tokens-controller"), not a service account of its own
         from ..serviceaccount.legacy import LEGACY_ISSUER
@@ -310,3 +315,16 @@ def kubeconfig_root_ca(kubeconfig: Any) -> bytes:
     if cluster.get("certificate-authority"):       # relative to the kubeconfig, as kubectl reads it
         return (pathlib.Path(kubeconfig).parent / cluster["certificate-authority"]).read_bytes()
     return b""
+
+
+def _batch_and_pod_gc_controllers(cs: Callable[[str], Clientset], factory: SharedInformerFactory, clock: Clock,
+                                  broadcaster: Any, options: ControllerManagerOptions) -> list[Any]:
+    """The Job, TTL-after-finished and pod GC controllers, each as its own service account
+    (job-controller, ttl-after-finished-controller, pod-garbage-collector)."""
+    runs: list[Any] = []
+    if _serves("batch", "v1", "jobs"):
+        from ..controller.job import JobController
+        job = JobController(factory.core_v1().pods(), factory.batch_v1().jobs(), cs("job-controller"), clock=clock,
+                            recorder=broadcaster.new_recorder("job-controller"))
+        runs.append(job.run(options.job_workers))
+    return runs

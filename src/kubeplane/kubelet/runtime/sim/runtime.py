@@ -522,7 +522,9 @@ class _Helpers:
 
 SIM_ANNOTATION_PREFIX = "sim.kubeplane.io/"
 EXIT_CODE_ANNOTATION = SIM_ANNOTATION_PREFIX + "exit-code"
+EXIT_CODE_INDEXES_ANNOTATION = SIM_ANNOTATION_PREFIX + "exit-code-indexes"
 RUN_DURATION_ANNOTATION = SIM_ANNOTATION_PREFIX + "run-duration"
+COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 
 
 def container_annotations(annotations: dict[str, str], name: str, init: bool) -> dict[str, str]:
@@ -533,8 +535,10 @@ def container_annotations(annotations: dict[str, str], name: str, init: bool) ->
     pod-wide ones are for app containers only (an init container takes only its own). An exit
     code that is not an integer in 0..255 is dropped (the default, 0, applies), and "0" is
     dropped as the default itself, so a stage tells success from failure by the annotation's
-    presence. Example: {exit-code: "1", exit-code.sidecar: "0"} -> app container "main" exits
-    1, "sidecar" exits 0. Pods without sim annotations (every pod of a density run) pay one scan.
+    presence. With `sim.kubeplane.io/exit-code-indexes` ("1,3-5") the exit code applies only
+    to the pods of an Indexed Job whose completion index is listed. Example: {exit-code: "1",
+    exit-code.sidecar: "0"} -> app container "main" exits 1, "sidecar" exits 0. Pods without
+    sim annotations (every pod of a density run) pay one scan.
     """
     if not any(k.startswith(SIM_ANNOTATION_PREFIX) for k in annotations):
         return annotations
@@ -551,12 +555,29 @@ def container_annotations(annotations: dict[str, str], name: str, init: bool) ->
             own[k[:-len(suffix)]] = v
     out.update(own)
     code = out.get(EXIT_CODE_ANNOTATION)
+    if code is not None and EXIT_CODE_INDEXES_ANNOTATION in out and not _in_index_set(
+            annotations.get(COMPLETION_INDEX_ANNOTATION), out[EXIT_CODE_INDEXES_ANNOTATION]):
+        code = None                        # an Indexed Job's pod whose index is not listed
+        del out[EXIT_CODE_ANNOTATION]
     if code is not None:
         if _valid_exit_code(code):
             out[EXIT_CODE_ANNOTATION] = str(int(code))     # "010" is 10, not YAML's octal 8
         else:
             del out[EXIT_CODE_ANNOTATION]
     return out
+
+
+def _in_index_set(index: str | None, indexes: str) -> bool:
+    """Whether a completion index is in an index set as Jobs print them ("1,3-5")."""
+    if index is None or not index.isascii() or not index.isdigit():
+        return False
+    i = int(index)
+    for part in indexes.split(","):
+        lo, _, hi = part.strip().partition("-")
+        if lo.isascii() and lo.isdigit() and (hi.isascii() and hi.isdigit() if hi else True):
+            if int(lo) <= i <= int(hi or lo):
+                return True
+    return False
 
 
 def _valid_exit_code(text: str) -> bool:

@@ -113,3 +113,13 @@ def test_kubectl_run_restart_never_completes(cluster: Cluster, ns: str) -> None:
                "the pod succeeds", timeout=30)
     out = cluster.kubectl("get", "pod", "once", "-n", ns).stdout
     assert "Completed" in out and "0/1" in out
+
+
+def test_ttl_after_finished_deletes_the_job_and_its_pods(cluster: Cluster, ns: str) -> None:
+    cluster.apply_yaml(job("short", ns, completions=1, parallelism=1, ttlSecondsAfterFinished=1,
+                           annotations={"sim.kubeplane.io/run-duration": "100ms"}))
+    cluster.kubectl("wait", "--for=condition=complete", "job/short", "-n", ns, "--timeout=60s")
+    gone = cluster.kubectl("wait", "--for=delete", "job/short", "-n", ns, "--timeout=60s", check=False)
+    assert gone.returncode == 0, gone.stderr
+    eventually(lambda: not cluster.get_json("pods", "-n", ns, "-l", "batch.kubernetes.io/job-name=short")["items"],
+               "its pod is collected with it (foreground deletion)", timeout=60)

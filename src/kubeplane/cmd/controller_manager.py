@@ -211,6 +211,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--service-account-private-key-file", type=pathlib.Path, default=None, metavar="FILE",
                    help="PEM private key the tokens controller signs legacy service account token Secrets with "
                         "(default: pki/sa.key beside the --kubeconfig, when it exists; none: no tokens controller)")
+    p.add_argument("--terminated-pod-gc-threshold", type=int, default=12500, metavar="N",
+                   help="finished pods kept before the pod garbage collector deletes the oldest "
+                        "(<= 0: never; default 12500)")
     p.add_argument("--use-service-account-credentials", action=argparse.BooleanOptionalAction, default=True,
                    help="each controller acts as its own kube-system service account, with tokens from the "
                         "TokenRequest API (default on, as kubeadm runs kube-controller-manager)")
@@ -239,7 +242,8 @@ def run(args: argparse.Namespace) -> int:
         options = ControllerManagerOptions(root_ca=kubeconfig_root_ca(args.kubeconfig), cluster_signing_cert=signing[0],
                                            cluster_signing_key=signing[1],
                                            cluster_signing_duration=args.cluster_signing_duration,
-                                           service_account_key=sa_key)
+                                           service_account_key=sa_key,
+                                           terminated_pod_gc_threshold=args.terminated_pod_gc_threshold)
         started = [n for n in CONTROLLERS if (options.root_ca or n != "root-ca-certificate-publisher-controller")
                    and (signing[0] or n != CSR_SIGNING) and (sa_key is not None or n != SA_TOKEN)]
         health.add(ENDPOINTS, *(NamedCheck(name, _ok) for name in started))
@@ -327,4 +331,12 @@ def _batch_and_pod_gc_controllers(cs: Callable[[str], Clientset], factory: Share
         job = JobController(factory.core_v1().pods(), factory.batch_v1().jobs(), cs("job-controller"), clock=clock,
                             recorder=broadcaster.new_recorder("job-controller"))
         runs.append(job.run(options.job_workers))
+        from ..controller.ttlafterfinished import TTLAfterFinishedController
+        ttl = TTLAfterFinishedController(factory.batch_v1().jobs(), cs("ttl-after-finished-controller"), clock=clock)
+        runs.append(ttl.run(options.ttl_after_finished_workers))
+    from ..controller.podgc import PodGCController, PodGCControllerOptions
+    podgc = PodGCController(cs("pod-garbage-collector"), factory.core_v1().pods(), factory.core_v1().nodes(),
+                            clock=clock,
+                            options=PodGCControllerOptions(terminated_pod_threshold=options.terminated_pod_gc_threshold))
+    runs.append(podgc.run())
     return runs

@@ -770,7 +770,7 @@ class JobController:
         text = str(ctx.succeeded_indexes)
         changed = text != (job.status.completed_indexes or "")
         job.status.succeeded = ctx.succeeded_indexes.total()
-        job.status.completed_indexes = text
+        job.status.completed_indexes = text or None       # a Go string with omitempty: "" is absent
         failed_text = str(ctx.failed_indexes) if ctx.failed_indexes is not None else None
         if failed_text != job.status.failed_indexes:
             job.status.failed_indexes = failed_text

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence, cast
 
 import orjson
 
@@ -107,7 +107,7 @@ class JobController:
                  client: Clientset, *, clock: Clock = REAL_CLOCK, recorder: EventRecorder | None = None,
                  options: JobControllerOptions = JobControllerOptions()) -> None:
         self.client, self.clock, self.options = client, clock, options
-        self.recorder = recorder if recorder is not None else _LogRecorder()
+        self.recorder = cast("EventRecorder", recorder if recorder is not None else _LogRecorder())
         self.pod_control: cu.PodControlInterface = cu.RealPodControl(client, self.recorder)    # test seam
         self.expectations = cu.ControllerExpectations(clock)
         self.finalizer_expectations = UIDTrackingExpectations()
@@ -477,7 +477,7 @@ class JobController:
                 ctx.finished_condition = self.new_failure_condition(JOB_REASON_DEADLINE_EXCEEDED,
                                                                     "Job was active longer than specified deadline")
             elif job.spec.active_deadline_seconds is not None and not job_suspended(job):
-                elapsed = now - parse_rfc3339(job.status.start_time)      # type: ignore[arg-type]
+                elapsed = now - parse_rfc3339(job.status.start_time)
                 self.queue.add_after(ObjectName.parse(job_key), job.spec.active_deadline_seconds - elapsed)
         if ix.is_indexed_job(job):
             self._decide_indexed(ctx)
@@ -628,6 +628,8 @@ class JobController:
         successful, err = await cu.slow_start_batch(diff, cu.SLOW_START_INITIAL_BATCH_SIZE, create_one)
         for _ in range(diff - successful):     # never observed: stop expecting them
             self.expectations.creation_observed(job_key)
+        if err is not None and not isinstance(err, Exception):
+            raise err
         return active + successful, err
 
     def _indexed_template(self, job: batch_v1.Job, template: core_v1.PodTemplateSpec, index: int,
@@ -762,7 +764,7 @@ class JobController:
         if finished or needs_flush:
             await self.update_status_handler(ctx.job)
             if finished:
-                self.record_job_finished(ctx.job, ctx.finished_condition)     # type: ignore[arg-type]
+                self.record_job_finished(ctx.job, ctx.finished_condition)
 
     def _update_indexes_status(self, ctx: SyncJobCtx, new_succeeded_indexes: list[int]) -> bool:
         job = ctx.job

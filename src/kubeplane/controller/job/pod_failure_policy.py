@@ -29,7 +29,7 @@ def match_pod_failure_policy(policy: batch_v1.PodFailurePolicy | None, failed_po
             cs = match_on_exit_codes(status, rule.on_exit_codes)
             if cs is None:
                 continue
-            exit_code = cs.state.terminated.exit_code                    # type: ignore[union-attr]
+            exit_code = cs.state.terminated.exit_code
             message = (f"Container {cs.name} for pod {ns}/{name} failed with exit code {exit_code} "
                        f"matching {rule.action} rule at index {index}")
         elif rule.on_pod_conditions is not None:

@@ -139,7 +139,7 @@ def time_left(job: batch_v1.Job, since: float) -> tuple[float, float]:
 def get_finish_and_expire_time(job: batch_v1.Job) -> tuple[float, float]:
     """Upstream: getFinishAndExpireTime"""
     finish_at = job_finish_time(job)
-    return finish_at, finish_at + (job.spec.ttl_seconds_after_finished or 0)     # type: ignore[union-attr]
+    return finish_at, finish_at + (job.spec.ttl_seconds_after_finished or 0)
 
 
 def job_finish_time(job: batch_v1.Job) -> float:

@@ -222,7 +222,8 @@ def test_a_standalone_controller_manager_serves_health_and_metrics(cluster: tupl
                        "root-ca-certificate-publisher-controller", "resourcequota-controller",
                        "disruption-controller", "certificatesigningrequest-approving-controller",
                        "certificatesigningrequest-signing-controller",   # the CA beside the kubeconfig
-                       *(("serviceaccount-token-controller",) if tokens_controller else ()))
+                       *(("serviceaccount-token-controller",) if tokens_controller else ()),
+                       "job-controller", "ttl-after-finished-controller", "pod-garbage-collector-controller")
         want = "[+]leaderElection ok\n" + "".join(f"[+]{n} ok\n" for n in controllers) + "healthz check passed\n"
         eventually(lambda: get(port, "/healthz?verbose")[1] == want, "the controllers' checks once leading")
         s = check_secure_serving(port, token, "kube-controller-manager")

@@ -123,3 +123,20 @@ def test_ttl_after_finished_deletes_the_job_and_its_pods(cluster: Cluster, ns: s
     assert gone.returncode == 0, gone.stderr
     eventually(lambda: not cluster.get_json("pods", "-n", ns, "-l", "batch.kubernetes.io/job-name=short")["items"],
                "its pod is collected with it (foreground deletion)", timeout=60)
+
+
+def test_pod_failure_policy_fail_job_rule_on_the_simulated_exit_code(cluster: Cluster, ns: str) -> None:
+    doc = job("pfp", ns, completions=2, parallelism=2, backoffLimit=6,
+              annotations={"sim.kubeplane.io/exit-code": "42", "sim.kubeplane.io/run-duration": "100ms"})
+    doc["spec"]["podFailurePolicy"] = {"rules": [
+        {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
+        {"action": "FailJob", "onExitCodes": {"containerName": "main", "operator": "In", "values": [42]}}]}
+    cluster.apply_yaml(doc)
+    j = eventually(lambda: conditions(j := cluster.get_json("job", "pfp", "-n", ns)).get("Failed") and j,
+                   "the job fails", timeout=60, interval=0.2)
+    failed = next(c for c in j["status"]["conditions"] if c["type"] == "Failed")
+    assert failed["reason"] == "PodFailurePolicy"
+    assert failed["message"].startswith("Container main for pod " + ns + "/pfp-")
+    assert failed["message"].endswith(" failed with exit code 42 matching FailJob rule at index 1")
+    assert conditions(j)["FailureTarget"] == ("True", "PodFailurePolicy")
+    assert j["spec"]["podReplacementPolicy"] == "Failed"          # defaulted with a pod failure policy

@@ -32,6 +32,7 @@ from ...utils.clock import REAL_CLOCK, Clock, parse_rfc3339, rfc3339
 from .. import controller_utils as cu
 from ..controller_ref_manager import PodControllerRefManager, recheck_deletion_timestamp
 from . import indexed_job_utils as ix
+from . import metrics
 from .backoff_utils import BackoffRecord, BackoffStore, get_finished_time, get_remaining_time_per_index
 from .indexed_job_utils import OrderedIntervals, get_completion_index, has_job_tracking_finalizer
 from .pod_failure_policy import FAIL_INDEX, match_pod_failure_policy
@@ -93,6 +94,8 @@ class SyncJobCtx:
     failed_indexes: OrderedIntervals | None = None
     new_backoff_record: BackoffRecord = field(default_factory=lambda: BackoffRecord(""))
     pods_with_delayed_deletion_per_index: dict[int, core_v1.Pod] = field(default_factory=dict)
+    action: str = metrics.RECONCILING                  # what the sync did, for the metrics
+    policy_actions: dict[str, int] = field(default_factory=dict)   # failed pods per pod failure policy action
 
 
 class _LogRecorder:
@@ -405,6 +408,17 @@ class JobController:
             self.recorder.event(job, cu.EVENT_TYPE_WARNING, "UnknownCompletionMode",
                                 "Skipped Job sync because completion mode is unknown")
             return
+        mode = INDEXED if ix.is_indexed_job(job) else NON_INDEXED
+        start, action = self.clock.monotonic(), [metrics.RECONCILING]
+        try:
+            await self._sync_job(job, job_key, action)
+        except Exception:
+            metrics.observe_sync(mode, "error", action[0], self.clock.monotonic() - start)
+            raise
+        metrics.observe_sync(mode, "success", action[0], self.clock.monotonic() - start)
+
+    async def _sync_job(self, job: batch_v1.Job, job_key: str, action: list[str]) -> None:
+        """sync_job from step 3 on; action[0] is set to what it did (for the metrics)."""
         job.status = job.status or batch_v1.JobStatus()
         if job.status.uncounted_terminated_pods is None:
             job.status.uncounted_terminated_pods = batch_v1.UncountedTerminatedPods()
@@ -427,6 +441,7 @@ class JobController:
             manage_called = False
             if satisfied and job.metadata.deletion_timestamp is None:
                 active, manage_err = await self.manage_job(job, ctx)
+                action[0] = ctx.action
                 manage_called = True
             if _complete(job, ctx, active):
                 ctx.finished_condition = self.new_success_condition()
@@ -564,11 +579,13 @@ class JobController:
         terminating = ctx.terminating if only_replace_failed_pods(job) else 0
         diff = want_active - terminating - active
         if diff <= 0:
+            ctx.action = metrics.TRACKING
             return active, None
         return await self._create_for_manage(job, job_key, ctx, diff, active)
 
     async def _delete_for_manage(self, job: batch_v1.Job, job_key: str, ctx: SyncJobCtx,
                                  to_delete: list[core_v1.Pod], active: int) -> tuple[int, Exception | None]:
+        ctx.action = metrics.PODS_DELETED
         self.expectations.expect_deletions(job_key, len(to_delete))
         removed_ready, removed, err = await self.delete_job_pods(job, job_key, to_delete)
         ctx.terminating += removed
@@ -577,6 +594,7 @@ class JobController:
 
     async def _create_for_manage(self, job: batch_v1.Job, job_key: str, ctx: SyncJobCtx, diff: int,
                                  active: int) -> tuple[int, Exception | None]:
+        ctx.action = metrics.PODS_CREATED
         now = self.clock.now()
         if not ix.has_backoff_limit_per_index(job):
             remaining = ctx.new_backoff_record.get_remaining_time(now)
@@ -720,6 +738,7 @@ class JobController:
         uids_with_finalizer = {p.metadata.uid or "" for p in pods if has_job_tracking_finalizer(p)
                                and (p.metadata.uid or "") not in ctx.expected_rm_finalizers}
         uncounted = job.status.uncounted_terminated_pods
+        counted_before = (job.status.succeeded or 0, job.status.failed or 0)
         if clean_uncounted_pods_without_finalizers(job.status, uids_with_finalizer):
             needs_flush = True
         to_remove: list[core_v1.Pod] = []
@@ -748,7 +767,10 @@ class JobController:
                 # A finished (failed) Job counts every unfinished pod as failed.
                 i = get_completion_index(pod.metadata.annotations)
                 if uid not in ctx.uncounted_failed and (not indexed or ix.UNKNOWN_COMPLETION_INDEX < i < completions):
-                    if match_pod_failure_policy(job.spec.pod_failure_policy, pod)[1]:
+                    _, counted, pfp_action = match_pod_failure_policy(job.spec.pod_failure_policy, pod)
+                    if pfp_action is not None:
+                        ctx.policy_actions[pfp_action] = ctx.policy_actions.get(pfp_action, 0) + 1
+                    if counted:
                         uncounted.failed = [*(uncounted.failed or ()), uid]
                         needs_flush = True
             if (len(new_succeeded_indexes) + len(uncounted.succeeded or ()) + len(uncounted.failed or ())
@@ -765,6 +787,8 @@ class JobController:
             await self.update_status_handler(ctx.job)
             if finished:
                 self.record_job_finished(ctx.job, ctx.finished_condition)
+        metrics.pods_finished(INDEXED if indexed else NON_INDEXED, (ctx.job.status.succeeded or 0) - counted_before[0],
+                              (ctx.job.status.failed or 0) - counted_before[1])
 
     def _update_indexes_status(self, ctx: SyncJobCtx, new_succeeded_indexes: list[int]) -> bool:
         job = ctx.job
@@ -808,6 +832,7 @@ class JobController:
             ctx.job = await self.update_status_handler(ctx.job)
             self.pod_backoff_store.update_backoff_record(ctx.new_backoff_record)
             needs_flush = False
+        metrics.pod_failure_policy_actions(ctx.policy_actions)
         rm_err: Exception | None = None
         if to_remove:
             removed, rm_err = await self.remove_tracking_finalizer_from_pods(cu.key_func(ctx.job), to_remove)
@@ -869,13 +894,16 @@ class JobController:
         return True
 
     def record_job_finished(self, job: batch_v1.Job, cond: batch_v1.JobCondition) -> None:
-        """Upstream: recordJobFinished (the events)."""
+        """Upstream: recordJobFinished (the events and jobs_finished_total)."""
+        mode = INDEXED if ix.is_indexed_job(job) else NON_INDEXED
         if cond.type == JOB_COMPLETE:
+            metrics.job_finished(mode, metrics.SUCCEEDED, "")
             if job.spec.completions is not None and (job.status.succeeded or 0) > job.spec.completions:
                 self.recorder.event(job, cu.EVENT_TYPE_WARNING, "TooManySucceededPods",
                                     "Too many succeeded pods running after completion count reached")
             self.recorder.event(job, cu.EVENT_TYPE_NORMAL, "Completed", "Job completed")
         else:
+            metrics.job_finished(mode, metrics.FAILED, cond.reason or "")
             self.recorder.event(job, cu.EVENT_TYPE_WARNING, cond.reason or "", cond.message or "")
 
     async def update_job_status(self, job: batch_v1.Job) -> batch_v1.Job:

@@ -150,3 +150,18 @@ async def test_gc_terminating_on_out_of_service_nodes(ready, out_of_service, wan
     await env.pod("q", node="n")
     await env.gcc.gc()
     assert env.deleted() == want
+
+
+async def test_force_deletions_are_counted_by_reason() -> None:
+    from prometheus_client import REGISTRY
+
+    def value() -> float:
+        return REGISTRY.get_sample_value("pod_gc_collector_force_delete_pods_total",
+                                         {"namespace": "default", "reason": "terminated"}) or 0.0
+    before = value()
+    env = await new_env(1)
+    await env.node("n")
+    for i in range(3):
+        await env.pod(f"p{i}", phase="Succeeded", node="n", created=i)
+    await env.gcc.gc()
+    assert value() == before + 2

@@ -116,3 +116,12 @@ async def test_add_and_update_enqueue_only_finished_jobs_with_a_ttl() -> None:
     assert tc.queue.len() == 0
     tc.update_job(typed(10, None), typed(10, NOW))
     assert tc.queue.len() == 1
+
+
+async def test_deletion_latency_is_observed() -> None:
+    from prometheus_client import REGISTRY
+    name = "ttl_after_finished_controller_job_deletion_duration_seconds_count"
+    before = REGISTRY.get_sample_value(name) or 0.0
+    clock, fake, tc, stored = await _setup(ttl=30, finished_ago=31)
+    await tc.process_job(ObjectName("default", "j"))
+    assert REGISTRY.get_sample_value(name) == before + 1

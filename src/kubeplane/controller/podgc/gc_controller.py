@@ -23,6 +23,7 @@ from ...client.util.workqueue import DelayingQueue, DelayingQueueOptions
 from ...utils.clock import REAL_CLOCK, Clock, parse_rfc3339, rfc3339
 from ..nodelifecycle.node_utils import get_node_condition
 from ..nodelifecycle.taints import TAINT_NODE_OUT_OF_SERVICE
+from . import metrics
 
 if TYPE_CHECKING:
     from ...client.clientset import Clientset
@@ -97,7 +98,7 @@ class PodGCController:
             return
         log.info("Garbage collecting pods", extra={"numPods": delete_count})
         terminated.sort(key=_eviction_and_creation_order)
-        await self._delete_all(terminated[:delete_count])
+        await self._delete_all(terminated[:delete_count], metrics.TERMINATED)
 
     async def gc_terminating(self, pods: Sequence[core_v1.Pod]) -> None:
         """Force-delete terminating pods on not-ready nodes tainted out-of-service (their
@@ -117,7 +118,7 @@ class PodGCController:
                 out.append(pod)
         if out:
             out.sort(key=_eviction_and_creation_order)
-            await self._delete_all(out)
+            await self._delete_all(out, metrics.TERMINATING_OUT_OF_SERVICE)
 
     async def gc_orphaned(self, pods: Sequence[core_v1.Pod], nodes: Sequence[core_v1.Node]) -> None:
         """Delete pods bound to nodes that were deleted. Upstream: gcOrphaned"""
@@ -135,7 +136,7 @@ class PodGCController:
                      extra={"pod": f"{pod.metadata.namespace}/{pod.metadata.name}", "node": node})
             cond = {"type": DISRUPTION_TARGET, "status": "True", "reason": "DeletionByPodGC",
                     "message": "PodGC: node no longer exists"}
-            await self._mark_failed_and_delete_logged(pod, cond)
+            await self._mark_failed_and_delete_logged(pod, cond, metrics.ORPHANED)
 
     async def discover_deleted_nodes(self, existing: set[str]) -> set[str]:
         """The quarantined nodes still missing, confirmed by a live GET. Upstream: discoverDeletedNodes"""
@@ -168,17 +169,21 @@ class PodGCController:
                 continue
             log.info("Found unscheduled terminating Pod not assigned to any Node, deleting",
                      extra={"pod": f"{pod.metadata.namespace}/{pod.metadata.name}"})
-            await self._mark_failed_and_delete_logged(pod, None)
+            await self._mark_failed_and_delete_logged(pod, None, metrics.UNSCHEDULED_TERMINATING)
 
-    async def _delete_all(self, pods: Sequence[core_v1.Pod]) -> None:
-        await asyncio.gather(*(self._mark_failed_and_delete_logged(p, None) for p in pods))
+    async def _delete_all(self, pods: Sequence[core_v1.Pod], reason: str) -> None:
+        await asyncio.gather(*(self._mark_failed_and_delete_logged(p, None, reason) for p in pods))
 
-    async def _mark_failed_and_delete_logged(self, pod: core_v1.Pod, condition: dict[str, str] | None) -> None:
+    async def _mark_failed_and_delete_logged(self, pod: core_v1.Pod, condition: dict[str, str] | None,
+                                             reason: str) -> None:
+        ns = pod.metadata.namespace or ""
+        metrics.DELETING_PODS.labels(ns, reason).inc()
         try:
             await self.mark_failed_and_delete_pod_with_condition(pod, condition)
         except errors.NotFound:
-            pass
+            pass                               # ignore not founds, as upstream
         except Exception as err:
+            metrics.DELETING_PODS_ERRORS.labels(ns, reason).inc()
             log.info("Failed to delete pod", extra={"pod": f"{pod.metadata.namespace}/{pod.metadata.name}",
                                                     "err": repr(err)})
 

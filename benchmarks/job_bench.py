@@ -69,6 +69,18 @@ async def run_job(cs: Clientset, args: argparse.Namespace) -> tuple[float, float
     raise RuntimeError("watch ended")
 
 
+async def sync_figures(cs: Clientset) -> str:
+    """The Job controller's syncs (count, mean seconds) from the server's /metrics."""
+    raw = await cs.transport.request("GET", "/metrics")
+    count = total = 0.0
+    for line in raw.body.decode().splitlines():
+        if line.startswith("job_controller_job_sync_duration_seconds_count"):
+            count += float(line.rsplit(" ", 1)[1])
+        elif line.startswith("job_controller_job_sync_duration_seconds_sum"):
+            total += float(line.rsplit(" ", 1)[1])
+    return f"job_syncs={count:.0f} job_sync_mean_ms={1000 * total / count if count else 0:.1f}"
+
+
 async def main_async(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         d = pathlib.Path(tmp)
@@ -84,6 +96,7 @@ async def main_async(args: argparse.Namespace) -> None:
             print(f"pods_completed_per_s={args.completions / elapsed:.0f} "
                   f"bound_pods_per_s={args.parallelism:.0f} succeeded_pods={succeeded} pods={len(pods)} "
                   f"status_succeeded={final['succeeded']} status_failed={final['failed'] or 0}")
+            print(await sync_figures(cs))
             await cs.close()
         finally:
             stop(proc)

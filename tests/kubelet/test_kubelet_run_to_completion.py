@@ -125,6 +125,9 @@ async def test_always_pods_keep_running(make_env) -> None:
                  id="unlisted-index-succeeds"),
     pytest.param({"sim.kubeplane.io/exit-code": "3", "sim.kubeplane.io/exit-code-indexes": "1"}, "main", False,
                  {"sim.kubeplane.io/exit-code-indexes": "1"}, id="no-index-succeeds"),
+    pytest.param({"sim.kubeplane.io/run-duration": "soon"}, "main", False, {}, id="bad-duration-ignored"),
+    pytest.param({"sim.kubeplane.io/run-duration": "9" * 400 + "h"}, "main", False,
+                 {"sim.kubeplane.io/run-duration": "8760h"}, id="huge-duration-is-a-year"),
     pytest.param({"sim.kubeplane.io/run-duration.setup": "2s"}, "setup", True,
                  {"sim.kubeplane.io/run-duration": "2s"}, id="init-own-duration"),
 ])

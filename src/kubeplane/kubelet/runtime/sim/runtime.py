@@ -39,7 +39,7 @@ from .. import (
     CREATED, CREATING, EXITED, PROBE_FAILURE, PROBE_SUCCESS, PROBE_UNKNOWN, RUNNING, SANDBOX_NOT_READY,
     SANDBOX_READY, WAITING, ContainerStatus, EventHandler, PodStatus, SandboxStatus, check_log_target,
 )
-from .lifecycle import Lifecycle, Stage, apply_stage, load_profile
+from .lifecycle import Lifecycle, Stage, apply_stage, load_profile, parse_duration
 from .renderer import Renderer
 from .restore import restored_attempts, restored_sandbox
 
@@ -525,6 +525,7 @@ EXIT_CODE_ANNOTATION = SIM_ANNOTATION_PREFIX + "exit-code"
 EXIT_CODE_INDEXES_ANNOTATION = SIM_ANNOTATION_PREFIX + "exit-code-indexes"
 RUN_DURATION_ANNOTATION = SIM_ANNOTATION_PREFIX + "run-duration"
 COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+MAX_RUN_DURATION, MAX_RUN_DURATION_TEXT = 365 * 24 * 3600.0, "8760h"    # a longer run-duration is a year
 
 
 def container_annotations(annotations: dict[str, str], name: str, init: bool) -> dict[str, str]:
@@ -533,7 +534,8 @@ def container_annotations(annotations: dict[str, str], name: str, init: bool) ->
 
     `sim.kubeplane.io/<key>.<container>` wins over the pod-wide `sim.kubeplane.io/<key>`; the
     pod-wide ones are for app containers only (an init container takes only its own). An exit
-    code that is not an integer in 0..255 is dropped (the default, 0, applies), and "0" is
+    code that is not an integer in 0..255 is dropped (the default, 0, applies), as is a
+    run-duration that is not a Go duration (one over a year is a year), and "0" is
     dropped as the default itself, so a stage tells success from failure by the annotation's
     presence. With `sim.kubeplane.io/exit-code-indexes` ("1,3-5") the exit code applies only
     to the pods of an Indexed Job whose completion index is listed. Example: {exit-code: "1",
@@ -559,6 +561,13 @@ def container_annotations(annotations: dict[str, str], name: str, init: bool) ->
             annotations.get(COMPLETION_INDEX_ANNOTATION), out[EXIT_CODE_INDEXES_ANNOTATION]):
         code = None                        # an Indexed Job's pod whose index is not listed
         del out[EXIT_CODE_ANNOTATION]
+    run = out.get(RUN_DURATION_ANNOTATION)
+    if run is not None:
+        secs = parse_duration(run)
+        if secs is None:
+            del out[RUN_DURATION_ANNOTATION]           # not a duration: the stage's default
+        elif not secs <= MAX_RUN_DURATION:             # "99999999999h" (or inf) would overflow a timer
+            out[RUN_DURATION_ANNOTATION] = MAX_RUN_DURATION_TEXT
     if code is not None:
         if _valid_exit_code(code):
             out[EXIT_CODE_ANNOTATION] = str(int(code))     # "010" is 10, not YAML's octal 8

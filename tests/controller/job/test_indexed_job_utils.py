@@ -23,6 +23,7 @@ def iv(*pairs: tuple[int, int]) -> OrderedIntervals:
     pytest.param("1-3,9-12", 10, iv((1, 3), (9, 9)), id="capped-by-completions"),
     pytest.param("1,x,3", 10, iv((1, 1), (3, 3)), id="corrupted-part-skipped"),
     pytest.param("5,12,14", 10, iv((5, 5)), id="beyond-completions-stops"),
+    pytest.param("1," + "9" * 5000 + ",3", 10, iv((1, 1), (3, 3)), id="huge-number-skipped"),
 ])
 def test_parse_indexes_from_string(text, completions, want) -> None:
     assert parse_indexes_from_string(text, completions) == want
@@ -106,3 +107,12 @@ def test_new_backoff_record_counts_failures_after_the_last_success() -> None:
     rec3 = store.new_backoff_record("k", ok, [])
     assert (rec3.failures_after_last_success, rec3.last_failure_time) == (0, None)
     assert store.new_backoff_record("k", [], []) == rec
+
+
+@pytest.mark.parametrize("value,want", [
+    ("3", 3), ("0", 0), ("-1", -1), ("x", -1), ("٣", -1), ("2147483647", 2147483647), ("2147483648", -1),
+    ("9" * 5000, -1),
+])
+def test_get_completion_index(value, want) -> None:
+    from kubeplane.controller.job.indexed_job_utils import get_completion_index
+    assert get_completion_index({"batch.kubernetes.io/job-completion-index": value}) == want

@@ -198,3 +198,17 @@ async def test_failed_pods_back_off_before_replacement() -> None:
     assert f.jm.queue.len() == 0
     f.clock.step(1)
     assert f.jm.queue.len() == 1
+
+
+async def test_an_unreadable_time_in_the_status_fails_neither_a_handler_nor_a_sync() -> None:
+    f = await new_fixture()
+    job = new_job(1, 1, active_deadline_seconds=30)
+    job.status.start_time = "yesterday"
+    f.add_job(job)
+    old = job.deep_copy()
+    old.spec.active_deadline_seconds = 10
+    f.jm.update_job(old, job)                              # an informer handler must never raise
+    p = new_pod(job, "Failed", finished_at="not a time")
+    f.add_pods(p)
+    assert await f.sync(job) is None
+    assert f.actual.status.failed == 1 and len(f.pod_control.templates) == 1

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ...api.types import core_v1
-from ...utils.clock import parse_rfc3339
 from .indexed_job_utils import get_index_absolute_failure_count
+from .util import parse_time as _time
 
 DEFAULT_JOB_POD_FAILURE_BACK_OFF = 10.0     # seconds. Upstream: DefaultJobPodFailureBackOff
 MAX_JOB_POD_FAILURE_BACK_OFF = 600.0        # Upstream: MaxJobPodFailureBackOff
@@ -94,11 +94,12 @@ def get_finished_time(p: core_v1.Pod) -> float:
     t = _finish_time_from_containers(p)
     if t is None:
         t = _finish_time_from_ready_false(p)
-    if t is None and p.metadata.deletion_timestamp:
-        t = parse_rfc3339(p.metadata.deletion_timestamp)
     if t is None:
-        t = parse_rfc3339(p.metadata.creation_timestamp) if p.metadata.creation_timestamp else 0.0
-    return t
+        t = _time(p.metadata.deletion_timestamp)
+    if t is None:
+        t = _time(p.metadata.creation_timestamp)
+    return t if t is not None else 0.0
+
 
 
 def _finish_time_from_containers(p: core_v1.Pod) -> float | None:
@@ -106,9 +107,9 @@ def _finish_time_from_containers(p: core_v1.Pod) -> float | None:
     latest: float | None = None
     for cs in [*((st.container_statuses or ()) if st else ()), *((st.init_container_statuses or ()) if st else ())]:
         term = cs.state.terminated if cs.state is not None else None
-        if term is None or not term.finished_at:
+        t = _time(term.finished_at) if term is not None else None
+        if t is None:
             continue
-        t = parse_rfc3339(term.finished_at)
         if latest is None or t > latest:
             latest = t
     return latest
@@ -116,6 +117,6 @@ def _finish_time_from_containers(p: core_v1.Pod) -> float | None:
 
 def _finish_time_from_ready_false(p: core_v1.Pod) -> float | None:
     for c in (p.status.conditions if p.status else None) or ():
-        if c.type == "Ready" and c.status == "False" and c.last_transition_time:
-            return parse_rfc3339(c.last_transition_time)
+        if c.type == "Ready" and c.status == "False" and (t := _time(c.last_transition_time)) is not None:
+            return t
     return None

@@ -83,6 +83,8 @@ def parse_indexes_from_string(indexes: str | None, completions: int) -> OrderedI
     for part in indexes.split(","):
         lo_s, sep, hi_s = part.partition("-")
         try:
+            if len(lo_s) > 10 or len(hi_s) > 10:       # not an int32 (and int() of 5,000 digits raises)
+                raise ValueError(part)
             lo = int(lo_s)
             hi = int(hi_s) if sep else lo
         except ValueError:
@@ -118,9 +120,10 @@ def has_job_tracking_finalizer(pod: core_v1.Pod) -> bool:
 def get_completion_index(annotations: dict[str, str] | None) -> int:
     """The pod's completion index, or UNKNOWN_COMPLETION_INDEX. Upstream: getCompletionIndex"""
     v = (annotations or {}).get(JOB_COMPLETION_INDEX_ANNOTATION)
-    if v is None or not v.isascii() or not v.isdigit():
+    if v is None or not v.isascii() or not v.isdigit() or len(v) > 10:     # an int32 has 10 digits
         return UNKNOWN_COMPLETION_INDEX
-    return int(v)
+    i = int(v)
+    return i if i <= 2**31 - 1 else UNKNOWN_COMPLETION_INDEX
 
 
 def calculate_succeeded_indexes(job: batch_v1.Job, pods: Sequence[core_v1.Pod]

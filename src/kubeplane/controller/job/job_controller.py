@@ -28,7 +28,7 @@ from ...client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandler
 from ...client.util.workqueue import RateLimitingQueue, RateLimitingQueueOptions
 from ...client.util.workqueue.default_rate_limiters import ItemExponentialFailureRateLimiter
 from ...client.util.workqueue.worker import process_next_work_item
-from ...utils.clock import REAL_CLOCK, Clock, parse_rfc3339, rfc3339
+from ...utils.clock import REAL_CLOCK, Clock, rfc3339
 from .. import controller_utils as cu
 from ..controller_ref_manager import PodControllerRefManager, recheck_deletion_timestamp
 from . import indexed_job_utils as ix
@@ -43,7 +43,7 @@ from .util import (
     JOB_REASON_COMPLETIONS_REACHED, JOB_REASON_DEADLINE_EXCEEDED, JOB_REASON_FAILED_INDEXES,
     JOB_REASON_MAX_FAILED_INDEXES_EXCEEDED, JOB_REASON_POD_FAILURE_POLICY, JOB_REASON_SUCCESS_POLICY,
     JOB_SUCCESS_CRITERIA_MET, JOB_SUSPENDED, JOB_TRACKING_FINALIZER, NON_INDEXED, find_condition_by_type,
-    is_job_finished,
+    is_job_finished, parse_time,
 )
 
 if TYPE_CHECKING:
@@ -277,13 +277,12 @@ class JobController:
             self.enqueue_sync_job_immediately(cur)
         if is_job_finished(cur):
             self.cleanup_pod_finalizers(cur)       # a back-up: finished Jobs have none left
-        start = cur.status.start_time if cur.status else None
+        start = parse_time(cur.status.start_time if cur.status else None)
         cur_ads = cur.spec.active_deadline_seconds if cur.spec else None
-        if start and cur_ads is not None:
+        if start is not None and cur_ads is not None:
             old_ads = old.spec.active_deadline_seconds if old.spec else None
             if old_ads != cur_ads:
-                passed = self.clock.now() - parse_rfc3339(start)
-                self.queue.add_after(_key(cur), cur_ads - passed)
+                self.queue.add_after(_key(cur), cur_ads - (self.clock.now() - start))
 
     def delete_job(self, obj: batch_v1.Job | DeletedFinalStateUnknown) -> None:
         """Sync (to forget it) and free its pods of the tracking finalizer. Upstream: deleteJob"""
@@ -492,7 +491,7 @@ class JobController:
                 ctx.finished_condition = self.new_failure_condition(JOB_REASON_DEADLINE_EXCEEDED,
                                                                     "Job was active longer than specified deadline")
             elif job.spec.active_deadline_seconds is not None and not job_suspended(job):
-                elapsed = now - parse_rfc3339(job.status.start_time)
+                elapsed = now - (parse_time(job.status.start_time) or now)
                 self.queue.add_after(ObjectName.parse(job_key), job.spec.active_deadline_seconds - elapsed)
         if ix.is_indexed_job(job):
             self._decide_indexed(ctx)
@@ -549,9 +548,10 @@ class JobController:
     def past_active_deadline(self, job: batch_v1.Job) -> bool:
         """Upstream: pastActiveDeadline"""
         ads = job.spec.active_deadline_seconds
-        if ads is None or not job.status.start_time or job_suspended(job):
+        start = parse_time(job.status.start_time)
+        if ads is None or start is None or job_suspended(job):
             return False
-        return self.clock.now() - parse_rfc3339(job.status.start_time) >= ads
+        return self.clock.now() - start >= ads
 
     # --- pods: create and delete -------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ Upstream: pkg/controller/job/util/utils.go and the batch/v1 constants the contro
 from __future__ import annotations
 
 from ...api.types import batch_v1
+from ...utils.clock import parse_rfc3339
 
 # Upstream: batch.JobTrackingFinalizer, JobCompletionIndexAnnotation, JobIndexFailureCountAnnotation ...
 JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
@@ -57,3 +58,14 @@ def find_condition_by_type(conditions: list[batch_v1.JobCondition] | None,
         if c.type == type_:
             return c
     return None
+
+
+def parse_time(value: str | None) -> float | None:
+    """A metav1.Time string as epoch seconds; None when absent or unreadable (status is written by
+    users too: a bad time must not fail a sync or an event handler)."""
+    if not value:
+        return None
+    try:
+        return parse_rfc3339(value)
+    except ValueError:
+        return None

@@ -578,15 +578,20 @@ def container_annotations(annotations: dict[str, str], name: str, init: bool) ->
 
 def _in_index_set(index: str | None, indexes: str) -> bool:
     """Whether a completion index is in an index set as Jobs print them ("1,3-5")."""
-    if index is None or not index.isascii() or not index.isdigit():
+    if index is None or not _small_number(index):
         return False
     i = int(index)
     for part in indexes.split(","):
         lo, _, hi = part.strip().partition("-")
-        if lo.isascii() and lo.isdigit() and (hi.isascii() and hi.isdigit() if hi else True):
+        if _small_number(lo) and (_small_number(hi) if hi else True):
             if int(lo) <= i <= int(hi or lo):
                 return True
     return False
+
+
+def _small_number(text: str) -> bool:
+    """ASCII digits of an int32 at most (int() of thousands of digits raises)."""
+    return text.isascii() and text.isdigit() and len(text) <= 10
 
 
 def _valid_exit_code(text: str) -> bool:

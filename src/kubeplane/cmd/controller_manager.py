@@ -37,7 +37,8 @@ CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collec
                "serviceaccount-token-controller", "bootstrap-signer-controller", "token-cleaner-controller",
                "cronjob-controller", "statefulset-controller", "persistentvolume-binder-controller",
                "endpointslice-controller", "endpoints-controller", "endpointslice-mirroring-controller",
-               "replicationcontroller-controller", "daemonset-controller")
+               "replicationcontroller-controller", "daemonset-controller",
+               "job-controller", "ttl-after-finished-controller", "pod-garbage-collector-controller")
 CSR_SIGNING = "certificatesigningrequest-signing-controller"
 SA_TOKEN = "serviceaccount-token-controller"
 
@@ -66,6 +67,9 @@ class ControllerManagerOptions:
     # stays unused before it is labelled invalid, and then before it is deleted.
     legacy_token_clean_up_period: float = 365 * 24 * 3600.0
     max_endpoints_per_slice: int = 100        # --max-endpoints-per-slice
+    job_workers: int = 5                      # --concurrent-job-syncs
+    ttl_after_finished_workers: int = 5       # --concurrent-ttl-after-finished-syncs
+    terminated_pod_gc_threshold: int = 12500  # --terminated-pod-gc-threshold (<= 0: no threshold GC)
 
 
 async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
@@ -131,6 +135,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     runs += _cronjob_controllers(cs("cronjob-controller"), factory, clock, broadcaster)     # issue 14, helper cron
     runs += _statefulset_and_volume_controllers(cs, factory, clock, broadcaster)   # issue 14, helper sts
     runs += _endpoint_and_workload_controllers(cs, factory, clock, options, broadcaster)
+    runs += _batch_and_pod_gc_controllers(cs, factory, clock, broadcaster, options)
     if options.service_account_key is not None:
         # upstream: the root client ("tokens-controller"), not a service account of its own
         from ..serviceaccount.legacy import LEGACY_ISSUER
@@ -230,6 +235,9 @@ def add_parser(sub: Any) -> None:
                         "(default: pki/sa.key beside the --kubeconfig, when it exists; none: no tokens controller)")
     p.add_argument("--max-endpoints-per-slice", type=_max_endpoints_per_slice, default=100,
                    help="the most endpoints the EndpointSlice controllers put in one slice (default 100)")
+    p.add_argument("--terminated-pod-gc-threshold", type=int, default=12500, metavar="N",
+                   help="finished pods kept before the pod garbage collector deletes the oldest "
+                        "(<= 0: never; default 12500)")
     p.add_argument("--use-service-account-credentials", action=argparse.BooleanOptionalAction, default=True,
                    help="each controller acts as its own kube-system service account, with tokens from the "
                         "TokenRequest API (default on, as kubeadm runs kube-controller-manager)")
@@ -271,7 +279,8 @@ def run(args: argparse.Namespace) -> int:
                                            cluster_signing_key=signing[1],
                                            cluster_signing_duration=args.cluster_signing_duration,
                                            service_account_key=sa_key,
-                                           legacy_token_clean_up_period=args.legacy_service_account_token_clean_up_period)
+                                           legacy_token_clean_up_period=args.legacy_service_account_token_clean_up_period,
+                                           terminated_pod_gc_threshold=args.terminated_pod_gc_threshold)
         started = [n for n in CONTROLLERS if (options.root_ca or n != "root-ca-certificate-publisher-controller")
                    and (signing[0] or n != CSR_SIGNING) and (sa_key is not None or n != SA_TOKEN)]
         health.add(ENDPOINTS, *(NamedCheck(name, _ok) for name in started))
@@ -429,4 +438,24 @@ def _endpoint_and_workload_controllers(cs: Callable[[str], Clientset], factory: 
         runs.append(DaemonSetsController(apps.daemonsets(), apps.controllerrevisions(), core.pods(), core.nodes(),
                                          cs("daemon-set-controller"), clock=clock,
                                          recorder=broadcaster.new_recorder("daemonset-controller")).run())
+
+
+def _batch_and_pod_gc_controllers(cs: Callable[[str], Clientset], factory: SharedInformerFactory, clock: Clock,
+                                  broadcaster: Any, options: ControllerManagerOptions) -> list[Any]:
+    """The Job, TTL-after-finished and pod GC controllers, each as its own service account
+    (job-controller, ttl-after-finished-controller, pod-garbage-collector)."""
+    runs: list[Any] = []
+    if _serves("batch", "v1", "jobs"):
+        from ..controller.job import JobController
+        job = JobController(factory.core_v1().pods(), factory.batch_v1().jobs(), cs("job-controller"), clock=clock,
+                            recorder=broadcaster.new_recorder("job-controller"))
+        runs.append(job.run(options.job_workers))
+        from ..controller.ttlafterfinished import TTLAfterFinishedController
+        ttl = TTLAfterFinishedController(factory.batch_v1().jobs(), cs("ttl-after-finished-controller"), clock=clock)
+        runs.append(ttl.run(options.ttl_after_finished_workers))
+    from ..controller.podgc import PodGCController, PodGCControllerOptions
+    podgc = PodGCController(cs("pod-garbage-collector"), factory.core_v1().pods(), factory.core_v1().nodes(),
+                            clock=clock,
+                            options=PodGCControllerOptions(terminated_pod_threshold=options.terminated_pod_gc_threshold))
+    runs.append(podgc.run())
     return runs

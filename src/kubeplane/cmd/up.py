@@ -115,6 +115,7 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
         pki = args.data_dir.resolve() / "pki"       # ensure_pki's
         ca, ca_key = pki / "ca.crt", pki / "ca.key"  # the root CA publisher's; the CSR signers' (kubeadm's)
         options = ControllerManagerOptions(node_monitor_grace_period=args.node_monitor_grace_period,
+                                           terminated_pod_gc_threshold=args.terminated_pod_gc_threshold,
                                            root_ca=ca.read_bytes() if ca.exists() else b"",
                                            cluster_signing_cert=ca.read_bytes() if ca_key.exists() else b"",
                                            cluster_signing_key=ca_key.read_bytes() if ca_key.exists() else b"",
@@ -211,6 +212,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--node-heartbeat-period", type=flags.seconds, default=10.0, metavar="SECONDS",
                    help="how often each simulated node renews its Lease and checks its status (default 10, "
                         "upstream's lease renew interval)")
+    p.add_argument("--terminated-pod-gc-threshold", type=int, default=12500, metavar="N",
+                   help="finished pods kept before the pod garbage collector deletes the oldest "
+                        "(<= 0: never; default 12500)")
     p.add_argument("--node-monitor-grace-period", type=flags.seconds, default=40.0, metavar="SECONDS",
                    help="how long a node may be silent before the node lifecycle controller marks it Unknown "
                         "(default 40, as kube-controller-manager through 1.31); keep it well above --node-heartbeat-period")

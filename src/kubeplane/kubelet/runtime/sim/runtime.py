@@ -39,7 +39,7 @@ from .. import (
     CREATED, CREATING, EXITED, PROBE_FAILURE, PROBE_SUCCESS, PROBE_UNKNOWN, RUNNING, SANDBOX_NOT_READY,
     SANDBOX_READY, WAITING, ContainerStatus, EventHandler, PodStatus, SandboxStatus, check_log_target,
 )
-from .lifecycle import Lifecycle, Stage, apply_stage, load_profile
+from .lifecycle import Lifecycle, Stage, apply_stage, load_profile, parse_duration
 from .renderer import Renderer
 from .restore import restored_attempts, restored_sandbox
 
@@ -155,8 +155,7 @@ class SimRuntime:
         # process, whose sequence numbers started at 1 as well) are always older ones.
         oid = _object_id(p.uid, f"{container.name}/{attempt}", self._seq)
         p.containers.append(oid)
-        self._add(oid, p, self._object(pod, "Container", container.name or "",
-                                       self._container_spec(pod, p, container, init, attempt), {"state": CREATING}))
+        self._add(oid, p, self._container_object(pod, p, container, init, attempt, {"state": CREATING}))
         return f"{RUNTIME_NAME}://{oid}"
 
     def restore_pod(self, pod: core_v1.Pod) -> bool:
@@ -184,9 +183,7 @@ class SimRuntime:
             if a.oid in self._objs:
                 continue                        # a status naming one id twice: keep the first
             p.containers.append(a.oid)
-            self._restore(a.oid, p, self._object(pod, "Container", a.container.name or "",
-                                                 self._container_spec(pod, p, a.container, a.init, a.attempt),
-                                                 a.status))
+            self._restore(a.oid, p, self._container_object(pod, p, a.container, a.init, a.attempt, a.status))
         self._send()
         return True
 
@@ -386,6 +383,15 @@ class SimRuntime:
             spec["readinessProbe"] = to_dict(container.readiness_probe)
         return spec
 
+    def _container_object(self, pod: core_v1.Pod, p: _Pod, container: core_v1.Container, init: bool, attempt: int,
+                          status: dict[str, Any]) -> dict[str, Any]:
+        obj = self._object(pod, "Container", container.name or "",
+                           self._container_spec(pod, p, container, init, attempt), status)
+        meta = obj["metadata"]
+        if "annotations" in meta:
+            meta["annotations"] = container_annotations(meta["annotations"], container.name or "", init)
+        return obj
+
     def _object(self, pod: core_v1.Pod, kind: str, name: str, spec: dict[str, Any],
                 status: dict[str, Any]) -> dict[str, Any]:
         m = pod.metadata
@@ -512,6 +518,84 @@ class _Helpers:
 
     def _ContainerID(self) -> str:
         return f"{RUNTIME_NAME}://{self.oid}"
+
+
+SIM_ANNOTATION_PREFIX = "sim.kubeplane.io/"
+EXIT_CODE_ANNOTATION = SIM_ANNOTATION_PREFIX + "exit-code"
+EXIT_CODE_INDEXES_ANNOTATION = SIM_ANNOTATION_PREFIX + "exit-code-indexes"
+RUN_DURATION_ANNOTATION = SIM_ANNOTATION_PREFIX + "run-duration"
+COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+MAX_RUN_DURATION, MAX_RUN_DURATION_TEXT = 365 * 24 * 3600.0, "8760h"    # a longer run-duration is a year
+
+
+def container_annotations(annotations: dict[str, str], name: str, init: bool) -> dict[str, str]:
+    """The pod's annotations as one container's sim object carries them: the stages read
+    `sim.kubeplane.io/<key>` and find this container's value there.
+
+    `sim.kubeplane.io/<key>.<container>` wins over the pod-wide `sim.kubeplane.io/<key>`; the
+    pod-wide ones are for app containers only (an init container takes only its own). An exit
+    code that is not an integer in 0..255 is dropped (the default, 0, applies), as is a
+    run-duration that is not a Go duration (one over a year is a year), and "0" is
+    dropped as the default itself, so a stage tells success from failure by the annotation's
+    presence. With `sim.kubeplane.io/exit-code-indexes` ("1,3-5") the exit code applies only
+    to the pods of an Indexed Job whose completion index is listed. Example: {exit-code: "1",
+    exit-code.sidecar: "0"} -> app container "main" exits 1, "sidecar" exits 0. Pods without
+    sim annotations (every pod of a density run) pay one scan.
+    """
+    if not any(k.startswith(SIM_ANNOTATION_PREFIX) for k in annotations):
+        return annotations
+    out: dict[str, str] = {}
+    own: dict[str, str] = {}
+    suffix = "." + name
+    for k, v in annotations.items():
+        if not k.startswith(SIM_ANNOTATION_PREFIX):
+            out[k] = v
+        elif "." not in k[len(SIM_ANNOTATION_PREFIX):]:
+            if not init:
+                out[k] = v
+        elif k.endswith(suffix):
+            own[k[:-len(suffix)]] = v
+    out.update(own)
+    code = out.get(EXIT_CODE_ANNOTATION)
+    if code is not None and EXIT_CODE_INDEXES_ANNOTATION in out and not _in_index_set(
+            annotations.get(COMPLETION_INDEX_ANNOTATION), out[EXIT_CODE_INDEXES_ANNOTATION]):
+        code = None                        # an Indexed Job's pod whose index is not listed
+        del out[EXIT_CODE_ANNOTATION]
+    run = out.get(RUN_DURATION_ANNOTATION)
+    if run is not None:
+        secs = parse_duration(run)
+        if secs is None:
+            del out[RUN_DURATION_ANNOTATION]           # not a duration: the stage's default
+        elif not secs <= MAX_RUN_DURATION:             # "99999999999h" (or inf) would overflow a timer
+            out[RUN_DURATION_ANNOTATION] = MAX_RUN_DURATION_TEXT
+    if code is not None:
+        if _valid_exit_code(code):
+            out[EXIT_CODE_ANNOTATION] = str(int(code))     # "010" is 10, not YAML's octal 8
+        else:
+            del out[EXIT_CODE_ANNOTATION]
+    return out
+
+
+def _in_index_set(index: str | None, indexes: str) -> bool:
+    """Whether a completion index is in an index set as Jobs print them ("1,3-5")."""
+    if index is None or not _small_number(index):
+        return False
+    i = int(index)
+    for part in indexes.split(","):
+        lo, _, hi = part.strip().partition("-")
+        if _small_number(lo) and (_small_number(hi) if hi else True):
+            if int(lo) <= i <= int(hi or lo):
+                return True
+    return False
+
+
+def _small_number(text: str) -> bool:
+    """ASCII digits of an int32 at most (int() of thousands of digits raises)."""
+    return text.isascii() and text.isdigit() and len(text) <= 10
+
+
+def _valid_exit_code(text: str) -> bool:
+    return text.isascii() and text.isdigit() and len(text) <= 3 and 0 < int(text) <= 255
 
 
 def _object_id(uid: str, name: str, seq: int) -> str:

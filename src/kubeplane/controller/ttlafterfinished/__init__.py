@@ -1,0 +1,4 @@
+"""The TTL-after-finished controller. Upstream: pkg/controller/ttlafterfinished"""
+from .ttlafterfinished_controller import TTLAfterFinishedController
+
+__all__ = ["TTLAfterFinishedController"]

@@ -66,6 +66,7 @@ class Operator:
                  env: dict[str, str] | None = None) -> None:
         self.namespace = namespace
         self.log = log
+        self.error: AssertionError | None = None          # what went wrong while `started` set it up
         with open(log, "wb") as out:
             self.proc = subprocess.Popen(
                 [KOPF, "run", "--standalone", "--verbose", "--namespace", namespace, str(SETTINGS), *map(str, paths)],
@@ -265,30 +266,52 @@ GENERIC = ["01-minimal", "02-children", "03-exceptions", "04-events", "05-handle
            "07-subhandlers", "08-events", "13-hooks", "14-daemons", "15-timers", "16-indexing", "99-all-at-once"]
 
 
-@pytest.mark.parametrize("example", GENERIC)
-def test_example(cluster: Cluster, ns: str, example: str, tmp_path: pathlib.Path) -> None:
-    """kopf's test_all_examples_are_runnable: start, create obj.yaml, delete it, stop."""
-    path = EXAMPLES / example / "example.py"
-    e2e = E2E(path)
-    obj = re.escape(f"[{ns}/{NAME}]")
-    with Operator(cluster, ns, path, log=tmp_path / "kopf.log") as op:
-        op.ready()
-        cluster.kubectl("apply", "-n", ns, "-f", str(OBJ))
-        if example in CREATED or e2e.get("CREATION_STOP_WORDS"):
-            op.wait_for("|".join(CREATED.get(example) or map(re.escape, e2e.get("CREATION_STOP_WORDS"))))
-        elif e2e.has_handler("create"):
-            op.wait_for(f"{obj} Creation is processed:")
-        if example in WHILE_RUNNING:
-            WHILE_RUNNING[example](cluster, ns, op)
+@pytest.fixture(scope="module")
+def started(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Operator]]:
+    """Every example's operator started, and once it watches, its object created, all at once, each
+    in a namespace of its own: their startup retries, idle timers and daemons' backoffs run side
+    by side, and each test_example finds its example under way (kopf's test runs them one by
+    one: a minute more here). What fails here fails that example's test."""
+    runs = {example: Operator(cluster, namespace_for_test(cluster, f"kopf-{example}"),
+                              EXAMPLES / example / "example.py", log=tmp_path_factory.mktemp(example) / "kopf.log")
+            for example in GENERIC}
+    try:
+        for op in runs.values():
+            try:
+                op.ready()
+                cluster.kubectl("apply", "-n", op.namespace, "-f", str(OBJ))
+            except AssertionError as err:
+                op.error = err
+        yield runs
+    finally:
+        for op in runs.values():
+            op.__exit__()
 
-        cluster.kubectl("delete", "-n", ns, "-f", str(OBJ))           # waits for the finalizer's removal
-        if example in DELETED or e2e.get("DELETION_STOP_WORDS"):
-            op.wait_for("|".join(DELETED.get(example) or map(re.escape, e2e.get("DELETION_STOP_WORDS"))))
-        if e2e.has_changing_handlers:
-            op.wait_for(f"{obj} Deleted, really deleted")
-        if example in AFTER_DELETION:
-            AFTER_DELETION[example](cluster, ns)
-        exit_code = op.stop()
+
+@pytest.mark.parametrize("example", GENERIC)
+def test_example(cluster: Cluster, started: dict[str, Operator], example: str) -> None:
+    """kopf's test_all_examples_are_runnable: start, create obj.yaml (both in `started`), delete it, stop."""
+    op = started[example]
+    if op.error is not None:
+        raise op.error
+    e2e = E2E(EXAMPLES / example / "example.py")
+    ns = op.namespace
+    obj = re.escape(f"[{ns}/{NAME}]")
+    if example in CREATED or e2e.get("CREATION_STOP_WORDS"):
+        op.wait_for("|".join(CREATED.get(example) or map(re.escape, e2e.get("CREATION_STOP_WORDS"))))
+    elif e2e.has_handler("create"):
+        op.wait_for(f"{obj} Creation is processed:")
+    if example in WHILE_RUNNING:
+        WHILE_RUNNING[example](cluster, ns, op)
+
+    cluster.kubectl("delete", "-n", ns, "-f", str(OBJ))           # waits for the finalizer's removal
+    if example in DELETED or e2e.get("DELETION_STOP_WORDS"):
+        op.wait_for("|".join(DELETED.get(example) or map(re.escape, e2e.get("DELETION_STOP_WORDS"))))
+    if e2e.has_changing_handlers:
+        op.wait_for(f"{obj} Deleted, really deleted")
+    if example in AFTER_DELETION:
+        AFTER_DELETION[example](cluster, ns)
+    exit_code = op.stop()
 
     assert exit_code == 0, op.output[-5000:]
     assert_as_kopf_does(e2e, op.output, ns, SUCCESS_COUNTS.get(example))

@@ -37,6 +37,7 @@ pytest.importorskip("kopf")
 
 EXAMPLES = pathlib.Path(__file__).parent / "kopf_examples"
 CRD, OBJ, SETTINGS = EXAMPLES / "crd.yaml", EXAMPLES / "obj.yaml", EXAMPLES / "settings.py"
+PEERING = EXAMPLES / "peering.yaml"
 KOPF = str(BIN / "kopf")
 NAME = "kopf-example-1"                    # obj.yaml's
 
@@ -60,16 +61,17 @@ def ns(cluster: Cluster, request: pytest.FixtureRequest) -> str:
 
 class Operator:
     """`kopf run --standalone --verbose --namespace NS settings.py *paths` in a process of its own
-    (KUBECONFIG: the cluster's), its log (stdout and stderr) in a file."""
+    (KUBECONFIG: the cluster's), its log (stdout and stderr) in a file; `options` replace
+    --standalone (e.g. ["--dev"]: peering, with priority 666)."""
 
     def __init__(self, cluster: Cluster, namespace: str, *paths: pathlib.Path, log: pathlib.Path,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, options: tuple[str, ...] = ("--standalone",)) -> None:
         self.namespace = namespace
         self.log = log
         self.error: AssertionError | None = None          # what went wrong while `started` set it up
         with open(log, "wb") as out:
             self.proc = subprocess.Popen(
-                [KOPF, "run", "--standalone", "--verbose", "--namespace", namespace, str(SETTINGS), *map(str, paths)],
+                [KOPF, "run", *options, "--verbose", "--namespace", namespace, str(SETTINGS), *map(str, paths)],
                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
                 env={**os.environ, "KUBECONFIG": str(cluster.kubeconfig), **(env or {})})
 
@@ -425,3 +427,34 @@ def test_17_admission(cluster: Cluster, ns: str, tmp_path: pathlib.Path) -> None
     assert exit_code == 0, op.output[-5000:]
     for kind in ("validatingwebhookconfiguration", "mutatingwebhookconfiguration"):
         assert not cluster.get_json(kind, "auto.kopf.dev").get("webhooks"), f"kopf left its {kind}"
+
+
+def test_06_peering(cluster: Cluster, ns: str, tmp_path: pathlib.Path) -> None:
+    """examples/06-peering/README.md, without --standalone: two operators find each other through a
+    KopfPeering object (kopf's peering.yaml); the one started with --dev (priority 666) makes the
+    other pause, handles the object alone, and when it stops (removing itself from the peering
+    status with a merge patch's null), the other resumes."""
+    # kubectl maps every object of a file before it applies any (as against any cluster): the
+    # peerings find their kinds the second time
+    cluster.kubectl("apply", "-f", str(PEERING), check=False)
+    cluster.kubectl("wait", "--for=condition=Established", "crd/kopfpeerings.kopf.dev", "--timeout=20s")
+    cluster.kubectl("apply", "-f", str(PEERING))
+    cluster.kubectl("create", "-n", ns, "-f", "-", input="apiVersion: kopf.dev/v1\nkind: KopfPeering\n"
+                                                         "metadata: {name: default}\n")
+    example = EXAMPLES / "06-peering" / "example.py"
+    with Operator(cluster, ns, example, log=tmp_path / "a.log", options=()) as a:
+        a.ready()
+        with Operator(cluster, ns, example, log=tmp_path / "b.log", options=("--dev",)) as b:
+            b.ready()
+            a.wait_for(r"Pausing operations in favour of \[<Peer \S+: priority=666,")
+            peers = cluster.get_json("-n", ns, "kopfpeering", "default")["status"]
+            assert sorted(p["priority"] for p in peers.values()) == [0, 666]
+            cluster.kubectl("apply", "-n", ns, "-f", str(OBJ))
+            b.wait_for(re.escape(f"[{ns}/{NAME}] Handler 'create_fn' succeeded."))
+            assert b.stop() == 0
+        a.wait_for("Resuming operations after the pause.")
+        assert [p["priority"] for p in cluster.get_json("-n", ns, "kopfpeering", "default")["status"].values()] == [0]
+        cluster.kubectl("delete", "-n", ns, "-f", str(OBJ))
+        assert a.stop() == 0
+    assert f"[{ns}/{NAME}] Handler 'create_fn'" not in a.output          # paused while the object came
+    assert "Traceback (most recent call last):" not in a.output + b.output

@@ -115,8 +115,11 @@ def run_session(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, ini:
     return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
 
 
-@pytest.mark.parametrize("ini, args", [("kubeplane_mode = process\n", ()),
-                                       ("kubeplane_mode = inprocess\n", ("--kubeplane-mode", "process"))])
+@pytest.mark.parametrize("ini, args", [
+    ("kubeplane_mode = process\n", ()),
+    ("kubeplane_mode = inprocess\n", ("--kubeplane-mode", "process")),
+    ("kubeplane_kubeconfig = elsewhere\n", ("--kubeplane-mode", "process")),    # the command line wins
+])
 def test_the_plugin_runs_a_child_process(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
                                          ini: str, args: tuple[str, ...]) -> None:
     result = run_session(pytester, monkeypatch, "kubeplane_nodes = 0\n" + ini, *args, expected="ProcessControlPlane")
@@ -142,8 +145,10 @@ def test_the_plugin_uses_an_existing_cluster(pytester: pytest.Pytester, monkeypa
 
 
 @pytest.mark.parametrize("ini, args, message", [
-    ("", ("--kubeplane-mode", "existing"), "an existing cluster is given by --kubeplane-kubeconfig"),
-    ("kubeplane_kubeconfig = config\n", ("--kubeplane-mode", "process"), "and is mode existing (mode: process"),
+    ("", ("--kubeplane-mode", "existing"), "mode existing needs the cluster's kubeconfig (--kubeplane-kubeconfig"),
+    ("kubeplane_mode = existing\n", (), "mode existing needs the cluster's kubeconfig"),
+    ("", ("--kubeplane-kubeconfig", "config", "--kubeplane-mode", "process"),
+     "--kubeplane-kubeconfig names an existing cluster, not one to run in mode process"),
     ("kubeplane_mode = thread\n", (), "kubeplane_mode = thread: not one of inprocess, process, existing"),
 ])
 def test_the_plugin_refuses_a_mode_that_does_not_fit(pytester: pytest.Pytester, ini: str, args: tuple[str, ...],

@@ -35,7 +35,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import orjson
 
@@ -62,13 +62,14 @@ class ClusterClient:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
 
-    def __enter__(self: Any) -> Any:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def start(self) -> ClusterClient:
+    def start(self) -> Self:
+        """Start (or reach) the control plane and return self; StartError if it cannot."""
         raise NotImplementedError
 
     def stop(self) -> None:
@@ -161,10 +162,6 @@ class ClusterClient:
         import kubernetes
         return kubernetes.config.new_client_from_config(config_file=str(self.kubeconfig))
 
-    async def _get(self, t: Transport, path: str) -> tuple[int, bytes]:
-        resp = await t.request("GET", path)
-        return resp.status, resp.body
-
 
 class ProcessControlPlane(ClusterClient):
     """`kubeplane up` as a child process (the same flags as ControlPlane: memory storage, a free
@@ -193,7 +190,7 @@ class ProcessControlPlane(ClusterClient):
     def log(self) -> pathlib.Path:
         return self.data_dir / "up.log"
 
-    def start(self) -> ProcessControlPlane:
+    def start(self) -> Self:
         """Start and return once it is ready (it says so on its output); StartError if it cannot."""
         if self.proc is not None:
             raise RuntimeError("the control plane is already started")
@@ -259,20 +256,21 @@ class ExistingCluster(ClusterClient):
     def kubeconfig(self) -> pathlib.Path:
         return self._kubeconfig
 
-    def start(self) -> ExistingCluster:
+    def start(self) -> Self:
         try:
             load_kubeconfig(self.kubeconfig)
         except (OSError, ValueError, KeyError, IndexError, TypeError) as err:
             raise StartError(f"kubeconfig {self.kubeconfig}: {err or type(err).__name__}") from None
         self._start_loop()
         try:
-            status, body = self._call(lambda t: self._get(t, "/version"))
+            resp = self._call(lambda t: t.request("GET", "/version"))
         except Exception as err:  # noqa: BLE001 - any failure to connect is the message
             self._stop_loop()
             raise StartError(f"the cluster of {self.kubeconfig} cannot be reached: {err or type(err).__name__}") from None
-        if status != 200:
+        if resp.status != 200:
             self._stop_loop()
-            raise StartError(f"the cluster of {self.kubeconfig} answers GET /version with {status}: {body[:200]!r}")
+            raise StartError(f"the cluster of {self.kubeconfig} answers GET /version with {resp.status}: "
+                             f"{resp.body[:200]!r}")
         return self
 
     def stop(self) -> None:

@@ -27,7 +27,7 @@ import signal
 import tempfile
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from ..apiserver.authentication.user import UserInfo
 from ..apiserver.inprocess import InProcessTransport
@@ -65,7 +65,7 @@ class ControlPlane(ClusterClient):
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def start(self) -> ControlPlane:
+    def start(self) -> Self:
         """Start and return once it serves (the kubeconfig is written); StartError if it cannot."""
         if self._thread is not None:
             raise RuntimeError("the control plane is already started")

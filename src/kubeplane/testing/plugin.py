@@ -86,15 +86,20 @@ def control_plane_options(config: pytest.Config) -> dict[str, Any]:
     manifests = [root / p for p in config.getini("kubeplane_manifests")]
     manifests += [pathlib.Path(p) for p in config.getoption("kubeplane_manifest")]
     args = config.getini("kubeplane_args")
-    kubeconfig = config.getoption("kubeplane_kubeconfig") or (
-        str(root / config.getini("kubeplane_kubeconfig")) if config.getini("kubeplane_kubeconfig") else None)
-    mode = config.getoption("kubeplane_mode") or config.getini("kubeplane_mode") or \
-        ("existing" if kubeconfig else "inprocess")
+    # the command line wins: its mode, else its kubeconfig (mode existing), else the ini's the same way
+    kubeconfig_cli = config.getoption("kubeplane_kubeconfig")
+    kubeconfig_ini = str(root / config.getini("kubeplane_kubeconfig")) if config.getini("kubeplane_kubeconfig") else None
+    mode = config.getoption("kubeplane_mode") or ("existing" if kubeconfig_cli else None) or \
+        config.getini("kubeplane_mode") or ("existing" if kubeconfig_ini else "inprocess")
     if mode not in MODES:
         raise pytest.UsageError(f"kubeplane_mode = {mode}: not one of {', '.join(MODES)}")
-    if (mode == "existing") != (kubeconfig is not None):
-        raise pytest.UsageError("kubeplane: an existing cluster is given by --kubeplane-kubeconfig (ini "
-                                f"kubeplane_kubeconfig), and is mode existing (mode: {mode}, kubeconfig: {kubeconfig})")
+    kubeconfig = (kubeconfig_cli or kubeconfig_ini) if mode == "existing" else None
+    if mode == "existing" and kubeconfig is None:
+        raise pytest.UsageError("kubeplane: mode existing needs the cluster's kubeconfig "
+                                "(--kubeplane-kubeconfig PATH, or ini kubeplane_kubeconfig)")
+    if mode != "existing" and kubeconfig_cli:
+        raise pytest.UsageError(f"kubeplane: --kubeplane-kubeconfig names an existing cluster, not one to run "
+                                f"in mode {mode}")
     return {"mode": mode, "kubeconfig": kubeconfig,
             "nodes": int(config.getini("kubeplane_nodes")) if nodes is None else nodes,
             "controllers": bool(config.getini("kubeplane_controllers")) and not no_controllers,

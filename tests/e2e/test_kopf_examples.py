@@ -194,6 +194,9 @@ def children(cluster: Cluster, ns: str, op: Operator) -> None:
     assert [(r["kind"], r["name"], r["uid"], r.get("controller")) for r in pod["metadata"]["ownerReferences"]] == \
         [("KopfExample", NAME, owner["metadata"]["uid"], True)]
     assert pod["spec"]["containers"][0]["env"] == [{"name": "FIELD", "value": "value"}]
+    # a list in a string printer column is printed as JSON (Upstream: JSONPath.PrintResults)
+    row = cluster.kubectl("get", "-n", ns, "kex", NAME, "--no-headers").stdout.split()
+    assert row == [NAME, "1m", f'["{pod["metadata"]["uid"]}"]']
 
 
 def events(cluster: Cluster, ns: str, op: Operator) -> None:

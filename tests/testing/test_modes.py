@@ -15,7 +15,7 @@ import yaml
 import kubeplane
 from kubeplane.testing import ClusterClient, ExistingCluster, ProcessControlPlane, StartError
 
-from ..e2e.cluster import KUBECTL, eventually
+from ..e2e.cluster import KUBECTL
 from .test_controlplane import CONFTEST, WIDGET_CRD, widget
 
 kubernetes = pytest.importorskip("kubernetes")
@@ -24,6 +24,14 @@ kubernetes = pytest.importorskip("kubernetes")
 def kubectl(kubeconfig: pathlib.Path, *args: str) -> str:
     return subprocess.run([KUBECTL, "--kubeconfig", str(kubeconfig), *args], capture_output=True, text=True,
                           check=True, env={**os.environ, "KUBECTL_KUBERC": "false"}, timeout=60).stdout
+
+
+def deleted(core: Any, ns: str) -> bool:
+    """Being deleted (the namespace controller takes it after upstream's 5 s grace period), or gone."""
+    try:
+        return bool(core.read_namespace(ns).metadata.deletion_timestamp)
+    except kubernetes.client.ApiException as err:
+        return err.status == 404
 
 
 def test_a_control_plane_as_a_child_process() -> None:
@@ -55,8 +63,6 @@ def test_a_control_plane_as_a_child_process() -> None:
 def test_a_child_process_that_does_not_start_says_why() -> None:
     with pytest.raises(StartError, match=r"kubeplane up exited \(2\): .*unrecognized arguments: --no-such-flag"):
         ProcessControlPlane(args=["--no-such-flag"]).start()
-    with pytest.raises(StartError, match='for "--profile" flag'):
-        ProcessControlPlane(args=["--profile", "no-such-profile"], controllers=False).start()
 
 
 def test_an_existing_cluster_is_used_and_left_running(kubeplane: ClusterClient, kubeplane_client: Any) -> None:
@@ -69,7 +75,7 @@ def test_an_existing_cluster_is_used_and_left_running(kubeplane: ClusterClient, 
         assert core.read_namespaced_config_map("cm", ns).data == {"a": "b"} == cm["data"]
         cluster.delete_namespace(ns)
     assert core.read_namespace("default").metadata.name == "default"        # still serving
-    eventually(lambda: ns not in [n.metadata.name for n in core.list_namespace().items], "namespace deleted")
+    assert deleted(core, ns)
 
 
 def test_an_existing_cluster_that_cannot_be_reached_says_why(tmp_path: pathlib.Path,
@@ -115,32 +121,42 @@ def run_session(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, ini:
     return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
 
 
-@pytest.mark.parametrize("ini, args", [
-    ("kubeplane_mode = process\n", ()),
-    ("kubeplane_mode = inprocess\n", ("--kubeplane-mode", "process")),
-    ("kubeplane_kubeconfig = elsewhere\n", ("--kubeplane-mode", "process")),    # the command line wins
+@pytest.mark.parametrize("ini, args, mode, kubeconfig", [
+    ("", (), "inprocess", None),
+    ("kubeplane_mode = process\n", (), "process", None),
+    ("kubeplane_mode = process\n", ("--kubeplane-mode", "inprocess"), "inprocess", None),
+    ("kubeplane_kubeconfig = config\n", (), "existing", "config"),                # relative to the rootdir
+    ("kubeplane_kubeconfig = config\n", ("--kubeplane-mode", "process"), "process", None),
+    ("kubeplane_mode = process\n", ("--kubeplane-kubeconfig", "/elsewhere"), "existing", "/elsewhere"),
 ])
-def test_the_plugin_runs_a_child_process(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
-                                         ini: str, args: tuple[str, ...]) -> None:
-    result = run_session(pytester, monkeypatch, "kubeplane_nodes = 0\n" + ini, *args, expected="ProcessControlPlane")
+def test_the_mode_comes_from_the_ini_file_or_the_command_line(pytester: pytest.Pytester, ini: str,
+                                                               args: tuple[str, ...], mode: str,
+                                                               kubeconfig: str | None) -> None:
+    """The command line wins: its mode, else its kubeconfig (mode existing), else the ini's."""
+    from kubeplane.testing.plugin import control_plane_options
+    pytester.makeconftest(CONFTEST)
+    pytester.makeini("[pytest]\n" + ini)
+    options = control_plane_options(pytester.parseconfig(*args))
+    expected = str(pytester.path / kubeconfig) if kubeconfig == "config" else kubeconfig
+    assert (options["mode"], options["kubeconfig"]) == (mode, expected)
+
+
+def test_the_plugin_runs_a_child_process(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    result = run_session(pytester, monkeypatch, "kubeplane_nodes = 0\nkubeplane_mode = process\n",
+                         expected="ProcessControlPlane")
     result.assert_outcomes(passed=1)
 
 
-@pytest.mark.parametrize("how", ["ini", "command line"])
 def test_the_plugin_uses_an_existing_cluster(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
-                                             kubeplane: ClusterClient, kubeplane_client: Any, how: str) -> None:
+                                             kubeplane: ClusterClient, kubeplane_client: Any) -> None:
     """The inner session tests against this session's control plane: the CRD applied to it, a
     fresh namespace made there and deleted after, the cluster left running."""
     (pytester.path / "config").write_bytes(kubeplane.kubeconfig.read_bytes())
-    if how == "ini":
-        result = run_session(pytester, monkeypatch, "kubeplane_kubeconfig = config\n", expected="ExistingCluster")
-    else:
-        result = run_session(pytester, monkeypatch, "", "--kubeplane-kubeconfig", str(pytester.path / "config"),
-                             expected="ExistingCluster")
+    result = run_session(pytester, monkeypatch, "kubeplane_kubeconfig = config\n", expected="ExistingCluster")
     result.assert_outcomes(passed=1)
     ns = (pytester.path / "namespace").read_text()
     core = kubernetes.client.CoreV1Api(kubeplane_client)
-    eventually(lambda: ns not in [n.metadata.name for n in core.list_namespace().items], "its namespace deleted")
+    assert deleted(core, ns)
     assert core.read_namespace("default").status.phase == "Active"
 
 

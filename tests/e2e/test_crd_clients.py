@@ -3,7 +3,8 @@ lightkube, kr8s and pykube" failed on CRDs): each client creates a CRD with its 
 for it to be Established as its users do, then creates, gets, lists by label, patches (spec and
 the status subresource), watches and deletes custom objects, and deletes the CRD.
 
-The official `kubernetes` client (a test dependency) always runs; lightkube, kr8s and pykube-ng
+The official `kubernetes` client (a test dependency; its typed CustomObjectsApi and its dynamic
+client) always runs; lightkube, kr8s and pykube-ng
 run where they are installed (they are not kubeplane's dependencies) and are skipped otherwise.
 Each client gets a CRD group of its own, so one cluster serves them all.
 """
@@ -130,6 +131,42 @@ def test_kubernetes_client(cluster: Cluster, ns: str) -> None:
                 return e.status == 404
             return False
         eventually(gone, "the CRD deleted (its objects first)")
+
+
+def test_kubernetes_dynamic_client(cluster: Cluster, ns: str) -> None:
+    """kubernetes.dynamic: kinds found through discovery (the CRD's, its status subresource)."""
+    pytest.importorskip("kubernetes")
+    from kubernetes.dynamic import DynamicClient
+    from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
+
+    group = "dynamic.example.com"
+    with cluster.python_client() as api_client:
+        dyn = DynamicClient(api_client)
+        crds = dyn.resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")
+        crds.create(body=crd(group))
+        eventually(lambda: any(c.type == "Established" and c.status == "True" for c in
+                               crds.get(name=f"{PLURAL}.{group}").status.conditions or []), "Established")
+
+        def gizmos() -> Any:                     # the discoverer's cache is refreshed on a miss
+            try:
+                return dyn.resources.get(api_version=f"{group}/{VERSION}", kind=KIND)
+            except ResourceNotFoundError:
+                return None
+        res = eventually(gizmos, "the kind discovered")
+        assert (res.name, res.namespaced, res.short_names) == (PLURAL, True, ["gz"])
+        created = res.create(body=gizmo(group, "g1", color="red"), namespace=ns)
+        assert created.spec.size == 1
+        assert [o.metadata.name for o in res.get(namespace=ns, label_selector="name=g1").items] == ["g1"]
+        patched = res.patch(name="g1", namespace=ns, body={"spec": {"size": 2}},
+                            content_type="application/merge-patch+json")
+        assert patched.spec.size == 2
+        status = res.status.patch(name="g1", namespace=ns, body={"status": {"phase": "Ready"}},
+                                  content_type="application/merge-patch+json")
+        assert status.status.phase == "Ready"
+        res.delete(name="g1", namespace=ns)
+        with pytest.raises(NotFoundError):
+            res.get(name="g1", namespace=ns)
+        crds.delete(name=f"{PLURAL}.{group}")
 
 
 # -- lightkube ---------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import os
 import pathlib
 import socket
 import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ import yaml
 import kubeplane
 from kubeplane.testing import ClusterClient, ExistingCluster, ProcessControlPlane, StartError
 
-from ..e2e.cluster import KUBECTL
+from ..e2e.cluster import KUBECTL, eventually
 from .test_controlplane import CONFTEST, WIDGET_CRD, widget
 
 kubernetes = pytest.importorskip("kubernetes")
@@ -58,6 +59,31 @@ def test_a_control_plane_as_a_child_process() -> None:
     assert not data_dir.exists()
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=5).close()
+
+
+ORPHAN = """
+import os, sys
+from kubeplane.testing import ProcessControlPlane
+cp = ProcessControlPlane(nodes=0, controllers=False, data_dir=sys.argv[1]).start()
+print(cp.proc.pid, flush=True)
+os._exit(0)                     # no stop(): as if the test process were killed
+"""
+
+
+def test_a_child_process_stops_when_the_test_process_ends_without_stopping_it(tmp_path: pathlib.Path) -> None:
+    src = str(pathlib.Path(kubeplane.__file__).parents[1])
+    out = subprocess.run([sys.executable, "-c", ORPHAN, str(tmp_path)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": src}, check=True).stdout
+    pid = int(out.split()[-1])
+
+    def gone() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+    eventually(gone, "the orphaned kubeplane up to stop")
+    assert "Shutting down" in (tmp_path / "up.log").read_text()      # a graceful stop (SIGTERM)
 
 
 def test_a_child_process_that_does_not_start_says_why() -> None:

@@ -163,10 +163,24 @@ class ClusterClient:
         return kubernetes.config.new_client_from_config(config_file=str(self.kubeconfig))
 
 
+# `kubeplane up` that stops (SIGTERM to itself) when its standard input closes: when the test
+# process ends without stopping it (killed, or crashed), the pipe it holds closes with it.
+_UP_UNTIL_STDIN_CLOSES = """
+import os, signal, sys, threading
+def watch():
+    while os.read(0, 4096):     # the file descriptor, not sys.stdin: no lock held at exit
+        pass
+    os.kill(os.getpid(), signal.SIGTERM)
+threading.Thread(target=watch, name="stdin-watch", daemon=True).start()
+from kubeplane.cmd.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 class ProcessControlPlane(ClusterClient):
     """`kubeplane up` as a child process (the same flags as ControlPlane: memory storage, a free
-    loopback port, a temporary data dir), stopped with SIGTERM as a terminal's Ctrl-C would, its
-    output in <data_dir>/up.log."""
+    loopback port, a temporary data dir), stopped with SIGTERM as a terminal's Ctrl-C would (and
+    by itself when this process ends without stopping it), its output in <data_dir>/up.log."""
 
     def __init__(self, *, nodes: int = 1, controllers: bool = True, args: Sequence[str] = (),
                  data_dir: pathlib.Path | str | None = None, timeout: float = 30.0) -> None:
@@ -198,11 +212,11 @@ class ProcessControlPlane(ClusterClient):
             self._tmp = tempfile.TemporaryDirectory(prefix="kubeplane-")
             self._data_dir = pathlib.Path(self._tmp.name)
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        argv = [sys.executable, "-m", "kubeplane", "up", "--data-dir", str(self.data_dir), "--port", "0",
+        argv = [sys.executable, "-c", _UP_UNTIL_STDIN_CLOSES, "up", "--data-dir", str(self.data_dir), "--port", "0",
                 "--storage", "memory", "--nodes", str(self.nodes),
                 *([] if self.controllers else ["--no-controllers"]), *self.args]
         with open(self.log, "wb") as out:
-            self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
                                          start_new_session=True)
         try:
             self._wait_ready()
@@ -236,6 +250,8 @@ class ProcessControlPlane(ClusterClient):
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+        if proc is not None and proc.stdin is not None:
+            proc.stdin.close()
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None

@@ -6,10 +6,14 @@
     from kubeplane.testing import ControlPlane
     with ControlPlane() as cp:                 # `kubeplane up` in this process, over HTTPS
         ...
+    # the same, as a child process; or a cluster that runs already (cluster.py)
+    from kubeplane.testing import ExistingCluster, ProcessControlPlane
 
 The fake clientset sits above the API server and storage (a real in-process API server on memory
 storage), so that the client package, which components import, needs neither. ControlPlane (and
-the pytest plugin, plugin.py, that hands it to tests) runs the whole of `kubeplane up`.
+the pytest plugin, plugin.py, that hands it to tests) runs the whole of `kubeplane up`;
+ProcessControlPlane runs it as a child process, and ExistingCluster uses a cluster given by its
+kubeconfig (cluster.py).
 
 Names are imported on first use: the pytest plugin loads this package in every test session of
 an environment where kubeplane is installed, and must not bring the API server along.
@@ -20,13 +24,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .cluster import ClusterClient, ExistingCluster, ProcessControlPlane, StartError
     from .controlplane import ControlPlane
     from .fake import Action, FakeClientset, RecordingTransport
 
-__all__ = ["Action", "ControlPlane", "FakeClientset", "RecordingTransport"]
+__all__ = ["Action", "ClusterClient", "ControlPlane", "ExistingCluster", "FakeClientset", "ProcessControlPlane",
+           "RecordingTransport", "StartError"]
 
 _MODULE = {"Action": ".fake", "FakeClientset": ".fake", "RecordingTransport": ".fake",
-           "ControlPlane": ".controlplane"}
+           "ControlPlane": ".controlplane", "ClusterClient": ".cluster", "ExistingCluster": ".cluster",
+           "ProcessControlPlane": ".cluster", "StartError": ".cluster"}
 
 
 def __getattr__(name: str) -> Any:

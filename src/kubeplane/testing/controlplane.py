@@ -23,36 +23,28 @@ from __future__ import annotations
 import argparse
 import asyncio
 import pathlib
-import re
-import secrets
 import signal
 import tempfile
 import threading
-from collections.abc import Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
-
-import orjson
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Self
 
 from ..apiserver.authentication.user import UserInfo
 from ..apiserver.inprocess import InProcessTransport
 from ..cmd import up
-from . import manifests
+from .cluster import ClusterClient, StartError
 
 if TYPE_CHECKING:
     from ..apiserver.server import APIServer
 
-T = TypeVar("T")
+__all__ = ["ControlPlane", "StartError", "parse_up_args"]
 
 # What kubeplane.testing's own requests (apply, namespaces) run as: an administrator, as the
 # kubeconfig's user is.
 TESTING_USER = UserInfo("kubeplane-testing", groups=("system:masters", "system:authenticated"))
 
 
-class StartError(RuntimeError):
-    """The control plane did not start (the message says why, as `kubeplane up` would)."""
-
-
-class ControlPlane:
+class ControlPlane(ClusterClient):
     """`kubeplane up` in this process. nodes: simulated nodes (0: none); controllers: run the
     controller-manager and scheduler (namespace deletion, garbage collection, Deployments...);
     args: more `kubeplane up` flags, e.g. ["--authorization-mode", "AlwaysAllow"]; data_dir: where
@@ -60,28 +52,20 @@ class ControlPlane:
 
     def __init__(self, *, nodes: int = 1, controllers: bool = True, args: Sequence[str] = (),
                  data_dir: pathlib.Path | str | None = None, timeout: float = 30.0) -> None:
+        super().__init__(controllers=controllers, timeout=timeout)
         self.nodes = nodes
-        self.controllers = controllers
         self.args = tuple(args)
-        self.timeout = timeout
         self._data_dir = pathlib.Path(data_dir) if data_dir is not None else None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._server: Any = None
-        self.loop: asyncio.AbstractEventLoop | None = None
         self.api: APIServer | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def __enter__(self) -> ControlPlane:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def start(self) -> ControlPlane:
+    def start(self) -> Self:
         """Start and return once it serves (the kubeconfig is written); StartError if it cannot."""
         if self._thread is not None:
             raise RuntimeError("the control plane is already started")
@@ -153,51 +137,10 @@ class ControlPlane:
         assert self.api is not None, "the control plane is not started"
         return f"https://{self.api.server_address}"
 
-    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        """Run a coroutine on the control plane's event loop (from any other thread) and return its result."""
-        assert self.loop is not None, "the control plane is not started"
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout or self.timeout)
-
     def transport(self) -> InProcessTransport:
         """A transport that reaches the API server in-process as an administrator; use it on `loop` only."""
         assert self.api is not None, "the control plane is not started"
         return InProcessTransport(self.api, user=TESTING_USER, user_agent="kubeplane-testing")
-
-    def apply(self, *sources: manifests.Source, namespace: str = "default") -> list[dict[str, Any]]:
-        """Server-side apply the objects of files, directories, YAML text or dicts, CRDs first and
-        waited for until Established (manifests.py); returns what the server stored."""
-        objects = manifests.load(sources)
-        return self.run(manifests.apply(self.transport(), objects, namespace=namespace, timeout=self.timeout))
-
-    def create_namespace(self, name: str | None = None, *, prefix: str = "test-",
-                         labels: dict[str, str] | None = None) -> str:
-        """Create a namespace (name, or prefix + a random suffix) and return its name; with the
-        controllers running, wait for its "default" ServiceAccount, so pods can be created at once."""
-        name = name or _namespace_name(prefix)
-        self.run(self._create_namespace(name, labels or {}))
-        return name
-
-    async def _create_namespace(self, name: str, labels: dict[str, str]) -> None:
-        t = self.transport()
-        ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
-        resp = await t.request("POST", "/api/v1/namespaces", body=orjson.dumps(ns))
-        manifests.decoded(resp, f"Namespace {name}")
-        if self.controllers:          # the serviceaccounts controller makes it
-            await manifests.wait_for(t, f"/api/v1/namespaces/{name}/serviceaccounts", "default", lambda _: True)
-
-    def delete_namespace(self, name: str) -> None:
-        """Delete a namespace (with the controllers running, the namespace controller then
-        deletes what is in it and the namespace itself); an absent one is not an error."""
-        async def delete() -> None:
-            resp = await self.transport().request("DELETE", f"/api/v1/namespaces/{name}")
-            if resp.status != 404:
-                manifests.decoded(resp, f"Namespace {name}")
-        self.run(delete())
-
-    def kubernetes_client(self) -> Any:
-        """A kubernetes.client.ApiClient (the official client) on the kubeconfig."""
-        import kubernetes
-        return kubernetes.config.new_client_from_config(config_file=str(self.kubeconfig))
 
 
 def parse_up_args(argv: list[str]) -> argparse.Namespace:
@@ -208,12 +151,6 @@ def parse_up_args(argv: list[str]) -> argparse.Namespace:
         return parser.parse_args(argv)
     except (argparse.ArgumentError, SystemExit) as err:
         raise ValueError(f"kubeplane up {' '.join(argv[1:])}: {err}") from None
-
-
-def _namespace_name(prefix: str) -> str:
-    """prefix + 8 random characters, cut to a DNS label (63), lower case, [a-z0-9-]."""
-    base = re.sub(r"[^a-z0-9-]+", "-", prefix.lower())[:54].strip("-")
-    return f"{base}-{secrets.token_hex(4)}" if base else secrets.token_hex(4)
 
 
 def _loop_factory() -> Any:

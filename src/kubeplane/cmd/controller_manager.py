@@ -438,6 +438,7 @@ def _endpoint_and_workload_controllers(cs: Callable[[str], Clientset], factory: 
         runs.append(DaemonSetsController(apps.daemonsets(), apps.controllerrevisions(), core.pods(), core.nodes(),
                                          cs("daemon-set-controller"), clock=clock,
                                          recorder=broadcaster.new_recorder("daemonset-controller")).run())
+    return runs
 
 
 def _batch_and_pod_gc_controllers(cs: Callable[[str], Clientset], factory: SharedInformerFactory, clock: Clock,

@@ -406,6 +406,9 @@ def _statefulset_and_volume_controllers(cs: Callable[[str], Clientset], factory:
         runs.append(LocalPathProvisioner(core.persistentvolumeclaims(), core.persistentvolumes(),
                                          storage.storageclasses(), binder, clock=clock,
                                          recorder=broadcaster.new_recorder(COMPONENT)).run())
+    return runs
+
+
 def _endpoint_and_workload_controllers(cs: Callable[[str], Clientset], factory: SharedInformerFactory, clock: Clock,
                                        options: ControllerManagerOptions, broadcaster: Any) -> list[Any]:
     """The Endpoints, EndpointSlice and EndpointSlice mirroring controllers, and the

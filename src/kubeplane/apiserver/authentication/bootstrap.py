@@ -48,28 +48,31 @@ class BootstrapTokenAuthenticator:
         if kv is None:
             log.debug("No secret of name %s to match bootstrap bearer token", name)
             return None
-        secret = kv.obj
-        data = secret.get("data") if isinstance(secret.get("data"), dict) else None
-        if (secret.get("metadata") or {}).get("deletionTimestamp"):
-            return _refused(secret, "is deleted and awaiting removal")
-        if secret.get("type") != bt.SECRET_TYPE or data is None:
-            return _refused(secret, f"has invalid type, expected {bt.SECRET_TYPE}.")
-        if not hmac.compare_digest(bt.get_data(data, bt.TOKEN_SECRET_KEY).encode(), token_secret.encode()):
-            return _refused(secret, f"has invalid value for key {bt.TOKEN_SECRET_KEY}.")
-        if bt.get_data(data, bt.TOKEN_ID_KEY) != token_id:
-            return _refused(secret, f"has invalid value for key {bt.TOKEN_ID_KEY}.")
-        if bt.expiration(data, self.clock.now())[1]:
-            return _refused(secret, "has expired.")
-        if bt.get_data(data, bt.USAGE_AUTHENTICATION_KEY) != "true":
-            return _refused(secret, f"not marked {bt.USAGE_AUTHENTICATION_KEY}=true.")
-        try:
-            groups = bt.groups(data)
-        except ValueError as err:
-            return _refused(secret, f"has invalid value for key {bt.EXTRA_GROUPS_KEY}: {err}.")
-        return authenticated(bt.USER_PREFIX + token_id, *groups)
+        why, user = _check(kv.obj, token_id, token_secret, self.clock.now())
+        if why:                              # upstream: tokenErrorf, logged at V(3)
+            meta = kv.obj.get("metadata") or {}
+            log.debug("Bootstrap secret %s/%s matching bearer token %s", meta.get("namespace"), meta.get("name"), why)
+        return user
 
 
-def _refused(secret: dict[str, Any], why: str) -> None:
-    """Upstream: tokenErrorf — logged, and the token is not this authenticator's."""
-    meta = secret.get("metadata") or {}
-    log.debug("Bootstrap secret %s/%s matching bearer token %s", meta.get("namespace"), meta.get("name"), why)
+def _check(secret: dict[str, Any], token_id: str, token_secret: str, now: float) -> tuple[str, UserInfo | None]:
+    """(why the Secret refuses the token, or ""; the token's user). Upstream: the checks of
+    TokenAuthenticator.AuthenticateToken, in its order."""
+    data = secret.get("data") if isinstance(secret.get("data"), dict) else None
+    if (secret.get("metadata") or {}).get("deletionTimestamp"):
+        return "is deleted and awaiting removal", None
+    if secret.get("type") != bt.SECRET_TYPE or data is None:
+        return f"has invalid type, expected {bt.SECRET_TYPE}.", None
+    if not hmac.compare_digest(bt.get_data(data, bt.TOKEN_SECRET_KEY).encode(), token_secret.encode()):
+        return f"has invalid value for key {bt.TOKEN_SECRET_KEY}.", None
+    if bt.get_data(data, bt.TOKEN_ID_KEY) != token_id:
+        return f"has invalid value for key {bt.TOKEN_ID_KEY}.", None
+    if bt.expiration(data, now)[1]:
+        return "has expired.", None
+    if bt.get_data(data, bt.USAGE_AUTHENTICATION_KEY) != "true":
+        return f"not marked {bt.USAGE_AUTHENTICATION_KEY}=true.", None
+    try:
+        groups = bt.groups(data)
+    except ValueError as err:
+        return f"has invalid value for key {bt.EXTRA_GROUPS_KEY}: {err}.", None
+    return "", authenticated(bt.USER_PREFIX + token_id, *groups)

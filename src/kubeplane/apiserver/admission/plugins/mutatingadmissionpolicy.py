@@ -291,6 +291,7 @@ class MutatingAdmissionPolicy(PolicyPlugin):
             return r.error
         if mutation.errors:
             return mutation.errors[0]
+        assert a.obj is not None            # _invoke runs no mutation without an object
         try:
             patched = _patch(mutation.patch_type, a.obj, r.value)
             if patched is not a.obj:

@@ -44,7 +44,7 @@ def seconds(text: str) -> float:
 
 def go_duration(text: str) -> float:
     """A non-negative Go duration ("1m0s", "30s") in seconds."""
-    from ..apiserver.filters.timeout import parse_go_duration
+    from ..utils.goduration import parse_go_duration
     try:
         value = parse_go_duration(text)
     except ValueError as e:

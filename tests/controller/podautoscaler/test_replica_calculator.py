@@ -413,6 +413,17 @@ def test_calculate_pod_requests(name: str, pods: list[core_v1.Pod], container: s
         assert calculate_requests(pods, container, "cpu") == expected
 
 
+def test_pod_level_requests_win_unless_a_container_is_named() -> None:
+    """Upstream: calculateRequests with PodLevelResources: a named container still wins."""
+    pod = types.from_dict({"metadata": {"name": "p"}, "spec": {
+        "resources": {"requests": {"cpu": "800m"}},
+        "containers": [_c("c1", "100m"), _c("c2", "50m")]}}, core_v1.Pod)
+    assert calculate_requests([pod], "", "cpu") == {"p": 800}
+    assert calculate_requests([pod], "c2", "cpu") == {"p": 50}
+    with pytest.raises(ValueError, match="missing pod-level request for memory in Pod p"):
+        calculate_requests([pod], "", "memory")
+
+
 def test_tolerances() -> None:
     t = Tolerances(0.1, 0.2)
     assert str(t) == "[down:10.0%, up:20.0%]"

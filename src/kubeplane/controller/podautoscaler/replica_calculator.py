@@ -314,10 +314,38 @@ def _cpu_unready(pod: core_v1.Pod, metric: PodMetric, init_period: float, initia
 
 
 def calculate_requests(pods: list[core_v1.Pod], container: str, resource: str) -> dict[str, int]:
-    """Per pod, the request (milli-units) of `resource`: one container's, or the sum over the
-    containers and restartable init containers. ValueError if a container has none.
-    Upstream: calculateRequests (pod-level requests, KEP-2837, are not served yet)"""
-    return {pod.metadata.name or "": _pod_request(pod, container, resource) for pod in pods}
+    """Per pod, the request (milli-units) of `resource`: one container's if the HPA names one;
+    else the pod-level request if the pod sets pod-level resources (PodLevelResources, KEP-2837);
+    else the sum over the containers and restartable init containers. ValueError if a request is
+    missing. Upstream: calculateRequests"""
+    out = {}
+    for pod in pods:
+        if not container and _pod_level_requests_set(pod):
+            out[pod.metadata.name or ""] = _pod_level_request(pod, resource)
+        else:
+            out[pod.metadata.name or ""] = _pod_request(pod, container, resource)
+    return out
+
+
+# Upstream: resourcehelpers.IsSupportedPodLevelResource
+_POD_LEVEL_RESOURCES = ("cpu", "memory")
+
+
+def _pod_level_requests_set(pod: core_v1.Pod) -> bool:
+    """Upstream: resourcehelpers.IsPodLevelRequestsSet — pod-level requests, or supported limits."""
+    r = pod.spec.resources if pod.spec else None
+    if r is None:
+        return False
+    return bool(r.requests) or any(name in _POD_LEVEL_RESOURCES for name in r.limits or ())
+
+
+def _pod_level_request(pod: core_v1.Pod, resource: str) -> int:
+    """Upstream: calculatePodLevelRequests (the requests defaulting copied from the limits)."""
+    r = pod.spec.resources if pod.spec else None
+    requests = (r.requests if r else None) or {}
+    if resource not in _POD_LEVEL_RESOURCES or resource not in requests:
+        raise ValueError(f"missing pod-level request for {resource} in Pod {pod.metadata.name}")
+    return quantity.milli_value(requests[resource])
 
 
 def _pod_request(pod: core_v1.Pod, container: str, resource: str) -> int:

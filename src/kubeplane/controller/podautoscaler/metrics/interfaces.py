@@ -72,7 +72,7 @@ def get_container_metrics(raw: list[dict[str, Any]], resource: str, container: s
 
 
 def _when(m: dict[str, Any]) -> tuple[float, float]:
-    from ....apiserver.filters.timeout import parse_go_duration
+    from ....utils.goduration import parse_go_duration
     from ....utils.clock import parse_rfc3339
     ts, window = m.get("timestamp"), m.get("window")
     return (parse_rfc3339(ts) if ts else -62135596800.0), (parse_go_duration(window) if window else 0.0)

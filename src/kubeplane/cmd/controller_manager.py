@@ -33,7 +33,7 @@ CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collec
                "namespace-controller", "node-lifecycle-controller", "serviceaccount-controller",
                "root-ca-certificate-publisher-controller", "resourcequota-controller", "disruption-controller",
                "certificatesigningrequest-approving-controller", "certificatesigningrequest-signing-controller",
-               "serviceaccount-token-controller")
+               "serviceaccount-token-controller", "horizontal-pod-autoscaler-controller")
 CSR_SIGNING = "certificatesigningrequest-signing-controller"
 SA_TOKEN = "serviceaccount-token-controller"
 
@@ -119,6 +119,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
                               root_ca=options.root_ca, clock=clock).run())
     runs += _resource_quota_controller(cs("resourcequota-controller"), factory, clock, options)
     runs += _certificate_controllers(cs("certificate-controller"), factory, clock, options)
+    runs += _podautoscaler_controllers(cs("horizontal-pod-autoscaler"), factory, clock, broadcaster)
     if options.service_account_key is not None:
         # upstream: the root client ("tokens-controller"), not a service account of its own
         from ..serviceaccount.legacy import LEGACY_ISSUER
@@ -310,3 +311,15 @@ def kubeconfig_root_ca(kubeconfig: Any) -> bytes:
     if cluster.get("certificate-authority"):       # relative to the kubeconfig, as kubectl reads it
         return (pathlib.Path(kubeconfig).parent / cluster["certificate-authority"]).read_bytes()
     return b""
+
+
+def _podautoscaler_controllers(clientset: Clientset, factory: SharedInformerFactory, clock: Clock,
+                               broadcaster: Any) -> list[Any]:
+    """The HPA controller (upstream: startHPAController), syncing every 15 s
+    (--horizontal-pod-autoscaler-sync-period), its events from "horizontal-pod-autoscaler"."""
+    if not _serves("autoscaling", "v2", "horizontalpodautoscalers"):
+        return []
+    from ..controller.podautoscaler.horizontal import HorizontalController
+    hc = HorizontalController(factory.autoscaling_v2().horizontalpodautoscalers(), factory.core_v1().pods(),
+                              clientset, clock=clock, recorder=broadcaster.new_recorder("horizontal-pod-autoscaler"))
+    return [hc.run()]

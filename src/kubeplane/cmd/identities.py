@@ -52,7 +52,7 @@ def kubeadm_policy(node_authorizer: bool) -> list[dict[str, Any]]:
 CONTROLLER_SERVICE_ACCOUNTS = (
     "certificate-controller", "clusterrole-aggregation-controller", "deployment-controller", "disruption-controller",
     "generic-garbage-collector", "namespace-controller", "node-controller", "replicaset-controller",
-    "resourcequota-controller", "root-ca-cert-publisher", "service-account-controller")
+    "resourcequota-controller", "root-ca-cert-publisher", "service-account-controller", "horizontal-pod-autoscaler")
 
 
 async def ensure_controller_service_accounts(clientset: Any) -> None:

@@ -224,6 +224,13 @@ class Kubelet:
                 if self.node_registry.get(name) is self:
                     del self.node_registry[name]
 
+    # --- resource metrics (the API server's metrics.k8s.io reads them) -------------------------
+
+    def resource_usage(self, node: str) -> Any:
+        """(the node's usage, its running pods' usage): kubelet/resource_usage.py."""
+        from .resource_usage import node_usage
+        return node_usage(self.pods.values(), node)
+
     # --- pods/log (the API server's NodeConnection) -------------------------------------------
 
     def container_logs(self, namespace: str, pod: str, uid: str, opts: Any) -> AsyncIterator[bytes]:

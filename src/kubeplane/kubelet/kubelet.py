@@ -228,8 +228,10 @@ class Kubelet:
 
     def resource_usage(self, node: str) -> Any:
         """(the node's usage, its running pods' usage): kubelet/resource_usage.py."""
-        from .resource_usage import node_usage
-        return node_usage(self.pods.values(), node)
+        from .resource_usage import ProcessMeter, node_usage
+        if getattr(self.runtime, "container_pids", None) is not None and not hasattr(self, "_meter"):
+            self._meter = ProcessMeter(self.runtime)       # measured: the process runtime
+        return node_usage(self.pods.values(), node, getattr(self, "_meter", None))
 
     # --- pods/log (the API server's NodeConnection) -------------------------------------------
 

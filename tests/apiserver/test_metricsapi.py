@@ -114,3 +114,41 @@ def test_per_container_annotation_wins() -> None:
     p["metadata"]["annotations"]["sim.kubeplane.io/cpu-usage.c"] = "2"
     total, [usage] = node_usage([types.from_dict(p, core_v1.Pod)], "n1")
     assert usage.containers[0].cpu == 2 and total["cpu"] == Fraction(205, 100)
+
+
+class StandaloneKubelet(Kubelet):
+    """A kubelet of another process: reached only through its server's /stats/summary."""
+
+    def __init__(self, pods: list[dict[str, Any]]) -> None:
+        super().__init__(pods)
+        from kubeplane.utils.clock import FakeClock
+        self.clock = FakeClock(1_700_000_000.0)
+        self.node_names = ["n1"]
+
+    def container_logs(self, *args: Any) -> Any:
+        raise AssertionError("not asked")
+
+
+async def test_a_kubelet_in_another_process_is_scraped_over_https(api: Any) -> None:
+    """A node with no in-process connection: its kubelet server's Summary API, with the API
+    server's token; a node whose kubelet cannot be reached is left out."""
+    from kubeplane.kubelet.server import KubeletServer
+    host = StandaloneKubelet([pod("a", "n1", "250m")])
+    server = KubeletServer(host, token="t0k3n", port=0)       # type: ignore[arg-type]
+    await server.start()
+    api.server.tokens = {"t0k3n": "kubeplane-admin"}
+    try:
+        for name, port in (("n1", server.port), ("gone", 1)):
+            r = await api.create("/api/v1/nodes", {
+                "apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+                "status": {"addresses": [{"type": "InternalIP", "address": "127.0.0.1"}],
+                           "daemonEndpoints": {"kubeletEndpoint": {"Port": port}}}})
+            assert r.status == 201, r.json
+        assert (await api.create("/api/v1/namespaces/default/pods", pod("a", "n1", "250m"))).status == 201
+        r = await api.get("/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/a")
+        assert r.status == 200, r.json
+        assert r.json["containers"] == [{"name": "c", "usage": {"cpu": "250m", "memory": "10Mi"}}]
+        r = await api.get("/apis/metrics.k8s.io/v1beta1/nodes")
+        assert [(m["metadata"]["name"], m["usage"]["cpu"]) for m in r.json["items"]] == [("n1", "300m")]
+    finally:
+        await server.stop()

@@ -102,6 +102,29 @@ def node_usage(pods: Iterable[Any], node: str, measure: Measure | None = None
     return total, usages
 
 
+# --- the Summary API's form (what the API server reads from a standalone kubelet) ------------------
+
+def summary(node: str, total: dict[str, Fraction], pods: list[PodUsage]) -> dict[str, Any]:
+    """Upstream: stats/v1alpha1 Summary, the fields metrics-server reads."""
+    def stats(cpu: Fraction, memory: Fraction) -> dict[str, Any]:
+        return {"cpu": {"usageNanoCores": round(cpu * 10**9)}, "memory": {"workingSetBytes": round(memory)}}
+    return {"node": {"nodeName": node, **stats(total["cpu"], total["memory"])},
+            "pods": [{"podRef": {"name": p.name, "namespace": p.namespace},
+                      "containers": [{"name": c.name, **stats(c.cpu, c.memory)} for c in p.containers]}
+                     for p in pods]}
+
+
+def from_summary(doc: dict[str, Any]) -> tuple[dict[str, Fraction], list[PodUsage]]:
+    """summary()'s inverse; KeyError/TypeError/ValueError on a malformed document."""
+    def usage(s: dict[str, Any]) -> tuple[Fraction, Fraction]:
+        return (Fraction(int(s["cpu"]["usageNanoCores"]), 10**9), Fraction(int(s["memory"]["workingSetBytes"])))
+    cpu, mem = usage(doc["node"])
+    pods = [PodUsage(str(p["podRef"]["namespace"]), str(p["podRef"]["name"]),
+                     tuple(ContainerUsage(str(c["name"]), *usage(c)) for c in p.get("containers") or ()))
+            for p in doc.get("pods") or ()]
+    return {"cpu": cpu, "memory": mem}, pods
+
+
 # --- measured: the process runtime's containers ---------------------------------------------------
 
 def proc_groups(proc: str = "/proc") -> dict[int, tuple[float, int, float]]:

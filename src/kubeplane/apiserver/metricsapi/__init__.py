@@ -5,7 +5,10 @@ v1beta1.metrics.k8s.io: it scrapes every kubelet's resource metrics each 15 s
 (--metric-resolution) and answers from that cache. kubeplane answers in the API server itself
 (no second server, no proxying, which the aggregator here does not do), from the same source:
 each node's kubelet connection, the one pods/log already uses (in-process kubelets hand
-themselves to the API server; kubelet/resource_usage.py says what they report). A node's
+themselves to the API server; a kubelet in another process is asked for its Summary API,
+/stats/summary, over HTTPS as pods/log proxies; kubelet/resource_usage.py says what they
+report). Reading in the API server rather than kubelets pushing keeps the kubelets' writes (the
+hot path) unchanged and costs nothing until someone reads metrics. A node's
 reading is kept RESOLUTION seconds, as metrics-server's scrape interval, so a burst of `top`
 or HPA reads costs one collection. The APIService is registered as kind + metrics-server shows
 it (service kube-system/metrics-server, Available: Passed).
@@ -19,6 +22,7 @@ k8s.io/metrics pkg/apis/metrics/v1beta1 (types.go).
 """
 from __future__ import annotations
 
+import logging
 import weakref
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -36,6 +40,8 @@ from ..request import Request, Response
 if TYPE_CHECKING:
     from ...api.resources import ResourceInfo
     from ..server import APIServer
+
+log = logging.getLogger(__name__)
 
 GROUP, VERSION = "metrics.k8s.io", "v1beta1"
 API_VERSION = f"{GROUP}/{VERSION}"
@@ -83,30 +89,71 @@ def _memory(b: Fraction) -> str:
 # --- collection: one reading per node per RESOLUTION seconds --------------------------------------
 
 _CACHE: weakref.WeakKeyDictionary[Any, dict[str, tuple[float, Any]]] = weakref.WeakKeyDictionary()
+SCRAPE_TIMEOUT = 10.0                 # seconds (metrics-server's --kubelet-request-timeout)
 
 
-def _reading(api: APIServer, node: str) -> tuple[float, Any] | None:
-    """(when, (node total, pods' usage)) of the node's kubelet, or None if it reports none
-    (no connection in this process: a standalone kubelet is not scraped yet)."""
+async def _reading(api: APIServer, node: Obj) -> tuple[float, Any] | None:
+    """(when, (node total, pods' usage)) of the node's kubelet, or None if it cannot be read
+    (metrics-server leaves an unscrapable node out, logging why)."""
+    name = node["metadata"]["name"]
     cache = _CACHE.setdefault(api, {})
     now = api.clock.now()
-    hit = cache.get(node)
+    hit = cache.get(name)
     if hit is not None and now - hit[0] < RESOLUTION:
         return hit
-    conn = api.nodes.get(node)
-    usage = getattr(conn, "resource_usage", None)
-    if usage is None:
+    conn = api.nodes.get(name)
+    if conn is not None:
+        usage = getattr(conn, "resource_usage", None)
+        if usage is None:
+            return None
+        cache[name] = (now, usage(name))
+    else:
+        scraped = await _scrape(api, node)
+        if scraped is None:
+            return None
+        cache[name] = (now, scraped)
+    return cache[name]
+
+
+async def _scrape(api: APIServer, node: Obj) -> Any:
+    """GET the Summary API of a kubelet in another process, over the connection pods/log uses
+    (the node's preferred address and kubelet port, the API server's token, its certificate not
+    verified). Upstream: metrics-server's scraper."""
+    import asyncio
+
+    import aiohttp
+
+    from ...kubelet.resource_usage import from_summary
+    from ..handlers.podlog import kubelet_port, preferred_node_address
+    name = node["metadata"]["name"]
+    try:
+        host = preferred_node_address(node)
+    except errors.StatusError:
         return None
-    cache[node] = (now, usage(node))
-    return cache[node]
+    host = f"[{host}]" if ":" in host else host
+    url = f"https://{host}:{kubelet_port(node)}/stats/summary"
+    token = next(iter(api.tokens), "")
+    try:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=False),
+                                         timeout=aiohttp.ClientTimeout(total=SCRAPE_TIMEOUT)) as session:
+            async with session.get(url, params={"node": name},
+                                   headers={"Authorization": f"Bearer {token}"} if token else {}) as resp:
+                if resp.status != 200:
+                    log.info("Failed to scrape node %s: %s returned %d", name, url, resp.status)
+                    return None
+                return from_summary(orjson.loads(await resp.read()))
+    except (aiohttp.ClientError, OSError, asyncio.TimeoutError, orjson.JSONDecodeError, KeyError, TypeError,
+            ValueError, AttributeError) as e:
+        log.info("Failed to scrape node %s: %s", name, e)
+        return None
 
 
-async def _node_names(api: APIServer) -> list[str]:
+async def _nodes(api: APIServer) -> list[Obj]:
     from ...api.resources import lookup
     nodes = lookup("", "v1", "nodes")
     assert nodes is not None
     kvs, _ = await api.storage.list(nodes.prefix)
-    return [kv.obj["metadata"]["name"] for kv in kvs]
+    return [kv.obj for kv in kvs]
 
 
 def _node_metrics(name: str, when: float, total: dict[str, Fraction], labels: dict[str, str]) -> Obj:
@@ -127,15 +174,11 @@ def _pod_metrics(pod: Any, when: float, labels: dict[str, str]) -> Obj:
 
 
 async def _all_node_metrics(api: APIServer) -> list[Obj]:
-    from ...api.resources import lookup
-    nodes = lookup("", "v1", "nodes")
-    assert nodes is not None
-    kvs, _ = await api.storage.list(nodes.prefix)
     out = []
-    for kv in kvs:
-        name = kv.obj["metadata"]["name"]
-        if (reading := _reading(api, name)) is not None:
-            out.append(_node_metrics(name, reading[0], reading[1][0], kv.obj["metadata"].get("labels") or {}))
+    for node in await _nodes(api):
+        if (reading := await _reading(api, node)) is not None:
+            meta = node["metadata"]
+            out.append(_node_metrics(meta["name"], reading[0], reading[1][0], meta.get("labels") or {}))
     return out
 
 
@@ -147,8 +190,8 @@ async def _all_pod_metrics(api: APIServer, namespace: str) -> list[Obj]:
     kvs, _ = await api.storage.list(pods.prefix + (f"{namespace}/" if namespace else ""))
     stored = {(kv.obj["metadata"].get("namespace"), kv.obj["metadata"]["name"]): kv.obj for kv in kvs}
     out = []
-    for node in await _node_names(api):
-        if (reading := _reading(api, node)) is None:
+    for node in await _nodes(api):
+        if (reading := await _reading(api, node)) is None:
             continue
         for pu in reading[1][1]:
             pod = stored.get((pu.namespace, pu.name))

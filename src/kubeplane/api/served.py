@@ -752,6 +752,7 @@ SERVED: tuple[dict, ...] = (
         'singular': '',
         'namespaced': False,
         'definition': 'io.k8s.metrics.pkg.apis.metrics.v1beta1.NodeMetrics',
+        'storage_prefix': 'metrics.k8s.io/nodes',
         'verbs': ('get', 'list'),
     },
     {
@@ -762,6 +763,7 @@ SERVED: tuple[dict, ...] = (
         'singular': '',
         'namespaced': True,
         'definition': 'io.k8s.metrics.pkg.apis.metrics.v1beta1.PodMetrics',
+        'storage_prefix': 'metrics.k8s.io/pods',
         'verbs': ('get', 'list'),
     },
 )

@@ -58,6 +58,9 @@ class ControllerManagerOptions:
     # --service-account-private-key-file's key: what the tokens controller signs legacy token
     # Secrets with; None, no tokens controller.
     service_account_key: Any = None
+    hpa_sync_period: float = 15.0                  # --horizontal-pod-autoscaler-sync-period
+    hpa_downscale_stabilization: float = 300.0     # --horizontal-pod-autoscaler-downscale-stabilization
+    hpa_tolerance: float = 0.1                     # --horizontal-pod-autoscaler-tolerance
 
 
 async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
@@ -119,7 +122,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
                               root_ca=options.root_ca, clock=clock).run())
     runs += _resource_quota_controller(cs("resourcequota-controller"), factory, clock, options)
     runs += _certificate_controllers(cs("certificate-controller"), factory, clock, options)
-    runs += _podautoscaler_controllers(cs("horizontal-pod-autoscaler"), factory, clock, broadcaster)
+    runs += _podautoscaler_controllers(cs("horizontal-pod-autoscaler"), factory, clock, broadcaster, options)
     if options.service_account_key is not None:
         # upstream: the root client ("tokens-controller"), not a service account of its own
         from ..serviceaccount.legacy import LEGACY_ISSUER
@@ -207,6 +210,15 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--service-account-private-key-file", type=pathlib.Path, default=None, metavar="FILE",
                    help="PEM private key the tokens controller signs legacy service account token Secrets with "
                         "(default: pki/sa.key beside the --kubeconfig, when it exists; none: no tokens controller)")
+    p.add_argument("--horizontal-pod-autoscaler-sync-period", type=flags.go_duration, default=15.0,
+                   metavar="DURATION", help="the period for syncing the number of pods in horizontal pod autoscaler "
+                                            "(default 15s)")
+    p.add_argument("--horizontal-pod-autoscaler-downscale-stabilization", type=flags.go_duration, default=300.0,
+                   metavar="DURATION", help="the period for which autoscaler will look backwards and not scale down "
+                                            "below any recommendation it made during that period (default 5m0s)")
+    p.add_argument("--horizontal-pod-autoscaler-tolerance", type=float, default=0.1, metavar="FLOAT",
+                   help="the minimum change (from 1.0) in the desired-to-actual metrics ratio for the horizontal pod "
+                        "autoscaler to consider scaling (default 0.1)")
     p.add_argument("--use-service-account-credentials", action=argparse.BooleanOptionalAction, default=True,
                    help="each controller acts as its own kube-system service account, with tokens from the "
                         "TokenRequest API (default on, as kubeadm runs kube-controller-manager)")
@@ -235,7 +247,10 @@ def run(args: argparse.Namespace) -> int:
         options = ControllerManagerOptions(root_ca=kubeconfig_root_ca(args.kubeconfig), cluster_signing_cert=signing[0],
                                            cluster_signing_key=signing[1],
                                            cluster_signing_duration=args.cluster_signing_duration,
-                                           service_account_key=sa_key)
+                                           service_account_key=sa_key,
+                                           hpa_sync_period=args.horizontal_pod_autoscaler_sync_period,
+                                           hpa_downscale_stabilization=args.horizontal_pod_autoscaler_downscale_stabilization,
+                                           hpa_tolerance=args.horizontal_pod_autoscaler_tolerance)
         started = [n for n in CONTROLLERS if (options.root_ca or n != "root-ca-certificate-publisher-controller")
                    and (signing[0] or n != CSR_SIGNING) and (sa_key is not None or n != SA_TOKEN)]
         health.add(ENDPOINTS, *(NamedCheck(name, _ok) for name in started))
@@ -314,12 +329,15 @@ def kubeconfig_root_ca(kubeconfig: Any) -> bytes:
 
 
 def _podautoscaler_controllers(clientset: Clientset, factory: SharedInformerFactory, clock: Clock,
-                               broadcaster: Any) -> list[Any]:
-    """The HPA controller (upstream: startHPAController), syncing every 15 s
-    (--horizontal-pod-autoscaler-sync-period), its events from "horizontal-pod-autoscaler"."""
+                               broadcaster: Any, options: ControllerManagerOptions) -> list[Any]:
+    """The HPA controller (upstream: startHPAController), its events from "horizontal-pod-autoscaler"."""
     if not _serves("autoscaling", "v2", "horizontalpodautoscalers"):
         return []
-    from ..controller.podautoscaler.horizontal import HorizontalController
+    from ..controller.podautoscaler.horizontal import HorizontalController, HorizontalControllerOptions
     hc = HorizontalController(factory.autoscaling_v2().horizontalpodautoscalers(), factory.core_v1().pods(),
-                              clientset, clock=clock, recorder=broadcaster.new_recorder("horizontal-pod-autoscaler"))
+                              clientset, clock=clock, recorder=broadcaster.new_recorder("horizontal-pod-autoscaler"),
+                              options=HorizontalControllerOptions(
+                                  sync_period=options.hpa_sync_period,
+                                  downscale_stabilisation_window=options.hpa_downscale_stabilization,
+                                  tolerance=options.hpa_tolerance))
     return [hc.run()]

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kubeplane.api import types
+from kubeplane.api import labels, types
 from kubeplane.api.types import autoscaling_v2, core_v1
 from kubeplane.client.informers import SharedInformerFactory
 from kubeplane.client.tools.record.fake import FakeRecorder
@@ -322,5 +322,29 @@ async def test_bounds_before_metrics_and_disabled_at_zero() -> None:
         h = await reconcile(hc, fake, factory, PodMetricsSnapshot([]), 0)
         assert condition(h, "ScalingActive")[:2] == ("False", "ScalingDisabled")
         assert (await fake.apps_v1().deployments("default").get("web")).spec.replicas == 0
+    finally:
+        await fake.close()
+
+
+async def test_ambiguous_selector() -> None:
+    """Upstream: TestMultipleHPAs — two HPAs over the same pods: ScalingActive False
+    AmbiguousSelector, nothing scaled; once one is deleted the other scales again."""
+    hc, fake, clock, recorder, factory = await controller()
+    try:
+        await fake.seed(deployment(3), hpa(metrics=[{"type": "Resource", "resource": {"name": "cpu", "target": {
+            "type": "Utilization", "averageUtilization": 30}}}]))
+        other = types.from_dict({**hpa(), "metadata": {"name": "other", "namespace": "default"}},
+                                autoscaling_v2.HorizontalPodAutoscaler)
+        hc.hpa_selectors["default/other"] = labels.parse("app=web")      # what its last sync recorded
+        with pytest.raises(RuntimeError, match="controlled by multiple HPAs"):
+            await reconcile(hc, fake, factory, usage("300m", "500m", "700m"), 3)
+        h = await fake.autoscaling_v2().horizontalpodautoscalers("default").get("web")
+        assert condition(h, "ScalingActive") == (
+            "False", "AmbiguousSelector",
+            "pods by selector app=web are controlled by multiple HPAs: [default/other default/web]")
+        assert (await fake.apps_v1().deployments("default").get("web")).spec.replicas == 3
+        hc.delete_hpa(other)
+        await reconcile(hc, fake, factory, usage("300m", "500m", "700m"), 3)
+        assert (await fake.apps_v1().deployments("default").get("web")).spec.replicas == 5
     finally:
         await fake.close()

@@ -68,12 +68,15 @@ def _printer(obj: Obj, now: float) -> Row:
     return [obj["metadata"]["name"], usage["cpu"], usage["memory"], obj.get("window", "")], None
 
 
+# Nothing is stored; a prefix of their own keeps them apart from the core nodes and pods (what
+# shares a storage prefix is one resource to admission's equivalence, as to upstream's).
+NOT_STORED = "metrics.k8s.io/"
 NODE_METRICS = register(ResourceDefinition(
     GROUP, VERSION, "NodeMetrics", "nodes", "", False, "io.k8s.metrics.pkg.apis.metrics.v1beta1.NodeMetrics",
-    verbs=("get", "list"), columns=columns, printer=_printer))
+    verbs=("get", "list"), storage_prefix=NOT_STORED + "nodes", columns=columns, printer=_printer))
 POD_METRICS = register(ResourceDefinition(
     GROUP, VERSION, "PodMetrics", "pods", "", True, "io.k8s.metrics.pkg.apis.metrics.v1beta1.PodMetrics",
-    verbs=("get", "list"), columns=columns, printer=_printer))
+    verbs=("get", "list"), storage_prefix=NOT_STORED + "pods", columns=columns, printer=_printer))
 
 
 def _cpu(cores: Fraction) -> str:

@@ -127,6 +127,9 @@ class HorizontalController:
         self.recommendations: dict[str, list[TimestampedRecommendation]] = {}
         self.scale_up_events: dict[str, list[TimestampedScaleEvent]] = {}
         self.scale_down_events: dict[str, list[TimestampedScaleEvent]] = {}
+        # HPA key -> the selector of its target's pods, to find pods two HPAs would scale
+        # (upstream: hpaSelectors, a BiMultimap)
+        self.hpa_selectors: dict[str, Any] = {}
 
     # --- event handlers and the worker ------------------------------------------------------------
 
@@ -139,7 +142,9 @@ class HorizontalController:
         self.enqueue_hpa(cur)
 
     def delete_hpa(self, obj: Any) -> None:
-        self.queue.forget(meta_namespace_key_func(obj))
+        key = meta_namespace_key_func(obj)
+        self.queue.forget(key)
+        self.hpa_selectors.pop(key, None)          # upstream: hpaSelectors.DeleteSelector
 
     async def run(self) -> None:
         log.info("Starting HPA controller")
@@ -179,6 +184,7 @@ class HorizontalController:
             self.recommendations.pop(key, None)
             self.scale_up_events.pop(key, None)
             self.scale_down_events.pop(key, None)
+            self.hpa_selectors.pop(key, None)
             return True
         await self.reconcile_autoscaler(hpa, key)
         return False
@@ -318,12 +324,30 @@ class HorizontalController:
                                "the HPA target's scale is missing a selector")
             return "selector is required"
         try:
-            return labels.parse(selector)
+            parsed = labels.parse(selector)
         except errors.StatusError as e:
             msg = f"couldn't convert selector into a corresponding internal selector object: {e.message}"
             self.event(hpa_shared, "Warning", "InvalidSelector", msg)
             self.set_condition(hpa, "ScalingActive", "False", "InvalidSelector", msg)
             return msg
+        ns = hpa["metadata"].get("namespace", "")
+        key = f"{ns}/{hpa['metadata'].get('name', '')}"
+        self.hpa_selectors[key] = parsed
+        selecting = self.hpas_controlling_pods_under_selector(ns, parsed)
+        if len(selecting) > 1:
+            msg = f"pods by selector {selector} are controlled by multiple HPAs: [{' '.join(selecting)}]"
+            self.event(hpa_shared, "Warning", "AmbiguousSelector", msg)
+            self.set_condition(hpa, "ScalingActive", "False", "AmbiguousSelector", msg)
+            return msg
+        return parsed
+
+    def hpas_controlling_pods_under_selector(self, namespace: str, selector: Any) -> list[str]:
+        """The HPAs of the namespace whose selectors pick any of the selector's pods.
+        Upstream: hpasControllingPodsUnderSelector"""
+        pods = self.pod_lister.pods(namespace).list(selector)
+        prefix = f"{namespace}/"
+        return sorted(key for key, sel in self.hpa_selectors.items() if key.startswith(prefix)
+                      and any(labels.matches(sel, p.metadata.labels or {}) for p in pods))
 
     def compute_replicas_for_metric(self, hpa_shared: Any, hpa: Obj, spec: Obj, spec_replicas: int, selector: Any,
                                     snapshot: PodMetricsSnapshot, status: Obj

@@ -3,13 +3,16 @@ fake clock), and whole reconciles against the fake clientset (a Deployment's sca
 the pods in the informer's cache, the metrics.k8s.io answer through the fetch_metrics seam)."""
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import orjson
 import pytest
 
 from kubeplane.api import labels, types
 from kubeplane.api.types import autoscaling_v2, core_v1
 from kubeplane.client.informers import SharedInformerFactory
+from kubeplane.client.metadata import custom_resources
 from kubeplane.client.tools.record.fake import FakeRecorder
 from kubeplane.controller.podautoscaler.clients import PodMetricsSnapshot
 from kubeplane.controller.podautoscaler.horizontal import (HorizontalController, NormalizationArg,
@@ -346,5 +349,45 @@ async def test_ambiguous_selector() -> None:
         hc.delete_hpa(other)
         await reconcile(hc, fake, factory, usage("300m", "500m", "700m"), 3)
         assert (await fake.apps_v1().deployments("default").get("web")).spec.replicas == 5
+    finally:
+        await fake.close()
+
+
+async def test_a_custom_resource_with_a_scale_subresource() -> None:
+    """The target's /scale found through discovery: a CRD's kind with the scale subresource
+    (specReplicasPath, statusReplicasPath, labelSelectorPath) is scaled like a Deployment."""
+    hc, fake, clock, recorder, factory = await controller()
+    try:
+        await fake.seed({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "webapps.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                     "names": {"plural": "webapps", "singular": "webapp", "kind": "WebApp"},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "subresources": {"scale": {"specReplicasPath": ".spec.replicas",
+                                                              "statusReplicasPath": ".status.replicas",
+                                                              "labelSelectorPath": ".status.selector"},
+                                                    "status": {}},
+                                   "schema": {"openAPIV3Schema": {"type": "object",
+                                                                  "x-kubernetes-preserve-unknown-fields": True}}}]}})
+        for _ in range(2000):               # the CRD controller serves it on the real loop
+            if any(ri.plural == "webapps" for ri in await custom_resources(fake.transport)):
+                break
+            await asyncio.sleep(0.005)
+        client = fake.apiextensions_v1().transport
+        app = {"apiVersion": "example.com/v1", "kind": "WebApp", "metadata": {"name": "web", "namespace": "default"},
+               "spec": {"replicas": 3}}
+        r = await client.request("POST", "/apis/example.com/v1/namespaces/default/webapps", None,
+                                 orjson.dumps(app))
+        assert r.status == 201, r.body
+        r = await client.request("PUT", "/apis/example.com/v1/namespaces/default/webapps/web/status", None,
+                                 orjson.dumps({**orjson.loads(r.body), "status": {"replicas": 3, "selector": "app=web"}}))
+        assert r.status == 200, r.body
+        await fake.seed(hpa(scaleTargetRef={"apiVersion": "example.com/v1", "kind": "WebApp", "name": "web"},
+                            metrics=[{"type": "Resource", "resource": {"name": "cpu", "target": {
+                                "type": "Utilization", "averageUtilization": 30}}}]))
+        await reconcile(hc, fake, factory, usage("300m", "500m", "700m"), 3)
+        r = await client.request("GET", "/apis/example.com/v1/namespaces/default/webapps/web", None, None)
+        assert orjson.loads(r.body)["spec"]["replicas"] == 5
     finally:
         await fake.close()

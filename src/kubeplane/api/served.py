@@ -752,8 +752,8 @@ SERVED: tuple[dict, ...] = (
         'singular': '',
         'namespaced': False,
         'definition': 'io.k8s.metrics.pkg.apis.metrics.v1beta1.NodeMetrics',
-        'storage_prefix': 'metrics.k8s.io/nodes',
         'verbs': ('get', 'list'),
+        'storage_prefix': 'metrics.k8s.io/nodes',
     },
     {
         'group': 'metrics.k8s.io',
@@ -763,7 +763,7 @@ SERVED: tuple[dict, ...] = (
         'singular': '',
         'namespaced': True,
         'definition': 'io.k8s.metrics.pkg.apis.metrics.v1beta1.PodMetrics',
-        'storage_prefix': 'metrics.k8s.io/pods',
         'verbs': ('get', 'list'),
+        'storage_prefix': 'metrics.k8s.io/pods',
     },
 )

@@ -114,17 +114,6 @@ def summary(node: str, total: dict[str, Fraction], pods: list[PodUsage]) -> dict
                      for p in pods]}
 
 
-def from_summary(doc: dict[str, Any]) -> tuple[dict[str, Fraction], list[PodUsage]]:
-    """summary()'s inverse; KeyError/TypeError/ValueError on a malformed document."""
-    def usage(s: dict[str, Any]) -> tuple[Fraction, Fraction]:
-        return (Fraction(int(s["cpu"]["usageNanoCores"]), 10**9), Fraction(int(s["memory"]["workingSetBytes"])))
-    cpu, mem = usage(doc["node"])
-    pods = [PodUsage(str(p["podRef"]["namespace"]), str(p["podRef"]["name"]),
-                     tuple(ContainerUsage(str(c["name"]), *usage(c)) for c in p.get("containers") or ()))
-            for p in doc.get("pods") or ()]
-    return {"cpu": cpu, "memory": mem}, pods
-
-
 # --- measured: the process runtime's containers ---------------------------------------------------
 
 def proc_groups(proc: str = "/proc") -> dict[int, tuple[float, int, float]]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import weakref
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -126,7 +127,6 @@ async def _scrape(api: APIServer, node: Obj) -> Any:
 
     import aiohttp
 
-    from ...kubelet.resource_usage import from_summary
     from ..handlers.podlog import kubelet_port, preferred_node_address
     name = node["metadata"]["name"]
     try:
@@ -149,6 +149,32 @@ async def _scrape(api: APIServer, node: Obj) -> Any:
             ValueError, AttributeError) as e:
         log.info("Failed to scrape node %s: %s", name, e)
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerUsage:
+    name: str
+    cpu: Fraction          # cores
+    memory: Fraction       # bytes
+
+
+@dataclass(frozen=True, slots=True)
+class PodUsage:
+    namespace: str
+    name: str
+    containers: tuple[ContainerUsage, ...]
+
+
+def from_summary(doc: Obj) -> tuple[dict[str, Fraction], list[PodUsage]]:
+    """A kubelet's Summary API document (kubelet/resource_usage.py summary()) as the readings
+    of in-process kubelets are; KeyError/TypeError/ValueError on a malformed one."""
+    def usage(s: Obj) -> tuple[Fraction, Fraction]:
+        return (Fraction(int(s["cpu"]["usageNanoCores"]), 10**9), Fraction(int(s["memory"]["workingSetBytes"])))
+    cpu, mem = usage(doc["node"])
+    pods = [PodUsage(str(p["podRef"]["namespace"]), str(p["podRef"]["name"]),
+                     tuple(ContainerUsage(str(c["name"]), *usage(c)) for c in p.get("containers") or ()))
+            for p in doc.get("pods") or ()]
+    return {"cpu": cpu, "memory": mem}, pods
 
 
 async def _nodes(api: APIServer) -> list[Obj]:

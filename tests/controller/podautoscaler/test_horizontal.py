@@ -391,3 +391,90 @@ async def test_a_custom_resource_with_a_scale_subresource() -> None:
         assert orjson.loads(r.body)["spec"]["replicas"] == 5
     finally:
         await fake.close()
+
+
+CPU_30 = [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 30}}}]
+
+
+async def test_scale_up_container() -> None:
+    """Upstream: TestScaleUpContainer — a ContainerResource metric names the container; its
+    status reports it."""
+    hc, fake, clock, recorder, factory = await controller()
+    try:
+        await fake.seed(deployment(3), hpa(metrics=[{"type": "ContainerResource", "containerResource": {
+            "name": "cpu", "container": "c", "target": {"type": "Utilization", "averageUtilization": 30}}}]))
+        h = await reconcile(hc, fake, factory, usage("300m", "500m", "700m"), 3)
+        assert (await fake.apps_v1().deployments("default").get("web")).spec.replicas == 5
+        assert recorder.events == ["Normal SuccessfulRescale New size: 5; reason: cpu container resource utilization "
+                                   "(percentage of request) above target"]
+        m = h.status.current_metrics[0]
+        assert (m.type, m.container_resource.container, m.container_resource.current.average_utilization) == \
+            ("ContainerResource", "c", 50)
+    finally:
+        await fake.close()
+
+
+async def test_upscale_cap() -> None:
+    """Upstream: TestUpscaleCap — without behavior a scale-up is capped at max(2 x current, 4):
+    3 pods at 300% of a 30% target want 30, get 6, ScalingLimited ScaleUpLimit."""
+    hc, fake, clock, recorder, factory = await controller()
+    try:
+        await fake.seed(deployment(3), hpa(maxReplicas=100, metrics=CPU_30))
+        h = await reconcile(hc, fake, factory, usage("3", "3", "3"), 3)
+        assert (await fake.apps_v1().deployments("default").get("web")).spec.replicas == 6
+        assert condition(h, "ScalingLimited") == (
+            "True", "ScaleUpLimit", "the desired replica count is increasing faster than the maximum scale rate")
+    finally:
+        await fake.close()
+
+
+async def test_failed_update_scale() -> None:
+    """Upstream: TestConditionFailedUpdateScale — the scale write fails: AbleToScale False
+    FailedUpdateScale, a FailedRescale event, the status keeps the current count."""
+    from kubeplane.api import errors
+    hc, fake, clock, recorder, factory = await controller()
+    try:
+        await fake.seed(deployment(3), hpa(metrics=CPU_30))
+        fake.fail_on("update", "deployments", errors.Conflict("apps", "deployments", "web", "some update error"))
+        with pytest.raises(RuntimeError, match="failed to rescale Deployment/default/web"):
+            await reconcile(hc, fake, factory, usage("300m", "500m", "700m"), 3)
+        h = await fake.autoscaling_v2().horizontalpodautoscalers("default").get("web")
+        status, reason, message = condition(h, "AbleToScale")
+        assert (status, reason) == ("False", "FailedUpdateScale")
+        assert message.startswith("the HPA controller was unable to update the target scale: ")
+        assert recorder.events[-1].startswith("Warning FailedRescale New size: 5; reason: cpu resource utilization "
+                                              "(percentage of request) above target; error: ")
+        assert h.status.current_replicas == 3
+        assert (await fake.apps_v1().deployments("default").get("web")).spec.replicas == 3
+    finally:
+        await fake.close()
+
+
+async def test_one_invalid_metric_does_not_block_a_scale_up() -> None:
+    """Upstream: TestScaleUpOneMetricInvalid — an unknown metric type next to a valid CPU metric:
+    the scale-up happens, ScalingActive stays True, the error is returned all the same."""
+    hc, fake, clock, recorder, factory = await controller()
+    try:
+        await fake.seed(deployment(3), hpa(metrics=[*CPU_30, {"type": "Pods", "pods": {
+            "metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": "10"}}}]))
+        with pytest.raises(RuntimeError, match=r"invalid metrics \(1 invalid out of 2\)"):
+            await reconcile(hc, fake, factory, usage("300m", "500m", "700m"), 3)
+        h = await fake.autoscaling_v2().horizontalpodautoscalers("default").get("web")
+        assert (await fake.apps_v1().deployments("default").get("web")).spec.replicas == 5
+        assert condition(h, "ScalingActive")[:2] == ("True", "ValidMetricFound")
+        assert "Warning FailedGetPodsMetric" in " ".join(recorder.events)
+    finally:
+        await fake.close()
+
+
+async def test_more_replicas_than_spec_no_scale() -> None:
+    """Upstream: TestMoreReplicasThanSpecNoScale-like: within tolerance nothing is written,
+    and the desired count is the current one."""
+    hc, fake, clock, recorder, factory = await controller()
+    try:
+        await fake.seed(deployment(3), hpa(metrics=CPU_30))
+        h = await reconcile(hc, fake, factory, usage("300m", "300m", "300m"), 3)
+        assert (h.status.current_replicas, h.status.desired_replicas, h.status.last_scale_time) == (3, 3, None)
+        assert recorder.events == []
+    finally:
+        await fake.close()

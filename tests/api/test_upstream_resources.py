@@ -20,7 +20,9 @@ from kubeplane.api.types import _registry
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 VERBS = {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 ALL = upstream.resources()
-SERVED = [pytest.param(r, id=f"{r.group or 'core'}/{r.plural}") for r in res.RESOURCES]
+# metrics.k8s.io is metrics-server's (an aggregated API upstream), not in kube-apiserver's document.
+OURS = [r for r in res.RESOURCES if r.group != "metrics.k8s.io"]
+SERVED = [pytest.param(r, id=f"{r.group or 'core'}/{r.plural}") for r in OURS]
 
 # Upstream subresources of the resources served today that kubeplane does not serve yet: the
 # work left (issue 11). Serving one means deleting it here.
@@ -188,7 +190,7 @@ def test_served_resource_matches_upstream(r: res.ResourceInfo) -> None:
 
 
 def test_missing_subresources_of_served_resources() -> None:
-    missing = {(r.group, r.plural, s.name) for r in res.RESOURCES
+    missing = {(r.group, r.plural, s.name) for r in OURS
                for s in upstream.lookup(r.group, r.version, r.plural).subresources   # type: ignore[union-attr]
                if r.subresource(s.name) is None}
     assert missing == MISSING_SUBRESOURCES

@@ -125,6 +125,8 @@ SAMPLES: dict[tuple[str, str, str], dict[str, Any]] = {
     ("", "v1", "endpoints"): {"subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80}]}]},
     ("", "v1", "componentstatuses"): {},        # get and list only: tests/apiserver/test_componentstatus.py
     ("", "v1", "bindings"): {},                 # create only, binds a pod: tests/apiserver/test_subresources.py
+    ("metrics.k8s.io", "v1beta1", "nodes"): {},   # get and list only: tests/apiserver/test_metricsapi.py
+    ("metrics.k8s.io", "v1beta1", "pods"): {},
     ("storage.k8s.io", "v1", "storageclasses"): {"provisioner": "example.com/csi"},
     ("storage.k8s.io", "v1", "volumeattachments"): {"spec": {"attacher": "csi.example.com", "nodeName": "n1",
                                                              "source": {"persistentVolumeName": "pv1"}}},

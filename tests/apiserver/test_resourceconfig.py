@@ -20,6 +20,8 @@ DEPLOYMENTS, PODS, APPS_OTHER = ("apps", "v1", "deployments"), ("", "v1", "pods"
 CHECKED = (INGRESSES, EXT_DEPLOYMENTS, EXT_REPLICASETS, EXT_DAEMONSETS, DEPLOYMENTS, PODS)
 
 
+METRICS = "metrics.k8s.io"
+
 def fake_default() -> rc.ResourceConfig:
     """Upstream: newFakeAPIResourceConfigSource."""
     c = rc.ResourceConfig()
@@ -128,7 +130,8 @@ def test_default_serves_exactly_upstreams_default_list() -> None:
     """Every resource of upstream_resources.json is on by default in 1.37 (resourceconfig's table),
     so a default kubeplane serves every one it has a definition for, and nothing else."""
     registered = {(r.group, r.version, r.plural) for r in res.RESOURCES}
-    assert registered <= {key(r) for r in upstream.resources()}
+    aggregated = {gvr for gvr in registered if gvr[0] == METRICS}    # metrics-server's, not kube-apiserver's
+    assert registered - aggregated <= {key(r) for r in upstream.resources()}
     assert enablement.served() == registered
 
 
@@ -137,7 +140,8 @@ def test_runtime_config_turns_versions_and_resources_off() -> None:
     assert ("batch", "v1", "jobs") not in off and ("batch", "v1", "cronjobs") not in off
     assert ("apps", "v1", "daemonsets") not in off and ("apps", "v1", "deployments") in off
     only_core = enablement.served({"api/all": "false", "api/v1": "true"})
-    assert only_core == {(r.group, r.version, r.plural) for r in res.RESOURCES if r.group == ""}
+    # the aggregated metrics.k8s.io stays: --runtime-config is the kube-apiserver's
+    assert only_core == {(r.group, r.version, r.plural) for r in res.RESOURCES if r.group in ("", METRICS)}
 
 
 def test_an_upstream_version_kubeplane_lacks_is_accepted_and_serves_nothing_more() -> None:

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from kubeplane.api import types
-from kubeplane.api.resources import GROUP_VERSIONS, RESOURCES, ResourceInfo
+from kubeplane.api.resources import GROUP_VERSIONS as ALL_GROUP_VERSIONS
+from kubeplane.api.resources import RESOURCES as ALL_RESOURCES
+from kubeplane.api.resources import ResourceInfo
 from kubeplane.client.clientset import Clientset
 from kubeplane.client.informers import SharedInformerFactory
 from kubeplane.client.listers import LISTERS
@@ -18,6 +20,10 @@ from kubeplane.client.rest import ResourceClient
 from kubeplane.client.transport import RawResponse
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+# metrics.k8s.io has a clientset of its own upstream (k8s.io/metrics); no typed accessors here.
+RESOURCES = tuple(r for r in ALL_RESOURCES if r.group != "metrics.k8s.io")
+GROUP_VERSIONS = tuple(gv for gv in ALL_GROUP_VERSIONS if gv[0] != "metrics.k8s.io")
 
 
 class _NoTransport:

@@ -16,6 +16,11 @@ from .cluster import Cluster
 # makes this test say so): none since CustomResourceDefinitions are served.
 NOT_YET_SERVED: set[tuple[str, str, str]] = set()
 
+# What a cluster with metrics-server (kind + its manifest) adds: the aggregated metrics.k8s.io,
+# which no --runtime-config turns off.
+METRICS_ROWS = [("nodes", "", "metrics.k8s.io/v1beta1", "false", "NodeMetrics", "get,list", ""),
+                ("pods", "", "metrics.k8s.io/v1beta1", "true", "PodMetrics", "get,list", "")]
+
 COLUMNS = ("NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND", "VERBS", "CATEGORIES")
 
 
@@ -30,6 +35,7 @@ def expected_rows(leave_out: frozenset[tuple[str, str, str]] | set[tuple[str, st
             continue
         rows.append((r.resource, ",".join(r.short_names), r.api_version, str(r.namespaced).lower(), r.kind,
                      ",".join(r.verbs), ",".join(r.categories)))
+    rows += METRICS_ROWS
     return sorted(rows, key=lambda row: (row[2].rpartition("/")[0], row[0]))
 
 
@@ -37,7 +43,7 @@ def expected_versions(leave_out: frozenset[str] = frozenset()) -> list[str]:
     served = {(r.group, r.version) for r in upstream.resources()
               if (r.group, r.version, r.resource) not in NOT_YET_SERVED}
     gvs = [f"{g}/{v}" if g else v for g, vs in upstream.group_versions() for v in vs if (g, v) in served]
-    return sorted(gv for gv in gvs if gv not in leave_out)
+    return sorted([gv for gv in gvs if gv not in leave_out] + ["metrics.k8s.io/v1beta1"])
 
 
 def api_resources(cluster: Cluster) -> list[tuple[str, ...]]:
@@ -61,7 +67,8 @@ def default_cluster(cluster: Cluster) -> Cluster:
 def test_api_resources_equal_a_default_1_37_server(default_cluster: Cluster) -> None:
     got = api_resources(default_cluster)
     assert got == expected_rows()
-    assert len(got) == 71          # upstream: 71 (72 rows, HPA once: autoscaling/v2 is preferred), less NOT_YET_SERVED
+    assert len(got) == 73          # upstream: 71 (72 rows, HPA once: autoscaling/v2 is preferred), less
+    # NOT_YET_SERVED, and metrics-server's 2
 
 
 def test_api_versions_equal_a_default_1_37_server(default_cluster: Cluster) -> None:
@@ -94,7 +101,7 @@ def test_runtime_config_enables_and_disables_as_upstream(configured: Cluster) ->
             if (g, v) in served and (g, v, p) != ("apps", "v1", "daemonsets")} | {("batch", "v1", "jobs")}
     leave_out = {(r.group, r.version, r.resource) for r in upstream.resources()} - keep
     assert api_resources(configured) == expected_rows(leave_out)
-    assert api_versions(configured) == ["apps/v1", "batch/v1", "v1"]
+    assert api_versions(configured) == ["apps/v1", "batch/v1", "metrics.k8s.io/v1beta1", "v1"]
 
 
 def test_turned_off_resources_are_not_found(configured: Cluster) -> None:

@@ -228,7 +228,8 @@ def test_a_standalone_controller_manager_serves_health_and_metrics(cluster: tupl
                        "statefulset-controller", "persistentvolume-binder-controller",
                        "endpointslice-controller", "endpoints-controller", "endpointslice-mirroring-controller",
                        "replicationcontroller-controller", "daemonset-controller",
-                       "job-controller", "ttl-after-finished-controller", "pod-garbage-collector-controller")
+                       "job-controller", "ttl-after-finished-controller", "pod-garbage-collector-controller",
+                       "horizontal-pod-autoscaler-controller")
         want = "[+]leaderElection ok\n" + "".join(f"[+]{n} ok\n" for n in controllers) + "healthz check passed\n"
         eventually(lambda: get(port, "/healthz?verbose")[1] == want, "the controllers' checks once leading")
         s = check_secure_serving(port, token, "kube-controller-manager")

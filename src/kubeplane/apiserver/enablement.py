@@ -98,9 +98,10 @@ def served(runtime_config: Mapping[str, str] | None = None,
     for gv, on in config.group_version_configs.items():
         if on and gv not in ours:
             log.warning("--runtime-config enables %s, which kubeplane does not serve", "/".join(filter(None, gv)))
+    # metrics.k8s.io is an aggregated API (metrics-server's upstream): --runtime-config has no say.
     return frozenset((r.group, r.version, r.plural) for r in res.RESOURCES
-                     if config.resource_enabled((r.group, r.version, r.plural))
-                     and (r.group, r.version, r.plural) not in gated_off)
+                     if (config.resource_enabled((r.group, r.version, r.plural))
+                         and (r.group, r.version, r.plural) not in gated_off) or r.group == "metrics.k8s.io")
 
 
 _DEFAULT = frozenset((r.group, r.version, r.plural) for r in res.RESOURCES)

@@ -338,6 +338,11 @@ def _operation(description: str, op_id: str, tag: str, responses: dict[str, Any]
     return op
 
 
+# metrics-server's group: its OpenAPI is metrics-server's own upstream (merged by the aggregator);
+# kubeplane publishes none for it.
+AGGREGATED = "metrics.k8s.io"
+
+
 def discovery_routes() -> list[Route]:
     """/api/, /api/v1/, /apis/, /apis/<group>/ and /apis/<group>/<version>/ (discovery documents)."""
     def route(path: str, description: str, op_id: str, tag: str, kind: str) -> Route:
@@ -345,10 +350,12 @@ def discovery_routes() -> list[Route]:
                                              consumes=_MEDIA))
     routes = [route("/api/", "get available API versions", "getCoreAPIVersions", "core", "APIVersions"),
               route("/apis/", "get available API versions", "getAPIVersions", "apis", "APIGroupList")]
-    for group in dict.fromkeys(g for g, _ in enablement.group_versions() if g):
+    for group in dict.fromkeys(g for g, _ in enablement.group_versions() if g and g != AGGREGATED):
         routes.append(route(f"/apis/{group}/", "get information of a group", f"get{_group_part(group, True)}APIGroup",
                             tag(group), "APIGroup"))
     for group, version in enablement.group_versions():
+        if group == AGGREGATED:
+            continue
         prefix = f"/apis/{group}/{version}/" if group else f"/api/{version}/"
         routes.append(route(prefix, "get available resources", f"get{gv_id(group, version)}APIResources",
                             tag(group, version), "APIResourceList"))
@@ -712,7 +719,8 @@ def routes() -> list[Route]:
     """Every route of every served resource, plus the discovery routes."""
     out = discovery_routes()
     for r in enablement.resources():
-        out += resource_routes(r)
+        if r.group != AGGREGATED:
+            out += resource_routes(r)
     return out
 
 

@@ -290,6 +290,9 @@ class APIServer:
         verb = info.verb
         if verb not in ri.verbs:
             raise errors.MethodNotSupported(ri.group, ri.plural, verb)
+        if ri.group == "metrics.k8s.io":                                 # read from the kubelets, not stored
+            from . import metricsapi
+            return await metricsapi.serve(self, req, ri, verb, ns, name)
         if ri.plural == "componentstatuses" and not ri.group:          # probed, not stored
             return await (componentstatus.get(self, req, ri, name) if verb == "get" else componentstatus.list_(self, req, ri))
         if verb == "get":

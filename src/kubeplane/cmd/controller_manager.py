@@ -38,7 +38,7 @@ CONTROLLERS = ("deployment-controller", "replicaset-controller", "garbage-collec
                "cronjob-controller", "statefulset-controller", "persistentvolume-binder-controller",
                "endpointslice-controller", "endpoints-controller", "endpointslice-mirroring-controller",
                "replicationcontroller-controller", "daemonset-controller",
-               "job-controller", "ttl-after-finished-controller", "pod-garbage-collector-controller")
+               "job-controller", "ttl-after-finished-controller", "pod-garbage-collector-controller", "horizontal-pod-autoscaler-controller")
 CSR_SIGNING = "certificatesigningrequest-signing-controller"
 SA_TOKEN = "serviceaccount-token-controller"
 
@@ -70,6 +70,9 @@ class ControllerManagerOptions:
     job_workers: int = 5                      # --concurrent-job-syncs
     ttl_after_finished_workers: int = 5       # --concurrent-ttl-after-finished-syncs
     terminated_pod_gc_threshold: int = 12500  # --terminated-pod-gc-threshold (<= 0: no threshold GC)
+    hpa_sync_period: float = 15.0                  # --horizontal-pod-autoscaler-sync-period
+    hpa_downscale_stabilization: float = 300.0     # --horizontal-pod-autoscaler-downscale-stabilization
+    hpa_tolerance: float = 0.1                     # --horizontal-pod-autoscaler-tolerance
 
 
 async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
@@ -136,6 +139,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     runs += _statefulset_and_volume_controllers(cs, factory, clock, broadcaster)   # issue 14, helper sts
     runs += _endpoint_and_workload_controllers(cs, factory, clock, options, broadcaster)
     runs += _batch_and_pod_gc_controllers(cs, factory, clock, broadcaster, options)
+    runs += _podautoscaler_controllers(cs("horizontal-pod-autoscaler"), factory, clock, broadcaster, options)
     if options.service_account_key is not None:
         # upstream: the root client ("tokens-controller"), not a service account of its own
         from ..serviceaccount.legacy import LEGACY_ISSUER
@@ -238,6 +242,15 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--terminated-pod-gc-threshold", type=int, default=12500, metavar="N",
                    help="finished pods kept before the pod garbage collector deletes the oldest "
                         "(<= 0: never; default 12500)")
+    p.add_argument("--horizontal-pod-autoscaler-sync-period", type=flags.go_duration, default=15.0,
+                   metavar="DURATION", help="the period for syncing the number of pods in horizontal pod autoscaler "
+                                            "(default 15s)")
+    p.add_argument("--horizontal-pod-autoscaler-downscale-stabilization", type=flags.go_duration, default=300.0,
+                   metavar="DURATION", help="the period for which autoscaler will look backwards and not scale down "
+                                            "below any recommendation it made during that period (default 5m0s)")
+    p.add_argument("--horizontal-pod-autoscaler-tolerance", type=float, default=0.1, metavar="FLOAT",
+                   help="the minimum change (from 1.0) in the desired-to-actual metrics ratio for the horizontal pod "
+                        "autoscaler to consider scaling (default 0.1)")
     p.add_argument("--use-service-account-credentials", action=argparse.BooleanOptionalAction, default=True,
                    help="each controller acts as its own kube-system service account, with tokens from the "
                         "TokenRequest API (default on, as kubeadm runs kube-controller-manager)")
@@ -280,7 +293,10 @@ def run(args: argparse.Namespace) -> int:
                                            cluster_signing_duration=args.cluster_signing_duration,
                                            service_account_key=sa_key,
                                            legacy_token_clean_up_period=args.legacy_service_account_token_clean_up_period,
-                                           terminated_pod_gc_threshold=args.terminated_pod_gc_threshold)
+                                           terminated_pod_gc_threshold=args.terminated_pod_gc_threshold,
+                                           hpa_sync_period=args.horizontal_pod_autoscaler_sync_period,
+                                           hpa_downscale_stabilization=args.horizontal_pod_autoscaler_downscale_stabilization,
+                                           hpa_tolerance=args.horizontal_pod_autoscaler_tolerance)
         started = [n for n in CONTROLLERS if (options.root_ca or n != "root-ca-certificate-publisher-controller")
                    and (signing[0] or n != CSR_SIGNING) and (sa_key is not None or n != SA_TOKEN)]
         health.add(ENDPOINTS, *(NamedCheck(name, _ok) for name in started))
@@ -463,3 +479,18 @@ def _batch_and_pod_gc_controllers(cs: Callable[[str], Clientset], factory: Share
                             options=PodGCControllerOptions(terminated_pod_threshold=options.terminated_pod_gc_threshold))
     runs.append(podgc.run())
     return runs
+
+
+def _podautoscaler_controllers(clientset: Clientset, factory: SharedInformerFactory, clock: Clock,
+                               broadcaster: Any, options: ControllerManagerOptions) -> list[Any]:
+    """The HPA controller (upstream: startHPAController), its events from "horizontal-pod-autoscaler"."""
+    if not _serves("autoscaling", "v2", "horizontalpodautoscalers"):
+        return []
+    from ..controller.podautoscaler.horizontal import HorizontalController, HorizontalControllerOptions
+    hc = HorizontalController(factory.autoscaling_v2().horizontalpodautoscalers(), factory.core_v1().pods(),
+                              clientset, clock=clock, recorder=broadcaster.new_recorder("horizontal-pod-autoscaler"),
+                              options=HorizontalControllerOptions(
+                                  sync_period=options.hpa_sync_period,
+                                  downscale_stabilisation_window=options.hpa_downscale_stabilization,
+                                  tolerance=options.hpa_tolerance))
+    return [hc.run()]

@@ -81,8 +81,8 @@ CONTROLLER_SERVICE_ACCOUNTS = (
     "resourcequota-controller", "root-ca-cert-publisher", "service-account-controller", "bootstrap-signer",
     "token-cleaner", "legacy-service-account-token-cleaner", "statefulset-controller", "persistent-volume-binder",
     "endpointslice-controller", "endpoint-controller", "endpointslicemirroring-controller", "replication-controller",
-    "daemon-set-controller",
-    "job-controller", "ttl-after-finished-controller", "pod-garbage-collector")
+    "daemon-set-controller", "job-controller", "ttl-after-finished-controller", "pod-garbage-collector",
+    "horizontal-pod-autoscaler")
 
 
 async def ensure_controller_service_accounts(clientset: Any) -> None:

@@ -224,6 +224,15 @@ class Kubelet:
                 if self.node_registry.get(name) is self:
                     del self.node_registry[name]
 
+    # --- resource metrics (the API server's metrics.k8s.io reads them) -------------------------
+
+    def resource_usage(self, node: str) -> Any:
+        """(the node's usage, its running pods' usage): kubelet/resource_usage.py."""
+        from .resource_usage import ProcessMeter, node_usage
+        if getattr(self.runtime, "container_pids", None) is not None and not hasattr(self, "_meter"):
+            self._meter = ProcessMeter(self.runtime)       # measured: the process runtime
+        return node_usage(self.pods.values(), node, getattr(self, "_meter", None))
+
     # --- pods/log (the API server's NodeConnection) -------------------------------------------
 
     def container_logs(self, namespace: str, pod: str, uid: str, opts: Any) -> AsyncIterator[bytes]:

@@ -11,6 +11,9 @@ Prometheus scrapes.
                                                        workqueue_*, process_*), text format 0.0.4
     GET /metrics/probes                                prober_* alone
     GET /healthz[/<check>]                             ping, log, syncloop (utils/healthz.py's answers)
+    GET /stats/summary[?node=<name>]                   the node's and its running pods' CPU and memory
+                                                       use (the Summary API's subset metrics.k8s.io needs;
+                                                       node: which of this server's nodes, default the first)
 
 A standalone `kubeplane kubelet` process runs one for all its nodes; its nodes report the
 address as InternalIP and the port in status.daemonEndpoints.kubeletEndpoint.Port, which is
@@ -86,6 +89,7 @@ class KubeletServer:
         app.router.add_get("/metrics", self.get_metrics)
         app.router.add_get("/metrics/probes", self.get_metrics)
         app.router.add_get("/healthz", self.get_healthz)
+        app.router.add_get("/stats/summary", self.get_stats_summary)
         app.router.add_get("/healthz/{check:.+}", self.get_healthz)
         sock = serving.listen(self.address, self.port)     # fails early (port in use) with nothing to undo
         self.port = sock.getsockname()[1]
@@ -132,6 +136,21 @@ class KubeletServer:
         registry = PROBES_REGISTRY if request.path == "/metrics/probes" else REGISTRY
         body = await serving.metrics_text(registry)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
+
+    async def get_stats_summary(self, request: web.Request) -> web.Response:
+        """Upstream: the Summary API (/stats/summary, stats/v1alpha1) — usageNanoCores and
+        workingSetBytes of the node, each running pod and its containers."""
+        try:
+            self.authenticate(request)
+        except errors.StatusError as e:
+            return status_response(e)
+        from .resource_usage import summary
+        usage = getattr(self.host, "resource_usage", None)
+        nodes = list(getattr(self.host, "node_names", None) or ())
+        node = request.query.get("node") or (nodes[0] if nodes else "")
+        if usage is None or (nodes and node not in nodes):
+            return status_response(errors.StatusError(404, "NotFound", f'node "{node}" is not served here'))
+        return web.Response(body=orjson.dumps(summary(node, *usage(node))), content_type="application/json")
 
     async def get_healthz(self, request: web.Request) -> web.Response:
         """Upstream: healthz.InstallHandler with ping, log and syncloop."""

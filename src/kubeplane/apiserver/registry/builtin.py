@@ -30,3 +30,4 @@ from .admissionregistration import validatingadmissionpolicy, validatingwebhookc
 from .flowcontrol import flowschema
 from .resource import kinds as resource_kinds
 from .storagemigration import storageversionmigration
+from .. import metricsapi  # metrics.k8s.io (metrics-server's upstream): registered after every built-in group

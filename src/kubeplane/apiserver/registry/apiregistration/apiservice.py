@@ -92,8 +92,10 @@ async def autoregister(api: APIServer) -> None:
     from .. import store
 
     await _remove_unserved(api, set(enablement.group_versions()))
+    from ...metricsapi import AVAILABLE, GROUP as METRICS, api_service as metrics_api_service
     for group, version in enablement.group_versions():    # served ones only (--runtime-config)
-        obj = local_api_service(group, version)
+        metrics = group == METRICS                         # as metrics-server registers it
+        obj = metrics_api_service() if metrics else local_api_service(group, version)
         name = obj["metadata"]["name"]
         kv = await api.storage.get(API_SERVICES.key("", name))
         if kv is None:
@@ -103,10 +105,12 @@ async def autoregister(api: APIServer) -> None:
                 continue
         else:
             stored = kv.obj
-        if (stored.get("spec") or {}).get("service") is None and tables.available(stored) != "True":
+        if ((stored.get("spec") or {}).get("service") is None or metrics) and tables.available(stored) != "True":
             new = copy.deepcopy(stored)
             new["status"] = {"conditions": [{"type": "Available", "status": "True", "lastTransitionTime": api.now(),
                                              "reason": "Local", "message": "Local APIServices are always available"}]}
+            if metrics:
+                new["status"]["conditions"][0].update(AVAILABLE)
             await store.update(api, store.WriteOptions(), API_SERVICES, new, stored,
                                int(stored["metadata"]["resourceVersion"]), "status", [])
 

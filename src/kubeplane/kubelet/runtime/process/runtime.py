@@ -259,6 +259,12 @@ class ProcessRuntime:
             p.pod = pod
         return p is not None
 
+    def container_pids(self, pod_uid: str) -> dict[str, int]:
+        """Each running container's main process (its process group), by container name: what
+        the kubelet's resource metrics measure (kubelet/resource_usage.py)."""
+        p = self._pods.get(pod_uid)
+        return {c.spec.name: c.pid for c in p.containers if c.state == RUNNING and c.pid is not None} if p else {}
+
     def list_pods(self) -> list[str]:
         """Every pod the runtime holds something of (after re-adopting what is on disk)."""
         self.readopt()

@@ -48,3 +48,22 @@ async def test_create_records_the_request_not_admission_or_strategy(api: Any, ad
     assert "f:metadata" not in fields["f:spec"]["f:template"]         # and template labels
     assert "f:backoffLimit" in fields["f:spec"]                        # defaults are the request's
     assert "f:restartPolicy" in fields["f:spec"]["f:template"]["f:spec"]
+
+
+@pytest.mark.parametrize("fields_v1", [{"": {}}, {"f:metadata": {"": {}}}, {"k:notjson": {}}, {"i:x": {}},
+                                       {"q:a": {}}, {"k:[1]": {}}])
+async def test_managed_fields_that_do_not_decode_are_replaced_not_a_500(api: Any, fields_v1: dict[str, Any]) -> None:
+    """A client's managedFields whose fieldsV1 holds no path elements (a fuzzer found ""): as
+    upstream's decodeLiveOrNew, they are replaced by what the write itself records."""
+    cm = api.configmap("mf", {"k": "v"})
+    cm["metadata"]["managedFields"] = [{"manager": "m", "operation": "Update", "apiVersion": "v1",
+                                        "fieldsType": "FieldsV1", "fieldsV1": fields_v1,
+                                        "time": "2026-01-01T00:00:00Z"}]
+    for query in ({}, {"fieldManager": "x"}):
+        r = await api.create(api.CMS, cm, query)
+        assert r.status in (201, 409), r.json
+    stored = (await api.get(f"{api.CMS}/mf")).json
+    assert all(e["fieldsV1"] != fields_v1 for e in stored["metadata"].get("managedFields") or [])
+    cm["metadata"] = {**stored["metadata"], "managedFields": cm["metadata"]["managedFields"]}
+    r = await api.call("PUT", f"{api.CMS}/mf", {"fieldManager": "x"}, body=cm)
+    assert r.status == 200, r.json

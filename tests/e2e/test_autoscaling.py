@@ -95,7 +95,8 @@ def test_kubectl_autoscale(kube: Cluster, ns: str) -> None:
     h = kube.get_json("hpa.v2.autoscaling", "auto", "-n", ns)
     assert h["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 50
     assert (h["spec"]["minReplicas"], h["spec"]["maxReplicas"]) == (1, 5)
-    status = eventually(lambda: (lambda s: s.get("currentMetrics") and s)(
+    # until the metrics are read, currentMetrics holds an empty status (upstream's MetricStatus{})
+    status = eventually(lambda: (lambda s: (s.get("currentMetrics") or [{}])[0].get("resource") and s)(
         kube.get_json("hpa.v2.autoscaling", "auto", "-n", ns).get("status") or {}), "status", timeout=SLOW)
     assert status["currentMetrics"][0]["resource"]["current"]["averageUtilization"] == 20
     assert status["currentReplicas"] == 1

@@ -76,7 +76,8 @@ class Comparison:
 
 
 def fields_v1_to_set(fields: dict[str, Any]) -> set[Path]:
-    """Decode a FieldsV1 tree into its member paths."""
+    """Decode a FieldsV1 tree into its member paths; ValueError for a key that is no path
+    element (upstream: fieldpath's DeserializePathElement)."""
     out: set[Path] = set()
     stack: list[tuple[dict[str, Any], Path]] = [(fields, ())]
     while stack:
@@ -84,12 +85,33 @@ def fields_v1_to_set(fields: dict[str, Any]) -> set[Path]:
         for k, child in node.items():
             if k == ".":
                 out.add(prefix)
-            elif isinstance(child, dict) and child:
+                continue
+            _check_element(k)
+            if isinstance(child, dict) and child:
                 stack.append((child, prefix + (k,)))
             else:
                 out.add(prefix + (k,))
     out.discard(())
     return out
+
+
+def _check_element(el: str) -> None:
+    """A path element as upstream serializes one: f:<name>, k:<JSON object>, v:<JSON value>
+    or i:<index>. Upstream: DeserializePathElement"""
+    kind, body = el[:2], el[2:]
+    if kind == "f:":
+        return
+    try:
+        if kind == "k:" and isinstance(orjson.loads(body), dict):
+            return
+        if kind == "v:":
+            orjson.loads(body)
+            return
+        if kind == "i:" and body.lstrip("-").isdigit():
+            return
+    except orjson.JSONDecodeError:
+        pass
+    raise ValueError(f"unknown path element {el!r}")
 
 
 def set_to_fields_v1(paths: Iterable[Path]) -> dict[str, Any]:
@@ -266,15 +288,21 @@ def _json_kind(v: Any) -> str:
 
 
 def decode_managed_fields(obj: dict[str, Any] | None) -> list[Entry]:
-    """Entries of obj's metadata.managedFields; malformed entries are dropped."""
+    """Entries of obj's metadata.managedFields; malformed entries are dropped, and fields that
+    are no field set make the whole list unusable ([]: a write's own are then replaced by the
+    live object's, as upstream's decodeLiveOrNew falls back when DecodeManagedFields fails)."""
     raw = ((obj or {}).get("metadata") or {}).get("managedFields") or []
     out = []
     for e in raw:
         if not isinstance(e, dict) or not e.get("manager") and not e.get("operation"):
             continue
         fields = e.get("fieldsV1") if isinstance(e.get("fieldsV1"), dict) else {}
+        try:
+            paths = fields_v1_to_set(fields)
+        except ValueError:
+            return []
         out.append(Entry(e.get("manager", ""), e.get("operation", ""), e.get("apiVersion", ""), e.get("time"),
-                         e.get("subresource", ""), fields_v1_to_set(fields)))
+                         e.get("subresource", ""), paths))
     return out
 
 

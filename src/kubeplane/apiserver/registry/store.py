@@ -108,12 +108,14 @@ def record_managed_fields(api: APIServer, opts: WriteOptions, ri: ResourceInfo, 
 
     Deviation, for speed: upstream tracks every write. We track writes that name a fieldManager
     (kubectl always does) and writes to objects that already carry managedFields (so ownership
-    stays consistent for apply users); anonymous writes to untracked objects — the bulk of
-    controller traffic on pods — skip it, which halves the cost of a pod create.
+    stays consistent for apply users) or that bring managedFields of their own (which are
+    checked then: upstream replaces fields that do not decode); anonymous writes to untracked
+    objects — the bulk of controller traffic on pods — skip it, which halves the cost of a pod
+    create.
     """
     manager = opts.field_manager
     if not manager:
-        if not (old and old["metadata"].get("managedFields")):
+        if not (old and old["metadata"].get("managedFields")) and not new["metadata"].get("managedFields"):
             return
         manager = manager_from_user_agent(opts.user_agent)
     from ..patch import update_managed_fields

@@ -115,7 +115,7 @@ def record_managed_fields(api: APIServer, opts: WriteOptions, ri: ResourceInfo, 
     """
     manager = opts.field_manager
     if not manager:
-        if not (old and old["metadata"].get("managedFields")) and not new["metadata"].get("managedFields"):
+        if not (old and old["metadata"].get("managedFields")) and not (new.get("metadata") or {}).get("managedFields"):
             return
         manager = manager_from_user_agent(opts.user_agent)
     from ..patch import update_managed_fields

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..api.resources import lookup
 from ..apiserver import enablement
-from ..controller.volume.localpath.provisioner import default_storage_class
+from ..api.localpath import default_storage_class
 
 if TYPE_CHECKING:
     from ..apiserver.server import APIServer

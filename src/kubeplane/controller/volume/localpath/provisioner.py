@@ -29,6 +29,7 @@ from ...controller_utils import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from ....api.volume import (
     ANN_DYNAMICALLY_PROVISIONED, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, get_persistent_volume_claim_class,
 )
+from ....api.localpath import PROVISIONER_NAME
 
 if TYPE_CHECKING:
     from ....client.clientset import Clientset
@@ -38,21 +39,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PROVISIONER_NAME = "rancher.io/local-path"
 # The event source the real provisioner reports as (its leader's identity).
 COMPONENT = "rancher.io/local-path_local-path-provisioner"
 # kind's local-path-config: nodePathMap DEFAULT_PATH_FOR_NON_LISTED_NODES.
 BASE_PATH = "/var/local-path-provisioner"
 ANN_PROVISIONER_SELECTED_NODE = "local.path.provisioner/selected-node"
-DEFAULT_CLASS_NAME = "standard"
-
-
-def default_storage_class() -> dict[str, Any]:
-    """kind's default StorageClass (its manifests/default-storage.yaml), as created at start-up."""
-    return {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
-            "metadata": {"name": DEFAULT_CLASS_NAME,
-                         "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
-            "provisioner": PROVISIONER_NAME, "reclaimPolicy": "Delete", "volumeBindingMode": "WaitForFirstConsumer"}
 
 
 def volume_for_claim(claim: core_v1.PersistentVolumeClaim, node: str, reclaim_policy: str) -> core_v1.PersistentVolume:

@@ -21,30 +21,16 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Iterable
 
 from ..api import quantity
+from ..api.resource_usage import ContainerUsage, PodUsage
 
 PREFIX = "sim.kubeplane.io/"
 DEFAULT_FRACTION = Fraction(1, 10)                 # of the request
 DEFAULT_CPU, DEFAULT_MEMORY = Fraction(1, 1000), Fraction(4 * 1024 * 1024)
 NODE_BASE = {"cpu": Fraction(50, 1000), "memory": Fraction(256 * 1024 * 1024)}
-
-
-@dataclass(frozen=True, slots=True)
-class ContainerUsage:
-    name: str
-    cpu: Fraction          # cores
-    memory: Fraction       # bytes
-
-
-@dataclass(frozen=True, slots=True)
-class PodUsage:
-    namespace: str
-    name: str
-    containers: tuple[ContainerUsage, ...]
 
 
 def container_usage(pod: Any, container: Any) -> ContainerUsage:

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import logging
 import weakref
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ...api import errors, quantity
+from ...api.resource_usage import ContainerUsage, PodUsage
 from ...utils.clock import rfc3339
 from .. import codec
 from ..handlers import common
@@ -149,20 +149,6 @@ async def _scrape(api: APIServer, node: Obj) -> Any:
             ValueError, AttributeError) as e:
         log.info("Failed to scrape node %s: %s", name, e)
         return None
-
-
-@dataclass(frozen=True, slots=True)
-class ContainerUsage:
-    name: str
-    cpu: Fraction          # cores
-    memory: Fraction       # bytes
-
-
-@dataclass(frozen=True, slots=True)
-class PodUsage:
-    namespace: str
-    name: str
-    containers: tuple[ContainerUsage, ...]
 
 
 def from_summary(doc: Obj) -> tuple[dict[str, Fraction], list[PodUsage]]:

@@ -40,11 +40,6 @@ LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
 CONTROLLER_NAME = "endpoints-controller"
 
 
-class _LogRecorder:
-    def event(self, obj: Any, type_: str, reason: str, message: str) -> None:
-        log.debug("Event %s %s: %s", type_, reason, message)
-
-
 class StaleEndpointsTracker:
     """The resourceVersions this controller has replaced, so a lister still returning one is
     known to be behind. Upstream: staleEndpointsTracker"""
@@ -64,7 +59,7 @@ class StaleEndpointsTracker:
         self._versions.pop(ObjectName(namespace, name), None)
 
 
-class EndpointsController:
+class EndpointsController(eu.PodHandlers):
     """Upstream: endpoint.Controller"""
 
     def __init__(self, pod_informer: ResourceInformer[PodLister], service_informer: ResourceInformer[ServiceLister],
@@ -73,7 +68,7 @@ class EndpointsController:
                  recorder: EventRecorder | None = None) -> None:
         self.client = client
         self.clock = clock
-        self.recorder = recorder if recorder is not None else _LogRecorder()
+        self.recorder = recorder if recorder is not None else eu.LogRecorder()
         self.queue: RateLimitingQueue[ObjectName] = RateLimitingQueue(
             RateLimitingQueueOptions(name="endpoint", clock=clock))
         self.endpoint_updates_batch_period = endpoint_updates_batch_period
@@ -138,27 +133,6 @@ class EndpointsController:
         svc = object_from_tombstone(obj, core_v1.Service)
         if svc is not None:
             self.on_service_update(svc)
-
-    def _queue_services(self, keys: set[ObjectName]) -> None:
-        for key in keys:
-            if self.endpoint_updates_batch_period:
-                self.queue.add_after(key, self.endpoint_updates_batch_period)
-            else:
-                self.queue.add(key)
-
-    def add_pod(self, pod: core_v1.Pod) -> None:
-        """Upstream: addPod"""
-        self._queue_services(eu.get_pod_service_memberships(self.service_lister, pod))
-
-    def update_pod(self, old: core_v1.Pod, cur: core_v1.Pod) -> None:
-        """Upstream: updatePod"""
-        self._queue_services(eu.get_services_to_update_on_pod_change(self.service_lister, old, cur))
-
-    def delete_pod(self, obj: Any) -> None:
-        """Upstream: deletePod"""
-        pod = object_from_tombstone(obj, core_v1.Pod)
-        if pod is not None:
-            self.add_pod(pod)
 
     def on_endpoints_delete(self, obj: Any) -> None:
         """Someone deleted an Endpoints: put it back if its Service still wants it.

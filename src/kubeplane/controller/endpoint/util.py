@@ -5,14 +5,18 @@ Upstream: pkg/controller/util/endpoint/controller_utils.go
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import logging
+from typing import TYPE_CHECKING, Any
 
 from ...api import labels
 from ...api.types import ObjectName, core_v1
+from ...client.tools.cache import object_from_tombstone
 from .. import controller_utils as cu
 
 if TYPE_CHECKING:
     from ...client.listers import ServiceLister
+
+log = logging.getLogger(__name__)
 
 
 def service_selector(service: core_v1.Service) -> labels.Selector | None:
@@ -79,3 +83,39 @@ def get_services_to_update_on_pod_change(service_lister: ServiceLister, old: cor
         old_services = get_pod_service_memberships(service_lister, old)
         services = services | old_services if pod_changed else services ^ old_services
     return services
+
+
+class PodHandlers:
+    """The pod event handlers both controllers have: queue the Services a pod's change
+    concerns, after the batch period when there is one. Upstream: addPod, updatePod and
+    deletePod (endpoints_controller.go, endpointslice_controller.go)."""
+    queue: Any
+    service_lister: ServiceLister
+    endpoint_updates_batch_period: float
+
+    def _queue_services(self, keys: set[ObjectName]) -> None:
+        for key in keys:
+            if self.endpoint_updates_batch_period:
+                self.queue.add_after(key, self.endpoint_updates_batch_period)
+            else:
+                self.queue.add(key)
+
+    def add_pod(self, pod: core_v1.Pod) -> None:
+        """Upstream: addPod"""
+        self._queue_services(get_pod_service_memberships(self.service_lister, pod))
+
+    def update_pod(self, old: core_v1.Pod, cur: core_v1.Pod) -> None:
+        """Upstream: updatePod"""
+        self._queue_services(get_services_to_update_on_pod_change(self.service_lister, old, cur))
+
+    def delete_pod(self, obj: Any) -> None:
+        """Upstream: deletePod"""
+        pod = object_from_tombstone(obj, core_v1.Pod)
+        if pod is not None:
+            self.add_pod(pod)
+
+
+class LogRecorder:
+    """Events the controllers record when none is given: logged at debug."""
+    def event(self, obj: Any, type_: str, reason: str, message: str) -> None:
+        log.debug("Event %s %s: %s", type_, reason, message)

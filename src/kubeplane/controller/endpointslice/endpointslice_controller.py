@@ -38,12 +38,7 @@ class StaleInformerCache(Exception):
     """Upstream: endpointslicepkg.StaleInformerCache"""
 
 
-class _LogRecorder:
-    def event(self, obj: Any, type_: str, reason: str, message: str) -> None:
-        log.debug("Event %s %s: %s", type_, reason, message)
-
-
-class EndpointSliceController:
+class EndpointSliceController(eu.PodHandlers):
     """Upstream: endpointslice.Controller"""
 
     def __init__(self, pod_informer: ResourceInformer[PodLister], service_informer: ResourceInformer[ServiceLister],
@@ -53,7 +48,7 @@ class EndpointSliceController:
                  clock: Clock = REAL_CLOCK, recorder: EventRecorder | None = None) -> None:
         self.client = client
         self.clock = clock
-        self.recorder = recorder if recorder is not None else _LogRecorder()
+        self.recorder = recorder if recorder is not None else eu.LogRecorder()
         self.queue: RateLimitingQueue[ObjectName] = RateLimitingQueue(
             RateLimitingQueueOptions(name="endpoint_slice", clock=clock))
         self.endpoint_updates_batch_period = endpoint_updates_batch_period
@@ -108,27 +103,6 @@ class EndpointSliceController:
         svc = object_from_tombstone(obj, core_v1.Service)
         if svc is not None:
             self.queue.add(ObjectName(svc.metadata.namespace or "", svc.metadata.name or ""))
-
-    def _queue_services(self, keys: set[ObjectName]) -> None:
-        for key in keys:
-            if self.endpoint_updates_batch_period:
-                self.queue.add_after(key, self.endpoint_updates_batch_period)
-            else:
-                self.queue.add(key)
-
-    def add_pod(self, pod: core_v1.Pod) -> None:
-        """Upstream: addPod"""
-        self._queue_services(eu.get_pod_service_memberships(self.service_lister, pod))
-
-    def update_pod(self, old: core_v1.Pod, cur: core_v1.Pod) -> None:
-        """Upstream: updatePod"""
-        self._queue_services(eu.get_services_to_update_on_pod_change(self.service_lister, old, cur))
-
-    def delete_pod(self, obj: Any) -> None:
-        """Upstream: deletePod"""
-        pod = object_from_tombstone(obj, core_v1.Pod)
-        if pod is not None:
-            self.add_pod(pod)
 
     def _managed(self, s: discovery_v1.EndpointSlice) -> bool:
         return (s.metadata.labels or {}).get(u.LABEL_MANAGED_BY) == u.CONTROLLER_NAME

@@ -4,9 +4,7 @@ namespace is deleted is covered."""
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -17,6 +15,8 @@ from kubeplane.controller.namespace import NamespaceController
 from kubeplane.testing.fake import FakeClientset
 from kubeplane.utils.clock import FakeClock
 
+from .test_namespace_controller import eventually
+
 NS = "team-a"
 GROUP = "stable.example.com"
 CRD = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -26,17 +26,6 @@ CRD = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinitio
                 "versions": [{"name": "v1", "served": True, "storage": True,
                               "schema": {"openAPIV3Schema": {"type": "object",
                                                              "x-kubernetes-preserve-unknown-fields": True}}}]}}
-
-
-async def eventually(check: Callable[[], Any], what: str, timeout: float = 5.0) -> Any:
-    end = time.monotonic() + timeout
-    while True:
-        result = await check()
-        if result:
-            return result
-        if time.monotonic() > end:
-            pytest.fail(f"timed out waiting for {what}")
-        await asyncio.sleep(0.005)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from ...api import errors
 from ...api.types import ObjectName, core_v1, meta_v1
 from ...client.tools.cache import ResourceEventHandlerFuncs, object_from_tombstone
 from ...client.util.workqueue import RateLimitingQueue, RateLimitingQueueOptions
-from ...client.util.workqueue.worker import process_next_work_item, run_workers
+from ...client.util.workqueue.worker import process_next_work_item, retry_or_drop, run_workers
 from ...utils.clock import REAL_CLOCK, Clock
 from .. import controller_utils as cu
 from ..endpointslice import utils as su
@@ -104,15 +104,10 @@ class EndpointsController(eu.PodHandlers):
 
     def handle_err(self, err: Exception | None, key: ObjectName) -> None:
         """Upstream: handleErr"""
-        if err is None:
-            self.queue.forget(key)
-            return
-        if self.queue.num_requeues(key) < MAX_RETRIES:
-            log.info("Error syncing endpoints, retrying", extra={"key": str(key), "err": str(err)})
-            self.queue.add_rate_limited(key)
-            return
-        log.warning("Dropping service out of the queue", extra={"key": str(key), "err": str(err)})
-        self.queue.forget(key)
+        extra = {"key": str(key), "err": str(err)}
+        retry_or_drop(self.queue, key, err, MAX_RETRIES,
+                      lambda: log.info("Error syncing endpoints, retrying", extra=extra),
+                      lambda: log.warning("Dropping service out of the queue", extra=extra))
 
     def check_leftover_endpoints(self) -> None:
         """Queue every Endpoints' key once, so those whose Service went while we were down are

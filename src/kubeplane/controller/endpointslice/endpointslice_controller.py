@@ -13,7 +13,7 @@ from ...api import errors, labels
 from ...api.types import ObjectName, core_v1, discovery_v1
 from ...client.tools.cache import ResourceEventHandlerFuncs, object_from_tombstone
 from ...client.util.workqueue import RateLimitingQueue, RateLimitingQueueOptions
-from ...client.util.workqueue.worker import process_next_work_item, run_workers
+from ...client.util.workqueue.worker import process_next_work_item, retry_or_drop, run_workers
 from ...utils.clock import REAL_CLOCK, Clock
 from ..endpoint import util as eu
 from ..endpoint.trigger_time_tracker import TriggerTimeTracker
@@ -81,16 +81,10 @@ class EndpointSliceController(eu.PodHandlers):
 
     def handle_err(self, err: Exception | None, key: ObjectName) -> None:
         """Upstream: handleErr — retry with back-off up to MAX_RETRIES, then drop."""
-        if err is None:
-            self.queue.forget(key)
-            return
-        if self.queue.num_requeues(key) < MAX_RETRIES:
-            log.info("Error syncing endpoint slices for service, retrying", extra={"key": str(key), "err": str(err)})
-            self.queue.add_rate_limited(key)
-            return
-        log.warning("Retry budget exceeded, dropping service out of the queue", extra={"key": str(key),
-                                                                                       "err": str(err)})
-        self.queue.forget(key)
+        extra = {"key": str(key), "err": str(err)}
+        retry_or_drop(self.queue, key, err, MAX_RETRIES,
+                      lambda: log.info("Error syncing endpoint slices for service, retrying", extra=extra),
+                      lambda: log.warning("Retry budget exceeded, dropping service out of the queue", extra=extra))
 
     # --- handlers ------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from ...api import errors, labels
 from ...api.types import ObjectName, core_v1, discovery_v1
 from ...client.tools.cache import ResourceEventHandlerFuncs, object_from_tombstone
 from ...client.util.workqueue import RateLimitingQueue, RateLimitingQueueOptions
-from ...client.util.workqueue.worker import process_next_work_item, run_workers
+from ...client.util.workqueue.worker import process_next_work_item, retry_or_drop, run_workers
 from ...utils.clock import REAL_CLOCK, Clock
 from ..endpoint.endpoints_controller import LEADER_ANNOTATION
 from ..endpointslice import utils as su
@@ -84,14 +84,9 @@ class EndpointSliceMirroringController:
             pass
 
     def handle_err(self, err: Exception | None, key: ObjectName) -> None:
-        if err is None:
-            self.queue.forget(key)
-            return
-        if self.queue.num_requeues(key) < MAX_RETRIES:
-            self.queue.add_rate_limited(key)
-            return
-        log.warning("Retry budget exceeded, dropping endpoints out of the queue", extra={"key": str(key)})
-        self.queue.forget(key)
+        retry_or_drop(self.queue, key, err, MAX_RETRIES, lambda: None,
+                      lambda: log.warning("Retry budget exceeded, dropping endpoints out of the queue",
+                                          extra={"key": str(key)}))
 
     def _queue(self, obj: Any) -> None:
         self.queue.add(ObjectName(obj.metadata.namespace or "", obj.metadata.name or ""))

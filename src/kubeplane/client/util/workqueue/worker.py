@@ -58,3 +58,18 @@ def forget_or_retry(queue: Any, log: logging.Logger, err: Exception | None, key:
         return
     log.warning("syncing %r failed: %s", key, err)
     queue.add_rate_limited(key)
+
+
+def retry_or_drop(queue: Any, key: Any, err: Exception | None, max_retries: int, on_retry: Callable[[], None],
+                  on_drop: Callable[[], None]) -> None:
+    """An error handler with a retry budget: forget the key on success; retry it with back-off
+    (on_retry logs why) while it has failed fewer than max_retries times; else drop it (on_drop
+    logs that). Upstream: the handleErr of the endpoint controllers."""
+    if err is None:
+        queue.forget(key)
+    elif queue.num_requeues(key) < max_retries:
+        on_retry()
+        queue.add_rate_limited(key)
+    else:
+        on_drop()
+        queue.forget(key)

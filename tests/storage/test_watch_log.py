@@ -6,7 +6,8 @@ import asyncio
 import pytest
 
 from kubeplane.storage import MemoryStorage
-from kubeplane.storage.interface import Compacted
+from kubeplane.storage.interface import Compacted, KeyValue, WatchEvent
+from kubeplane.storage.watch_log import WatchLog
 
 
 async def test_a_waiting_watcher_sleeps_through_other_prefixes_and_never_falls_behind() -> None:
@@ -143,3 +144,42 @@ async def test_compaction_releases_the_bytes_it_drops() -> None:
     await s.compact(2)
     assert s._log.bytes < before and s._log.evicted_bytes == before - s._log.bytes
     s._check_invariants()
+
+
+def event(rev: int, key: str, size: int = 10, prev: WatchEvent | None = None) -> WatchEvent:
+    kv = KeyValue(key, b"x" * size, {}, rev, rev)
+    return WatchEvent("ADDED" if prev is None else "MODIFIED", kv, prev.kv if prev else None, rev)
+
+
+async def test_skipped_revisions_take_slots_but_no_events() -> None:
+    """A store whose counter others share (etcd) appends with gaps: watchers read past them,
+    and they count against the capacity like events."""
+    log = WatchLog(4)
+    log.append(event(1, "/registry/a/1"))
+    log.append(event(4, "/registry/a/2"))                  # 2 and 3 were written elsewhere
+    assert (log.revision, log.oldest_revision) == (4, 0)
+    assert [ev.revision for ev in log.watch("/registry/a/", 0).ready()] == [1, 4]
+    log.advance(6)                                         # a progress notification
+    assert (log.revision, log.oldest_revision) == (6, 2)   # event 1 left; 2 was a gap
+    with pytest.raises(Compacted):
+        log.watch("/registry/a/", 1)
+    assert [ev.revision for ev in log.watch("/registry/a/", 2).ready()] == [4]
+    log.append(event(7, "/registry/a/3"))
+    assert log.oldest_revision == 3 and log.bytes == 20
+    log.advance(1_000_000)                                 # a jump past the whole ring
+    assert (log.oldest_revision, log.bytes, log.evicted_bytes) == (999_996, 0, 30)
+    log._check_invariants()
+
+
+async def test_reset_starts_over_and_every_watcher_relists() -> None:
+    log = WatchLog(4)
+    log.append(event(1, "/registry/a/1"))
+    w = log.watch("/registry/a/", 1)
+    nxt = asyncio.ensure_future(anext(w))
+    await asyncio.sleep(0)                                 # waiting on the log
+    log.reset(9, live_bytes=50)
+    with pytest.raises(Compacted):
+        await asyncio.wait_for(nxt, 5)
+    assert (log.revision, log.oldest_revision, log.bytes, log.live_bytes) == (9, 9, 0, 50)
+    assert not log.closed and log.watch("/registry/a/", 9).ready() == []
+    log._check_invariants()

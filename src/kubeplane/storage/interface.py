@@ -102,6 +102,10 @@ class Watcher(Protocol):
 class Storage(Protocol):
     """The revisioned key-value store behind the API server."""
 
+    async def start(self) -> None:
+        """Ready the store (connect, load its cache); call once before anything else."""
+        ...
+
     @property
     def revision(self) -> int:
         """The revision of the latest write (0 before the first write)."""

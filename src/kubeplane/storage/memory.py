@@ -56,6 +56,9 @@ class MemoryStorage:
         self._log = WatchLog(history, history_bytes)
         self._closed = False
 
+    async def start(self) -> None:
+        """Ready the store for use: memory (and sqlite, loaded when made) already is."""
+
     @property
     def revision(self) -> int:
         """The revision of the latest write (0 before the first write)."""

@@ -1,8 +1,10 @@
 """The shared watch log: one bounded ring of WatchEvents read by every watcher through a cursor.
 
 Every write takes exactly one revision and appends exactly one event, so the events in the
-window are the contiguous revisions (oldest_revision, revision] and the event of revision r
-sits in slot r % capacity. A watcher is nothing but (prefix, cursor = last revision it has
+window are the revisions (oldest_revision, revision] and the event of revision r sits in slot
+r % capacity. A store that shares its revision counter (etcd: writes outside the watched prefix,
+the compaction key) may skip revisions: `advance` moves the counter without an event, and a
+skipped revision's slot stays empty (it still counts against the capacity). A watcher is nothing but (prefix, cursor = last revision it has
 passed): it copies no events and owns no queue, so a thousand watchers cost a thousand cursors.
 Writers never wait for readers; a reader whose next revision has been evicted (or compacted
 away) gets `Compacted` and must re-list, exactly like an etcd watcher past the compaction point.
@@ -69,7 +71,7 @@ class WatchLog:
     difference to prev, DELETED removes prev).  evicted_bytes: bytes ever evicted (the sqlite
     committer trims its copy of the log when enough has gone).
     Invariants: revision - capacity <= _floor <= revision; for every r in (_floor, revision],
-    _ring[r % capacity].revision == r, and every other slot is None; bytes <= budget() or the
+    _ring[r % capacity] is the event of r or None (a skipped revision), every other slot is None; bytes <= budget() or the
     window holds a single event (the newest is kept, however big: an idle watcher waiting for
     it must not be told it fell behind).
     _waiters: (prefix, future) of watchers that found nothing new, by the resource their prefix
@@ -114,12 +116,11 @@ class WatchLog:
         """Record the event of the next revision, evict what exceeds the bounds, and wake the
         watchers of its key."""
         rev, prev, size = ev.revision, ev.prev, len(ev.kv.value)
-        assert rev == self.revision + 1, (rev, self.revision)
-        ring, slot = self._ring, rev % self.capacity
-        if (old := ring[slot]) is not None:          # the window is full: the oldest leaves
-            n = len(old.kv.value)
-            self._floor, self.bytes, self.evicted_bytes = old.revision, self.bytes - n, self.evicted_bytes + n
-        ring[slot] = ev
+        if rev != self.revision + 1:
+            self.advance(rev - 1)
+        if self._floor < rev - self.capacity:       # the window is full: the oldest leaves
+            self._evict_oldest()
+        self._ring[rev % self.capacity] = ev
         self.revision = rev
         self.bytes += size
         # The current objects: ADDED adds its object, MODIFIED the difference, DELETED takes prev's.
@@ -156,16 +157,34 @@ class WatchLog:
         else:
             del self._waiters[root]
 
+    def advance(self, revision: int) -> None:
+        """Move the counter to revision without an event (revisions nobody here wrote: see the
+        module docstring); as with appends, what is `capacity` revisions old leaves."""
+        assert revision >= self.revision, (revision, self.revision)
+        target = revision - self.capacity
+        if target - self._floor > self.capacity:     # a jump past the whole ring: all leave
+            for i, ev in enumerate(self._ring):
+                if ev is not None:
+                    self._ring[i] = None
+                    self.bytes -= len(ev.kv.value)
+                    self.evicted_bytes += len(ev.kv.value)
+            self._floor = target
+        while self._floor < target:
+            self._evict_oldest()
+        self.revision = revision
+
     def _evict_oldest(self) -> None:
         r = self._floor + 1
         slot = r % self.capacity
         ev = self._ring[slot]
-        assert ev is not None and ev.revision == r
+        self._floor = r
+        if ev is None:                               # a skipped revision
+            return
+        assert ev.revision == r
         self._ring[slot] = None                      # release the objects
         size = len(ev.kv.value)
         self.bytes -= size
         self.evicted_bytes += size
-        self._floor = r
 
     def close(self) -> None:
         """End every watcher's stream (the store is closing)."""
@@ -176,10 +195,26 @@ class WatchLog:
                 if not fut.done():
                     fut.set_result(None)
 
-    def event(self, revision: int) -> WatchEvent:
-        """The event of revision, which must be inside the window."""
+    def reset(self, revision: int, live_bytes: int) -> None:
+        """Forget every event and go on from revision, whose current objects take live_bytes (a
+        store that re-read its data after falling behind): every watcher gets Compacted."""
+        for ev in self._ring:
+            if ev is not None:
+                self.evicted_bytes += len(ev.kv.value)
+        self._ring = [None] * self.capacity
+        self.bytes = 0
+        self.live_bytes = live_bytes
+        self.revision = self._floor = max(revision, self.revision)
+        waiters, self._waiters = self._waiters, {}
+        for bucket in waiters.values():
+            for _, fut in bucket:
+                if not fut.done():
+                    fut.set_result(None)
+
+    def event(self, revision: int) -> WatchEvent | None:
+        """The event of revision, which must be inside the window (None: a skipped revision)."""
         ev = self._ring[revision % self.capacity]
-        assert ev is not None and ev.revision == revision
+        assert ev is None or ev.revision == revision
         return ev
 
     def compact(self, revision: int) -> None:
@@ -232,7 +267,7 @@ class WatchLog:
 
     def _check_invariants(self) -> None:
         assert self.revision - self.capacity <= self._floor <= self.revision
-        window = [self.event(r) for r in range(self._floor + 1, self.revision + 1)]
+        window = [ev for r in range(self._floor + 1, self.revision + 1) if (ev := self.event(r)) is not None]
         assert sum(1 for ev in self._ring if ev is not None) == len(window)
         assert self.bytes == sum(len(ev.kv.value) for ev in window)
         assert self.bytes <= self.budget() or len(window) == 1, (self.bytes, self.budget())
@@ -264,7 +299,7 @@ class LogWatcher:
             while self._cursor < log.revision:
                 self._cursor += 1
                 ev = log.event(self._cursor)
-                if ev.kv.key.startswith(prefix):
+                if ev is not None and ev.kv.key.startswith(prefix):
                     return ev
             self._fut = log._wait(prefix)
             try:
@@ -295,7 +330,7 @@ class LogWatcher:
         while self._cursor < log.revision:
             self._cursor += 1
             ev = log.event(self._cursor)
-            if ev.kv.key.startswith(prefix):
+            if ev is not None and ev.kv.key.startswith(prefix):
                 out.append(ev)
         return out
 

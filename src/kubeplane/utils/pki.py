@@ -122,10 +122,20 @@ def write_client_cert(pki: pathlib.Path, name: str, common_name: str, organizati
     write_atomic(pki / f"{name}.crt", cert)
 
 
+def ca_certificate(name: str, key: ec.EllipticCurvePrivateKey) -> x509.Certificate:
+    """A self-signed CA certificate for key."""
+    return (_builder(name, None, key.public_key())
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
+            .sign(key, hashes.SHA256()))
+
+
 def serving_cert(subject: str, hosts: list[str], issuer: x509.Certificate | None = None,
-                 issuer_key: ec.EllipticCurvePrivateKey | None = None) -> tuple[bytes, bytes]:
+                 issuer_key: ec.EllipticCurvePrivateKey | None = None, *,
+                 client_auth: bool = False) -> tuple[bytes, bytes]:
     """(certificate PEM, key PEM) of a fresh EC serving certificate for hosts (IPs and DNS
-    names), signed by issuer/issuer_key, or self-signed when none is given."""
+    names), signed by issuer/issuer_key, or self-signed when none is given; client_auth also
+    lets it authenticate as a client (an etcd member's certificate, used towards its peers)."""
     key = ec.generate_private_key(ec.SECP256R1())
     sans: list[x509.GeneralName] = []
     for h in dict.fromkeys(hosts):
@@ -135,17 +145,16 @@ def serving_cert(subject: str, hosts: list[str], issuer: x509.Certificate | None
             sans.append(x509.DNSName(h))
     cert = (_builder(subject, issuer.subject if issuer else None, key.public_key())
             .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH,
+                                                  *([ExtendedKeyUsageOID.CLIENT_AUTH] if client_auth else [])]),
+                           critical=False)
             .sign(issuer_key or key, hashes.SHA256()))
     return cert.public_bytes(serialization.Encoding.PEM), _key_pem(key)
 
 
 def _generate(pki: pathlib.Path, paths: PKI, hosts: list[str]) -> None:
     ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca = (_builder("kubeplane-ca", None, ca_key.public_key())
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-          .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
-          .sign(ca_key, hashes.SHA256()))
+    ca = ca_certificate("kubeplane-ca", ca_key)
     cert, key = serving_cert("kube-apiserver", ["localhost", "127.0.0.1", "::1", "kubernetes", "kubernetes.default",
                                                 *hosts], ca, ca_key)
     write_atomic(pki / "ca.key", _key_pem(ca_key))

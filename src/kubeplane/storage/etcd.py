@@ -1,0 +1,491 @@
+"""EtcdStorage: etcd v3 as the store, with a watch cache in memory in front of it.
+
+etcd holds the data and hands out the revisions; every API server keeps the whole keyspace of
+its prefix in memory (MemoryStorage: current objects, a sorted key index, the shared watch
+log), fed by ONE etcd watch on the prefix. Reads and watches are served from that cache, as
+upstream's cacher serves them, so N API servers on one etcd cost etcd one watch each.
+
+- Writes are etcd transactions guarded on the key's revisions (upstream's etcd3 store): create
+  `create_revision == 0 -> put`, update and delete `mod_revision == expected -> put/delete`.
+  A write returns once the watch has brought its own event into the cache, so this server's
+  next read and every watch from an older revision see it (read-your-writes).
+- Reads are linearizable across API servers, as upstream's quorum reads and consistent lists
+  from the cache are: a read first asks etcd for its current revision (a count-only range on
+  the prefix), then waits until the cache has caught up with it; concurrent reads share one
+  such round trip as long as it started after them. A watch response or a progress
+  notification (requested on the watch stream, upstream's RequestWatchProgress) proves the
+  cache current up to its header revision, writes outside the prefix included.
+- resourceVersion is etcd's mod revision. As upstream, the stored value has no
+  resourceVersion (PrepareObjectForStorage); the cache stamps it on the objects it serves.
+- Values go through the Transformer (encryption at rest) with the etcd key as authenticated
+  data, as upstream's value transformers do.
+- A compacted watch (the cache fell behind etcd's compaction) relists the prefix and ends every
+  watch served from the cache: their clients relist too (410), as upstream's cacher does.
+
+Keys: the API server's `/registry/...` keys become `<etcd prefix>/...` in etcd (`--etcd-prefix`,
+default `/registry`). The compaction coordination key lives at etcd's root, as upstream's
+`compact_rev_key`.
+
+Upstream: staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go (Create, GuaranteedUpdate,
+Delete, conditionalDelete), compact.go (compact, compactor), cacher/cacher.go and
+watch_cache.go (the cache), storagebackend/factory/etcd3.go (TLS client, endpoints).
+The client is grpcio with etcd's v3 stubs as aetcd ships them (benchmarks/etcd_clients.py
+compares it with etcd's JSON gateway through aiohttp: BENCHMARKS.md).
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import heapq
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import orjson
+
+from .interface import KeyExists, KeyNotFound, KeyValue, RevisionMismatch, StorageError, Transformer, WatchEvent
+from .memory import DEFAULT_HISTORY, MemoryStorage, stamp
+from .sorted_keys import SortedKeys
+from .watch_log import DEFAULT_HISTORY_BYTES
+
+log = logging.getLogger(__name__)
+
+API_PREFIX = "/registry"
+DEFAULT_ETCD_PREFIX = "/registry"          # Upstream: --etcd-prefix
+COMPACT_REV_KEY = b"compact_rev_key"       # Upstream: compactRevKey (compact.go)
+LIST_PAGE = 1000                           # keys per range while loading the cache
+RETRY_PAUSE = (0.1, 2.0)                   # re-watch back-off after a broken stream: first, max
+DIAL_TIMEOUT = 20.0                        # Upstream: DefaultDialTimeout? (storagebackend: 20 s)
+REQUEST_TIMEOUT = 60.0
+_DELETE = 1                                # mvccpb.Event.DELETE
+
+
+@dataclasses.dataclass(frozen=True)
+class EtcdConfig:
+    """Where etcd is and how to reach it. Upstream: storagebackend.TransportConfig + Prefix."""
+
+    servers: Sequence[str]                 # --etcd-servers: http(s)://host:port, ...
+    prefix: str = DEFAULT_ETCD_PREFIX      # --etcd-prefix
+    cafile: str | None = None              # --etcd-cafile
+    certfile: str | None = None            # --etcd-certfile
+    keyfile: str | None = None             # --etcd-keyfile
+
+
+def _prefix_end(prefix: bytes) -> bytes:
+    """The range end that covers every key starting with prefix (clientv3.GetPrefixRangeEnd)."""
+    end = bytearray(prefix)
+    for i in range(len(end) - 1, -1, -1):
+        if end[i] < 0xFF:
+            end[i] += 1
+            return bytes(end[:i + 1])
+    return b"\0"
+
+
+def _target(servers: Sequence[str]) -> tuple[str, bool, str]:
+    """A gRPC target for the servers, whether they speak TLS, and the host name to verify.
+    Several IP addresses become one `ipv4:` target that gRPC balances and fails over between;
+    names: the first (resolved by gRPC's dns resolver)."""
+    hosts, tls = [], False
+    for s in servers:
+        scheme, _, hostport = s.rpartition("://")
+        tls = tls or scheme == "https"
+        hosts.append(hostport.rstrip("/"))
+    if not hosts:
+        raise ValueError("--etcd-servers must name at least one server")
+    first = hosts[0].rsplit(":", 1)[0]
+    if len(hosts) > 1 and all(h.rsplit(":", 1)[0].replace(".", "").isdigit() for h in hosts):
+        return "ipv4:" + ",".join(hosts), tls, first
+    return hosts[0], tls, first
+
+
+class EtcdStorage(MemoryStorage):
+    """The Storage contract on etcd (see the module docstring). `await start()` before use."""
+
+    def __init__(self, config: EtcdConfig, *, history: int = DEFAULT_HISTORY,
+                 history_bytes: int = DEFAULT_HISTORY_BYTES, transformer: Transformer | None = None) -> None:
+        super().__init__(history=history, history_bytes=history_bytes)
+        self.config = config
+        self._etcd_prefix = config.prefix.rstrip("/").encode()
+        self._range = (self._etcd_prefix + b"/", _prefix_end(self._etcd_prefix + b"/"))
+        self._transformer = transformer
+        self._channel: Any = None
+        self._kv: Any = None
+        self._watch_task: asyncio.Task[None] | None = None
+        self._progress: asyncio.Queue[Any] | None = None     # requests on the watch stream
+        # Our own writes, by revision: the watch applies these KeyValues instead of decoding.
+        self._own: dict[int, KeyValue] = {}
+        self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._waiter_seq = 0
+        self._barrier_next: asyncio.Future[int] | None = None  # the next revision round trip
+        self._barrier_task: asyncio.Task[None] | None = None
+        self._rpc: Any = None
+
+    # --- lifecycle -------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect, load the prefix into the cache at one revision, and follow it from there."""
+        import grpc  # type: ignore[import-untyped]
+        from aetcd import rpc  # type: ignore[import-untyped]
+
+        self._rpc = rpc
+        target, tls, host = _target(self.config.servers)
+        options = [("grpc.max_receive_message_length", 2 * 1024 * 1024 * 1024 - 1),
+                   ("grpc.keepalive_time_ms", 30_000),
+                   # Several members: spread requests, and go on with the others when one dies.
+                   ("grpc.lb_policy_name", "round_robin"),
+                   # The name the members' certificates are checked against (an `ipv4:` target
+                   # of several addresses has none of its own).
+                   ("grpc.ssl_target_name_override", host)]
+        if tls:
+            creds = grpc.ssl_channel_credentials(
+                root_certificates=_read(self.config.cafile), private_key=_read(self.config.keyfile),
+                certificate_chain=_read(self.config.certfile))
+            self._channel = grpc.aio.secure_channel(target, creds, options=options)
+        else:
+            self._channel = grpc.aio.insecure_channel(target, options=options)
+        self._kv = rpc.KVStub(self._channel)
+        self._watch_stub = rpc.WatchStub(self._channel)
+        self._maintenance = rpc.MaintenanceStub(self._channel)
+        try:
+            await asyncio.wait_for(self._channel.channel_ready(), DIAL_TIMEOUT)
+        except asyncio.TimeoutError:
+            await self._channel.close()
+            raise StorageError(f"etcd: no connection to {', '.join(self.config.servers)} "
+                               f"within {DIAL_TIMEOUT:g}s") from None
+        rev = await self._load()
+        self._watch_task = asyncio.ensure_future(self._follow(rev))
+
+    async def close(self) -> None:
+        if self._watch_task is not None:
+            self._watch_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._watch_task
+            self._watch_task = None
+        if self._channel is not None:
+            await self._channel.close()
+            self._channel = None
+        self._fail_waiters(StorageError("etcd storage closed"))
+        await super().close()
+
+    # --- keys and values -------------------------------------------------------------------------
+
+    def _etcd_key(self, key: str) -> bytes:
+        if not key.startswith(API_PREFIX):
+            raise StorageError(f"key {key!r} is outside {API_PREFIX}")
+        return self._etcd_prefix + key[len(API_PREFIX):].encode()
+
+    def _api_key(self, etcd_key: bytes) -> str:
+        return API_PREFIX + etcd_key[len(self._etcd_prefix):].decode()
+
+    def _encode(self, etcd_key: bytes, obj: dict[str, Any]) -> bytes:
+        """The bytes etcd stores: obj without resourceVersion, through the transformer."""
+        meta = obj.get("metadata")
+        if isinstance(meta, dict) and "resourceVersion" in meta:
+            meta = dict(meta)
+            del meta["resourceVersion"]
+            obj = {**obj, "metadata": meta}
+        data = orjson.dumps(obj)
+        if self._transformer is not None:
+            data = self._transformer.transform_to_storage(etcd_key.decode(), data)
+        return data
+
+    def _decode(self, etcd_key: bytes, data: bytes) -> dict[str, Any]:
+        if self._transformer is not None:
+            data, _stale = self._transformer.transform_from_storage(etcd_key.decode(), data)
+        obj = orjson.loads(data)
+        if not isinstance(obj, dict):
+            raise StorageError(f"etcd: value of {etcd_key!r} is not a JSON object")
+        return obj
+
+    def _kv_of(self, etcd_kv: Any) -> KeyValue:
+        return stamp(self._api_key(etcd_kv.key), self._decode(etcd_kv.key, etcd_kv.value),
+                     etcd_kv.create_revision, etcd_kv.mod_revision)
+
+    # --- reads: linearizable, served from the cache ----------------------------------------------
+
+    async def get(self, key: str) -> KeyValue | None:
+        await self._sync()
+        return await super().get(key)
+
+    async def list(self, prefix: str) -> tuple[list[KeyValue], int]:
+        await self._sync()
+        return await super().list(prefix)
+
+    async def count(self, prefix: str) -> int:
+        await self._sync()
+        return await super().count(prefix)
+
+    async def _sync(self) -> None:
+        """Wait until the cache holds every write etcd had committed when this call began."""
+        await self._caught_up(await self._current_revision(), progress=True)
+
+    def _current_revision(self) -> asyncio.Future[int]:
+        """etcd's current revision, from a round trip that starts after this call: the next
+        one, shared by every caller until it is sent (one in flight at a time)."""
+        if self._barrier_next is None:
+            self._barrier_next = asyncio.get_running_loop().create_future()
+            if self._barrier_task is None:
+                self._barrier_task = asyncio.ensure_future(self._round_trips())
+        return self._barrier_next
+
+    async def _round_trips(self) -> None:
+        """Send the pending revision round trip, and the next while callers keep coming."""
+        try:
+            while (fut := self._barrier_next) is not None:
+                self._barrier_next = None
+                try:
+                    resp = await self._kv.Range(self._rpc.RangeRequest(
+                        key=self._range[0], range_end=self._range[1], count_only=True, limit=1),
+                        timeout=REQUEST_TIMEOUT)
+                except Exception as e:       # noqa: BLE001 - handed to every waiting reader
+                    fut.set_exception(_storage_error(e))
+                else:
+                    fut.set_result(resp.header.revision)
+        finally:
+            self._barrier_task = None
+
+    async def _caught_up(self, revision: int, *, progress: bool = False) -> None:
+        """Return once the cache is current up to revision; with progress, ask etcd to say
+        so on the watch stream (the revision may belong to writes outside the prefix, whose
+        events never come)."""
+        if self.revision >= revision:
+            return
+        if self._watch_task is None or self._watch_task.done():
+            raise StorageError("etcd: the watch cache is not running")
+        fut = asyncio.get_running_loop().create_future()
+        self._waiter_seq += 1
+        heapq.heappush(self._waiters, (revision, self._waiter_seq, fut))
+        if progress and self._progress is not None:
+            self._progress.put_nowait(self._rpc.WatchRequest(progress_request=self._rpc.WatchProgressRequest()))
+        await fut
+
+    def _advance(self, revision: int) -> None:
+        """The cache is current up to revision (etcd said so): move the counter there and
+        release the waiters it satisfies."""
+        if revision > self.revision:
+            self._log.advance(revision)
+        waiters = self._waiters
+        while waiters and waiters[0][0] <= self.revision:
+            fut = heapq.heappop(waiters)[2]
+            if not fut.done():
+                fut.set_result(None)
+
+    def _fail_waiters(self, err: Exception) -> None:
+        for _, _, fut in self._waiters:
+            if not fut.done():
+                fut.set_exception(err)
+        self._waiters.clear()
+
+    # --- writes: guarded transactions ------------------------------------------------------------
+
+    async def create(self, key: str, obj: dict[str, Any]) -> KeyValue:
+        rpc, ek = self._rpc, self._etcd_key(key)
+        resp = await self._txn(
+            [rpc.Compare(key=ek, target=rpc.Compare.CREATE, result=rpc.Compare.EQUAL, create_revision=0)],
+            [rpc.RequestOp(request_put=rpc.PutRequest(key=ek, value=self._encode(ek, obj)))])
+        if not resp.succeeded:
+            raise KeyExists(key)
+        rev = resp.header.revision
+        return await self._applied(rev, stamp(key, obj, rev, rev))
+
+    async def update(self, key: str, obj: dict[str, Any], expected_revision: int | None = None) -> KeyValue:
+        rpc, ek = self._rpc, self._etcd_key(key)
+        if expected_revision is None:        # last writer wins, as long as the key exists
+            guard = rpc.Compare(key=ek, target=rpc.Compare.VERSION, result=rpc.Compare.GREATER, version=0)
+        else:
+            guard = rpc.Compare(key=ek, target=rpc.Compare.MOD, result=rpc.Compare.EQUAL, mod_revision=expected_revision)
+        resp = await self._txn([guard], [rpc.RequestOp(request_put=rpc.PutRequest(
+            key=ek, value=self._encode(ek, obj), prev_kv=True))], failure_range=ek)
+        if not resp.succeeded:
+            raise self._guard_failed(key, resp, expected_revision)
+        rev = resp.header.revision
+        prev = resp.responses[0].response_put.prev_kv
+        return await self._applied(rev, stamp(key, obj, prev.create_revision, rev))
+
+    async def delete(self, key: str, expected_revision: int | None = None) -> KeyValue:
+        rpc, ek = self._rpc, self._etcd_key(key)
+        if expected_revision is None:
+            guard = rpc.Compare(key=ek, target=rpc.Compare.VERSION, result=rpc.Compare.GREATER, version=0)
+        else:
+            guard = rpc.Compare(key=ek, target=rpc.Compare.MOD, result=rpc.Compare.EQUAL, mod_revision=expected_revision)
+        resp = await self._txn([guard], [rpc.RequestOp(request_delete_range=rpc.DeleteRangeRequest(
+            key=ek, prev_kv=True))], failure_range=ek)
+        if not resp.succeeded:
+            raise self._guard_failed(key, resp, expected_revision)
+        rev = resp.header.revision
+        prev_kvs = resp.responses[0].response_delete_range.prev_kvs
+        if not prev_kvs:
+            raise KeyNotFound(key)
+        prev = prev_kvs[0]
+        cached = self._kvs.get(key)
+        obj = cached.obj if cached is not None and cached.mod_revision == prev.mod_revision else \
+            self._decode(prev.key, prev.value)
+        return await self._applied(rev, stamp(key, obj, prev.create_revision, rev))
+
+    async def _txn(self, compare: Sequence[Any], success: Sequence[Any], *, failure_range: bytes | None = None) -> Any:
+        rpc = self._rpc
+        failure = [rpc.RequestOp(request_range=rpc.RangeRequest(key=failure_range, keys_only=True))] \
+            if failure_range is not None else []
+        try:
+            return await self._kv.Txn(rpc.TxnRequest(compare=compare, success=success, failure=failure),
+                                      timeout=REQUEST_TIMEOUT)
+        except Exception as e:               # noqa: BLE001 - grpc.aio.AioRpcError and transport failures
+            raise _storage_error(e) from None
+
+    def _guard_failed(self, key: str, resp: Any, expected_revision: int | None) -> StorageError:
+        found = resp.responses[0].response_range.kvs if resp.responses else ()
+        if not found:
+            return KeyNotFound(key)
+        return RevisionMismatch(f"{key}: expected revision {expected_revision}, current {found[0].mod_revision}")
+
+    async def _applied(self, rev: int, kv: KeyValue) -> KeyValue:
+        """Hand our write's KeyValue to the watch, which applies it at rev, and wait for that;
+        the KeyValue the cache holds (the watch may have been first with its own decoding)."""
+        if self.revision < rev:
+            self._own[rev] = kv
+            await self._caught_up(rev)
+        log = self._log
+        ev = log.event(rev) if log.oldest_revision < rev <= log.revision else None
+        return ev.kv if ev is not None else kv
+
+    # --- the watch that feeds the cache ----------------------------------------------------------
+
+    async def _load(self) -> int:
+        """Read every key of the prefix at one revision into the cache; that revision. A cache
+        that had data (it fell behind etcd's compaction) is replaced, and its watchers get
+        Compacted: they re-list, as upstream's cacher makes them."""
+        rpc = self._rpc
+        start, end = self._range
+        rev = 0
+        kvs: list[KeyValue] = []
+        while True:
+            resp = await self._kv.Range(rpc.RangeRequest(key=start, range_end=end, limit=LIST_PAGE, revision=rev),
+                                        timeout=REQUEST_TIMEOUT)
+            rev = rev or resp.header.revision
+            kvs.extend(self._kv_of(kv) for kv in resp.kvs)
+            if not resp.more:
+                break
+            start = resp.kvs[-1].key + b"\0"
+        if self._log.revision == 0:
+            self._restore(rev, kvs, [])
+        else:
+            self._kvs = {kv.key: kv for kv in kvs}
+            self._keys = SortedKeys()
+            for kv in kvs:
+                self._keys.add(kv.key)
+            self._own.clear()
+            self._log.reset(rev, sum(len(kv.value) for kv in kvs))
+        return rev
+
+    async def _follow(self, rev: int) -> None:
+        """Apply etcd's events after rev to the cache, re-watching after a broken stream."""
+        pause = RETRY_PAUSE[0]
+        while True:
+            try:
+                rev = await self._watch_from(rev)
+                pause = RETRY_PAUSE[0]
+            except asyncio.CancelledError:
+                raise
+            except _Compacted:
+                log.warning("etcd: watch cache fell behind compaction at revision %d; relisting", rev)
+                rev = await self._load()
+                self._advance(rev)
+            except Exception as e:           # noqa: BLE001 - a broken stream: watch again
+                log.warning("etcd: watch from revision %d failed (%s); retrying in %.1fs", rev + 1, e, pause)
+                await asyncio.sleep(pause)
+                pause = min(2 * pause, RETRY_PAUSE[1])
+
+    async def _watch_from(self, rev: int) -> int:
+        rpc = self._rpc
+        requests: asyncio.Queue[Any] = asyncio.Queue()
+        requests.put_nowait(rpc.WatchRequest(create_request=rpc.WatchCreateRequest(
+            key=self._range[0], range_end=self._range[1], start_revision=rev + 1, progress_notify=True)))
+
+        async def send() -> AsyncIterator[Any]:
+            while True:
+                yield await requests.get()
+
+        call = self._watch_stub.Watch(send())
+        self._progress = requests
+        if self._waiters:                    # readers waiting since the last stream broke
+            requests.put_nowait(rpc.WatchRequest(progress_request=rpc.WatchProgressRequest()))
+        try:
+            async for resp in call:
+                if resp.compact_revision:
+                    raise _Compacted(resp.compact_revision)
+                if resp.canceled:
+                    raise StorageError(f"etcd: watch canceled: {resp.cancel_reason}")
+                if resp.events:
+                    for ev in resp.events:
+                        self._apply_etcd_event(ev)
+                    self._advance(self.revision)
+                elif not resp.created:
+                    # A progress notification: every event of the prefix up to the header's
+                    # revision has been sent. (Not the creation's answer: it may come before
+                    # the events the watch has to catch up with.)
+                    self._advance(resp.header.revision)
+                rev = self.revision
+            raise StorageError("etcd: watch stream ended")
+        finally:
+            self._progress = None
+            call.cancel()
+
+    def _apply_etcd_event(self, ev: Any) -> None:
+        kv = ev.kv
+        rev = kv.mod_revision
+        if rev <= self.revision:             # already applied (a re-watch overlapping)
+            return
+        key = self._api_key(kv.key)
+        own = self._own.pop(rev, None)
+        prev = self._kvs.get(key)
+        if ev.type == _DELETE:
+            if prev is not None:
+                gone = own if own is not None else stamp(key, prev.obj, prev.create_revision, rev)
+                self._apply(WatchEvent("DELETED", gone, prev, rev))
+        else:
+            new = own if own is not None else self._kv_of(kv)
+            self._apply(WatchEvent("ADDED" if prev is None else "MODIFIED", new, prev, rev))
+
+    # --- compaction --------------------------------------------------------------------------------
+
+    async def compact(self, revision: int) -> None:
+        """Compact etcd to revision, once among all API servers sharing it, and the cache's log.
+
+        Upstream: compact (compact.go): a transaction on compact_rev_key's version elects the
+        one server that compacts for this interval; the others only trim their caches."""
+        rpc = self._rpc
+        revision = min(revision, self.revision)
+        resp = await self._kv.Range(rpc.RangeRequest(key=COMPACT_REV_KEY), timeout=REQUEST_TIMEOUT)
+        version = resp.kvs[0].version if resp.kvs else 0
+        txn = await self._kv.Txn(rpc.TxnRequest(
+            compare=[rpc.Compare(key=COMPACT_REV_KEY, target=rpc.Compare.VERSION,
+                                 result=rpc.Compare.EQUAL, version=version)],
+            success=[rpc.RequestOp(request_put=rpc.PutRequest(key=COMPACT_REV_KEY, value=str(revision).encode()))]),
+            timeout=REQUEST_TIMEOUT)
+        if txn.succeeded and revision > 0:
+            try:
+                await self._kv.Compact(rpc.CompactionRequest(revision=revision), timeout=REQUEST_TIMEOUT)
+            except Exception as e:           # noqa: BLE001 - already compacted by an earlier tick
+                if "compacted" not in str(e):
+                    raise _storage_error(e) from None
+        await super().compact(revision)
+
+
+class _Compacted(Exception):
+    pass
+
+
+def _read(path: str | None) -> bytes | None:
+    if path is None:
+        return None
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _storage_error(e: BaseException) -> StorageError:
+    details = getattr(e, "details", None)
+    return StorageError(f"etcd: {details() if callable(details) else e}")
+
+
+__all__ = ["DEFAULT_ETCD_PREFIX", "EtcdConfig", "EtcdStorage"]

@@ -54,6 +54,11 @@ def go_duration(text: str) -> float:
     return value
 
 
+def comma_list(text: str) -> list[str]:
+    """A comma-separated flag value (pflag's StringSlice), empty items dropped."""
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
 def go_bool(text: str) -> bool:
     """A boolean as Go's strconv.ParseBool reads it (1, t, T, TRUE, true, True, 0, f, ...)."""
     if text in ("1", "t", "T", "TRUE", "true", "True"):

@@ -47,8 +47,10 @@ from ..client.informers import ResourceInformer
 from ..client.tools.cache.shared_informer import SharedIndexInformer
 from ..api.resources import RESOURCES
 from ..storage import (
-    DEFAULT_COMPACTION_INTERVAL, DEFAULT_HISTORY_BYTES, Storage, StorageError, Transformer, new_storage, run_compactor,
+    DEFAULT_COMPACTION_INTERVAL, DEFAULT_HISTORY_BYTES, EtcdConfig, Storage, StorageError, Transformer, new_storage,
+    run_compactor,
 )
+from ..storage.etcd import DEFAULT_ETCD_PREFIX
 from ..storage.value import EncryptionConfigError, ensure_default_config, new_storage_transformer
 from ..utils.pki import PKI, ensure_pki
 from . import flags
@@ -218,7 +220,18 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--node-monitor-grace-period", type=flags.seconds, default=40.0, metavar="SECONDS",
                    help="how long a node may be silent before the node lifecycle controller marks it Unknown "
                         "(default 40, as kube-controller-manager through 1.31); keep it well above --node-heartbeat-period")
-    p.add_argument("--storage", choices=("sqlite", "memory"), default="sqlite", help="storage backend")
+    p.add_argument("--storage", choices=("sqlite", "memory", "etcd"), default="sqlite",
+                   help="storage backend: sqlite (DIR/state.db), memory, or etcd (--etcd-servers)")
+    p.add_argument("--etcd-servers", type=flags.comma_list, default=[], metavar="URLS",
+                   help="the etcd members to use with --storage etcd (scheme://ip:port, comma separated)")
+    p.add_argument("--etcd-prefix", default=DEFAULT_ETCD_PREFIX,
+                   help="the prefix of every key in etcd (default /registry, as kube-apiserver)")
+    p.add_argument("--etcd-cafile", default=None, metavar="FILE", help="SSL Certificate Authority file used to "
+                                                                       "secure etcd communication")
+    p.add_argument("--etcd-certfile", default=None, metavar="FILE", help="SSL certification file used to "
+                                                                         "secure etcd communication")
+    p.add_argument("--etcd-keyfile", default=None, metavar="FILE", help="SSL key file used to secure etcd "
+                                                                        "communication")
     p.add_argument("--watch-history", type=flags.positive_int, default=50_000,
                    help="events kept for watches to resume from (older resourceVersions get 410 Gone)")
     p.add_argument("--watch-history-bytes", type=flags.non_negative_int, default=DEFAULT_HISTORY_BYTES,
@@ -405,7 +418,8 @@ def open_data_dir(args: argparse.Namespace, data_dir: pathlib.Path) -> tuple[PKI
         pki = ensure_pki(data_dir, [args.address])
         transformer = encryption_at_rest(args, data_dir)
         return pki, new_storage(args.storage, data_dir, history=args.watch_history,
-                                history_bytes=args.watch_history_bytes, transformer=transformer)
+                                history_bytes=args.watch_history_bytes, transformer=transformer,
+                                etcd=etcd_config(args))
     except OSError as err:
         raise Fatal(f"data dir {data_dir} is not usable: {describe(err)}") from None
     except EncryptionConfigError as err:
@@ -413,6 +427,15 @@ def open_data_dir(args: argparse.Namespace, data_dir: pathlib.Path) -> tuple[PKI
     except (sqlite3.Error, StorageError) as err:
         hint = " (was it written with another --encryption-provider-config?)" if "cannot read" in str(err) else ""
         raise Fatal(f"data dir {data_dir} is not usable: {err}{hint}") from None
+
+
+def etcd_config(args: argparse.Namespace) -> EtcdConfig | None:
+    """--etcd-* for --storage etcd (Fatal without servers); None for the other backends."""
+    if args.storage != "etcd":
+        return None
+    if not args.etcd_servers:
+        raise Fatal("--storage etcd needs --etcd-servers")
+    return EtcdConfig(args.etcd_servers, args.etcd_prefix, args.etcd_cafile, args.etcd_certfile, args.etcd_keyfile)
 
 
 def encryption_at_rest(args: argparse.Namespace, data_dir: pathlib.Path) -> Transformer | None:
@@ -432,6 +455,11 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
     except Fatal:
         sock.close()
         raise
+    try:
+        await storage.start()            # etcd: connect, fill the watch cache
+    except (OSError, StorageError) as err:
+        sock.close()
+        raise Fatal(f"storage: {err}") from None
     try:
         options = server_run_options(args)
     except ValueError as err:          # --service-account-max-token-expiration

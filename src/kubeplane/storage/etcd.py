@@ -12,9 +12,11 @@ upstream's cacher serves them, so N API servers on one etcd cost etcd one watch 
 - Reads are linearizable across API servers, as upstream's quorum reads and consistent lists
   from the cache are: a read first asks etcd for its current revision (a count-only range on
   the prefix), then waits until the cache has caught up with it; concurrent reads share one
-  such round trip as long as it started after them. A watch response or a progress
-  notification (requested on the watch stream, upstream's RequestWatchProgress) proves the
-  cache current up to its header revision, writes outside the prefix included.
+  such round trip as long as it started after them. The watch covers etcd's whole keyspace, so
+  that every revision comes with an event, also those of writes outside the prefix (the
+  compaction key, another cluster's prefix): their events only move the counter. (Upstream
+  asks for progress notifications instead; etcd before 3.4.31 and 3.5.13 may send one before
+  the events it covers — Debian's is 3.4.23 — and a cache trusting it would skip them.)
 - resourceVersion is etcd's mod revision. As upstream, the stored value has no
   resourceVersion (PrepareObjectForStorage); the cache stamps it on the objects it serves.
 - Values go through the Transformer (encryption at rest) with the etcd key as authenticated
@@ -112,7 +114,6 @@ class EtcdStorage(MemoryStorage):
         self._channel: Any = None
         self._kv: Any = None
         self._watch_task: asyncio.Task[None] | None = None
-        self._progress: asyncio.Queue[Any] | None = None     # requests on the watch stream
         # Our own writes, by revision: the watch applies these KeyValues instead of decoding.
         self._own: dict[int, KeyValue] = {}
         self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
@@ -218,7 +219,7 @@ class EtcdStorage(MemoryStorage):
 
     async def _sync(self) -> None:
         """Wait until the cache holds every write etcd had committed when this call began."""
-        await self._caught_up(await self._current_revision(), progress=True)
+        await self._caught_up(await self._current_revision())
 
     def _current_revision(self) -> asyncio.Future[int]:
         """etcd's current revision, from a round trip that starts after this call: the next
@@ -245,10 +246,8 @@ class EtcdStorage(MemoryStorage):
         finally:
             self._barrier_task = None
 
-    async def _caught_up(self, revision: int, *, progress: bool = False) -> None:
-        """Return once the cache is current up to revision; with progress, ask etcd to say
-        so on the watch stream (the revision may belong to writes outside the prefix, whose
-        events never come)."""
+    async def _caught_up(self, revision: int) -> None:
+        """Return once the cache is current up to revision."""
         if self.revision >= revision:
             return
         if self._watch_task is None or self._watch_task.done():
@@ -256,8 +255,6 @@ class EtcdStorage(MemoryStorage):
         fut = asyncio.get_running_loop().create_future()
         self._waiter_seq += 1
         heapq.heappush(self._waiters, (revision, self._waiter_seq, fut))
-        if progress and self._progress is not None:
-            self._progress.put_nowait(self._rpc.WatchRequest(progress_request=self._rpc.WatchProgressRequest()))
         await fut
 
     def _advance(self, revision: int) -> None:
@@ -383,58 +380,55 @@ class EtcdStorage(MemoryStorage):
         pause = RETRY_PAUSE[0]
         while True:
             try:
-                rev = await self._watch_from(rev)
-                pause = RETRY_PAUSE[0]
+                await self._watch_from(self.revision)
             except asyncio.CancelledError:
                 raise
             except _Compacted:
-                log.warning("etcd: watch cache fell behind compaction at revision %d; relisting", rev)
-                rev = await self._load()
-                self._advance(rev)
+                log.warning("etcd: watch cache fell behind compaction at revision %d; relisting", self.revision)
+                self._advance(await self._load())
+                pause = RETRY_PAUSE[0]
             except Exception as e:           # noqa: BLE001 - a broken stream: watch again
-                log.warning("etcd: watch from revision %d failed (%s); retrying in %.1fs", rev + 1, e, pause)
+                log.warning("etcd: watch from revision %d failed (%s); retrying in %.1fs", self.revision + 1, e, pause)
                 await asyncio.sleep(pause)
                 pause = min(2 * pause, RETRY_PAUSE[1])
 
-    async def _watch_from(self, rev: int) -> int:
+    async def _watch_from(self, rev: int) -> None:
+        """One watch stream on the whole keyspace from rev + 1, until it breaks."""
         rpc = self._rpc
-        requests: asyncio.Queue[Any] = asyncio.Queue()
-        requests.put_nowait(rpc.WatchRequest(create_request=rpc.WatchCreateRequest(
-            key=self._range[0], range_end=self._range[1], start_revision=rev + 1, progress_notify=True)))
 
-        async def send() -> AsyncIterator[Any]:
-            while True:
-                yield await requests.get()
+        async def requests() -> AsyncIterator[Any]:
+            yield rpc.WatchRequest(create_request=rpc.WatchCreateRequest(
+                key=b"\0", range_end=b"\0", start_revision=rev + 1))
+            await asyncio.Event().wait()     # keep the stream open: etcd ends a watch whose
+            # request side closes
 
-        call = self._watch_stub.Watch(send())
-        self._progress = requests
-        if self._waiters:                    # readers waiting since the last stream broke
-            requests.put_nowait(rpc.WatchRequest(progress_request=rpc.WatchProgressRequest()))
+        call = self._watch_stub.Watch(requests())
         try:
             async for resp in call:
                 if resp.compact_revision:
                     raise _Compacted(resp.compact_revision)
                 if resp.canceled:
                     raise StorageError(f"etcd: watch canceled: {resp.cancel_reason}")
-                if resp.events:
-                    for ev in resp.events:
-                        self._apply_etcd_event(ev)
-                    self._advance(self.revision)
-                elif not resp.created:
-                    # A progress notification: every event of the prefix up to the header's
-                    # revision has been sent. (Not the creation's answer: it may come before
-                    # the events the watch has to catch up with.)
-                    self._advance(resp.header.revision)
-                rev = self.revision
+                for ev in resp.events:
+                    self._apply_etcd_event(ev)
+                self._advance(self.revision)
             raise StorageError("etcd: watch stream ended")
         finally:
-            self._progress = None
             call.cancel()
 
     def _apply_etcd_event(self, ev: Any) -> None:
         kv = ev.kv
         rev = kv.mod_revision
-        if rev <= self.revision:             # already applied (a re-watch overlapping)
+        if rev <= self.revision:
+            if rev == self.revision and kv.key.startswith(self._range[0]):
+                applied = self._log.event(rev) if self._log.oldest_revision < rev else None
+                if applied is None or applied.kv.key != self._api_key(kv.key):
+                    # A second change in one revision (a multi-key transaction someone else
+                    # ran): the log holds one event per revision, so start over from a list.
+                    raise _Compacted(rev)
+            return                           # already applied
+        if not kv.key.startswith(self._range[0]):
+            self._log.advance(rev)           # someone else's key: only the counter moves
             return
         key = self._api_key(kv.key)
         own = self._own.pop(rev, None)
@@ -443,6 +437,8 @@ class EtcdStorage(MemoryStorage):
             if prev is not None:
                 gone = own if own is not None else stamp(key, prev.obj, prev.create_revision, rev)
                 self._apply(WatchEvent("DELETED", gone, prev, rev))
+            else:
+                self._log.advance(rev)
         else:
             new = own if own is not None else self._kv_of(kv)
             self._apply(WatchEvent("ADDED" if prev is None else "MODIFIED", new, prev, rev))

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 import orjson
 import pytest
 
-from kubeplane.storage import Compacted, KeyExists, RevisionMismatch
+from kubeplane.storage import Compacted, KeyExists, RevisionMismatch, StorageError
 from kubeplane.storage.etcd import EtcdConfig, EtcdStorage
 from kubeplane.testing.etcd import EtcdCluster, etcd_binary
 
@@ -71,6 +71,21 @@ async def test_etcd_holds_the_object_without_its_resource_version(cluster: EtcdC
         await s.close()
 
 
+async def create_through_failover(s: EtcdStorage, key: str, obj: dict) -> None:
+    """Create as an API client would while etcd elects a leader: a request that timed out may
+    have been applied, so KeyExists after a retry is success."""
+    for _ in range(100):
+        try:
+            await asyncio.wait_for(s.create(key, obj), 30)
+            return
+        except KeyExists:
+            return
+        except StorageError as e:
+            assert "timed out" in str(e) or "leader" in str(e) or "unavailable" in str(e).lower(), e
+            await asyncio.sleep(0.1)
+    raise AssertionError(f"{key} was never created")
+
+
 async def test_the_store_goes_on_when_a_member_dies(cluster: EtcdCluster, tmp_path: pathlib.Path) -> None:
     s = EtcdStorage(cluster.config(prefix=f"/{tmp_path.name}/registry"))
     await s.start()
@@ -78,8 +93,8 @@ async def test_the_store_goes_on_when_a_member_dies(cluster: EtcdCluster, tmp_pa
         await s.create(*pod("before"))
         cluster.kill(0)
         try:
-            kvs = [await asyncio.wait_for(s.create(*pod(f"p{i}")), 30) for i in range(20)]
-            assert [kv.mod_revision for kv in kvs] == sorted(kv.mod_revision for kv in kvs)
+            for i in range(20):
+                await create_through_failover(s, *pod(f"p{i}"))
             assert await s.count(PODS) == 21
         finally:
             cluster.start_member(0)
@@ -121,3 +136,29 @@ def test_a_server_list_becomes_one_failover_target() -> None:
     with pytest.raises(ValueError):
         _target([])
     assert EtcdConfig(["http://x:1"]).prefix == "/registry"
+
+
+async def test_a_restarted_server_resumes_watches_from_etcds_history(cluster: EtcdCluster, tmp_path: pathlib.Path) -> None:
+    config = cluster.config(prefix=f"/{tmp_path.name}/registry")
+    first = EtcdStorage(config)
+    await first.start()
+    a = await first.create(*pod("a"))
+    since = a.mod_revision
+    b = await first.create(*pod("b"))
+    a2 = await first.update(a.key, a.obj)
+    gone = await first.delete(b.key)
+    await first.close()                                   # the API server restarts
+    again = EtcdStorage(config)
+    await again.start()
+    try:
+        evs = await asyncio.wait_for(_take(again.watch(PODS, since), 3), 5)
+        assert [(e.type, e.kv.key, e.revision) for e in evs] == [
+            ("ADDED", b.key, b.mod_revision), ("MODIFIED", a.key, a2.mod_revision), ("DELETED", b.key, gone.mod_revision)]
+        assert evs[1].prev == a and evs[2].prev == b and evs[2].kv == gone
+        assert again.oldest_revision < since
+    finally:
+        await again.close()
+
+
+async def _take(w: object, n: int) -> list:
+    return [await anext(w) for _ in range(n)]  # type: ignore[call-overload]

@@ -37,6 +37,7 @@ compares it with etcd's JSON gateway through aiohttp: BENCHMARKS.md).
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import dataclasses
 import heapq
@@ -365,7 +366,8 @@ class EtcdStorage(MemoryStorage):
                 break
             start = resp.kvs[-1].key + b"\0"
         if self._log.revision == 0:
-            self._restore(rev, kvs, [])
+            oldest, events = await self._history(rev)
+            self._restore(rev, kvs, events, oldest)
         else:
             self._kvs = {kv.key: kv for kv in kvs}
             self._keys = SortedKeys()
@@ -374,6 +376,64 @@ class EtcdStorage(MemoryStorage):
             self._own.clear()
             self._log.reset(rev, sum(len(kv.value) for kv in kvs))
         return rev
+
+    async def _history(self, rev: int) -> tuple[int, builtins.list[WatchEvent]]:
+        """The prefix's events up to rev that etcd still has, as far back as the log holds:
+        a restarted API server resumes its clients' watches as SQLite's does from its file.
+        Read with a watch from the past (prev_kv for each event's previous version); returns
+        the revision the history starts after, and the events."""
+        start = max(2, rev - self._log.capacity + 1)         # etcd's first write is revision 2
+        if start > rev:
+            return rev, []
+        try:
+            return await asyncio.wait_for(self._replay(start, rev), REQUEST_TIMEOUT)
+        except _Compacted as e:                              # etcd has less: from its oldest
+            return await asyncio.wait_for(self._replay(e.revision, rev), REQUEST_TIMEOUT)
+
+    async def _replay(self, start: int, rev: int) -> tuple[int, builtins.list[WatchEvent]]:
+        rpc = self._rpc
+
+        async def requests() -> AsyncIterator[Any]:
+            yield rpc.WatchRequest(create_request=rpc.WatchCreateRequest(
+                key=b"\0", range_end=b"\0", start_revision=start, prev_kv=True))
+            await asyncio.Event().wait()
+
+        oldest, events = start - 1, builtins.list[WatchEvent]()
+        call = self._watch_stub.Watch(requests())
+        try:
+            async for resp in call:
+                if resp.compact_revision:
+                    raise _Compacted(resp.compact_revision)
+                for ev in resp.events:
+                    r = ev.kv.mod_revision
+                    if r > rev:
+                        return oldest, events
+                    if ev.kv.key.startswith(self._range[0]):
+                        if events and events[-1].revision == r:     # two keys in one revision
+                            oldest, events = r, builtins.list[WatchEvent]()
+                            continue
+                        if (we := self._past_event(ev)) is None:    # its previous version is gone
+                            oldest, events = r, builtins.list[WatchEvent]()
+                        else:
+                            events.append(we)
+                    if r == rev:
+                        return oldest, events
+            raise StorageError("etcd: watch stream ended")
+        finally:
+            call.cancel()
+
+    def _past_event(self, ev: Any) -> WatchEvent | None:
+        """A WatchEvent from a replayed etcd event and its prev_kv, None if that is missing."""
+        kv, rev = ev.kv, ev.kv.mod_revision
+        has_prev = bool(ev.prev_kv.key)
+        prev = self._kv_of(ev.prev_kv) if has_prev else None
+        if ev.type == _DELETE:
+            if prev is None:
+                return None
+            return WatchEvent("DELETED", stamp(prev.key, prev.obj, prev.create_revision, rev), prev, rev)
+        if prev is None and kv.create_revision != rev:
+            return None
+        return WatchEvent("ADDED" if prev is None else "MODIFIED", self._kv_of(kv), prev, rev)
 
     async def _follow(self, rev: int) -> None:
         """Apply etcd's events after rev to the cache, re-watching after a broken stream."""
@@ -469,7 +529,9 @@ class EtcdStorage(MemoryStorage):
 
 
 class _Compacted(Exception):
-    pass
+    def __init__(self, revision: int) -> None:
+        super().__init__(f"compacted at revision {revision}")
+        self.revision = revision
 
 
 def _read(path: str | None) -> bytes | None:

@@ -160,12 +160,14 @@ class MemoryStorage:
     def _persist(self, ev: WatchEvent) -> None:
         """Hand ev to the durable copy before it is applied; memory has nothing to do."""
 
-    def _restore(self, revision: int, kvs: Sequence[KeyValue], events: Sequence[WatchEvent]) -> None:
-        """Load a saved state: current objects, the counter, and the recent history."""
+    def _restore(self, revision: int, kvs: Sequence[KeyValue], events: Sequence[WatchEvent],
+                 oldest: int | None = None) -> None:
+        """Load a saved state: current objects, the counter, and the recent history (which
+        starts after oldest: WatchLog.restore)."""
         for kv in kvs:
             self._kvs[kv.key] = kv
             self._keys.add(kv.key)
-        self._log.restore(revision, events, sum(len(kv.value) for kv in kvs))
+        self._log.restore(revision, events, sum(len(kv.value) for kv in kvs), oldest)
 
     def _check_invariants(self) -> None:
         self._keys._check_invariants()

@@ -223,20 +223,22 @@ class WatchLog:
         while self._floor < revision:
             self._evict_oldest()
 
-    def restore(self, revision: int, events: Sequence[WatchEvent], live_bytes: int) -> None:
+    def restore(self, revision: int, events: Sequence[WatchEvent], live_bytes: int,
+                oldest: int | None = None) -> None:
         """Start from a reloaded state: the counter is at revision, history is events (then
         trimmed to the bounds), the current objects take live_bytes.
 
-        events must be contiguous and end at revision (or be empty); the window then
-        starts just before the first of them.
+        events are in revision order, the last at or before revision; the window starts after
+        `oldest` (default: just before the first event), or after the newest event trimmed.
+        Revisions between events are skipped ones (a shared counter: advance).
         """
         assert self.revision == 0, "restore() on a used log"
-        assert not events or events[-1].revision == revision
-        assert all(b.revision == a.revision + 1 for a, b in zip(events, events[1:]))
+        assert not events or events[-1].revision <= revision
+        assert all(b.revision > a.revision for a, b in zip(events, events[1:]))
         self.live_bytes = live_bytes
         budget, kept, size = self.budget(), 0, 0
         for ev in reversed(events):                  # the newest that fit, at least one
-            if kept and (kept == self.capacity or size + len(ev.kv.value) > budget):
+            if kept and (revision - ev.revision >= self.capacity or size + len(ev.kv.value) > budget):
                 break
             kept += 1
             size += len(ev.kv.value)
@@ -244,7 +246,13 @@ class WatchLog:
             self._ring[ev.revision % self.capacity] = ev
         self.revision = revision
         self.bytes = size
-        self._floor = revision - kept
+        if kept < len(events):
+            floor = events[len(events) - kept - 1].revision
+        elif oldest is not None:
+            floor = oldest
+        else:
+            floor = events[0].revision - 1 if events else revision
+        self._floor = max(floor, revision - self.capacity)
 
     def watch(self, prefix: str, after_revision: int) -> LogWatcher:
         """A watcher of keys under prefix from after_revision; Compacted if that is too old."""

@@ -18,6 +18,8 @@ from typing import Any, Callable, Iterator
 
 import yaml
 
+from kubeplane.storage.etcd import EtcdConfig
+
 BIN = pathlib.Path(sys.executable).parent
 KUBECTL = str(BIN / "kubectl")
 READY_TIMEOUT = 30.0
@@ -38,12 +40,16 @@ def eventually(check: Callable[[], Any], what: str, timeout: float = DEADLINE, i
 
 class Cluster:
     def __init__(self, data_dir: pathlib.Path | None = None, *, nodes: int = 0, storage: str = "sqlite",
-                 extra_args: tuple[str, ...] = ()) -> None:
+                 extra_args: tuple[str, ...] = (), etcd: EtcdConfig | None = None) -> None:
         self._tmp = None if data_dir else tempfile.TemporaryDirectory(prefix="kubeplane-e2e-")
         self.data_dir = pathlib.Path(data_dir or self._tmp.name)  # type: ignore[union-attr]
         self.kubeconfig = self.data_dir / "kubeconfig"
         self.cache_dir = self.data_dir / "kubectl-cache"
-        self.args = ["--nodes", str(nodes), "--storage", storage, *extra_args]
+        self.args = ["--nodes", str(nodes), "--storage", "etcd" if etcd else storage, *extra_args]
+        if etcd is not None:           # kube-apiserver's flags for a real etcd (kubeplane.testing.etcd)
+            self.args += ["--etcd-servers", ",".join(etcd.servers), "--etcd-prefix", etcd.prefix]
+            self.args += [f"--etcd-{name}={path}" for name, path in
+                          (("cafile", etcd.cafile), ("certfile", etcd.certfile), ("keyfile", etcd.keyfile)) if path]
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = self.data_dir / "up.log"
 

@@ -21,6 +21,7 @@ KUBEPLANE_CHAOS_SEED (1). The defaults run in well under a minute on a 2-core ma
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -33,6 +34,8 @@ from typing import Any, Self
 
 import aiohttp
 import pytest
+
+from kubeplane.testing.etcd import EtcdCluster, etcd_binary
 
 from .cluster import Cluster, eventually
 from .rollout_helpers import REVISION, Api, annotations, is_ready
@@ -137,13 +140,20 @@ class Watcher:
             yield rv, kind, obj, state
 
 
-@pytest.fixture
-def chaos_cluster(tmp_path: Any) -> Iterator[Cluster]:
-    c = Cluster(tmp_path / "data", nodes=NODES).start()
-    try:
-        yield c
-    finally:
-        c.cleanup()
+@pytest.fixture(params=["sqlite", "etcd"])
+def chaos_cluster(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Cluster]:
+    """`up` on SQLite, or on a real etcd member (which outlives every kill of `up`)."""
+    with contextlib.ExitStack() as stack:
+        etcd = None
+        if request.param == "etcd":
+            if etcd_binary() is None:
+                pytest.skip("no etcd binary (apt-get install etcd-server)")
+            etcd = stack.enter_context(EtcdCluster(tmp_path / "etcd")).config()
+        c = Cluster(tmp_path / "data", nodes=NODES, etcd=etcd).start()
+        try:
+            yield c
+        finally:
+            c.cleanup()
 
 
 def roll(c: Cluster, image: str) -> None:

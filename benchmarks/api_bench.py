@@ -1,6 +1,6 @@
 """API server benchmark: start-up time, GET/s, creates/s and watch fan-out, over real HTTPS.
 
-Run:  .venv/bin/python benchmarks/api_bench.py [--storage sqlite|memory] [--seconds 5]
+Run:  .venv/bin/python benchmarks/api_bench.py [--storage sqlite|memory|etcd] [--seconds 5]
 
 `kubeplane up` runs in its own process (as a user runs it); the load generator is this process,
 an aiohttp client using the kubeconfig's CA and token (KUBEPLANE_BENCH_AUTH=x509: its client certificate,
@@ -23,6 +23,7 @@ import sys
 import tempfile
 import threading
 import time
+from typing import Any
 
 import aiohttp
 import yaml
@@ -35,10 +36,19 @@ def start_up(data_dir: pathlib.Path, storage: str, extra: list[str] | None = Non
 
     The rest of its output is drained by a thread, so a chatty server never blocks on a full pipe.
     """
+    etcd_args, etcd = [], None
+    if storage == "etcd":                # one real etcd member (TLS) of its own, stopped with `up`
+        from kubeplane.testing.etcd import EtcdCluster
+        etcd = EtcdCluster(data_dir / "etcd").start()
+        cfg = etcd.config()
+        etcd_args = ["--etcd-servers", ",".join(cfg.servers), f"--etcd-cafile={cfg.cafile}",
+                     f"--etcd-certfile={cfg.certfile}", f"--etcd-keyfile={cfg.keyfile}"]
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "kubeplane", "up", "--data-dir", str(data_dir), "--port", "0",
-                             "--nodes", "0", "--storage", storage, *(extra or [])],
+                             "--nodes", "0", "--storage", storage, *etcd_args, *(extra or [])],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    if etcd is not None:
+        _ETCD[proc.pid] = etcd
     assert proc.stdout is not None
     seen = b""
     while b"ready" not in (line := proc.stdout.readline()):    # the ready line follows the start-up log lines
@@ -53,6 +63,11 @@ def start_up(data_dir: pathlib.Path, storage: str, extra: list[str] | None = Non
 def stop(proc: subprocess.Popen) -> None:
     os.killpg(proc.pid, signal.SIGTERM)
     proc.wait(10)
+    if (etcd := _ETCD.pop(proc.pid, None)) is not None:
+        etcd.stop()
+
+
+_ETCD: dict[int, Any] = {}          # up's pid -> its EtcdCluster
 
 
 class Client:

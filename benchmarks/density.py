@@ -427,7 +427,8 @@ async def main_async(args: argparse.Namespace) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("--storage", default="sqlite", choices=("sqlite", "memory"))
+    p.add_argument("--storage", default="sqlite", choices=("sqlite", "memory", "etcd"),
+                   help="etcd: a real etcd member of its own (kubeplane.testing.etcd)")
     p.add_argument("--nodes", type=int, default=100)
     p.add_argument("--replicas", type=int, default=1000, help="0 skips the density phase")
     p.add_argument("--idle-nodes", type=int, default=1000, help="0 skips the idle phase")

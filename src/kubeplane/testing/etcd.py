@@ -14,6 +14,7 @@ kubeplane.utils.pki; members require client certificates, as a production etcd s
 from __future__ import annotations
 
 import contextlib
+import json
 import pathlib
 import shutil
 import signal
@@ -60,7 +61,12 @@ class EtcdCluster:
     def __init__(self, root: str | pathlib.Path, *, members: int = 1, tls: bool = True) -> None:
         self.root = pathlib.Path(root)
         self.tls = tls
-        self.members = [Member(f"m{i}", _free_port(), _free_port(), self.root / f"m{i}") for i in range(members)]
+        # A cluster made before keeps its ports: its members' data holds their peer URLs.
+        saved = self.root / "ports.json"
+        ports = json.loads(saved.read_text()) if saved.exists() else []
+        if len(ports) != members:
+            ports = [[_free_port(), _free_port()] for _ in range(members)]
+        self.members = [Member(f"m{i}", c, p, self.root / f"m{i}") for i, (c, p) in enumerate(ports)]
         self.pki = self.root / "pki"
         self._scheme = "https" if tls else "http"
 
@@ -99,12 +105,17 @@ class EtcdCluster:
         if binary is None:
             raise RuntimeError("no etcd binary (apt-get install etcd-server)")
         self.root.mkdir(parents=True, exist_ok=True)
+        (self.root / "ports.json").write_text(json.dumps([[m.client_port, m.peer_port] for m in self.members]))
         if self.tls:
             self._make_pki()
-        for i in range(len(self.members)):
-            self.start_member(i, wait=False)
-        for i in range(len(self.members)):
-            self.wait_healthy(i, timeout)
+        try:
+            for i in range(len(self.members)):
+                self.start_member(i, wait=False)
+            for i in range(len(self.members)):
+                self.wait_healthy(i, timeout)
+        except BaseException:
+            self.stop()                      # no member left behind
+            raise
         return self
 
     def start_member(self, i: int, *, wait: bool = True, timeout: float = 30.0) -> None:

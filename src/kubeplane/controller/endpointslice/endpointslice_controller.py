@@ -19,6 +19,7 @@ from ..endpoint import util as eu
 from ..endpoint.trigger_time_tracker import TriggerTimeTracker
 from . import utils as u
 from .endpointslice_tracker import EndpointSliceTracker
+from . import metrics
 from .reconciler import DEFAULT_MAX_ENDPOINTS_PER_SLICE, Reconciler
 
 if TYPE_CHECKING:
@@ -81,6 +82,7 @@ class EndpointSliceController(eu.PodHandlers):
 
     def handle_err(self, err: Exception | None, key: ObjectName) -> None:
         """Upstream: handleErr — retry with back-off up to MAX_RETRIES, then drop."""
+        metrics.track_sync(err, StaleInformerCache)
         extra = {"key": str(key), "err": str(err)}
         retry_or_drop(self.queue, key, err, MAX_RETRIES,
                       lambda: log.info("Error syncing endpoint slices for service, retrying", extra=extra),
@@ -154,6 +156,7 @@ class EndpointSliceController(eu.PodHandlers):
         except errors.NotFound:
             self.trigger_time_tracker.delete_service(namespace, name)
             self.endpoint_slice_tracker.delete_service(namespace, name)
+            self.reconciler.delete_service(namespace, name)
             return
         if service.spec is None or service.spec.type == "ExternalName":
             return                      # no endpoints for ExternalName (#105986)

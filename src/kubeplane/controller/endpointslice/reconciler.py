@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from ...api import errors
 from ...api.types import core_v1, discovery_v1
 from .. import controller_utils as cu
+from . import metrics
 from . import utils as u
 
 if TYPE_CHECKING:
@@ -35,6 +36,11 @@ class Reconciler:
         self.tracker = tracker
         self.max_endpoints_per_slice = max_endpoints_per_slice
         self.controller_name = controller_name
+        self.metrics_cache = metrics.Cache(max_endpoints_per_slice)
+
+    def delete_service(self, namespace: str, name: str) -> None:
+        """Upstream: Reconciler.DeleteService (its share of the gauges goes)."""
+        self.metrics_cache.delete_service((namespace, name))
 
     async def reconcile(self, service: core_v1.Service, pods: list[core_v1.Pod],
                         existing_slices: list[discovery_v1.EndpointSlice], trigger_time: float | None) -> None:
@@ -64,6 +70,7 @@ class Reconciler:
                                          f"{ns}/{service.metadata.name}: {err}"))
             else:
                 self.tracker.expect_deletion(s)
+                metrics.slice_changed(metrics.DELETE)
         if (agg := cu.new_aggregate(errs)) is not None:
             raise agg
 
@@ -103,9 +110,16 @@ class Reconciler:
             ep = u.pod_to_endpoint(pod, node, service, address_type)
             if ep.addresses:
                 desired[key].insert(ep)
+        sp_metrics = metrics.ServicePortCache()
+        total_added = total_removed = 0
         for key, endpoints in desired.items():
-            c, up, d = self.reconcile_by_port_mapping(service, existing_by_port_map.get(key, []), endpoints,
-                                                      desired_ports[key], address_type)
+            num_endpoints = len(endpoints)
+            c, up, d, added, removed = self.reconcile_by_port_mapping(
+                service, existing_by_port_map.get(key, []), endpoints, desired_ports[key], address_type)
+            total_added += added
+            total_removed += removed
+            sp_metrics.set(key, metrics.EfficiencyInfo(
+                num_endpoints, len(existing_by_port_map.get(key, [])) + len(c) - len(d)))
             to_create += c
             to_update += up
             to_delete += d
@@ -120,6 +134,13 @@ class Reconciler:
                 to_delete = []
             else:
                 to_create.append(placeholder)
+        m = metrics.ENDPOINT_SLICE
+        m.endpoints_added_per_sync.observe(total_added)
+        m.endpoints_removed_per_sync.observe(total_removed)
+        service_key = (service.metadata.namespace or "", service.metadata.name or "")
+        self.metrics_cache.update_service_port_cache(service_key, sp_metrics)
+        self.metrics_cache.update_traffic_distribution_for_service(
+            service_key, service.spec.traffic_distribution if service.spec else None)
         await self.finalize(service, to_create, to_update, to_delete, trigger_time)
         if (agg := cu.new_aggregate(errs)) is not None:
             raise agg
@@ -137,8 +158,10 @@ class Reconciler:
     def reconcile_by_port_mapping(
             self, service: core_v1.Service, existing_slices: list[discovery_v1.EndpointSlice],
             desired_set: u.EndpointSet, ports: list[discovery_v1.EndpointPort], address_type: str,
-    ) -> tuple[list[discovery_v1.EndpointSlice], list[discovery_v1.EndpointSlice], list[discovery_v1.EndpointSlice]]:
-        """The creates, updates and deletes for one port set, changing as few slices as it can:
+    ) -> tuple[list[discovery_v1.EndpointSlice], list[discovery_v1.EndpointSlice], list[discovery_v1.EndpointSlice],
+               int, int]:
+        """The creates, updates and deletes for one port set, and the endpoints added and
+        removed (for the metrics), changing as few slices as it can:
 
         1. In each existing slice drop the endpoints no longer desired and refresh changed ones
            (a slice left empty is deleted).
@@ -154,6 +177,7 @@ class Reconciler:
         by_name: dict[str, discovery_v1.EndpointSlice] = {}
         names_to_update: set[str] = set()
         names_unchanged: set[str] = set()
+        num_removed = 0
         # 1. Remove endpoints that are no longer desired, refresh the ones that changed.
         for s in existing_slices:
             new_eps: list[discovery_v1.Endpoint] = []
@@ -167,6 +191,7 @@ class Reconciler:
                     desired_set.delete(got)
             labels, labels_changed = u.set_endpoint_slice_labels(s, service, self.controller_name)
             if len(s.endpoints or []) != len(new_eps) or ep_updated or labels_changed:
+                num_removed += max(0, len(s.endpoints or []) - len(new_eps))
                 if not new_eps:
                     to_delete.append(s)
                     continue
@@ -178,6 +203,7 @@ class Reconciler:
             else:
                 by_name[s.metadata.name] = s
                 names_unchanged.add(s.metadata.name)
+        num_added = len(desired_set)
         # 2. Fill the slices that are being updated anyway, the fullest first.
         if len(desired_set) and names_to_update:
             updating = sorted((by_name[n] for n in sorted(names_to_update)), key=lambda s: -len(s.endpoints or []))
@@ -204,7 +230,7 @@ class Reconciler:
                 names_unchanged.discard(fill.metadata.name)
             else:
                 to_create.append(fill)
-        return to_create, [by_name[n] for n in sorted(names_to_update)], to_delete
+        return to_create, [by_name[n] for n in sorted(names_to_update)], to_delete, num_added, num_removed
 
     async def finalize(self, service: core_v1.Service, to_create: list[discovery_v1.EndpointSlice],
                        to_update: list[discovery_v1.EndpointSlice], to_delete: list[discovery_v1.EndpointSlice],
@@ -227,6 +253,9 @@ class Reconciler:
                 i += 1
         ns = service.metadata.namespace or ""
         slices = self.client.discovery_v1().endpointslices(ns)
+        changed = len(to_create) + len(to_update) + len(to_delete)
+        metrics.ENDPOINT_SLICES_CHANGED_PER_SYNC.labels(
+            "Disabled", (service.spec.traffic_distribution if service.spec else None) or "").observe(changed)
         if service.metadata.deletion_timestamp is None:
             for s in to_create:
                 _add_trigger_time_annotation(s, trigger_time)
@@ -238,6 +267,7 @@ class Reconciler:
                     raise RuntimeError(f"failed to create EndpointSlice for Service {ns}/{service.metadata.name}: "
                                        f"{err}") from err
                 self.tracker.update(created)
+                metrics.slice_changed(metrics.CREATE)
         for s in to_update:
             _add_trigger_time_annotation(s, trigger_time)
             try:
@@ -246,6 +276,7 @@ class Reconciler:
                 raise RuntimeError(f"failed to update {s.metadata.name} EndpointSlice for Service "
                                    f"{ns}/{service.metadata.name}: {err}") from err
             self.tracker.update(updated)
+            metrics.slice_changed(metrics.UPDATE)
         for s in to_delete:
             try:
                 await slices.delete(s.metadata.name)
@@ -253,6 +284,7 @@ class Reconciler:
                 raise RuntimeError(f"failed to delete {s.metadata.name} EndpointSlice for Service "
                                    f"{ns}/{service.metadata.name}: {err}") from err
             self.tracker.expect_deletion(s)
+            metrics.slice_changed(metrics.DELETE)
 
 
 def _add_trigger_time_annotation(s: discovery_v1.EndpointSlice, trigger_time: float | None) -> None:

@@ -21,6 +21,7 @@ Upstream: pkg/controller/podautoscaler/horizontal.go (HorizontalController), rat
 """
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 import math
@@ -147,16 +148,22 @@ class HorizontalController:
         self.queue.forget(key)
         self.hpa_selectors.pop(key, None)          # upstream: hpaSelectors.DeleteSelector
 
-    async def run(self) -> None:
+    async def run(self, workers: int = 5) -> None:
+        """Upstream: Run (--concurrent-horizontal-pod-autoscaler-syncs workers, 5)."""
         log.info("Starting HPA controller")
         try:
             for inf in self._informers:
                 await inf.wait_synced()
-            while await self.process_next_work_item():
-                pass
+            async with asyncio.TaskGroup() as tg:
+                for _ in range(workers):
+                    tg.create_task(self._worker())
         finally:
             self.queue.shut_down()
             log.info("Shutting down HPA controller")
+
+    async def _worker(self) -> None:
+        while await self.process_next_work_item():
+            pass
 
     async def process_next_work_item(self) -> bool:
         """Upstream: processNextWorkItem — the key goes back for the next period unless deleted."""

@@ -20,6 +20,7 @@ from ..endpoint.trigger_time_tracker import TriggerTimeTracker
 from . import utils as u
 from .endpointslice_tracker import EndpointSliceTracker
 from . import metrics
+from .topologycache import LABEL_TOPOLOGY_ZONE, TopologyCache, is_node_ready
 from .reconciler import DEFAULT_MAX_ENDPOINTS_PER_SLICE, Reconciler
 
 if TYPE_CHECKING:
@@ -67,8 +68,14 @@ class EndpointSliceController(eu.PodHandlers):
             self.on_endpoint_slice_add, self.on_endpoint_slice_update, self.on_endpoint_slice_delete))
         self.endpoint_slice_tracker = EndpointSliceTracker()
         self.trigger_time_tracker = TriggerTimeTracker()
+        # Upstream: TopologyAwareHints (GA): a topology cache fed by node events.
+        self.topology_cache = TopologyCache()
+        node_informer.informer().add_event_handler(ResourceEventHandlerFuncs(
+            lambda node: self.check_node_topology_distribution(), self.update_node,
+            lambda obj: self.check_node_topology_distribution()))
         self.reconciler = Reconciler(client, self.node_lister, self.endpoint_slice_tracker,
-                                     max_endpoints_per_slice=max_endpoints_per_slice)
+                                     max_endpoints_per_slice=max_endpoints_per_slice,
+                                     topology_cache=self.topology_cache, recorder=self.recorder)
         self.sync_handler = self.sync_service          # test seam
 
     async def run(self, workers: int = 5) -> None:
@@ -89,6 +96,20 @@ class EndpointSliceController(eu.PodHandlers):
                       lambda: log.warning("Retry budget exceeded, dropping service out of the queue", extra=extra))
 
     # --- handlers ------------------------------------------------------------------------------
+
+    def update_node(self, old: core_v1.Node, cur: core_v1.Node) -> None:
+        """Only readiness and the zone label move the zones' CPU shares. Upstream: updateNode"""
+        if (is_node_ready(old) != is_node_ready(cur) or (old.metadata.labels or {}).get(LABEL_TOPOLOGY_ZONE)
+                != (cur.metadata.labels or {}).get(LABEL_TOPOLOGY_ZONE)):
+            self.check_node_topology_distribution()
+
+    def check_node_topology_distribution(self) -> None:
+        """Recompute the zones' CPU shares; Services whose hints now overload a zone resync.
+        Upstream: checkNodeTopologyDistribution"""
+        self.topology_cache.set_nodes(self.node_lister.list())
+        for key in self.topology_cache.get_overloaded_services():
+            namespace, _, name = key.partition("/")
+            self.queue.add(ObjectName(namespace, name))
 
     def on_service_update_or_add(self, svc: core_v1.Service) -> None:
         """Upstream: onServiceUpdate"""

@@ -2,22 +2,29 @@
 delete, then the writes.
 
 Upstream: k8s.io/endpointslice reconciler.go (Reconciler.Reconcile, reconcileByAddressType,
-reconcileByPortMapping, finalize). Topology hints (trafficDistribution) are not computed.
+reconcileByPortMapping, finalize). Zone hints come from the topology cache when the Service asks
+for them (`service.kubernetes.io/topology-mode: Auto`, topologycache.py) and are removed
+otherwise; hints for spec.trafficDistribution are not computed.
 """
 from __future__ import annotations
 
 import logging
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from ...api import errors
 from ...api.types import core_v1, discovery_v1
 from .. import controller_utils as cu
 from . import metrics
+from . import topologycache as tc
 from . import utils as u
 
 if TYPE_CHECKING:
     from ...client.clientset import Clientset
     from ...client.listers import NodeLister
+    from ...client.tools.record import EventRecorder
+    from ..endpoint.util import LogRecorder
     from .endpointslice_tracker import EndpointSliceTracker
 
 log = logging.getLogger(__name__)
@@ -30,8 +37,11 @@ class Reconciler:
 
     def __init__(self, client: Clientset, node_lister: NodeLister, tracker: EndpointSliceTracker, *,
                  max_endpoints_per_slice: int = DEFAULT_MAX_ENDPOINTS_PER_SLICE,
-                 controller_name: str = u.CONTROLLER_NAME) -> None:
+                 controller_name: str = u.CONTROLLER_NAME, topology_cache: tc.TopologyCache | None = None,
+                 recorder: EventRecorder | LogRecorder | None = None) -> None:
         self.client = client
+        self.topology_cache = topology_cache
+        self.recorder = recorder
         self.node_lister = node_lister
         self.tracker = tracker
         self.max_endpoints_per_slice = max_endpoints_per_slice
@@ -139,11 +149,44 @@ class Reconciler:
         m.endpoints_removed_per_sync.observe(total_removed)
         service_key = (service.metadata.namespace or "", service.metadata.name or "")
         self.metrics_cache.update_service_port_cache(service_key, sp_metrics)
+        annotated = tc.hints_enabled(service.metadata.annotations)
         self.metrics_cache.update_traffic_distribution_for_service(
-            service_key, service.spec.traffic_distribution if service.spec else None)
-        await self.finalize(service, to_create, to_update, to_delete, trigger_time)
+            service_key, None if annotated or service.spec is None else service.spec.traffic_distribution)
+        to_create, to_update, events = self._topology_hints(service, address_type, existing_slices, to_create,
+                                                            to_update, to_delete)
+        try:
+            await self.finalize(service, to_create, to_update, to_delete, trigger_time)
+        except Exception as err:
+            errs.append(err)
+        if self.recorder is not None:
+            for e in events:
+                self.recorder.event(service, e.event_type, e.reason, e.message)
         if (agg := cu.new_aggregate(errs)) is not None:
             raise agg
+
+    def _topology_hints(self, service: core_v1.Service, address_type: str,
+                        existing: list[discovery_v1.EndpointSlice], to_create: list[discovery_v1.EndpointSlice],
+                        to_update: list[discovery_v1.EndpointSlice], to_delete: list[discovery_v1.EndpointSlice],
+                        ) -> tuple[list[discovery_v1.EndpointSlice], list[discovery_v1.EndpointSlice],
+                                   list[tc.EventBuilder]]:
+        """Zone hints per address type: added when the Service asks (topology-mode Auto),
+        otherwise removed (a Warning if the cache had some). Upstream: reconcileByAddressType's
+        topology part"""
+        changing = {s.metadata.name for s in (*to_update, *to_delete) if s.metadata.name}
+        si = tc.SliceInfo(f"{service.metadata.namespace}/{service.metadata.name}", address_type, list(to_create),
+                          list(to_update), [s for s in existing if s.metadata.name not in changing])
+        if self.topology_cache is not None and tc.hints_enabled(service.metadata.annotations):
+            return self.topology_cache.add_hints(si)
+        events: list[tc.EventBuilder] = []
+        if self.topology_cache is not None:
+            if self.topology_cache.has_populated_hints(si.service_key):
+                log.info("TopologyAwareHints annotation has changed, removing hints",
+                         extra={"serviceKey": si.service_key, "addressType": address_type})
+                events.append(tc.EventBuilder("Warning", tc.REASON_DISABLED, tc.format_with_address_type(
+                    tc.TOPOLOGY_AWARE_HINTS_DISABLED, address_type)))
+            self.topology_cache.remove_hints(si.service_key, address_type)
+        created, updated = tc.remove_hints_from_slices(si)
+        return created, updated, events
 
     def _node(self, pod: core_v1.Pod) -> core_v1.Node | None:
         from ...api import errors as e
@@ -186,7 +229,7 @@ class Reconciler:
                 got = desired_set.get(ep)
                 if got is not None:
                     new_eps.append(got)
-                    if got != ep:
+                    if got != ep and not _equal_beyond_hints(got, ep):
                         ep_updated = True
                     desired_set.delete(got)
             labels, labels_changed = u.set_endpoint_slice_labels(s, service, self.controller_name)
@@ -254,8 +297,10 @@ class Reconciler:
         ns = service.metadata.namespace or ""
         slices = self.client.discovery_v1().endpointslices(ns)
         changed = len(to_create) + len(to_update) + len(to_delete)
+        topology = "Auto" if self.topology_cache is not None and tc.hints_enabled(service.metadata.annotations) \
+            else "Disabled"
         metrics.ENDPOINT_SLICES_CHANGED_PER_SYNC.labels(
-            "Disabled", (service.spec.traffic_distribution if service.spec else None) or "").observe(changed)
+            topology, (service.spec.traffic_distribution if service.spec else None) or "").observe(changed)
         if service.metadata.deletion_timestamp is None:
             for s in to_create:
                 _add_trigger_time_annotation(s, trigger_time)
@@ -285,6 +330,12 @@ class Reconciler:
                                    f"{ns}/{service.metadata.name}: {err}") from err
             self.tracker.expect_deletion(s)
             metrics.slice_changed(metrics.DELETE)
+
+
+def _equal_beyond_hints(desired: discovery_v1.Endpoint, existing: discovery_v1.Endpoint) -> bool:
+    """Equal but for the zone hints the existing one carries (the topology cache judges those).
+    Upstream: endpointsEqualBeyondHash ignores hints"""
+    return existing.hints is not None and msgspec.structs.replace(existing, hints=desired.hints) == desired
 
 
 def _add_trigger_time_annotation(s: discovery_v1.EndpointSlice, trigger_time: float | None) -> None:

@@ -86,3 +86,22 @@ async def test_an_ambiguous_selector_and_an_unknown_metric_type_are_spec_errors(
         assert computations("none", "spec", "Bogus") == comp + 1
     finally:
         await fake.close()
+
+
+async def test_the_hpa_count_and_desired_replicas_gauges() -> None:
+    hc, fake, clock, recorder, factory = await controller()
+    try:
+        await fake.seed(deployment(3), hpa(metrics=[{"type": "Resource", "resource": {"name": "cpu", "target": {
+            "type": "Utilization", "averageUtilization": 30}}}]))
+        stored = await fake.autoscaling_v2().horizontalpodautoscalers("default").get("web")
+        before = value("num_horizontal_pod_autoscalers")
+        hc.add_hpa(stored)
+        hc.add_hpa(stored)                                       # a relist: counted once
+        assert value("num_horizontal_pod_autoscalers") == before + 1
+        await reconcile(hc, fake, factory, usage("300m", "500m", "700m"), 3)
+        assert value("desired_replicas", namespace="default", hpa_name="web") == 5
+        hc.delete_hpa(stored)
+        assert value("num_horizontal_pod_autoscalers") == before
+        assert REGISTRY.get_sample_value(P + "desired_replicas", {"namespace": "default", "hpa_name": "web"}) is None
+    finally:
+        await fake.close()

@@ -122,7 +122,8 @@ class HorizontalController:
         self.hpa_lister = hpa_informer.lister()
         self.pod_lister = pod_informer.lister()
         hpa_informer.informer().add_event_handler(ResourceEventHandlerFuncs(
-            self.enqueue_hpa, self.update_hpa, self.delete_hpa))
+            self.add_hpa, self.update_hpa, self.delete_hpa))
+        self._counted: set[str] = set()            # the HPAs num_horizontal_pod_autoscalers counts
         transport = client.core_v1().transport
         self.scale_client = ScaleClient(transport)
         self.fetch_metrics = lambda ns, sel: fetch_pod_metrics(transport, ns, sel)     # a test seam
@@ -140,6 +141,13 @@ class HorizontalController:
         twice), so each HPA is processed once per period. Upstream: enqueueHPA"""
         self.queue.add_rate_limited(meta_namespace_key_func(obj))
 
+    def add_hpa(self, obj: Any) -> None:
+        self.enqueue_hpa(obj)
+        key = meta_namespace_key_func(obj)
+        if key not in self._counted:
+            self._counted.add(key)
+            monitor.observe_hpa_addition()
+
     def update_hpa(self, old: Any, cur: Any) -> None:
         self.enqueue_hpa(cur)
 
@@ -147,6 +155,10 @@ class HorizontalController:
         key = meta_namespace_key_func(obj)
         self.queue.forget(key)
         self.hpa_selectors.pop(key, None)          # upstream: hpaSelectors.DeleteSelector
+        if key in self._counted:
+            self._counted.discard(key)
+            namespace, name = split_meta_namespace_key(key)
+            monitor.observe_hpa_deletion(namespace, name)
 
     async def run(self, workers: int = 5) -> None:
         """Upstream: Run (--concurrent-horizontal-pod-autoscaler-syncs workers, 5)."""
@@ -295,6 +307,7 @@ class HorizontalController:
         else:
             desired = current
         self.set_status(hpa, current, desired, metric_statuses, rescale)
+        monitor.observe_desired_replicas(ns, hpa["metadata"].get("name", ""), desired)
         await self.update_status_if_needed(hpa_shared, status_original, hpa)
         if ret_err is not None:
             raise (monitor.ReconcileSpecError if isinstance(ret_err, monitor.SpecError) else RuntimeError)(ret_err)

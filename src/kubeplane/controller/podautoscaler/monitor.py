@@ -4,17 +4,22 @@
     horizontal_pod_autoscaler_controller_reconciliation_duration_seconds{action, error}       1 ms .. 16 s
     horizontal_pod_autoscaler_controller_metric_computation_total{action, error, metric_type}
     horizontal_pod_autoscaler_controller_metric_computation_duration_seconds{action, error, metric_type}
+    horizontal_pod_autoscaler_controller_num_horizontal_pod_autoscalers       gauge
+    horizontal_pod_autoscaler_controller_desired_replicas{namespace, hpa_name} gauge
 
 action: scale_up | scale_down | none (none whenever there was an error); error: spec (the HPA
 or its target's scale is invalid: no or a bad selector, an unknown metric type, a target with
 neither utilization nor value) | internal (anything else) | none. Once per reconciliation and
 once per metric of it (every sync period per HPA), never per pod.
 
-Upstream: pkg/controller/podautoscaler/monitor (metrics.go, monitor.go; names, help, buckets).
+The two gauges: the HPAs the controller has seen added and not yet deleted, and each one's
+desiredReplicas after its last reconciliation (its series goes with it). Upstream:
+pkg/controller/podautoscaler/monitor (metrics.go, monitor.go: names, help, buckets; where the
+controller calls ObserveHPAAddition/Deletion and ObserveDesiredReplicas is inferred here).
 """
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 SCALE_UP, SCALE_DOWN, NONE = "scale_up", "scale_down", "none"
 SPEC, INTERNAL = "spec", "internal"
@@ -45,6 +50,12 @@ METRIC_COMPUTATION_DURATION = Histogram(
     buckets=_BUCKETS)
 
 
+NUM_HORIZONTAL_POD_AUTOSCALERS = Gauge(f"{_SUBSYSTEM}_num_horizontal_pod_autoscalers",
+                                       "[ALPHA] Current number of controlled HPA objects.")
+DESIRED_REPLICAS = Gauge(f"{_SUBSYSTEM}_desired_replicas", "[ALPHA] Current desired replica count for HPA objects.",
+                         ["namespace", "hpa_name"])
+
+
 class SpecError(str):
     """An error message caused by the HPA's spec (upstream wraps errSpec)."""
 
@@ -67,3 +78,19 @@ def observe_metric_computation_result(action: str, error: str, seconds: float, m
 
 def action_for(proposal: int, current: int) -> str:
     return SCALE_UP if proposal > current else SCALE_DOWN if proposal < current else NONE
+
+
+def observe_hpa_addition() -> None:
+    NUM_HORIZONTAL_POD_AUTOSCALERS.inc()
+
+
+def observe_hpa_deletion(namespace: str, name: str) -> None:
+    NUM_HORIZONTAL_POD_AUTOSCALERS.dec()
+    try:
+        DESIRED_REPLICAS.remove(namespace, name)
+    except KeyError:
+        pass
+
+
+def observe_desired_replicas(namespace: str, name: str, replicas: int) -> None:
+    DESIRED_REPLICAS.labels(namespace, name).set(replicas)

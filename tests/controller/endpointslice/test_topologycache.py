@@ -211,3 +211,21 @@ async def test_the_controller_hints_zones_for_an_auto_service_and_removes_them_a
     assert all(e.hints is None for e in s.endpoints)
     assert f.recorder.events[-1] == ("Warning TopologyAwareHintsDisabled Topology Aware Hints has been disabled, "
                                      "addressType: IPv4")
+
+
+async def test_a_burst_of_node_events_makes_one_recomputation() -> None:
+    from test_endpointslice import new_fixture
+    f = await new_fixture()
+    for name, zone in (("node-1", A), ("node-2", B)):
+        f.add(types.from_dict({"apiVersion": "v1", "kind": "Node", "metadata": {
+            "name": name, "labels": {tc.LABEL_TOPOLOGY_ZONE: zone}}, "status": {
+            "allocatable": {"cpu": "1"}, "conditions": [{"type": "Ready", "status": "True"}]}}, core_v1.Node))
+    f.esc.node_topology_changed()
+    pending = f.esc._topology_check
+    f.esc.node_topology_changed()
+    f.esc.node_topology_changed()
+    assert pending is not None and f.esc._topology_check is pending      # one timer for the burst
+    assert f.esc.topology_cache.cpu_ratios_by_zone == {}                  # not yet computed
+    pending.cancel()
+    f.esc._run_topology_check()                                           # what the timer runs
+    assert f.esc.topology_cache.cpu_ratios_by_zone == {A: 0.5, B: 0.5} and f.esc._topology_check is None

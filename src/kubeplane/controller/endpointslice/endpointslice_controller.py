@@ -6,6 +6,7 @@ pods and its slices to the Reconciler. Upstream: pkg/controller/endpointslice/en
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,10 @@ class StaleInformerCache(Exception):
     """Upstream: endpointslicepkg.StaleInformerCache"""
 
 
+# Node events within this many seconds make one recomputation of the zones' CPU shares.
+TOPOLOGY_CHECK_DELAY = 0.5
+
+
 class EndpointSliceController(eu.PodHandlers):
     """Upstream: endpointslice.Controller"""
 
@@ -70,9 +75,9 @@ class EndpointSliceController(eu.PodHandlers):
         self.trigger_time_tracker = TriggerTimeTracker()
         # Upstream: TopologyAwareHints (GA): a topology cache fed by node events.
         self.topology_cache = TopologyCache()
+        self._topology_check: asyncio.TimerHandle | None = None
         node_informer.informer().add_event_handler(ResourceEventHandlerFuncs(
-            lambda node: self.check_node_topology_distribution(), self.update_node,
-            lambda obj: self.check_node_topology_distribution()))
+            lambda node: self.node_topology_changed(), self.update_node, lambda obj: self.node_topology_changed()))
         self.reconciler = Reconciler(client, self.node_lister, self.endpoint_slice_tracker,
                                      max_endpoints_per_slice=max_endpoints_per_slice,
                                      topology_cache=self.topology_cache, recorder=self.recorder)
@@ -101,7 +106,22 @@ class EndpointSliceController(eu.PodHandlers):
         """Only readiness and the zone label move the zones' CPU shares. Upstream: updateNode"""
         if (is_node_ready(old) != is_node_ready(cur) or (old.metadata.labels or {}).get(LABEL_TOPOLOGY_ZONE)
                 != (cur.metadata.labels or {}).get(LABEL_TOPOLOGY_ZONE)):
+            self.node_topology_changed()
+
+    def node_topology_changed(self) -> None:
+        """Recompute the zones' shares soon, once for a burst of node events (a thousand nodes
+        registering would otherwise list every node a thousand times)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
             self.check_node_topology_distribution()
+            return
+        if self._topology_check is None:
+            self._topology_check = loop.call_later(TOPOLOGY_CHECK_DELAY, self._run_topology_check)
+
+    def _run_topology_check(self) -> None:
+        self._topology_check = None
+        self.check_node_topology_distribution()
 
     def check_node_topology_distribution(self) -> None:
         """Recompute the zones' CPU shares; Services whose hints now overload a zone resync.

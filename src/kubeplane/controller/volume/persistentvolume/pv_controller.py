@@ -360,4 +360,5 @@ async def reclaim_volume(ctrl: PersistentVolumeController, volume: core_v1.Persi
         return
     except errors.StatusError as err:
         ctrl.recorder.event(volume, cu.EVENT_TYPE_WARNING, VOLUME_FAILED_DELETE, str(err))
+        ctrl.operation_timestamps.record(volume.metadata.name or "", err)
         raise

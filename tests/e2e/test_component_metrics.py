@@ -240,6 +240,64 @@ def test_a_standalone_controller_manager_serves_health_and_metrics(cluster: tupl
     assert cm.proc.returncode == 0, cm.log()[-3000:]
 
 
+def test_the_controller_managers_metrics_follow_real_work(cluster: tuple[Cluster, pathlib.Path]) -> None:
+    """Upstream's controller metric names after real work: a Job (its pod bound to `up`'s node,
+    as no scheduler runs here) completes, a Service gets its EndpointSlice, a claim waits for
+    its first consumer."""
+    c, logs = cluster
+    cm = Component(logs, "controller-manager", "--kubeconfig", str(c.kubeconfig), "--secure-port", "0",
+                   "--no-leader-elect")
+    try:
+        port = cm.port(r"Serving securely on 127\.0\.0\.1:(\d+)")
+        token = token_of(c.kubeconfig)
+        eventually(lambda: c.kubectl("get", "serviceaccount", "default", check=False).returncode == 0,
+                   "the default service account")
+        c.apply_yaml({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "metered", "namespace": "default"},
+                      "spec": {"template": {"spec": {"restartPolicy": "Never", "nodeName": "kubeplane-node-0",
+                                                     "containers": [{"name": "main", "image": "busybox"}]}}}})
+        c.apply_yaml({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "metered", "namespace": "default"},
+                      "spec": {"selector": {"app": "metered"}, "ports": [{"port": 80}]}})
+        pod = bound_pod("metered-web", "kubeplane-node-0")
+        pod["metadata"]["labels"] = {"app": "metered"}
+        c.apply_yaml(pod)
+        c.apply_yaml({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                      "metadata": {"name": "metered", "namespace": "default"},
+                      "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+        r = c.kubectl("wait", "--for=condition=complete", "job/metered", "--timeout=90s", timeout=120)
+        assert "job.batch/metered condition met" in r.stdout
+
+        def scraped() -> Samples | None:
+            code, body, _ = get(port, "/metrics", token)
+            s = parse(body) if code == 200 else {}
+            done = value(s, "job_controller_jobs_finished_total", completion_mode="NonIndexed", result="succeeded",
+                         reason="")
+            ready = value(s, "endpoint_slice_controller_endpoints_desired")
+            return s if done and ready else None
+        s = eventually(scraped, "the finished Job and the Service's ready endpoint in /metrics", timeout=60)
+        assert (value(s, "job_controller_job_syncs_total", completion_mode="NonIndexed", result="success",
+                      action="pods_created") or 0) >= 1
+        assert value(s, "job_controller_job_pods_finished_total", completion_mode="NonIndexed", result="succeeded") == 1
+        assert value(s, "job_controller_job_pods_creation_total", reason="new", status="succeeded") == 1
+        assert value(s, "job_controller_terminated_pods_tracking_finalizer_total", event="add") == 1
+        assert (value(s, "job_controller_job_sync_duration_seconds_count", completion_mode="NonIndexed",
+                      result="success", action="pods_created") or 0) >= 1
+        # the parser reads upstream's `endpoint_slice_controller_syncs` counter back as *_total
+        assert (value(s, "endpoint_slice_controller_syncs_total", result="success") or 0) >= 1
+        assert (value(s, "endpoint_slice_controller_changes_total", operation="create") or 0) >= 1
+        assert (value(s, "endpoint_slice_controller_num_endpoint_slices") or 0) >= 1
+        assert (value(s, "endpoint_slice_controller_endpoints_added_per_sync_count") or 0) >= 1
+        assert value(s, "pv_collector_unbound_pvc_count", namespace="default", storage_class="standard",
+                     volume_attributes_class="") == 1
+        code, body, _ = get(port, "/metrics", token)
+        assert "# TYPE endpoint_slice_controller_syncs counter\n" in body           # upstream's name, no _total
+        assert "# TYPE volume_operation_total_seconds histogram\n" in body
+    finally:
+        cm.stop()
+        for kind in ("job/metered", "service/metered", "pod/metered-web", "pvc/metered"):
+            c.kubectl("delete", kind, "--wait=false", "--ignore-not-found", check=False)
+    assert cm.proc.returncode == 0, cm.log()[-3000:]
+
+
 def test_a_secure_port_in_use_is_one_line(cluster: tuple[Cluster, pathlib.Path]) -> None:
     c, _ = cluster
     with socket.create_server(("127.0.0.1", 0)) as held:

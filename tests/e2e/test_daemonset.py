@@ -95,6 +95,13 @@ def test_rollout_restart_history_undo(cluster: Cluster) -> None:
     eventually(lambda: set(pods_by_node(c).values()) == {"agent:v1"}, "every pod back on v1", timeout=60)
     revs = sorted(r["revision"] for r in c.get_json("controllerrevisions", "-l", "app=agent")["items"])
     assert revs == [2, 3], revs                     # the v1 revision renumbered, no new one
+    # undo to the revision already running: kubectl finds the bytes equal and writes nothing
+    generation = c.get_json("ds", "agent")["metadata"]["generation"]
+    out = c.kubectl("rollout", "undo", "ds/agent", "--to-revision=3").stdout
+    assert out == "daemonset.apps/agent skipped rollback (current template already matches revision 3)\n", out
+    assert c.get_json("ds", "agent")["metadata"]["generation"] == generation
+    missing = c.kubectl("rollout", "undo", "ds/agent", "--to-revision=9", check=False)
+    assert missing.returncode == 1 and missing.stderr.endswith("\nerror: unable to find specified revision 9 in history\n")
 
     before = {p["metadata"]["name"] for p in c.get_json("pods", "-l", "app=agent")["items"]}
     c.kubectl("rollout", "restart", "ds/agent")

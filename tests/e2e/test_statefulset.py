@@ -128,6 +128,11 @@ def test_statefulset_with_claims_scales_and_rolls_in_order(cluster: Cluster) -> 
     assert history.split()[3::2] == ["2", "3"]             # revision 1 renumbered, not copied
     revisions = _items(cluster, "controllerrevisions", ns)
     assert sorted(r["revision"] for r in revisions) == [2, 3]
+    # undo to the revision already running: kubectl compares the revision's bytes with its own
+    # patch of the live template and writes nothing
+    same = cluster.kubectl("rollout", "undo", "statefulset/web", "-n", ns, "--to-revision=3")
+    assert same.stdout == "statefulset.apps/web skipped rollback (current template already matches revision 3)\n"
+    assert sorted(r["revision"] for r in _items(cluster, "controllerrevisions", ns)) == [2, 3]
 
     # pause is refused by kubectl; restart rolls every pod again.
     pause = cluster.kubectl("rollout", "pause", "statefulset/web", "-n", ns, check=False)

@@ -73,6 +73,17 @@ class ControllerManagerOptions:
     hpa_sync_period: float = 15.0                  # --horizontal-pod-autoscaler-sync-period
     hpa_downscale_stabilization: float = 300.0     # --horizontal-pod-autoscaler-downscale-stabilization
     hpa_tolerance: float = 0.1                     # --horizontal-pod-autoscaler-tolerance
+    # The other --concurrent-*-syncs (CONCURRENCY_FLAGS): workers of each controller.
+    rc_workers: int = 5                       # --concurrent-rc-syncs
+    statefulset_workers: int = 5              # --concurrent-statefulset-syncs
+    daemonset_workers: int = 2                # --concurrent-daemonset-syncs
+    cron_job_workers: int = 5                 # --concurrent-cron-job-syncs
+    endpoint_workers: int = 5                 # --concurrent-endpoint-syncs
+    endpoint_slice_workers: int = 5           # --concurrent-service-endpoint-syncs
+    mirroring_workers: int = 5                # --mirroring-concurrent-service-endpoint-syncs
+    hpa_workers: int = 5                      # --concurrent-horizontal-pod-autoscaler-syncs
+    sa_token_workers: int = 5                 # --concurrent-serviceaccount-token-syncs
+    vap_status_workers: int = 5               # --concurrent-validating-admission-policy-status-syncs
 
 
 async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
@@ -135,8 +146,8 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     runs += _resource_quota_controller(cs("resourcequota-controller"), factory, clock, options)
     runs += _certificate_controllers(cs("certificate-controller"), factory, clock, options)
     runs += _bootstrap_token_controllers(cs, factory, clock)
-    runs += _cronjob_controllers(cs("cronjob-controller"), factory, clock, broadcaster)     # issue 14, helper cron
-    runs += _statefulset_and_volume_controllers(cs, factory, clock, broadcaster)   # issue 14, helper sts
+    runs += _cronjob_controllers(cs("cronjob-controller"), factory, clock, broadcaster, options)   # issue 14
+    runs += _statefulset_and_volume_controllers(cs, factory, clock, broadcaster, options)   # issue 14
     runs += _endpoint_and_workload_controllers(cs, factory, clock, options, broadcaster)
     runs += _batch_and_pod_gc_controllers(cs, factory, clock, broadcaster, options)
     runs += _podautoscaler_controllers(cs("horizontal-pod-autoscaler"), factory, clock, broadcaster, options)
@@ -147,7 +158,7 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
         from ..serviceaccount.jwt import TokenGenerator
         runs.append(TokensController(clientset, factory.core_v1().serviceaccounts(), factory.core_v1().secrets(),
                                      TokenGenerator(LEGACY_ISSUER, options.service_account_key),
-                                     root_ca=options.root_ca, clock=clock).run(5))
+                                     root_ca=options.root_ca, clock=clock).run(options.sa_token_workers))
     from ..controller.serviceaccount.legacy_serviceaccount_token_cleaner import LegacySATokenCleaner
     runs.append(LegacySATokenCleaner(factory.core_v1().serviceaccounts(), factory.core_v1().secrets(),
                                      factory.core_v1().pods(), cs("legacy-service-account-token-cleaner"), clock=clock,
@@ -159,7 +170,8 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     if _serves("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies"):   # issue 12, helper cel2
         from ..controller import validatingadmissionpolicystatus as vapstatus
         runs.append(vapstatus.Controller(factory.admissionregistration_v1().validatingadmissionpolicies(),
-                                         cs(vapstatus.CONTROLLER_NAME), _type_check, clock=clock).run())
+                                         cs(vapstatus.CONTROLLER_NAME), _type_check, clock=clock).run(
+                                             options.vap_status_workers))
     broadcaster.start()
     try:
         async with asyncio.TaskGroup() as tg:
@@ -251,6 +263,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--horizontal-pod-autoscaler-tolerance", type=float, default=0.1, metavar="FLOAT",
                    help="the minimum change (from 1.0) in the desired-to-actual metrics ratio for the horizontal pod "
                         "autoscaler to consider scaling (default 0.1)")
+    _add_concurrency_flags(p)
     p.add_argument("--use-service-account-credentials", action=argparse.BooleanOptionalAction, default=True,
                    help="each controller acts as its own kube-system service account, with tokens from the "
                         "TokenRequest API (default on, as kubeadm runs kube-controller-manager)")
@@ -296,7 +309,8 @@ def run(args: argparse.Namespace) -> int:
                                            terminated_pod_gc_threshold=args.terminated_pod_gc_threshold,
                                            hpa_sync_period=args.horizontal_pod_autoscaler_sync_period,
                                            hpa_downscale_stabilization=args.horizontal_pod_autoscaler_downscale_stabilization,
-                                           hpa_tolerance=args.horizontal_pod_autoscaler_tolerance)
+                                           hpa_tolerance=args.horizontal_pod_autoscaler_tolerance,
+                                           **concurrency_options(args))
         started = [n for n in CONTROLLERS if (options.root_ca or n != "root-ca-certificate-publisher-controller")
                    and (signing[0] or n != CSR_SIGNING) and (sa_key is not None or n != SA_TOKEN)]
         health.add(ENDPOINTS, *(NamedCheck(name, _ok) for name in started))
@@ -384,20 +398,20 @@ def _bootstrap_token_controllers(cs: Callable[[str], Clientset], factory: Shared
             Signer(cs("bootstrap-signer"), secrets, factory.core_v1().configmaps(), clock=clock).run()]
 
 
-def _cronjob_controllers(clientset: Clientset, factory: SharedInformerFactory, clock: Clock, broadcaster: Any
-                         ) -> list[Any]:
-    """The CronJob controller (cronjob-controller), 5 workers (upstream's --concurrent-cron-job-syncs
-    default), when batch/v1 jobs and cronjobs are served."""
+def _cronjob_controllers(clientset: Clientset, factory: SharedInformerFactory, clock: Clock, broadcaster: Any,
+                         options: ControllerManagerOptions) -> list[Any]:
+    """The CronJob controller (cronjob-controller), --concurrent-cron-job-syncs workers, when
+    batch/v1 jobs and cronjobs are served."""
     if not _serves("batch", "v1", "jobs", "cronjobs"):
         return []
     from ..controller.cronjob import CONTROLLER_NAME, ControllerV2
     cjc = ControllerV2(factory.batch_v1().jobs(), factory.batch_v1().cronjobs(), clientset, clock=clock,
                        recorder=broadcaster.new_recorder(CONTROLLER_NAME))
-    return [cjc.run(5)]
+    return [cjc.run(options.cron_job_workers)]
 
 
 def _statefulset_and_volume_controllers(cs: Callable[[str], Clientset], factory: SharedInformerFactory, clock: Clock,
-                                        broadcaster: Any) -> list[Any]:
+                                        broadcaster: Any, options: ControllerManagerOptions) -> list[Any]:
     """The StatefulSet controller, the PersistentVolume binder, and the simulated local-path
     provisioner kind ships for its default StorageClass (upstream: a Deployment of its own;
     here it runs beside the binder as the persistent-volume-binder service account)."""
@@ -407,7 +421,8 @@ def _statefulset_and_volume_controllers(cs: Callable[[str], Clientset], factory:
         from ..controller.statefulset import StatefulSetController
         runs.append(StatefulSetController(core.pods(), apps.statefulsets(), core.persistentvolumeclaims(),
                                           apps.controllerrevisions(), cs("statefulset-controller"), clock=clock,
-                                          recorder=broadcaster.new_recorder("statefulset-controller")).run())
+                                          recorder=broadcaster.new_recorder("statefulset-controller")).run(
+                                              options.statefulset_workers))
     if _serves("", "v1", "persistentvolumes", "persistentvolumeclaims") and \
             _serves("storage.k8s.io", "v1", "storageclasses"):
         from ..controller.volume.localpath import PROVISIONER_NAME, LocalPathProvisioner
@@ -438,25 +453,28 @@ def _endpoint_and_workload_controllers(cs: Callable[[str], Clientset], factory: 
         runs.append(EndpointSliceController(core.pods(), core.services(), core.nodes(),
                                             factory.discovery_v1().endpointslices(), cs("endpointslice-controller"),
                                             max_endpoints_per_slice=options.max_endpoints_per_slice, clock=clock,
-                                            recorder=broadcaster.new_recorder("endpoint-slice-controller")).run())
+                                            recorder=broadcaster.new_recorder("endpoint-slice-controller")).run(
+                                                options.endpoint_slice_workers))
         from ..controller.endpointslicemirroring import EndpointSliceMirroringController
         runs.append(EndpointSliceMirroringController(
             core.endpoints(), factory.discovery_v1().endpointslices(), core.services(),
             cs("endpointslicemirroring-controller"), clock=clock,
-            recorder=broadcaster.new_recorder("endpoint-slice-mirroring-controller")).run())
+            recorder=broadcaster.new_recorder("endpoint-slice-mirroring-controller")).run(options.mirroring_workers))
     from ..controller.endpoint import EndpointsController
     runs.append(EndpointsController(core.pods(), core.services(), core.endpoints(), cs("endpoint-controller"),
-                                    clock=clock, recorder=broadcaster.new_recorder("endpoint-controller")).run())
+                                    clock=clock, recorder=broadcaster.new_recorder("endpoint-controller")).run(
+                                        options.endpoint_workers))
     from ..controller.replication import ReplicationManager
     runs.append(ReplicationManager(core.pods(), core.replicationcontrollers(), cs("replication-controller"), clock=clock,
                                    recorder=broadcaster.new_recorder("replication-controller")).run(
-                                       options.replicaset_workers))
+                                       options.rc_workers))
     if _serves("apps", "v1", "daemonsets", "controllerrevisions"):
         from ..controller.daemon import DaemonSetsController
         apps = factory.apps_v1()
         runs.append(DaemonSetsController(apps.daemonsets(), apps.controllerrevisions(), core.pods(), core.nodes(),
                                          cs("daemon-set-controller"), clock=clock,
-                                         recorder=broadcaster.new_recorder("daemonset-controller")).run())
+                                         recorder=broadcaster.new_recorder("daemonset-controller")).run(
+                                             options.daemonset_workers))
     return runs
 
 
@@ -493,4 +511,90 @@ def _podautoscaler_controllers(clientset: Clientset, factory: SharedInformerFact
                                   sync_period=options.hpa_sync_period,
                                   downscale_stabilisation_window=options.hpa_downscale_stabilization,
                                   tolerance=options.hpa_tolerance))
-    return [hc.run()]
+    return [hc.run(options.hpa_workers)]
+
+
+# --concurrent-*-syncs: (flag, ControllerManagerOptions field, upstream's default, help). The
+# EndpointSlice controllers' two are validated as upstream's (1 to 50); the others take any int
+# (fewer than 1: the controller runs no worker, as upstream's).
+# Upstream: cmd/kube-controller-manager/app/options/*controller.go (AddFlags, Validate) and the
+# controllers' config/v1alpha1 defaults.
+CONCURRENCY_FLAGS: tuple[tuple[str, str, int, str], ...] = (
+    ("concurrent-deployment-syncs", "deployment_workers", 5,
+     "The number of deployment objects that are allowed to sync concurrently. Larger number = more responsive "
+     "deployments, but more CPU (and network) load"),
+    ("concurrent-replicaset-syncs", "replicaset_workers", 5,
+     "The number of replica sets that are allowed to sync concurrently. Larger number = more responsive replica "
+     "management, but more CPU (and network) load"),
+    ("concurrent-rc-syncs", "rc_workers", 5,
+     "The number of replication controllers that are allowed to sync concurrently. Larger number = more responsive "
+     "replica management, but more CPU (and network) load"),
+    ("concurrent-statefulset-syncs", "statefulset_workers", 5,
+     "The number of statefulset objects that are allowed to sync concurrently. Larger number = more responsive "
+     "statefulsets, but more CPU (and network) load"),
+    ("concurrent-daemonset-syncs", "daemonset_workers", 2,
+     "The number of daemonset objects that are allowed to sync concurrently. Larger number = more responsive "
+     "daemonsets, but more CPU (and network) load"),
+    ("concurrent-job-syncs", "job_workers", 5,
+     "The number of job objects that are allowed to sync concurrently. Larger number = more responsive jobs, but "
+     "more CPU (and network) load"),
+    ("concurrent-cron-job-syncs", "cron_job_workers", 5,
+     "The number of cron job objects that are allowed to sync concurrently. Larger number = more responsive jobs, "
+     "but more CPU (and network) load"),
+    ("concurrent-endpoint-syncs", "endpoint_workers", 5,
+     "The number of endpoint syncing operations that will be done concurrently. Larger number = faster endpoint "
+     "updating, but more CPU (and network) load"),
+    ("concurrent-service-endpoint-syncs", "endpoint_slice_workers", 5,
+     "The number of service endpoint syncing operations that will be done concurrently. Larger number = faster "
+     "endpoint slice updating, but more CPU (and network) load. Defaults to 5."),
+    ("mirroring-concurrent-service-endpoint-syncs", "mirroring_workers", 5,
+     "The number of service endpoint syncing operations that will be done concurrently by the "
+     "endpointslice-mirroring-controller. Larger number = faster endpoint slice updating, but more CPU (and "
+     "network) load. Defaults to 5."),
+    ("concurrent-gc-syncs", "gc_workers", 20,
+     "The number of garbage collector workers that are allowed to sync concurrently."),
+    ("concurrent-namespace-syncs", "namespace_workers", 10,
+     "The number of namespace objects that are allowed to sync concurrently. Larger number = more responsive "
+     "namespace termination, but more CPU (and network) load"),
+    ("concurrent-resource-quota-syncs", "resource_quota_workers", 5,
+     "The number of resource quotas that are allowed to sync concurrently. Larger number = more responsive quota "
+     "management, but more CPU (and network) load"),
+    ("concurrent-serviceaccount-token-syncs", "sa_token_workers", 5,
+     "The number of service account token objects that are allowed to sync concurrently. Larger number = more "
+     "responsive token generation, but more CPU (and network) load"),
+    ("concurrent-ttl-after-finished-syncs", "ttl_after_finished_workers", 5,
+     "The number of ttl-after-finished-controller workers that are allowed to sync concurrently."),
+    ("concurrent-horizontal-pod-autoscaler-syncs", "hpa_workers", 5,
+     "The number of horizontal pod autoscaler objects that are allowed to sync concurrently. Larger number = more "
+     "responsive horizontal pod autoscaler objects processing, but more CPU (and network) load."),
+    ("concurrent-validating-admission-policy-status-syncs", "vap_status_workers", 5,
+     "The number of ValidatingAdmissionPolicyStatusController workers that are allowed to sync concurrently."),
+)
+_BOUNDED_1_TO_50 = ("concurrent-service-endpoint-syncs", "mirroring-concurrent-service-endpoint-syncs")
+
+
+def _add_concurrency_flags(p: Any) -> None:
+    for flag, field, default, text in CONCURRENCY_FLAGS:
+        kind = _bounded_syncs(flag) if flag in _BOUNDED_1_TO_50 else int
+        p.add_argument(f"--{flag}", type=kind, default=default, metavar="INT", dest=f"cm_{field}",
+                       help=f"{text} (default {default})")
+
+
+def _bounded_syncs(flag: str) -> Callable[[str], int]:
+    """Upstream: EndpointSliceControllerOptions.Validate (and the mirroring one's): 1 to 50."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+        if n < 1:
+            raise argparse.ArgumentTypeError(f"{flag} must not be less than 1, but got {n}")
+        if n > 50:
+            raise argparse.ArgumentTypeError(f"{flag} must not be more than 50, but got {n}")
+        return n
+    return parse
+
+
+def concurrency_options(args: argparse.Namespace) -> dict[str, int]:
+    """The ControllerManagerOptions fields of the --concurrent-*-syncs flags given."""
+    return {field: getattr(args, f"cm_{field}") for _, field, _, _ in CONCURRENCY_FLAGS}

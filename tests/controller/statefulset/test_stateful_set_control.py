@@ -437,3 +437,22 @@ async def test_delete_pod_failure_on_scale_down_records_event(h: Harness) -> Non
     assert h.recorder.events[-1] == "Warning FailedDelete delete Pod web-1 in StatefulSet web failed error: nope"
     await h.sync()
     assert await h.pod_names() == ["web-0"]
+
+
+async def test_rolling_update_gauges_follow_max_unavailable(h: Harness) -> None:
+    """statefulset_controller_statefulset_{max_unavailable,unavailable_replicas}: set by each
+    rolling-update step, gone with the StatefulSet."""
+    from prometheus_client import REGISTRY
+
+    def gauge(name: str) -> float | None:
+        return REGISTRY.get_sample_value(f"statefulset_controller_statefulset_{name}", {
+            "statefulset_namespace": "default", "statefulset_name": "web", "pod_management_policy": "OrderedReady"})
+    await h.create(sts_dict(5, updateStrategy={"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 2}}))
+    await h.converge()
+    await h.patch_set({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}}})
+    await h.sync()
+    assert (gauge("max_unavailable"), gauge("unavailable_replicas")) == (2, 0)
+    await h.fake.apps_v1().statefulsets("default").delete("web")
+    await h.settle()
+    await h.sync()
+    assert (gauge("max_unavailable"), gauge("unavailable_replicas")) == (None, None)

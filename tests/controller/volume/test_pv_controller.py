@@ -358,3 +358,72 @@ async def test_deleting_a_claim_syncs_its_volume(b: Binder) -> None:
     [c] = await b.seed(claim("c", volume_name="v", annotations={ANN_BIND_COMPLETED: "yes"}))
     b.ctrl.delete_claim(c)
     assert b.ctrl.volume_queue.len() == 1 and b.ctrl.claim_queue.len() == 1
+
+
+# --- metrics (upstream: metrics_test.go, and binder_test.go's 12-x operation timestamps) ------------
+
+def _metric(name: str, **labels: str) -> float:
+    from prometheus_client import REGISTRY
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+async def test_provision_then_bind_is_one_timed_operation_and_the_counts_follow(b: Binder) -> None:
+    provisioned = _metric("volume_operation_total_seconds_count", plugin_name=PROVISIONER_NAME,
+                          operation_name="provision")
+    await b.seed(default_storage_class())
+    await b.seed(claim("data", cls="standard", annotations={ANN_SELECTED_NODE: "node-1"}))
+    await b.sync_claim("data")                                 # handed to the provisioner: the clock starts
+    assert b.ctrl.operation_timestamps.has("default/data")
+    assert _metric("pv_collector_unbound_pvc_count", namespace="default", storage_class="standard",
+                   volume_attributes_class="") == 1
+    await b.provisioner.sync_claim("default/data")
+    await b.settle()
+    await b.sync_claim("data")                                 # bound: the clock stops
+    assert _phase(await b.get_claim("data")) == "Bound"
+    assert not b.ctrl.operation_timestamps.has("default/data")
+    assert _metric("volume_operation_total_seconds_count", plugin_name=PROVISIONER_NAME,
+                   operation_name="provision") == provisioned + 1
+    pv = (await b.get_claim("data")).spec.volume_name
+    await b.sync_volume(pv)
+    assert _metric("pv_collector_bound_pvc_count", namespace="default", storage_class="standard",
+                   volume_attributes_class="") == 1
+    assert _metric("pv_collector_unbound_pvc_count", namespace="default", storage_class="standard",
+                   volume_attributes_class="") == 0
+    assert _metric("pv_collector_bound_pv_count", storage_class="standard") == 1
+    assert _metric("pv_collector_total_pv_count", plugin_name="kubernetes.io/host-path", volume_mode="Filesystem") == 1
+
+
+async def test_a_released_volume_deleted_by_its_provisioner_is_a_timed_delete(b: Binder) -> None:
+    deleted = _metric("volume_operation_total_seconds_count", plugin_name=PROVISIONER_NAME, operation_name="delete")
+    [c] = await b.seed(claim("gone"))
+    await b.seed(volume("volume-gone", phase="Bound", claim=c, policy="Delete",
+                        annotations={ANN_DYNAMICALLY_PROVISIONED: PROVISIONER_NAME}))
+    await b.fake.core_v1().persistentvolumeclaims("default").delete("gone")
+    await b.settle()
+    await b.sync_volume("volume-gone")
+    assert b.ctrl.operation_timestamps.has("volume-gone")
+    await b.provisioner.sync_volume("volume-gone")
+    await b.settle()
+    assert _metric("volume_operation_total_seconds_count", plugin_name=PROVISIONER_NAME,
+                   operation_name="delete") == deleted + 1
+    assert not b.ctrl.operation_timestamps.has("volume-gone")
+
+
+def test_an_operation_error_is_counted_and_its_start_kept() -> None:
+    """RecordMetric: an error counts in volume_operation_total_errors; the start stays until a
+    success; an unknown plugin is "N/A"."""
+    from kubeplane.controller.volume.persistentvolume.metrics import OperationStartTimeCache
+    clock = FakeClock(start=100.0)
+    cache = OperationStartTimeCache(clock)
+    errors_before = _metric("volume_operation_total_errors", plugin_name="N/A", operation_name="provision")
+    seconds_before = _metric("volume_operation_total_seconds_sum", plugin_name="N/A", operation_name="provision")
+    cache.add_if_not_exist("ns/c", "", "provision")
+    clock.step(3)
+    cache.add_if_not_exist("ns/c", "", "provision")            # the first start is kept
+    cache.record("ns/c", RuntimeError("conflict"))
+    assert _metric("volume_operation_total_errors", plugin_name="N/A", operation_name="provision") == errors_before + 1
+    clock.step(2)
+    cache.record("ns/c", None)
+    assert _metric("volume_operation_total_seconds_sum", plugin_name="N/A",
+                   operation_name="provision") == seconds_before + 5
+    assert not cache.has("ns/c")

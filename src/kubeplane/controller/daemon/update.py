@@ -18,7 +18,7 @@ from ...api.types import apps_v1, core_v1, meta_v1
 from .. import controller_utils as cu
 from ..controller_ref_manager import recheck_deletion_timestamp
 from ..deployment.util.hash import compute_hash
-from ..history import ControllerRevisionControllerRefManager
+from ..history import ControllerRevisionControllerRefManager, template_patch
 from .util import daemonset_util as util
 
 if TYPE_CHECKING:
@@ -172,10 +172,8 @@ def _surge(dsc: DaemonSetsController, ds: apps_v1.DaemonSet, node_to_daemon_pods
 
 def get_patch(ds: apps_v1.DaemonSet) -> dict[str, Any]:
     """The strategic merge patch that restores the DaemonSet's template (what a revision holds
-    and `kubectl rollout undo` applies). Upstream: getPatch"""
-    template = types.to_dict(ds.spec.template or core_v1.PodTemplateSpec())
-    template["$patch"] = "replace"
-    return {"spec": {"template": template}}
+    and `kubectl rollout undo` applies), keyed as Go writes it. Upstream: getPatch"""
+    return template_patch(types.to_dict(ds.spec.template or core_v1.PodTemplateSpec()))
 
 
 def match(ds: apps_v1.DaemonSet, history: apps_v1.ControllerRevision) -> bool:

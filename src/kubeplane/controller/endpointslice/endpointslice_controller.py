@@ -6,6 +6,7 @@ pods and its slices to the Reconciler. Upstream: pkg/controller/endpointslice/en
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,8 @@ from ..endpoint import util as eu
 from ..endpoint.trigger_time_tracker import TriggerTimeTracker
 from . import utils as u
 from .endpointslice_tracker import EndpointSliceTracker
+from . import metrics
+from .topologycache import LABEL_TOPOLOGY_ZONE, TopologyCache, is_node_ready
 from .reconciler import DEFAULT_MAX_ENDPOINTS_PER_SLICE, Reconciler
 
 if TYPE_CHECKING:
@@ -36,6 +39,10 @@ CONTROLLER_NAME = "endpointslice-controller"
 
 class StaleInformerCache(Exception):
     """Upstream: endpointslicepkg.StaleInformerCache"""
+
+
+# Node events within this many seconds make one recomputation of the zones' CPU shares.
+TOPOLOGY_CHECK_DELAY = 0.5
 
 
 class EndpointSliceController(eu.PodHandlers):
@@ -66,8 +73,14 @@ class EndpointSliceController(eu.PodHandlers):
             self.on_endpoint_slice_add, self.on_endpoint_slice_update, self.on_endpoint_slice_delete))
         self.endpoint_slice_tracker = EndpointSliceTracker()
         self.trigger_time_tracker = TriggerTimeTracker()
+        # Upstream: TopologyAwareHints (GA): a topology cache fed by node events.
+        self.topology_cache = TopologyCache()
+        self._topology_check: asyncio.TimerHandle | None = None
+        node_informer.informer().add_event_handler(ResourceEventHandlerFuncs(
+            lambda node: self.node_topology_changed(), self.update_node, lambda obj: self.node_topology_changed()))
         self.reconciler = Reconciler(client, self.node_lister, self.endpoint_slice_tracker,
-                                     max_endpoints_per_slice=max_endpoints_per_slice)
+                                     max_endpoints_per_slice=max_endpoints_per_slice,
+                                     topology_cache=self.topology_cache, recorder=self.recorder)
         self.sync_handler = self.sync_service          # test seam
 
     async def run(self, workers: int = 5) -> None:
@@ -81,12 +94,42 @@ class EndpointSliceController(eu.PodHandlers):
 
     def handle_err(self, err: Exception | None, key: ObjectName) -> None:
         """Upstream: handleErr — retry with back-off up to MAX_RETRIES, then drop."""
+        metrics.track_sync(err, StaleInformerCache)
         extra = {"key": str(key), "err": str(err)}
         retry_or_drop(self.queue, key, err, MAX_RETRIES,
                       lambda: log.info("Error syncing endpoint slices for service, retrying", extra=extra),
                       lambda: log.warning("Retry budget exceeded, dropping service out of the queue", extra=extra))
 
     # --- handlers ------------------------------------------------------------------------------
+
+    def update_node(self, old: core_v1.Node, cur: core_v1.Node) -> None:
+        """Only readiness and the zone label move the zones' CPU shares. Upstream: updateNode"""
+        if (is_node_ready(old) != is_node_ready(cur) or (old.metadata.labels or {}).get(LABEL_TOPOLOGY_ZONE)
+                != (cur.metadata.labels or {}).get(LABEL_TOPOLOGY_ZONE)):
+            self.node_topology_changed()
+
+    def node_topology_changed(self) -> None:
+        """Recompute the zones' shares soon, once for a burst of node events (a thousand nodes
+        registering would otherwise list every node a thousand times)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.check_node_topology_distribution()
+            return
+        if self._topology_check is None:
+            self._topology_check = loop.call_later(TOPOLOGY_CHECK_DELAY, self._run_topology_check)
+
+    def _run_topology_check(self) -> None:
+        self._topology_check = None
+        self.check_node_topology_distribution()
+
+    def check_node_topology_distribution(self) -> None:
+        """Recompute the zones' CPU shares; Services whose hints now overload a zone resync.
+        Upstream: checkNodeTopologyDistribution"""
+        self.topology_cache.set_nodes(self.node_lister.list())
+        for key in self.topology_cache.get_overloaded_services():
+            namespace, _, name = key.partition("/")
+            self.queue.add(ObjectName(namespace, name))
 
     def on_service_update_or_add(self, svc: core_v1.Service) -> None:
         """Upstream: onServiceUpdate"""
@@ -154,6 +197,7 @@ class EndpointSliceController(eu.PodHandlers):
         except errors.NotFound:
             self.trigger_time_tracker.delete_service(namespace, name)
             self.endpoint_slice_tracker.delete_service(namespace, name)
+            self.reconciler.delete_service(namespace, name)
             return
         if service.spec is None or service.spec.type == "ExternalName":
             return                      # no endpoints for ExternalName (#105986)

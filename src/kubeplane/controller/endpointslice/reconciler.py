@@ -2,21 +2,29 @@
 delete, then the writes.
 
 Upstream: k8s.io/endpointslice reconciler.go (Reconciler.Reconcile, reconcileByAddressType,
-reconcileByPortMapping, finalize). Topology hints (trafficDistribution) are not computed.
+reconcileByPortMapping, finalize). Zone hints come from the topology cache when the Service asks
+for them (`service.kubernetes.io/topology-mode: Auto`, topologycache.py) and are removed
+otherwise; hints for spec.trafficDistribution are not computed.
 """
 from __future__ import annotations
 
 import logging
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from ...api import errors
 from ...api.types import core_v1, discovery_v1
 from .. import controller_utils as cu
+from . import metrics
+from . import topologycache as tc
 from . import utils as u
 
 if TYPE_CHECKING:
     from ...client.clientset import Clientset
     from ...client.listers import NodeLister
+    from ...client.tools.record import EventRecorder
+    from ..endpoint.util import LogRecorder
     from .endpointslice_tracker import EndpointSliceTracker
 
 log = logging.getLogger(__name__)
@@ -29,12 +37,20 @@ class Reconciler:
 
     def __init__(self, client: Clientset, node_lister: NodeLister, tracker: EndpointSliceTracker, *,
                  max_endpoints_per_slice: int = DEFAULT_MAX_ENDPOINTS_PER_SLICE,
-                 controller_name: str = u.CONTROLLER_NAME) -> None:
+                 controller_name: str = u.CONTROLLER_NAME, topology_cache: tc.TopologyCache | None = None,
+                 recorder: EventRecorder | LogRecorder | None = None) -> None:
         self.client = client
+        self.topology_cache = topology_cache
+        self.recorder = recorder
         self.node_lister = node_lister
         self.tracker = tracker
         self.max_endpoints_per_slice = max_endpoints_per_slice
         self.controller_name = controller_name
+        self.metrics_cache = metrics.Cache(max_endpoints_per_slice)
+
+    def delete_service(self, namespace: str, name: str) -> None:
+        """Upstream: Reconciler.DeleteService (its share of the gauges goes)."""
+        self.metrics_cache.delete_service((namespace, name))
 
     async def reconcile(self, service: core_v1.Service, pods: list[core_v1.Pod],
                         existing_slices: list[discovery_v1.EndpointSlice], trigger_time: float | None) -> None:
@@ -64,6 +80,7 @@ class Reconciler:
                                          f"{ns}/{service.metadata.name}: {err}"))
             else:
                 self.tracker.expect_deletion(s)
+                metrics.slice_changed(metrics.DELETE)
         if (agg := cu.new_aggregate(errs)) is not None:
             raise agg
 
@@ -103,9 +120,16 @@ class Reconciler:
             ep = u.pod_to_endpoint(pod, node, service, address_type)
             if ep.addresses:
                 desired[key].insert(ep)
+        sp_metrics = metrics.ServicePortCache()
+        total_added = total_removed = 0
         for key, endpoints in desired.items():
-            c, up, d = self.reconcile_by_port_mapping(service, existing_by_port_map.get(key, []), endpoints,
-                                                      desired_ports[key], address_type)
+            num_endpoints = len(endpoints)
+            c, up, d, added, removed = self.reconcile_by_port_mapping(
+                service, existing_by_port_map.get(key, []), endpoints, desired_ports[key], address_type)
+            total_added += added
+            total_removed += removed
+            sp_metrics.set(key, metrics.EfficiencyInfo(
+                num_endpoints, len(existing_by_port_map.get(key, [])) + len(c) - len(d)))
             to_create += c
             to_update += up
             to_delete += d
@@ -120,9 +144,49 @@ class Reconciler:
                 to_delete = []
             else:
                 to_create.append(placeholder)
-        await self.finalize(service, to_create, to_update, to_delete, trigger_time)
+        m = metrics.ENDPOINT_SLICE
+        m.endpoints_added_per_sync.observe(total_added)
+        m.endpoints_removed_per_sync.observe(total_removed)
+        service_key = (service.metadata.namespace or "", service.metadata.name or "")
+        self.metrics_cache.update_service_port_cache(service_key, sp_metrics)
+        annotated = tc.hints_enabled(service.metadata.annotations)
+        self.metrics_cache.update_traffic_distribution_for_service(
+            service_key, None if annotated or service.spec is None else service.spec.traffic_distribution)
+        to_create, to_update, events = self._topology_hints(service, address_type, existing_slices, to_create,
+                                                            to_update, to_delete)
+        try:
+            await self.finalize(service, to_create, to_update, to_delete, trigger_time)
+        except Exception as err:
+            errs.append(err)
+        if self.recorder is not None:
+            for e in events:
+                self.recorder.event(service, e.event_type, e.reason, e.message)
         if (agg := cu.new_aggregate(errs)) is not None:
             raise agg
+
+    def _topology_hints(self, service: core_v1.Service, address_type: str,
+                        existing: list[discovery_v1.EndpointSlice], to_create: list[discovery_v1.EndpointSlice],
+                        to_update: list[discovery_v1.EndpointSlice], to_delete: list[discovery_v1.EndpointSlice],
+                        ) -> tuple[list[discovery_v1.EndpointSlice], list[discovery_v1.EndpointSlice],
+                                   list[tc.EventBuilder]]:
+        """Zone hints per address type: added when the Service asks (topology-mode Auto),
+        otherwise removed (a Warning if the cache had some). Upstream: reconcileByAddressType's
+        topology part"""
+        changing = {s.metadata.name for s in (*to_update, *to_delete) if s.metadata.name}
+        si = tc.SliceInfo(f"{service.metadata.namespace}/{service.metadata.name}", address_type, list(to_create),
+                          list(to_update), [s for s in existing if s.metadata.name not in changing])
+        if self.topology_cache is not None and tc.hints_enabled(service.metadata.annotations):
+            return self.topology_cache.add_hints(si)
+        events: list[tc.EventBuilder] = []
+        if self.topology_cache is not None:
+            if self.topology_cache.has_populated_hints(si.service_key):
+                log.info("TopologyAwareHints annotation has changed, removing hints",
+                         extra={"serviceKey": si.service_key, "addressType": address_type})
+                events.append(tc.EventBuilder("Warning", tc.REASON_DISABLED, tc.format_with_address_type(
+                    tc.TOPOLOGY_AWARE_HINTS_DISABLED, address_type)))
+            self.topology_cache.remove_hints(si.service_key, address_type)
+        created, updated = tc.remove_hints_from_slices(si)
+        return created, updated, events
 
     def _node(self, pod: core_v1.Pod) -> core_v1.Node | None:
         from ...api import errors as e
@@ -137,8 +201,10 @@ class Reconciler:
     def reconcile_by_port_mapping(
             self, service: core_v1.Service, existing_slices: list[discovery_v1.EndpointSlice],
             desired_set: u.EndpointSet, ports: list[discovery_v1.EndpointPort], address_type: str,
-    ) -> tuple[list[discovery_v1.EndpointSlice], list[discovery_v1.EndpointSlice], list[discovery_v1.EndpointSlice]]:
-        """The creates, updates and deletes for one port set, changing as few slices as it can:
+    ) -> tuple[list[discovery_v1.EndpointSlice], list[discovery_v1.EndpointSlice], list[discovery_v1.EndpointSlice],
+               int, int]:
+        """The creates, updates and deletes for one port set, and the endpoints added and
+        removed (for the metrics), changing as few slices as it can:
 
         1. In each existing slice drop the endpoints no longer desired and refresh changed ones
            (a slice left empty is deleted).
@@ -154,6 +220,7 @@ class Reconciler:
         by_name: dict[str, discovery_v1.EndpointSlice] = {}
         names_to_update: set[str] = set()
         names_unchanged: set[str] = set()
+        num_removed = 0
         # 1. Remove endpoints that are no longer desired, refresh the ones that changed.
         for s in existing_slices:
             new_eps: list[discovery_v1.Endpoint] = []
@@ -162,11 +229,12 @@ class Reconciler:
                 got = desired_set.get(ep)
                 if got is not None:
                     new_eps.append(got)
-                    if got != ep:
+                    if got != ep and not _equal_beyond_hints(got, ep):
                         ep_updated = True
                     desired_set.delete(got)
             labels, labels_changed = u.set_endpoint_slice_labels(s, service, self.controller_name)
             if len(s.endpoints or []) != len(new_eps) or ep_updated or labels_changed:
+                num_removed += max(0, len(s.endpoints or []) - len(new_eps))
                 if not new_eps:
                     to_delete.append(s)
                     continue
@@ -178,6 +246,7 @@ class Reconciler:
             else:
                 by_name[s.metadata.name] = s
                 names_unchanged.add(s.metadata.name)
+        num_added = len(desired_set)
         # 2. Fill the slices that are being updated anyway, the fullest first.
         if len(desired_set) and names_to_update:
             updating = sorted((by_name[n] for n in sorted(names_to_update)), key=lambda s: -len(s.endpoints or []))
@@ -204,7 +273,7 @@ class Reconciler:
                 names_unchanged.discard(fill.metadata.name)
             else:
                 to_create.append(fill)
-        return to_create, [by_name[n] for n in sorted(names_to_update)], to_delete
+        return to_create, [by_name[n] for n in sorted(names_to_update)], to_delete, num_added, num_removed
 
     async def finalize(self, service: core_v1.Service, to_create: list[discovery_v1.EndpointSlice],
                        to_update: list[discovery_v1.EndpointSlice], to_delete: list[discovery_v1.EndpointSlice],
@@ -227,6 +296,11 @@ class Reconciler:
                 i += 1
         ns = service.metadata.namespace or ""
         slices = self.client.discovery_v1().endpointslices(ns)
+        changed = len(to_create) + len(to_update) + len(to_delete)
+        topology = "Auto" if self.topology_cache is not None and tc.hints_enabled(service.metadata.annotations) \
+            else "Disabled"
+        metrics.ENDPOINT_SLICES_CHANGED_PER_SYNC.labels(
+            topology, (service.spec.traffic_distribution if service.spec else None) or "").observe(changed)
         if service.metadata.deletion_timestamp is None:
             for s in to_create:
                 _add_trigger_time_annotation(s, trigger_time)
@@ -238,6 +312,7 @@ class Reconciler:
                     raise RuntimeError(f"failed to create EndpointSlice for Service {ns}/{service.metadata.name}: "
                                        f"{err}") from err
                 self.tracker.update(created)
+                metrics.slice_changed(metrics.CREATE)
         for s in to_update:
             _add_trigger_time_annotation(s, trigger_time)
             try:
@@ -246,6 +321,7 @@ class Reconciler:
                 raise RuntimeError(f"failed to update {s.metadata.name} EndpointSlice for Service "
                                    f"{ns}/{service.metadata.name}: {err}") from err
             self.tracker.update(updated)
+            metrics.slice_changed(metrics.UPDATE)
         for s in to_delete:
             try:
                 await slices.delete(s.metadata.name)
@@ -253,6 +329,13 @@ class Reconciler:
                 raise RuntimeError(f"failed to delete {s.metadata.name} EndpointSlice for Service "
                                    f"{ns}/{service.metadata.name}: {err}") from err
             self.tracker.expect_deletion(s)
+            metrics.slice_changed(metrics.DELETE)
+
+
+def _equal_beyond_hints(desired: discovery_v1.Endpoint, existing: discovery_v1.Endpoint) -> bool:
+    """Equal but for the zone hints the existing one carries (the topology cache judges those).
+    Upstream: endpointsEqualBeyondHash ignores hints"""
+    return existing.hints is not None and msgspec.structs.replace(existing, hints=desired.hints) == desired
 
 
 def _add_trigger_time_annotation(s: discovery_v1.EndpointSlice, trigger_time: float | None) -> None:

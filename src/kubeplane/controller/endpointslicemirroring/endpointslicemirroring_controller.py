@@ -18,6 +18,7 @@ from ..endpoint.endpoints_controller import LEADER_ANNOTATION
 from ..endpointslice import utils as su
 from ..endpointslice.endpointslice_controller import StaleInformerCache
 from ..endpointslice.endpointslice_tracker import EndpointSliceTracker
+from .metrics import ENDPOINTS_SYNC_DURATION
 from .reconciler import CONTROLLER_NAME as MANAGED_BY, DEFAULT_MAX_ENDPOINTS_PER_SUBSET, Reconciler
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class EndpointSliceMirroringController:
                  service_informer: ResourceInformer[ServiceLister], client: Clientset, *,
                  max_endpoints_per_subset: int = DEFAULT_MAX_ENDPOINTS_PER_SUBSET, clock: Clock = REAL_CLOCK,
                  recorder: EventRecorder | None = None) -> None:
-        self.client = client
+        self.client, self.clock = client, clock
         self.recorder: EventRecorder = recorder if recorder is not None else cast("EventRecorder", _LogRecorder())
         self.queue: RateLimitingQueue[ObjectName] = RateLimitingQueue(
             RateLimitingQueueOptions(name="endpoint_slice_mirroring", clock=clock))
@@ -156,16 +157,19 @@ class EndpointSliceMirroringController:
         if not slices:
             return
         self.endpoint_slice_tracker.delete_service(namespace, name)
-        for s in slices:
-            try:
-                await self.client.discovery_v1().endpointslices(namespace).delete(s.metadata.name)
-            except errors.NotFound:
-                pass
+        await self.reconciler.delete_endpoints((namespace, name), slices)
 
     async def sync_endpoints(self, key: ObjectName) -> None:
         """Mirror one Endpoints: only for an existing Service without a selector (not
         ExternalName), and an Endpoints that asks to be mirrored; otherwise its mirrored slices go.
-        Upstream: syncEndpoints"""
+        Upstream: syncEndpoints (and its endpoints_sync_duration, in whole milliseconds)"""
+        start = self.clock.monotonic()
+        try:
+            await self._sync_endpoints(key)
+        finally:
+            ENDPOINTS_SYNC_DURATION.observe(int((self.clock.monotonic() - start) * 1000) / 1000)
+
+    async def _sync_endpoints(self, key: ObjectName) -> None:
         namespace, name = key
         try:
             svc = self.service_lister.services(namespace).get(name)

@@ -12,7 +12,9 @@ from ...api import errors
 from ...api.types import core_v1, discovery_v1, meta_v1
 from .. import controller_utils as cu
 from ..endpoint.endpoints_controller import repack_subsets
+from ..endpointslice import metrics as esm
 from ..endpointslice import utils as su
+from . import metrics
 
 if TYPE_CHECKING:
     from ...client.clientset import Clientset
@@ -79,6 +81,18 @@ class Reconciler:
         self.tracker = tracker
         self.recorder = recorder
         self.max_endpoints_per_subset = max_endpoints_per_subset
+        self.metrics_cache = esm.Cache(max_endpoints_per_subset, metrics.MIRRORING, mirroring=True)
+
+    async def delete_endpoints(self, endpoints: tuple[str, str], slices: list[discovery_v1.EndpointSlice]) -> None:
+        """Forget the Endpoints' share of the gauges and delete its mirrored slices.
+        Upstream: reconciler.deleteEndpoints"""
+        self.metrics_cache.delete_service(endpoints)
+        for s in slices:
+            try:
+                await self.client.discovery_v1().endpointslices(endpoints[0]).delete(s.metadata.name)
+            except errors.NotFound:
+                continue
+            metrics.MIRRORING.changes.inc(esm.DELETE)
 
     def desired(self, endpoints: core_v1.Endpoints) -> tuple[dict[Key, su.EndpointSet],
                                                              dict[Key, list[discovery_v1.EndpointPort]]]:
@@ -106,6 +120,7 @@ class Reconciler:
                 ports_by_key.setdefault(key, ports)
                 added += 1
             skipped += len(candidates) - added
+        metrics.ADDRESSES_SKIPPED_PER_SYNC.observe(skipped)      # invalid ones included, as upstream
         if invalid:
             self.recorder.event(endpoints, "Warning", INVALID_IP_ADDRESS,
                                 f"Skipped {invalid} invalid IP addresses when mirroring to EndpointSlices")
@@ -124,14 +139,25 @@ class Reconciler:
         to_create: list[discovery_v1.EndpointSlice] = []
         to_update: list[discovery_v1.EndpointSlice] = []
         to_delete: list[discovery_v1.EndpointSlice] = []
+        ep_metrics = esm.ServicePortCache()
+        added = updated = removed = 0
         for key, eps in desired.items():
+            num_endpoints = len(eps)
+            a, up, r = _total_changes(existing_by_key.get(key, [])[:1], eps)
+            added, updated, removed = added + a, updated + up, removed + r
             c, u, d = self.reconcile_by_port_mapping(endpoints, existing_by_key.get(key, []), eps, ports[key], key[0])
+            ep_metrics.set(key, esm.EfficiencyInfo(num_endpoints, len(existing_by_key.get(key, [])) + len(c) - len(d)))
             to_create += c
             to_update += u
             to_delete += d
         for key, slices in existing_by_key.items():
             if key not in desired:
                 to_delete += slices
+        metrics.MIRRORING.endpoints_added_per_sync.observe(added)
+        metrics.ENDPOINTS_UPDATED_PER_SYNC.observe(updated)
+        metrics.MIRRORING.endpoints_removed_per_sync.observe(removed)
+        self.metrics_cache.update_service_port_cache((endpoints.metadata.namespace or "",
+                                                      endpoints.metadata.name or ""), ep_metrics)
         await self.finalize(endpoints, to_create, to_update, to_delete)
 
     def reconcile_by_port_mapping(
@@ -186,12 +212,14 @@ class Reconciler:
                     if cu.has_status_cause(err, cu.NAMESPACE_TERMINATING_CAUSE):
                         return
                     raise RuntimeError(f"failed to create EndpointSlice for Endpoints {name}: {err}") from err
+                metrics.MIRRORING.changes.inc(esm.CREATE)
         for s in to_update:
             try:
                 self.tracker.update(await slices.update(s))
             except errors.StatusError as err:
                 raise RuntimeError(f"failed to update {s.metadata.name} EndpointSlice for Endpoints {name}: {err}"
                                    ) from err
+            metrics.MIRRORING.changes.inc(esm.UPDATE)
         for s in to_delete:
             try:
                 await slices.delete(s.metadata.name)
@@ -199,3 +227,17 @@ class Reconciler:
                 raise RuntimeError(f"failed to delete {s.metadata.name} EndpointSlice for Endpoints {name}: {err}"
                                    ) from err
             self.tracker.expect_deletion(s)
+            metrics.MIRRORING.changes.inc(esm.DELETE)
+
+
+def _total_changes(existing: list[discovery_v1.EndpointSlice], desired: su.EndpointSet) -> tuple[int, int, int]:
+    """(added, updated, removed) endpoints against the one slice kept. Upstream: totalChanges"""
+    removed = updated = matches = 0
+    for ep in (existing[0].endpoints or []) if existing else []:
+        got = desired.get(ep)
+        if got is None:
+            removed += 1
+        else:
+            matches += 1
+            updated += got != ep
+    return len(desired) - matches, updated, removed

@@ -62,6 +62,30 @@ def raw_data(data: Any) -> bytes:
     return out
 
 
+def template_patch(template: dict[str, Any]) -> dict[str, Any]:
+    """{"spec": {"template": {"$patch": "replace", ...}}}, the data of a DaemonSet's or
+    StatefulSet's revision, in the key order Go writes it (the typed object marshalled,
+    unmarshalled into a map, marshalled again: keys sorted at every level, "$patch" first).
+
+    kubectl's rollback compares these bytes with its own patch of the live object and skips a
+    rollback to the revision already running ("skipped rollback (current template already
+    matches revision N)") only when they are equal. Upstream: the controllers' getPatch and
+    kubectl's getDaemonSetPatch / getStatefulSetPatch.
+    """
+    template = dict(template)
+    template.setdefault("metadata", {})          # a struct in Go: never omitted
+    template["$patch"] = "replace"
+    return _sorted_keys({"spec": {"template": template}})
+
+
+def _sorted_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted_keys(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted_keys(v) for v in value]
+    return value
+
+
 def controller_revision_name(prefix: str, hash_: str) -> str:
     """`prefix-hash`, the prefix cut to 223 bytes so the name stays within 253. Upstream: ControllerRevisionName"""
     if len(prefix) > 223:

@@ -198,6 +198,7 @@ class JobController:
 
     def add_pod(self, pod: core_v1.Pod) -> None:
         """Upstream: addPod"""
+        metrics.finished_pod_with_tracking_finalizer(False, _finished_with_tracking_finalizer(pod))
         if pod.metadata.deletion_timestamp is not None:
             self.delete_pod(pod, False)        # after a restart a pod may show up being deleted
             return
@@ -213,6 +214,8 @@ class JobController:
 
     def update_pod(self, old: core_v1.Pod, cur: core_v1.Pod) -> None:
         """Upstream: updatePod"""
+        metrics.finished_pod_with_tracking_finalizer(_finished_with_tracking_finalizer(old),
+                                                     _finished_with_tracking_finalizer(cur))
         if cur.metadata.resource_version == old.metadata.resource_version:
             return
         if cur.metadata.deletion_timestamp is not None:
@@ -243,6 +246,8 @@ class JobController:
         pod = object_from_tombstone(obj, core_v1.Pod)
         if pod is None:
             return
+        if final:
+            metrics.finished_pod_with_tracking_finalizer(_finished_with_tracking_finalizer(pod), False)
         ref = cu.get_controller_of(pod)
         has_finalizer = has_job_tracking_finalizer(pod)
         if ref is None:
@@ -265,6 +270,8 @@ class JobController:
     def add_job(self, job: batch_v1.Job) -> None:
         """Upstream: addJob"""
         self.enqueue_sync_job_immediately(job)
+        if (name := _managed_by_external_controller(job)) is not None:
+            metrics.job_by_external_controller(name)
 
     def update_job(self, old: batch_v1.Job, cur: batch_v1.Job) -> None:
         """A spec change syncs at once, a status change batched; re-arm activeDeadlineSeconds.
@@ -625,6 +632,7 @@ class JobController:
             template.metadata.finalizers = [*(template.metadata.finalizers or ()), JOB_TRACKING_FINALIZER]
         controller_ref = cu.new_controller_ref(job, JOB_KIND)
         pending = list(indexes)
+        failed_creates = [0]
 
         async def create_one() -> None:
             t, generate_name = template, ""
@@ -640,10 +648,15 @@ class JobController:
                     await self.pod_control.create_pods(job.metadata.namespace, t, job, controller_ref)
             except errors.StatusError as err:
                 if not cu.has_status_cause(err, cu.NAMESPACE_TERMINATING_CAUSE):
+                    failed_creates[0] += 1
                     raise
+            except Exception:
+                failed_creates[0] += 1
+                raise
 
         log.debug("Too few pods running", extra={"key": job_key, "creating": diff})
         successful, err = await cu.slow_start_batch(diff, cu.SLOW_START_INITIAL_BATCH_SIZE, create_one)
+        metrics.pods_created(_pod_creation_reason(job, ctx), successful, failed_creates[0])
         for _ in range(diff - successful):     # never observed: stop expecting them
             self.expectations.creation_observed(job_key)
         if err is not None and not isinstance(err, Exception):
@@ -738,7 +751,7 @@ class JobController:
         uids_with_finalizer = {p.metadata.uid or "" for p in pods if has_job_tracking_finalizer(p)
                                and (p.metadata.uid or "") not in ctx.expected_rm_finalizers}
         uncounted = job.status.uncounted_terminated_pods
-        counted_before = (job.status.succeeded or 0, job.status.failed or 0)
+        counted_before = (job.status.succeeded or 0, job.status.failed or 0, job.status.failed_indexes)
         if clean_uncounted_pods_without_finalizers(job.status, uids_with_finalizer):
             needs_flush = True
         to_remove: list[core_v1.Pod] = []
@@ -787,8 +800,22 @@ class JobController:
             await self.update_status_handler(ctx.job)
             if finished:
                 self.record_job_finished(ctx.job, ctx.finished_condition)
-        metrics.pods_finished(INDEXED if indexed else NON_INDEXED, (ctx.job.status.succeeded or 0) - counted_before[0],
-                              (ctx.job.status.failed or 0) - counted_before[1])
+        self._record_job_pod_finished(ctx.job, indexed, counted_before)
+
+    @staticmethod
+    def _record_job_pod_finished(job: batch_v1.Job, indexed: bool, before: tuple[int, int, str | None]) -> None:
+        """The counters' growth since the sync began. Upstream: recordJobPodFinished"""
+        succeeded = (job.status.succeeded or 0) - before[0]
+        metrics.pods_finished(INDEXED if indexed else NON_INDEXED, succeeded, (job.status.failed or 0) - before[1])
+        if not indexed:
+            return
+        per_index = ix.has_backoff_limit_per_index(job)
+        failed = 0
+        if per_index and job.status.failed_indexes != before[2]:
+            completions = job.spec.completions or 0
+            failed = (ix.parse_indexes_from_string(job.status.failed_indexes, completions).total()
+                      - ix.parse_indexes_from_string(before[2], completions).total())
+        metrics.finished_indexes(succeeded, failed, per_index)
 
     def _update_indexes_status(self, ctx: SyncJobCtx, new_succeeded_indexes: list[int]) -> bool:
         job = ctx.job
@@ -929,6 +956,21 @@ def _tally(results: list[Any]) -> tuple[int, int, Exception | None]:
         deleted += 1
         ready += r[1]
     return ready, deleted, first
+
+
+def _finished_with_tracking_finalizer(pod: core_v1.Pod) -> bool:
+    """Upstream: isFinishedPodWithTrackingFinalizer"""
+    phase = pod.status.phase if pod.status else None
+    return phase in (cu.POD_FAILED, cu.POD_SUCCEEDED) and has_job_tracking_finalizer(pod)
+
+
+def _pod_creation_reason(job: batch_v1.Job, ctx: SyncJobCtx) -> str:
+    """Why pods are being created, for job_pods_creation_total. Upstream: recordJobPodsCreationTotal"""
+    if job.spec.pod_replacement_policy == "Failed" and ctx.failed > 0:     # defaulted by the API server
+        return metrics.POD_RECREATE_FAILED
+    if ctx.failed > 0 or ctx.terminating > 0:
+        return metrics.POD_RECREATE_TERMINATING_OR_FAILED
+    return metrics.POD_CREATE_NEW
 
 
 def _managed_by_external_controller(job: batch_v1.Job) -> str | None:

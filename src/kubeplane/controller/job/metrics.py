@@ -5,6 +5,10 @@
     job_controller_jobs_finished_total{completion_mode, result, reason}
     job_controller_job_pods_finished_total{completion_mode, result}
     job_controller_pod_failures_handled_by_failure_policy_total{action}
+    job_controller_terminated_pods_tracking_finalizer_total{event}          add | delete
+    job_controller_job_finished_indexes_total{status, backoffLimit}         perIndex | global
+    job_controller_job_pods_creation_total{reason, status}
+    job_controller_jobs_by_external_controller_total{controller_name}       spec.managedBy
 
 action: reconciling | tracking | pods_created | pods_deleted; result: success | error (syncs),
 succeeded | failed (jobs and pods). Once per sync or per finished Job: nothing per pod but the
@@ -37,6 +41,29 @@ POD_FAILURES_HANDLED_BY_FAILURE_POLICY = Counter(
     "[BETA] The number of failed Pods handled by failure policy with respect to the failure policy action "
     "applied based on the matched rule. Possible values of the action label correspond to the possible values "
     'for the failure policy rule action, which are: "FailJob", "Ignore" and "Count".', ["action"])
+
+TERMINATED_PODS_TRACKING_FINALIZER = Counter(
+    "job_controller_terminated_pods_tracking_finalizer",
+    "[BETA] The number of terminated pods (phase=Failed|Succeeded) that have the finalizer "
+    'batch.kubernetes.io/job-tracking. The event label can be "add" or "delete".', ["event"])
+JOB_FINISHED_INDEXES = Counter(
+    "job_controller_job_finished_indexes",
+    '[ALPHA] The number of finished indexes. Possible values for the\n\t\t\tstatus label are: "succeeded", '
+    '"failed". Possible values for the\n\t\t\tbackoffLimit label are: "perIndex" and "global"',
+    ["status", "backoffLimit"])
+JOB_PODS_CREATION = Counter(
+    "job_controller_job_pods_creation",
+    "[ALPHA] The number of Pods created by the Job controller labelled with a reason for the Pod creation.\n"
+    "This metric also distinguishes between Pods created using different PodReplacementPolicy settings.\n"
+    'Possible values of the "reason" label are:\n"new", "recreate_terminating_or_failed", "recreate_failed".\n'
+    'Possible values of the "status" label are:\n"succeeded", "failed".', ["reason", "status"])
+JOBS_BY_EXTERNAL_CONTROLLER = Counter(
+    "job_controller_jobs_by_external_controller", "[ALPHA] The number of Jobs managed by an external controller",
+    ["controller_name"])
+
+ADD, DELETE = "add", "delete"
+POD_CREATE_NEW, POD_RECREATE_TERMINATING_OR_FAILED, POD_RECREATE_FAILED = (
+    "new", "recreate_terminating_or_failed", "recreate_failed")
 
 _children: dict[tuple[Any, ...], Any] = {}
 
@@ -72,3 +99,31 @@ def pod_failure_policy_actions(counts: dict[str, int]) -> None:
     """Upstream: recordJobPodFailurePolicyActions"""
     for action, n in counts.items():
         _child(POD_FAILURES_HANDLED_BY_FAILURE_POLICY, action).inc(n)
+
+
+def finished_pod_with_tracking_finalizer(was: bool, is_: bool) -> None:
+    """Upstream: recordFinishedPodWithTrackingFinalizer (a pod that became, or stopped being,
+    terminated with the tracking finalizer)."""
+    if was != is_:
+        _child(TERMINATED_PODS_TRACKING_FINALIZER, ADD if is_ else DELETE).inc()
+
+
+def finished_indexes(succeeded: int, failed: int, per_index: bool) -> None:
+    """Upstream: recordJobPodFinished's JobFinishedIndexesTotal."""
+    label = "perIndex" if per_index else "global"
+    if succeeded:
+        _child(JOB_FINISHED_INDEXES, SUCCEEDED, label).inc(succeeded)
+    if failed > 0:
+        _child(JOB_FINISHED_INDEXES, FAILED, label).inc(failed)
+
+
+def pods_created(reason: str, succeeded: int, failed: int) -> None:
+    """Upstream: recordJobPodsCreationTotal"""
+    if succeeded > 0:
+        _child(JOB_PODS_CREATION, reason, SUCCEEDED).inc(succeeded)
+    if failed > 0:
+        _child(JOB_PODS_CREATION, reason, FAILED).inc(failed)
+
+
+def job_by_external_controller(controller_name: str) -> None:
+    _child(JOBS_BY_EXTERNAL_CONTROLLER, controller_name).inc()

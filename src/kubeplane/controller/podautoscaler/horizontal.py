@@ -21,6 +21,7 @@ Upstream: pkg/controller/podautoscaler/horizontal.go (HorizontalController), rat
 """
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 import math
@@ -33,6 +34,7 @@ from ...api.types import autoscaling_v2
 from ...client.tools.cache import ResourceEventHandlerFuncs, meta_namespace_key_func, split_meta_namespace_key
 from ...client.util.workqueue import RateLimitingQueue, RateLimitingQueueOptions
 from ...utils.clock import REAL_CLOCK, Clock, rfc3339
+from . import monitor
 from .clients import PodMetricsSnapshot, ScaleClient, fetch_pod_metrics
 from .replica_calculator import (DEFAULT_CPU_INITIALIZATION_PERIOD, DEFAULT_DELAY_OF_INITIAL_READINESS_STATUS,
                                  DEFAULT_TOLERANCE, ReplicaCalculator, Tolerances)
@@ -120,7 +122,8 @@ class HorizontalController:
         self.hpa_lister = hpa_informer.lister()
         self.pod_lister = pod_informer.lister()
         hpa_informer.informer().add_event_handler(ResourceEventHandlerFuncs(
-            self.enqueue_hpa, self.update_hpa, self.delete_hpa))
+            self.add_hpa, self.update_hpa, self.delete_hpa))
+        self._counted: set[str] = set()            # the HPAs num_horizontal_pod_autoscalers counts
         transport = client.core_v1().transport
         self.scale_client = ScaleClient(transport)
         self.fetch_metrics = lambda ns, sel: fetch_pod_metrics(transport, ns, sel)     # a test seam
@@ -138,6 +141,13 @@ class HorizontalController:
         twice), so each HPA is processed once per period. Upstream: enqueueHPA"""
         self.queue.add_rate_limited(meta_namespace_key_func(obj))
 
+    def add_hpa(self, obj: Any) -> None:
+        self.enqueue_hpa(obj)
+        key = meta_namespace_key_func(obj)
+        if key not in self._counted:
+            self._counted.add(key)
+            monitor.observe_hpa_addition()
+
     def update_hpa(self, old: Any, cur: Any) -> None:
         self.enqueue_hpa(cur)
 
@@ -145,17 +155,27 @@ class HorizontalController:
         key = meta_namespace_key_func(obj)
         self.queue.forget(key)
         self.hpa_selectors.pop(key, None)          # upstream: hpaSelectors.DeleteSelector
+        if key in self._counted:
+            self._counted.discard(key)
+            namespace, name = split_meta_namespace_key(key)
+            monitor.observe_hpa_deletion(namespace, name)
 
-    async def run(self) -> None:
+    async def run(self, workers: int = 5) -> None:
+        """Upstream: Run (--concurrent-horizontal-pod-autoscaler-syncs workers, 5)."""
         log.info("Starting HPA controller")
         try:
             for inf in self._informers:
                 await inf.wait_synced()
-            while await self.process_next_work_item():
-                pass
+            async with asyncio.TaskGroup() as tg:
+                for _ in range(workers):
+                    tg.create_task(self._worker())
         finally:
             self.queue.shut_down()
             log.info("Shutting down HPA controller")
+
+    async def _worker(self) -> None:
+        while await self.process_next_work_item():
+            pass
 
     async def process_next_work_item(self) -> bool:
         """Upstream: processNextWorkItem — the key goes back for the next period unless deleted."""
@@ -192,7 +212,21 @@ class HorizontalController:
     # --- one HPA --------------------------------------------------------------------------------------
 
     async def reconcile_autoscaler(self, hpa_shared: Any, key: str) -> None:
-        """Upstream: reconcileAutoscaler"""
+        """Upstream: reconcileAutoscaler (its deferred ObserveReconciliationResult)"""
+        start, action = self.clock.monotonic(), [monitor.NONE]
+        error = monitor.NONE
+        try:
+            await self._reconcile_autoscaler(hpa_shared, key, action)
+        except monitor.ReconcileSpecError:
+            error, action[0] = monitor.SPEC, monitor.NONE
+            raise
+        except Exception:
+            error, action[0] = monitor.INTERNAL, monitor.NONE
+            raise
+        finally:
+            monitor.observe_reconciliation_result(action[0], error, self.clock.monotonic() - start)
+
+    async def _reconcile_autoscaler(self, hpa_shared: Any, key: str, action: list[str]) -> None:
         hpa: Obj = types.to_dict(hpa_shared)
         hpa.setdefault("status", {})
         status_original = copy.deepcopy(hpa["status"])
@@ -234,7 +268,7 @@ class HorizontalController:
                 self.set_current_replicas_and_metrics_in_status(hpa, current, metric_statuses)
                 await self.update_status_if_needed(hpa_shared, status_original, hpa)
                 self.event(hpa_shared, "Warning", "FailedComputeMetricsReplicas", err)
-                raise RuntimeError(f"failed to compute desired number of replicas based on listed metrics for "
+                raise (monitor.ReconcileSpecError if isinstance(err, monitor.SpecError) else RuntimeError)(f"failed to compute desired number of replicas based on listed metrics for "
                                    f"{reference}: {err}")
             ret_err = err           # some metrics failed: scale on the others, report it all the same
             rescale_metric = ""
@@ -267,14 +301,16 @@ class HorizontalController:
                                f"the HPA controller was able to update the target scale to {desired}")
             self.event(hpa_shared, "Normal", "SuccessfulRescale", f"New size: {desired}; reason: {rescale_reason}")
             self.store_scale_event(spec.get("behavior"), key, current, desired)
+            action[0] = monitor.SCALE_UP if desired > current else monitor.SCALE_DOWN
             log.info("Successful rescale of %s, old size: %d, new size: %d, reason: %s",
                      hpa["metadata"].get("name"), current, desired, rescale_reason)
         else:
             desired = current
         self.set_status(hpa, current, desired, metric_statuses, rescale)
+        monitor.observe_desired_replicas(ns, hpa["metadata"].get("name", ""), desired)
         await self.update_status_if_needed(hpa_shared, status_original, hpa)
         if ret_err is not None:
-            raise RuntimeError(ret_err)
+            raise (monitor.ReconcileSpecError if isinstance(ret_err, monitor.SpecError) else RuntimeError)(ret_err)
 
     # --- metrics --------------------------------------------------------------------------------------
 
@@ -307,6 +343,8 @@ class HorizontalController:
         err_msg = None
         if invalid_error:
             err_msg = f"invalid metrics ({invalid_count} invalid out of {len(metric_specs)}), first error is: {invalid_error}"
+            if isinstance(invalid_error, monitor.SpecError):
+                err_msg = monitor.SpecError(err_msg)
         if invalid_count >= len(metric_specs) or (invalid_count > 0 and replicas < spec_replicas):
             if invalid_condition is not None:
                 self.set_condition(hpa, *invalid_condition)
@@ -322,14 +360,14 @@ class HorizontalController:
             self.event(hpa_shared, "Warning", "SelectorRequired", "selector is required")
             self.set_condition(hpa, "ScalingActive", "False", "InvalidSelector",
                                "the HPA target's scale is missing a selector")
-            return "selector is required"
+            return monitor.SpecError("selector is required")
         try:
             parsed = labels.parse(selector)
         except errors.StatusError as e:
             msg = f"couldn't convert selector into a corresponding internal selector object: {e.message}"
             self.event(hpa_shared, "Warning", "InvalidSelector", msg)
             self.set_condition(hpa, "ScalingActive", "False", "InvalidSelector", msg)
-            return msg
+            return monitor.SpecError(msg)
         ns = hpa["metadata"].get("namespace", "")
         key = f"{ns}/{hpa['metadata'].get('name', '')}"
         self.hpa_selectors[key] = parsed
@@ -338,7 +376,7 @@ class HorizontalController:
             msg = f"pods by selector {selector} are controlled by multiple HPAs: [{' '.join(selecting)}]"
             self.event(hpa_shared, "Warning", "AmbiguousSelector", msg)
             self.set_condition(hpa, "ScalingActive", "False", "AmbiguousSelector", msg)
-            return msg
+            return monitor.SpecError(msg)
         return parsed
 
     def hpas_controlling_pods_under_selector(self, namespace: str, selector: Any) -> list[str]:
@@ -353,7 +391,23 @@ class HorizontalController:
                                     snapshot: PodMetricsSnapshot, status: Obj
                                     ) -> tuple[int, str, tuple[str, str, str, str] | None, str | None]:
         """(proposal, metric name, the condition if it failed, the error). Only resource and
-        container resource metrics have a metrics API here. Upstream: computeReplicasForMetric"""
+        container resource metrics have a metrics API here. Upstream: computeReplicasForMetric
+        (and its deferred ObserveMetricComputationResult)"""
+        start = self.clock.monotonic()
+        res = self._compute_replicas_for_metric(hpa_shared, hpa, spec, spec_replicas, selector, snapshot, status)
+        err = res[3]
+        if err is None:
+            current = int((hpa.get("status") or {}).get("currentReplicas") or 0)
+            action, error = monitor.action_for(res[0], current), monitor.NONE
+        else:
+            action, error = monitor.NONE, monitor.SPEC if isinstance(err, monitor.SpecError) else monitor.INTERNAL
+        monitor.observe_metric_computation_result(action, error, self.clock.monotonic() - start,
+                                                  spec.get("type", ""))
+        return res
+
+    def _compute_replicas_for_metric(self, hpa_shared: Any, hpa: Obj, spec: Obj, spec_replicas: int, selector: Any,
+                                     snapshot: PodMetricsSnapshot, status: Obj
+                                     ) -> tuple[int, str, tuple[str, str, str, str] | None, str | None]:
         kind = spec.get("type", "")
         if kind == "Resource":
             source, failed, sub = spec.get("resource") or {}, "FailedGetResourceMetric", ""
@@ -367,13 +421,14 @@ class HorizontalController:
                   f"no {'external' if kind == 'External' else 'custom'} metrics API is registered"
             return 0, "", self.unable_to_compute(hpa_shared, reason, err), err
         else:
-            err = f'unknown metric source type "{kind}"'
+            err = monitor.SpecError(f'unknown metric source type "{kind}"')
             return 0, "", self.unable_to_compute(hpa_shared, "InvalidMetricSourceType", err), err
         try:
             replicas, current, name = self.compute_status_for_resource_metric_generic(
                 spec_replicas, source.get("target") or {}, source.get("name") or "", hpa, sub, selector, snapshot, kind)
         except ValueError as e:
-            return 0, "", self.unable_to_compute(hpa_shared, failed, str(e)), str(e)
+            msg = monitor.SpecError(e) if isinstance(e, _SpecValueError) else str(e)
+            return 0, "", self.unable_to_compute(hpa_shared, failed, msg), msg
         if kind == "Resource":
             status.update(type="Resource", resource={"name": source.get("name"), "current": current})
         else:
@@ -399,7 +454,7 @@ class HorizontalController:
                 raise ValueError(f"failed to get {resource} usage: {e}") from None
             return replicas, {"averageValue": milli_quantity(raw)}, f"{resource} resource"
         if target.get("averageUtilization") is None:
-            raise ValueError("invalid resource metric source: neither an average utilization target nor an "
+            raise _SpecValueError("invalid resource metric source: neither an average utilization target nor an "
                              "average value (usage) target was set")
         try:
             replicas, percentage, raw, _ = calc.get_resource_replicas(
@@ -615,6 +670,10 @@ class HorizontalController:
 
 
 # --- the rules, as functions of their inputs (upstream's free functions) ------------------------------
+
+class _SpecValueError(ValueError):
+    """A metric source the HPA's spec got wrong (upstream wraps errSpec)."""
+
 
 def calculate_scale_up_limit(current_replicas: int) -> int:
     """Upstream: calculateScaleUpLimit"""

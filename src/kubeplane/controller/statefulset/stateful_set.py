@@ -22,6 +22,7 @@ from ...utils.clock import REAL_CLOCK, Clock
 from .. import controller_utils as cu
 from ..controller_ref_manager import PodControllerRefManager, recheck_deletion_timestamp
 from ..history import RealHistory
+from . import metrics
 from . import stateful_set_utils as ssu
 from .stateful_pod_control import RealObjectManager, StatefulPodControl
 from .stateful_set_control import DefaultStatefulSetControl
@@ -205,6 +206,7 @@ class StatefulSetController:
             s = self.set_lister.statefulsets(key.namespace).get(key.name)
         except errors.NotFound:
             log.info("StatefulSet has been deleted", extra={"key": str(key)})
+            metrics.forget(key.namespace, key.name)
             return
         try:
             selector = cu.selector_from(s.spec.selector)

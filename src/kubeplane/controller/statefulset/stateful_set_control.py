@@ -21,6 +21,7 @@ from ...api.types import apps_v1, core_v1
 from ...utils.clock import Clock
 from .. import controller_utils as cu
 from .. import history
+from . import metrics
 from . import stateful_set_utils as ssu
 
 if TYPE_CHECKING:
@@ -335,6 +336,8 @@ class DefaultStatefulSetControl:
             except Exception as err:
                 return status, err
         unavailable = replicas.count_unhealthy()
+        metrics.observe(s.metadata.namespace or "", s.metadata.name or "",
+                        s.spec.pod_management_policy or "OrderedReady", max_unavailable, unavailable)
         if unavailable >= max_unavailable:
             log.info("StatefulSet found unavailablePods, more than or equal to allowed maxUnavailable",
                      extra={"statefulSet": s.metadata.name, "unavailablePods": unavailable,

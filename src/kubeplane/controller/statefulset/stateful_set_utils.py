@@ -19,7 +19,7 @@ from ...api import types
 from ...api.types import apps_v1, core_v1, meta_v1
 from .. import controller_utils as cu
 from ..deployment.util.deployment_util import get_scaled_value_from_int_or_percent
-from ..history import new_controller_revision
+from ..history import new_controller_revision, template_patch
 
 log = logging.getLogger(__name__)
 
@@ -367,10 +367,8 @@ def new_versioned_stateful_set_pod(current_set: apps_v1.StatefulSet, update_set:
 
 def get_patch(s: apps_v1.StatefulSet) -> dict[str, Any]:
     """{"spec": {"template": <template>, "$patch": "replace" inside it}}: the revision's data,
-    a strategic merge patch restoring the template. Upstream: getPatch"""
-    template = types.to_dict(s.spec.template) if s.spec.template is not None else {}
-    template["$patch"] = "replace"
-    return {"spec": {"template": template}}
+    a strategic merge patch restoring the template, keyed as Go writes it. Upstream: getPatch"""
+    return template_patch(types.to_dict(s.spec.template) if s.spec.template is not None else {})
 
 
 def new_revision(s: apps_v1.StatefulSet, revision: int, collision_count: int) -> apps_v1.ControllerRevision:

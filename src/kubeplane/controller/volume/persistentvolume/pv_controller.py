@@ -71,7 +71,12 @@ async def sync_unbound_claim(ctrl: PersistentVolumeController, claim: core_v1.Pe
         delay_binding = should_delay_binding(ctrl, claim)
         volume = find_matching_volume(claim, ctrl.volume_lister.list(), None, frozenset(), delay_binding)
         if volume is not None:
-            await bind(ctrl, volume, claim)
+            try:
+                await bind(ctrl, volume, claim)
+            except Exception as err:       # a provision's error counts; its start is kept
+                ctrl.operation_timestamps.record(_claim_key(claim), err)
+                raise
+            ctrl.operation_timestamps.record(_claim_key(claim), None)   # provisioned and bound: its time
             return
         cls_name = get_persistent_volume_claim_class(claim)
         if delay_binding and not has_annotation(claim, ANN_SELECTED_NODE):
@@ -179,12 +184,18 @@ async def provision_claim(ctrl: PersistentVolumeController, claim: core_v1.Persi
     if provisioner == NOT_SUPPORTED_PROVISIONER:
         await update_claim_status(ctrl, claim, PENDING, None)
         return
+    key = _claim_key(claim)
+    ctrl.operation_timestamps.add_if_not_exist(key, provisioner, "provision")
     ann = claim.metadata.annotations or {}
     if ann.get(ANN_STORAGE_PROVISIONER) != provisioner or ann.get(ANN_BETA_STORAGE_PROVISIONER) != provisioner:
         new = claim.deep_copy()
         new.metadata.annotations = {**ann, ANN_STORAGE_PROVISIONER: provisioner,
                                     ANN_BETA_STORAGE_PROVISIONER: provisioner}
-        claim = await ctrl.claims(new).update(new)
+        try:
+            claim = await ctrl.claims(new).update(new)
+        except Exception as err:
+            ctrl.operation_timestamps.record(key, err)
+            raise
     ctrl.recorder.event(claim, cu.EVENT_TYPE_NORMAL, EXTERNAL_PROVISIONING,
                         f"Waiting for a volume to be created either by the external provisioner '{provisioner}' or "
                         "manually by the system administrator. If volume creation is delayed, please verify that the "
@@ -340,6 +351,7 @@ async def reclaim_volume(ctrl: PersistentVolumeController, volume: core_v1.Persi
                             "Volume has unrecognized PersistentVolumeReclaimPolicy")
         return
     provisioner = (volume.metadata.annotations or {}).get(ANN_DYNAMICALLY_PROVISIONED)
+    ctrl.operation_timestamps.add_if_not_exist(volume.metadata.name or "", provisioner or "", "delete")
     if provisioner and provisioner in ctrl.external_provisioners():
         return                                   # the provisioner deletes it
     try:
@@ -348,4 +360,5 @@ async def reclaim_volume(ctrl: PersistentVolumeController, volume: core_v1.Persi
         return
     except errors.StatusError as err:
         ctrl.recorder.event(volume, cu.EVENT_TYPE_WARNING, VOLUME_FAILED_DELETE, str(err))
+        ctrl.operation_timestamps.record(volume.metadata.name or "", err)
         raise

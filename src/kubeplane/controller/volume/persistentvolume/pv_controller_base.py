@@ -19,7 +19,7 @@ from ....client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandle
 from ....client.util.workqueue import RateLimitingQueue, RateLimitingQueueOptions
 from ....client.util.workqueue.worker import process_next_work_item
 from ....utils.clock import REAL_CLOCK, Clock
-from . import pv_controller
+from . import metrics, pv_controller
 
 if TYPE_CHECKING:
     from ....client.clientset import Clientset
@@ -65,8 +65,10 @@ class PersistentVolumeController:
         self.claim_queue: RateLimitingQueue[str] = RateLimitingQueue(
             RateLimitingQueueOptions(name="claims", clock=clock))
         self._informers = [i.informer() for i in (volume_informer, claim_informer, class_informer, pod_informer)]
+        self.operation_timestamps = metrics.OperationStartTimeCache(clock)
+        metrics.register(self.volume_lister, self.claim_lister)
         volume_informer.informer().add_event_handler(ResourceEventHandlerFuncs(
-            self._enqueue_volume, lambda old, new: self._enqueue_volume(new), self._enqueue_volume))
+            self._enqueue_volume, lambda old, new: self._enqueue_volume(new), self.delete_volume))
         claim_informer.informer().add_event_handler(ResourceEventHandlerFuncs(
             self._enqueue_claim, lambda old, new: self._enqueue_claim(new), self.delete_claim))
 
@@ -104,11 +106,19 @@ class PersistentVolumeController:
         if claim is not None:
             self.claim_queue.add(f"{claim.metadata.namespace}/{claim.metadata.name}")
 
+    def delete_volume(self, obj: Any) -> None:
+        """A deletion's end-to-end time ends here. Upstream: deleteVolume"""
+        self._enqueue_volume(obj)
+        if (volume := object_from_tombstone(obj, core_v1.PersistentVolume)) is not None:
+            self.operation_timestamps.record(volume.metadata.name or "", None)
+
     def delete_claim(self, obj: core_v1.PersistentVolumeClaim | DeletedFinalStateUnknown) -> None:
-        """Its volume is Released now: sync it right away. Upstream: deleteClaim"""
+        """Its volume is Released now: sync it right away; an unfinished provision is
+        forgotten. Upstream: deleteClaim"""
         claim = object_from_tombstone(obj, core_v1.PersistentVolumeClaim)
         if claim is None:
             return
+        self.operation_timestamps.delete(f"{claim.metadata.namespace}/{claim.metadata.name}")
         self.claim_queue.add(f"{claim.metadata.namespace}/{claim.metadata.name}")
         if claim.spec is not None and claim.spec.volume_name:
             self.volume_queue.add(claim.spec.volume_name)

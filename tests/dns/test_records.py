@@ -1,0 +1,183 @@
+"""The cluster zone's answers, as the DNS spec and CoreDNS's kubernetes plugin give them:
+queries go in as bytes and answers come out as bytes (DNSServer.handle), read with dnspython."""
+from __future__ import annotations
+
+from typing import Any
+
+import dns.flags
+import dns.message
+import dns.rcode
+import pytest
+
+from kubeplane.dns.records import NameError_, parse_request
+from kubeplane.dns.server import DNSServer
+from zone_fixtures import endpoint_slice, namespace, service, zone_with
+
+HEADLESS_ENDPOINTS = [
+    {"addresses": ["10.244.0.5"], "hostname": "db-0", "conditions": {"ready": True}},
+    {"addresses": ["10.244.0.6"], "conditions": {"ready": True}},
+    {"addresses": ["10.244.0.7"], "hostname": "db-2", "conditions": {"ready": False}},
+]
+
+
+def ask(server: DNSServer, name: str, rdtype: str, **kw: Any) -> dns.message.Message:
+    out = server.handle(dns.message.make_query(name, rdtype, **kw).to_wire(), False)
+    assert isinstance(out, bytes)
+    return dns.message.from_wire(out)
+
+
+def answers(m: dns.message.Message) -> list[str]:
+    return sorted(rd.to_text() for rrset in m.answer for rd in rrset)
+
+
+@pytest.fixture
+def server() -> DNSServer:
+    return DNSServer(zone_with(
+        service("web"),
+        service("multi", cluster_ip="10.96.0.30", ports=[{"name": "http", "port": 80, "protocol": "TCP"},
+                                                          {"name": "dns", "port": 53, "protocol": "UDP"}]),
+        service("db", cluster_ip="None"), endpoint_slice("db", HEADLESS_ENDPOINTS),
+        service("empty", cluster_ip="None"),
+        service("ext", type_="ExternalName", external_name="web.default.svc.cluster.local"),
+        service("outside", type_="ExternalName", external_name="example.com."),
+        namespace("other")))
+
+
+@pytest.mark.parametrize("labels,want", [
+    ([], {}),
+    (["svc"], {"pod_or_svc": "svc"}),
+    (["default", "svc"], {"pod_or_svc": "svc", "namespace": "default"}),
+    (["web", "default", "svc"], {"pod_or_svc": "svc", "namespace": "default", "service": "web"}),
+    (["web-0", "web", "default", "svc"], {"pod_or_svc": "svc", "namespace": "default", "service": "web",
+                                          "endpoint": "web-0"}),
+    (["_http", "_tcp", "web", "default", "svc"], {"pod_or_svc": "svc", "namespace": "default", "service": "web",
+                                                  "port": "http", "protocol": "tcp"}),
+])
+def test_parse_request(labels: list[str], want: dict[str, str]) -> None:
+    r = parse_request(labels)
+    assert {k: v for k, v in vars(r).items() if v} == want
+
+
+@pytest.mark.parametrize("labels", [["x"], ["a", "b", "c", "d", "web", "default", "svc"], ["web", "default", "nope"]])
+def test_parse_request_invalid(labels: list[str]) -> None:
+    with pytest.raises(NameError_):
+        parse_request(labels)
+
+
+def test_cluster_ip_service_a_record_ttl_5_authoritative(server: DNSServer) -> None:
+    m = ask(server, "web.default.svc.cluster.local.", "A")
+    assert m.rcode() == dns.rcode.NOERROR and m.flags & dns.flags.AA
+    assert answers(m) == ["10.96.0.20"] and m.answer[0].ttl == 5
+
+
+def test_names_are_case_insensitive_and_echo_the_question(server: DNSServer) -> None:
+    m = ask(server, "Web.DEFAULT.svc.Cluster.Local.", "A")
+    assert answers(m) == ["10.96.0.20"]
+    assert m.answer[0].name.to_text() == "Web.DEFAULT.svc.Cluster.Local."
+
+
+def test_nodata_for_a_missing_type_has_the_soa(server: DNSServer) -> None:
+    m = ask(server, "web.default.svc.cluster.local.", "AAAA")
+    assert m.rcode() == dns.rcode.NOERROR and not m.answer
+    soa = m.authority[0]
+    assert soa.rdtype == dns.rdatatype.SOA and soa.name.to_text() == "cluster.local."
+    assert soa[0].mname.to_text() == "ns.dns.cluster.local." and soa[0].rname.to_text() == "hostmaster.cluster.local."
+    assert (soa[0].refresh, soa[0].retry, soa[0].expire, soa[0].minimum) == (7200, 1800, 86400, 5)
+
+
+@pytest.mark.parametrize("name", ["nope.default.svc.cluster.local.", "web.nons.svc.cluster.local.",
+                                  "empty.default.svc.cluster.local.", "x.y.z.web.default.svc.cluster.local.",
+                                  "web.default.nope.cluster.local.", "foo.default.pod.cluster.local."])
+def test_nxdomain_has_the_soa(server: DNSServer, name: str) -> None:
+    m = ask(server, name, "A")
+    assert m.rcode() == dns.rcode.NXDOMAIN and not m.answer
+    assert m.authority[0].rdtype == dns.rdatatype.SOA
+
+
+@pytest.mark.parametrize("name", ["cluster.local.", "svc.cluster.local.", "default.svc.cluster.local.",
+                                  "other.svc.cluster.local.", "default.pod.cluster.local."])
+def test_intermediate_names_are_nodata(server: DNSServer, name: str) -> None:
+    m = ask(server, name, "A")
+    assert m.rcode() == dns.rcode.NOERROR and not m.answer and m.authority
+
+
+def test_headless_service_answers_its_ready_endpoints(server: DNSServer) -> None:
+    assert answers(ask(server, "db.default.svc.cluster.local.", "A")) == ["10.244.0.5", "10.244.0.6"]
+
+
+def test_endpoint_hostname_and_dashed_ip_records(server: DNSServer) -> None:
+    assert answers(ask(server, "db-0.db.default.svc.cluster.local.", "A")) == ["10.244.0.5"]
+    assert answers(ask(server, "10-244-0-6.db.default.svc.cluster.local.", "A")) == ["10.244.0.6"]
+    assert ask(server, "db-2.db.default.svc.cluster.local.", "A").rcode() == dns.rcode.NXDOMAIN   # not ready
+
+
+def test_published_not_ready_addresses_come_from_the_slice_ready_condition() -> None:
+    # the EndpointSlice controller marks endpoints ready when publishNotReadyAddresses is set
+    z = zone_with(service("db", cluster_ip="None"),
+                  endpoint_slice("db", [{"addresses": ["10.244.0.7"], "hostname": "db-2", "conditions": {"ready": True,
+                                                                                                          "serving": False}}]))
+    assert answers(ask(DNSServer(z), "db-2.db.default.svc.cluster.local.", "A")) == ["10.244.0.7"]
+
+
+def test_srv_of_a_cluster_ip_service(server: DNSServer) -> None:
+    m = ask(server, "_http._tcp.web.default.svc.cluster.local.", "SRV")
+    assert answers(m) == ["0 100 80 web.default.svc.cluster.local."]
+    assert [str(r) for r in m.additional] == ["web.default.svc.cluster.local. 5 IN A 10.96.0.20"]
+    all_ports = ask(server, "multi.default.svc.cluster.local.", "SRV")
+    assert answers(all_ports) == ["0 50 53 multi.default.svc.cluster.local.", "0 50 80 multi.default.svc.cluster.local."]
+    assert answers(ask(server, "_dns._udp.multi.default.svc.cluster.local.", "SRV")) == [
+        "0 100 53 multi.default.svc.cluster.local."]
+    assert ask(server, "_dns._tcp.multi.default.svc.cluster.local.", "SRV").rcode() == dns.rcode.NXDOMAIN
+
+
+def test_srv_of_a_headless_service_names_each_endpoint(server: DNSServer) -> None:
+    m = ask(server, "_http._tcp.db.default.svc.cluster.local.", "SRV")
+    assert answers(m) == ["0 50 8080 10-244-0-6.db.default.svc.cluster.local.",
+                          "0 50 8080 db-0.db.default.svc.cluster.local."]
+    assert sorted(str(r) for r in m.additional) == ["10-244-0-6.db.default.svc.cluster.local. 5 IN A 10.244.0.6",
+                                                    "db-0.db.default.svc.cluster.local. 5 IN A 10.244.0.5"]
+
+
+def test_external_name_is_a_cname(server: DNSServer) -> None:
+    m = ask(server, "outside.default.svc.cluster.local.", "CNAME")
+    assert answers(m) == ["example.com."]
+    inside = ask(server, "ext.default.svc.cluster.local.", "A")     # a target in the zone is followed
+    assert [r.rdtype for r in inside.answer] == [dns.rdatatype.CNAME, dns.rdatatype.A]
+    assert answers(inside) == ["10.96.0.20", "web.default.svc.cluster.local."]
+    srv = ask(server, "ext.default.svc.cluster.local.", "SRV")       # SRV of an ExternalName: NODATA
+    assert srv.rcode() == dns.rcode.NOERROR and not srv.answer
+
+
+def test_pod_records(server: DNSServer) -> None:
+    assert answers(ask(server, "10-1-2-3.default.pod.cluster.local.", "A")) == ["10.1.2.3"]
+    assert ask(server, "10-1-2-3.nons.pod.cluster.local.", "A").rcode() == dns.rcode.NXDOMAIN
+
+
+def test_zone_apex_and_schema_version(server: DNSServer) -> None:
+    assert answers(ask(server, "dns-version.cluster.local.", "TXT")) == ['"1.1.0"']
+    assert ask(server, "cluster.local.", "SOA").answer[0].rdtype == dns.rdatatype.SOA
+    ns = ask(server, "cluster.local.", "NS")
+    assert answers(ns) == ["ns.dns.cluster.local."] and [str(r) for r in ns.additional] == [
+        "ns.dns.cluster.local. 5 IN A 10.96.0.10"]
+    assert answers(ask(server, "ns.dns.cluster.local.", "A")) == ["10.96.0.10"]
+
+
+def test_reverse_lookup_of_a_cluster_ip_and_an_endpoint(server: DNSServer) -> None:
+    assert answers(ask(server, "20.0.96.10.in-addr.arpa.", "PTR")) == ["web.default.svc.cluster.local."]
+    assert answers(ask(server, "5.0.244.10.in-addr.arpa.", "PTR")) == ["db-0.db.default.svc.cluster.local."]
+
+
+def test_answers_follow_changes() -> None:
+    z = zone_with(service("web"))
+    s = DNSServer(z)
+    assert answers(ask(s, "web.default.svc.cluster.local.", "A")) == ["10.96.0.20"]    # now cached
+    z.set_service(service("web", cluster_ip="10.96.0.99"))
+    assert answers(ask(s, "web.default.svc.cluster.local.", "A")) == ["10.96.0.99"]
+    z.delete_service(service("web"))
+    assert ask(s, "web.default.svc.cluster.local.", "A").rcode() == dns.rcode.NXDOMAIN
+
+
+def test_until_synced_a_missing_name_is_servfail() -> None:
+    z = zone_with()
+    z.synced = lambda: False
+    assert ask(DNSServer(z), "web.default.svc.cluster.local.", "A").rcode() == dns.rcode.SERVFAIL

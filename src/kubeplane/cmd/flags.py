@@ -87,6 +87,20 @@ def service_cluster_ip_range(text: str) -> str:
     return ",".join(str(n) for n in nets)
 
 
+def ip_list(text: str) -> tuple[str, ...]:
+    """A comma-separated list of IP addresses (--cluster-dns; "" is none)."""
+    import ipaddress
+    out = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        try:
+            out.append(str(ipaddress.ip_address(part)))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid IP address: {part!r}") from None
+    return tuple(out)
+
+
 def port_range(text: str) -> str:
     """--service-node-port-range ("30000-32767"). Upstream: net.PortRange.Set"""
     from ..apiserver.registry.core.service.portallocator import parse_port_range

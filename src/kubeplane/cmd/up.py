@@ -135,13 +135,19 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
         from ..kubelet.kubelet import KubeletOptions
         await run_kubelet(in_process_clientset(api, "kubelet", identities.KUBELET), nodes=args.nodes,
                           runtime=args.runtime,
-                          profile=args.profile, options=KubeletOptions(heartbeat_period=args.node_heartbeat_period),
+                          profile=args.profile, options=KubeletOptions(heartbeat_period=args.node_heartbeat_period,
+                                                                       **cluster_dns_kubelet_options(args)),
                           node_registry=api.nodes, data_dir=args.data_dir.resolve() / "kubelet", factory=f,
                           clientset_for=node_clientsets(api))
+
+    async def cluster_dns() -> None:             # informers of its own, as the coredns service account
+        from . import cluster_dns as addon
+        await addon.run(api, args, lambda cs_user: in_process_clientset(api, "coredns", cs_user))
 
     if args.controllers:
         supervisor.add("controller-manager", scoped(controller_manager))
         supervisor.add("scheduler", scoped(scheduler))
+        supervisor.add("cluster-dns", cluster_dns)
     if args.nodes > 0:
         supervisor.add("kubelet", scoped(kubelet))
 
@@ -194,6 +200,12 @@ async def _shut_down_on_cancel(factory: Any) -> None:
         await asyncio.Event().wait()
     finally:
         await factory.shutdown()
+
+
+def cluster_dns_kubelet_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The in-process kubelet's --cluster-dns and --cluster-domain: the kube-dns Service."""
+    from .cluster_dns import dns_ip
+    return {"cluster_dns": (dns_ip(args.service_cluster_ip_range),), "cluster_domain": args.cluster_domain}
 
 
 def add_parser(sub: Any) -> None:
@@ -251,6 +263,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--service-node-port-range", type=flags.port_range, default="30000-32767", metavar="RANGE",
                    help="the ports NodePort and LoadBalancer Services are given (default 30000-32767, "
                         "as kube-apiserver)")
+    p.add_argument("--cluster-domain", default="cluster.local",
+                   help="the cluster DNS zone (default cluster.local; the kubelets' --cluster-domain)")
+    p.add_argument("--cluster-dns-address", default="127.0.0.1", metavar="IP",
+                   help="where the cluster DNS server listens, UDP and TCP (default 127.0.0.1)")
+    p.add_argument("--cluster-dns-port", type=flags.port, default=0, metavar="PORT",
+                   help="the cluster DNS server's port (default 0: a free one, logged at start)")
     p.add_argument("--admission-control-config-file", default=None, metavar="FILE",
                    help="AdmissionConfiguration (apiserver.config.k8s.io/v1) configuring admission plugins, "
                         "e.g. PodSecurity's defaults and exemptions")
@@ -468,6 +486,9 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
             await remove_cluster_role_binding(api, identities.NODES_BINDING)
     from .storage_bootstrap import ensure_default_storage_class     # kind's `standard` (issue 14, helper sts)
     await ensure_default_storage_class(api)
+    if args.controllers:                                             # kubeadm's CoreDNS addon objects
+        from .cluster_dns import ensure_addon
+        await ensure_addon(api, args)
     serving_options = ServingOptions()
     config = uvicorn.Config(ASGIApp(api), loop="none",
                             http=serving_options.protocol(),  # type: ignore[arg-type]  # called like a class

@@ -81,8 +81,9 @@ async def ensure_addon(api: APIServer, args: Any) -> None:
     from ..apiserver.registry import store
     await ensure_objects(api, rbac_objects())
     opts = store.WriteOptions(user_agent="kubeplane-up")
-    sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": SERVICE_ACCOUNT, "namespace": NAMESPACE}}
-    for plural, obj in (("serviceaccounts", sa), ("services", service(cluster_ip))):
+    sa: dict[str, Any] = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": SERVICE_ACCOUNT, "namespace": NAMESPACE}}
+    objs: list[tuple[str, dict[str, Any]]] = [("serviceaccounts", sa), ("services", service(cluster_ip))]
+    for plural, obj in objs:
         ri = lookup("", "v1", plural)
         assert ri is not None
         if await api.storage.get(ri.key(NAMESPACE, obj["metadata"]["name"])) is not None:

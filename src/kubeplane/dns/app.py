@@ -62,8 +62,8 @@ class ClusterDNS:
         informers = []
         for inf, upsert, delete in pairs:
             shared = inf.informer()
-            shared.add_event_handler(ResourceEventHandlerFuncs(
-                add_func=upsert, update_func=lambda old, new, f=upsert: f(new), delete_func=delete))
+            shared.add_event_handler(ResourceEventHandlerFuncs(add_func=upsert, update_func=_new_of(upsert),
+                                                               delete_func=delete))
             informers.append(shared)
         z.synced = lambda: all(i.has_synced() for i in informers)
         return informers
@@ -80,6 +80,11 @@ class ClusterDNS:
         for listener in self.listeners:
             await listener.stop()
         self.listeners.clear()
+
+
+def _new_of(upsert: Callable[[Any], None]) -> Callable[[Any, Any], None]:
+    """An update handler that upserts the new object."""
+    return lambda old, new: upsert(new)
 
 
 async def run_cluster_dns(clientset: Any, options: DNSOptions,

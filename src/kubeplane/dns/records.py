@@ -331,7 +331,7 @@ class ClusterZone:
                     if cnames else []), []
         return [], []                                  # other types: NODATA (the name exists)
 
-    def _rrset(self, name: dns.name.Name, rdtype: int, rdatas: list[Any], ttl: int | None = None) -> dns.rrset.RRset:
+    def _rrset(self, name: dns.name.Name, rdtype: Any, rdatas: list[Any], ttl: int | None = None) -> dns.rrset.RRset:
         rr = dns.rrset.RRset(name, IN, rdtype)
         rr.update_ttl(self.ttl if ttl is None else ttl)
         for rd in rdatas:

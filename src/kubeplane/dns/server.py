@@ -115,7 +115,7 @@ class DNSServer:
             rcode, answer, extra = self.zone.answer(qname, qtype)
             r = self._reply(q)
             r.flags |= dns.flags.AA
-            r.set_rcode(rcode)
+            r.set_rcode(dns.rcode.Rcode(rcode))
             r.answer.extend(answer)
             r.additional.extend(extra)
             if not answer and rcode in (dns.rcode.NOERROR, dns.rcode.NXDOMAIN):
@@ -158,7 +158,7 @@ class DNSServer:
         """An ExternalName's CNAME leaves the zone: add the target's addresses from the upstream
         resolvers (none when they fail: the CNAME alone). Upstream: plugin.A, the CNAME case
         (backend_lookup.go), through the kubernetes plugin's Upstream.Lookup."""
-        sub = dns.message.make_query(target, qtype)
+        sub = dns.message.make_query(target, dns.rdatatype.RdataType(qtype))
         try:
             reply = dns.message.from_wire(await self.forwarder.forward(sub.to_wire(), tcp))
             r.answer.extend(reply.answer)
@@ -349,7 +349,7 @@ class DNSListener:
                 if port:
                     raise
                 continue
-            self.udp = udp  # type: ignore[assignment]
+            self.udp = udp
             self.address = (host, bound)
             return self.address
         raise OSError(f"no free port for DNS on {host}")

@@ -129,7 +129,7 @@ class Kubelet:
                 runtime.node_lookup = self._lookup_for
         if hasattr(runtime, "dns_configurer"):         # the pods' resolv.conf
             from .network.dns import Configurer, PodEventRecorder
-            runtime.dns_configurer = Configurer(PodEventRecorder(self._recorder_for), None, [],  # type: ignore[attr-defined]
+            runtime.dns_configurer = Configurer(PodEventRecorder(self._recorder_for), None, [],
                                                 list(options.cluster_dns), options.cluster_domain, options.resolv_conf)
 
     # --- lifecycle ---------------------------------------------------------------------------

@@ -125,8 +125,8 @@ class DNSServer:
                 if not target.is_subdomain(self.zone.zone):
                     return self._chase(q, r, target, qtype, tcp)
             out = self._pack(q, r, tcp)
-            if rcode != dns.rcode.SERVFAIL:
-                if len(self._cache) >= self.cache_size:
+            if rcode != dns.rcode.SERVFAIL and self.cache_size > 0:
+                if len(self._cache) >= self.cache_size:          # the oldest goes: bounded, no LRU book-keeping
                     del self._cache[next(iter(self._cache))]
                 self._cache[key] = out[2:]
             return out

@@ -6,6 +6,7 @@ from typing import Any
 
 import dns.flags
 import dns.message
+import dns.name
 import dns.rcode
 import pytest
 
@@ -181,3 +182,26 @@ def test_until_synced_a_missing_name_is_servfail() -> None:
     z = zone_with()
     z.synced = lambda: False
     assert ask(DNSServer(z), "web.default.svc.cluster.local.", "A").rcode() == dns.rcode.SERVFAIL
+
+
+def test_reverse_index_follows_changes(server: DNSServer) -> None:
+    z = server.zone
+    assert answers(ask(server, "20.0.96.10.in-addr.arpa.", "PTR")) == ["web.default.svc.cluster.local."]
+    z.set_service(service("web", cluster_ip="10.96.0.21"))
+    assert answers(ask(server, "21.0.96.10.in-addr.arpa.", "PTR")) == ["web.default.svc.cluster.local."]
+    assert server.zone.reverse(dns.name.from_text("20.0.96.10.in-addr.arpa.")) is None   # not ours: forwarded
+
+
+def test_cname_loops_and_unusable_external_names_end() -> None:
+    z = zone_with(service("a", type_="ExternalName", external_name="b.default.svc.cluster.local"),
+                  service("b", type_="ExternalName", external_name="a.default.svc.cluster.local"),
+                  service("bad", type_="ExternalName", external_name="x" * 70 + ".example.com"))
+    m = ask(DNSServer(z), "a.default.svc.cluster.local.", "A")
+    assert m.rcode() == dns.rcode.NOERROR and 1 <= len(m.answer) <= 9
+    assert ask(DNSServer(z), "bad.default.svc.cluster.local.", "CNAME").rcode() == dns.rcode.NXDOMAIN
+
+
+def test_any_is_nodata_and_zone_transfers_are_refused(server: DNSServer) -> None:
+    m = ask(server, "web.default.svc.cluster.local.", "ANY")
+    assert m.rcode() == dns.rcode.NOERROR and not m.answer
+    assert ask(server, "cluster.local.", "AXFR").rcode() == dns.rcode.REFUSED

@@ -128,6 +128,15 @@ def endpoint_hostname(hostname: str | None, address: str) -> str:
     return address.replace(".", "-")
 
 
+def _valid_name(host: str) -> bool:
+    """A name a CNAME can carry (an ExternalName stored before validation, or by another server)."""
+    try:
+        dns.name.from_text(host)
+    except Exception:
+        return False
+    return True
+
+
 def _match_port_and_protocol(a_port: str, b_port: str | None, a_proto: str, b_proto: str | None) -> bool:
     """Upstream: matchPortAndProtocol (kubernetes.go)"""
     return (not a_port or a_port == (b_port or "").lower()) and (not a_proto or a_proto == (b_proto or "").lower())
@@ -151,6 +160,7 @@ class ClusterZone:
     serial: int = field(default_factory=lambda: int(time.time()))
     synced: Callable[[], bool] = lambda: True
     now: Callable[[], float] = time.time
+    _reverse: tuple[int, dict[str, list[tuple[str, ...]]]] | None = None
 
     # --- informer handlers ---------------------------------------------------------------
 
@@ -232,7 +242,7 @@ class ClusterZone:
             if r.endpoint or r.port or r.protocol:
                 raise NameError_()
             rec = Record((spec.external_name or "").rstrip("."), 0, base)
-            if rec.host_type() == T_CNAME and rec.host:
+            if rec.host_type() == T_CNAME and rec.host and _valid_name(rec.host):
                 return [rec]
             raise NameError_()
         if spec.cluster_ip == "None" or r.endpoint:       # headless, or an endpoint's name
@@ -417,24 +427,36 @@ class ClusterZone:
         """PTR of a ClusterIP (<svc>.<ns>.svc.<zone>) or an endpoint address
         (<hostname>.<svc>.<ns>.svc.<zone>); None: not ours (the server forwards it, as kubeadm's
         `fallthrough in-addr.arpa ip6.arpa`). Upstream: Kubernetes.Reverse, serviceRecordForIP
-        (reverse.go). A scan of the Services: PTR queries are rare and the map is in memory."""
+        (reverse.go)"""
         try:
             ip = str(dns.reversename.to_address(qname))
         except Exception:
             return None
-        targets: list[dns.name.Name] = []
-        for (ns, name), svc in self.services.items():
-            spec = svc.spec
-            if spec is None:
-                continue
-            if ip in (spec.cluster_ips or ([spec.cluster_ip] if spec.cluster_ip else [])):
-                targets.append(self.name((name, ns, SVC)))
-        if not targets:
-            for (ns, name) in self.slices:
-                for addr, hostname, _ in self.ready_endpoints(ns, name):
-                    if addr == ip:
-                        targets.append(self.name((endpoint_hostname(hostname, addr), name, ns, SVC)))
+        targets = self._reverse_index().get(ip)
         if not targets:
             return None
-        return [self._rrset(qname, T_PTR, [PTR(IN, T_PTR, t) for t in targets])]
+        return [self._rrset(qname, T_PTR, [PTR(IN, T_PTR, self.name(t)) for t in targets])]
 
+    def _reverse_index(self) -> dict[str, list[tuple[str, ...]]]:
+        """address -> the names PTR answers: ClusterIPs first, then the endpoints' addresses
+        that are no ClusterIP. Built on the first PTR query after a change (one pass over the
+        zone's data), so a flood of PTR queries costs a dict look-up each."""
+        if self._reverse is not None and self._reverse[0] == self.generation:
+            return self._reverse[1]
+        index: dict[str, list[tuple[str, ...]]] = {}
+        for (ns, name), svc in self.services.items():
+            spec = svc.spec
+            for ip in (spec.cluster_ips or ([spec.cluster_ip] if spec.cluster_ip else [])) if spec else ():
+                if ip != "None":
+                    index.setdefault(ip, []).append((name, ns, SVC))
+        endpoints: dict[str, list[tuple[str, ...]]] = {}
+        for (ns, name) in self.slices:
+            for addr, hostname, _ in self.ready_endpoints(ns, name):
+                if addr not in index:
+                    names = endpoints.setdefault(addr, [])
+                    target = (endpoint_hostname(hostname, addr), name, ns, SVC)
+                    if target not in names:
+                        names.append(target)
+        index.update(endpoints)
+        self._reverse = (self.generation, index)
+        return index

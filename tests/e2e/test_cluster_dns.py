@@ -3,6 +3,7 @@ as the DNS spec says (A, SRV, CNAME, NXDOMAIN with the SOA), over UDP and TCP, b
 `up` runs (--cluster-dns-port), and an answer follows a change of its Service."""
 from __future__ import annotations
 
+import contextlib
 import socket
 from typing import Iterator
 
@@ -98,3 +99,19 @@ def test_external_name_is_a_cname_that_follows_changes(dns_cluster: Cluster) -> 
     m = eventually(lambda: (r := ask("ext.default.svc.cluster.local.")).answer and
                    answers(r, dns.rdatatype.CNAME) == ["kubernetes.default.svc.cluster.local."] and r, "the new CNAME")
     assert answers(m, dns.rdatatype.A) == ["10.96.0.1"]         # a target inside the zone is followed
+
+
+def test_process_pods_get_the_cluster_resolv_conf() -> None:
+    """The in-process kubelet's --cluster-dns/--cluster-domain reach the process runtime, which
+    writes each pod's resolv.conf into the pod's directory (a pod's mount namespace binds it)."""
+    with contextlib.contextmanager(running)(nodes=1, extra_args=("--runtime", "process")) as c:
+        c.apply_yaml({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "sleeper", "namespace": "default"},
+                      "spec": {"dnsConfig": {"options": [{"name": "edns0"}]},
+                               "containers": [{"name": "c", "image": "busybox", "command": ["sleep", "60"]}]}})
+        uid = c.get_json("pod", "sleeper")["metadata"]["uid"]
+        path = c.data_dir / "kubelet" / "pods" / uid / "resolv.conf"
+        text = eventually(lambda: path.exists() and path.read_text(), "the pod's resolv.conf")
+        lines = text.splitlines()
+        assert lines[0].startswith("search default.svc.cluster.local svc.cluster.local cluster.local")
+        assert lines[1:] == ["nameserver 10.96.0.10", "options ndots:5 edns0"]
+        c.kubectl("delete", "pod", "sleeper", "--grace-period=0", "--force")

@@ -189,3 +189,28 @@ def test_a_tcp_length_prefix_below_a_header_closes_the_connection() -> None:
         finally:
             await own.stop()
     asyncio.run(run())
+
+
+def test_a_slowly_trickled_tcp_message_is_not_given_more_time(monkeypatch: Any) -> None:
+    monkeypatch.setattr(server_mod, "READ_TIMEOUT", 0.3)
+
+    async def run() -> None:
+        own = DNSListener(zone_server())
+        host, port = await own.start("127.0.0.1", 0)
+        try:
+            r, w = await asyncio.open_connection(host, port)
+            message = struct.pack("!H", len(QUERY)) + QUERY
+            closed = False
+            for i in range(len(message) - 1):            # one byte at a time, never the last one
+                w.write(message[i:i + 1])
+                try:
+                    closed = await asyncio.wait_for(r.read(), 0.1) == b""
+                except asyncio.TimeoutError:
+                    continue
+                if closed:
+                    break
+            assert closed, "the server waited for the whole trickle"
+            w.close()
+        finally:
+            await own.stop()
+    asyncio.run(run())

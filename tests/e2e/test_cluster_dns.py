@@ -41,7 +41,8 @@ def answers(m: dns.message.Message, rdtype: int | None = None) -> list[str]:
 
 
 def test_kube_dns_service_and_the_kubernetes_service(dns_cluster: Cluster) -> None:
-    svc = dns_cluster.get_json("svc", "kube-dns", "-n", "kube-system")
+    svc = eventually(lambda: dns_cluster.kubectl("get", "svc", "kube-dns", "-n", "kube-system", check=False).returncode == 0
+                     and dns_cluster.get_json("svc", "kube-dns", "-n", "kube-system"), "the kube-dns Service")
     assert svc["spec"]["clusterIP"] == "10.96.0.10" and svc["metadata"]["labels"]["k8s-app"] == "kube-dns"
     assert [(p["port"], p["protocol"]) for p in svc["spec"]["ports"]] == [(53, "UDP"), (53, "TCP"), (9153, "TCP")]
     m = eventually(lambda: (r := ask("kubernetes.default.svc.cluster.local.")).answer and r, "the kubernetes Service")

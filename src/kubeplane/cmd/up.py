@@ -486,9 +486,6 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
             await remove_cluster_role_binding(api, identities.NODES_BINDING)
     from .storage_bootstrap import ensure_default_storage_class     # kind's `standard` (issue 14, helper sts)
     await ensure_default_storage_class(api)
-    if args.controllers:                                             # kubeadm's CoreDNS addon objects
-        from .cluster_dns import ensure_addon
-        await ensure_addon(api, args)
     serving_options = ServingOptions()
     config = uvicorn.Config(ASGIApp(api), loop="none",
                             http=serving_options.protocol(),  # type: ignore[arg-type]  # called like a class
@@ -529,6 +526,9 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         tasks.extend(await start_crd_controller(api))            # CRDs: names, establishing, serving, cleanup
         tasks.append(asyncio.ensure_future(identities.ensure_cluster_info(        # kubeadm's, after the ready line
             api, f"https://{api.server_address}", pki.ca_cert.read_bytes())))
+        if args.controllers:                                   # kubeadm's CoreDNS addon objects, likewise
+            from .cluster_dns import ensure_addon
+            tasks.append(asyncio.ensure_future(ensure_addon(api, args)))
         tasks.extend(start_components(supervisor, api, args, server))
         _log_serving(args, data_dir, supervisor)
         print(f"kubeplane is ready: export KUBECONFIG={kubeconfig}", flush=True)

@@ -80,7 +80,7 @@ class Forwarder:
             query = struct.pack("!H", qid) + wire[2:]
             try:
                 reply = await asyncio.wait_for(
-                    (_tcp_exchange if tcp else _udp_exchange)(host, port, query, qid, wire[12:]), self.timeout)
+                    (_tcp_exchange if tcp else _udp_exchange)(host, port, query, qid), self.timeout)
             except (OSError, asyncio.TimeoutError, ValueError, EOFError) as err:
                 last = err
                 continue
@@ -88,18 +88,19 @@ class Forwarder:
         raise ForwardError(str(last or "no answer"))
 
 
-def _matches(reply: bytes, qid: int, question_tail: bytes) -> bool:
-    """A reply to our query: our ID, QR set (a spoofed or stray datagram is ignored)."""
+def _matches(reply: bytes, qid: int) -> bool:
+    """A reply to our query: our random ID, QR set. The UDP socket is connected, so the kernel
+    drops datagrams from any other address; a stray one with the wrong ID is ignored."""
     return len(reply) >= 12 and struct.unpack("!H", reply[:2])[0] == qid and bool(reply[2] & 0x80)
 
 
-async def _udp_exchange(host: str, port: int, query: bytes, qid: int, question_tail: bytes) -> bytes:
+async def _udp_exchange(host: str, port: int, query: bytes, qid: int) -> bytes:
     loop = asyncio.get_running_loop()
     done: asyncio.Future[bytes] = loop.create_future()
 
     class _Proto(asyncio.DatagramProtocol):
         def datagram_received(self, data: bytes, addr: object) -> None:
-            if not done.done() and _matches(data, qid, question_tail):
+            if not done.done() and _matches(data, qid):
                 done.set_result(data)
 
         def error_received(self, exc: Exception) -> None:
@@ -114,14 +115,14 @@ async def _udp_exchange(host: str, port: int, query: bytes, qid: int, question_t
         transport.close()
 
 
-async def _tcp_exchange(host: str, port: int, query: bytes, qid: int, question_tail: bytes) -> bytes:
+async def _tcp_exchange(host: str, port: int, query: bytes, qid: int) -> bytes:
     reader, writer = await asyncio.open_connection(host, port)
     try:
         writer.write(struct.pack("!H", len(query)) + query)
         await writer.drain()
         n = struct.unpack("!H", await reader.readexactly(2))[0]
         reply = await reader.readexactly(n)
-        if not _matches(reply, qid, question_tail):
+        if not _matches(reply, qid):
             raise ValueError("reply does not match the query")
         return reply
     finally:

@@ -234,6 +234,7 @@ class _TCP(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.paused = False
+        self.reading = False                     # a partial message is buffered, its deadline armed
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -254,7 +255,7 @@ class _TCP(asyncio.Protocol):
         self.timer = asyncio.get_running_loop().call_later(seconds, self._timeout)
 
     def _timeout(self) -> None:
-        if self.transport is not None and self.inflight == 0:
+        if self.transport is not None and (self.inflight == 0 or self.reading):
             self.transport.abort()
         else:
             self._arm(IDLE_TIMEOUT)
@@ -268,10 +269,10 @@ class _TCP(asyncio.Protocol):
         while len(self.buf) >= 2 and not self.transport.is_closing():
             n = (self.buf[0] << 8) | self.buf[1]
             if len(self.buf) < 2 + n:
-                self._arm(READ_TIMEOUT)           # a message begun must be finished soon
                 break
             wire = bytes(self.buf[2:2 + n])
             del self.buf[:2 + n]
+            self.reading = False
             self._arm(IDLE_TIMEOUT)
             if n < 12:
                 self.transport.abort()            # nothing sensible can follow
@@ -291,9 +292,11 @@ class _TCP(asyncio.Protocol):
                     self.transport.pause_reading()
                     self.paused = True
                     break
-        else:
-            if not self.buf:
-                self._arm(IDLE_TIMEOUT)
+        if self.buf and not self.reading and not self.paused:
+            # a message begun must be complete READ_TIMEOUT after its first byte, however
+            # slowly the rest trickles in (no slow-loris: later bytes do not extend it)
+            self.reading = True
+            self._arm(READ_TIMEOUT)
 
     def _send(self, out: bytes) -> None:
         assert self.transport is not None

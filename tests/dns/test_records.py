@@ -205,3 +205,50 @@ def test_any_is_nodata_and_zone_transfers_are_refused(server: DNSServer) -> None
     m = ask(server, "web.default.svc.cluster.local.", "ANY")
     assert m.rcode() == dns.rcode.NOERROR and not m.answer
     assert ask(server, "cluster.local.", "AXFR").rcode() == dns.rcode.REFUSED
+
+
+@pytest.fixture
+def upstream_zone() -> DNSServer:
+    """CoreDNS's handler_test.go fixtures: hdls1 with four IPv4 endpoints (two named dup-name)
+    and two IPv6 ones; svc-dual-stack with 10.0.0.3 and 10::3."""
+    from kubeplane.api.types import core_v1
+    from kubeplane.api.types.base import from_dict
+    v4 = endpoint_slice("hdls1", [{"addresses": ["172.0.0.2"]}, {"addresses": ["172.0.0.3"]},
+                                  {"addresses": ["172.0.0.4"], "hostname": "dup-name"},
+                                  {"addresses": ["172.0.0.5"], "hostname": "dup-name"}],
+                        ns="testns", ports=[{"name": "http", "port": 80, "protocol": "TCP"}])
+    v6 = endpoint_slice("hdls1", [{"addresses": ["5678:abcd::1"]}, {"addresses": ["5678:abcd::2"]}],
+                        ns="testns", name="hdls1-v6", ports=[{"name": "http", "port": 80, "protocol": "TCP"}])
+    dual = from_dict({"metadata": {"name": "svc-dual-stack", "namespace": "testns"},
+                      "spec": {"clusterIP": "10.0.0.3", "clusterIPs": ["10.0.0.3", "10::3"],
+                               "ports": [{"name": "http", "port": 80, "protocol": "TCP"}]}}, core_v1.Service)
+    return DNSServer(zone_with(namespace("testns"), service("hdls1", "testns", cluster_ip="None"), v4, v6, dual,
+                               service("external", "testns", type_="ExternalName", external_name="ext.interwebs.test")))
+
+
+def test_coredns_handler_cases(upstream_zone: DNSServer) -> None:
+    """Upstream: dnsTestCases (coredns plugin/kubernetes/handler_test.go), the rows these fixtures hold."""
+    s = upstream_zone
+    small = ask(s, "_http._tcp.hdls1.testns.svc.cluster.local.", "SRV")     # 512 bytes: an address left out
+    assert small.flags & dns.flags.TC and len(small.answer[0]) == 5
+    srv = ask(s, "_http._tcp.hdls1.testns.svc.cluster.local.", "SRV", use_edns=0, payload=1232)
+    assert not srv.flags & dns.flags.TC
+    assert answers(srv) == [f"0 16 80 {t}.hdls1.testns.svc.cluster.local." for t in
+                            ("172-0-0-2", "172-0-0-3", "5678-abcd--1", "5678-abcd--2", "dup-name")]
+    assert sorted(rd.to_text() for r in srv.additional for rd in r) == [
+        "172.0.0.2", "172.0.0.3", "172.0.0.4", "172.0.0.5", "5678:abcd::1", "5678:abcd::2"]
+    assert answers(ask(s, "dup-name.hdls1.testns.svc.cluster.local.", "A")) == ["172.0.0.4", "172.0.0.5"]
+    assert answers(ask(s, "hdls1.testns.svc.cluster.local.", "AAAA")) == ["5678:abcd::1", "5678:abcd::2"]
+    assert answers(ask(s, "5678-abcd--2.hdls1.testns.svc.cluster.local.", "AAAA")) == ["5678:abcd::2"]
+    assert answers(ask(s, "svc-dual-stack.testns.svc.cluster.local.", "A")) == ["10.0.0.3"]
+    assert answers(ask(s, "svc-dual-stack.testns.svc.cluster.local.", "AAAA")) == ["10::3"]
+    assert answers(ask(s, "svc-dual-stack.testns.svc.cluster.local.", "SRV")) == [
+        "0 50 80 svc-dual-stack.testns.svc.cluster.local."]
+    for name, rcode in (("svc.cluster.local.", dns.rcode.NOERROR), ("testns.svc.cluster.local.", dns.rcode.NOERROR),
+                        ("foo.cluster.local.", dns.rcode.NXDOMAIN), ("foo.svc.cluster.local.", dns.rcode.NXDOMAIN)):
+        m = ask(s, name, "NS")
+        assert (m.rcode(), m.answer, m.authority[0].rdtype) == (rcode, [], dns.rdatatype.SOA), name
+    soa = ask(s, "svc-dual-stack.testns.svc.cluster.local.", "SOA")
+    assert soa.rcode() == dns.rcode.NOERROR and not soa.answer and soa.authority
+    assert ask(s, "endpoint.external.testns.svc.cluster.local.", "CNAME").rcode() == dns.rcode.NXDOMAIN
+    assert answers(ask(s, "external.testns.svc.cluster.local.", "CNAME")) == ["ext.interwebs.test."]

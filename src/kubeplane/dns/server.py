@@ -182,7 +182,15 @@ class DNSServer:
         return min(max(q.payload, MIN_UDP_SIZE), MAX_UDP_SIZE) if q.edns >= 0 else MIN_UDP_SIZE
 
     def _pack(self, q: dns.message.Message, r: dns.message.Message, tcp: bool) -> bytes:
-        return r.to_wire(max_size=self._size(q, tcp), prefer_truncation=True)
+        """The reply in the client's size. dnspython sets TC only when the answer or authority
+        section was cut (RFC 2181); miekg/dns, and so CoreDNS, also when additional records
+        were left out (Msg.Truncate: "we set the TC bit if any RR had to be omitted"): so do we."""
+        out = r.to_wire(max_size=self._size(q, tcp), prefer_truncation=True)
+        if r.additional and not out[2] & 0x02:
+            wanted = sum(len(rrset) for rrset in r.additional) + (1 if r.edns >= 0 else 0)
+            if (out[10] << 8 | out[11]) < wanted:
+                out = out[:2] + bytes((out[2] | 0x02,)) + out[3:]
+        return out
 
     def _truncated(self, q: dns.message.Message, reply: bytes, tcp: bool) -> bytes:
         try:

@@ -252,3 +252,21 @@ def test_coredns_handler_cases(upstream_zone: DNSServer) -> None:
     assert soa.rcode() == dns.rcode.NOERROR and not soa.answer and soa.authority
     assert ask(s, "endpoint.external.testns.svc.cluster.local.", "CNAME").rcode() == dns.rcode.NXDOMAIN
     assert answers(ask(s, "external.testns.svc.cluster.local.", "CNAME")) == ["ext.interwebs.test."]
+
+
+def test_informer_handlers_keep_the_maps() -> None:
+    """What ClusterDNS.watch feeds: a slice moving to another Service, a relist's tombstone."""
+    from kubeplane.client.tools.cache.store import DeletedFinalStateUnknown
+    z = zone_with(service("a", cluster_ip="None"), service("b", cluster_ip="None"))
+    s = DNSServer(z)
+    old = endpoint_slice("a", [{"addresses": ["10.244.0.9"]}], name="sl")
+    z.set_slice(old)
+    assert answers(ask(s, "a.default.svc.cluster.local.", "A")) == ["10.244.0.9"]
+    moved = endpoint_slice("b", [{"addresses": ["10.244.0.9"]}], name="sl")
+    z.update_slice(old, moved)
+    assert ask(s, "a.default.svc.cluster.local.", "A").rcode() == dns.rcode.NXDOMAIN
+    assert answers(ask(s, "b.default.svc.cluster.local.", "A")) == ["10.244.0.9"]
+    z.delete_slice(DeletedFinalStateUnknown("default/sl", moved))
+    assert ask(s, "b.default.svc.cluster.local.", "A").rcode() == dns.rcode.NXDOMAIN
+    z.delete_namespace(DeletedFinalStateUnknown("default", namespace("default")))
+    assert ask(s, "default.svc.cluster.local.", "A").rcode() == dns.rcode.NXDOMAIN

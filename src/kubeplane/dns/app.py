@@ -56,13 +56,13 @@ class ClusterDNS:
         informers; returns the informers (for has_synced)."""
         from ..client.tools.cache.shared_informer import ResourceEventHandlerFuncs
         z = self.zone
-        pairs = ((factory.core_v1().services(), z.set_service, z.delete_service),
-                 (factory.discovery_v1().endpointslices(), z.set_slice, z.delete_slice),
-                 (factory.core_v1().namespaces(), z.set_namespace, z.delete_namespace))
+        pairs = ((factory.core_v1().services(), z.set_service, z.delete_service, _new_of(z.set_service)),
+                 (factory.discovery_v1().endpointslices(), z.set_slice, z.delete_slice, z.update_slice),
+                 (factory.core_v1().namespaces(), z.set_namespace, z.delete_namespace, _new_of(z.set_namespace)))
         informers = []
-        for inf, upsert, delete in pairs:
+        for inf, upsert, delete, update in pairs:
             shared = inf.informer()
-            shared.add_event_handler(ResourceEventHandlerFuncs(add_func=upsert, update_func=_new_of(upsert),
+            shared.add_event_handler(ResourceEventHandlerFuncs(add_func=upsert, update_func=update,
                                                                delete_func=delete))
             informers.append(shared)
         z.synced = lambda: all(i.has_synced() for i in informers)

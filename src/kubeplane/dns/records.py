@@ -186,6 +186,12 @@ class ClusterZone:
             self.slices.setdefault((m.namespace or "", owner), {})[m.name or ""] = es
             self.changed()
 
+    def update_slice(self, old: Any, new: Any) -> None:
+        """A slice whose service-name label changed moves to its new Service."""
+        if (old.metadata.labels or {}).get(LABEL_SERVICE_NAME) != (new.metadata.labels or {}).get(LABEL_SERVICE_NAME):
+            self.delete_slice(old)
+        self.set_slice(new)
+
     def delete_slice(self, es: Any) -> None:
         es = getattr(es, "obj", es)
         m = es.metadata

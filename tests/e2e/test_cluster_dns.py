@@ -24,11 +24,13 @@ def free_port() -> int:
 
 
 PORT = free_port()
+EXTRA = free_port()          # --cluster-dns-listen 127.0.0.2:EXTRA (all of 127/8 is loopback)
 
 
 @pytest.fixture(scope="module")
 def dns_cluster() -> Iterator[Cluster]:
-    yield from running(nodes=1, extra_args=("--cluster-dns-port", str(PORT)))
+    yield from running(nodes=1, extra_args=("--cluster-dns-port", str(PORT),
+                                            "--cluster-dns-listen", f"127.0.0.2:{EXTRA}"))
 
 
 def ask(name: str, rdtype: str = "A", tcp: bool = False) -> dns.message.Message:
@@ -49,6 +51,10 @@ def test_kube_dns_service_and_the_kubernetes_service(dns_cluster: Cluster) -> No
     assert answers(m) == ["10.96.0.1"] and m.flags & dns.flags.AA and m.answer[0].ttl == 5
     srv = ask("_https._tcp.kubernetes.default.svc.cluster.local.", "SRV", tcp=True)
     assert answers(srv) == ["0 100 443 kubernetes.default.svc.cluster.local."]
+    extra = dns.query.udp(dns.message.make_query("kube-dns.kube-system.svc.cluster.local.", "A"), "127.0.0.2",
+                          port=EXTRA, timeout=5)
+    assert answers(extra) == ["10.96.0.10"]
+    assert f"Serving cluster DNS on 127.0.0.1:{PORT}, 127.0.0.2:{EXTRA}" in dns_cluster.log_path.read_text()
 
 
 def test_services_with_and_without_selector(dns_cluster: Cluster) -> None:

@@ -6,9 +6,11 @@ endpointslices) bound to it. The DNS server (kubeplane.dns) runs in `up`'s proce
 service account, on --cluster-dns-address:--cluster-dns-port (default 127.0.0.1 and a free
 port, logged), zone --cluster-domain, forwarding other names to /etc/resolv.conf's servers.
 
-Hook for the pod network: once pods have their own network, the server should also listen on
-the cluster DNS IP (DNSOptions.extra_listeners, e.g. ("10.96.0.10", 53) on the pod bridge) or
-the kube-dns Service should get endpoints that a kube-proxy can route to this listener.
+Hook for the pod network: pods' resolv.conf names the cluster DNS IP (10.96.0.10, port 53).
+Once pods have their own network namespaces, put that address on a host interface the pods
+route to (as NodeLocal DNSCache binds the kube-dns IP on a dummy interface) and start `up` with
+`--cluster-dns-listen 10.96.0.10:53` (DNSOptions.extra_listeners; ClusterDNS.listen adds one
+to a running server); or give the kube-dns Service endpoints a kube-proxy routes to a listener.
 
 The bootstrap policy's system:kube-dns role (services and endpoints) is kube-dns's, which read
 Endpoints; CoreDNS reads EndpointSlices and namespaces, so kubeadm gives it system:coredns.
@@ -99,7 +101,8 @@ async def run(api: APIServer, args: Any, clientset_for: Callable[[Any], Any]) ->
     from ..dns.app import DNSOptions, run_cluster_dns
     options = DNSOptions(address=args.cluster_dns_address, port=args.cluster_dns_port,
                          cluster_domain=args.cluster_domain,
-                         cluster_dns_ips=(dns_ip(args.service_cluster_ip_range),))
+                         cluster_dns_ips=(dns_ip(args.service_cluster_ip_range),),
+                         extra_listeners=list(args.cluster_dns_listen))
     def listening(addrs: list[tuple[str, int]]) -> None:
         log.info("Serving cluster DNS on %s", ", ".join(f"{h}:{p}" for h, p in addrs),
                  extra={"zone": args.cluster_domain, "clusterDNS": options.cluster_dns_ips[0]})

@@ -101,6 +101,19 @@ def ip_list(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def ip_port(text: str) -> tuple[str, int]:
+    """IP:PORT, an IPv6 address in brackets ([fd00::10]:53)."""
+    import ipaddress
+    host, sep, port_text = text.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    try:
+        if not sep:
+            raise ValueError(text)
+        return str(ipaddress.ip_address(host)), port(port_text)
+    except (ValueError, argparse.ArgumentTypeError):
+        raise argparse.ArgumentTypeError(f"want IP:PORT, got {text!r}") from None
+
+
 def port_range(text: str) -> str:
     """--service-node-port-range ("30000-32767"). Upstream: net.PortRange.Set"""
     from ..apiserver.registry.core.service.portallocator import parse_port_range

@@ -269,6 +269,9 @@ def add_parser(sub: Any) -> None:
                    help="where the cluster DNS server listens, UDP and TCP (default 127.0.0.1)")
     p.add_argument("--cluster-dns-port", type=flags.port, default=0, metavar="PORT",
                    help="the cluster DNS server's port (default 0: a free one, logged at start)")
+    p.add_argument("--cluster-dns-listen", type=flags.ip_port, action="append", default=[], metavar="IP:PORT",
+                   help="another address for the cluster DNS server (repeatable), e.g. the cluster DNS IP "
+                        "10.96.0.10:53 on a host interface the pods route to")
     p.add_argument("--admission-control-config-file", default=None, metavar="FILE",
                    help="AdmissionConfiguration (apiserver.config.k8s.io/v1) configuring admission plugins, "
                         "e.g. PodSecurity's defaults and exemptions")

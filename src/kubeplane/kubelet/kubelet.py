@@ -131,6 +131,8 @@ class Kubelet:
             from .network.dns import Configurer, PodEventRecorder
             runtime.dns_configurer = Configurer(PodEventRecorder(self._recorder_for), None, [],
                                                 list(options.cluster_dns), options.cluster_domain, options.resolv_conf)
+            if options.resolv_conf:                    # upstream: at the start of syncLoop
+                runtime.dns_configurer.check_limits_for_resolv_conf()
 
     # --- lifecycle ---------------------------------------------------------------------------
 

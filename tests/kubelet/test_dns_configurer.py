@@ -256,3 +256,17 @@ def test_process_runtime_writes_the_pods_resolv_conf(tmp_path: pathlib.Path) -> 
         "nameserver 10.96.0.10\noptions ndots:5\n")
     rt.remove_pod("u1")
     assert not rt.resolv_conf_path("u1").exists()
+
+
+def test_pod_events_go_to_the_pods_node_recorder_as_a_reference() -> None:
+    from kubeplane.kubelet.network.dns import PodEventRecorder
+    recorder = FakeRecorder(include_object=True)
+    seen: list[str] = []
+    c = Configurer(PodEventRecorder(lambda uid: seen.append(uid) or recorder), None, [], ["1.1.1.1"] * 4,
+                   "cluster.local", "")
+    p = from_dict({"metadata": {"name": "web", "namespace": "team", "uid": "u1"},
+                   "spec": {"containers": [{"name": "c"}]}}, core_v1.Pod)
+    c.get_pod_dns(p)
+    assert seen == ["u1"] and recorder.events == [
+        "Warning DNSConfigForming Nameserver limits were exceeded, some nameservers have been omitted, the applied "
+        "nameserver line is: 1.1.1.1 1.1.1.1 1.1.1.1 involvedObject{kind=Pod,apiVersion=v1}"]

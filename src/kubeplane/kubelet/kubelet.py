@@ -67,8 +67,8 @@ class KubeletOptions:
     status_workers: int = 8              # concurrent status writes
     heartbeat_concurrency: int = 32      # concurrent Lease / node status writes
     heartbeat_period: float = RENEW_INTERVAL   # lease renewal and node status check, seconds
-    cluster_dns: tuple[str, ...] = ()    # --cluster-dns (pods' nameservers; network/dns.py)
-    cluster_domain: str = ""             # --cluster-domain
+    cluster_dns: tuple[str, ...] = ("10.96.0.10",)   # --cluster-dns: `up`'s kube-dns (network/dns.py)
+    cluster_domain: str = "cluster.local"            # --cluster-domain (kubeadm's)
     resolv_conf: str = "/etc/resolv.conf"   # --resolv-conf
 
 

@@ -253,9 +253,12 @@ class PodEventRecorder:
         self.recorder_for = recorder_for
 
     def event(self, obj: Any, type_: str, reason: str, message: str) -> None:
-        recorder = self.recorder_for(obj.metadata.uid or "") if obj is not None and hasattr(obj, "metadata") else None
+        from ...api.types import core_v1
+        m = getattr(obj, "metadata", None)
+        recorder = self.recorder_for(m.uid or "") if m is not None else None
         if recorder is not None:
-            recorder.event(obj, type_, reason, message)
+            ref = core_v1.ObjectReference(kind="Pod", api_version="v1", name=m.name, namespace=m.namespace, uid=m.uid)
+            recorder.event(ref, type_, reason, message)
 
 
 def resolv_conf_text(config: DNSConfig) -> str:

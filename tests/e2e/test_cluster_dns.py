@@ -122,3 +122,21 @@ def test_process_pods_get_the_cluster_resolv_conf() -> None:
         assert lines[0].startswith("search default.svc.cluster.local svc.cluster.local cluster.local")
         assert lines[1:] == ["nameserver 10.96.0.10", "options ndots:5 edns0"]
         c.kubectl("delete", "pod", "sleeper", "--grace-period=0", "--force")
+
+
+def test_not_ready_pods_are_published_only_when_the_service_says_so(dns_cluster: Cluster) -> None:
+    """A pod held unready by a readiness gate: the headless Service's name has no address
+    (NXDOMAIN), until a second Service publishes not-ready addresses (the EndpointSlice
+    controller marks them ready; the DNS server reads the slices)."""
+    c = dns_cluster
+    c.apply_yaml({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gated", "namespace": "default",
+                                                                  "labels": {"app": "gated"}},
+                  "spec": {"readinessGates": [{"conditionType": "example.com/never"}],
+                           "containers": [{"name": "c", "image": "nginx"}]}})
+    for name, publish in (("gated", False), ("gated-all", True)):
+        c.apply_yaml({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": "default"},
+                      "spec": {"clusterIP": "None", "selector": {"app": "gated"}, "publishNotReadyAddresses": publish,
+                               "ports": [{"name": "http", "port": 80, "protocol": "TCP"}]}})
+    pod_ip = eventually(lambda: c.get_json("pod", "gated").get("status", {}).get("podIP"), "gated's IP")
+    eventually(lambda: answers(ask("gated-all.default.svc.cluster.local.")) == [pod_ip], "the published address")
+    assert ask("gated.default.svc.cluster.local.").rcode() == dns.rcode.NXDOMAIN

@@ -3,10 +3,10 @@ the rest.
 
 Messages (dnspython). dnspython and dnslib were compared on answering one A query (parse, build
 the reply, pack; BENCHMARKS.md "Cluster DNS"): dnslib is ~3.5x faster per message, but drops
-the query's EDNS OPT from its replies, has no truncation (TC) to a size, and parses leniently;
-dnspython keeps EDNS, truncates to the client's size with the TC bit (`prefer_truncation`),
-rejects malformed names (pointer loops, labels > 63, names > 255) and is the better kept of the
-two. The speed is won back where it matters: a header check with `struct` drops or refuses what
+the query's EDNS OPT from its replies, has no truncation (TC) to a size, and accepts labels of
+64 bytes, names over 255 and trailing bytes; dnspython keeps EDNS, truncates to the client's
+size (`prefer_truncation`), rejects all of those (and pointer loops, as dnslib does) and is the
+better kept of the two. The speed is won back where it matters: a header check with `struct` drops or refuses what
 is not one query before anything is parsed, and answers of the zone are cached by the query's
 bytes (bounded; emptied whenever the zone changes), so a repeated question costs a dict look-up.
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import ipaddress
 import logging
+import socket
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..apiserver.authentication.user import authenticated
@@ -94,6 +95,28 @@ async def ensure_addon(api: APIServer, args: Any) -> None:
             await store.create(api, opts, ri, NAMESPACE, copy.deepcopy(obj), [])
         except Exception as err:          # e.g. the ClusterIP is taken: DNS still serves on its address
             log.warning("cluster DNS: cannot create %s/%s: %s", NAMESPACE, obj["metadata"]["name"], err)
+
+
+def check_listen(args: Any) -> None:
+    """Fatal, before anything starts, when a fixed cluster DNS address cannot be bound (UDP or
+    TCP), in the words of the API server's listener: Go's net.OpError text."""
+    from .errors import Fatal
+    from .flags import host_port
+    if not args.controllers:
+        return
+    for host, port in [(args.cluster_dns_address, args.cluster_dns_port), *args.cluster_dns_listen]:
+        if port == 0:
+            continue
+        for kind, proto in ((socket.SOCK_DGRAM, "udp"), (socket.SOCK_STREAM, "tcp")):
+            try:
+                with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, kind) as s:
+                    if kind == socket.SOCK_STREAM:
+                        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)     # as the listener will
+                    s.bind((host, port))
+            except OSError as err:
+                addr = host_port(host, port)
+                raise Fatal(f"failed to create cluster DNS listener: listen {proto} {addr}: bind: "
+                            f"{(err.strerror or str(err)).lower()}") from None
 
 
 async def run(api: APIServer, args: Any, clientset_for: Callable[[Any], Any]) -> None:

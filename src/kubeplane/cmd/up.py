@@ -412,6 +412,12 @@ async def serve(args: argparse.Namespace, on_ready: Callable[[_Server], None] | 
     try:
         sock = listen(args.address, args.port)
         port = sock.getsockname()[1]
+        try:
+            from .cluster_dns import check_listen
+            check_listen(args)                 # a DNS port in use: one line now, not a crash loop later
+        except Fatal:
+            sock.close()
+            raise
         lock.record(port=str(port))
         await _serve(args, data_dir, sock, port, on_ready)
     finally:

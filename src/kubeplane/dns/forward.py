@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 2.0          # per upstream try
 DEFAULT_DEADLINE = 5.0         # Upstream: defaultTimeout (forward.go), the whole query
-DEFAULT_MAX_CONCURRENT = 1000
+DEFAULT_MAX_CONCURRENT = 200          # each holds a socket: the control plane's file descriptors are shared
 
 
 class ForwardError(Exception):

@@ -54,7 +54,7 @@ TCP_SIZE = 65535
 CACHE_SIZE = 4096
 READ_TIMEOUT = 2.0             # Upstream: miekg/dns server readTimeout
 IDLE_TIMEOUT = 8.0             # Upstream: miekg/dns server idleTimeout (RFC 7766 suggests seconds)
-MAX_TCP_CONNECTIONS = 1000
+MAX_TCP_CONNECTIONS = 100       # each an fd of the process the API server shares; TCP is the rare retry
 MAX_TCP_INFLIGHT = 16
 
 Reply = bytes | None | Awaitable[bytes | None]

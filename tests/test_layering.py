@@ -32,6 +32,7 @@ FORBIDDEN: dict[str, set[str]] = {
     "scheduler": {"apiserver", "storage", "controller", "kubelet", "testing", "cmd"},
     "kubelet": {"apiserver", "storage", "controller", "scheduler", "testing", "cmd"},
     "testing": {"controller", "scheduler", "kubelet", "cmd"},
+    "dns": {"apiserver", "storage", "controller", "scheduler", "kubelet", "testing", "cmd"},
 }
 
 # (importing module, imported module) pairs tolerated for now. Each is a breach to remove, not

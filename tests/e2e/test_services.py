@@ -32,18 +32,18 @@ def test_service_allocation_and_restart(services_cluster: Cluster) -> None:
     for name in ("alpha", "beta", "gamma"):
         c.apply_yaml(service(name))
     c.kubectl("create", "service", "nodeport", "web", "--tcp=80:8080", "--node-port=30080")
-    c.apply_yaml(service("dns", clusterIP="10.96.0.10"))
+    c.apply_yaml(service("dns", clusterIP="10.96.0.11"))       # 10.96.0.10 is kube-dns's
     svcs = {s["metadata"]["name"]: s["spec"] for s in c.get_json("svc")["items"]}
     ips = [s["clusterIP"] for s in svcs.values()]
     assert len(set(ips)) == len(ips) == 6
     assert all(ipaddress.ip_address(ip) in SERVICE_CIDR for ip in ips)
-    assert svcs["dns"]["clusterIP"] == "10.96.0.10"
+    assert svcs["dns"]["clusterIP"] == "10.96.0.11"
     assert svcs["web"]["ports"][0]["nodePort"] == 30080
 
-    r = c.kubectl("create", "service", "clusterip", "dns2", "--clusterip=10.96.0.10", "--tcp=53:53", check=False)
+    r = c.kubectl("create", "service", "clusterip", "dns2", "--clusterip=10.96.0.11", "--tcp=53:53", check=False)
     assert r.returncode != 0
-    assert ('Service "dns2" is invalid: spec.clusterIPs: Invalid value: ["10.96.0.10"]: '
-            "failed to allocate IP 10.96.0.10: provided IP is already allocated") in r.stderr, r.stderr
+    assert ('Service "dns2" is invalid: spec.clusterIPs: Invalid value: ["10.96.0.11"]: '
+            "failed to allocate IP 10.96.0.11: provided IP is already allocated") in r.stderr, r.stderr
     r = c.kubectl("create", "service", "nodeport", "web2", "--tcp=80:8080", "--node-port=30080", check=False)
     assert ('Service "web2" is invalid: spec.ports[0].nodePort: Invalid value: 30080: '
             "provided port is already allocated") in r.stderr, r.stderr
@@ -57,13 +57,13 @@ def test_service_allocation_and_restart(services_cluster: Cluster) -> None:
     c.start()
     after = {s["metadata"]["name"]: s["spec"] for s in c.get_json("svc")["items"]}
     assert {n: s["clusterIP"] for n, s in after.items()} == {n: s["clusterIP"] for n, s in svcs.items()}
-    r = c.kubectl("create", "service", "clusterip", "dns3", "--clusterip=10.96.0.10", "--tcp=53:53", check=False)
+    r = c.kubectl("create", "service", "clusterip", "dns3", "--clusterip=10.96.0.11", "--tcp=53:53", check=False)
     assert "provided IP is already allocated" in r.stderr, r.stderr
     r = c.kubectl("create", "service", "nodeport", "web4", "--tcp=80:8080", "--node-port=30080", check=False)
     assert "provided port is already allocated" in r.stderr, r.stderr
 
     c.kubectl("delete", "svc", "web", "dns")                 # released: both can be had again
-    c.apply_yaml(service("dns-again", clusterIP="10.96.0.10"))
+    c.apply_yaml(service("dns-again", clusterIP="10.96.0.11"))
     c.kubectl("create", "service", "nodeport", "web-again", "--tcp=80:8080", "--node-port=30080")
     events = c.kubectl("get", "events", "--field-selector", "involvedObject.kind=Service").stdout
     assert "NotAllocated" not in events and "AlreadyAllocated" not in events, events

@@ -92,6 +92,33 @@ def service_cluster_ip_range(text: str) -> str:
     return ",".join(str(n) for n in nets)
 
 
+def ip_list(text: str) -> tuple[str, ...]:
+    """A comma-separated list of IP addresses (--cluster-dns; "" is none)."""
+    import ipaddress
+    out = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        try:
+            out.append(str(ipaddress.ip_address(part)))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid IP address: {part!r}") from None
+    return tuple(out)
+
+
+def ip_port(text: str) -> tuple[str, int]:
+    """IP:PORT, an IPv6 address in brackets ([fd00::10]:53)."""
+    import ipaddress
+    host, sep, port_text = text.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    try:
+        if not sep:
+            raise ValueError(text)
+        return str(ipaddress.ip_address(host)), port(port_text)
+    except (ValueError, argparse.ArgumentTypeError):
+        raise argparse.ArgumentTypeError(f"want IP:PORT, got {text!r}") from None
+
+
 def port_range(text: str) -> str:
     """--service-node-port-range ("30000-32767"). Upstream: net.PortRange.Set"""
     from ..apiserver.registry.core.service.portallocator import parse_port_range

@@ -65,12 +65,20 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--rotate-certificates", type=flags.go_bool, default=True, nargs="?", const=True, metavar="BOOL",
                    help="renew each node's client certificate at 70-90 %% of its life with a CSR made with the current "
                         "one (default true, as kubeadm's kubelet configuration)")
+    p.add_argument("--cluster-dns", type=flags.ip_list, default=("10.96.0.10",), metavar="IP,...",
+                   help="the pods' DNS servers (default 10.96.0.10, `kubeplane up`'s kube-dns Service; "
+                        "upstream's default is none)")
+    p.add_argument("--cluster-domain", default="cluster.local",
+                   help="the cluster's DNS domain, searched by the pods (default cluster.local, as kubeadm)")
+    p.add_argument("--resolv-conf", default="/etc/resolv.conf",
+                   help="the resolver file the pods' DNS starts from (\"\": none; default /etc/resolv.conf)")
     p.add_argument("--port", type=flags.port, default=10250,
                    help="the port the kubelet serves on; 0 picks a free one (default 10250)")
 
 
 def run(args: argparse.Namespace) -> int:
     from ..kubelet import node_names, run_kubelet
+    from ..kubelet.kubelet import KubeletOptions
     from ..kubelet.server import KubeletServer
     from .datadir import DataDirLock
     from .standalone import run_process
@@ -94,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             await run_kubelet(cs, nodes=args.nodes, runtime=args.runtime, profile=args.profile,
                               node_prefix=args.node_prefix, data_dir=args.root_dir, server=server,
+                              options=KubeletOptions(cluster_dns=args.cluster_dns, cluster_domain=args.cluster_domain,
+                                                     resolv_conf=args.resolv_conf),
                               clientset_for=lambda node: clientsets.get(node, cs))
         except OSError as err:
             if getattr(server, "_runner", None) is None and err.errno in (errno.EADDRINUSE, errno.EADDRNOTAVAIL,

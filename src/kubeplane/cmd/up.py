@@ -137,13 +137,19 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
         from ..kubelet.kubelet import KubeletOptions
         await run_kubelet(in_process_clientset(api, "kubelet", identities.KUBELET), nodes=args.nodes,
                           runtime=args.runtime,
-                          profile=args.profile, options=KubeletOptions(heartbeat_period=args.node_heartbeat_period),
+                          profile=args.profile, options=KubeletOptions(heartbeat_period=args.node_heartbeat_period,
+                                                                       **cluster_dns_kubelet_options(args)),
                           node_registry=api.nodes, data_dir=args.data_dir.resolve() / "kubelet", factory=f,
                           clientset_for=node_clientsets(api))
+
+    async def cluster_dns() -> None:             # informers of its own, as the coredns service account
+        from . import cluster_dns as addon
+        await addon.run(api, args, lambda cs_user: in_process_clientset(api, "coredns", cs_user))
 
     if args.controllers:
         supervisor.add("controller-manager", scoped(controller_manager))
         supervisor.add("scheduler", scoped(scheduler))
+        supervisor.add("cluster-dns", cluster_dns)
     if args.nodes > 0:
         supervisor.add("kubelet", scoped(kubelet))
 
@@ -196,6 +202,12 @@ async def _shut_down_on_cancel(factory: Any) -> None:
         await asyncio.Event().wait()
     finally:
         await factory.shutdown()
+
+
+def cluster_dns_kubelet_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The in-process kubelet's --cluster-dns and --cluster-domain: the kube-dns Service."""
+    from .cluster_dns import dns_ip
+    return {"cluster_dns": (dns_ip(args.service_cluster_ip_range),), "cluster_domain": args.cluster_domain}
 
 
 def add_parser(sub: Any) -> None:
@@ -264,6 +276,15 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--service-node-port-range", type=flags.port_range, default="30000-32767", metavar="RANGE",
                    help="the ports NodePort and LoadBalancer Services are given (default 30000-32767, "
                         "as kube-apiserver)")
+    p.add_argument("--cluster-domain", default="cluster.local",
+                   help="the cluster DNS zone (default cluster.local; the kubelets' --cluster-domain)")
+    p.add_argument("--cluster-dns-address", default="127.0.0.1", metavar="IP",
+                   help="where the cluster DNS server listens, UDP and TCP (default 127.0.0.1)")
+    p.add_argument("--cluster-dns-port", type=flags.port, default=0, metavar="PORT",
+                   help="the cluster DNS server's port (default 0: a free one, logged at start)")
+    p.add_argument("--cluster-dns-listen", type=flags.ip_port, action="append", default=[], metavar="IP:PORT",
+                   help="another address for the cluster DNS server (repeatable), e.g. the cluster DNS IP "
+                        "10.96.0.10:53 on a host interface the pods route to")
     p.add_argument("--admission-control-config-file", default=None, metavar="FILE",
                    help="AdmissionConfiguration (apiserver.config.k8s.io/v1) configuring admission plugins, "
                         "e.g. PodSecurity's defaults and exemptions")
@@ -404,6 +425,12 @@ async def serve(args: argparse.Namespace, on_ready: Callable[[_Server], None] | 
     try:
         sock = listen(args.address, args.port)
         port = sock.getsockname()[1]
+        try:
+            from .cluster_dns import check_listen
+            check_listen(args)                 # a DNS port in use: one line now, not a crash loop later
+        except Fatal:
+            sock.close()
+            raise
         lock.record(port=str(port))
         await _serve(args, data_dir, sock, port, on_ready)
     finally:
@@ -536,6 +563,9 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         tasks.extend(await start_crd_controller(api))            # CRDs: names, establishing, serving, cleanup
         tasks.append(asyncio.ensure_future(identities.ensure_cluster_info(        # kubeadm's, after the ready line
             api, f"https://{api.server_address}", pki.ca_cert.read_bytes())))
+        if args.controllers:                                   # kubeadm's CoreDNS addon objects, likewise
+            from .cluster_dns import ensure_addon
+            tasks.append(asyncio.ensure_future(ensure_addon(api, args)))
         tasks.extend(start_components(supervisor, api, args, server))
         _log_serving(args, data_dir, supervisor)
         print(f"kubeplane is ready: export KUBECONFIG={kubeconfig}", flush=True)

@@ -67,6 +67,9 @@ class KubeletOptions:
     status_workers: int = 8              # concurrent status writes
     heartbeat_concurrency: int = 32      # concurrent Lease / node status writes
     heartbeat_period: float = RENEW_INTERVAL   # lease renewal and node status check, seconds
+    cluster_dns: tuple[str, ...] = ("10.96.0.10",)   # --cluster-dns: `up`'s kube-dns (network/dns.py)
+    cluster_domain: str = "cluster.local"            # --cluster-domain (kubeadm's)
+    resolv_conf: str = "/etc/resolv.conf"   # --resolv-conf
 
 
 @dataclass
@@ -124,6 +127,12 @@ class Kubelet:
             runtime.lookup = self._lookup                  # type: ignore[attr-defined]
             if hasattr(runtime, "node_lookup"):
                 runtime.node_lookup = self._lookup_for
+        if hasattr(runtime, "dns_configurer"):         # the pods' resolv.conf
+            from .network.dns import Configurer, PodEventRecorder
+            runtime.dns_configurer = Configurer(PodEventRecorder(self._recorder_for), None, [],
+                                                list(options.cluster_dns), options.cluster_domain, options.resolv_conf)
+            if options.resolv_conf:                    # upstream: at the start of syncLoop
+                runtime.dns_configurer.check_limits_for_resolv_conf()
 
     # --- lifecycle ---------------------------------------------------------------------------
 

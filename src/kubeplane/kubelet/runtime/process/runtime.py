@@ -12,6 +12,10 @@ What a container is here:
 - cwd: workingDir (created if missing, as runc does), else <root_dir>/pods/<uid>/work.
 - network: the host's. Every process pod's podIP and hostIP is 127.0.0.1, so ports are
   real ports on 127.0.0.1 and two pods cannot listen on the same one.
+- DNS: the sandbox writes the pod's resolv.conf as the kubelet's DNS configurer composes it
+  (dnsPolicy, dnsConfig, --cluster-dns/--cluster-domain; kubelet/network/dns.py) to
+  <root_dir>/pods/<uid>/resolv.conf (resolv_conf_path); a pod's mount namespace binds it at
+  /etc/resolv.conf (until then the processes use the host's).
 - each process leads its own session and process group; stopping sends SIGTERM to the group,
   then SIGKILL once the grace period has passed (on the injected clock). When the main
   process exits, whatever is left of its group is killed, as a container's PID namespace is.
@@ -157,6 +161,7 @@ class ProcessRuntime:
         # node name -> the look-up for its pods (the kubelet's: reads as that node), before `lookup`
         self.node_lookup: Callable[[str], Lookup] | None = None
         self.events = events
+        self.dns_configurer: Any = None      # the kubelet's (kubelet/network/dns.py Configurer)
         self.shutdown_grace = shutdown_grace
         self._handler: EventHandler = lambda uid: None
         self._nodes: dict[str, str] = {}
@@ -185,6 +190,7 @@ class ProcessRuntime:
         if not p.sandbox:
             p.sandbox = _new_id()
             p.sandbox_ready = True           # nothing to set up: the host network is the pod's
+            self._write_resolv_conf(p)
             self._save_pod(p)
             self._notify(p.uid)
         return p.sandbox
@@ -526,6 +532,24 @@ class ProcessRuntime:
             p = self._pods[uid] = _Pod(uid, pod, self.root / "pods" / uid)
         p.pod = pod
         return p
+
+    def resolv_conf_path(self, pod_uid: str) -> pathlib.Path:
+        """Where the pod's resolv.conf is (written when its sandbox starts)."""
+        return self.root / "pods" / pod_uid / "resolv.conf"
+
+    def _write_resolv_conf(self, p: _Pod) -> None:
+        if self.dns_configurer is None:
+            return
+        try:
+            text = self.dns_configurer.pod_resolv_conf(p.pod)
+        except (OSError, ValueError) as err:     # the host's resolv.conf: unreadable or invalid
+            log.warning("pod %s/%s: no resolv.conf: %s", p.pod.metadata.namespace, p.pod.metadata.name, err)
+            return
+        p.dir.mkdir(parents=True, exist_ok=True)
+        path = self.resolv_conf_path(p.uid)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
 
     def _save_pod(self, p: _Pod) -> None:
         m = p.pod.metadata

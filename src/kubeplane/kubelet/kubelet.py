@@ -124,6 +124,9 @@ class Kubelet:
             runtime.lookup = self._lookup                  # type: ignore[attr-defined]
             if hasattr(runtime, "node_lookup"):
                 runtime.node_lookup = self._lookup_for
+        if getattr(runtime, "volume_source", False) is None:     # the process runtime's volumes
+            from .volumemanager.source import APIVolumeSource
+            runtime.volume_source = APIVolumeSource(self.clientset_for, clock)   # type: ignore[attr-defined]
 
     # --- lifecycle ---------------------------------------------------------------------------
 

@@ -72,6 +72,7 @@ from .. import (
     check_log_target,
 )
 from . import records, shim
+from .volumes import PodVolumes, has_volumes
 from .env import POD_IP, ConfigError, Lookup, command_argv, host_env, make_environment
 from .logs import POLL_INTERVAL, ContainerLog, stream_log
 from .probes import run_probe
@@ -113,6 +114,7 @@ class _Container:
     message: str = ""
     env: dict[str, str] = field(default_factory=dict)
     cwd: str = ""
+    hooks: list[dict[str, Any]] = field(default_factory=list)    # the shim's steps before exec (mounts)
     log: ContainerLog | None = None
     record: pathlib.Path | None = None       # its record on disk (None: nothing recorded)
     shim_pid: int | None = None
@@ -165,6 +167,8 @@ class ProcessRuntime:
         self._tasks: set[asyncio.Task[None]] = set()
         self._seq = 0
         self._adopted = False
+        self.volume_source: Any = None       # the kubelet's APIVolumeSource (reads, tokens, watches)
+        self.pod_volumes = PodVolumes(self)
 
     @property
     def root(self) -> pathlib.Path:
@@ -184,10 +188,21 @@ class ProcessRuntime:
         p = self._pod(pod)
         if not p.sandbox:
             p.sandbox = _new_id()
+            if has_volumes(pod):             # ready once its volumes are (FailedMount until then)
+                self._save_pod(p)
+                self._spawn(self.pod_volumes.set_up(p))
+                return p.sandbox
             p.sandbox_ready = True           # nothing to set up: the host network is the pod's
             self._save_pod(p)
             self._notify(p.uid)
         return p.sandbox
+
+    def sandbox_volumes_ready(self, p: _Pod) -> None:
+        """The pod's volumes are set up: its sandbox is ready (PodVolumes.set_up calls this)."""
+        if self._pods.get(p.uid) is p and p.sandbox and not p.sandbox_ready:
+            p.sandbox_ready = True
+            self._save_pod(p)
+            self._notify(p.uid)
 
     def start_container(self, pod: core_v1.Pod, container: core_v1.Container, *, init: bool,
                         attempt: int) -> str:
@@ -240,6 +255,7 @@ class ProcessRuntime:
             if c.state == RUNNING:
                 records.signal_group(c.pid, c.pid_start, signal.SIGKILL)
             self._forget(c, keep_files=True)
+        self.pod_volumes.tear_down(pod_uid)
         shutil.rmtree(p.dir, ignore_errors=True)
 
     def pod_status(self, pod_uid: str) -> PodStatus | None:
@@ -257,7 +273,18 @@ class ProcessRuntime:
         p = self._pods.get(pod.metadata.uid or "")
         if p is not None:
             p.pod = pod
+            if p.sandbox and has_volumes(pod):
+                self._spawn(self.pod_volumes.set_up(p))     # watches and token renewals again
         return p is not None
+
+    def exec_preexec(self, container_id: str) -> Callable[[], None] | None:
+        """For exec: a preexec_fn that puts the command into the running container's mounts
+        (its mount namespace and root, as `nsenter -m -r`), or None when the container has no
+        mounts of its own (it sees the host's filesystem)."""
+        c = self._by_id.get(_oid(container_id))
+        if c is None or c.state != RUNNING or c.pid is None:
+            return None
+        return self.pod_volumes.exec_preexec(c.pid, c.cwd)
 
     def container_pids(self, pod_uid: str) -> dict[str, int]:
         """Each running container's main process (its process group), by container name: what
@@ -396,11 +423,13 @@ class ProcessRuntime:
             if c.state == RUNNING:
                 records.signal_group(c.pid, c.pid_start, signal.SIGKILL)
         self._detach()
+        self.pod_volumes.close(unmount=self._own_root)
         if self._own_root and self._root is not None:
             shutil.rmtree(self._root, ignore_errors=True)
 
     def _detach(self) -> None:
         """Stop watching: cancel every task; the processes are left as they are."""
+        self.pod_volumes.close(unmount=False)
         for t in list(self._tasks):
             if not t.done() and t is not asyncio.current_task():
                 t.cancel()
@@ -414,6 +443,7 @@ class ProcessRuntime:
             if self.node_lookup is not None:
                 lookup = self.node_lookup((p.pod.spec.node_name if p.pod.spec else "") or "")
             c.env = await make_environment(p.pod, c.spec, lookup=lookup, base=host_env(p.pod))
+            c.hooks = self.pod_volumes.launch_hooks(p, c)
             c.cwd = self._workdir(p, c)
         except ConfigError as err:
             self._set(c, state=WAITING, reason="CreateContainerConfigError", message=str(err))
@@ -462,7 +492,7 @@ class ProcessRuntime:
             os.close(errors_to)
         stdin: Any = transport.get_pipe_transport(0)     # uvloop's is no asyncio.WriteTransport
         try:
-            spec = {"argv": argv, "env": c.env, "cwd": c.cwd, "log": str(c.log.path)}
+            spec = {"argv": argv, "env": c.env, "cwd": c.cwd, "log": str(c.log.path), "hooks": c.hooks}
             stdin.write(json.dumps(spec).encode() + b"\n")
             hello = json.loads(await proto.lines.get())
             c.shim_pid, c.shim_start = hello["shim"], hello["start"]
@@ -541,7 +571,8 @@ class ProcessRuntime:
 
     def _workdir(self, p: _Pod, c: _Container) -> str:
         wd = pathlib.Path(c.spec.working_dir) if c.spec.working_dir else p.dir / "work"
-        wd.mkdir(parents=True, exist_ok=True)
+        if not self.pod_volumes.in_mount(c.hooks, str(wd)):   # else it is in the container's volume
+            wd.mkdir(parents=True, exist_ok=True)
         return str(wd)
 
     def _prune(self, p: _Pod, name: str) -> None:

@@ -202,3 +202,23 @@ async def test_config_map_updates_reach_the_mounted_files_but_not_subpaths(kenv:
 
 async def _has(text: Any, needle: str) -> bool:
     return needle in await text
+
+
+@needs_mounts
+async def test_a_restarted_runtime_unmounts_the_volumes_of_pods_gone_meanwhile(tmp_path: pathlib.Path) -> None:
+    """kill -9 of the kubelet: nothing is unmounted; the next runtime on the root finds the pod
+    (list_pods), and its removal (the pod was deleted meanwhile) unmounts its tmpfs volumes."""
+    first = ProcessRuntime(root_dir=tmp_path)
+    pod = make_pod([{"name": "c", "image": "python:3", "command": [PY, "-c", "pass"]}],
+                   volumes=[{"name": "s", "secret": {"secretName": "x", "optional": True}}])
+    first.run_pod_sandbox(pod)
+    await eventually(lambda: first.pod_status("uid-1").sandbox.state == "Ready", what="set up")
+    assert len(mounts_under(tmp_path)) == 1              # a secret volume is a tmpfs
+    first._detach()                                      # as after a kill -9: nothing torn down
+    second = ProcessRuntime(root_dir=tmp_path)
+    try:
+        assert second.list_pods() == ["uid-1"]
+        second.remove_pod("uid-1")
+        assert mounts_under(tmp_path) == [] and not (tmp_path / "pods/uid-1").exists()
+    finally:
+        second.close()

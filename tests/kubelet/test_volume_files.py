@@ -269,3 +269,69 @@ def test_subpath_source_resolves_inside_the_volume_only(tmp_path: pathlib.Path) 
         subpath_source(str(vol), "escape", "v", "c")
     with pytest.raises(SubPathError, match="failed to prepare subPath"):
         subpath_source(str(vol), "../x", "v", "c")
+
+
+# --- the manager: token renewal on the fake clock, claims, clean-up from the mount table ----
+
+class _ClaimSource(FakeSource):
+    async def claim_path(self, ns: str, claim: str) -> str:
+        return {"data": "/var/local-path-provisioner/pvc-1_ns_data"}.get(claim) or f"/nowhere/{claim}"
+
+
+def _manager(tmp_path: pathlib.Path, source: FakeSource, clock: Any) -> Any:
+    from kubeplane.kubelet.volumemanager.manager import VolumeManager
+    events: list[tuple[str, str, str]] = []
+    vm = VolumeManager(tmp_path, source_for=lambda node: source, clock=clock, can_mount=False,
+                       events=lambda pod, t, reason, msg: events.append((t, reason, msg)))
+    vm.recorded = events                      # type: ignore[attr-defined]
+    return vm
+
+
+def test_projected_token_is_renewed_at_80_percent_of_its_lifetime(tmp_path: pathlib.Path) -> None:
+    from kubeplane.utils.clock import FakeClock
+    clock, source = FakeClock(start=1000.0), FakeSource()
+    pod = from_dict({**_pod_dict(), "spec": {**_pod_dict()["spec"], "volumes": [{"name": "api", "projected": {
+        "sources": [{"serviceAccountToken": {"path": "token", "expirationSeconds": 1000}}]}}]}}, core_v1.Pod)
+
+    async def go() -> None:
+        vm = _manager(tmp_path, source, clock)
+        await vm.setup(pod)
+        f = tmp_path / "pods/u1/volumes/kubernetes.io~projected/api/token"
+        assert f.read_text() == "tok-1-"
+        await asyncio.sleep(0)
+        clock.step(799)                       # minted at 1000 for 1000 s: renewed from 1800 on
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert f.read_text() == "tok-1-"
+        clock.step(1)
+        for _ in range(20):
+            await asyncio.sleep(0)
+            if f.read_text() != "tok-1-":
+                break
+        assert f.read_text() == "tok-2-"
+        vm.teardown("u1")
+    run(go())
+
+
+def _pod_dict() -> dict[str, Any]:
+    return {"metadata": {"name": "p", "namespace": "ns", "uid": "u1"},
+            "spec": {"nodeName": "n", "containers": [{"name": "c"}]}}
+
+
+def test_claims_from_the_local_path_provisioner_live_under_the_kubelet_root(tmp_path: pathlib.Path) -> None:
+    from kubeplane.kubelet.volumemanager.manager import MountError
+    from kubeplane.utils.clock import FakeClock
+    pod = from_dict({**_pod_dict(), "spec": {**_pod_dict()["spec"], "volumes": [
+        {"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]}}, core_v1.Pod)
+    vm = _manager(tmp_path, _ClaimSource(), FakeClock())
+    run(vm.setup(pod))
+    assert (tmp_path / "local-path-provisioner/pvc-1_ns_data").is_dir()
+    assert vm.container_mounts(pod, core_v1.Container(name="c", volume_mounts=[
+        core_v1.VolumeMount(name="d", mount_path="/data")]), {})[0]["source"] == str(
+        tmp_path / "local-path-provisioner/pvc-1_ns_data")
+    bad = from_dict({**_pod_dict(), "spec": {**_pod_dict()["spec"], "volumes": [
+        {"name": "h", "hostPath": {"path": str(tmp_path / "nofile"), "type": "File"}}]}}, core_v1.Pod)
+    with pytest.raises(MountError) as err:
+        run(vm.setup(bad))
+    assert str(err.value) == (f'MountVolume.SetUp failed for volume "h" : hostPath type check failed: '
+                              f'{tmp_path / "nofile"} is not a file')

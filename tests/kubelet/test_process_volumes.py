@@ -222,3 +222,21 @@ async def test_a_restarted_runtime_unmounts_the_volumes_of_pods_gone_meanwhile(t
         assert mounts_under(tmp_path) == [] and not (tmp_path / "pods/uid-1").exists()
     finally:
         second.close()
+
+
+async def test_downward_api_files_follow_label_changes(kenv: Any) -> None:
+    cs, kl = kenv
+    pods = cs.core_v1().pods("default")
+    await pods.create({"metadata": {"name": "d", "labels": {"tier": "one"}}, "spec": {
+        "nodeName": "node-0", "terminationGracePeriodSeconds": 1,
+        "containers": [{"name": "c", "image": "python:3", "command": [PY, "-c", "import time; time.sleep(60)"]}],
+        "volumes": [{"name": "info", "downwardAPI": {"items": [
+            {"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}}]}})
+    uid = (await pods.get("d")).metadata.uid
+    f = pathlib.Path(kl.runtime.root) / "pods" / uid / "volumes/kubernetes.io~downward-api/info/labels"
+    await eventually(lambda: f.exists() and f.read_text() == 'tier="one"', timeout=10, what="first labels")
+    p = await pods.get("d")
+    p.metadata.labels = {"tier": "two"}
+    await pods.update(p)
+    await eventually(lambda: f.read_text() == 'tier="two"', timeout=10, what="the new labels")
+    await pods.delete("d")

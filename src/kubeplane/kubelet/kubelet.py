@@ -124,7 +124,10 @@ class Kubelet:
             runtime.lookup = self._lookup                  # type: ignore[attr-defined]
             if hasattr(runtime, "node_lookup"):
                 runtime.node_lookup = self._lookup_for
-        if getattr(runtime, "volume_source", False) is None:     # the process runtime's volumes
+        # The process runtime's volumes: what they are read from, and pod metadata changes for
+        # its downwardAPI files (None for the sim runtime: nothing per update).
+        self._pod_metadata_changed: Callable[[Any], None] | None = getattr(runtime, "pod_metadata_changed", None)
+        if getattr(runtime, "volume_source", False) is None:
             from .volumemanager.source import APIVolumeSource
             runtime.volume_source = APIVolumeSource(self.clientset_for, clock)   # type: ignore[attr-defined]
 
@@ -335,6 +338,9 @@ class Kubelet:
         if old.metadata.resource_version == new.metadata.resource_version:
             return
         uid = new.metadata.uid
+        if self._pod_metadata_changed is not None and (old.metadata.labels != new.metadata.labels
+                                                       or old.metadata.annotations != new.metadata.annotations):
+            self._pod_metadata_changed(new)
         if uid in self.startup.pods:
             self.startup.observed_pod_on_watch(new)
         reported = self.status_manager.get_pod_status(uid) if uid in self.pods else None

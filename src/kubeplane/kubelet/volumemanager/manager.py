@@ -24,7 +24,8 @@ per object for all the pods using it); a change rewrites the volumes of those po
 container reading `key` sees the new value within a watch event's delay (the kubelet: its sync
 period plus the cache's TTL). A subPath mount is a bind mount of the file as it was when the
 container started, so it does not change (as upstream). A projected service account token is
-renewed at 80 % of its lifetime (projection.requires_refresh).
+renewed at 80 % of its lifetime (projection.requires_refresh). A change of the pod's labels or
+annotations rewrites its downwardAPI files (pod_changed, from the kubelet's pod watch).
 
 Upstream: pkg/kubelet/volumemanager (WaitForAttachAndMount, the reconciler's
 MountVolume/UnmountVolume), the emptydir, hostpath, configmap, secret, downwardapi and projected
@@ -85,6 +86,7 @@ class _PodVolumes:
     watches: list[Any] = field(default_factory=list)
     timer: asyncio.Task[None] | None = None
     refreshing: asyncio.Task[None] | None = None
+    again: bool = False                                         # changed while refreshing
 
 
 class VolumeManager:
@@ -210,12 +212,33 @@ class VolumeManager:
             pv.timer = None
             self._changed(uid)
 
-    def _changed(self, uid: str) -> None:
-        """Something a pod's volumes project changed: rewrite them (once at a time)."""
-        pv = self._pods.get(uid)
-        if pv is None or (pv.refreshing is not None and not pv.refreshing.done()):
+    def pod_changed(self, pod: core_v1.Pod) -> None:
+        """The pod's metadata changed: rewrite its volumes if any projects the downward API."""
+        pv = self._pods.get(pod.metadata.uid or "")
+        if pv is None:
             return
-        pv.refreshing = asyncio.ensure_future(self.refresh(uid))
+        pv.pod = pod
+        if any(v.downward_api is not None or (v.projected is not None and any(
+                s.downward_api is not None for s in v.projected.sources or ())) for v in pod.spec.volumes or ()):
+            self._changed(pod.metadata.uid or "")
+
+    def _changed(self, uid: str) -> None:
+        """Something a pod's volumes project changed: rewrite them, one rewrite at a time (a
+        change during one makes another follow it)."""
+        pv = self._pods.get(uid)
+        if pv is None:
+            return
+        if pv.refreshing is not None and not pv.refreshing.done():
+            pv.again = True
+            return
+        pv.refreshing = asyncio.ensure_future(self._refresh_until_current(uid))
+
+    async def _refresh_until_current(self, uid: str) -> None:
+        while (pv := self._pods.get(uid)) is not None:
+            pv.again = False
+            await self.refresh(uid)
+            if not pv.again:
+                return
 
     async def refresh(self, uid: str) -> None:
         """Rewrite the pod's configMap, secret, downwardAPI and projected volumes (FailedMount

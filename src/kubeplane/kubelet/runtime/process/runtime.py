@@ -277,6 +277,14 @@ class ProcessRuntime:
                 self._spawn(self.pod_volumes.set_up(p))     # watches and token renewals again
         return p is not None
 
+    def pod_metadata_changed(self, pod: core_v1.Pod) -> None:
+        """The pod's labels or annotations changed (the kubelet's watch): its downwardAPI
+        files follow. Upstream: the volume manager's remount of downwardAPI volumes."""
+        p = self._pods.get(pod.metadata.uid or "")
+        if p is not None and p.sandbox_ready:
+            p.pod = pod
+            self.pod_volumes.pod_metadata_changed(pod)
+
     def exec_preexec(self, container_id: str) -> Callable[[], None] | None:
         """For exec: a preexec_fn that puts the command into the running container's mounts
         (its mount namespace and root, as `nsenter -m -r`), or None when the container has no

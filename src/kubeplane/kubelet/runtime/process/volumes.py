@@ -80,6 +80,10 @@ class PodVolumes:
             self.rt.sandbox_volumes_ready(p)
             return
 
+    def pod_metadata_changed(self, pod: core_v1.Pod) -> None:
+        if self._manager is not None:
+            self._manager.pod_changed(pod)
+
     def launch_hooks(self, p: _Pod, c: _Container) -> list[dict[str, Any]]:
         """The shim's steps that put the container into its mounts (none without volumeMounts)."""
         if not c.spec.volume_mounts:

@@ -20,9 +20,11 @@ What enter does, in the child:
 4. chroot to the mirror and chdir to the working directory.
 
 Why ctypes rather than util-linux (`unshare --mount` + `mount --bind` in a shell): the same
-syscalls, without one exec of unshare, one of sh and one of mount per volume (~2 ms each) on
-every container start, and with errors as errno values rather than a shell's stderr to parse;
-util-linux's advantage (no code of ours) is small since the steps are a dozen syscalls.
+syscalls, without one exec of unshare, one of sh and one of mount per volume on every container
+start, and with errors as errno values rather than a shell's stderr to parse; util-linux's
+advantage (no code of ours) is small since the steps are a few dozen syscalls. Measured
+(benchmarks/mountns_start.py, 4 volumes, median of 20 starts of `true`): no mounts 2.6 ms,
+ctypes 5.9 ms (with the mirrored root), util-linux 27.6 ms (without one).
 
 Upstream: what runc does with the OCI spec's mounts for a container (libcontainer
 rootfs_linux.go: prepareRoot, mountToRootfs, createIfNotExists, remount read-only) over a

@@ -7,6 +7,7 @@ import asyncio
 import base64
 import os
 import pathlib
+import shutil
 from typing import Any
 
 import pytest
@@ -335,3 +336,39 @@ def test_claims_from_the_local_path_provisioner_live_under_the_kubelet_root(tmp_
         run(vm.setup(bad))
     assert str(err.value) == (f'MountVolume.SetUp failed for volume "h" : hostPath type check failed: '
                               f'{tmp_path / "nofile"} is not a file')
+
+
+def test_api_errors_are_failed_mounts_and_a_teardown_during_set_up_writes_nothing(tmp_path: pathlib.Path) -> None:
+    from kubeplane.api import errors
+    from kubeplane.kubelet.volumemanager.manager import MountError
+    from kubeplane.utils.clock import FakeClock
+
+    class Slow(FakeSource):
+        def __init__(self) -> None:
+            super().__init__()
+            self.gate = asyncio.Event()
+
+        async def configmap(self, ns: str, name: str) -> core_v1.ConfigMap | None:
+            if name == "forbidden":
+                raise errors.Forbidden('configmaps "forbidden" is forbidden: no relationship found')
+            await self.gate.wait()
+            return await super().configmap(ns, name)
+
+    def pod_with(cm: str) -> core_v1.Pod:
+        return from_dict({**_pod_dict(), "spec": {**_pod_dict()["spec"], "volumes": [
+            {"name": "v", "configMap": {"name": cm}}]}}, core_v1.Pod)
+
+    async def go() -> None:
+        source = Slow()
+        vm = _manager(tmp_path, source, FakeClock())
+        with pytest.raises(MountError, match='volume "v" : configmaps "forbidden" is forbidden'):
+            await vm.setup(pod_with("forbidden"))
+        vm.teardown("u1")
+        task = asyncio.ensure_future(vm.setup(pod_with("cfg")))
+        await asyncio.sleep(0)
+        vm.teardown("u1")                          # the pod goes while its ConfigMap is read
+        shutil.rmtree(tmp_path / "pods", ignore_errors=True)     # (as the runtime's remove_pod)
+        source.gate.set()
+        await task
+        assert not (tmp_path / "pods").exists()       # nothing re-created after the teardown
+    run(go())

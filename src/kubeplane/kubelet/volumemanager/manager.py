@@ -73,6 +73,10 @@ class MountError(Exception):
         self.volume = volume
 
 
+class _Gone(Exception):
+    """The pod was torn down while one of its volumes was being set up."""
+
+
 class SubPathError(Exception):
     """A volumeMount's subPath cannot be prepared (CreateContainerConfigError)."""
 
@@ -129,12 +133,17 @@ class VolumeManager:
             pv = self._pods[uid] = _PodVolumes(pod, (pod.spec.node_name if pod.spec else "") or "")
         pv.pod = pod
         for v in (pod.spec.volumes if pod.spec else None) or ():
+            if self._pods.get(uid) is not pv:
+                return                           # torn down meanwhile: write nothing more
             try:
                 pv.dirs[v.name or ""] = await self._setup_volume(pv, v)
-            except (VolumeError, LookupError, OSError) as err:
+            except _Gone:
+                return
+            except Exception as err:             # API errors (forbidden, ...) too: upstream's text
                 raise MountError(v.name or "", str(err)) from None
-        _write_json(self.pod_dir(uid) / "volumes.json", pv.dirs)
-        self._arm(pv)
+        if self._pods.get(uid) is pv:
+            _write_json(self.pod_dir(uid) / "volumes.json", pv.dirs)
+            self._arm(pv)
 
     async def _setup_volume(self, pv: _PodVolumes, v: core_v1.Volume) -> str:
         uid = pv.pod.metadata.uid or ""
@@ -164,6 +173,8 @@ class VolumeManager:
             self._tmpfs(d, None)                 # secrets never touch a disk (upstream: a Memory emptyDir)
         tokens = pv.tokens.setdefault(v.name or "", {})
         payload = await collect(pv.pod, v, self.source_for(pv.node), tokens)
+        if self._pods.get(uid) is not pv:
+            raise _Gone
         AtomicWriter(d, f"{uid}/{v.name}").write(payload)
         return str(d)
 
@@ -173,6 +184,8 @@ class VolumeManager:
         if claim_path is None:
             raise LookupError(f"error processing PVC {pv.pod.metadata.namespace}/{claim}: no API access")
         path: str = await claim_path(pv.pod.metadata.namespace or "", claim)
+        if self._pods.get(pv.pod.metadata.uid or "") is not pv:
+            raise _Gone
         if path == LOCAL_PATH_BASE or path.startswith(LOCAL_PATH_BASE + "/"):
             path = str(self.root / "local-path-provisioner") + path[len(LOCAL_PATH_BASE):]
         return path
@@ -254,10 +267,8 @@ class VolumeManager:
                 payload = await collect(pv.pod, v, self.source_for(pv.node), tokens)
                 if uid in self._pods:
                     AtomicWriter(pv.dirs[v.name or ""], f"{uid}/{v.name}").write(payload)
-            except (VolumeError, OSError) as err:
+            except Exception as err:
                 self._event(pv.pod, "Warning", "FailedMount", str(MountError(v.name or "", str(err))))
-            except Exception:
-                log.exception("Refreshing a volume failed", extra={"podUID": uid, "volume": v.name})
         if uid in self._pods:
             self._arm(pv)
 

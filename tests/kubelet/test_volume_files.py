@@ -299,6 +299,8 @@ def test_projected_token_is_renewed_at_80_percent_of_its_lifetime(tmp_path: path
         await vm.setup(pod)
         f = tmp_path / "pods/u1/volumes/kubernetes.io~projected/api/token"
         assert f.read_text() == "tok-1-"
+        await vm.refresh("u1")                # e.g. a ConfigMap of the volume changed: the token is kept
+        assert f.read_text() == "tok-1-" and source.tokens == 1
         await asyncio.sleep(0)
         clock.step(799)                       # minted at 1000 for 1000 s: renewed from 1800 on
         for _ in range(5):

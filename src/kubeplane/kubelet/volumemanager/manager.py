@@ -172,7 +172,7 @@ class VolumeManager:
         if v.secret is not None:
             self._tmpfs(d, None)                 # secrets never touch a disk (upstream: a Memory emptyDir)
         tokens = pv.tokens.setdefault(v.name or "", {})
-        payload = await collect(pv.pod, v, self.source_for(pv.node), tokens)
+        payload = await collect(pv.pod, v, self.source_for(pv.node), tokens, self.clock.now())
         if self._pods.get(uid) is not pv:
             raise _Gone
         AtomicWriter(d, f"{uid}/{v.name}").write(payload)
@@ -264,7 +264,7 @@ class VolumeManager:
                 continue
             try:
                 tokens = pv.tokens.setdefault(v.name or "", {})
-                payload = await collect(pv.pod, v, self.source_for(pv.node), tokens)
+                payload = await collect(pv.pod, v, self.source_for(pv.node), tokens, self.clock.now())
                 if uid in self._pods:
                     AtomicWriter(pv.dirs[v.name or ""], f"{uid}/{v.name}").write(payload)
             except Exception as err:

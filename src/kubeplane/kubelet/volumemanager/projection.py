@@ -183,11 +183,12 @@ def downward_api_payload(pod: core_v1.Pod, items: list[core_v1.DownwardAPIVolume
 
 
 async def collect(pod: core_v1.Pod, volume: core_v1.Volume, source: VolumeSource,
-                  tokens: dict[str, Token] | None = None) -> dict[str, FileProjection]:
+                  tokens: dict[str, Token] | None = None, now: float | None = None) -> dict[str, FileProjection]:
     """The payload of one configMap, secret, downwardAPI or projected volume of pod.
 
-    tokens: the projected tokens of this volume by path, filled in here (the caller refreshes
-    the volume before they expire).
+    tokens: the projected tokens of this volume by path, filled in here; one not yet due for
+    renewal at `now` is used again (the kubelet's token manager caches them: a ConfigMap update
+    rewriting the volume asks for no new token). The caller rewrites the volume when one is due.
     """
     ns = pod.metadata.namespace or "default"
     if (cm := volume.config_map) is not None:
@@ -207,19 +208,19 @@ async def collect(pod: core_v1.Pod, volume: core_v1.Volume, source: VolumeSource
     if (dv := volume.downward_api) is not None:
         return downward_api_payload(pod, dv.items, _mode(dv.default_mode))
     if (pv := volume.projected) is not None:
-        return await projected_payload(pod, pv, source, tokens if tokens is not None else {})
+        return await projected_payload(pod, pv, source, tokens if tokens is not None else {}, now)
     raise VolumeError(f"volume {volume.name} has no projected content")
 
 
 async def projected_payload(pod: core_v1.Pod, pv: core_v1.ProjectedVolumeSource, source: VolumeSource,
-                            tokens: dict[str, Token]) -> dict[str, FileProjection]:
+                            tokens: dict[str, Token], now: float | None = None) -> dict[str, FileProjection]:
     """Every source's files in one payload (later sources win a path). Upstream: collectData"""
     ns, mode = pod.metadata.namespace or "default", _mode(pv.default_mode)
     payload: dict[str, FileProjection] = {}
     errs: list[str] = []
     for src in pv.sources or ():
         try:
-            payload.update(await _projection(pod, ns, src, mode, source, tokens))
+            payload.update(await _projection(pod, ns, src, mode, source, tokens, now))
         except VolumeError as err:
             errs.append(str(err))
     if errs:
@@ -228,7 +229,7 @@ async def projected_payload(pod: core_v1.Pod, pv: core_v1.ProjectedVolumeSource,
 
 
 async def _projection(pod: core_v1.Pod, ns: str, src: core_v1.VolumeProjection, mode: int, source: VolumeSource,
-                      tokens: dict[str, Token]) -> dict[str, FileProjection]:
+                      tokens: dict[str, Token], now: float | None) -> dict[str, FileProjection]:
     if (cm := src.config_map) is not None:
         obj = await source.configmap(ns, cm.name or "")
         if obj is None:
@@ -247,8 +248,10 @@ async def _projection(pod: core_v1.Pod, ns: str, src: core_v1.VolumeProjection, 
         return downward_api_payload(pod, dp.items, mode)
     if (tp := src.service_account_token) is not None:
         path = tp.path or ""
-        tok = await source.token(pod, tp.audience or "", tp.expiration_seconds or DEFAULT_TOKEN_EXPIRATION_SECONDS)
-        tokens[path] = tok
+        tok = tokens.get(path)
+        if tok is None or now is None or requires_refresh(tok, now):
+            tok = await source.token(pod, tp.audience or "", tp.expiration_seconds or DEFAULT_TOKEN_EXPIRATION_SECONDS)
+            tokens[path] = tok
         return {path: FileProjection(tok.token.encode(), mode)}
     return {}                              # clusterTrustBundle, podCertificate: not served here
 

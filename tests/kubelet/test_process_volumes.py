@@ -240,3 +240,18 @@ async def test_downward_api_files_follow_label_changes(kenv: Any) -> None:
     await pods.update(p)
     await eventually(lambda: f.read_text() == 'tier="two"', timeout=10, what="the new labels")
     await pods.delete("d")
+
+
+async def test_without_mount_namespaces_volumes_are_symlinks_under_kubeplane_root(rt: ProcessRuntime) -> None:
+    """The documented equivalent where mount namespaces cannot be made (forced off here)."""
+    rt.pod_volumes.manager._can_mount = False
+    rt.data[("ConfigMap", "default", "cfg")] = {"k": "v1"}                   # type: ignore[attr-defined]
+    code = "import os; print(open(os.environ['KUBEPLANE_ROOT'] + '/etc/cfg/k').read())"
+    pod = make_pod([{"name": "c", "image": "python:3", "command": [PY, "-c", code],
+                     "volumeMounts": [{"name": "v", "mountPath": "/etc/cfg"}]}],
+                   volumes=[{"name": "v", "configMap": {"name": "cfg"}}])
+    rt.run_pod_sandbox(pod)
+    await eventually(lambda: rt.pod_status("uid-1").sandbox.state == "Ready", what="set up")
+    rt.start_container(pod, pod.spec.containers[0], init=False, attempt=0)
+    await eventually(lambda: (s := _status(rt, "c")) is not None and s.state == EXITED, what="exit")
+    assert (await _logs(rt, "c")).strip() == "v1"

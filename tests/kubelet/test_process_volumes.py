@@ -255,3 +255,30 @@ async def test_without_mount_namespaces_volumes_are_symlinks_under_kubeplane_roo
     rt.start_container(pod, pod.spec.containers[0], init=False, attempt=0)
     await eventually(lambda: (s := _status(rt, "c")) is not None and s.state == EXITED, what="exit")
     assert (await _logs(rt, "c")).strip() == "v1"
+
+
+async def test_object_watches_fire_on_changes_and_on_a_change_missed_between_read_and_watch() -> None:
+    from kubeplane.kubelet.volumemanager.source import APIVolumeSource
+    cs = await FakeClientset.new(clock=REAL_CLOCK)
+    cms = cs.core_v1().configmaps("default")
+    await cms.create({"metadata": {"name": "a"}, "data": {"k": "1"}})
+    await cms.create({"metadata": {"name": "b"}, "data": {"k": "1"}})
+    src = APIVolumeSource(lambda node: cs, REAL_CLOCK)
+    node = src.for_node("n")
+    assert (await node.configmap("default", "a")).data == {"k": "1"}
+    assert (await node.configmap("default", "b")).data == {"k": "1"}
+    assert await node.configmap("default", "absent") is None
+    cm = await cms.get("b")
+    cm.data = {"k": "2"}
+    await cms.update(cm)                         # b changes after its read, before its watch
+    fired: list[str] = []
+    handles = [src.watch("n", "ConfigMap", "default", n, lambda n=n: fired.append(n)) for n in ("a", "b", "absent")]
+    await eventually(lambda: fired == ["b"], what="the missed change of b")
+    cm = await cms.get("a")
+    cm.data = {"k": "2"}
+    await cms.update(cm)
+    await cms.create({"metadata": {"name": "absent"}, "data": {}})
+    await eventually(lambda: sorted(fired) == ["a", "absent", "b"], what="a's update and absent's creation")
+    for h in handles:
+        h.stop()
+    assert src._watches == {} and src.read_versions == {}

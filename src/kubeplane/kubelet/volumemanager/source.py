@@ -77,9 +77,12 @@ class APIVolumeSource:
         self.clientset_for = clientset_for
         self.clock = clock
         self._watches: dict[tuple[str, str, str, str], _ObjectWatch] = {}
+        # (kind, namespace, name) -> the resourceVersion a volume was last written from: a watch
+        # whose first list finds another one (changed between the read and the watch) fires.
+        self.read_versions: dict[tuple[str, str, str], str] = {}
 
     def for_node(self, node: str) -> NodeVolumeSource:
-        return NodeVolumeSource(self.clientset_for(node), self.clock)
+        return NodeVolumeSource(self.clientset_for(node), self.clock, self.read_versions)
 
     def watch(self, node: str, kind: str, namespace: str, name: str, on_change: Callable[[], None]) -> WatchHandle:
         """Call on_change whenever the object changes (not for what it was when first seen)."""
@@ -90,7 +93,7 @@ class APIVolumeSource:
             informer = SharedIndexInformer(_NamedListerWatcher(rc, name), name=f"{PLURALS[kind]}/{namespace}/{name}",
                                            clock=self.clock)
             w = self._watches[key] = _ObjectWatch(informer)
-            informer.add_event_handler(_Changes(w))
+            informer.add_event_handler(_Changes(w, self.read_versions.get((kind, namespace, name))))
             w.task = asyncio.ensure_future(informer.run())
         w.callbacks.append(on_change)
         return WatchHandle(self, key, on_change)
@@ -103,6 +106,8 @@ class APIVolumeSource:
             w.callbacks.remove(cb)
         if not w.callbacks:
             del self._watches[key]
+            if not any(k[1:] == key[1:] for k in self._watches):
+                self.read_versions.pop(key[1:], None)
             if w.task is not None:
                 w.task.cancel()
 
@@ -117,11 +122,11 @@ class _Changes:
     """An object watch's event handler: every change but the first sight (the volume was set
     up from what the API had then) and resyncs."""
 
-    def __init__(self, w: _ObjectWatch) -> None:
-        self.w = w
+    def __init__(self, w: _ObjectWatch, read_version: str | None) -> None:
+        self.w, self.read_version = w, read_version
 
     def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
-        if not is_in_initial_list:
+        if not is_in_initial_list or obj.metadata.resource_version != self.read_version:
             self.fire()
 
     def on_update(self, old: Any, new: Any) -> None:
@@ -142,22 +147,27 @@ class _Changes:
 class NodeVolumeSource:
     """projection.VolumeSource (and claims) through one node's clientset."""
 
-    def __init__(self, clientset: Any, clock: Clock = REAL_CLOCK) -> None:
+    def __init__(self, clientset: Any, clock: Clock = REAL_CLOCK,
+                 read_versions: dict[tuple[str, str, str], str] | None = None) -> None:
         self.cs, self.clock = clientset, clock
+        self.read_versions = read_versions if read_versions is not None else {}
 
     async def configmap(self, namespace: str, name: str) -> core_v1.ConfigMap | None:
-        try:
-            cm: core_v1.ConfigMap = await self.cs.core_v1().configmaps(namespace).get(name)
-            return cm
-        except errors.NotFound:
-            return None
+        cm: core_v1.ConfigMap | None = await self._get("ConfigMap", namespace, name)
+        return cm
 
     async def secret(self, namespace: str, name: str) -> core_v1.Secret | None:
+        sec: core_v1.Secret | None = await self._get("Secret", namespace, name)
+        return sec
+
+    async def _get(self, kind: str, namespace: str, name: str) -> Any:
         try:
-            sec: core_v1.Secret = await self.cs.core_v1().secrets(namespace).get(name)
-            return sec
+            obj = await getattr(self.cs.core_v1(), PLURALS[kind])(namespace).get(name)
         except errors.NotFound:
+            self.read_versions[(kind, namespace, name)] = ""
             return None
+        self.read_versions[(kind, namespace, name)] = obj.metadata.resource_version or ""
+        return obj
 
     async def claim_path(self, namespace: str, claim: str) -> str:
         """The directory behind a bound claim's volume (hostPath or local). Raises

@@ -282,3 +282,26 @@ async def test_object_watches_fire_on_changes_and_on_a_change_missed_between_rea
     for h in handles:
         h.stop()
     assert src._watches == {} and src.read_versions == {}
+
+
+@needs_mounts
+async def test_exec_preexec_runs_a_command_inside_a_running_containers_mounts(rt: ProcessRuntime) -> None:
+    """What kubelet streaming (exec) uses: the command sees the container's mounts and cwd."""
+    import subprocess
+    rt.data[("ConfigMap", "default", "cfg")] = {"k": "inside"}               # type: ignore[attr-defined]
+    pod = make_pod([{"name": "c", "image": "python:3", "command": [PY, "-c", "import time; time.sleep(60)"],
+                     "workingDir": "/etc/cfg", "volumeMounts": [{"name": "v", "mountPath": "/etc/cfg"}]},
+                    {"name": "bare", "image": "python:3", "command": [PY, "-c", "import time; time.sleep(60)"]}],
+                   volumes=[{"name": "v", "configMap": {"name": "cfg"}}])
+    rt.run_pod_sandbox(pod)
+    await eventually(lambda: rt.pod_status("uid-1").sandbox.state == "Ready", what="set up")
+    cid = rt.start_container(pod, pod.spec.containers[0], init=False, attempt=0)
+    bare = rt.start_container(pod, pod.spec.containers[1], init=False, attempt=0)
+    await eventually(lambda: all((s := _status(rt, n)) is not None and s.state == "Running" for n in ("c", "bare")),
+                     what="running")
+    preexec = rt.exec_preexec(cid)
+    assert preexec is not None
+    out = await asyncio.to_thread(subprocess.run, ["sh", "-c", "pwd; cat k"], preexec_fn=preexec,
+                                  capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["/etc/cfg", "inside"]
+    assert rt.exec_preexec(bare) is None                 # no mounts of its own: the host's view

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import signal
 import sys
 from collections.abc import Iterator
@@ -126,3 +127,19 @@ def test_missing_config_map_is_failed_mount_until_created(vcluster: Cluster) -> 
     eventually(lambda: c.get_json("pod", "late-cfg")["status"].get("phase") == "Succeeded", "the pod to run",
                timeout=60)
     assert logs(c, "late-cfg", "c").strip() == "finally"
+
+
+def test_claim_from_the_local_path_provisioner_is_a_directory_under_the_kubelet_root(vcluster: Cluster) -> None:
+    c = vcluster
+    c.apply_yaml({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "default"},
+                  "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+    write = "import pathlib; pathlib.Path('/data/out.txt').write_text('persisted'); print('wrote')"
+    c.apply_yaml(pod("pvc-writer", [{"name": "c", "image": "python:3", "command": [PY, "-c", write],
+                                     "volumeMounts": [{"name": "d", "mountPath": "/data"}]}],
+                     [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}], restartPolicy="Never"))
+    eventually(lambda: c.get_json("pod", "pvc-writer")["status"].get("phase") == "Succeeded", "the writer to finish",
+               timeout=60)
+    pv = c.get_json("pvc", "data")["spec"]["volumeName"]
+    files = list((c.data_dir / "kubelet" / "local-path-provisioner").glob(f"{pv}_default_data/out.txt"))
+    assert [f.read_text() for f in files] == ["persisted"]
+    assert not pathlib.Path("/var/local-path-provisioner", f"{pv}_default_data").exists()

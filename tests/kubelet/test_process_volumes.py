@@ -305,3 +305,34 @@ async def test_exec_preexec_runs_a_command_inside_a_running_containers_mounts(rt
                                   capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["/etc/cfg", "inside"]
     assert rt.exec_preexec(bare) is None                 # no mounts of its own: the host's view
+
+
+async def test_failing_mounts_retry_with_back_off_and_summarise_after_the_timeout(tmp_path: pathlib.Path) -> None:
+    from kubeplane.utils.clock import FakeClock
+    clock = FakeClock()
+    events: list[str] = []
+    r = ProcessRuntime(root_dir=tmp_path, clock=clock, events=lambda ref, t, reason, msg: events.append(msg))
+    pod = make_pod([{"name": "c", "image": "python:3", "command": [PY, "-c", "pass"]}],
+                   volumes=[{"name": "ok", "emptyDir": {}}, {"name": "v", "configMap": {"name": "absent"}}])
+    try:
+        r.run_pod_sandbox(pod)
+        one = 'MountVolume.SetUp failed for volume "v" : configmap "absent" not found'
+        for _ in range(50):
+            await asyncio.sleep(0)
+        assert events == [one]
+        waited = 0.0
+        for delay in (0.5, 1, 2, 4, 8, 16, 32, 64, 122):       # upstream's back-off, capped at 2m2s
+            for _ in range(50):
+                await asyncio.sleep(0)
+            clock.step(delay)
+            waited += delay
+            for _ in range(50):
+                await asyncio.sleep(0)
+        assert events.count(one) == 10
+        summary = ("Unable to attach or mount volumes: unmounted volumes=[v], unattached volumes=[], "
+                   "failed to process volumes=[]: context deadline exceeded")
+        assert events.count(summary) == 1 and waited >= 123
+        assert r.pod_status("uid-1").sandbox.state == "NotReady"
+    finally:
+        r.remove_pod("uid-1")
+        r.close()

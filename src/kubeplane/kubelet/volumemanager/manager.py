@@ -145,6 +145,12 @@ class VolumeManager:
             _write_json(self.pod_dir(uid) / "volumes.json", pv.dirs)
             self._arm(pv)
 
+    def unmounted(self, pod: core_v1.Pod) -> list[str]:
+        """The pod's volumes not (yet) set up."""
+        pv = self._pods.get(pod.metadata.uid or "")
+        done = pv.dirs if pv is not None else {}
+        return [v.name or "" for v in (pod.spec.volumes if pod.spec else None) or () if (v.name or "") not in done]
+
     async def _setup_volume(self, pv: _PodVolumes, v: core_v1.Volume) -> str:
         uid = pv.pod.metadata.uid or ""
         if v.host_path is not None:

@@ -38,6 +38,9 @@ log = logging.getLogger(__name__)
 MOUNTNS_FILE = str(pathlib.Path(mountns.__file__).resolve())
 INITIAL_RETRY = 0.5                 # upstream's exponentialBackoff for a failing volume operation
 MAX_RETRY = 122.0                   # 2m2s
+# Upstream: SyncPod's WaitForAttachAndMount gives up after podAttachAndMountTimeout (2m3s), with
+# the summary event, and the next sync waits again.
+WAIT_FOR_ATTACH_AND_MOUNT_TIMEOUT = 123.0
 
 
 def has_volumes(pod: core_v1.Pod) -> bool:
@@ -67,13 +70,21 @@ class PodVolumes:
         return LookupVolumeSource(lookup or _no_lookup)
 
     async def set_up(self, p: _Pod) -> None:
-        """Set the pod's volumes up, retrying with back-off until they are (or the pod goes)."""
+        """Set the pod's volumes up, retrying with back-off until they are (or the pod goes).
+        Every WAIT_FOR_ATTACH_AND_MOUNT_TIMEOUT of failing, the kubelet's summary event too."""
         delay = INITIAL_RETRY
+        give_up_at = self.rt.clock.now() + WAIT_FOR_ATTACH_AND_MOUNT_TIMEOUT
         while self.rt._pods.get(p.uid) is p:
             try:
                 await self.manager.setup(p.pod)
             except MountError as err:
                 self._event(p.pod, "Warning", "FailedMount", str(err))
+                if self.rt.clock.now() >= give_up_at:
+                    unmounted = " ".join(sorted(self.manager.unmounted(p.pod)))
+                    self._event(p.pod, "Warning", "FailedMount",
+                                f"Unable to attach or mount volumes: unmounted volumes=[{unmounted}], unattached "
+                                "volumes=[], failed to process volumes=[]: context deadline exceeded")
+                    give_up_at = self.rt.clock.now() + WAIT_FOR_ATTACH_AND_MOUNT_TIMEOUT
                 await self.rt.clock.sleep(delay)
                 delay = min(delay * 2, MAX_RETRY)
                 continue

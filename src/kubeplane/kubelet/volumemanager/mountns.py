@@ -33,7 +33,6 @@ rootfs that here is the host's own, mirrored.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import stat
 from typing import Any
@@ -48,13 +47,13 @@ MS_REC = 16384
 MS_PRIVATE = 1 << 18
 MNT_DETACH = 2
 
-_libc: Any = None
+# Loaded here, in the parent: a dlopen between fork and exec could deadlock on a lock another
+# thread of the parent held at the fork.
+# dlopen(NULL): the interpreter's own symbols, libc's among them (find_library would run ldconfig).
+_libc: Any = ctypes.CDLL(None, use_errno=True)
 
 
 def _lib() -> Any:
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
     return _libc
 
 

@@ -39,6 +39,7 @@ import json
 import logging
 import os
 import pathlib
+import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -61,6 +62,8 @@ EMPTY_DIR_MODE = 0o777                            # upstream's emptyDir perm
 # Upstream's exponentialBackoff for a failing mount (nestedpendingoperations): 500 ms doubling to 2m2s.
 INITIAL_RETRY = 0.5
 MAX_RETRY = 122.0
+
+_OCTAL = re.compile(r"\\([0-7]{3})")          # mountinfo's escapes
 
 EventSink = Callable[[core_v1.Pod, str, str, str], None]
 
@@ -399,7 +402,7 @@ def mounts_under(top: pathlib.Path) -> list[str]:
     for line in lines:
         fields = line.split()
         if len(fields) > 4:
-            point = fields[4].encode().decode("unicode_escape")      # \040 for spaces
+            point = _OCTAL.sub(lambda m: chr(int(m.group(1), 8)), fields[4])      # \040 for a space
             if point.startswith(prefix) or point == str(top):
                 found.append(point)
     return sorted(set(found), key=lambda p: p.count("/"), reverse=True)

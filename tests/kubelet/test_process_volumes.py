@@ -279,6 +279,11 @@ async def test_object_watches_fire_on_changes_and_on_a_change_missed_between_rea
     await cms.update(cm)
     await cms.create({"metadata": {"name": "absent"}, "data": {}})
     await eventually(lambda: sorted(fired) == ["a", "absent", "b"], what="a's update and absent's creation")
+    await cms.create({"metadata": {"name": "frozen"}, "data": {"k": "1"}, "immutable": True})
+    await node.configmap("default", "frozen")
+    handles.append(src.watch("n", "ConfigMap", "default", "frozen", lambda: fired.append("frozen")))
+    await eventually(lambda: src._watches[("n", "ConfigMap", "default", "frozen")].task is None,
+                     what="the immutable object's watch to end")
     for h in handles:
         h.stop()
     assert src._watches == {} and src.read_versions == {}

@@ -128,10 +128,20 @@ class _Changes:
     def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
         if not is_in_initial_list or obj.metadata.resource_version != self.read_version:
             self.fire()
+        self.stop_if_immutable(obj)
 
     def on_update(self, old: Any, new: Any) -> None:
         if old.metadata.resource_version != new.metadata.resource_version:
             self.fire()
+        self.stop_if_immutable(new)
+
+    def stop_if_immutable(self, obj: Any) -> None:
+        """An immutable object cannot change again (only be deleted and re-created, which a
+        pod using it does not follow either): its watch ends. Upstream: the watch-based
+        manager stops the reflector of an immutable object."""
+        if getattr(obj, "immutable", None) and self.w.task is not None:
+            self.w.task.cancel()
+            self.w.task = None
 
     def on_delete(self, obj: Any) -> None:
         self.fire()

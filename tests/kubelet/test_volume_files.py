@@ -266,8 +266,10 @@ def test_subpath_source_resolves_inside_the_volume_only(tmp_path: pathlib.Path) 
     assert real.startswith(str(vol / "..")) and pathlib.Path(real).read_text() == "x"    # the file itself
     assert pathlib.Path(subpath_source(str(vol), "made/here", "v", "c")).is_dir()
     (vol / "escape").symlink_to(tmp_path)
-    with pytest.raises(SubPathError, match="not within volume path"):
-        subpath_source(str(vol), "escape", "v", "c")
+    with pytest.raises(SubPathError) as err:
+        subpath_source(str(vol), "escape/x", "v", "c")
+    assert str(err.value) == 'failed to prepare subPath for volumeMount "v" of container "c"'
+    assert not (tmp_path / "x").exists()            # nothing made through the symlink
     with pytest.raises(SubPathError, match="failed to prepare subPath"):
         subpath_source(str(vol), "../x", "v", "c")
 

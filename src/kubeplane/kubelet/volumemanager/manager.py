@@ -302,7 +302,7 @@ class VolumeManager:
         for vm in c.volume_mounts or ():
             base = dirs.get(vm.name or "")
             if base is None:
-                raise SubPathError(f"cannot find volume {vm.name!r} to mount into container {c.name!r}")
+                raise SubPathError(f'cannot find volume "{vm.name}" to mount into container "{c.name}"')
             sub = vm.sub_path or (expand(vm.sub_path_expr, env) if vm.sub_path_expr else "")
             source = subpath_source(base, sub, vm.name or "", c.name or "") if sub else base
             out.append({"source": source, "target": vm.mount_path or "", "readOnly": bool(vm.read_only),
@@ -349,14 +349,22 @@ def subpath_source(base: str, sub: str, volume: str, container: str) -> str:
     """The host path a subPath mount binds: base/sub resolved, created as a directory if
     missing, refused if it resolves outside the volume. Upstream: makeMounts + the subpath
     package's safe checks (doSafeMakeDir, and "subpath ... not within volume path")."""
+    refused = f'failed to prepare subPath for volumeMount "{volume}" of container "{container}"'
     if os.path.isabs(sub) or ".." in sub.split("/"):
-        raise SubPathError(f"failed to prepare subPath for volumeMount {volume!r} of container {container!r}")
+        raise SubPathError(refused)
     path = os.path.join(base, sub)
-    if not os.path.lexists(path):
-        os.makedirs(path, mode=0o755, exist_ok=True)
     real, real_base = os.path.realpath(path), os.path.realpath(base)
     if real != real_base and not real.startswith(real_base.rstrip("/") + "/"):
-        raise SubPathError(f"subpath {path!r} not within volume path {base!r}")
+        # The details stay in the log: they would tell the pod's author about the host's files.
+        log.error("subpath not within volume path", extra={"subpath": path, "volumePath": base})
+        raise SubPathError(refused)
+    if not os.path.lexists(real):
+        try:
+            os.makedirs(real, mode=0o755, exist_ok=True)
+        except OSError as err:
+            log.error("Failed to create subPath directory", extra={"subpath": path, "err": str(err)})
+            raise SubPathError(f'failed to create subPath directory for volumeMount "{volume}" of container '
+                               f'"{container}"') from None
     return real
 
 

@@ -342,3 +342,20 @@ async def test_failing_mounts_retry_with_back_off_and_summarise_after_the_timeou
     finally:
         r.remove_pod("uid-1")
         r.close()
+
+
+@needs_mounts
+async def test_a_mount_that_fails_in_the_container_is_a_start_error(rt: ProcessRuntime, tmp_path: pathlib.Path) -> None:
+    """The shim's hook fails (a hostPath without a type check that does not exist): the
+    attempt ends as StartError with runc's wording around the mount's error."""
+    pod = make_pod([{"name": "c", "image": "python:3", "command": [PY, "-c", "pass"],
+                     "volumeMounts": [{"name": "h", "mountPath": "/h"}]}],
+                   volumes=[{"name": "h", "hostPath": {"path": str(tmp_path / "absent")}}])
+    rt.run_pod_sandbox(pod)
+    await eventually(lambda: rt.pod_status("uid-1").sandbox.state == "Ready", what="set up")
+    rt.start_container(pod, pod.spec.containers[0], init=False, attempt=0)
+    st = await eventually(lambda: (s := _status(rt, "c")) is not None and s.state == EXITED and s, what="exit")
+    assert st.reason == "StartError" and st.exit_code == 128
+    assert st.message.startswith("failed to create containerd task: failed to create shim task: OCI runtime create "
+                                 "failed: runc create failed: unable to start container process: error during "
+                                 f"container init: [Errno 2] mount {tmp_path / 'absent'} on ")

@@ -359,3 +359,26 @@ async def test_a_mount_that_fails_in_the_container_is_a_start_error(rt: ProcessR
     assert st.message.startswith("failed to create containerd task: failed to create shim task: OCI runtime create "
                                  "failed: runc create failed: unable to start container process: error during "
                                  f"container init: [Errno 2] mount {tmp_path / 'absent'} on ")
+
+
+async def test_a_finished_pods_volumes_go_and_its_logs_stay(kenv: Any) -> None:
+    """restartPolicy Never, exited: the kubelet stops the sandbox, which unmounts and removes
+    the volumes (the watches end); the pod object and its logs remain."""
+    cs, kl = kenv
+    pods = cs.core_v1().pods("default")
+    await cs.core_v1().configmaps("default").create({"metadata": {"name": "c1"}, "data": {"k": "v"}})
+    await pods.create({"metadata": {"name": "done"}, "spec": {
+        "nodeName": "node-0", "restartPolicy": "Never",
+        "containers": [{"name": "c", "image": "python:3", "command": [PY, "-c", "print('bye')"]}],
+        "volumes": [{"name": "m", "emptyDir": {"medium": "Memory"}}, {"name": "v", "configMap": {"name": "c1"}}]}})
+    p = await eventually(lambda: _phase(pods, "done", "Succeeded"), timeout=10, what="the pod to finish")
+    pod_dir = pathlib.Path(kl.runtime.root) / "pods" / p.metadata.uid
+    await eventually(lambda: not (pod_dir / "volumes").exists(), timeout=10, what="volumes removed")
+    assert mounts_under(pod_dir) == [] and kl.runtime.volume_source._watches == {}
+    assert (pod_dir / "logs").is_dir()
+    await pods.delete("done")
+
+
+async def _phase(pods: Any, name: str, phase: str) -> Any:
+    p = await pods.get(name)
+    return p if p.status is not None and p.status.phase == phase else None

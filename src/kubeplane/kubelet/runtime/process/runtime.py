@@ -133,6 +133,7 @@ class _Pod:
     dir: pathlib.Path
     sandbox: str = ""
     sandbox_ready: bool = False
+    stopped: bool = False                    # the sandbox was stopped: its volumes are gone for good
     containers: list[_Container] = field(default_factory=list)    # oldest first
 
 
@@ -199,7 +200,7 @@ class ProcessRuntime:
 
     def sandbox_volumes_ready(self, p: _Pod) -> None:
         """The pod's volumes are set up: its sandbox is ready (PodVolumes.set_up calls this)."""
-        if self._pods.get(p.uid) is p and p.sandbox and not p.sandbox_ready:
+        if self._pods.get(p.uid) is p and p.sandbox and not p.sandbox_ready and not p.stopped:
             p.sandbox_ready = True
             self._save_pod(p)
             self._notify(p.uid)
@@ -237,7 +238,12 @@ class ProcessRuntime:
         c.kill_timer = self._spawn(self._kill_after(c, max(0.0, grace_period)))
 
     def stop_pod_sandbox(self, pod_uid: str) -> None:
+        """Also unmounts and removes the pod's volumes (its logs stay until the pod goes), as
+        the kubelet's volume manager does for a terminated pod."""
         p = self._pods.get(pod_uid)
+        if p is not None and p.sandbox and not p.stopped:
+            p.stopped = True
+            self.pod_volumes.tear_down(pod_uid, remove=True)
         if p is not None and p.sandbox_ready:
             for c in p.containers:           # should be none: the kubelet stopped them first
                 if c.state == RUNNING:
@@ -245,6 +251,8 @@ class ProcessRuntime:
             p.sandbox_ready = False
             self._save_pod(p)
             self._notify(pod_uid)
+        elif p is not None and p.stopped:
+            self._save_pod(p)
 
     def remove_pod(self, pod_uid: str) -> None:
         p = self._pods.pop(pod_uid, None)
@@ -273,7 +281,7 @@ class ProcessRuntime:
         p = self._pods.get(pod.metadata.uid or "")
         if p is not None:
             p.pod = pod
-            if p.sandbox and has_volumes(pod):
+            if p.sandbox and not p.stopped and has_volumes(pod):
                 self._spawn(self.pod_volumes.set_up(p))     # watches and token renewals again
         return p is not None
 
@@ -342,7 +350,7 @@ class ProcessRuntime:
             if uid in self._pods:
                 continue
             p = self._pods[uid] = _Pod(uid, _recorded_pod(uid, rec), self.root / "pods" / uid,
-                                       rec.get("sandbox") or "", bool(rec.get("ready")))
+                                       rec.get("sandbox") or "", bool(rec.get("ready")), bool(rec.get("stopped")))
             for a in attempts:
                 try:
                     c = self._adopt(p, a)
@@ -569,7 +577,7 @@ class ProcessRuntime:
         m = p.pod.metadata
         records.save(p.dir / "pod.json", {"uid": p.uid, "name": m.name, "namespace": m.namespace,
                                           "grace": _pod_grace(p.pod), "sandbox": p.sandbox,
-                                          "ready": p.sandbox_ready})
+                                          "ready": p.sandbox_ready, "stopped": p.stopped})
 
     def _save_container(self, c: _Container) -> None:
         assert c.record is not None and c.log is not None

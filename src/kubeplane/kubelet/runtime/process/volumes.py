@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import pathlib
+import shutil
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -74,7 +75,7 @@ class PodVolumes:
         Every WAIT_FOR_ATTACH_AND_MOUNT_TIMEOUT of failing, the kubelet's summary event too."""
         delay = INITIAL_RETRY
         give_up_at = self.rt.clock.now() + WAIT_FOR_ATTACH_AND_MOUNT_TIMEOUT
-        while self.rt._pods.get(p.uid) is p:
+        while self.rt._pods.get(p.uid) is p and not p.stopped:
             try:
                 await self.manager.setup(p.pod)
             except MountError as err:
@@ -128,11 +129,14 @@ class PodVolumes:
             return None
         return lambda: mountns.join(pid, cwd)
 
-    def tear_down(self, uid: str) -> None:
+    def tear_down(self, uid: str, *, remove: bool = False) -> None:
+        """Unmount the pod's volumes (and remove their directories: remove)."""
         if self._manager is not None:
             self._manager.teardown(uid)
         else:
             unmount_under(self.rt.root / "pods" / uid)
+        if remove:
+            shutil.rmtree(self.rt.root / "pods" / uid / "volumes", ignore_errors=True)
 
     def close(self, *, unmount: bool) -> None:
         """Stop following objects; unmount every volume too when the pods go with the root."""

@@ -59,9 +59,6 @@ PLUGIN_DIRS = {"empty_dir": "kubernetes.io~empty-dir", "config_map": "kubernetes
                "projected": "kubernetes.io~projected"}
 LOCAL_PATH_BASE = "/var/local-path-provisioner"   # controller/volume/localpath's BASE_PATH
 EMPTY_DIR_MODE = 0o777                            # upstream's emptyDir perm
-# Upstream's exponentialBackoff for a failing mount (nestedpendingoperations): 500 ms doubling to 2m2s.
-INITIAL_RETRY = 0.5
-MAX_RETRY = 122.0
 
 _OCTAL = re.compile(r"\\([0-7]{3})")          # mountinfo's escapes
 

@@ -37,8 +37,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MOUNTNS_FILE = str(pathlib.Path(mountns.__file__).resolve())
-INITIAL_RETRY = 0.5                 # upstream's exponentialBackoff for a failing volume operation
-MAX_RETRY = 122.0                   # 2m2s
+# Upstream's exponentialBackoff for a failing volume operation (nestedpendingoperations): 500 ms
+# doubling to 2m2s.
+INITIAL_RETRY = 0.5
+MAX_RETRY = 122.0
 # Upstream: SyncPod's WaitForAttachAndMount gives up after podAttachAndMountTimeout (2m3s), with
 # the summary event, and the next sync waits again.
 WAIT_FOR_ATTACH_AND_MOUNT_TIMEOUT = 123.0

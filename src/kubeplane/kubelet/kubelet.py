@@ -133,6 +133,12 @@ class Kubelet:
                                                 list(options.cluster_dns), options.cluster_domain, options.resolv_conf)
             if options.resolv_conf:                    # upstream: at the start of syncLoop
                 runtime.dns_configurer.check_limits_for_resolv_conf()
+        # The process runtime's volumes: what they are read from, and pod metadata changes for
+        # its downwardAPI files (None for the sim runtime: nothing per update).
+        self._pod_metadata_changed: Callable[[Any], None] | None = getattr(runtime, "pod_metadata_changed", None)
+        if getattr(runtime, "volume_source", False) is None:
+            from .volumemanager.source import APIVolumeSource
+            runtime.volume_source = APIVolumeSource(self.clientset_for, clock)   # type: ignore[attr-defined]
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -341,6 +347,9 @@ class Kubelet:
         if old.metadata.resource_version == new.metadata.resource_version:
             return
         uid = new.metadata.uid
+        if self._pod_metadata_changed is not None and (old.metadata.labels != new.metadata.labels
+                                                       or old.metadata.annotations != new.metadata.annotations):
+            self._pod_metadata_changed(new)
         if uid in self.startup.pods:
             self.startup.observed_pod_on_watch(new)
         reported = self.status_manager.get_pod_status(uid) if uid in self.pods else None

@@ -109,8 +109,10 @@ def _well_formed(record: Any) -> bool:
 def kill_recorded(root: str | os.PathLike[str]) -> int:
     """SIGKILL every container (its whole process group) and shim recorded under root that is
     still running; how many containers were running. For stopping what a kubelet that is no
-    longer running left behind (its containers outlive it on purpose), e.g. after tests.
+    longer running left behind (its containers outlive it on purpose), e.g. after tests. The
+    volumes mounted for its pods (tmpfs) are unmounted too, so root can be removed.
     """
+    from ...volumemanager.manager import unmount_under      # (it imports the runtime's modules)
     killed = 0
     for _, attempts in recorded_pods(pathlib.Path(root)).values():
         for a in attempts:
@@ -122,4 +124,5 @@ def kill_recorded(root: str | os.PathLike[str]) -> int:
             if alive(shim.get("pid"), shim.get("start"), boot):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(shim["pid"], signal.SIGKILL)
+    unmount_under(pathlib.Path(root) / "pods")
     return killed

@@ -76,6 +76,7 @@ from .. import (
     check_log_target,
 )
 from . import records, shim
+from .volumes import PodVolumes, has_volumes
 from .env import POD_IP, ConfigError, Lookup, command_argv, host_env, make_environment
 from .logs import POLL_INTERVAL, ContainerLog, stream_log
 from .probes import run_probe
@@ -117,6 +118,7 @@ class _Container:
     message: str = ""
     env: dict[str, str] = field(default_factory=dict)
     cwd: str = ""
+    hooks: list[dict[str, Any]] = field(default_factory=list)    # the shim's steps before exec (mounts)
     log: ContainerLog | None = None
     record: pathlib.Path | None = None       # its record on disk (None: nothing recorded)
     shim_pid: int | None = None
@@ -135,6 +137,7 @@ class _Pod:
     dir: pathlib.Path
     sandbox: str = ""
     sandbox_ready: bool = False
+    stopped: bool = False                    # the sandbox was stopped: its volumes are gone for good
     containers: list[_Container] = field(default_factory=list)    # oldest first
 
 
@@ -170,6 +173,8 @@ class ProcessRuntime:
         self._tasks: set[asyncio.Task[None]] = set()
         self._seq = 0
         self._adopted = False
+        self.volume_source: Any = None       # the kubelet's APIVolumeSource (reads, tokens, watches)
+        self.pod_volumes = PodVolumes(self)
 
     @property
     def root(self) -> pathlib.Path:
@@ -189,11 +194,22 @@ class ProcessRuntime:
         p = self._pod(pod)
         if not p.sandbox:
             p.sandbox = _new_id()
+            if has_volumes(pod):             # ready once its volumes are (FailedMount until then)
+                self._save_pod(p)
+                self._spawn(self.pod_volumes.set_up(p))
+                return p.sandbox
             p.sandbox_ready = True           # nothing to set up: the host network is the pod's
             self._write_resolv_conf(p)
             self._save_pod(p)
             self._notify(p.uid)
         return p.sandbox
+
+    def sandbox_volumes_ready(self, p: _Pod) -> None:
+        """The pod's volumes are set up: its sandbox is ready (PodVolumes.set_up calls this)."""
+        if self._pods.get(p.uid) is p and p.sandbox and not p.sandbox_ready and not p.stopped:
+            p.sandbox_ready = True
+            self._save_pod(p)
+            self._notify(p.uid)
 
     def start_container(self, pod: core_v1.Pod, container: core_v1.Container, *, init: bool,
                         attempt: int) -> str:
@@ -228,7 +244,12 @@ class ProcessRuntime:
         c.kill_timer = self._spawn(self._kill_after(c, max(0.0, grace_period)))
 
     def stop_pod_sandbox(self, pod_uid: str) -> None:
+        """Also unmounts and removes the pod's volumes (its logs stay until the pod goes), as
+        the kubelet's volume manager does for a terminated pod."""
         p = self._pods.get(pod_uid)
+        if p is not None and p.sandbox and not p.stopped:
+            p.stopped = True
+            self.pod_volumes.tear_down(pod_uid, remove=True)
         if p is not None and p.sandbox_ready:
             for c in p.containers:           # should be none: the kubelet stopped them first
                 if c.state == RUNNING:
@@ -236,6 +257,8 @@ class ProcessRuntime:
             p.sandbox_ready = False
             self._save_pod(p)
             self._notify(pod_uid)
+        elif p is not None and p.stopped:
+            self._save_pod(p)
 
     def remove_pod(self, pod_uid: str) -> None:
         p = self._pods.pop(pod_uid, None)
@@ -246,6 +269,7 @@ class ProcessRuntime:
             if c.state == RUNNING:
                 records.signal_group(c.pid, c.pid_start, signal.SIGKILL)
             self._forget(c, keep_files=True)
+        self.pod_volumes.tear_down(pod_uid)
         shutil.rmtree(p.dir, ignore_errors=True)
 
     def pod_status(self, pod_uid: str) -> PodStatus | None:
@@ -263,7 +287,26 @@ class ProcessRuntime:
         p = self._pods.get(pod.metadata.uid or "")
         if p is not None:
             p.pod = pod
+            if p.sandbox and not p.stopped and has_volumes(pod):
+                self._spawn(self.pod_volumes.set_up(p))     # watches and token renewals again
         return p is not None
+
+    def pod_metadata_changed(self, pod: core_v1.Pod) -> None:
+        """The pod's labels or annotations changed (the kubelet's watch): its downwardAPI
+        files follow. Upstream: the volume manager's remount of downwardAPI volumes."""
+        p = self._pods.get(pod.metadata.uid or "")
+        if p is not None and p.sandbox_ready:
+            p.pod = pod
+            self.pod_volumes.pod_metadata_changed(pod)
+
+    def exec_preexec(self, container_id: str) -> Callable[[], None] | None:
+        """For exec: a preexec_fn that puts the command into the running container's mounts
+        (its mount namespace and root, as `nsenter -m -r`), or None when the container has no
+        mounts of its own (it sees the host's filesystem)."""
+        c = self._by_id.get(_oid(container_id))
+        if c is None or c.state != RUNNING or c.pid is None:
+            return None
+        return self.pod_volumes.exec_preexec(c.pid, c.cwd)
 
     def container_pids(self, pod_uid: str) -> dict[str, int]:
         """Each running container's main process (its process group), by container name: what
@@ -313,7 +356,7 @@ class ProcessRuntime:
             if uid in self._pods:
                 continue
             p = self._pods[uid] = _Pod(uid, _recorded_pod(uid, rec), self.root / "pods" / uid,
-                                       rec.get("sandbox") or "", bool(rec.get("ready")))
+                                       rec.get("sandbox") or "", bool(rec.get("ready")), bool(rec.get("stopped")))
             for a in attempts:
                 try:
                     c = self._adopt(p, a)
@@ -402,11 +445,13 @@ class ProcessRuntime:
             if c.state == RUNNING:
                 records.signal_group(c.pid, c.pid_start, signal.SIGKILL)
         self._detach()
+        self.pod_volumes.close(unmount=self._own_root)
         if self._own_root and self._root is not None:
             shutil.rmtree(self._root, ignore_errors=True)
 
     def _detach(self) -> None:
         """Stop watching: cancel every task; the processes are left as they are."""
+        self.pod_volumes.close(unmount=False)
         for t in list(self._tasks):
             if not t.done() and t is not asyncio.current_task():
                 t.cancel()
@@ -420,6 +465,7 @@ class ProcessRuntime:
             if self.node_lookup is not None:
                 lookup = self.node_lookup((p.pod.spec.node_name if p.pod.spec else "") or "")
             c.env = await make_environment(p.pod, c.spec, lookup=lookup, base=host_env(p.pod))
+            c.hooks = self.pod_volumes.launch_hooks(p, c)
             c.cwd = self._workdir(p, c)
         except ConfigError as err:
             self._set(c, state=WAITING, reason="CreateContainerConfigError", message=str(err))
@@ -468,7 +514,7 @@ class ProcessRuntime:
             os.close(errors_to)
         stdin: Any = transport.get_pipe_transport(0)     # uvloop's is no asyncio.WriteTransport
         try:
-            spec = {"argv": argv, "env": c.env, "cwd": c.cwd, "log": str(c.log.path)}
+            spec = {"argv": argv, "env": c.env, "cwd": c.cwd, "log": str(c.log.path), "hooks": c.hooks}
             stdin.write(json.dumps(spec).encode() + b"\n")
             hello = json.loads(await proto.lines.get())
             c.shim_pid, c.shim_start = hello["shim"], hello["start"]
@@ -555,7 +601,7 @@ class ProcessRuntime:
         m = p.pod.metadata
         records.save(p.dir / "pod.json", {"uid": p.uid, "name": m.name, "namespace": m.namespace,
                                           "grace": _pod_grace(p.pod), "sandbox": p.sandbox,
-                                          "ready": p.sandbox_ready})
+                                          "ready": p.sandbox_ready, "stopped": p.stopped})
 
     def _save_container(self, c: _Container) -> None:
         assert c.record is not None and c.log is not None
@@ -565,7 +611,8 @@ class ProcessRuntime:
 
     def _workdir(self, p: _Pod, c: _Container) -> str:
         wd = pathlib.Path(c.spec.working_dir) if c.spec.working_dir else p.dir / "work"
-        wd.mkdir(parents=True, exist_ok=True)
+        if not self.pod_volumes.in_mount(c.hooks, str(wd)):   # else it is in the container's volume
+            wd.mkdir(parents=True, exist_ok=True)
         return str(wd)
 
     def _prune(self, p: _Pod, name: str) -> None:

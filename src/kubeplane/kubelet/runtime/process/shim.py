@@ -228,16 +228,19 @@ def main(argv: list[str]) -> int:
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     log = LogWriter(spec["log"])
+    hooks = Hooks(spec.get("hooks") or [], spec["cwd"])
     try:
         proc = subprocess.Popen(spec["argv"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, cwd=spec["cwd"], env=spec["env"], start_new_session=True)
-    except OSError as err:
+                                stderr=subprocess.PIPE, cwd=None if hooks else spec["cwd"], env=spec["env"],
+                                start_new_session=True, preexec_fn=hooks.run if hooks else None)
+    except (OSError, subprocess.SubprocessError) as err:
         log.close()
-        state = {"error": start_error(spec["argv"], err), "exitCode": START_ERROR_EXIT_CODE,
-                 "finishedAt": time.time()}
+        message = hooks.error() or (start_error(spec["argv"], err) if isinstance(err, OSError) else str(err))
+        state = {"error": message, "exitCode": START_ERROR_EXIT_CODE, "finishedAt": time.time()}
         _write_state(state_path, state)
         _say(state)
         return 0
+    hooks.close()
     state = {"pid": proc.pid, "start": proc_start(proc.pid), "startedAt": time.time()}
     _write_state(state_path, state)
     _say(state)
@@ -245,6 +248,54 @@ def main(argv: list[str]) -> int:
     state.update(exitCode=pump(proc, log), finishedAt=time.time())
     _write_state(state_path, state)
     return 0
+
+
+class Hooks:
+    """Steps run in the container's process between fork and exec, in order, then the chdir to
+    its working directory: each {"module": a file's path, "func": its name, "args": ...} calls
+    func(args) from that file (loaded here, before the fork). The process runtime's mounts
+    (mountns.enter) are one; a network namespace can be another. A failing step's message is
+    the start error (runc's wording around it)."""
+
+    PREFIX = ("failed to create containerd task: failed to create shim task: OCI runtime create failed: "
+              "runc create failed: unable to start container process: error during container init: ")
+
+    def __init__(self, hooks: list[dict[str, Any]], cwd: str) -> None:
+        import importlib.util
+        self.cwd = cwd
+        self.calls: list[tuple[Any, Any]] = []
+        for i, h in enumerate(hooks):
+            spec = importlib.util.spec_from_file_location(f"_shim_hook_{i}", h["module"])
+            assert spec is not None and spec.loader is not None
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            self.calls.append((getattr(mod, h["func"]), h.get("args")))
+        self._r, self._w = os.pipe() if hooks else (-1, -1)
+
+    def __bool__(self) -> bool:
+        return bool(self.calls)
+
+    def run(self) -> None:
+        try:
+            for func, args in self.calls:
+                func(args)
+            os.chdir(self.cwd)
+        except BaseException as err:
+            os.write(self._w, str(err).encode()[:4000])
+            raise
+
+    def close(self) -> None:
+        if self.calls:
+            os.close(self._r)
+            os.close(self._w)
+
+    def error(self) -> str:
+        if not self.calls:
+            return ""
+        os.close(self._w)
+        with os.fdopen(self._r, "rb") as f:
+            message = f.read().decode("utf-8", "replace")
+        return self.PREFIX + message if message else ""
 
 
 def _write_state(path: str, state: dict[str, Any]) -> None:

@@ -448,3 +448,89 @@ async def test_asgi_refused_before_reading_the_body(api: API, backend: Backend) 
     start = ch.sent[0]
     assert start["status"] == 404 and (b"connection", b"close") in start["headers"]
     assert ch.reads == 0 and not backend.seen
+
+
+async def test_pod_proxy_options_and_head(api: API, process_node: None, backend: Backend) -> None:
+    """OPTIONS has no verb of its own (upstream's RequestInfo leaves it empty) and is proxied
+    too; HEAD is a get."""
+    await make_pod(api, "web", "127.0.0.1", backend.port)
+    status, body, _, _ = await proxy_get(api, f"{NS}/pods/web/proxy/x", "OPTIONS")
+    assert status == 200 and backend.seen[-1]["method"] == "OPTIONS"
+    status, body, _, _ = await proxy_get(api, f"{NS}/pods/web/proxy/x", "HEAD")
+    assert (status, body) == (200, b"") and backend.seen[-1]["method"] == "HEAD"
+
+
+async def test_pod_proxy_bad_ports(api: API, process_node: None) -> None:
+    await make_pod(api, "web", "127.0.0.1")
+    status, body, _, _ = await proxy_get(api, f"{NS}/pods/web:99999/proxy/")
+    assert (status, orjson.loads(body)["message"]) == (503, "error trying to reach service: dial tcp: address 99999: "
+                                                             "invalid port")
+    status, body, _, _ = await proxy_get(api, f"{NS}/pods/web:nosuchport/proxy/")
+    assert (status, orjson.loads(body)["message"]) == (503, "error trying to reach service: dial tcp: lookup "
+                                                             "tcp/nosuchport: unknown port")
+
+
+# --- HTML answers --------------------------------------------------------------------------
+
+def test_rewrite_html_changes_only_url_attributes() -> None:
+    from kubeplane.apiserver.handlers.proxy_html import rewrite_html
+    be = Location("http", "127.0.0.1", 8080)
+    prefix = f"{NS}/pods/web/proxy"
+    page = (b'<!DOCTYPE html>\n<html><head><link rel="stylesheet" href="/s.css">\n'
+            b"<script>var x = '<a href=\"/not-a-tag\">';</script></head>\n"
+            b'<body><a href="/metrics" class=x>m</a> <a href="rel/y">r</a> <A HREF=http://example.com/z>z</A>'
+            b'<img src="http://127.0.0.1:8080/i.png"/><p data-href="/no">caf\xc3\xa9</p></body></html>')
+    out = rewrite_html(page, lambda u: rewrite_location(u, be, "localhost:8001", prefix))
+    assert out == (b'<!DOCTYPE html>\n<html><head><link rel="stylesheet" href="' + prefix.encode() + b'/s.css">\n'
+                   b"<script>var x = '<a href=\"/not-a-tag\">';</script></head>\n"
+                   b'<body><a href="' + prefix.encode() + b'/metrics" class="x">m</a> <a href="rel/y">r</a> '
+                   b'<A HREF=http://example.com/z>z</A><img src="' + prefix.encode() + b'/i.png"/>'
+                   b'<p data-href="/no">caf\xc3\xa9</p></body></html>')
+
+
+async def test_pod_proxy_rewrites_html_links(api: API, process_node: None) -> None:
+    import gzip
+
+    async def page(request: web.Request) -> web.Response:
+        body = b'<a href="/x">x</a>'
+        if request.path == "/gz":
+            return web.Response(body=gzip.compress(body), headers={"Content-Type": "text/html; charset=utf-8",
+                                                                     "Content-Encoding": "gzip"})
+        return web.Response(body=body, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", page)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]      # type: ignore[union-attr]
+    try:
+        await make_pod(api, "web", "127.0.0.1", port)
+        status, body, headers, _ = await proxy_get(api, f"{NS}/pods/web/proxy/")
+        assert body == f'<a href="{NS}/pods/web/proxy/x">x</a>'.encode()
+        assert "content-length" not in {k for k, _ in headers}
+        status, body, headers, _ = await proxy_get(api, f"{NS}/pods/web/proxy/gz")
+        assert gzip.decompress(body) == f'<a href="{NS}/pods/web/proxy/x">x</a>'.encode()
+        assert ("content-encoding", "gzip") in headers
+    finally:
+        await runner.cleanup()
+
+
+async def test_large_or_undecodable_html_passes_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubeplane.apiserver.handlers import proxy_html
+
+    async def chunks(*parts: bytes) -> AsyncIterator[bytes]:
+        for p in parts:
+            yield p
+
+    def add_p(u: str) -> str:
+        return "/p" + u
+
+    monkeypatch.setattr(proxy_html, "MAX_REWRITE", 20)
+    big = [b'<a href="/x">', b"0123456789", b"0123456789", b"</a>"]
+    assert [c async for c in proxy_html.rewritten(chunks(*big), "", add_p)] == big
+    small = [b'<a href="/x">x</a>']
+    assert [c async for c in proxy_html.rewritten(chunks(*small), "", add_p)] == [b'<a href="/p/x">x</a>']
+    assert [c async for c in proxy_html.rewritten(chunks(b"not gzip"), "gzip", add_p)] == [b"not gzip"]
+    assert [c async for c in proxy_html.rewritten(chunks(b"<a href=/x>"), "br", add_p)] == [b"<a href=/x>"]

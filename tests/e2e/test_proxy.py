@@ -147,13 +147,20 @@ def test_proxy_needs_the_subresource_right(pcluster: Cluster, web: dict[str, Any
     assert 'cannot get resource "nodes/proxy"' in res.stderr
 
 
-def test_sim_pod_proxy_is_503() -> None:
-    for c in running(nodes=1):
-        c.apply_yaml({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "sim", "namespace": "default"},
-                      "spec": {"containers": [{"name": "c", "image": "nginx", "ports": [{"containerPort": 8080}]}]}})
-        pod = eventually(lambda: (p := c.get_json("pod", "sim")).get("status", {}).get("podIP") and p, "a pod IP")
-        res = c.kubectl("get", "--raw", "/api/v1/namespaces/default/pods/sim/proxy/", check=False)
-        ip = pod["status"]["podIP"]
-        assert res.returncode != 0
-        assert (f"Error from server (ServiceUnavailable): error trying to reach service: dial tcp {ip}:8080: "
-                "connect: no route to host") in res.stderr
+@pytest.fixture(scope="module")
+def scluster() -> Iterator[Cluster]:
+    yield from running(nodes=1)
+
+
+def test_sim_pod_proxy_is_503(scluster: Cluster) -> None:
+    c = scluster
+    c.apply_yaml({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "sim", "namespace": "default"},
+                  "spec": {"containers": [{"name": "c", "image": "nginx", "ports": [{"containerPort": 8080}]}]}})
+    pod = eventually(lambda: (p := c.get_json("pod", "sim")).get("status", {}).get("podIP") and p, "a pod IP")
+    res = c.kubectl("get", "--raw", "/api/v1/namespaces/default/pods/sim/proxy/", check=False)
+    ip = pod["status"]["podIP"]
+    assert res.returncode != 0
+    assert (f"Error from server (ServiceUnavailable): error trying to reach service: dial tcp {ip}:8080: "
+            "connect: no route to host") in res.stderr
+    # the sim node's kubelet is in process: its server is started for nodes/proxy
+    assert c.kubectl("get", "--raw", f"/api/v1/nodes/{NODE}/proxy/healthz").stdout == "ok"

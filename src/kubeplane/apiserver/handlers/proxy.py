@@ -25,8 +25,9 @@ Go's httputil.ReverseProxy under it):
   the TLS handshake (10 s); a proxied request is long-running as upstream's (no
   --request-timeout), and ends when either side goes away.
 
-Not done: rewriting links inside text/html answers (transport.go rewriteResponse), protocol
-upgrades (WebSocket) through the proxy, X-Forwarded-For.
+- links in an HTML answer are put under the proxy path too (proxy_html.py, pages up to 1 MiB).
+
+Not done: protocol upgrades (WebSocket) through the proxy, X-Forwarded-For.
 
 Upstream: ProxyREST (pkg/registry/core/{pod/rest/subresources.go,service/proxy.go,
 node/rest/proxy.go}), UpgradeAwareHandler (apimachinery/pkg/util/proxy/upgradeaware.go),
@@ -219,8 +220,16 @@ async def proxy(api: APIServer, req: Request, loc: Location, prefix: str, path: 
     except BaseException:
         await session.close()
         raise
-    content_type, out = response_headers(resp.raw_headers, loc, req.headers.get("host", ""), prefix)
-    return Response(resp.status, _relay(session, resp), content_type, out)
+    request_host = req.headers.get("host", "")
+    content_type, out = response_headers(resp.raw_headers, loc, request_host, prefix)
+    body: AsyncIterator[bytes] = _relay(session, resp)
+    if content_type.split(";", 1)[0].strip() == "text/html" and "location" not in resp.headers:
+        # Upstream: Transport.rewriteResponse (a redirect's page is left as it is)
+        from .proxy_html import rewritten
+        body = rewritten(body, resp.headers.get("content-encoding", ""),
+                         lambda url: rewrite_location(url, loc, request_host, prefix))
+        out = [(k, v) for k, v in out if k != "content-length"]
+    return Response(resp.status, body, content_type, out)
 
 
 async def _send(session: Any, method: str, url: str, headers: list[tuple[str, str]], data: Any,

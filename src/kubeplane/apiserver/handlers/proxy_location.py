@@ -110,8 +110,10 @@ def resolve_port(port: str, scheme: str) -> int | None:
     scheme's default, None); an unknown name is the dial error Go reports."""
     if not port:
         return None
-    if port.isdigit() and 0 < int(port) < 65536:
-        return int(port)
+    if port.isdigit():
+        if 0 < int(port) < 65536:
+            return int(port)
+        raise dial_error(f"dial tcp: address {port}: invalid port")
     try:
         return socket.getservbyname(port, "tcp")
     except OSError:

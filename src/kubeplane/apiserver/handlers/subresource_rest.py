@@ -73,6 +73,6 @@ REST: dict[str, dict[str, Serve]] = {
     "log": {"get": _by_object(podlog.pod_log)},
     "finalize": {"update": _finalize},
     "token": {"create": _by_object(token.create_token)},
-    "proxy": dict.fromkeys(("get", "create", "update", "patch", "delete"), proxy.connect),
+    "proxy": dict.fromkeys(("get", "create", "update", "patch", "delete", ""), proxy.connect),   # "": OPTIONS
 }
 

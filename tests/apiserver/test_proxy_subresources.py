@@ -59,6 +59,8 @@ class Backend:
             return web.Response(status=302, headers={"Location": "http://example.com/x"})
         if request.path == "/cors":
             return web.Response(text="c", headers={"Access-Control-Allow-Origin": "*", "X-Mine": "1"})
+        if request.path == "/hang":               # no answer at all until the gate opens
+            await self.gate.wait()
         if request.path == "/stream":
             resp = web.StreamResponse(headers={"Content-Type": "text/plain"})
             await resp.prepare(request)
@@ -156,6 +158,9 @@ def test_request_headers_drop_credentials_and_hop_by_hop() -> None:
     assert out == {"accept": "text/html", "host": "localhost:8001", "X-Forwarded-Uri": "/p/x"}
     kubelet = dict(request_headers(req, Location("https", "127.0.0.1", 1, KUBELET, "tok"), "/p"))
     assert kubelet["Authorization"] == "Bearer tok"
+    req = Request.build("GET", "/x", "", {"x-forwarded-for": "10.0.0.1"})
+    req.remote_addr = "127.0.0.1"
+    assert dict(request_headers(req, Location("http", "10.0.0.2", 80), "/"))["X-Forwarded-For"] == "10.0.0.1, 127.0.0.1"
 
 
 def test_forwarded_uri() -> None:
@@ -422,7 +427,8 @@ class Channel:
 
 
 def asgi_scope(method: str, path: str, headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
-    return {"type": "http", "method": method, "path": path, "query_string": b"q=1", "headers": headers}
+    return {"type": "http", "method": method, "path": path, "query_string": b"q=1", "headers": headers,
+            "client": ("127.0.0.9", 40000)}
 
 
 async def test_asgi_streams_a_large_body_to_the_backend(api: API, process_node: None, backend: Backend) -> None:
@@ -436,6 +442,7 @@ async def test_asgi_streams_a_large_body_to_the_backend(api: API, process_node: 
               ch.receive, ch.send)
     assert ch.sent[0]["status"] == 200
     assert len(backend.seen[-1]["body"]) == 5 << 20 and backend.seen[-1]["query"] == "q=1"
+    assert backend.seen[-1]["headers"]["X-Forwarded-For"] == "127.0.0.9"
     assert b"".join(m.get("body", b"") for m in ch.sent[1:]) == b"hello PUT " + chunk * 5
 
 
@@ -534,3 +541,40 @@ async def test_large_or_undecodable_html_passes_unchanged(monkeypatch: pytest.Mo
     assert [c async for c in proxy_html.rewritten(chunks(*small), "", add_p)] == [b'<a href="/p/x">x</a>']
     assert [c async for c in proxy_html.rewritten(chunks(b"not gzip"), "gzip", add_p)] == [b"not gzip"]
     assert [c async for c in proxy_html.rewritten(chunks(b"<a href=/x>"), "br", add_p)] == [b"<a href=/x>"]
+
+
+# --- slow backends ---------------------------------------------------------------------------
+
+async def test_backend_that_never_answers_ends_when_the_client_goes(api: API, process_node: None,
+                                                                    backend: Backend) -> None:
+    """Waiting for a backend's headers holds nothing once the client has gone: the wait ends
+    and the backend connection is closed."""
+    await make_pod(api, "web", "127.0.0.1", backend.port)
+    for path in ("hang", "stream"):         # no headers yet; headers and a first chunk only
+        backend.seen.clear()
+        ch = Channel([b""])
+        call = asyncio.ensure_future(ASGIApp(api.server)(asgi_scope("GET", f"{NS}/pods/web/proxy/{path}", []),
+                                                         ch.receive, ch.send))
+        while not backend.seen:             # the backend has the request
+            await asyncio.sleep(0.01)
+        ch.gone.set()
+        await asyncio.wait_for(call, 10)    # a guard against a hang, not a timing assertion
+        assert call.exception() is None
+
+
+async def test_tls_handshake_that_never_completes_is_a_bounded_503(api: API, process_node: None,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """https to a backend that accepts and says nothing: the connect deadline (dial + TLS
+    handshake) ends it with a 503."""
+    from kubeplane.apiserver.handlers import proxy
+    monkeypatch.setattr(proxy, "DIAL_TIMEOUT", 0.2)
+    monkeypatch.setattr(proxy, "TLS_HANDSHAKE_TIMEOUT", 0.2)
+    silent = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+    port = silent.sockets[0].getsockname()[1]
+    try:
+        await make_pod(api, "web", "127.0.0.1", port)
+        status, body, _, _ = await proxy_get(api, f"{NS}/pods/https:web:{port}/proxy/")
+        assert (status, orjson.loads(body)["message"]) == (
+            503, f"error trying to reach service: dial tcp 127.0.0.1:{port}: i/o timeout")
+    finally:
+        silent.close()

@@ -83,8 +83,9 @@ def fetch(url: str) -> tuple[int, str]:
 
 
 def test_kubectl_proxy_reaches_service_and_pod(pcluster: Cluster, web: dict[str, Any], kubectl_proxy: str) -> None:
-    status, body = fetch(f"{kubectl_proxy}/api/v1/namespaces/default/services/web:80/proxy/")
-    assert status == 200 and "Directory listing for /" in body
+    out = subprocess.run(["curl", "-sS", "--fail", f"{kubectl_proxy}/api/v1/namespaces/default/services/web:80/proxy/"],
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    assert "Directory listing for /" in out
     pod = web["metadata"]["name"]
     status, body = fetch(f"{kubectl_proxy}/api/v1/namespaces/default/pods/{pod}/proxy/?x=1")
     assert status == 200 and "Directory listing for /" in body

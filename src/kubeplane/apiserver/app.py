@@ -67,6 +67,8 @@ class ASGIApp:
         info = parse_request_info(req)
         body = Body(receive)
         if is_long_running(info):
+            if info.subresource == "proxy" and (client := scope.get("client")):   # X-Forwarded-For
+                req.remote_addr = client[0]
             resp = await self.serve(req, info, body)
         else:
             resp = await self.serve_with_deadline(req, info, body)

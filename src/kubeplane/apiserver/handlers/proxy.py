@@ -13,7 +13,8 @@ Go's httputil.ReverseProxy under it):
 - headers as received, less the hop-by-hop ones (Connection and those it names, Keep-Alive,
   Proxy-*, TE, Trailer, Transfer-Encoding, Upgrade) and the client's credentials
   (Authorization and Impersonate-*: the API server's authentication removed them); plus
-  X-Forwarded-Uri (the path as the client asked for it). The Host header is the client's.
+  X-Forwarded-Uri (the path as the client asked for it) and X-Forwarded-For (the client's
+  address appended). The Host header is the client's.
   A node's kubelet gets the API server's kubelet credentials instead;
 - the body is streamed to the backend as it arrives (app.py StreamedBody), never held whole;
   the answer is streamed back chunk by chunk with the client's pace (bounded memory: the
@@ -27,7 +28,7 @@ Go's httputil.ReverseProxy under it):
 
 - links in an HTML answer are put under the proxy path too (proxy_html.py, pages up to 1 MiB).
 
-Not done: protocol upgrades (WebSocket) through the proxy, X-Forwarded-For.
+Not done: protocol upgrades (WebSocket) through the proxy.
 
 Upstream: ProxyREST (pkg/registry/core/{pod/rest/subresources.go,service/proxy.go,
 node/rest/proxy.go}), UpgradeAwareHandler (apimachinery/pkg/util/proxy/upgradeaware.go),
@@ -145,6 +146,10 @@ def request_headers(req: Request, loc: Location, forwarded_uri: str) -> list[tup
             continue
         out.append((k, v))
     out.append(("X-Forwarded-Uri", forwarded_uri))
+    if req.remote_addr:                  # Go's ReverseProxy: the client's address, after any earlier hops'
+        prior = ", ".join(v for k, v in raw if k.lower() == "x-forwarded-for")
+        out = [(k, v) for k, v in out if k.lower() != "x-forwarded-for"]
+        out.append(("X-Forwarded-For", f"{prior}, {req.remote_addr}" if prior else req.remote_addr))
     if loc.transport == KUBELET and loc.token:
         out.append(("Authorization", f"Bearer {loc.token}"))
     return out
@@ -249,7 +254,7 @@ async def _send(session: Any, method: str, url: str, headers: list[tuple[str, st
                 request.cancel()
                 with contextlib.suppress(BaseException):
                     await request
-                raise errors.StatusError(499, "", "the client went away")   # no one reads this
+                raise dial_error("context canceled")       # Go's words; no one is left to read them
         return await request
     except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as e:
         raise dial_error(_go_error(e, url)) from None

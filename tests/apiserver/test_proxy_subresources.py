@@ -153,7 +153,8 @@ def test_rewrite_location() -> None:
 def test_request_headers_drop_credentials_and_hop_by_hop() -> None:
     req = Request.build("GET", "/x", "", {"authorization": "Bearer secret", "impersonate-user": "admin",
                                           "connection": "keep-alive, x-drop", "x-drop": "1", "keep-alive": "5",
-                                          "accept": "text/html", "host": "localhost:8001", "upgrade": "h2c"})
+                                          "accept": "text/html", "host": "localhost:8001", "upgrade": "h2c",
+                                          "expect": "100-continue", "x-forwarded-uri": "/spoofed"})
     out = dict(request_headers(req, Location("http", "10.0.0.1", 80), "/p/x"))
     assert out == {"accept": "text/html", "host": "localhost:8001", "X-Forwarded-Uri": "/p/x"}
     kubelet = dict(request_headers(req, Location("https", "127.0.0.1", 1, KUBELET, "tok"), "/p"))
@@ -578,3 +579,13 @@ async def test_tls_handshake_that_never_completes_is_a_bounded_503(api: API, pro
             503, f"error trying to reach service: dial tcp 127.0.0.1:{port}: i/o timeout")
     finally:
         silent.close()
+
+
+async def test_node_proxy_never_sends_kubelet_credentials_to_the_api_server(api: API) -> None:
+    """A Node naming the API server's own address and port as its kubelet: refused, since the
+    kubelet client's token would go to the API server with a path of the caller's choosing."""
+    api.server.server_address = "127.0.0.1:6443"
+    api.server.tokens = {"admin-token": "kubeplane-admin"}
+    assert (await api.call("POST", "/api/v1/nodes", body=node_obj("evil", port=6443))).status == 201
+    status, body, _, _ = await proxy_get(api, "/api/v1/nodes/evil/proxy/api/v1/secrets")
+    assert (status, orjson.loads(body)["message"]) == (400, "address not allowed")

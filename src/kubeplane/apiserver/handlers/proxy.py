@@ -66,6 +66,9 @@ CORS = frozenset({"access-control-allow-credentials", "access-control-allow-head
 # WithImpersonation delete them from the request).
 CREDENTIALS = ("authorization", "impersonate-")
 
+# Set by the proxy itself; and Expect, which the API server's front end has already answered
+# (a 100 Continue to the client): the backend gets the body straight away.
+OURS = frozenset({"x-forwarded-uri", "expect"})
 NODE_SCOPED = ("/stats/summary", "/pods")     # kubelet paths that answer for ?node=
 LOCATIONS = {"pods": pod_location, "services": service_location}
 
@@ -142,7 +145,7 @@ def request_headers(req: Request, loc: Location, forwarded_uri: str) -> list[tup
     out = []
     for k, v in raw:
         lk = k.lower()
-        if lk in HOP_BY_HOP or lk in named or lk.startswith(CREDENTIALS) or lk == "x-forwarded-uri":
+        if lk in HOP_BY_HOP or lk in named or lk.startswith(CREDENTIALS) or lk in OURS:
             continue
         out.append((k, v))
     out.append(("X-Forwarded-Uri", forwarded_uri))

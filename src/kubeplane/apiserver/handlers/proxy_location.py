@@ -337,6 +337,8 @@ async def node_location(api: APIServer, id_: str) -> Location:
     if to_kubelet:
         if not is_global_unicast(host) and not _is_loopback(host):
             await _check_proxyable_hostname(host)
+        if await _is_this_api_server(api, host, port):
+            raise errors.BadRequest("address not allowed")
         return Location("https", _host(host), port, KUBELET, next(iter(api.tokens), ""), node=name)
     await _check_proxyable_hostname(host)
     scheme = scheme or "http"
@@ -345,6 +347,36 @@ async def node_location(api: APIServer, id_: str) -> Location:
     if _runtime(node).startswith(SIM_RUNTIME) and conn is not None:
         unreachable = f"dial tcp {_host(host)}:{number}: {NO_ROUTE}"     # a simulated node's address
     return Location(scheme, _host(host), number, unreachable=unreachable)
+
+
+async def _is_this_api_server(api: APIServer, host: str, port: int) -> bool:
+    """Whether host:port is this API server's own port on one of this machine's addresses.
+
+    Not upstream, whose kubelet client credential is a narrow one: kubeplane's is the token of
+    its token file (an administrator's), so a Node that names the API server itself as its
+    kubelet (a node can write its own address and port) must not get requests of the caller's
+    choosing sent there with it."""
+    own_port = api.server_address.rpartition(":")[2]
+    if not own_port.isdigit() or int(own_port) != port:
+        return False
+    loop = asyncio.get_running_loop()
+    try:
+        infos = await loop.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except OSError:
+        return False
+    return any(_is_local(str(i[4][0]), i[0]) for i in infos)
+
+
+def _is_local(ip: str, family: int) -> bool:
+    """An address of this machine: loopback, or one a socket can bind to."""
+    if _is_loopback(ip) or ipaddress.ip_address(ip).is_unspecified:
+        return True
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as s:
+            s.bind((ip, 0))
+        return True
+    except OSError:
+        return False
 
 
 async def _check_proxyable_hostname(hostname: str) -> None:

@@ -345,15 +345,20 @@ class FakeKubelet:
     def container_logs(self, *a: Any) -> Any:
         raise AssertionError("not called")
 
+    async def kubelet_server(self) -> tuple[int, str]:
+        from kubeplane.kubelet.loopback_server import start_for
+        return await start_for(self)
+
     def resource_usage(self, node: str) -> Any:
         from fractions import Fraction
         return {"cpu": Fraction(1, 10), "memory": Fraction(1024)}, []
 
 
 async def test_node_proxy_in_process_kubelet(api: API, process_node: None) -> None:
-    """An in-process kubelet (api.nodes) gets a loopback server of its own on first use."""
-    from kubeplane.apiserver.handlers.proxy_location import stop_in_process_kubelet_servers
-    api.server.nodes["node-0"] = FakeKubelet()
+    """An in-process kubelet (api.nodes) gets a loopback server of its own on first use
+    (kubelet/loopback_server.py)."""
+    from kubeplane.kubelet.loopback_server import stop_for
+    kubelet = api.server.nodes["node-0"] = FakeKubelet()
     try:
         status, body, _, ctype = await proxy_get(api, "/api/v1/nodes/node-0/proxy/healthz")
         assert (status, body) == (200, b"ok")
@@ -369,8 +374,10 @@ async def test_node_proxy_in_process_kubelet(api: API, process_node: None) -> No
         status, body, _, _ = await proxy_get(api, "/api/v1/nodes/node-1/proxy/pods")
         doc = orjson.loads(body)
         assert doc["kind"] == "PodList" and [p["metadata"]["name"] for p in doc["items"]] == ["pod-1"]
+        port, token = await kubelet.kubelet_server()       # one server, started once, only on loopback
+        assert (port, token) == await kubelet.kubelet_server() and len(token) >= 32
     finally:
-        await stop_in_process_kubelet_servers(api.server)
+        await stop_for(kubelet)
 
 
 async def test_node_proxy_standalone_kubelet(api: API) -> None:

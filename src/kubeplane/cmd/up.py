@@ -32,7 +32,6 @@ from typing import Any, Callable, cast
 import uvicorn
 
 from ..apiserver.app import ASGIApp
-from ..apiserver.handlers.proxy_location import stop_in_process_kubelet_servers
 from ..apiserver.authentication.tokenfile import TokenFile, TokenFileError
 from ..apiserver.audit import options as audit_options
 from . import audit as audit_flags
@@ -517,7 +516,6 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         await serving
     finally:
         await stop_components()
-        await stop_in_process_kubelet_servers(api)      # nodes/proxy's (apiserver/handlers/proxy_location.py)
         if not serving.done():
             server.should_exit = True
             await serving

@@ -32,9 +32,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import random
-import secrets
 import socket
-import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -330,8 +328,10 @@ async def node_location(api: APIServer, id_: str) -> Location:
     port = kubelet_port(node)
     to_kubelet = port_req in ("", str(port))
     conn = api.nodes.get(name)
-    if to_kubelet and conn is not None:                 # an in-process kubelet
-        server_port, token = await in_process_kubelet_server(api, conn)
+    if to_kubelet and conn is not None:
+        # An in-process kubelet: its server, started on loopback when first asked for, with a
+        # token only this process knows (kubelet/loopback_server.py).
+        server_port, token = await conn.kubelet_server()
         return Location("https", "127.0.0.1", server_port, KUBELET, token, node=name)
     host = preferred_node_address(node)
     if to_kubelet:
@@ -390,35 +390,3 @@ async def _check_proxyable_hostname(hostname: str) -> None:
         raise errors.BadRequest("no addresses for hostname")
     if not all(is_global_unicast(str(i[4][0])) for i in infos):
         raise errors.BadRequest("address not allowed")
-
-
-# In-process kubelets (`kubeplane up`) have no server of their own: nodes/proxy starts one for
-# each on first use, on loopback, with a random token only this API server knows, so the
-# kubelet's paths (/metrics, /stats/summary, /healthz, /containerLogs, ...) are served by the
-# same code as a standalone kubelet's. Stopped by stop_in_process_kubelet_servers().
-_SERVERS: weakref.WeakKeyDictionary[Any, dict[int, tuple[Any, Any, str]]] = weakref.WeakKeyDictionary()
-_LOCKS: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
-
-
-async def in_process_kubelet_server(api: APIServer, conn: Any) -> tuple[int, str]:
-    """(port, token) of the in-process kubelet's server, started on first use."""
-    servers = _SERVERS.setdefault(api, {})
-    lock = _LOCKS.setdefault(api, asyncio.Lock())
-    async with lock:
-        hit = servers.get(id(conn))
-        if hit is not None and hit[0] is conn:
-            return hit[1].port, hit[2]
-        live = {id(c) for c in api.nodes.values()}
-        for key in [k for k in servers if k not in live]:      # a kubelet that has gone (restarted)
-            await servers.pop(key)[1].stop()
-        from ...kubelet.server import KubeletServer
-        token = secrets.token_urlsafe(32)
-        server = KubeletServer(conn, token=token, address="127.0.0.1", port=0)
-        await server.start()
-        servers[id(conn)] = (conn, server, token)
-        return server.port, token
-
-
-async def stop_in_process_kubelet_servers(api: APIServer) -> None:
-    for _, server, _ in (_SERVERS.pop(api, None) or {}).values():
-        await server.stop()

@@ -19,6 +19,7 @@ Removes, SyncPod, SyncTerminatingPod, SyncTerminatedPod).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import logging
 from dataclasses import dataclass, field
@@ -146,7 +147,8 @@ class Kubelet:
             self.prober.stop()
             self._unregister_connections()
             from .loopback_server import stop_for
-            await stop_for(self)                # nodes/proxy's server, if one was started
+            with contextlib.suppress(Exception):     # nothing may keep the runtime below from closing
+                await stop_for(self)                # nodes/proxy's server, if one was started
             aclose, close = getattr(self.runtime, "aclose", None), getattr(self.runtime, "close", None)
             try:
                 if aclose is not None:

@@ -320,6 +320,8 @@ async def test_service_proxy_reaches_loopback_process_pod(api: API, process_node
     await make_pod(api, "not-ready", "127.0.0.1", 1, labels={"app": "web"}, ready=False)
     await make_pod(api, "web-1", "127.0.0.1", backend.port, labels={"app": "web"})
     await make_pod(api, "other", "127.0.0.1", 1, labels={"app": "other"})
+    assert (await api.call("POST", "/api/v1/nodes", body=node_obj("sim-node", "kubeplane-sim://0.1.0"))).status == 201
+    await make_pod(api, "spoofed", "127.0.0.1", 1, labels={"app": "web"}, node="sim-node")   # not its runtime's
     await make_service(api)
     for _ in range(5):
         status, body, _, _ = await proxy_get(api, f"{NS}/services/svc:80/proxy/index.html")

@@ -297,7 +297,13 @@ async def _loopback_endpoint(api: APIServer, ns: str, name: str, svc: Obj | None
         if port:
             candidates.append((ip, port, pod))
     random.shuffle(candidates)
-    return candidates[0] if candidates else None
+    for ip, port, pod in candidates:          # only what its runtime put on loopback (check_pod_address)
+        try:
+            await check_pod_address(api, pod, ip, port, "http")
+        except errors.StatusError:
+            continue
+        return ip, port, pod
+    return None
 
 
 def _ready(pod: Obj) -> bool:

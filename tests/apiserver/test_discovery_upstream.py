@@ -89,7 +89,7 @@ def test_aggregated_items_are_upstreams() -> None:
     assert [i["metadata"] for i in core] == [{}]
     pods = next(r for r in core[0]["versions"][0]["resources"] if r["resource"] == "pods")
     assert [s["subresource"] for s in pods["subresources"]] == ["binding", "ephemeralcontainers", "eviction", "log",
-                                                                "resize", "status"]
+                                                                "proxy", "resize", "status"]
     assert pods["subresources"][0]["responseKind"] == {"group": "", "version": "", "kind": "Binding"}
     assert pods["subresources"][2]["responseKind"] == {"group": "policy", "version": "v1", "kind": "Eviction"}
     sa = next(r for r in core[0]["versions"][0]["resources"] if r["resource"] == "serviceaccounts")

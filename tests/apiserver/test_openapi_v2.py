@@ -69,6 +69,11 @@ def expected_operations(r: res.ResourceInfo) -> dict[str, str]:
     if r.namespaced and "watch" in v:
         out[f"watch{gv}{r.kind}ListForAllNamespaces"] = "watchlist"
     for sub in r.subresources:
+        if sub.name == "proxy":          # connect operations, one per HTTP method, with and without a path
+            for method in openapi_v2.PROXY_METHODS:
+                for suffix in ("", "WithPath"):
+                    out[f"connect{gv}{method.capitalize()}{ns}{r.kind}Proxy{suffix}"] = "connect"
+            continue
         for verb in sub.verbs:
             prefix, action = {"get": ("read", "get"), "update": ("replace", "put"), "patch": ("patch", "patch"),
                               "create": ("create", "post")}[verb]
@@ -93,7 +98,8 @@ def test_every_operation_of_a_served_kind(doc: dict[str, Any], r: res.ResourceIn
         assert op["x-kubernetes-action"] == action, op_id
         assert op["tags"] == [openapi_v2.tag(r.group, r.version)]
         assert op["schemes"] == ["https"] and op["responses"]["401"] == {"description": "Unauthorized"}
-        sub = next((s for s in r.subresources if path.endswith("/" + s.name)), None)
+        sub = next((s for s in r.subresources if path.endswith("/" + s.name)
+                    or s.name == "proxy" and path.endswith("/proxy/{path}")), None)
         kind = sub.kind if sub else r.kind
         group, version = (sub.group, sub.version) if sub and sub.group else (r.group, r.version)
         assert op["x-kubernetes-group-version-kind"] == {"group": group, "version": version, "kind": kind}
@@ -224,6 +230,8 @@ UPSTREAM_SHARED = {
     "resourceVersion-5WAnf1kx", "resourceVersionMatch-t8XhRHeC", "sendInitialEvents-rLXlEK_k",
     "sinceSeconds-vE2NLdnP", "tailLines-2fRTNzbP", "timeoutSeconds-yvYezaOC", "timestamps-c17fW1w_",
     "watch-XNNPZGbK",
+    # the proxy subresources' path: in the path, and the pod's, node's and service's query option
+    "path-z6Ciiujn", "path-oPbzgLUj", "path-rFDtV0x9", "path-QCf0eosM",
 }
 # Added since the copy of upstream's document we compare with (1.32: DeleteOptions'
 # ignoreStoreReadErrorWithClusterBreakingPotential, PodLogOptions' stream).

@@ -56,3 +56,29 @@ def test_command_line() -> None:
                               "--node-prefix", "n-"])
     assert (args.nodes, args.runtime, args.profile, args.node_prefix) == (5, "sim", "crash-loop", "n-")
     assert args.func is kubelet_cmd.run
+
+
+async def test_loopback_server_for_nodes_proxy_starts_once_and_stops_with_the_kubelet() -> None:
+    """An in-process kubelet's server (nodes/proxy) starts on the first ask, answers with its
+    token only, and is gone once the kubelet stops."""
+    import aiohttp
+
+    clock = FakeClock()
+    cs = await FakeClientset.new(clock=clock)
+    registry: dict[str, object] = {}
+    task = asyncio.ensure_future(run_kubelet(cs, nodes=1, clock=clock, node_prefix="sim-", node_registry=registry))
+    try:
+        await advance(clock, 1)
+        kl = registry["sim-0"]
+        port, token = await kl.kubelet_server()          # type: ignore[attr-defined]
+        assert (port, token) == await kl.kubelet_server()  # type: ignore[attr-defined]
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=False)) as s:
+            async with s.get(f"https://127.0.0.1:{port}/healthz", headers={"Authorization": f"Bearer {token}"}) as r:
+                assert (r.status, await r.text()) == (200, "ok")
+            async with s.get(f"https://127.0.0.1:{port}/healthz") as r:
+                assert r.status == 401
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    with pytest.raises(OSError):
+        await asyncio.open_connection("127.0.0.1", port)

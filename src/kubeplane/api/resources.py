@@ -69,6 +69,8 @@ class ResourceInfo:
 
 
 STATUS = lambda kind: Subresource("status", kind, ("get", "patch", "update"), handler="status")  # noqa: E731
+# Upstream: ProxyREST (pods, services, nodes) serves every HTTP method; discovery lists these verbs.
+PROXY = lambda kind: Subresource("proxy", f"{kind}ProxyOptions", ("create", "delete", "get", "patch", "update"), handler="proxy")  # noqa: E731
 SCALE = Subresource("scale", "Scale", ("get", "patch", "update"), "autoscaling", "v1", handler="scale")
 
 def _rows() -> tuple[ResourceInfo, ...]:

@@ -24,7 +24,7 @@ SERVED: tuple[dict, ...] = (
         'definition': 'io.k8s.api.core.v1.Pod',
         'short_names': ('po',),
         'categories': ('all',),
-        'subresources': ({'name': 'status', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}, {'name': 'binding', 'kind': 'Binding', 'verbs': ('create',)}, {'name': 'ephemeralcontainers', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}, {'name': 'eviction', 'kind': 'Eviction', 'verbs': ('create',), 'group': 'policy', 'version': 'v1'}, {'name': 'log', 'kind': 'Pod', 'verbs': ('get',)}, {'name': 'resize', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}),
+        'subresources': ({'name': 'status', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}, {'name': 'binding', 'kind': 'Binding', 'verbs': ('create',)}, {'name': 'ephemeralcontainers', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}, {'name': 'eviction', 'kind': 'Eviction', 'verbs': ('create',), 'group': 'policy', 'version': 'v1'}, {'name': 'log', 'kind': 'Pod', 'verbs': ('get',)}, {'name': 'proxy', 'kind': 'PodProxyOptions', 'verbs': ('create', 'delete', 'get', 'patch', 'update')}, {'name': 'resize', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}),
     },
     {
         'group': '',
@@ -45,7 +45,7 @@ SERVED: tuple[dict, ...] = (
         'namespaced': False,
         'definition': 'io.k8s.api.core.v1.Node',
         'short_names': ('no',),
-        'subresources': ({'name': 'status', 'kind': 'Node', 'verbs': ('get', 'patch', 'update')},),
+        'subresources': ({'name': 'proxy', 'kind': 'NodeProxyOptions', 'verbs': ('create', 'delete', 'get', 'patch', 'update')}, {'name': 'status', 'kind': 'Node', 'verbs': ('get', 'patch', 'update')}),
     },
     {
         'group': '',
@@ -86,7 +86,7 @@ SERVED: tuple[dict, ...] = (
         'definition': 'io.k8s.api.core.v1.Service',
         'short_names': ('svc',),
         'categories': ('all',),
-        'subresources': ({'name': 'status', 'kind': 'Service', 'verbs': ('get', 'patch', 'update')},),
+        'subresources': ({'name': 'proxy', 'kind': 'ServiceProxyOptions', 'verbs': ('create', 'delete', 'get', 'patch', 'update')}, {'name': 'status', 'kind': 'Service', 'verbs': ('get', 'patch', 'update')}),
     },
     {
         'group': '',

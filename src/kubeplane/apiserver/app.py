@@ -67,9 +67,13 @@ class ASGIApp:
         info = parse_request_info(req)
         body = Body(receive)
         if is_long_running(info):
+            if info.subresource == "proxy" and (client := scope.get("client")):   # X-Forwarded-For
+                req.remote_addr = client[0]
             resp = await self.serve(req, info, body)
         else:
             resp = await self.serve_with_deadline(req, info, body)
+        if body.streamed is not None:               # a proxied body (handlers/proxy.py): it reads the channel
+            body.complete, receive = body.streamed.complete, body.streamed.receive
         if not body.complete and _has_body(headers):
             # Answered before the body was read to its end (401, 429, 413, 504, ...): close the
             # connection rather than read what is left, as Go's server does for a large rest,
@@ -140,6 +144,10 @@ class ASGIApp:
 
     async def route(self, req: Request, info: RequestInfo, body: Body) -> Response:
         """Read the body, route the request, and wait until what it wrote is durable."""
+        if info.subresource == "proxy" and info.is_resource_request:     # streamed to the backend
+            from .handlers.proxy import StreamedBody
+            req.body_stream = body.streamed = StreamedBody(body.receive, _has_body(req.headers))
+            return await self.api.route_trusted(req, info)
         data = await body.read()
         if data is None:
             return await self.audited(req, info, status_response(errors.RequestEntityTooLarge()))
@@ -163,6 +171,7 @@ class Body:
     def __init__(self, receive: Receive) -> None:
         self.receive = receive
         self.complete = False
+        self.streamed: Any = None           # a proxied request's StreamedBody, which reads instead
 
     async def read(self) -> bytes | None:
         """The whole body, or None past MAX_BODY (3 MiB, as upstream; the rest is not read)."""

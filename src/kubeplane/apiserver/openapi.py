@@ -190,6 +190,9 @@ def _group_version_paths(group: str, version: str) -> tuple[dict[str, Any], list
         roots += [r.definition, _list_definition(r)]
         paths.update(_resource_paths(r, prefix, gv_id, tag))
         for sub in r.subresources:
+            if sub.name == "proxy":                  # connect operations: strings in and out
+                paths.update(_proxy_paths(r, sub, prefix, gv_id, tag))
+                continue
             roots.append(_subresource_definition(r, sub))
             paths.update(_subresource_paths(r, sub, prefix, gv_id, tag))
     return paths, roots
@@ -310,6 +313,31 @@ def _subresource_paths(r: res.ResourceInfo, sub: res.Subresource, prefix: str, g
         entry["post"] = _op(f"create {sub.name} of a {r.kind}", f"create{gv_id}{suffix}", "post", gvk, tag,
                             _WRITE_PARAMS, _created(obj), body=_body(obj))
     return {f"{base}/{{name}}/{sub.name}": entry}
+
+
+def _proxy_paths(r: res.ResourceInfo, sub: res.Subresource, prefix: str, gv_id: str, tag: str) -> dict[str, Any]:
+    """<kind>/proxy and <kind>/proxy/{path}: a connect operation per HTTP method. Upstream: the
+    installer's connect routes (ProxyREST's ConnectMethods)."""
+    from .openapi_v2 import PROXY_METHODS, PROXY_PATH_DOC
+    ns = "Namespaced" if r.namespaced else ""
+    base = f"{prefix}/namespaces/{{namespace}}/{r.plural}" if r.namespaced else f"{prefix}/{r.plural}"
+    scope = [_param("namespace", "string", "object name and auth scope, such as for teams and projects",
+                    "path", True)] if r.namespaced else []
+    gvk = {"group": sub.group or r.group, "kind": sub.kind, "version": sub.version or r.version}
+    name = [_param("name", "string", f"name of the {sub.kind}", "path", True)]
+    query = [_param("path", "string", PROXY_PATH_DOC.get(r.kind, ""))]
+    ok = {"200": {"content": {"*/*": {"schema": {"type": "string"}}}, "description": "OK"}}
+    out = {}
+    for path, suffix, params in ((f"{base}/{{name}}/proxy", "", name + scope + query),
+                                 (f"{base}/{{name}}/proxy/{{path}}", "WithPath",
+                                  name + scope + [_param("path", "string", "path to the resource", "path", True)]
+                                  + query)):
+        entry: dict[str, Any] = {m: _op(f"connect {m.upper()} requests to proxy of {r.kind}",
+                                        f"connect{gv_id}{m.capitalize()}{ns}{r.kind}Proxy{suffix}", "connect", gvk,
+                                        tag, (), ok) for m in PROXY_METHODS}
+        entry["parameters"] = params
+        out[path] = entry
+    return out
 
 
 def _discovery_op(path: str, op_id: str, kind: str, tag: str) -> dict[str, Any]:

@@ -442,6 +442,8 @@ def subresource_routes(r: res.ResourceInfo, sub: res.Subresource, item: str,
     path, name = f"{item}/{sub.name}", [_path_param("name", f"name of the {sub.kind}")]
     pretty = _q("pretty")
     routes = []
+    if sub.name == "proxy":
+        return proxy_routes(r, sub, item, scope, gvk)
     if sub.name == "log":
         op = _operation(f"read log of the specified {r.kind}", f"read{gv}{op_id}", group_tag,
                         _responses(("200", "OK", {"type": "string"})), action="get", gvk=gvk,
@@ -465,6 +467,40 @@ def subresource_routes(r: res.ResourceInfo, sub: res.Subresource, item: str,
                                                      f"create{gv}{op_id}", group_tag, _created(obj), action="post",
                                                      gvk=gvk),
                             pretty + name + scope + [_body(definition)] + _q(*_WRITE_OPTIONS)))
+    return routes
+
+
+# The proxy options' `path` field (PodProxyOptions, ServiceProxyOptions, NodeProxyOptions SwaggerDoc).
+PROXY_PATH_DOC = {
+    "Pod": "Path is the URL path to use for the current proxy request to pod.",
+    "Service": "Path is the part of URLs that include service endpoints, suffixes, and parameters to use for the "
+               "current proxy request to service. For example, the whole request URL is http://localhost/api/v1/"
+               "namespaces/kube-system/services/elasticsearch-logging/_search?q=user:kimchy. Path is "
+               "_search?q=user:kimchy.",
+    "Node": "Path is the URL path to use for the current proxy request to node.",
+}
+PROXY_METHODS = ("delete", "get", "head", "options", "patch", "post", "put")
+
+
+def proxy_routes(r: res.ResourceInfo, sub: res.Subresource, item: str, scope: list[dict[str, Any]],
+                 gvk: dict[str, str]) -> list[Route]:
+    """<kind>/proxy and <kind>/proxy/{path}: one connect operation per HTTP method, strings in
+    and out. Upstream: the installer's connect routes (ConnectMethods of ProxyREST)."""
+    gv, group_tag = gv_id(r.group, r.version), tag(r.group, r.version)
+    name = [_path_param("name", f"name of the {sub.kind}")]
+    query = [{"uniqueItems": True, "type": "string", "description": PROXY_PATH_DOC.get(r.kind, ""), "name": "path",
+              "in": "query"}]
+    ns = "Namespaced" if r.namespaced else ""
+    routes = []
+    for path, suffix, params in ((f"{item}/proxy", "", name + scope + query),
+                                 (f"{item}/proxy/{{path}}", "WithPath",
+                                  name + scope + [_path_param("path", "path to the resource")] + query)):
+        for method in PROXY_METHODS:
+            op = _operation(f"connect {method.upper()} requests to proxy of {r.kind}",
+                            f"connect{gv}{method.capitalize()}{ns}{r.kind}Proxy{suffix}", group_tag,
+                            _responses(("200", "OK", {"type": "string"})), action="connect", gvk=gvk,
+                            produces=["*/*"])
+            routes.append(Route(path, method, op, params))
     return routes
 
 

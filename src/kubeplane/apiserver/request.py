@@ -39,12 +39,16 @@ class Request:
     # or NOT_AUDITED), None when auditing is off; and the client's address (HTTPS only, when auditing).
     audit: Any = None
     remote_addr: str = ""
+    # The query as received (handlers/proxy.py passes it on unchanged), and a proxied request's
+    # body, streamed to its backend rather than read whole (app.py; handlers/proxy.py StreamedBody).
+    query_string: str = ""
+    body_stream: Any = None
 
     @classmethod
     def build(cls, method: str, path: str, query_string: str = "", headers: dict[str, str] | None = None,
               body: bytes = b"") -> Request:
         query = dict(parse_qsl(query_string, keep_blank_values=True)) if query_string else {}
-        return cls(method.upper(), path, query, headers or {}, body)
+        return cls(method.upper(), path, query, headers or {}, body, query_string=query_string)
 
     def flag(self, name: str) -> bool:
         return self.query.get(name, "").lower() in ("true", "1")
@@ -119,7 +123,7 @@ def parse_request_info(req: Request) -> RequestInfo:
             if rest[0] == "status" or len(rest) == 1 and rest[0] == "finalize":
                 info.resource, info.name, info.subresource, info.namespace = "namespaces", parts[-2], rest[0], ""
                 rest = ()
-    if len(rest) > 3:                     # no route serves deeper paths: a plain 404
+    if len(rest) > 3 and rest[2] != "proxy":      # no route but proxy's serves deeper paths: a plain 404
         info.verb = verb
         info.is_resource_request = False
         return info

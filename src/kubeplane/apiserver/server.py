@@ -324,7 +324,8 @@ class APIServer:
         if sub is None:
             raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
         verbs = subresource_rest.REST.get(sub.handler or sub.name)
-        serve = verbs.get(info.verb) if verbs is not None and info.verb in sub.verbs else None
+        serve = verbs.get(info.verb) if verbs is not None and (info.verb in sub.verbs or (
+            not info.verb and sub.name == "proxy")) else None    # OPTIONS: verb "" (upstream's RequestInfo)
         if serve is None:
             raise errors.MethodNotSupported(ri.group, f"{ri.plural}/{sub.name}", info.verb)
         return await serve(self, req, ri, info.namespace, info.name, sub.name)

@@ -19,6 +19,7 @@ Removes, SyncPod, SyncTerminatingPod, SyncTerminatedPod).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import logging
 from dataclasses import dataclass, field
@@ -160,6 +161,9 @@ class Kubelet:
             metrics.unregister(self)
             self.prober.stop()
             self._unregister_connections()
+            from .loopback_server import stop_for
+            with contextlib.suppress(Exception):     # nothing may keep the runtime below from closing
+                await stop_for(self)                # nodes/proxy's server, if one was started
             aclose, close = getattr(self.runtime, "aclose", None), getattr(self.runtime, "close", None)
             try:
                 if aclose is not None:
@@ -247,6 +251,14 @@ class Kubelet:
         if getattr(self.runtime, "container_pids", None) is not None and not hasattr(self, "_meter"):
             self._meter = ProcessMeter(self.runtime)       # measured: the process runtime
         return node_usage(self.pods.values(), node, getattr(self, "_meter", None))
+
+    # --- nodes/proxy (the API server's NodeConnection) -----------------------------------------
+
+    async def kubelet_server(self) -> tuple[int, str]:
+        """(port, token) of this kubelet's HTTPS server on loopback, started on the first call
+        (loopback_server.py)."""
+        from .loopback_server import start_for
+        return await start_for(self)
 
     # --- pods/log (the API server's NodeConnection) -------------------------------------------
 

@@ -11,6 +11,7 @@ Prometheus scrapes.
                                                        workqueue_*, process_*), text format 0.0.4
     GET /metrics/probes                                prober_* alone
     GET /healthz[/<check>]                             ping, log, syncloop (utils/healthz.py's answers)
+    GET /pods[?node=<name>]                            the pods bound to the node(s), a v1 PodList
     GET /stats/summary[?node=<name>]                   the node's and its running pods' CPU and memory
                                                        use (the Summary API's subset metrics.k8s.io needs;
                                                        node: which of this server's nodes, default the first)
@@ -90,6 +91,7 @@ class KubeletServer:
         app.router.add_get("/metrics/probes", self.get_metrics)
         app.router.add_get("/healthz", self.get_healthz)
         app.router.add_get("/stats/summary", self.get_stats_summary)
+        app.router.add_get("/pods", self.get_pods)
         app.router.add_get("/healthz/{check:.+}", self.get_healthz)
         sock = serving.listen(self.address, self.port)     # fails early (port in use) with nothing to undo
         self.port = sock.getsockname()[1]
@@ -151,6 +153,23 @@ class KubeletServer:
         if usage is None or (nodes and node not in nodes):
             return status_response(errors.StatusError(404, "NotFound", f'node "{node}" is not served here'))
         return web.Response(body=orjson.dumps(summary(node, *usage(node))), content_type="application/json")
+
+    async def get_pods(self, request: web.Request) -> web.Response:
+        """The pods bound to the node (?node=, default every node this server serves), as a
+        v1 PodList. Upstream: Server.getPods (the pod manager's pods)."""
+        try:
+            self.authenticate(request)
+        except errors.StatusError as e:
+            return status_response(e)
+        from ..api.types import to_dict
+        node = request.query.get("node", "")
+        pods = list(self.host.pods.values()) if self.host is not None else []
+        items = [to_dict(p) for p in pods if not node or (p.spec is not None and p.spec.node_name == node)]
+        for item in items:
+            item.setdefault("apiVersion", "v1")
+            item.setdefault("kind", "Pod")
+        doc = {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": items}
+        return web.Response(body=orjson.dumps(doc), content_type="application/json")
 
     async def get_healthz(self, request: web.Request) -> web.Response:
         """Upstream: healthz.InstallHandler with ping, log and syncloop."""

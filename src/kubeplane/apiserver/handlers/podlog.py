@@ -38,6 +38,10 @@ class NodeConnection(Protocol):
         """The container's output per opts (follow: keep streaming until the container stops).
         Raises errors.StatusError (e.g. BadRequest "previous terminated container ... not found")."""
 
+    async def kubelet_server(self) -> tuple[int, str]:
+        """(port, token) of the kubelet's HTTPS server on loopback, started on the first call
+        (nodes/proxy passes requests on to it)."""
+
 
 def _int(req: Request, name: str) -> int | None:
     value = req.query.get(name)

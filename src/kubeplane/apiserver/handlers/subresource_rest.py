@@ -13,6 +13,7 @@ verb: what APIServer.route_subresource calls for GET, POST, PUT and PATCH of
     log                  pods/log (handlers/podlog.py)
     finalize             namespaces/finalize (handlers/subresources.py)
     token                serviceaccounts/token (handlers/token.py)
+    proxy                pods/proxy, services/proxy, nodes/proxy, every verb (handlers/proxy.py)
 
 Upstream: each subresource is a REST storage of its own (StatusREST, ScaleREST, BindingREST,
 EvictionREST, LogREST, FinalizeREST, TokenREST, … in pkg/registry/<group>/<kind>/storage),
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from ...api.resources import ResourceInfo
 from ..request import Request, Response
-from . import ephemeralcontainers, eviction, podlog, rest, subresources, token
+from . import ephemeralcontainers, eviction, podlog, proxy, rest, subresources, token
 
 if TYPE_CHECKING:
     from ..server import APIServer
@@ -72,5 +73,6 @@ REST: dict[str, dict[str, Serve]] = {
     "log": {"get": _by_object(podlog.pod_log)},
     "finalize": {"update": _finalize},
     "token": {"create": _by_object(token.create_token)},
+    "proxy": dict.fromkeys(("get", "create", "update", "patch", "delete", ""), proxy.connect),   # "": OPTIONS
 }
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ....api import defaults, labels
-from ....api.resources import STATUS
+from ....api.resources import PROXY, STATUS
 from ....api.validation import core as validation
 from ...tables import columns, printers
 from ..definition import ResourceDefinition
@@ -11,7 +11,7 @@ from ..strategy import StatusStrategy
 
 NODES = register(ResourceDefinition(
     "", "v1", "Node", "nodes", "node", False, "io.k8s.api.core.v1.Node",
-    short_names=("no",), subresources=(STATUS("Node"),),
+    short_names=("no",), subresources=(PROXY("Node"), STATUS("Node")),
     strategy=StatusStrategy(),
     defaulter=defaults.set_defaults_node, defaults_outside_spec=True,
     validate=validation.validate_node, validate_update=validation.validate_node_update,

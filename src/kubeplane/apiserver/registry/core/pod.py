@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 
 from ....api import defaults, labels
-from ....api.resources import STATUS, Subresource
+from ....api.resources import PROXY, STATUS, Subresource
 from ....api.validation import core as validation
 from ....api.validation.ephemeral import validate_pod_ephemeral_containers_update
 from ....api.validation.resize import validate_pod_resize
@@ -98,6 +98,7 @@ PODS = register(ResourceDefinition(
                   Subresource("ephemeralcontainers", "Pod", ("get", "patch", "update"), handler="ephemeralcontainers"),
                   Subresource("eviction", "Eviction", ("create",), "policy", "v1", handler="eviction"),
                   Subresource("log", "Pod", ("get",), handler="log"),
+                  PROXY("Pod"),
                   # upstream's ResizeREST is EphemeralContainersREST's shape with its own strategy
                   Subresource("resize", "Pod", ("get", "patch", "update"), handler="ephemeralcontainers")),
     strategy=PodStrategy(),

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .....api import defaults, labels
-from .....api.resources import STATUS
+from .....api.resources import PROXY, STATUS
 from .....api.validation import core as validation
 from ....tables import columns, printers
 from ...definition import ResourceDefinition
@@ -21,7 +21,7 @@ class ServiceStrategy(StatusStrategy):
 
 SERVICES = register(ResourceDefinition(
     "", "v1", "Service", "services", "service", True, "io.k8s.api.core.v1.Service",
-    short_names=("svc",), categories=("all",), subresources=(STATUS("Service"),),
+    short_names=("svc",), categories=("all",), subresources=(PROXY("Service"), STATUS("Service")),
     verbs=("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"),
     strategy=ServiceStrategy(),
     defaulter=defaults.set_defaults_service,

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from ...api.resources import ResourceInfo
 from ..request import Request, Response
-from . import ephemeralcontainers, eviction, podlog, rest, subresources, token
+from . import connect, ephemeralcontainers, eviction, podlog, rest, subresources, token
 
 if TYPE_CHECKING:
     from ..server import APIServer
@@ -72,5 +72,6 @@ REST: dict[str, dict[str, Serve]] = {
     "log": {"get": _by_object(podlog.pod_log)},
     "finalize": {"update": _finalize},
     "token": {"create": _by_object(token.create_token)},
+    "connect": {"get": connect.connect, "create": connect.connect},     # pods/exec, attach, portforward
 }
 

@@ -259,6 +259,16 @@ class ProcessRuntime:
             p.pod = pod
         return p is not None
 
+    def exec_target(self, pod_uid: str, container: str) -> Any:
+        """Where `kubectl exec` runs a command in the container: its running attempt's env and
+        working directory (None when it is not running). kubelet/streaming/process.py"""
+        from ...streaming.process import ExecTarget
+        p = self._pods.get(pod_uid)
+        for c in reversed(p.containers if p is not None else []):
+            if c.spec.name == container and c.state == RUNNING:
+                return ExecTarget(env=dict(c.env), cwd=c.cwd)
+        return None
+
     def container_pids(self, pod_uid: str) -> dict[str, int]:
         """Each running container's main process (its process group), by container name: what
         the kubelet's resource metrics measure (kubelet/resource_usage.py)."""

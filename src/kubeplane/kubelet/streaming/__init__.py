@@ -1,0 +1,187 @@
+"""The kubelet's streaming endpoints: /exec, /attach and /portForward, after an HTTP upgrade.
+
+    await serve(kubelet, "exec", "default", "web", "app", query, headers, conn)
+
+`conn` is the upgraded connection as a Duplex (duplex.py), handed over by the kubelet's HTTPS
+server (kubelet/server.py) or, for in-process kubelets, by the API server itself
+(apiserver/handlers/connect.py). serve() writes the HTTP answer: 101 and the session, or the
+error the kubelet gives before any upgrade (400 for bad parameters, 404 for an unknown pod,
+500 with upstream's text for a container that is not running).
+
+Protocols: WebSocket with the channel protocols (wsstream.py; remotecommand.py for exec and
+attach, portforward.py). SPDY/3.1 is not spoken: a client offering only SPDY gets 400, which
+client-go reports as an upgrade failure.
+
+Upstream: pkg/kubelet/server/server.go (getExec, getAttach, getPortForward) and
+pkg/kubelet/cri/streaming.
+"""
+from __future__ import annotations
+
+import logging
+import pathlib
+import tempfile
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from ...api import errors
+from ..runtime import RUNNING
+from .duplex import Duplex
+from .process import ExecTarget
+from . import portforward, remotecommand
+from .wsstream import Channels, WebSocket, check_handshake, handshake_response, is_websocket_request, negotiate, \
+    offered_protocols
+
+log = logging.getLogger(__name__)
+
+KINDS = ("exec", "attach", "portforward")
+
+
+class Feeder:
+    """aiohttp's payload parser of an upgraded request (RequestHandler.set_parser): every byte
+    after the headers goes to the Duplex."""
+
+    def __init__(self, conn: Duplex) -> None:
+        self.conn = conn
+
+    def feed_data(self, data: bytes) -> tuple[bool, bytes]:
+        self.conn.feed(data)
+        return False, b""
+
+    def feed_eof(self) -> None:
+        self.conn.lost()
+
+
+def HIJACKED() -> Any:
+    """What an aiohttp handler returns once it has answered on the connection itself: nothing
+    more is written, and aiohttp takes the connection as gone."""
+    from aiohttp import web
+
+    class Hijacked(web.StreamResponse):
+        async def prepare(self, request: Any) -> Any:
+            raise ConnectionResetError("the connection was taken over")
+    return Hijacked()
+
+
+def http_error(code: int, body: bytes, content_type: str = "text/plain; charset=utf-8") -> bytes:
+    reason = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+              500: "Internal Server Error", 502: "Bad Gateway"}.get(code, "Error")
+    return (f"HTTP/1.1 {code} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
+            f"Connection: close\r\n\r\n").encode() + body
+
+
+def status_error(e: errors.StatusError) -> bytes:
+    return http_error(e.code, orjson.dumps(e.status()), "application/json")
+
+
+async def serve(host: Any, kind: str, ns: str, name: str, container: str, query: Mapping[str, list[str]],
+                headers: Mapping[str, str], conn: Duplex) -> None:
+    """Answer one upgrade request on conn and run its session; conn is closed at the end."""
+    try:
+        await _serve(host, kind, ns, name, container, query, headers, conn)
+    except errors.StatusError as e:
+        conn.write(status_error(e))
+    except ValueError as e:
+        conn.write(http_error(400, str(e).encode()))
+    except ConnectionError:
+        pass
+    finally:
+        conn.close()
+
+
+async def _serve(host: Any, kind: str, ns: str, name: str, container: str, query: Mapping[str, list[str]],
+                 headers: Mapping[str, str], conn: Duplex) -> None:
+    pod = find_pod(host, ns, name)
+    uid = pod.metadata.uid
+    if kind == "portforward":
+        port_list = portforward.ports(query)
+        supported: tuple[str, ...] = portforward.PROTOCOLS
+    else:
+        opts = remotecommand.options(query)
+        if not _has_container(pod, container):
+            raise errors.StatusError(500, "InternalError", f'container not found ("{container}")')
+        supported = remotecommand.PROTOCOLS
+        if kind == "exec":
+            if not opts.command:
+                raise ValueError("you must specify at least one command for the container")
+            target = exec_target(host, pod, container)
+    if not is_websocket_request(headers):
+        raise ValueError("Upgrade request required")     # SPDY: not spoken here (see the docstring)
+    if (why := check_handshake(headers)) is not None:
+        raise ValueError(why)
+    protocol = negotiate(offered_protocols(headers), supported)
+    if protocol is None:
+        conn.write(http_error(403, b"Forbidden"))          # x/net/websocket's answer to a failed handshake
+        return
+    conn.write(handshake_response(headers, protocol))
+    ch = Channels(WebSocket(conn), protocol)
+    if kind == "portforward":
+        address, sandbox = forward_address(host, uid)
+        await portforward.Forwarder(ch, port_list, address, f"{name}_{ns}", uid, sandbox).run()
+        return
+    session = remotecommand.Session(ch, opts)
+    if kind == "exec":
+        await session.exec(list(opts.command), target)
+    else:
+        await session.attach(attach_output(host, ns, name, uid, container))
+
+
+def find_pod(host: Any, ns: str, name: str) -> Any:
+    """Upstream: GetPodByName; the kubelet's 404 text."""
+    for p in (host.pods.values() if host is not None else ()):
+        if p.metadata.name == name and p.metadata.namespace == ns:
+            return p
+    raise errors.StatusError(404, "NotFound", f'pod "{name}" does not exist')
+
+
+def _has_container(pod: Any, name: str) -> bool:
+    spec = pod.spec
+    groups = (spec.containers, spec.init_containers, spec.ephemeral_containers) if spec is not None else ()
+    return any(c.name == name for g in groups for c in g or ())
+
+
+def exec_target(host: Any, pod: Any, container: str) -> ExecTarget:
+    """Where the command runs: the process runtime's container (its exec_target: env, working
+    directory, namespaces); the sim runtime's, as KWOK's ClusterExec, on the host in a scratch
+    directory of the pod with the pod's environment (static values; references resolved by
+    nobody). 500 `container not found ("c")` when the container is not running, as upstream's
+    kubelet (findContainer)."""
+    uid = pod.metadata.uid
+    rt = host.runtime.pod_status(uid)
+    latest = rt.latest(container) if rt is not None else None
+    missing = errors.StatusError(500, "InternalError", f'container not found ("{container}")')
+    if latest is None or latest.state != RUNNING:
+        raise missing
+    fn = getattr(host.runtime, "exec_target", None)
+    if fn is not None:
+        target: ExecTarget | None = fn(uid, container)
+        if target is None:
+            raise missing
+        return target
+    return scratch_target(pod, container)
+
+
+def scratch_target(pod: Any, container: str) -> ExecTarget:
+    """The sim runtime's: <tmp>/kubeplane-exec/<pod uid>, host_env + the container's env values."""
+    from ..runtime.process.env import expand, host_env
+    spec = next(c for g in (pod.spec.containers, pod.spec.init_containers, pod.spec.ephemeral_containers)
+                for c in g or () if c.name == container)
+    env = host_env(pod)
+    for v in spec.env or ():
+        if v.value_from is None:
+            env[v.name] = expand(v.value or "", env)
+    cwd = pathlib.Path(tempfile.gettempdir(), "kubeplane-exec", pod.metadata.uid)
+    cwd.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return ExecTarget(env=env, cwd=str(cwd))
+
+
+def forward_address(host: Any, uid: str) -> tuple[str, str]:
+    """(the address to dial for the pod's ports, its sandbox id for messages)."""
+    fn = getattr(host.runtime, "port_forward_address", None)
+    return fn(uid) if fn is not None else ("127.0.0.1", uid)
+
+
+def attach_output(host: Any, ns: str, name: str, uid: str, container: str) -> Any:
+    from ...api.podlog import LogOptions
+    return host.container_logs(ns, name, uid, LogOptions(container, True, False, 0, None, False, None))

@@ -1,0 +1,133 @@
+"""pods/portforward over WebSocket (the kubelet's side): the channel protocol, two channels
+per requested port.
+
+    ?port=8080&port=9090  ->  channel 0 data / 1 error of 8080, 2 data / 3 error of 9090
+
+Each channel's first message from the server is its port number (2 bytes, little-endian);
+then what the client sends on a data channel goes to a TCP connection to the pod's port and
+what comes back goes out on the same channel. A failure is the error channel's text:
+"error forwarding port 8080 to pod <id>, uid <uid>: ...".
+
+Upstream: pkg/kubelet/cri/streaming/portforward (websocket.go handleWebSocketStreams,
+httpstream.go newOptions); the message of a port nobody listens on is containerd's
+(portForward in sandbox_portforward_linux.go).
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import struct
+from collections.abc import Mapping
+
+from .wsstream import Channels
+
+PROTOCOLS = ("v4.channel.k8s.io", "v4.base64.channel.k8s.io", "")
+READ_SIZE = 32 << 10
+
+
+def ports(query: Mapping[str, list[str]]) -> list[int]:
+    """The ports asked for; ValueError with upstream's words. Upstream: portforward newOptions"""
+    values = query.get("port") or []
+    if not values:
+        raise ValueError('query parameter "port" is required')
+    out = []
+    for s in values:
+        for part in s.split(","):
+            try:
+                p = int(part)
+                if not 0 <= p < 1 << 16:
+                    raise ValueError
+            except ValueError:
+                raise ValueError(f'unable to parse "{part}" as a port: strconv.ParseUint: parsing "{part}": '
+                                 "invalid syntax") from None
+            if p == 0:
+                raise ValueError(f'port "{part}" must be > 0')
+            out.append(p)
+    return out
+
+
+def dial_error(port: int, sandbox: str, errs: tuple[str, str]) -> str:
+    """containerd's message for a port nobody listens on in the pod."""
+    return (f"failed to execute portforward in network namespace \"{sandbox}\": failed to connect to "
+            f"localhost:{port} inside namespace \"{sandbox}\", IPv4: {errs[0]} IPv6 {errs[1]} ")
+
+
+async def dial(host: str, port: int, sandbox: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Connect to the pod's port: its address, then ::1 as containerd tries both."""
+    try:
+        return await asyncio.open_connection(host, port, limit=READ_SIZE)
+    except OSError as e4:
+        first = f"dial tcp4 {host}:{port}: connect: {_reason(e4)}"
+    try:
+        return await asyncio.open_connection("::1", port, limit=READ_SIZE)
+    except OSError as e6:
+        raise ConnectionError(dial_error(port, sandbox, (first, f"dial tcp6 [::1]:{port}: connect: "
+                                                                f"{_reason(e6)}"))) from None
+
+
+def _reason(e: OSError) -> str:
+    import os
+    return os.strerror(e.errno).lower() if e.errno else str(e)
+
+
+class Forwarder:
+    """One port-forward connection: its ports, the pod's address, the streams."""
+
+    def __init__(self, ch: Channels, ports: list[int], host: str, pod_id: str, uid: str, sandbox: str) -> None:
+        self.ch = ch
+        self.ports = ports
+        self.host = host
+        self.pod_id, self.uid, self.sandbox = pod_id, uid, sandbox
+        self.conns: dict[int, asyncio.StreamWriter] = {}
+        self.pending: dict[int, list[bytes]] = {}
+        self.tasks: list[asyncio.Future[None]] = []
+
+    async def run(self) -> None:
+        try:
+            for i, p in enumerate(self.ports):
+                port = struct.pack("<H", p)
+                await self.ch.send(2 * i, port)
+                await self.ch.send(2 * i + 1, port)
+            while (msg := await self.ch.receive()) is not None:
+                channel, data = msg
+                i, kind = divmod(channel, 2)
+                if kind or i >= len(self.ports):
+                    continue                      # error channels are the server's; unknown ones ignored
+                await self.to_pod(i, data)
+        finally:
+            for t in self.tasks:
+                t.cancel()
+            await asyncio.gather(*self.tasks, return_exceptions=True)
+            for w in self.conns.values():
+                w.close()
+            await self.ch.ws.close(1000)
+
+    async def to_pod(self, i: int, data: bytes) -> None:
+        w = self.conns.get(i)
+        if w is None:
+            if i in self.pending:                 # dialling
+                self.pending[i].append(data)
+                return
+            self.pending[i] = [data]
+            try:
+                r, w = await dial(self.host, self.ports[i], self.sandbox)
+            except ConnectionError as e:
+                self.pending.pop(i, None)
+                with contextlib.suppress(ConnectionError):
+                    await self.ch.send(2 * i + 1, (f"error forwarding port {self.ports[i]} to pod {self.pod_id}, "
+                                                   f"uid {self.uid}: {e}").encode())
+                return
+            self.conns[i] = w
+            self.tasks.append(asyncio.ensure_future(self.from_pod(i, r)))
+            for chunk in self.pending.pop(i):
+                w.write(chunk)
+        else:
+            w.write(data)
+        with contextlib.suppress(ConnectionError):
+            await w.drain()                        # a pod that does not read holds the client's data
+
+    async def from_pod(self, i: int, r: asyncio.StreamReader) -> None:
+        with contextlib.suppress(ConnectionError):
+            while data := await r.read(READ_SIZE):
+                await self.ch.send(2 * i, data)
+        self.conns.pop(i).close()

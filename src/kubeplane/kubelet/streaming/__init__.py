@@ -9,8 +9,10 @@ error the kubelet gives before any upgrade (400 for bad parameters, 404 for an u
 500 with upstream's text for a container that is not running).
 
 Protocols: WebSocket with the channel protocols (wsstream.py; remotecommand.py for exec and
-attach, portforward.py). SPDY/3.1 is not spoken: a client offering only SPDY gets 400, which
-client-go reports as an upgrade failure.
+attach, portforward.py); for port-forward also SPDY/3.1 (spdy.py), directly and tunnelled in a
+WebSocket ("SPDY/3.1+portforward.k8s.io", what kubectl 1.37 uses). exec and attach over SPDY
+(kubectl's fallback when a WebSocket upgrade fails) are not spoken: 400 "Upgrade request
+required".
 
 Upstream: pkg/kubelet/server/server.go (getExec, getAttach, getPortForward) and
 pkg/kubelet/cri/streaming.
@@ -29,9 +31,9 @@ from ...api import errors
 from ..runtime import RUNNING
 from .duplex import Duplex
 from .process import ExecTarget
-from . import portforward, remotecommand
-from .wsstream import Channels, WebSocket, check_handshake, handshake_response, is_websocket_request, negotiate, \
-    offered_protocols
+from . import portforward, remotecommand, spdy
+from .wsstream import Channels, WebSocket, WebSocketBytes, check_handshake, handshake_response, is_websocket_request, \
+    negotiate, offered_protocols
 
 log = logging.getLogger(__name__)
 
@@ -94,37 +96,75 @@ async def _serve(host: Any, kind: str, ns: str, name: str, container: str, query
                  headers: Mapping[str, str], conn: Duplex) -> None:
     pod = find_pod(host, ns, name)
     uid = pod.metadata.uid
+    websocket = is_websocket_request(headers)
     if kind == "portforward":
-        port_list = portforward.ports(query)
-        supported: tuple[str, ...] = portforward.PROTOCOLS
-    else:
-        opts = remotecommand.options(query)
-        if not _has_container(pod, container):
-            raise errors.StatusError(500, "InternalError", f'container not found ("{container}")')
-        supported = remotecommand.PROTOCOLS
-        if kind == "exec":
-            if not opts.command:
-                raise ValueError("you must specify at least one command for the container")
-            target = exec_target(host, pod, container)
-    if not is_websocket_request(headers):
-        raise ValueError("Upgrade request required")     # SPDY: not spoken here (see the docstring)
-    if (why := check_handshake(headers)) is not None:
-        raise ValueError(why)
-    protocol = negotiate(offered_protocols(headers), supported)
-    if protocol is None:
-        conn.write(http_error(403, b"Forbidden"))          # x/net/websocket's answer to a failed handshake
+        await _port_forward(host, pod, query, headers, conn, websocket)
         return
-    conn.write(handshake_response(headers, protocol))
-    ch = Channels(WebSocket(conn), protocol)
-    if kind == "portforward":
-        address, sandbox = forward_address(host, uid)
-        await portforward.Forwarder(ch, port_list, address, f"{name}_{ns}", uid, sandbox).run()
+    opts = remotecommand.options(query)
+    if not _has_container(pod, container):
+        raise errors.StatusError(500, "InternalError", f'container not found ("{container}")')
+    if kind == "exec":
+        if not opts.command:
+            raise ValueError("you must specify at least one command for the container")
+        target = exec_target(host, pod, container)
+    if not websocket:
+        raise ValueError("Upgrade request required")     # SPDY exec: not spoken here (see the docstring)
+    ch = _accept_websocket(headers, conn, remotecommand.PROTOCOLS)
+    if ch is None:
         return
     session = remotecommand.Session(ch, opts)
     if kind == "exec":
         await session.exec(list(opts.command), target)
     else:
         await session.attach(attach_output(host, ns, name, uid, container))
+
+
+def _accept_websocket(headers: Mapping[str, str], conn: Duplex, supported: tuple[str, ...]) -> Channels | None:
+    """Answer the WebSocket handshake (101 with the negotiated protocol) and return the channel
+    connection; None, after x/net/websocket's 403, when no offered protocol is supported."""
+    if (why := check_handshake(headers)) is not None:
+        raise ValueError(why)
+    protocol = negotiate(offered_protocols(headers), supported)
+    if protocol is None:
+        conn.write(http_error(403, b"Forbidden"))
+        return None
+    conn.write(handshake_response(headers, protocol))
+    return Channels(WebSocket(conn), protocol)
+
+
+async def _port_forward(host: Any, pod: Any, query: Mapping[str, list[str]], headers: Mapping[str, str],
+                        conn: Duplex, websocket: bool) -> None:
+    """Three ways in: SPDY tunnelled in a WebSocket (kubectl 1.37's default), SPDY (kubectl's
+    fallback, older clients), the WebSocket channel protocol (the Python client)."""
+    ns, name, uid = pod.metadata.namespace, pod.metadata.name, pod.metadata.uid
+    address, sandbox = forward_address(host, uid)
+    spdy_forwarder = portforward.SpdyForwarder(address, f"{name}_{ns}", uid, sandbox)
+    if websocket and portforward.TUNNEL_PROTOCOL in offered_protocols(headers):
+        ch = _accept_websocket(headers, conn, (portforward.TUNNEL_PROTOCOL,))
+        if ch is not None:
+            tunnel = WebSocketBytes(ch.ws)
+            await spdy.Session(tunnel, spdy_forwarder.on_stream).serve()
+            tunnel.close()
+            await ch.ws.close(1000)
+        return
+    if websocket:
+        port_list = portforward.ports(query)
+        ch = _accept_websocket(headers, conn, portforward.PROTOCOLS)
+        if ch is not None:
+            await portforward.Forwarder(ch, port_list, address, f"{name}_{ns}", uid, sandbox).run()
+        return
+    if headers.get("upgrade", "").lower() != "spdy/3.1":
+        raise ValueError("Upgrade request required")
+    clients = [p.strip() for p in headers.get("x-stream-protocol-version", "").split(",") if p.strip()]
+    if not clients:
+        raise ValueError("unable to upgrade: X-Stream-Protocol-Version is required")
+    if portforward.SPDY_PROTOCOL not in clients:
+        conn.write(http_error(403, (f"unable to upgrade: unable to negotiate protocol: client supports "
+                                    f"[{' '.join(clients)}], server accepts [{portforward.SPDY_PROTOCOL}]\n").encode()))
+        return
+    conn.write(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"
+               b"X-Stream-Protocol-Version: " + portforward.SPDY_PROTOCOL.encode() + b"\r\n\r\n")
+    await spdy.Session(conn, spdy_forwarder.on_stream).serve()
 
 
 def find_pod(host: Any, ns: str, name: str) -> Any:
@@ -176,10 +216,15 @@ def scratch_target(pod: Any, container: str) -> ExecTarget:
     return ExecTarget(env=env, cwd=str(cwd))
 
 
-def forward_address(host: Any, uid: str) -> tuple[str, str]:
-    """(the address to dial for the pod's ports, its sandbox id for messages)."""
+def forward_address(host: Any, uid: str) -> tuple[str | None, str]:
+    """(the address to dial for the pod's ports, its sandbox id for messages): the runtime's
+    port_forward_address; None (nothing listens: the sim runtime's pods run no processes)."""
     fn = getattr(host.runtime, "port_forward_address", None)
-    return fn(uid) if fn is not None else ("127.0.0.1", uid)
+    if fn is not None:
+        address: tuple[str | None, str] = fn(uid)
+        return address
+    rt = host.runtime.pod_status(uid)
+    return None, (rt.sandbox.id if rt is not None and rt.sandbox is not None else uid)
 
 
 def attach_output(host: Any, ns: str, name: str, uid: str, container: str) -> Any:

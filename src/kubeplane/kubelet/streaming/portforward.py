@@ -18,10 +18,13 @@ import asyncio
 import contextlib
 import struct
 from collections.abc import Mapping
+from typing import Any
 
 from .wsstream import Channels
 
 PROTOCOLS = ("v4.channel.k8s.io", "v4.base64.channel.k8s.io", "")
+SPDY_PROTOCOL = "portforward.k8s.io"                      # X-Stream-Protocol-Version
+TUNNEL_PROTOCOL = "SPDY/3.1+portforward.k8s.io"           # SPDY in a WebSocket (kubectl 1.37)
 READ_SIZE = 32 << 10
 
 
@@ -52,8 +55,13 @@ def dial_error(port: int, sandbox: str, errs: tuple[str, str]) -> str:
             f"localhost:{port} inside namespace \"{sandbox}\", IPv4: {errs[0]} IPv6 {errs[1]} ")
 
 
-async def dial(host: str, port: int, sandbox: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """Connect to the pod's port: its address, then ::1 as containerd tries both."""
+async def dial(host: str | None, port: int, sandbox: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Connect to the pod's port: its address, then ::1, as containerd tries both. host None:
+    a pod with no processes (the sim runtime), where nothing listens."""
+    refused = "connect: connection refused"
+    if host is None:
+        raise ConnectionError(dial_error(port, sandbox, (f"dial tcp4 127.0.0.1:{port}: {refused}",
+                                                         f"dial tcp6 [::1]:{port}: {refused}")))
     try:
         return await asyncio.open_connection(host, port, limit=READ_SIZE)
     except OSError as e4:
@@ -73,7 +81,7 @@ def _reason(e: OSError) -> str:
 class Forwarder:
     """One port-forward connection: its ports, the pod's address, the streams."""
 
-    def __init__(self, ch: Channels, ports: list[int], host: str, pod_id: str, uid: str, sandbox: str) -> None:
+    def __init__(self, ch: Channels, ports: list[int], host: str | None, pod_id: str, uid: str, sandbox: str) -> None:
         self.ch = ch
         self.ports = ports
         self.host = host
@@ -131,3 +139,67 @@ class Forwarder:
             while data := await r.read(READ_SIZE):
                 await self.ch.send(2 * i, data)
         self.conns.pop(i).close()
+
+
+class SpdyForwarder:
+    """Port-forward over SPDY (direct, or tunnelled in a WebSocket): the client opens an error
+    and a data stream per connection (headers streamtype, port, requestid); once both are
+    there, the data stream is spliced to the pod's port and the error stream carries a failure's
+    text, then both are closed. Upstream: portforward/httpstream.go (httpStreamHandler)."""
+
+    def __init__(self, host: str | None, pod_id: str, uid: str, sandbox: str) -> None:
+        self.host = host
+        self.pod_id, self.uid, self.sandbox = pod_id, uid, sandbox
+        self.pairs: dict[str, dict[str, Any]] = {}
+        self.finished: dict[str, asyncio.Future[None]] = {}
+
+    async def on_stream(self, stream: Any) -> None:
+        kind = stream.headers.get("streamtype", "")
+        rid = stream.headers.get("requestid") or stream.headers.get("port", "")
+        if kind not in ("data", "error"):
+            stream.reset()
+            return
+        pair = self.pairs.setdefault(rid, {})
+        finished = self.finished.setdefault(rid, asyncio.get_running_loop().create_future())
+        pair[kind] = stream
+        if len(pair) < 2:
+            await finished                # both streams' tasks last as long as the forwarding
+            return
+        del self.pairs[rid], self.finished[rid]
+        try:
+            await self.forward(pair["data"], pair["error"])
+        finally:
+            finished.set_result(None)
+
+    async def forward(self, data: Any, error: Any) -> None:
+        port_s = data.headers.get("port", "")
+        try:
+            port = int(port_s)
+            if not 0 < port < 1 << 16:
+                raise ValueError
+            r, w = await dial(self.host, port, self.sandbox)
+        except (ValueError, ConnectionError) as e:
+            msg = (f'unable to parse "{port_s}" as a port' if isinstance(e, ValueError) else
+                   f"error forwarding port {port_s} to pod {self.pod_id}, uid {self.uid}: {e}")
+            with contextlib.suppress(ConnectionError):
+                await error.write(msg.encode())
+            error.close()
+            data.close()
+            return
+        async def to_pod() -> None:
+            while chunk := await data.read():
+                w.write(chunk)
+                await w.drain()
+            if w.can_write_eof():
+                w.write_eof()                # the client is done sending: half-close, as containerd's CloseWrite
+        up = asyncio.ensure_future(to_pod())
+        try:
+            with contextlib.suppress(ConnectionError):
+                while chunk := await r.read(READ_SIZE):
+                    await data.write(chunk)
+        finally:
+            up.cancel()
+            await asyncio.gather(up, return_exceptions=True)
+            w.close()
+            data.close()
+            error.close()

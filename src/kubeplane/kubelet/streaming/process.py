@@ -18,12 +18,14 @@ the command (setns into the pod's network and mount namespaces).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import fcntl
 import os
 import shutil
 import signal
 import struct
+import subprocess
 import termios
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -113,15 +115,19 @@ async def spawn(argv: list[str], target: ExecTarget, *, stdin: bool, tty: bool) 
         os.set_blocking(master, False)
 
         def preexec() -> None:
-            fcntl.ioctl(0, termios.TIOCSCTTY, 0)          # after setsid: the session's terminal
+            # A new session whose controlling terminal is the pty. By hand rather than with
+            # start_new_session: uvloop runs preexec_fn before its own setsid and dup2s.
+            with contextlib.suppress(OSError):
+                os.setsid()
+            fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
             if target.preexec is not None:
                 target.preexec()
         try:
             proc = await asyncio.create_subprocess_exec(*argv, stdin=slave, stdout=slave, stderr=slave, env=env,
-                                                        cwd=cwd, start_new_session=True, preexec_fn=preexec)
-        except OSError as e:
+                                                        cwd=cwd, preexec_fn=preexec)
+        except (OSError, subprocess.SubprocessError) as e:
             os.close(master)
-            raise ExecError(f'exec: "{exe}": {os.strerror(e.errno or errno.ENOENT).lower()}') from None
+            raise ExecError(_start_error(exe, e)) from None
         finally:
             os.close(slave)
         return Process(proc, master)
@@ -130,9 +136,15 @@ async def spawn(argv: list[str], target: ExecTarget, *, stdin: bool, tty: bool) 
         proc = await asyncio.create_subprocess_exec(
             *argv, stdin=pipe if stdin else asyncio.subprocess.DEVNULL, stdout=pipe, stderr=pipe, env=env, cwd=cwd,
             start_new_session=True, preexec_fn=target.preexec, limit=READ_SIZE)
-    except OSError as e:
-        raise ExecError(f'exec: "{exe}": {os.strerror(e.errno or errno.ENOENT).lower()}') from None
+    except (OSError, subprocess.SubprocessError) as e:
+        raise ExecError(_start_error(exe, e)) from None
     return Process(proc, None)
+
+
+def _start_error(exe: str, e: BaseException) -> str:
+    if isinstance(e, OSError):
+        return f'exec: "{exe}": {os.strerror(e.errno or errno.ENOENT).lower()}'
+    return f'exec: "{exe}": {e}'
 
 
 async def _read_fd(fd: int) -> bytes:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import struct
 from collections.abc import Iterable, Mapping
@@ -253,3 +254,46 @@ class Channels:
                 except ValueError:
                     continue
             return data[0], data[1:]
+
+
+class WebSocketBytes:
+    """A byte stream tunnelled in a WebSocket's binary messages (the Duplex methods SPDY uses):
+    each drain() sends what was written since as one message; reads take messages in turn.
+    Upstream: TunnelingConnection (client-go/tools/portforward/tunneling_connection.go) and the
+    API server's tunneling handler, which unwrap SPDY from "SPDY/3.1+portforward.k8s.io"."""
+
+    def __init__(self, ws: WebSocket) -> None:
+        self.ws = ws
+        self._in = bytearray()
+        self._out: list[bytes] = []
+        self._flusher: asyncio.Future[None] | None = None
+
+    async def readexactly(self, n: int) -> bytes:
+        while len(self._in) < n:
+            msg = await self.ws.receive()
+            if msg is None:
+                raise asyncio.IncompleteReadError(bytes(self._in), n)
+            self._in += msg[1]
+        data = bytes(self._in[:n])
+        del self._in[:n]
+        return data
+
+    def write(self, data: bytes) -> None:
+        """Queue data; it goes out at the next drain(), or on the loop's next turn (a frame
+        written without a drain, such as a SYN_REPLY, must not wait for one)."""
+        self._out.append(data)
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.ensure_future(self._flush())
+
+    async def _flush(self) -> None:
+        with contextlib.suppress(ConnectionError):
+            await self.drain()
+
+    async def drain(self) -> None:
+        while self._out:                   # the write lock in ws.send keeps the messages in order
+            data, self._out = b"".join(self._out), []
+            await self.ws.send(data)
+
+    def close(self) -> None:
+        if self._flusher is not None:
+            self._flusher.cancel()

@@ -269,6 +269,11 @@ class ProcessRuntime:
                 return ExecTarget(env=dict(c.env), cwd=c.cwd)
         return None
 
+    def port_forward_address(self, pod_uid: str) -> tuple[str, str]:
+        """(where the pod's ports listen, its sandbox id): kubelet/streaming/portforward.py"""
+        p = self._pods.get(pod_uid)
+        return POD_IP, (p.sandbox if p is not None and p.sandbox else pod_uid)
+
     def container_pids(self, pod_uid: str) -> dict[str, int]:
         """Each running container's main process (its process group), by container name: what
         the kubelet's resource metrics measure (kubelet/resource_usage.py)."""

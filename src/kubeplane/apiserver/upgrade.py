@@ -3,7 +3,7 @@
 A request with `Connection: Upgrade` runs through the filters and routing like any other
 (authentication, authorization, the pod look-up): an error is answered as usual and the
 connection closed. A handler that accepts the upgrade calls `req.hijack()`, which takes the
-connection away from uvicorn and returns it as a Duplex (kubelet/streaming/duplex.py): from
+connection away from uvicorn and returns it as a Duplex (utils/duplex.py): from
 then on the handler writes the answer (the kubelet's 101, or an error) and the session's bytes
 itself, and whatever the ASGI app would still send is dropped.
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import httptools
 
-from ..kubelet.streaming.duplex import Duplex, take_over
+from ..utils.duplex import Duplex, take_over
 
 HIJACK_SCOPE_KEY = "kubeplane.hijack"   # the ASGI scope's entry: a callable -> Duplex
 MAX_HELD = 1 << 16                       # bytes held between an upgrade request's headers and its answer

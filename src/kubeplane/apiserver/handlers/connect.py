@@ -27,10 +27,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlencode
 
+import orjson
+
 from ...api import errors
 from ...api.resources import ResourceInfo, lookup
-from ...kubelet.streaming import http_error, status_error
-from ...kubelet.streaming.duplex import Duplex, open_connection
+from ...utils.duplex import Duplex, open_connection
 from .. import upgrade
 from ..request import Request, Response, parse_request_info
 from .podlog import DIAL_TIMEOUT, _dial_error, kubelet_port, preferred_node_address
@@ -189,4 +190,8 @@ async def splice(a: Duplex, b: Duplex) -> None:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-__all__ = ["connect", "http_error"]
+def status_error(e: errors.StatusError) -> bytes:
+    """An HTTP answer with the error's Status, written on a taken-over connection."""
+    body = orjson.dumps(e.status())
+    return (f"HTTP/1.1 {e.code} {e.reason or 'Error'}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body

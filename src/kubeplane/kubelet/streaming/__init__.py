@@ -2,7 +2,7 @@
 
     await serve(kubelet, "exec", "default", "web", "app", query, headers, conn)
 
-`conn` is the upgraded connection as a Duplex (duplex.py), handed over by the kubelet's HTTPS
+`conn` is the upgraded connection as a Duplex (utils/duplex.py), handed over by the kubelet's HTTPS
 server (kubelet/server.py) or, for in-process kubelets, by the API server itself
 (apiserver/handlers/connect.py). serve() writes the HTTP answer: 101 and the session, or the
 error the kubelet gives before any upgrade (400 for bad parameters, 404 for an unknown pod,
@@ -29,7 +29,7 @@ import orjson
 
 from ...api import errors
 from ..runtime import RUNNING
-from .duplex import Duplex
+from ...utils.duplex import Duplex
 from .process import ExecTarget
 from . import portforward, remotecommand, spdy
 from .wsstream import Channels, WebSocket, WebSocketBytes, check_handshake, handshake_response, is_websocket_request, \

@@ -3,7 +3,7 @@
 Why our own framing and not a library: the API server needs none (it splices the bytes of an
 upgraded connection to the kubelet, as upstream's UpgradeAwareHandler does), so only the
 kubelet speaks WebSocket, on connections both of its front ends hand over as a Duplex
-(duplex.py). uvicorn's WebSocket support needs `websockets` or `wsproto` and owns the whole
+(utils/duplex.py). uvicorn's WebSocket support needs `websockets` or `wsproto` and owns the whole
 connection (no authentication or routing of ours before it); aiohttp's WebSocketResponse
 works only inside aiohttp, not for in-process kubelets reached through the API server's
 uvicorn. The subset kubectl and the client libraries use is small: binary and text messages,
@@ -25,7 +25,7 @@ import hashlib
 import struct
 from collections.abc import Iterable, Mapping
 
-from .duplex import Duplex
+from ...utils.duplex import Duplex
 
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 MAX_MESSAGE = 8 << 20         # bytes; a bigger message closes the connection (1009)

@@ -162,16 +162,14 @@ def take_over(transport: asyncio.Transport, tail: bytes = b"") -> Duplex:
     return duplex
 
 
-async def open_connection(host: str, port: int, *, ssl: Any = None, timeout: float = 5.0) -> Duplex:
-    """A client connection as a Duplex (the API server dialling a kubelet; tests)."""
+async def open_connection(host: str | None = None, port: int | None = None, *, ssl: Any = None,
+                          timeout: float = 5.0, sock: Any = None) -> Duplex:
+    """A client connection as a Duplex (the API server dialling a kubelet; tests: either end
+    of a socketpair, given as sock)."""
     loop = asyncio.get_running_loop()
     holder: list[Duplex] = []
-
-    def factory() -> asyncio.Protocol:
-        proto = _ClientProtocol(holder)
-        return proto
-
-    await asyncio.wait_for(loop.create_connection(factory, host, port, ssl=ssl), timeout)
+    await asyncio.wait_for(loop.create_connection(lambda: _ClientProtocol(holder), host, port, ssl=ssl, sock=sock),
+                           timeout)
     return holder[0]
 
 

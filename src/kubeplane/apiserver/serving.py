@@ -39,6 +39,7 @@ from itertools import chain
 from dataclasses import dataclass
 from typing import Any
 
+import httptools
 import uvicorn
 from uvicorn.config import STARTUP_FAILURE
 from uvicorn.protocols.http.httptools_impl import (
@@ -199,7 +200,16 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
         if self.upgrade_tail is not None:
             upgrade.hold(self, data)
             return
-        upgrade.feed(self, data)          # uvicorn's data_received, keeping what follows an upgrade
+        self.idle_deadline = None          # uvicorn's data_received, keeping what follows an upgrade
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade as e:
+            upgrade.upgraded(self, data, e)
+        except httptools.HttpParserError:
+            msg = "Invalid HTTP request received."
+            self.logger.warning(msg)
+            self.send_400_response(msg)
+            return
         if self.header_deadline is not None:            # still reading a request's headers
             self.received_header_bytes += len(data)
             if self.received_header_bytes > self.max_header_bytes:

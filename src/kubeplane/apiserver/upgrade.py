@@ -10,9 +10,9 @@ itself, and whatever the ASGI app would still send is dropped.
 uvicorn hands an upgrade to its WebSocket protocol only with the `websockets` or `wsproto`
 library and before the app sees the request (no authentication of ours first); without one it
 warns "Unsupported upgrade request" and its parser refuses the bytes that follow the headers.
-So HttpToolsProtocol (serving.py) calls feed() for every request's bytes: uvicorn's parsing,
-plus keeping the bytes after an upgrade request's headers, bounded, for the handler. Plain
-requests pay one function call.
+So HttpToolsProtocol (serving.py) parses as uvicorn does and keeps the bytes after an upgrade
+request's headers, bounded, for the handler (upgraded, hold). Plain requests pay one attribute
+test per read and one should_upgrade() per request.
 
 Upstream: http.Hijacker in UpgradeAwareHandler (apimachinery/pkg/util/proxy/upgradeaware.go).
 """
@@ -30,17 +30,9 @@ MAX_HELD = 1 << 16                       # bytes held between an upgrade request
 OPEN: set[Duplex] = set()                # taken-over connections, closed when the server stops
 
 
-def feed(proto: Any, data: bytes) -> None:
-    """uvicorn's HttpToolsProtocol.data_received, with an upgrade's remaining bytes kept."""
-    proto._unset_keepalive_if_required()
-    try:
-        proto.parser.feed_data(data)
-    except httptools.HttpParserUpgrade as e:
-        proto.upgrade_tail = bytearray(data[e.args[0]:] if e.args else b"")
-    except httptools.HttpParserError:
-        msg = "Invalid HTTP request received."
-        proto.logger.warning(msg)
-        proto.send_400_response(msg)
+def upgraded(proto: Any, data: bytes, e: httptools.HttpParserUpgrade) -> None:
+    """The parser stopped after an upgrade request's headers: keep the bytes that follow them."""
+    proto.upgrade_tail = bytearray(data[e.args[0]:] if e.args else b"")
 
 
 def hold(proto: Any, data: bytes) -> None:

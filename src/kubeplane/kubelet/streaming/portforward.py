@@ -79,66 +79,69 @@ def _reason(e: OSError) -> str:
 
 
 class Forwarder:
-    """One port-forward connection: its ports, the pod's address, the streams."""
+    """One port-forward WebSocket: one connection to each requested port, dialled at once; the
+    WebSocket closes when every one of them has ended (upstream: handleWebSocketStreams waits
+    for each pair's PortForward)."""
 
-    def __init__(self, ch: Channels, ports: list[int], host: str | None, pod_id: str, uid: str, sandbox: str) -> None:
+    def __init__(self, ch: Channels, ports: list[int], host: str | None, pod_id: str, uid: str,
+                 sandbox: str) -> None:
         self.ch = ch
         self.ports = ports
         self.host = host
         self.pod_id, self.uid, self.sandbox = pod_id, uid, sandbox
-        self.conns: dict[int, asyncio.StreamWriter] = {}
-        self.pending: dict[int, list[bytes]] = {}
-        self.tasks: list[asyncio.Future[None]] = []
+        self.inputs: list[asyncio.Queue[bytes]] = [asyncio.Queue(maxsize=16) for _ in ports]
 
     async def run(self) -> None:
+        tasks: list[asyncio.Future[None]] = []
         try:
             for i, p in enumerate(self.ports):
                 port = struct.pack("<H", p)
                 await self.ch.send(2 * i, port)
                 await self.ch.send(2 * i + 1, port)
-            while (msg := await self.ch.receive()) is not None:
-                channel, data = msg
-                i, kind = divmod(channel, 2)
-                if kind or i >= len(self.ports):
-                    continue                      # error channels are the server's; unknown ones ignored
-                await self.to_pod(i, data)
+            tasks = [asyncio.ensure_future(self.forward(i)) for i in range(len(self.ports))]
+            reader = asyncio.ensure_future(self.read_client())
+            await asyncio.wait([reader, asyncio.gather(*tasks)], return_when=asyncio.FIRST_COMPLETED)
+            reader.cancel()
+        except ConnectionError:
+            pass
         finally:
-            for t in self.tasks:
+            for t in tasks:
                 t.cancel()
-            await asyncio.gather(*self.tasks, return_exceptions=True)
-            for w in self.conns.values():
-                w.close()
+            await asyncio.gather(*tasks, return_exceptions=True)
             await self.ch.ws.close(1000)
 
-    async def to_pod(self, i: int, data: bytes) -> None:
-        w = self.conns.get(i)
-        if w is None:
-            if i in self.pending:                 # dialling
-                self.pending[i].append(data)
-                return
-            self.pending[i] = [data]
-            try:
-                r, w = await dial(self.host, self.ports[i], self.sandbox)
-            except ConnectionError as e:
-                self.pending.pop(i, None)
-                with contextlib.suppress(ConnectionError):
-                    await self.ch.send(2 * i + 1, (f"error forwarding port {self.ports[i]} to pod {self.pod_id}, "
-                                                   f"uid {self.uid}: {e}").encode())
-                return
-            self.conns[i] = w
-            self.tasks.append(asyncio.ensure_future(self.from_pod(i, r)))
-            for chunk in self.pending.pop(i):
-                w.write(chunk)
-        else:
-            w.write(data)
-        with contextlib.suppress(ConnectionError):
-            await w.drain()                        # a pod that does not read holds the client's data
+    async def read_client(self) -> None:
+        """The client's data channels into each port's queue (bounded: a pod that does not
+        read holds the client); error channels are the server's, unknown ones ignored."""
+        while (msg := await self.ch.receive()) is not None:
+            channel, data = msg
+            i, kind = divmod(channel, 2)
+            if not kind and i < len(self.ports):
+                await self.inputs[i].put(data)
 
-    async def from_pod(self, i: int, r: asyncio.StreamReader) -> None:
-        with contextlib.suppress(ConnectionError):
-            while data := await r.read(READ_SIZE):
-                await self.ch.send(2 * i, data)
-        self.conns.pop(i).close()
+    async def forward(self, i: int) -> None:
+        port = self.ports[i]
+        try:
+            r, w = await dial(self.host, port, self.sandbox)
+        except ConnectionError as e:
+            with contextlib.suppress(ConnectionError):
+                await self.ch.send(2 * i + 1, (f"error forwarding port {port} to pod {self.pod_id}, "
+                                               f"uid {self.uid}: {e}").encode())
+            return
+
+        async def to_pod() -> None:
+            while True:
+                w.write(await self.inputs[i].get())
+                await w.drain()
+        up = asyncio.ensure_future(to_pod())
+        try:
+            with contextlib.suppress(ConnectionError):
+                while data := await r.read(READ_SIZE):
+                    await self.ch.send(2 * i, data)
+        finally:
+            up.cancel()
+            await asyncio.gather(up, return_exceptions=True)
+            w.close()
 
 
 class SpdyForwarder:

@@ -143,7 +143,7 @@ class KubeletServer:
         except errors.StatusError as e:
             return status_response(e)
         info = request.match_info
-        conn = streaming.Duplex(request.transport, drain=request.writer.drain)  # type: ignore[arg-type]
+        conn = streaming.Duplex(request.transport, drain=request.writer.drain)
         request.protocol.set_parser(streaming.Feeder(conn))  # type: ignore[arg-type]
         query = {k: request.query.getall(k) for k in request.query}
         headers = {k.lower(): v for k, v in request.headers.items()}

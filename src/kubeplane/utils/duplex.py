@@ -162,14 +162,18 @@ def take_over(transport: asyncio.Transport, tail: bytes = b"") -> Duplex:
     return duplex
 
 
-async def open_connection(host: str | None = None, port: int | None = None, *, ssl: Any = None,
+async def open_connection(host: str = "", port: int = 0, *, ssl: Any = None,
                           timeout: float = 5.0, sock: Any = None) -> Duplex:
     """A client connection as a Duplex (the API server dialling a kubelet; tests: either end
     of a socketpair, given as sock)."""
     loop = asyncio.get_running_loop()
     holder: list[Duplex] = []
-    await asyncio.wait_for(loop.create_connection(lambda: _ClientProtocol(holder), host, port, ssl=ssl, sock=sock),
-                           timeout)
+    def factory() -> asyncio.Protocol:
+        return _ClientProtocol(holder)
+    if sock is not None:
+        await asyncio.wait_for(loop.create_connection(factory, sock=sock, ssl=ssl), timeout)
+    else:
+        await asyncio.wait_for(loop.create_connection(factory, host, port, ssl=ssl), timeout)
     return holder[0]
 
 

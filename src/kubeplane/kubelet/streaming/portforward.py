@@ -99,9 +99,14 @@ class Forwarder:
                 await self.ch.send(2 * i, port)
                 await self.ch.send(2 * i + 1, port)
             tasks = [asyncio.ensure_future(self.forward(i)) for i in range(len(self.ports))]
+
+            async def all_forwarded() -> None:
+                await asyncio.gather(*tasks)
             reader = asyncio.ensure_future(self.read_client())
-            await asyncio.wait([reader, asyncio.gather(*tasks)], return_when=asyncio.FIRST_COMPLETED)
+            forwarded = asyncio.ensure_future(all_forwarded())
+            await asyncio.wait([reader, forwarded], return_when=asyncio.FIRST_COMPLETED)
             reader.cancel()
+            forwarded.cancel()
         except ConnectionError:
             pass
         finally:

@@ -94,6 +94,15 @@ def test_exec_runs_in_the_containers_environment_with_its_exit_code(env: Any) ->
     assert r.returncode != 0 and 'exec: "no-such-program-xyz": executable file not found in $PATH' in r.stderr
 
 
+def test_exec_over_kubectls_spdy_fallback(env: Any) -> None:
+    c, _, _ = env
+    spdy = {**os.environ, "KUBECTL_KUBERC": "false", "KUBECTL_REMOTE_COMMAND_WEBSOCKETS": "false"}
+    base = [KUBECTL, "--kubeconfig", str(c.kubeconfig), "--cache-dir", str(c.cache_dir)]
+    r = subprocess.run([*base, "exec", "-i", "srv", "--", "sh", "-c", "cat; echo $GREETING >&2; exit 4"],
+                       input="piped", capture_output=True, text=True, env=spdy, timeout=60)
+    assert (r.returncode, r.stdout, r.stderr) == (4, "piped", "hi\ncommand terminated with exit code 4\n")
+
+
 def test_exec_it_gets_a_terminal_of_the_clients_size(env: Any) -> None:
     c, _, _ = env
     master, slave = pty.openpty()

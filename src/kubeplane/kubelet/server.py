@@ -146,7 +146,7 @@ class KubeletServer:
         conn = streaming.Duplex(request.transport, drain=request.writer.drain)
         request.protocol.set_parser(streaming.Feeder(conn))  # type: ignore[arg-type]
         query = {k: request.query.getall(k) for k in request.query}
-        headers = {k.lower(): v for k, v in request.headers.items()}
+        headers = {k.lower(): ", ".join(request.headers.getall(k)) for k in request.headers}
         await streaming.serve(self.host, kind, info["namespace"], info["pod"], info.get("container", ""),
                               query, headers, conn)
         return streaming.HIJACKED()

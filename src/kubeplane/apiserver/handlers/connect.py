@@ -112,7 +112,7 @@ async def connect(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name:
         raise errors.BadRequest("Upgrade request required")     # upstream: UpgradeAwareHandler.UpgradeRequired
     kubelet = api.nodes.get(node)
     conn: Duplex = hijack()
-    headers = req.headers
+    headers = joined_headers(req)
     if kubelet is not None and hasattr(kubelet, "stream"):
         run = kubelet.stream(sub, ns, name, container, params, headers, conn)
     else:
@@ -123,6 +123,18 @@ async def connect(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name:
     SESSIONS.add(task)
     task.add_done_callback(SESSIONS.discard)
     return Response(101, b"")              # not sent: the connection is the session's now
+
+
+def joined_headers(req: Request) -> dict[str, str]:
+    """Lower-cased names; a repeated header's values joined with ", " (SPDY clients send one
+    X-Stream-Protocol-Version per protocol)."""
+    if not req.raw_headers:
+        return dict(req.headers)
+    out: dict[str, str] = {}
+    for k, v in req.raw_headers:
+        name, value = k.decode("latin-1").lower(), v.decode("latin-1")
+        out[name] = f"{out[name]}, {value}" if name in out else value
+    return out
 
 
 async def _session(run: Any, conn: Duplex) -> None:

@@ -10,15 +10,15 @@ error the kubelet gives before any upgrade (400 for bad parameters, 404 for an u
 
 Protocols: WebSocket with the channel protocols (wsstream.py; remotecommand.py for exec and
 attach, portforward.py); for port-forward also SPDY/3.1 (spdy.py), directly and tunnelled in a
-WebSocket ("SPDY/3.1+portforward.k8s.io", what kubectl 1.37 uses). exec and attach over SPDY
-(kubectl's fallback when a WebSocket upgrade fails) are not spoken: 400 "Upgrade request
-required".
+WebSocket ("SPDY/3.1+portforward.k8s.io", what kubectl 1.37 uses); exec and attach also over
+SPDY (v4 down to channel.k8s.io: kubectl's fallback when a WebSocket upgrade fails).
 
 Upstream: pkg/kubelet/server/server.go (getExec, getAttach, getPortForward) and
 pkg/kubelet/cri/streaming.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import pathlib
 import tempfile
@@ -108,7 +108,9 @@ async def _serve(host: Any, kind: str, ns: str, name: str, container: str, query
             raise ValueError("you must specify at least one command for the container")
         target = exec_target(host, pod, container)
     if not websocket:
-        raise ValueError("Upgrade request required")     # SPDY exec: not spoken here (see the docstring)
+        await _spdy_remote_command(host, kind, pod, container, opts, target if kind == "exec" else None,
+                                   headers, conn)
+        return
     ch = _accept_websocket(headers, conn, remotecommand.PROTOCOLS)
     if ch is None:
         return
@@ -117,6 +119,53 @@ async def _serve(host: Any, kind: str, ns: str, name: str, container: str, query
         await session.exec(list(opts.command), target)
     else:
         await session.attach(attach_output(host, ns, name, uid, container))
+
+
+def _spdy_upgrade(headers: Mapping[str, str], conn: Duplex, supported: tuple[str, ...]) -> str | None:
+    """Answer an upgrade to SPDY/3.1 with the protocol negotiated from X-Stream-Protocol-Version
+    (101), or upstream's 403 when none matches. Upstream: httpstream.Handshake"""
+    if headers.get("upgrade", "").lower() != "spdy/3.1":
+        raise ValueError("Upgrade request required")
+    clients = [p.strip() for p in headers.get("x-stream-protocol-version", "").split(",") if p.strip()]
+    if not clients:
+        raise ValueError("unable to upgrade: X-Stream-Protocol-Version is required")
+    protocol = next((p for p in clients if p in supported), None)
+    if protocol is None:
+        conn.write(http_error(403, (f"unable to upgrade: unable to negotiate protocol: client supports "
+                                    f"[{' '.join(clients)}], server accepts [{' '.join(supported)}]\n").encode()))
+        return None
+    conn.write(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"
+               b"X-Stream-Protocol-Version: " + protocol.encode() + b"\r\n\r\n")
+    return protocol
+
+
+async def _spdy_remote_command(host: Any, kind: str, pod: Any, container: str, opts: remotecommand.Options,
+                               target: ExecTarget | None, headers: Mapping[str, str], conn: Duplex) -> None:
+    """exec or attach over SPDY (kubectl's fallback): wait for the client's streams, then run
+    the session on them. Upstream: remotecommand.createHTTPStreamStreams"""
+    protocol = _spdy_upgrade(headers, conn, remotecommand.SPDY_PROTOCOLS)
+    if protocol is None:
+        return
+    ch = remotecommand.SpdyChannels(protocol, opts)
+    sp = ch.session = spdy.Session(conn, ch.on_stream)
+    serving = asyncio.ensure_future(sp.serve())
+    serving.add_done_callback(lambda _: ch.ended.set())
+    try:
+        waited = asyncio.ensure_future(ch.complete.wait())
+        await asyncio.wait([waited, serving], timeout=remotecommand.STREAM_CREATION_TIMEOUT,
+                           return_when=asyncio.FIRST_COMPLETED)
+        waited.cancel()
+        if not ch.complete.is_set():
+            return                        # upstream: "timed out waiting for client to create streams"
+        session = remotecommand.Session(ch, opts)
+        ns, name = pod.metadata.namespace, pod.metadata.name
+        if target is not None:
+            await session.exec(list(opts.command), target)
+        else:
+            await session.attach(attach_output(host, ns, name, pod.metadata.uid, container))
+    finally:
+        conn.close()
+        await asyncio.gather(serving, return_exceptions=True)
 
 
 def _accept_websocket(headers: Mapping[str, str], conn: Duplex, supported: tuple[str, ...]) -> Channels | None:
@@ -153,17 +202,8 @@ async def _port_forward(host: Any, pod: Any, query: Mapping[str, list[str]], hea
         if ch is not None:
             await portforward.Forwarder(ch, port_list, address, f"{name}_{ns}", uid, sandbox).run()
         return
-    if headers.get("upgrade", "").lower() != "spdy/3.1":
-        raise ValueError("Upgrade request required")
-    clients = [p.strip() for p in headers.get("x-stream-protocol-version", "").split(",") if p.strip()]
-    if not clients:
-        raise ValueError("unable to upgrade: X-Stream-Protocol-Version is required")
-    if portforward.SPDY_PROTOCOL not in clients:
-        conn.write(http_error(403, (f"unable to upgrade: unable to negotiate protocol: client supports "
-                                    f"[{' '.join(clients)}], server accepts [{portforward.SPDY_PROTOCOL}]\n").encode()))
+    if _spdy_upgrade(headers, conn, (portforward.SPDY_PROTOCOL,)) is None:
         return
-    conn.write(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"
-               b"X-Stream-Protocol-Version: " + portforward.SPDY_PROTOCOL.encode() + b"\r\n\r\n")
     await spdy.Session(conn, spdy_forwarder.on_stream).serve()
 
 

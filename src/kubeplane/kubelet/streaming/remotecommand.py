@@ -20,6 +20,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
@@ -68,12 +69,13 @@ def internal_status(message: str) -> dict:
             "reason": "InternalError", "details": {"causes": [{"message": message}]}, "code": 500}
 
 class Session:
-    """One exec or attach on an open channel connection."""
+    """One exec or attach on an open channel connection (a WebSocket's Channels, or the SPDY
+    streams' SpdyChannels)."""
 
-    def __init__(self, ch: Channels, opts: Options) -> None:
+    def __init__(self, ch: Channels | SpdyChannels, opts: Options) -> None:
         self.ch = ch
         self.opts = opts
-        self.v5 = ch.protocol == V5_CHANNEL
+        self.v5 = ch.protocol == V5_CHANNEL or getattr(ch, "half_close", False)   # SPDY: a FIN ends stdin
         self.v4 = ch.protocol.startswith(("v4.", "v5."))
 
     async def ready(self) -> None:
@@ -89,7 +91,7 @@ class Session:
     async def finish(self, status: dict) -> None:
         with contextlib.suppress(ConnectionError):
             await self.write_status(status)
-        await self.ch.ws.close(1000)
+        await self.ch.close()
 
     async def exec(self, argv: list[str], target: ExecTarget) -> None:
         """Run argv to its end, or until the client goes away. Upstream: ServeExec"""
@@ -185,3 +187,66 @@ def _sizes(data: bytes) -> list[tuple[int, int]]:
             i += 1
     return out
 
+
+
+SPDY_PROTOCOLS = ("v4.channel.k8s.io", "v3.channel.k8s.io", "v2.channel.k8s.io", "channel.k8s.io")
+STREAM_TYPES = {"stdin": STDIN, "stdout": STDOUT, "stderr": STDERR, "error": ERROR, "resize": RESIZE}
+STREAM_CREATION_TIMEOUT = 30.0     # seconds; upstream's DefaultStreamCreationTimeout
+
+
+class SpdyChannels:
+    """The SPDY streams of one exec or attach, as channels: the client opens a stream per
+    channel (header streamType: error, stdin, stdout, stderr, resize); what it sends on stdin
+    and resize comes out of receive(), stdin's FIN as v5's close signal.
+    Upstream: remotecommand/httpstream.go (createHTTPStreamStreams, v4ProtocolHandler)."""
+
+    half_close = True
+
+    def __init__(self, protocol: str, opts: Options) -> None:
+        self.protocol = protocol
+        self.streams: dict[int, Any] = {}
+        self.expected = {ERROR} | {c for c, on in ((STDIN, opts.stdin), (STDOUT, opts.stdout),
+                                                   (STDERR, opts.stderr)) if on}
+        if opts.tty and protocol != "channel.k8s.io" and protocol != "v2.channel.k8s.io":
+            self.expected.add(RESIZE)
+        self.complete = asyncio.Event()
+        self.inputs: asyncio.Queue[tuple[int, bytes]] = asyncio.Queue(maxsize=16)
+        self.ended = asyncio.Event()      # the SPDY connection is gone
+        self.session: Any = None
+
+    async def on_stream(self, stream: Any) -> None:
+        channel = STREAM_TYPES.get(stream.headers.get("streamtype", ""))
+        if channel is None or channel in self.streams:
+            stream.reset()
+            return
+        self.streams[channel] = stream
+        if self.expected <= set(self.streams):
+            self.complete.set()
+        if channel in (STDIN, RESIZE):
+            while data := await stream.read():
+                await self.inputs.put((channel, data))
+            if channel == STDIN:
+                await self.inputs.put((STREAM_CLOSE, bytes([STDIN])))
+
+    async def send(self, channel: int, data: bytes) -> None:
+        s = self.streams.get(channel)
+        if s is not None and data:
+            await s.write(data)
+
+    async def receive(self) -> tuple[int, bytes] | None:
+        """The next stdin or resize data; None once the SPDY connection has ended."""
+        get = asyncio.ensure_future(self.inputs.get())
+        end = asyncio.ensure_future(self.ended.wait())
+        try:
+            done, _ = await asyncio.wait([get, end], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            get.cancel()
+            end.cancel()
+        return get.result() if get in done else None
+
+    async def close(self) -> None:
+        for s in self.streams.values():
+            s.close()
+        if self.session is not None:
+            with contextlib.suppress(ConnectionError):
+                await self.session.drain()

@@ -232,6 +232,9 @@ class Channels:
         self.protocol = protocol
         self.base64 = "base64" in protocol
 
+    async def close(self) -> None:
+        await self.ws.close(1000)
+
     async def send(self, channel: int, data: bytes) -> None:
         if self.base64:
             await self.ws.send(str(channel).encode() + base64.b64encode(data), TEXT)

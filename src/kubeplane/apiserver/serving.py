@@ -230,6 +230,9 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
             raise HeadersTooLarge              # httptools stops; uvicorn calls send_400_response
         if self.parser.should_upgrade():
             upgrade.offer(self)               # the handler may take the connection over (upgrade.py)
+            _UvicornHttpToolsProtocol.on_headers_complete(self)
+            self.cycle.keep_alive = False     # answered as any request: then closed (no HTTP follows)
+            return
         _UvicornHttpToolsProtocol.on_headers_complete(self)
 
     def send_400_response(self, msg: str) -> None:

@@ -442,6 +442,8 @@ def subresource_routes(r: res.ResourceInfo, sub: res.Subresource, item: str,
     path, name = f"{item}/{sub.name}", [_path_param("name", f"name of the {sub.kind}")]
     pretty = _q("pretty")
     routes = []
+    if sub.name in ("attach", "exec", "portforward"):
+        return []          # pods/exec, attach, portforward: upstream's connect operations are not written yet
     if sub.name == "log":
         op = _operation(f"read log of the specified {r.kind}", f"read{gv}{op_id}", group_tag,
                         _responses(("200", "OK", {"type": "string"})), action="get", gvk=gvk,

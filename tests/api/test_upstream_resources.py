@@ -27,8 +27,7 @@ SERVED = [pytest.param(r, id=f"{r.group or 'core'}/{r.plural}") for r in OURS]
 # Upstream subresources of the resources served today that kubeplane does not serve yet: the
 # work left (issue 11). Serving one means deleting it here.
 MISSING_SUBRESOURCES = {
-    ("", "nodes", "proxy"), ("", "pods", "attach"), ("", "pods", "exec"),
-    ("", "pods", "portforward"), ("", "pods", "proxy"),
+    ("", "nodes", "proxy"), ("", "pods", "proxy"),
     ("", "services", "proxy"),
 }
 

@@ -27,7 +27,6 @@ SERVED = [pytest.param(r, id=f"{r.group or 'core'}/{r.plural}") for r in OURS]
 # Upstream subresources of the resources served today that kubeplane does not serve yet: the
 # work left (issue 11). Serving one means deleting it here.
 MISSING_SUBRESOURCES = {
-    ("", "pods", "attach"), ("", "pods", "exec"), ("", "pods", "portforward"),
 }
 
 

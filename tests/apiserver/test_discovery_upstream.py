@@ -88,10 +88,14 @@ def test_aggregated_items_are_upstreams() -> None:
     core = orjson.loads(discovery.aggregated(True))["items"]
     assert [i["metadata"] for i in core] == [{}]
     pods = next(r for r in core[0]["versions"][0]["resources"] if r["resource"] == "pods")
-    assert [s["subresource"] for s in pods["subresources"]] == ["binding", "ephemeralcontainers", "eviction", "log",
-                                                                "proxy", "resize", "status"]
-    assert pods["subresources"][0]["responseKind"] == {"group": "", "version": "", "kind": "Binding"}
-    assert pods["subresources"][2]["responseKind"] == {"group": "policy", "version": "v1", "kind": "Eviction"}
+    assert [s["subresource"] for s in pods["subresources"]] == ["attach", "binding", "ephemeralcontainers", "eviction",
+                                                                "exec", "log", "portforward", "proxy", "resize",
+                                                                "status"]
+    subs = {s["subresource"]: s for s in pods["subresources"]}
+    assert subs["binding"]["responseKind"] == {"group": "", "version": "", "kind": "Binding"}
+    assert subs["eviction"]["responseKind"] == {"group": "policy", "version": "v1", "kind": "Eviction"}
+    assert subs["exec"]["responseKind"] == {"group": "", "version": "", "kind": "PodExecOptions"}
+    assert subs["exec"]["verbs"] == ["create", "get"]
     sa = next(r for r in core[0]["versions"][0]["resources"] if r["resource"] == "serviceaccounts")
     assert sa["subresources"] == [{"subresource": "token", "verbs": ["create"], "responseKind": {
         "group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}}]

@@ -24,7 +24,7 @@ SERVED: tuple[dict, ...] = (
         'definition': 'io.k8s.api.core.v1.Pod',
         'short_names': ('po',),
         'categories': ('all',),
-        'subresources': ({'name': 'status', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}, {'name': 'binding', 'kind': 'Binding', 'verbs': ('create',)}, {'name': 'ephemeralcontainers', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}, {'name': 'eviction', 'kind': 'Eviction', 'verbs': ('create',), 'group': 'policy', 'version': 'v1'}, {'name': 'log', 'kind': 'Pod', 'verbs': ('get',)}, {'name': 'proxy', 'kind': 'PodProxyOptions', 'verbs': ('create', 'delete', 'get', 'patch', 'update')}, {'name': 'resize', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}),
+        'subresources': ({'name': 'status', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}, {'name': 'binding', 'kind': 'Binding', 'verbs': ('create',)}, {'name': 'ephemeralcontainers', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}, {'name': 'eviction', 'kind': 'Eviction', 'verbs': ('create',), 'group': 'policy', 'version': 'v1'}, {'name': 'log', 'kind': 'Pod', 'verbs': ('get',)}, {'name': 'proxy', 'kind': 'PodProxyOptions', 'verbs': ('create', 'delete', 'get', 'patch', 'update')}, {'name': 'attach', 'kind': 'PodAttachOptions', 'verbs': ('create', 'get')}, {'name': 'exec', 'kind': 'PodExecOptions', 'verbs': ('create', 'get')}, {'name': 'portforward', 'kind': 'PodPortForwardOptions', 'verbs': ('create', 'get')}, {'name': 'resize', 'kind': 'Pod', 'verbs': ('get', 'patch', 'update')}),
     },
     {
         'group': '',

@@ -38,6 +38,7 @@ from .request import Request, RequestInfo, Response, parse_request_info
 from .authentication.x509 import X509_SCOPE_KEY
 from .server import APIServer, status_response
 from .serving import send_whole
+from .upgrade import HIJACK_SCOPE_KEY
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -62,6 +63,7 @@ class ASGIApp:
         req = Request.build(scope["method"], scope["path"], scope["query_string"].decode("latin-1"), headers)
         req.raw_headers = scope["headers"]
         req.x509 = scope.get(X509_SCOPE_KEY)            # the connection's client certificate (serving.py)
+        req.hijack = scope.get(HIJACK_SCOPE_KEY)        # an upgrade request's (upgrade.py)
         if self.api.audit is not None and (client := scope.get("client")):      # the audit event's sourceIPs
             req.remote_addr = client[0]
         info = parse_request_info(req)

@@ -190,6 +190,9 @@ def _group_version_paths(group: str, version: str) -> tuple[dict[str, Any], list
         roots += [r.definition, _list_definition(r)]
         paths.update(_resource_paths(r, prefix, gv_id, tag))
         for sub in r.subresources:
+            if sub.name in ("attach", "exec", "portforward"):     # no connect operations yet
+                paths.update(_subresource_paths(r, sub, prefix, gv_id, tag))
+                continue
             if sub.name == "proxy":                  # connect operations: strings in and out
                 paths.update(_proxy_paths(r, sub, prefix, gv_id, tag))
                 continue
@@ -292,6 +295,8 @@ def _subresource_paths(r: res.ResourceInfo, sub: res.Subresource, prefix: str, g
     name = _param("name", "string", f"name of the {sub.kind}", "path", True)
     entry: dict[str, Any] = {"parameters": [name] + scope + [P["pretty"]]}
     what = {"status": "status of", "scale": "scale of", "log": "log of"}.get(sub.name, sub.name + " of")
+    if sub.name in ("attach", "exec", "portforward"):
+        return {}          # pods/exec, attach, portforward: upstream's connect operations are not written yet
     if sub.name == "log":
         params = [_param(n, t, f"{n} option of the log request") for n, t in _LOG_PARAMS]
         entry["get"] = _op(f"read log of the specified {r.kind}", f"read{gv_id}{suffix}", "get", gvk, tag, (),

@@ -442,6 +442,8 @@ def subresource_routes(r: res.ResourceInfo, sub: res.Subresource, item: str,
     path, name = f"{item}/{sub.name}", [_path_param("name", f"name of the {sub.kind}")]
     pretty = _q("pretty")
     routes = []
+    if sub.name in ("attach", "exec", "portforward"):
+        return []          # pods/exec, attach, portforward: upstream's connect operations are not written yet
     if sub.name == "proxy":
         return proxy_routes(r, sub, item, scope, gvk)
     if sub.name == "log":

@@ -43,6 +43,8 @@ class Request:
     # body, streamed to its backend rather than read whole (app.py; handlers/proxy.py StreamedBody).
     query_string: str = ""
     body_stream: Any = None
+    # An upgrade request's means to take its connection over (apiserver/upgrade.py), else None.
+    hijack: Any = None
 
     @classmethod
     def build(cls, method: str, path: str, query_string: str = "", headers: dict[str, str] | None = None,

@@ -39,6 +39,7 @@ from itertools import chain
 from dataclasses import dataclass
 from typing import Any
 
+import httptools
 import uvicorn
 from uvicorn.config import STARTUP_FAILURE
 from uvicorn.protocols.http.httptools_impl import (
@@ -47,6 +48,7 @@ from uvicorn.protocols.http.httptools_impl import (
     RequestResponseCycle as _UvicornCycle,
 )
 
+from . import upgrade
 from .authentication.x509 import X509_SCOPE_KEY, X509Identity, identity_of
 
 log = logging.getLogger("uvicorn.error")
@@ -150,6 +152,7 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
         self.received_header_bytes = 0          # raw bytes since this request's headers began
         self.headers_too_large = False
         self.x509: X509Identity | None = None    # the connection's verified client certificate
+        self.upgrade_tail: bytearray | None = None    # an upgrade request's bytes after its headers (upgrade.py)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         ssl_object = transport.get_extra_info("ssl_object")
@@ -194,7 +197,19 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
             self.transport.close()
 
     def data_received(self, data: bytes) -> None:
-        _UvicornHttpToolsProtocol.data_received(self, data)
+        if self.upgrade_tail is not None:
+            upgrade.hold(self, data)
+            return
+        self.idle_deadline = None          # uvicorn's data_received, keeping what follows an upgrade
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade as e:
+            upgrade.upgraded(self, data, e)
+        except httptools.HttpParserError:
+            msg = "Invalid HTTP request received."
+            self.logger.warning(msg)
+            self.send_400_response(msg)
+            return
         if self.header_deadline is not None:            # still reading a request's headers
             self.received_header_bytes += len(data)
             if self.received_header_bytes > self.max_header_bytes:
@@ -213,6 +228,11 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
         if len(self.url) + 4 * len(headers) + sum(map(len, chain.from_iterable(headers))) > self.max_header_bytes:
             self.headers_too_large = True
             raise HeadersTooLarge              # httptools stops; uvicorn calls send_400_response
+        if self.parser.should_upgrade():
+            upgrade.offer(self)               # the handler may take the connection over (upgrade.py)
+            _UvicornHttpToolsProtocol.on_headers_complete(self)
+            self.cycle.keep_alive = False     # answered as any request: then closed (no HTTP follows)
+            return
         _UvicornHttpToolsProtocol.on_headers_complete(self)
 
     def send_400_response(self, msg: str) -> None:
@@ -285,6 +305,10 @@ class Server(uvicorn.Server):
             await self.lifespan.shutdown()
             sys.exit(STARTUP_FAILURE)
         self.started = True
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        upgrade.close_all()           # taken-over connections (exec, port-forward) end with the server
+        await super().shutdown(sockets)
 
 
 _UNSAFE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")     # uvicorn's HEADER_VALUE_RE: no CR, LF or NUL

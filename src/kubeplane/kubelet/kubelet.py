@@ -274,6 +274,13 @@ class Kubelet:
             raise errors.BadRequest(f"runtime {self.runtime.name} keeps no container logs")
         return logs(uid, pod, opts)
 
+    async def stream(self, kind: str, namespace: str, pod: str, container: str, query: Any, headers: Any,
+                     conn: Any) -> None:
+        """pods/exec, attach, portforward on a taken-over connection (the API server's
+        NodeConnection for in-process kubelets; kubelet/streaming)."""
+        from . import streaming
+        await streaming.serve(self, kind, namespace, pod, container, query, headers, conn)
+
     async def _lookup(self, kind: str, namespace: str, name: str, node: str = "") -> dict[str, str] | None:
         """A ConfigMap's data or a Secret's decoded data, for container environments (read as
         the node whose pod needs it: the node authorizer allows only those)."""

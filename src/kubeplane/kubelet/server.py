@@ -12,6 +12,9 @@ Prometheus scrapes.
     GET /metrics/probes                                prober_* alone
     GET /healthz[/<check>]                             ping, log, syncloop (utils/healthz.py's answers)
     GET /pods[?node=<name>]                            the pods bound to the node(s), a v1 PodList
+    GET|POST /exec/{namespace}/{pod}/{container}       pods/exec, attach and portforward: an upgrade to
+    GET|POST /attach/{namespace}/{pod}/{container}     WebSocket and the channel protocols (streaming/)
+    GET|POST /portForward/{namespace}/{pod}
     GET /stats/summary[?node=<name>]                   the node's and its running pods' CPU and memory
                                                        use (the Summary API's subset metrics.k8s.io needs;
                                                        node: which of this server's nodes, default the first)
@@ -34,6 +37,7 @@ InstallDefaultHandlers, getContainerLogs).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import ipaddress
 import logging
 import pathlib
@@ -93,6 +97,10 @@ class KubeletServer:
         app.router.add_get("/stats/summary", self.get_stats_summary)
         app.router.add_get("/pods", self.get_pods)
         app.router.add_get("/healthz/{check:.+}", self.get_healthz)
+        for path, kind in (("/exec/{namespace}/{pod}/{container}", "exec"),          # streaming/
+                           ("/attach/{namespace}/{pod}/{container}", "attach"),
+                           ("/portForward/{namespace}/{pod}", "portforward")):
+            app.router.add_route("*", path, functools.partial(self.serve_stream, kind))
         sock = serving.listen(self.address, self.port)     # fails early (port in use) with nothing to undo
         self.port = sock.getsockname()[1]
         # Cancel a handler when its client goes away, so a quiet `logs -f` does not linger;
@@ -125,6 +133,25 @@ class KubeletServer:
         except errors.StatusError as e:
             return status_response(e)
         return await _send_stream(request, stream)
+
+    async def serve_stream(self, kind: str, request: web.Request) -> web.StreamResponse:
+        """/exec, /attach, /portForward: the connection is handed to kubelet/streaming, which
+        answers the upgrade. Upstream: Server.getExec, getAttach, getPortForward (server.go)"""
+        from . import streaming
+        if request.method not in ("GET", "POST"):
+            raise web.HTTPMethodNotAllowed(request.method, ["GET", "POST"])
+        try:
+            self.authenticate(request)
+        except errors.StatusError as e:
+            return status_response(e)
+        info = request.match_info
+        conn = streaming.Duplex(request.transport, drain=request.writer.drain)
+        request.protocol.set_parser(streaming.Feeder(conn))  # type: ignore[arg-type]
+        query = {k: request.query.getall(k) for k in request.query}
+        headers = {k.lower(): ", ".join(request.headers.getall(k)) for k in request.headers}
+        await streaming.serve(self.host, kind, info["namespace"], info["pod"], info.get("container", ""),
+                              query, headers, conn)
+        return streaming.HIJACKED()
 
     async def get_metrics(self, request: web.Request) -> web.Response:
         """/metrics: the process's default registry; /metrics/probes: the prober's families.

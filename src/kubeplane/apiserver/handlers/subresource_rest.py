@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from ...api.resources import ResourceInfo
 from ..request import Request, Response
-from . import ephemeralcontainers, eviction, podlog, proxy, rest, subresources, token
+from . import connect, ephemeralcontainers, eviction, podlog, proxy, rest, subresources, token
 
 if TYPE_CHECKING:
     from ..server import APIServer
@@ -74,5 +74,6 @@ REST: dict[str, dict[str, Serve]] = {
     "finalize": {"update": _finalize},
     "token": {"create": _by_object(token.create_token)},
     "proxy": dict.fromkeys(("get", "create", "update", "patch", "delete", ""), proxy.connect),   # "": OPTIONS
+    "connect": {"get": connect.connect, "create": connect.connect},     # pods/exec, attach, portforward
 }
 

@@ -99,6 +99,10 @@ PODS = register(ResourceDefinition(
                   Subresource("eviction", "Eviction", ("create",), "policy", "v1", handler="eviction"),
                   Subresource("log", "Pod", ("get",), handler="log"),
                   PROXY("Pod"),
+                  # pods/exec, attach, portforward: handlers/connect.py (upstream's Connecter: GET and POST)
+                  *(Subresource(s, kind, ("create", "get"), handler="connect") for s, kind in
+                    (("attach", "PodAttachOptions"), ("exec", "PodExecOptions"),
+                     ("portforward", "PodPortForwardOptions"))),
                   # upstream's ResizeREST is EphemeralContainersREST's shape with its own strategy
                   Subresource("resize", "Pod", ("get", "patch", "update"), handler="ephemeralcontainers")),
     strategy=PodStrategy(),

@@ -308,6 +308,23 @@ class ProcessRuntime:
             return None
         return self.pod_volumes.exec_preexec(c.pid, c.cwd)
 
+    def exec_target(self, pod_uid: str, container: str) -> Any:
+        """Where `kubectl exec` runs a command in the container: its running attempt's env and
+        working directory (None when it is not running). kubelet/streaming/process.py"""
+        from ...streaming.process import ExecTarget
+        p = self._pods.get(pod_uid)
+        for c in reversed(p.containers if p is not None else []):
+            if c.spec.name == container and c.state == RUNNING:
+                # In the container's mounts when it has its own (podvol's mount namespace).
+                return ExecTarget(env=dict(c.env), cwd=c.cwd,
+                                  preexec=self.exec_preexec(c.id) if c.pid is not None else None)
+        return None
+
+    def port_forward_address(self, pod_uid: str) -> tuple[str, str]:
+        """(where the pod's ports listen, its sandbox id): kubelet/streaming/portforward.py"""
+        p = self._pods.get(pod_uid)
+        return POD_IP, (p.sandbox if p is not None and p.sandbox else pod_uid)
+
     def container_pids(self, pod_uid: str) -> dict[str, int]:
         """Each running container's main process (its process group), by container name: what
         the kubelet's resource metrics measure (kubelet/resource_usage.py)."""

@@ -1,0 +1,88 @@
+"""Taking over a connection for an HTTP upgrade (pods/exec, attach, portforward).
+
+A request with `Connection: Upgrade` runs through the filters and routing like any other
+(authentication, authorization, the pod look-up): an error is answered as usual and the
+connection closed. A handler that accepts the upgrade calls `req.hijack()`, which takes the
+connection away from uvicorn and returns it as a Duplex (utils/duplex.py): from
+then on the handler writes the answer (the kubelet's 101, or an error) and the session's bytes
+itself, and whatever the ASGI app would still send is dropped.
+
+uvicorn hands an upgrade to its WebSocket protocol only with the `websockets` or `wsproto`
+library and before the app sees the request (no authentication of ours first); without one it
+warns "Unsupported upgrade request" and its parser refuses the bytes that follow the headers.
+So HttpToolsProtocol (serving.py) parses as uvicorn does and keeps the bytes after an upgrade
+request's headers, bounded, for the handler (upgraded, hold). Plain requests pay one attribute
+test per read and one should_upgrade() per request.
+
+Upstream: http.Hijacker in UpgradeAwareHandler (apimachinery/pkg/util/proxy/upgradeaware.go).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import httptools
+
+from ..utils.duplex import Duplex, take_over
+
+HIJACK_SCOPE_KEY = "kubeplane.hijack"   # the ASGI scope's entry: a callable -> Duplex
+MAX_HELD = 1 << 16                       # bytes held between an upgrade request's headers and its answer
+
+OPEN: set[Duplex] = set()                # taken-over connections, closed when the server stops
+
+
+def upgraded(proto: Any, data: bytes, e: httptools.HttpParserUpgrade) -> None:
+    """The parser stopped after an upgrade request's headers: keep the bytes that follow them."""
+    proto.upgrade_tail = bytearray(data[e.args[0]:] if e.args else b"")
+
+
+def hold(proto: Any, data: bytes) -> None:
+    """Bytes after an upgrade request, before its handler answers: kept, up to MAX_HELD."""
+    proto.upgrade_tail += data
+    if len(proto.upgrade_tail) > MAX_HELD:
+        proto.transport.pause_reading()
+
+
+def offer(proto: Any) -> None:
+    """The request asks for an upgrade: let its handler take the connection (scope entry), and
+    close the connection after any ordinary answer (the bytes after it are no HTTP)."""
+    proto.scope[HIJACK_SCOPE_KEY] = Hijack(proto)
+    if proto.upgrade_tail is None:
+        proto.upgrade_tail = bytearray()
+
+
+class Hijack:
+    """req.hijack: call it to take the connection over. raw_query: the query as received
+    (Request.query keeps one value per name; exec's `command` repeats)."""
+
+    __slots__ = ("proto", "raw_query")
+
+    def __init__(self, proto: Any) -> None:
+        self.proto = proto
+        self.raw_query: str = (httptools.parse_url(proto.url).query or b"").decode("latin-1")
+
+    def __call__(self) -> Duplex:
+        return hijack(self.proto)
+
+
+def hijack(proto: Any) -> Duplex:
+    cycle = proto.cycle
+    cycle.response_started = cycle.response_complete = True
+    cycle.disconnected = True              # the app's own messages are dropped
+    cycle.keep_alive = False
+    proto.connections.discard(proto)       # uvicorn's shutdown no longer waits for it (as for its websockets)
+    proto.header_deadline = proto.idle_deadline = None
+    transport = proto.transport
+    transport.flush()                      # CoalescingTransport: anything held goes first
+    raw = transport._transport
+    tail = bytes(proto.upgrade_tail or b"")
+    proto.upgrade_tail = None
+    conn = take_over(raw, tail)
+    if not raw.is_closing():
+        raw.resume_reading()               # hold() or uvicorn's flow control may have paused it
+    OPEN.add(conn)                         # its session discards it when it ends
+    return conn
+
+
+def close_all() -> None:
+    for conn in list(OPEN):
+        conn.close()

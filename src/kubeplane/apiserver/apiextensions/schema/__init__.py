@@ -9,6 +9,8 @@
     unknown = prune(obj, s)     # unknown fields dropped in place (apiVersion/kind/metadata kept);
                                 # their paths, for fieldValidation warnings/strict errors
     prune_non_nullable_nulls_without_defaults(obj, s)
+    coerce(obj, s)              # the two above in one walk, compiled once per schema
+    default_and_coerce(obj, s)  # the three above in one walk
     validate(s, obj)            # field errors, upstream's paths and messages
     validate_update(s, obj, old)  # the same with ratcheting: unchanged invalid values pass
     validate_update(s.properties["status"], obj["status"], old.get("status"), "status")  # /status
@@ -35,16 +37,17 @@ from kubeplane.api import errors
 from kubeplane.api.errors import FieldError
 
 from . import listtype, objectmeta
+from .coercer import coerce, default_and_coerce
 from .crd_validation import ValidationOptions, validate_crd_schema
 from .defaulting import default, has_defaults, needs_defaults, prune_non_nullable_nulls_without_defaults
 from .openapi import SchemaValidator
-from .pruning import prune
+from .pruning import META_FIELDS, prune
 from .structural import Structural, structural_from
 from .validation import validate_structural
 
 __all__ = ["Structural", "structural_from", "validate_structural", "validate_crd_schema", "ValidationOptions", "validate",
-           "validate_update", "prune", "default", "has_defaults", "needs_defaults", "prune_non_nullable_nulls_without_defaults",
-           "schema_validator", "CEL_VALIDATOR_FACTORY"]
+           "validate_update", "prune", "default", "coerce", "default_and_coerce", "has_defaults", "needs_defaults", "prune_non_nullable_nulls_without_defaults",
+           "schema_validator", "CEL_VALIDATOR_FACTORY", "META_FIELDS"]
 
 CelCheck = Callable[[Any, Any, str], list[FieldError]]
 CEL_VALIDATOR_FACTORY: Callable[[Structural], CelCheck | None] | None = None

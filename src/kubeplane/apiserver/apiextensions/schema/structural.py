@@ -82,7 +82,7 @@ class Structural:
                  "type", "description", "title", "default", "has_default", "nullable",
                  "x_preserve_unknown_fields", "x_embedded_resource", "x_int_or_string",
                  "x_list_map_keys", "x_list_type", "x_map_type", "x_validations",
-                 "value_validation", "raw", "conversion_errors", "_compiled", "_list_memo", "_embedded")
+                 "value_validation", "raw", "conversion_errors", "_compiled", "_list_memo", "_embedded", "_coercer")
 
     def __init__(self) -> None:
         self.items: Structural | None = None
@@ -107,6 +107,7 @@ class Structural:
         self._compiled: Any = None         # validate's compiled form (schema/__init__.py)
         self._list_memo: Any = None        # listtype's: which subtrees hold set/map lists
         self._embedded: Any = None         # pruning's: this schema as a resource root (made once)
+        self._coercer: Any = None          # coercer's compiled walks (by whether they default)
 
     @property
     def additional_properties_schema(self) -> Structural | None:

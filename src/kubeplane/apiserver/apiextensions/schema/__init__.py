@@ -62,12 +62,13 @@ class _Compiled:
     """What validate needs of a schema, computed once: the kube-openapi validator, and whether
     the schema has embedded resources or list sets/maps to check at all."""
 
-    __slots__ = ("validator", "has_embedded", "has_list_sets", "cel")
+    __slots__ = ("validator", "has_embedded", "has_list_sets", "lists_unique", "cel")
 
     def __init__(self, s: Structural) -> None:
         self.validator = SchemaValidator(s.raw)
         self.has_embedded = _walk_any(s, lambda x: x.x_embedded_resource)
         self.has_list_sets = _walk_any(s, lambda x: x.x_list_type in ("set", "map"))
+        self.lists_unique = listtype.unique_fast(s)     # True: no list set/map error, for certain
         self.cel: CelCheck | None = None
         if CEL_VALIDATOR_FACTORY is not None and _walk_any(s, lambda x: bool(x.x_validations)):
             self.cel = CEL_VALIDATOR_FACTORY(s)
@@ -93,7 +94,7 @@ def validate(s: Structural, obj: Any, fld_path: str = "") -> list[FieldError]:
     errs = c.validator.validate(obj, fld_path)
     if c.has_embedded:
         errs += objectmeta.validate(fld_path, obj, s)
-    if c.has_list_sets:
+    if c.has_list_sets and not c.lists_unique(obj):
         errs += listtype.validate_list_sets_and_maps(fld_path, s, obj)
     return _with_cel(c, errs, obj, None, fld_path)
 
@@ -107,7 +108,8 @@ def validate_update(s: Structural, obj: Any, old: Any, fld_path: str = "") -> li
     errs = c.validator.validate_update(obj, old, fld_path)
     if c.has_embedded:
         errs += objectmeta.validate(fld_path, obj, s)
-    if c.has_list_sets and not listtype.validate_list_sets_and_maps(fld_path, s, old):
+    if c.has_list_sets and not c.lists_unique(obj) and (
+            c.lists_unique(old) or not listtype.validate_list_sets_and_maps(fld_path, s, old)):
         errs += listtype.validate_list_sets_and_maps(fld_path, s, obj)
     return _with_cel(c, errs, obj, old, fld_path)
 

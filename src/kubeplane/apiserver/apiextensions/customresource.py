@@ -157,12 +157,16 @@ def _generic_meta(errs: list[FieldError]) -> list[FieldError]:
     return [e for e in errs if e.detail != KUBE_FINALIZER_RULE]
 
 
-def finalizer_warnings(obj: Obj) -> list[str]:
-    """Upstream: customResourceStrategy.WarningsOnCreate (generateWarningsFromObj,
-    validateKubeFinalizerName): a finalizer without a path is not refused, only warned of."""
+def finalizer_warnings(obj: Obj, old: Obj | None = None) -> list[str]:
+    """Upstream: customResourceStrategy.WarningsOnCreate and WarningsOnUpdate
+    (generateWarningsFromObj, validateKubeFinalizerName): a finalizer without a path is not
+    refused, only warned of — on an update, only one the update adds."""
+    added = set(_dict(obj.get("metadata")).get("finalizers") or [])
+    if old is not None:
+        added -= set(_dict(old.get("metadata")).get("finalizers") or [])
     out = []
-    for f in sorted(set(_dict(obj.get("metadata")).get("finalizers") or [])):
-        if isinstance(f, str) and "/" not in f and f not in meta.STANDARD_FINALIZERS:
+    for f in sorted(f for f in added if isinstance(f, str)):
+        if "/" not in f and f not in meta.STANDARD_FINALIZERS:
             out.append(f"metadata.finalizers: {errors.go_quote(f)}: prefer a domain-qualified finalizer name "
                        "including a path (/) to avoid accidental conflicts with other finalizer writers")
     return out
@@ -434,6 +438,7 @@ def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced
         strategy=CustomResourceStrategy(group, plural, has_status, scale), defaulter=validator.default,
         defaults_outside_spec=True, coerce=validator.coerce, validates_served_version=True,
         validate=validator.validate, validate_update=validator.validate_update, warnings=finalizer_warnings,
+        warnings_on_update=finalizer_warnings,
         validate_status_update=validator.validate_status_update,
         field_selectors=field_selectors(v, namespaced),
         columns=lambda: [dict(c) for c in cols], printer=_printer(paths),

@@ -105,6 +105,7 @@ class _Validator:
     structural: schema.Structural
     scale: ScalePaths | None = None
     has_defaults: bool = True       # whether the schema declares any (else defaulting is a no-op)
+    codec: CustomResourceCodec | None = None    # the CRD's, when this is its storage version
 
     def validate(self, obj: Obj) -> list[FieldError]:
         errs = _generic_meta(meta.validate_object_meta(_dict(obj.get("metadata")), self.namespaced,
@@ -128,17 +129,17 @@ class _Validator:
         does not know, drop nulls it does not allow; returns the unknown fields as the strict
         decoding errors name them. The defaults are the store's (the definition's defaulter,
         `default`, picked by the object's apiVersion: this version's)."""
-        unknown = schema.prune(obj, self.structural)
-        schema.prune_non_nullable_nulls_without_defaults(obj, self.structural)
-        return [f'unknown field "{p}"' for p in unknown]
+        return [f'unknown field "{p}"' for p in schema.coerce(obj, self.structural)]
 
     def default(self, obj: Obj) -> None:
         """Defaulting, then pruning (upstream: the codec's schema defaulter, then the decoder's
-        pruning and its dropping of nulls where the schema allows none)."""
+        pruning and its dropping of nulls where the schema allows none), in one walk."""
         if self.has_defaults:
-            schema.default(obj, self.structural)
-        schema.prune(obj, self.structural)
-        schema.prune_non_nullable_nulls_without_defaults(obj, self.structural)
+            schema.default_and_coerce(obj, self.structural)
+        else:
+            schema.coerce(obj, self.structural)
+        if self.codec is not None:
+            self.codec.defaulted(obj)       # so its storage encode need not coerce it again
 
 
 def _dict(v: Any) -> Obj:
@@ -156,12 +157,16 @@ def _generic_meta(errs: list[FieldError]) -> list[FieldError]:
     return [e for e in errs if e.detail != KUBE_FINALIZER_RULE]
 
 
-def finalizer_warnings(obj: Obj) -> list[str]:
-    """Upstream: customResourceStrategy.WarningsOnCreate (generateWarningsFromObj,
-    validateKubeFinalizerName): a finalizer without a path is not refused, only warned of."""
+def finalizer_warnings(obj: Obj, old: Obj | None = None) -> list[str]:
+    """Upstream: customResourceStrategy.WarningsOnCreate and WarningsOnUpdate
+    (generateWarningsFromObj, validateKubeFinalizerName): a finalizer without a path is not
+    refused, only warned of — on an update, only one the update adds."""
+    added = set(_dict(obj.get("metadata")).get("finalizers") or [])
+    if old is not None:
+        added -= set(_dict(old.get("metadata")).get("finalizers") or [])
     out = []
-    for f in sorted(set(_dict(obj.get("metadata")).get("finalizers") or [])):
-        if isinstance(f, str) and "/" not in f and f not in meta.STANDARD_FINALIZERS:
+    for f in sorted(f for f in added if isinstance(f, str)):
+        if "/" not in f and f not in meta.STANDARD_FINALIZERS:
             out.append(f"metadata.finalizers: {errors.go_quote(f)}: prefer a domain-qualified finalizer name "
                        "including a path (/) to avoid accidental conflicts with other finalizer writers")
     return out
@@ -421,7 +426,9 @@ def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced
         subs.append(CUSTOM_SCALE)
     structural = codec.schemas.get(version) if isinstance(codec, CustomResourceCodec) else None
     structural = structural or schema.structural_from(root)
-    validator = _Validator(namespaced, structural, scale, schema.has_defaults(structural))
+    storage = codec if isinstance(codec, CustomResourceCodec) and codec.storage_version == version \
+        and codec.schemas.get(version) is structural else None
+    validator = _Validator(namespaced, structural, scale, schema.has_defaults(structural), storage)
     cols, paths = _columns(v)
     return ResourceDefinition(
         group, version, kind, plural, str(names.get("singular", "")), namespaced,
@@ -431,6 +438,7 @@ def _definition(crd: Obj, v: Obj, group: str, kind: str, plural: str, namespaced
         strategy=CustomResourceStrategy(group, plural, has_status, scale), defaulter=validator.default,
         defaults_outside_spec=True, coerce=validator.coerce, validates_served_version=True,
         validate=validator.validate, validate_update=validator.validate_update, warnings=finalizer_warnings,
+        warnings_on_update=finalizer_warnings,
         validate_status_update=validator.validate_status_update,
         field_selectors=field_selectors(v, namespaced),
         columns=lambda: [dict(c) for c in cols], printer=_printer(paths),

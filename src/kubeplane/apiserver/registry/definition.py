@@ -28,6 +28,7 @@ Defaulter = Callable[[Obj], None]
 Validate = Callable[[Obj], list[FieldError]]
 ValidateUpdate = Callable[[Obj, Obj], list[FieldError]]
 Warnings = Callable[[Obj], list[str]]
+WarningsUpdate = Callable[[Obj, Obj], list[str]]
 Column = dict[str, Any]
 Row = tuple[list[Any], list[dict[str, Any]] | None]
 Printer = Callable[[Obj, float], Row]
@@ -71,6 +72,10 @@ def no_errors(obj: Obj) -> list[FieldError]:
 
 
 def no_warnings(obj: Obj) -> list[str]:
+    return []
+
+
+def no_update_warnings(new: Obj, old: Obj) -> list[str]:
     return []
 
 
@@ -160,6 +165,7 @@ class ResourceDefinition(ResourceInfo):
     validate_status_update: ValidateUpdate = field(default=meta_update, compare=False)
     validate_subresource_update: Mapping[str, ValidateUpdate] = field(default_factory=dict, compare=False)
     warnings: Warnings = field(default=no_warnings, compare=False)
+    warnings_on_update: WarningsUpdate = field(default=no_update_warnings, compare=False)  # not /status
     columns: Callable[[], list[Column]] = field(default=default_columns, compare=False)
     printer: Printer = field(default=default_printer, compare=False)
     field_selectors: dict[str, FieldGetter] | None = field(default=None, compare=False)

@@ -100,6 +100,8 @@ def validate_update(ri: ResourceInfo, new: Obj, old: Obj, subresource: str, warn
         errs = scheme.validate_update(new, old)
     if errs:
         raise _invalid(ri, new, errs)
+    if subresource != "status":         # upstream: rest.BeforeUpdate, strategy.WarningsOnUpdate
+        warnings.extend(d.warnings_on_update(new, old))
 
 
 def record_managed_fields(api: APIServer, opts: WriteOptions, ri: ResourceInfo, old: Obj | None, new: Obj,

@@ -68,7 +68,20 @@ def _str(rule: Obj, k: str) -> str:
 
 def compile_rules(s: Structural, rules: list[Any] | None = None, resource_root: bool = False) -> list[CompiledRule]:
     """Upstream: Compile — one result per rule of s.x_validations (or of `rules`: an allOf's,
-    on the values of s)."""
+    on the values of s). Those of s.x_validations are kept on s (a CRD write checks them, then
+    their costs; s does not change once built)."""
+    if rules is None:
+        memo = s._cel_rules
+        if memo is None:
+            memo = s._cel_rules = {}
+        hit = memo.get(resource_root)
+        if hit is None:
+            hit = memo[resource_root] = _compile_rules(s, None, resource_root)
+        return hit
+    return _compile_rules(s, rules, resource_root)
+
+
+def _compile_rules(s: Structural, rules: list[Any] | None, resource_root: bool) -> list[CompiledRule]:
     from kubeplane.apiserver.cel import compiler       # the engine loads on first use
     size = max_size(s)
     decl = decltype.schema_decl_type(s, resource_root)

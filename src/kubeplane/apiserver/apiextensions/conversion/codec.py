@@ -32,6 +32,7 @@ import orjson
 from ....api import errors
 from ....storage.interface import KeyValue
 from .. import schema
+from ..schema import coercer
 from .converter import CRConverter
 
 Obj = dict[str, Any]
@@ -49,6 +50,13 @@ class CustomResourceCodec:
         # schemas live as long as the codec)
         self._below: dict[int, bool] = {}
         self.converter = converter
+        # The storage version's defaulter leaves objects coerced (defaulted, pruned, nulls
+        # dropped): the content (coercer.content) of the last one it made; and the top-level
+        # values (outside apiVersion, kind, metadata) of the last object encode found unchanged
+        # since, so the write's response need not ask needs_defaults of what is stored (storage
+        # copies the top level and metadata only: the values are the same objects).
+        self._coerced: bytes | None = None
+        self._defaulted: list[tuple[str, Any]] | None = None
 
     def for_version(self, version: str) -> VersionCodec:
         return VersionCodec(self, version)
@@ -58,14 +66,26 @@ class CustomResourceCodec:
         nulls it does not allow."""
         s = self.schemas.get(version)
         if s is not None:
-            schema.prune(obj, s)
-            schema.prune_non_nullable_nulls_without_defaults(obj, s)
+            schema.coerce(obj, s)
+
+    def defaulted(self, obj: Obj) -> None:
+        """obj, in the storage version, was just defaulted and coerced with its schema (the
+        definition's defaulter): remember its content."""
+        self._coerced = coercer.content(obj)
 
     async def encode(self, obj: Obj) -> Obj:
-        """obj as stored: in the storage version, pruned with its schema. obj may be changed."""
+        """obj as stored: in the storage version, pruned with its schema. obj may be changed.
+
+        An object whose content is what the storage version's defaulter last left (admission
+        and the strategy changed nothing but metadata: the usual create or update in the
+        storage version) is coerced already: only its metadata is looked at."""
         if obj.get("apiVersion") != f"{self.group}/{self.storage_version}":
             obj = orjson.loads(orjson.dumps(obj))       # the converter changes its input
             obj = (await self.converter.convert([obj], self.storage_version))[0]
+        elif self._coerced is not None and coercer.content(obj) == self._coerced:
+            coercer.coerce_resource_meta(obj, self.schemas[self.storage_version])
+            self._defaulted = _content_values(obj)
+            return obj
         self.coerce(obj, self.storage_version)
         return obj
 
@@ -73,6 +93,10 @@ class CustomResourceCodec:
         """The stored objects as version serves them (new KeyValues where anything changed).
         `list_kind`: they are a list's items (one conversion for all)."""
         gv = f"{self.group}/{version}"
+        if len(kvs) == 1 and self._defaulted is not None and version == self.storage_version \
+                and kvs[0].obj.get("apiVersion") == gv and _same_values(_content_values(kvs[0].obj), self._defaulted):
+            self._defaulted = None          # a write's response: what encode let through, defaulted
+            return kvs
         todo = [i for i, kv in enumerate(kvs) if kv.obj.get("apiVersion") != gv
                 or (version in self.defaults and schema.needs_defaults(kv.obj, self.schemas[version], self._below))]
         if not todo:
@@ -94,6 +118,15 @@ class CustomResourceCodec:
             kv = kvs[i]
             out[i] = KeyValue(kv.key, orjson.dumps(o), o, kv.create_revision, kv.mod_revision)
         return out
+
+
+def _content_values(obj: Obj) -> list[tuple[str, Any]]:
+    return [(k, v) for k, v in obj.items() if k not in schema.META_FIELDS]
+
+
+def _same_values(a: list[tuple[str, Any]], b: list[tuple[str, Any]]) -> bool:
+    """The same keys in the same order, with the very same value objects."""
+    return len(a) == len(b) and all(ka == kb and va is vb for (ka, va), (kb, vb) in zip(a, b))
 
 
 def _version(api_version: Any) -> str:

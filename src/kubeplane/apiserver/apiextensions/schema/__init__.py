@@ -9,6 +9,8 @@
     unknown = prune(obj, s)     # unknown fields dropped in place (apiVersion/kind/metadata kept);
                                 # their paths, for fieldValidation warnings/strict errors
     prune_non_nullable_nulls_without_defaults(obj, s)
+    coerce(obj, s)              # the two above in one walk, compiled once per schema
+    default_and_coerce(obj, s)  # the three above in one walk
     validate(s, obj)            # field errors, upstream's paths and messages
     validate_update(s, obj, old)  # the same with ratcheting: unchanged invalid values pass
     validate_update(s.properties["status"], obj["status"], old.get("status"), "status")  # /status
@@ -35,16 +37,17 @@ from kubeplane.api import errors
 from kubeplane.api.errors import FieldError
 
 from . import listtype, objectmeta
+from .coercer import coerce, default_and_coerce
 from .crd_validation import ValidationOptions, validate_crd_schema
 from .defaulting import default, has_defaults, needs_defaults, prune_non_nullable_nulls_without_defaults
 from .openapi import SchemaValidator
-from .pruning import prune
+from .pruning import META_FIELDS, prune
 from .structural import Structural, structural_from
 from .validation import validate_structural
 
 __all__ = ["Structural", "structural_from", "validate_structural", "validate_crd_schema", "ValidationOptions", "validate",
-           "validate_update", "prune", "default", "has_defaults", "needs_defaults", "prune_non_nullable_nulls_without_defaults",
-           "schema_validator", "CEL_VALIDATOR_FACTORY"]
+           "validate_update", "prune", "default", "coerce", "default_and_coerce", "has_defaults", "needs_defaults", "prune_non_nullable_nulls_without_defaults",
+           "schema_validator", "CEL_VALIDATOR_FACTORY", "META_FIELDS"]
 
 CelCheck = Callable[[Any, Any, str], list[FieldError]]
 CEL_VALIDATOR_FACTORY: Callable[[Structural], CelCheck | None] | None = None
@@ -59,12 +62,13 @@ class _Compiled:
     """What validate needs of a schema, computed once: the kube-openapi validator, and whether
     the schema has embedded resources or list sets/maps to check at all."""
 
-    __slots__ = ("validator", "has_embedded", "has_list_sets", "cel")
+    __slots__ = ("validator", "has_embedded", "has_list_sets", "lists_unique", "cel")
 
     def __init__(self, s: Structural) -> None:
         self.validator = SchemaValidator(s.raw)
         self.has_embedded = _walk_any(s, lambda x: x.x_embedded_resource)
         self.has_list_sets = _walk_any(s, lambda x: x.x_list_type in ("set", "map"))
+        self.lists_unique = listtype.unique_fast(s)     # True: no list set/map error, for certain
         self.cel: CelCheck | None = None
         if CEL_VALIDATOR_FACTORY is not None and _walk_any(s, lambda x: bool(x.x_validations)):
             self.cel = CEL_VALIDATOR_FACTORY(s)
@@ -90,7 +94,7 @@ def validate(s: Structural, obj: Any, fld_path: str = "") -> list[FieldError]:
     errs = c.validator.validate(obj, fld_path)
     if c.has_embedded:
         errs += objectmeta.validate(fld_path, obj, s)
-    if c.has_list_sets:
+    if c.has_list_sets and not c.lists_unique(obj):
         errs += listtype.validate_list_sets_and_maps(fld_path, s, obj)
     return _with_cel(c, errs, obj, None, fld_path)
 
@@ -104,7 +108,8 @@ def validate_update(s: Structural, obj: Any, old: Any, fld_path: str = "") -> li
     errs = c.validator.validate_update(obj, old, fld_path)
     if c.has_embedded:
         errs += objectmeta.validate(fld_path, obj, s)
-    if c.has_list_sets and not listtype.validate_list_sets_and_maps(fld_path, s, old):
+    if c.has_list_sets and not c.lists_unique(obj) and (
+            c.lists_unique(old) or not listtype.validate_list_sets_and_maps(fld_path, s, old)):
         errs += listtype.validate_list_sets_and_maps(fld_path, s, obj)
     return _with_cel(c, errs, obj, old, fld_path)
 

@@ -16,6 +16,7 @@ errors; `CEL_DEFAULTS_HOOK` checks a default against the rules of its schema.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -27,7 +28,7 @@ from .fieldpath import valid_field_path
 from .openapi import SchemaValidator
 from .pruning import prune
 from .structural import (X_EMBEDDED, X_LIST_MAP_KEYS, X_LIST_TYPE, X_MAP_TYPE, X_PRESERVE,
-                         X_VALIDATIONS, Structural, structural_from)
+                         X_VALIDATIONS, Structural, structural_from, reusing_nodes)
 from .validation import child, index, key, validate_structural
 
 Obj = dict[str, Any]
@@ -97,6 +98,7 @@ def validate_crd_schema(crd_version_schema: Obj | None, path: str, status_enable
         errs.append(errors.forbidden(child(path, "openAPIV3Schema.nullable"), "nullable cannot be true at the root"))
     init_errs: list[FieldError] = []
     schema_ok = False
+    s: Structural | None = None
     if opts.require_structural_schema:
         s = structural_from(schema)
         if s.conversion_errors:
@@ -108,9 +110,10 @@ def validate_crd_schema(crd_version_schema: Obj | None, path: str, status_enable
         else:
             schema_ok = True
     ssv = _SSV(allow_defaults=opts.allow_defaults, require_valid_property_type=opts.require_valid_property_type)
-    errs += validate_openapi_schema(schema, sp, ssv, True, opts, schema_ok)
-    if schema_ok and CEL_COST_HOOK is not None:
-        errs += CEL_COST_HOOK(schema, sp)
+    with reusing_nodes(s) if s is not None else nullcontext():     # the CEL checks' structural schemas
+        errs += validate_openapi_schema(schema, sp, ssv, True, opts, schema_ok)
+        if schema_ok and CEL_COST_HOOK is not None:
+            errs += CEL_COST_HOOK(schema, sp)
     if not errs:
         errs += init_errs
     return errs

@@ -5,6 +5,7 @@ validation.go). Paths are field.Path's: `spec.ports[1]`, map values by key `spec
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kubeplane.api import errors, gojson
@@ -107,3 +108,65 @@ def _validate_list_map(path: str, s: Structural, obj: list[Any]) -> list[FieldEr
                 for i in _non_unique(keys)]
     composite = [{} if x is None else {k: x[k] for k in s.x_list_map_keys if k in x} for x in obj]
     return [errors.duplicate(f"{path}[{i}]", composite[i]) for i in _non_unique(composite)]
+
+
+# --- a fast pass for the usual object ----------------------------------------------------------
+
+_SIMPLE = (str, int)        # items (or map keys) hashed as they are: no two equal across types
+
+
+def unique_fast(s: Structural) -> Callable[[Any], bool]:
+    """A check compiled once for s: True when validate_list_sets_and_maps finds nothing, for
+    certain. False means "look": sets of strings or of integers, and map lists of objects
+    keyed by one string or integer field, are decided here; anything else (duplicates, nulls,
+    floats, objects as set items, composite keys) is left to the walk above, which also gives
+    the errors their paths."""
+    return _fast(s) if has_list_sets(s) else _always
+
+
+def _always(x: Any) -> bool:
+    return True
+
+
+def _fast(s: Structural) -> Callable[[Any], bool]:
+    props = [(k, _fast(p)) for k, p in _props_with_lists(s)]
+    ap = s.additional_properties_schema
+    ap_check = _fast(ap) if ap is not None and has_list_sets(ap) else None
+    items_check = _fast(s.items) if s.items is not None and has_list_sets(s.items) else None
+    list_type = s.x_list_type
+    key = s.x_list_map_keys[0] if list_type == "map" and len(s.x_list_map_keys) == 1 else None
+
+    def check(x: Any) -> bool:
+        if isinstance(x, list):
+            if list_type == "set" and len(x) > 1 and not _distinct(x):
+                return False
+            if list_type == "map":
+                if not all(type(v) is dict for v in x):     # nulls, or not objects
+                    return False
+                if len(x) > 1:
+                    if key is None:
+                        return False
+                    try:
+                        if not _distinct([v[key] for v in x]):
+                            return False
+                    except KeyError:                    # an item without the key
+                        return False
+            if items_check is not None:
+                return all(items_check(v) for v in x)
+            return True
+        if isinstance(x, dict):
+            for k, c in props:
+                if k in x and not c(x[k]):
+                    return False
+            if ap_check is not None:
+                return all(ap_check(v) for v in x.values())
+        return True
+    return check
+
+
+def _distinct(values: list[Any]) -> bool:
+    """All of one simple type (str, or int: not bool, not float) and no two equal."""
+    t = type(values[0])
+    if t not in _SIMPLE or any(type(v) is not t for v in values):
+        return False
+    return len(set(values)) == len(values)

@@ -177,7 +177,7 @@ class _Node:
                  "items", "min_items", "max_items", "unique_items", "enum", "min_properties",
                  "max_properties", "required", "properties", "additional", "additional_allows",
                  "all_of", "any_of", "one_of", "not_", "has_props_validator", "has_string",
-                 "has_number", "has_slice", "has_object", "list_map_keys", "check")
+                 "has_number", "has_slice", "has_object", "list_map_keys", "trivial", "check")
 
     def __init__(self, d: Obj) -> None:
         t = d.get("type")
@@ -246,39 +246,97 @@ class _Node:
 
     def _specialize(self) -> Any:
         """check(x, name, errs) for this schema: check_full, or, for the shapes most schemas
-        are made of (a typed leaf; an object of properties and required keys), a closure that
-        does only what the schema asks when the value has the expected type."""
+        are made of (a typed leaf; an integer in a range; a string of bounded length; a list
+        of items; an object of properties, required keys, additionalProperties), a closure
+        that does only what the schema asks when the value has the expected type and passes,
+        and check_full otherwise (so errors are check_full's). Sets `trivial`: the value types
+        this check passes whatever their value (a parent skips the call, and the path)."""
         full = self.check_full
-        if self.enum is not None or self.has_props_validator or self.has_string or self.has_number \
-                or self.has_slice:
+        self.trivial: frozenset[type] = frozenset()
+        if self.enum is not None or self.has_props_validator:
             return full
         ok_kinds = self.ok_kinds
-        if not self.has_object:
+        shapes = (self.has_string, self.has_number, self.has_slice, self.has_object)
+        if not any(shapes):
             if not self.type_applies:
+                self.trivial = frozenset(_KIND) | {type(None)}
                 return lambda x, name, errs: None
+            self.trivial = ok_kinds
             return lambda x, name, errs: None if type(x) in ok_kinds else full(x, name, errs)
-        if dict not in ok_kinds or self.additional is not None or not self.additional_allows \
+        if shapes == (False, True, False, False):
+            return self._integer_range() or full
+        if shapes == (True, False, False, False):
+            if self.pattern or self.fmt_check is not None or str not in ok_kinds:
+                return full
+            lo, hi = self.min_length or 0, self.max_length if self.max_length is not None else math.inf
+            return lambda x, name, errs: None if type(x) is str and lo <= len(x) <= hi else full(x, name, errs)
+        if shapes == (False, False, True, False):
+            return self._list_items() or full
+        if shapes != (False, False, False, True) or dict not in ok_kinds or not self.additional_allows \
                 or self.min_properties is not None or self.max_properties is not None:
             return full
-        props = tuple((k, sub.check) for k, sub in self.properties.items())
+        props = tuple((k, sub.check, sub.trivial) for k, sub in self.properties.items())
         required = tuple(self.required)
+        additional = self.additional
 
         def check_object(x: Any, name: str, errs: Errs) -> None:
             if type(x) is not dict:
                 full(x, name, errs)
                 return
+            if additional is not None:
+                a_check, a_trivial = additional.check, additional.trivial
+                for k, v in x.items():
+                    if type(v) not in a_trivial and k not in self.properties:
+                        a_check(v, f"{name}.{k}", errs)
             if name:
-                for k, sub_check in props:
-                    if k in x:
-                        sub_check(x[k], name + "." + k, errs)
+                for k, sub_check, trivial in props:
+                    if k in x and type(v := x[k]) not in trivial:
+                        sub_check(v, name + "." + k, errs)
             else:
-                for k, sub_check in props:
-                    if k in x:
-                        sub_check(x[k], k, errs)
+                for k, sub_check, trivial in props:
+                    if k in x and type(v := x[k]) not in trivial:
+                        sub_check(v, k, errs)
             for k in required:
                 if k not in x:
                     errs.required(name + "." + k)
         return check_object
+
+    def _integer_range(self) -> Any:
+        """An integer schema with only its range and bounds (the type's range, minimum,
+        maximum): an int within all of them passes at once."""
+        if self.num_type != "integer" or self.multiple_of is not None or int not in self.ok_kinds:
+            return None
+        lo, hi = (_INT32_MIN, _INT32_MAX) if self.num_format == "int32" else (_INT64_MIN, _INT64_MAX)
+        for bound, exclusive, is_max in ((self.minimum, self.exclusive_minimum, False),
+                                         (self.maximum, self.exclusive_maximum, True)):
+            if bound is None:
+                continue
+            if not math.isfinite(bound) or not _in_range(bound, self.num_type, self.num_format):
+                return None         # _bound reports that on every value
+            b = int(bound)
+            if is_max:
+                hi = min(hi, b - 1 if exclusive else b)
+            else:
+                lo = max(lo, b + 1 if exclusive else b)
+        full = self.check_full
+        return lambda x, name, errs: None if type(x) is int and lo <= x <= hi else full(x, name, errs)
+
+    def _list_items(self) -> Any:
+        """An array schema with only items: each item checked (none for trivial items)."""
+        items = self.items
+        if items is None or self.min_items is not None or self.max_items is not None or self.unique_items \
+                or list not in self.ok_kinds:
+            return None
+        full, item_check, trivial = self.check_full, items.check, items.trivial
+
+        def check_list(x: Any, name: str, errs: Errs) -> None:
+            if type(x) is not list:
+                full(x, name, errs)
+                return
+            for i, v in enumerate(x):
+                if type(v) not in trivial:
+                    item_check(v, f"{name}[{i}]", errs)
+        return check_list
 
     def _ok_kinds(self) -> frozenset[type]:
         """The Python types that pass the type validator whatever their value (float needs

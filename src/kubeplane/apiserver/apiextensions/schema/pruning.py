@@ -35,7 +35,7 @@ def _as_embedded(s: Structural | None) -> Structural:
         return s._embedded
     clone = Structural()
     for name in Structural.__slots__:
-        if name not in ("_compiled", "_list_memo", "_embedded"):
+        if name not in ("_compiled", "_list_memo", "_embedded", "_coercer", "_cel_rules"):
             setattr(clone, name, getattr(s, name))
     clone.x_embedded_resource = True
     s._embedded = clone

@@ -11,9 +11,17 @@ $ref, id, ...) is kept in `conversion_errors` and reported by validate_structura
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 Obj = dict[str, Any]
+
+# While a CRD version's schema is validated (reusing_nodes), the structural schema of any of its
+# nodes is the node of the whole schema's: the CEL checks ask for the structural schema of every
+# node with rules, and of the whole again for the costs (a 3,000-node schema built four times).
+_NODES: ContextVar[dict[int, Structural] | None] = ContextVar("structural_nodes", default=None)
 
 # The extensions that exist only on the skeleton (ForbiddenExtensions in value validations).
 X_PRESERVE = "x-kubernetes-preserve-unknown-fields"
@@ -82,7 +90,7 @@ class Structural:
                  "type", "description", "title", "default", "has_default", "nullable",
                  "x_preserve_unknown_fields", "x_embedded_resource", "x_int_or_string",
                  "x_list_map_keys", "x_list_type", "x_map_type", "x_validations",
-                 "value_validation", "raw", "conversion_errors", "_compiled", "_list_memo", "_embedded")
+                 "value_validation", "raw", "conversion_errors", "_compiled", "_list_memo", "_embedded", "_coercer", "_cel_rules")
 
     def __init__(self) -> None:
         self.items: Structural | None = None
@@ -107,6 +115,8 @@ class Structural:
         self._compiled: Any = None         # validate's compiled form (schema/__init__.py)
         self._list_memo: Any = None        # listtype's: which subtrees hold set/map lists
         self._embedded: Any = None         # pruning's: this schema as a resource root (made once)
+        self._coercer: Any = None          # coercer's compiled walks (by whether they default)
+        self._cel_rules: Any = None        # celvalidation's compiled x_validations (by resource_root)
 
     @property
     def additional_properties_schema(self) -> Structural | None:
@@ -121,6 +131,9 @@ class Structural:
 def structural_from(schema: Any) -> Structural:
     """Upstream: NewStructural. Never raises; conversion failures are in `conversion_errors`
     of the returned root (the first one is what upstream's error would say)."""
+    nodes = _NODES.get()
+    if nodes is not None and (hit := nodes.get(id(schema))) is not None and hit.raw is schema:
+        return hit
     errs: list[str] = []
     s = _structural(schema if isinstance(schema, dict) else {}, errs)
     s.conversion_errors = errs
@@ -268,3 +281,28 @@ def _nested(d: Obj, errs: list[str]) -> NestedValueValidation:
     elif ap is True:
         v.additional_properties = NestedValueValidation()
     return v
+
+
+@contextmanager
+def reusing_nodes(s: Structural) -> Iterator[None]:
+    """Within the block, structural_from of a dict that s (a root without conversion errors,
+    so none of its nodes has any) was built from answers s's node for it, not a new one.
+    The dicts must not change meanwhile (a CRD's validation only reads them)."""
+    if s.conversion_errors:
+        yield
+        return
+    nodes: dict[int, Structural] = {}
+    stack = [s]
+    while stack:
+        n = stack.pop()
+        nodes[id(n.raw)] = n
+        stack.extend(n.properties.values())
+        if n.items is not None:
+            stack.append(n.items)
+        if isinstance(n.additional_properties, Structural):
+            stack.append(n.additional_properties)
+    token = _NODES.set(nodes)
+    try:
+        yield
+    finally:
+        _NODES.reset(token)

@@ -506,6 +506,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         log.info("Serving securely on %s", flags.host_port(args.address, port))
         tasks.extend(await start_bootstrap_controllers(api))     # the kubernetes Service, repair loops
         tasks.extend(await start_crd_controller(api))            # CRDs: names, establishing, serving, cleanup
+        tasks.extend(await start_aggregator(api, pki, client_ca))  # APIServices with spec.service: proxy, availability
         tasks.append(asyncio.ensure_future(identities.ensure_cluster_info(        # kubeadm's, after the ready line
             api, f"https://{api.server_address}", pki.ca_cert.read_bytes())))
         tasks.extend(start_components(supervisor, api, args, server))
@@ -528,6 +529,14 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
     log.info("Stopped")
     if server.crash_loop is not None:
         raise Fatal(str(server.crash_loop))
+
+
+async def start_aggregator(api: APIServer, pki: PKI, client_ca: pathlib.Path) -> list[asyncio.Future[None]]:
+    """The front proxy's certificates and trust ConfigMap, then the aggregator (apiserver/aggregator/)."""
+    from ..apiserver.aggregator import controller as aggregator, frontproxy
+    front = frontproxy.ensure_front_proxy_pki(pki.ca_cert.parent)
+    await frontproxy.publish_authentication_config(api, client_ca.read_bytes(), front.ca_cert.read_bytes())
+    return await aggregator.start(api, proxy_client_cert=str(front.client_cert), proxy_client_key=str(front.client_key))
 
 
 def start_components(supervisor: Supervisor, api: APIServer, args: argparse.Namespace,

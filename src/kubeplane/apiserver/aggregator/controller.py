@@ -1,0 +1,341 @@
+"""The aggregator inside the API server: which group-versions are proxied, to where, whether
+they are available, and what their discovery documents say.
+
+It keeps the APIServices, Services and EndpointSlices in memory (listed, then watched straight
+from storage, as the CRD controller does: it lives in the server), and from them:
+- `backends`: (group, version) -> Backend for every APIService with spec.service (the proxy's
+  routing table; the built-in v1beta1.metrics.k8s.io, served by kubeplane itself, is local);
+- the availability controller: each such APIService is checked (available.py) when it, its
+  Service or its EndpointSlices change, every RESYNC seconds (upstream's 30 s resync, which
+  also refreshes the discovery documents), after a failure with back-off (5 ms doubling to
+  30 s, upstream's rate limiter), and, kubeplane's addition, as soon as a proxied request finds
+  its backend unreachable;
+- `discovery`: the APIResourceList each available backend answered to the check, for the
+  merged discovery documents (discovery.py).
+
+Upstream: kube-aggregator pkg/apiserver/apiservice_controller.go + apiserver.go (the proxy
+handlers per APIService), pkg/controllers/status/remote (availability), the aggregated
+discovery manager (pkg/apiserver/handler_discovery.go).
+"""
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+import orjson
+
+from ...api import errors
+from ...storage.interface import Compacted
+from ..authentication.user import APISERVER
+from ..filters.longrunning import is_long_running
+from ..registry import store
+from ..registry.apiregistration.apiservice import API_SERVICES
+from ..request import Request, RequestInfo, Response
+from .. import discovery as local_discovery
+from . import proxy as proxying
+from .discovery import Documents
+from .available import available_condition, is_available, set_condition
+from .proxy import Backend, build_tls, plain
+from .resolver import ResolveError, host_port, resolve_endpoint, slices_for
+
+if TYPE_CHECKING:
+    from ..server import APIServer
+
+log = logging.getLogger(__name__)
+
+RESYNC = 30.0                      # seconds; upstream's APIService informer resync
+BACKOFF_BASE, BACKOFF_MAX = 0.005, 30.0
+CHECK_TIMEOUT = 5.0                # upstream's discovery client Timeout
+MAX_DISCOVERY_BYTES = 10 << 20     # a backend's discovery document is read up to this
+AGGREGATOR_USER, AGGREGATOR_GROUPS = "system:kube-aggregator", ("system:masters",)
+WATCHED = {"apiservices": API_SERVICES.prefix, "services": "/registry/services/",
+           "endpointslices": "/registry/endpointslices/"}
+Obj = dict[str, Any]
+
+
+def is_builtin_metrics(api_service: Obj) -> bool:
+    """v1beta1.metrics.k8s.io as kubeplane registers it (metricsapi): served locally."""
+    from ..metricsapi import api_service as builtin
+    return (api_service["metadata"]["name"] == builtin()["metadata"]["name"]
+            and (api_service.get("spec") or {}).get("service") == builtin()["spec"]["service"])
+
+
+def is_remote(api_service: Obj) -> bool:
+    return bool((api_service.get("spec") or {}).get("service")) and not is_builtin_metrics(api_service)
+
+
+class Aggregator:
+    """State: the watched objects (api_services by name, services and slices by
+    (namespace, name)), `backends` derived from api_services, the dirty set of APIService
+    names to check. Invariant: backends holds exactly the remote APIServices' group-versions."""
+
+    def __init__(self, api: APIServer, *, proxy_client_cert: str | None = None,
+                 proxy_client_key: str | None = None) -> None:
+        self.api = api
+        self.proxy_client_cert, self.proxy_client_key = proxy_client_cert, proxy_client_key
+        self.api_services: dict[str, Obj] = {}
+        self.services: dict[tuple[str, str], Obj] = {}
+        self.slices: dict[tuple[str, str], Obj] = {}
+        self.backends: dict[tuple[str, str], Backend] = {}
+        self.discovery: dict[tuple[str, str], Obj] = {}     # (group, version) -> APIResourceList
+        self.generation = 0                                 # bumped whenever discovery changes
+        self._dirty: dict[str, None] = {}
+        self._failures: dict[str, int] = {}
+        self._wake = asyncio.Event()
+        self._revs: dict[str, int] = {}
+        self._session: aiohttp.ClientSession | None = None
+        self.documents = Documents()
+
+    # --- serving ----------------------------------------------------------------------------
+
+    def backend_for(self, info: RequestInfo) -> Backend | None:
+        """The backend of /apis/<group>/<version>/..., None for a local group-version."""
+        parts = info.parts
+        if len(parts) < 3 or parts[0] != "apis":
+            return None
+        return self.backends.get((parts[1], parts[2]))
+
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=None),
+                                                  auto_decompress=False)
+        return self._session
+
+    async def serve(self, req: Request, info: RequestInfo, backend: Backend) -> Response:
+        """Proxy an authorized request. Upstream: proxyHandler.ServeHTTP"""
+        if not backend.available:
+            return plain(503, "service unavailable")
+        if backend.transport_error:
+            return plain(500, backend.transport_error)
+        try:
+            address = self.resolve(backend)
+        except ResolveError as e:
+            log.error("error resolving %s/%s: %s", backend.namespace, backend.service, e)
+            return plain(503, "service unavailable")
+        resp = await proxying.proxy(self.session(), backend, address, req, info, self.api.options.request_timeout,
+                                    is_long_running(info))
+        if resp.status == 503 and resp.content_type == proxying.PLAIN_TEXT:
+            self.enqueue(backend.name)            # unreachable: re-check it now, not at the resync
+        return resp
+
+    def discovery_response(self, req: Request, info: RequestInfo) -> Response | None:
+        """/apis and /apis/<group> with the remote group-versions merged in; None for any
+        other path (served locally as before)."""
+        parts = info.parts
+        if info.is_resource_request or not parts or parts[0] != "apis" or len(parts) > 2:
+            return None
+        path = "/" + "/".join(parts)
+        wants = path == "/apis" and local_discovery.wants_aggregated(req.headers.get("accept", ""))
+        body = self.documents.get(self, path, wants)
+        if body is None:
+            return None
+        if wants:
+            return Response(200, body, local_discovery.AGGREGATED_CT, [("vary", "Accept")])
+        return Response(200, body, headers=[("vary", "Accept")] if path == "/apis" else [])
+
+    def resolve(self, backend: Backend) -> tuple[str, int]:
+        ns, name = backend.namespace, backend.service
+        return resolve_endpoint(self.services.get((ns, name)), slices_for(self.slices.values(), ns, name), ns, name,
+                                backend.port)
+
+    # --- the watched objects ------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """List everything and check every remote APIService once."""
+        for kind, prefix in WATCHED.items():
+            kvs, self._revs[kind] = await self.api.storage.list(prefix)
+            for kv in kvs:
+                self._observe(kind, kv.obj, False)
+        self.rebuild_backends()
+        self.enqueue(*(n for n, a in self.api_services.items() if is_remote(a)))
+
+    async def run(self) -> None:
+        """Watch, check what changed, resync every RESYNC seconds, until cancelled."""
+        watchers = [asyncio.ensure_future(self._watch(kind)) for kind in WATCHED]
+        resync = asyncio.ensure_future(self._resync())
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                while self._dirty:
+                    name = next(iter(self._dirty))
+                    del self._dirty[name]
+                    await self._sync_logged(name)
+        finally:
+            for t in (*watchers, resync):
+                t.cancel()
+            if self._session is not None:
+                await self._session.close()
+
+    async def _resync(self) -> None:
+        while True:
+            await self.api.clock.sleep(RESYNC)
+            self.enqueue(*(n for n, a in self.api_services.items() if is_remote(a)))
+
+    async def _watch(self, kind: str) -> None:
+        prefix = WATCHED[kind]
+        while True:
+            try:
+                async for ev in self.api.storage.watch(prefix, self._revs[kind]):
+                    self._revs[kind] = ev.revision
+                    self._changed(kind, ev.kv.obj, ev.type == "DELETED")
+            except Compacted:
+                kvs, self._revs[kind] = await self.api.storage.list(prefix)
+                for kv in kvs:
+                    self._changed(kind, kv.obj, False)
+            await self.api.clock.sleep(1.0)          # the watch ended (storage closing)
+
+    def _observe(self, kind: str, obj: Obj, deleted: bool) -> None:
+        meta = obj["metadata"]
+        if kind == "apiservices":
+            table: dict[Any, Obj] = self.api_services
+            key: Any = meta["name"]
+        else:
+            table = self.services if kind == "services" else self.slices
+            key = (meta.get("namespace", ""), meta["name"])
+        if deleted:
+            table.pop(key, None)
+        else:
+            table[key] = obj
+
+    def _changed(self, kind: str, obj: Obj, deleted: bool) -> None:
+        """Record a watch event and enqueue the APIServices it concerns (upstream's handlers)."""
+        self._observe(kind, obj, deleted)
+        meta = obj["metadata"]
+        if kind == "apiservices":
+            self.rebuild_backends()
+            if is_remote(obj) or deleted:
+                self.enqueue(meta["name"])
+            return
+        ns = meta.get("namespace", "")
+        svc = meta["name"] if kind == "services" else (meta.get("labels") or {}).get("kubernetes.io/service-name")
+        if svc:
+            self.enqueue(*(n for n, a in self.api_services.items() if is_remote(a)
+                           and (a["spec"]["service"].get("namespace"), a["spec"]["service"].get("name")) == (ns, svc)))
+
+    def rebuild_backends(self) -> None:
+        """The routing table from the APIServices. Upstream: proxyHandler.updateAPIService"""
+        backends: dict[tuple[str, str], Backend] = {}
+        for name, a in self.api_services.items():
+            if not is_remote(a):
+                continue
+            spec = a["spec"]
+            ref = spec["service"]
+            old = self.backends.get((spec.get("group", ""), spec.get("version", "")))
+            b = Backend(name, ref.get("namespace", ""), ref.get("name", ""), int(ref.get("port") or 443),
+                        is_available(a))
+            b.tls_key = (spec.get("caBundle"), bool(spec.get("insecureSkipTLSVerify")), b.namespace, b.service)
+            if old is not None and old.name == name and old.ssl is not None and old.tls_key == b.tls_key:
+                b.ssl = old.ssl
+            else:
+                try:
+                    b.ssl = build_tls(spec, self.proxy_client_cert, self.proxy_client_key)
+                except ValueError as e:
+                    log.warning("%s", e)
+                    b.transport_error = str(e)
+            backends[(spec.get("group", ""), spec.get("version", ""))] = b
+        gone = {gv for gv in self.discovery if gv not in backends}
+        for gv in gone:
+            del self.discovery[gv]
+        if gone or set(backends) != set(self.backends):
+            self.generation += 1
+        self.backends = backends
+
+    # --- availability --------------------------------------------------------------------------
+
+    def enqueue(self, *names: str) -> None:
+        for n in names:
+            self._dirty[n] = None
+        if names:
+            self._wake.set()
+
+    async def _sync_logged(self, name: str) -> None:
+        try:
+            ok = await self.sync(name)
+        except errors.Conflict:
+            self.enqueue(name)                       # a newer APIService is on its way
+            return
+        except Exception:
+            log.exception("Error checking the availability of APIService %s", name)
+            ok = False
+        if ok:
+            self._failures.pop(name, None)
+            return
+        n = self._failures[name] = self._failures.get(name, 0) + 1
+        self.api.clock.after_func(min(BACKOFF_BASE * 2 ** (n - 1), BACKOFF_MAX), self.enqueue, name)
+
+    async def sync(self, name: str) -> bool:
+        """Check one APIService and write its Available condition if it changed; False when the
+        check failed (retried with back-off). Upstream: AvailableConditionController.sync"""
+        original = self.api_services.get(name)
+        if original is None or not is_remote(original):
+            return True
+        ref = original["spec"]["service"]
+        ns, svc = ref.get("namespace", ""), ref.get("name", "")
+        gv = (original["spec"].get("group", ""), original["spec"].get("version", ""))
+        new = copy.deepcopy(original)
+        cond = await available_condition(new, self.services.get((ns, svc)), slices_for(self.slices.values(), ns, svc),
+                                         lambda: self.discovery_check(gv))
+        set_condition(new, cond, self.api.now())
+        if cond["status"] != "True" and self.discovery.pop(gv, None) is not None:
+            self.generation += 1
+        if new.get("status") != original.get("status"):
+            if (original.get("status") or {}).get("conditions") != new["status"]["conditions"]:
+                log.info("changing APIService availability: name=%s newStatus=%s reason=%s message=%s",
+                         name, cond["status"], cond["reason"], cond["message"])
+            opts = store.WriteOptions(user=APISERVER, field_manager="kube-apiserver")
+            stored, _ = await store.update(self.api, opts, API_SERVICES, new, original,
+                                           int(original["metadata"]["resourceVersion"]), "status", [])
+            self._changed("apiservices", stored, False)
+            self._dirty.pop(name, None)            # our own write: nothing new to check
+        return cond["reason"] != "FailedDiscoveryCheck"
+
+    async def discovery_check(self, gv: tuple[str, str]) -> str | None:
+        """GET /apis/<group>/<version> on an endpoint as system:kube-aggregator (system:masters);
+        keep the answer for discovery. None if it answered 2xx in time, else upstream's error."""
+        backend = self.backends.get(gv)
+        if backend is None:
+            return None
+        if backend.transport_error:
+            return backend.transport_error
+        try:
+            host, port = self.resolve(backend)
+        except ResolveError as e:
+            return str(e)
+        url = f"https://{host_port(host, port)}/apis/{gv[0]}/{gv[1]}"
+        headers = [("X-Remote-User", AGGREGATOR_USER), *(("X-Remote-Group", g) for g in AGGREGATOR_GROUPS),
+                   ("Accept", "application/json")]
+        try:
+            async with self.session().get(url, headers=headers, ssl=backend.ssl, server_hostname=backend.server_hostname,
+                                          timeout=aiohttp.ClientTimeout(total=CHECK_TIMEOUT),
+                                          allow_redirects=False) as resp:
+                if not 200 <= resp.status < 300:
+                    return f"failing or missing response from {url}: bad status from {url}: {resp.status}"
+                body = await resp.content.read(MAX_DISCOVERY_BYTES)
+        except asyncio.TimeoutError:
+            return (f'failing or missing response from {url}: Get "{url}": context deadline exceeded '
+                    "(Client.Timeout exceeded while awaiting headers)")
+        except (aiohttp.ClientError, OSError, ValueError) as e:
+            return f'failing or missing response from {url}: Get "{url}": {proxying.describe(e)}'
+        self._remember_discovery(gv, body)
+        return None
+
+    def _remember_discovery(self, gv: tuple[str, str], body: bytes) -> None:
+        try:
+            doc = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return
+        if isinstance(doc, dict) and isinstance(doc.get("resources"), list) and self.discovery.get(gv) != doc:
+            self.discovery[gv] = doc
+            self.generation += 1
+
+
+async def start(api: APIServer, **kwargs: Any) -> list[asyncio.Future[None]]:
+    """Make the server's aggregator, list, and run it; its task is returned for `up` to cancel."""
+    agg = Aggregator(api, **kwargs)
+    await agg.start()
+    api.aggregator = agg
+    return [asyncio.ensure_future(agg.run())]

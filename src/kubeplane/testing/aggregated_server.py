@@ -84,7 +84,7 @@ class AggregatedServer:
               .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
               .sign(ca_key, hashes.SHA256()))
         self.ca_pem = ca.public_bytes(serialization.Encoding.PEM)
-        cert, key = serving_cert(f"{self.service}.{self.namespace}.svc",
+        cert, key = serving_cert(self.service,
                                  [f"{self.service}.{self.namespace}.svc", self.host], ca, ca_key)
         self._tmp = tempfile.TemporaryDirectory()
         d = Path(self._tmp.name)
@@ -176,3 +176,33 @@ def self_signed_ca() -> tuple[bytes, ec.EllipticCurvePrivateKey]:
     ca = (_builder("throwaway-ca", None, key.public_key())
           .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True).sign(key, hashes.SHA256()))
     return ca.public_bytes(serialization.Encoding.PEM), key
+
+
+class InThread:
+    """An AggregatedServer on an event loop of its own thread, for synchronous tests (e2e with
+    kubectl): start() returns its port, stop() ends it; the server's dicts may be changed from
+    the test's thread (each assignment is atomic)."""
+
+    def __init__(self, server: AggregatedServer) -> None:
+        import asyncio
+        import threading
+        self.server = server
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="aggregated-server", daemon=True)
+        self._thread.start()
+
+    def _run(self, coro: Any) -> Any:
+        import asyncio
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(30)
+
+    def start(self, port: int = 0) -> int:
+        return int(self._run(self.server.start(port)))
+
+    def stop(self) -> None:
+        self._run(self.server.stop())
+
+    def close(self) -> None:
+        self.stop()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()

@@ -309,7 +309,7 @@ class Aggregator:
         headers = [("X-Remote-User", AGGREGATOR_USER), *(("X-Remote-Group", g) for g in AGGREGATOR_GROUPS),
                    ("Accept", "application/json")]
         try:
-            async with self.session().get(url, headers=headers, ssl=backend.ssl, server_hostname=backend.server_hostname,
+            async with self.session().get(url, headers=headers, ssl=backend.ssl or True, server_hostname=backend.server_hostname,
                                           timeout=aiohttp.ClientTimeout(total=CHECK_TIMEOUT),
                                           allow_redirects=False) as resp:
                 if not 200 <= resp.status < 300:

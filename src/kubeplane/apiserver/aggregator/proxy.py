@@ -161,7 +161,7 @@ async def proxy(session: aiohttp.ClientSession, backend: Backend, address: tuple
         limits = aiohttp.ClientTimeout(total=DISCOVERY_TIMEOUT if is_discovery(info) else timeout)
     try:
         resp = await session.request(req.method, url, headers=forwarded_headers(req), data=req.body or None,
-                                     ssl=backend.ssl, server_hostname=backend.server_hostname, timeout=limits,
+                                     ssl=backend.ssl or True, server_hostname=backend.server_hostname, timeout=limits,
                                      allow_redirects=False, auto_decompress=False,
                                      skip_auto_headers=("Accept-Encoding", "User-Agent", "Content-Type"))
     except (aiohttp.ClientError, OSError, asyncio.TimeoutError, ValueError) as e:

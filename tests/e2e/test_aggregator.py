@@ -1,0 +1,133 @@
+"""An aggregated API under real kubectl (`kubeplane up --nodes 1`): a tiny custom metrics
+adapter (kubeplane.testing.aggregated_server: aiohttp over HTTPS with its own CA, trusting the
+front proxy through kube-system/extension-apiserver-authentication) runs in this process,
+reached through a selectorless Service and a manual EndpointSlice, registered as
+v1beta2.custom.metrics.k8s.io. Requests reach it through kubeplane as the authenticated user;
+an HPA with a Pods metric scales a Deployment on its answers; stopped, the APIService turns
+unavailable and requests get 503.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator
+
+import pytest
+
+from kubeplane.testing.aggregated_server import AggregatedServer, InThread
+
+from .cluster import Cluster, eventually, namespace_for_test, running
+
+SLOW = 120.0            # the HPA syncs every 15 s; pods start on a loaded machine
+METRIC = "requests_per_second"
+NAME = "v1beta2.custom.metrics.k8s.io"
+
+
+@pytest.fixture(scope="module")
+def kube() -> Iterator[Cluster]:
+    yield from running(nodes=1)
+
+
+@pytest.fixture
+def ns(kube: Cluster, request: pytest.FixtureRequest) -> str:
+    return namespace_for_test(kube, request.node.name)
+
+
+def register(kube: Cluster, ns: str, adapter: AggregatedServer) -> None:
+    kube.apply_yaml({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "custom-metrics", "namespace": ns},
+                     "spec": {"ports": [{"name": "https", "port": 443, "targetPort": adapter.port}]}})
+    kube.apply_yaml({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                     "metadata": {"name": "custom-metrics-1", "namespace": ns,
+                                  "labels": {"kubernetes.io/service-name": "custom-metrics"}},
+                     "addressType": "IPv4", "ports": [{"name": "https", "port": adapter.port, "protocol": "TCP"}],
+                     "endpoints": [{"addresses": [adapter.host], "conditions": {"ready": True}}]})
+    kube.apply_yaml({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": NAME},
+                     "spec": {"group": "custom.metrics.k8s.io", "version": "v1beta2", "groupPriorityMinimum": 100,
+                              "versionPriority": 200, "caBundle": adapter.ca_bundle,
+                              "service": {"name": "custom-metrics", "namespace": ns, "port": 443}}})
+
+
+def available(kube: Cluster) -> tuple[str, str, str]:
+    conds = (kube.get_json("apiservice", NAME).get("status") or {}).get("conditions") or []
+    c = next((c for c in conds if c["type"] == "Available"), {})
+    return c.get("status", ""), c.get("reason", ""), c.get("message", "")
+
+
+def web(ns: str, replicas: int) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": ns},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "web"}},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+
+
+def running_pods(kube: Cluster, ns: str, n: int) -> list[str]:
+    pods = kube.get_json("pods", "-n", ns, "-l", "app=web")["items"]
+    ready = [p["metadata"]["name"] for p in pods if p["status"].get("phase") == "Running"
+             and any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions") or [])]
+    return ready if len(ready) == n else []
+
+
+def test_a_custom_metrics_adapter_serves_through_kubeplane(kube: Cluster, ns: str) -> None:
+    front_proxy_ca = kube.get_json("configmap", "extension-apiserver-authentication", "-n", "kube-system")[
+        "data"]["requestheader-client-ca-file"]
+    adapter = AggregatedServer(namespace=ns, requestheader_ca=front_proxy_ca.encode())
+    served = InThread(adapter)
+    try:
+        served.start()
+        register(kube, ns, adapter)
+        eventually(lambda: available(kube)[:2] == ("True", "Passed"), "Available=True", timeout=SLOW)
+        row = kube.kubectl("get", "apiservice", NAME).stdout.splitlines()[1].split()
+        assert row[:3] == [NAME, f"{ns}/custom-metrics", "True"], row
+        assert "custom.metrics.k8s.io/v1beta2" in kube.kubectl("api-versions").stdout.split()
+
+        kube.apply_yaml(web(ns, 2))
+        pods = eventually(lambda: running_pods(kube, ns, 2), "2 running pods", timeout=SLOW)
+        adapter.pod_metrics[METRIC] = {p: "30" for p in pods}
+        path = f"/apis/custom.metrics.k8s.io/v1beta2/namespaces/{ns}/pods/*/{METRIC}"
+        answer = json.loads(kube.kubectl("get", "--raw", path).stdout)
+        assert sorted((i["describedObject"]["name"], i["value"]) for i in answer["items"]) == \
+            sorted((p, "30") for p in pods)
+        seen = next(s for s in reversed(adapter.seen) if s.path == path)
+        assert seen.client_cn == "front-proxy-client"
+        assert seen.headers["x-remote-user"] == ["kubernetes-admin"]
+        assert "kubeadm:cluster-admins" in seen.headers["x-remote-group"]
+        assert "authorization" not in seen.headers
+
+        # A user without rights: kubeplane's 403, the adapter never asked.
+        before = len(adapter.seen)
+        denied = kube.kubectl("get", "--raw", path, "--as=mallory", check=False)
+        assert denied.returncode != 0 and "forbidden" in denied.stderr, denied.stderr
+        assert 'User "mallory" cannot get resource "pods/requests_per_second" in API group ' \
+               '"custom.metrics.k8s.io"' in denied.stderr
+        assert len(adapter.seen) == before
+
+        # An HPA on the Pods metric: 2 pods at 30 against 10 per pod -> 6, bounded by max 4.
+        kube.apply_yaml({
+            "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web", "namespace": ns},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                     "minReplicas": 1, "maxReplicas": 4,
+                     "metrics": [{"type": "Pods", "pods": {"metric": {"name": METRIC},
+                                                           "target": {"type": "AverageValue", "averageValue": "10"}}}]}})
+        eventually(lambda: kube.get_json("deployment", "web", "-n", ns)["spec"]["replicas"] == 4, "scaled up to 4",
+                   timeout=SLOW)
+        events = kube.kubectl("get", "events", "-n", ns, "--field-selector", "reason=SuccessfulRescale").stdout
+        assert f"New size: 4; reason: pods metric {METRIC} above target" in events
+        hpa_seen = [s for s in adapter.seen if s.path == path and s.headers["x-remote-user"] ==
+                    ["system:serviceaccount:kube-system:horizontal-pod-autoscaler"]]     # its own credentials
+        assert hpa_seen and hpa_seen[0].query.get("labelSelector") == "app=web", \
+            [(s.path, s.headers.get("x-remote-user")) for s in adapter.seen]
+
+        # The adapter stops: 503, then Available=False FailedDiscoveryCheck.
+        served.stop()
+        down = kube.kubectl("get", "--raw", path, check=False)
+        assert down.returncode != 0 and "ServiceUnavailable" in down.stderr, down.stderr
+        status, reason, message = eventually(lambda: (lambda c: c[0] == "False" and c)(available(kube)),
+                                             "Available=False", timeout=SLOW)
+        assert reason == "FailedDiscoveryCheck"
+        assert message.startswith(f"failing or missing response from https://{adapter.host}:{adapter.port}/apis/"
+                                  "custom.metrics.k8s.io/v1beta2: ") and "connection refused" in message
+        down = kube.kubectl("get", "--raw", path, check=False)
+        assert "the server is currently unable to handle the request" in down.stderr, down.stderr
+    finally:
+        served.close()
+        kube.kubectl("delete", "apiservice", NAME, "--ignore-not-found")

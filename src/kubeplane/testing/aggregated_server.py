@@ -67,6 +67,7 @@ class AggregatedServer:
     allowed_names: tuple[str, ...] = ("front-proxy-client",)
     pod_metrics: dict[str, dict[str, str]] = field(default_factory=dict)   # metric -> pod -> quantity
     seen: list[Seen] = field(default_factory=list)
+    routes: dict[str, Any] = field(default_factory=dict)   # path -> async handler(request), tried first
     ca_pem: bytes = b""
     port: int = 0
     host: str = field(default_factory=routable_address)
@@ -134,6 +135,8 @@ class AggregatedServer:
         self.seen.append(Seen(request.method, request.path, dict(request.query), headers, cn))
         if self.requestheader_ca is not None and cn not in self.allowed_names:
             return _json(401, status(401, "Unauthorized", "Unauthorized"))
+        if (route := self.routes.get(request.path)) is not None:
+            return await route(request)    # type: ignore[no-any-return]
         parts = [p for p in request.path.split("/") if p]
         if parts == ["apis", GROUP, VERSION]:
             return _json(200, resource_list())

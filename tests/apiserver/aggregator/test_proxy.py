@@ -224,3 +224,66 @@ async def test_the_authentication_config_map(api: API, tmp_path: Any) -> None:
     assert data["requestheader-extra-headers-prefix"] == '["X-Remote-Extra-"]'
     assert r.json["metadata"]["resourceVersion"] == await api.rv(f"/api/v1/namespaces/kube-system/configmaps/"
                                                                    f"{CONFIGMAP_NAME}")
+
+
+WATCH_PATH = "/apis/custom.metrics.k8s.io/v1beta2/watchables"
+
+
+async def test_a_watch_is_streamed_as_it_comes(api: API, adapter: Any, aggregated: Any) -> None:
+    """The backend sends an event, then waits: the client has the first event while the backend
+    is still answering, and the server goes on serving others meanwhile."""
+    gate = asyncio.Event()
+
+    async def watch(request: Any) -> Any:
+        from aiohttp import web
+        resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await resp.prepare(request)
+        await resp.write(b'{"type":"ADDED","object":{"n":1}}\n')
+        await gate.wait()
+        await resp.write(b'{"type":"ADDED","object":{"n":2}}\n')
+        return resp
+    adapter.routes[WATCH_PATH] = watch
+    await available(api)
+    req = Request.build("GET", WATCH_PATH, "watch=1", {})
+    req.user = USER
+    resp = await api.server.route_trusted(req)
+    assert resp.status == 200 and resp.content_type == "application/json"
+    chunks = resp.body.__aiter__()
+    first = await asyncio.wait_for(chunks.__anext__(), 5)
+    assert first == b'{"type":"ADDED","object":{"n":1}}\n'
+    assert (await api.get("/api/v1/namespaces/default")).status == 200       # the loop is free
+    gate.set()
+    assert await asyncio.wait_for(chunks.__anext__(), 5) == b'{"type":"ADDED","object":{"n":2}}\n'
+    await chunks.aclose()
+
+
+async def test_a_huge_answer_is_passed_on_in_pieces(api: API, adapter: Any, aggregated: Any) -> None:
+    big = b"x" * (8 << 20)
+
+    async def huge(request: Any) -> Any:
+        from aiohttp import web
+        resp = web.StreamResponse(headers={"Content-Type": "application/octet-stream"})
+        await resp.prepare(request)
+        for i in range(0, len(big), 1 << 20):
+            await resp.write(big[i:i + (1 << 20)])
+        return resp
+    adapter.routes[WATCH_PATH] = huge
+    await available(api)
+    req = Request.build("GET", WATCH_PATH, "", {})
+    req.user = USER
+    resp = await api.server.route_trusted(req)
+    sizes = [len(c) async for c in resp.body]
+    assert sum(sizes) == len(big) and max(sizes) < len(big)
+
+
+async def test_a_slow_backend_is_cut_at_the_request_timeout(api: API, adapter: Any, aggregated: Any) -> None:
+    async def slow(request: Any) -> Any:
+        await asyncio.sleep(30)
+    adapter.routes[WATCH_PATH] = slow
+    await available(api)
+    import dataclasses
+    api.server.options = dataclasses.replace(api.server.options, request_timeout=0.2)
+    status, body, _ = await call(api, WATCH_PATH)
+    assert status == 503 and body == b"error trying to reach service: context deadline exceeded\n"
+    # a discovery document gets 5 s whatever the request timeout (aggregatedDiscoveryTimeout)
+    assert aggregator.proxying.DISCOVERY_TIMEOUT == 5.0

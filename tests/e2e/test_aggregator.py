@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from kubeplane.testing.aggregated_server import AggregatedServer, InThread
+from kubeplane.testing.aggregated_server import AggregatedServer, InThread, flunder
 
 from .cluster import Cluster, eventually, namespace_for_test, running
 
@@ -32,22 +32,23 @@ def ns(kube: Cluster, request: pytest.FixtureRequest) -> str:
     return namespace_for_test(kube, request.node.name)
 
 
-def register(kube: Cluster, ns: str, adapter: AggregatedServer) -> None:
-    kube.apply_yaml({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "custom-metrics", "namespace": ns},
+def register(kube: Cluster, ns: str, adapter: AggregatedServer, name: str = NAME) -> None:
+    kube.apply_yaml({"apiVersion": "v1", "kind": "Service", "metadata": {"name": adapter.service, "namespace": ns},
                      "spec": {"ports": [{"name": "https", "port": 443, "targetPort": adapter.port}]}})
     kube.apply_yaml({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-                     "metadata": {"name": "custom-metrics-1", "namespace": ns,
-                                  "labels": {"kubernetes.io/service-name": "custom-metrics"}},
+                     "metadata": {"name": f"{adapter.service}-1", "namespace": ns,
+                                  "labels": {"kubernetes.io/service-name": adapter.service}},
                      "addressType": "IPv4", "ports": [{"name": "https", "port": adapter.port, "protocol": "TCP"}],
                      "endpoints": [{"addresses": [adapter.host], "conditions": {"ready": True}}]})
-    kube.apply_yaml({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": NAME},
-                     "spec": {"group": "custom.metrics.k8s.io", "version": "v1beta2", "groupPriorityMinimum": 100,
+    version, group = name.split(".", 1)
+    kube.apply_yaml({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": name},
+                     "spec": {"group": group, "version": version, "groupPriorityMinimum": 100,
                               "versionPriority": 200, "caBundle": adapter.ca_bundle,
-                              "service": {"name": "custom-metrics", "namespace": ns, "port": 443}}})
+                              "service": {"name": adapter.service, "namespace": ns, "port": 443}}})
 
 
-def available(kube: Cluster) -> tuple[str, str, str]:
-    conds = (kube.get_json("apiservice", NAME).get("status") or {}).get("conditions") or []
+def available(kube: Cluster, name: str = NAME) -> tuple[str, str, str]:
+    conds = (kube.get_json("apiservice", name).get("status") or {}).get("conditions") or []
     c = next((c for c in conds if c["type"] == "Available"), {})
     return c.get("status", ""), c.get("reason", ""), c.get("message", "")
 
@@ -131,3 +132,31 @@ def test_a_custom_metrics_adapter_serves_through_kubeplane(kube: Cluster, ns: st
     finally:
         served.close()
         kube.kubectl("delete", "apiservice", NAME, "--ignore-not-found")
+
+
+def test_kubectl_gets_and_explains_a_remote_resource(kube: Cluster, ns: str) -> None:
+    """A sample-apiserver-like group (wardle.example.com/v1alpha1 flunders) behind the same kind of
+    registration: discovery, OpenAPI v3 and the resource itself come from the backend."""
+    adapter = AggregatedServer(service="wardle", namespace=ns)
+    adapter.flunders[(ns, "first")] = flunder(ns, "first", "second")
+    served = InThread(adapter)
+    name = "v1alpha1.wardle.example.com"
+    try:
+        served.start()
+        register(kube, ns, adapter, name)
+        eventually(lambda: available(kube, name)[:2] == ("True", "Passed"), "Available=True", timeout=SLOW)
+        rows = eventually(lambda: (lambda r: r.returncode == 0 and "flunders" in r.stdout and r.stdout)(
+            kube.kubectl("api-resources", "--api-group=wardle.example.com", check=False)), "api-resources")
+        assert rows.splitlines()[1].split() == ["flunders", "fl", "wardle.example.com/v1alpha1", "true", "Flunder"]
+        out = kube.kubectl("get", "flunders", "-n", ns).stdout
+        assert out.splitlines()[0].split()[0] == "NAME" and out.splitlines()[1].split()[0] == "first", out
+        got = kube.get_json("fl", "first", "-n", ns)
+        assert got["spec"] == {"reference": "second"}
+        missing = kube.kubectl("get", "flunder", "nope", "-n", ns, check=False)
+        assert 'flunders.wardle.example.com "nope" not found' in missing.stderr
+        explained = eventually(lambda: (lambda r: r.returncode == 0 and r.stdout)(
+            kube.kubectl("explain", "flunders.spec.reference", check=False)), "kubectl explain")
+        assert "Reference names another flunder." in explained and "GROUP:      wardle.example.com" in explained
+    finally:
+        served.close()
+        kube.kubectl("delete", "apiservice", name, "--ignore-not-found")

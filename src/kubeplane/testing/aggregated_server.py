@@ -35,6 +35,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from ..utils.pki import _builder, serving_cert
 
 GROUP, VERSION = "custom.metrics.k8s.io", "v1beta2"
+# A sample-apiserver-like group with one listable kind, for kubectl get / api-resources / explain.
+WARDLE, WARDLE_VERSION = "wardle.example.com", "v1alpha1"
 
 
 def routable_address() -> str:
@@ -68,6 +70,7 @@ class AggregatedServer:
     pod_metrics: dict[str, dict[str, str]] = field(default_factory=dict)   # metric -> pod -> quantity
     seen: list[Seen] = field(default_factory=list)
     routes: dict[str, Any] = field(default_factory=dict)   # path -> async handler(request), tried first
+    flunders: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)   # (namespace, name) -> object
     ca_pem: bytes = b""
     port: int = 0
     host: str = field(default_factory=routable_address)
@@ -143,6 +146,13 @@ class AggregatedServer:
         # /apis/custom.metrics.k8s.io/v1beta2/namespaces/<ns>/pods/<name or *>/<metric>
         if len(parts) == 8 and parts[:4] == ["apis", GROUP, VERSION, "namespaces"] and parts[5] == "pods":
             return self.pods_metric(parts[4], parts[6], parts[7])
+        if parts[:3] == ["apis", WARDLE, WARDLE_VERSION]:
+            return self.wardle(parts[3:])
+        if parts == ["openapi", "v3"]:
+            return _json(200, {"paths": {f"apis/{WARDLE}/{WARDLE_VERSION}": {
+                "serverRelativeURL": f"/openapi/v3/apis/{WARDLE}/{WARDLE_VERSION}?hash=0"}}})
+        if parts == ["openapi", "v3", "apis", WARDLE, WARDLE_VERSION]:
+            return _json(200, wardle_openapi())
         return _json(404, status(404, "NotFound", "the server could not find the requested resource"))
 
     def pods_metric(self, namespace: str, name: str, metric: str) -> web.Response:
@@ -155,6 +165,55 @@ class AggregatedServer:
                  for pod, v in sorted(values.items()) if name in ("*", pod)]
         return _json(200, {"kind": "MetricValueList", "apiVersion": f"{GROUP}/{VERSION}", "metadata": {},
                            "items": items})
+
+
+    def wardle(self, rest: list[str]) -> web.Response:
+        """/apis/wardle.example.com/v1alpha1[/namespaces/<ns>]/flunders[/<name>]"""
+        if not rest:
+            return _json(200, {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{WARDLE}/{WARDLE_VERSION}",
+                               "resources": [{"name": "flunders", "singularName": "flunder", "namespaced": True,
+                                              "kind": "Flunder", "verbs": ["get", "list"], "shortNames": ["fl"]}]})
+        ns = ""
+        if rest[0] == "namespaces" and len(rest) >= 3:
+            ns, rest = rest[1], rest[2:]
+        if rest[0] != "flunders" or len(rest) > 2:
+            return _json(404, status(404, "NotFound", "the server could not find the requested resource"))
+        if len(rest) == 2:
+            found = self.flunders.get((ns, rest[1]))
+            if found is None:
+                return _json(404, status(404, "NotFound", f'flunders.{WARDLE} "{rest[1]}" not found'))
+            return _json(200, found)
+        items = [o for (n, _), o in sorted(self.flunders.items()) if not ns or n == ns]
+        return _json(200, {"kind": "FlunderList", "apiVersion": f"{WARDLE}/{WARDLE_VERSION}",
+                           "metadata": {"resourceVersion": "1"}, "items": items})
+
+
+def flunder(namespace: str, name: str, reference: str = "") -> dict[str, Any]:
+    return {"apiVersion": f"{WARDLE}/{WARDLE_VERSION}", "kind": "Flunder",
+            "metadata": {"name": name, "namespace": namespace, "creationTimestamp": "2026-01-01T00:00:00Z",
+                         "resourceVersion": "1", "uid": f"uid-{name}"},
+            "spec": {"reference": reference}}
+
+
+def wardle_openapi() -> dict[str, Any]:
+    """The OpenAPI v3 document of wardle.example.com/v1alpha1 (kubectl explain reads it)."""
+    string = {"type": "string"}
+    gvk = {"group": WARDLE, "kind": "Flunder", "version": WARDLE_VERSION}
+    ref = {"200": {"description": "OK", "content": {"application/json": {"schema": {
+        "$ref": "#/components/schemas/com.example.wardle.v1alpha1.Flunder"}}}}}
+    base = f"/apis/{WARDLE}/{WARDLE_VERSION}/namespaces/{{namespace}}/flunders"
+    paths = {f"{base}/{{name}}": {"get": {"x-kubernetes-action": "get", "x-kubernetes-group-version-kind": gvk,
+                                          "responses": ref}}}
+    return {"openapi": "3.0.0", "info": {"title": "wardle", "version": WARDLE_VERSION}, "paths": paths,
+            "components": {"schemas": {"com.example.wardle.v1alpha1.Flunder": {
+                "type": "object", "description": "Flunder is an example type of the sample API server.",
+                "properties": {"apiVersion": {**string, "description": "APIVersion of the object."},
+                               "kind": {**string, "description": "Kind of the object."},
+                               "metadata": {"type": "object", "description": "Standard object's metadata."},
+                               "spec": {"type": "object", "description": "Spec of the flunder.",
+                                        "properties": {"reference": {**string, "description":
+                                                                     "Reference names another flunder."}}}},
+                "x-kubernetes-group-version-kind": [{"group": WARDLE, "kind": "Flunder", "version": WARDLE_VERSION}]}}}}
 
 
 def resource_list() -> dict[str, Any]:

@@ -81,6 +81,7 @@ class Aggregator:
         self.slices: dict[tuple[str, str], Obj] = {}
         self.backends: dict[tuple[str, str], Backend] = {}
         self.discovery: dict[tuple[str, str], Obj] = {}     # (group, version) -> APIResourceList
+        self.openapi: dict[tuple[str, str], tuple[bytes, str]] = {}   # (group, version) -> (OpenAPI v3, hash)
         self.generation = 0                                 # bumped whenever discovery changes
         self._dirty: dict[str, None] = {}
         self._failures: dict[str, int] = {}
@@ -122,10 +123,14 @@ class Aggregator:
         return resp
 
     def discovery_response(self, req: Request, info: RequestInfo) -> Response | None:
-        """/apis and /apis/<group> with the remote group-versions merged in; None for any
-        other path (served locally as before)."""
+        """/apis and /apis/<group> with the remote group-versions merged in, /openapi/v3 with
+        their documents; None for any other path (served locally as before)."""
+        if info.is_resource_request:            # the common case: nothing to merge
+            return None
         parts = info.parts
-        if info.is_resource_request or not parts or parts[0] != "apis" or len(parts) > 2:
+        if parts[:2] == ("openapi", "v3"):
+            return self.openapi_response(parts[2:])
+        if not parts or parts[0] != "apis" or len(parts) > 2:
             return None
         path = "/" + "/".join(parts)
         wants = path == "/apis" and local_discovery.wants_aggregated(req.headers.get("accept", ""))
@@ -135,6 +140,20 @@ class Aggregator:
         if wants:
             return Response(200, body, local_discovery.AGGREGATED_CT, [("vary", "Accept")])
         return Response(200, body, headers=[("vary", "Accept")] if path == "/apis" else [])
+
+    def openapi_response(self, rest: tuple[str, ...]) -> Response | None:
+        """/openapi/v3 with the remote documents listed, and a remote group-version's document;
+        None for the local ones."""
+        if not rest:
+            from .. import openapi
+            index = openapi.openapi_index()
+            for (group, version), (_, digest) in sorted(self.openapi.items()):
+                index["paths"][f"apis/{group}/{version}"] = {
+                    "serverRelativeURL": f"/openapi/v3/apis/{group}/{version}?hash={digest}"}
+            return Response(200, orjson.dumps(index))
+        if len(rest) == 3 and rest[0] == "apis" and (found := self.openapi.get((rest[1], rest[2]))) is not None:
+            return Response(200, found[0], headers=[("etag", f'"{found[1]}"')])
+        return None
 
     def resolve(self, backend: Backend) -> tuple[str, int]:
         ns, name = backend.namespace, backend.service
@@ -240,6 +259,8 @@ class Aggregator:
         gone = {gv for gv in self.discovery if gv not in backends}
         for gv in gone:
             del self.discovery[gv]
+        for gv in [gv for gv in self.openapi if gv not in backends]:
+            del self.openapi[gv]
         if gone or set(backends) != set(self.backends):
             self.generation += 1
         self.backends = backends
@@ -282,6 +303,8 @@ class Aggregator:
         set_condition(new, cond, self.api.now())
         if cond["status"] != "True" and self.discovery.pop(gv, None) is not None:
             self.generation += 1
+        if cond["status"] != "True":
+            self.openapi.pop(gv, None)
         if new.get("status") != original.get("status"):
             if (original.get("status") or {}).get("conditions") != new["status"]["conditions"]:
                 log.info("changing APIService availability: name=%s newStatus=%s reason=%s message=%s",
@@ -321,7 +344,35 @@ class Aggregator:
         except (aiohttp.ClientError, OSError, ValueError) as e:
             return f'failing or missing response from {url}: Get "{url}": {proxying.describe(e)}'
         self._remember_discovery(gv, body)
+        await self._fetch_openapi(gv, backend, f"https://{host_port(host, port)}", headers)
         return None
+
+    async def _fetch_openapi(self, gv: tuple[str, str], backend: Backend, base: str,
+                             headers: list[tuple[str, str]]) -> None:
+        """The backend's OpenAPI v3 document of the group-version (its /openapi/v3 index names
+        it), for kubectl explain; a backend without one simply has none. Upstream: the
+        openapiv3 aggregator's downloader (pkg/controllers/openapiv3/aggregator/downloader.go)."""
+        path = f"apis/{gv[0]}/{gv[1]}"
+        try:
+            index = orjson.loads(await self._get(f"{base}/openapi/v3", backend, headers) or b"null")
+            url = ((index or {}).get("paths") or {}).get(path, {}).get("serverRelativeURL") or f"/openapi/v3/{path}"
+            doc = await self._get(base + (url if url.startswith("/") else "/" + url), backend, headers)
+        except (aiohttp.ClientError, OSError, asyncio.TimeoutError, ValueError, AttributeError):
+            return
+        if doc is None:
+            self.openapi.pop(gv, None)
+            return
+        import hashlib
+        self.openapi[gv] = (doc, hashlib.sha512(doc).hexdigest().upper())
+
+    async def _get(self, url: str, backend: Backend, headers: list[tuple[str, str]]) -> bytes | None:
+        async with self.session().get(url, headers=headers, ssl=backend.ssl or True,
+                                      server_hostname=backend.server_hostname,
+                                      timeout=aiohttp.ClientTimeout(total=CHECK_TIMEOUT), allow_redirects=False) as resp:
+            if resp.status != 200:
+                return None
+            body = await resp.content.read(MAX_DISCOVERY_BYTES)
+            return body if resp.content.at_eof() else None
 
     def _remember_discovery(self, gv: tuple[str, str], body: bytes) -> None:
         try:

@@ -160,3 +160,60 @@ def test_kubectl_gets_and_explains_a_remote_resource(kube: Cluster, ns: str) -> 
     finally:
         served.close()
         kube.kubectl("delete", "apiservice", name, "--ignore-not-found")
+
+
+def test_an_upgrade_is_tunnelled_to_the_backend(kube: Cluster, ns: str) -> None:
+    """A WebSocket to a remote subresource goes through kubeplane to the backend (an echo), as
+    the authenticated user; a backend that will not switch protocols answers as itself."""
+    import asyncio
+    import ssl
+
+    import aiohttp
+    from aiohttp import web
+
+    adapter = AggregatedServer(service="wardle", namespace=ns)
+    path = f"/apis/wardle.example.com/v1alpha1/namespaces/{ns}/flunders/first/echo"
+
+    async def echo(request: web.Request) -> web.StreamResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        async for msg in ws:
+            await ws.send_str(f"{request.headers.get('X-Remote-User')}: {msg.data}")
+        return ws
+    adapter.routes[path] = echo
+    served = InThread(adapter)
+    name = "v1alpha1.wardle.example.com"
+    server = kube.kubectl("config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}").stdout
+    token = (kube.data_dir / "pki" / "admin.token").read_text().strip()
+    tls = ssl.create_default_context(cafile=str(kube.data_dir / "pki" / "ca.crt"))
+
+    async def talk() -> list[str]:
+        async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as session:
+            async with session.ws_connect(server + path, ssl=tls) as ws:
+                got = []
+                for text in ("hello", "x" * 200_000):
+                    await ws.send_str(text)
+                    got.append((await ws.receive(timeout=10)).data)
+                return got
+
+    async def refused() -> tuple[int, str]:
+        async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as session:
+            try:
+                async with session.ws_connect(server + path.replace("/echo", "/nope"), ssl=tls):
+                    return 101, ""
+            except aiohttp.WSServerHandshakeError as e:
+                return e.status, e.message
+    try:
+        served.start()
+        register(kube, ns, adapter, name)
+        eventually(lambda: available(kube, name)[:2] == ("True", "Passed"), "Available=True", timeout=SLOW)
+        first, big = asyncio.run(talk())
+        assert first == "kubernetes-admin: hello"
+        assert big == "kubernetes-admin: " + "x" * 200_000
+        seen = next(s for s in adapter.seen if s.path == path)
+        assert seen.headers["x-remote-user"] == ["kubernetes-admin"] and seen.headers["upgrade"] == ["websocket"]
+        assert "authorization" not in seen.headers
+        assert asyncio.run(refused())[0] == 404
+    finally:
+        served.close()
+        kube.kubectl("delete", "apiservice", name, "--ignore-not-found")

@@ -37,7 +37,7 @@ from .filters.timeout import INVALID_TIMEOUT_IN_URL, Deadlines, request_timeout,
 from .request import Request, RequestInfo, Response, parse_request_info
 from .authentication.x509 import X509_SCOPE_KEY
 from .server import APIServer, status_response
-from .serving import send_whole
+from .serving import HIJACK_SCOPE_KEY, send_whole
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -64,9 +64,10 @@ class ASGIApp:
         req.x509 = scope.get(X509_SCOPE_KEY)            # the connection's client certificate (serving.py)
         if self.api.audit is not None and (client := scope.get("client")):      # the audit event's sourceIPs
             req.remote_addr = client[0]
+        req.hijack = scope.get(HIJACK_SCOPE_KEY)         # an upgrade request (aggregator/upgrade.py)
         info = parse_request_info(req)
         body = Body(receive)
-        if is_long_running(info):
+        if is_long_running(info) or req.hijack is not None:
             resp = await self.serve(req, info, body)
         else:
             resp = await self.serve_with_deadline(req, info, body)
@@ -195,6 +196,8 @@ def _headers(resp: Response) -> list[tuple[bytes, bytes]]:
 
 async def _send_response(resp: Response, send: Send, receive: Receive, storage: Storage,
                          head: bool = False) -> None:
+    if resp.status == 101:            # an upgraded connection, hijacked and answered by its handler
+        return
     if isinstance(resp.body, (bytes, bytearray)) and not head and send_whole(send, resp.status, _headers(resp), resp.body):
         return
     await send({"type": "http.response.start", "status": resp.status, "headers": _headers(resp)})

@@ -39,6 +39,8 @@ class Request:
     # or NOT_AUDITED), None when auditing is off; and the client's address (HTTPS only, when auditing).
     audit: Any = None
     remote_addr: str = ""
+    # An upgrade request over HTTPS: the connection's hijack (serving.py HttpToolsProtocol.hijack).
+    hijack: Any = None
 
     @classmethod
     def build(cls, method: str, path: str, query_string: str = "", headers: dict[str, str] | None = None,

@@ -474,6 +474,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
                             ssl_certfile=str(pki.server_cert), ssl_keyfile=str(pki.server_key),
                             ssl_cert_reqs=ssl.CERT_OPTIONAL, ssl_ca_certs=str(client_ca),   # x509 client certs
                             lifespan="off", log_level="warning", access_log=False,
+                            ws="none",     # upgrades reach the app, which tunnels them (apiserver/aggregator/upgrade.py)
                             timeout_keep_alive=int(serving_options.idle_timeout), proxy_headers=False,
                             timeout_graceful_shutdown=5)
     supervisor = Supervisor()

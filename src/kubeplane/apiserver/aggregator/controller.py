@@ -35,7 +35,7 @@ from ..registry import store
 from ..registry.apiregistration.apiservice import API_SERVICES
 from ..request import Request, RequestInfo, Response
 from .. import discovery as local_discovery
-from . import proxy as proxying
+from . import proxy as proxying, upgrade
 from .discovery import Documents
 from .available import available_condition, is_available, set_condition
 from .proxy import Backend, build_tls, plain
@@ -89,6 +89,7 @@ class Aggregator:
         self._revs: dict[str, int] = {}
         self._session: aiohttp.ClientSession | None = None
         self.documents = Documents()
+        self.tunnels: set[asyncio.Future[None]] = set()       # upgraded connections being copied
 
     # --- serving ----------------------------------------------------------------------------
 
@@ -116,8 +117,11 @@ class Aggregator:
         except ResolveError as e:
             log.error("error resolving %s/%s: %s", backend.namespace, backend.service, e)
             return plain(503, "service unavailable")
-        resp = await proxying.proxy(self.session(), backend, address, req, info, self.api.options.request_timeout,
-                                    is_long_running(info))
+        if req.hijack is not None and upgrade.wants_upgrade(req):
+            resp = await upgrade.proxy_upgrade(backend, address, req, req.hijack, self.tunnels)
+        else:
+            resp = await proxying.proxy(self.session(), backend, address, req, info,
+                                        self.api.options.request_timeout, is_long_running(info))
         if resp.status == 503 and resp.content_type == proxying.PLAIN_TEXT:
             self.enqueue(backend.name)            # unreachable: re-check it now, not at the resync
         return resp
@@ -184,7 +188,7 @@ class Aggregator:
                     del self._dirty[name]
                     await self._sync_logged(name)
         finally:
-            for t in (*watchers, resync):
+            for t in (*watchers, resync, *self.tunnels):
                 t.cancel()
             if self._session is not None:
                 await self._session.close()

@@ -287,3 +287,36 @@ async def test_a_slow_backend_is_cut_at_the_request_timeout(api: API, adapter: A
     assert status == 503 and body == b"error trying to reach service: context deadline exceeded\n"
     # a discovery document gets 5 s whatever the request timeout (aggregatedDiscoveryTimeout)
     assert aggregator.proxying.DISCOVERY_TIMEOUT == 5.0
+
+
+async def test_openapi_v3_lists_and_serves_the_remote_document(api: API, adapter: Any, aggregated: Any) -> None:
+    obj = api_service(adapter.ca_bundle)
+    obj["metadata"]["name"] = "v1alpha1.wardle.example.com"
+    obj["spec"].update(group="wardle.example.com", version="v1alpha1")
+    assert (await api.create("/apis/apiregistration.k8s.io/v1/apiservices", obj)).status == 201
+    for _ in range(500):
+        index = orjson.loads((await call(api, "/openapi/v3"))[1])["paths"]
+        if "apis/wardle.example.com/v1alpha1" in index:
+            break
+        await asyncio.sleep(0.01)
+    url = index["apis/wardle.example.com/v1alpha1"]["serverRelativeURL"]
+    assert url.startswith("/openapi/v3/apis/wardle.example.com/v1alpha1?hash=")
+    assert "apis/apps/v1" in index                                  # the local ones stay
+    status, body, _ = await call(api, "/openapi/v3/apis/wardle.example.com/v1alpha1")
+    assert status == 200 and "com.example.wardle.v1alpha1.Flunder" in orjson.loads(body)["components"]["schemas"]
+    status, _, _ = await call(api, "/openapi/v3/apis/apps/v1")
+    assert status == 200
+
+
+async def test_a_deleted_api_service_is_no_longer_proxied(api: API, adapter: Any, aggregated: Any) -> None:
+    await available(api)
+    assert (await api.call("DELETE", f"/apis/apiregistration.k8s.io/v1/apiservices/{NAME}")).status == 200
+    for _ in range(500):
+        if not aggregated.backends:
+            break
+        await asyncio.sleep(0.01)
+    before = len(adapter.seen)
+    status, body, _ = await call(api, METRIC_PATH)
+    assert status == 404 and len(adapter.seen) == before
+    groups = orjson.loads((await call(api, "/apis"))[1])["groups"]
+    assert "custom.metrics.k8s.io" not in {g["name"] for g in groups}

@@ -320,3 +320,26 @@ async def test_a_deleted_api_service_is_no_longer_proxied(api: API, adapter: Any
     assert status == 404 and len(adapter.seen) == before
     groups = orjson.loads((await call(api, "/apis"))[1])["groups"]
     assert "custom.metrics.k8s.io" not in {g["name"] for g in groups}
+
+
+async def test_availability_metrics(api: API, adapter: Any, aggregated: Any) -> None:
+    """Upstream: aggregator_unavailable_apiservice and aggregator_unavailable_apiservice_total."""
+    from prometheus_client import generate_latest
+    from prometheus_client.core import CollectorRegistry
+
+    from kubeplane.apiserver.aggregator import metrics
+
+    class Only:
+        def collect(self) -> Any:
+            return metrics.collect()
+    registry = CollectorRegistry()
+    registry.register(Only())  # type: ignore[arg-type]
+    await available(api)
+    assert f'aggregator_unavailable_apiservice{{name="{NAME}"}} 0.0' in generate_latest(registry).decode()
+    await adapter.stop()
+    await available(api, "False", "FailedDiscoveryCheck")
+    text = generate_latest(registry).decode()
+    assert f'aggregator_unavailable_apiservice{{name="{NAME}"}} 1.0' in text
+    assert f'aggregator_unavailable_apiservice_total{{name="{NAME}",reason="FailedDiscoveryCheck"}}' in text
+    assert text.count("# TYPE aggregator_unavailable_apiservice gauge") == 1
+    assert text.count("# TYPE aggregator_unavailable_apiservice_total counter") == 1

@@ -35,7 +35,7 @@ from ..registry import store
 from ..registry.apiregistration.apiservice import API_SERVICES
 from ..request import Request, RequestInfo, Response
 from .. import discovery as local_discovery
-from . import proxy as proxying, upgrade
+from . import metrics as availability_metrics, proxy as proxying, upgrade
 from .discovery import Documents
 from .available import available_condition, is_available, set_condition
 from .proxy import Backend, build_tls, plain
@@ -296,7 +296,10 @@ class Aggregator:
         """Check one APIService and write its Available condition if it changed; False when the
         check failed (retried with back-off). Upstream: AvailableConditionController.sync"""
         original = self.api_services.get(name)
-        if original is None or not is_remote(original):
+        if original is None:
+            availability_metrics.forget(name)
+            return True
+        if not is_remote(original):
             return True
         ref = original["spec"]["service"]
         ns, svc = ref.get("namespace", ""), ref.get("name", "")
@@ -305,6 +308,7 @@ class Aggregator:
         cond = await available_condition(new, self.services.get((ns, svc)), slices_for(self.slices.values(), ns, svc),
                                          lambda: self.discovery_check(gv))
         set_condition(new, cond, self.api.now())
+        availability_metrics.set_unavailable_gauge(name, cond["status"] == "True")
         if cond["status"] != "True" and self.discovery.pop(gv, None) is not None:
             self.generation += 1
         if cond["status"] != "True":
@@ -316,6 +320,8 @@ class Aggregator:
             opts = store.WriteOptions(user=APISERVER, field_manager="kube-apiserver")
             stored, _ = await store.update(self.api, opts, API_SERVICES, new, original,
                                            int(original["metadata"]["resourceVersion"]), "status", [])
+            availability_metrics.set_unavailable_counter(name, is_available(original), is_available(stored),
+                                                         cond["reason"])
             self._changed("apiservices", stored, False)
             self._dirty.pop(name, None)            # our own write: nothing new to check
         return cond["reason"] != "FailedDiscoveryCheck"

@@ -337,6 +337,7 @@ async def test_availability_metrics(api: API, adapter: Any, aggregated: Any) -> 
     await available(api)
     assert f'aggregator_unavailable_apiservice{{name="{NAME}"}} 0.0' in generate_latest(registry).decode()
     await adapter.stop()
+    api.clock.step(aggregator.RESYNC)          # the resync re-checks it
     await available(api, "False", "FailedDiscoveryCheck")
     text = generate_latest(registry).decode()
     assert f'aggregator_unavailable_apiservice{{name="{NAME}"}} 1.0' in text

@@ -16,7 +16,7 @@ from kubeplane.apiserver.aggregator.frontproxy import (CONFIGMAP_NAME, CONFIGMAP
                                                        publish_authentication_config)
 from kubeplane.apiserver.authentication.user import UserInfo
 from kubeplane.apiserver.authorization.authorizer import AlwaysAllow, Decision
-from kubeplane.apiserver.request import Request
+from kubeplane.apiserver.request import Request, parse_request_info
 from kubeplane.testing.aggregated_server import AggregatedServer, routable_address
 
 API = Any
@@ -181,15 +181,24 @@ async def test_a_wrong_ca_fails_the_discovery_check(api: API, adapter: Any, aggr
     other._tmp.cleanup()
 
 
-async def test_invalid_ca_bundle_is_a_500(api: API, adapter: Any, aggregated: Any) -> None:
+async def test_invalid_ca_bundle(api: API, adapter: Any, aggregated: Any) -> None:
+    """No transport can be built: the check fails with why, and requests get 503 (a 500 with
+    why while the APIService still says Available, as upstream's transportBuildingError)."""
     await available(api)
     path = f"/apis/apiregistration.k8s.io/v1/apiservices/{NAME}"
     obj = (await api.get(path)).json
     obj["spec"]["caBundle"] = base64.b64encode(b"not a certificate").decode()
     assert (await api.call("PUT", path, body=obj)).status == 200
-    await asyncio.sleep(0)
-    status, body, _ = await call(api, METRIC_PATH)
-    assert status == 500 and b"unable to load root certificates" in body
+    cond = await available(api, "False", "FailedDiscoveryCheck")
+    assert cond["message"] == "unable to load root certificates: unable to parse bytes as PEM block"
+    assert (await call(api, METRIC_PATH))[:2] == (503, b"service unavailable\n")
+    backend = aggregated.backends[("custom.metrics.k8s.io", "v1beta2")]
+    backend.available = True
+    req = Request.build("GET", METRIC_PATH)
+    req.user = USER
+    resp = await aggregated.serve(req, parse_request_info(req),
+                                  backend)
+    assert (resp.status, resp.body) == (500, b"unable to load root certificates: unable to parse bytes as PEM block\n")
 
 
 async def test_discovery_lists_the_remote_group(api: API, adapter: Any, aggregated: Any) -> None:

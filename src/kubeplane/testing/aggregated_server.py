@@ -139,7 +139,7 @@ class AggregatedServer:
         if self.requestheader_ca is not None and cn not in self.allowed_names:
             return _json(401, status(401, "Unauthorized", "Unauthorized"))
         if (route := self.routes.get(request.path)) is not None:
-            return await route(request)    # type: ignore[no-any-return]
+            return await route(request)
         parts = [p for p in request.path.split("/") if p]
         if parts == ["apis", GROUP, VERSION]:
             return _json(200, resource_list())

@@ -39,7 +39,7 @@ from . import metrics as availability_metrics, proxy as proxying, upgrade
 from .discovery import Documents
 from .available import available_condition, is_available, set_condition
 from .proxy import Backend, build_tls, plain
-from .resolver import ResolveError, host_port, resolve_endpoint, slices_for
+from .resolver import SERVICE_NAME_LABEL, ResolveError, host_port, resolve_endpoint
 
 if TYPE_CHECKING:
     from ..server import APIServer
@@ -79,6 +79,8 @@ class Aggregator:
         self.api_services: dict[str, Obj] = {}
         self.services: dict[tuple[str, str], Obj] = {}
         self.slices: dict[tuple[str, str], Obj] = {}
+        # (namespace, service) -> slice name -> slice: a request resolves without scanning them all
+        self.service_slices: dict[tuple[str, str], dict[str, Obj]] = {}
         self.backends: dict[tuple[str, str], Backend] = {}
         self.discovery: dict[tuple[str, str], Obj] = {}     # (group, version) -> APIResourceList
         self.openapi: dict[tuple[str, str], tuple[bytes, str]] = {}   # (group, version) -> (OpenAPI v3, hash)
@@ -161,8 +163,7 @@ class Aggregator:
 
     def resolve(self, backend: Backend) -> tuple[str, int]:
         ns, name = backend.namespace, backend.service
-        return resolve_endpoint(self.services.get((ns, name)), slices_for(self.slices.values(), ns, name), ns, name,
-                                backend.port)
+        return resolve_endpoint(self.services.get((ns, name)), self.slices_of(ns, name), ns, name, backend.port)
 
     # --- the watched objects ------------------------------------------------------------------
 
@@ -219,10 +220,28 @@ class Aggregator:
         else:
             table = self.services if kind == "services" else self.slices
             key = (meta.get("namespace", ""), meta["name"])
+        if kind == "endpointslices":
+            self._index_slice(key, obj, deleted)
         if deleted:
             table.pop(key, None)
         else:
             table[key] = obj
+
+    def _index_slice(self, key: tuple[str, str], obj: Obj, deleted: bool) -> None:
+        old = self.slices.get(key)
+        for o in (old, obj):
+            svc = ((o or {}).get("metadata", {}).get("labels") or {}).get(SERVICE_NAME_LABEL) if o else None
+            if svc and (mine := self.service_slices.get((key[0], svc))) is not None:
+                mine.pop(key[1], None)
+                if not mine:
+                    del self.service_slices[(key[0], svc)]
+        svc = (obj["metadata"].get("labels") or {}).get(SERVICE_NAME_LABEL)
+        if not deleted and svc:
+            self.service_slices.setdefault((key[0], svc), {})[key[1]] = obj
+
+    def slices_of(self, namespace: str, service: str) -> list[Obj]:
+        """The EndpointSlices of one service. Upstream: EndpointSliceGetter.GetEndpointSlices"""
+        return list(self.service_slices.get((namespace, service), {}).values())
 
     def _changed(self, kind: str, obj: Obj, deleted: bool) -> None:
         """Record a watch event and enqueue the APIServices it concerns (upstream's handlers)."""
@@ -305,7 +324,7 @@ class Aggregator:
         ns, svc = ref.get("namespace", ""), ref.get("name", "")
         gv = (original["spec"].get("group", ""), original["spec"].get("version", ""))
         new = copy.deepcopy(original)
-        cond = await available_condition(new, self.services.get((ns, svc)), slices_for(self.slices.values(), ns, svc),
+        cond = await available_condition(new, self.services.get((ns, svc)), self.slices_of(ns, svc),
                                          lambda: self.discovery_check(gv))
         set_condition(new, cond, self.api.now())
         availability_metrics.set_unavailable_gauge(name, cond["status"] == "True")

@@ -13,7 +13,6 @@ hasAvailableEndpoint (kube-aggregator pkg/controllers/status/remote/remote_avail
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
 from typing import Any
 
 from ...api import errors
@@ -38,12 +37,6 @@ def find_service_port(svc: Obj, port: int) -> Obj:
         if p.get("port") == port:
             return dict(p)
     raise ResolveError(f'no service port {port} found for service "{svc["metadata"]["name"]}"')
-
-
-def slices_for(slices: Iterable[Obj], namespace: str, name: str) -> list[Obj]:
-    """The EndpointSlices of one service. Upstream: EndpointSliceGetter.GetEndpointSlices"""
-    return [s for s in slices if s["metadata"].get("namespace") == namespace
-            and (s["metadata"].get("labels") or {}).get(SERVICE_NAME_LABEL) == name]
 
 
 def resolve_endpoint(svc: Obj | None, slices: list[Obj], namespace: str, name: str, port: int,

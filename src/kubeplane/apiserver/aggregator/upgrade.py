@@ -139,8 +139,7 @@ async def proxy_upgrade(backend: Backend, address: tuple[str, int], req: Request
     client = ClientSide(writer)
     transport = hijack(client)
     client.transport = transport
-    transport.write(head + reader._buffer)        # what the backend sent with its answer   # type: ignore[attr-defined]
-    reader._buffer.clear()                          # type: ignore[attr-defined]
+    transport.write(head)              # what the backend sent after it is still in reader: the pump copies it
     task = asyncio.ensure_future(_pump(reader, writer, client))
     tunnels.add(task)
     task.add_done_callback(tunnels.discard)

@@ -35,6 +35,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from ..utils.pki import _builder, serving_cert
 
 GROUP, VERSION = "custom.metrics.k8s.io", "v1beta2"
+EXTERNAL, EXTERNAL_VERSION = "external.metrics.k8s.io", "v1beta1"
 # A sample-apiserver-like group with one listable kind, for kubectl get / api-resources / explain.
 WARDLE, WARDLE_VERSION = "wardle.example.com", "v1alpha1"
 
@@ -68,6 +69,8 @@ class AggregatedServer:
     requestheader_ca: bytes | None = None            # None: no client certificate required
     allowed_names: tuple[str, ...] = ("front-proxy-client",)
     pod_metrics: dict[str, dict[str, str]] = field(default_factory=dict)   # metric -> pod -> quantity
+    # metric -> [(labels, quantity)]: the series of an external metric
+    external_metrics: dict[str, list[tuple[dict[str, str], str]]] = field(default_factory=dict)
     seen: list[Seen] = field(default_factory=list)
     routes: dict[str, Any] = field(default_factory=dict)   # path -> async handler(request), tried first
     flunders: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)   # (namespace, name) -> object
@@ -146,6 +149,11 @@ class AggregatedServer:
         # /apis/custom.metrics.k8s.io/v1beta2/namespaces/<ns>/pods/<name or *>/<metric>
         if len(parts) == 8 and parts[:4] == ["apis", GROUP, VERSION, "namespaces"] and parts[5] == "pods":
             return self.pods_metric(parts[4], parts[6], parts[7])
+        if parts == ["apis", EXTERNAL, EXTERNAL_VERSION]:
+            return _json(200, {"kind": "APIResourceList", "apiVersion": "v1",
+                               "groupVersion": f"{EXTERNAL}/{EXTERNAL_VERSION}", "resources": []})
+        if len(parts) == 6 and parts[:4] == ["apis", EXTERNAL, EXTERNAL_VERSION, "namespaces"]:
+            return self.external_metric(parts[5], request.query.get("labelSelector", ""))
         if parts[:3] == ["apis", WARDLE, WARDLE_VERSION]:
             return self.wardle(parts[3:])
         if parts == ["openapi", "v3"]:
@@ -166,6 +174,18 @@ class AggregatedServer:
         return _json(200, {"kind": "MetricValueList", "apiVersion": f"{GROUP}/{VERSION}", "metadata": {},
                            "items": items})
 
+
+    def external_metric(self, metric: str, selector: str) -> web.Response:
+        """An ExternalMetricValueList of the series whose labels match `k=v,...` (equality only)."""
+        series = self.external_metrics.get(metric)
+        if series is None:
+            return _json(404, status(404, "NotFound", f"the server could not find the metric {metric}"))
+        wanted = dict(term.split("=", 1) for term in selector.split(",") if "=" in term)
+        now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        items = [{"metricName": metric, "metricLabels": labels, "timestamp": now, "value": value}
+                 for labels, value in series if all(labels.get(k) == v for k, v in wanted.items())]
+        return _json(200, {"kind": "ExternalMetricValueList", "apiVersion": f"{EXTERNAL}/{EXTERNAL_VERSION}",
+                           "metadata": {}, "items": items})
 
     def wardle(self, rest: list[str]) -> web.Response:
         """/apis/wardle.example.com/v1alpha1[/namespaces/<ns>]/flunders[/<name>]"""

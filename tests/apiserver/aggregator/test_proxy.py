@@ -353,3 +353,20 @@ async def test_availability_metrics(api: API, adapter: Any, aggregated: Any) -> 
     assert f'aggregator_unavailable_apiservice_total{{name="{NAME}",reason="FailedDiscoveryCheck"}}' in text
     assert text.count("# TYPE aggregator_unavailable_apiservice gauge") == 1
     assert text.count("# TYPE aggregator_unavailable_apiservice_total counter") == 1
+
+
+async def test_insecure_skip_tls_verify_reaches_any_certificate(api: API, adapter: Any, aggregated: Any) -> None:
+    """What charts shipping metrics-server's APIService set: no caBundle, nothing verified."""
+    await available(api)
+    path = f"/apis/apiregistration.k8s.io/v1/apiservices/{NAME}"
+    obj = (await api.get(path)).json
+    del obj["spec"]["caBundle"]
+    obj["spec"]["insecureSkipTLSVerify"] = True
+    assert (await api.call("PUT", path, body=obj)).status == 200
+    for _ in range(500):
+        if aggregated.backends[("custom.metrics.k8s.io", "v1beta2")].tls_key[1]:
+            break
+        await asyncio.sleep(0.01)
+    status, body, _ = await call(api, METRIC_PATH)
+    assert status == 200 and len(orjson.loads(body)["items"]) == 2
+    assert (await available(api))["reason"] == "Passed"

@@ -604,3 +604,20 @@ async def test_the_real_client_reports_an_api_that_is_not_served() -> None:
                                 "(get queue.external.metrics.k8s.io)")
     finally:
         await fake.close()
+
+
+def test_metrics_answer_conversions() -> None:
+    """Upstream: rest_metrics_client_test.go — a missing windowSeconds is the default minute; an
+    object metric wants exactly one value; empty lists are errors of their own."""
+    answer = MetricsAnswer([{"describedObject": {"name": "p"}, "timestamp": rfc3339(NOW), "value": "1500m"},
+                            {"describedObject": {"name": "q"}, "timestamp": rfc3339(NOW), "windowSeconds": 30,
+                             "value": "2"}])
+    pods, ts = answer.get_raw_metric("m", "ns", None, None)
+    assert {k: (v.value, v.window) for k, v in pods.items()} == {"p": (1500, 60.0), "q": (2000, 30.0)} and ts == NOW
+    with pytest.raises(ValueError, match="returned 2 results when we asked for exactly one"):
+        answer.get_object_metric("m", "ns", {}, None)
+    assert answer.get_external_metric("m", "ns", None) == ([1500, 2000], NOW)
+    with pytest.raises(ValueError, match="^no metrics returned from custom metrics API$"):
+        MetricsAnswer([]).get_raw_metric("m", "ns", None, None)
+    with pytest.raises(ValueError, match="^no metrics returned from external metrics API$"):
+        MetricsAnswer([]).get_external_metric("m", "ns", None)

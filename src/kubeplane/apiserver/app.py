@@ -64,10 +64,13 @@ class ASGIApp:
         req.x509 = scope.get(X509_SCOPE_KEY)            # the connection's client certificate (serving.py)
         if self.api.audit is not None and (client := scope.get("client")):      # the audit event's sourceIPs
             req.remote_addr = client[0]
-        req.hijack = scope.get(HIJACK_SCOPE_KEY)         # an upgrade request (aggregator/upgrade.py)
+        # An upgrade request: within the deadline and an in-flight slot until the backend agrees to
+        # switch protocols; the tunnel then runs on its own (aggregator/upgrade.py), as upstream's
+        # hijacked connections, so Upgrade headers buy a client no way around the limits.
+        req.hijack = scope.get(HIJACK_SCOPE_KEY)
         info = parse_request_info(req)
         body = Body(receive)
-        if is_long_running(info) or req.hijack is not None:
+        if is_long_running(info):
             resp = await self.serve(req, info, body)
         else:
             resp = await self.serve_with_deadline(req, info, body)

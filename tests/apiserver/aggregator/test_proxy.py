@@ -370,3 +370,19 @@ async def test_insecure_skip_tls_verify_reaches_any_certificate(api: API, adapte
     status, body, _ = await call(api, METRIC_PATH)
     assert status == 200 and len(orjson.loads(body)["items"]) == 2
     assert (await available(api))["reason"] == "Passed"
+
+
+async def test_an_in_process_write_sends_its_object(api: API, adapter: Any, aggregated: Any) -> None:
+    """An in-process client's body arrives decoded (Request.obj): it is encoded for the backend."""
+    got: list[bytes] = []
+
+    async def echo(request: Any) -> Any:
+        from aiohttp import web
+        got.append(await request.read())
+        return web.json_response({"kind": "Status", "status": "Success"}, status=201)
+    adapter.routes[WATCH_PATH] = echo
+    await available(api)
+    req = Request("POST", WATCH_PATH, {}, {"content-type": "application/json"}, b"", USER, {"kind": "Watchable"})
+    resp = await api.server.route_trusted(req)
+    assert resp.status == 201 and orjson.loads(b"".join([c async for c in resp.body]))["status"] == "Success"
+    assert got == [b'{"kind":"Watchable"}']

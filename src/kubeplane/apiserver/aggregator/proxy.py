@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import aiohttp
+import orjson
 
 from ..request import Request, RequestInfo, Response
 from .resolver import host_port
@@ -159,8 +160,9 @@ async def proxy(session: aiohttp.ClientSession, backend: Backend, address: tuple
         limits = aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT)
     else:
         limits = aiohttp.ClientTimeout(total=DISCOVERY_TIMEOUT if is_discovery(info) else timeout)
+    body = req.body or (orjson.dumps(req.obj) if req.obj is not None else b"")   # an in-process write's object
     try:
-        resp = await session.request(req.method, url, headers=forwarded_headers(req), data=req.body or None,
+        resp = await session.request(req.method, url, headers=forwarded_headers(req), data=body or None,
                                      ssl=backend.ssl or True, server_hostname=backend.server_hostname, timeout=limits,
                                      allow_redirects=False, auto_decompress=False,
                                      skip_auto_headers=("Accept-Encoding", "User-Agent", "Content-Type"))

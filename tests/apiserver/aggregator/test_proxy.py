@@ -386,3 +386,52 @@ async def test_an_in_process_write_sends_its_object(api: API, adapter: Any, aggr
     resp = await api.server.route_trusted(req)
     assert resp.status == 201 and orjson.loads(b"".join([c async for c in resp.body]))["status"] == "Success"
     assert got == [b'{"kind":"Watchable"}']
+
+
+async def test_a_hanging_backend_does_not_hold_back_the_others(api: API, adapter: Any, tmp_path: Any) -> None:
+    """Checks run side by side (upstream's workers): while one backend does not answer its
+    discovery check, another APIService is checked and turns Available."""
+    gate = asyncio.Event()
+    slow = AggregatedServer(service="slow")
+
+    async def hang(request: Any) -> Any:
+        from aiohttp import web
+        await gate.wait()
+        return web.json_response({"kind": "APIResourceList", "groupVersion": "wardle.example.com/v1alpha1",
+                                  "resources": []})
+    slow.routes["/apis/wardle.example.com/v1alpha1"] = hang
+    await slow.start()
+    slow_service = {**service(), "metadata": {"name": "slow", "namespace": "default"}}
+    slow_slice = endpoint_slice(slow.port)
+    slow_slice["metadata"] = {"name": "slow-1", "namespace": "default", "labels": {"kubernetes.io/service-name": "slow"}}
+    slow_api_service = api_service(slow.ca_bundle)
+    slow_api_service["metadata"]["name"] = "v1alpha1.wardle.example.com"
+    slow_api_service["spec"].update(group="wardle.example.com", version="v1alpha1",
+                                    service={"name": "slow", "namespace": "default", "port": 443})
+    tasks: list[Any] = []
+    try:
+        for path, obj in (("/api/v1/namespaces/default/services", slow_service),
+                          ("/apis/discovery.k8s.io/v1/namespaces/default/endpointslices", slow_slice),
+                          ("/apis/apiregistration.k8s.io/v1/apiservices", slow_api_service),
+                          ("/api/v1/namespaces/default/services", service()),
+                          ("/apis/discovery.k8s.io/v1/namespaces/default/endpointslices", endpoint_slice(adapter.port)),
+                          ("/apis/apiregistration.k8s.io/v1/apiservices", api_service(adapter.ca_bundle))):
+            assert (await api.create(path, obj)).status == 201
+        tasks = await aggregator.start(api.server, proxy_client_cert=str(adapter.front.client_cert),
+                                       proxy_client_key=str(adapter.front.client_key))
+        await available(api)                                  # while the other check hangs
+        assert any(s.path == "/apis/wardle.example.com/v1alpha1" for s in slow.seen) and not gate.is_set()
+        gate.set()
+        r = await api.get("/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.wardle.example.com")
+        for _ in range(500):
+            r = await api.get("/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.wardle.example.com")
+            if (r.json.get("status") or {}).get("conditions"):
+                break
+            await asyncio.sleep(0.01)
+        assert r.json["status"]["conditions"][0]["reason"] == "Passed"
+    finally:
+        gate.set()
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await slow.stop()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RESYNC = 30.0                      # seconds; upstream's APIService informer resync
+WORKERS = 5                        # upstream: the availability controller's workers
 BACKOFF_BASE, BACKOFF_MAX = 0.005, 30.0
 CHECK_TIMEOUT = 5.0                # upstream's discovery client Timeout
 MAX_DISCOVERY_BYTES = 10 << 20     # a backend's discovery document is read up to this
@@ -87,6 +89,8 @@ class Aggregator:
         self.generation = 0                                 # bumped whenever discovery changes
         self._dirty: dict[str, None] = {}
         self._failures: dict[str, int] = {}
+        self._syncing: set[str] = set()                     # names being checked now
+        self._workers: set[asyncio.Future[None]] = set()
         self._wake = asyncio.Event()
         self._revs: dict[str, int] = {}
         self._session: aiohttp.ClientSession | None = None
@@ -184,15 +188,32 @@ class Aggregator:
             while True:
                 await self._wake.wait()
                 self._wake.clear()
-                while self._dirty:
-                    name = next(iter(self._dirty))
-                    del self._dirty[name]
-                    await self._sync_logged(name)
+                self._start_workers()
         finally:
-            for t in (*watchers, resync, *self.tunnels):
+            for t in (*watchers, resync, *self.tunnels, *self._workers):
                 t.cancel()
             if self._session is not None:
                 await self._session.close()
+
+    def _start_workers(self) -> None:
+        """Check dirty APIServices, up to WORKERS at once and never one twice at the same time
+        (a slow backend, up to 5 s per check, holds back only its own). Upstream: Run's workers
+        over the rate-limited queue."""
+        for name in list(self._dirty):
+            if len(self._syncing) >= WORKERS:
+                return
+            if name in self._syncing:
+                continue                         # stays dirty: checked again when this one ends
+            del self._dirty[name]
+            self._syncing.add(name)
+            worker = asyncio.ensure_future(self._sync_logged(name))
+            self._workers.add(worker)
+            worker.add_done_callback(functools.partial(self._worker_done, name))
+
+    def _worker_done(self, name: str, worker: asyncio.Future[None]) -> None:
+        self._workers.discard(worker)
+        self._syncing.discard(name)
+        self._wake.set()
 
     async def _resync(self) -> None:
         while True:
@@ -332,6 +353,8 @@ class Aggregator:
             self.generation += 1
         if cond["status"] != "True":
             self.openapi.pop(gv, None)
+        if self.api_services.get(name) is not original:
+            return True                            # changed while checking: the newer one is queued
         if new.get("status") != original.get("status"):
             if (original.get("status") or {}).get("conditions") != new["status"]["conditions"]:
                 log.info("changing APIService availability: name=%s newStatus=%s reason=%s message=%s",

@@ -66,6 +66,10 @@ class ASGIApp:
         req.hijack = scope.get(HIJACK_SCOPE_KEY)        # an upgrade request's (upgrade.py)
         if self.api.audit is not None and (client := scope.get("client")):      # the audit event's sourceIPs
             req.remote_addr = client[0]
+        # An upgrade request: within the deadline and an in-flight slot until the backend agrees to
+        # switch protocols; the tunnel then runs on its own (aggregator/upgrade.py), as upstream's
+        # hijacked connections, so Upgrade headers buy a client no way around the limits.
+        req.hijack = scope.get(HIJACK_SCOPE_KEY)
         info = parse_request_info(req)
         body = Body(receive)
         if is_long_running(info):
@@ -206,6 +210,8 @@ def _headers(resp: Response) -> list[tuple[bytes, bytes]]:
 
 async def _send_response(resp: Response, send: Send, receive: Receive, storage: Storage,
                          head: bool = False) -> None:
+    if resp.status == 101:            # an upgraded connection, hijacked and answered by its handler
+        return
     if isinstance(resp.body, (bytes, bytearray)) and not head and send_whole(send, resp.status, _headers(resp), resp.body):
         return
     await send({"type": "http.response.start", "status": resp.status, "headers": _headers(resp)})

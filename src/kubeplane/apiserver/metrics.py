@@ -431,6 +431,8 @@ class _Collector:
         yield from cel_metrics.collect()           # apiserver_cel_*
         from .apiextensions.conversion import metrics as conversion_metrics
         yield from conversion_metrics.collect()    # apiserver_conversion_webhook_*, apiserver_crd_conversion_*
+        from .aggregator import metrics as aggregator_metrics
+        yield from aggregator_metrics.collect()    # aggregator_unavailable_apiservice{,_total}
 
     def _etcd(self) -> Iterator[Metric]:
         from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily

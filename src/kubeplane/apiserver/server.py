@@ -43,6 +43,7 @@ from .authorization.authorizer import AlwaysAllow, Authorizer, Decision, attribu
 if TYPE_CHECKING:
     from ..serviceaccount.jwt import PrivateKey
     from ..serviceaccount.tokens import ServiceAccountTokens
+    from .aggregator.controller import Aggregator
     from .audit.filter import Auditor
 
 log = logging.getLogger(__name__)
@@ -104,6 +105,8 @@ class APIServer:
         # start-up need not pay); None: a key made in memory.
         self.service_account_key: Callable[[], PrivateKey] | None = None
         self._sa_tokens: ServiceAccountTokens | None = None
+        # APIServices with spec.service, proxied once authorized (aggregator/; `up` starts it).
+        self.aggregator: Aggregator | None = None
 
     @property
     def tokens(self) -> dict[str, str]:
@@ -222,6 +225,11 @@ class APIServer:
             raise forbidden(a, reason)
 
     async def route(self, req: Request, info: RequestInfo) -> Response:
+        if (agg := self.aggregator) is not None and agg.backends:           # aggregated APIs (aggregator/)
+            if (backend := agg.backend_for(info)) is not None:
+                return await agg.serve(req, info, backend)
+            if (merged := agg.discovery_response(req, info)) is not None:
+                return merged
         if info.is_resource_request:
             resp = await self.route_resource(req, info)
             if (d := REGISTRY.lookup(info.group, info.version, info.resource)) and d.deprecation_warning:

@@ -529,6 +529,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
                             ssl_certfile=str(pki.server_cert), ssl_keyfile=str(pki.server_key),
                             ssl_cert_reqs=ssl.CERT_OPTIONAL, ssl_ca_certs=str(client_ca),   # x509 client certs
                             lifespan="off", log_level="warning", access_log=False,
+                            ws="none",     # upgrades reach the app, which tunnels them (apiserver/aggregator/upgrade.py)
                             timeout_keep_alive=int(serving_options.idle_timeout), proxy_headers=False,
                             timeout_graceful_shutdown=5)
     supervisor = Supervisor()
@@ -561,6 +562,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         log.info("Serving securely on %s", flags.host_port(args.address, port))
         tasks.extend(await start_bootstrap_controllers(api))     # the kubernetes Service, repair loops
         tasks.extend(await start_crd_controller(api))            # CRDs: names, establishing, serving, cleanup
+        tasks.extend(await start_aggregator(api, pki, client_ca))  # APIServices with spec.service: proxy, availability
         tasks.append(asyncio.ensure_future(identities.ensure_cluster_info(        # kubeadm's, after the ready line
             api, f"https://{api.server_address}", pki.ca_cert.read_bytes())))
         if args.controllers:                                   # kubeadm's CoreDNS addon objects, likewise
@@ -586,6 +588,14 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
     log.info("Stopped")
     if server.crash_loop is not None:
         raise Fatal(str(server.crash_loop))
+
+
+async def start_aggregator(api: APIServer, pki: PKI, client_ca: pathlib.Path) -> list[asyncio.Future[None]]:
+    """The front proxy's certificates and trust ConfigMap, then the aggregator (apiserver/aggregator/)."""
+    from ..apiserver.aggregator import controller as aggregator, frontproxy
+    front = frontproxy.ensure_front_proxy_pki(pki.ca_cert.parent)
+    await frontproxy.publish_authentication_config(api, client_ca.read_bytes(), front.ca_cert.read_bytes())
+    return await aggregator.start(api, proxy_client_cert=str(front.client_cert), proxy_client_key=str(front.client_key))
 
 
 def start_components(supervisor: Supervisor, api: APIServer, args: argparse.Namespace,

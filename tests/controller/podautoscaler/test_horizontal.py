@@ -14,7 +14,7 @@ from kubeplane.api.types import autoscaling_v2, core_v1
 from kubeplane.client.informers import SharedInformerFactory
 from kubeplane.client.metadata import custom_resources
 from kubeplane.client.tools.record.fake import FakeRecorder
-from kubeplane.controller.podautoscaler.clients import PodMetricsSnapshot
+from kubeplane.controller.podautoscaler.clients import MetricsAnswer, PodMetricsSnapshot, fetch_metric
 from kubeplane.controller.podautoscaler.horizontal import (HorizontalController, NormalizationArg,
                                                            TimestampedRecommendation, TimestampedScaleEvent,
                                                            calculate_scale_down_limit_with_behaviors,
@@ -478,3 +478,146 @@ async def test_more_replicas_than_spec_no_scale() -> None:
         assert recorder.events == []
     finally:
         await fake.close()
+
+
+# --- The HPA's Pods, Object and External metrics (custom.metrics.k8s.io/v1beta2,
+# external.metrics.k8s.io/v1beta1): upstream's horizontal_test.go cases TestScaleUpCM,
+# TestScaleUpCMObject, TestScaleUpCMExternal, TestScaleDownPerPodCMExternal and the
+# FailedGet*Metric conditions, against the fake clientset, with the metrics APIs' answers
+# through the fetch_metric seam (and the real client against an API that is not there).
+
+
+def values(*vs: str, kind: str = "Pod") -> MetricsAnswer:
+    return MetricsAnswer([{"describedObject": {"kind": kind, "namespace": "default", "name": f"web-{i}"},
+                           "metric": {"name": "qps"}, "timestamp": rfc3339(NOW), "value": v}
+                          for i, v in enumerate(vs)])
+
+
+async def run(metric: dict[str, Any], answer: MetricsAnswer, replicas: int = 3, **spec: Any
+              ) -> tuple[Any, Any, Any, list[Any]]:
+    hc, fake, clock, recorder, factory = await controller()
+    asked: list[Any] = []
+
+    async def fetch(ns: str, spec: dict[str, Any], sel: str) -> MetricsAnswer:
+        asked.append((ns, spec["type"], sel))
+        return answer
+    hc.fetch_metric = fetch
+    await fake.seed({**deployment(replicas), "status": {"replicas": replicas}}, hpa(metrics=[metric], **spec))
+    try:
+        h = await reconcile(hc, fake, factory, PodMetricsSnapshot([]), replicas)
+        error = None
+    except RuntimeError as e:
+        h = await fake.autoscaling_v2().horizontalpodautoscalers("default").get("web")
+        error = str(e)
+    d = await fake.apps_v1().deployments("default").get("web")
+    await fake.close()
+    return h, d, (recorder.events, error), asked
+
+
+PODS = {"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": "15"}}}
+OBJECT = {"type": "Object", "object": {"describedObject": {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                                                           "name": "front"},
+                                       "metric": {"name": "qps"}, "target": {"type": "Value", "value": "15"}}}
+EXTERNAL = {"type": "External", "external": {"metric": {"name": "queue", "selector": {"matchLabels": {"q": "a"}}},
+                                             "target": {"type": "Value", "value": "4400m"}}}
+
+
+async def test_scale_up_pods_metric() -> None:
+    """Upstream: TestScaleUpCM — 20, 10, 30 against 15 per pod: 4 replicas."""
+    h, d, (events, error), asked = await run(PODS, values("20", "10", "30"))
+    assert error is None and d.spec.replicas == 4
+    assert asked == [("default", "Pods", "app=web")]
+    assert events == ["Normal SuccessfulRescale New size: 4; reason: pods metric qps above target"]
+    m = h.status.current_metrics[0]
+    assert (m.type, m.pods.metric.name, str(m.pods.current.average_value)) == ("Pods", "qps", "20")
+    assert condition(h, "ScalingActive")[1:] == ("ValidMetricFound", "the HPA was able to successfully calculate a "
+                                                 "replica count from pods metric qps")
+
+
+async def test_scale_up_object_metric() -> None:
+    """Upstream: TestScaleUpCMObject — the object's 20 against a target of 15 with 3 ready pods: 4."""
+    h, d, (events, error), _ = await run(OBJECT, values("20", kind="Ingress"))
+    assert error is None and d.spec.replicas == 4
+    assert events == ["Normal SuccessfulRescale New size: 4; reason: Ingress metric qps above target"]
+    m = h.status.current_metrics[0]
+    assert (m.object.described_object.name, str(m.object.current.value)) == ("front", "20")
+
+
+async def test_scale_up_external_metric() -> None:
+    """Upstream: TestScaleUpCMExternal — 8600m against 4400m over 3 ready pods: ceil(1.95 x 3) = 6."""
+    h, d, (events, error), _ = await run(EXTERNAL, values("8600m"))
+    assert error is None and d.spec.replicas == 6
+    assert events[0].startswith("Normal SuccessfulRescale New size: 6; reason: external metric queue(&LabelSelector{")
+    assert str(h.status.current_metrics[0].external.current.value) == "8600m"
+
+
+async def test_scale_down_per_pod_external_metric() -> None:
+    """Upstream: TestScaleDownPerPodCMExternal — 8600m over 5 replicas at 2867m per pod: 3."""
+    metric = {"type": "External", "external": {"metric": {"name": "queue"},
+                                               "target": {"type": "AverageValue", "averageValue": "2867m"}}}
+    h, d, _, _ = await run(metric, values("8600m"), replicas=5, behavior={"scaleDown": {
+        "stabilizationWindowSeconds": 0, "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}})
+    assert d.spec.replicas == 3
+    assert str(h.status.current_metrics[0].external.current.average_value) == "1720m"
+
+
+@pytest.mark.parametrize("metric,reason,event,message", [
+    (PODS, "FailedGetPodsMetric",
+     "unable to get metric qps: unable to fetch metrics from custom metrics API: the server could not find the "
+     "requested resource (get pods.custom.metrics.k8s.io *)",
+     "failed to get pods metric value: unable to get metric qps: unable to fetch metrics from custom metrics API: "
+     "the server could not find the requested resource (get pods.custom.metrics.k8s.io *)"),
+    (OBJECT, "FailedGetObjectMetric",
+     "unable to get metric qps: unable to fetch metrics from custom metrics API: the server could not find the "
+     "requested resource (get pods.custom.metrics.k8s.io *) on Ingress default/front",
+     "failed to get object metric value: unable to get metric qps: unable to fetch metrics from custom metrics "
+     "API: the server could not find the requested resource (get pods.custom.metrics.k8s.io *) on Ingress "
+     "default/front"),
+    (EXTERNAL, "FailedGetExternalMetric",
+     "unable to get external metric default/queue/map[matchLabels:map[q:a]]: unable to fetch metrics from external "
+     "metrics API: the server could not find the requested resource (get pods.custom.metrics.k8s.io *)", None),
+])
+async def test_missing_api_sets_failed_get_condition(metric: dict[str, Any], reason: str, event: str,
+                                                     message: str | None) -> None:
+    err = "the server could not find the requested resource (get pods.custom.metrics.k8s.io *)"
+    h, d, (events, error), _ = await run(metric, MetricsAnswer([], err))
+    assert d.spec.replicas == 3
+    status, why, text = condition(h, "ScalingActive")
+    assert (status, why) == ("False", reason)
+    assert events[0].split(" ", 2)[:2] == ["Warning", reason]
+    assert error is not None and "invalid metrics (1 invalid out of 1), first error is: " in error
+    if message is not None:
+        assert text == f"the HPA was unable to compute the replica count: {event}"
+        assert error.endswith(message)
+
+
+async def test_the_real_client_reports_an_api_that_is_not_served() -> None:
+    """fetch_metric against the fake clientset's server, which serves no custom metrics API."""
+    hc, fake, *_ = await controller()
+    try:
+        transport = fake.core_v1().transport
+        answer = await fetch_metric(transport, hc.scale_client, "default", PODS, "app=web")
+        assert answer.error == ("the server could not find the requested resource "
+                                "(get pods.custom.metrics.k8s.io *)")
+        answer = await fetch_metric(transport, hc.scale_client, "default", EXTERNAL, "app=web")
+        assert answer.error == ("the server could not find the requested resource "
+                                "(get queue.external.metrics.k8s.io)")
+    finally:
+        await fake.close()
+
+
+def test_metrics_answer_conversions() -> None:
+    """Upstream: rest_metrics_client_test.go — a missing windowSeconds is the default minute; an
+    object metric wants exactly one value; empty lists are errors of their own."""
+    answer = MetricsAnswer([{"describedObject": {"name": "p"}, "timestamp": rfc3339(NOW), "value": "1500m"},
+                            {"describedObject": {"name": "q"}, "timestamp": rfc3339(NOW), "windowSeconds": 30,
+                             "value": "2"}])
+    pods, ts = answer.get_raw_metric("m", "ns", None, None)
+    assert {k: (v.value, v.window) for k, v in pods.items()} == {"p": (1500, 60.0), "q": (2000, 30.0)} and ts == NOW
+    with pytest.raises(ValueError, match="returned 2 results when we asked for exactly one"):
+        answer.get_object_metric("m", "ns", {}, None)
+    assert answer.get_external_metric("m", "ns", None) == ([1500, 2000], NOW)
+    with pytest.raises(ValueError, match="^no metrics returned from custom metrics API$"):
+        MetricsAnswer([]).get_raw_metric("m", "ns", None, None)
+    with pytest.raises(ValueError, match="^no metrics returned from external metrics API$"):
+        MetricsAnswer([]).get_external_metric("m", "ns", None)

@@ -35,7 +35,7 @@ from ...client.tools.cache import ResourceEventHandlerFuncs, meta_namespace_key_
 from ...client.util.workqueue import RateLimitingQueue, RateLimitingQueueOptions
 from ...utils.clock import REAL_CLOCK, Clock, rfc3339
 from . import monitor
-from .clients import PodMetricsSnapshot, ScaleClient, fetch_pod_metrics
+from .clients import Combined, MetricsAnswer, PodMetricsSnapshot, ScaleClient, fetch_metric, fetch_pod_metrics
 from .replica_calculator import (DEFAULT_CPU_INITIALIZATION_PERIOD, DEFAULT_DELAY_OF_INITIAL_READINESS_STATUS,
                                  DEFAULT_TOLERANCE, ReplicaCalculator, Tolerances)
 
@@ -127,6 +127,8 @@ class HorizontalController:
         transport = client.core_v1().transport
         self.scale_client = ScaleClient(transport)
         self.fetch_metrics = lambda ns, sel: fetch_pod_metrics(transport, ns, sel)     # a test seam
+        # A Pods, Object or External metric's answer (custom/external metrics APIs): a test seam.
+        self.fetch_metric = lambda ns, spec, sel: fetch_metric(transport, self.scale_client, ns, spec, sel)
         self.recommendations: dict[str, list[TimestampedRecommendation]] = {}
         self.scale_up_events: dict[str, list[TimestampedScaleEvent]] = {}
         self.scale_down_events: dict[str, list[TimestampedScaleEvent]] = {}
@@ -328,10 +330,14 @@ class HorizontalController:
         replicas, metric = 0, ""
         statuses: list[Obj] = []
         invalid_count, invalid_error, invalid_condition = 0, "", None
+        status_replicas = int((scale.get("status") or {}).get("replicas") or 0)
         for metric_spec in metric_specs:
             status: Obj = {}
+            answer = MetricsAnswer([])
+            if metric_spec.get("type") in ("Pods", "Object", "External"):
+                answer = await self.fetch_metric(ns, metric_spec, (scale.get("status") or {}).get("selector") or "")
             proposal, name, condition, err = self.compute_replicas_for_metric(
-                hpa_shared, hpa, metric_spec, spec_replicas, selector, snapshot, status)
+                hpa_shared, hpa, metric_spec, spec_replicas, selector, snapshot, status, answer, status_replicas)
             statuses.append(status)
             if err is not None:
                 if invalid_count <= 0:
@@ -388,13 +394,15 @@ class HorizontalController:
                       and any(labels.matches(sel, p.metadata.labels or {}) for p in pods))
 
     def compute_replicas_for_metric(self, hpa_shared: Any, hpa: Obj, spec: Obj, spec_replicas: int, selector: Any,
-                                    snapshot: PodMetricsSnapshot, status: Obj
+                                    snapshot: PodMetricsSnapshot, status: Obj,
+                                    answer: MetricsAnswer | None = None, status_replicas: int = 0
                                     ) -> tuple[int, str, tuple[str, str, str, str] | None, str | None]:
-        """(proposal, metric name, the condition if it failed, the error). Only resource and
-        container resource metrics have a metrics API here. Upstream: computeReplicasForMetric
-        (and its deferred ObserveMetricComputationResult)"""
+        """(proposal, metric name, the condition if it failed, the error); `answer` is what the
+        custom or external metrics API said for a Pods/Object/External metric.
+        Upstream: computeReplicasForMetric (and its deferred ObserveMetricComputationResult)"""
         start = self.clock.monotonic()
-        res = self._compute_replicas_for_metric(hpa_shared, hpa, spec, spec_replicas, selector, snapshot, status)
+        res = self._compute_replicas_for_metric(hpa_shared, hpa, spec, spec_replicas, selector, snapshot, status,
+                                                answer, status_replicas)
         err = res[3]
         if err is None:
             current = int((hpa.get("status") or {}).get("currentReplicas") or 0)
@@ -406,20 +414,19 @@ class HorizontalController:
         return res
 
     def _compute_replicas_for_metric(self, hpa_shared: Any, hpa: Obj, spec: Obj, spec_replicas: int, selector: Any,
-                                     snapshot: PodMetricsSnapshot, status: Obj
+                                     snapshot: PodMetricsSnapshot, status: Obj, answer: MetricsAnswer | None,
+                                     status_replicas: int
                                      ) -> tuple[int, str, tuple[str, str, str, str] | None, str | None]:
         kind = spec.get("type", "")
+        if kind in ("Object", "Pods", "External"):
+            calc = self.replica_calculator(Combined(snapshot, answer or MetricsAnswer([])))
+            return self.compute_status_for_custom_metric(hpa_shared, hpa, spec, kind, spec_replicas, status_replicas,
+                                                         selector, calc, status)
         if kind == "Resource":
             source, failed, sub = spec.get("resource") or {}, "FailedGetResourceMetric", ""
         elif kind == "ContainerResource":
             source, failed = spec.get("containerResource") or {}, "FailedGetContainerResourceMetric"
             sub = source.get("container") or ""
-        elif kind in ("Object", "Pods", "External"):
-            reason = {"Object": "FailedGetObjectMetric", "Pods": "FailedGetPodsMetric",
-                      "External": "FailedGetExternalMetric"}[kind]
-            err = f"unable to get metric {((spec.get(kind.lower()) or {}).get('metric') or {}).get('name', '')}: " \
-                  f"no {'external' if kind == 'External' else 'custom'} metrics API is registered"
-            return 0, "", self.unable_to_compute(hpa_shared, reason, err), err
         else:
             err = monitor.SpecError(f'unknown metric source type "{kind}"')
             return 0, "", self.unable_to_compute(hpa_shared, "InvalidMetricSourceType", err), err
@@ -440,9 +447,7 @@ class HorizontalController:
                                                    container: str, selector: Any, snapshot: PodMetricsSnapshot,
                                                    source_type: str) -> tuple[int, Obj, str]:
         """Upstream: computeStatusForResourceMetricGeneric"""
-        calc = ReplicaCalculator(snapshot, self.pod_lister, clock=self.clock,
-                                 cpu_initialization_period=self.options.cpu_initialization_period,
-                                 delay_of_initial_readiness_status=self.options.delay_of_initial_readiness_status)
+        calc = self.replica_calculator(snapshot)
         tolerances = self.tolerances(hpa)
         ns = hpa["metadata"].get("namespace", "")
         if target.get("averageValue") is not None:
@@ -464,6 +469,83 @@ class HorizontalController:
         kind = "container resource" if source_type == "ContainerResource" else "resource"
         return (replicas, {"averageUtilization": percentage, "averageValue": milli_quantity(raw)},
                 f"{resource} {kind} utilization (percentage of request)")
+
+    def replica_calculator(self, metrics_client: Any) -> ReplicaCalculator:
+        return ReplicaCalculator(metrics_client, self.pod_lister, clock=self.clock,
+                                 cpu_initialization_period=self.options.cpu_initialization_period,
+                                 delay_of_initial_readiness_status=self.options.delay_of_initial_readiness_status)
+
+    def compute_status_for_custom_metric(self, hpa_shared: Any, hpa: Obj, spec: Obj, kind: str, spec_replicas: int,
+                                         status_replicas: int, selector: Any, calc: ReplicaCalculator, status: Obj
+                                         ) -> tuple[int, str, tuple[str, str, str, str] | None, str | None]:
+        """A Pods, Object or External metric. Upstream: computeStatusForPodsMetric,
+        computeStatusForObjectMetric, computeStatusForExternalMetric and their wrapping in
+        computeReplicasForMetric (the "failed to get ... metric value" prefixes)."""
+        reason = {"Object": "FailedGetObjectMetric", "Pods": "FailedGetPodsMetric",
+                  "External": "FailedGetExternalMetric"}[kind]
+        source = spec.get(kind.lower()) or {}
+        metric = source.get("metric") or {}
+        name, metric_selector = metric.get("name", ""), metric.get("selector")
+        target = source.get("target") or {}
+        ns = hpa["metadata"].get("namespace", "")
+        tolerances = self.tolerances(hpa)
+        identifier = {"name": name, **({"selector": metric_selector} if metric_selector is not None else {})}
+        try:
+            if metric_selector is not None:
+                labels.from_label_selector(metric_selector)        # an invalid selector fails here
+            if kind == "Pods":
+                replicas, usage, _ = calc.get_metric_replicas(
+                    spec_replicas, _milli(target.get("averageValue")), name, tolerances, ns, selector, metric_selector)
+                status.update(type="Pods", pods={"metric": identifier, "current": {"averageValue": milli_quantity(usage)}})
+                return replicas, f"pods metric {name}", None, None
+            if kind == "Object":
+                ref = source.get("describedObject") or {}
+                if target.get("type") == "Value" and target.get("value") is not None:
+                    replicas, usage, _ = calc.get_object_metric_replicas(
+                        spec_replicas, _milli(target["value"]), name, tolerances, ns, ref, selector, metric_selector)
+                    status.update(type="Object", object={"describedObject": ref, "metric": identifier,
+                                                         "current": {"value": milli_quantity(usage)}})
+                    return replicas, f"{ref.get('kind', '')} metric {name}", None, None
+                if target.get("type") == "AverageValue" and target.get("averageValue") is not None:
+                    try:
+                        replicas, usage, _ = calc.get_object_per_pod_metric_replicas(
+                            status_replicas, _milli(target["averageValue"]), name, tolerances, ns, ref,
+                            metric_selector)
+                    except ValueError as e:
+                        raise _Failed(str(e), f"failed to get {name} object metric: {e}") from None
+                    status.update(type="Object", object={"metric": identifier,
+                                                         "current": {"averageValue": milli_quantity(usage)}})
+                    return replicas, f"external metric {name}({_go_selector(metric_selector)})", None, None
+                raise ValueError("invalid object metric source: neither a value target nor an average value "
+                                 "target was set")
+            if target.get("averageValue") is not None:
+                try:
+                    replicas, usage, _ = calc.get_external_per_pod_metric_replicas(
+                        status_replicas, _milli(target["averageValue"]), name, tolerances, ns, metric_selector)
+                except ValueError as e:
+                    raise _Failed(str(e), f"failed to get {name} external metric: {e}") from None
+                current = {"averageValue": milli_quantity(usage)}
+            elif target.get("value") is not None:
+                try:
+                    replicas, usage, _ = calc.get_external_metric_replicas(
+                        spec_replicas, _milli(target["value"]), name, tolerances, ns, metric_selector, selector)
+                except ValueError as e:
+                    raise _Failed(str(e), f"failed to get external metric {name}: {e}") from None
+                current = {"value": milli_quantity(usage)}
+            else:
+                raise ValueError("invalid external metric source: neither a value target nor an average value "
+                                 "target was set")
+            status.update(type="External", external={"metric": identifier, "current": current})
+            return replicas, f"external metric {name}({_go_selector(metric_selector)})", None, None
+        except _Failed as e:
+            err = e.wrapped
+            condition = self.unable_to_compute(hpa_shared, reason, e.inner)
+        except (ValueError, errors.StatusError) as e:
+            msg = e.message if isinstance(e, errors.StatusError) else str(e)
+            condition, err = self.unable_to_compute(hpa_shared, reason, msg), msg
+        if kind != "External":
+            err = f"failed to get {kind.lower()} metric value: {err}"
+        return 0, "", condition, err
 
     def tolerances(self, hpa: Obj) -> Tolerances:
         """The controller's --horizontal-pod-autoscaler-tolerance unless the HPA's behavior sets
@@ -667,6 +749,30 @@ class HorizontalController:
     def event(self, obj: Any, type_: str, reason: str, message: str) -> None:
         if self.recorder is not None:
             self.recorder.event(obj, type_, reason, message)
+
+
+class _Failed(Exception):
+    """A metric failed: the calculator's error (the event's and condition's) and the wrapped one returned."""
+
+    def __init__(self, inner: str, wrapped: str) -> None:
+        super().__init__(wrapped)
+        self.inner, self.wrapped = inner, wrapped
+
+
+def _milli(value: Any) -> int:
+    return quantity.parse(str(value)).milli_value() if value is not None else 0
+
+
+def _go_selector(selector: Obj | None) -> str:
+    """Go's %+v of a *metav1.LabelSelector (what upstream's metric names print)."""
+    if selector is None:
+        return "nil"
+    labels_ = ",".join(f"{k}: {v}," for k, v in sorted((selector.get("matchLabels") or {}).items()))
+    match = f"map[string]string{{{labels_}}}" if selector.get("matchLabels") else "map[string]string{}"
+    exprs = ",".join(f"LabelSelectorRequirement{{Key:{e.get('key', '')},Operator:{e.get('operator', '')},"
+                     f"Values:[]string{{{','.join(e.get('values') or [])}}},}}"
+                     for e in selector.get("matchExpressions") or [])
+    return f"&LabelSelector{{MatchLabels:{match},MatchExpressions:[]LabelSelectorRequirement{{{exprs}}},}}"
 
 
 # --- the rules, as functions of their inputs (upstream's free functions) ------------------------------

@@ -208,9 +208,10 @@ class ReplicaCalculator:
             raise ValueError(f"unable to get metric {metric_name}: {e} on {_kind(object_ref)} "
                              f"{namespace}/{_name(object_ref)}") from None
         replicas = status_replicas
-        if not tolerances.is_within(usage / (target_average_usage * replicas)):
+        if not tolerances.is_within(_fdiv(usage, target_average_usage * replicas)):
             replicas = math.ceil(usage / target_average_usage)
-        return replicas, math.ceil(usage / status_replicas), timestamp
+        per_pod = _fdiv(usage, status_replicas)
+        return replicas, MAX_INT64 if per_pod > MAX_INT64 else math.ceil(per_pod), timestamp
 
     def get_ready_pods_count(self, namespace: str, selector: Any) -> int:
         """Running and Ready pods. Upstream: getReadyPodsCount"""
@@ -240,10 +241,11 @@ class ReplicaCalculator:
         values, timestamp = self._external(metric_name, namespace, metric_selector)
         usage = min(sum(values), MAX_INT64)
         replicas = status_replicas
-        if not tolerances.is_within(usage / (target_usage_per_pod * replicas)):
+        if not tolerances.is_within(_fdiv(usage, target_usage_per_pod * replicas)):
             wanted = math.ceil(usage / target_usage_per_pod)
             replicas = MAX_INT32 if wanted > MAX_INT32 else wanted
-        usage = MAX_INT64 if usage >= MAX_INT64 else math.ceil(usage / status_replicas)
+        per_pod = _fdiv(usage, status_replicas)
+        usage = MAX_INT64 if usage >= MAX_INT64 or per_pod > MAX_INT64 else math.ceil(per_pod)
         return replicas, usage, timestamp
 
     def _external(self, metric_name: str, namespace: str, metric_selector: Any) -> tuple[list[int], float]:
@@ -373,6 +375,13 @@ def remove_metrics_for_pods(metrics: PodMetricsInfo, pods: set[str]) -> None:
 
 def _phase(pod: core_v1.Pod) -> str | None:
     return pod.status.phase if pod.status else None
+
+
+def _fdiv(a: float, b: float) -> float:
+    """Go's float64 division: by zero is +Inf (a target with no replicas in its status yet)."""
+    if b == 0:
+        return math.inf if a > 0 else (0.0 if a == 0 else -math.inf)
+    return a / b
 
 
 def _go_div(a: int, b: int) -> int:

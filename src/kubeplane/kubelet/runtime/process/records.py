@@ -8,6 +8,8 @@ Layout under the runtime's root (`kubeplane up`: <data-dir>/kubelet):
     pods/<uid>/containers/<id>.state      written by the shim: the container's pid and start
                                           time and startedAt, then exitCode and finishedAt
     pods/<uid>/logs/<name>/<attempt>.log  the attempt's output (CRI format, written by the shim)
+    network/<node>/...                    the pods' addresses and the node's bridge
+                                          (kubelet/network/pod_network.py)
 
 Every file is replaced atomically (write, then rename) with mode 0600, so a reader never sees
 half of one, whatever moment the writer is killed at. A pid alone does not name a process for
@@ -122,4 +124,6 @@ def kill_recorded(root: str | os.PathLike[str]) -> int:
             if alive(shim.get("pid"), shim.get("start"), boot):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(shim["pid"], signal.SIGKILL)
+    from ...network import teardown_recorded     # the pods' network namespaces go with them
+    teardown_recorded(root)
     return killed

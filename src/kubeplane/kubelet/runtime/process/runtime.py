@@ -10,8 +10,11 @@ What a container is here:
 - env: PATH/HOME/LANG/... from the kubelet, HOSTNAME, then envFrom and env as the kubelet
   composes them (fieldRef, configMapKeyRef and secretKeyRef resolved through `lookup`).
 - cwd: workingDir (created if missing, as runc does), else <root_dir>/pods/<uid>/work.
-- network: the host's. Every process pod's podIP and hostIP is 127.0.0.1, so ports are
-  real ports on 127.0.0.1 and two pods cannot listen on the same one.
+- network: with pod_network "netns" (or "auto" where this process may create network
+  namespaces: root), each pod gets a network namespace, a veth pair on its node's bridge and
+  an address from the node's podCIDR (kubelet/network): podIP is that address, and two pods
+  listen on the same port. Otherwise ("host", and hostNetwork pods) the host's: podIP and
+  hostIP are 127.0.0.1 and ports are real ports on 127.0.0.1. hostIP is 127.0.0.1 either way.
 - each process leads its own session and process group; stopping sends SIGTERM to the group,
   then SIGKILL once the grace period has passed (on the injected clock). When the main
   process exits, whatever is left of its group is killed, as a container's PID namespace is.
@@ -55,6 +58,7 @@ from typing import Any
 
 from ....api.types import core_v1, from_dict, meta_v1, to_dict
 from ....utils.clock import REAL_CLOCK, Clock
+from ...network import NetworkError, PodNetwork, netns_name
 from .. import (
     CREATING,
     EXITED,
@@ -82,6 +86,7 @@ RUNTIME_NAME = "kubeplane-process"
 RUNTIME_VERSION = "0.1.0"
 NO_COMMAND = "container has no command: the process runtime cannot use image entrypoints"
 START_ERROR_EXIT_CODE = shim.START_ERROR_EXIT_CODE
+SANDBOX_RETRY = 5.0             # seconds before a sandbox whose network failed is made again
 SHUTDOWN_GRACE = 5.0            # most seconds a process gets to stop when the runtime stops them all
 FALLBACK_LOG_LINES = 80         # terminationMessagePolicy FallbackToLogsOnError: last lines ...
 FALLBACK_LOG_BYTES = 2048       # ... and bytes of the log
@@ -131,6 +136,8 @@ class _Pod:
     dir: pathlib.Path
     sandbox: str = ""
     sandbox_ready: bool = False
+    ip: str = ""                             # its own address ("": the host's network)
+    netns: str = ""                          # the path of its network namespace, if it has one
     containers: list[_Container] = field(default_factory=list)    # oldest first
 
 
@@ -149,7 +156,7 @@ class ProcessRuntime:
 
     def __init__(self, *, clock: Clock = REAL_CLOCK, root_dir: str | os.PathLike[str] | None = None,
                  lookup: Lookup | None = None, events: EventSink | None = None,
-                 shutdown_grace: float = SHUTDOWN_GRACE, **_ignored: Any) -> None:
+                 shutdown_grace: float = SHUTDOWN_GRACE, pod_network: str = "host", **_ignored: Any) -> None:
         self.clock = clock
         self._own_root = root_dir is None        # a temp dir, made on first use, removed by close()
         self._root = pathlib.Path(root_dir).resolve() if root_dir is not None else None
@@ -165,6 +172,7 @@ class ProcessRuntime:
         self._tasks: set[asyncio.Task[None]] = set()
         self._seq = 0
         self._adopted = False
+        self.network = PodNetwork(pod_network, lambda: self.root)
 
     @property
     def root(self) -> pathlib.Path:
@@ -175,7 +183,8 @@ class ProcessRuntime:
     # --- Runtime protocol ------------------------------------------------------------------
 
     def add_node(self, node_name: str, node_ip: str, pod_cidr: str) -> None:
-        self._nodes[node_name] = node_ip     # recorded only: every pod gets 127.0.0.1
+        self._nodes[node_name] = node_ip
+        self.network.add_node(node_name, pod_cidr)      # its bridge, when pods get namespaces
 
     def set_event_handler(self, handler: EventHandler) -> None:
         self._handler = handler
@@ -184,10 +193,20 @@ class ProcessRuntime:
         p = self._pod(pod)
         if not p.sandbox:
             p.sandbox = _new_id()
-            p.sandbox_ready = True           # nothing to set up: the host network is the pod's
+            node = (pod.spec.node_name if pod.spec else "") or ""
+            if self.network.covers(node) and not (pod.spec and pod.spec.host_network):
+                self._spawn(self._setup_network(p, node))     # ready once its namespace is
+            else:
+                p.sandbox_ready = True       # nothing to set up: the host network is the pod's
             self._save_pod(p)
             self._notify(p.uid)
         return p.sandbox
+
+    def netns_path(self, pod_uid: str) -> str | None:
+        """The pod's network namespace (for setns(2) or `nsenter --net=`: exec, port-forward),
+        or None when it shares the host's network."""
+        p = self._pods.get(pod_uid)
+        return (p.netns or None) if p is not None else None
 
     def start_container(self, pod: core_v1.Pod, container: core_v1.Container, *, init: bool,
                         attempt: int) -> str:
@@ -230,6 +249,9 @@ class ProcessRuntime:
             p.sandbox_ready = False
             self._save_pod(p)
             self._notify(pod_uid)
+        if p is not None and p.netns:        # upstream: StopPodSandbox tears the network down
+            p.netns = ""
+            self._spawn(self.network.teardown(pod_uid))
 
     def remove_pod(self, pod_uid: str) -> None:
         p = self._pods.pop(pod_uid, None)
@@ -241,13 +263,15 @@ class ProcessRuntime:
                 records.signal_group(c.pid, c.pid_start, signal.SIGKILL)
             self._forget(c, keep_files=True)
         shutil.rmtree(p.dir, ignore_errors=True)
+        if self.network.active:
+            self._spawn(self.network.teardown(pod_uid))
 
     def pod_status(self, pod_uid: str) -> PodStatus | None:
         p = self._pods.get(pod_uid)
         if p is None:
             return None
         sandbox = SandboxStatus(p.sandbox, SANDBOX_READY if p.sandbox_ready else SANDBOX_NOT_READY,
-                                POD_IP) if p.sandbox else None
+                                (p.ip or POD_IP) if p.sandbox_ready else p.ip) if p.sandbox else None
         return PodStatus(pod_uid, sandbox, [self._status(c) for c in p.containers])
 
     def restore_pod(self, pod: core_v1.Pod) -> bool:
@@ -317,7 +341,21 @@ class ProcessRuntime:
                 if c is not None:
                     p.containers.append(c)
                     self._by_id[c.id] = c
+            self._readopt_network(p)
             log.info("Re-adopted pod", extra={"podUID": uid, "containers": len(p.containers)})
+        self.network.reconcile(set(self._pods))
+
+    def _readopt_network(self, p: _Pod) -> None:
+        """A re-adopted pod keeps its namespace and address; one whose namespace is gone (a
+        reboot) gets a new sandbox, as upstream's kubelet makes one for a dead sandbox."""
+        a = self.network.allocation(p.uid) if p.sandbox else None
+        if a is None:
+            return
+        path = self.network.netns_path_of(a.netns)
+        if os.path.exists(path):
+            p.ip, p.netns = a.ip, path
+        else:
+            p.sandbox, p.sandbox_ready = "", False
 
     def _adopt(self, p: _Pod, a: records.Recorded) -> _Container | None:
         r, st = a.record, a.state
@@ -375,6 +413,7 @@ class ProcessRuntime:
             await self.stop_all()
         else:
             self._detach()
+            self.network.close()
 
     async def stop_all(self) -> None:
         """SIGTERM every container, SIGKILL what is left after its pod's grace period (at most
@@ -397,6 +436,8 @@ class ProcessRuntime:
                 records.signal_group(c.pid, c.pid_start, signal.SIGKILL)
         self._detach()
         if self._own_root and self._root is not None:
+            if self.network.active:
+                self.network.teardown_all()
             shutil.rmtree(self._root, ignore_errors=True)
 
     def _detach(self) -> None:
@@ -404,6 +445,31 @@ class ProcessRuntime:
         for t in list(self._tasks):
             if not t.done() and t is not asyncio.current_task():
                 t.cancel()
+
+    # --- the pod's network ------------------------------------------------------------------
+
+    async def _setup_network(self, p: _Pod, node: str) -> None:
+        """Give the pod its namespace and address, then mark its sandbox ready; on failure,
+        a FailedCreatePodSandBox event and, after SANDBOX_RETRY seconds, no sandbox (the
+        kubelet creates it again)."""
+        sandbox = p.sandbox
+        try:
+            ip = await self.network.setup(p.uid, node)
+        except NetworkError as err:
+            self._emit_pod(p, "Warning", "FailedCreatePodSandBox",
+                           f"Failed to create pod sandbox: {err}")
+            await self.clock.sleep(SANDBOX_RETRY)
+            if self._pods.get(p.uid) is p and p.sandbox == sandbox:
+                p.sandbox = ""
+                self._notify(p.uid)
+            return
+        if self._pods.get(p.uid) is not p or p.sandbox != sandbox:
+            await self.network.teardown(p.uid)       # removed or stopped meanwhile
+            return
+        p.ip, p.netns = ip, self.network.netns_path_of(netns_name(p.uid))
+        p.sandbox_ready = True
+        self._save_pod(p)
+        self._notify(p.uid)
 
     # --- one attempt ------------------------------------------------------------------------
 
@@ -413,7 +479,7 @@ class ProcessRuntime:
             lookup = self.lookup or _no_lookup
             if self.node_lookup is not None:
                 lookup = self.node_lookup((p.pod.spec.node_name if p.pod.spec else "") or "")
-            c.env = await make_environment(p.pod, c.spec, lookup=lookup, base=host_env(p.pod))
+            c.env = await make_environment(p.pod, c.spec, lookup=lookup, base=host_env(p.pod), pod_ip=p.ip or POD_IP)
             c.cwd = self._workdir(p, c)
         except ConfigError as err:
             self._set(c, state=WAITING, reason="CreateContainerConfigError", message=str(err))
@@ -462,7 +528,8 @@ class ProcessRuntime:
             os.close(errors_to)
         stdin: Any = transport.get_pipe_transport(0)     # uvloop's is no asyncio.WriteTransport
         try:
-            spec = {"argv": argv, "env": c.env, "cwd": c.cwd, "log": str(c.log.path)}
+            spec = {"argv": argv, "env": c.env, "cwd": c.cwd, "log": str(c.log.path),
+                    **({"netns": p.netns} if p.netns else {})}
             stdin.write(json.dumps(spec).encode() + b"\n")
             hello = json.loads(await proto.lines.get())
             c.shim_pid, c.shim_start = hello["shim"], hello["start"]
@@ -512,7 +579,9 @@ class ProcessRuntime:
             records.signal_group(c.pid, c.pid_start, signal.SIGKILL)
 
     async def _probe(self, c: _Container, spec: core_v1.Probe, probe_type: str) -> str:
-        result, output = await run_probe(spec, c.spec, env=c.env, cwd=c.cwd)
+        p = self._pods.get(c.uid)
+        result, output = await run_probe(spec, c.spec, env=c.env, cwd=c.cwd, pod_ip=(p.ip if p else "") or POD_IP,
+                                         netns=(p.netns if p else "") or None)
         if result == PROBE_FAILURE and c.state == RUNNING and not c.stopping:
             self._emit(c, "Warning", "Unhealthy", f"{probe_type.capitalize()} probe failed: {output}".rstrip())
         return result
@@ -607,6 +676,16 @@ class ProcessRuntime:
         where = "initContainers" if c.init else "containers"
         ref = core_v1.ObjectReference(kind="Pod", api_version="v1", name=m.name, namespace=m.namespace, uid=m.uid,
                                       field_path=f"spec.{where}{{{c.spec.name}}}")
+        try:
+            self.events(ref, type_, reason, message)
+        except Exception:
+            log.exception("process runtime: event sink failed")
+
+    def _emit_pod(self, p: _Pod, type_: str, reason: str, message: str) -> None:
+        if self.events is None:
+            return
+        m = p.pod.metadata
+        ref = core_v1.ObjectReference(kind="Pod", api_version="v1", name=m.name, namespace=m.namespace, uid=m.uid)
         try:
             self.events(ref, type_, reason, message)
         except Exception:

@@ -141,7 +141,7 @@ async def test_two_pods_listen_on_one_port_each_at_its_own_address(nrt: ProcessR
     assert await nrt.probe(cid, "readiness") == PROBE_SUCCESS
     assert await nrt.probe(cid, "liveness") == PROBE_SUCCESS
     path = nrt.netns_path(a.metadata.uid)
-    assert path == f"/run/netns/{netns_name(a.metadata.uid)}" and os.path.exists(path)
+    assert path == f"/run/netns/{netns_name(a.metadata.uid)}" and netns_name(a.metadata.uid) in netns_list()
     inside = (await asyncio.create_subprocess_exec("ip", "-n", netns_name(a.metadata.uid), "-j", "route", "show",
                                                    stdout=asyncio.subprocess.PIPE)).communicate()
     routes = json.loads((await inside)[0])
@@ -224,3 +224,32 @@ async def test_a_podcidr_in_use_on_the_machine_leaves_that_node_on_the_host(tmp_
         assert not link_exists(bridge_name(tmp_path / "b", "n"))
     finally:
         teardown_recorded(tmp_path / "a")
+
+
+def test_auto_falls_back_to_the_host_network_once_and_says_why(tmp_path: pathlib.Path, monkeypatch: Any,
+                                                                caplog: Any) -> None:
+    from kubeplane.kubelet.network import NetworkError, pod_network
+    monkeypatch.setattr(pod_network.os, "geteuid", lambda: 1000)
+    net = PodNetwork("auto", lambda: tmp_path)
+    with caplog.at_level("INFO", logger=pod_network.__name__):
+        net.add_node("a", "10.9.8.0/24")
+        net.add_node("b", "10.9.9.0/24")
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warned == ["Pod network: network namespaces are unavailable (not running as root): every pod shares "
+                      "the host's network and its podIP is the host's (--pod-network=host)"]
+    assert not net.covers("a") and not net.covers("b")
+    with pytest.raises(NetworkError, match="--pod-network=netns: cannot create network namespaces: not running as root"):
+        PodNetwork("netns", lambda: tmp_path).add_node("a", "10.9.8.0/24")
+
+
+def test_up_refuses_pod_network_netns_where_namespaces_cannot_be_made(monkeypatch: Any) -> None:
+    import argparse
+
+    from kubeplane.cmd import up
+    from kubeplane.cmd.errors import Fatal
+    from kubeplane.kubelet.network import pod_network
+    monkeypatch.setattr(pod_network.os, "geteuid", lambda: 1000)
+    args = argparse.Namespace(runtime="process", nodes=1, pod_network="netns")
+    with pytest.raises(Fatal, match="--pod-network=netns: cannot create network namespaces: not running as root"):
+        up.check_pod_network(args)
+    up.check_pod_network(argparse.Namespace(runtime="process", nodes=1, pod_network="auto"))   # falls back later

@@ -68,12 +68,16 @@ class IPAM:
         if held is not None:
             return held.ip
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        hosts = [str(h) for h in self.net.hosts()][1:]
-        last = self._last_reserved()
-        start = hosts.index(last) + 1 if last in hosts else 0
+        first, size = int(self.net.network_address) + 2, self.net.num_addresses - 3   # .2 .. broadcast-1
+        if size <= 0:
+            raise RangeFull(f"no IP addresses available in range set: {self.net}")
+        try:
+            start = (int(ipaddress.ip_address(self._last_reserved())) - first + 1) % size
+        except ValueError:
+            start = 0
         body = json.dumps({"uid": uid, "netns": netns, "veth": veth}).encode()
-        for i in range(len(hosts)):
-            ip = hosts[(start + i) % len(hosts)]
+        for i in range(size):
+            ip = str(ipaddress.ip_address(first + (start + i) % size))
             try:
                 fd = os.open(self.dir / ip, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             except FileExistsError:
@@ -82,7 +86,8 @@ class IPAM:
                 f.write(body)
             self._write(LAST_RESERVED, ip.encode())
             return ip
-        raise RangeFull(f"no IP addresses available in range set: {hosts[0]}-{hosts[-1]}")
+        raise RangeFull(f"no IP addresses available in range set: "
+                        f"{ipaddress.ip_address(first)}-{ipaddress.ip_address(first + size - 1)}")
 
     def release(self, uid: str) -> None:
         for a in self.allocations():

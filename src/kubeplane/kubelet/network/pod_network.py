@@ -170,10 +170,9 @@ class PodNetwork:
         if _netns_exists(ns) and _link_exists(veth):
             return ip
         prefix = n.ipam.net.prefixlen
-        try:
-            await iproute.arun_batch([f"link del {veth}", f"netns delete {ns}"], force=True)
-        except iproute.IPError:
-            pass                         # nothing left over from an earlier attempt: the usual case
+        if _netns_exists(ns) or _link_exists(veth):       # half made by an earlier attempt
+            with contextlib.suppress(iproute.IPError):
+                await iproute.arun_batch([f"link del {veth}", f"netns delete {ns}"], force=True)
         try:
             await iproute.arun_batch([f"netns add {ns}",
                                       f"link add {veth} type veth peer name {POD_IFNAME} netns {ns}",

@@ -118,3 +118,52 @@ def test_kill_9_keeps_running_pods_reachable_and_stop_leaves_nothing(ncluster: C
     kill_recorded(c.data_dir / "kubelet")                  # what `kubeplane reset` and Cluster.cleanup do
     assert not {netns_name(u) for u in uids} & netns_list()
     assert not link_exists(bridge) and not any(link_exists(veth_name(u)) for u in uids)
+
+
+def test_a_cluster_ip_service_reaches_ready_replicas_from_pods_and_the_host(ncluster: Cluster) -> None:
+    c = ncluster
+    c.apply_yaml(deployment("svc", {"name": "web", "image": "python:3", "command": [
+        "/bin/sh", "-c", f'echo "$HOSTNAME" > whoami.txt && touch ready && exec {PY} -m http.server {PORT}'],
+        "readinessProbe": {"exec": {"command": ["test", "-f", "ready"]}, "periodSeconds": 1}}, replicas=2))
+    c.apply_yaml({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "default"},
+                  "spec": {"type": "NodePort", "selector": {"app": "svc"},
+                           "ports": [{"port": 80, "targetPort": PORT}]}})
+    ps = eventually(lambda: (ps := pods(c, "svc")) and len(ps) == 2 and all(map(is_ready, ps)) and ps,
+                    "two Ready replicas", timeout=60)
+    names = {p["metadata"]["name"] for p in ps}
+    svc = c.get_json("service", "svc")
+    cluster_ip, node_port = svc["spec"]["clusterIP"], svc["spec"]["ports"][0]["nodePort"]
+    # A third pod asks the ClusterIP until it has heard from both replicas.
+    client = ("import sys, time, urllib.request\n"
+              "seen = set()\n"
+              "while len(seen) < 2:\n"
+              "    try:\n"
+              "        seen.add(urllib.request.urlopen(sys.argv[1], timeout=2).read().decode().strip())\n"
+              "    except OSError:\n"
+              "        time.sleep(0.2)\n"
+              "print(' '.join(sorted(seen)), flush=True)\n"
+              "time.sleep(3600)\n")
+    c.apply_yaml({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "svc-client", "namespace": "default"},
+                  "spec": {"terminationGracePeriodSeconds": 1, "containers": [{"name": "c", "image": "python:3",
+                           "command": [PY, "-c", client, f"http://{cluster_ip}/whoami.txt"]}]}})
+    out = eventually(lambda: (o := c.kubectl("logs", "svc-client", check=False).stdout.strip()) and o,
+                     "the client pod to reach both replicas through the ClusterIP", timeout=60)
+    assert set(out.split()) == names
+    # The NodePort on the node's address, from the host.
+    assert eventually(lambda: {get_text(f"http://127.0.0.1:{node_port}/whoami.txt") for _ in range(6)} == names,
+                      "both replicas through the NodePort")
+    # A replica that turns unready leaves the Service.
+    unready = ps[0]
+    (c.data_dir / "kubelet" / "pods" / unready["metadata"]["uid"] / "work" / "ready").unlink()
+    eventually(lambda: not is_ready(c.get_json("pod", unready["metadata"]["name"])), "the replica to turn unready")
+    other = (names - {unready["metadata"]["name"]}).pop()
+    assert eventually(lambda: {get_text(f"http://{cluster_ip}/whoami.txt") for _ in range(6)} == {other},
+                      "only the ready replica behind the ClusterIP")
+
+
+def get_text(url: str) -> str:
+    try:
+        with urllib.request.urlopen(url, timeout=3) as resp:
+            return str(resp.read().decode().strip())
+    except OSError:
+        return ""

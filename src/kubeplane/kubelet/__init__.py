@@ -13,6 +13,8 @@ server.py (the HTTPS /containerLogs, /metrics and /healthz a standalone kubelet 
 """
 from __future__ import annotations
 
+import asyncio
+
 import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
@@ -95,9 +97,18 @@ async def _run(clientset: Clientset, *, nodes: int, runtime: str, profile: str, 
                  clientset_for=clientset_for)
     if server is not None:
         server.host = kl
+    proxy = None
+    if factory is not None and getattr(rt, "network", None) is not None and pod_network != "host":
+        from .network.proxy import ServiceProxy       # Services for pods in network namespaces
+        proxy = ServiceProxy(factory, rt.network)      # type: ignore[attr-defined]
     broadcaster.start()
     try:
-        await kl.run()
+        if proxy is None:
+            await kl.run()
+        else:
+            async with asyncio.TaskGroup() as tg:
+                tg.create_task(proxy.run())
+                await kl.run()
     finally:
         await broadcaster.shutdown()
 

@@ -252,6 +252,9 @@ def teardown_recorded(root: str | os.PathLike[str]) -> int:
     kubelet that is gone left behind); how many pod namespaces there were."""
     base = pathlib.Path(root) / "network"
     count = 0
+    proxy = _read_json(base / "proxy.json")          # the kube-proxy's ClusterIP interface (proxy.py)
+    if isinstance(proxy, dict) and str(proxy.get("interface", "")).startswith("kps"):
+        _remove_bridge(base, str(proxy["interface"]), "proxy.json")
     for d in sorted(base.glob("*")) if base.is_dir() else ():
         rec = _read_json(d / "bridge.json")
         if not isinstance(rec, dict) or "cidr" not in rec:
@@ -273,12 +276,12 @@ def _remove_pod_links(a: Allocation) -> None:
             iproute.run_batch([f"link del {veth}", f"netns delete {ns}"], force=True)
 
 
-def _remove_bridge(state: pathlib.Path, bridge: str) -> None:
+def _remove_bridge(state: pathlib.Path, bridge: str, record: str = "bridge.json") -> None:
     if bridge.startswith("kp") and _link_exists(bridge):
         with contextlib.suppress(iproute.IPError):
             iproute.run(["link", "del", bridge])
     with contextlib.suppress(OSError):
-        (state / "bridge.json").unlink()
+        (state / record).unlink()
 
 
 def _netns_exists(ns: str) -> bool:

@@ -253,3 +253,51 @@ def test_up_refuses_pod_network_netns_where_namespaces_cannot_be_made(monkeypatc
     with pytest.raises(Fatal, match="--pod-network=netns: cannot create network namespaces: not running as root"):
         up.check_pod_network(args)
     up.check_pod_network(argparse.Namespace(runtime="process", nodes=1, pod_network="auto"))   # falls back later
+
+
+async def test_pods_of_two_nodes_reach_each_other_through_the_host(tmp_path: pathlib.Path) -> None:
+    require_netns()
+    rt = ProcessRuntime(root_dir=tmp_path / "kubelet", pod_network="netns")
+    rt.add_node("node-0", "127.0.0.1", free_cidr())
+    rt.add_node("node-1", "127.0.0.1", free_cidr())
+    try:
+        port = free_port()
+        server = server_pod("far", port, nodeName="node-1")
+        far_ip = await ready_ip(rt, server)
+        check = [PY, "-c", f"import socket; socket.create_connection(({far_ip!r}, {port}), timeout=2)"]
+        client = make_pod([{"name": "c", "image": "python:3", "command": [PY, "-c", "import time; time.sleep(60)"],
+                            "livenessProbe": {"exec": {"command": check}, "timeoutSeconds": 3}}],
+                          uid=unique_uid("near"))
+        near_ip = await ready_ip(rt, client)
+        assert ipaddress.ip_address(near_ip) in ipaddress.ip_network(rt.network._nodes["node-0"].cidr)
+        cid = rt.pod_status(client.metadata.uid).latest("c").id
+        assert await rt.probe(cid, "liveness") == PROBE_SUCCESS
+    finally:
+        await rt.stop_all()
+        kill_recorded(tmp_path / "kubelet")
+
+
+async def test_a_sandbox_left_half_made_is_made_again_with_its_address(tmp_path: pathlib.Path) -> None:
+    require_netns()
+    root, cidr = tmp_path / "kubelet", free_cidr()
+    first = ProcessRuntime(root_dir=root, pod_network="netns")
+    first.add_node("node-0", "127.0.0.1", cidr)
+    pod = make_pod([], uid=unique_uid("half"))
+    uid = pod.metadata.uid
+    try:
+        first.run_pod_sandbox(pod)
+        ip = (await eventually(lambda: (s := first.pod_status(uid).sandbox).state == "Ready" and s, 10)).ip
+        p = first._pods[uid]
+        p.sandbox_ready = False               # as recorded before the namespace was done
+        first._save_pod(p)
+        await first.aclose()
+        second = ProcessRuntime(root_dir=root, pod_network="netns")
+        second.add_node("node-0", "127.0.0.1", cidr)
+        assert second.restore_pod(pod) and second.pod_status(uid).sandbox is None   # the kubelet makes one
+        second.run_pod_sandbox(pod)
+        again = await eventually(lambda: (s := second.pod_status(uid).sandbox).state == "Ready" and s, 10)
+        assert again.ip == ip and second.netns_path(uid) is not None
+        await second.aclose()
+    finally:
+        kill_recorded(root)
+    assert netns_name(uid) not in netns_list()

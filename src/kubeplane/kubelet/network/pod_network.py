@@ -13,7 +13,8 @@ What a pod gets (upstream's kubenet, i.e. the bridge CNI plugin with host-local 
   default route via the gateway, so the host reaches every pod's IP and pods reach each other.
 The bridge is `kp<8 hex>` (a hash of the runtime's root and the node name: several kubeplanes
 on one machine never share one; upstream calls its single one cbr0), up, with the gateway
-address. A podCIDR that another interface of the machine already uses (another kubeplane) is
+address; the host forwards between bridges (net.ipv4.ip_forward is turned on, as the bridge
+plugin does), so pods of different nodes reach each other. A podCIDR that another interface of the machine already uses (another kubeplane) is
 not taken over: that node's pods stay on the host's network, and the log says so.
 
 Modes (`kubeplane up --pod-network`): "netns" (required: fails if namespaces cannot be made),
@@ -50,6 +51,7 @@ log = logging.getLogger(__name__)
 MODES = ("auto", "netns", "host")
 NETNS_DIR = "/run/netns"
 POD_IFNAME = "eth0"
+IP_FORWARD = pathlib.Path("/proc/sys/net/ipv4/ip_forward")
 
 
 def netns_name(uid: str) -> str:
@@ -148,6 +150,7 @@ class PodNetwork:
         else:
             iproute.run_batch([f"addr replace {gw} dev {n.bridge}", f"link set {n.bridge} up"])
         _write_json(self.state_dir(node) / "bridge.json", {"bridge": n.bridge, "cidr": n.cidr})
+        _enable_ip_forward()
         log.info("Pod network: a network namespace per pod", extra={"node": node, "bridge": n.bridge,
                                                                     "podCIDR": n.cidr})
 
@@ -282,6 +285,17 @@ def _remove_bridge(state: pathlib.Path, bridge: str, record: str = "bridge.json"
             iproute.run(["link", "del", bridge])
     with contextlib.suppress(OSError):
         (state / record).unlink()
+
+
+def _enable_ip_forward() -> None:
+    """Pods of different nodes reach each other through the host, which must forward between
+    the bridges: turned on as the bridge plugin does (ip.EnableIPForward), never off."""
+    try:
+        if IP_FORWARD.read_text().strip() != "1":
+            IP_FORWARD.write_text("1")
+            log.info("Pod network: turned on net.ipv4.ip_forward so that pods of different nodes reach each other")
+    except OSError as err:
+        log.warning("Pod network: cannot turn on net.ipv4.ip_forward (%s): pods reach only pods of their node", err)
 
 
 def _netns_exists(ns: str) -> bool:

@@ -347,14 +347,15 @@ class ProcessRuntime:
 
     def _readopt_network(self, p: _Pod) -> None:
         """A re-adopted pod keeps its namespace and address; one whose namespace is gone (a
-        reboot) gets a new sandbox, as upstream's kubelet makes one for a dead sandbox."""
+        reboot), or was still being made, gets a new sandbox (keeping its address), as
+        upstream's kubelet makes one for a dead sandbox."""
         a = self.network.allocation(p.uid) if p.sandbox else None
         if a is None:
             return
         path = self.network.netns_path_of(a.netns)
-        if os.path.exists(path):
+        if os.path.exists(path) and p.sandbox_ready:
             p.ip, p.netns = a.ip, path
-        else:
+        else:                                # gone, or the last kubelet died while making it
             p.sandbox, p.sandbox_ready = "", False
 
     def _adopt(self, p: _Pod, a: records.Recorded) -> _Container | None:

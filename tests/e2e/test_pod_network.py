@@ -161,6 +161,41 @@ def test_a_cluster_ip_service_reaches_ready_replicas_from_pods_and_the_host(nclu
                       "only the ready replica behind the ClusterIP")
 
 
+
+DNS_CLIENT = ("import socket, struct, sys, time\n"
+              "q = struct.pack('!HHHHHH', 0x1234, 0x0100, 1, 0, 0, 0)\n"
+              "q += b''.join(bytes([len(x)]) + x.encode() for x in sys.argv[1].split('.')) + b'\\0'\n"
+              "q += struct.pack('!HH', 1, 1)\n"
+              "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+              "s.settimeout(2)\n"
+              "for _ in range(60):\n"
+              "    try:\n"
+              "        s.sendto(q, ('10.96.0.10', 53))\n"
+              "        print(s.recv(512).hex(), flush=True)\n"
+              "        break\n"
+              "    except OSError:\n"
+              "        time.sleep(0.5)\n"
+              "time.sleep(3600)\n")
+
+
+def test_cluster_dns_answers_a_pod_with_the_service_cluster_ip(ncluster: Cluster) -> None:
+    dnslib = pytest.importorskip("dnslib", reason="dnslib is not installed (pip install dnslib)")
+    c = ncluster
+    c.apply_yaml({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "named", "namespace": "default"},
+                  "spec": {"selector": {"app": "none"}, "ports": [{"port": 80}]}})
+    cluster_ip = c.get_json("service", "named")["spec"]["clusterIP"]
+    c.apply_yaml({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "dns-client", "namespace": "default"},
+                  "spec": {"terminationGracePeriodSeconds": 1, "containers": [{"name": "c", "image": "python:3",
+                           "command": [PY, "-c", DNS_CLIENT, "named.default.svc.cluster.local"]}]}})
+    out = eventually(lambda: (o := c.kubectl("logs", "dns-client", check=False).stdout.strip()) and o,
+                     "the pod's DNS answer", timeout=60)
+    reply = dnslib.DNSRecord.parse(bytes.fromhex(out))
+    assert [str(rr.rdata) for rr in reply.rr] == [cluster_ip]
+    uid = c.get_json("pod", "dns-client")["metadata"]["uid"]
+    resolv = (c.data_dir / "kubelet" / "pods" / uid / "resolv.conf").read_text()
+    assert resolv.startswith("nameserver 10.96.0.10\nsearch default.svc.cluster.local svc.cluster.local cluster.local")
+
+
 def get_text(url: str) -> str:
     try:
         with urllib.request.urlopen(url, timeout=3) as resp:

@@ -12,7 +12,8 @@ are made local addresses of the host on an interface of their own (`kps<8 hex>`,
 no ports, as IPVS mode's kube-ipvs0 dummy), so a pod's packets to a ClusterIP go to its default
 gateway, the host, and arrive at the listener; the host reaches them too. NodePorts listen on
 the node's address (127.0.0.1). A Service port with no ready endpoint has no listener, so a
-connection is refused, as upstream's REJECT rule answers. TCP only.
+connection is refused, as upstream's REJECT rule answers. TCP only. It also serves the cluster
+DNS (dns.py) on the cluster DNS address (10.96.0.10), made local the same way.
 
 Clean-up: the interface (and with it every ClusterIP address) is removed when the kubelet stops;
 after a kill -9, the next start flushes it, and `kubeplane reset` removes it
@@ -37,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import ip as iproute
+from .dns import CLUSTER_DNS
 from .pod_network import PodNetwork
 
 log = logging.getLogger(__name__)
@@ -139,7 +141,8 @@ def _ready_endpoints(slices: list[Any], port_name: str) -> list[tuple[str, int]]
 class ServiceProxy:
     """See the module docstring."""
 
-    def __init__(self, factory: Any, network: PodNetwork, *, node_address: str = "127.0.0.1") -> None:
+    def __init__(self, factory: Any, network: PodNetwork, *, node_address: str = "127.0.0.1",
+                 cluster_dns: str = CLUSTER_DNS) -> None:
         self.network = network
         self.node_address = node_address
         self.services = factory.core_v1().services()
@@ -152,6 +155,8 @@ class ServiceProxy:
         self._addresses: set[str] = set()
         self.interface = ""
         self._conns: set[asyncio.Task[None]] = set()
+        self.cluster_dns = cluster_dns
+        self._dns: list[Any] = []
 
     # ResourceEventHandler: any change re-syncs (coalesced).
     def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
@@ -176,6 +181,7 @@ class ServiceProxy:
             self.interface = ""
             return
         log.info("kube-proxy: userspace proxy for ClusterIPs and NodePorts", extra={"interface": self.interface})
+        await self._serve_dns()
         try:
             while True:
                 await self._dirty.wait()
@@ -205,10 +211,29 @@ class ServiceProxy:
                 log.error("kube-proxy: cannot listen for %s on %s:%s: %s", rule.service, key[0], key[1], err)
                 continue
             self._rules[key] = rule
-        for ip in sorted(self._addresses - ips):
+        for ip in sorted(self._addresses - ips - {self.cluster_dns}):
             self._address("del", ip)
 
+    async def _serve_dns(self) -> None:
+        """Cluster DNS (dns.py) on UDP and TCP port 53 of the cluster DNS address."""
+        from .dns import ClusterDNS
+        try:
+            server = ClusterDNS(self.services.lister(), self.slices.lister())
+        except ImportError as err:
+            log.error("Cluster DNS is off: %s (pip install dnslib)", err)
+            return
+        self._address("add", self.cluster_dns)
+        try:
+            self._dns = await server.serve(self.cluster_dns)
+        except OSError as err:
+            log.error("Cluster DNS is off: cannot listen on %s:53: %s", self.cluster_dns, err)
+            return
+        log.info("Cluster DNS", extra={"address": self.cluster_dns, "forwardTo": server.upstream or "nothing"})
+
     async def close(self) -> None:
+        for d in self._dns:
+            d.close()
+        self._dns = []
         for s in self._servers.values():
             s.close()
         self._servers.clear()

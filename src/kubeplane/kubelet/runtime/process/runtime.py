@@ -194,6 +194,8 @@ class ProcessRuntime:
         if not p.sandbox:
             p.sandbox = _new_id()
             node = (pod.spec.node_name if pod.spec else "") or ""
+            if self.network.covers(node):
+                self._write_resolv_conf(p)
             if self.network.covers(node) and not (pod.spec and pod.spec.host_network):
                 self._spawn(self._setup_network(p, node))     # ready once its namespace is
             else:
@@ -201,6 +203,19 @@ class ProcessRuntime:
             self._save_pod(p)
             self._notify(p.uid)
         return p.sandbox
+
+    def resolv_conf_path(self, pod_uid: str) -> str | None:
+        """The pod's resolv.conf (the cluster DNS first, as dnsPolicy says: network/dns.py),
+        for its /etc/resolv.conf where it has a mount namespace; None when pods share the
+        host's network."""
+        p = self._pods.get(pod_uid)
+        path = p.dir / "resolv.conf" if p is not None else None
+        return str(path) if path is not None and path.exists() else None
+
+    def _write_resolv_conf(self, p: _Pod) -> None:
+        from ...network.dns import resolv_conf
+        p.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        (p.dir / "resolv.conf").write_text(resolv_conf(p.pod))
 
     def netns_path(self, pod_uid: str) -> str | None:
         """The pod's network namespace (for setns(2) or `nsenter --net=`: exec, port-forward),

@@ -27,18 +27,21 @@ def ep(ip: str, ready: bool | None = True) -> dict[str, Any]:
 def test_ready_endpoints_per_named_port_cluster_ips_and_node_ports() -> None:
     svcs = [service("web", {"type": "NodePort", "clusterIP": "10.96.0.20", "clusterIPs": ["10.96.0.20"],
                             "ports": [{"name": "http", "port": 80, "nodePort": 30080},
-                                      {"name": "dns", "port": 53, "protocol": "UDP"}]}),
+                                      {"name": "dns", "port": 53, "protocol": "UDP"},
+                                      {"name": "sctp", "port": 9, "protocol": "SCTP"}]}),
             service("empty", {"clusterIP": "10.96.0.21", "ports": [{"port": 80}]}),
             service("headless", {"clusterIP": "None", "ports": [{"port": 80}]}),
             service("ext", {"type": "ExternalName", "externalName": "example.com"})]
-    slices = [slice_("web", [{"name": "http", "port": 8080}, {"name": "dns", "port": 53, "protocol": "UDP"}],
+    slices = [slice_("web", [{"name": "http", "port": 8080}, {"name": "dns", "port": 53, "protocol": "UDP"},
+                             {"name": "sctp", "port": 9, "protocol": "SCTP"}],
                      [ep("10.244.0.3"), ep("10.244.0.2", ready=None), ep("10.244.0.4", ready=False)]),
               slice_("web", [{"name": "http", "port": 8080}], [ep("fd00::3")], address_type="IPv6"),
               slice_("empty", [{"port": 8080}], [ep("10.244.0.9", ready=False)]),
               slice_("headless", [{"port": 8080}], [ep("10.244.0.7")])]
     rules = desired_rules(svcs, slices, "127.0.0.1")
-    assert set(rules) == {("10.96.0.20", 80), ("127.0.0.1", 30080)}      # no UDP, no endpoint-less port
-    rule = rules[("10.96.0.20", 80)]
+    assert set(rules) == {("10.96.0.20", 80, "TCP"), ("127.0.0.1", 30080, "TCP"), ("10.96.0.20", 53, "UDP")}
+    assert rules[("10.96.0.20", 53, "UDP")].endpoints == [("10.244.0.2", 53), ("10.244.0.3", 53)]
+    rule = rules[("10.96.0.20", 80, "TCP")]
     assert rule.endpoints == [("10.244.0.2", 8080), ("10.244.0.3", 8080)]  # unset ready counts as ready
     assert (rule.service, rule.affinity_timeout) == ("default/web:http", 0.0)
 
@@ -59,4 +62,44 @@ def test_round_robin_and_client_ip_affinity_with_its_timeout() -> None:
 def test_client_ip_affinity_defaults_to_upstreams_timeout() -> None:
     svcs = [service("s", {"clusterIP": "10.96.0.5", "sessionAffinity": "ClientIP", "ports": [{"port": 80}]})]
     rules = desired_rules(svcs, [slice_("s", [{"port": 80}], [ep("10.244.0.2")])], "127.0.0.1")
-    assert rules[("10.96.0.5", 80)].affinity_timeout == DEFAULT_AFFINITY_TIMEOUT == 10800
+    assert rules[("10.96.0.5", 80, "TCP")].affinity_timeout == DEFAULT_AFFINITY_TIMEOUT == 10800
+
+
+async def test_udp_clients_each_get_their_endpoint_and_the_replies() -> None:
+    import asyncio
+    import socket
+
+    from kubeplane.kubelet.network.proxy import UDPProxy
+
+    class Echo(asyncio.DatagramProtocol):
+        def __init__(self, tag: bytes) -> None:
+            self.tag = tag
+
+        def connection_made(self, transport: Any) -> None:
+            self.transport = transport
+
+        def datagram_received(self, data: bytes, addr: Any) -> None:
+            self.transport.sendto(self.tag + data, addr)
+    loop = asyncio.get_running_loop()
+    backs = [(await loop.create_datagram_endpoint(lambda t=t: Echo(t), local_addr=("127.0.0.1", 0)))[0]
+             for t in (b"a:", b"b:")]
+    eps = [("127.0.0.1", b.get_extra_info("sockname")[1]) for b in backs]
+    front, proxy = await loop.create_datagram_endpoint(lambda: UDPProxy(PortRule("s", eps)), local_addr=("127.0.0.1", 0))
+    clients = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
+    try:
+        got = []
+        for c in clients:
+            c.settimeout(2)
+            for msg in (b"one", b"two"):                   # a client keeps its endpoint
+                c.sendto(msg, front.get_extra_info("sockname"))
+                got.append((await loop.run_in_executor(None, c.recv, 100)))
+        assert got == [b"a:one", b"a:two", b"b:one", b"b:two"]
+        assert len(proxy.clients) == 2
+    finally:
+        for c in clients:
+            c.close()
+        front.close()
+        for b in backs:
+            b.close()
+    from process_testutil import eventually
+    await eventually(lambda: proxy.clients == {}, what="closing the port to close its clients' sockets")

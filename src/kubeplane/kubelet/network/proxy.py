@@ -12,7 +12,7 @@ are made local addresses of the host on an interface of their own (`kps<8 hex>`,
 no ports, as IPVS mode's kube-ipvs0 dummy), so a pod's packets to a ClusterIP go to its default
 gateway, the host, and arrive at the listener; the host reaches them too. NodePorts listen on
 the node's address (127.0.0.1). A Service port with no ready endpoint has no listener, so a
-connection is refused, as upstream's REJECT rule answers. TCP only. It also serves the cluster
+connection is refused, as upstream's REJECT rule answers. TCP and UDP. It also serves the cluster
 DNS (dns.py) on the cluster DNS address (10.96.0.10), made local the same way.
 
 Clean-up: the interface (and with it every ClusterIP address) is removed when the kubelet stops;
@@ -47,6 +47,7 @@ SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 DEFAULT_AFFINITY_TIMEOUT = 10800          # seconds: upstream's DefaultClientIPServiceAffinitySeconds
 CONNECT_TIMEOUT = 5.0
 BUFFER = 65536
+UDP_IDLE_TIMEOUT = 30.0                   # seconds a UDP client's socket to its endpoint is kept unused
 
 
 def interface_name(root: pathlib.Path) -> str:
@@ -80,16 +81,20 @@ class PortRule:
         return order
 
 
-def desired_rules(services: list[Any], slices: list[Any], node_address: str) -> dict[tuple[str, int], PortRule]:
-    """(listen address, port) -> rule for every TCP Service port with a ClusterIP or NodePort
-    and at least one ready endpoint. Upstream: the proxier's serviceMap + endpointsMap."""
+Key = tuple[str, int, str]                    # listen address, port, protocol
+
+
+def desired_rules(services: list[Any], slices: list[Any], node_address: str) -> dict[Key, PortRule]:
+    """(listen address, port, protocol) -> rule for every TCP or UDP Service port with a
+    ClusterIP or NodePort and at least one ready endpoint. Upstream: the proxier's serviceMap +
+    endpointsMap."""
     by_service: dict[tuple[str, str], list[Any]] = {}
     for s in slices:
         m = s.metadata
         name = (m.labels or {}).get(SERVICE_NAME_LABEL)
         if name and s.address_type in (None, "IPv4"):
             by_service.setdefault((m.namespace or "", name), []).append(s)
-    out: dict[tuple[str, int], PortRule] = {}
+    out: dict[Key, PortRule] = {}
     for svc in services:
         spec, m = svc.spec, svc.metadata
         if spec is None or spec.type == "ExternalName":
@@ -100,16 +105,17 @@ def desired_rules(services: list[Any], slices: list[Any], node_address: str) -> 
             t = cfg.client_ip.timeout_seconds if cfg and cfg.client_ip else None
             timeout = float(t or DEFAULT_AFFINITY_TIMEOUT)
         for p in spec.ports or ():
-            if (p.protocol or "TCP") != "TCP":
+            proto = p.protocol or "TCP"
+            if proto not in ("TCP", "UDP"):
                 continue
-            eps = _ready_endpoints(by_service.get((m.namespace or "", m.name or ""), []), p.name or "")
+            eps = _ready_endpoints(by_service.get((m.namespace or "", m.name or ""), []), p.name or "", proto)
             if not eps:
                 continue
             label = f"{m.namespace}/{m.name}:{p.name or p.port}"
             for ip in _cluster_ips(spec):
-                out[(ip, p.port)] = PortRule(label, eps, timeout)
+                out[(ip, p.port, proto)] = PortRule(label, eps, timeout)
             if p.node_port and spec.type in ("NodePort", "LoadBalancer"):
-                out[(node_address, p.node_port)] = PortRule(label, eps, timeout)
+                out[(node_address, p.node_port, proto)] = PortRule(label, eps, timeout)
     return out
 
 
@@ -123,12 +129,13 @@ def _cluster_ips(spec: Any) -> list[str]:
     return out
 
 
-def _ready_endpoints(slices: list[Any], port_name: str) -> list[tuple[str, int]]:
+def _ready_endpoints(slices: list[Any], port_name: str, protocol: str = "TCP") -> list[tuple[str, int]]:
     """Ready endpoints' (address, port) for the Service port named port_name (an unset ready
     condition counts as ready, as upstream's)."""
     out: list[tuple[str, int]] = []
     for s in slices:
-        port = next((p.port for p in s.ports or () if (p.name or "") == port_name and p.port), None)
+        port = next((p.port for p in s.ports or ()
+                     if (p.name or "") == port_name and (p.protocol or "TCP") == protocol and p.port), None)
         if port is None:
             continue
         for e in s.endpoints or ():
@@ -150,8 +157,8 @@ class ServiceProxy:
         self._dirty = asyncio.Event()
         for inf in (self.services, self.slices):
             inf.informer().add_event_handler(self)
-        self._rules: dict[tuple[str, int], PortRule] = {}
-        self._servers: dict[tuple[str, int], asyncio.AbstractServer] = {}
+        self._rules: dict[Key, PortRule] = {}
+        self._servers: dict[Key, Any] = {}         # asyncio servers (TCP), datagram transports (UDP)
         self._addresses: set[str] = set()
         self.interface = ""
         self._conns: set[asyncio.Task[None]] = set()
@@ -196,23 +203,26 @@ class ServiceProxy:
         for key in [k for k in self._servers if k not in want]:
             self._servers.pop(key).close()
             self._rules.pop(key, None)
-        ips = {ip for ip, _ in want if ip != self.node_address}
-        for ip in sorted(ips - self._addresses):
-            self._address("add", ip)
+        ips = {key[0] for key in want if key[0] != self.node_address}
+        await self._set_addresses("add", sorted(ips - self._addresses))
         for key, rule in want.items():
             old = self._rules.get(key)
             if old is not None:
                 old.endpoints, old.affinity_timeout, old.service = rule.endpoints, rule.affinity_timeout, rule.service
                 continue
             try:
-                self._servers[key] = await asyncio.start_server(
-                    functools.partial(self._accept, rule), key[0], key[1], reuse_address=True)
+                if key[2] == "UDP":
+                    transport, _ = await asyncio.get_running_loop().create_datagram_endpoint(
+                        lambda rule=rule: UDPProxy(rule), local_addr=key[:2])      # type: ignore[misc]
+                    self._servers[key] = transport
+                else:
+                    self._servers[key] = await asyncio.start_server(
+                        functools.partial(self._accept, rule), key[0], key[1], reuse_address=True)
             except OSError as err:
-                log.error("kube-proxy: cannot listen for %s on %s:%s: %s", rule.service, key[0], key[1], err)
+                log.error("kube-proxy: cannot listen for %s on %s:%s/%s: %s", rule.service, *key, err)
                 continue
             self._rules[key] = rule
-        for ip in sorted(self._addresses - ips - {self.cluster_dns}):
-            self._address("del", ip)
+        await self._set_addresses("del", sorted(self._addresses - ips - {self.cluster_dns}))
 
     async def _serve_dns(self) -> None:
         """Cluster DNS (dns.py) on UDP and TCP port 53 of the cluster DNS address."""
@@ -222,7 +232,7 @@ class ServiceProxy:
         except ImportError as err:
             log.error("Cluster DNS is off: %s (pip install dnslib)", err)
             return
-        self._address("add", self.cluster_dns)
+        await self._set_addresses("add", [self.cluster_dns])
         try:
             self._dns = await server.serve(self.cluster_dns)
         except OSError as err:
@@ -257,17 +267,18 @@ class ServiceProxy:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         path.write_text(json.dumps({"interface": self.interface}))
 
-    def _address(self, op: str, ip: str) -> None:
+    async def _set_addresses(self, op: str, ips: list[str]) -> None:
+        """Add or delete ClusterIPs on the interface: one `ip -batch`, off the event loop."""
+        if not ips:
+            return
         try:
-            iproute.run(["addr", op, f"{ip}/32", "dev", self.interface])
-        except iproute.IPError as err:
-            if op == "add" and "File exists" not in str(err):
-                log.error("kube-proxy: cannot add ClusterIP %s: %s", ip, err)
-                return
+            await iproute.arun_batch([f"addr {op} {ip}/32 dev {self.interface}" for ip in ips], force=True)
+        except iproute.IPError as err:   # e.g. an address that is there already: the others are done
+            log.warning("kube-proxy: addr %s: %s", op, err)
         if op == "add":
-            self._addresses.add(ip)
+            self._addresses.update(ips)
         else:
-            self._addresses.discard(ip)
+            self._addresses.difference_update(ips)
 
     def _accept(self, rule: PortRule, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.ensure_future(self._proxy(rule, reader, writer))
@@ -294,6 +305,85 @@ class ServiceProxy:
         finally:
             for w in (writer, uw):
                 w.close()
+
+
+class UDPProxy(asyncio.DatagramProtocol):
+    """A UDP Service port: each client (address, port) gets a socket of its own connected to one
+    endpoint, kept while it is used (UDP_IDLE_TIMEOUT), so replies find their way back.
+    Upstream: userspace proxySocket's udpProxySocket (ProxyLoop, proxyClient)."""
+
+    def __init__(self, rule: PortRule) -> None:
+        self.rule = rule
+        self.transport: Any = None
+        self.clients: dict[Any, _UDPClient] = {}
+
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+
+    def datagram_received(self, data: bytes, addr: Any) -> None:
+        c = self.clients.get(addr)
+        if c is None:
+            order = self.rule.pick(str(addr[0]), time.monotonic())
+            if not order:
+                return
+            c = self.clients[addr] = _UDPClient(self, addr)
+            c.connecting = asyncio.ensure_future(c.connect(order[0]))
+        c.send(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        for c in list(self.clients.values()):
+            c.close()
+
+
+class _UDPClient(asyncio.DatagramProtocol):
+    def __init__(self, proxy: UDPProxy, addr: Any) -> None:
+        self.proxy, self.addr = proxy, addr
+        self.backend: Any = None
+        self.pending: list[bytes] = []
+        self.last = time.monotonic()
+        self.timer: asyncio.TimerHandle | None = None
+        self.connecting: asyncio.Future[None] | None = None
+
+    async def connect(self, endpoint: tuple[str, int]) -> None:
+        try:
+            self.backend, _ = await asyncio.get_running_loop().create_datagram_endpoint(
+                lambda: self, remote_addr=endpoint)
+        except OSError:
+            self.close()
+            return
+        for data in self.pending:
+            self.backend.sendto(data)
+        self.pending.clear()
+        self._arm()
+
+    def send(self, data: bytes) -> None:
+        self.last = time.monotonic()
+        if self.backend is None:
+            self.pending.append(data)
+        else:
+            self.backend.sendto(data)
+
+    def datagram_received(self, data: bytes, addr: Any) -> None:
+        self.last = time.monotonic()
+        if self.proxy.transport is not None:
+            self.proxy.transport.sendto(data, self.addr)
+
+    def _arm(self) -> None:
+        self.timer = asyncio.get_running_loop().call_later(UDP_IDLE_TIMEOUT, self._idle)
+
+    def _idle(self) -> None:
+        if time.monotonic() - self.last >= UDP_IDLE_TIMEOUT:
+            self.close()
+        else:
+            self._arm()
+
+    def close(self) -> None:
+        if self.proxy.clients.get(self.addr) is self:
+            del self.proxy.clients[self.addr]
+        if self.timer is not None:
+            self.timer.cancel()
+        if self.backend is not None:
+            self.backend.close()
 
 
 async def _copy(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:

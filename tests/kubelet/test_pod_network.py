@@ -301,3 +301,13 @@ async def test_a_sandbox_left_half_made_is_made_again_with_its_address(tmp_path:
     finally:
         kill_recorded(root)
     assert netns_name(uid) not in netns_list()
+
+
+async def test_a_sandbox_stopped_while_its_network_is_made_never_becomes_ready(nrt: ProcessRuntime) -> None:
+    pod = make_pod([], uid=unique_uid("stop"))
+    uid = pod.metadata.uid
+    nrt.run_pod_sandbox(pod)
+    nrt.stop_pod_sandbox(uid)                 # before the namespace is done
+    await eventually(lambda: not nrt._tasks, 10, "the setup to finish")
+    assert nrt.pod_status(uid).sandbox.state == "NotReady"
+    assert netns_name(uid) not in netns_list() and nrt.network.allocation(uid) is None

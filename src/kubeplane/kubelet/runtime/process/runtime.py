@@ -138,6 +138,7 @@ class _Pod:
     sandbox_ready: bool = False
     ip: str = ""                             # its own address ("": the host's network)
     netns: str = ""                          # the path of its network namespace, if it has one
+    stopped: bool = False                    # its sandbox was stopped: a network still being made is undone
     containers: list[_Container] = field(default_factory=list)    # oldest first
 
 
@@ -192,7 +193,7 @@ class ProcessRuntime:
     def run_pod_sandbox(self, pod: core_v1.Pod) -> str:
         p = self._pod(pod)
         if not p.sandbox:
-            p.sandbox = _new_id()
+            p.sandbox, p.stopped = _new_id(), False
             node = (pod.spec.node_name if pod.spec else "") or ""
             if self.network.covers(node):
                 self._write_resolv_conf(p)
@@ -257,6 +258,8 @@ class ProcessRuntime:
 
     def stop_pod_sandbox(self, pod_uid: str) -> None:
         p = self._pods.get(pod_uid)
+        if p is not None:
+            p.stopped = True
         if p is not None and p.sandbox_ready:
             for c in p.containers:           # should be none: the kubelet stopped them first
                 if c.state == RUNNING:
@@ -479,7 +482,7 @@ class ProcessRuntime:
                 p.sandbox = ""
                 self._notify(p.uid)
             return
-        if self._pods.get(p.uid) is not p or p.sandbox != sandbox:
+        if self._pods.get(p.uid) is not p or p.sandbox != sandbox or p.stopped:
             await self.network.teardown(p.uid)       # removed or stopped meanwhile
             return
         p.ip, p.netns = ip, self.network.netns_path_of(netns_name(p.uid))

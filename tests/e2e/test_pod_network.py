@@ -9,7 +9,9 @@ from __future__ import annotations
 import ipaddress
 import os
 import signal
+import ssl
 import subprocess
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -191,6 +193,15 @@ def test_cluster_dns_answers_a_pod_with_the_service_cluster_ip(ncluster: Cluster
                      "the pod's DNS answer", timeout=60)
     reply = dnslib.DNSRecord.parse(bytes.fromhex(out))
     assert [str(rr.rdata) for rr in reply.rr] == [cluster_ip]
+    # The kubernetes Service's ClusterIP leads to the API server (its endpoint: 127.0.0.1:<port>).
+    ctx = ssl.create_default_context(cafile=str(c.data_dir / "pki" / "ca.crt"))
+    ctx.check_hostname = False
+    try:
+        urllib.request.urlopen("https://10.96.0.1/readyz", context=ctx, timeout=5)
+        status = 200
+    except urllib.error.HTTPError as err:
+        status = err.code                                  # 401/403: an answer of the API server all the same
+    assert status in (200, 401, 403)
     uid = c.get_json("pod", "dns-client")["metadata"]["uid"]
     resolv = (c.data_dir / "kubelet" / "pods" / uid / "resolv.conf").read_text()
     assert resolv.startswith("nameserver 10.96.0.10\nsearch default.svc.cluster.local svc.cluster.local cluster.local")

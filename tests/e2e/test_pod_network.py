@@ -164,7 +164,8 @@ def test_a_cluster_ip_service_reaches_ready_replicas_from_pods_and_the_host(nclu
 
 
 
-DNS_CLIENT = ("import socket, struct, sys, time\n"
+DNS_CLIENT = ("import os, socket, struct, sys, time\n"
+              "print(os.environ.get('NAMED_SERVICE_HOST'), os.environ.get('KUBERNETES_SERVICE_HOST'), flush=True)\n"
               "q = struct.pack('!HHHHHH', 0x1234, 0x0100, 1, 0, 0, 0)\n"
               "q += b''.join(bytes([len(x)]) + x.encode() for x in sys.argv[1].split('.')) + b'\\0'\n"
               "q += struct.pack('!HH', 1, 1)\n"
@@ -189,9 +190,11 @@ def test_cluster_dns_answers_a_pod_with_the_service_cluster_ip(ncluster: Cluster
     c.apply_yaml({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "dns-client", "namespace": "default"},
                   "spec": {"terminationGracePeriodSeconds": 1, "containers": [{"name": "c", "image": "python:3",
                            "command": [PY, "-c", DNS_CLIENT, "named.default.svc.cluster.local"]}]}})
-    out = eventually(lambda: (o := c.kubectl("logs", "dns-client", check=False).stdout.strip()) and o,
+    out = eventually(lambda: (o := c.kubectl("logs", "dns-client", check=False).stdout.strip()).count("\n") and o,
                      "the pod's DNS answer", timeout=60)
-    reply = dnslib.DNSRecord.parse(bytes.fromhex(out))
+    links, answer = out.split("\n")[:2]
+    assert links.split() == [cluster_ip, "10.96.0.1"]      # service links in its environment
+    reply = dnslib.DNSRecord.parse(bytes.fromhex(answer))
     assert [str(rr.rdata) for rr in reply.rr] == [cluster_ip]
     # The kubernetes Service's ClusterIP leads to the API server (its endpoint: 127.0.0.1:<port>).
     ctx = ssl.create_default_context(cafile=str(c.data_dir / "pki" / "ca.crt"))

@@ -103,3 +103,35 @@ async def test_udp_clients_each_get_their_endpoint_and_the_replies() -> None:
             b.close()
     from process_testutil import eventually
     await eventually(lambda: proxy.clients == {}, what="closing the port to close its clients' sockets")
+
+
+def test_service_links_as_the_kubelet_sets_them() -> None:
+    from kubeplane.kubelet.network.envvars import service_env
+
+    def pod(ns: str, links: bool | None = None) -> core_v1.Pod:
+        spec: dict[str, Any] = {"containers": []}
+        if links is not None:
+            spec["enableServiceLinks"] = links
+        return from_dict({"metadata": {"name": "p", "namespace": ns}, "spec": spec}, core_v1.Pod)
+
+    def in_ns(name: str, ns: str, spec: dict[str, Any]) -> core_v1.Service:
+        return from_dict({"metadata": {"name": name, "namespace": ns}, "spec": spec}, core_v1.Service)
+    svcs = [in_ns("kubernetes", "default", {"clusterIP": "10.96.0.1",
+                                             "ports": [{"name": "https", "port": 443, "protocol": "TCP"}]}),
+            in_ns("web-api", "team", {"clusterIP": "10.96.0.20",
+                                      "ports": [{"name": "http", "port": 80}, {"name": "dns", "port": 53,
+                                                                               "protocol": "UDP"}]}),
+            in_ns("headless", "team", {"clusterIP": "None", "ports": [{"port": 80}]}),
+            in_ns("elsewhere", "other", {"clusterIP": "10.96.0.30", "ports": [{"port": 80}]})]
+    env = service_env(pod("team"), svcs)
+    assert {k: v for k, v in env.items() if k.startswith("WEB_API")} == {
+        "WEB_API_SERVICE_HOST": "10.96.0.20", "WEB_API_SERVICE_PORT": "80", "WEB_API_SERVICE_PORT_HTTP": "80",
+        "WEB_API_SERVICE_PORT_DNS": "53", "WEB_API_PORT": "tcp://10.96.0.20:80",
+        "WEB_API_PORT_80_TCP": "tcp://10.96.0.20:80", "WEB_API_PORT_80_TCP_PROTO": "tcp",
+        "WEB_API_PORT_80_TCP_PORT": "80", "WEB_API_PORT_80_TCP_ADDR": "10.96.0.20",
+        "WEB_API_PORT_53_UDP": "udp://10.96.0.20:53", "WEB_API_PORT_53_UDP_PROTO": "udp",
+        "WEB_API_PORT_53_UDP_PORT": "53", "WEB_API_PORT_53_UDP_ADDR": "10.96.0.20"}
+    assert (env["KUBERNETES_SERVICE_HOST"], env["KUBERNETES_SERVICE_PORT"]) == ("10.96.0.1", "443")
+    assert not any(k.startswith(("HEADLESS", "ELSEWHERE")) for k in env)
+    no_links = service_env(pod("team", links=False), svcs)
+    assert set(no_links) == {k for k in env if k.startswith("KUBERNETES")}     # the API server's always

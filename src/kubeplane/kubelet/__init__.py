@@ -101,6 +101,7 @@ async def _run(clientset: Clientset, *, nodes: int, runtime: str, profile: str, 
     if factory is not None and getattr(rt, "network", None) is not None and pod_network != "host":
         from .network.proxy import ServiceProxy       # Services for pods in network namespaces
         proxy = ServiceProxy(factory, rt.network)      # type: ignore[attr-defined]
+        rt.services = proxy.services.lister().list     # type: ignore[attr-defined]
     broadcaster.start()
     try:
         if proxy is None:

@@ -7,8 +7,8 @@ What a container is here:
 - argv is `command` + `args` with $(VAR) expanded; there is no image (the name is reported
   but never pulled) and so no entrypoint: a container without `command` waits with
   CreateContainerError. A program that cannot be executed exits 128 with reason StartError.
-- env: PATH/HOME/LANG/... from the kubelet, HOSTNAME, then envFrom and env as the kubelet
-  composes them (fieldRef, configMapKeyRef and secretKeyRef resolved through `lookup`).
+- env: PATH/HOME/LANG/... from the kubelet, HOSTNAME, the service links (KUBERNETES_SERVICE_HOST
+  & co., where Services are reachable), then envFrom and env as the kubelet composes them (fieldRef, configMapKeyRef and secretKeyRef resolved through `lookup`).
 - cwd: workingDir (created if missing, as runc does), else <root_dir>/pods/<uid>/work.
 - network: with pod_network "netns" (or "auto" where this process may create network
   namespaces: root), each pod gets a network namespace, a veth pair on its node's bridge and
@@ -174,6 +174,9 @@ class ProcessRuntime:
         self._seq = 0
         self._adopted = False
         self.network = PodNetwork(pod_network, lambda: self.root)
+        # Every Service the kubelet knows of (its kube-proxy's lister): service link variables
+        # in the containers' environment, where Services are reachable (network/envvars.py).
+        self.services: Callable[[], list[core_v1.Service]] | None = None
 
     @property
     def root(self) -> pathlib.Path:
@@ -498,7 +501,7 @@ class ProcessRuntime:
             lookup = self.lookup or _no_lookup
             if self.node_lookup is not None:
                 lookup = self.node_lookup((p.pod.spec.node_name if p.pod.spec else "") or "")
-            c.env = await make_environment(p.pod, c.spec, lookup=lookup, base=host_env(p.pod), pod_ip=p.ip or POD_IP)
+            c.env = await make_environment(p.pod, c.spec, lookup=lookup, base=self._base_env(p), pod_ip=p.ip or POD_IP)
             c.cwd = self._workdir(p, c)
         except ConfigError as err:
             self._set(c, state=WAITING, reason="CreateContainerConfigError", message=str(err))
@@ -626,6 +629,13 @@ class ProcessRuntime:
         records.save(c.record, {"id": c.id, "name": c.spec.name, "init": c.init, "attempt": c.attempt,
                                 "seq": c.seq, "container": to_dict(c.spec), "cwd": c.cwd, "log": str(c.log.path),
                                 "shim": {"pid": c.shim_pid, "start": c.shim_start}, "boot": records.boot_id()})
+
+    def _base_env(self, p: _Pod) -> dict[str, str]:
+        env = host_env(p.pod)
+        if self.services is not None and self.network.active:
+            from ...network.envvars import service_env
+            env.update(service_env(p.pod, self.services()))
+        return env
 
     def _workdir(self, p: _Pod, c: _Container) -> str:
         wd = pathlib.Path(c.spec.working_dir) if c.spec.working_dir else p.dir / "work"

@@ -144,11 +144,17 @@ class PodNetwork:
                       "kubeplane?): its pods share the host's network", n.cidr, node, taken)
             return
         gw = f"{n.ipam.gateway}/{net.prefixlen}"
-        if not _link_exists(n.bridge):
-            iproute.run_batch([f"link add {n.bridge} type bridge", f"addr add {gw} dev {n.bridge}",
-                               f"link set {n.bridge} up"])
-        else:
-            iproute.run_batch([f"addr replace {gw} dev {n.bridge}", f"link set {n.bridge} up"])
+        try:
+            if not _link_exists(n.bridge):
+                iproute.run_batch([f"link add {n.bridge} type bridge", f"addr add {gw} dev {n.bridge}",
+                                   f"link set {n.bridge} up"])
+            else:
+                iproute.run_batch([f"addr replace {gw} dev {n.bridge}", f"link set {n.bridge} up"])
+        except iproute.IPError as err:
+            n.enabled = False
+            log.error("Pod network: cannot make bridge %s for node %s: %s: its pods share the host's network",
+                      n.bridge, node, err)
+            return
         _write_json(self.state_dir(node) / "bridge.json", {"bridge": n.bridge, "cidr": n.cidr})
         _enable_ip_forward()
         log.info("Pod network: a network namespace per pod", extra={"node": node, "bridge": n.bridge,

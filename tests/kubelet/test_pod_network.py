@@ -311,3 +311,20 @@ async def test_a_sandbox_stopped_while_its_network_is_made_never_becomes_ready(n
     await eventually(lambda: not nrt._tasks, 10, "the setup to finish")
     assert nrt.pod_status(uid).sandbox.state == "NotReady"
     assert netns_name(uid) not in netns_list() and nrt.network.allocation(uid) is None
+
+
+def test_a_bridge_that_cannot_be_made_leaves_the_node_on_the_host(tmp_path: pathlib.Path, monkeypatch: Any,
+                                                                    caplog: Any) -> None:
+    from kubeplane.kubelet.network import ip as iproute
+    from kubeplane.kubelet.network import pod_network
+
+    def fail(lines: list[str], **_: Any) -> None:
+        raise iproute.IPError("RTNETLINK answers: Operation not permitted")
+    monkeypatch.setattr(iproute, "run_batch", fail)
+    monkeypatch.setattr(pod_network, "_cidr_user", lambda net, bridge: "")
+    net = PodNetwork("netns", lambda: tmp_path)
+    net._enabled = True                       # decided: namespaces can be made
+    with caplog.at_level("ERROR", logger=pod_network.__name__):
+        net.add_node("n", "10.9.8.0/24")
+    assert not net.covers("n")
+    assert "Operation not permitted: its pods share the host's network" in caplog.text

@@ -13,7 +13,8 @@ It imports nothing but the standard library (it starts in ~20 ms and never loads
 kubelet); logs.py takes LogWriter and the time format from here.
 
 Protocol (one JSON object per line):
-  kubelet -> shim stdin    the spec: {"argv", "env", "cwd", "log"}
+  kubelet -> shim stdin    the spec: {"argv", "env", "cwd", "log"}, and "netns" (the pod's
+                           network namespace, entered before the container starts) if any
   shim -> stdout           {"shim": pid, "start": starttime}   (the shim has detached: a
                            grandchild of the kubelet, in a session of its own, so no signal
                            meant for the kubelet's process group reaches it)
@@ -145,6 +146,29 @@ def exit_code(status: int) -> int:
     return os.WEXITSTATUS(status)
 
 
+CLONE_NEWNET = 0x40000000
+
+
+def netns_entry(path: str) -> Callable[[], None]:
+    """A function that moves the calling thread into the network namespace at path (setns(2);
+    os.setns needs Python 3.12, so through libc, loaded here: the function itself only makes
+    system calls, so it is safe as a preexec_fn after fork). The shim calls it before starting
+    the container, which inherits the namespace; the kubelet passes it as the preexec_fn of a
+    pod's exec probes (and exec)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def enter() -> None:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            if libc.setns(fd, CLONE_NEWNET) != 0:
+                err = ctypes.get_errno()
+                raise OSError(err, f"setns {path}: {os.strerror(err)}")
+        finally:
+            os.close(fd)
+    return enter
+
+
 def _say(obj: Any) -> None:
     try:
         sys.stdout.write(json.dumps(obj) + "\n")
@@ -230,6 +254,8 @@ def main(argv: list[str]) -> int:
     log = LogWriter(spec["log"])
     hooks = Hooks(spec.get("hooks") or [], spec["cwd"])
     try:
+        if spec.get("netns"):
+            netns_entry(spec["netns"])()
         proc = subprocess.Popen(spec["argv"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, cwd=None if hooks else spec["cwd"], env=spec["env"],
                                 start_new_session=True, preexec_fn=hooks.run if hooks else None)

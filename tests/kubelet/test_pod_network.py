@@ -155,8 +155,8 @@ async def test_removing_a_pod_removes_its_namespace_veth_and_address(nrt: Proces
     assert netns_name(uid) in netns_list() and link_exists(veth_name(uid))
     nrt.stop_pod_sandbox(uid)
     nrt.remove_pod(uid)
-    await eventually(lambda: netns_name(uid) not in netns_list() and not link_exists(veth_name(uid)), 10, "clean-up")
-    assert nrt.network.allocation(uid) is None
+    await eventually(lambda: netns_name(uid) not in netns_list() and not link_exists(veth_name(uid))
+                     and nrt.network.allocation(uid) is None, 10, "clean-up")     # the address goes last
 
 
 async def test_host_network_pods_stay_on_the_host(nrt: ProcessRuntime) -> None:
@@ -328,3 +328,66 @@ def test_a_bridge_that_cannot_be_made_leaves_the_node_on_the_host(tmp_path: path
         net.add_node("n", "10.9.8.0/24")
     assert not net.covers("n")
     assert "Operation not permitted: its pods share the host's network" in caplog.text
+
+
+# --- the network namespace and the mounts together ------------------------------------------------
+
+INSIDE = ("import os, time\n"
+          "ns = [x for x in open('/etc/resolv.conf').read().splitlines() if x.startswith('nameserver')]\n"
+          "print(os.readlink('/proc/self/ns/net'), *ns,\n"
+          "      open('/data/k').read(), os.getcwd(), flush=True)\n"
+          "time.sleep(60)\n")
+
+
+async def test_a_pod_sees_its_network_namespace_resolv_conf_and_volumes_in_exec_and_probes(
+        nrt: ProcessRuntime, tmp_path: pathlib.Path) -> None:
+    """The shim enters the pod's network namespace, then the container's mounts (its volumes,
+    and the pod's resolv.conf at /etc/resolv.conf); exec_preexec and exec probes do the same."""
+    import subprocess
+
+    from kubeplane.kubelet.network.dns import Configurer
+    if os.geteuid() != 0:
+        pytest.skip("mount namespaces need root")
+    host_resolv = tmp_path / "host-resolv.conf"
+    host_resolv.write_text("nameserver 192.0.2.53\n")
+    nrt.dns_configurer = Configurer(None, None, [], ["10.96.0.10"], "cluster.local", str(host_resolv))
+    (tmp_path / "vol").mkdir()
+    (tmp_path / "vol" / "k").write_text("from-the-volume")
+    c = {"name": "c", "image": "python:3", "command": [PY, "-c", INSIDE], "workingDir": "/data",
+         "volumeMounts": [{"name": "v", "mountPath": "/data"}],
+         "livenessProbe": {"exec": {"command": ["sh", "-c", "grep -q 10.96.0.10 /etc/resolv.conf && test -f k"]}}}
+    pod = make_pod([c], name="both", uid=unique_uid("both"), dnsPolicy="ClusterFirst",
+                   volumes=[{"name": "v", "hostPath": {"path": str(tmp_path / "vol")}}])
+    uid = pod.metadata.uid
+    await ready_ip(nrt, pod)
+    netns_inode = f"net:[{os.stat(nrt.netns_path(uid)).st_ino}]"
+    logs = await eventually(lambda: (out := (nrt.root / "pods" / uid / "logs" / "c").glob("*.log")) and
+                            "".join(p.read_text() for p in out), 10, "the container's line")
+    assert f"{netns_inode} nameserver 10.96.0.10 from-the-volume /data" in logs
+    cid = nrt.pod_status(uid).latest("c").id
+    hooks = [h["module"].rsplit("/", 2)[-2:] for h in nrt._by_id[cid.split("://")[-1]].hooks]
+    assert hooks == [["network", "netns.py"], ["volumemanager", "mountns.py"]]      # the namespace first
+    preexec = nrt.exec_preexec(cid)
+    assert preexec is not None
+    out = await asyncio.to_thread(subprocess.run, ["sh", "-c", "readlink /proc/self/ns/net; pwd; cat k; echo; "
+                                                   "grep nameserver /etc/resolv.conf"],
+                                  preexec_fn=preexec, capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:4] == [netns_inode, "/data", "from-the-volume", "nameserver 10.96.0.10"]
+    assert await nrt.probe(cid, "liveness") == PROBE_SUCCESS
+    assert open("/etc/resolv.conf").read() != nrt.resolv_conf_path(uid).read_text()   # the host's is untouched
+
+
+async def test_exec_preexec_without_mounts_enters_the_network_namespace_and_working_directory(
+        nrt: ProcessRuntime) -> None:
+    """No resolv.conf (no DNS configurer) and no volumes: no mount namespace, the network one all the same."""
+    import subprocess
+    pod = server_pod("netonly", free_port())
+    await ready_ip(nrt, pod)
+    cid = nrt.pod_status(pod.metadata.uid).latest("c").id
+    assert [h["module"].rsplit("/", 1)[-1] for h in nrt._by_id[cid.split("://")[-1]].hooks] == ["netns.py"]
+    preexec = nrt.exec_preexec(cid)
+    assert preexec is not None
+    out = await asyncio.to_thread(subprocess.run, ["sh", "-c", "readlink /proc/self/ns/net; pwd"],
+                                  preexec_fn=preexec, capture_output=True, text=True, check=True)
+    inode = os.stat(nrt.netns_path(pod.metadata.uid)).st_ino
+    assert out.stdout.split() == [f"net:[{inode}]", str(nrt.root / "pods" / pod.metadata.uid / "work")]

@@ -16,24 +16,25 @@ import signal
 import ssl
 import subprocess
 import urllib.parse
+from collections.abc import Callable
 
 from ....api.types import core_v1
 from .. import PROBE_FAILURE, PROBE_SUCCESS
 from .env import POD_IP, expand
-from .shim import netns_entry
 
 MAX_OUTPUT = 10 * 1024          # bytes of probe output kept (upstream: maxReadLength)
 USER_AGENT = "kube-probe/1.37"
 
 
 async def run_probe(p: core_v1.Probe, c: core_v1.Container, *, env: dict[str, str], cwd: str,
-                    pod_ip: str = POD_IP, netns: str | None = None) -> tuple[str, str]:
-    """httpGet and tcpSocket target pod_ip unless they name a host; exec probes run in the
-    pod's network namespace (netns) when it has one. Upstream: prober.runProbe"""
+                    pod_ip: str = POD_IP, preexec: Callable[[], None] | None = None) -> tuple[str, str]:
+    """httpGet and tcpSocket target pod_ip unless they name a host; exec probes run inside the
+    container where preexec puts them (its network namespace, mounts and working directory:
+    ProcessRuntime.exec_preexec), else in cwd on the host. Upstream: prober.runProbe"""
     timeout = float(p.timeout_seconds or 1)
     if p.exec is not None:
-        return await exec_probe([expand(a, env) for a in p.exec.command or []], env=env, cwd=cwd, timeout=timeout,
-                                netns=netns)
+        return await exec_probe([expand(a, env) for a in p.exec.command or []], env=env,
+                                cwd=None if preexec is not None else cwd, timeout=timeout, preexec=preexec)
     if p.http_get is not None:
         g = p.http_get
         port = resolve_port(g.port, c)
@@ -62,8 +63,8 @@ def resolve_port(port: int | str | None, c: core_v1.Container) -> int | None:
     return None
 
 
-async def exec_probe(argv: list[str], *, env: dict[str, str], cwd: str, timeout: float,
-                     netns: str | None = None) -> tuple[str, str]:
+async def exec_probe(argv: list[str], *, env: dict[str, str], cwd: str | None, timeout: float,
+                     preexec: Callable[[], None] | None = None) -> tuple[str, str]:
     """Exit code 0 -> success. Upstream: pkg/probe/exec"""
     if not argv:
         return PROBE_FAILURE, "exec probe has no command"
@@ -71,7 +72,7 @@ async def exec_probe(argv: list[str], *, env: dict[str, str], cwd: str, timeout:
         proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.DEVNULL,
                                                     stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
                                                     env=env, cwd=cwd, start_new_session=True,
-                                                    preexec_fn=netns_entry(netns) if netns else None)
+                                                    preexec_fn=preexec)
     except (OSError, subprocess.SubprocessError) as err:
         return PROBE_FAILURE, f"exec: {argv[0]!r}: {getattr(err, 'strerror', None) or err}"
     try:

@@ -17,8 +17,13 @@ What a container is here:
   hostIP are 127.0.0.1 and ports are real ports on 127.0.0.1. hostIP is 127.0.0.1 either way.
 - DNS: the sandbox writes the pod's resolv.conf as the kubelet's DNS configurer composes it
   (dnsPolicy, dnsConfig, --cluster-dns/--cluster-domain; kubelet/network/dns.py) to
-  <root_dir>/pods/<uid>/resolv.conf (resolv_conf_path); a pod's mount namespace binds it at
-  /etc/resolv.conf (until then the processes use the host's).
+  <root_dir>/pods/<uid>/resolv.conf (resolv_conf_path). Where the pod's node has a pod
+  network (the cluster DNS IP is local there, network/proxy.py), each container runs in a mount
+  namespace of its own that binds it at /etc/resolv.conf; on the host's network the processes
+  keep the host's /etc/resolv.conf.
+- launch: the shim enters the pod's network namespace (network/netns.py), then the
+  container's mounts (volumes.py), then execs; exec_preexec does the same for exec and exec
+  probes.
 - each process leads its own session and process group; stopping sends SIGTERM to the group,
   then SIGKILL once the grace period has passed (on the injected clock). When the main
   process exits, whatever is left of its group is killed, as a container's PID namespace is.
@@ -62,7 +67,7 @@ from typing import Any
 
 from ....api.types import core_v1, from_dict, meta_v1, to_dict
 from ....utils.clock import REAL_CLOCK, Clock
-from ...network import NetworkError, PodNetwork, netns_name
+from ...network import NetworkError, PodNetwork, netns, netns_name
 from .. import (
     CREATING,
     EXITED,
@@ -96,6 +101,7 @@ SHUTDOWN_GRACE = 5.0            # most seconds a process gets to stop when the r
 FALLBACK_LOG_LINES = 80         # terminationMessagePolicy FallbackToLogsOnError: last lines ...
 FALLBACK_LOG_BYTES = 2048       # ... and bytes of the log
 SHIM = str(pathlib.Path(shim.__file__).resolve())
+NETNS_FILE = str(pathlib.Path(netns.__file__).resolve())
 # A container whose shim vanished without recording its exit. Upstream: convertToAPIContainerStatuses'
 # lastTerminationState for a container that was running and cannot be found any more.
 STATUS_UNKNOWN_EXIT_CODE = 137
@@ -330,13 +336,26 @@ class ProcessRuntime:
             self.pod_volumes.pod_metadata_changed(pod)
 
     def exec_preexec(self, container_id: str) -> Callable[[], None] | None:
-        """For exec: a preexec_fn that puts the command into the running container's mounts
-        (its mount namespace and root, as `nsenter -m -r`), or None when the container has no
-        mounts of its own (it sees the host's filesystem)."""
+        """For exec (and exec probes): a preexec_fn that puts the command into the running
+        container: its pod's network namespace first, then its mounts (its mount namespace and
+        root, as `nsenter -n -m -r`) and working directory; None when the container has
+        neither (it sees the host's network and filesystem)."""
         c = self._by_id.get(_oid(container_id))
         if c is None or c.state != RUNNING or c.pid is None:
             return None
-        return self.pod_volumes.exec_preexec(c.pid, c.cwd)
+        p = self._pods.get(c.uid)
+        net, cwd = (p.netns if p is not None else ""), c.cwd
+        mounts = self.pod_volumes.exec_preexec(c.pid, cwd)
+        if not net:
+            return mounts
+
+        def enter() -> None:
+            netns.enter({"path": net})
+            if mounts is not None:
+                mounts()
+            else:
+                os.chdir(cwd)
+        return enter
 
     def container_pids(self, pod_uid: str) -> dict[str, int]:
         """Each running container's main process (its process group), by container name: what
@@ -506,6 +525,22 @@ class ProcessRuntime:
 
     # --- the pod's network ------------------------------------------------------------------
 
+    def _launch_hooks(self, p: _Pod, c: _Container) -> list[dict[str, Any]]:
+        """The shim's steps before exec, in order: the pod's network namespace, then the
+        container's mounts (its volumes, and the pod's resolv.conf at /etc/resolv.conf where
+        its node has a pod network: the cluster DNS IP is reachable there)."""
+        net = [{"module": NETNS_FILE, "func": "enter", "args": {"path": p.netns}}] if p.netns else []
+        return net + self.pod_volumes.launch_hooks(p, c, self._etc_mounts(p))
+
+    def _etc_mounts(self, p: _Pod) -> list[dict[str, Any]]:
+        """/etc/resolv.conf from the pod's resolv.conf, where its node has a pod network (on
+        the host's network the cluster DNS IP answers nowhere: the host's file stays)."""
+        resolv = self.resolv_conf_path(p.uid)
+        node = (p.pod.spec.node_name if p.pod.spec else "") or ""
+        if not self.network.covers(node) or not resolv.exists():
+            return []
+        return [{"source": str(resolv), "target": "/etc/resolv.conf", "readOnly": False, "file": True}]
+
     def _wants_network(self, p: _Pod) -> bool:
         """Whether the pod gets a network namespace of its own (its node has a pod network and
         it is no hostNetwork pod)."""
@@ -544,7 +579,7 @@ class ProcessRuntime:
             if self.node_lookup is not None:
                 lookup = self.node_lookup((p.pod.spec.node_name if p.pod.spec else "") or "")
             c.env = await make_environment(p.pod, c.spec, lookup=lookup, base=self._base_env(p), pod_ip=p.ip or POD_IP)
-            c.hooks = self.pod_volumes.launch_hooks(p, c)
+            c.hooks = self._launch_hooks(p, c)
             c.cwd = self._workdir(p, c)
         except ConfigError as err:
             self._set(c, state=WAITING, reason="CreateContainerConfigError", message=str(err))
@@ -593,8 +628,7 @@ class ProcessRuntime:
             os.close(errors_to)
         stdin: Any = transport.get_pipe_transport(0)     # uvloop's is no asyncio.WriteTransport
         try:
-            spec = {"argv": argv, "env": c.env, "cwd": c.cwd, "log": str(c.log.path), "hooks": c.hooks,
-                    **({"netns": p.netns} if p.netns else {})}
+            spec = {"argv": argv, "env": c.env, "cwd": c.cwd, "log": str(c.log.path), "hooks": c.hooks}
             stdin.write(json.dumps(spec).encode() + b"\n")
             hello = json.loads(await proto.lines.get())
             c.shim_pid, c.shim_start = hello["shim"], hello["start"]
@@ -645,8 +679,9 @@ class ProcessRuntime:
 
     async def _probe(self, c: _Container, spec: core_v1.Probe, probe_type: str) -> str:
         p = self._pods.get(c.uid)
+        preexec = self.exec_preexec(self._cid(c)) if spec.exec is not None else None
         result, output = await run_probe(spec, c.spec, env=c.env, cwd=c.cwd, pod_ip=(p.ip if p else "") or POD_IP,
-                                         netns=(p.netns if p else "") or None)
+                                         preexec=preexec)
         if result == PROBE_FAILURE and c.state == RUNNING and not c.stopping:
             self._emit(c, "Warning", "Unhealthy", f"{probe_type.capitalize()} probe failed: {output}".rstrip())
         return result

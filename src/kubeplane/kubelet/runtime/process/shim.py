@@ -13,8 +13,7 @@ It imports nothing but the standard library (it starts in ~20 ms and never loads
 kubelet); logs.py takes LogWriter and the time format from here.
 
 Protocol (one JSON object per line):
-  kubelet -> shim stdin    the spec: {"argv", "env", "cwd", "log"}, and "netns" (the pod's
-                           network namespace, entered before the container starts) if any
+  kubelet -> shim stdin    the spec: {"argv", "env", "cwd", "log", "hooks"} (hooks: Hooks)
   shim -> stdout           {"shim": pid, "start": starttime}   (the shim has detached: a
                            grandchild of the kubelet, in a session of its own, so no signal
                            meant for the kubelet's process group reaches it)
@@ -146,29 +145,6 @@ def exit_code(status: int) -> int:
     return os.WEXITSTATUS(status)
 
 
-CLONE_NEWNET = 0x40000000
-
-
-def netns_entry(path: str) -> Callable[[], None]:
-    """A function that moves the calling thread into the network namespace at path (setns(2);
-    os.setns needs Python 3.12, so through libc, loaded here: the function itself only makes
-    system calls, so it is safe as a preexec_fn after fork). The shim calls it before starting
-    the container, which inherits the namespace; the kubelet passes it as the preexec_fn of a
-    pod's exec probes (and exec)."""
-    import ctypes
-    libc = ctypes.CDLL(None, use_errno=True)
-
-    def enter() -> None:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            if libc.setns(fd, CLONE_NEWNET) != 0:
-                err = ctypes.get_errno()
-                raise OSError(err, f"setns {path}: {os.strerror(err)}")
-        finally:
-            os.close(fd)
-    return enter
-
-
 def _say(obj: Any) -> None:
     try:
         sys.stdout.write(json.dumps(obj) + "\n")
@@ -254,8 +230,6 @@ def main(argv: list[str]) -> int:
     log = LogWriter(spec["log"])
     hooks = Hooks(spec.get("hooks") or [], spec["cwd"])
     try:
-        if spec.get("netns"):
-            netns_entry(spec["netns"])()
         proc = subprocess.Popen(spec["argv"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, cwd=None if hooks else spec["cwd"], env=spec["env"],
                                 start_new_session=True, preexec_fn=hooks.run if hooks else None)
@@ -279,9 +253,9 @@ def main(argv: list[str]) -> int:
 class Hooks:
     """Steps run in the container's process between fork and exec, in order, then the chdir to
     its working directory: each {"module": a file's path, "func": its name, "args": ...} calls
-    func(args) from that file (loaded here, before the fork). The process runtime's mounts
-    (mountns.enter) are one; a network namespace can be another. A failing step's message is
-    the start error (runc's wording around it)."""
+    func(args) from that file (loaded here, before the fork). The process runtime gives a pod's
+    network namespace first (network/netns.enter), then the mounts (mountns.enter). A failing
+    step's message is the start error (runc's wording around it)."""
 
     PREFIX = ("failed to create containerd task: failed to create shim task: OCI runtime create failed: "
               "runc create failed: unable to start container process: error during container init: ")

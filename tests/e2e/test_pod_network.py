@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import pathlib
 import signal
 import ssl
 import subprocess
@@ -217,3 +218,51 @@ def get_text(url: str) -> str:
             return str(resp.read().decode().strip())
     except OSError:
         return ""
+
+
+IN_CLUSTER = ("import json, os, socket, ssl, subprocess, time, urllib.request\n"
+              "for _ in range(150):\n"                      # the Service appears in the DNS once its informer has it
+              "    try:\n"
+              "        ip = socket.gethostbyname('web')\n"
+              "        break\n"
+              "    except OSError:\n"
+              "        time.sleep(0.2)\n"
+              "print('web', ip, socket.gethostbyname('web.default.svc.cluster.local'), flush=True)\n"
+              "print('getent', *subprocess.run(['getent', 'hosts', 'kubernetes.default'], capture_output=True,\n"
+              "                                text=True).stdout.split()[:1], flush=True)\n"
+              "print('fetch', urllib.request.urlopen('http://web/whoami.txt', timeout=5).read().decode().strip(),\n"
+              "      flush=True)\n"
+              "d = '/var/run/secrets/kubernetes.io/serviceaccount'\n"
+              "ctx = ssl.create_default_context(cafile=d + '/ca.crt')\n"
+              "body = json.dumps({'apiVersion': 'authentication.k8s.io/v1', 'kind': 'SelfSubjectReview'}).encode()\n"
+              "req = urllib.request.Request('https://kubernetes.default/apis/authentication.k8s.io/v1/selfsubjectreviews',\n"
+              "    data=body, headers={'Authorization': 'Bearer ' + open(d + '/token').read(),\n"
+              "                        'Content-Type': 'application/json'})\n"
+              "print('user', json.load(urllib.request.urlopen(req, context=ctx, timeout=10))['status']['userInfo']['username'],\n"
+              "      flush=True)\n"
+              "time.sleep(3600)\n")
+
+
+def test_a_pod_resolves_service_names_through_its_resolv_conf_and_calls_them(ncluster: Cluster) -> None:
+    """A pod's /etc/resolv.conf is its own (the cluster DNS, search default.svc.cluster.local ...):
+    the C library's resolver in the pod finds a Service by its short name and the API server as
+    kubernetes.default, and the pod fetches from both (through the kube-proxy), the API server
+    with its ServiceAccount token."""
+    c = ncluster
+    assert "10.96.0.10" not in pathlib.Path("/etc/resolv.conf").read_text()     # the pod's file, not the host's
+    names = {p["metadata"]["name"] for p in web(c)}
+    c.apply_yaml({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+                  "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": PORT}]}})
+    cluster_ip = c.get_json("service", "web")["spec"]["clusterIP"]
+    c.apply_yaml({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "in-cluster", "namespace": "default"},
+                  "spec": {"terminationGracePeriodSeconds": 1, "containers": [
+                      {"name": "c", "image": "python:3", "command": [PY, "-c", IN_CLUSTER]}]}})
+    out = eventually(lambda: (o := c.kubectl("logs", "in-cluster", check=False).stdout).count("\n") >= 4 and o,
+                     "the pod's four lines", timeout=90)
+    lines = dict(line.split(" ", 1) for line in out.splitlines()[:4])
+    assert lines["web"] == f"{cluster_ip} {cluster_ip}"
+    assert lines["getent"] == "10.96.0.1"
+    assert lines["fetch"] in names
+    assert lines["user"] == "system:serviceaccount:default:default"
+    uid = c.get_json("pod", "in-cluster")["metadata"]["uid"]
+    assert netns_name(uid) in netns_list()                   # it is in a network namespace of its own

@@ -148,9 +148,9 @@ class _Pod:
     dir: pathlib.Path
     sandbox: str = ""
     sandbox_ready: bool = False
+    stopped: bool = False                    # its sandbox was stopped: volumes gone for good, a network being made undone
     ip: str = ""                             # its own address ("": the host's network)
     netns: str = ""                          # the path of its network namespace, if it has one
-    stopped: bool = False                    # its sandbox was stopped: volumes gone for good, a network being made undone
     containers: list[_Container] = field(default_factory=list)    # oldest first
 
 
@@ -405,7 +405,7 @@ class ProcessRuntime:
             if uid in self._pods:
                 continue
             p = self._pods[uid] = _Pod(uid, _recorded_pod(uid, rec), self.root / "pods" / uid,
-                                       rec.get("sandbox") or "", bool(rec.get("ready")), bool(rec.get("stopped")))
+                                       rec.get("sandbox") or "", bool(rec.get("ready")), stopped=bool(rec.get("stopped")))
             for a in attempts:
                 try:
                     c = self._adopt(p, a)

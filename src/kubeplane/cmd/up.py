@@ -287,8 +287,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--cluster-dns-port", type=flags.port, default=0, metavar="PORT",
                    help="the cluster DNS server's port (default 0: a free one, logged at start)")
     p.add_argument("--cluster-dns-listen", type=flags.ip_port, action="append", default=[], metavar="IP:PORT",
-                   help="another address for the cluster DNS server (repeatable), e.g. the cluster DNS IP "
-                        "10.96.0.10:53 on a host interface the pods route to")
+                   help="another address for the cluster DNS server (repeatable), local already (with "
+                        "--pod-network netns, or auto as root, it listens on the cluster DNS IP's port 53 "
+                        "by itself)")
     p.add_argument("--admission-control-config-file", default=None, metavar="FILE",
                    help="AdmissionConfiguration (apiserver.config.k8s.io/v1) configuring admission plugins, "
                         "e.g. PodSecurity's defaults and exemptions")

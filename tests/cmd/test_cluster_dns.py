@@ -45,3 +45,19 @@ def test_check_listen_refuses_a_port_in_use_in_one_line() -> None:
             check_listen(args(0, extra=[("127.0.0.1", port)]))
         check_listen(args(port, controllers=False))       # no controllers: no DNS server
     check_listen(args(0))                                   # a free port is picked later
+
+
+def test_the_pod_networks_listener_is_the_cluster_dns_ip_port_53() -> None:
+    """Only where up's process-runtime pods get network namespaces; not twice when the user
+    named it with --cluster-dns-listen."""
+    from kubeplane.cmd.cluster_dns import pod_network_listeners
+
+    def up_args(runtime: str = "process", pod_network: str = "netns", nodes: int = 1,
+                listen: list[tuple[str, int]] | None = None) -> argparse.Namespace:
+        return argparse.Namespace(runtime=runtime, pod_network=pod_network, nodes=nodes,
+                                  service_cluster_ip_range="10.200.0.0/16", cluster_dns_listen=listen or [])
+    assert pod_network_listeners(up_args()) == [("10.200.0.10", 53)]
+    assert pod_network_listeners(up_args(runtime="sim")) == []
+    assert pod_network_listeners(up_args(pod_network="host")) == []
+    assert pod_network_listeners(up_args(nodes=0)) == []
+    assert pod_network_listeners(up_args(listen=[("10.200.0.10", 53)])) == []

@@ -3,6 +3,8 @@ deleted through the API is what the server answers, with no list per query."""
 from __future__ import annotations
 
 import asyncio
+import socket
+from typing import Any
 
 import dns.message
 import dns.rcode
@@ -53,3 +55,24 @@ async def test_informers_feed_the_zone() -> None:
     finally:
         await factory.shutdown()
         await cs.close()
+
+
+async def test_a_nonlocal_listener_that_cannot_bind_is_logged_and_left_out(caplog: Any) -> None:
+    """Another kubeplane on the machine holds the cluster DNS IP's port: this server still
+    serves on its own address."""
+    from kubeplane.dns.app import run_cluster_dns
+    cs = await FakeClientset.new()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as busy:
+        busy.bind(("127.0.0.1", 0))
+        taken = busy.getsockname()
+        started: list[list[tuple[str, int]]] = []
+        task = asyncio.ensure_future(run_cluster_dns(cs, DNSOptions(nonlocal_listeners=[taken]),
+                                                     on_listening=started.append))
+        try:
+            await until(lambda: started, "the listeners")
+            assert len(started[0]) == 1 and started[0][0] != taken
+            assert f"cannot listen on 127.0.0.1:{taken[1]}" in caplog.text
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            await cs.close()

@@ -120,6 +120,14 @@ def test_published_not_ready_addresses_come_from_the_slice_ready_condition() -> 
     assert answers(ask(DNSServer(z), "db-2.db.default.svc.cluster.local.", "A")) == ["10.244.0.7"]
 
 
+def test_an_endpoint_without_a_ready_condition_counts_as_ready() -> None:
+    """As CoreDNS's (and the kube-proxy's): an unset ready condition is ready."""
+    z = zone_with(service("db", cluster_ip="None"),
+                  endpoint_slice("db", [{"addresses": ["10.244.0.4"]}, {"addresses": ["10.244.0.5"], "conditions": {}},
+                                        {"addresses": ["10.244.0.6"], "conditions": {"ready": False}}]))
+    assert answers(ask(DNSServer(z), "db.default.svc.cluster.local.", "A")) == ["10.244.0.4", "10.244.0.5"]
+
+
 def test_srv_of_a_cluster_ip_service(server: DNSServer) -> None:
     m = ask(server, "_http._tcp.web.default.svc.cluster.local.", "SRV")
     assert answers(m) == ["0 100 80 web.default.svc.cluster.local."]

@@ -214,3 +214,21 @@ def test_a_slowly_trickled_tcp_message_is_not_given_more_time(monkeypatch: Any) 
         finally:
             await own.stop()
     asyncio.run(run())
+
+
+def test_a_freebind_listener_needs_no_local_address_yet() -> None:
+    """The pod network's listener on the cluster DNS IP: bound before the kube-proxy makes the
+    address local (192.0.2.53, TEST-NET-1, is local nowhere)."""
+    async def run() -> None:
+        plain = DNSListener(DNSServer(zone_with()))
+        with pytest.raises(OSError):
+            await plain.start("192.0.2.53", 0)
+        own = DNSListener(DNSServer(zone_with()))
+        host, port = await own.start("192.0.2.53", 0, freebind=True)
+        try:
+            assert host == "192.0.2.53" and port
+            assert own.udp is not None and own.udp.get_extra_info("sockname") == (host, port)
+            assert own.tcp is not None and own.tcp.sockets[0].getsockname() == (host, port)
+        finally:
+            await own.stop()
+    asyncio.run(run())

@@ -12,8 +12,8 @@ field selector, as helm's).
 
 The chart is helm's default one (`helm create`): a web Deployment and Service, and its
 templates/tests/test-connection.yaml, a pod that fetches the service. With the process runtime
-the containers are real processes sharing 127.0.0.1, so the web server listens on a free port
-and the test pod fetches it there.
+on the host's network (--pod-network host) the containers are real processes sharing 127.0.0.1,
+so the web server listens on a free port and the test pod fetches it there.
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    c = Cluster(nodes=1, extra_args=("--runtime", "process")).start()
+    c = Cluster(nodes=1, extra_args=("--runtime", "process", "--pod-network", "host")).start()
     try:
         yield c
     finally:

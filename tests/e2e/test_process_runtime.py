@@ -3,7 +3,8 @@
 A Deployment running `python -m http.server PORT` becomes Ready through a real httpGet probe
 and answers a real HTTP request; `kubectl logs` shows the request; `kubectl delete` stops the
 process. A rolling update whose new pods fail their readiness probe stalls at maxUnavailable.
-All process pods share 127.0.0.1, so each test picks a free port of its own.
+All process pods share 127.0.0.1 here (--pod-network host; test_pod_network.py has pods in
+network namespaces of their own), so each test picks a free port of its own.
 """
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def port_open(port: int) -> bool:
 
 @pytest.fixture(scope="module")
 def pcluster() -> Iterator[Cluster]:
-    c = Cluster(nodes=1, extra_args=("--runtime", "process")).start()
+    c = Cluster(nodes=1, extra_args=("--runtime", "process", "--pod-network", "host")).start()
     try:
         yield c
     finally:
@@ -135,7 +136,7 @@ def test_containers_survive_a_restart_of_up(sig: int) -> None:
     no new container event), its log keeps growing in the same file; deleting the Deployment
     then stops the process."""
     port = free_port()
-    c = Cluster(nodes=1, extra_args=("--runtime", "process")).start()
+    c = Cluster(nodes=1, extra_args=("--runtime", "process", "--pod-network", "host")).start()
     try:
         c.apply_yaml(deployment("web", {
             "name": "web", "image": "python:3", "command": [PY, "-m", "http.server", str(port), "--bind", "127.0.0.1"],

@@ -3,7 +3,8 @@
 A pod reads its ConfigMap, Secret and downward-API files (its logs show them), sees an updated
 ConfigMap value (but not in its subPath mount, as upstream), shares an emptyDir between two
 containers; another calls the API server over HTTPS with its projected ServiceAccount token and
-ca.crt; a pod whose ConfigMap is missing stays ContainerCreating with upstream's FailedMount
+ca.crt (at the host's 127.0.0.1: --pod-network host; test_pod_network.py calls it as
+kubernetes.default from a network namespace); a pod whose ConfigMap is missing stays ContainerCreating with upstream's FailedMount
 event until the ConfigMap is created. Skipped where mount namespaces cannot be made.
 """
 from __future__ import annotations
@@ -31,7 +32,7 @@ pytestmark = pytest.mark.skipif(not (os.geteuid() == 0 and mountns.supported()),
 
 @pytest.fixture(scope="module")
 def vcluster() -> Iterator[Cluster]:
-    c = Cluster(nodes=1, extra_args=("--runtime", "process")).start()
+    c = Cluster(nodes=1, extra_args=("--runtime", "process", "--pod-network", "host")).start()
     try:
         yield c
     finally:

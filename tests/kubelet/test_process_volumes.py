@@ -225,6 +225,28 @@ async def test_a_restarted_runtime_unmounts_the_volumes_of_pods_gone_meanwhile(t
         second.close()
 
 
+async def test_a_restarted_runtime_keeps_a_stopped_sandbox_stopped(tmp_path: pathlib.Path) -> None:
+    """pod.json records the stop: the next runtime sets up no volumes of that sandbox again."""
+    first = ProcessRuntime(root_dir=tmp_path)
+    pod = make_pod([{"name": "c", "image": "python:3", "command": [PY, "-c", "pass"]}],
+                   volumes=[{"name": "e", "emptyDir": {}}])
+    first.run_pod_sandbox(pod)
+    await eventually(lambda: first.pod_status("uid-1").sandbox.state == "Ready", what="set up")
+    first.stop_pod_sandbox("uid-1")
+    assert not (tmp_path / "pods/uid-1/volumes").exists()
+    first._detach()
+    second = ProcessRuntime(root_dir=tmp_path)
+    try:
+        assert second.restore_pod(pod)
+        p = second._pods["uid-1"]
+        assert (p.stopped, p.sandbox_ready, p.ip, p.netns) == (True, False, "", "")
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert not (tmp_path / "pods/uid-1/volumes").exists()
+    finally:
+        second.close()
+
+
 async def test_downward_api_files_follow_label_changes(kenv: Any) -> None:
     cs, kl = kenv
     pods = cs.core_v1().pods("default")

@@ -6,11 +6,13 @@ endpointslices) bound to it. The DNS server (kubeplane.dns) runs in `up`'s proce
 service account, on --cluster-dns-address:--cluster-dns-port (default 127.0.0.1 and a free
 port, logged), zone --cluster-domain, forwarding other names to /etc/resolv.conf's servers.
 
-Hook for the pod network: pods' resolv.conf names the cluster DNS IP (10.96.0.10, port 53).
-Once pods have their own network namespaces, put that address on a host interface the pods
-route to (as NodeLocal DNSCache binds the kube-dns IP on a dummy interface) and start `up` with
-`--cluster-dns-listen 10.96.0.10:53` (DNSOptions.extra_listeners; ClusterDNS.listen adds one
-to a running server); or give the kube-dns Service endpoints a kube-proxy routes to a listener.
+Pods' resolv.conf names the cluster DNS IP (10.96.0.10, port 53). When the process runtime
+gives pods network namespaces (`--pod-network` netns, or auto as root), the server also listens
+on that IP's port 53 (pod_network_listeners): the kubelet's kube-proxy makes the kubelet's
+--cluster-dns addresses local on its interface (kubelet/network/proxy.py), as NodeLocal
+DNSCache binds the kube-dns IP on a dummy interface, and the listener is bound with IP_FREEBIND,
+so neither has to start first. Pods reach it through their default route, the host. Elsewhere
+`--cluster-dns-listen IP:PORT` adds listeners on addresses that are local already.
 
 The bootstrap policy's system:kube-dns role (services and endpoints) is kube-dns's, which read
 Endpoints; CoreDNS reads EndpointSlices and namespaces, so kubeadm gives it system:coredns.
@@ -20,6 +22,7 @@ CoreDNSClusterRole, CoreDNSClusterRoleBinding, CoreDNSServiceAccount).
 """
 from __future__ import annotations
 
+import asyncio
 import copy
 import ipaddress
 import logging
@@ -38,6 +41,7 @@ SERVICE_NAME = "kube-dns"
 SERVICE_ACCOUNT = "coredns"
 CLUSTER_ROLE = "system:coredns"
 DNS_LABEL = {"k8s-app": "kube-dns"}
+DNS_PORT = 53                           # the kube-dns Service's dns and dns-tcp ports
 METRICS_PORT = 9153
 USER = authenticated(f"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}", "system:serviceaccounts",
                      f"system:serviceaccounts:{NAMESPACE}")
@@ -57,8 +61,8 @@ def service(cluster_ip: str) -> dict[str, Any]:
                                     "kubernetes.io/name": "CoreDNS"},
                          "annotations": {"prometheus.io/port": str(METRICS_PORT), "prometheus.io/scrape": "true"}},
             "spec": {"clusterIP": cluster_ip, "selector": dict(DNS_LABEL),
-                     "ports": [{"name": "dns", "port": 53, "protocol": "UDP", "targetPort": 53},
-                               {"name": "dns-tcp", "port": 53, "protocol": "TCP", "targetPort": 53},
+                     "ports": [{"name": "dns", "port": DNS_PORT, "protocol": "UDP", "targetPort": DNS_PORT},
+                               {"name": "dns-tcp", "port": DNS_PORT, "protocol": "TCP", "targetPort": DNS_PORT},
                                {"name": "metrics", "port": METRICS_PORT, "protocol": "TCP",
                                 "targetPort": METRICS_PORT}]}}
 
@@ -119,13 +123,30 @@ def check_listen(args: Any) -> None:
                             f"{(err.strerror or str(err)).lower()}") from None
 
 
+def pod_network_listeners(args: Any) -> list[tuple[str, int]]:
+    """The cluster DNS IP's port 53 when `up`'s process-runtime pods get network namespaces
+    (see the module docstring), else nothing."""
+    if getattr(args, "runtime", "sim") != "process" or not getattr(args, "nodes", 0):
+        return []
+    mode = getattr(args, "pod_network", "host")
+    if mode == "host":
+        return []
+    if mode == "auto":
+        from ..kubelet.network import unavailable_reason
+        if unavailable_reason():
+            return []
+    listener = (dns_ip(args.service_cluster_ip_range), DNS_PORT)
+    return [] if listener in args.cluster_dns_listen else [listener]
+
+
 async def run(api: APIServer, args: Any, clientset_for: Callable[[Any], Any]) -> None:
     """Serve the cluster DNS until cancelled (a supervised component of `up`)."""
     from ..dns.app import DNSOptions, run_cluster_dns
     options = DNSOptions(address=args.cluster_dns_address, port=args.cluster_dns_port,
                          cluster_domain=args.cluster_domain,
                          cluster_dns_ips=(dns_ip(args.service_cluster_ip_range),),
-                         extra_listeners=list(args.cluster_dns_listen))
+                         extra_listeners=list(args.cluster_dns_listen),
+                         nonlocal_listeners=await asyncio.to_thread(pod_network_listeners, args))
     def listening(addrs: list[tuple[str, int]]) -> None:
         log.info("Serving cluster DNS on %s", ", ".join(f"{h}:{p}" for h, p in addrs),
                  extra={"zone": args.cluster_domain, "clusterDNS": options.cluster_dns_ips[0]})

@@ -140,7 +140,7 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
                           profile=args.profile, options=KubeletOptions(heartbeat_period=args.node_heartbeat_period,
                                                                        **cluster_dns_kubelet_options(args)),
                           node_registry=api.nodes, data_dir=args.data_dir.resolve() / "kubelet", factory=f,
-                          clientset_for=node_clientsets(api))
+                          clientset_for=node_clientsets(api), pod_network=args.pod_network)
 
     async def cluster_dns() -> None:             # informers of its own, as the coredns service account
         from . import cluster_dns as addon
@@ -220,6 +220,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--nodes", type=flags.non_negative_int, default=1, help="simulated nodes to start (default 1)")
     p.add_argument("--runtime", choices=("sim", "process"), default="sim",
                    help="how nodes run pods: sim, or process (real local processes) (default sim)")
+    p.add_argument("--pod-network", choices=("auto", "netns", "host"), default="auto",
+                   help="process runtime: a network namespace and podCIDR address per pod (netns), the host's "
+                        "network for every pod (host), or netns where this process may create namespaces, "
+                        "i.e. as root (default auto)")
     p.add_argument("--profile", default="default",
                    help="sim runtime behaviour: a shipped profile (default, readiness-delay, failing-readiness, "
                         "crash-loop, image-pull-failure) or a directory of stage YAML files")
@@ -283,8 +287,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--cluster-dns-port", type=flags.port, default=0, metavar="PORT",
                    help="the cluster DNS server's port (default 0: a free one, logged at start)")
     p.add_argument("--cluster-dns-listen", type=flags.ip_port, action="append", default=[], metavar="IP:PORT",
-                   help="another address for the cluster DNS server (repeatable), e.g. the cluster DNS IP "
-                        "10.96.0.10:53 on a host interface the pods route to")
+                   help="another address for the cluster DNS server (repeatable), local already (with "
+                        "--pod-network netns, or auto as root, it listens on the cluster DNS IP's port 53 "
+                        "by itself)")
     p.add_argument("--admission-control-config-file", default=None, metavar="FILE",
                    help="AdmissionConfiguration (apiserver.config.k8s.io/v1) configuring admission plugins, "
                         "e.g. PodSecurity's defaults and exemptions")
@@ -415,11 +420,21 @@ def listen(address: str, port: int) -> socket.socket:
     return sock
 
 
+def check_pod_network(args: argparse.Namespace) -> None:
+    """--pod-network=netns where namespaces cannot be made is refused before anything starts
+    (auto falls back to the host's network and logs why, once)."""
+    if args.runtime == "process" and args.nodes and args.pod_network == "netns":
+        from ..kubelet.network import unavailable_reason
+        if reason := unavailable_reason():
+            raise Fatal(f"--pod-network=netns: cannot create network namespaces: {reason}")
+
+
 async def serve(args: argparse.Namespace, on_ready: Callable[[_Server], None] | None = None) -> None:
     """on_ready(server) is called once everything has started (kubeplane.testing's control plane
     learns the API server and how to stop it from it)."""
     data_dir: pathlib.Path = args.data_dir.resolve()
     flags.check_profile(args.runtime, args.profile, args.nodes)
+    check_pod_network(args)
     configure_api_enablement(args)
     lock = DataDirLock.acquire(data_dir)
     try:

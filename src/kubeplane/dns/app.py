@@ -4,9 +4,12 @@ listeners answer on the configured address.
     await run_cluster_dns(clientset, DNSOptions(address="127.0.0.1", port=0),
                           on_listening=lambda addrs: print(addrs))
 
-Hook for the pod network: `ClusterDNS.listen(host, port)` adds a listener to a running server,
-e.g. the cluster DNS IP (10.96.0.10:53) on the pod network's bridge once one exists, so pods
-whose resolv.conf names the cluster DNS IP reach it.
+Hook for the pod network: `nonlocal_listeners` are addresses that need not be local when the
+server starts (bound with IP_FREEBIND), e.g. the cluster DNS IP 10.96.0.10:53, which the
+kubelet's kube-proxy puts on its interface for pods in network namespaces
+(kubelet/network/proxy.py); one that cannot be bound (a port taken by another kubeplane on the
+machine) is logged and left out, the server goes on. `ClusterDNS.listen(host, port)` adds a
+listener to a running server.
 
 Upstream: coredns plugin/kubernetes controller.go (dnsControl: the informers), setup.go.
 """
@@ -36,6 +39,7 @@ class DNSOptions:
     ttl: int = DEFAULT_TTL
     pods: str = PODS_INSECURE
     extra_listeners: list[tuple[str, int]] = field(default_factory=list)
+    nonlocal_listeners: list[tuple[str, int]] = field(default_factory=list)    # IP_FREEBIND, failures logged
 
 
 class ClusterDNS:
@@ -45,7 +49,7 @@ class ClusterDNS:
         self.options = options
         self.zone = ClusterZone(zone=dns.name.from_text(options.cluster_domain.rstrip(".") + "."),
                                 ttl=options.ttl, pods=options.pods, dns_ips=options.cluster_dns_ips)
-        own = frozenset({(options.address, options.port), *options.extra_listeners})
+        own = frozenset({(options.address, options.port), *options.extra_listeners, *options.nonlocal_listeners})
         self.forwarder = Forwarder(upstreams if upstreams is not None
                                    else upstreams_from_resolv_conf(options.resolv_conf, own))
         self.server = DNSServer(self.zone, self.forwarder)
@@ -68,9 +72,9 @@ class ClusterDNS:
         z.synced = lambda: all(i.has_synced() for i in informers)
         return informers
 
-    async def listen(self, host: str, port: int) -> tuple[str, int]:
+    async def listen(self, host: str, port: int, *, freebind: bool = False) -> tuple[str, int]:
         listener = DNSListener(self.server)
-        addr = await listener.start(host, port)
+        addr = await listener.start(host, port, freebind=freebind)
         self.listeners.append(listener)
         log.info("cluster DNS listening", extra={"address": f"{addr[0]}:{addr[1]}", "zone": self.options.cluster_domain,
                                                  "upstreams": ",".join(f"{h}:{p}" for h, p in self.forwarder.upstreams)})
@@ -100,6 +104,12 @@ async def run_cluster_dns(clientset: Any, options: DNSOptions,
         addrs = [await cluster_dns.listen(options.address, options.port)]
         for host, port in options.extra_listeners:
             addrs.append(await cluster_dns.listen(host, port))
+        for host, port in options.nonlocal_listeners:
+            try:
+                addrs.append(await cluster_dns.listen(host, port, freebind=True))
+            except OSError as err:
+                log.error("cluster DNS: cannot listen on %s:%d (%s): pods in network namespaces get no cluster "
+                          "DNS there", host, port, err.strerror or err)
         if on_listening is not None:
             on_listening(addrs)
         await factory.wait_for_cache_sync()

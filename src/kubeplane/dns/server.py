@@ -22,6 +22,11 @@ of order when one is forwarded); a connection that does not complete a message w
 (more are closed at once) and a bounded number of forwards in flight per connection (reading
 pauses until they finish).
 
+A listener may be bound to an address that is not local yet (`freebind`: IP_FREEBIND, as
+NodeLocal DNSCache's and systemd's listeners on addresses that come and go): the pod network's
+kube-proxy puts the cluster DNS IP on its interface when it starts (and again after a restart),
+and packets to it reach the socket from then on, whichever of the two starts first.
+
 Upstream: coredns core/dnsserver (server.go ServeDNS), miekg/dns (server.go, acceptfunc.go,
 msg_truncate.go).
 """
@@ -29,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import struct
 from typing import Any, Awaitable, Callable
 
@@ -56,6 +62,7 @@ READ_TIMEOUT = 2.0             # Upstream: miekg/dns server readTimeout
 IDLE_TIMEOUT = 8.0             # Upstream: miekg/dns server idleTimeout (RFC 7766 suggests seconds)
 MAX_TCP_CONNECTIONS = 100       # each an fd of the process the API server shares; TCP is the rare retry
 MAX_TCP_INFLIGHT = 16
+IP_FREEBIND = getattr(socket, "IP_FREEBIND", 15)     # <linux/in.h>; the socket module has it from 3.12
 
 Reply = bytes | None | Awaitable[bytes | None]
 
@@ -347,14 +354,20 @@ class DNSListener:
         if not task.cancelled() and task.exception() is not None:
             log.error("cluster DNS: a forwarded query failed", exc_info=task.exception())
 
-    async def start(self, host: str, port: int) -> tuple[str, int]:
+    async def start(self, host: str, port: int, *, freebind: bool = False) -> tuple[str, int]:
+        """Listen on host:port (UDP and TCP); freebind: host need not be a local address yet."""
         loop = asyncio.get_running_loop()
         for _ in range(10):               # port 0: find one free for both UDP and TCP
-            udp, _ = await loop.create_datagram_endpoint(lambda: _UDP(self.server, self.spawn),
-                                                         local_addr=(host, port))
+            where: dict[str, Any] = ({"sock": _freebind_socket(host, port, socket.SOCK_DGRAM)} if freebind
+                                     else {"local_addr": (host, port)})
+            udp, _ = await loop.create_datagram_endpoint(lambda: _UDP(self.server, self.spawn), **where)
             bound = udp.get_extra_info("sockname")[1]
             try:
-                self.tcp = await loop.create_server(lambda: _TCP(self), host, bound, reuse_address=True)
+                if freebind:
+                    where = {"sock": _freebind_socket(host, bound, socket.SOCK_STREAM)}
+                else:
+                    where = {"host": host, "port": bound, "reuse_address": True}
+                self.tcp = await loop.create_server(lambda: _TCP(self), **where)
             except OSError:
                 udp.close()
                 if port:
@@ -377,3 +390,20 @@ class DNSListener:
         for t in list(self.tasks):
             t.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
+
+
+def _freebind_socket(host: str, port: int, kind: int) -> socket.socket:
+    """A socket bound to host:port with IP_FREEBIND (and SO_REUSEADDR for TCP, as the other
+    listeners), non-blocking, for asyncio to take over."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, kind)
+    try:
+        sock.setsockopt(socket.SOL_IP, IP_FREEBIND, 1)
+        if kind == socket.SOCK_STREAM:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock

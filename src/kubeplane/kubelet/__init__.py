@@ -13,6 +13,8 @@ server.py (the HTTPS /containerLogs, /metrics and /healthz a standalone kubelet 
 """
 from __future__ import annotations
 
+import asyncio
+
 import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
@@ -37,7 +39,8 @@ async def run_kubelet(clientset: Clientset, *, nodes: int, runtime: str = "sim",
                       options: KubeletOptions | None = None, node_registry: dict[str, Any] | None = None,
                       data_dir: str | os.PathLike[str] | None = None, server: KubeletServer | None = None,
                       factory: SharedInformerFactory | None = None,
-                      clientset_for: Callable[[str], Clientset] | None = None) -> None:
+                      clientset_for: Callable[[str], Clientset] | None = None,
+                      pod_network: str = "host") -> None:
     """Run `nodes` nodes named <node_prefix><i> until cancelled (what `kubeplane up --nodes N`
     and `kubeplane kubelet` call).
 
@@ -52,6 +55,7 @@ async def run_kubelet(clientset: Clientset, *, nodes: int, runtime: str = "sim",
     clientset_for: node name -> the clientset that node's requests go out on, as
     system:node:<name> (`kubeplane up`: one in-process transport per node); by default every
     node uses `clientset`. The pod informer (one for all nodes) uses `clientset`.
+    pod_network: the process runtime's "auto", "netns" or "host" (kubelet/network).
     """
     from .kubelet import KubeletOptions
 
@@ -64,7 +68,7 @@ async def run_kubelet(clientset: Clientset, *, nodes: int, runtime: str = "sim",
     try:
         await _run(clientset, nodes=nodes, runtime=runtime, profile=profile, clock=clock, node_prefix=node_prefix,
                    options=options, node_registry=node_registry, data_dir=data_dir, server=server, factory=factory,
-                   clientset_for=clientset_for)
+                   clientset_for=clientset_for, pod_network=pod_network)
     finally:
         if server is not None:
             await server.stop()
@@ -74,7 +78,7 @@ async def _run(clientset: Clientset, *, nodes: int, runtime: str, profile: str, 
                options: KubeletOptions, node_registry: dict[str, Any] | None,
                data_dir: str | os.PathLike[str] | None, server: KubeletServer | None,
                factory: SharedInformerFactory | None,
-               clientset_for: Callable[[str], Clientset] | None = None) -> None:
+               clientset_for: Callable[[str], Clientset] | None = None, pod_network: str = "host") -> None:
     from ..client.tools.record import EventBroadcaster
     from ..client.tools.record.event import MAX_QUEUED_EVENTS
     from .kubelet import Kubelet
@@ -85,16 +89,28 @@ async def _run(clientset: Clientset, *, nodes: int, runtime: str, profile: str, 
     sink = NodeEventSink(clientset_for, clientset) if clientset_for is not None else None
     broadcaster = EventBroadcaster(clientset, clock=clock, sink=sink,
                                    max_queued_events=MAX_QUEUED_EVENTS * max(1, nodes))
-    kwargs: dict[str, Any] = {"profile": profile} if runtime == "sim" else {"root_dir": data_dir}
+    kwargs: dict[str, Any] = {"profile": profile} if runtime == "sim" else {"root_dir": data_dir,
+                                                                           "pod_network": pod_network}
     rt = new_runtime(runtime, clock=clock, **kwargs)
     kl = Kubelet(clientset, node_names=node_names(nodes, node_prefix), runtime=rt, clock=clock,
                  options=options, broadcaster=broadcaster, node_registry=node_registry, factory=factory,
                  clientset_for=clientset_for)
     if server is not None:
         server.host = kl
+    proxy = None
+    if factory is not None and getattr(rt, "network", None) is not None and pod_network != "host":
+        from .network.proxy import ServiceProxy       # Services for pods in network namespaces
+        proxy = ServiceProxy(factory, rt.network,      # type: ignore[attr-defined]
+                             cluster_dns=options.cluster_dns)    # made local: the cluster DNS listens there
+        rt.services = proxy.services.lister().list     # type: ignore[attr-defined]
     broadcaster.start()
     try:
-        await kl.run()
+        if proxy is None:
+            await kl.run()
+        else:
+            async with asyncio.TaskGroup() as tg:
+                tg.create_task(proxy.run())
+                await kl.run()
     finally:
         await broadcaster.shutdown()
 

@@ -230,7 +230,7 @@ class Kubelet:
             existing = (await nodes.get(name)).deep_copy()
             existing.status = keep_transition_times(node.status, existing.status)
             stored = await nodes.update_status(existing)
-        self.runtime.add_node(name, ip, pod_cidr(i))
+        self.runtime.add_node(name, ip, (stored.spec.pod_cidr if stored.spec else None) or pod_cidr(i))
         recorder = self.broadcaster.new_recorder("kubelet", name) if self.broadcaster is not None else None
         self.nodes[name] = _NodeState(i, stored, ip, LeaseRenewer(cs, stored),
                                       to_dict(stored.status), now, recorder, cs)

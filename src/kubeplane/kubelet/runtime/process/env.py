@@ -66,13 +66,14 @@ def host_env(pod: core_v1.Pod) -> dict[str, str]:
     return env
 
 
-def field_value(pod: core_v1.Pod, path: str) -> str:
-    """Upstream: podFieldSelectorRuntimeValue + fieldpath.ExtractFieldPathAsString."""
+def field_value(pod: core_v1.Pod, path: str, pod_ip: str = POD_IP) -> str:
+    """Upstream: podFieldSelectorRuntimeValue + fieldpath.ExtractFieldPathAsString (pod_ip: the
+    sandbox's, which the kubelet passes in since the pod's status may not carry it yet)."""
     m, spec = pod.metadata, pod.spec or core_v1.PodSpec()
     simple = {"metadata.name": m.name, "metadata.namespace": m.namespace, "metadata.uid": m.uid,
               "spec.nodeName": spec.node_name, "spec.serviceAccountName": spec.service_account_name,
-              "status.hostIP": HOST_IP, "status.hostIPs": HOST_IP, "status.podIP": POD_IP,
-              "status.podIPs": POD_IP}
+              "status.hostIP": HOST_IP, "status.hostIPs": HOST_IP, "status.podIP": pod_ip,
+              "status.podIPs": pod_ip}
     if path in simple:
         return simple[path] or ""
     if (lm := _LABEL_PATH.match(path)) is not None:
@@ -102,12 +103,13 @@ async def _env_from(pod: core_v1.Pod, c: core_v1.Container, lookup: Lookup, env:
                 env[key] = v
 
 
-async def _var_value(pod: core_v1.Pod, v: core_v1.EnvVar, lookup: Lookup, env: dict[str, str]) -> str | None:
+async def _var_value(pod: core_v1.Pod, v: core_v1.EnvVar, lookup: Lookup, env: dict[str, str],
+                     pod_ip: str) -> str | None:
     if v.value_from is None:
         return expand(v.value or "", env)
     vf, ns = v.value_from, pod.metadata.namespace or "default"
     if vf.field_ref is not None:
-        return field_value(pod, vf.field_ref.field_path or "")
+        return field_value(pod, vf.field_ref.field_path or "", pod_ip)
     sel = vf.config_map_key_ref or vf.secret_key_ref
     if sel is not None:
         kind = "ConfigMap" if vf.config_map_key_ref is not None else "Secret"
@@ -123,7 +125,7 @@ async def _var_value(pod: core_v1.Pod, v: core_v1.EnvVar, lookup: Lookup, env: d
 
 
 async def make_environment(pod: core_v1.Pod, c: core_v1.Container, *, lookup: Lookup,
-                           base: dict[str, str]) -> dict[str, str]:
+                           base: dict[str, str], pod_ip: str = POD_IP) -> dict[str, str]:
     """envFrom first, then env in order, each value expanded against the variables before it.
 
     Upstream: makeEnvironmentVariables
@@ -131,7 +133,7 @@ async def make_environment(pod: core_v1.Pod, c: core_v1.Container, *, lookup: Lo
     env = dict(base)
     await _env_from(pod, c, lookup, env)
     for v in c.env or ():
-        value = await _var_value(pod, v, lookup, env)
+        value = await _var_value(pod, v, lookup, env, pod_ip)
         if value is not None:
             env[v.name or ""] = value
     return env

@@ -14,7 +14,9 @@ import asyncio
 import os
 import signal
 import ssl
+import subprocess
 import urllib.parse
+from collections.abc import Callable
 
 from ....api.types import core_v1
 from .. import PROBE_FAILURE, PROBE_SUCCESS
@@ -24,24 +26,28 @@ MAX_OUTPUT = 10 * 1024          # bytes of probe output kept (upstream: maxReadL
 USER_AGENT = "kube-probe/1.37"
 
 
-async def run_probe(p: core_v1.Probe, c: core_v1.Container, *, env: dict[str, str], cwd: str) -> tuple[str, str]:
-    """Upstream: prober.runProbe"""
+async def run_probe(p: core_v1.Probe, c: core_v1.Container, *, env: dict[str, str], cwd: str,
+                    pod_ip: str = POD_IP, preexec: Callable[[], None] | None = None) -> tuple[str, str]:
+    """httpGet and tcpSocket target pod_ip unless they name a host; exec probes run inside the
+    container where preexec puts them (its network namespace, mounts and working directory:
+    ProcessRuntime.exec_preexec), else in cwd on the host. Upstream: prober.runProbe"""
     timeout = float(p.timeout_seconds or 1)
     if p.exec is not None:
-        return await exec_probe([expand(a, env) for a in p.exec.command or []], env=env, cwd=cwd, timeout=timeout)
+        return await exec_probe([expand(a, env) for a in p.exec.command or []], env=env,
+                                cwd=None if preexec is not None else cwd, timeout=timeout, preexec=preexec)
     if p.http_get is not None:
         g = p.http_get
         port = resolve_port(g.port, c)
         if port is None:
             return PROBE_FAILURE, f"unable to resolve port {g.port!r}"
         headers = [(h.name or "", h.value or "") for h in g.http_headers or ()]
-        return await http_probe((g.scheme or "HTTP").upper(), g.host or POD_IP, port, g.path or "/", headers,
+        return await http_probe((g.scheme or "HTTP").upper(), g.host or pod_ip, port, g.path or "/", headers,
                                 timeout=timeout)
     if p.tcp_socket is not None:
         port = resolve_port(p.tcp_socket.port, c)
         if port is None:
             return PROBE_FAILURE, f"unable to resolve port {p.tcp_socket.port!r}"
-        return await tcp_probe(p.tcp_socket.host or POD_IP, port, timeout=timeout)
+        return await tcp_probe(p.tcp_socket.host or pod_ip, port, timeout=timeout)
     return PROBE_FAILURE, "only exec, httpGet and tcpSocket probes are supported by the process runtime"
 
 
@@ -57,16 +63,18 @@ def resolve_port(port: int | str | None, c: core_v1.Container) -> int | None:
     return None
 
 
-async def exec_probe(argv: list[str], *, env: dict[str, str], cwd: str, timeout: float) -> tuple[str, str]:
+async def exec_probe(argv: list[str], *, env: dict[str, str], cwd: str | None, timeout: float,
+                     preexec: Callable[[], None] | None = None) -> tuple[str, str]:
     """Exit code 0 -> success. Upstream: pkg/probe/exec"""
     if not argv:
         return PROBE_FAILURE, "exec probe has no command"
     try:
         proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.DEVNULL,
                                                     stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                                                    env=env, cwd=cwd, start_new_session=True)
-    except OSError as err:
-        return PROBE_FAILURE, f"exec: {argv[0]!r}: {err.strerror or err}"
+                                                    env=env, cwd=cwd, start_new_session=True,
+                                                    preexec_fn=preexec)
+    except (OSError, subprocess.SubprocessError) as err:
+        return PROBE_FAILURE, f"exec: {argv[0]!r}: {getattr(err, 'strerror', None) or err}"
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), timeout)
     except asyncio.TimeoutError:

@@ -8,6 +8,8 @@ Layout under the runtime's root (`kubeplane up`: <data-dir>/kubelet):
     pods/<uid>/containers/<id>.state      written by the shim: the container's pid and start
                                           time and startedAt, then exitCode and finishedAt
     pods/<uid>/logs/<name>/<attempt>.log  the attempt's output (CRI format, written by the shim)
+    network/<node>/...                    the pods' addresses and the node's bridge
+                                          (kubelet/network/pod_network.py)
 
 Every file is replaced atomically (write, then rename) with mode 0600, so a reader never sees
 half of one, whatever moment the writer is killed at. A pid alone does not name a process for
@@ -110,9 +112,11 @@ def kill_recorded(root: str | os.PathLike[str]) -> int:
     """SIGKILL every container (its whole process group) and shim recorded under root that is
     still running; how many containers were running. For stopping what a kubelet that is no
     longer running left behind (its containers outlive it on purpose), e.g. after tests. The
-    volumes mounted for its pods (tmpfs) are unmounted too, so root can be removed.
+    volumes mounted for its pods (tmpfs) are unmounted too, so root can be removed, and their
+    network namespaces, veths, addresses and bridges removed (kubelet/network).
     """
-    from ...volumemanager.manager import unmount_under      # (it imports the runtime's modules)
+    from ...network import teardown_recorded
+    from ...volumemanager.manager import unmount_under      # (they import the runtime's modules)
     killed = 0
     for _, attempts in recorded_pods(pathlib.Path(root)).values():
         for a in attempts:
@@ -125,4 +129,5 @@ def kill_recorded(root: str | os.PathLike[str]) -> int:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(shim["pid"], signal.SIGKILL)
     unmount_under(pathlib.Path(root) / "pods")
+    teardown_recorded(root)
     return killed

@@ -7,15 +7,23 @@ What a container is here:
 - argv is `command` + `args` with $(VAR) expanded; there is no image (the name is reported
   but never pulled) and so no entrypoint: a container without `command` waits with
   CreateContainerError. A program that cannot be executed exits 128 with reason StartError.
-- env: PATH/HOME/LANG/... from the kubelet, HOSTNAME, then envFrom and env as the kubelet
-  composes them (fieldRef, configMapKeyRef and secretKeyRef resolved through `lookup`).
+- env: PATH/HOME/LANG/... from the kubelet, HOSTNAME, the service links (KUBERNETES_SERVICE_HOST
+  & co., where Services are reachable), then envFrom and env as the kubelet composes them (fieldRef, configMapKeyRef and secretKeyRef resolved through `lookup`).
 - cwd: workingDir (created if missing, as runc does), else <root_dir>/pods/<uid>/work.
-- network: the host's. Every process pod's podIP and hostIP is 127.0.0.1, so ports are
-  real ports on 127.0.0.1 and two pods cannot listen on the same one.
+- network: with pod_network "netns" (or "auto" where this process may create network
+  namespaces: root), each pod gets a network namespace, a veth pair on its node's bridge and
+  an address from the node's podCIDR (kubelet/network): podIP is that address, and two pods
+  listen on the same port. Otherwise ("host", and hostNetwork pods) the host's: podIP and
+  hostIP are 127.0.0.1 and ports are real ports on 127.0.0.1. hostIP is 127.0.0.1 either way.
 - DNS: the sandbox writes the pod's resolv.conf as the kubelet's DNS configurer composes it
   (dnsPolicy, dnsConfig, --cluster-dns/--cluster-domain; kubelet/network/dns.py) to
-  <root_dir>/pods/<uid>/resolv.conf (resolv_conf_path); a pod's mount namespace binds it at
-  /etc/resolv.conf (until then the processes use the host's).
+  <root_dir>/pods/<uid>/resolv.conf (resolv_conf_path). Where the pod's node has a pod
+  network (the cluster DNS IP is local there, network/proxy.py), each container runs in a mount
+  namespace of its own that binds it at /etc/resolv.conf; on the host's network the processes
+  keep the host's /etc/resolv.conf.
+- launch: the shim enters the pod's network namespace (network/netns.py), then the
+  container's mounts (volumes.py), then execs; exec_preexec does the same for exec and exec
+  probes.
 - each process leads its own session and process group; stopping sends SIGTERM to the group,
   then SIGKILL once the grace period has passed (on the injected clock). When the main
   process exits, whatever is left of its group is killed, as a container's PID namespace is.
@@ -59,6 +67,7 @@ from typing import Any
 
 from ....api.types import core_v1, from_dict, meta_v1, to_dict
 from ....utils.clock import REAL_CLOCK, Clock
+from ...network import NetworkError, PodNetwork, netns, netns_name
 from .. import (
     CREATING,
     EXITED,
@@ -87,10 +96,12 @@ RUNTIME_NAME = "kubeplane-process"
 RUNTIME_VERSION = "0.1.0"
 NO_COMMAND = "container has no command: the process runtime cannot use image entrypoints"
 START_ERROR_EXIT_CODE = shim.START_ERROR_EXIT_CODE
+SANDBOX_RETRY = 5.0             # seconds before a sandbox whose network failed is made again
 SHUTDOWN_GRACE = 5.0            # most seconds a process gets to stop when the runtime stops them all
 FALLBACK_LOG_LINES = 80         # terminationMessagePolicy FallbackToLogsOnError: last lines ...
 FALLBACK_LOG_BYTES = 2048       # ... and bytes of the log
 SHIM = str(pathlib.Path(shim.__file__).resolve())
+NETNS_FILE = str(pathlib.Path(netns.__file__).resolve())
 # A container whose shim vanished without recording its exit. Upstream: convertToAPIContainerStatuses'
 # lastTerminationState for a container that was running and cannot be found any more.
 STATUS_UNKNOWN_EXIT_CODE = 137
@@ -137,7 +148,9 @@ class _Pod:
     dir: pathlib.Path
     sandbox: str = ""
     sandbox_ready: bool = False
-    stopped: bool = False                    # the sandbox was stopped: its volumes are gone for good
+    stopped: bool = False                    # its sandbox was stopped: volumes gone for good, a network being made undone
+    ip: str = ""                             # its own address ("": the host's network)
+    netns: str = ""                          # the path of its network namespace, if it has one
     containers: list[_Container] = field(default_factory=list)    # oldest first
 
 
@@ -156,7 +169,7 @@ class ProcessRuntime:
 
     def __init__(self, *, clock: Clock = REAL_CLOCK, root_dir: str | os.PathLike[str] | None = None,
                  lookup: Lookup | None = None, events: EventSink | None = None,
-                 shutdown_grace: float = SHUTDOWN_GRACE, **_ignored: Any) -> None:
+                 shutdown_grace: float = SHUTDOWN_GRACE, pod_network: str = "host", **_ignored: Any) -> None:
         self.clock = clock
         self._own_root = root_dir is None        # a temp dir, made on first use, removed by close()
         self._root = pathlib.Path(root_dir).resolve() if root_dir is not None else None
@@ -175,6 +188,10 @@ class ProcessRuntime:
         self._adopted = False
         self.volume_source: Any = None       # the kubelet's APIVolumeSource (reads, tokens, watches)
         self.pod_volumes = PodVolumes(self)
+        self.network = PodNetwork(pod_network, lambda: self.root)
+        # Every Service the kubelet knows of (its kube-proxy's lister): service link variables
+        # in the containers' environment, where Services are reachable (network/envvars.py).
+        self.services: Callable[[], list[core_v1.Service]] | None = None
 
     @property
     def root(self) -> pathlib.Path:
@@ -185,7 +202,8 @@ class ProcessRuntime:
     # --- Runtime protocol ------------------------------------------------------------------
 
     def add_node(self, node_name: str, node_ip: str, pod_cidr: str) -> None:
-        self._nodes[node_name] = node_ip     # recorded only: every pod gets 127.0.0.1
+        self._nodes[node_name] = node_ip
+        self.network.add_node(node_name, pod_cidr)      # its bridge, when pods get namespaces
 
     def set_event_handler(self, handler: EventHandler) -> None:
         self._handler = handler
@@ -193,23 +211,36 @@ class ProcessRuntime:
     def run_pod_sandbox(self, pod: core_v1.Pod) -> str:
         p = self._pod(pod)
         if not p.sandbox:
-            p.sandbox = _new_id()
-            if has_volumes(pod):             # ready once its volumes are (FailedMount until then)
+            p.sandbox, p.stopped = _new_id(), False
+            self._write_resolv_conf(p)
+            if has_volumes(pod):             # volumes first, then the network (FailedMount until then)
                 self._save_pod(p)
                 self._spawn(self.pod_volumes.set_up(p))
                 return p.sandbox
-            p.sandbox_ready = True           # nothing to set up: the host network is the pod's
-            self._write_resolv_conf(p)
+            if self._wants_network(p):
+                self._spawn(self._setup_network(p))     # ready once its namespace is
+            else:
+                p.sandbox_ready = True       # nothing to set up: the host network is the pod's
             self._save_pod(p)
             self._notify(p.uid)
         return p.sandbox
 
     def sandbox_volumes_ready(self, p: _Pod) -> None:
-        """The pod's volumes are set up: its sandbox is ready (PodVolumes.set_up calls this)."""
+        """The pod's volumes are set up (PodVolumes.set_up calls this): its network next, if it
+        gets one of its own, else its sandbox is ready."""
         if self._pods.get(p.uid) is p and p.sandbox and not p.sandbox_ready and not p.stopped:
+            if self._wants_network(p) and not p.netns:
+                self._spawn(self._setup_network(p))
+                return
             p.sandbox_ready = True
             self._save_pod(p)
             self._notify(p.uid)
+
+    def netns_path(self, pod_uid: str) -> str | None:
+        """The pod's network namespace (for setns(2) or `nsenter --net=`: exec, port-forward),
+        or None when it shares the host's network."""
+        p = self._pods.get(pod_uid)
+        return (p.netns or None) if p is not None else None
 
     def start_container(self, pod: core_v1.Pod, container: core_v1.Container, *, init: bool,
                         attempt: int) -> str:
@@ -259,6 +290,9 @@ class ProcessRuntime:
             self._notify(pod_uid)
         elif p is not None and p.stopped:
             self._save_pod(p)
+        if p is not None and p.netns:        # upstream: StopPodSandbox tears the network down
+            p.netns = ""
+            self._spawn(self.network.teardown(pod_uid))
 
     def remove_pod(self, pod_uid: str) -> None:
         p = self._pods.pop(pod_uid, None)
@@ -271,13 +305,15 @@ class ProcessRuntime:
             self._forget(c, keep_files=True)
         self.pod_volumes.tear_down(pod_uid)
         shutil.rmtree(p.dir, ignore_errors=True)
+        if self.network.active:
+            self._spawn(self.network.teardown(pod_uid))
 
     def pod_status(self, pod_uid: str) -> PodStatus | None:
         p = self._pods.get(pod_uid)
         if p is None:
             return None
         sandbox = SandboxStatus(p.sandbox, SANDBOX_READY if p.sandbox_ready else SANDBOX_NOT_READY,
-                                POD_IP) if p.sandbox else None
+                                (p.ip or POD_IP) if p.sandbox_ready else p.ip) if p.sandbox else None
         return PodStatus(pod_uid, sandbox, [self._status(c) for c in p.containers])
 
     def restore_pod(self, pod: core_v1.Pod) -> bool:
@@ -300,13 +336,26 @@ class ProcessRuntime:
             self.pod_volumes.pod_metadata_changed(pod)
 
     def exec_preexec(self, container_id: str) -> Callable[[], None] | None:
-        """For exec: a preexec_fn that puts the command into the running container's mounts
-        (its mount namespace and root, as `nsenter -m -r`), or None when the container has no
-        mounts of its own (it sees the host's filesystem)."""
+        """For exec (and exec probes): a preexec_fn that puts the command into the running
+        container: its pod's network namespace first, then its mounts (its mount namespace and
+        root, as `nsenter -n -m -r`) and working directory; None when the container has
+        neither (it sees the host's network and filesystem)."""
         c = self._by_id.get(_oid(container_id))
         if c is None or c.state != RUNNING or c.pid is None:
             return None
-        return self.pod_volumes.exec_preexec(c.pid, c.cwd)
+        p = self._pods.get(c.uid)
+        net, cwd = (p.netns if p is not None else ""), c.cwd
+        mounts = self.pod_volumes.exec_preexec(c.pid, cwd)
+        if not net:
+            return mounts
+
+        def enter() -> None:
+            netns.enter({"path": net})
+            if mounts is not None:
+                mounts()
+            else:
+                os.chdir(cwd)
+        return enter
 
     def exec_target(self, pod_uid: str, container: str) -> Any:
         """Where `kubectl exec` runs a command in the container: its running attempt's env and
@@ -373,7 +422,7 @@ class ProcessRuntime:
             if uid in self._pods:
                 continue
             p = self._pods[uid] = _Pod(uid, _recorded_pod(uid, rec), self.root / "pods" / uid,
-                                       rec.get("sandbox") or "", bool(rec.get("ready")), bool(rec.get("stopped")))
+                                       rec.get("sandbox") or "", bool(rec.get("ready")), stopped=bool(rec.get("stopped")))
             for a in attempts:
                 try:
                     c = self._adopt(p, a)
@@ -383,7 +432,22 @@ class ProcessRuntime:
                 if c is not None:
                     p.containers.append(c)
                     self._by_id[c.id] = c
+            self._readopt_network(p)
             log.info("Re-adopted pod", extra={"podUID": uid, "containers": len(p.containers)})
+        self.network.reconcile(set(self._pods))
+
+    def _readopt_network(self, p: _Pod) -> None:
+        """A re-adopted pod keeps its namespace and address; one whose namespace is gone (a
+        reboot), or was still being made, gets a new sandbox (keeping its address), as
+        upstream's kubelet makes one for a dead sandbox."""
+        a = self.network.allocation(p.uid) if p.sandbox else None
+        if a is None:
+            return
+        path = self.network.netns_path_of(a.netns)
+        if os.path.exists(path) and p.sandbox_ready:
+            p.ip, p.netns = a.ip, path
+        else:                                # gone, or the last kubelet died while making it
+            p.sandbox, p.sandbox_ready = "", False
 
     def _adopt(self, p: _Pod, a: records.Recorded) -> _Container | None:
         r, st = a.record, a.state
@@ -441,6 +505,7 @@ class ProcessRuntime:
             await self.stop_all()
         else:
             self._detach()
+            self.network.close()
 
     async def stop_all(self) -> None:
         """SIGTERM every container, SIGKILL what is left after its pod's grace period (at most
@@ -464,6 +529,8 @@ class ProcessRuntime:
         self._detach()
         self.pod_volumes.close(unmount=self._own_root)
         if self._own_root and self._root is not None:
+            if self.network.active:
+                self.network.teardown_all()
             shutil.rmtree(self._root, ignore_errors=True)
 
     def _detach(self) -> None:
@@ -473,6 +540,53 @@ class ProcessRuntime:
             if not t.done() and t is not asyncio.current_task():
                 t.cancel()
 
+    # --- the pod's network ------------------------------------------------------------------
+
+    def _launch_hooks(self, p: _Pod, c: _Container) -> list[dict[str, Any]]:
+        """The shim's steps before exec, in order: the pod's network namespace, then the
+        container's mounts (its volumes, and the pod's resolv.conf at /etc/resolv.conf where
+        its node has a pod network: the cluster DNS IP is reachable there)."""
+        net = [{"module": NETNS_FILE, "func": "enter", "args": {"path": p.netns}}] if p.netns else []
+        return net + self.pod_volumes.launch_hooks(p, c, self._etc_mounts(p))
+
+    def _etc_mounts(self, p: _Pod) -> list[dict[str, Any]]:
+        """/etc/resolv.conf from the pod's resolv.conf, where its node has a pod network (on
+        the host's network the cluster DNS IP answers nowhere: the host's file stays)."""
+        resolv = self.resolv_conf_path(p.uid)
+        node = (p.pod.spec.node_name if p.pod.spec else "") or ""
+        if not self.network.covers(node) or not resolv.exists():
+            return []
+        return [{"source": str(resolv), "target": "/etc/resolv.conf", "readOnly": False, "file": True}]
+
+    def _wants_network(self, p: _Pod) -> bool:
+        """Whether the pod gets a network namespace of its own (its node has a pod network and
+        it is no hostNetwork pod)."""
+        spec = p.pod.spec
+        return self.network.covers((spec.node_name if spec else "") or "") and not (spec and spec.host_network)
+
+    async def _setup_network(self, p: _Pod) -> None:
+        """Give the pod its namespace and address, then mark its sandbox ready; on failure,
+        a FailedCreatePodSandBox event and, after SANDBOX_RETRY seconds, no sandbox (the
+        kubelet creates it again)."""
+        sandbox = p.sandbox
+        try:
+            ip = await self.network.setup(p.uid, (p.pod.spec.node_name if p.pod.spec else "") or "")
+        except NetworkError as err:
+            self._emit_pod(p, "Warning", "FailedCreatePodSandBox",
+                           f"Failed to create pod sandbox: {err}")
+            await self.clock.sleep(SANDBOX_RETRY)
+            if self._pods.get(p.uid) is p and p.sandbox == sandbox:
+                p.sandbox = ""
+                self._notify(p.uid)
+            return
+        if self._pods.get(p.uid) is not p or p.sandbox != sandbox or p.stopped:
+            await self.network.teardown(p.uid)       # removed or stopped meanwhile
+            return
+        p.ip, p.netns = ip, self.network.netns_path_of(netns_name(p.uid))
+        p.sandbox_ready = True
+        self._save_pod(p)
+        self._notify(p.uid)
+
     # --- one attempt ------------------------------------------------------------------------
 
     async def _run(self, p: _Pod, c: _Container) -> None:
@@ -481,8 +595,8 @@ class ProcessRuntime:
             lookup = self.lookup or _no_lookup
             if self.node_lookup is not None:
                 lookup = self.node_lookup((p.pod.spec.node_name if p.pod.spec else "") or "")
-            c.env = await make_environment(p.pod, c.spec, lookup=lookup, base=host_env(p.pod))
-            c.hooks = self.pod_volumes.launch_hooks(p, c)
+            c.env = await make_environment(p.pod, c.spec, lookup=lookup, base=self._base_env(p), pod_ip=p.ip or POD_IP)
+            c.hooks = self._launch_hooks(p, c)
             c.cwd = self._workdir(p, c)
         except ConfigError as err:
             self._set(c, state=WAITING, reason="CreateContainerConfigError", message=str(err))
@@ -581,7 +695,10 @@ class ProcessRuntime:
             records.signal_group(c.pid, c.pid_start, signal.SIGKILL)
 
     async def _probe(self, c: _Container, spec: core_v1.Probe, probe_type: str) -> str:
-        result, output = await run_probe(spec, c.spec, env=c.env, cwd=c.cwd)
+        p = self._pods.get(c.uid)
+        preexec = self.exec_preexec(self._cid(c)) if spec.exec is not None else None
+        result, output = await run_probe(spec, c.spec, env=c.env, cwd=c.cwd, pod_ip=(p.ip if p else "") or POD_IP,
+                                         preexec=preexec)
         if result == PROBE_FAILURE and c.state == RUNNING and not c.stopping:
             self._emit(c, "Warning", "Unhealthy", f"{probe_type.capitalize()} probe failed: {output}".rstrip())
         return result
@@ -625,6 +742,13 @@ class ProcessRuntime:
         records.save(c.record, {"id": c.id, "name": c.spec.name, "init": c.init, "attempt": c.attempt,
                                 "seq": c.seq, "container": to_dict(c.spec), "cwd": c.cwd, "log": str(c.log.path),
                                 "shim": {"pid": c.shim_pid, "start": c.shim_start}, "boot": records.boot_id()})
+
+    def _base_env(self, p: _Pod) -> dict[str, str]:
+        env = host_env(p.pod)
+        if self.services is not None and self.network.active:
+            from ...network.envvars import service_env
+            env.update(service_env(p.pod, self.services()))
+        return env
 
     def _workdir(self, p: _Pod, c: _Container) -> str:
         wd = pathlib.Path(c.spec.working_dir) if c.spec.working_dir else p.dir / "work"
@@ -695,6 +819,16 @@ class ProcessRuntime:
         where = "initContainers" if c.init else "containers"
         ref = core_v1.ObjectReference(kind="Pod", api_version="v1", name=m.name, namespace=m.namespace, uid=m.uid,
                                       field_path=f"spec.{where}{{{c.spec.name}}}")
+        try:
+            self.events(ref, type_, reason, message)
+        except Exception:
+            log.exception("process runtime: event sink failed")
+
+    def _emit_pod(self, p: _Pod, type_: str, reason: str, message: str) -> None:
+        if self.events is None:
+            return
+        m = p.pod.metadata
+        ref = core_v1.ObjectReference(kind="Pod", api_version="v1", name=m.name, namespace=m.namespace, uid=m.uid)
         try:
             self.events(ref, type_, reason, message)
         except Exception:

@@ -13,7 +13,7 @@ It imports nothing but the standard library (it starts in ~20 ms and never loads
 kubelet); logs.py takes LogWriter and the time format from here.
 
 Protocol (one JSON object per line):
-  kubelet -> shim stdin    the spec: {"argv", "env", "cwd", "log"}
+  kubelet -> shim stdin    the spec: {"argv", "env", "cwd", "log", "hooks"} (hooks: Hooks)
   shim -> stdout           {"shim": pid, "start": starttime}   (the shim has detached: a
                            grandchild of the kubelet, in a session of its own, so no signal
                            meant for the kubelet's process group reaches it)
@@ -253,9 +253,9 @@ def main(argv: list[str]) -> int:
 class Hooks:
     """Steps run in the container's process between fork and exec, in order, then the chdir to
     its working directory: each {"module": a file's path, "func": its name, "args": ...} calls
-    func(args) from that file (loaded here, before the fork). The process runtime's mounts
-    (mountns.enter) are one; a network namespace can be another. A failing step's message is
-    the start error (runc's wording around it)."""
+    func(args) from that file (loaded here, before the fork). The process runtime gives a pod's
+    network namespace first (network/netns.enter), then the mounts (mountns.enter). A failing
+    step's message is the start error (runc's wording around it)."""
 
     PREFIX = ("failed to create containerd task: failed to create shim task: OCI runtime create failed: "
               "runc create failed: unable to start container process: error during container init: ")

@@ -5,7 +5,8 @@ process is launched into its mounts.
   VolumeManager (kubelet/volumemanager); a failure is a FailedMount Warning event on the pod
   (`MountVolume.SetUp failed for volume "x" : configmap "y" not found`), retried with
   upstream's back-off (500 ms doubling to 2m2s), the containers waiting in ContainerCreating.
-- launch_hooks: each container with volumeMounts gets a shim hook (shim.Hooks) that runs
+- launch_hooks: each container with volumeMounts (or, in a pod with a network namespace of
+  its own, a resolv.conf to see at /etc/resolv.conf) gets a shim hook (shim.Hooks) that runs
   mountns.enter in its process before exec: its own mount namespace with each mount at its
   mountPath. Where mount namespaces cannot be made (not root), the documented equivalent:
   symlinks pods/<uid>/rootfs/<container>/<mountPath> -> the volume, the directory given to the
@@ -22,7 +23,7 @@ import logging
 import os
 import pathlib
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ....api.types import core_v1
@@ -98,16 +99,22 @@ class PodVolumes:
         if self._manager is not None:
             self._manager.pod_changed(pod)
 
-    def launch_hooks(self, p: _Pod, c: _Container) -> list[dict[str, Any]]:
-        """The shim's steps that put the container into its mounts (none without volumeMounts)."""
-        if not c.spec.volume_mounts:
-            return []
+    def launch_hooks(self, p: _Pod, c: _Container,
+                     runtime_mounts: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+        """The shim's steps that put the container into its mounts: its volumeMounts, and
+        runtime_mounts (the pod's /etc/resolv.conf) except where a volumeMount has the same
+        target, as containerd leaves out its /etc files the kubelet's mounts cover. None when
+        there is nothing to mount; without mount namespaces, the volumes' symlinks only."""
         try:
-            mounts = self.manager.container_mounts(p.pod, c.spec, c.env)
+            mounts = self.manager.container_mounts(p.pod, c.spec, c.env) if c.spec.volume_mounts else []
         except SubPathError as err:
             raise ConfigError(str(err)) from None
-        if not self.manager.can_mount:
+        if mounts and not self.manager.can_mount:
             c.env["KUBEPLANE_ROOT"] = self.manager.symlink_root(p.pod, c.spec, mounts)
+            return []
+        taken = {m["target"].rstrip("/") for m in mounts}
+        mounts += [m for m in runtime_mounts if m["target"] not in taken]
+        if not mounts or not self.manager.can_mount:
             return []
         root = p.dir / "rootfs" / (c.spec.name or "")
         root.mkdir(parents=True, exist_ok=True, mode=0o755)
@@ -117,7 +124,9 @@ class PodVolumes:
     def in_mount(hooks: list[dict[str, Any]], path: str) -> bool:
         """Whether path lies in one of the mounts the hooks make (it exists in the container only)."""
         for h in hooks:
-            for m in (h.get("args") or {}).get("mounts") or ():
+            if h["module"] != MOUNTNS_FILE:          # the network namespace's hook mounts nothing
+                continue
+            for m in h["args"].get("mounts") or ():
                 t = m["target"].rstrip("/")
                 if path == t or path.startswith(t + "/"):
                     return True

@@ -372,7 +372,8 @@ class ProcessRuntime:
     def port_forward_address(self, pod_uid: str) -> tuple[str, str]:
         """(where the pod's ports listen, its sandbox id): kubelet/streaming/portforward.py"""
         p = self._pods.get(pod_uid)
-        return POD_IP, (p.sandbox if p is not None and p.sandbox else pod_uid)
+        ip = (p.ip or POD_IP) if p is not None else POD_IP      # its own address in a network namespace
+        return ip, (p.sandbox if p is not None and p.sandbox else pod_uid)
 
     def container_pids(self, pod_uid: str) -> dict[str, int]:
         """Each running container's main process (its process group), by container name: what

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import contextlib
 import functools
 import logging
@@ -457,7 +458,7 @@ def open_data_dir(args: argparse.Namespace, data_dir: pathlib.Path) -> tuple[PKI
     (one line) if any of it fails."""
     try:
         tighten_data_dir(data_dir)
-        pki = ensure_pki(data_dir, [args.address])
+        pki = ensure_pki(data_dir, [args.address, kubernetes_service_ip(args.service_cluster_ip_range)])
         transformer = encryption_at_rest(args, data_dir)
         return pki, new_storage(args.storage, data_dir, history=args.watch_history,
                                 history_bytes=args.watch_history_bytes, transformer=transformer,
@@ -469,6 +470,13 @@ def open_data_dir(args: argparse.Namespace, data_dir: pathlib.Path) -> tuple[PKI
     except (sqlite3.Error, StorageError) as err:
         hint = " (was it written with another --encryption-provider-config?)" if "cannot read" in str(err) else ""
         raise Fatal(f"data dir {data_dir} is not usable: {err}{hint}") from None
+
+
+def kubernetes_service_ip(service_cidr: str) -> str:
+    """The kubernetes Service's ClusterIP: the first address of the (first) Service CIDR, which
+    the API server's certificate names. Upstream: ServiceIPRange's first IP (kubeadm's certs)"""
+    net = ipaddress.ip_network(service_cidr.split(",")[0].strip(), strict=False)
+    return str(net.network_address + 1)
 
 
 def etcd_config(args: argparse.Namespace) -> EtcdConfig | None:

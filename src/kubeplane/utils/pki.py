@@ -155,11 +155,11 @@ def serving_cert(subject: str, hosts: list[str], issuer: x509.Certificate | None
 def _generate(pki: pathlib.Path, paths: PKI, hosts: list[str]) -> None:
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca = ca_certificate("kubeplane-ca", ca_key)
-    # upstream's apiserver certificate names (kubeadm's certs phase): the kubernetes Service's
-    # DNS names and its ClusterIP, so pods reach the API server by name or by that IP.
+    # upstream's apiserver certificate names (kubeadm's certs phase): the kubernetes Service's DNS
+    # names, and (in hosts, from up) its ClusterIP, so pods reach the API server either way.
     cert, key = serving_cert("kube-apiserver", ["localhost", "127.0.0.1", "::1", "kubernetes", "kubernetes.default",
                                                 "kubernetes.default.svc", "kubernetes.default.svc.cluster.local",
-                                                "10.96.0.1", *hosts], ca, ca_key)
+                                                *hosts], ca, ca_key)
     write_atomic(pki / "ca.key", _key_pem(ca_key))
     write_atomic(paths.ca_cert, ca.public_bytes(serialization.Encoding.PEM))
     write_atomic(paths.server_key, key)

@@ -20,7 +20,6 @@ pod.ExecLocation/AttachLocation/PortForwardLocation (strategy.go streamLocation,
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import ssl
 from dataclasses import replace
@@ -31,7 +30,7 @@ import orjson
 
 from ...api import errors
 from ...api.resources import ResourceInfo, lookup
-from ...utils.duplex import Duplex, open_connection
+from ...utils.duplex import Duplex, open_connection, splice
 from .. import upgrade
 from ..request import Request, Response, parse_request_info
 from .podlog import DIAL_TIMEOUT, _dial_error, kubelet_port, preferred_node_address
@@ -44,7 +43,6 @@ log = logging.getLogger(__name__)
 # Request headers passed on to the kubelet (the upgrade's own; not the client's credentials).
 PASSED_HEADERS = frozenset({"connection", "upgrade", "sec-websocket-key", "sec-websocket-version",
                             "sec-websocket-protocol", "sec-websocket-extensions", "x-stream-protocol-version"})
-SPLICE_READ = 1 << 16
 SESSIONS: set[asyncio.Task[None]] = set()
 
 
@@ -184,22 +182,6 @@ async def splice_to_kubelet(api: APIServer, node_name: str, path: str, req: Requ
         await splice(conn, upstream)
     finally:
         upstream.close()
-
-
-async def splice(a: Duplex, b: Duplex) -> None:
-    """Copy both ways until either side ends; each copy waits while its reader does not read."""
-    async def copy(src: Duplex, dst: Duplex) -> None:
-        with contextlib.suppress(ConnectionError):
-            while data := await src.read(SPLICE_READ):
-                dst.write(data)
-                await dst.drain()
-    tasks = [asyncio.ensure_future(copy(a, b)), asyncio.ensure_future(copy(b, a))]
-    try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def status_error(e: errors.StatusError) -> bytes:

@@ -31,7 +31,6 @@ import orjson
 from ...api import errors
 from ...api.resources import ResourceInfo, lookup
 from ...utils.duplex import Duplex, open_connection, splice
-from .. import upgrade
 from ..request import Request, Response, parse_request_info
 from .podlog import DIAL_TIMEOUT, _dial_error, kubelet_port, preferred_node_address
 
@@ -142,7 +141,6 @@ async def _session(run: Any, conn: Duplex) -> None:
         log.exception("stream session failed")
     finally:
         conn.close()
-        upgrade.OPEN.discard(conn)
 
 
 async def splice_to_kubelet(api: APIServer, node_name: str, path: str, req: Request, conn: Duplex) -> None:

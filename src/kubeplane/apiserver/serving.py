@@ -235,6 +235,11 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
             return
         _UvicornHttpToolsProtocol.on_headers_complete(self)
 
+    def _should_upgrade(self) -> bool:
+        """Never uvicorn's own WebSocket protocol (were `websockets` or `wsproto` installed, with
+        ws="auto"): every upgrade request reaches the application (upgrade.py)."""
+        return False
+
     def send_400_response(self, msg: str) -> None:
         """uvicorn answers a parser error with 400; headers stopped by on_headers_complete get Go's 431."""
         if self.headers_too_large:

@@ -14,8 +14,9 @@ not send (whatever the ASGI app would still send is dropped).
 uvicorn hands an upgrade to its WebSocket protocol only with the `websockets` or `wsproto`
 library and before the app sees the request (no authentication of ours first); without one it
 warns "Unsupported upgrade request" and its parser refuses the bytes that follow the headers.
-So HttpToolsProtocol (serving.py) parses as uvicorn does and keeps the bytes after an upgrade
-request's headers, bounded, for the handler (upgraded, hold). Plain requests pay one attribute
+So HttpToolsProtocol (serving.py) never lets uvicorn's WebSocket protocol have it, parses as
+uvicorn does and keeps the bytes after an upgrade request's headers, bounded, for the handler
+(upgraded, hold). Plain requests pay one attribute
 test per read and one should_upgrade() per request.
 
 Upstream: http.Hijacker in UpgradeAwareHandler (apimachinery/pkg/util/proxy/upgradeaware.go).

@@ -64,3 +64,43 @@ async def test_an_upgrade_request_answered_as_usual_closes_the_connection() -> N
         got = await asyncio.to_thread(exchange, port, request)
     assert got.startswith(b"HTTP/1.1 200 OK") and got.endswith(b"ok") and got.count(b"HTTP/1.1") == 1
     assert b"connection: close" in got.lower()
+
+
+async def test_a_taken_over_connection_is_closed_when_the_server_stops() -> None:
+    sock = None
+    async with serve(ServingOptions(), app=hijacking_app) as port:
+        def open_session() -> socket.socket:
+            s = socket.create_connection(("127.0.0.1", port), timeout=10)
+            s.sendall(UPGRADE + b"ping")
+            got = b""
+            while b"PING" not in got:
+                got += s.recv(65536)
+            return s
+        sock = await asyncio.to_thread(open_session)
+    try:                                  # the server has stopped: the session's connection with it
+        rest = await asyncio.to_thread(sock.recv, 65536)
+        assert rest == b""
+    finally:
+        sock.close()
+
+
+class UvicornWebSocketProtocol:
+    """Stands for uvicorn's WebSocket protocol, as were `websockets` or `wsproto` installed."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        raise AssertionError("uvicorn's WebSocket protocol took the upgrade")
+
+
+async def test_an_upgrade_reaches_the_app_even_where_uvicorn_has_a_websocket_library(monkeypatch: Any) -> None:
+    import uvicorn.protocols.websockets.auto as auto
+    monkeypatch.setattr(auto, "AutoWebSocketsProtocol", UvicornWebSocketProtocol)   # ws="auto" picks it
+    async with serve(ServingOptions(), app=hijacking_app) as port:
+        def talk() -> bytes:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(UPGRADE + b"hi")
+                got = b""
+                while b"HI" not in got and (chunk := sock.recv(65536)):
+                    got += chunk
+                return got
+        got = await asyncio.to_thread(talk)
+    assert got == b"HTTP/1.1 101 Switching Protocols\r\n\r\nHI"

@@ -63,13 +63,13 @@ class ASGIApp:
         req = Request.build(scope["method"], scope["path"], scope["query_string"].decode("latin-1"), headers)
         req.raw_headers = scope["headers"]
         req.x509 = scope.get(X509_SCOPE_KEY)            # the connection's client certificate (serving.py)
-        req.hijack = scope.get(HIJACK_SCOPE_KEY)        # an upgrade request's (upgrade.py)
+        # An upgrade request's means to take the connection over (upgrade.py). The request keeps
+        # its deadline and an in-flight slot (unless long-running) until its handler switches
+        # protocols; the session then runs on its own, as upstream's hijacked connections, so
+        # Upgrade headers buy a client no way around the limits.
+        req.hijack = scope.get(HIJACK_SCOPE_KEY)
         if self.api.audit is not None and (client := scope.get("client")):      # the audit event's sourceIPs
             req.remote_addr = client[0]
-        # An upgrade request: within the deadline and an in-flight slot until the backend agrees to
-        # switch protocols; the tunnel then runs on its own (aggregator/upgrade.py), as upstream's
-        # hijacked connections, so Upgrade headers buy a client no way around the limits.
-        req.hijack = scope.get(HIJACK_SCOPE_KEY)
         info = parse_request_info(req)
         body = Body(receive)
         if is_long_running(info):

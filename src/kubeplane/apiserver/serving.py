@@ -53,9 +53,6 @@ from .authentication.x509 import X509_SCOPE_KEY, X509Identity, identity_of
 
 log = logging.getLogger("uvicorn.error")
 
-# An upgrade request's scope carries the protocol's hijack (below) under this key: the aggregator
-# tunnels an upgraded connection to its backend (apiserver/aggregator/upgrade.py).
-HIJACK_SCOPE_KEY = "kubeplane.hijack"
 HEADER_SLACK = 4096          # Go reads MaxHeaderBytes + 4096 (initialReadLimitSize) before a 431
 _TOO_LARGE = b"431 Request Header Fields Too Large"
 
@@ -237,28 +234,11 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
             self.cycle.keep_alive = False     # answered as any request: then closed (no HTTP follows)
             return
         _UvicornHttpToolsProtocol.on_headers_complete(self)
-        if self.parser.should_upgrade():
-            self.scope[HIJACK_SCOPE_KEY] = self.hijack     # type: ignore[literal-required]
 
-    def hijack(self, protocol: asyncio.Protocol) -> asyncio.Transport:
-        """Take this connection out of HTTP for an upgrade the application answers itself (Go's
-        http.Hijacker): no response will be written for the request, the timers stop, and the
-        connection's further bytes go to `protocol`. Returns the raw transport."""
-        cycle = self.cycle
-        cycle.response_started = cycle.response_complete = True
-        self.header_deadline = self.idle_deadline = None
-        for timer in (self.header_timer, self.idle_timer):
-            if timer is not None:
-                timer.cancel()
-        self.header_timer = self.idle_timer = None
-        self.connections.discard(self)
-        coalescing = self.transport
-        assert isinstance(coalescing, CoalescingTransport)
-        coalescing.flush()
-        raw = coalescing._transport
-        raw.set_protocol(protocol)
-        raw.resume_reading()
-        return raw
+    def _should_upgrade(self) -> bool:
+        """Never uvicorn's own WebSocket protocol (were `websockets` or `wsproto` installed, with
+        ws="auto"): every upgrade request reaches the application (upgrade.py)."""
+        return False
 
     def send_400_response(self, msg: str) -> None:
         """uvicorn answers a parser error with 400; headers stopped by on_headers_complete get Go's 431."""

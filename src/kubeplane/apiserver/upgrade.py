@@ -1,23 +1,29 @@
-"""Taking over a connection for an HTTP upgrade (pods/exec, attach, portforward).
+"""Taking over a connection for an HTTP upgrade: the one way the API server's front end hands
+a connection out of HTTP, for pods/exec, attach, portforward (handlers/connect.py, to the
+kubelet) and for upgrade requests to an aggregated API (aggregator/upgrade.py, to its backend).
 
 A request with `Connection: Upgrade` runs through the filters and routing like any other
-(authentication, authorization, the pod look-up): an error is answered as usual and the
-connection closed. A handler that accepts the upgrade calls `req.hijack()`, which takes the
-connection away from uvicorn and returns it as a Duplex (utils/duplex.py): from
-then on the handler writes the answer (the kubelet's 101, or an error) and the session's bytes
-itself, and whatever the ASGI app would still send is dropped.
+(authentication, authorization, the pod look-up; the request deadline and an in-flight slot
+unless it is long-running, so Upgrade headers buy no way around the limits until the switch):
+an error is answered as usual and the connection closed. A handler that accepts the upgrade
+calls `req.hijack()`, which takes the connection away from uvicorn and returns it as a Duplex
+(utils/duplex.py): from then on the handler writes the answer (a 101, or an error) and the
+session's bytes itself, reads with back-pressure, and returns Response(101), which app.py does
+not send (whatever the ASGI app would still send is dropped).
 
 uvicorn hands an upgrade to its WebSocket protocol only with the `websockets` or `wsproto`
 library and before the app sees the request (no authentication of ours first); without one it
 warns "Unsupported upgrade request" and its parser refuses the bytes that follow the headers.
-So HttpToolsProtocol (serving.py) parses as uvicorn does and keeps the bytes after an upgrade
-request's headers, bounded, for the handler (upgraded, hold). Plain requests pay one attribute
+So HttpToolsProtocol (serving.py) never lets uvicorn's WebSocket protocol have it, parses as
+uvicorn does and keeps the bytes after an upgrade request's headers, bounded, for the handler
+(upgraded, hold). Plain requests pay one attribute
 test per read and one should_upgrade() per request.
 
 Upstream: http.Hijacker in UpgradeAwareHandler (apimachinery/pkg/util/proxy/upgradeaware.go).
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import httptools
@@ -27,7 +33,9 @@ from ..utils.duplex import Duplex, take_over
 HIJACK_SCOPE_KEY = "kubeplane.hijack"   # the ASGI scope's entry: a callable -> Duplex
 MAX_HELD = 1 << 16                       # bytes held between an upgrade request's headers and its answer
 
-OPEN: set[Duplex] = set()                # taken-over connections, closed when the server stops
+# Taken-over connections, closed when the server stops; one that has ended leaves by itself
+# (its transport no longer holds it).
+OPEN: weakref.WeakSet[Duplex] = weakref.WeakSet()
 
 
 def upgraded(proto: Any, data: bytes, e: httptools.HttpParserUpgrade) -> None:
@@ -79,7 +87,7 @@ def hijack(proto: Any) -> Duplex:
     conn = take_over(raw, tail)
     if not raw.is_closing():
         raw.resume_reading()               # hold() or uvicorn's flow control may have paused it
-    OPEN.add(conn)                         # its session discards it when it ends
+    OPEN.add(conn)
     return conn
 
 

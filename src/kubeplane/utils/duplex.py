@@ -3,7 +3,8 @@ with the transport's flow control.
 
 Both front ends hand their connection over as a Duplex once a request asks for an upgrade:
 the API server's (apiserver/upgrade.py, on uvicorn) and the kubelet's (kubelet/server.py, on
-aiohttp). What reads it (the WebSocket framing, the splice to a kubelet) sees the same thing.
+aiohttp). What reads it (the WebSocket framing, the splice to a kubelet or to an aggregated
+API's backend) sees the same thing.
 
 Reading is bounded: past `limit` unread bytes the transport stops reading until the reader
 catches up, so a client that sends faster than a command reads its stdin holds 2 x limit at
@@ -13,6 +14,7 @@ client that never reads stops the command's output instead of filling memory.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -90,6 +92,23 @@ class Duplex:
         self._maybe_resume()
         return data
 
+    async def readuntil(self, separator: bytes) -> bytes:
+        """The bytes up to and including separator (an HTTP answer's head); LimitOverrunError
+        when `limit` bytes hold none, IncompleteReadError at the end."""
+        start = 0
+        while (end := self._buf.find(separator, start)) < 0:
+            if len(self._buf) > self.limit:
+                raise asyncio.LimitOverrunError(f"no {separator!r} in {self.limit} bytes", len(self._buf))
+            if self._eof:
+                raise asyncio.IncompleteReadError(bytes(self._buf), None)
+            start = max(0, len(self._buf) - len(separator) + 1)
+            await self._wait()
+        end += len(separator)
+        data = bytes(self._buf[:end])
+        del self._buf[:end]
+        self._maybe_resume()
+        return data
+
     def unread(self, data: bytes) -> None:
         """Put bytes back in front (what a parser read past its end)."""
         self._buf[:0] = data
@@ -162,10 +181,10 @@ def take_over(transport: asyncio.Transport, tail: bytes = b"") -> Duplex:
     return duplex
 
 
-async def open_connection(host: str = "", port: int = 0, *, ssl: Any = None,
+async def open_connection(host: str = "", port: int = 0, *, ssl: Any = None, server_hostname: str | None = None,
                           timeout: float = 5.0, sock: Any = None) -> Duplex:
-    """A client connection as a Duplex (the API server dialling a kubelet; tests: either end
-    of a socketpair, given as sock)."""
+    """A client connection as a Duplex (the API server dialling a kubelet or an aggregated
+    API's backend; tests: either end of a socketpair, given as sock)."""
     loop = asyncio.get_running_loop()
     holder: list[Duplex] = []
     def factory() -> asyncio.Protocol:
@@ -173,8 +192,29 @@ async def open_connection(host: str = "", port: int = 0, *, ssl: Any = None,
     if sock is not None:
         await asyncio.wait_for(loop.create_connection(factory, sock=sock, ssl=ssl), timeout)
     else:
-        await asyncio.wait_for(loop.create_connection(factory, host, port, ssl=ssl), timeout)
+        await asyncio.wait_for(loop.create_connection(factory, host, port, ssl=ssl,
+                                                      server_hostname=server_hostname if ssl else None), timeout)
     return holder[0]
+
+
+SPLICE_READ = 1 << 16
+
+
+async def splice(a: Duplex, b: Duplex) -> None:
+    """Copy both ways until either side ends; each copy waits while its reader does not read.
+    Upstream: UpgradeAwareHandler.tryUpgrade's two io.Copy, ended when one half ends."""
+    async def copy(src: Duplex, dst: Duplex) -> None:
+        with contextlib.suppress(ConnectionError):
+            while data := await src.read(SPLICE_READ):
+                dst.write(data)
+                await dst.drain()
+    tasks = [asyncio.ensure_future(copy(a, b)), asyncio.ensure_future(copy(b, a))]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 class _ClientProtocol(UpgradeProtocol):

@@ -20,7 +20,6 @@ pod.ExecLocation/AttachLocation/PortForwardLocation (strategy.go streamLocation,
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import ssl
 from dataclasses import replace
@@ -31,8 +30,7 @@ import orjson
 
 from ...api import errors
 from ...api.resources import ResourceInfo, lookup
-from ...utils.duplex import Duplex, open_connection
-from .. import upgrade
+from ...utils.duplex import Duplex, open_connection, splice
 from ..request import Request, Response, parse_request_info
 from .podlog import DIAL_TIMEOUT, _dial_error, kubelet_port, preferred_node_address
 
@@ -44,7 +42,6 @@ log = logging.getLogger(__name__)
 # Request headers passed on to the kubelet (the upgrade's own; not the client's credentials).
 PASSED_HEADERS = frozenset({"connection", "upgrade", "sec-websocket-key", "sec-websocket-version",
                             "sec-websocket-protocol", "sec-websocket-extensions", "x-stream-protocol-version"})
-SPLICE_READ = 1 << 16
 SESSIONS: set[asyncio.Task[None]] = set()
 
 
@@ -144,7 +141,6 @@ async def _session(run: Any, conn: Duplex) -> None:
         log.exception("stream session failed")
     finally:
         conn.close()
-        upgrade.OPEN.discard(conn)
 
 
 async def splice_to_kubelet(api: APIServer, node_name: str, path: str, req: Request, conn: Duplex) -> None:
@@ -184,22 +180,6 @@ async def splice_to_kubelet(api: APIServer, node_name: str, path: str, req: Requ
         await splice(conn, upstream)
     finally:
         upstream.close()
-
-
-async def splice(a: Duplex, b: Duplex) -> None:
-    """Copy both ways until either side ends; each copy waits while its reader does not read."""
-    async def copy(src: Duplex, dst: Duplex) -> None:
-        with contextlib.suppress(ConnectionError):
-            while data := await src.read(SPLICE_READ):
-                dst.write(data)
-                await dst.drain()
-    tasks = [asyncio.ensure_future(copy(a, b)), asyncio.ensure_future(copy(b, a))]
-    try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def status_error(e: errors.StatusError) -> bytes:

@@ -14,9 +14,10 @@ import pathlib
 import signal
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..testing.etcd import EtcdCluster, etcd_binary
+if TYPE_CHECKING:                        # loaded by `kubeplane etcd` only, not by every command
+    from ..testing.etcd import EtcdCluster
 
 
 def add_parser(sub: Any) -> None:
@@ -36,6 +37,7 @@ def up_flags(cluster: EtcdCluster) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..testing.etcd import EtcdCluster, etcd_binary
     if etcd_binary() is None:
         print("Error: no etcd binary on PATH (Debian/Ubuntu: apt-get install etcd-server)", file=sys.stderr)
         return 1

@@ -25,7 +25,6 @@ import functools
 import logging
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
 import orjson
 
 from ...api import errors
@@ -43,6 +42,7 @@ from .proxy import Backend, build_tls, plain
 from .resolver import SERVICE_NAME_LABEL, ResolveError, host_port, resolve_endpoint
 
 if TYPE_CHECKING:
+    import aiohttp
     from ..server import APIServer
 
 log = logging.getLogger(__name__)
@@ -107,6 +107,7 @@ class Aggregator:
         return self.backends.get((parts[1], parts[2]))
 
     def session(self) -> aiohttp.ClientSession:
+        import aiohttp                  # loaded when an APIService is proxied, not at start-up
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=None),
                                                   auto_decompress=False)
@@ -371,6 +372,7 @@ class Aggregator:
     async def discovery_check(self, gv: tuple[str, str]) -> str | None:
         """GET /apis/<group>/<version> on an endpoint as system:kube-aggregator (system:masters);
         keep the answer for discovery. None if it answered 2xx in time, else upstream's error."""
+        import aiohttp                  # loaded when an APIService is proxied, not at start-up
         backend = self.backends.get(gv)
         if backend is None:
             return None
@@ -404,6 +406,7 @@ class Aggregator:
         """The backend's OpenAPI v3 document of the group-version (its /openapi/v3 index names
         it), for kubectl explain; a backend without one simply has none. Upstream: the
         openapiv3 aggregator's downloader (pkg/controllers/openapiv3/aggregator/downloader.go)."""
+        import aiohttp                  # loaded when an APIService is proxied, not at start-up
         path = f"apis/{gv[0]}/{gv[1]}"
         try:
             index = orjson.loads(await self._get(f"{base}/openapi/v3", backend, headers) or b"null")
@@ -418,6 +421,7 @@ class Aggregator:
         self.openapi[gv] = (doc, hashlib.sha512(doc).hexdigest().upper())
 
     async def _get(self, url: str, backend: Backend, headers: list[tuple[str, str]]) -> bytes | None:
+        import aiohttp                  # loaded when an APIService is proxied, not at start-up
         async with self.session().get(url, headers=headers, ssl=backend.ssl or True,
                                       server_hostname=backend.server_hostname,
                                       timeout=aiohttp.ClientTimeout(total=CHECK_TIMEOUT), allow_redirects=False) as resp:

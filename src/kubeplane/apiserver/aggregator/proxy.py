@@ -37,13 +37,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-import aiohttp
 import orjson
 
 from ..request import Request, RequestInfo, Response
 from .resolver import host_port
 
 if TYPE_CHECKING:
+    import aiohttp
     from ..authentication.user import UserInfo
 
 log = logging.getLogger(__name__)
@@ -153,6 +153,7 @@ async def proxy(session: aiohttp.ClientSession, backend: Backend, address: tuple
                 info: RequestInfo, timeout: float, long_running: bool) -> Response:
     """Send req to the backend at address and answer with what it answers, streamed; 503 with
     the error if it cannot be reached."""
+    import aiohttp                  # loaded when an APIService is proxied, not at start-up
     url = f"https://{host_port(*address)}{req.path}"
     if req.query:
         url += "?" + urlencode(sorted(req.query.items()))
@@ -175,6 +176,7 @@ async def proxy(session: aiohttp.ClientSession, backend: Backend, address: tuple
 
 async def _stream(resp: aiohttp.ClientResponse, name: str) -> AsyncIterator[bytes]:
     """The backend's body as it arrives; a backend failing or timing out mid-way ends it."""
+    import aiohttp                  # loaded when an APIService is proxied, not at start-up
     try:
         async for chunk in resp.content.iter_any():
             yield chunk
@@ -186,6 +188,7 @@ async def _stream(resp: aiohttp.ClientResponse, name: str) -> AsyncIterator[byte
 
 def describe(e: BaseException) -> str:
     """A connection error as Go words it where it can ("dial tcp ...: connect: connection refused")."""
+    import aiohttp                  # loaded when an APIService is proxied, not at start-up
     if isinstance(e, asyncio.TimeoutError):
         return "context deadline exceeded"
     if isinstance(e, aiohttp.ClientConnectorCertificateError):

@@ -36,7 +36,7 @@ NODE = "kubeplane-node-0"
 
 @pytest.fixture(scope="module")
 def pcluster() -> Iterator[Cluster]:
-    c = Cluster(nodes=1, extra_args=("--runtime", "process")).start()
+    c = Cluster(nodes=1, extra_args=("--runtime", "process", "--pod-network", "host")).start()
     try:
         yield c
     finally:

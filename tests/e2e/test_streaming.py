@@ -63,7 +63,7 @@ def env() -> Iterator[tuple[Cluster, pathlib.Path, int]]:
     tmp = tempfile.TemporaryDirectory(prefix="kubeplane-e2e-streaming-")
     work = pathlib.Path(tmp.name)
     (work / "big.bin").write_bytes(os.urandom(3 << 20))
-    c = Cluster(nodes=1, extra_args=("--runtime", "process")).start()
+    c = Cluster(nodes=1, extra_args=("--runtime", "process", "--pod-network", "host")).start()
     try:
         port = free_port()
         c.apply_yaml(server_pod("srv", port, work))

@@ -143,7 +143,9 @@ def preferred_node_address(node: dict[str, Any], types: tuple[str, ...] = PREFER
         if t == "Hostname" and hostname:
             return str(hostname)
     known = " ".join(f"{{{a.get('type', '')} {a.get('address', '')}}}" for a in addresses)
-    raise errors.StatusError(500, "InternalError", f"no preferred addresses found; known addresses: [{known}]")
+    # Upstream's GetConnectionInfo returns this as a plain error (a 500 InternalError); nothing
+    # is wrong in the server, the node cannot be reached: 503, the same message.
+    raise errors.StatusError(503, "ServiceUnavailable", f"no preferred addresses found; known addresses: [{known}]")
 
 
 def kubelet_port(node: dict[str, Any]) -> int:

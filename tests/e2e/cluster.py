@@ -119,6 +119,20 @@ class Cluster:
         return client.ApiClient(cfg)
 
 
+PROCESS_ON_HOST = ("--runtime", "process", "--pod-network", "host")
+
+
+def running_process_on_host() -> Iterator[Cluster]:
+    """A one-node `up --runtime process` whose pods share the host's network, stopped with
+    SIGTERM, then cleaned up (cleanup kills the containers, which outlive `up` on purpose)."""
+    c = Cluster(nodes=1, extra_args=PROCESS_ON_HOST).start()
+    try:
+        yield c
+    finally:
+        c.stop(signal.SIGTERM)
+        c.cleanup()
+
+
 def running(**kwargs: Any) -> Iterator[Cluster]:
     """A started Cluster(**kwargs), cleaned up afterwards: the body of a module's cluster
     fixture (`yield from running(nodes=2)`)."""

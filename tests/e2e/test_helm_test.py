@@ -18,7 +18,6 @@ so the web server listens on a free port and the test pod fetches it there.
 from __future__ import annotations
 
 import json
-import signal
 import socket
 import sys
 from collections.abc import Iterator
@@ -26,9 +25,8 @@ from typing import Any
 
 import pytest
 
-from kubeplane.kubelet.runtime.process.records import kill_recorded
 
-from .cluster import Cluster
+from .cluster import Cluster, running_process_on_host
 
 PY = sys.executable
 TEST_HOOK = "helm.sh/hook"
@@ -43,13 +41,7 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    c = Cluster(nodes=1, extra_args=("--runtime", "process", "--pod-network", "host")).start()
-    try:
-        yield c
-    finally:
-        c.stop(signal.SIGTERM)
-        kill_recorded(c.data_dir / "kubelet")       # containers outlive `up` on purpose
-        c.cleanup()
+    yield from running_process_on_host()
 
 
 @pytest.fixture(scope="module")

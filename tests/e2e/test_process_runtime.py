@@ -24,7 +24,7 @@ from kubeplane.kubelet.runtime.process.records import (
     recorded_pods,
 )
 
-from .cluster import Cluster, eventually
+from .cluster import Cluster, eventually, running_process_on_host
 
 PY = sys.executable
 
@@ -43,13 +43,7 @@ def port_open(port: int) -> bool:
 
 @pytest.fixture(scope="module")
 def pcluster() -> Iterator[Cluster]:
-    c = Cluster(nodes=1, extra_args=("--runtime", "process", "--pod-network", "host")).start()
-    try:
-        yield c
-    finally:
-        c.stop(signal.SIGTERM)
-        kill_recorded(c.data_dir / "kubelet")      # containers outlive `up` on purpose
-        c.cleanup()
+    yield from running_process_on_host()
 
 
 def deployment(name: str, container: dict[str, Any], *, replicas: int = 1,

@@ -31,7 +31,7 @@ import pytest
 from kubeplane.kubelet.runtime.process.records import kill_recorded
 
 from .cluster import KUBECTL, Cluster, eventually
-from .test_kubelet_logs import Kubelet, node_ready
+from .test_kubelet_logs import node_ready, standalone  # noqa: F401  (the standalone kubelet's fixture)
 
 PY = sys.executable
 
@@ -252,25 +252,7 @@ def _readable(f: Any) -> bytes:
     return os.read(f.fileno(), 65536) if r else b""
 
 
-@pytest.fixture(scope="module")
-def standalone() -> Iterator[tuple[Cluster, Kubelet, pathlib.Path]]:
-    tmp = tempfile.TemporaryDirectory(prefix="kubeplane-e2e-stream-kubelet-")
-    root = pathlib.Path(tmp.name)
-    c = Cluster(nodes=0)
-    kl: Kubelet | None = None
-    try:
-        c.start()
-        kl = Kubelet(c.kubeconfig, root)
-        yield c, kl, root
-    finally:
-        if kl is not None:
-            kl.stop()
-        kill_recorded(root / "pods")
-        c.cleanup()
-        tmp.cleanup()
-
-
-def test_exec_and_port_forward_through_a_standalone_kubelet(standalone: Any) -> None:
+def test_exec_and_port_forward_through_a_standalone_kubelet(standalone: Any) -> None:  # noqa: F811 (the fixture)
     c, kl, root = standalone
     eventually(lambda: node_ready(c, kl), "the standalone node to be Ready")
     port = free_port()

@@ -59,7 +59,7 @@ DEFAULT_ETCD_PREFIX = "/registry"          # Upstream: --etcd-prefix
 COMPACT_REV_KEY = b"compact_rev_key"       # Upstream: compactRevKey (compact.go)
 LIST_PAGE = 1000                           # keys per range while loading the cache
 RETRY_PAUSE = (0.1, 2.0)                   # re-watch back-off after a broken stream: first, max
-DIAL_TIMEOUT = 20.0                        # Upstream: DefaultDialTimeout? (storagebackend: 20 s)
+DIAL_TIMEOUT = 20.0                        # Upstream: dialTimeout (storagebackend/factory/etcd3.go)
 REQUEST_TIMEOUT = 60.0
 _DELETE = 1                                # mvccpb.Event.DELETE
 

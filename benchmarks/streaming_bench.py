@@ -150,7 +150,7 @@ def main() -> None:
             pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "srv"}, "spec": {
                 "terminationGracePeriodSeconds": 1, "containers": [{
                     "name": "app", "image": "python", "workingDir": str(work),
-                    "command": [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+                    "command": [sys.executable, "-m", "http.server", str(port)],
                     "readinessProbe": {"tcpSocket": {"port": port}, "periodSeconds": 1}}]}}
             kc = [KUBECTL, "--kubeconfig", str(kubeconfig)]
             subprocess.run([*kc, "apply", "-f", "-"], input=orjson.dumps(pod), check=True, capture_output=True)

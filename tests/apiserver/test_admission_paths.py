@@ -363,3 +363,57 @@ async def test_webhook_and_policy_plugins_are_left_out_while_nothing_is_configur
     assert r.status == 500 and 'failed calling webhook "deny.example.com"' in r.json["message"], r.json
     assert "ValidatingAdmissionWebhook" in {p.NAME for p in chain._route(a)[1]}
     await chain.close()                                     # the webhook plugin's HTTP session
+
+
+class DecidesNow(Recorder):
+    """Decides pods without waiting (admit_now/validate_now); anything else through admit/validate."""
+    NAME = "DecidesNow"
+
+    def admit_now(self, a: Attributes) -> bool:
+        if a.resource != "pods":
+            return False
+        self.seen.append(("admit_now", a))
+        return True
+
+    def validate_now(self, a: Attributes) -> bool:
+        if a.resource != "pods":
+            return False
+        self.seen.append(("validate_now", a))
+        if self.refuse == "validate_now":
+            raise self.forbid(a)
+        return True
+
+
+async def test_a_plugin_deciding_without_waiting_is_not_awaited(api: Any) -> None:
+    """Plugin.admit_now/validate_now answer True: the chain does not call admit/validate; False:
+    it awaits them, and the plugins after keep the chain's order either way."""
+    now, after = DecidesNow(api.server), Recorder(api.server)
+    api.server.admission.append(now)
+    api.server.admission.append(after)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    assert (await api.create("/api/v1/namespaces/default/pods", pod)).status == 201
+    assert [c[0] for c in now.calls()] == ["admit_now", "validate_now"]
+    assert [c[0] for c in after.calls()] == ["admit", "validate"]
+    assert (await api.create(api.CMS, api.configmap("cm"))).status == 201
+    assert [c[0] for c in now.calls()[2:]] == ["admit", "validate"]
+    now.refuse = "validate_now"                      # a refusal without waiting is the chain's answer
+    r = await api.create("/api/v1/namespaces/default/pods", {**pod, "metadata": {"name": "q"}})
+    assert r.status == 403 and "refused by the recorder" in r.json["message"]
+    assert (await api.get("/api/v1/namespaces/default/pods/q")).status == 404
+
+
+async def test_namespace_lifecycle_sees_a_namespace_written_just_before(api: Any) -> None:
+    """NamespaceLifecycle reads namespaces from a watch-fed index once it has listed them: a
+    namespace created, then marked terminating, then deleted is seen at each step at once."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    assert (await api.create("/api/v1/namespaces/default/pods", pod)).status == 201     # lists them
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "fresh"}}
+    assert (await api.create("/api/v1/namespaces", ns)).status == 201
+    assert (await api.create("/api/v1/namespaces/fresh/pods", pod)).status == 201
+    assert (await api.call("DELETE", "/api/v1/namespaces/fresh")).status == 200     # terminating: finalizer
+    r = await api.create("/api/v1/namespaces/fresh/pods", {**pod, "metadata": {"name": "q"}})
+    assert r.status == 403 and "because it is being terminated" in r.json["message"], r.json
+    r = await api.create("/api/v1/namespaces/missing/pods", pod)
+    assert r.status == 404 and r.json["message"] == 'namespaces "missing" not found', r.json

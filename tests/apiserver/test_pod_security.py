@@ -134,7 +134,8 @@ async def test_namespace_labels_are_validated(api: Any, labels: dict[str, str], 
 
 
 async def test_one_namespace_read_per_pod_and_labels_seen_at_once(api: Any, monkeypatch: Any) -> None:
-    """PodSecurity uses the namespace NamespaceLifecycle read (no second storage read), and a
+    """PodSecurity uses the namespace NamespaceLifecycle read (no second storage read; and
+    NamespaceLifecycle reads its watch-fed index once it has listed the namespaces), and a
     label added later counts for the very next pod."""
     await namespace(api, "fast")
     reads: list[str] = []
@@ -148,7 +149,7 @@ async def test_one_namespace_read_per_pod_and_labels_seen_at_once(api: Any, monk
     for name in ("a", "b"):
         r = await api.call("POST", "/api/v1/namespaces/fast/pods", body=privileged_pod(api, name, "fast"))
         assert r.status == 201
-    assert [k for k in reads if k.startswith("/registry/namespaces/")] == ["/registry/namespaces/fast"] * 2
+    assert [k for k in reads if k.startswith("/registry/namespaces/")] in ([], ["/registry/namespaces/fast"])
     r = await api.call("PATCH", "/api/v1/namespaces/fast", body={"metadata": {"labels": {
         "pod-security.kubernetes.io/enforce": "baseline"}}},
         headers={"content-type": "application/merge-patch+json"})

@@ -117,11 +117,17 @@ class Chain:
             await p.close()
 
     def admit(self, a: Attributes) -> Awaitable[None]:
-        """The mutating phase (await it). Upstream: chainAdmissionHandler.Admit."""
+        """The mutating phase (await it). Upstream: chainAdmissionHandler.Admit.
+
+        Each plugin is asked to decide without waiting first (Plugin.admit_now); a coroutine
+        is made only from the first one that cannot."""
         plugins = self._route(a)[0]
-        if len(plugins) == 1:       # no coroutine of ours around the plugin's (the webhooks' DONE)
-            return plugins[0].admit(a)
-        return _admit(plugins, a) if plugins else _NOTHING
+        for i, p in enumerate(plugins):
+            if not p.admit_now(a):
+                if i == len(plugins) - 1:   # no coroutine of ours around the plugin's (the webhooks' DONE)
+                    return p.admit(a)
+                return _admit(plugins, i, a)
+        return _NOTHING
 
     def admitters(self, a: Attributes) -> list[Plugin]:
         """The mutating plugins for a, in chain order (the webhook plugin re-runs those before
@@ -129,11 +135,14 @@ class Chain:
         return self._route(a)[0]
 
     def validate(self, a: Attributes) -> Awaitable[None]:
-        """The validating phase (await it). Upstream: chainAdmissionHandler.Validate."""
+        """The validating phase (await it), as admit(). Upstream: chainAdmissionHandler.Validate."""
         plugins = self._route(a)[1]
-        if len(plugins) == 1:
-            return plugins[0].validate(a)
-        return _validate(plugins, a) if plugins else _NOTHING
+        for i, p in enumerate(plugins):
+            if not p.validate_now(a):
+                if i == len(plugins) - 1:
+                    return p.validate(a)
+                return _validate(plugins, i, a)
+        return _NOTHING
 
     def _route(self, a: Attributes) -> tuple[list[Plugin], list[Plugin]]:
         """The plugins for a's operation, resource and subresource, in chain order (worked out
@@ -198,14 +207,19 @@ class Chain:
             self._routes.clear()
 
 
-async def _admit(plugins: list[Plugin], a: Attributes) -> None:
-    for p in plugins:
-        await p.admit(a)
+async def _admit(plugins: list[Plugin], start: int, a: Attributes) -> None:
+    """plugins[start] awaited, then the rest, each without waiting where it can."""
+    await plugins[start].admit(a)
+    for p in plugins[start + 1:]:
+        if not p.admit_now(a):
+            await p.admit(a)
 
 
-async def _validate(plugins: list[Plugin], a: Attributes) -> None:
-    for p in plugins:
-        await p.validate(a)
+async def _validate(plugins: list[Plugin], start: int, a: Attributes) -> None:
+    await plugins[start].validate(a)
+    for p in plugins[start + 1:]:
+        if not p.validate_now(a):
+            await p.validate(a)
 
 
 class _Nothing:

@@ -23,6 +23,13 @@ def _none() -> None:
     return None
 
 
+class NotReady:
+    """PrefixIndex.get_now's answer when only an awaited look-up can tell."""
+
+
+NOT_READY = NotReady()
+
+
 class PrefixIndex:
     def __init__(self, storage: Storage, prefix: str) -> None:
         self.storage = storage
@@ -49,6 +56,27 @@ class PrefixIndex:
     async def get(self, ns: str, key: str) -> Obj | None:
         """The current object stored under key (in namespace ns), or None (read-only)."""
         objs = (self._by_ns if self.poll() is not None else await self._current()).get(ns)
+        return objs.get(key) if objs else None
+
+    # The *_now look-ups answer without waiting, for a plugin's admit_now/validate_now; they
+    # answer NOT_READY (None for has_now) when a (re)list is due: the plugin then awaits.
+
+    def namespace_now(self, ns: str) -> list[Obj] | None:
+        """namespace(ns), or None when a (re)list is due."""
+        if self.poll() is None:
+            return None
+        objs = self._by_ns.get(ns)
+        return [objs[k] for k in sorted(objs)] if objs else []
+
+    def has_now(self, ns: str) -> bool | None:
+        """has(ns), or None when a (re)list is due."""
+        return ns in self._by_ns if self.poll() is not None else None
+
+    def get_now(self, ns: str, key: str) -> Obj | None | NotReady:
+        """get(ns, key), or NOT_READY when a (re)list is due."""
+        if self.poll() is None:
+            return NOT_READY
+        objs = self._by_ns.get(ns)
         return objs.get(key) if objs else None
 
     async def all(self) -> list[Obj]:

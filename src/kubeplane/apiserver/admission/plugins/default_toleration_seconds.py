@@ -23,9 +23,13 @@ class DefaultTolerationSeconds(Plugin):
     SUBRESOURCES = frozenset({""})
     MUTATING = True
 
-    async def admit(self, a: Attributes) -> None:
+    def admit_now(self, a: Attributes) -> bool:
         if a.targets("", "pods") and a.obj is not None:
             default_toleration_seconds(a.obj)
+        return True
+
+    async def admit(self, a: Attributes) -> None:
+        self.admit_now(a)
 
 
 def default_toleration_seconds(pod: dict[str, Any]) -> None:

@@ -55,15 +55,44 @@ class LimitRanger(Plugin):
         super().__init__(api)
         self.index = PrefixIndex(api.storage, PREFIX)
 
+    def admit_now(self, a: Attributes) -> bool:
+        if not self._judges(a):
+            return True
+        lrs = self.index.namespace_now(a.namespace)
+        if lrs is None:
+            return False
+        self._admit(a, lrs)
+        return True
+
     async def admit(self, a: Attributes) -> None:
         """Upstream: LimitRanger.Admit"""
-        for lr in await self.limit_ranges(a):
-            if a.kind == "Pod":
-                pod_mutate_limit_func(lr, a.obj or {})
+        if self._judges(a):
+            self._admit(a, await self.index.namespace(a.namespace))
+
+    def validate_now(self, a: Attributes) -> bool:
+        if not self._judges(a):
+            return True
+        lrs = self.index.namespace_now(a.namespace)
+        if lrs is None:
+            return False
+        self._validate(a, lrs)
+        return True
 
     async def validate(self, a: Attributes) -> None:
         """Upstream: LimitRanger.Validate"""
-        for lr in await self.limit_ranges(a):
+        if self._judges(a):
+            self._validate(a, await self.index.namespace(a.namespace))
+
+    @staticmethod
+    def _admit(a: Attributes, limit_ranges: list[Obj]) -> None:
+        for lr in limit_ranges:
+            if a.kind == "Pod":
+                pod_mutate_limit_func(set_defaults_limit_range(lr), a.obj or {})
+
+    @staticmethod
+    def _validate(a: Attributes, limit_ranges: list[Obj]) -> None:
+        for lr in limit_ranges:
+            lr = set_defaults_limit_range(lr)
             if a.kind == "Pod":
                 errs = pod_validate_limit_func(lr, a.obj or {})
             else:
@@ -71,14 +100,13 @@ class LimitRanger(Plugin):
             if errs:
                 raise forbidden(a, aggregate(errs))
 
-    async def limit_ranges(self, a: Attributes) -> list[Obj]:
-        """The namespace's LimitRanges, defaulted, when the request is one this plugin judges.
-        Upstream: runLimitFunc's guards and GetLimitRanges"""
+    @staticmethod
+    def _judges(a: Attributes) -> bool:
+        """Whether the request is one this plugin judges. Upstream: runLimitFunc's guards"""
         if not supports_attributes(a) or not isinstance(a.obj, dict):
-            return []
-        if a.old_obj is not None and (a.old_obj.get("metadata") or {}).get("deletionTimestamp"):
-            return []                        # ignore all objects marked for deletion
-        return [set_defaults_limit_range(lr) for lr in await self.index.namespace(a.namespace)]
+            return False
+        # ignore all objects marked for deletion
+        return a.old_obj is None or not (a.old_obj.get("metadata") or {}).get("deletionTimestamp")
 
 
 def supports_attributes(a: Attributes) -> bool:

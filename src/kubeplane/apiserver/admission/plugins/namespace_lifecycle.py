@@ -5,10 +5,18 @@ Upstream: Lifecycle.Admit (plugin/pkg/admission/namespace/lifecycle/admission.go
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ....api import errors
 from ....api.resources import lookup
 from ..chain import register
 from ..interface import Attributes, Operation, Plugin, forbidden
+from ._index import PrefixIndex
+
+if TYPE_CHECKING:
+    from ...server import APIServer
+
+Obj = dict[str, Any]
 
 # Upstream: the --immortal-namespaces default (metav1.NamespaceDefault, NamespaceSystem,
 # NamespacePublic, corev1.NamespaceNodeLease).
@@ -28,20 +36,48 @@ class NamespaceLifecycle(Plugin):
     OPERATIONS = frozenset({Operation.CREATE, Operation.UPDATE, Operation.DELETE})
     MUTATING = True
 
+    def __init__(self, api: APIServer) -> None:
+        super().__init__(api)
+        # The namespaces, from the store's watch: as current as a read, and no coroutine.
+        self.index = PrefixIndex(api.storage, _NAMESPACE_KEY)
+        self._primed = False
+
+    def admit_now(self, a: Attributes) -> bool:
+        if not self._concerns(a):
+            return True
+        ns = self.index.get_now("", _NAMESPACE_KEY + a.namespace)
+        if not isinstance(ns, dict):       # not listed yet, or missing: a read decides (admit)
+            return False
+        _check(a, ns)
+        return True
+
     async def admit(self, a: Attributes) -> None:
-        is_namespace = a.group == "" and a.kind == "Namespace"
-        if a.operation is Operation.DELETE and is_namespace and a.name in IMMORTAL_NAMESPACES:
-            raise forbidden(a, "this namespace may not be deleted")
-        if is_namespace or not a.namespace or a.operation is Operation.DELETE:
-            return
-        if (a.group, a.resource) in ACCESS_REVIEWS:
+        if not self._concerns(a):
             return
         kv = await self.api.storage.get(_NAMESPACE_KEY + a.namespace)
         if kv is None:
             raise errors.NotFound("", "namespaces", a.namespace)
-        a.namespace_obj = kv.obj
-        if a.operation is Operation.CREATE and (kv.obj.get("status") or {}).get("phase") == "Terminating":
-            raise namespace_terminating(a)
+        if not self._primed:
+            self._primed = True
+            await self.index.refresh()
+        _check(a, kv.obj)
+
+    @staticmethod
+    def _concerns(a: Attributes) -> bool:
+        """Whether the request's namespace must exist (and not be terminating); refuses the
+        deletion of an immortal namespace."""
+        is_namespace = a.group == "" and a.kind == "Namespace"
+        if a.operation is Operation.DELETE and is_namespace and a.name in IMMORTAL_NAMESPACES:
+            raise forbidden(a, "this namespace may not be deleted")
+        if is_namespace or not a.namespace or a.operation is Operation.DELETE:
+            return False
+        return (a.group, a.resource) not in ACCESS_REVIEWS
+
+
+def _check(a: Attributes, ns: Obj) -> None:
+    a.namespace_obj = ns
+    if a.operation is Operation.CREATE and (ns.get("status") or {}).get("phase") == "Terminating":
+        raise namespace_terminating(a)
 
 
 def namespace_terminating(a: Attributes) -> errors.StatusError:

@@ -73,6 +73,14 @@ class PodSecurity(Plugin):
     def handles(self, op: Operation) -> bool:
         return op is Operation.CREATE or op is Operation.UPDATE     # no Enum hash: runs for every write
 
+    def validate_now(self, a: Attributes) -> bool:
+        """The common case without a coroutine: a pod in a namespace without pod-security labels."""
+        if not (a.group == "" and a.resource == "pods" and self._fast_path and self._unlabelled(a.namespace_obj)):
+            return False
+        if a.subresource not in IGNORED_POD_SUBRESOURCES:
+            a.audit_annotations[ENFORCED_POLICY_ANNOTATION] = PRIVILEGED_LATEST
+        return True
+
     async def validate(self, a: Attributes) -> None:
         if a.group == "" and a.resource == "pods":
             if self._fast_path and self._unlabelled(a.namespace_obj):

@@ -62,17 +62,26 @@ class Priority(Plugin):
         self.index = PrefixIndex(api.storage, PREFIX)
         self._default: tuple[int, Obj | None] = (-1, None)    # (index generation, default class)
 
+    def admit_now(self, a: Attributes) -> bool:
+        """admit, when the pod names no class and the default class is known already."""
+        if a.subresource or not a.targets("", "pods") or not isinstance(a.obj, dict):
+            return True
+        spec = a.obj.setdefault("spec", {})
+        if a.operation is Operation.UPDATE:
+            _keep_priority(spec, a.old_obj)
+            return True
+        if spec.get("priorityClassName") or self.index.poll() != self._default[0]:
+            return False
+        self._admit_with_default(a, spec, self._default[1])
+        return True
+
     async def admit(self, a: Attributes) -> None:
         """Upstream: Plugin.Admit (pods only, no subresource)"""
         if a.subresource or not a.targets("", "pods") or not isinstance(a.obj, dict):
             return
         spec = a.obj.setdefault("spec", {})
         if a.operation is Operation.UPDATE:
-            # Keep what this plugin set at create; validation refuses any other change.
-            old_spec = (a.old_obj or {}).get("spec") or {}
-            for field in ("priority", "preemptionPolicy"):
-                if spec.get(field) is None and old_spec.get(field) is not None:
-                    spec[field] = old_spec[field]
+            _keep_priority(spec, a.old_obj)
             return
         await self.admit_pod_create(a, spec)
 
@@ -80,18 +89,22 @@ class Priority(Plugin):
         """Upstream: admitPod (create)"""
         name = spec.get("priorityClassName") or ""
         if not name:
-            pc = await self.default_priority_class()
-            if pc is None:
-                spec.pop("priorityClassName", None)
-                priority, policy = DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS_EXISTS, PREEMPT_LOWER_PRIORITY
-            else:
-                spec["priorityClassName"] = pc["metadata"]["name"]
-                priority, policy = pc.get("value", 0), pc.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY
-        else:
-            pc = await self.priority_class(name)
-            if pc is None:
-                raise forbidden(a, f"no PriorityClass with name {name} was found")
-            priority, policy = pc.get("value", 0), pc.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY
+            return self._admit_with_default(a, spec, await self.default_priority_class())
+        pc = await self.priority_class(name)
+        if pc is None:
+            raise forbidden(a, f"no PriorityClass with name {name} was found")
+        self._set_priority(a, spec, pc.get("value", 0), pc.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY)
+
+    def _admit_with_default(self, a: Attributes, spec: Obj, pc: Obj | None) -> None:
+        """A pod naming no class gets the default class's priority, or 0 without one."""
+        if pc is None:
+            spec.pop("priorityClassName", None)
+            return self._set_priority(a, spec, DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS_EXISTS, PREEMPT_LOWER_PRIORITY)
+        spec["priorityClassName"] = pc["metadata"]["name"]
+        self._set_priority(a, spec, pc.get("value", 0), pc.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY)
+
+    @staticmethod
+    def _set_priority(a: Attributes, spec: Obj, priority: int, policy: str | None) -> None:
         if spec.get("priority") is not None and spec["priority"] != priority:
             raise forbidden(a, f"the integer value of priority ({spec['priority']}) must not be provided in pod spec; "
                                f"priority admission controller computed {priority} from the given PriorityClass name")
@@ -102,6 +115,10 @@ class Priority(Plugin):
                                    f"provided in pod spec; priority admission controller computed {policy} from the "
                                    "given PriorityClass name")
             spec["preemptionPolicy"] = policy
+
+    def validate_now(self, a: Attributes) -> bool:
+        return (bool(a.subresource) or not a.targets("scheduling.k8s.io", "priorityclasses")
+                or not isinstance(a.obj, dict) or not a.obj.get("globalDefault"))
 
     async def validate(self, a: Attributes) -> None:
         """Only one PriorityClass may be the global default. Upstream: validatePriorityClass"""
@@ -143,3 +160,11 @@ def set_defaults_priority_class(pc: Obj) -> Obj:
     if pc.get("preemptionPolicy"):
         return pc
     return {**pc, "preemptionPolicy": PREEMPT_LOWER_PRIORITY}
+
+
+def _keep_priority(spec: Obj, old: Obj | None) -> None:
+    """An update keeps what this plugin set at create; validation refuses any other change."""
+    old_spec = (old or {}).get("spec") or {}
+    for field in ("priority", "preemptionPolicy"):
+        if spec.get(field) is None and old_spec.get(field) is not None:
+            spec[field] = old_spec[field]

@@ -122,6 +122,13 @@ class ResourceQuota(Plugin):
             self._evaluators[gr] = None if gr in IGNORED_RESOURCES else self.registry.get_or_count(group, resource)
         return self._evaluators[gr]
 
+    def validate_now(self, a: Attributes) -> bool:
+        """Done when there is nothing to evaluate, or no quota in the namespace (the common case)."""
+        if not a.namespace:
+            return True
+        evaluator = self._evaluators.get((a.group, a.resource)) or self.evaluator_for(a.group, a.resource)
+        return evaluator is None or not evaluator.handles(a) or self.index.has_now(a.namespace) is False
+
     async def validate(self, a: Attributes) -> None:
         """Upstream: QuotaAdmission.Validate + quotaEvaluator.Evaluate. Namespaces themselves
         are cluster-scoped (no a.namespace), so their creation is never evaluated."""

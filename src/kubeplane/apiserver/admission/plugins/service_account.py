@@ -90,26 +90,55 @@ class ServiceAccount(Plugin):
     # The service accounts, kept current from the store's watch (built on first use).
     index: PrefixIndex | None = None
 
+    def admit_now(self, a: Attributes) -> bool:
+        if _should_ignore(a) or a.operation is not Operation.CREATE:
+            return True
+        assert a.obj is not None
+        if _is_mirror_pod(a.obj):
+            return self.validate_now(a)
+        name = _service_account_name(a.obj)
+        if (sa := self._service_account_now(a.namespace, name)) is None:
+            return False
+        self._admit(a, name, sa)
+        return True
+
     async def admit(self, a: Attributes) -> None:
         """Upstream: Plugin.Admit"""
         if _should_ignore(a) or a.operation is not Operation.CREATE:
             return
-        pod = a.obj
-        assert pod is not None
-        if MIRROR_POD_ANNOTATION_KEY in ((pod.get("metadata") or {}).get("annotations") or {}):
+        assert a.obj is not None
+        if _is_mirror_pod(a.obj):
             return await self.validate(a)
-        spec = pod.setdefault("spec", {})
-        # v1's deprecated spec.serviceAccount stands in for an empty serviceAccountName and
-        # mirrors it on the way out (upstream: the v1 PodSpec conversion).
-        name = spec.get("serviceAccountName") or spec.get("serviceAccount") or DEFAULT_SERVICE_ACCOUNT_NAME
+        name = _service_account_name(a.obj)
+        self._admit(a, name, await self.service_account(a, name))
+
+    def _admit(self, a: Attributes, name: str, sa: Obj) -> None:
+        spec = a.obj.setdefault("spec", {})  # type: ignore[union-attr]
+        # v1's deprecated spec.serviceAccount mirrors the name on the way out (upstream: the
+        # v1 PodSpec conversion).
         spec["serviceAccountName"] = spec["serviceAccount"] = name
-        sa = await self.service_account(a, name)
         if self.mount_service_account_token and should_automount(sa, spec):
             self.mount_service_account_token_volume(spec)
         if not spec.get("imagePullSecrets") and sa.get("imagePullSecrets"):
             spec["imagePullSecrets"] = [{"name": s.get("name", "")} for s in sa["imagePullSecrets"]]
         # Upstream's Admit ends with Validate; the account was just read (same name).
         self.limit_secrets(a, sa, spec)
+
+    def validate_now(self, a: Attributes) -> bool:
+        if _should_ignore(a) or (a.operation is not Operation.CREATE and a.subresource != "ephemeralcontainers"):
+            return True
+        if a.operation is not Operation.CREATE:
+            return False
+        assert a.obj is not None
+        spec = a.obj.get("spec") or {}
+        if _is_mirror_pod(a.obj):
+            validate_mirror_pod(a, spec)
+            return True
+        name = spec.get("serviceAccountName") or ""
+        if not name or (sa := self._service_account_now(a.namespace, name)) is None:
+            return False
+        self.limit_secrets(a, sa, spec)
+        return True
 
     async def validate(self, a: Attributes) -> None:
         """Upstream: Plugin.Validate"""
@@ -122,12 +151,19 @@ class ServiceAccount(Plugin):
             return await self.limit_ephemeral_container_secret_references(a, pod)
         if a.operation is not Operation.CREATE:
             return
-        if MIRROR_POD_ANNOTATION_KEY in ((pod.get("metadata") or {}).get("annotations") or {}):
+        if _is_mirror_pod(pod):
             return validate_mirror_pod(a, spec)
         name = spec.get("serviceAccountName") or ""
         if not name:
             raise forbidden(a, f"no service account specified for pod {a.namespace}/{a.name}")
         self.limit_secrets(a, await self.service_account(a, name), spec)
+
+    def _service_account_now(self, namespace: str, name: str) -> Obj | None:
+        """The account from the index without waiting; None: await service_account()."""
+        if self.index is None:
+            return None
+        sa = self.index.get_now(namespace, _SERVICE_ACCOUNTS.key(namespace, name))
+        return sa if isinstance(sa, dict) else None
 
     def limit_secrets(self, a: Attributes, sa: Obj, spec: Obj) -> None:
         """Refuse secrets the account does not list, when it enforces that."""
@@ -202,6 +238,16 @@ class ServiceAccount(Plugin):
         for c in spec.get("ephemeralContainers") or ():
             if (msg := _container_secret_refs(c, mountable, "ephemeral container", sa)) is not None:
                 raise forbidden(a, msg)
+
+
+def _is_mirror_pod(pod: Obj) -> bool:
+    return MIRROR_POD_ANNOTATION_KEY in ((pod.get("metadata") or {}).get("annotations") or {})
+
+
+def _service_account_name(pod: Obj) -> str:
+    """v1's deprecated spec.serviceAccount stands in for an empty serviceAccountName."""
+    spec = pod.get("spec") or {}
+    return spec.get("serviceAccountName") or spec.get("serviceAccount") or DEFAULT_SERVICE_ACCOUNT_NAME
 
 
 def _should_ignore(a: Attributes) -> bool:

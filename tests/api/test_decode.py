@@ -256,6 +256,33 @@ def test_typed_decode_checks_types_and_prunes_in_one_walk() -> None:
         "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.creationTimestamp of type string")
 
 
+def test_a_clean_spec_is_remembered_and_the_rest_still_walked() -> None:
+    """A spec decoded clean before is not walked again (decode._CLEAN_SPECS); the fields beside
+    it still are: their unknown fields, nulls and type errors are reported and pruned as the
+    first time; a spec with anything to report or prune is never remembered."""
+    decode._CLEAN_SPECS.clear()
+    first = orjson.loads(body_of())
+    assert decode.typed_decode(first, DEP) == ("", [])
+    assert (DEP, orjson.dumps(first["spec"])) in decode._CLEAN_SPECS
+    again = orjson.loads(body_of())
+    again["metadata"]["labels"]["gone"] = None
+    again["metadata"]["bogus"] = 1
+    again["status"] = {"replicas": "x"}
+    before = dict(again)
+    assert decode.typed_decode(again, DEP) == (
+        "json: cannot unmarshal string into Go struct field DeploymentStatus.status.replicas of type int32",
+        ['unknown field "metadata.bogus"'])
+    assert list(again) == list(before) and again["spec"] is before["spec"]
+    assert again["metadata"]["labels"]["gone"] == "" and "bogus" not in again["metadata"]
+    dirty = orjson.loads(body_of(paused=None, extra=1))
+    size = len(decode._CLEAN_SPECS)
+    for _ in range(2):                               # reported and pruned each time
+        obj = orjson.loads(body_of(paused=None, extra=1))
+        assert decode.typed_decode(obj, DEP) == ("", ['unknown field "spec.extra"'])
+        assert "paused" not in obj["spec"] and "extra" not in obj["spec"]
+    assert len(decode._CLEAN_SPECS) == size and dirty["spec"]["extra"] == 1
+
+
 def test_secret_data_must_be_base64() -> None:
     errs = decode.type_errors({"data": {"a": "aGVsbG8=", "b": "not base64!"}}, "io.k8s.api.core.v1.Secret")
     assert errs == ['Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 3']

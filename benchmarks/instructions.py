@@ -1,0 +1,190 @@
+"""Instructions per request (callgrind): a load-independent figure for the request path.
+
+Run:  .venv/bin/python benchmarks/instructions.py [--src DIR ...] [--mode inprocess|https]
+          [--op create|get] [-n 1000] [--skip-admission NAMES]
+
+Wall and CPU time on this shared machine move with whatever else runs; valgrind's instruction
+count does not (two runs agree within ~0.1 %), so two checkouts can be compared while helpers
+work. Instructions are not time (a system call or a cache miss costs more than its count), so
+a change found here is confirmed with api_bench.py / api_cpu.py on a quiet machine.
+
+- inprocess: APIServer.handle (authentication, authorization, admission, validation, the
+  memory store) with JSON bodies, as the HTTPS front end hands them over.
+- https: `kubeplane up --no-controllers` (SQLite) under valgrind, driven over HTTPS by 8
+  connections from this process (not counted): the whole server — TLS, HTTP parsing, the ASGI
+  glue and the SQLite committer thread included, the kernel's share not.
+Only the measured requests are counted (instrumentation is switched on after a warm-up).
+--src compares checkouts (each DIR holding src/kubeplane), e.g. a worktree of an older commit.
+--skip-admission leaves plugins out of the chain (inprocess only; `all` for every one).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import threading
+
+HERE = pathlib.Path(__file__).resolve().parent
+POD = {"apiVersion": "v1", "kind": "Pod",
+       "metadata": {"generateName": "web-", "namespace": "default", "labels": {"app": "web"}},
+       "spec": {"containers": [{"name": "c", "image": "nginx:1.25", "ports": [{"containerPort": 80}],
+                               "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}
+
+
+def _callgrind(out: pathlib.Path) -> list[str]:
+    return ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
+
+
+def _total(data: pathlib.Path) -> int:
+    """The instructions counted, summed over the dumps callgrind wrote."""
+    return sum(int(line.split()[1]) for f in data.glob("cg.out*")
+               for line in f.read_text(errors="replace").splitlines() if line.startswith("totals:"))
+
+
+def _switch(pid: int, on: bool) -> None:
+    """callgrind_control -i on|off. Spawned and waited for with two system calls: whatever
+    the switching process runs after the switch is counted (subprocess.run's Python would add
+    ~7 million instructions to each figure)."""
+    child = os.posix_spawnp("callgrind_control", ["callgrind_control", "-i", "on" if on else "off", str(pid)],
+                            os.environ, file_actions=[(os.POSIX_SPAWN_OPEN, 1, "/dev/null", os.O_WRONLY, 0)])
+    os.waitpid(child, 0)
+
+
+# --- in process (this script re-runs itself under valgrind with --child) --------------------------
+
+
+async def _child(op: str, n: int, skip: str) -> None:
+    import gc
+
+    import orjson
+
+    from kubeplane.apiserver.admission.interface import Operation
+    from kubeplane.apiserver.request import Request
+    from kubeplane.apiserver.server import APIServer
+    from kubeplane.storage import new_storage
+
+    api = APIServer(new_storage("memory"), tokens={"t": "admin"})
+    await api.bootstrap()
+    hdr = {"authorization": "Bearer t", "content-type": "application/json"}
+    sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}}
+    await api.handle(Request.build("POST", "/api/v1/namespaces/default/serviceaccounts", "", dict(hdr),
+                                   orjson.dumps(sa)))
+    if skip:
+        names, chain = skip.split(","), api.admission
+        for o in Operation:
+            chain._admitters[o] = [p for p in chain._admitters[o] if p.NAME not in names and "all" not in names]
+            chain._validators[o] = [p for p in chain._validators[o] if p.NAME not in names and "all" not in names]
+        chain._routes.clear()
+    body = orjson.dumps(POD)
+    gc.set_threshold(50000, 50, 100)        # as few collections as `up`'s tuning makes (utils/gc_tuning.py)
+
+    async def one() -> None:
+        if op == "get":
+            r = await api.handle(Request.build("GET", "/api/v1/namespaces/default", "", dict(hdr), b""))
+            assert r.status == 200, r.body
+        else:
+            r = await api.handle(Request.build("POST", "/api/v1/namespaces/default/pods", "", dict(hdr), body))
+            assert r.status == 201, r.body
+
+    for _ in range(200):
+        await one()
+    _switch(os.getpid(), True)
+    for _ in range(n):
+        await one()
+    _switch(os.getpid(), False)
+
+
+def inprocess(src: str, op: str, n: int, skip: str) -> int:
+    with tempfile.TemporaryDirectory(prefix="instructions-") as tmp:
+        data = pathlib.Path(tmp)
+        env = dict(os.environ, PYTHONPATH=f"{src}/src")
+        subprocess.run([*_callgrind(data / "cg.out"), sys.executable, __file__, "--child", "--op", op,
+                        "-n", str(n), "--skip-admission", skip],
+                       env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return _total(data)
+
+
+# --- over HTTPS -------------------------------------------------------------------------------------
+
+
+def https(src: str, op: str, n: int, workers: int = 8) -> int:
+    sys.path.insert(0, str(HERE))
+    from api_bench import Client
+
+    with tempfile.TemporaryDirectory(prefix="instructions-") as tmp:
+        data = pathlib.Path(tmp)
+        env = dict(os.environ, PYTHONPATH=f"{src}/src")
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        proc = subprocess.Popen([*_callgrind(data / "cg.out"), sys.executable, "-m", "kubeplane", "up",
+                                 "--data-dir", str(data / "d"), "--port", "0", "--nodes", "0", "--no-controllers"],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        assert proc.stdout is not None
+        seen = b""
+        while b"ready" not in (line := proc.stdout.readline()):
+            if not line:
+                raise RuntimeError(seen.decode())
+            seen += line
+        threading.Thread(target=proc.stdout.read, daemon=True).start()
+
+        async def requests(c: Client, prefix: str, count: int) -> None:
+            todo = iter(range(count))
+
+            async def loop() -> None:
+                for k in todo:
+                    if op == "get":
+                        async with c.session.get(f"{c.server}/api/v1/namespaces/default") as r:
+                            assert r.status == 200
+                            await r.read()
+                        continue
+                    pod = {**POD, "metadata": {"name": f"{prefix}-{k}", "labels": {"app": "web"}}}
+                    async with c.session.post(f"{c.server}/api/v1/namespaces/default/pods", data=json.dumps(pod)) as r:
+                        assert r.status == 201, await r.text()
+                        await r.read()
+            await asyncio.gather(*(loop() for _ in range(workers)))
+
+        async def run() -> None:
+            c = Client(data / "d" / "kubeconfig", workers)
+            sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}}
+            async with c.session.post(f"{c.server}/api/v1/namespaces/default/serviceaccounts",
+                                      data=json.dumps(sa)) as r:
+                assert r.status in (201, 409)
+            await requests(c, "warm", 300)
+            _switch(proc.pid, True)
+            await requests(c, "p", n)
+            _switch(proc.pid, False)
+            await c.close()
+
+        try:
+            asyncio.run(run())
+            subprocess.run(["callgrind_control", "-d", str(proc.pid)], stdout=subprocess.DEVNULL)
+        finally:
+            os.killpg(proc.pid, 15)
+            proc.wait(60)
+        return _total(data)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--src", action="append", help="a checkout holding src/kubeplane (repeatable)")
+    ap.add_argument("--mode", choices=("inprocess", "https"), default="inprocess")
+    ap.add_argument("--op", choices=("create", "get"), default="create")
+    ap.add_argument("-n", type=int, default=1000)
+    ap.add_argument("--skip-admission", default="")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        asyncio.run(_child(args.op, args.n, args.skip_admission))
+        return
+    for src in args.src or [str(HERE.parent)]:
+        total = (inprocess(src, args.op, args.n, args.skip_admission) if args.mode == "inprocess"
+                 else https(src, args.op, args.n))
+        print(f"{src}: {args.mode} {args.op}: {total // args.n:,} instructions each (n={args.n})", flush=True)
+
+
+if __name__ == "__main__":
+    main()

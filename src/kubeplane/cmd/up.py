@@ -546,6 +546,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
             await remove_cluster_role_binding(api, identities.NODES_BINDING)
     from .storage_bootstrap import ensure_default_storage_class     # kind's `standard` (issue 14, helper sts)
     await ensure_default_storage_class(api)
+    await modes.synced(api)              # the policy written above decides the first request
     serving_options = ServingOptions()
     config = uvicorn.Config(ASGIApp(api), loop="none",
                             http=serving_options.protocol(),  # type: ignore[arg-type]  # called like a class

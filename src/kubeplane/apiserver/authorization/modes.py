@@ -111,6 +111,13 @@ def rbac_authorizer(api: APIServer) -> Any:
     return None
 
 
+async def synced(api: APIServer) -> None:
+    """Wait until the RBAC index holds every write made so far (PolicyIndex.synced)."""
+    index = getattr(api, "_rbac_index", None)
+    if index is not None:
+        await index.synced()
+
+
 async def post_start(api: APIServer) -> None:
     """Upstream: the rbac/bootstrap-roles post-start hook (whenever the RBAC API is served),
     then the RBAC index's first list, so the first request is decided on the stored policy."""

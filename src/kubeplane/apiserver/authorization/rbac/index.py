@@ -136,6 +136,20 @@ class PolicyIndex:
             log.info("RBAC watch fell behind the storage history: listing again")
             self._relisting = asyncio.ensure_future(self.start())
 
+    async def synced(self) -> None:
+        """Wait until the index holds everything written so far: what the watches have ready
+        applied, and a relist after a watch fell out of the history window finished (upstream's
+        readiness waits for its informers' sync the same way). `up` waits for this before it
+        serves: the policy it wrote after the first list (the admin's binding) then decides the
+        first request, even when the history window turned over meanwhile."""
+        while True:
+            if self.started:
+                self.refresh()
+            relisting = self._relisting
+            if relisting is None or relisting.done():
+                return
+            await relisting
+
     def _changed(self) -> None:
         self.generation += 1
         self._derived = None

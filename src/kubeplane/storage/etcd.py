@@ -296,7 +296,7 @@ class EtcdStorage(MemoryStorage):
         resp = await self._txn([guard], [rpc.RequestOp(request_put=rpc.PutRequest(
             key=ek, value=self._encode(ek, obj), prev_kv=True))], failure_range=ek)
         if not resp.succeeded:
-            raise self._guard_failed(key, resp, expected_revision)
+            raise await self._guard_failed(key, resp, expected_revision)
         rev = resp.header.revision
         prev = resp.responses[0].response_put.prev_kv
         return await self._applied(rev, stamp(key, obj, prev.create_revision, rev))
@@ -310,7 +310,7 @@ class EtcdStorage(MemoryStorage):
         resp = await self._txn([guard], [rpc.RequestOp(request_delete_range=rpc.DeleteRangeRequest(
             key=ek, prev_kv=True))], failure_range=ek)
         if not resp.succeeded:
-            raise self._guard_failed(key, resp, expected_revision)
+            raise await self._guard_failed(key, resp, expected_revision)
         rev = resp.header.revision
         prev_kvs = resp.responses[0].response_delete_range.prev_kvs
         if not prev_kvs:
@@ -331,8 +331,12 @@ class EtcdStorage(MemoryStorage):
         except Exception as e:               # noqa: BLE001 - grpc.aio.AioRpcError and transport failures
             raise _storage_error(e) from None
 
-    def _guard_failed(self, key: str, resp: Any, expected_revision: int | None) -> StorageError:
+    async def _guard_failed(self, key: str, resp: Any, expected_revision: int | None) -> StorageError:
+        """Why a guarded write failed, once the cache holds what made it fail: a caller that
+        retries on a conflict (a patch: upstream's GuaranteedUpdate retries on the current
+        object) then reads the newer object, not the one it just lost with."""
         found = resp.responses[0].response_range.kvs if resp.responses else ()
+        await self._caught_up(found[0].mod_revision if found else resp.header.revision)
         if not found:
             return KeyNotFound(key)
         return RevisionMismatch(f"{key}: expected revision {expected_revision}, current {found[0].mod_revision}")

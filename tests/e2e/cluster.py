@@ -38,9 +38,18 @@ def eventually(check: Callable[[], Any], what: str, timeout: float = DEADLINE, i
     raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
 
 
+# Where a Cluster that names no storage keeps its data: None for SQLite (`up`'s default); a
+# function giving each Cluster its own etcd prefix to run whole e2e modules on etcd unchanged
+# (tests/e2e/etcd/conftest.py sets it while that package's tests run).
+default_etcd: Callable[[], EtcdConfig] | None = None
+
+
 class Cluster:
-    def __init__(self, data_dir: pathlib.Path | None = None, *, nodes: int = 0, storage: str = "sqlite",
+    def __init__(self, data_dir: pathlib.Path | None = None, *, nodes: int = 0, storage: str = "",
                  extra_args: tuple[str, ...] = (), etcd: EtcdConfig | None = None) -> None:
+        if not storage and etcd is None and default_etcd is not None:
+            etcd = default_etcd()
+        storage = storage or "sqlite"
         self._tmp = None if data_dir else tempfile.TemporaryDirectory(prefix="kubeplane-e2e-")
         self.data_dir = pathlib.Path(data_dir or self._tmp.name)  # type: ignore[union-attr]
         self.kubeconfig = self.data_dir / "kubeconfig"

@@ -25,6 +25,18 @@ if TYPE_CHECKING:
 
 DEFAULT_HISTORY = 50_000
 
+# Kinds whose stored versions keep only their bytes (KeyValue.lean): written by the thousand,
+# read rarely and never on a hot path. Events: ~9 per pod in benchmarks/density.py (Scheduled,
+# Pulled, Created, Started, Killing...), ~0.7 KB of JSON that decode into ~2.7 KB of dicts
+# (benchmarks/memory_costs.py objects); a list or watch with a selector decodes each one it
+# looks at (~3 us), and a patch (the recorder's count updates) the one it changes.
+COLD_PREFIXES = ("/registry/events/",)
+
+
+def is_cold(key: str) -> bool:
+    """Whether the store keeps key's versions lean (COLD_PREFIXES)."""
+    return key.startswith(COLD_PREFIXES)
+
 
 def stamp(key: str, obj: dict[str, Any], create_revision: int, mod_revision: int) -> KeyValue:
     """Set resourceVersion to mod_revision on a shallow copy of obj and encode it once.
@@ -96,7 +108,7 @@ class MemoryStorage:
             raise KeyExists(key)
         rev = self._log.revision + 1
         kv = stamp(key, obj, rev, rev)
-        self._apply(WatchEvent("ADDED", kv, None, rev))
+        self._apply(WatchEvent("ADDED", kv.lean() if is_cold(key) else kv, None, rev))
         return kv
 
     async def update(
@@ -106,7 +118,7 @@ class MemoryStorage:
         prev = self._current(key, expected_revision)
         rev = self._log.revision + 1
         kv = stamp(key, obj, prev.create_revision, rev)
-        self._apply(WatchEvent("MODIFIED", kv, prev, rev))
+        self._apply(WatchEvent("MODIFIED", kv.lean() if is_cold(key) else kv, prev, rev))
         return kv
 
     async def delete(self, key: str, expected_revision: int | None = None) -> KeyValue:
@@ -114,7 +126,7 @@ class MemoryStorage:
         prev = self._current(key, expected_revision)
         rev = self._log.revision + 1
         kv = stamp(key, prev.obj, prev.create_revision, rev)
-        self._apply(WatchEvent("DELETED", kv, prev, rev))
+        self._apply(WatchEvent("DELETED", kv.lean() if is_cold(key) else kv, prev, rev))
         return kv
 
     def watch(self, prefix: str, after_revision: int) -> LogWatcher:
@@ -177,7 +189,7 @@ class MemoryStorage:
         self._log._check_invariants()
 
 
-__all__ = ["DEFAULT_HISTORY", "DEFAULT_HISTORY_BYTES", "MemoryStorage", "stamp"]
+__all__ = ["COLD_PREFIXES", "DEFAULT_HISTORY", "DEFAULT_HISTORY_BYTES", "MemoryStorage", "is_cold", "stamp"]
 
 if TYPE_CHECKING:
     def _conforms(s: MemoryStorage) -> Storage:

@@ -75,3 +75,18 @@ async def test_sqlite_reloads_events_lean(tmp_path: pathlib.Path) -> None:
     assert ev._obj is None and ev.obj["count"] == 3
     assert pod._obj is not None
     await s.close()
+
+
+def test_a_stored_value_holds_no_more_heap_than_its_length() -> None:
+    """orjson returns its whole output buffer (4 KiB at least): encode() copies it to size."""
+    import tracemalloc
+
+    from kubeplane.storage.memory import encode
+    obj = event(1)
+    tracemalloc.start()
+    try:
+        values = [encode(obj) for _ in range(100)]
+        used, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert used < 100 * (len(values[0]) + 200)

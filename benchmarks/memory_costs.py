@@ -7,7 +7,9 @@ Run:  python benchmarks/memory_costs.py objects
 to Ready, reads back one object of each kind the density run stores by the thousand (a Ready
 pod, its node, an Event, the ReplicaSet, a Lease) and prints, per object, what each copy the
 process keeps of it costs:
-  - `bytes`: the encoded JSON a stored version holds (KeyValue.value, one per history event);
+  - `dumps`: the heap orjson.dumps' result holds (its whole output buffer: 4 KiB at least);
+  - `bytes`: the heap the encoded JSON a stored version holds takes (KeyValue.value, one per
+    history event; memory.encode copies it to its size);
   - `dict`: the decoded dict a stored version holds (KeyValue.obj, orjson.loads);
   - `struct`: the typed object an informer keeps (msgspec Struct, types.decode);
   - `event`: a history entry around them (WatchEvent + KeyValue, the slots only);
@@ -69,6 +71,20 @@ def reachable(obj: Any) -> dict[int, int]:
     return seen
 
 
+def heap(make: Any, n: int = 200) -> int:
+    """Heap bytes one make() result holds, by tracemalloc (what getsizeof cannot see: the
+    allocation behind a bytes object may be larger than its length)."""
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        keep = [make() for _ in range(n)]
+        used, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    del keep
+    return used // n
+
+
 def own_size(make: Any) -> int:
     """Bytes one more object adds: the deep size of make(), minus what a second make() shares."""
     a, b = make(), make()
@@ -114,13 +130,15 @@ def _api_version(path: str) -> str:
 def object_costs(samples: dict[str, bytes]) -> list[tuple[str, dict[str, int]]]:
     from kubeplane.api import types
     from kubeplane.storage.interface import KeyValue, WatchEvent
+    from kubeplane.storage.memory import encode
     rows = []
     for kind, data in samples.items():
         obj = orjson.loads(data)
         typ = types.kind_type(obj["apiVersion"], kind)
         row = {
             "json": len(data),
-            "bytes": own_size(lambda data=data: bytes(bytearray(data))),
+            "dumps": heap(lambda obj=obj: orjson.dumps(obj)),
+            "bytes": heap(lambda obj=obj: encode(obj)),
             "dict": own_size(lambda data=data: orjson.loads(data)),
             "struct": own_size(lambda data=data, typ=typ: types.decode(data, typ)),
             "event": sys.getsizeof(KeyValue("k", b"", {}, 1, 1)) + sys.getsizeof(WatchEvent("ADDED", None, None, 1)),  # type: ignore[arg-type]
@@ -142,7 +160,7 @@ def object_costs(samples: dict[str, bytes]) -> list[tuple[str, dict[str, int]]]:
 
 
 def print_objects(rows: list[tuple[str, dict[str, int]]]) -> None:
-    cols = ["json", "bytes", "dict", "struct", "event", "nodeinfo", "podinfo"]
+    cols = ["json", "dumps", "bytes", "dict", "struct", "event", "nodeinfo", "podinfo"]
     print(f"{'kind':12s}" + "".join(f"{c:>10s}" for c in cols))
     for kind, row in rows:
         print(f"{kind:12s}" + "".join(f"{row[c]:10,d}" if c in row else f"{'':>10s}" for c in cols))

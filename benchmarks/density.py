@@ -256,8 +256,8 @@ async def request_counts(c: Client) -> dict[tuple[str, str, str], float]:
 
 
 def work_counts(before: dict[tuple[str, str, str], float], after: dict[tuple[str, str, str], float]) -> dict[str, float]:
-    """What lag can turn into extra work, between two request_counts(): LISTs and WATCHes per
-    resource, and every answer that is not a success, by verb and code."""
+    """What lag can turn into extra work, between two request_counts(): requests by verb and
+    resource (a relist is a LIST), and every answer that is not a success, by verb, resource and code."""
     out: dict[str, float] = {}
     for (verb, resource, code), n in after.items():
         d = n - before.get((verb, resource, code), 0.0)
@@ -268,7 +268,7 @@ def work_counts(before: dict[tuple[str, str, str], float], after: dict[tuple[str
         elif not code.startswith("2"):
             name = f"{verb.lower()} {resource} {code}"
         else:
-            name = f"{verb.lower()}s"
+            name = f"{verb.lower()}s {resource}"
         out[name] = out.get(name, 0.0) + d
     return dict(sorted(out.items()))
 
@@ -446,7 +446,11 @@ async def density(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, floa
         await w.stop()
         await c.close()
         rss.stopped.set()
-        stop(proc)
+        try:
+            stop(proc)
+        except subprocess.TimeoutExpired:          # the figures are taken: do not lose them
+            os.killpg(proc.pid, 9)
+            proc.wait()
     return out
 
 

@@ -18,6 +18,13 @@ heartbeat period has passed, then reports the process tree's CPU use over 30 s o
 (utime + stime from /proc/PID/stat), i.e. the cost of 1,000 nodes heartbeating plus the
 controllers watching them.
 
+Each phase also prints what the API server counted meanwhile (apiserver_request_total from
+/metrics): LISTs and WATCHes by resource (a relist of an informer that fell out of the watch
+history shows as a LIST), and answers 409 (conflicts), 410, 429 and 5xx: work that lag may add.
+`--stall F` makes the `up` process lose CPU as on a loaded machine without loading it: a thread
+stops its process group (SIGSTOP) for F of every 20 ms slice (0.5 halves its CPU time), so the
+extra CPU seconds that lag costs show without disturbing other work on the machine.
+
 Targets on the reference 2-core machine: >= 500 pods/s end to end (1,000 available in
 <= 2 s), p99 startup <= 1 s, rolling update of 1,000 in <= 5 s, <= 500 MB RSS with 100
 nodes and 1,000 pods, 1,000 idle nodes <= 10 % of a core.
@@ -27,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import calendar
+import contextlib
 import json
 import math
 import os
@@ -106,6 +114,31 @@ class RSSSampler(threading.Thread):
         while not self.stopped.wait(self.period):
             self.last = rss_bytes(tree(self.pid))
             self.peak = max(self.peak, self.last)
+
+
+class Staller(threading.Thread):
+    """SIGSTOPs the process group of pid for `fraction` of every `slice_s` (--stall): CPU starvation
+    without burning the machine's CPU."""
+
+    def __init__(self, pid: int, fraction: float, slice_s: float = 0.02) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.fraction, self.slice_s = pid, fraction, slice_s
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        import signal
+        stop_s, run_s = self.fraction * self.slice_s, (1 - self.fraction) * self.slice_s
+        try:
+            while not self.stopped.is_set():
+                os.killpg(self.pid, signal.SIGSTOP)
+                time.sleep(stop_s)
+                os.killpg(self.pid, signal.SIGCONT)
+                self.stopped.wait(run_s)
+        except ProcessLookupError:
+            pass
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.pid, signal.SIGCONT)
 
 
 def drain(proc: subprocess.Popen) -> None:
@@ -205,6 +238,40 @@ def pct(values: list[float], q: float) -> float:
 
 
 # --- helpers ------------------------------------------------------------------------------------
+
+async def request_counts(c: Client) -> dict[tuple[str, str, str], float]:
+    """apiserver_request_total by (verb, resource, code), from the API server's /metrics."""
+    async with c.session.get(f"{c.server}/metrics") as r:
+        text = await r.text()
+    out: dict[tuple[str, str, str], float] = {}
+    for line in text.splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels_s, value = line[len("apiserver_request_total{"):].rsplit("} ", 1)
+        labels = {k: v.strip('"') for k, v in (kv.split("=", 1) for kv in labels_s.split('",') if "=" in kv)}
+        sub = labels.get("subresource", "")
+        key = (labels.get("verb", ""), labels.get("resource", "") + (f"/{sub}" if sub else ""), labels.get("code", ""))
+        out[key] = out.get(key, 0.0) + float(value)
+    return out
+
+
+def work_counts(before: dict[tuple[str, str, str], float], after: dict[tuple[str, str, str], float]) -> dict[str, float]:
+    """What lag can turn into extra work, between two request_counts(): requests by verb and
+    resource (a relist is a LIST), and every answer that is not a success, by verb, resource and code."""
+    out: dict[str, float] = {}
+    for (verb, resource, code), n in after.items():
+        d = n - before.get((verb, resource, code), 0.0)
+        if not d:
+            continue
+        if verb in ("LIST", "WATCH"):
+            name = f"{verb.lower()}s {resource}"
+        elif not code.startswith("2"):
+            name = f"{verb.lower()} {resource} {code}"
+        else:
+            name = f"{verb.lower()}s {resource}"
+        out[name] = out.get(name, 0.0) + d
+    return dict(sorted(out.items()))
+
 
 async def kubectl(kubeconfig: pathlib.Path, *args: str, input: str | None = None, timeout: float = 300) -> float:
     """Run the real kubectl (without blocking this process's watches); return its wall time."""
@@ -317,16 +384,21 @@ async def density(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, floa
     c = Client(kubeconfig, 4)
     w = Watcher(c)
     n = args.replicas
+    staller: Staller | None = None
     out: dict[str, float] = {"startup_s": startup}
     try:
         out["nodes_ready_s"] = await wait_nodes_ready(c, args.nodes, 60)
         await kubectl(kubeconfig, "create", "namespace", NS)
         await w.start()
+        if args.stall:
+            staller = Staller(proc.pid, args.stall)
+            staller.start()
+        counts0 = await request_counts(c)
         profiler.start("rollout", 30)
         cpu0 = cpu_seconds(tree(proc.pid))
         t0 = time.time()
         out["kubectl_apply_s"] = await kubectl(kubeconfig, "apply", "-f", "-", input=deployment(n, "nginx:1.25", args.admitted_template))
-        t_avail = await w.until(lambda: (w.deployment.get("status") or {}).get("availableReplicas") == n, 300)
+        t_avail = await w.until(lambda: (w.deployment.get("status") or {}).get("availableReplicas") == n, args.timeout)
         profiler.stop()
         out["available_cpu_s"] = cpu_seconds(tree(proc.pid)) - cpu0
         first = list(w.pods.values())
@@ -341,20 +413,25 @@ async def density(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, floa
                 "startup_from_creation_p50_s": pct(from_created, 0.50),
                 "startup_from_creation_p99_s": pct(from_created, 0.99)}
         out["rss_after_rollout_mb"] = rss_bytes(tree(proc.pid)) / 2**20
+        counts1 = await request_counts(c)
+        print("  requests until available:", work_counts(counts0, counts1), file=sys.stderr)
         reasons = await event_reasons(c)
         # SuccessfulCreate, Scheduled, Pulled, Created, Started: five per pod when none is dropped.
         print("  event reasons:", reasons, file=sys.stderr)
         out["events_per_pod"] = sum(reasons.get(r, 0) for r in
                                     ("SuccessfulCreate", "Scheduled", "Pulled", "Created", "Started")) / n
 
+        counts1 = await request_counts(c)
         profiler.start("rolling_update", 30)
         cpu0 = cpu_seconds(tree(proc.pid))
         t0 = time.time()
         await kubectl(kubeconfig, "set", "image", "-n", NS, "deployment/density", "c=nginx:1.27")
-        await kubectl(kubeconfig, "rollout", "status", "-n", NS, "deployment/density", "--timeout", "300s")
+        await kubectl(kubeconfig, "rollout", "status", "-n", NS, "deployment/density", "--timeout", f"{args.timeout:.0f}s",
+                      timeout=args.timeout + 10)
         out["rolling_update_s"] = time.time() - t0
         out["rolling_update_cpu_s"] = cpu_seconds(tree(proc.pid)) - cpu0
         profiler.stop()
+        print("  requests during the rolling update:", work_counts(counts1, await request_counts(c)), file=sys.stderr)
         old = {id(p) for p in first}
         second = [p for p in w.pods.values() if id(p) not in old and p.ready]
         second_latency = [p.ready - p.added for p in second]
@@ -362,11 +439,18 @@ async def density(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, floa
         out["update_startup_p99_s"] = pct(second_latency, 0.99)
         out["rss_peak_mb"] = rss.peak / 2**20
     finally:
+        if staller is not None:
+            staller.stopped.set()
+            staller.join()
         profiler.stop()
         await w.stop()
         await c.close()
         rss.stopped.set()
-        stop(proc)
+        try:
+            stop(proc)
+        except subprocess.TimeoutExpired:          # the figures are taken: do not lose them
+            os.killpg(proc.pid, 9)
+            proc.wait()
     return out
 
 
@@ -436,6 +520,9 @@ def main() -> None:
     p.add_argument("--admitted-template", action="store_true",
                    help="the pod template already has what admission adds to each pod (admitted_pod_spec)")
     p.add_argument("--warmup", type=float, default=10.0, help="seconds after all nodes are Ready before measuring")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds each phase may take")
+    p.add_argument("--stall", type=float, default=0.0,
+                   help="stop `up` for this fraction of every 20 ms during the density phase (Staller)")
     p.add_argument("--profile-dir", type=pathlib.Path, help="write py-spy raw profiles of each phase here")
     asyncio.run(main_async(p.parse_args()))
 

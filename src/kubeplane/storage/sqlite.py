@@ -80,7 +80,7 @@ import orjson
 
 from .committer import Committer
 from .interface import EventType, KeyValue, StorageError, Transformer, WatchEvent
-from .memory import DEFAULT_HISTORY, MemoryStorage
+from .memory import DEFAULT_HISTORY, MemoryStorage, is_cold
 from .watch_log import DEFAULT_HISTORY_BYTES, history_budget
 
 if TYPE_CHECKING:
@@ -388,7 +388,8 @@ class SqliteStorage(MemoryStorage):
         """A stored value back as a KeyValue: StorageError naming the key if it cannot be read."""
         data = self._plaintext(key, mod_rev, data, where)
         try:
-            return KeyValue(key, data, orjson.loads(data), create_rev, mod_rev)
+            obj = orjson.loads(data)            # a cold kind's too: an unreadable value fails here
+            return KeyValue(key, data, None if is_cold(key) else obj, create_rev, mod_rev)
         except Exception as e:
             raise StorageError(f"{self._path}: cannot read {key} (revision {mod_rev}): {e}") from e
 

@@ -1,0 +1,208 @@
+"""What one object costs in memory, structure by structure (issue 17: peak RSS of density.py).
+
+Run:  python benchmarks/memory_costs.py objects
+      python benchmarks/memory_costs.py snapshot FILE [--top 40]
+
+`objects` starts a small `kubeplane up` (2 nodes, memory storage), runs a 4-replica Deployment
+to Ready, reads back one object of each kind the density run stores by the thousand (a Ready
+pod, its node, an Event, the ReplicaSet, a Lease) and prints, per object, what each copy the
+process keeps of it costs:
+  - `dumps`: the heap orjson.dumps' result holds (its whole output buffer: 4 KiB at least);
+  - `bytes`: the heap the encoded JSON a stored version holds takes (KeyValue.value, one per
+    history event; memory.encode copies it to its size);
+  - `dict`: the decoded dict a stored version holds (KeyValue.obj, orjson.loads);
+  - `struct`: the typed object an informer keeps (msgspec Struct, types.decode);
+  - `event`: a history entry around them (WatchEvent + KeyValue, the slots only);
+  - for the pod, a scheduler PodInfo inside a NodeInfo (beyond the informer's Struct).
+A deep size counts every dict, list, str, int... reachable from the object once, leaving out what
+two independent decodes of the same bytes share (orjson's and msgspec's cached keys, small
+ints, interned names): what one more object really adds.
+
+`snapshot` reads a tracemalloc snapshot of a running `up` and sorts its live memory by where it
+was allocated, grouped into the structures above. To take one, start any benchmark with
+  KP_TRACEMALLOC=/tmp/x/snap PYTHONPATH=src:benchmarks/tracemalloc_hook python benchmarks/density.py ...
+(the hook writes the snapshot each time the traced memory grew by 8 %: the last file is the
+peak; tracemalloc slows the run ~3 times, so keep sizes small: the shares are what counts).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import pathlib
+import sys
+import tempfile
+from typing import Any
+
+import msgspec
+import orjson
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+
+# --- deep sizes --------------------------------------------------------------------------------
+
+def reachable(obj: Any) -> dict[int, int]:
+    """id -> sys.getsizeof of every object reachable from obj through containers, Structs and
+    slotted or plain instances (types, functions and modules are not followed)."""
+    seen: dict[int, int] = {}
+    todo = [obj]
+    while todo:
+        o = todo.pop()
+        if id(o) in seen or isinstance(o, (type, type(sys), type(reachable))):
+            continue
+        seen[id(o)] = sys.getsizeof(o)
+        if isinstance(o, dict):
+            todo.extend(o.keys())
+            todo.extend(o.values())
+        elif isinstance(o, (list, tuple, set, frozenset)):
+            todo.extend(o)
+        elif isinstance(o, msgspec.Struct):
+            todo.extend(getattr(o, f) for f in o.__struct_fields__)
+        elif isinstance(o, (str, bytes, int, float, bool)) or o is None:
+            pass
+        else:
+            for cls in type(o).__mro__:
+                for s in getattr(cls, "__slots__", ()):
+                    if hasattr(o, s):
+                        todo.append(getattr(o, s))
+            if hasattr(o, "__dict__"):
+                todo.append(o.__dict__)
+    return seen
+
+
+def heap(make: Any, n: int = 200) -> int:
+    """Heap bytes one make() result holds, by tracemalloc (what getsizeof cannot see: the
+    allocation behind a bytes object may be larger than its length)."""
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        keep = [make() for _ in range(n)]
+        used, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    del keep
+    return used // n
+
+
+def own_size(make: Any) -> int:
+    """Bytes one more object adds: the deep size of make(), minus what a second make() shares."""
+    a, b = make(), make()
+    ra, rb = reachable(a), reachable(b)
+    return sum(size for i, size in ra.items() if i not in rb)
+
+
+# --- objects -----------------------------------------------------------------------------------
+
+async def sample_objects() -> dict[str, bytes]:
+    """One of each kind, as stored by a small `up` after a Deployment came up."""
+    from api_bench import Client, start_up, stop
+    from density import deployment, kubectl, wait_nodes_ready
+    with tempfile.TemporaryDirectory(prefix="kubeplane-memcost-") as tmp:
+        proc, _ = start_up(pathlib.Path(tmp) / "up", "memory", ["--nodes", "2"])
+        kubeconfig = pathlib.Path(tmp) / "up" / "kubeconfig"
+        c = Client(kubeconfig, 2)
+        try:
+            await wait_nodes_ready(c, 2, 60)
+            await kubectl(kubeconfig, "create", "namespace", "density")
+            await kubectl(kubeconfig, "apply", "-f", "-", input=deployment(4, "nginx:1.25"))
+            await kubectl(kubeconfig, "rollout", "status", "-n", "density", "deployment/density", "--timeout", "60s")
+            out = {}
+            for kind, path in (("Pod", "api/v1/namespaces/density/pods"), ("Node", "api/v1/nodes"),
+                               ("Event", "api/v1/namespaces/density/events"),
+                               ("ReplicaSet", "apis/apps/v1/namespaces/density/replicasets"),
+                               ("Lease", "apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases")):
+                async with c.session.get(f"{c.server}/{path}") as r:
+                    items = orjson.loads(await r.read())["items"]
+                item = next((i for i in items if i.get("reason") == "Started"), items[0])
+                out[kind] = orjson.dumps({"kind": kind, "apiVersion": _api_version(path), **item})
+            return out
+        finally:
+            await c.close()
+            stop(proc)
+
+
+def _api_version(path: str) -> str:
+    parts = path.split("/")
+    return "v1" if parts[0] == "api" else f"{parts[1]}/{parts[2]}"
+
+
+def object_costs(samples: dict[str, bytes]) -> list[tuple[str, dict[str, int]]]:
+    from kubeplane.api import types
+    from kubeplane.storage.interface import KeyValue, WatchEvent
+    from kubeplane.storage.memory import encode
+    rows = []
+    for kind, data in samples.items():
+        obj = orjson.loads(data)
+        typ = types.kind_type(obj["apiVersion"], kind)
+        row = {
+            "json": len(data),
+            "dumps": heap(lambda obj=obj: orjson.dumps(obj)),
+            "bytes": heap(lambda obj=obj: encode(obj)),
+            "dict": own_size(lambda data=data: orjson.loads(data)),
+            "struct": own_size(lambda data=data, typ=typ: types.decode(data, typ)),
+            "event": sys.getsizeof(KeyValue("k", b"", {}, 1, 1)) + sys.getsizeof(WatchEvent("ADDED", None, None, 1)),  # type: ignore[arg-type]
+        }
+        if kind == "Pod":
+            from kubeplane.scheduler.framework.types import NodeInfo, PodInfo
+            pod = types.decode(data, typ)
+            ni = NodeInfo()
+            base = reachable(ni)
+            ni.add_pod(pod)
+            grown = reachable(ni)
+            pod_ids = set(reachable(pod))
+            row["nodeinfo"] = sum(s for i, s in grown.items() if i not in base and i not in pod_ids)
+            pi = PodInfo(pod)
+            _ = pi.requests, pi.non_zero_requests, pi.host_ports
+            row["podinfo"] = sum(s for i, s in reachable(pi).items() if i not in pod_ids)
+        rows.append((kind, row))
+    return rows
+
+
+def print_objects(rows: list[tuple[str, dict[str, int]]]) -> None:
+    cols = ["json", "dumps", "bytes", "dict", "struct", "event", "nodeinfo", "podinfo"]
+    print(f"{'kind':12s}" + "".join(f"{c:>10s}" for c in cols))
+    for kind, row in rows:
+        print(f"{kind:12s}" + "".join(f"{row[c]:10,d}" if c in row else f"{'':>10s}" for c in cols))
+
+
+# --- snapshots ---------------------------------------------------------------------------------
+
+def site(frame: Any) -> str:
+    return f"{frame.filename.split('src/kubeplane/')[-1]}:{frame.lineno}"
+
+
+def summarize(path: str, top: int, depth: int) -> None:
+    import tracemalloc
+    snap = tracemalloc.Snapshot.load(path)
+    total = sum(t.size for t in snap.traces)
+    print(f"traced {total / 1e6:.1f} MB in {len(snap.traces):,} blocks")
+    by_site: collections.Counter[str] = collections.Counter()
+    count: collections.Counter[str] = collections.Counter()
+    for tr in snap.traces:
+        frames = [f for f in tr.traceback if "kubeplane" in f.filename]
+        key = " < ".join(site(f) for f in list(reversed(frames))[:depth]) if frames else "(outside kubeplane)"
+        by_site[key] += tr.size
+        count[key] += 1
+    print(f"{'MB':>8s} {'blocks':>9s}  innermost kubeplane frames (callee < caller)")
+    for key, size in by_site.most_common(top):
+        print(f"{size / 1e6:8.1f} {count[key]:9,d}  {key}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("objects")
+    s = sub.add_parser("snapshot")
+    s.add_argument("file")
+    s.add_argument("--top", type=int, default=40)
+    s.add_argument("--depth", type=int, default=3)
+    args = p.parse_args()
+    if args.cmd == "objects":
+        print_objects(object_costs(asyncio.run(sample_objects())))
+    else:
+        summarize(args.file, args.top, args.depth)
+
+
+if __name__ == "__main__":
+    main()

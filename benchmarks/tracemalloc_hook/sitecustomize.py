@@ -1,0 +1,31 @@
+"""tracemalloc snapshots of `kubeplane up` for benchmarks/memory_costs.py (issue 17).
+
+Put this directory on PYTHONPATH and set KP_TRACEMALLOC=<file>: a process started with `up`
+in its arguments traces its allocations (KP_TRACEMALLOC_FRAMES frames, default 12) and, each time
+the traced memory grew by 8 % over 50 MB, writes a snapshot to <file> (the last one is the peak)
+and the traced size to <file>.txt. Without KP_TRACEMALLOC this does nothing.
+"""
+import os
+import sys
+
+_out = os.environ.get("KP_TRACEMALLOC")
+if _out and "up" in sys.argv:
+    import threading
+    import time
+    import tracemalloc
+
+    tracemalloc.start(int(os.environ.get("KP_TRACEMALLOC_FRAMES", "12")))
+
+    def _loop(out: str) -> None:
+        best = 0
+        while True:
+            time.sleep(3)
+            cur, _ = tracemalloc.get_traced_memory()
+            if cur > best * 1.08 and cur > 50 << 20:
+                best = cur
+                tracemalloc.take_snapshot().dump(out + ".tmp")
+                os.replace(out + ".tmp", out)
+                with open(out + ".txt", "w") as f:
+                    f.write(f"traced {cur / 1e6:.1f} MB at {time.time():.0f}\n")
+
+    threading.Thread(target=_loop, args=(_out,), daemon=True).start()

@@ -230,7 +230,9 @@ class Cache:
         node gains or loses affinity pods.
         Upstream: cacheImpl.UpdateSnapshot
         """
-        added, update_affinity = self._copy_changed_node_infos(snapshot)
+        snapshot.tracked = True
+        seq = snapshot.seq + 1
+        added, update_affinity, copied = self._copy_changed_node_infos(snapshot, seq)
         update_all = bool(added)
         if added:
             for name in [n for n in self.nodes if n in added]:      # in the cache's order
@@ -240,11 +242,17 @@ class Cache:
             update_all = True
         if update_all:
             snapshot.rebuild_lists()
-        elif update_affinity:
-            snapshot.update_affinity_lists()
+            snapshot.node_changes.clear()
+            snapshot.seq = snapshot.layout_seq = seq
+        else:
+            if update_affinity:
+                snapshot.update_affinity_lists()
+            if copied:
+                snapshot.seq = seq
 
-    def _copy_changed_node_infos(self, snapshot: Snapshot) -> tuple[set[str], bool]:
-        """Copy the changed NodeInfos the snapshot has; (names it lacks, affinity lists stale?).
+    def _copy_changed_node_infos(self, snapshot: Snapshot, seq: int) -> tuple[set[str], bool, bool]:
+        """Copy the changed NodeInfos the snapshot has, logging them at seq in its change
+        log; (names it lacks, affinity lists stale?, anything copied?).
 
         `changed` lists nodes by their last change, so walking it from the newest end stops
         at the first node the snapshot already reflects: a cycle after one assumed pod
@@ -254,6 +262,8 @@ class Cache:
         node_info_map = snapshot.node_info_map
         added: set[str] = set()
         update_affinity = False
+        copied = False
+        node_changes = snapshot.node_changes
         changed = self.changed
         for name in reversed(changed):
             gen = changed[name]
@@ -274,8 +284,11 @@ class Cache:
                 update_affinity = True
             for slot in NodeInfo.__slots__:
                 setattr(existing, slot, getattr(clone, slot))
+            node_changes.pop(name, None)
+            node_changes[name] = seq
+            copied = True
         snapshot.generation = max_gen
-        return added, update_affinity
+        return added, update_affinity, copied
 
     def _remove_deleted_nodes_from_snapshot(self, snapshot: Snapshot) -> None:
         """Drop the snapshot's nodes the cache has no node for. Upstream: removeDeletedNodesFromSnapshot"""

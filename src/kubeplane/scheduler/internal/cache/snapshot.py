@@ -14,6 +14,14 @@ class Snapshot:
     have_pods_with_affinity_node_info_list holds those with pods_with_affinity, and
     have_pods_with_required_anti_affinity_node_info_list those with required anti-affinity
     pods; generation is the newest cache generation the copies reflect.
+
+    The change log lets a plugin keep a sum over all nodes up to date by revisiting only
+    the nodes that changed (framework/aggregate.py): seq grows with every update that
+    changed something; node_changes maps each node copied since the node set last changed
+    to the seq of its latest copy, oldest first; layout_seq is the seq at which the node
+    set (or a NodeInfo outside the cache's updates) last changed, when sums start over.
+    A snapshot no cache updates (tracked False, as built by tests) has no usable log.
+    Ours: upstream recomputes such sums over all nodes, in parallel, every cycle.
     """
 
     def __init__(self, node_infos: list[NodeInfo] | None = None) -> None:
@@ -22,6 +30,10 @@ class Snapshot:
         self.have_pods_with_affinity_node_info_list: list[NodeInfo] = []
         self.have_pods_with_required_anti_affinity_node_info_list: list[NodeInfo] = []
         self.generation = 0
+        self.seq = 0
+        self.layout_seq = 0
+        self.node_changes: dict[str, int] = {}
+        self.tracked = False
         for ni in node_infos or ():
             self.node_info_map[ni.name] = ni
         self.rebuild_lists()
@@ -37,6 +49,16 @@ class Snapshot:
             if p.spec.node_name in infos:
                 infos[p.spec.node_name].add_pod(p)
         return cls(list(infos.values()))
+
+    def changed_since(self, seq: int) -> list[str]:
+        """Names of the nodes copied after seq (the caller checked layout_seq <= seq)."""
+        out = []
+        changes = self.node_changes
+        for name in reversed(changes):
+            if changes[name] <= seq:
+                break
+            out.append(name)
+        return out
 
     def rebuild_lists(self) -> None:
         self.node_info_list = list(self.node_info_map.values())

@@ -8,6 +8,7 @@ from typing import Any
 
 from kubeplane.scheduler.framework.aggregate import AggregateCache, NodeAggregate
 from kubeplane.scheduler.framework.interface import CycleState
+from kubeplane.scheduler.framework.plugins import interpodaffinity as ipa
 from kubeplane.scheduler.framework.plugins import podtopologyspread as pts
 from kubeplane.scheduler.framework.types import NodeInfo
 from kubeplane.scheduler.internal.cache import Cache, Snapshot
@@ -166,3 +167,54 @@ def test_node_aggregate_starts_over_on_another_or_untracked_snapshot() -> None:
     assert lru.get("a", pods) is first
     lru.get("c", pods)                                 # drops b, the least recently used
     assert lru.get("a", pods) is first and lru.get("b", pods) is not first
+
+
+def affinity_pod(rng: random.Random) -> Any:
+    pod = random_pod(rng, 0)
+    if rng.random() < 0.5:
+        pod.spec.affinity = make_pod("x", spec={"affinity": {"podAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 5, "podAffinityTerm": {
+                "labelSelector": {"matchLabels": {"color": "blue"}}, "topologyKey": ZONE}}]},
+            "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 5, "podAffinityTerm": {
+                "labelSelector": {"matchLabels": {"color": "green"}}, "topologyKey": ZONE}}]}}}).spec.affinity
+    return pod
+
+
+def test_inter_pod_affinity_counts_equal_the_full_loop() -> None:
+    """Kept sums (a tracked snapshot) against sums made afresh (an untracked copy), for the
+    PreFilter counts, the Filter verdicts and the PreScore weights."""
+    for seed in range(5):
+        w = World(100 + seed)
+        kept = ipa.InterPodAffinity(Handle(w.snapshot))
+        for _ in range(150):
+            w.step()
+            nodes = w.snapshot.node_info_list
+            fresh = ipa.InterPodAffinity(Handle(Snapshot(list(nodes))))
+            pod = affinity_pod(w.rng)
+            got, want = CycleState(), CycleState()
+            assert kept.pre_filter(got, pod, nodes) == fresh.pre_filter(want, pod, nodes)
+            g, f = got.storage.get(ipa.PRE_FILTER_STATE_KEY), want.storage.get(ipa.PRE_FILTER_STATE_KEY)
+            if f is not None:
+                assert (g.existing_anti_affinity_counts, g.affinity_counts, g.anti_affinity_counts) == \
+                    (f.existing_anti_affinity_counts, f.affinity_counts, f.anti_affinity_counts)
+                assert [kept.filter(got, pod, ni) for ni in nodes] == [fresh.filter(want, pod, ni) for ni in nodes]
+            if nodes:
+                got, want = CycleState(), CycleState()
+                assert kept.pre_score(got, pod, nodes) == fresh.pre_score(want, pod, nodes)
+                assert got.storage.get(ipa.PRE_SCORE_STATE_KEY) == want.storage.get(ipa.PRE_SCORE_STATE_KEY)
+
+
+def test_inter_pod_affinity_keeps_pairs_whose_weights_cancel() -> None:
+    """A preferred affinity and anti-affinity of equal weight on one pair: upstream's score map
+    holds the pair at 0, so the plugin scores (all 0) rather than Skips."""
+    node = make_node("n0", labels={ZONE: "z"})
+    ni = NodeInfo(make_pod("e", labels={"color": "blue"}))
+    ni.set_node(node)
+    term = {"labelSelector": {"matchLabels": {"color": "blue"}}, "topologyKey": ZONE}
+    pod = make_pod("p", spec={"affinity": {
+        "podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 3, "podAffinityTerm": term}]},
+        "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 3, "podAffinityTerm": term}]}}})
+    state = CycleState()
+    assert ipa.InterPodAffinity(Handle(Snapshot([ni]))).pre_score(state, pod, [ni]) is None
+    assert state.read(ipa.PRE_SCORE_STATE_KEY) == {ZONE: {"z": 0}}

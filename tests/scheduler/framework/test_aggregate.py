@@ -218,3 +218,19 @@ def test_inter_pod_affinity_keeps_pairs_whose_weights_cancel() -> None:
     state = CycleState()
     assert ipa.InterPodAffinity(Handle(Snapshot([ni]))).pre_score(state, pod, [ni]) is None
     assert state.read(ipa.PRE_SCORE_STATE_KEY) == {ZONE: {"z": 0}}
+
+
+def test_affinity_lists_follow_changes_without_rebuilds() -> None:
+    """The snapshot's affinity lists, changed node by node, hold exactly the nodes a rebuild
+    over all nodes would list (order aside)."""
+    for seed in range(4):
+        w = World(200 + seed)
+        for _ in range(200):
+            w.step()
+            snap = w.snapshot
+            with_aff = [ni.name for ni in snap.have_pods_with_affinity_node_info_list]
+            with_anti = [ni.name for ni in snap.have_pods_with_required_anti_affinity_node_info_list]
+            assert len(set(with_aff)) == len(with_aff) and len(set(with_anti)) == len(with_anti)
+            assert set(with_aff) == {ni.name for ni in snap.node_info_list if ni.pods_with_affinity}
+            assert set(with_anti) == {ni.name for ni in snap.node_info_list if ni.pods_with_required_anti_affinity}
+            assert all(snap.node_info_map[n] is ni for n, ni in zip(with_aff, snap.have_pods_with_affinity_node_info_list))

@@ -69,9 +69,34 @@ class Snapshot:
         self.have_pods_with_required_anti_affinity_node_info_list = [
             n for n in self.node_info_list if n.pods_with_required_anti_affinity]
 
+    def affinity_changed(self, changes: list[tuple[NodeInfo, bool, bool]]) -> None:
+        """Put NodeInfos in or out of the affinity lists after a copy, given (copy, had pods
+        with affinity before, had pods with required anti-affinity before), without visiting
+        every node: a node that gains its first such pod is appended, one that loses its last
+        is filtered out. The lists are then in change order, not node order (their users sum
+        over them). Upstream rebuilds both lists over all nodes."""
+        for ni, had_aff, had_anti in changes:
+            has_aff, has_anti = bool(ni.pods_with_affinity), bool(ni.pods_with_required_anti_affinity)
+            if has_aff != had_aff:
+                self.have_pods_with_affinity_node_info_list = _with(
+                    self.have_pods_with_affinity_node_info_list, ni, has_aff)
+            if has_anti != had_anti:
+                self.have_pods_with_required_anti_affinity_node_info_list = _with(
+                    self.have_pods_with_required_anti_affinity_node_info_list, ni, has_anti)
+
     def get(self, node_name: str) -> NodeInfo:
         """KeyError if the node is not in the snapshot."""
         return self.node_info_map[node_name]
 
     def num_nodes(self) -> int:
         return len(self.node_info_list)
+
+
+
+
+def _with(node_infos: list[NodeInfo], ni: NodeInfo, member: bool) -> list[NodeInfo]:
+    """node_infos with ni appended (in place: it was not there) or filtered out."""
+    if member:
+        node_infos.append(ni)
+        return node_infos
+    return [x for x in node_infos if x is not ni]

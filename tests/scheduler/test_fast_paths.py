@@ -152,6 +152,27 @@ def test_score_cache_follows_node_changes_and_request_lists() -> None:
     assert (score(small), score(big)) == ((50 + 100) // 2, (25 + 100) // 2)
 
 
+def test_score_cache_outlives_a_round_of_the_rotating_start() -> None:
+    """Successive cycles score successive slices of the cluster (next_start_node_index): the
+    cache holds every node's score until the rotation comes back to it."""
+    s = Sched(*[make_node(f"n{i}", cpu="32", memory="128Gi") for i in range(5000)])
+    pods = [make_pod(f"p{i}", requests={"cpu": "100m", "memory": "128Mi"}) for i in range(14)]
+    computed = []
+    fit = next(p for p in s.framework.score_plugins if isinstance(p, Fit))
+    real = fit.score_node
+
+    def counting(ni: NodeInfo, reqs: list[int]) -> int:
+        computed.append(ni.name)
+        return real(ni, reqs)
+
+    fit.score_node = counting                                  # type: ignore[method-assign]
+    for pod in pods:
+        s.place(pod)
+    # 5,000 nodes: 500 scored per cycle (10 %), 7,000 in all; after the first round only the
+    # nodes pods went to are scored afresh (a cache sized by 500 was cleared at 3,024).
+    assert len(computed) < 5000 + 14
+
+
 # --- pod requests, NodeInfo removal -------------------------------------------------------------
 
 def test_pod_requests_defaults_only_missing_requests_and_drops_pods() -> None:

@@ -12,7 +12,7 @@ from kubeplane.scheduler.framework.runtime import default_framework
 from kubeplane.scheduler.framework.types import Diagnosis, FitError, PodInfo, QueuedPodInfo
 from kubeplane.scheduler.internal.cache import Cache, Snapshot
 from kubeplane.scheduler.schedule_one import (
-    num_feasible_nodes_to_find, schedule_pod, scheduling_cycle, select_host,
+    find_nodes_that_fit_pod, num_feasible_nodes_to_find, schedule_pod, scheduling_cycle, select_host,
 )
 
 from .helpers import make_node, make_pod
@@ -109,3 +109,18 @@ def test_percentage_of_nodes_to_score_stops_filtering_early() -> None:
     assert r.feasible_nodes == 100 and s.next_start_node_index == 100
     schedule_pod(s, s.framework, CycleState(), make_pod("q"))
     assert s.next_start_node_index == 0
+
+
+def test_fair_evaluation_for_nodes() -> None:
+    """Upstream TestFairEvaluationForNodes: 500 nodes at 30 % (150 to find, 500 % 150 != 0),
+    over every node more than twice: each cycle finds exactly 150 and starts where the last
+    stopped."""
+    s = Sched(*[make_node(str(i)) for i in range(500)])
+    s.percentage_of_nodes_to_score = 30
+    s.cache.update_snapshot(s.snapshot)
+    nodes_to_find = num_feasible_nodes_to_find(30, 500)
+    assert nodes_to_find == 150
+    for i in range(2 * (500 // nodes_to_find + 1)):
+        feasible, _ = find_nodes_that_fit_pod(s, s.framework, CycleState(), make_pod("p"))  # type: ignore[arg-type]
+        assert len(feasible) == nodes_to_find
+        assert s.next_start_node_index == (i + 1) * nodes_to_find % 500

@@ -8,6 +8,7 @@ reporting await.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import random
 from collections.abc import Callable
@@ -178,7 +179,9 @@ def find_nodes_that_pass_filters(sched: Scheduler, fwk: Framework, state: CycleS
     statuses = diagnosis.node_to_status.statuses
     filters = fwk.filter_plugins_to_run(state)
     run_filters = fwk.run_filter_plugins
-    for ni in nodes[start:] + nodes[:start] if start else nodes:
+    # By index from start, wrapping: no rotated copy of the node list (O(all nodes) per pod).
+    for i in itertools.chain(range(start, num_all), range(start)):
+        ni = nodes[i]
         processed += 1
         status = run_filters(state, pod, ni, filters)
         if status is None:

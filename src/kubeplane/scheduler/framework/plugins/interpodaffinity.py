@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ....api.types.core_v1 import Node, Pod
+from ..aggregate import AggregateCache, Contribution
 from ..interface import MAX_NODE_SCORE, Code, CycleState, NodeScore, PreFilterResult, Status
 from ..types import AffinityTerm, NodeInfo, PodInfo, WeightedAffinityTerm, unresolvable, unschedulable
 
@@ -50,6 +51,7 @@ class InterPodAffinity:
     def __init__(self, handle: Any = None, *, hard_pod_affinity_weight: int = DEFAULT_HARD_POD_AFFINITY_WEIGHT) -> None:
         self.handle = handle
         self.hard_pod_affinity_weight = hard_pod_affinity_weight
+        self.aggregates = AggregateCache()
 
     def _lister(self) -> Any:
         return self.handle.snapshot_shared_lister()
@@ -59,44 +61,31 @@ class InterPodAffinity:
     def pre_filter(self, state: CycleState, pod: Pod,
                    nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         """Count, per topology pair, existing pods that repel the pod and pods the pod's
-        terms select. Skip when neither side has required terms. Upstream: PreFilter"""
+        terms select. Skip when neither side has required terms. Upstream: PreFilter
+
+        The counts are sums over all nodes kept across cycles (framework/aggregate.py),
+        keyed by what they depend on: the pod's namespace and labels, or its terms.
+        """
         lister = self._lister()
         pi = PodInfo(pod)
         with_anti = lister.have_pods_with_required_anti_affinity_node_info_list
         if not pi.required_affinity_terms and not pi.required_anti_affinity_terms and not with_anti:
             return None, Status(Code.SKIP)
         s = PreFilterState(pi)
-        self._existing_anti_affinity_counts(s, pod, with_anti)
-        if pi.required_affinity_terms or pi.required_anti_affinity_terms:
-            self._incoming_counts(s, lister.node_info_list)
+        meta = pod.metadata
+        if with_anti:
+            key = ("existing-anti", meta.namespace, frozenset((meta.labels or {}).items()))
+            s.existing_anti_affinity_counts = self.aggregates.get(
+                key, _existing_anti_affinity_contribution(pod)).totals(lister)
+        aff, anti = pi.required_affinity_terms, pi.required_anti_affinity_terms
+        if aff:
+            s.affinity_counts = self.aggregates.get(
+                ("affinity", tuple(aff)), _affinity_contribution(aff)).totals(lister)
+        if anti:
+            s.anti_affinity_counts = self.aggregates.get(
+                ("anti-affinity", tuple(anti)), _anti_affinity_contribution(anti)).totals(lister)
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
-
-    @staticmethod
-    def _existing_anti_affinity_counts(s: PreFilterState, pod: Pod, nodes: list[NodeInfo]) -> None:
-        """Upstream: getExistingAntiAffinityCounts"""
-        for ni in nodes:
-            node_labels = ni.node.metadata.labels or {}
-            for existing in ni.pods_with_required_anti_affinity:
-                for t in existing.required_anti_affinity_terms:
-                    if t.topology_key in node_labels and t.matches(pod, None):
-                        _inc(s.existing_anti_affinity_counts, (t.topology_key, node_labels[t.topology_key]))
-
-    @staticmethod
-    def _incoming_counts(s: PreFilterState, nodes: list[NodeInfo]) -> None:
-        """Upstream: getIncomingAffinityAntiAffinityCounts"""
-        aff, anti = s.pod_info.required_affinity_terms, s.pod_info.required_anti_affinity_terms
-        for ni in nodes:
-            node_labels = ni.node.metadata.labels or {}
-            for existing in ni.pods:
-                ep = existing.pod
-                if aff and pod_matches_all_affinity_terms(aff, ep):
-                    for t in aff:
-                        if t.topology_key in node_labels:
-                            _inc(s.affinity_counts, (t.topology_key, node_labels[t.topology_key]))
-                for t in anti:
-                    if t.topology_key in node_labels and t.matches(ep, None):
-                        _inc(s.anti_affinity_counts, (t.topology_key, node_labels[t.topology_key]))
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """Upstream: InterPodAffinity.Filter"""
@@ -115,6 +104,8 @@ class InterPodAffinity:
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
         """Sum term weights per topology pair over existing pods, both directions.
 
+        The sums are kept across cycles (framework/aggregate.py), keyed by what they depend
+        on: the pod's namespace, labels and preferred terms.
         Upstream: InterPodAffinity.PreScore / processExistingPod
         """
         if not nodes:
@@ -124,30 +115,48 @@ class InterPodAffinity:
         has_constraints = bool(pi.preferred_affinity_terms or pi.preferred_anti_affinity_terms)
         if not has_constraints and not lister.have_pods_with_affinity_node_info_list:
             return Status(Code.SKIP)
-        all_nodes = lister.node_info_list if has_constraints else lister.have_pods_with_affinity_node_info_list
-        topology_score: dict[str, dict[str, int]] = {}
-        for ni in all_nodes:
-            node = ni.node
-            if not node.metadata.labels:
-                continue
-            pods = ni.pods if has_constraints else ni.pods_with_affinity
-            for existing in pods:
-                self._process_existing_pod(topology_score, pi, existing, node)
+        meta = pod.metadata
+        key = ("score", meta.namespace, frozenset((meta.labels or {}).items()), tuple(pi.preferred_affinity_terms),
+               tuple(pi.preferred_anti_affinity_terms))
+        sums = self.aggregates.get(key, self._score_contribution(pi, has_constraints)).totals(lister)
+        topology_score = scores_by_topology_key(sums)
         if not topology_score:
             return Status(Code.SKIP)
         state.write(PRE_SCORE_STATE_KEY, topology_score)
         return None
 
+    def _score_contribution(self, pi: PodInfo, has_constraints: bool) -> Contribution:
+        """One node's weights by (topology key, value), and (SEEN, key, value) counting the
+        terms that touched a pair: upstream keeps a pair whose weights cancel out, at 0."""
+        def contribution(ni: NodeInfo) -> dict[Any, int] | None:
+            node = ni.node
+            if not node.metadata.labels:
+                return None
+            pods = ni.pods if has_constraints else ni.pods_with_affinity
+            if not pods:
+                return None
+            score: dict[str, dict[str, int]] = {}
+            touched: dict[tuple[str, str], int] = {}
+            for existing in pods:
+                self._process_existing_pod(score, pi, existing, node, touched)
+            out: dict[Any, int] = {(SEEN, k, v): n for (k, v), n in touched.items()}
+            for k, values in score.items():
+                for v, w in values.items():
+                    if w:
+                        out[(k, v)] = w
+            return out or None
+        return contribution
+
     def _process_existing_pod(self, score: dict[str, dict[str, int]], pi: PodInfo, existing: PodInfo,
-                              node: Node) -> None:
+                              node: Node, touched: dict[tuple[str, str], int]) -> None:
         incoming = pi.pod
-        _process_terms(score, pi.preferred_affinity_terms, existing.pod, node, 1)
-        _process_terms(score, pi.preferred_anti_affinity_terms, existing.pod, node, -1)
+        _process_terms(score, pi.preferred_affinity_terms, existing.pod, node, 1, touched)
+        _process_terms(score, pi.preferred_anti_affinity_terms, existing.pod, node, -1, touched)
         if self.hard_pod_affinity_weight > 0:
             for t in existing.required_affinity_terms:
-                _process_term(score, t, self.hard_pod_affinity_weight, incoming, node, 1)
-        _process_terms(score, existing.preferred_affinity_terms, incoming, node, 1)
-        _process_terms(score, existing.preferred_anti_affinity_terms, incoming, node, -1)
+                _process_term(score, t, self.hard_pod_affinity_weight, incoming, node, 1, touched)
+        _process_terms(score, existing.preferred_affinity_terms, incoming, node, 1, touched)
+        _process_terms(score, existing.preferred_anti_affinity_terms, incoming, node, -1, touched)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """Upstream: InterPodAffinity.Score"""
@@ -175,7 +184,7 @@ class InterPodAffinity:
 
 
 def _process_term(score: dict[str, dict[str, int]], term: AffinityTerm, weight: int, pod: Pod, node: Node,
-                  multiplier: int) -> None:
+                  multiplier: int, touched: dict[tuple[str, str], int]) -> None:
     """Upstream: scoreMap.processTerm"""
     node_labels = node.metadata.labels or {}
     if term.topology_key not in node_labels or not term.matches(pod, None):
@@ -183,12 +192,73 @@ def _process_term(score: dict[str, dict[str, int]], term: AffinityTerm, weight: 
     values = score.setdefault(term.topology_key, {})
     value = node_labels[term.topology_key]
     values[value] = values.get(value, 0) + weight * multiplier
+    pair = (term.topology_key, value)
+    touched[pair] = touched.get(pair, 0) + 1
 
 
 def _process_terms(score: dict[str, dict[str, int]], terms: list[WeightedAffinityTerm], pod: Pod, node: Node,
-                   multiplier: int) -> None:
+                   multiplier: int, touched: dict[tuple[str, str], int]) -> None:
     for wt in terms:
-        _process_term(score, wt.term, wt.weight, pod, node, multiplier)
+        _process_term(score, wt.term, wt.weight, pod, node, multiplier, touched)
+
+
+SEEN = "#seen"      # the key of the touched-pair counts in a score contribution
+
+
+def scores_by_topology_key(sums: dict[Any, int]) -> dict[str, dict[str, int]]:
+    """{topology key: {value: weight}} for every pair some term touched (weight 0 included)."""
+    out: dict[str, dict[str, int]] = {}
+    for pair in sums:
+        if pair[0] == SEEN:
+            _, k, v = pair
+            out.setdefault(k, {})[v] = sums.get((k, v), 0)
+    return out
+
+
+def _existing_anti_affinity_contribution(pod: Pod) -> Contribution:
+    """Per pair, the required anti-affinity terms of a node's pods that select pod."""
+    def contribution(ni: NodeInfo) -> dict[TopologyPair, int] | None:
+        if not ni.pods_with_required_anti_affinity:
+            return None
+        node_labels = ni.node.metadata.labels or {}
+        out: dict[TopologyPair, int] = {}
+        for existing in ni.pods_with_required_anti_affinity:
+            for t in existing.required_anti_affinity_terms:
+                if t.topology_key in node_labels and t.matches(pod, None):
+                    _inc(out, (t.topology_key, node_labels[t.topology_key]))
+        return out or None
+    return contribution
+
+
+def _affinity_contribution(aff: list[AffinityTerm]) -> Contribution:
+    """Per pair of aff's keys, a node's pods matching all of aff."""
+    def contribution(ni: NodeInfo) -> dict[TopologyPair, int] | None:
+        if not aff or not ni.pods:
+            return None
+        node_labels = ni.node.metadata.labels or {}
+        out: dict[TopologyPair, int] = {}
+        for existing in ni.pods:
+            if pod_matches_all_affinity_terms(aff, existing.pod):
+                for t in aff:
+                    if t.topology_key in node_labels:
+                        _inc(out, (t.topology_key, node_labels[t.topology_key]))
+        return out or None
+    return contribution
+
+
+def _anti_affinity_contribution(anti: list[AffinityTerm]) -> Contribution:
+    """Per pair, a node's pods selected by each of anti's terms."""
+    def contribution(ni: NodeInfo) -> dict[TopologyPair, int] | None:
+        if not anti or not ni.pods:
+            return None
+        node_labels = ni.node.metadata.labels or {}
+        out: dict[TopologyPair, int] = {}
+        for existing in ni.pods:
+            for t in anti:
+                if t.topology_key in node_labels and t.matches(existing.pod, None):
+                    _inc(out, (t.topology_key, node_labels[t.topology_key]))
+        return out or None
+    return contribution
 
 
 def satisfy_pod_affinity(s: PreFilterState, node_labels: dict[str, str]) -> bool:

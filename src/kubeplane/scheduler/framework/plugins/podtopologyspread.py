@@ -11,6 +11,7 @@ from typing import Any
 
 from ....api import labels
 from ....api.types.core_v1 import Node, Pod, TopologySpreadConstraint
+from ..aggregate import AggregateCache, Contribution
 from ..interface import MAX_NODE_SCORE, Code, CycleState, NodeScore, PreFilterResult, Status
 from ..types import LABEL_HOSTNAME, NodeInfo, PodInfo, selector_from, unresolvable, unschedulable
 from .helper import find_matching_untolerated_taint
@@ -85,23 +86,76 @@ def count_pods_match_selector(pods: list[PodInfo], selector: labels.Selector | N
 
 @dataclass
 class PreFilterState:
-    """Per constraint: matching-pod count per topology value, and the domain count.
+    """Per constraint: how many eligible nodes each topology domain has, how many matching
+    pods (domains without any left out), and the global minimum, computed once per pod.
 
-    Upstream: preFilterState (CriticalPaths is replaced by taking min() over the counts).
+    Upstream: preFilterState (TpValueToMatchNum, TpKeyToDomainsNum; CriticalPaths gives the
+    minimum).
     """
 
     constraints: list[Constraint] = field(default_factory=list)
-    tp_value_to_match_num: list[dict[str, int]] = field(default_factory=list)
+    domains: list[dict[str, int]] = field(default_factory=list)
+    match_num: list[dict[str, int]] = field(default_factory=list)
+    min_match: list[int] = field(default_factory=list)
 
-    def min_match_num(self, i: int, min_domains: int) -> int:
-        """The global minimum, or 0 while fewer than minDomains domains exist.
 
-        Upstream: preFilterState.minMatchNum
-        """
-        counts = self.tp_value_to_match_num[i]
-        if len(counts) < min_domains:
-            return 0
-        return min(counts.values()) if counts else 0
+def min_match_num(domains: dict[str, int], match_num: dict[str, int], min_domains: int) -> int:
+    """The global minimum, or 0 while fewer than minDomains domains exist; a domain without
+    matching pods (not in match_num) makes it 0. Upstream: preFilterState.minMatchNum"""
+    if len(domains) < min_domains or len(match_num) < len(domains):
+        return 0
+    return min(match_num.values(), default=0)
+
+
+def count_domains(nodes: list[NodeInfo], pod: Pod, constraints: list[Constraint],
+                  required: RequiredNodeAffinity) -> tuple[list[dict[str, int]], list[dict[str, int]]]:
+    """Per constraint: eligible nodes per domain, and matching pods per domain (non-zero only),
+    over every node. Upstream: calPreFilterState's loop over allNodes"""
+    domains: list[dict[str, int]] = [{} for _ in constraints]
+    matches: list[dict[str, int]] = [{} for _ in constraints]
+    ns = pod.metadata.namespace or ""
+    for ni in nodes:
+        node = ni.node
+        if not node_labels_match_spread_constraints(node.metadata.labels, constraints):
+            continue
+        node_labels = node.metadata.labels
+        for i, c in enumerate(constraints):
+            if not c.match_node_inclusion_policies(pod, node, required):
+                continue
+            value = node_labels[c.topology_key]
+            domains[i][value] = domains[i].get(value, 0) + 1
+            n = count_pods_match_selector(ni.pods, c.selector, ns)
+            if n:
+                matches[i][value] = matches[i].get(value, 0) + n
+    return domains, matches
+
+
+def _aggregatable(constraints: list[Constraint], required: RequiredNodeAffinity) -> bool:
+    """Whether every node counts for every constraint whatever the pod: the counts then depend
+    only on the constraint, so one workload's pods share them (framework/aggregate.py)."""
+    no_affinity = not required.label_selector and required.terms is None
+    return all(c.node_taints_policy != "Honor" and (no_affinity or c.node_affinity_policy != "Honor")
+               for c in constraints)
+
+
+def _domains_contribution(topology_key: str, all_keys: tuple[str, ...]) -> Contribution:
+    def contribution(ni: NodeInfo) -> dict[str, int] | None:
+        lbls = ni.node.metadata.labels
+        if not lbls or any(k not in lbls for k in all_keys):
+            return None
+        return {lbls[topology_key]: 1}
+    return contribution
+
+
+def _matches_contribution(topology_key: str, all_keys: tuple[str, ...], selector: labels.Selector | None,
+                          ns: str) -> Contribution:
+    def contribution(ni: NodeInfo) -> dict[str, int] | None:
+        lbls = ni.node.metadata.labels
+        if not ni.pods or not lbls or any(k not in lbls for k in all_keys):
+            return None
+        n = count_pods_match_selector(ni.pods, selector, ns)
+        return {lbls[topology_key]: n} if n else None
+    return contribution
 
 
 @dataclass
@@ -117,6 +171,7 @@ class PodTopologySpread:
 
     def __init__(self, handle: Any = None) -> None:
         self.handle = handle
+        self.aggregates = AggregateCache()
 
     def _all_nodes(self) -> list[NodeInfo]:
         return self.handle.snapshot_shared_lister().node_info_list
@@ -132,22 +187,29 @@ class PodTopologySpread:
         constraints = filter_topology_spread_constraints(pod.spec.topology_spread_constraints, pod, "DoNotSchedule")
         if not constraints:
             return None, Status(Code.SKIP)
-        s = PreFilterState(constraints, [{} for _ in constraints])
         required = get_required_node_affinity(pod)
-        ns = pod.metadata.namespace or ""
-        for ni in self._all_nodes():
-            node = ni.node
-            if not node_labels_match_spread_constraints(node.metadata.labels, constraints):
-                continue
-            node_labels = node.metadata.labels
-            for i, c in enumerate(constraints):
-                if not c.match_node_inclusion_policies(pod, node, required):
-                    continue
-                value = node_labels[c.topology_key]
-                counts = s.tp_value_to_match_num[i]
-                counts[value] = counts.get(value, 0) + count_pods_match_selector(ni.pods, c.selector, ns)
+        if _aggregatable(constraints, required):
+            domains, matches = self._aggregated_counts(pod.metadata.namespace or "", constraints)
+        else:
+            domains, matches = count_domains(self._all_nodes(), pod, constraints, required)
+        s = PreFilterState(constraints, domains, matches,
+                           [min_match_num(d, m, c.min_domains) for c, d, m in zip(constraints, domains, matches)])
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
+
+    def _aggregated_counts(self, ns: str, constraints: list[Constraint]
+                           ) -> tuple[list[dict[str, int]], list[dict[str, int]]]:
+        """count_domains' answer from sums kept across cycles (every node eligible)."""
+        snapshot = self.handle.snapshot_shared_lister()
+        all_keys = tuple(c.topology_key for c in constraints)
+        domains, matches = [], []
+        for c in constraints:
+            tk = c.topology_key
+            domains.append(self.aggregates.get(("domains", tk, all_keys),
+                                               _domains_contribution(tk, all_keys)).totals(snapshot))
+            matches.append(self.aggregates.get(("matches", ns, c.selector, tk, all_keys),
+                                               _matches_contribution(tk, all_keys, c.selector, ns)).totals(snapshot))
+        return domains, matches
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """existing matches + self match - global minimum must not exceed maxSkew.
@@ -163,9 +225,8 @@ class PodTopologySpread:
             tp_val = node_labels.get(c.topology_key)
             if tp_val is None:
                 return unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
-            min_match = s.min_match_num(i, c.min_domains)
             self_match = 1 if c.selector is not None and labels.matches(c.selector, pod_labels) else 0
-            skew = s.tp_value_to_match_num[i].get(tp_val, 0) + self_match - min_match
+            skew = s.match_num[i].get(tp_val, 0) + self_match - s.min_match[i]
             if skew > c.max_skew:
                 return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
         return None
@@ -194,6 +255,13 @@ class PodTopologySpread:
             weights.append(topology_normalizing_weight(size))
         required = get_required_node_affinity(pod)
         ns = pod.metadata.namespace or ""
+        if _aggregatable(constraints, required):
+            _, matches = self._aggregated_counts(ns, constraints)
+            for domain_counts, domain_matches in zip(counts, matches):
+                for value in domain_counts:
+                    domain_counts[value] = domain_matches.get(value, 0)
+            state.write(PRE_SCORE_STATE_KEY, PreScoreState(constraints, ignored, counts, weights))
+            return None
         for ni in all_nodes:
             node = ni.node
             lbls = node.metadata.labels or {}

@@ -230,7 +230,9 @@ class Cache:
         node gains or loses affinity pods.
         Upstream: cacheImpl.UpdateSnapshot
         """
-        added, update_affinity = self._copy_changed_node_infos(snapshot)
+        snapshot.tracked = True
+        seq = snapshot.seq + 1
+        added, affinity_changes, copied = self._copy_changed_node_infos(snapshot, seq)
         update_all = bool(added)
         if added:
             for name in [n for n in self.nodes if n in added]:      # in the cache's order
@@ -240,11 +242,19 @@ class Cache:
             update_all = True
         if update_all:
             snapshot.rebuild_lists()
-        elif update_affinity:
-            snapshot.update_affinity_lists()
+            snapshot.node_changes.clear()
+            snapshot.seq = snapshot.layout_seq = seq
+        else:
+            if affinity_changes:
+                snapshot.affinity_changed(affinity_changes)
+            if copied:
+                snapshot.seq = seq
 
-    def _copy_changed_node_infos(self, snapshot: Snapshot) -> tuple[set[str], bool]:
-        """Copy the changed NodeInfos the snapshot has; (names it lacks, affinity lists stale?).
+    def _copy_changed_node_infos(self, snapshot: Snapshot,
+                                 seq: int) -> tuple[set[str], list[tuple[NodeInfo, bool, bool]], bool]:
+        """Copy the changed NodeInfos the snapshot has, logging them at seq in its change
+        log; (names it lacks, (copy, had affinity pods, had anti-affinity pods) of the copies
+        whose affinity lists membership may change, anything copied?).
 
         `changed` lists nodes by their last change, so walking it from the newest end stops
         at the first node the snapshot already reflects: a cycle after one assumed pod
@@ -253,7 +263,9 @@ class Cache:
         snap_gen = max_gen = snapshot.generation
         node_info_map = snapshot.node_info_map
         added: set[str] = set()
-        update_affinity = False
+        affinity_changes: list[tuple[NodeInfo, bool, bool]] = []
+        copied = False
+        node_changes = snapshot.node_changes
         changed = self.changed
         for name in reversed(changed):
             gen = changed[name]
@@ -269,13 +281,16 @@ class Cache:
                 added.add(name)
                 continue
             clone = ni.snapshot()
-            if (bool(existing.pods_with_affinity) != bool(clone.pods_with_affinity) or
-                    bool(existing.pods_with_required_anti_affinity) != bool(clone.pods_with_required_anti_affinity)):
-                update_affinity = True
+            had_aff, had_anti = bool(existing.pods_with_affinity), bool(existing.pods_with_required_anti_affinity)
+            if had_aff != bool(clone.pods_with_affinity) or had_anti != bool(clone.pods_with_required_anti_affinity):
+                affinity_changes.append((existing, had_aff, had_anti))
             for slot in NodeInfo.__slots__:
                 setattr(existing, slot, getattr(clone, slot))
+            node_changes.pop(name, None)
+            node_changes[name] = seq
+            copied = True
         snapshot.generation = max_gen
-        return added, update_affinity
+        return added, affinity_changes, copied
 
     def _remove_deleted_nodes_from_snapshot(self, snapshot: Snapshot) -> None:
         """Drop the snapshot's nodes the cache has no node for. Upstream: removeDeletedNodesFromSnapshot"""

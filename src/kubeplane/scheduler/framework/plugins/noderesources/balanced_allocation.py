@@ -9,7 +9,9 @@ import math
 from .....api.types.core_v1 import Pod
 from ...interface import MAX_NODE_SCORE, Code, CycleState, Status
 from ...types import NodeInfo
-from .resource_allocation import DEFAULT_RESOURCES, ResourceAllocationScorer, ResourceSpec, ScoreCachedByGeneration
+from .resource_allocation import (
+    DEFAULT_RESOURCES, ResourceAllocationScorer, ResourceSpec, ScoreCachedByGeneration, num_all_nodes,
+)
 
 NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -41,6 +43,7 @@ class BalancedAllocation(ScoreCachedByGeneration):
     PRE_SCORE_STATE_KEY = PRE_SCORE_STATE_KEY
 
     def __init__(self, handle: object = None, *, resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES) -> None:
+        self.handle = handle
         self.scorer = ResourceAllocationScorer(NAME, balanced_resource_scorer, use_requested=True,
                                                resources=resources)
 
@@ -52,7 +55,7 @@ class BalancedAllocation(ScoreCachedByGeneration):
         reqs = self.scorer.pod_resource_request_list(pod, state)
         if not any(reqs):
             return Status(Code.SKIP)
-        state.write(PRE_SCORE_STATE_KEY, (reqs, self.scorer.score_cache(reqs, len(nodes))))
+        state.write(PRE_SCORE_STATE_KEY, (reqs, self.scorer.score_cache(reqs, num_all_nodes(self.handle, nodes))))
         return None
 
     def score_node(self, node_info: NodeInfo, reqs: list[int]) -> int:

@@ -13,6 +13,7 @@ from ...types import NodeInfo, Resource, pod_requests
 from .least_allocated import least_resource_scorer
 from .resource_allocation import (
     DEFAULT_RESOURCES, ResourceAllocationScorer, ResourceSpec, ScoreCachedByGeneration, cycle_pod_requests,
+    num_all_nodes,
 )
 
 NAME = "NodeResourcesFit"
@@ -71,6 +72,7 @@ class Fit(ScoreCachedByGeneration):
     PRE_SCORE_STATE_KEY = PRE_SCORE_STATE_KEY
 
     def __init__(self, handle: object = None, *, resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES) -> None:
+        self.handle = handle
         self.scorer = ResourceAllocationScorer(NAME, least_resource_scorer(resources), use_requested=False,
                                                resources=resources)
         # (cpu weight, memory weight) when scoring exactly cpu and memory: Score's inline path.
@@ -108,7 +110,7 @@ class Fit(ScoreCachedByGeneration):
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
         """The pod's non-zero request list, and the score cache for it. Upstream: Fit.PreScore"""
         reqs = self.scorer.pod_resource_request_list(pod, state)
-        state.write(PRE_SCORE_STATE_KEY, (reqs, self.scorer.score_cache(reqs, len(nodes))))
+        state.write(PRE_SCORE_STATE_KEY, (reqs, self.scorer.score_cache(reqs, num_all_nodes(self.handle, nodes))))
         return None
 
     def score_node(self, node_info: NodeInfo, reqs: list[int]) -> int:

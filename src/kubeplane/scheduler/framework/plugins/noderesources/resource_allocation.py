@@ -5,7 +5,7 @@ Upstream: noderesources/resource_allocation.go
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from .....api.types.core_v1 import Pod
 from ....quantity import CPU, EPHEMERAL_STORAGE, MEMORY
@@ -73,6 +73,16 @@ class ScoreCachedByGeneration:
         if score is None:
             score = cache[node_info.generation] = self.score_node(node_info, reqs)
         return score
+
+
+def num_all_nodes(handle: Any, nodes: list[NodeInfo]) -> int:
+    """The snapshot's node count (the scored nodes when there is no snapshot). The score
+    cache is sized by it: filtering starts each cycle where the last stopped, so successive
+    cycles score different slices of the cluster, and a cache sized by one slice was
+    cleared before any node came round again (no hit at 5,000 nodes)."""
+    lister = getattr(handle, "snapshot_shared_lister", None)
+    snapshot = lister() if lister is not None else None
+    return max(len(nodes), snapshot.num_nodes() if snapshot is not None else 0)
 
 
 class ResourceAllocationScorer:

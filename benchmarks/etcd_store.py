@@ -12,6 +12,9 @@ http) for one already running. Each run opens a fresh EtcdStorage on a new prefi
   create   guarded creates of ~1 KB pods (the Txn, then the wait until the watch cache holds it)
   update   guarded updates of each pod on its current mod revision
   get      linearizable gets (each a shared revision round trip, then the cache)
+  api      pod creates through the API server in process (APIServer.handle, as
+           /work/notes/cg/cg_create.py drives it: authentication, admission with its
+           namespace get, the registry, the store), on a store of their own
 
 CPU is this process's (time.process_time: the client side, gRPC's threads included) and, with
 an etcd of our own, the etcd member's (from /proc), per operation, the median over --runs; also
@@ -34,11 +37,17 @@ import statistics
 import tempfile
 import time
 import urllib.request
+
+import orjson
 from typing import Any, Awaitable, Callable
 
 from kubeplane.storage.etcd import EtcdConfig, EtcdStorage
 
-PHASES = ("create", "update", "get")
+PHASES = ("create", "update", "get", "api")
+API_POD = orjson.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "web-", "labels": {"app": "web"}},
+                        "spec": {"containers": [{"name": "c", "image": "nginx:1.25", "ports": [{"containerPort": 80}],
+                                                 "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}})
+HEADERS = {"authorization": "Bearer t", "content-type": "application/json", "user-agent": "etcd_store/1.0"}
 
 
 def pod(i: int) -> tuple[str, dict[str, Any]]:
@@ -117,10 +126,37 @@ async def timed(n: int, concurrency: int, op: Callable[[int], Awaitable[Any]],
     return n / wall, cpu / n * 1e6, ecpu / n * 1e6, per_op
 
 
+def fresh(config: EtcdConfig) -> EtcdStorage:
+    """A store on a prefix of its own."""
+    return EtcdStorage(EtcdConfig(config.servers, f"/bench-{time.monotonic_ns()}/registry",
+                                  config.cafile, config.certfile, config.keyfile))
+
+
+async def api_creates(config: EtcdConfig, args: argparse.Namespace, profile: bool) -> tuple[float, float, float, str]:
+    from kubeplane.apiserver.request import Request
+    from kubeplane.apiserver.server import APIServer
+
+    s = fresh(config)
+    await s.start()
+    try:
+        api = APIServer(s, tokens={"t": "admin"})
+        await api.bootstrap()
+        sa = orjson.dumps({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}})
+        await api.handle(Request.build("POST", "/api/v1/namespaces/default/serviceaccounts", "", dict(HEADERS), sa))
+
+        async def create(i: int) -> None:
+            r = await api.handle(Request.build("POST", "/api/v1/namespaces/default/pods", "", dict(HEADERS), API_POD))
+            assert r.status == 201, r.body
+
+        await timed(200, args.concurrency, create, False)            # warm
+        return await timed(args.n, args.concurrency, create, profile)
+    finally:
+        await s.close()
+
+
 async def one_run(config: EtcdConfig, run: int, args: argparse.Namespace,
                   last: bool) -> dict[str, tuple[float, float, float, str]]:
-    s = EtcdStorage(EtcdConfig(config.servers, f"/bench{run}-{time.monotonic_ns()}/registry",
-                               config.cafile, config.certfile, config.keyfile))
+    s = fresh(config)
     await s.start()
     try:
         kvs: dict[int, Any] = {}
@@ -138,9 +174,11 @@ async def one_run(config: EtcdConfig, run: int, args: argparse.Namespace,
             assert await s.get(pod(i)[0]) is not None
 
         ops = {"create": create, "update": update, "get": get}
-        return {ph: await timed(args.n, args.concurrency, ops[ph], last and args.profile == ph) for ph in PHASES}
+        out = {ph: await timed(args.n, args.concurrency, op, last and args.profile == ph) for ph, op in ops.items()}
     finally:
         await s.close()
+    out["api"] = await api_creates(config, args, last and args.profile == "api")
+    return out
 
 
 async def main_async(args: argparse.Namespace, config: EtcdConfig) -> None:

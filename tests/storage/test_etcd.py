@@ -162,3 +162,65 @@ async def test_a_restarted_server_resumes_watches_from_etcds_history(cluster: Et
 
 async def _take(w: object, n: int) -> list:
     return [await anext(w) for _ in range(n)]  # type: ignore[call-overload]
+
+
+class _CountingKV:
+    """The store's KV stub, counting the calls it makes by method."""
+
+    def __init__(self, kv: object) -> None:
+        self.kv, self.calls = kv, {"Range": 0, "Txn": 0}
+
+    def __getattr__(self, name: str) -> object:
+        if name in self.calls:
+            self.calls[name] += 1
+        return getattr(self.kv, name)
+
+
+async def test_a_read_waiting_for_etcds_revision_is_answered_by_a_write_sent_after_it(
+        two: tuple[EtcdStorage, EtcdStorage]) -> None:
+    a, b = two
+    kv1 = await a.create(*pod("one"))
+    counting = _CountingKV(b._kv)
+    b._kv = counting
+    got, kv2 = await asyncio.gather(b.get(kv1.key), b.create(*pod("two")))   # the read is first
+    assert got == kv1                                      # linearizable: A's write is seen
+    assert counting.calls == {"Range": 0, "Txn": 1}        # B's transaction told it the revision
+    got = await b.get(kv2.key)                             # alone, a read makes its round trip
+    assert got == kv2 and counting.calls == {"Range": 1, "Txn": 1}
+
+
+async def test_a_cancelled_read_leaves_the_others_sharing_its_round_trip_alone(
+        two: tuple[EtcdStorage, EtcdStorage]) -> None:
+    a, _ = two
+    kv = await a.create(*pod("web"))
+    first, second = asyncio.ensure_future(a.get(kv.key)), asyncio.ensure_future(a.get(kv.key))
+    await asyncio.sleep(0)                                 # both wait for the same round trip
+    first.cancel()
+    assert await asyncio.wait_for(second, 5) == kv
+    assert first.cancelled()
+    assert await asyncio.wait_for(a.get(kv.key), 5) == kv  # and the next round trips go on
+
+
+async def test_an_own_write_enters_the_cache_without_the_watch_unless_another_write_lies_between(
+        two: tuple[EtcdStorage, EtcdStorage]) -> None:
+    a, b = two
+    held: list = []
+    a._apply_etcd_event = held.append                      # type: ignore[method-assign]  # A's watch stalls
+    kv1 = await asyncio.wait_for(a.create(*pod("one")), 5)  # next after A's cache: applied at once
+    kv2 = await b.create(*pod("two"))                      # someone else's revision ...
+    third = asyncio.ensure_future(a.create(*pod("three")))
+    while not a._own:                                      # ... so A's next write must wait for it
+        await asyncio.sleep(0.01)
+    assert not third.done() and a.revision == kv1.mod_revision
+    del a._apply_etcd_event                                # the watch delivers what it held
+    for ev in held:
+        a._apply_etcd_event(ev)
+    a._advance(a.revision)
+    kv3 = await asyncio.wait_for(third, 5)
+    assert kv3.mod_revision == kv2.mod_revision + 1
+    evs = [a._log.event(r) for r in (kv1.mod_revision, kv2.mod_revision, kv3.mod_revision)]
+    assert [(e.type, e.kv.key) for e in evs] == [("ADDED", kv1.key), ("ADDED", kv2.key), ("ADDED", kv3.key)]
+    assert [e.kv for e in evs] == [kv1, kv2, kv3] and not a._own
+    for ev in held:                                        # the watch's copies of A's own writes
+        a._apply_etcd_event(ev)                            # are skipped as already applied
+    a._check_invariants()

@@ -7,16 +7,22 @@ upstream's cacher serves them, so N API servers on one etcd cost etcd one watch 
 
 - Writes are etcd transactions guarded on the key's revisions (upstream's etcd3 store): create
   `create_revision == 0 -> put`, update and delete `mod_revision == expected -> put/delete`.
-  A write returns once the watch has brought its own event into the cache, so this server's
-  next read and every watch from an older revision see it (read-your-writes).
+  A write returns once its own event is in the cache, so this server's next read and every
+  watch from an older revision see it (read-your-writes). etcd numbers its writes one after
+  the other, so a write whose revision comes right after the cache's is applied from its own
+  transaction's response, without waiting for the watch to bring it back (_apply_own); one
+  that found a gap (someone else's write in between) waits for the watch to fill it.
 - Reads are linearizable across API servers, as upstream's quorum reads and consistent lists
-  from the cache are: a read first asks etcd for its current revision (a count-only range on
-  the prefix), then waits until the cache has caught up with it; concurrent reads share one
-  such round trip as long as it started after them. The watch covers etcd's whole keyspace, so
-  that every revision comes with an event, also those of writes outside the prefix (the
-  compaction key, another cluster's prefix): their events only move the counter. (Upstream
-  asks for progress notifications instead; etcd before 3.4.31 and 3.5.13 may send one before
-  the events it covers — Debian's is 3.4.23 — and a cache trusting it would skip them.)
+  from the cache are: a read first learns etcd's current revision from a request sent after
+  it began, then waits until the cache has caught up with it. That request is shared by all
+  the reads waiting for it: the next revision round trip (a get of one key, one in flight at
+  a time), or a write's transaction if one is sent first (its header's revision serves as
+  well: under writes, reads mostly cost etcd nothing of their own). The watch covers etcd's
+  whole keyspace, so that every revision comes with an event, also those of writes outside
+  the prefix (the compaction key, another cluster's prefix): their events only move the
+  counter. (Upstream asks for progress notifications instead; etcd before 3.4.31 and 3.5.13
+  may send one before the events it covers — Debian's is 3.4.23 — and a cache trusting it
+  would skip them.)
 - resourceVersion is etcd's mod revision. As upstream, the stored value has no
   resourceVersion (PrepareObjectForStorage); the cache stamps it on the objects it serves.
 - Values go through the Transformer (encryption at rest) with the etcd key as authenticated
@@ -47,7 +53,7 @@ from typing import Any
 
 import orjson
 
-from .interface import KeyExists, KeyNotFound, KeyValue, RevisionMismatch, StorageError, Transformer, WatchEvent
+from .interface import EventType, KeyExists, KeyNotFound, KeyValue, RevisionMismatch, StorageError, Transformer, WatchEvent
 from .memory import DEFAULT_HISTORY, MemoryStorage, stamp
 from .sorted_keys import SortedKeys
 from .watch_log import DEFAULT_HISTORY_BYTES
@@ -115,11 +121,13 @@ class EtcdStorage(MemoryStorage):
         self._channel: Any = None
         self._kv: Any = None
         self._watch_task: asyncio.Task[None] | None = None
-        # Our own writes, by revision: the watch applies these KeyValues instead of decoding.
-        self._own: dict[int, KeyValue] = {}
+        # Our own writes not yet in the cache, by revision: applied as soon as the cache holds
+        # the revision before (_apply_own), or by the watch, which then needs no decoding.
+        self._own: dict[int, tuple[EventType, KeyValue]] = {}
+        self._relisting = False
         self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
         self._waiter_seq = 0
-        self._barrier_next: asyncio.Future[int] | None = None  # the next revision round trip
+        self._readers: list[asyncio.Future[int]] = []     # waiting for the next request's revision
         self._barrier_task: asyncio.Task[None] | None = None
         self._rpc: Any = None
 
@@ -223,27 +231,55 @@ class EtcdStorage(MemoryStorage):
         await self._caught_up(await self._current_revision())
 
     def _current_revision(self) -> asyncio.Future[int]:
-        """etcd's current revision, from a round trip that starts after this call: the next
-        one, shared by every caller until it is sent (one in flight at a time)."""
-        if self._barrier_next is None:
-            self._barrier_next = asyncio.get_running_loop().create_future()
-            if self._barrier_task is None:
-                self._barrier_task = asyncio.ensure_future(self._round_trips())
-        return self._barrier_next
+        """etcd's current revision, from a request sent after this call: the next one, shared
+        by every caller until it is sent. That is the next revision round trip (one in flight
+        at a time), or a write's transaction if one goes first: any response's header carries
+        etcd's revision when etcd served it, which is all a reader needs. (A future of its own
+        per caller: a cancelled reader cancels only its own.)"""
+        fut = asyncio.get_running_loop().create_future()
+        self._readers.append(fut)
+        if self._barrier_task is None:
+            self._barrier_task = asyncio.ensure_future(self._round_trips())
+        return fut
+
+    def _take_readers(self) -> list[asyncio.Future[int]]:
+        """The readers waiting for a request not sent yet: the caller's request, about to be
+        sent, answers them with its header's revision (_answer_readers)."""
+        readers, self._readers = self._readers, []
+        return readers
+
+    def _answer_readers(self, readers: list[asyncio.Future[int]], revision: int | None,
+                        error: Exception | None = None) -> None:
+        """Hand readers the revision of a response. Without one: the error, or (a write that
+        failed or was cancelled) they wait for the next request instead."""
+        if revision is None and error is None:
+            if readers:
+                self._readers.extend(readers)
+                if self._barrier_task is None:
+                    self._barrier_task = asyncio.ensure_future(self._round_trips())
+            return
+        for fut in readers:
+            if not fut.done():
+                if error is not None:
+                    fut.set_exception(error)
+                else:
+                    fut.set_result(revision)
 
     async def _round_trips(self) -> None:
-        """Send the pending revision round trip, and the next while callers keep coming."""
+        """Send the pending revision round trip, and the next while callers keep coming.
+
+        The request is a get of the prefix key itself (no object lives there): a linearizable
+        read of one key, whose cost does not grow with the keyspace as a count of the prefix
+        would. Upstream: store.GetCurrentResourceVersion (etcd3/store.go)."""
         try:
-            while (fut := self._barrier_next) is not None:
-                self._barrier_next = None
+            while readers := self._take_readers():
                 try:
-                    resp = await self._kv.Range(self._rpc.RangeRequest(
-                        key=self._range[0], range_end=self._range[1], count_only=True, limit=1),
-                        timeout=REQUEST_TIMEOUT)
+                    resp = await self._kv.Range(self._rpc.RangeRequest(key=self._etcd_prefix, keys_only=True),
+                                                timeout=REQUEST_TIMEOUT)
                 except Exception as e:       # noqa: BLE001 - handed to every waiting reader
-                    fut.set_exception(_storage_error(e))
+                    self._answer_readers(readers, None, _storage_error(e))
                 else:
-                    fut.set_result(resp.header.revision)
+                    self._answer_readers(readers, resp.header.revision)
         finally:
             self._barrier_task = None
 
@@ -259,10 +295,12 @@ class EtcdStorage(MemoryStorage):
         await fut
 
     def _advance(self, revision: int) -> None:
-        """The cache is current up to revision (etcd said so): move the counter there and
-        release the waiters it satisfies."""
+        """The cache is current up to revision (etcd said so): move the counter there, apply
+        our own writes that come next, and release the waiters it satisfies."""
         if revision > self.revision:
             self._log.advance(revision)
+        if self._own:
+            self._apply_own()
         waiters = self._waiters
         while waiters and waiters[0][0] <= self.revision:
             fut = heapq.heappop(waiters)[2]
@@ -285,7 +323,7 @@ class EtcdStorage(MemoryStorage):
         if not resp.succeeded:
             raise KeyExists(key)
         rev = resp.header.revision
-        return await self._applied(rev, stamp(key, obj, rev, rev))
+        return await self._applied(rev, "ADDED", stamp(key, obj, rev, rev))
 
     async def update(self, key: str, obj: dict[str, Any], expected_revision: int | None = None) -> KeyValue:
         rpc, ek = self._rpc, self._etcd_key(key)
@@ -299,7 +337,7 @@ class EtcdStorage(MemoryStorage):
             raise self._guard_failed(key, resp, expected_revision)
         rev = resp.header.revision
         prev = resp.responses[0].response_put.prev_kv
-        return await self._applied(rev, stamp(key, obj, prev.create_revision, rev))
+        return await self._applied(rev, "MODIFIED", stamp(key, obj, prev.create_revision, rev))
 
     async def delete(self, key: str, expected_revision: int | None = None) -> KeyValue:
         rpc, ek = self._rpc, self._etcd_key(key)
@@ -319,17 +357,22 @@ class EtcdStorage(MemoryStorage):
         cached = self._kvs.get(key)
         obj = cached.obj if cached is not None and cached.mod_revision == prev.mod_revision else \
             self._decode(prev.key, prev.value)
-        return await self._applied(rev, stamp(key, obj, prev.create_revision, rev))
+        return await self._applied(rev, "DELETED", stamp(key, obj, prev.create_revision, rev))
 
     async def _txn(self, compare: Sequence[Any], success: Sequence[Any], *, failure_range: bytes | None = None) -> Any:
         rpc = self._rpc
         failure = [rpc.RequestOp(request_range=rpc.RangeRequest(key=failure_range, keys_only=True))] \
             if failure_range is not None else []
+        readers, revision = self._take_readers(), None    # this request answers them too
         try:
-            return await self._kv.Txn(rpc.TxnRequest(compare=compare, success=success, failure=failure),
+            resp = await self._kv.Txn(rpc.TxnRequest(compare=compare, success=success, failure=failure),
                                       timeout=REQUEST_TIMEOUT)
+            revision = resp.header.revision
+            return resp
         except Exception as e:               # noqa: BLE001 - grpc.aio.AioRpcError and transport failures
             raise _storage_error(e) from None
+        finally:                             # also when cancelled: the readers are not
+            self._answer_readers(readers, revision)
 
     def _guard_failed(self, key: str, resp: Any, expected_revision: int | None) -> StorageError:
         found = resp.responses[0].response_range.kvs if resp.responses else ()
@@ -337,15 +380,32 @@ class EtcdStorage(MemoryStorage):
             return KeyNotFound(key)
         return RevisionMismatch(f"{key}: expected revision {expected_revision}, current {found[0].mod_revision}")
 
-    async def _applied(self, rev: int, kv: KeyValue) -> KeyValue:
-        """Hand our write's KeyValue to the watch, which applies it at rev, and wait for that;
-        the KeyValue the cache holds (the watch may have been first with its own decoding)."""
+    async def _applied(self, rev: int, type_: EventType, kv: KeyValue) -> KeyValue:
+        """Our write is etcd's revision rev: apply it to the cache as soon as the cache holds
+        rev - 1 (at once, usually), or let the watch bring it; return once the cache holds it,
+        with the KeyValue the cache holds (the watch may have been first with its own decoding)."""
         if self.revision < rev:
-            self._own[rev] = kv
+            self._own[rev] = (type_, kv)
+            self._advance(self.revision)
             await self._caught_up(rev)
         log = self._log
         ev = log.event(rev) if log.oldest_revision < rev <= log.revision else None
         return ev.kv if ev is not None else kv
+
+    def _apply_own(self) -> None:
+        """Apply our own writes of the revisions right after the cache's. etcd gives every
+        write a revision of its own, one after the other, so when the cache holds rev - 1 and
+        our transaction wrote rev, nothing lies between: the cache need not wait for the
+        watch to bring its own write back (the watch's copy of it is then skipped as already
+        applied). While the cache is being re-listed, the watch brings them."""
+        own = self._own
+        while not self._relisting and (item := own.get(self.revision + 1)) is not None:
+            type_, kv = item
+            prev = self._kvs.get(kv.key)
+            if (prev is None) != (type_ == "ADDED"):
+                return                       # not the state etcd wrote it on: the watch decides
+            del own[kv.mod_revision]
+            self._apply(WatchEvent(type_, kv, prev, kv.mod_revision))
 
     # --- the watch that feeds the cache ----------------------------------------------------------
 
@@ -445,7 +505,12 @@ class EtcdStorage(MemoryStorage):
                 raise
             except _Compacted:
                 log.warning("etcd: watch cache fell behind compaction at revision %d; relisting", self.revision)
-                self._advance(await self._load())
+                self._relisting = True
+                try:
+                    rev = await self._load()
+                finally:
+                    self._relisting = False
+                self._advance(rev)
                 pause = RETRY_PAUSE[0]
             except Exception as e:           # noqa: BLE001 - a broken stream: watch again
                 log.warning("etcd: watch from revision %d failed (%s); retrying in %.1fs", self.revision + 1, e, pause)
@@ -491,7 +556,7 @@ class EtcdStorage(MemoryStorage):
             self._log.advance(rev)           # someone else's key: only the counter moves
             return
         key = self._api_key(kv.key)
-        own = self._own.pop(rev, None)
+        own = item[1] if (item := self._own.pop(rev, None)) is not None else None
         prev = self._kvs.get(key)
         if ev.type == _DELETE:
             if prev is not None:

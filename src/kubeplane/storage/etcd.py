@@ -331,13 +331,19 @@ class EtcdStorage(MemoryStorage):
             guard = rpc.Compare(key=ek, target=rpc.Compare.VERSION, result=rpc.Compare.GREATER, version=0)
         else:
             guard = rpc.Compare(key=ek, target=rpc.Compare.MOD, result=rpc.Compare.EQUAL, mod_revision=expected_revision)
+        # The version expected is the cached one: if the guard holds, it is etcd's current one
+        # (mod revisions are never reused), and the cache knows its create revision; else etcd
+        # sends the previous version back for it.
+        cached = self._kvs.get(key)
+        known = cached if cached is not None and cached.mod_revision == expected_revision else None
         resp = await self._txn([guard], [rpc.RequestOp(request_put=rpc.PutRequest(
-            key=ek, value=self._encode(ek, obj), prev_kv=True))], failure_range=ek)
+            key=ek, value=self._encode(ek, obj), prev_kv=known is None))], failure_range=ek)
         if not resp.succeeded:
             raise self._guard_failed(key, resp, expected_revision)
         rev = resp.header.revision
-        prev = resp.responses[0].response_put.prev_kv
-        return await self._applied(rev, "MODIFIED", stamp(key, obj, prev.create_revision, rev))
+        created = known.create_revision if known is not None else \
+            resp.responses[0].response_put.prev_kv.create_revision
+        return await self._applied(rev, "MODIFIED", stamp(key, obj, created, rev))
 
     async def delete(self, key: str, expected_revision: int | None = None) -> KeyValue:
         rpc, ek = self._rpc, self._etcd_key(key)

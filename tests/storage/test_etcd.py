@@ -224,3 +224,20 @@ async def test_an_own_write_enters_the_cache_without_the_watch_unless_another_wr
     for ev in held:                                        # the watch's copies of A's own writes
         a._apply_etcd_event(ev)                            # are skipped as already applied
     a._check_invariants()
+
+
+@pytest.mark.parametrize("in_flight", [1, 2])
+async def test_reads_in_a_row_each_find_a_round_trip(two: tuple[EtcdStorage, EtcdStorage], in_flight: int,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader that comes back for more as its round trip ends (before the sender is gone)
+    still gets the next one."""
+    import kubeplane.storage.etcd as etcd_module
+    monkeypatch.setattr(etcd_module, "ROUND_TRIPS", in_flight)
+    a, _ = two
+    kv = await a.create(*pod("web"))
+
+    async def reader() -> None:
+        for _ in range(20):
+            assert await a.get(kv.key) == kv
+
+    await asyncio.wait_for(asyncio.gather(*(reader() for _ in range(3))), 10)

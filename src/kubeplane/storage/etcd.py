@@ -67,6 +67,7 @@ LIST_PAGE = 1000                           # keys per range while loading the ca
 RETRY_PAUSE = (0.1, 2.0)                   # re-watch back-off after a broken stream: first, max
 DIAL_TIMEOUT = 20.0                        # Upstream: dialTimeout (storagebackend/factory/etcd3.go)
 REQUEST_TIMEOUT = 60.0
+ROUND_TRIPS = 2                            # revision round trips in flight at most
 _DELETE = 1                                # mvccpb.Event.DELETE
 
 
@@ -128,7 +129,9 @@ class EtcdStorage(MemoryStorage):
         self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
         self._waiter_seq = 0
         self._readers: list[asyncio.Future[int]] = []     # waiting for the next request's revision
-        self._barrier_task: asyncio.Task[None] | None = None
+        self._trips: set[asyncio.Task[None]] = set()       # senders of revision round trips
+        self._trips_running = 0                             # of them, those not finished
+        self._trip_due = False                              # one of them is about to send
         self._rpc: Any = None
 
     # --- lifecycle -------------------------------------------------------------------------------
@@ -232,15 +235,26 @@ class EtcdStorage(MemoryStorage):
 
     def _current_revision(self) -> asyncio.Future[int]:
         """etcd's current revision, from a request sent after this call: the next one, shared
-        by every caller until it is sent. That is the next revision round trip (one in flight
-        at a time), or a write's transaction if one goes first: any response's header carries
+        by every caller until it is sent. That is the next revision round trip (ROUND_TRIPS in
+        flight at most), or a write's transaction if one goes first: any response's header carries
         etcd's revision when etcd served it, which is all a reader needs. (A future of its own
         per caller: a cancelled reader cancels only its own.)"""
         fut = asyncio.get_running_loop().create_future()
         self._readers.append(fut)
-        if self._barrier_task is None:
-            self._barrier_task = asyncio.ensure_future(self._round_trips())
+        self._start_round_trip()
         return fut
+
+    def _start_round_trip(self) -> None:
+        """A revision round trip for the waiting readers: one about to be sent takes them,
+        else a new one, unless ROUND_TRIPS are in flight already (the next to come back sends
+        for them). Shared trips keep reads cheap for etcd; two in flight cut a reader's wait
+        for one that starts after it from up to two round trips to about one."""
+        if not self._trip_due and self._trips_running < ROUND_TRIPS:
+            self._trip_due = True
+            self._trips_running += 1
+            task = asyncio.ensure_future(self._round_trips())
+            self._trips.add(task)
+            task.add_done_callback(self._trips.discard)
 
     def _take_readers(self) -> list[asyncio.Future[int]]:
         """The readers waiting for a request not sent yet: the caller's request, about to be
@@ -255,8 +269,7 @@ class EtcdStorage(MemoryStorage):
         if revision is None and error is None:
             if readers:
                 self._readers.extend(readers)
-                if self._barrier_task is None:
-                    self._barrier_task = asyncio.ensure_future(self._round_trips())
+                self._start_round_trip()
             return
         for fut in readers:
             if not fut.done():
@@ -266,11 +279,13 @@ class EtcdStorage(MemoryStorage):
                     fut.set_result(revision)
 
     async def _round_trips(self) -> None:
-        """Send the pending revision round trip, and the next while callers keep coming.
+        """Send a revision round trip for the waiting readers, and the next while readers
+        come in the meantime.
 
         The request is a get of the prefix key itself (no object lives there): a linearizable
         read of one key, whose cost does not grow with the keyspace as a count of the prefix
         would. Upstream: store.GetCurrentResourceVersion (etcd3/store.go)."""
+        self._trip_due = False
         try:
             while readers := self._take_readers():
                 try:
@@ -280,8 +295,8 @@ class EtcdStorage(MemoryStorage):
                     self._answer_readers(readers, None, _storage_error(e))
                 else:
                     self._answer_readers(readers, resp.header.revision)
-        finally:
-            self._barrier_task = None
+        finally:                             # at once, not in a done callback: a reader coming
+            self._trips_running -= 1         # after the last look at _readers starts another
 
     async def _caught_up(self, revision: int) -> None:
         """Return once the cache is current up to revision."""

@@ -241,3 +241,23 @@ async def test_reads_in_a_row_each_find_a_round_trip(two: tuple[EtcdStorage, Etc
             assert await a.get(kv.key) == kv
 
     await asyncio.wait_for(asyncio.gather(*(reader() for _ in range(3))), 10)
+
+
+async def test_writes_on_the_cached_version_ask_etcd_for_no_previous_value(two: tuple[EtcdStorage, EtcdStorage]) -> None:
+    """(Without an expected version, etcd sends the previous one back: the contract's tests.)"""
+    a, _ = two
+    kv = await a.create(*pod("web"))
+    sent: list = []
+    txn = a._kv.Txn
+
+    def spy(request: object, **kw: object) -> object:
+        sent.append(request)
+        return txn(request, **kw)
+
+    a._kv = type("KV", (), {"Txn": staticmethod(spy), "Range": a._kv.Range})()
+    kv2 = await a.update(kv.key, kv.obj, kv.mod_revision)
+    gone = await a.delete(kv.key, kv2.mod_revision)
+    ops = [r.success[0] for r in sent]
+    assert not ops[0].request_put.prev_kv and not ops[1].request_delete_range.prev_kv
+    assert (kv2.create_revision, gone.create_revision) == (kv.create_revision, kv.create_revision)
+    assert gone.obj == {**kv2.obj, "metadata": {**kv2.obj["metadata"], "resourceVersion": str(gone.mod_revision)}}

@@ -366,11 +366,15 @@ class EtcdStorage(MemoryStorage):
             guard = rpc.Compare(key=ek, target=rpc.Compare.VERSION, result=rpc.Compare.GREATER, version=0)
         else:
             guard = rpc.Compare(key=ek, target=rpc.Compare.MOD, result=rpc.Compare.EQUAL, mod_revision=expected_revision)
+        cached = self._kvs.get(key)           # as in update: the cached version, if expected
+        known = cached if cached is not None and cached.mod_revision == expected_revision else None
         resp = await self._txn([guard], [rpc.RequestOp(request_delete_range=rpc.DeleteRangeRequest(
-            key=ek, prev_kv=True))], failure_range=ek)
+            key=ek, prev_kv=known is None))], failure_range=ek)
         if not resp.succeeded:
             raise self._guard_failed(key, resp, expected_revision)
         rev = resp.header.revision
+        if known is not None:
+            return await self._applied(rev, "DELETED", stamp(key, known.obj, known.create_revision, rev))
         prev_kvs = resp.responses[0].response_delete_range.prev_kvs
         if not prev_kvs:
             raise KeyNotFound(key)

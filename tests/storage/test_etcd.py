@@ -162,3 +162,102 @@ async def test_a_restarted_server_resumes_watches_from_etcds_history(cluster: Et
 
 async def _take(w: object, n: int) -> list:
     return [await anext(w) for _ in range(n)]  # type: ignore[call-overload]
+
+
+class _CountingKV:
+    """The store's KV stub, counting the calls it makes by method."""
+
+    def __init__(self, kv: object) -> None:
+        self.kv, self.calls = kv, {"Range": 0, "Txn": 0}
+
+    def __getattr__(self, name: str) -> object:
+        if name in self.calls:
+            self.calls[name] += 1
+        return getattr(self.kv, name)
+
+
+async def test_a_read_waiting_for_etcds_revision_is_answered_by_a_write_sent_after_it(
+        two: tuple[EtcdStorage, EtcdStorage]) -> None:
+    a, b = two
+    kv1 = await a.create(*pod("one"))
+    counting = _CountingKV(b._kv)
+    b._kv = counting
+    got, kv2 = await asyncio.gather(b.get(kv1.key), b.create(*pod("two")))   # the read is first
+    assert got == kv1                                      # linearizable: A's write is seen
+    assert counting.calls == {"Range": 0, "Txn": 1}        # B's transaction told it the revision
+    got = await b.get(kv2.key)                             # alone, a read makes its round trip
+    assert got == kv2 and counting.calls == {"Range": 1, "Txn": 1}
+
+
+async def test_a_cancelled_read_leaves_the_others_sharing_its_round_trip_alone(
+        two: tuple[EtcdStorage, EtcdStorage]) -> None:
+    a, _ = two
+    kv = await a.create(*pod("web"))
+    first, second = asyncio.ensure_future(a.get(kv.key)), asyncio.ensure_future(a.get(kv.key))
+    await asyncio.sleep(0)                                 # both wait for the same round trip
+    first.cancel()
+    assert await asyncio.wait_for(second, 5) == kv
+    assert first.cancelled()
+    assert await asyncio.wait_for(a.get(kv.key), 5) == kv  # and the next round trips go on
+
+
+async def test_an_own_write_enters_the_cache_without_the_watch_unless_another_write_lies_between(
+        two: tuple[EtcdStorage, EtcdStorage]) -> None:
+    a, b = two
+    held: list = []
+    a._apply_etcd_event = held.append                      # type: ignore[method-assign]  # A's watch stalls
+    kv1 = await asyncio.wait_for(a.create(*pod("one")), 5)  # next after A's cache: applied at once
+    kv2 = await b.create(*pod("two"))                      # someone else's revision ...
+    third = asyncio.ensure_future(a.create(*pod("three")))
+    while not a._own:                                      # ... so A's next write must wait for it
+        await asyncio.sleep(0.01)
+    assert not third.done() and a.revision == kv1.mod_revision
+    del a._apply_etcd_event                                # the watch delivers what it held
+    for ev in held:
+        a._apply_etcd_event(ev)
+    a._advance(a.revision)
+    kv3 = await asyncio.wait_for(third, 5)
+    assert kv3.mod_revision == kv2.mod_revision + 1
+    evs = [a._log.event(r) for r in (kv1.mod_revision, kv2.mod_revision, kv3.mod_revision)]
+    assert [(e.type, e.kv.key) for e in evs] == [("ADDED", kv1.key), ("ADDED", kv2.key), ("ADDED", kv3.key)]
+    assert [e.kv for e in evs] == [kv1, kv2, kv3] and not a._own
+    for ev in held:                                        # the watch's copies of A's own writes
+        a._apply_etcd_event(ev)                            # are skipped as already applied
+    a._check_invariants()
+
+
+@pytest.mark.parametrize("in_flight", [1, 2])
+async def test_reads_in_a_row_each_find_a_round_trip(two: tuple[EtcdStorage, EtcdStorage], in_flight: int,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader that comes back for more as its round trip ends (before the sender is gone)
+    still gets the next one."""
+    import kubeplane.storage.etcd as etcd_module
+    monkeypatch.setattr(etcd_module, "ROUND_TRIPS", in_flight)
+    a, _ = two
+    kv = await a.create(*pod("web"))
+
+    async def reader() -> None:
+        for _ in range(20):
+            assert await a.get(kv.key) == kv
+
+    await asyncio.wait_for(asyncio.gather(*(reader() for _ in range(3))), 10)
+
+
+async def test_writes_on_the_cached_version_ask_etcd_for_no_previous_value(two: tuple[EtcdStorage, EtcdStorage]) -> None:
+    """(Without an expected version, etcd sends the previous one back: the contract's tests.)"""
+    a, _ = two
+    kv = await a.create(*pod("web"))
+    sent: list = []
+    txn = a._kv.Txn
+
+    def spy(request: object, **kw: object) -> object:
+        sent.append(request)
+        return txn(request, **kw)
+
+    a._kv = type("KV", (), {"Txn": staticmethod(spy), "Range": a._kv.Range})()
+    kv2 = await a.update(kv.key, kv.obj, kv.mod_revision)
+    gone = await a.delete(kv.key, kv2.mod_revision)
+    ops = [r.success[0] for r in sent]
+    assert not ops[0].request_put.prev_kv and not ops[1].request_delete_range.prev_kv
+    assert (kv2.create_revision, gone.create_revision) == (kv.create_revision, kv.create_revision)
+    assert gone.obj == {**kv2.obj, "metadata": {**kv2.obj["metadata"], "resourceVersion": str(gone.mod_revision)}}

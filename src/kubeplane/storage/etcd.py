@@ -7,16 +7,22 @@ upstream's cacher serves them, so N API servers on one etcd cost etcd one watch 
 
 - Writes are etcd transactions guarded on the key's revisions (upstream's etcd3 store): create
   `create_revision == 0 -> put`, update and delete `mod_revision == expected -> put/delete`.
-  A write returns once the watch has brought its own event into the cache, so this server's
-  next read and every watch from an older revision see it (read-your-writes).
+  A write returns once its own event is in the cache, so this server's next read and every
+  watch from an older revision see it (read-your-writes). etcd numbers its writes one after
+  the other, so a write whose revision comes right after the cache's is applied from its own
+  transaction's response, without waiting for the watch to bring it back (_apply_own); one
+  that found a gap (someone else's write in between) waits for the watch to fill it.
 - Reads are linearizable across API servers, as upstream's quorum reads and consistent lists
-  from the cache are: a read first asks etcd for its current revision (a count-only range on
-  the prefix), then waits until the cache has caught up with it; concurrent reads share one
-  such round trip as long as it started after them. The watch covers etcd's whole keyspace, so
-  that every revision comes with an event, also those of writes outside the prefix (the
-  compaction key, another cluster's prefix): their events only move the counter. (Upstream
-  asks for progress notifications instead; etcd before 3.4.31 and 3.5.13 may send one before
-  the events it covers — Debian's is 3.4.23 — and a cache trusting it would skip them.)
+  from the cache are: a read first learns etcd's current revision from a request sent after
+  it began, then waits until the cache has caught up with it. That request is shared by all
+  the reads waiting for it: the next revision round trip (a get of one key, one in flight at
+  a time), or a write's transaction if one is sent first (its header's revision serves as
+  well: under writes, reads mostly cost etcd nothing of their own). The watch covers etcd's
+  whole keyspace, so that every revision comes with an event, also those of writes outside
+  the prefix (the compaction key, another cluster's prefix): their events only move the
+  counter. (Upstream asks for progress notifications instead; etcd before 3.4.31 and 3.5.13
+  may send one before the events it covers — Debian's is 3.4.23 — and a cache trusting it
+  would skip them.)
 - resourceVersion is etcd's mod revision. As upstream, the stored value has no
   resourceVersion (PrepareObjectForStorage); the cache stamps it on the objects it serves.
 - Values go through the Transformer (encryption at rest) with the etcd key as authenticated
@@ -47,7 +53,7 @@ from typing import Any
 
 import orjson
 
-from .interface import KeyExists, KeyNotFound, KeyValue, RevisionMismatch, StorageError, Transformer, WatchEvent
+from .interface import EventType, KeyExists, KeyNotFound, KeyValue, RevisionMismatch, StorageError, Transformer, WatchEvent
 from .memory import DEFAULT_HISTORY, MemoryStorage, stamp
 from .sorted_keys import SortedKeys
 from .watch_log import DEFAULT_HISTORY_BYTES
@@ -61,6 +67,7 @@ LIST_PAGE = 1000                           # keys per range while loading the ca
 RETRY_PAUSE = (0.1, 2.0)                   # re-watch back-off after a broken stream: first, max
 DIAL_TIMEOUT = 20.0                        # Upstream: dialTimeout (storagebackend/factory/etcd3.go)
 REQUEST_TIMEOUT = 60.0
+ROUND_TRIPS = 2                            # revision round trips in flight at most
 _DELETE = 1                                # mvccpb.Event.DELETE
 
 
@@ -115,12 +122,16 @@ class EtcdStorage(MemoryStorage):
         self._channel: Any = None
         self._kv: Any = None
         self._watch_task: asyncio.Task[None] | None = None
-        # Our own writes, by revision: the watch applies these KeyValues instead of decoding.
-        self._own: dict[int, KeyValue] = {}
+        # Our own writes not yet in the cache, by revision: applied as soon as the cache holds
+        # the revision before (_apply_own), or by the watch, which then needs no decoding.
+        self._own: dict[int, tuple[EventType, KeyValue]] = {}
+        self._relisting = False
         self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
         self._waiter_seq = 0
-        self._barrier_next: asyncio.Future[int] | None = None  # the next revision round trip
-        self._barrier_task: asyncio.Task[None] | None = None
+        self._readers: list[asyncio.Future[int]] = []     # waiting for the next request's revision
+        self._trips: set[asyncio.Task[None]] = set()       # senders of revision round trips
+        self._trips_running = 0                             # of them, those not finished
+        self._trip_due = False                              # one of them is about to send
         self._rpc: Any = None
 
     # --- lifecycle -------------------------------------------------------------------------------
@@ -223,29 +234,69 @@ class EtcdStorage(MemoryStorage):
         await self._caught_up(await self._current_revision())
 
     def _current_revision(self) -> asyncio.Future[int]:
-        """etcd's current revision, from a round trip that starts after this call: the next
-        one, shared by every caller until it is sent (one in flight at a time)."""
-        if self._barrier_next is None:
-            self._barrier_next = asyncio.get_running_loop().create_future()
-            if self._barrier_task is None:
-                self._barrier_task = asyncio.ensure_future(self._round_trips())
-        return self._barrier_next
+        """etcd's current revision, from a request sent after this call: the next one, shared
+        by every caller until it is sent. That is the next revision round trip (ROUND_TRIPS in
+        flight at most), or a write's transaction if one goes first: any response's header carries
+        etcd's revision when etcd served it, which is all a reader needs. (A future of its own
+        per caller: a cancelled reader cancels only its own.)"""
+        fut = asyncio.get_running_loop().create_future()
+        self._readers.append(fut)
+        self._start_round_trip()
+        return fut
+
+    def _start_round_trip(self) -> None:
+        """A revision round trip for the waiting readers: one about to be sent takes them,
+        else a new one, unless ROUND_TRIPS are in flight already (the next to come back sends
+        for them). Shared trips keep reads cheap for etcd; two in flight cut a reader's wait
+        for one that starts after it from up to two round trips to about one."""
+        if not self._trip_due and self._trips_running < ROUND_TRIPS:
+            self._trip_due = True
+            self._trips_running += 1
+            task = asyncio.ensure_future(self._round_trips())
+            self._trips.add(task)
+            task.add_done_callback(self._trips.discard)
+
+    def _take_readers(self) -> list[asyncio.Future[int]]:
+        """The readers waiting for a request not sent yet: the caller's request, about to be
+        sent, answers them with its header's revision (_answer_readers)."""
+        readers, self._readers = self._readers, []
+        return readers
+
+    def _answer_readers(self, readers: list[asyncio.Future[int]], revision: int | None,
+                        error: Exception | None = None) -> None:
+        """Hand readers the revision of a response. Without one: the error, or (a write that
+        failed or was cancelled) they wait for the next request instead."""
+        if revision is None and error is None:
+            if readers:
+                self._readers.extend(readers)
+                self._start_round_trip()
+            return
+        for fut in readers:
+            if not fut.done():
+                if error is not None:
+                    fut.set_exception(error)
+                else:
+                    fut.set_result(revision)
 
     async def _round_trips(self) -> None:
-        """Send the pending revision round trip, and the next while callers keep coming."""
+        """Send a revision round trip for the waiting readers, and the next while readers
+        come in the meantime.
+
+        The request is a get of the prefix key itself (no object lives there): a linearizable
+        read of one key, whose cost does not grow with the keyspace as a count of the prefix
+        would. Upstream: store.GetCurrentResourceVersion (etcd3/store.go)."""
+        self._trip_due = False
         try:
-            while (fut := self._barrier_next) is not None:
-                self._barrier_next = None
+            while readers := self._take_readers():
                 try:
-                    resp = await self._kv.Range(self._rpc.RangeRequest(
-                        key=self._range[0], range_end=self._range[1], count_only=True, limit=1),
-                        timeout=REQUEST_TIMEOUT)
+                    resp = await self._kv.Range(self._rpc.RangeRequest(key=self._etcd_prefix, keys_only=True),
+                                                timeout=REQUEST_TIMEOUT)
                 except Exception as e:       # noqa: BLE001 - handed to every waiting reader
-                    fut.set_exception(_storage_error(e))
+                    self._answer_readers(readers, None, _storage_error(e))
                 else:
-                    fut.set_result(resp.header.revision)
-        finally:
-            self._barrier_task = None
+                    self._answer_readers(readers, resp.header.revision)
+        finally:                             # at once, not in a done callback: a reader coming
+            self._trips_running -= 1         # after the last look at _readers starts another
 
     async def _caught_up(self, revision: int) -> None:
         """Return once the cache is current up to revision."""
@@ -259,10 +310,12 @@ class EtcdStorage(MemoryStorage):
         await fut
 
     def _advance(self, revision: int) -> None:
-        """The cache is current up to revision (etcd said so): move the counter there and
-        release the waiters it satisfies."""
+        """The cache is current up to revision (etcd said so): move the counter there, apply
+        our own writes that come next, and release the waiters it satisfies."""
         if revision > self.revision:
             self._log.advance(revision)
+        if self._own:
+            self._apply_own()
         waiters = self._waiters
         while waiters and waiters[0][0] <= self.revision:
             fut = heapq.heappop(waiters)[2]
@@ -285,7 +338,7 @@ class EtcdStorage(MemoryStorage):
         if not resp.succeeded:
             raise KeyExists(key)
         rev = resp.header.revision
-        return await self._applied(rev, stamp(key, obj, rev, rev))
+        return await self._applied(rev, "ADDED", stamp(key, obj, rev, rev))
 
     async def update(self, key: str, obj: dict[str, Any], expected_revision: int | None = None) -> KeyValue:
         rpc, ek = self._rpc, self._etcd_key(key)
@@ -293,13 +346,19 @@ class EtcdStorage(MemoryStorage):
             guard = rpc.Compare(key=ek, target=rpc.Compare.VERSION, result=rpc.Compare.GREATER, version=0)
         else:
             guard = rpc.Compare(key=ek, target=rpc.Compare.MOD, result=rpc.Compare.EQUAL, mod_revision=expected_revision)
+        # The version expected is the cached one: if the guard holds, it is etcd's current one
+        # (mod revisions are never reused), and the cache knows its create revision; else etcd
+        # sends the previous version back for it.
+        cached = self._kvs.get(key)
+        known = cached if cached is not None and cached.mod_revision == expected_revision else None
         resp = await self._txn([guard], [rpc.RequestOp(request_put=rpc.PutRequest(
-            key=ek, value=self._encode(ek, obj), prev_kv=True))], failure_range=ek)
+            key=ek, value=self._encode(ek, obj), prev_kv=known is None))], failure_range=ek)
         if not resp.succeeded:
             raise await self._guard_failed(key, resp, expected_revision)
         rev = resp.header.revision
-        prev = resp.responses[0].response_put.prev_kv
-        return await self._applied(rev, stamp(key, obj, prev.create_revision, rev))
+        created = known.create_revision if known is not None else \
+            resp.responses[0].response_put.prev_kv.create_revision
+        return await self._applied(rev, "MODIFIED", stamp(key, obj, created, rev))
 
     async def delete(self, key: str, expected_revision: int | None = None) -> KeyValue:
         rpc, ek = self._rpc, self._etcd_key(key)
@@ -307,11 +366,15 @@ class EtcdStorage(MemoryStorage):
             guard = rpc.Compare(key=ek, target=rpc.Compare.VERSION, result=rpc.Compare.GREATER, version=0)
         else:
             guard = rpc.Compare(key=ek, target=rpc.Compare.MOD, result=rpc.Compare.EQUAL, mod_revision=expected_revision)
+        cached = self._kvs.get(key)           # as in update: the cached version, if expected
+        known = cached if cached is not None and cached.mod_revision == expected_revision else None
         resp = await self._txn([guard], [rpc.RequestOp(request_delete_range=rpc.DeleteRangeRequest(
-            key=ek, prev_kv=True))], failure_range=ek)
+            key=ek, prev_kv=known is None))], failure_range=ek)
         if not resp.succeeded:
             raise await self._guard_failed(key, resp, expected_revision)
         rev = resp.header.revision
+        if known is not None:
+            return await self._applied(rev, "DELETED", stamp(key, known.obj, known.create_revision, rev))
         prev_kvs = resp.responses[0].response_delete_range.prev_kvs
         if not prev_kvs:
             raise KeyNotFound(key)
@@ -319,17 +382,22 @@ class EtcdStorage(MemoryStorage):
         cached = self._kvs.get(key)
         obj = cached.obj if cached is not None and cached.mod_revision == prev.mod_revision else \
             self._decode(prev.key, prev.value)
-        return await self._applied(rev, stamp(key, obj, prev.create_revision, rev))
+        return await self._applied(rev, "DELETED", stamp(key, obj, prev.create_revision, rev))
 
     async def _txn(self, compare: Sequence[Any], success: Sequence[Any], *, failure_range: bytes | None = None) -> Any:
         rpc = self._rpc
         failure = [rpc.RequestOp(request_range=rpc.RangeRequest(key=failure_range, keys_only=True))] \
             if failure_range is not None else []
+        readers, revision = self._take_readers(), None    # this request answers them too
         try:
-            return await self._kv.Txn(rpc.TxnRequest(compare=compare, success=success, failure=failure),
+            resp = await self._kv.Txn(rpc.TxnRequest(compare=compare, success=success, failure=failure),
                                       timeout=REQUEST_TIMEOUT)
+            revision = resp.header.revision
+            return resp
         except Exception as e:               # noqa: BLE001 - grpc.aio.AioRpcError and transport failures
             raise _storage_error(e) from None
+        finally:                             # also when cancelled: the readers are not
+            self._answer_readers(readers, revision)
 
     async def _guard_failed(self, key: str, resp: Any, expected_revision: int | None) -> StorageError:
         """Why a guarded write failed, once the cache holds what made it fail: a caller that
@@ -341,15 +409,32 @@ class EtcdStorage(MemoryStorage):
             return KeyNotFound(key)
         return RevisionMismatch(f"{key}: expected revision {expected_revision}, current {found[0].mod_revision}")
 
-    async def _applied(self, rev: int, kv: KeyValue) -> KeyValue:
-        """Hand our write's KeyValue to the watch, which applies it at rev, and wait for that;
-        the KeyValue the cache holds (the watch may have been first with its own decoding)."""
+    async def _applied(self, rev: int, type_: EventType, kv: KeyValue) -> KeyValue:
+        """Our write is etcd's revision rev: apply it to the cache as soon as the cache holds
+        rev - 1 (at once, usually), or let the watch bring it; return once the cache holds it,
+        with the KeyValue the cache holds (the watch may have been first with its own decoding)."""
         if self.revision < rev:
-            self._own[rev] = kv
+            self._own[rev] = (type_, kv)
+            self._advance(self.revision)
             await self._caught_up(rev)
         log = self._log
         ev = log.event(rev) if log.oldest_revision < rev <= log.revision else None
         return ev.kv if ev is not None else kv
+
+    def _apply_own(self) -> None:
+        """Apply our own writes of the revisions right after the cache's. etcd gives every
+        write a revision of its own, one after the other, so when the cache holds rev - 1 and
+        our transaction wrote rev, nothing lies between: the cache need not wait for the
+        watch to bring its own write back (the watch's copy of it is then skipped as already
+        applied). While the cache is being re-listed, the watch brings them."""
+        own = self._own
+        while not self._relisting and (item := own.get(self.revision + 1)) is not None:
+            type_, kv = item
+            prev = self._kvs.get(kv.key)
+            if (prev is None) != (type_ == "ADDED"):
+                return                       # not the state etcd wrote it on: the watch decides
+            del own[kv.mod_revision]
+            self._apply(WatchEvent(type_, kv, prev, kv.mod_revision))
 
     # --- the watch that feeds the cache ----------------------------------------------------------
 
@@ -449,7 +534,12 @@ class EtcdStorage(MemoryStorage):
                 raise
             except _Compacted:
                 log.warning("etcd: watch cache fell behind compaction at revision %d; relisting", self.revision)
-                self._advance(await self._load())
+                self._relisting = True
+                try:
+                    rev = await self._load()
+                finally:
+                    self._relisting = False
+                self._advance(rev)
                 pause = RETRY_PAUSE[0]
             except Exception as e:           # noqa: BLE001 - a broken stream: watch again
                 log.warning("etcd: watch from revision %d failed (%s); retrying in %.1fs", self.revision + 1, e, pause)
@@ -495,7 +585,7 @@ class EtcdStorage(MemoryStorage):
             self._log.advance(rev)           # someone else's key: only the counter moves
             return
         key = self._api_key(kv.key)
-        own = self._own.pop(rev, None)
+        own = item[1] if (item := self._own.pop(rev, None)) is not None else None
         prev = self._kvs.get(key)
         if ev.type == _DELETE:
             if prev is not None:

@@ -7,9 +7,11 @@ Skipped, with the reason, where this process cannot create network namespaces.
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import pathlib
 import signal
+import socket
 import ssl
 import subprocess
 import urllib.error
@@ -153,9 +155,12 @@ def test_a_cluster_ip_service_reaches_ready_replicas_from_pods_and_the_host(nclu
     out = eventually(lambda: (o := c.kubectl("logs", "svc-client", check=False).stdout.strip()) and o,
                      "the client pod to reach both replicas through the ClusterIP", timeout=60)
     assert set(out.split()) == names
-    # The NodePort on the node's address, from the host.
-    assert eventually(lambda: {get_text(f"http://127.0.0.1:{node_port}/whoami.txt") for _ in range(6)} == names,
-                      "both replicas through the NodePort")
+    # The NodePort on every address of the node (--nodeport-addresses unset): loopback, the host's
+    # other addresses, and the pods' gateway on the node's bridge.
+    gateway = str(next(ipaddress.ip_network(c.get_json("node", NODE)["spec"]["podCIDR"]).hosts()))
+    for addr in ("127.0.0.1", *host_addresses(), gateway):
+        assert eventually(lambda addr=addr: {get_text(f"http://{addr}:{node_port}/whoami.txt")
+                                             for _ in range(6)} == names, f"both replicas through {addr}:{node_port}")
     # A replica that turns unready leaves the Service.
     unready = ps[0]
     (c.data_dir / "kubelet" / "pods" / unready["metadata"]["uid"] / "work" / "ready").unlink()
@@ -163,6 +168,27 @@ def test_a_cluster_ip_service_reaches_ready_replicas_from_pods_and_the_host(nclu
     other = (names - {unready["metadata"]["name"]}).pop()
     assert eventually(lambda: {get_text(f"http://{cluster_ip}/whoami.txt") for _ in range(6)} == {other},
                       "only the ready replica behind the ClusterIP")
+    # No ready endpoint at all: the ClusterIP and the NodePort refuse connections (upstream's REJECT).
+    other_uid = next(p["metadata"]["uid"] for p in ps if p["metadata"]["name"] == other)
+    (c.data_dir / "kubelet" / "pods" / other_uid / "work" / "ready").unlink()
+    eventually(lambda: refused(cluster_ip, 80) and refused("127.0.0.1", node_port), "connections to be refused")
+
+
+def refused(host: str, port: int) -> bool:
+    try:
+        socket.create_connection((host, port), timeout=3).close()
+        return False
+    except ConnectionRefusedError:
+        return True
+    except OSError:
+        return False
+
+
+def host_addresses() -> list[str]:
+    """The host's IPv4 addresses other than loopback and kubeplane's own interfaces."""
+    out = subprocess.run(["ip", "-j", "-4", "addr", "show"], capture_output=True, text=True).stdout
+    return [a["local"] for link in json.loads(out or "[]") if not link["ifname"].startswith(("lo", "kp"))
+            for a in link.get("addr_info", ())]
 
 
 

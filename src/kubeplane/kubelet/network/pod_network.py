@@ -160,6 +160,11 @@ class PodNetwork:
         log.info("Pod network: a network namespace per pod", extra={"node": node, "bridge": n.bridge,
                                                                     "podCIDR": n.cidr})
 
+    def node_cidrs(self) -> dict[str, ipaddress.IPv4Network | ipaddress.IPv6Network]:
+        """Node name -> its podCIDR, for every node of this runtime (the kube-proxy's local
+        nodes and its --detect-local-mode=NodeCIDR)."""
+        return {n.name: ipaddress.ip_network(n.cidr) for n in self._nodes.values()}
+
     def covers(self, node: str) -> bool:
         """Whether pods of node get a namespace of their own."""
         n = self._nodes.get(node)

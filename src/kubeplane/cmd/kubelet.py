@@ -3,6 +3,7 @@
     kubeplane kubelet --kubeconfig .kubeplane/kubeconfig --nodes 100 --profile crash-loop
     kubeplane kubelet --kubeconfig .kubeplane/kubeconfig --runtime process   # real processes
     kubeplane kubelet --kubeconfig .kubeplane/kubeconfig --runtime process --port 0   # any free port
+    kubeplane kubelet --kubeconfig .kubeplane/kubeconfig --runtime process --pod-network netns
 
 It serves HTTPS on --address:--port (default 127.0.0.1:10250), logged at start ("Starting to
 listen"): /containerLogs for `kubectl logs` (its nodes report that address as InternalIP and
@@ -19,6 +20,13 @@ node renews it at 70-90 % of its life with a CSR made with its current one
 (kubelet/certificate/manager.py). The one pod informer serving every node of
 the process stays on the kubeconfig's credential (a node may only list its own pods), so that
 user must be able to list and watch pods, as the admin's can.
+
+--pod-network (process runtime) means what it means for `up`: as root (auto) or with netns,
+each pod gets a network namespace and an address from its node's podCIDR, read from the Node
+object (a new Node gets the next /24 no other Node has, so the kubelet's nodes never take the
+podCIDRs of `up`'s), and the kubelet runs a kube-proxy for Services (kubelet/network/proxy.py;
+--nodeport-addresses as kube-proxy's). Its Services and EndpointSlices are listed and watched
+with the kubeconfig's credential, as the pods are.
 
 A --root-dir is locked (ROOT_DIR/kubelet.lock) while the kubelet runs, as `up` locks its
 data dir: two kubelets in one root dir would take each other's pod directories.

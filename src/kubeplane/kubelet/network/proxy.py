@@ -299,6 +299,7 @@ class ServiceProxy:
         self._servers: dict[Key, Any] = {}         # asyncio servers (TCP), datagram transports (UDP)
         self._health: dict[int, HealthCheck] = {}  # healthCheckNodePort -> its server
         self._addresses: set[str] = set()
+        self._unbound: set[Key] = set()            # wanted listeners whose port was taken
         self.interface = ""
         self._conns: set[asyncio.Task[None]] = set()
         self.cluster_dns = [ip for ip in cluster_dns if _is_ipv4(ip)]
@@ -365,11 +366,16 @@ class ServiceProxy:
                 else:
                     self._servers[key] = await asyncio.start_server(
                         functools.partial(self._accept, rule), key[0], key[1], reuse_address=True)
-            except OSError as err:       # e.g. another kubelet on this host serves that NodePort
-                log.error("kube-proxy: cannot listen for %s on %s:%s/%s: %s", rule.service, *key, err)
+            except OSError as err:       # e.g. another kubelet on this host serves that port
+                if key not in self._unbound:             # said once; tried again quietly
+                    log.error("kube-proxy: cannot listen for %s on %s:%s/%s (retrying every %ss): %s",
+                              rule.service, *key, LISTEN_RETRY, err)
+                self._unbound.add(key)
                 failed = True
                 continue
+            self._unbound.discard(key)
             self._rules[key] = rule
+        self._unbound &= set(want)
         failed |= not await self._sync_health_checks(health_check_ports(services, slices, local), node_ports)
         if failed:                       # tried again until the port is free
             asyncio.get_running_loop().call_later(LISTEN_RETRY, self._dirty.set)

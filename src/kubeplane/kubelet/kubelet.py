@@ -235,10 +235,14 @@ class Kubelet:
         mine = set(self.node_names)
         used = {c for n in nodes if (n.metadata.name or "") not in mine and n.spec
                 for c in (n.spec.pod_cidrs or ([n.spec.pod_cidr] if n.spec.pod_cidr else []))}
+        # The process runtime's pod network: a range another kubeplane's bridge holds on this
+        # machine is taken too (else that node's pods would share the host's network).
+        in_use = getattr(self.runtime, "pod_cidr_in_use", None)
+        taken = in_use() if in_use is not None else (lambda node, cidr: False)
         out, j = [], 0
-        for i in range(len(self.node_names)):
+        for i, name in enumerate(self.node_names):
             j = max(j, i)
-            while pod_cidr(j) in used:
+            while pod_cidr(j) in used or taken(name, pod_cidr(j)):
                 j += 1
             out.append(pod_cidr(j))
             used.add(pod_cidr(j))

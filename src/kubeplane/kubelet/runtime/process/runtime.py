@@ -201,6 +201,11 @@ class ProcessRuntime:
 
     # --- Runtime protocol ------------------------------------------------------------------
 
+    def pod_cidr_in_use(self) -> Callable[[str, str], bool]:
+        """(node, cidr) -> whether another interface of this machine holds cidr (the kubelet
+        then gives a new Node another podCIDR): kubelet/network/pod_network.py."""
+        return self.network.cidr_in_use()
+
     def add_node(self, node_name: str, node_ip: str, pod_cidr: str) -> None:
         self._nodes[node_name] = node_ip
         self.network.add_node(node_name, pod_cidr)      # its bridge, when pods get namespaces
@@ -370,10 +375,12 @@ class ProcessRuntime:
         return None
 
     def port_forward_address(self, pod_uid: str) -> tuple[str, str]:
-        """(where the pod's ports listen, its sandbox id): kubelet/streaming/portforward.py"""
+        """(where the pod's ports listen, its sandbox id): kubelet/streaming/portforward.py.
+        A pod with a network namespace of its own: the namespace's path (port-forward dials
+        localhost inside it, as containerd); else the host's loopback."""
         p = self._pods.get(pod_uid)
-        ip = (p.ip or POD_IP) if p is not None else POD_IP      # its own address in a network namespace
-        return ip, (p.sandbox if p is not None and p.sandbox else pod_uid)
+        where = (p.netns or p.ip or POD_IP) if p is not None else POD_IP
+        return where, (p.sandbox if p is not None and p.sandbox else pod_uid)
 
     def container_pids(self, pod_uid: str) -> dict[str, int]:
         """Each running container's main process (its process group), by container name: what

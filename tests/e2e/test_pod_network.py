@@ -292,3 +292,30 @@ def test_a_pod_resolves_service_names_through_its_resolv_conf_and_calls_them(ncl
     assert lines["user"] == "system:serviceaccount:default:default"
     uid = c.get_json("pod", "in-cluster")["metadata"]["uid"]
     assert netns_name(uid) in netns_list()                   # it is in a network namespace of its own
+
+
+HOSTS_CLIENT = ("import subprocess, time\n"
+                "print(open('/etc/hosts').read(), end='', flush=True)\n"
+                "print('getent', *subprocess.run(['getent', 'hosts', 'foo.local'], capture_output=True,\n"
+                "                                text=True).stdout.split(), flush=True)\n"
+                "time.sleep(3600)\n")
+
+
+def test_the_kubelet_manages_the_pods_etc_hosts(ncluster: Cluster) -> None:
+    """The pod's /etc/hosts is the kubelet's: its IP with its hostname and FQDN (hostname,
+    subdomain), then its hostAliases, which the C library's resolver finds."""
+    c = ncluster
+    c.apply_yaml({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "hosts", "namespace": "default"},
+                  "spec": {"hostname": "db", "subdomain": "dbs", "terminationGracePeriodSeconds": 1,
+                           "hostAliases": [{"ip": "10.1.2.3", "hostnames": ["foo.local", "bar.local"]}],
+                           "containers": [{"name": "c", "image": "python:3", "command": [PY, "-c", HOSTS_CLIENT]}]}})
+    out = eventually(lambda: (o := c.kubectl("logs", "hosts", check=False).stdout) and "getent" in o and o,
+                     "the pod's /etc/hosts", timeout=60)
+    ip = c.get_json("pod", "hosts")["status"]["podIP"]
+    lines = out.splitlines()
+    assert lines[0] == "# Kubernetes-managed hosts file."
+    assert f"{ip}\tdb.dbs.default.svc.cluster.local\tdb" in lines
+    assert lines[-3:] == ["# Entries added by HostAliases.", "10.1.2.3\tfoo.local\tbar.local",
+                          "getent 10.1.2.3 foo.local bar.local"]
+    assert "/etc/hosts" not in pathlib.Path("/etc/hosts").read_text() and "foo.local" not in pathlib.Path(
+        "/etc/hosts").read_text()                                  # the host's own file is untouched

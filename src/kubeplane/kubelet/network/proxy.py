@@ -4,8 +4,10 @@ forwarded to their ready endpoints, by a userspace proxy.
     proxy = ServiceProxy(factory, network)      # asks the factory for Services and EndpointSlices
     await proxy.run()                           # until cancelled; nothing when pods have no netns
 
-Why userspace: upstream's nftables proxier needs `nft` (and its kernel modules); this machine
-has neither nft nor iptables, so the forwarding is done as upstream's userspace proxier did
+Why userspace: upstream's nftables proxier needs `nft`; this machine has neither nft nor
+iptables (the kernel has nf_tables: pyroute2 can write DNAT rules without the binary, measured
+and weighed in BENCHMARKS.md "nftables without nft", not taken up), so the forwarding is done
+as upstream's userspace proxier did
 (pkg/proxy/userspace, removed in 1.26): a listener per Service port, each connection copied to
 an endpoint chosen round-robin, or by client IP with sessionAffinity ClientIP. The ClusterIPs
 are made local addresses of the host on an interface of their own (`kps<8 hex>`, a bridge with

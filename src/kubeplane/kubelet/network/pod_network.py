@@ -334,7 +334,7 @@ def _link_exists(name: str) -> bool:
     return os.path.exists(f"/sys/class/net/{name}")
 
 
-def _addresses() -> list[dict[str, object]]:
+def _addresses() -> list[Any]:
     """The machine's interfaces with their addresses (`ip -j addr show`), [] if unknown."""
     try:
         links = json.loads(iproute.run(["-j", "addr", "show"]) or "[]")

@@ -52,3 +52,9 @@ def test_hostname_is_cut_at_63_characters_without_a_trailing_dash_or_dot() -> No
     long = "a" * 62 + "-b"
     assert pod_hostname_and_domain(pod(long), "cluster.local") == ("a" * 62, "")
     assert pod_hostname_and_domain(pod(subdomain="s"), "example.org") == ("web-0", "s.team.svc.example.org")
+
+
+def test_the_containers_hostname_variable_is_the_pods_hostname() -> None:
+    from kubeplane.kubelet.runtime.process.env import host_env
+    assert host_env(pod(hostname="db"))["HOSTNAME"] == "db"
+    assert host_env(pod())["HOSTNAME"] == "web-0"

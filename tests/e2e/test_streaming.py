@@ -180,18 +180,16 @@ def test_port_forward_reaches_a_port_bound_to_the_pods_localhost(env: Any) -> No
     c, work, _ = env
     port = free_port()
     c.apply_yaml(server_pod("local-only", port, work, bind="127.0.0.1"))
-    pod = eventually(lambda: (p := c.get_json("pod", "local-only"))["status"].get("podIP") and p, "a pod IP")
+    pod = eventually(lambda: (p := c.get_json("pod", "local-only"))["status"].get("phase") == "Running" and p,
+                     "the pod Running (kubectl port-forwards to Running pods only)")
     assert os.path.exists(f"/run/netns/{netns_name(pod['metadata']['uid'])}")
+    listening = [PY, "-c", f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)"]
+    eventually(lambda: c.kubectl("exec", "local-only", "--", *listening, check=False).returncode == 0,
+               "the server to listen (kubectl port-forward ends at a refused connection)", timeout=60)
     proc, local = forwarding(c, f":{port}", pod="local-only")
-
-    def answered() -> bool:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{local}/big.bin", timeout=30) as resp:
-                return bool(resp.read() == (work / "big.bin").read_bytes())
-        except OSError:                              # the server is not listening yet
-            return False
     try:
-        assert eventually(answered, "the pod's localhost-bound server through port-forward", timeout=60)
+        with urllib.request.urlopen(f"http://127.0.0.1:{local}/big.bin", timeout=30) as resp:
+            assert resp.read() == (work / "big.bin").read_bytes()
         with pytest.raises(OSError):                 # not at the pod's IP: only inside its namespace
             urllib.request.urlopen(f"http://{pod['status']['podIP']}:{port}/", timeout=5)
     finally:

@@ -319,3 +319,35 @@ def test_the_kubelet_manages_the_pods_etc_hosts(ncluster: Cluster) -> None:
                           "getent 10.1.2.3 foo.local bar.local"]
     assert "/etc/hosts" not in pathlib.Path("/etc/hosts").read_text() and "foo.local" not in pathlib.Path(
         "/etc/hosts").read_text()                                  # the host's own file is untouched
+
+
+def test_a_load_balancer_service_with_local_traffic_policy(ncluster: Cluster) -> None:
+    """A LoadBalancer Service with externalTrafficPolicy Local: its healthCheckNodePort answers
+    upstream's JSON with the local endpoint count (200, then 503 once none is ready), and the
+    load balancer's ingress IP (set in its status, as a load balancer controller would) is
+    captured on the node like a ClusterIP."""
+    c = ncluster
+    names = {p["metadata"]["name"] for p in web(c)}
+    c.apply_yaml({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "lb", "namespace": "default"},
+                  "spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local", "selector": {"app": "web"},
+                           "ports": [{"port": 80, "targetPort": PORT}]}})
+    svc = c.get_json("service", "lb")
+    hc_port = svc["spec"]["healthCheckNodePort"]
+
+    def health() -> tuple[int, dict[str, Any]]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{hc_port}/", timeout=3) as resp:
+                return resp.status, json.loads(resp.read())
+        except urllib.error.HTTPError as err:
+            return err.code, json.loads(err.read())
+        except OSError:
+            return 0, {}
+    status, body = eventually(lambda: (h := health())[0] == 200 and h, "the health check node port to answer 200")
+    assert body == {"service": {"namespace": "default", "name": "lb"}, "localEndpoints": 2,
+                    "serviceProxyHealthy": True}
+    c.kubectl("patch", "service", "lb", "--subresource", "status", "--type", "merge", "-p",
+              json.dumps({"status": {"loadBalancer": {"ingress": [{"ip": "203.0.113.10", "ipMode": "VIP"}]}}}))
+    assert eventually(lambda: {get_text("http://203.0.113.10/whoami.txt") for _ in range(6)} == names,
+                      "both replicas through the load balancer IP")
+    c.kubectl("scale", "deployment", "web", "--replicas", "0")
+    assert eventually(lambda: (h := health())[0] == 503 and h, "the health check to say 503")[1]["localEndpoints"] == 0

@@ -31,12 +31,12 @@ NODE = "standalone-0"
 class Kubelet:
     """`kubeplane kubelet` in its own process group (stop() takes it and its pods down)."""
 
-    def __init__(self, kubeconfig: pathlib.Path, root: pathlib.Path) -> None:
+    def __init__(self, kubeconfig: pathlib.Path, root: pathlib.Path, extra: tuple[str, ...] = ()) -> None:
         self.log_path = root / "kubelet.log"
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 [PY, "-m", "kubeplane", "kubelet", "--kubeconfig", str(kubeconfig), "--runtime", "process",
-                 "--port", "0", "--node-prefix", "standalone-", "--root-dir", str(root / "pods")],
+                 "--port", "0", "--node-prefix", "standalone-", "--root-dir", str(root / "pods"), *extra],
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def stop(self) -> None:

@@ -7,9 +7,11 @@ Skipped, with the reason, where this process cannot create network namespaces.
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import pathlib
 import signal
+import socket
 import ssl
 import subprocess
 import urllib.error
@@ -153,9 +155,12 @@ def test_a_cluster_ip_service_reaches_ready_replicas_from_pods_and_the_host(nclu
     out = eventually(lambda: (o := c.kubectl("logs", "svc-client", check=False).stdout.strip()) and o,
                      "the client pod to reach both replicas through the ClusterIP", timeout=60)
     assert set(out.split()) == names
-    # The NodePort on the node's address, from the host.
-    assert eventually(lambda: {get_text(f"http://127.0.0.1:{node_port}/whoami.txt") for _ in range(6)} == names,
-                      "both replicas through the NodePort")
+    # The NodePort on every address of the node (--nodeport-addresses unset): loopback, the host's
+    # other addresses, and the pods' gateway on the node's bridge.
+    gateway = str(next(ipaddress.ip_network(c.get_json("node", NODE)["spec"]["podCIDR"]).hosts()))
+    for addr in ("127.0.0.1", *host_addresses(), gateway):
+        assert eventually(lambda addr=addr: {get_text(f"http://{addr}:{node_port}/whoami.txt")
+                                             for _ in range(6)} == names, f"both replicas through {addr}:{node_port}")
     # A replica that turns unready leaves the Service.
     unready = ps[0]
     (c.data_dir / "kubelet" / "pods" / unready["metadata"]["uid"] / "work" / "ready").unlink()
@@ -163,6 +168,27 @@ def test_a_cluster_ip_service_reaches_ready_replicas_from_pods_and_the_host(nclu
     other = (names - {unready["metadata"]["name"]}).pop()
     assert eventually(lambda: {get_text(f"http://{cluster_ip}/whoami.txt") for _ in range(6)} == {other},
                       "only the ready replica behind the ClusterIP")
+    # No ready endpoint at all: the ClusterIP and the NodePort refuse connections (upstream's REJECT).
+    other_uid = next(p["metadata"]["uid"] for p in ps if p["metadata"]["name"] == other)
+    (c.data_dir / "kubelet" / "pods" / other_uid / "work" / "ready").unlink()
+    eventually(lambda: refused(cluster_ip, 80) and refused("127.0.0.1", node_port), "connections to be refused")
+
+
+def refused(host: str, port: int) -> bool:
+    try:
+        socket.create_connection((host, port), timeout=3).close()
+        return False
+    except ConnectionRefusedError:
+        return True
+    except OSError:
+        return False
+
+
+def host_addresses() -> list[str]:
+    """The host's IPv4 addresses other than loopback and kubeplane's own interfaces."""
+    out = subprocess.run(["ip", "-j", "-4", "addr", "show"], capture_output=True, text=True).stdout
+    return [a["local"] for link in json.loads(out or "[]") if not link["ifname"].startswith(("lo", "kp"))
+            for a in link.get("addr_info", ())]
 
 
 
@@ -266,3 +292,62 @@ def test_a_pod_resolves_service_names_through_its_resolv_conf_and_calls_them(ncl
     assert lines["user"] == "system:serviceaccount:default:default"
     uid = c.get_json("pod", "in-cluster")["metadata"]["uid"]
     assert netns_name(uid) in netns_list()                   # it is in a network namespace of its own
+
+
+HOSTS_CLIENT = ("import subprocess, time\n"
+                "print(open('/etc/hosts').read(), end='', flush=True)\n"
+                "print('getent', *subprocess.run(['getent', 'hosts', 'foo.local'], capture_output=True,\n"
+                "                                text=True).stdout.split(), flush=True)\n"
+                "time.sleep(3600)\n")
+
+
+def test_the_kubelet_manages_the_pods_etc_hosts(ncluster: Cluster) -> None:
+    """The pod's /etc/hosts is the kubelet's: its IP with its hostname and FQDN (hostname,
+    subdomain), then its hostAliases, which the C library's resolver finds."""
+    c = ncluster
+    c.apply_yaml({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "hosts", "namespace": "default"},
+                  "spec": {"hostname": "db", "subdomain": "dbs", "terminationGracePeriodSeconds": 1,
+                           "hostAliases": [{"ip": "10.1.2.3", "hostnames": ["foo.local", "bar.local"]}],
+                           "containers": [{"name": "c", "image": "python:3", "command": [PY, "-c", HOSTS_CLIENT]}]}})
+    out = eventually(lambda: (o := c.kubectl("logs", "hosts", check=False).stdout) and "getent" in o and o,
+                     "the pod's /etc/hosts", timeout=60)
+    ip = c.get_json("pod", "hosts")["status"]["podIP"]
+    lines = out.splitlines()
+    assert lines[0] == "# Kubernetes-managed hosts file."
+    assert f"{ip}\tdb.dbs.default.svc.cluster.local\tdb" in lines
+    assert lines[-3:] == ["# Entries added by HostAliases.", "10.1.2.3\tfoo.local\tbar.local",
+                          "getent 10.1.2.3 foo.local bar.local"]
+    assert "/etc/hosts" not in pathlib.Path("/etc/hosts").read_text() and "foo.local" not in pathlib.Path(
+        "/etc/hosts").read_text()                                  # the host's own file is untouched
+
+
+def test_a_load_balancer_service_with_local_traffic_policy(ncluster: Cluster) -> None:
+    """A LoadBalancer Service with externalTrafficPolicy Local: its healthCheckNodePort answers
+    upstream's JSON with the local endpoint count (200, then 503 once none is ready), and the
+    load balancer's ingress IP (set in its status, as a load balancer controller would) is
+    captured on the node like a ClusterIP."""
+    c = ncluster
+    names = {p["metadata"]["name"] for p in web(c)}
+    c.apply_yaml({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "lb", "namespace": "default"},
+                  "spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local", "selector": {"app": "web"},
+                           "ports": [{"port": 80, "targetPort": PORT}]}})
+    svc = c.get_json("service", "lb")
+    hc_port = svc["spec"]["healthCheckNodePort"]
+
+    def health() -> tuple[int, dict[str, Any]]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{hc_port}/", timeout=3) as resp:
+                return resp.status, json.loads(resp.read())
+        except urllib.error.HTTPError as err:
+            return err.code, json.loads(err.read())
+        except OSError:
+            return 0, {}
+    status, body = eventually(lambda: (h := health())[0] == 200 and h, "the health check node port to answer 200")
+    assert body == {"service": {"namespace": "default", "name": "lb"}, "localEndpoints": 2,
+                    "serviceProxyHealthy": True}
+    c.kubectl("patch", "service", "lb", "--subresource", "status", "--type", "merge", "-p",
+              json.dumps({"status": {"loadBalancer": {"ingress": [{"ip": "203.0.113.10", "ipMode": "VIP"}]}}}))
+    assert eventually(lambda: {get_text("http://203.0.113.10/whoami.txt") for _ in range(6)} == names,
+                      "both replicas through the load balancer IP")
+    c.kubectl("scale", "deployment", "web", "--replicas", "0")
+    assert eventually(lambda: (h := health())[0] == 503 and h, "the health check to say 503")[1]["localEndpoints"] == 0

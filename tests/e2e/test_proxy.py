@@ -1,6 +1,7 @@
 """pods/proxy, services/proxy and nodes/proxy with real kubectl and the official client.
 
-A process-runtime cluster runs `python -m http.server` behind a Service: `kubectl proxy` then
+A process-runtime cluster (as root: each pod in a network namespace of its own, listening on its
+pod IP, as test_pod_network.py's) runs `python -m http.server` behind a Service: `kubectl proxy` then
 an HTTP GET of /api/v1/namespaces/default/services/web:80/proxy/ reaches it, as do
 `kubectl get --raw .../pods/<pod>/proxy/` and the client's connect_get_namespaced_*_proxy_with_path;
 the node's kubelet answers /metrics, /stats/summary and /healthz through nodes/proxy. A user
@@ -21,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from kubeplane.kubelet.network import unavailable_reason
 from kubeplane.kubelet.runtime.process.records import kill_recorded
 
 from .cluster import KUBECTL, Cluster, eventually, running
@@ -30,13 +32,13 @@ PY = sys.executable
 # `python -m http.server PORT` in a working directory with a subdirectory (http.server redirects
 # /sub to /sub/: the Location comes back under the proxy path)
 SERVE = ("import os, runpy, sys; os.makedirs('sub', exist_ok=True); "
-         "sys.argv = ['http.server', sys.argv[1], '--bind', '127.0.0.1']; runpy.run_module('http.server', run_name='__main__')")
+         "sys.argv = ['http.server', sys.argv[1], '--bind', '0.0.0.0']; runpy.run_module('http.server', run_name='__main__')")
 NODE = "kubeplane-node-0"
 
 
 @pytest.fixture(scope="module")
 def pcluster() -> Iterator[Cluster]:
-    c = Cluster(nodes=1, extra_args=("--runtime", "process", "--pod-network", "host")).start()
+    c = Cluster(nodes=1, extra_args=("--runtime", "process")).start()
     try:
         yield c
     finally:
@@ -112,7 +114,9 @@ def test_kubectl_get_raw_pod_proxy(pcluster: Cluster, web: dict[str, Any]) -> No
     assert "Directory listing for /" in out
     res = pcluster.kubectl("get", "--raw", f"/api/v1/namespaces/default/pods/{pod}:1/proxy/", check=False)
     assert res.returncode != 0
-    assert "error trying to reach service: dial tcp 127.0.0.1:1: connect: connection refused" in res.stderr
+    ip = web["status"]["podIP"]                # its own address (or, on the host's network, 127.0.0.1)
+    assert (ip == "127.0.0.1") == bool(unavailable_reason())      # a network namespace wherever one can be made
+    assert f"error trying to reach service: dial tcp {ip}:1: connect: connection refused" in res.stderr
 
 
 def test_python_client_connect_proxy(pcluster: Cluster, web: dict[str, Any]) -> None:

@@ -5,7 +5,10 @@ and the same through a standalone kubelet's HTTPS server.
 
 `kubeplane up --runtime process`: a pod runs `python -m http.server` on a free port in a working
 directory of the test's, with an env var, so exec sees the container's environment and
-port-forward reaches a real listener.
+port-forward reaches a real listener. As root (--pod-network auto) each pod has a network
+namespace of its own, as test_pod_network.py's: the server listens on all the pod's addresses,
+and port-forward dials localhost inside the pod's namespace, as containerd does (a port bound to
+the pod's 127.0.0.1 only is reached too).
 """
 from __future__ import annotations
 
@@ -43,11 +46,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def server_pod(name: str, port: int, workdir: pathlib.Path, node: str = "") -> dict[str, Any]:
+def server_pod(name: str, port: int, workdir: pathlib.Path, node: str = "", bind: str = "0.0.0.0") -> dict[str, Any]:
     spec: dict[str, Any] = {"terminationGracePeriodSeconds": 2, "containers": [{
         "name": "app", "image": "python:3", "workingDir": str(workdir), "env": [{"name": "GREETING", "value": "hi"}],
-        "command": [PY, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
-        "readinessProbe": {"tcpSocket": {"port": port}, "periodSeconds": 1}}]}
+        "command": [PY, "-m", "http.server", str(port), "--bind", bind]}]}
+    if bind != "127.0.0.1":                          # the kubelet probes the pod's IP
+        spec["containers"][0]["readinessProbe"] = {"tcpSocket": {"port": port}, "periodSeconds": 1}
     if node:
         spec["nodeName"] = node
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"}, "spec": spec}
@@ -63,7 +67,7 @@ def env() -> Iterator[tuple[Cluster, pathlib.Path, int]]:
     tmp = tempfile.TemporaryDirectory(prefix="kubeplane-e2e-streaming-")
     work = pathlib.Path(tmp.name)
     (work / "big.bin").write_bytes(os.urandom(3 << 20))
-    c = Cluster(nodes=1, extra_args=("--runtime", "process", "--pod-network", "host")).start()
+    c = Cluster(nodes=1, extra_args=("--runtime", "process")).start()
     try:
         port = free_port()
         c.apply_yaml(server_pod("srv", port, work))
@@ -143,10 +147,10 @@ def test_cp_both_ways(env: Any, tmp_path: pathlib.Path) -> None:
     assert (tmp_path / "back.bin").read_bytes() == (work / "big.bin").read_bytes()
 
 
-def forwarding(c: Cluster, target: str, spdy: bool = False) -> tuple[subprocess.Popen[bytes], int]:
+def forwarding(c: Cluster, target: str, spdy: bool = False, pod: str = "srv") -> tuple[subprocess.Popen[bytes], int]:
     """kubectl port-forward to target with a local port of its choosing."""
     env = {"KUBECTL_PORT_FORWARD_WEBSOCKETS": "false"} if spdy else {}
-    proc = kubectl(c, "port-forward", "srv", target, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = kubectl(c, "port-forward", pod, target, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     assert proc.stdout is not None
     line = proc.stdout.readline().decode()
     m = re.match(r"Forwarding from 127\.0\.0\.1:(\d+) ->", line)
@@ -165,6 +169,33 @@ def test_port_forward_reaches_the_pods_port(env: Any, spdy: bool) -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_port_forward_reaches_a_port_bound_to_the_pods_localhost(env: Any) -> None:
+    """Upstream's port-forward enters the pod's network namespace and dials localhost there, so
+    a server bound to the pod's 127.0.0.1 only is reached (its pod IP is not)."""
+    from kubeplane.kubelet.network import netns_name, unavailable_reason
+    if reason := unavailable_reason():
+        pytest.skip(f"pods share the host's network: {reason}")
+    c, work, _ = env
+    port = free_port()
+    c.apply_yaml(server_pod("local-only", port, work, bind="127.0.0.1"))
+    pod = eventually(lambda: (p := c.get_json("pod", "local-only"))["status"].get("phase") == "Running" and p,
+                     "the pod Running (kubectl port-forwards to Running pods only)")
+    assert os.path.exists(f"/run/netns/{netns_name(pod['metadata']['uid'])}")
+    listening = [PY, "-c", f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)"]
+    eventually(lambda: c.kubectl("exec", "local-only", "--", *listening, check=False).returncode == 0,
+               "the server to listen (kubectl port-forward ends at a refused connection)", timeout=60)
+    proc, local = forwarding(c, f":{port}", pod="local-only")
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{local}/big.bin", timeout=30) as resp:
+            assert resp.read() == (work / "big.bin").read_bytes()
+        with pytest.raises(OSError):                 # not at the pod's IP: only inside its namespace
+            urllib.request.urlopen(f"http://{pod['status']['podIP']}:{port}/", timeout=5)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        c.kubectl("delete", "pod", "local-only", "--wait=false")
 
 
 def test_port_forward_to_a_port_nobody_listens_on_reports_upstreams_error(env: Any) -> None:
@@ -227,6 +258,7 @@ def test_exec_needs_create_on_pods_exec_before_anything_reaches_the_kubelet(env:
 
 def test_attach_shows_the_containers_output(env: Any) -> None:
     c, _, port = env
+    ip = c.get_json("pod", "srv")["status"]["podIP"]        # its own address, or the host's 127.0.0.1
     proc = kubectl(c, "attach", "srv", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     seen = b""
 
@@ -234,7 +266,7 @@ def test_attach_shows_the_containers_output(env: Any) -> None:
         """Make a request the server logs; true once attach has passed one of them on."""
         nonlocal seen
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/attached-marker", timeout=10)
+            urllib.request.urlopen(f"http://{ip}:{port}/attached-marker", timeout=10)
         except OSError:
             pass                                     # a 404: logged all the same
         assert proc.stdout is not None and proc.poll() is None

@@ -130,3 +130,24 @@ async def test_status_write_keeps_the_conditions_the_kubelet_does_not_own() -> N
     assert patch.body["status"]["conditions"][0]["reason"] == "EvictionByEvictionAPI"
     await sm.sync_pod(p.metadata.uid)              # nothing changed since: no second write
     assert len([a for a in cs.actions if a.verb == "patch"]) == 1
+
+
+async def test_a_new_node_gets_the_next_pod_cidr_no_other_node_has() -> None:
+    """A second kubelet (`kubeplane kubelet` joined to `up`) does not take the podCIDRs of the
+    cluster's other Nodes; a Node that exists keeps its own; a range another interface of the
+    machine holds (the runtime says so) is skipped too."""
+    from kubeplane.kubelet.kubelet import Kubelet
+    from kubeplane.kubelet.runtime.sim import SimRuntime
+    clock = FakeClock()
+    cs = await FakeClientset.new(clock=clock)
+    for name, cidr in (("up-0", "10.244.0.0/24"), ("up-1", "10.244.1.0/24"), ("mine-1", "10.244.7.0/24")):
+        await cs.core_v1().nodes().create(core_v1.Node(metadata=meta_v1.ObjectMeta(name=name),
+                                                       spec=core_v1.NodeSpec(pod_cidr=cidr, pod_cidrs=[cidr])))
+    runtime = SimRuntime(profile="default", clock=clock)
+    kl = Kubelet(cs, node_names=["mine-0", "mine-1", "mine-2"], runtime=runtime, clock=clock)
+    assert await kl._pod_cidrs() == ["10.244.2.0/24", "10.244.3.0/24", "10.244.4.0/24"]
+    runtime.pod_cidr_in_use = lambda: (lambda node, cidr: cidr == "10.244.2.0/24")   # type: ignore[attr-defined]
+    await kl.register_nodes()
+    cidrs = {n.metadata.name: n.spec.pod_cidr for n in (await cs.core_v1().nodes().list()).items}
+    assert cidrs == {"up-0": "10.244.0.0/24", "up-1": "10.244.1.0/24", "mine-0": "10.244.3.0/24",
+                     "mine-1": "10.244.7.0/24", "mine-2": "10.244.5.0/24"}

@@ -271,7 +271,10 @@ async def test_pods_of_two_nodes_reach_each_other_through_the_host(tmp_path: pat
         near_ip = await ready_ip(rt, client)
         assert ipaddress.ip_address(near_ip) in ipaddress.ip_network(rt.network._nodes["node-0"].cidr)
         cid = rt.pod_status(client.metadata.uid).latest("c").id
-        assert await rt.probe(cid, "liveness") == PROBE_SUCCESS
+
+        async def reached() -> bool:          # once the far server listens (running is not listening)
+            return await rt.probe(cid, "liveness") == PROBE_SUCCESS
+        await eventually(reached, 10, "the near pod to reach the far one")
     finally:
         await rt.stop_all()
         kill_recorded(tmp_path / "kubelet")
@@ -379,8 +382,10 @@ async def test_a_pod_sees_its_network_namespace_resolv_conf_and_volumes_in_exec_
 
 async def test_exec_preexec_without_mounts_enters_the_network_namespace_and_working_directory(
         nrt: ProcessRuntime) -> None:
-    """No resolv.conf (no DNS configurer) and no volumes: no mount namespace, the network one all the same."""
+    """Where mount namespaces cannot be made (so no /etc/hosts, no resolv.conf, no volumes
+    mounted): no mount namespace, the network one all the same."""
     import subprocess
+    nrt.pod_volumes.manager._can_mount = False
     pod = server_pod("netonly", free_port())
     await ready_ip(nrt, pod)
     cid = nrt.pod_status(pod.metadata.uid).latest("c").id

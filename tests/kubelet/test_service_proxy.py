@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubeplane.api.types import core_v1, discovery_v1, from_dict
-from kubeplane.kubelet.network.proxy import DEFAULT_AFFINITY_TIMEOUT, PortRule, desired_rules
+from kubeplane.kubelet.network.proxy import DEFAULT_AFFINITY_TIMEOUT, PortRule, desired_rules, service_vips
 
 
 def service(name: str, spec: dict[str, Any]) -> core_v1.Service:
@@ -135,3 +135,179 @@ def test_service_links_as_the_kubelet_sets_them() -> None:
     assert not any(k.startswith(("HEADLESS", "ELSEWHERE")) for k in env)
     no_links = service_env(pod("team", links=False), svcs)
     assert set(no_links) == {k for k in env if k.startswith("KUBERNETES")}     # the API server's always
+
+
+def ep_on(ip: str, node: str, ready: bool | None = True) -> dict[str, Any]:
+    return {**ep(ip, ready), "nodeName": node}
+
+
+def test_node_ports_listen_on_every_local_address_by_default_and_external_destinations() -> None:
+    """--nodeport-addresses unset: the wildcard (every address of the host); externalIPs and the
+    load balancer's VIPs are captured (made local) like ClusterIPs, an ipMode Proxy one is not."""
+    svc = service("lb", {"type": "LoadBalancer", "clusterIP": "10.96.0.30", "externalIPs": ["192.0.2.50", "fd00::1"],
+                         "externalTrafficPolicy": "Local", "loadBalancerSourceRanges": ["192.0.2.0/24"],
+                         "ports": [{"port": 80, "nodePort": 30080}]})
+    svc.status = from_dict({"loadBalancer": {"ingress": [{"ip": "203.0.113.7"},
+                                                         {"ip": "203.0.113.8", "ipMode": "Proxy"},
+                                                         {"hostname": "lb.example.com"}]}}, core_v1.ServiceStatus)
+    slices = [slice_("lb", [{"port": 8080}], [ep_on("10.244.0.2", "n0"), ep_on("10.244.1.2", "n1"),
+                                             ep_on("10.244.0.3", "n0", ready=False)])]
+    rules = desired_rules([svc], slices, local_nodes={"n0"})
+    assert set(rules) == {("10.96.0.30", 80, "TCP"), ("192.0.2.50", 80, "TCP"), ("203.0.113.7", 80, "TCP"),
+                          ("0.0.0.0", 30080, "TCP")}
+    node_port, cluster_ip, lb = rules[("0.0.0.0", 30080, "TCP")], rules[("10.96.0.30", 80, "TCP")], \
+        rules[("203.0.113.7", 80, "TCP")]
+    assert (node_port.external, node_port.policy_local) == (True, True)
+    assert (cluster_ip.external, cluster_ip.policy_local) == (False, False)
+    assert service_vips([svc, service("none", {"clusterIP": "10.96.0.32", "ports": [{"port": 80}]})]) == {
+        "10.96.0.30", "10.96.0.32", "192.0.2.50", "203.0.113.7"}                # with or without endpoints
+    assert node_port.local == {"n0": [("10.244.0.2", 8080)]}           # ready endpoints on this kubelet's nodes
+    assert [str(n) for n in lb.source_ranges] == ["192.0.2.0/24"] and not node_port.source_ranges
+    # With --nodeport-addresses CIDRs, one listener per matching host address.
+    rules = desired_rules([svc], slices, ["192.0.2.2", "127.0.0.1"])
+    assert {k for k in rules if k[1] == 30080} == {("192.0.2.2", 30080, "TCP"), ("127.0.0.1", 30080, "TCP")}
+
+
+def test_a_service_without_ready_endpoints_has_no_listener_so_connections_are_refused() -> None:
+    svc = service("web", {"type": "NodePort", "clusterIP": "10.96.0.31", "ports": [{"port": 80, "nodePort": 30081}]})
+    assert desired_rules([svc], [slice_("web", [{"port": 8080}], [ep("10.244.0.2", ready=False)])]) == {}
+
+
+class FakeNetwork:
+    active = True
+
+    def node_cidrs(self) -> dict[str, Any]:
+        import ipaddress
+        return {"n0": ipaddress.ip_network("10.244.0.0/24"), "n1": ipaddress.ip_network("10.244.1.0/24")}
+
+
+def proxy_for_policies() -> Any:
+    from kubeplane.kubelet.network.proxy import ServiceProxy
+    p = ServiceProxy.__new__(ServiceProxy)            # endpoints_for only needs the network
+    p.network = FakeNetwork()                         # type: ignore[assignment]
+    return p
+
+
+def test_traffic_policies_choose_the_endpoints_by_where_the_client_is() -> None:
+    """Local policies: a pod of node n0 gets n0's endpoints (ClusterIP) or every endpoint (an
+    external destination: upstream's pod short-circuit); the host itself gets every endpoint of
+    an external destination; an outside client gets the endpoints on this kubelet's nodes, or
+    none (upstream DROPs it)."""
+    from kubeplane.kubelet.network.proxy import PortRule
+    proxy = proxy_for_policies()
+    everywhere = [("10.244.0.2", 80), ("10.244.1.2", 80), ("10.244.2.2", 80)]
+    local = {"n0": [("10.244.0.2", 80)], "n1": [("10.244.1.2", 80)]}
+    cluster = PortRule("s", everywhere, external=True, local=local)
+    assert proxy.endpoints_for(cluster, "198.51.100.9") == everywhere
+    etp = PortRule("s", everywhere, external=True, policy_local=True, local=local)
+    assert proxy.endpoints_for(etp, "198.51.100.9") == [("10.244.0.2", 80), ("10.244.1.2", 80)]   # outside
+    assert proxy.endpoints_for(etp, "10.244.0.5") == everywhere          # a pod: short-circuited to Cluster
+    assert proxy.endpoints_for(etp, "127.0.0.1") == everywhere           # the host itself: likewise
+    assert proxy.endpoints_for(PortRule("s", everywhere, external=True, policy_local=True), "198.51.100.9") == []
+    itp = PortRule("s", everywhere, policy_local=True, local=local)
+    assert proxy.endpoints_for(itp, "10.244.1.7") == [("10.244.1.2", 80)]      # the pod's own node
+    assert proxy.endpoints_for(PortRule("s", everywhere, policy_local=True, local={"n1": local["n1"]}),
+                               "10.244.0.7") == []                               # none on its node: dropped
+    import ipaddress
+    ranged = PortRule("s", everywhere, external=True, source_ranges=[ipaddress.ip_network("198.51.100.0/24")])
+    assert proxy.endpoints_for(ranged, "198.51.100.9") == everywhere
+    assert proxy.endpoints_for(ranged, "203.0.113.1") == []                     # outside loadBalancerSourceRanges
+    assert proxy.endpoints_for(cluster, "not-an-ip") == []
+
+
+def test_health_check_node_port_answers_as_upstreams() -> None:
+    from kubeplane.kubelet.network.proxy import HealthCheck, health_check_ports
+    svc = service("lb", {"type": "LoadBalancer", "externalTrafficPolicy": "Local", "healthCheckNodePort": 32000,
+                         "ports": [{"port": 80, "nodePort": 30080}]})
+    cluster = service("c", {"type": "LoadBalancer", "healthCheckNodePort": 32001, "ports": [{"port": 80}]})
+    slices = [slice_("lb", [{"port": 8080}], [ep_on("10.244.0.2", "n0"), ep_on("10.244.0.3", "n0"),
+                                             ep_on("10.244.1.2", "n1")])]
+    assert health_check_ports([svc, cluster], slices, {"n0"}) == {32000: ("default", "lb", 2)}
+    hc = HealthCheck("default", "lb")
+    hc.endpoints = 2
+    head, body = hc.response().split(b"\r\n\r\n", 1)
+    assert head.startswith(b"HTTP/1.1 200 OK\r\n")
+    assert b"Content-Type: application/json" in head and b"X-Content-Type-Options: nosniff" in head
+    assert b"X-Load-Balancing-Endpoint-Weight: 2" in head
+    assert body == (b'{\n\t"service": {\n\t\t"namespace": "default",\n\t\t"name": "lb"\n\t},\n'
+                    b'\t"localEndpoints": 2,\n\t"serviceProxyHealthy": true\n}')
+    hc.endpoints = 0
+    assert hc.response().startswith(b"HTTP/1.1 503 Service Unavailable\r\n")
+
+
+def test_node_port_addresses_flag_is_validated_as_upstream() -> None:
+    import pytest
+
+    from kubeplane.kubelet.network.proxy import parse_node_port_addresses
+    assert parse_node_port_addresses("") == ()
+    assert parse_node_port_addresses("primary") == ("primary",)
+    assert parse_node_port_addresses("192.0.2.0/24, 127.0.0.0/8") == ("192.0.2.0/24", "127.0.0.0/8")
+    with pytest.raises(ValueError, match=r'nodePortAddresses\[0\]: Invalid value: "192.0.2.1": must be a valid CIDR'):
+        parse_node_port_addresses("192.0.2.1")
+    with pytest.raises(ValueError, match="can't use both 'primary' and CIDRs"):
+        parse_node_port_addresses("10.0.0.0/8,primary")
+
+
+async def test_a_node_port_forwards_while_it_has_ready_endpoints_and_is_refused_without() -> None:
+    """Real listeners (--nodeport-addresses primary: the nodes' address, 127.0.0.1 here): the
+    NodePort reaches the endpoint, the healthCheckNodePort answers; once the endpoint is not
+    ready, a connection is refused (upstream's REJECT) and the health check says 503."""
+    import asyncio
+    import socket
+    import urllib.error
+    import urllib.request
+    from types import SimpleNamespace
+
+    from kubeplane.kubelet.network.proxy import ServiceProxy
+
+    def free_port() -> int:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return int(s.getsockname()[1])
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"hello from the endpoint")
+        await writer.drain()
+        writer.close()
+    backend = await asyncio.start_server(answer, "127.0.0.1", 0)
+    backend_port = backend.sockets[0].getsockname()[1]
+    node_port, hc_port = free_port(), free_port()
+    state: dict[str, list[Any]] = {"svc": [service("lb", {
+        "type": "LoadBalancer", "clusterIP": "None", "externalTrafficPolicy": "Local", "healthCheckNodePort": hc_port,
+        "ports": [{"port": 80, "nodePort": node_port}]})], "slices": []}
+
+    def informer(kind: str) -> Any:
+        return SimpleNamespace(informer=lambda: SimpleNamespace(add_event_handler=lambda h: None),
+                               lister=lambda: SimpleNamespace(list=lambda: state[kind]))
+    factory = SimpleNamespace(core_v1=lambda: SimpleNamespace(services=lambda: informer("svc")),
+                              discovery_v1=lambda: SimpleNamespace(endpointslices=lambda: informer("slices")))
+    proxy = ServiceProxy(factory, FakeNetwork(), node_address="127.0.0.1",     # type: ignore[arg-type]
+                         node_port_addresses=["primary"])
+
+    async def fetch(port: int) -> bytes:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        data = await reader.read()
+        writer.close()
+        return data
+
+    def health() -> int:
+        try:
+            return int(urllib.request.urlopen(f"http://127.0.0.1:{hc_port}/", timeout=5).status)
+        except urllib.error.HTTPError as err:
+            return err.code
+    try:
+        state["slices"] = [slice_("lb", [{"port": backend_port}], [ep_on("127.0.0.1", "n0")])]
+        await proxy.sync()
+        assert await fetch(node_port) == b"hello from the endpoint"
+        assert await asyncio.to_thread(health) == 200
+        state["slices"] = [slice_("lb", [{"port": backend_port}], [ep_on("127.0.0.1", "n0", ready=False)])]
+        await proxy.sync()
+        try:
+            await fetch(node_port)
+            raise AssertionError("the NodePort still answers without a ready endpoint")
+        except ConnectionRefusedError:
+            pass
+        assert await asyncio.to_thread(health) == 503
+    finally:
+        await proxy.close()
+        backend.close()

@@ -214,3 +214,12 @@ def admission_plugins(text: str) -> frozenset[str]:
         if n not in ORDER:
             raise argparse.ArgumentTypeError(f'disable-admission-plugins plugin "{n}" is unknown')
     return names
+
+
+def node_port_addresses(text: str) -> tuple[str, ...]:
+    """kube-proxy's --nodeport-addresses: CIDRs or "primary" (kubelet/network/proxy.py)."""
+    from ..kubelet.network.proxy import parse_node_port_addresses
+    try:
+        return parse_node_port_addresses(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None

@@ -3,6 +3,7 @@
     kubeplane kubelet --kubeconfig .kubeplane/kubeconfig --nodes 100 --profile crash-loop
     kubeplane kubelet --kubeconfig .kubeplane/kubeconfig --runtime process   # real processes
     kubeplane kubelet --kubeconfig .kubeplane/kubeconfig --runtime process --port 0   # any free port
+    kubeplane kubelet --kubeconfig .kubeplane/kubeconfig --runtime process --pod-network netns
 
 It serves HTTPS on --address:--port (default 127.0.0.1:10250), logged at start ("Starting to
 listen"): /containerLogs for `kubectl logs` (its nodes report that address as InternalIP and
@@ -19,6 +20,13 @@ node renews it at 70-90 % of its life with a CSR made with its current one
 (kubelet/certificate/manager.py). The one pod informer serving every node of
 the process stays on the kubeconfig's credential (a node may only list its own pods), so that
 user must be able to list and watch pods, as the admin's can.
+
+--pod-network (process runtime) means what it means for `up`: as root (auto) or with netns,
+each pod gets a network namespace and an address from its node's podCIDR, read from the Node
+object (a new Node gets the next /24 no other Node has, so the kubelet's nodes never take the
+podCIDRs of `up`'s), and the kubelet runs a kube-proxy for Services (kubelet/network/proxy.py;
+--nodeport-addresses as kube-proxy's). Its Services and EndpointSlices are listed and watched
+with the kubeconfig's credential, as the pods are.
 
 A --root-dir is locked (ROOT_DIR/kubelet.lock) while the kubelet runs, as `up` locks its
 data dir: two kubelets in one root dir would take each other's pod directories.
@@ -48,7 +56,14 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--nodes", type=flags.non_negative_int, default=1, help="simulated nodes to run (default 1)")
     p.add_argument("--runtime", choices=("sim", "process"), default="sim",
                    help="container runtime: sim (simulated), or process (each container's command runs as a "
-                        "local process; every pod's IP is 127.0.0.1) (default sim)")
+                        "local process) (default sim)")
+    p.add_argument("--pod-network", choices=("auto", "netns", "host"), default="auto",
+                   help="process runtime: a network namespace and an address from the node's podCIDR per pod, "
+                        "with a kube-proxy for Services (netns), the host's network for every pod (host), or netns "
+                        "where this process may create namespaces, i.e. as root (default auto)")
+    p.add_argument("--nodeport-addresses", type=flags.node_port_addresses, default=(), metavar="CIDR,...|primary",
+                   help="kube-proxy: where NodePorts listen: the host's addresses inside these CIDRs, or the nodes' "
+                        "address (primary) (default: every local address)")
     p.add_argument("--profile", default="default",
                    help="stage profile: default, readiness-delay, failing-readiness, crash-loop, "
                         "image-pull-failure, or a directory of Stage YAML files")
@@ -82,9 +97,11 @@ def run(args: argparse.Namespace) -> int:
     from ..kubelet.server import KubeletServer
     from .datadir import DataDirLock
     from .standalone import run_process
+    from .up import check_pod_network
 
     try:
         flags.check_profile(args.runtime, args.profile)
+        check_pod_network(args)
         token = str(check_kubeconfig(args.kubeconfig).get("token", ""))
         lock = DataDirLock.acquire(args.root_dir, LOCK_FILE, "kubeplane kubelet") if args.root_dir else None
     except Fatal as err:
@@ -104,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
                               node_prefix=args.node_prefix, data_dir=args.root_dir, server=server,
                               options=KubeletOptions(cluster_dns=args.cluster_dns, cluster_domain=args.cluster_domain,
                                                      resolv_conf=args.resolv_conf),
+                              pod_network=args.pod_network, node_port_addresses=args.nodeport_addresses,
                               clientset_for=lambda node: clientsets.get(node, cs))
         except OSError as err:
             if getattr(server, "_runner", None) is None and err.errno in (errno.EADDRINUSE, errno.EADDRNOTAVAIL,

@@ -141,7 +141,8 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
                           profile=args.profile, options=KubeletOptions(heartbeat_period=args.node_heartbeat_period,
                                                                        **cluster_dns_kubelet_options(args)),
                           node_registry=api.nodes, data_dir=args.data_dir.resolve() / "kubelet", factory=f,
-                          clientset_for=node_clientsets(api), pod_network=args.pod_network)
+                          clientset_for=node_clientsets(api), pod_network=args.pod_network,
+                          node_port_addresses=args.nodeport_addresses)
 
     async def cluster_dns() -> None:             # informers of its own, as the coredns service account
         from . import cluster_dns as addon
@@ -225,6 +226,9 @@ def add_parser(sub: Any) -> None:
                    help="process runtime: a network namespace and podCIDR address per pod (netns), the host's "
                         "network for every pod (host), or netns where this process may create namespaces, "
                         "i.e. as root (default auto)")
+    p.add_argument("--nodeport-addresses", type=flags.node_port_addresses, default=(), metavar="CIDR,...|primary",
+                   help="kube-proxy (with pod network namespaces): where NodePorts listen: the host's addresses "
+                        "inside these CIDRs, or the nodes' address (primary) (default: every local address)")
     p.add_argument("--profile", default="default",
                    help="sim runtime behaviour: a shipped profile (default, readiness-delay, failing-readiness, "
                         "crash-loop, image-pull-failure) or a directory of stage YAML files")

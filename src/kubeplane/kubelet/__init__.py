@@ -40,7 +40,7 @@ async def run_kubelet(clientset: Clientset, *, nodes: int, runtime: str = "sim",
                       data_dir: str | os.PathLike[str] | None = None, server: KubeletServer | None = None,
                       factory: SharedInformerFactory | None = None,
                       clientset_for: Callable[[str], Clientset] | None = None,
-                      pod_network: str = "host") -> None:
+                      pod_network: str = "host", node_port_addresses: tuple[str, ...] = ()) -> None:
     """Run `nodes` nodes named <node_prefix><i> until cancelled (what `kubeplane up --nodes N`
     and `kubeplane kubelet` call).
 
@@ -55,7 +55,9 @@ async def run_kubelet(clientset: Clientset, *, nodes: int, runtime: str = "sim",
     clientset_for: node name -> the clientset that node's requests go out on, as
     system:node:<name> (`kubeplane up`: one in-process transport per node); by default every
     node uses `clientset`. The pod informer (one for all nodes) uses `clientset`.
-    pod_network: the process runtime's "auto", "netns" or "host" (kubelet/network).
+    pod_network: the process runtime's "auto", "netns" or "host" (kubelet/network); with
+    network namespaces the kubelet runs a kube-proxy (network/proxy.py) whose NodePorts listen
+    on node_port_addresses (kube-proxy's --nodeport-addresses; empty: every local address).
     """
     from .kubelet import KubeletOptions
 
@@ -68,7 +70,7 @@ async def run_kubelet(clientset: Clientset, *, nodes: int, runtime: str = "sim",
     try:
         await _run(clientset, nodes=nodes, runtime=runtime, profile=profile, clock=clock, node_prefix=node_prefix,
                    options=options, node_registry=node_registry, data_dir=data_dir, server=server, factory=factory,
-                   clientset_for=clientset_for, pod_network=pod_network)
+                   clientset_for=clientset_for, pod_network=pod_network, node_port_addresses=node_port_addresses)
     finally:
         if server is not None:
             await server.stop()
@@ -78,7 +80,8 @@ async def _run(clientset: Clientset, *, nodes: int, runtime: str, profile: str, 
                options: KubeletOptions, node_registry: dict[str, Any] | None,
                data_dir: str | os.PathLike[str] | None, server: KubeletServer | None,
                factory: SharedInformerFactory | None,
-               clientset_for: Callable[[str], Clientset] | None = None, pod_network: str = "host") -> None:
+               clientset_for: Callable[[str], Clientset] | None = None, pod_network: str = "host",
+               node_port_addresses: tuple[str, ...] = ()) -> None:
     from ..client.tools.record import EventBroadcaster
     from ..client.tools.record.event import MAX_QUEUED_EVENTS
     from .kubelet import Kubelet
@@ -98,10 +101,13 @@ async def _run(clientset: Clientset, *, nodes: int, runtime: str, profile: str, 
     if server is not None:
         server.host = kl
     proxy = None
-    if factory is not None and getattr(rt, "network", None) is not None and pod_network != "host":
+    if getattr(rt, "network", None) is not None and pod_network != "host":
         from .network.proxy import ServiceProxy       # Services for pods in network namespaces
-        proxy = ServiceProxy(factory, rt.network,      # type: ignore[attr-defined]
-                             cluster_dns=options.cluster_dns)    # made local: the cluster DNS listens there
+        proxy = ServiceProxy(factory if factory is not None else kl.informer_factory,
+                             rt.network,               # type: ignore[attr-defined]
+                             cluster_dns=options.cluster_dns,    # made local: the cluster DNS listens there
+                             node_address=options.node.address or getattr(rt, "host_ip", "") or "127.0.0.1",
+                             node_port_addresses=node_port_addresses)
         rt.services = proxy.services.lister().list     # type: ignore[attr-defined]
     broadcaster.start()
     try:

@@ -141,6 +141,12 @@ class Kubelet:
             from .volumemanager.source import APIVolumeSource
             runtime.volume_source = APIVolumeSource(self.clientset_for, clock)   # type: ignore[attr-defined]
 
+    @property
+    def informer_factory(self) -> Any:
+        """The informers the kubelet starts (its own, or the shared one it was given): the
+        kube-proxy of a standalone kubelet adds its Services and EndpointSlices there."""
+        return self._factory
+
     # --- lifecycle ---------------------------------------------------------------------------
 
     async def run(self) -> None:
@@ -209,19 +215,47 @@ class Kubelet:
         Upstream: registerWithAPIServer / tryRegisterWithAPIServer
         """
         sem = asyncio.Semaphore(self.options.heartbeat_concurrency)
+        cidrs = await self._pod_cidrs()
 
         async def one(i: int, name: str) -> None:
             async with sem:
-                await self._register(i, name)
+                await self._register(i, name, cidrs[i])
         await asyncio.gather(*(one(i, n) for i, n in enumerate(self.node_names)))
 
-    async def _register(self, i: int, name: str) -> None:
+    async def _pod_cidrs(self) -> list[str]:
+        """The podCIDR each of our nodes gets if it is new (a Node that exists keeps its own):
+        the next /24 that no other Node has, from pod_cidr(index) on, as the node IPAM
+        controller's range allocator would give it (kubeplane runs none), so that a standalone
+        kubelet joined to `up` does not take the podCIDRs of up's nodes. Upstream: the range
+        allocator (pkg/controller/nodeipam/ipam/range_allocator.go)."""
+        try:
+            nodes = (await self.clientset.core_v1().nodes().list()).items
+        except (errors.StatusError, OSError):
+            nodes = []                       # not allowed to list: by index, as before
+        mine = set(self.node_names)
+        used = {c for n in nodes if (n.metadata.name or "") not in mine and n.spec
+                for c in (n.spec.pod_cidrs or ([n.spec.pod_cidr] if n.spec.pod_cidr else []))}
+        # The process runtime's pod network: a range another kubeplane's bridge holds on this
+        # machine is taken too (else that node's pods would share the host's network).
+        in_use = getattr(self.runtime, "pod_cidr_in_use", None)
+        taken = in_use() if in_use is not None else (lambda node, cidr: False)
+        out, j = [], 0
+        for i, name in enumerate(self.node_names):
+            j = max(j, i)
+            while pod_cidr(j) in used or taken(name, pod_cidr(j)):
+                j += 1
+            out.append(pod_cidr(j))
+            used.add(pod_cidr(j))
+        return out
+
+    async def _register(self, i: int, name: str, cidr: str = "") -> None:
         now = self.clock.now()
         runtime_version = f"{self.runtime.name}://{self.runtime.version}"
         # A real address when there is one: the kubelet server's, or the host's where the
         # process runtime really runs the pods (127.0.0.1); else the simulated 172.18.x.y.
         ip = self.options.node.address or getattr(self.runtime, "host_ip", "") or node_ip(i)
-        node = new_node(name, i, self.options.node, runtime_version=runtime_version, now=now, address=ip)
+        node = new_node(name, i, self.options.node, runtime_version=runtime_version, now=now, address=ip,
+                        cidr=cidr)
         cs = self.clientset_for(name)
         nodes = cs.core_v1().nodes()
         try:
@@ -230,7 +264,7 @@ class Kubelet:
             existing = (await nodes.get(name)).deep_copy()
             existing.status = keep_transition_times(node.status, existing.status)
             stored = await nodes.update_status(existing)
-        self.runtime.add_node(name, ip, (stored.spec.pod_cidr if stored.spec else None) or pod_cidr(i))
+        self.runtime.add_node(name, ip, (stored.spec.pod_cidr if stored.spec else None) or cidr or pod_cidr(i))
         recorder = self.broadcaster.new_recorder("kubelet", name) if self.broadcaster is not None else None
         self.nodes[name] = _NodeState(i, stored, ip, LeaseRenewer(cs, stored),
                                       to_dict(stored.status), now, recorder, cs)

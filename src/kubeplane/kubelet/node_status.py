@@ -60,8 +60,9 @@ def _machine_id(name: str) -> str:
 
 
 def new_node(name: str, index: int, options: NodeOptions, *, runtime_version: str, now: float,
-             address: str = "") -> core_v1.Node:
-    """The Node to register; its InternalIP is address, else options.address, else node_ip(index).
+             address: str = "", cidr: str = "") -> core_v1.Node:
+    """The Node to register; its InternalIP is address, else options.address, else node_ip(index);
+    its podCIDR cidr, else pod_cidr(index).
 
     Upstream: initialNode + the setters on first status.
     """
@@ -70,7 +71,7 @@ def new_node(name: str, index: int, options: NodeOptions, *, runtime_version: st
               "beta.kubernetes.io/arch": options.architecture}
     if options.instance_type:
         labels["node.kubernetes.io/instance-type"] = options.instance_type
-    cidr = pod_cidr(index)
+    cidr = cidr or pod_cidr(index)
     return core_v1.Node(
         metadata=meta_v1.ObjectMeta(name=name, labels=labels,
                                     annotations={"node.alpha.kubernetes.io/ttl": "0",

@@ -33,3 +33,38 @@ def enter(args: dict[str, Any]) -> None:
             raise OSError(err, f"setns {path}: {os.strerror(err)}")
     finally:
         os.close(fd)
+
+
+async def socket_in(path: str, family: int) -> Any:
+    """A TCP socket of the network namespace at path, non-blocking, for the event loop to
+    connect (a socket belongs to the namespace it is made in, whatever thread uses it later):
+    made on a thread of its own that enters the namespace and ends, so no thread of the
+    process is left in it. Port-forward dials the pod's localhost this way, as containerd
+    does (sandbox_portforward_linux.go: netNS.Do, then net.Dial to localhost)."""
+    import asyncio
+    import socket
+    import threading
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[socket.socket] = loop.create_future()
+
+    def fail(err: OSError) -> None:
+        if not done.done():
+            done.set_exception(err)
+
+    def hand_over(sock: socket.socket) -> None:
+        if done.done():                  # the dial was cancelled meanwhile
+            sock.close()
+        else:
+            done.set_result(sock)
+
+    def make() -> None:
+        try:
+            enter({"path": path})
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            sock.setblocking(False)
+        except OSError as err:
+            loop.call_soon_threadsafe(fail, err)
+            return
+        loop.call_soon_threadsafe(hand_over, sock)
+    threading.Thread(target=make, name="netns-socket", daemon=True).start()
+    return await done

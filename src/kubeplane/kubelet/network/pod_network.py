@@ -42,6 +42,7 @@ import os
 import pathlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from . import ip as iproute
 from .ipam import IPAM, Allocation
@@ -159,6 +160,27 @@ class PodNetwork:
         _enable_ip_forward()
         log.info("Pod network: a network namespace per pod", extra={"node": node, "bridge": n.bridge,
                                                                     "podCIDR": n.cidr})
+
+    def node_cidrs(self) -> dict[str, ipaddress.IPv4Network | ipaddress.IPv6Network]:
+        """Node name -> its podCIDR, for every node of this runtime (the kube-proxy's local
+        nodes and its --detect-local-mode=NodeCIDR)."""
+        return {n.name: ipaddress.ip_network(n.cidr) for n in self._nodes.values()}
+
+    def cidr_in_use(self) -> Callable[[str, str], bool]:
+        """A check (node, cidr) -> whether an interface of this machine other than the node's
+        own bridge has an address inside cidr (another kubeplane's bridge): the kubelet gives a
+        new Node another podCIDR then. One listing of the machine's addresses; with pods on the
+        host's network, never."""
+        try:
+            if not self.enabled:
+                return lambda node, cidr: False
+        except NetworkError:                 # --pod-network=netns without the means: said at add_node
+            return lambda node, cidr: False
+        links = _addresses()
+
+        def check(node: str, cidr: str) -> bool:
+            return bool(_cidr_user(ipaddress.ip_network(cidr, strict=False), bridge_name(self._root(), node), links))
+        return check
 
     def covers(self, node: str) -> bool:
         """Whether pods of node get a namespace of their own."""
@@ -312,13 +334,19 @@ def _link_exists(name: str) -> bool:
     return os.path.exists(f"/sys/class/net/{name}")
 
 
-def _cidr_user(net: ipaddress.IPv4Network | ipaddress.IPv6Network, bridge: str) -> str:
-    """The interface other than bridge with an address inside net, or ""."""
+def _addresses() -> list[Any]:
+    """The machine's interfaces with their addresses (`ip -j addr show`), [] if unknown."""
     try:
         links = json.loads(iproute.run(["-j", "addr", "show"]) or "[]")
     except (iproute.IPError, ValueError):
-        return ""
-    for link in links:
+        return []
+    return links if isinstance(links, list) else []
+
+
+def _cidr_user(net: ipaddress.IPv4Network | ipaddress.IPv6Network, bridge: str,
+               links: list[Any] | None = None) -> str:
+    """The interface other than bridge with an address inside net, or ""."""
+    for link in _addresses() if links is None else links:
         if link.get("ifname") == bridge:
             continue
         for a in link.get("addr_info") or ():

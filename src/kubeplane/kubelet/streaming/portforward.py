@@ -57,11 +57,14 @@ def dial_error(port: int, sandbox: str, errs: tuple[str, str]) -> str:
 
 async def dial(host: str | None, port: int, sandbox: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """Connect to the pod's port: its address, then ::1, as containerd tries both. host None:
-    a pod with no processes (the sim runtime), where nothing listens."""
+    a pod with no processes (the sim runtime), where nothing listens; a path (/run/netns/...):
+    the pod's network namespace, where localhost is dialled, as containerd does."""
     refused = "connect: connection refused"
     if host is None:
         raise ConnectionError(dial_error(port, sandbox, (f"dial tcp4 127.0.0.1:{port}: {refused}",
                                                          f"dial tcp6 [::1]:{port}: {refused}")))
+    if host.startswith("/"):
+        return await _dial_in_netns(host, port, sandbox)
     try:
         return await asyncio.open_connection(host, port, limit=READ_SIZE)
     except OSError as e4:
@@ -71,6 +74,24 @@ async def dial(host: str | None, port: int, sandbox: str) -> tuple[asyncio.Strea
     except OSError as e6:
         raise ConnectionError(dial_error(port, sandbox, (first, f"dial tcp6 [::1]:{port}: connect: "
                                                                 f"{_reason(e6)}"))) from None
+
+
+async def _dial_in_netns(path: str, port: int, sandbox: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    import socket
+
+    from ..network.netns import socket_in
+    errs = []
+    for family, addr, name in ((socket.AF_INET, "127.0.0.1", "tcp4 127.0.0.1"), (socket.AF_INET6, "::1", "tcp6 [::1]")):
+        sock = None
+        try:
+            sock = await socket_in(path, family)
+            await asyncio.get_running_loop().sock_connect(sock, (addr, port))
+            return await asyncio.open_connection(sock=sock, limit=READ_SIZE)
+        except OSError as e:
+            if sock is not None:
+                sock.close()
+            errs.append(f"dial {name}:{port}: connect: {_reason(e)}")
+    raise ConnectionError(dial_error(port, sandbox, (errs[0], errs[1])))
 
 
 def _reason(e: OSError) -> str:

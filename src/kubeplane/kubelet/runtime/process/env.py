@@ -61,8 +61,9 @@ def expand(s: str, mapping: dict[str, str]) -> str:
 
 def host_env(pod: core_v1.Pod) -> dict[str, str]:
     """The environment every container starts from (an image would set its own; we have none)."""
+    from ...network.hosts import pod_hostname_and_domain
     env = {k: os.environ[k] for k in INHERITED if k in os.environ}
-    env["HOSTNAME"] = pod.metadata.name or ""
+    env["HOSTNAME"] = pod_hostname_and_domain(pod, "")[0]     # spec.hostname, else the pod's name (63 at most)
     return env
 
 

@@ -20,7 +20,9 @@ What a container is here:
   <root_dir>/pods/<uid>/resolv.conf (resolv_conf_path). Where the pod's node has a pod
   network (the cluster DNS IP is local there, network/proxy.py), each container runs in a mount
   namespace of its own that binds it at /etc/resolv.conf; on the host's network the processes
-  keep the host's /etc/resolv.conf.
+  keep the host's /etc/resolv.conf. /etc/hosts likewise: the kubelet's managed hosts file
+  (the pod's IP, hostname and FQDN, hostAliases; kubelet/network/hosts.py), written to
+  <root_dir>/pods/<uid>/etc-hosts at each container start and bound there.
 - launch: the shim enters the pod's network namespace (network/netns.py), then the
   container's mounts (volumes.py), then execs; exec_preexec does the same for exec and exec
   probes.
@@ -68,6 +70,7 @@ from typing import Any
 from ....api.types import core_v1, from_dict, meta_v1, to_dict
 from ....utils.clock import REAL_CLOCK, Clock
 from ...network import NetworkError, PodNetwork, netns, netns_name
+from ...network.hosts import ETC_HOSTS, ensure_hosts_file
 from .. import (
     CREATING,
     EXITED,
@@ -200,6 +203,11 @@ class ProcessRuntime:
         return self._root
 
     # --- Runtime protocol ------------------------------------------------------------------
+
+    def pod_cidr_in_use(self) -> Callable[[str, str], bool]:
+        """(node, cidr) -> whether another interface of this machine holds cidr (the kubelet
+        then gives a new Node another podCIDR): kubelet/network/pod_network.py."""
+        return self.network.cidr_in_use()
 
     def add_node(self, node_name: str, node_ip: str, pod_cidr: str) -> None:
         self._nodes[node_name] = node_ip
@@ -370,10 +378,12 @@ class ProcessRuntime:
         return None
 
     def port_forward_address(self, pod_uid: str) -> tuple[str, str]:
-        """(where the pod's ports listen, its sandbox id): kubelet/streaming/portforward.py"""
+        """(where the pod's ports listen, its sandbox id): kubelet/streaming/portforward.py.
+        A pod with a network namespace of its own: the namespace's path (port-forward dials
+        localhost inside it, as containerd); else the host's loopback."""
         p = self._pods.get(pod_uid)
-        ip = (p.ip or POD_IP) if p is not None else POD_IP      # its own address in a network namespace
-        return ip, (p.sandbox if p is not None and p.sandbox else pod_uid)
+        where = (p.netns or p.ip or POD_IP) if p is not None else POD_IP
+        return where, (p.sandbox if p is not None and p.sandbox else pod_uid)
 
     def container_pids(self, pod_uid: str) -> dict[str, int]:
         """Each running container's main process (its process group), by container name: what
@@ -552,12 +562,19 @@ class ProcessRuntime:
 
     def _etc_mounts(self, p: _Pod) -> list[dict[str, Any]]:
         """/etc/resolv.conf from the pod's resolv.conf, where its node has a pod network (on
-        the host's network the cluster DNS IP answers nowhere: the host's file stays)."""
+        the host's network the cluster DNS IP answers nowhere: the host's file stays), and the
+        kubelet's managed /etc/hosts (kubelet/network/hosts.py), written now as upstream's
+        makeMounts does at each container start."""
         resolv = self.resolv_conf_path(p.uid)
         node = (p.pod.spec.node_name if p.pod.spec else "") or ""
-        if not self.network.covers(node) or not resolv.exists():
-            return []
-        return [{"source": str(resolv), "target": "/etc/resolv.conf", "readOnly": False, "file": True}]
+        out = []
+        if self.network.covers(node) and resolv.exists():
+            out.append({"source": str(resolv), "target": "/etc/resolv.conf", "readOnly": False, "file": True})
+        domain = self.dns_configurer.cluster_domain if self.dns_configurer is not None else "cluster.local"
+        hosts = ensure_hosts_file(p.dir, p.pod, [p.ip] if p.netns else [], domain, host_network=not p.netns)
+        if hosts is not None:
+            out.append({"source": str(hosts), "target": ETC_HOSTS, "readOnly": False, "file": True})
+        return out
 
     def _wants_network(self, p: _Pod) -> bool:
         """Whether the pod gets a network namespace of its own (its node has a pod network and

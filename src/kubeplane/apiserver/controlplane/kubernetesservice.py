@@ -4,8 +4,10 @@ Service IP and port repair loops.
 Upstream: pkg/controlplane/controller/kubernetesservice/controller.go (UpdateKubernetesService:
 the Service is created when missing — ClusterIP the first IP of --service-cluster-ip-range,
 port 443 named "https" to the API server's port — and the endpoint reconciler keeps the
-Endpoints pointing at this API server, every --endpoint-reconciler-interval, 10 s), with the
-repair controllers' RunOnce before the server is ready (ipallocator/portallocator controller).
+Endpoints naming every live API server, every --endpoint-reconciler-interval, 10 s:
+reconcilers.py), with the repair controllers' RunOnce before the server is ready
+(ipallocator/portallocator controller). Stopping, it takes this server out of the Endpoints
+(Controller.Stop: RemoveEndpoints).
 
 The Endpoints and the EndpointSlice are written straight to storage under their resources'
 keys (upstream's endpoint reconciler writes them without admission too). (Upstream's Endpoints
@@ -31,6 +33,7 @@ from ..registry.core.endpoints import ENDPOINTS
 from ..registry.core.service.repair import REPAIR_INTERVAL, Problem, Repair
 from ..registry.core.service.strategy import SERVICES
 from ..registry.discovery.endpointslice import ENDPOINT_SLICES
+from .reconcilers import LeaseEndpointReconciler, NoneEndpointReconciler, StorageLeases
 
 if TYPE_CHECKING:
     from ..server import APIServer
@@ -41,6 +44,7 @@ Obj = dict[str, Any]
 KUBERNETES_SERVICE_NAME = "kubernetes"
 SERVICE_PORT = 443
 ENDPOINT_INTERVAL = 10.0        # --endpoint-reconciler-interval
+STOP_TIMEOUT = 5.0              # seconds to take this server out of the endpoints when stopping
 ENDPOINTS_KEY = ENDPOINTS.key("default", KUBERNETES_SERVICE_NAME)
 ENDPOINT_SLICE_KEY = ENDPOINT_SLICES.key("default", KUBERNETES_SERVICE_NAME)
 SKIP_MIRROR = "endpointslice.kubernetes.io/skip-mirror"
@@ -67,30 +71,43 @@ def kubernetes_service(service_ip: str, target_port: int) -> Obj:
                      "type": "ClusterIP"}}
 
 
-def kubernetes_endpoints(ip: str, port: int) -> Obj:
+def kubernetes_endpoints(ips: list[str], port: int) -> Obj:
     """Upstream: the lease endpoint reconciler's Endpoints (skip-mirror: it writes the slice itself)."""
     return {"apiVersion": "v1", "kind": "Endpoints",
             "metadata": {"name": KUBERNETES_SERVICE_NAME, "namespace": "default", "labels": {SKIP_MIRROR: "true"}},
-            "subsets": [{"addresses": [{"ip": ip}], "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]}
+            "subsets": [{"addresses": [{"ip": ip} for ip in ips],
+                         "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]}
 
 
-def kubernetes_endpoint_slice(ip: str, port: int) -> Obj:
-    """Upstream: EndpointsAdapter's slice for the kubernetes Service."""
-    family = "IPv6" if ":" in ip else "IPv4"
+def kubernetes_endpoint_slice(ips: list[str], port: int) -> Obj:
+    """Upstream: EndpointsAdapter's slice for the kubernetes Service (the Endpoints' family)."""
+    family = "IPv6" if ":" in ips[0] else "IPv4"
     return {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
             "metadata": {"name": KUBERNETES_SERVICE_NAME, "namespace": "default",
                          "labels": {"kubernetes.io/service-name": KUBERNETES_SERVICE_NAME}},
             "addressType": family,
-            "endpoints": [{"addresses": [ip], "conditions": {"ready": True}}],
+            "endpoints": [{"addresses": [ip], "conditions": {"ready": True}}
+                          for ip in ips if (":" in ip) == (family == "IPv6")],
             "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}
 
 
 class KubernetesServiceController:
     """Upstream: kubernetesservice.Controller with one API server's endpoint reconciler."""
 
-    def __init__(self, api: APIServer, *, interval: float = ENDPOINT_INTERVAL) -> None:
+    def __init__(self, api: APIServer, *, interval: float = ENDPOINT_INTERVAL, reconciler: str = "lease") -> None:
         self.api = api
         self.interval = interval
+        self.endpoints: LeaseEndpointReconciler | NoneEndpointReconciler = (
+            NoneEndpointReconciler() if reconciler == "none"
+            else LeaseEndpointReconciler(StorageLeases(api), self.write_endpoints))
+
+    def address(self) -> tuple[str, int]:
+        """This server's IP and port, as the endpoints name them."""
+        return public_ip(self.api.server_address), int(self.api.server_address.rsplit(":", 1)[1])
+
+    async def write_endpoints(self, ips: list[str], port: int) -> None:
+        await reconcile_object(self.api, ENDPOINTS_KEY, kubernetes_endpoints(ips, port))
+        await reconcile_object(self.api, ENDPOINT_SLICE_KEY, kubernetes_endpoint_slice(ips, port))
 
     @property
     def service_ip(self) -> str:
@@ -100,8 +117,8 @@ class KubernetesServiceController:
 
     async def update_kubernetes_service(self) -> None:
         """Upstream: UpdateKubernetesService — create the Service if missing, then reconcile
-        the Endpoints (and EndpointSlice) to this server's address and port."""
-        host, port = public_ip(self.api.server_address), int(self.api.server_address.rsplit(":", 1)[1])
+        the Endpoints (and EndpointSlice) to the live API servers' addresses and this one's port."""
+        host, port = self.address()
         if await self.api.storage.get(SERVICES.key("default", KUBERNETES_SERVICE_NAME)) is None:
             from ..registry import store
             try:
@@ -109,17 +126,27 @@ class KubernetesServiceController:
                                    kubernetes_service(self.service_ip, port), [])
             except errors.AlreadyExists:
                 pass                # created meanwhile: fine
-        await reconcile_object(self.api, ENDPOINTS_KEY, kubernetes_endpoints(host, port))
-        await reconcile_object(self.api, ENDPOINT_SLICE_KEY, kubernetes_endpoint_slice(host, port))
+        await self.endpoints.reconcile_endpoints(host, port)
 
     async def run(self) -> None:
-        """Reconcile every interval until cancelled; a failure is logged and retried."""
-        while True:
-            await self.api.clock.sleep(self.interval)
-            try:
-                await self.update_kubernetes_service()
-            except Exception as err:
-                log.error("unable to sync kubernetes service: %s", err)
+        """Reconcile every interval until cancelled; a failure is logged and retried. Cancelled,
+        it takes this server out of the endpoints first (bounded: storage may be gone)."""
+        try:
+            while True:
+                await self.api.clock.sleep(self.interval)
+                try:
+                    await self.update_kubernetes_service()
+                except Exception as err:
+                    log.error("unable to sync kubernetes service: %s", err)
+        finally:
+            await self.stop()
+
+    async def stop(self) -> None:
+        """Upstream: Controller.Stop — RemoveEndpoints, given STOP_TIMEOUT."""
+        try:
+            await asyncio.wait_for(self.endpoints.remove_endpoints(*self.address()), STOP_TIMEOUT)
+        except Exception as err:           # storage gone, timed out: the lease expires by itself
+            log.warning("unable to remove endpoints from kubernetes service: %s", err)
 
 
 async def reconcile_object(api: APIServer, key: str, want: Obj) -> None:
@@ -193,11 +220,11 @@ async def run_repair_loop(api: APIServer, repair: Repair, interval: float = REPA
             log.error("service allocation repair failed: %s", err)
 
 
-async def start_controllers(api: APIServer) -> list[asyncio.Future[None]]:
+async def start_controllers(api: APIServer, reconciler: str = "lease") -> list[asyncio.Future[None]]:
     """Create or reconcile the kubernetes Service now (before the ready line), then keep the
     Endpoints, the allocations and the legacy token tracking ConfigMap reconciled in the
-    background; the caller cancels the tasks."""
-    controller = KubernetesServiceController(api)
+    background; the caller cancels the tasks. reconciler: --endpoint-reconciler-type."""
+    controller = KubernetesServiceController(api, reconciler=reconciler)
     try:
         await controller.update_kubernetes_service()
     except errors.StatusError as err:

@@ -27,6 +27,7 @@ import orjson
 
 from ...api import errors
 from ...api.resources import lookup
+from ...storage import KeyExists
 from ...utils.clock import rfc3339
 from ..objects import new_uid
 from ..registry.core.endpoints import ENDPOINTS
@@ -175,11 +176,15 @@ async def repair_services(api: APIServer, repair: Repair, *, attempts: int = 5) 
     """Upstream: Repair.RunOnce (RetryOnConflict) — list every Service and rebuild the
     allocations from them, again if an allocation changed while the list was read; the
     problems found become Warning Events on their Services."""
+    shared = repair.alloc.shared
     for _ in range(attempts):
+        stored, port_revision = await shared.load() if shared is not None else ({}, 0)
         before = repair.changes()
         kvs, _ = await api.storage.list(SERVICES.prefix)
         if repair.changes() == before:
             problems = repair.run_once([kv.obj for kv in kvs])
+            if shared is not None and not await shared.publish(stored, port_revision, [kv.obj for kv in kvs]):
+                continue            # another API server changed the node ports meanwhile
             for p in problems:
                 log.warning("%s: %s/%s: %s", p.reason, p.svc["metadata"].get("namespace"),
                             p.svc["metadata"].get("name"), p.message)
@@ -220,11 +225,39 @@ async def run_repair_loop(api: APIServer, repair: Repair, interval: float = REPA
             log.error("service allocation repair failed: %s", err)
 
 
+DEFAULT_SERVICE_CIDR_NAME = "kubernetes"
+
+
+async def ensure_default_service_cidr(api: APIServer) -> None:
+    """The ServiceCIDR `kubernetes` naming --service-cluster-ip-range, Ready, created when
+    missing (straight to storage: API servers starting together race, the first one wins).
+    Upstream: the kubernetes-service-cidr-controller (pkg/controlplane/controller/
+    defaultservicecidr: DefaultServiceCIDRName, its Ready condition without a reason)."""
+    from .. import enablement
+    from ..registry.networking.servicecidr import SERVICE_CIDRS
+    if api.service_alloc is None or not enablement.enabled("networking.k8s.io", "v1", "servicecidrs"):
+        return
+    key = SERVICE_CIDRS.key("", DEFAULT_SERVICE_CIDR_NAME)
+    if await api.storage.get(key) is not None:
+        return
+    now = api.now()
+    obj = {"apiVersion": "networking.k8s.io/v1", "kind": "ServiceCIDR",
+           "metadata": {"name": DEFAULT_SERVICE_CIDR_NAME, "uid": new_uid(), "creationTimestamp": now},
+           "spec": {"cidrs": [str(r.cidr) for r in api.service_alloc.by_family.values()]},
+           "status": {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": now,
+                                      "message": "Kubernetes default Service CIDR is ready"}]}}
+    try:
+        await api.storage.create(key, obj)
+    except KeyExists:
+        pass
+
+
 async def start_controllers(api: APIServer, reconciler: str = "lease") -> list[asyncio.Future[None]]:
     """Create or reconcile the kubernetes Service now (before the ready line), then keep the
     Endpoints, the allocations and the legacy token tracking ConfigMap reconciled in the
     background; the caller cancels the tasks. reconciler: --endpoint-reconciler-type."""
     controller = KubernetesServiceController(api, reconciler=reconciler)
+    await ensure_default_service_cidr(api)
     try:
         await controller.update_kubernetes_service()
     except errors.StatusError as err:

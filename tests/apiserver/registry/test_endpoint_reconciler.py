@@ -112,3 +112,4 @@ async def test_reconciler_none_writes_no_endpoints(api: API) -> None:
     await KubernetesServiceController(server, reconciler="none").update_kubernetes_service()
     assert await api.storage.get(ENDPOINTS_KEY) is None
     assert (await api.storage.list(LEASES_PREFIX))[0] == []
+

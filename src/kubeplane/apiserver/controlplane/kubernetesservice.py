@@ -125,8 +125,11 @@ class KubernetesServiceController:
             try:
                 await store.create(self.api, store.WriteOptions(), SERVICES, "default",
                                    kubernetes_service(self.service_ip, port), [])
-            except errors.AlreadyExists:
-                pass                # created meanwhile: fine
+            except errors.StatusError:
+                # created meanwhile, by another API server (whose ClusterIP 10.96.0.1 this one's
+                # create then finds allocated: Invalid): fine; anything else is an error
+                if await self.api.storage.get(SERVICES.key("default", KUBERNETES_SERVICE_NAME)) is None:
+                    raise
         await self.endpoints.reconcile_endpoints(host, port)
 
     async def run(self) -> None:

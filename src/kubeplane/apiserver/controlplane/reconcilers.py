@@ -136,11 +136,12 @@ class LeaseEndpointReconciler:
         await self.leases.update_lease(ip)
         await self.do_reconcile(port)
 
-    async def do_reconcile(self, port: int) -> None:
+    async def do_reconcile(self, port: int, *, stopping: bool = False) -> None:
         ips = await self.leases.list_leases()
         if not ips:
-            log.error("no master IPs were listed in storage, refusing to erase all endpoints for the "
-                      "kubernetes service")
+            if not stopping:         # the last API server stopping: expected, its address stays
+                log.error("no master IPs were listed in storage, refusing to erase all endpoints for the "
+                          "kubernetes service")
             return
         await self.write(ips, port)
 
@@ -148,7 +149,7 @@ class LeaseEndpointReconciler:
         """Upstream: RemoveEndpoints (at shutdown): drop the lease, reconcile without it."""
         self.stopped = True
         await self.leases.remove_lease(ip)
-        await self.do_reconcile(port)
+        await self.do_reconcile(port, stopping=True)
 
 
 class NoneEndpointReconciler:

@@ -134,9 +134,13 @@ async def test_repair_stores_what_services_hold(api: API) -> None:
                     "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack",
                     "ports": [{"port": 80, "nodePort": 31000}]}}
     await api.storage.create("/registry/services/default/old", obj)
-    leak = {"apiVersion": "networking.k8s.io/v1", "kind": "IPAddress", "metadata": {"name": "10.96.8.8"},
+    leak = {"apiVersion": "networking.k8s.io/v1", "kind": "IPAddress",
+            "metadata": {"name": "10.96.8.8", "labels": {"ipaddress.kubernetes.io/managed-by": "ipallocator.k8s.io"}},
             "spec": {"parentRef": {"group": "", "resource": "services", "namespace": "default", "name": "gone"}}}
     await api.storage.create(IP_PREFIX + "10.96.8.8", leak)
+    users = {"apiVersion": "networking.k8s.io/v1", "kind": "IPAddress", "metadata": {"name": "10.96.8.9"},
+             "spec": {"parentRef": {"group": "", "resource": "services", "namespace": "default", "name": "mine"}}}
+    await api.storage.create(IP_PREFIX + "10.96.8.9", users)          # not the allocator's: never deleted
     repair = api.server.service_repair
     await repair_services(api.server, repair)
     objs = await ip_objects(api)
@@ -146,7 +150,9 @@ async def test_repair_stores_what_services_hold(api: API) -> None:
     for _ in range(3):
         await repair_services(api.server, repair)
     assert "10.96.8.8" not in await ip_objects(api)
-    assert "10.96.9.9" in await ip_objects(api)
+    assert "10.96.9.9" in await ip_objects(api) and "10.96.8.9" in await ip_objects(api)
+    r = await api.create(SVCS, svc("taken", clusterIP="10.96.8.9"))
+    assert r.status == 422                      # an IPAddress someone made is taken all the same
 
 
 async def test_the_default_service_cidr(api: API) -> None:

@@ -238,8 +238,9 @@ class SharedAllocations:
                                                                             _uid()))
                 except KeyExists:
                     pass
-        for ip, kv in stored.items():
-            if ip not in local:
+        for ip, kv in stored.items():       # only the allocator's own (upstream's repairip checks managed-by)
+            labels = kv.obj["metadata"].get("labels") or {}
+            if ip not in local and labels.get("ipaddress.kubernetes.io/managed-by") == MANAGED_BY:
                 await self._delete_ip(ip, kv.mod_revision)
         pa = self.alloc.node_ports
         obj = range_allocation(str(pa.port_range), pa.offsets())

@@ -29,6 +29,7 @@ from .handlers.podlog import NodeConnection
 from .options import ServerRunOptions
 from .controlplane import kubernetesservice
 from .registry.core.service.alloc import Allocators
+from .registry.core.service.shared import SharedAllocations
 from .registry.core.service.repair import Repair
 from .request import Request, RequestInfo, Response, parse_request_info
 from .authentication.authenticator import Authenticator
@@ -100,6 +101,8 @@ class APIServer:
         self.service_alloc: Allocators | None = Allocators.from_flags(self.options.service_cluster_ip_range,
                                                                       self.options.service_node_port_range)
         self.service_repair: Repair | None = Repair(self.service_alloc)
+        # ... stored as IPAddress objects and the RangeAllocation: shared by API servers on one storage
+        self.service_alloc.shared = SharedAllocations(self, self.service_alloc)
         # Where the service account signing key comes from, called when the first token is
         # minted (`up`: the data dir's pki/sa.key, made then: an RSA key costs ~15 ms, which a
         # start-up need not pay); None: a key made in memory.

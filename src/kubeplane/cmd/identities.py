@@ -22,6 +22,8 @@ server) adds, so every component is authorized exactly as in a kubeadm cluster.
 """
 from __future__ import annotations
 
+import asyncio
+
 import logging
 from typing import Any
 
@@ -91,11 +93,21 @@ async def ensure_controller_service_accounts(clientset: Any) -> None:
     from ..api import errors
     sas = clientset.core_v1().serviceaccounts("kube-system")
     for name in CONTROLLER_SERVICE_ACCOUNTS:
-        try:
-            await sas.create({"apiVersion": "v1", "kind": "ServiceAccount",
-                              "metadata": {"name": name, "namespace": "kube-system"}})
-        except errors.AlreadyExists:
-            pass
+        for attempt in range(1, SA_ATTEMPTS + 1):     # upstream polls until it has the account
+            try:
+                await sas.create({"apiVersion": "v1", "kind": "ServiceAccount",
+                                  "metadata": {"name": name, "namespace": "kube-system"}})
+                break
+            except errors.AlreadyExists:
+                break
+            except Exception as err:          # an API server or etcd member going away: again
+                if attempt == SA_ATTEMPTS or isinstance(err, errors.StatusError) and err.code < 500:
+                    raise
+                await asyncio.sleep(SA_RETRY_INTERVAL)
+
+
+SA_ATTEMPTS = 30
+SA_RETRY_INTERVAL = 1.0
 
 
 def cluster_info_kubeconfig(server: str, ca_pem: bytes) -> str:

@@ -17,8 +17,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", nargs="?", const="true", choices=("true", "raw"), metavar="raw",
                         help="print version information and quit; --version=raw prints more")
     sub = parser.add_subparsers(dest="command")
-    from . import controller_manager, etcd, kubelet, reset, scheduler, snapshot, up
+    from . import apiserver, certs, controller_manager, etcd, kubelet, reset, scheduler, snapshot, up
     up.add_parser(sub)
+    apiserver.add_parser(sub)
+    certs.add_parser(sub)
     reset.add_parser(sub)
     snapshot.add_parser(sub)
     etcd.add_parser(sub)

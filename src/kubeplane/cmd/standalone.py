@@ -68,8 +68,17 @@ async def run_with_leader_election(clientset: Clientset, lease: str, identity: s
         LeaderElector,
     )
 
+    failed: BaseException | None = None
+
     async def lead(stop: asyncio.Event) -> None:
-        await run(clientset)
+        """Upstream: the components' run ends in klog.Fatalf when starting fails, so that the
+        process exits (its supervisor starts it again) instead of holding the lease idle."""
+        nonlocal failed
+        try:
+            await run(clientset)
+        except Exception as err:
+            failed = err
+            electing.cancel()
 
     lost = False
 
@@ -88,7 +97,14 @@ async def run_with_leader_election(clientset: Clientset, lease: str, identity: s
     elector = LeaderElector(clientset, config)
     if watchdog is not None:
         watchdog.elector = elector
-    await elector.run()
+    electing = asyncio.ensure_future(elector.run())
+    try:
+        await electing
+    except asyncio.CancelledError:
+        if failed is None:
+            raise
+    if failed is not None:
+        raise Fatal(f"error running {lease}: {failed!r}")
     if lost:
         raise LeaderElectionLost("leaderelection lost")
 

@@ -241,6 +241,25 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--node-monitor-grace-period", type=flags.seconds, default=40.0, metavar="SECONDS",
                    help="how long a node may be silent before the node lifecycle controller marks it Unknown "
                         "(default 40, as kube-controller-manager through 1.31); keep it well above --node-heartbeat-period")
+    p.add_argument("--no-controllers", dest="controllers", action="store_false",
+                   help="run no controllers and no scheduler (the API server and kubelets only)")
+    p.add_argument("--cluster-domain", default="cluster.local",
+                   help="the cluster DNS zone (default cluster.local; the kubelets' --cluster-domain)")
+    p.add_argument("--cluster-dns-address", default="127.0.0.1", metavar="IP",
+                   help="where the cluster DNS server listens, UDP and TCP (default 127.0.0.1)")
+    p.add_argument("--cluster-dns-port", type=flags.port, default=0, metavar="PORT",
+                   help="the cluster DNS server's port (default 0: a free one, logged at start)")
+    p.add_argument("--cluster-dns-listen", type=flags.ip_port, action="append", default=[], metavar="IP:PORT",
+                   help="another address for the cluster DNS server (repeatable), local already (with "
+                        "--pod-network netns, or auto as root, it listens on the cluster DNS IP's port 53 "
+                        "by itself)")
+    add_api_server_flags(p)
+    add_log_level(p)
+    p.set_defaults(func=run)
+
+
+def add_api_server_flags(p: argparse.ArgumentParser) -> None:
+    """The API server's flags, kube-apiserver's names: `up` and `kubeplane apiserver` share them."""
     p.add_argument("--storage", choices=("sqlite", "memory", "etcd"), default="sqlite",
                    help="storage backend: sqlite (DIR/state.db), memory, or etcd (--etcd-servers)")
     p.add_argument("--etcd-servers", type=flags.comma_list, default=[], metavar="URLS",
@@ -264,8 +283,6 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--encryption-provider-config", type=pathlib.Path, default=None, metavar="FILE",
                    help="EncryptionConfiguration (apiserver.config.k8s.io/v1) for encryption at rest (default: "
                         "DIR/encryption-config.yaml, made on first start: Secrets sealed with secretbox)")
-    p.add_argument("--no-controllers", dest="controllers", action="store_false",
-                   help="run no controllers and no scheduler (the API server and kubelets only)")
     p.add_argument("--max-requests-inflight", type=flags.non_negative_int, default=400, metavar="N",
                    help="read-only requests over HTTPS served at once; more are answered 429 (default 400, "
                         "as kube-apiserver; 0 = no limit)")
@@ -285,16 +302,6 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--service-node-port-range", type=flags.port_range, default="30000-32767", metavar="RANGE",
                    help="the ports NodePort and LoadBalancer Services are given (default 30000-32767, "
                         "as kube-apiserver)")
-    p.add_argument("--cluster-domain", default="cluster.local",
-                   help="the cluster DNS zone (default cluster.local; the kubelets' --cluster-domain)")
-    p.add_argument("--cluster-dns-address", default="127.0.0.1", metavar="IP",
-                   help="where the cluster DNS server listens, UDP and TCP (default 127.0.0.1)")
-    p.add_argument("--cluster-dns-port", type=flags.port, default=0, metavar="PORT",
-                   help="the cluster DNS server's port (default 0: a free one, logged at start)")
-    p.add_argument("--cluster-dns-listen", type=flags.ip_port, action="append", default=[], metavar="IP:PORT",
-                   help="another address for the cluster DNS server (repeatable), local already (with "
-                        "--pod-network netns, or auto as root, it listens on the cluster DNS IP's port 53 "
-                        "by itself)")
     p.add_argument("--admission-control-config-file", default=None, metavar="FILE",
                    help="AdmissionConfiguration (apiserver.config.k8s.io/v1) configuring admission plugins, "
                         "e.g. PodSecurity's defaults and exemptions")
@@ -341,8 +348,6 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--authorization-mode", type=authorization_modes, default=modes.KUBEADM_DEFAULT,
                    metavar="MODES", help="authorizers in order, comma-separated: AlwaysAllow, AlwaysDeny, Node, "
                                          "RBAC (default Node,RBAC, as kubeadm; system:masters may do anything)")
-    add_log_level(p)
-    p.set_defaults(func=run)
 
 
 def authorization_modes_served(requested: tuple[str, ...]) -> tuple[str, ...]:
@@ -476,6 +481,20 @@ def open_data_dir(args: argparse.Namespace, data_dir: pathlib.Path) -> tuple[PKI
         raise Fatal(f"data dir {data_dir} is not usable: {err}{hint}") from None
 
 
+def open_flags(args: argparse.Namespace) -> tuple[PKI, Storage]:
+    """`kubeplane apiserver`'s PKI and storage, from its flags alone (no data dir)."""
+    pki = PKI(args.client_ca_file, args.tls_cert_file, args.tls_private_key_file, "")
+    try:
+        transformer = (new_storage_transformer(args.encryption_provider_config, RESOURCES)
+                       if args.encryption_provider_config else None)
+        return pki, new_storage(args.storage, None, history=args.watch_history, history_bytes=args.watch_history_bytes,
+                                transformer=transformer, etcd=etcd_config(args))
+    except OSError as err:
+        raise Fatal(f"--encryption-provider-config: {describe(err, 'open')}") from None
+    except EncryptionConfigError as err:
+        raise Fatal(f"--encryption-provider-config: {err}") from None
+
+
 def kubernetes_service_ip(service_cidr: str) -> str:
     """The kubernetes Service's ClusterIP: the first address of the (first) Service CIDR, which
     the API server's certificate names. Upstream: ServiceIPRange's first IP (kubeadm's certs)"""
@@ -502,10 +521,11 @@ def encryption_at_rest(args: argparse.Namespace, data_dir: pathlib.Path) -> Tran
     return new_storage_transformer(path, RESOURCES)
 
 
-async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.socket, port: int,
+async def _serve(args: argparse.Namespace, data_dir: pathlib.Path | None, sock: socket.socket, port: int,
                  on_ready: Callable[[_Server], None] | None = None) -> None:
+    """Serve on sock until stopped; data_dir None: `kubeplane apiserver`, everything from flags."""
     try:
-        pki, storage = open_data_dir(args, data_dir)
+        pki, storage = open_data_dir(args, data_dir) if data_dir is not None else open_flags(args)
     except Fatal:
         sock.close()
         raise
@@ -520,7 +540,8 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
         sock.close()
         raise Fatal(str(err)) from None
     try:
-        token_file = TokenFile.load(args.token_auth_file or pki.token_file or data_dir / "pki" / "tokens.csv")
+        token_path = args.token_auth_file or pki.token_file or (data_dir and data_dir / "pki" / "tokens.csv")
+        token_file = TokenFile.load(token_path) if token_path else TokenFile.from_names({})
     except (OSError, TokenFileError) as err:
         sock.close()
         reason = describe(err, "open") if isinstance(err, OSError) else str(err)
@@ -533,7 +554,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
     client_ca = args.client_ca_file or pki.ca_cert
     api.client_ca = True
     try:
-        api.service_account_key = service_account_key(args, data_dir)
+        api.service_account_key = service_account_key(args, data_dir or pathlib.Path("."))
     except (OSError, ValueError, TypeError) as err:
         sock.close()
         raise Fatal(f"failed to parse service-account-signing-key-file: {err}") from None
@@ -542,15 +563,7 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
     except ValueError as err:
         sock.close()
         raise Fatal(str(err)) from None
-    await api.bootstrap()
-    if modes.RBAC in options.authorization_modes:
-        node_authorizer = modes.has_node_authorizer(options.authorization_modes)
-        await ensure_objects(api, identities.kubeadm_policy(node_authorizer))
-        if node_authorizer:          # the stand-in binding of a start without the Node authorizer
-            await remove_cluster_role_binding(api, identities.NODES_BINDING)
-    from .storage_bootstrap import ensure_default_storage_class     # kind's `standard` (issue 14, helper sts)
-    await ensure_default_storage_class(api)
-    await modes.synced(api)              # the policy written above decides the first request
+    await bootstrap(api, options)
     serving_options = ServingOptions()
     config = uvicorn.Config(ASGIApp(api), loop="none",
                             http=serving_options.protocol(),  # type: ignore[arg-type]  # called like a class
@@ -582,13 +595,15 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
             serving.result()
             raise Fatal("the HTTPS server did not start")
         host = "127.0.0.1" if args.address in ("0.0.0.0", "::") else args.address
-        api.server_address = flags.host_port(host, port)
-        kubeconfig = data_dir / "kubeconfig"
-        write_kubeconfig(kubeconfig, f"https://{api.server_address}", pki.ca_cert, pki.token,
-                         pki.admin_cert, pki.admin_key)
-        write_component_kubeconfigs(data_dir, f"https://{api.server_address}", pki.ca_cert)
+        api.server_address = flags.host_port(getattr(args, "advertise", None) or host, port)
+        if data_dir is not None:
+            kubeconfig = data_dir / "kubeconfig"
+            write_kubeconfig(kubeconfig, f"https://{api.server_address}", pki.ca_cert, pki.token,
+                             pki.admin_cert, pki.admin_key)
+            write_component_kubeconfigs(data_dir, f"https://{api.server_address}", pki.ca_cert)
         log.info("Serving securely on %s", flags.host_port(args.address, port))
-        tasks.extend(await start_bootstrap_controllers(api))     # the kubernetes Service, repair loops
+        tasks.extend(await start_bootstrap_controllers(        # the kubernetes Service, repair loops
+            api, reconciler=getattr(args, "endpoint_reconciler_type", "lease")))
         tasks.extend(await start_crd_controller(api))            # CRDs: names, establishing, serving, cleanup
         tasks.extend(await start_aggregator(api, pki, client_ca))  # APIServices with spec.service: proxy, availability
         tasks.append(asyncio.ensure_future(identities.ensure_cluster_info(        # kubeadm's, after the ready line
@@ -597,8 +612,9 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
             from .cluster_dns import ensure_addon
             tasks.append(asyncio.ensure_future(ensure_addon(api, args)))
         tasks.extend(start_components(supervisor, api, args, server))
-        _log_serving(args, data_dir, supervisor)
-        print(f"kubeplane is ready: export KUBECONFIG={kubeconfig}", flush=True)
+        if data_dir is not None:
+            _log_serving(args, data_dir, supervisor)
+            print(f"kubeplane is ready: export KUBECONFIG={kubeconfig}", flush=True)
         if on_ready is not None:
             on_ready(server)
         await serving
@@ -616,6 +632,30 @@ async def _serve(args: argparse.Namespace, data_dir: pathlib.Path, sock: socket.
     log.info("Stopped")
     if server.crash_loop is not None:
         raise Fatal(str(server.crash_loop))
+
+
+async def bootstrap(api: APIServer, options: ServerRunOptions, attempts: int = 5) -> None:
+    """The system objects every start ensures (namespaces, RBAC policy, APIServices, the
+    default StorageClass). Several API servers starting at once on one etcd race to write
+    them: a conflict or an object created meanwhile means another did it, so the whole
+    (idempotent) pass runs again, as upstream's post-start hooks retry."""
+    from ..api import errors
+    for attempt in range(1, attempts + 1):
+        try:
+            await api.bootstrap()
+            if modes.RBAC in options.authorization_modes:
+                node_authorizer = modes.has_node_authorizer(options.authorization_modes)
+                await ensure_objects(api, identities.kubeadm_policy(node_authorizer))
+                if node_authorizer:          # the stand-in binding of a start without the Node authorizer
+                    await remove_cluster_role_binding(api, identities.NODES_BINDING)
+            from .storage_bootstrap import ensure_default_storage_class     # kind's `standard` (issue 14, helper sts)
+            await ensure_default_storage_class(api)
+            await modes.synced(api)          # the policy written above decides the first request
+            return
+        except (errors.Conflict, errors.AlreadyExists) as err:
+            if attempt == attempts:
+                raise
+            log.info("bootstrap raced another API server (%s): again", err.message)
 
 
 async def start_aggregator(api: APIServer, pki: PKI, client_ca: pathlib.Path) -> list[asyncio.Future[None]]:

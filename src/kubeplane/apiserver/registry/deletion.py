@@ -193,7 +193,7 @@ async def _remove(api: APIServer, ri: ResourceInfo, kv: KeyValue, opts: DeleteOp
     name = kv.obj["metadata"].get("name", "")
     with storage_errors(ri, name):
         gone = await api.storage.delete(kv.key, kv.mod_revision)
-    service_alloc.after_delete(api.service_alloc, ri.plural, ri.group, gone.obj)   # upstream: Store.AfterDelete
+    await service_alloc.after_delete(api.service_alloc, ri.plural, ri.group, gone.obj)   # upstream: Store.AfterDelete
     return gone.obj, True
 
 

@@ -188,7 +188,7 @@ async def create(api: APIServer, opts: WriteOptions, ri: ResourceInfo, ns: str, 
     if wrapper is not None:             # upstream: a storage wrapping the kind's Store (RBAC's policybased)
         await wrapper.before_create(api, opts, ri, ns, request_name, obj)
     # Upstream: Store.BeginCreate (a Service's ClusterIPs and NodePorts), committed once stored.
-    with service_alloc.begin_create(api.service_alloc, ri.plural, ri.group, obj, opts.dry_run):
+    async with service_alloc.begin_create(api.service_alloc, ri.plural, ri.group, obj, opts.dry_run):
         return await _validate_and_store(api, opts, ri, ns, obj, warnings, attrs, requested_name, applied, heavy)
 
 
@@ -362,7 +362,7 @@ async def update(api: APIServer, opts: WriteOptions, ri: ResourceInfo, new: Obj,
         # else, so a stale no-op is a conflict too.
         raise errors.Conflict(ri.group, ri.plural, objects.object_name(old), errors.OPTIMISTIC_LOCK_MSG)
     # Upstream: Store.BeginUpdate (a Service's ClusterIPs and NodePorts), committed once stored.
-    with service_alloc.begin_update(api.service_alloc, ri.plural, ri.group, new, old, subresource,
+    async with service_alloc.begin_update(api.service_alloc, ri.plural, ri.group, new, old, subresource,
                                     opts.dry_run) as txn:
         if heavy:
             await in_worker(_prepare_update, api, opts, ri, new, old, subresource, warnings, applied, heavy)
@@ -380,7 +380,8 @@ async def update(api: APIServer, opts: WriteOptions, ri: ResourceInfo, new: Obj,
             if should_delete_during_update(new, old, ri):
                 gone = await api.storage.delete(key, expected)
                 txn.revert()        # upstream: finishUpdate(false), then AfterDelete
-                service_alloc.after_delete(api.service_alloc, ri.plural, ri.group, gone.obj)
+                await txn.flush()
+                await service_alloc.after_delete(api.service_alloc, ri.plural, ri.group, gone.obj)
                 return new, None
             codec = resource_definition(ri).storage_codec
             kv = await api.storage.update(key, new if codec is None else await codec.encode(new), expected)

@@ -6,10 +6,11 @@ Upstream: pkg/registry/core/service/storage/{alloc.go,storage.go,transaction.go}
 REST.beginCreate/beginUpdate/afterDelete, normalizeClusterIPs, patchAllocatedValues) and
 ValidateServiceClusterIPsRelatedFields (pkg/apis/core/validation).
 
-Allocation state lives in memory, rebuilt from the stored Services when the server starts
-(repair.py) — where upstream keeps a RangeAllocation bitmap (node ports) or IPAddress objects
-(ClusterIPs, since MultiCIDRServiceAllocator) in etcd. With one API server per store the
-answers are the same, and nothing can leak across a crash: the Services are the only record.
+The choices are made in memory (the allocators here), and, when the API server has a
+storage (APIServer.service_alloc.shared), stored as upstream stores them so that several API
+servers on one etcd never hand out one IP or port twice: ClusterIPs as IPAddress objects,
+NodePorts as the RangeAllocation bitmap (shared.py). The hooks are asynchronous context
+managers for that: the allocation is stored on entry, its commit or revert on exit.
 An IP outside the service CIDR is refused as 1.37 (ServiceCIDR allocators) refuses it:
 `failed to allocate IP 10.0.0.1: the provided network does not match the current range`.
 """
@@ -25,8 +26,11 @@ from .....api import errors
 from .....api.errors import FieldError
 from . import ipallocator, portallocator
 from .validation import validate_cluster_ips_related_fields
+from . import shared
 from .ipallocator import IPV4, IPV6, AllocationError, Range, family_of
 from .portallocator import PortAllocationOperation, PortAllocator
+from .shared import Entry, SharedAllocations
+from .....storage import StorageError
 
 log = logging.getLogger(__name__)
 
@@ -43,24 +47,49 @@ def _invalid(svc: Obj, errs: list[FieldError]) -> errors.Invalid:
 # --- transactions (upstream: storage/transaction.go) ---------------------------------------
 
 class Transaction:
-    """Commit or revert a set of allocation steps; `with` commits on success, reverts on error."""
+    """Commit or revert a set of allocation steps; `with` commits on success, reverts on error.
+    Once its allocation is stored (shared), what commit and revert give back is stored too, by
+    flush() (`async with` does it)."""
 
     def __init__(self) -> None:
         self.commits: list[Callable[[], None]] = []
         self.reverts: list[Callable[[], None]] = []
         self.done = False
+        self.shared: SharedAllocations | None = None
+        self.svc: Obj = {}
+        self.given_back: list[Entry] = []
 
     def commit(self) -> None:
         if not self.done:
             self.done = True
-            for fn in self.commits:
-                fn()
+            self._run(self.commits)
 
     def revert(self) -> None:
         if not self.done:
             self.done = True
-            for fn in reversed(self.reverts):
+            self._run(list(reversed(self.reverts)))
+
+    def _run(self, fns: list[Callable[[], None]]) -> None:
+        if self.shared is None:
+            for fn in fns:
                 fn()
+            return
+        _, entries = self.shared.journaled(lambda: [fn() for fn in fns])
+        self.given_back += entries
+
+    async def flush(self) -> None:
+        """Store what commit() or revert() gave back (a storage failure leaks it: the repair
+        loop frees it later, as upstream's)."""
+        if self.shared is not None and self.given_back:
+            entries, self.given_back = self.given_back, []
+            await give_back(self.shared, entries, self.svc)
+
+    async def __aenter__(self) -> Transaction:
+        return self
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self.__exit__(exc_type, exc, tb)
+        await self.flush()
 
     def __enter__(self) -> Transaction:
         return self
@@ -85,6 +114,15 @@ class _Nothing:
     def __exit__(self, *exc: Any) -> None:
         pass
 
+    async def __aenter__(self) -> _Nothing:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        pass
+
+    async def flush(self) -> None:
+        pass
+
     def commit(self) -> None:
         pass
 
@@ -93,6 +131,33 @@ class _Nothing:
 
 
 NOTHING = _Nothing()
+
+
+class _Begin:
+    """`async with`: run an allocation step on entry (stored, retried on conflicts, when the
+    allocators are shared), commit or revert its Transaction on exit."""
+
+    def __init__(self, alloc: Allocators, step: Callable[[], Transaction], svc: Obj, old: Obj | None,
+                 dry_run: bool) -> None:
+        self.alloc, self.step, self.svc, self.old, self.dry_run = alloc, step, svc, old, dry_run
+        self.txn = Transaction()
+
+    async def __aenter__(self) -> Transaction:
+        if self.alloc.shared is None or self.dry_run:
+            self.txn = self.step()
+        else:
+            self.txn = await shared.begin(self.alloc.shared, self.step, self.svc, self.old)
+        return self.txn
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        await self.txn.__aexit__(exc_type, exc, tb)
+
+
+async def give_back(s: SharedAllocations, entries: list[Entry], svc: Obj) -> None:
+    try:
+        await s.give_back(entries, svc)
+    except StorageError as err:
+        log.warning("service allocations not given back in storage (the repair loop will): %s", err)
 
 
 # --- small predicates (upstream: storage.go, alloc.go) ----------------------------------------
@@ -202,6 +267,7 @@ class Allocators:
         self.by_family: dict[str, Range] = {r.family: r for r in ip_ranges}
         self.default_family = ip_ranges[0].family      # --service-cluster-ip-range[0]
         self.node_ports = node_ports
+        self.shared: SharedAllocations | None = None   # set by the API server: stored allocations
 
     @classmethod
     def from_flags(cls, cidrs: str = DEFAULT_SERVICE_CIDR, node_port_range: str = DEFAULT_NODE_PORT_RANGE) -> Allocators:
@@ -558,24 +624,30 @@ def default_on_read(svc: Obj, primary: str) -> None:
 
 # --- the hooks the generic store calls (upstream: Store.BeginCreate/BeginUpdate/AfterDelete) ----
 
-def begin_create(alloc: Allocators | None, plural: str, group: str, svc: Obj, dry_run: bool) -> Transaction | _Nothing:
-    """The allocation transaction of a create: commit once stored, revert if anything fails."""
+def begin_create(alloc: Allocators | None, plural: str, group: str, svc: Obj, dry_run: bool) -> _Begin | _Nothing:
+    """The allocation transaction of a create (`async with`): commit once stored, revert if
+    anything fails."""
     if alloc is None or plural != "services" or group:
         return NOTHING
-    return alloc.allocate_create(svc, dry_run)
+    return _Begin(alloc, lambda: alloc.allocate_create(svc, dry_run), svc, None, dry_run)
 
 
 def begin_update(alloc: Allocators | None, plural: str, group: str, new: Obj, old: Obj, subresource: str,
-                 dry_run: bool) -> Transaction | _Nothing:
+                 dry_run: bool) -> _Begin | _Nothing:
     """The same for an update of the main resource (a /status write allocates nothing)."""
     if alloc is None or plural != "services" or group or subresource:
         return NOTHING
     # new is defaulted already (registry/store.py update: defaults before admission, as
     # upstream's decoding does, before BeginUpdate)
-    return alloc.allocate_update(new, old, dry_run)
+    return _Begin(alloc, lambda: alloc.allocate_update(new, old, dry_run), new, old, dry_run)
 
 
-def after_delete(alloc: Allocators | None, plural: str, group: str, svc: Obj) -> None:
+async def after_delete(alloc: Allocators | None, plural: str, group: str, svc: Obj) -> None:
     """Give a deleted Service's IPs and ports back (not for a dry run: the caller's to skip)."""
-    if alloc is not None and plural == "services" and not group:
+    if alloc is None or plural != "services" or group:
+        return
+    if alloc.shared is None:
         alloc.release_allocated_resources(svc)
+        return
+    _, entries = alloc.shared.journaled(lambda: alloc.release_allocated_resources(svc))
+    await give_back(alloc.shared, entries, svc)

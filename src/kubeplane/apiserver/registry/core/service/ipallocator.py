@@ -17,6 +17,7 @@ from __future__ import annotations
 import ipaddress
 import random
 from collections.abc import Callable, Iterator
+from typing import Any
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -95,6 +96,9 @@ class Range:
         self.rand = rand or random.Random()
         self._allocated: set[int] = set()
         self.changes = 0            # bumped by every change: a repair retries if it moved meanwhile
+        # While a list: each allocation (+1) and release (-1) as (family, +1/-1, IP), for the
+        # storage-shared allocator (shared.py) to write.
+        self.journal: list[tuple[str, int, Any]] | None = None
 
     @classmethod
     def from_string(cls, cidr: str, **kw: random.Random) -> Range:
@@ -141,6 +145,8 @@ class Range:
             raise ErrAllocated()
         self._allocated.add(offset)
         self.changes += 1
+        if self.journal is not None:
+            self.journal.append((self.family, 1, str(ipaddress.ip_address(self.base + offset))))
 
     def allocate_next(self) -> IPAddress:
         """Reserve a free IP, preferring the upper block; ErrFull if there is none.
@@ -151,7 +157,10 @@ class Range:
         at = random_scan_with_offset(self._allocated, self.offset, self.max, self.rand)
         self._allocated.add(at)
         self.changes += 1
-        return ipaddress.ip_address(self.base + at)
+        ip = ipaddress.ip_address(self.base + at)
+        if self.journal is not None:
+            self.journal.append((self.family, 1, str(ip)))
+        return ip
 
     def replace_with(self, other: Range) -> None:
         """Take other's allocations (a repair's rebuilt state)."""
@@ -162,7 +171,19 @@ class Range:
         """Give ip back; releasing an unallocated or out-of-range IP is a no-op."""
         offset = self._contains(ip)
         if offset is not None:
+            if self.journal is not None:     # given back in storage too, whoever took it
+                self.journal.append((self.family, -1, str(ipaddress.ip_address(self.base + offset))))
             self._allocated.discard(offset)
+            self.changes += 1
+
+    def mark(self, ip: IPAddress | str, allocated: bool) -> None:
+        """Set ip's state as storage says it is (shared.py), journaling nothing."""
+        offset = self._contains(ip)
+        if offset is not None:
+            if allocated:
+                self._allocated.add(offset)
+            else:
+                self._allocated.discard(offset)
             self.changes += 1
 
     def dry_run(self) -> DryRunRange:

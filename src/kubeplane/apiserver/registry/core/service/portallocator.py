@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from .ipallocator import AllocationError, random_scan_with_offset
 
@@ -85,6 +86,7 @@ class PortAllocator:
         self.rand = rand or random.Random()
         self._allocated: set[int] = set()
         self.changes = 0            # bumped by every change: a repair retries if it moved meanwhile
+        self.journal: list[tuple[str, int, Any]] | None = None     # as Range.journal, ("port", +1/-1, port)
 
     def __repr__(self) -> str:
         return f"PortAllocator({self.port_range}, used={self.used()})"
@@ -111,12 +113,16 @@ class PortAllocator:
             raise ErrAllocated()
         self._allocated.add(offset)
         self.changes += 1
+        if self.journal is not None:
+            self.journal.append(("port", 1, port))
 
     def allocate_next(self) -> int:
         """Reserve a free port, the upper block first (see calculate_range_offset); ErrFull."""
         at = random_scan_with_offset(self._allocated, self.offset, self.port_range.size, self.rand)
         self._allocated.add(at)
         self.changes += 1
+        if self.journal is not None:
+            self.journal.append(("port", 1, self.port_range.base + at))
         return self.port_range.base + at
 
     def replace_with(self, other: PortAllocator) -> None:
@@ -127,8 +133,19 @@ class PortAllocator:
     def release(self, port: int) -> None:
         """Give port back; a port not allocated or out of the range is a no-op."""
         if self.port_range.contains(port):
+            if self.journal is not None:     # cleared in storage too, whoever set it
+                self.journal.append(("port", -1, port))
             self._allocated.discard(port - self.port_range.base)
             self.changes += 1
+
+    def offsets(self) -> set[int]:
+        """The allocated offsets (a copy): the RangeAllocation bitmap's set bits."""
+        return set(self._allocated)
+
+    def load(self, offsets: set[int]) -> None:
+        """Take storage's allocations (shared.py), journaling nothing."""
+        self._allocated = set(offsets)
+        self.changes += 1
 
 
 class PortAllocationOperation:

@@ -11,9 +11,11 @@ Each run rebuilds the ranges from the Services and reports, as Warning Events on
 An allocation no Service holds is a leak only after 3 runs in a row (numRepairsBeforeLeakCleanup):
 a Service being created holds its IP a moment before it is stored.
 
-Where upstream restores its RangeAllocation snapshot (node ports) or IPAddress objects
-(ClusterIPs) and then repairs, the first run here starts from nothing and loads every
-allocation from the Services: it reports no "not allocated; repairing" for them.
+With stored allocations (shared.py), each run first adds the stored IPAddresses and the
+RangeAllocation bitmap to the view, rebuilds it from the Services as above, then writes it back
+(kubernetesservice.repair_services): an IPAddress for every Service IP without one, none for an
+IP freed as leaked, the bitmap guarded by its revision (again if another server moved it). The
+first run reports no "not allocated; repairing" (Services stored before IPAddresses existed).
 """
 from __future__ import annotations
 

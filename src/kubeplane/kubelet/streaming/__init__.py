@@ -19,6 +19,7 @@ pkg/kubelet/cri/streaming.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import pathlib
 import tempfile
@@ -103,22 +104,65 @@ async def _serve(host: Any, kind: str, ns: str, name: str, container: str, query
     opts = remotecommand.options(query)
     if not _has_container(pod, container):
         raise errors.StatusError(500, "InternalError", f'container not found ("{container}")')
+    target: Any = None
     if kind == "exec":
         if not opts.command:
             raise ValueError("you must specify at least one command for the container")
         target = exec_target(host, pod, container)
-    if not websocket:
-        await _spdy_remote_command(host, kind, pod, container, opts, target if kind == "exec" else None,
-                                   headers, conn)
-        return
-    ch = _accept_websocket(headers, conn, remotecommand.PROTOCOLS)
-    if ch is None:
-        return
-    session = remotecommand.Session(ch, opts)
-    if kind == "exec":
-        await session.exec(list(opts.command), target)
     else:
-        await session.attach(attach_output(host, ns, name, uid, container))
+        opts = attach_options(pod, container, opts)
+        target = await attach_io(host, uid, container, opts)
+    try:
+        if not websocket:
+            await _spdy_remote_command(host, kind, pod, container, opts, target, headers, conn)
+            return
+        ch = _accept_websocket(headers, conn, remotecommand.PROTOCOLS)
+        if ch is None:
+            return
+        await _run_session(host, kind, remotecommand.Session(ch, opts), pod, container, target)
+    finally:
+        if kind == "attach" and target is not None:
+            target.close()
+
+
+async def _run_session(host: Any, kind: str, session: remotecommand.Session, pod: Any, container: str,
+                       target: Any) -> None:
+    """exec: the command in target; attach: to target, the runtime's attach connection, or
+    (None: the container keeps no stdin) to its output."""
+    if kind == "exec":
+        await session.exec(list(session.opts.command), target)
+    elif target is not None:
+        await session.attach_io(target)
+    else:
+        m = pod.metadata
+        await session.attach(attach_output(host, m.namespace, m.name, m.uid, container))
+
+
+def attach_options(pod: Any, container: str, opts: remotecommand.Options) -> remotecommand.Options:
+    """attach runs with the container's terminal setting, not the request's (a process's TTY
+    cannot change once it runs); asking for stderr from a container with a terminal is
+    upstream's error. Upstream: Kubelet.GetAttach, the CRI streaming server's validateAttachRequest"""
+    spec = container_spec(pod, container)
+    tty = bool(spec is not None and spec.tty)
+    if tty and opts.stderr:
+        raise errors.StatusError(500, "InternalError", "tty and stderr cannot both be true")
+    return dataclasses.replace(opts, tty=tty)
+
+
+async def attach_io(host: Any, uid: str, container: str, opts: remotecommand.Options) -> Any:
+    """The runtime's attach connection to a container that keeps its stdin or a terminal
+    (the process runtime's), else None."""
+    fn = getattr(host.runtime, "attach", None)
+    if fn is None:
+        return None
+    return await fn(uid, container, stdin=opts.stdin, stdout=opts.stdout, stderr=opts.stderr)
+
+
+def container_spec(pod: Any, name: str) -> Any:
+    """Upstream: kubecontainer.GetContainerSpec (app, init and ephemeral containers)."""
+    spec = pod.spec
+    groups = (spec.containers, spec.init_containers, spec.ephemeral_containers) if spec is not None else ()
+    return next((c for g in groups for c in g or () if c.name == name), None)
 
 
 def _spdy_upgrade(headers: Mapping[str, str], conn: Duplex, supported: tuple[str, ...]) -> str | None:
@@ -140,7 +184,7 @@ def _spdy_upgrade(headers: Mapping[str, str], conn: Duplex, supported: tuple[str
 
 
 async def _spdy_remote_command(host: Any, kind: str, pod: Any, container: str, opts: remotecommand.Options,
-                               target: ExecTarget | None, headers: Mapping[str, str], conn: Duplex) -> None:
+                               target: Any, headers: Mapping[str, str], conn: Duplex) -> None:
     """exec or attach over SPDY (kubectl's fallback): wait for the client's streams, then run
     the session on them. Upstream: remotecommand.createHTTPStreamStreams"""
     protocol = _spdy_upgrade(headers, conn, remotecommand.SPDY_PROTOCOLS)
@@ -157,12 +201,7 @@ async def _spdy_remote_command(host: Any, kind: str, pod: Any, container: str, o
         waited.cancel()
         if not ch.complete.is_set():
             return                        # upstream: "timed out waiting for client to create streams"
-        session = remotecommand.Session(ch, opts)
-        ns, name = pod.metadata.namespace, pod.metadata.name
-        if target is not None:
-            await session.exec(list(opts.command), target)
-        else:
-            await session.attach(attach_output(host, ns, name, pod.metadata.uid, container))
+        await _run_session(host, kind, remotecommand.Session(ch, opts), pod, container, target)
     finally:
         conn.close()
         await asyncio.gather(serving, return_exceptions=True)

@@ -85,6 +85,7 @@ from .. import (
     check_log_target,
 )
 from . import records, shim
+from .attach import AttachConnection
 from .volumes import PodVolumes, has_volumes
 from .env import POD_IP, ConfigError, Lookup, command_argv, host_env, make_environment
 from .logs import POLL_INTERVAL, ContainerLog, stream_log
@@ -369,6 +370,21 @@ class ProcessRuntime:
                                   preexec=self.exec_preexec(c.id) if c.pid is not None else None)
         return None
 
+    async def attach(self, pod_uid: str, container: str, *, stdin: bool, stdout: bool,
+                     stderr: bool) -> AttachConnection | None:
+        """Attach to the container's running attempt through its shim (kubelet/streaming):
+        None when it was started without stdin and tty (its output is its log's, followed)
+        or is not running. Upstream: criService.attachContainer"""
+        p = self._pods.get(pod_uid)
+        c = next((c for c in reversed(p.containers if p is not None else []) if c.spec.name == container), None)
+        if c is None or c.state != RUNNING or c.record is None or not (c.spec.stdin or c.spec.tty):
+            return None
+        try:
+            return await AttachConnection.open(str(attach_socket(c.record)), stdin=stdin, stdout=stdout,
+                                               stderr=stderr)
+        except OSError:                      # exited meanwhile: its socket is gone
+            return None
+
     def port_forward_address(self, pod_uid: str) -> tuple[str, str]:
         """(where the pod's ports listen, its sandbox id): kubelet/streaming/portforward.py"""
         p = self._pods.get(pod_uid)
@@ -647,6 +663,9 @@ class ProcessRuntime:
         stdin: Any = transport.get_pipe_transport(0)     # uvloop's is no asyncio.WriteTransport
         try:
             spec = {"argv": argv, "env": c.env, "cwd": c.cwd, "log": str(c.log.path), "hooks": c.hooks}
+            if c.spec.stdin or c.spec.tty:   # the shim keeps its stdin and serves attach
+                spec.update(stdin=bool(c.spec.stdin), stdinOnce=bool(c.spec.stdin_once), tty=bool(c.spec.tty),
+                            attach=str(attach_socket(c.record)))
             stdin.write(json.dumps(spec).encode() + b"\n")
             hello = json.loads(await proto.lines.get())
             c.shim_pid, c.shim_start = hello["shim"], hello["start"]
@@ -926,6 +945,11 @@ async def _empty() -> AsyncIterator[bytes]:
 
 async def _no_lookup(kind: str, namespace: str, name: str) -> dict[str, str] | None:
     return None
+
+
+def attach_socket(record: pathlib.Path) -> pathlib.Path:
+    """The shim's attach socket of an attempt: beside its record."""
+    return record.with_suffix(".sock")
 
 
 def _pod_grace(pod: core_v1.Pod) -> int:

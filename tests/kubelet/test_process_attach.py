@@ -12,7 +12,7 @@ from kubeplane.kubelet.runtime import EXITED, RUNNING
 from kubeplane.kubelet.runtime.process import ProcessRuntime
 from kubeplane.kubelet.runtime.process.runtime import attach_socket
 
-from process_testutil import eventually, make_pod, py, read_all
+from process_testutil import PY, eventually, make_pod, py, read_all
 from streaming_testutil import Host, Served, by_channel, messages, status, ws_request
 
 
@@ -142,3 +142,14 @@ async def test_attach_asking_for_stderr_of_a_terminal_is_upstreams_error(rt: Pro
 def _opts() -> Any:
     from kubeplane.api.podlog import LogOptions
     return LogOptions("c")
+
+
+async def test_args_alone_run_as_the_command_line(rt: ProcessRuntime) -> None:
+    """`kubectl run t --image=python -- python -c ...` sets args only: an image without an
+    ENTRYPOINT runs them."""
+    pod = make_pod([{"name": "c", "image": "python", "args": [PY, "-c", "print('from args')"]}])
+    rt.run_pod_sandbox(pod)
+    rt.start_container(pod, pod.spec.containers[0], init=False, attempt=0)
+    await eventually(lambda: (s := state(rt)) is not None and s.state == EXITED, what="exit")
+    assert state(rt).exit_code == 0
+    assert await read_all(rt.container_logs("uid-1", "p", _opts())) == b"from args\n"

@@ -5,8 +5,13 @@
 
 What a container is here:
 - argv is `command` + `args` with $(VAR) expanded; there is no image (the name is reported
-  but never pulled) and so no entrypoint: a container without `command` waits with
+  but never pulled) and so no entrypoint: a container without `command` runs its `args`, as
+  an image without an ENTRYPOINT does (python, busybox, ubuntu ...: `kubectl run t
+  --image=python -- python -c ...` sets only args); one with neither waits with
   CreateContainerError. A program that cannot be executed exits 128 with reason StartError.
+- stdin, stdinOnce, tty: the shim keeps the container's stdin (a pipe, or a pseudo-terminal
+  that is its controlling terminal) for attach (shim.py Attach, attach.py); without them
+  stdin is /dev/null and attach follows the log.
 - env: PATH/HOME/LANG/... from the kubelet, HOSTNAME, the service links (KUBERNETES_SERVICE_HOST
   & co., where Services are reachable), then envFrom and env as the kubelet composes them (fieldRef, configMapKeyRef and secretKeyRef resolved through `lookup`).
 - cwd: workingDir (created if missing, as runc does), else <root_dir>/pods/<uid>/work.
@@ -251,7 +256,7 @@ class ProcessRuntime:
         c = _Container(_new_id(), p.uid, container, init, attempt, seq=self._seq)
         p.containers.append(c)
         self._by_id[c.id] = c
-        if not container.command:
+        if not container.command and not container.args:
             self._set(c, state=WAITING, reason="CreateContainerError", message=NO_COMMAND)
             self._emit(c, "Warning", "Failed", f"Error: {NO_COMMAND}")
             return self._cid(c)

@@ -19,6 +19,7 @@ import time
 import fcntl
 import termios
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -48,9 +49,10 @@ def gone(c: Cluster, name: str) -> bool:
 
 def in_terminal(c: Cluster, args: list[str], keys: list[bytes], until: bytes, size: tuple[int, int] = (33, 91),
                 timeout: float = 60) -> tuple[int, str]:
-    """Run kubectl in a pseudo-terminal of `size` (rows, columns); type each of keys once the
-    output so far ends a line or a prompt; (its exit code, everything it wrote) once `until` was
-    seen and it exited."""
+    """Run kubectl in a pseudo-terminal of `size` (rows, columns); once it is attached (its
+    "If you don't see a command prompt" hint), type keys, one per output read (the shell
+    reads what is typed ahead); (its exit code, everything it wrote) once `until` was seen and
+    it exited."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[0], size[1], 0, 0))
     proc = subprocess.Popen(kubectl_argv(c, *args), stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
@@ -69,7 +71,7 @@ def in_terminal(c: Cluster, args: list[str], keys: list[bytes], until: bytes, si
                 if not chunk:
                     break
                 out += chunk
-            if pending and b"If you don't see a command prompt" in out or pending and b"$ " in out[-64:]:
+            if pending and b"If you don't see a command prompt" in out:
                 os.write(master, pending.pop(0))
             if until in out and proc.poll() is not None:
                 break
@@ -122,3 +124,61 @@ def test_kubectl_attach_i_to_a_container_that_keeps_its_stdin(c: Cluster) -> Non
     eventually(lambda: "got one\ngot two\n" in c.kubectl("logs", "reader").stdout, "both lines in the log")
     assert c.get_json("pod", "reader")["status"]["phase"] == "Running"
     c.kubectl("delete", "pod", "reader", "--wait=false")
+
+
+@pytest.fixture(scope="module")
+def target(c: Cluster) -> tuple[str, int]:
+    """A pod whose server listens on its own loopback (only its network namespace reaches it)."""
+    port = 8080
+    c.apply_yaml({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "target"}, "spec": {
+        "terminationGracePeriodSeconds": 1,
+        "containers": [{"name": "app", "image": "python",
+                        "command": [PY, "-m", "http.server", str(port), "--bind", "127.0.0.1"]}]}})
+    c.kubectl("wait", "--for=condition=Ready", "pod/target", "--timeout=60s")
+    return "target", port
+
+
+FETCH = "import sys, urllib.request; print(sys.stdin.readline().strip(), urllib.request.urlopen('{url}').status)"
+
+
+def test_kubectl_debug_i_runs_an_ephemeral_container_in_the_pods_network(c: Cluster, target: Any) -> None:
+    """kubectl's stdin stays open until the output is there: without stdinOnce (kubectl debug
+    sets none) the end of an attach's stdin detaches it, as containerd's attach does."""
+    name, port = target
+    proc = subprocess.Popen(kubectl_argv(c, "debug", "-i", name, "--image=python", "--target=app", "--", PY, "-c",
+                                         FETCH.format(url=f"http://127.0.0.1:{port}/")),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "KUBECTL_KUBERC": "false"})
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(b"reached\n")                 # read once kubectl has attached
+        proc.stdin.flush()
+        lines = [proc.stdout.readline() for _ in range(3)]   # Targeting ..., Defaulting ... name, the output
+        assert lines[2] == b"reached 200\n", lines
+        proc.stdin.close()
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    statuses = eventually(lambda: finished(c, name, 1), "the ephemeral container's terminated status")
+    assert len(statuses) == 1 and statuses[0]["name"].startswith("debugger-")
+    assert statuses[0]["state"]["terminated"]["exitCode"] == 0 and statuses[0]["ready"] is False
+    assert c.get_json("pod", name)["status"]["phase"] == "Running"
+
+
+def test_kubectl_debug_it_attaches_a_terminal(c: Cluster, target: Any) -> None:
+    name, port = target
+    code, out = in_terminal(c, ["debug", "-it", name, "--image=python", "--target=app", "--",
+                                "sh", "-c", "PS1='$ ' exec sh -i"],
+                            [b"\n", b"stty size; " + f"{PY} -c \"{FETCH.format(url=f'http://127.0.0.1:{port}/')}\""
+                             .encode() + b" <<EOF\nin-terminal\nEOF\n", b"exit\n"],
+                            until=b"in-terminal 200")
+    assert "33 91" in out and "in-terminal 200" in out, out
+    assert code == 0, out
+    eventually(lambda: finished(c, name, 2), "both ephemeral containers' terminated statuses")
+
+
+def finished(c: Cluster, name: str, n: int) -> list[dict[str, Any]] | None:
+    """The pod's ephemeral container statuses once n of them are terminated."""
+    statuses = c.get_json("pod", name)["status"].get("ephemeralContainerStatuses") or []
+    return statuses if sum("terminated" in s["state"] for s in statuses) == n else None

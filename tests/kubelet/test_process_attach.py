@@ -14,6 +14,7 @@ from kubeplane.kubelet.runtime.process.runtime import attach_socket
 
 from process_testutil import PY, eventually, make_pod, py, read_all
 from streaming_testutil import Host, Served, by_channel, messages, status, ws_request
+from test_process_runtime import KubeletEnv, kenv, ready  # noqa: F401  (kenv: the kubelet's fixture)
 
 
 @pytest.fixture
@@ -139,9 +140,9 @@ async def test_attach_asking_for_stderr_of_a_terminal_is_upstreams_error(rt: Pro
     assert code == 500 and b"tty and stderr cannot both be true" in body
 
 
-def _opts() -> Any:
+def _opts(container: str = "c") -> Any:
     from kubeplane.api.podlog import LogOptions
-    return LogOptions("c")
+    return LogOptions(container)
 
 
 async def test_args_alone_run_as_the_command_line(rt: ProcessRuntime) -> None:
@@ -153,3 +154,32 @@ async def test_args_alone_run_as_the_command_line(rt: ProcessRuntime) -> None:
     await eventually(lambda: (s := state(rt)) is not None and s.state == EXITED, what="exit")
     assert state(rt).exit_code == 0
     assert await read_all(rt.container_logs("uid-1", "p", _opts())) == b"from args\n"
+
+
+# --- ephemeral containers: the kubelet starts them in a running pod -----------------------------
+
+async def test_an_ephemeral_container_runs_once_in_the_running_pod(kenv: KubeletEnv) -> None:  # noqa: F811
+    await kenv.create("target", [py("import time; time.sleep(60)", name="app")])
+    p = await kenv.until("target", ready, what="target Ready")
+    assert p.status.ephemeral_container_statuses is None
+    code = "import os; print('debugging', os.environ['HOSTNAME'])"
+    await kenv.cs.core_v1().pods("default").patch("target", {"spec": {"ephemeralContainers": [
+        {"name": "debugger", "image": "python", "command": [PY, "-c", code], "targetContainerName": "app",
+         "terminationMessagePolicy": "FallbackToLogsOnError"}]}}, "strategic", subresource="ephemeralcontainers")
+
+    def done(p: Any) -> bool:
+        st = p.status.ephemeral_container_statuses
+        return bool(st) and st[0].state.terminated is not None
+    p = await kenv.until("target", done, what="the ephemeral container to finish")
+    st = p.status.ephemeral_container_statuses[0]
+    assert (st.name, st.ready, st.started, st.restart_count) == ("debugger", False, None, 0)
+    assert (st.state.terminated.exit_code, st.state.terminated.reason) == (0, "Completed")
+    assert st.container_id.startswith("kubeplane-process://")
+    conn = kenv.registry["node-0"]
+    logs = await read_all(conn.container_logs("default", "target", p.metadata.uid, _opts("debugger")))
+    assert logs == b"debugging target\n"
+    assert ready(p) and p.status.phase == "Running"     # the pod is as it was
+    assert ("spec.ephemeralContainers{debugger}", "Started") in [(f, r) for f, r, _ in kenv.events]
+    await asyncio.sleep(0.5)                             # a few syncs later: never restarted
+    p = await kenv.pod("target")
+    assert p.status.ephemeral_container_statuses[0].container_id == st.container_id

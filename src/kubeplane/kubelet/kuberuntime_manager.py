@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from ..api.types import core_v1
 from .backoff import Backoff, go_duration_seconds
-from .runtime import CREATED, CREATING, EXITED, RUNNING, SANDBOX_READY, WAITING, ContainerStatus, PodStatus
+from .runtime import (
+    CREATED, CREATING, EXITED, RUNNING, SANDBOX_READY, WAITING, ContainerStatus, PodStatus, as_container,
+)
 
 CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
 IMAGE_PULL_BACK_OFF = "ImagePullBackOff"
@@ -77,6 +79,20 @@ def should_restart(policy: str, exit_code: int | None) -> bool:
 
 
 def compute_pod_actions(pod: core_v1.Pod, rt: PodStatus, bo: BackoffState) -> PodActions:
+    """The next step for pod given what the runtime reports (see _pod_actions), and the
+    ephemeral containers to start: each one that never ran, once the sandbox is ready, even
+    before initialization is complete, never restarted, and none in a pod that is done.
+    Upstream: computePodActions' EphemeralContainersToStart"""
+    actions = _pod_actions(pod, rt, bo)
+    if pod.spec.ephemeral_containers and not actions.terminal and rt.sandbox is not None \
+            and rt.sandbox.state == SANDBOX_READY:
+        for ec in pod.spec.ephemeral_containers:
+            if rt.latest(ec.name or "") is None:
+                actions.start.append((as_container(ec), 0, False))
+    return actions
+
+
+def _pod_actions(pod: core_v1.Pod, rt: PodStatus, bo: BackoffState) -> PodActions:
     """The next step for pod given what the runtime reports.
 
     1. No sandbox: create one (containers start once it is ready; its event re-syncs us).

@@ -88,6 +88,7 @@ from .. import (
     PodStatus,
     SandboxStatus,
     check_log_target,
+    field_path,
 )
 from . import records, shim
 from .attach import AttachConnection
@@ -667,7 +668,7 @@ class ProcessRuntime:
             os.close(errors_to)
         stdin: Any = transport.get_pipe_transport(0)     # uvloop's is no asyncio.WriteTransport
         try:
-            spec = {"argv": argv, "env": c.env, "cwd": c.cwd, "log": str(c.log.path), "hooks": c.hooks}
+            spec: dict[str, Any] = {"argv": argv, "env": c.env, "cwd": c.cwd, "log": str(c.log.path), "hooks": c.hooks}
             if c.spec.stdin or c.spec.tty:   # the shim keeps its stdin and serves attach
                 spec.update(stdin=bool(c.spec.stdin), stdinOnce=bool(c.spec.stdin_once), tty=bool(c.spec.tty),
                             attach=str(attach_socket(c.record)))
@@ -841,9 +842,8 @@ class ProcessRuntime:
         if self.events is None or p is None:
             return
         m = p.pod.metadata
-        where = "initContainers" if c.init else "containers"
         ref = core_v1.ObjectReference(kind="Pod", api_version="v1", name=m.name, namespace=m.namespace, uid=m.uid,
-                                      field_path=f"spec.{where}{{{c.spec.name}}}")
+                                      field_path=field_path(p.pod, c.spec.name or "", c.init))
         try:
             self.events(ref, type_, reason, message)
         except Exception:

@@ -183,3 +183,27 @@ async def test_an_ephemeral_container_runs_once_in_the_running_pod(kenv: Kubelet
     await asyncio.sleep(0.5)                             # a few syncs later: never restarted
     p = await kenv.pod("target")
     assert p.status.ephemeral_container_statuses[0].container_id == st.container_id
+
+
+async def test_the_stdin_outlives_the_kubelet(tmp_path: Any) -> None:
+    """The shim holds the stdin: a kubelet that takes the container up again attaches to it."""
+    a = ProcessRuntime(root_dir=tmp_path / "kubelet")
+    pod = make_pod([py(ECHO_UPPER, stdin=True)])
+    await started(a, pod)
+    first = await a.attach("uid-1", "c", stdin=True, stdout=True, stderr=False)
+    await first.write(b"before\n")
+    assert await asyncio.wait_for(first.read(), 10) == ("stdout", b"BEFORE\n")
+    first.close()                            # the kubelet stops, its attach connections with it
+    await a.aclose()
+    b = ProcessRuntime(root_dir=tmp_path / "kubelet")
+    try:
+        assert b.restore_pod(pod) and state(b).state == RUNNING
+        again = await b.attach("uid-1", "c", stdin=True, stdout=True, stderr=False)
+        assert again is not None
+        await again.write(b"after\n")
+        assert await asyncio.wait_for(again.read(), 10) == ("stdout", b"AFTER\n")
+        again.close()
+        logs = await read_all(b.container_logs("uid-1", "p", _opts()))
+        assert logs == b"BEFORE\nAFTER\n"
+    finally:
+        await b.stop_all()

@@ -12,6 +12,12 @@ What a container is here:
 - stdin, stdinOnce, tty: the shim keeps the container's stdin (a pipe, or a pseudo-terminal
   that is its controlling terminal) for attach (shim.py Attach, attach.py); without them
   stdin is /dev/null and attach follows the log.
+- ephemeral containers (`kubectl debug`) start as any container of the pod: in its network
+  namespace, with their own volumeMounts. targetContainerName: there are no PID namespaces
+  here (every process is in the host's), so the target's processes are visible and can be
+  signalled or traced from the ephemeral container as upstream's shared process namespace
+  allows (and so is every other process of the host); the target's filesystem, where it has
+  its own mounts, is at /proc/<its pid>/root, as upstream.
 - env: PATH/HOME/LANG/... from the kubelet, HOSTNAME, the service links (KUBERNETES_SERVICE_HOST
   & co., where Services are reachable), then envFrom and env as the kubelet composes them (fieldRef, configMapKeyRef and secretKeyRef resolved through `lookup`).
 - cwd: workingDir (created if missing, as runc does), else <root_dir>/pods/<uid>/work.

@@ -71,6 +71,7 @@ class KubeletOptions:
     cluster_dns: tuple[str, ...] = ("10.96.0.10",)   # --cluster-dns: `up`'s kube-dns (network/dns.py)
     cluster_domain: str = "cluster.local"            # --cluster-domain (kubeadm's)
     resolv_conf: str = "/etc/resolv.conf"   # --resolv-conf
+    streaming_connection_idle_timeout: float = 4 * 3600.0   # seconds; --streaming-connection-idle-timeout (0: none)
 
 
 @dataclass

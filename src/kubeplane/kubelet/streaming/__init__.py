@@ -80,7 +80,10 @@ def status_error(e: errors.StatusError) -> bytes:
 
 async def serve(host: Any, kind: str, ns: str, name: str, container: str, query: Mapping[str, list[str]],
                 headers: Mapping[str, str], conn: Duplex) -> None:
-    """Answer one upgrade request on conn and run its session; conn is closed at the end."""
+    """Answer one upgrade request on conn and run its session; conn is closed at the end, or
+    once nothing has crossed it for the kubelet's streaming idle timeout."""
+    timeout = getattr(getattr(host, "options", None), "streaming_connection_idle_timeout", 0)
+    watchdog = asyncio.ensure_future(close_when_idle(conn, timeout, host.clock)) if timeout else None
     try:
         await _serve(host, kind, ns, name, container, query, headers, conn)
     except errors.StatusError as e:
@@ -91,6 +94,31 @@ async def serve(host: Any, kind: str, ns: str, name: str, container: str, query:
         pass
     finally:
         conn.close()
+        if watchdog is not None:
+            watchdog.cancel()
+
+
+IDLE_CHECKS = 8          # looks per idle timeout: a connection closes within timeout * (1 + 1/8) of its last byte
+
+
+async def close_when_idle(conn: Duplex, timeout: float, clock: Any) -> None:
+    """Close conn once no byte has been read from or written to it for `timeout` seconds (the
+    session then ends as when the client goes: an exec's command is killed). Upstream: the
+    kubelet's --streaming-connection-idle-timeout (StreamIdleTimeout: wsstream's deadline
+    reset by every message, spdystream's idle timer)"""
+    step = timeout / IDLE_CHECKS
+    seen, idle = conn.activity, 0.0
+    while True:
+        await clock.sleep(step)
+        if conn.activity != seen:
+            seen, idle = conn.activity, 0.0
+            continue
+        idle += step
+        if idle >= timeout:
+            log.info("Closing an idle streaming connection", extra={"idleSeconds": timeout})
+            conn.close()
+            conn.lost()
+            return
 
 
 async def _serve(host: Any, kind: str, ns: str, name: str, container: str, query: Mapping[str, list[str]],

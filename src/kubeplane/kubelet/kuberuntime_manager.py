@@ -78,21 +78,16 @@ def should_restart(policy: str, exit_code: int | None) -> bool:
     return False
 
 
-def compute_pod_actions(pod: core_v1.Pod, rt: PodStatus, bo: BackoffState) -> PodActions:
-    """The next step for pod given what the runtime reports (see _pod_actions), and the
-    ephemeral containers to start: each one that never ran, once the sandbox is ready, even
-    before initialization is complete, never restarted, and none in a pod that is done.
+def _start_ephemeral_containers(pod: core_v1.Pod, rt: PodStatus, actions: PodActions) -> None:
+    """Start each ephemeral container that never ran: once the sandbox is ready, even before
+    initialization is complete, never restarted, and none in a pod that is done.
     Upstream: computePodActions' EphemeralContainersToStart"""
-    actions = _pod_actions(pod, rt, bo)
-    if pod.spec.ephemeral_containers and not actions.terminal and rt.sandbox is not None \
-            and rt.sandbox.state == SANDBOX_READY:
-        for ec in pod.spec.ephemeral_containers:
-            if rt.latest(ec.name or "") is None:
-                actions.start.append((as_container(ec), 0, False))
-    return actions
+    for ec in pod.spec.ephemeral_containers or ():
+        if rt.latest(ec.name or "") is None:
+            actions.start.append((as_container(ec), 0, False))
 
 
-def _pod_actions(pod: core_v1.Pod, rt: PodStatus, bo: BackoffState) -> PodActions:
+def compute_pod_actions(pod: core_v1.Pod, rt: PodStatus, bo: BackoffState) -> PodActions:
     """The next step for pod given what the runtime reports.
 
     1. No sandbox: create one (containers start once it is ready; its event re-syncs us).
@@ -100,6 +95,7 @@ def _pod_actions(pod: core_v1.Pod, rt: PodStatus, bo: BackoffState) -> PodAction
        runs, wait; a failed one restarts with back-off, or fails the pod under Never.
     3. Then every app container: start it if it never ran; restart an exited one when the
        restart policy says so and its back-off has passed.
+    Ephemeral containers start alongside (_start_ephemeral_containers).
     Upstream: computePodActions (kuberuntime_manager.go)
     """
     actions = PodActions()
@@ -117,6 +113,8 @@ def _pod_actions(pod: core_v1.Pod, rt: PodStatus, bo: BackoffState) -> PodAction
             actions.terminal = True
             return actions
         _container_step(pod, c, st, True, bo, actions)
+        if pod.spec.ephemeral_containers:
+            _start_ephemeral_containers(pod, rt, actions)
         return actions
     exited = 0
     for c in pod.spec.containers or ():
@@ -126,6 +124,8 @@ def _pod_actions(pod: core_v1.Pod, rt: PodStatus, bo: BackoffState) -> PodAction
             continue
         _container_step(pod, c, st, False, bo, actions)
     actions.terminal = exited == len(pod.spec.containers or ())
+    if pod.spec.ephemeral_containers and not actions.terminal:
+        _start_ephemeral_containers(pod, rt, actions)
     return actions
 
 

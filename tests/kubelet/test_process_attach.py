@@ -207,3 +207,17 @@ async def test_the_stdin_outlives_the_kubelet(tmp_path: Any) -> None:
         assert logs == b"BEFORE\nAFTER\n"
     finally:
         await b.stop_all()
+
+
+async def test_a_failed_upgrade_is_no_attach_of_a_stdin_once_container(rt: ProcessRuntime) -> None:
+    pod = make_pod([py(ECHO_UPPER, stdin=True, stdinOnce=True)], name="web")
+    await started(rt, pod)
+    host = Host({"uid-1": pod}, runtime=rt)
+    _, headers = ws_request("/attach/default/web/c", protocols="no.such.protocol")
+    s = await Served(host, "attach", {"input": ["1"], "output": ["1"]}, headers, container="c").start()
+    assert (await s.head())[0] == 403
+    await s.done()
+    conn = await rt.attach("uid-1", "c", stdin=True, stdout=True, stderr=False)
+    await conn.write(b"still open\n")         # the refused request never reached the container's stdin
+    assert await asyncio.wait_for(conn.read(), 10) == ("stdout", b"STILL OPEN\n")
+    conn.close()

@@ -124,7 +124,6 @@ async def close_when_idle(conn: Duplex, timeout: float, clock: Any) -> None:
 async def _serve(host: Any, kind: str, ns: str, name: str, container: str, query: Mapping[str, list[str]],
                  headers: Mapping[str, str], conn: Duplex) -> None:
     pod = find_pod(host, ns, name)
-    uid = pod.metadata.uid
     websocket = is_websocket_request(headers)
     if kind == "portforward":
         await _port_forward(host, pod, query, headers, conn, websocket)
@@ -132,37 +131,37 @@ async def _serve(host: Any, kind: str, ns: str, name: str, container: str, query
     opts = remotecommand.options(query)
     if not _has_container(pod, container):
         raise errors.StatusError(500, "InternalError", f'container not found ("{container}")')
-    target: Any = None
+    target: ExecTarget | None = None
     if kind == "exec":
         if not opts.command:
             raise ValueError("you must specify at least one command for the container")
         target = exec_target(host, pod, container)
     else:
         opts = attach_options(pod, container, opts)
-        target = await attach_io(host, uid, container, opts)
-    try:
-        if not websocket:
-            await _spdy_remote_command(host, kind, pod, container, opts, target, headers, conn)
-            return
-        ch = _accept_websocket(headers, conn, remotecommand.PROTOCOLS)
-        if ch is None:
-            return
-        await _run_session(host, kind, remotecommand.Session(ch, opts), pod, container, target)
-    finally:
-        if kind == "attach" and target is not None:
-            target.close()
+    if not websocket:
+        await _spdy_remote_command(host, kind, pod, container, opts, target, headers, conn)
+        return
+    ch = _accept_websocket(headers, conn, remotecommand.PROTOCOLS)
+    if ch is None:
+        return
+    await _run_session(host, kind, remotecommand.Session(ch, opts), pod, container, target)
 
 
 async def _run_session(host: Any, kind: str, session: remotecommand.Session, pod: Any, container: str,
-                       target: Any) -> None:
-    """exec: the command in target; attach: to target, the runtime's attach connection, or
-    (None: the container keeps no stdin) to its output."""
+                       target: ExecTarget | None) -> None:
+    """exec: the command in target. attach: once the client's streams are there (as upstream
+    calls the runtime's attach only then: a failed upgrade must not count as a stdinOnce
+    container's attach), to the runtime's attach connection, or, for a container that keeps
+    no stdin, to its output."""
     if kind == "exec":
+        assert target is not None
         await session.exec(list(session.opts.command), target)
-    elif target is not None:
-        await session.attach_io(target)
+        return
+    m = pod.metadata
+    io = await attach_io(host, m.uid, container, session.opts)
+    if io is not None:
+        await session.attach_io(io)
     else:
-        m = pod.metadata
         await session.attach(attach_output(host, m.namespace, m.name, m.uid, container))
 
 
@@ -212,7 +211,7 @@ def _spdy_upgrade(headers: Mapping[str, str], conn: Duplex, supported: tuple[str
 
 
 async def _spdy_remote_command(host: Any, kind: str, pod: Any, container: str, opts: remotecommand.Options,
-                               target: Any, headers: Mapping[str, str], conn: Duplex) -> None:
+                               target: ExecTarget | None, headers: Mapping[str, str], conn: Duplex) -> None:
     """exec or attach over SPDY (kubectl's fallback): wait for the client's streams, then run
     the session on them. Upstream: remotecommand.createHTTPStreamStreams"""
     protocol = _spdy_upgrade(headers, conn, remotecommand.SPDY_PROTOCOLS)

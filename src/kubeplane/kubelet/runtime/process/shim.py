@@ -275,7 +275,10 @@ def main(argv: list[str]) -> int:
     stdio.started()
     attach = None
     if stdio.kept and spec.get("attach"):
-        attach = Attach(spec["attach"], stdio, bool(spec.get("stdinOnce")))
+        try:
+            attach = Attach(spec["attach"], stdio, bool(spec.get("stdinOnce")))
+        except OSError as err:             # the container runs on, without attach (stderr: the .shim.log)
+            print(f"attach socket {spec['attach']}: {err}", file=sys.stderr, flush=True)
     state = {"pid": proc.pid, "start": proc_start(proc.pid), "startedAt": time.time()}
     _write_state(state_path, state)
     _say(state)

@@ -120,6 +120,21 @@ def test_core_v1_cluster_scoped_and_pod_subresources() -> None:
     assert doc("apis/coordination.k8s.io/v1")["paths"]["/apis/coordination.k8s.io/v1/namespaces/{namespace}"
                                                        "/leases"]["post"]["operationId"] == \
         "createCoordinationV1NamespacedLease"
+    exec_ = paths["/api/v1/namespaces/{namespace}/pods/{name}/exec"]
+    assert [exec_[m]["operationId"] for m in ("get", "post")] == ["connectCoreV1GetNamespacedPodExec",
+                                                                 "connectCoreV1PostNamespacedPodExec"]
+    assert exec_["get"]["x-kubernetes-action"] == "connect"
+    assert exec_["get"]["x-kubernetes-group-version-kind"] == {"group": "", "kind": "PodExecOptions", "version": "v1"}
+    assert exec_["get"]["responses"]["200"] == {"content": {"*/*": {"schema": {"type": "string"}}},
+                                                "description": "OK"}
+    assert [p["name"] for p in exec_["parameters"]] == ["command", "container", "name", "namespace", "stderr",
+                                                        "stdin", "stdout", "tty"]
+    forward = paths["/api/v1/namespaces/{namespace}/pods/{name}/portforward"]
+    assert forward["post"]["operationId"] == "connectCoreV1PostNamespacedPodPortforward"
+    assert next(p for p in forward["parameters"] if p["name"] == "ports")["schema"] == {"type": "integer",
+                                                                                         "uniqueItems": True}
+    assert paths["/api/v1/namespaces/{namespace}/pods/{name}/attach"]["get"]["operationId"] == \
+        "connectCoreV1GetNamespacedPodAttach"
 
 
 def test_schemas_are_openapi3_with_extensions_kept() -> None:

@@ -69,8 +69,10 @@ def expected_operations(r: res.ResourceInfo) -> dict[str, str]:
     if r.namespaced and "watch" in v:
         out[f"watch{gv}{r.kind}ListForAllNamespaces"] = "watchlist"
     for sub in r.subresources:
-        if sub.name in ("attach", "exec", "portforward"):
-            continue              # upstream's connect operations (connectGet/connectPost...): not written yet
+        if sub.name in ("attach", "exec", "portforward"):      # connect GET and POST
+            for method in openapi_v2.CONNECT_METHODS:
+                out[f"connect{gv}{method.capitalize()}{ns}{r.kind}{sub.name.capitalize()}"] = "connect"
+            continue
         if sub.name == "proxy":          # connect operations, one per HTTP method, with and without a path
             for method in openapi_v2.PROXY_METHODS:
                 for suffix in ("", "WithPath"):
@@ -238,10 +240,16 @@ UPSTREAM_SHARED = {
 # Added since the copy of upstream's document we compare with (1.32: DeleteOptions'
 # ignoreStoreReadErrorWithClusterBreakingPotential, PodLogOptions' stream).
 NEWER = {"ignoreStoreReadErrorWithClusterBreakingPotential-QbNkfIqj", "stream-l-48cgXv"}
+# The connect options of pods/attach, exec and portforward, from upstream's descriptions (k8s.io/api
+# core/v1 types_swagger_doc_generated.go), named by the same hash: not in the excerpt above
+# (command-Py3eQybp is the name in upstream's swagger.json).
+CONNECT = {"command-Py3eQybp", "container-_Q-EJ3nR", "container-i5dOmRiM", "ports-91KROJmm", "stderr-26jJhFUR",
+           "stderr-W_1TNlWc", "stdin-PSzNhyUC", "stdin-sEFnN3IS", "stdout--EZLRwV1", "stdout-005YMKE6",
+           "tty-g7MlET_l", "tty-s0flW37O"}
 
 
 def test_shared_parameters_are_named_as_upstream(doc: dict[str, Any]) -> None:
-    assert set(doc["parameters"]) == UPSTREAM_SHARED | NEWER
+    assert set(doc["parameters"]) == UPSTREAM_SHARED | NEWER | CONNECT
     for name, p in doc["parameters"].items():
         assert openapi_v2.shared_parameter_name(p) == name
 
@@ -357,3 +365,24 @@ def test_invalidate_rebuilds_on_next_request() -> None:
     openapi_v2.invalidate()
     after = openapi_v2.served()
     assert after is not before and after.json == before.json and after.etag == before.etag
+
+
+def test_pods_exec_attach_and_portforward_are_connect_operations(doc: dict[str, Any]) -> None:
+    shared = doc["parameters"]
+    for sub, kind, query in (("exec", "PodExecOptions", ["command", "container", "stderr", "stdin", "stdout", "tty"]),
+                             ("attach", "PodAttachOptions", ["container", "stderr", "stdin", "stdout", "tty"]),
+                             ("portforward", "PodPortForwardOptions", ["ports"])):
+        item = doc["paths"][f"/api/v1/namespaces/{{namespace}}/pods/{{name}}/{sub}"]
+        assert list(item) == ["get", "post", "parameters"]
+        for method in ("get", "post"):
+            op = item[method]
+            assert op["operationId"] == f"connectCoreV1{method.capitalize()}NamespacedPod{sub.capitalize()}"
+            assert op["description"] == f"connect {method.upper()} requests to {sub} of Pod"
+            assert (op["consumes"], op["produces"]) == (["*/*"], ["*/*"])
+            assert op["responses"]["200"] == {"description": "OK", "schema": {"type": "string"}}
+            assert op["x-kubernetes-group-version-kind"] == {"group": "", "version": "v1", "kind": kind}
+        params = [shared[p["$ref"].rsplit("/", 1)[1]] if "$ref" in p else p for p in item["parameters"]]
+        assert [p["name"] for p in params] == sorted(query + ["name", "namespace"])
+        assert next(p for p in params if p["name"] == "name")["description"] == f"name of the {kind}"
+    ports = next(p for p in shared.values() if p["name"] == "ports")
+    assert (ports["type"], ports["in"]) == ("integer", "query")

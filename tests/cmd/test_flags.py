@@ -69,3 +69,17 @@ def test_service_node_port_range() -> None:
     for bad in ("5-1", "x", ""):
         with pytest.raises(argparse.ArgumentTypeError):
             flags.port_range(bad)
+
+
+def test_the_kubelets_streaming_idle_timeout_is_upstreams_flag() -> None:
+    from kubeplane.cmd import kubelet
+    from kubeplane.kubelet.kubelet import KubeletOptions
+    parser = argparse.ArgumentParser()
+    kubelet.add_parser(parser.add_subparsers())
+    base = ["kubelet", "--kubeconfig", "kc"]
+    assert parser.parse_args(base).streaming_connection_idle_timeout == 4 * 3600.0
+    assert KubeletOptions().streaming_connection_idle_timeout == 4 * 3600.0
+    assert parser.parse_args([*base, "--streaming-connection-idle-timeout", "5m30s"]) \
+        .streaming_connection_idle_timeout == 330.0
+    with pytest.raises(SystemExit):
+        parser.parse_args([*base, "--streaming-connection-idle-timeout", "-1s"])

@@ -7,7 +7,8 @@ dropped connection. Afterwards the server must still answer and its log must hol
 "internal error" (the server logs every 500 with its traceback).
 
 Streaming is left out, because a request that is *meant* not to end would only time out the
-client: the `/watch/` paths and the `watch` and `follow` parameters are removed from the
+client: the `/watch/` paths, pods' `/exec`, `/attach` and `/portforward` (connect operations,
+an upgrade to a stream) and the `watch` and `follow` parameters are removed from the
 documents handed to schemathesis. So are the proxy subresources (`.../proxy`, `.../proxy/{path}`):
 their answer is their backend's, and a backend that cannot be reached (a generated node without
 addresses, a simulated pod) is upstream's 503, which the check would count as a server error;
@@ -33,6 +34,7 @@ from .cluster import Cluster
 BUDGET = int(os.environ.get("KUBEPLANE_FUZZ_SECONDS", "150"))
 SEED = int(os.environ.get("KUBEPLANE_FUZZ_SEED", "20261126"))
 STREAMING_PARAMS = ("watch", "follow")
+STREAMING_SUBRESOURCES = ("/proxy", "/exec", "/attach", "/portforward")
 ST = pathlib.Path(sys.executable).parent / "st"
 
 
@@ -49,7 +51,7 @@ def fuzz_document(docs: list[dict[str, Any]]) -> dict[str, Any]:
     for doc in docs:
         merged["components"]["schemas"].update(doc.get("components", {}).get("schemas", {}))
         for path, item in doc.get("paths", {}).items():
-            if "/watch/" in path or path.endswith("/proxy") or "/proxy/" in path:
+            if "/watch/" in path or path.endswith(STREAMING_SUBRESOURCES) or "/proxy/" in path:
                 continue
             merged["paths"][path] = _without_streaming(item)
     return merged

@@ -166,3 +166,29 @@ def test_options_as_the_kubelet_reads_them() -> None:
     assert (o.stdin, o.stdout, o.stderr, o.tty, o.command) == (True, True, False, True, ("sh", "-c", "x"))
     assert remotecommand._sizes(b'{"Width":80,"Height":24}{"Width":100,"Height":50}') == [(80, 24), (100, 50)]
     assert remotecommand._sizes(b"not json") == []
+
+
+async def test_an_idle_connection_is_closed_after_the_streaming_idle_timeout() -> None:
+    """Nothing crossing the connection for --streaming-connection-idle-timeout closes it, and
+    the command with it; traffic keeps it open. (The fake clock: no waiting.)"""
+    from types import SimpleNamespace
+    from kubeplane.utils.clock import FakeClock
+    clock = FakeClock()
+    h = host()
+    h.options = SimpleNamespace(streaming_connection_idle_timeout=60.0)   # type: ignore[attr-defined]
+    h.clock = clock                                                       # type: ignore[attr-defined]
+    _, headers = ws_request("/exec/default/web/app")
+    s = await Served(h, "exec", q("sh", "-c", "cat; echo done", input="1", output="1"), headers).start()
+    await s.head()
+    ws = s.ws()
+    assert await asyncio.wait_for(ws.receive(), 10) is not None           # ready
+    for _ in range(3):                         # 3 x 50 s, each with a keystroke: still open
+        clock.step(50)
+        await asyncio.sleep(0.05)
+        await ws.send(b"\x00x\n")
+        assert (await asyncio.wait_for(ws.receive(), 10))[1] == b"\x01x\n"
+    for _ in range(10):
+        clock.step(10)
+        await asyncio.sleep(0.01)
+    assert await asyncio.wait_for(ws.receive(), 10) is None               # closed, no exit status
+    await s.done()

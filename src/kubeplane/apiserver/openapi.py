@@ -190,8 +190,8 @@ def _group_version_paths(group: str, version: str) -> tuple[dict[str, Any], list
         roots += [r.definition, _list_definition(r)]
         paths.update(_resource_paths(r, prefix, gv_id, tag))
         for sub in r.subresources:
-            if sub.name in ("attach", "exec", "portforward"):     # no connect operations yet
-                paths.update(_subresource_paths(r, sub, prefix, gv_id, tag))
+            if sub.name in ("attach", "exec", "portforward"):     # connect operations: strings in and out
+                paths.update(_connect_paths(r, sub, prefix, gv_id, tag))
                 continue
             if sub.name == "proxy":                  # connect operations: strings in and out
                 paths.update(_proxy_paths(r, sub, prefix, gv_id, tag))
@@ -295,8 +295,6 @@ def _subresource_paths(r: res.ResourceInfo, sub: res.Subresource, prefix: str, g
     name = _param("name", "string", f"name of the {sub.kind}", "path", True)
     entry: dict[str, Any] = {"parameters": [name] + scope + [P["pretty"]]}
     what = {"status": "status of", "scale": "scale of", "log": "log of"}.get(sub.name, sub.name + " of")
-    if sub.name in ("attach", "exec", "portforward"):
-        return {}          # pods/exec, attach, portforward: upstream's connect operations are not written yet
     if sub.name == "log":
         params = [_param(n, t, f"{n} option of the log request") for n, t in _LOG_PARAMS]
         entry["get"] = _op(f"read log of the specified {r.kind}", f"read{gv_id}{suffix}", "get", gvk, tag, (),
@@ -343,6 +341,25 @@ def _proxy_paths(r: res.ResourceInfo, sub: res.Subresource, prefix: str, gv_id: 
         entry["parameters"] = params
         out[path] = entry
     return out
+
+
+def _connect_paths(r: res.ResourceInfo, sub: res.Subresource, prefix: str, gv_id: str, tag: str) -> dict[str, Any]:
+    """pods/attach, exec, portforward: connect GET and POST with the options as query parameters
+    (openapi_v2.CONNECT_PARAMS). Upstream: the installer's connect routes."""
+    from .openapi_v2 import CONNECT_METHODS, CONNECT_PARAMS
+    ns = "Namespaced" if r.namespaced else ""
+    base = f"{prefix}/namespaces/{{namespace}}/{r.plural}" if r.namespaced else f"{prefix}/{r.plural}"
+    scope = [_param("namespace", "string", "object name and auth scope, such as for teams and projects",
+                    "path", True)] if r.namespaced else []
+    gvk = {"group": sub.group or r.group, "kind": sub.kind, "version": sub.version or r.version}
+    params = [_param("name", "string", f"name of the {sub.kind}", "path", True)] + scope + [
+        _param(name, typ, doc) for name, typ, doc in CONNECT_PARAMS[sub.name]]
+    ok = {"200": {"content": {"*/*": {"schema": {"type": "string"}}}, "description": "OK"}}
+    entry: dict[str, Any] = {m: _op(f"connect {m.upper()} requests to {sub.name} of {r.kind}",
+                                    f"connect{gv_id}{m.capitalize()}{ns}{r.kind}{sub.name.capitalize()}", "connect",
+                                    gvk, tag, (), ok) for m in CONNECT_METHODS}
+    entry["parameters"] = sorted(params, key=lambda p: p["name"])
+    return {f"{base}/{{name}}/{sub.name}": entry}
 
 
 def _discovery_op(path: str, op_id: str, kind: str, tag: str) -> dict[str, Any]:

@@ -442,8 +442,8 @@ def subresource_routes(r: res.ResourceInfo, sub: res.Subresource, item: str,
     path, name = f"{item}/{sub.name}", [_path_param("name", f"name of the {sub.kind}")]
     pretty = _q("pretty")
     routes = []
-    if sub.name in ("attach", "exec", "portforward"):
-        return []          # pods/exec, attach, portforward: upstream's connect operations are not written yet
+    if sub.name in CONNECT_PARAMS:
+        return connect_routes(r, sub, item, scope, gvk)
     if sub.name == "proxy":
         return proxy_routes(r, sub, item, scope, gvk)
     if sub.name == "log":
@@ -469,6 +469,55 @@ def subresource_routes(r: res.ResourceInfo, sub: res.Subresource, item: str,
                                                      f"create{gv}{op_id}", group_tag, _created(obj), action="post",
                                                      gvk=gvk),
                             pretty + name + scope + [_body(definition)] + _q(*_WRITE_OPTIONS)))
+    return routes
+
+
+# pods/attach, exec, portforward: their options' fields as query parameters (name, type, the
+# field's SwaggerDoc). Upstream: k8s.io/api core/v1 types_swagger_doc_generated.go (map_PodAttachOptions,
+# map_PodExecOptions, map_PodPortForwardOptions); command is []string, ports []int32: one value
+# per parameter in the document.
+CONNECT_PARAMS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "attach": (
+        ("container", "string", "The container in which to execute the command. Defaults to only container if "
+                                "there is only one container in the pod."),
+        ("stderr", "boolean", "Stderr if true indicates that stderr is to be redirected for the attach call. "
+                              "Defaults to true."),
+        ("stdin", "boolean", "Stdin if true, redirects the standard input stream of the pod for this call. "
+                             "Defaults to false."),
+        ("stdout", "boolean", "Stdout if true indicates that stdout is to be redirected for the attach call. "
+                              "Defaults to true."),
+        ("tty", "boolean", "TTY if true indicates that a tty will be allocated for the attach call. This is passed "
+                           "through the container runtime so the tty is allocated on the worker node by the "
+                           "container runtime. Defaults to false.")),
+    "exec": (
+        ("command", "string", "Command is the remote command to execute. argv array. Not executed within a shell."),
+        ("container", "string", "Container in which to execute the command. Defaults to only container if there is "
+                                "only one container in the pod."),
+        ("stderr", "boolean", "Redirect the standard error stream of the pod for this call."),
+        ("stdin", "boolean", "Redirect the standard input stream of the pod for this call. Defaults to false."),
+        ("stdout", "boolean", "Redirect the standard output stream of the pod for this call."),
+        ("tty", "boolean", "TTY if true indicates that a tty will be allocated for the exec call. Defaults to "
+                           "false.")),
+    "portforward": (
+        ("ports", "integer", "List of ports to forward Required when using WebSockets"),),
+}
+CONNECT_METHODS = ("get", "post")      # the streaming REST's ConnectMethods
+
+
+def connect_routes(r: res.ResourceInfo, sub: res.Subresource, item: str, scope: list[dict[str, Any]],
+                   gvk: dict[str, str]) -> list[Route]:
+    """pods/attach, exec, portforward: connect GET and POST, the options as query parameters,
+    a string out. Upstream: the installer's connect routes (AttachREST, ExecREST, PortForwardREST)."""
+    gv, group_tag = gv_id(r.group, r.version), tag(r.group, r.version)
+    ns = "Namespaced" if r.namespaced else ""
+    params = [_path_param("name", f"name of the {sub.kind}")] + scope + [
+        _query(name, typ, doc) for name, typ, doc in CONNECT_PARAMS[sub.name]]
+    routes = []
+    for method in CONNECT_METHODS:
+        op = _operation(f"connect {method.upper()} requests to {sub.name} of {r.kind}",
+                        f"connect{gv}{method.capitalize()}{ns}{r.kind}{sub.name.capitalize()}", group_tag,
+                        _responses(("200", "OK", {"type": "string"})), action="connect", gvk=gvk, produces=["*/*"])
+        routes.append(Route(f"{item}/{sub.name}", method, op, params))
     return routes
 
 

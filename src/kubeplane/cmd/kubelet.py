@@ -87,6 +87,9 @@ def add_parser(sub: Any) -> None:
                    help="the cluster's DNS domain, searched by the pods (default cluster.local, as kubeadm)")
     p.add_argument("--resolv-conf", default="/etc/resolv.conf",
                    help="the resolver file the pods' DNS starts from (\"\": none; default /etc/resolv.conf)")
+    p.add_argument("--streaming-connection-idle-timeout", type=flags.go_duration, default=4 * 3600.0,
+                   metavar="DURATION", help="close an exec, attach or port-forward connection idle this long "
+                   "(default 4h0m0s; 0 never)")
     p.add_argument("--port", type=flags.port, default=10250,
                    help="the port the kubelet serves on; 0 picks a free one (default 10250)")
 
@@ -120,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
             await run_kubelet(cs, nodes=args.nodes, runtime=args.runtime, profile=args.profile,
                               node_prefix=args.node_prefix, data_dir=args.root_dir, server=server,
                               options=KubeletOptions(cluster_dns=args.cluster_dns, cluster_domain=args.cluster_domain,
-                                                     resolv_conf=args.resolv_conf),
+                                                     resolv_conf=args.resolv_conf,
+                                                     streaming_connection_idle_timeout=args.streaming_connection_idle_timeout),
                               pod_network=args.pod_network, node_port_addresses=args.nodeport_addresses,
                               clientset_for=lambda node: clientsets.get(node, cs))
         except OSError as err:

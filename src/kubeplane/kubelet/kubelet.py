@@ -71,6 +71,7 @@ class KubeletOptions:
     cluster_dns: tuple[str, ...] = ("10.96.0.10",)   # --cluster-dns: `up`'s kube-dns (network/dns.py)
     cluster_domain: str = "cluster.local"            # --cluster-domain (kubeadm's)
     resolv_conf: str = "/etc/resolv.conf"   # --resolv-conf
+    streaming_connection_idle_timeout: float = 4 * 3600.0   # seconds; --streaming-connection-idle-timeout (0: none)
 
 
 @dataclass
@@ -678,6 +679,7 @@ def _foreign_conditions(status: core_v1.PodStatus) -> list[core_v1.PodCondition]
     return [c for c in status.conditions or () if c.type not in generate.KUBELET_CONDITIONS]
 
 
-def _all_containers(pod: core_v1.Pod) -> list[core_v1.Container]:
+def _all_containers(pod: core_v1.Pod) -> list[Any]:
+    """Init, app and ephemeral containers (what termination stops)."""
     spec = pod.spec or core_v1.PodSpec()
-    return list(spec.init_containers or ()) + list(spec.containers or ())
+    return list(spec.init_containers or ()) + list(spec.containers or ()) + list(spec.ephemeral_containers or ())

@@ -63,7 +63,24 @@ def generate_api_pod_status(pod: core_v1.Pod, rt: PodStatus, *, node_ip: str,
     if has_init:
         s["initContainerStatuses"] = init
     s["containerStatuses"] = app
+    if pod.spec.ephemeral_containers:
+        s["ephemeralContainerStatuses"] = ephemeral_container_statuses(pod, rt, has_init, waiting, terminal)
     return s
+
+
+def ephemeral_container_statuses(pod: core_v1.Pod, rt: PodStatus, has_init: bool,
+                                 waiting: dict[str, tuple[str, str]], terminal: bool) -> list[Obj]:
+    """As app containers' statuses, sorted by name, never ready and without `started` (the
+    prober reports neither for them). Upstream: generateAPIPodStatus' EphemeralContainerStatuses"""
+    ecs: list[Any] = list(pod.spec.ephemeral_containers or ())     # name, image, resources as a Container's
+    out = convert_to_api_container_statuses(ecs, rt, has_init, _never, waiting, terminal, is_started=_never)
+    for st in out:
+        st.pop("started", None)
+    return sorted(out, key=lambda st: st["name"] or "")
+
+
+def _never(c: Any, st: ContainerStatus) -> bool:
+    return False
 
 
 def spec_view(spec: core_v1.PodSpec | None) -> Obj:

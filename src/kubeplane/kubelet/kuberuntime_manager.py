@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from ..api.types import core_v1
 from .backoff import Backoff, go_duration_seconds
-from .runtime import CREATED, CREATING, EXITED, RUNNING, SANDBOX_READY, WAITING, ContainerStatus, PodStatus
+from .runtime import (
+    CREATED, CREATING, EXITED, RUNNING, SANDBOX_READY, WAITING, ContainerStatus, PodStatus, as_container,
+)
 
 CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
 IMAGE_PULL_BACK_OFF = "ImagePullBackOff"
@@ -76,6 +78,15 @@ def should_restart(policy: str, exit_code: int | None) -> bool:
     return False
 
 
+def _start_ephemeral_containers(pod: core_v1.Pod, rt: PodStatus, actions: PodActions) -> None:
+    """Start each ephemeral container that never ran: once the sandbox is ready, even before
+    initialization is complete, never restarted, and none in a pod that is done.
+    Upstream: computePodActions' EphemeralContainersToStart"""
+    for ec in pod.spec.ephemeral_containers or ():
+        if rt.latest(ec.name or "") is None:
+            actions.start.append((as_container(ec), 0, False))
+
+
 def compute_pod_actions(pod: core_v1.Pod, rt: PodStatus, bo: BackoffState) -> PodActions:
     """The next step for pod given what the runtime reports.
 
@@ -84,6 +95,7 @@ def compute_pod_actions(pod: core_v1.Pod, rt: PodStatus, bo: BackoffState) -> Po
        runs, wait; a failed one restarts with back-off, or fails the pod under Never.
     3. Then every app container: start it if it never ran; restart an exited one when the
        restart policy says so and its back-off has passed.
+    Ephemeral containers start alongside (_start_ephemeral_containers).
     Upstream: computePodActions (kuberuntime_manager.go)
     """
     actions = PodActions()
@@ -101,6 +113,8 @@ def compute_pod_actions(pod: core_v1.Pod, rt: PodStatus, bo: BackoffState) -> Po
             actions.terminal = True
             return actions
         _container_step(pod, c, st, True, bo, actions)
+        if pod.spec.ephemeral_containers:
+            _start_ephemeral_containers(pod, rt, actions)
         return actions
     exited = 0
     for c in pod.spec.containers or ():
@@ -110,6 +124,8 @@ def compute_pod_actions(pod: core_v1.Pod, rt: PodStatus, bo: BackoffState) -> Po
             continue
         _container_step(pod, c, st, False, bo, actions)
     actions.terminal = exited == len(pod.spec.containers or ())
+    if pod.spec.ephemeral_containers and not actions.terminal:
+        _start_ephemeral_containers(pod, rt, actions)
     return actions
 
 

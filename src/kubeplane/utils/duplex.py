@@ -36,10 +36,12 @@ class Duplex:
         self._writable = asyncio.Event()
         self._writable.set()
         self.closed = asyncio.Event()
+        self.activity = 0            # bumped by every read from and write to the wire (idle timeouts)
 
     # --- fed by the front end ------------------------------------------------------------------
 
     def feed(self, data: bytes) -> None:
+        self.activity += 1
         self._buf += data
         self._wake()
         if len(self._buf) > self.limit and not self._paused and not self.transport.is_closing():
@@ -126,6 +128,7 @@ class Duplex:
             self.transport.resume_reading()
 
     def write(self, data: bytes) -> None:
+        self.activity += 1
         if not self.transport.is_closing():
             self.transport.write(data)
 

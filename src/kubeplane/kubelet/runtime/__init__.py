@@ -164,6 +164,23 @@ def check_log_target(rt: PodStatus | None, container: str, pod_name: str, previo
     return latest
 
 
+def as_container(ec: core_v1.EphemeralContainer) -> core_v1.Container:
+    """An ephemeral container as the container the runtime starts (its targetContainerName
+    aside). Upstream: v1.Container(ec.EphemeralContainerCommon)"""
+    from ...api.types import core_v1 as v1
+    return v1.Container(**{f: getattr(ec, f) for f in v1.Container.__struct_fields__})
+
+
+def field_path(pod: core_v1.Pod, name: str, init: bool) -> str:
+    """The fieldPath of a container's events: spec.containers{web}, spec.initContainers{x},
+    spec.ephemeralContainers{debugger-x}. Upstream: ref.GetReference's fieldPath"""
+    spec = pod.spec
+    if not init and spec is not None and spec.ephemeral_containers and any(
+            ec.name == name for ec in spec.ephemeral_containers):
+        return f"spec.ephemeralContainers{{{name}}}"
+    return f"spec.{'initContainers' if init else 'containers'}{{{name}}}"
+
+
 RUNTIMES = ("sim", "process")
 
 

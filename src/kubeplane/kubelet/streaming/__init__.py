@@ -19,6 +19,7 @@ pkg/kubelet/cri/streaming.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import pathlib
 import tempfile
@@ -79,7 +80,10 @@ def status_error(e: errors.StatusError) -> bytes:
 
 async def serve(host: Any, kind: str, ns: str, name: str, container: str, query: Mapping[str, list[str]],
                 headers: Mapping[str, str], conn: Duplex) -> None:
-    """Answer one upgrade request on conn and run its session; conn is closed at the end."""
+    """Answer one upgrade request on conn and run its session; conn is closed at the end, or
+    once nothing has crossed it for the kubelet's streaming idle timeout."""
+    timeout = getattr(getattr(host, "options", None), "streaming_connection_idle_timeout", 0)
+    watchdog = asyncio.ensure_future(close_when_idle(conn, timeout, host.clock)) if timeout else None
     try:
         await _serve(host, kind, ns, name, container, query, headers, conn)
     except errors.StatusError as e:
@@ -90,12 +94,36 @@ async def serve(host: Any, kind: str, ns: str, name: str, container: str, query:
         pass
     finally:
         conn.close()
+        if watchdog is not None:
+            watchdog.cancel()
+
+
+IDLE_CHECKS = 8          # looks per idle timeout: a connection closes within timeout * (1 + 1/8) of its last byte
+
+
+async def close_when_idle(conn: Duplex, timeout: float, clock: Any) -> None:
+    """Close conn once no byte has been read from or written to it for `timeout` seconds (the
+    session then ends as when the client goes: an exec's command is killed). Upstream: the
+    kubelet's --streaming-connection-idle-timeout (StreamIdleTimeout: wsstream's deadline
+    reset by every message, spdystream's idle timer)"""
+    step = timeout / IDLE_CHECKS
+    seen, idle = conn.activity, 0.0
+    while True:
+        await clock.sleep(step)
+        if conn.activity != seen:
+            seen, idle = conn.activity, 0.0
+            continue
+        idle += step
+        if idle >= timeout:
+            log.info("Closing an idle streaming connection", extra={"idleSeconds": timeout})
+            conn.close()
+            conn.lost()
+            return
 
 
 async def _serve(host: Any, kind: str, ns: str, name: str, container: str, query: Mapping[str, list[str]],
                  headers: Mapping[str, str], conn: Duplex) -> None:
     pod = find_pod(host, ns, name)
-    uid = pod.metadata.uid
     websocket = is_websocket_request(headers)
     if kind == "portforward":
         await _port_forward(host, pod, query, headers, conn, websocket)
@@ -103,22 +131,65 @@ async def _serve(host: Any, kind: str, ns: str, name: str, container: str, query
     opts = remotecommand.options(query)
     if not _has_container(pod, container):
         raise errors.StatusError(500, "InternalError", f'container not found ("{container}")')
+    target: ExecTarget | None = None
     if kind == "exec":
         if not opts.command:
             raise ValueError("you must specify at least one command for the container")
         target = exec_target(host, pod, container)
+    else:
+        opts = attach_options(pod, container, opts)
     if not websocket:
-        await _spdy_remote_command(host, kind, pod, container, opts, target if kind == "exec" else None,
-                                   headers, conn)
+        await _spdy_remote_command(host, kind, pod, container, opts, target, headers, conn)
         return
     ch = _accept_websocket(headers, conn, remotecommand.PROTOCOLS)
     if ch is None:
         return
-    session = remotecommand.Session(ch, opts)
+    await _run_session(host, kind, remotecommand.Session(ch, opts), pod, container, target)
+
+
+async def _run_session(host: Any, kind: str, session: remotecommand.Session, pod: Any, container: str,
+                       target: ExecTarget | None) -> None:
+    """exec: the command in target. attach: once the client's streams are there (as upstream
+    calls the runtime's attach only then: a failed upgrade must not count as a stdinOnce
+    container's attach), to the runtime's attach connection, or, for a container that keeps
+    no stdin, to its output."""
     if kind == "exec":
-        await session.exec(list(opts.command), target)
+        assert target is not None
+        await session.exec(list(session.opts.command), target)
+        return
+    m = pod.metadata
+    io = await attach_io(host, m.uid, container, session.opts)
+    if io is not None:
+        await session.attach_io(io)
     else:
-        await session.attach(attach_output(host, ns, name, uid, container))
+        await session.attach(attach_output(host, m.namespace, m.name, m.uid, container))
+
+
+def attach_options(pod: Any, container: str, opts: remotecommand.Options) -> remotecommand.Options:
+    """attach runs with the container's terminal setting, not the request's (a process's TTY
+    cannot change once it runs); asking for stderr from a container with a terminal is
+    upstream's error. Upstream: Kubelet.GetAttach, the CRI streaming server's validateAttachRequest"""
+    spec = container_spec(pod, container)
+    tty = bool(spec is not None and spec.tty)
+    if tty and opts.stderr:
+        raise errors.StatusError(500, "InternalError", "tty and stderr cannot both be true")
+    return dataclasses.replace(opts, tty=tty)
+
+
+async def attach_io(host: Any, uid: str, container: str, opts: remotecommand.Options) -> Any:
+    """The runtime's attach connection to a container that keeps its stdin or a terminal
+    (the process runtime's), else None."""
+    fn = getattr(host.runtime, "attach", None)
+    if fn is None:
+        return None
+    return await fn(uid, container, stdin=opts.stdin, stdout=opts.stdout, stderr=opts.stderr)
+
+
+def container_spec(pod: Any, name: str) -> Any:
+    """Upstream: kubecontainer.GetContainerSpec (app, init and ephemeral containers)."""
+    spec = pod.spec
+    groups = (spec.containers, spec.init_containers, spec.ephemeral_containers) if spec is not None else ()
+    return next((c for g in groups for c in g or () if c.name == name), None)
 
 
 def _spdy_upgrade(headers: Mapping[str, str], conn: Duplex, supported: tuple[str, ...]) -> str | None:
@@ -157,12 +228,7 @@ async def _spdy_remote_command(host: Any, kind: str, pod: Any, container: str, o
         waited.cancel()
         if not ch.complete.is_set():
             return                        # upstream: "timed out waiting for client to create streams"
-        session = remotecommand.Session(ch, opts)
-        ns, name = pod.metadata.namespace, pod.metadata.name
-        if target is not None:
-            await session.exec(list(opts.command), target)
-        else:
-            await session.attach(attach_output(host, ns, name, pod.metadata.uid, container))
+        await _run_session(host, kind, remotecommand.Session(ch, opts), pod, container, target)
     finally:
         conn.close()
         await asyncio.gather(serving, return_exceptions=True)

@@ -144,6 +144,49 @@ class Session:
             if aclose is not None:
                 await aclose()
 
+    async def attach_io(self, io: Any) -> None:
+        """Attach to a container that keeps its stdin (or a terminal) through its runtime's
+        attach connection (runtime/process/attach.py): the client's stdin and resizes go in,
+        the container's output comes out, until the runtime ends the attach (the container
+        exited, or its stdin was detached) or the client goes away. Upstream: ServeAttach"""
+        try:
+            await self.ready()
+        except ConnectionError:
+            io.close()
+            return
+        pump = asyncio.ensure_future(self._relay_io(io))
+        inputs = asyncio.ensure_future(self._attach_inputs(io))
+        try:
+            done, _ = await asyncio.wait([pump, inputs], return_when=asyncio.FIRST_COMPLETED)
+            if pump in done:
+                await self.finish(success_status())
+        finally:
+            for t in (pump, inputs):
+                t.cancel()
+            await asyncio.gather(pump, inputs, return_exceptions=True)
+            io.close()
+
+    async def _relay_io(self, io: Any) -> None:
+        while (out := await io.read()) is not None:
+            stream, data = out
+            channel = STDOUT if stream == "stdout" else STDERR
+            if self.opts.stdout if channel == STDOUT else self.opts.stderr:
+                await self.ch.send(channel, data)
+
+    async def _attach_inputs(self, io: Any) -> None:
+        """As _inputs, into the runtime's attach connection."""
+        stdin_open = self.opts.stdin
+        while (msg := await self.ch.receive()) is not None:
+            channel, data = msg
+            if channel == STDIN and stdin_open:
+                await io.write(data)
+            elif channel == RESIZE:
+                for width, height in _sizes(data):
+                    await io.resize(width, height)
+            elif self.v5 and channel == STREAM_CLOSE and data[:1] == bytes([STDIN]) and stdin_open:
+                stdin_open = False
+                await io.close_stdin()
+
     async def _relay(self, output: AsyncIterator[bytes]) -> None:
         async for chunk in output:
             if chunk and self.opts.stdout:

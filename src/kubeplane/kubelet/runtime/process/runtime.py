@@ -5,8 +5,19 @@
 
 What a container is here:
 - argv is `command` + `args` with $(VAR) expanded; there is no image (the name is reported
-  but never pulled) and so no entrypoint: a container without `command` waits with
+  but never pulled) and so no entrypoint: a container without `command` runs its `args`, as
+  an image without an ENTRYPOINT does (python, busybox, ubuntu ...: `kubectl run t
+  --image=python -- python -c ...` sets only args); one with neither waits with
   CreateContainerError. A program that cannot be executed exits 128 with reason StartError.
+- stdin, stdinOnce, tty: the shim keeps the container's stdin (a pipe, or a pseudo-terminal
+  that is its controlling terminal) for attach (shim.py Attach, attach.py); without them
+  stdin is /dev/null and attach follows the log.
+- ephemeral containers (`kubectl debug`) start as any container of the pod: in its network
+  namespace, with their own volumeMounts. targetContainerName: there are no PID namespaces
+  here (every process is in the host's), so the target's processes are visible and can be
+  signalled or traced from the ephemeral container as upstream's shared process namespace
+  allows (and so is every other process of the host); the target's filesystem, where it has
+  its own mounts, is at /proc/<its pid>/root, as upstream.
 - env: PATH/HOME/LANG/... from the kubelet, HOSTNAME, the service links (KUBERNETES_SERVICE_HOST
   & co., where Services are reachable), then envFrom and env as the kubelet composes them (fieldRef, configMapKeyRef and secretKeyRef resolved through `lookup`).
 - cwd: workingDir (created if missing, as runc does), else <root_dir>/pods/<uid>/work.
@@ -86,8 +97,10 @@ from .. import (
     PodStatus,
     SandboxStatus,
     check_log_target,
+    field_path,
 )
 from . import records, shim
+from .attach import AttachConnection
 from .volumes import PodVolumes, has_volumes
 from .env import POD_IP, ConfigError, Lookup, command_argv, host_env, make_environment
 from .logs import POLL_INTERVAL, ContainerLog, stream_log
@@ -258,7 +271,7 @@ class ProcessRuntime:
         c = _Container(_new_id(), p.uid, container, init, attempt, seq=self._seq)
         p.containers.append(c)
         self._by_id[c.id] = c
-        if not container.command:
+        if not container.command and not container.args:
             self._set(c, state=WAITING, reason="CreateContainerError", message=NO_COMMAND)
             self._emit(c, "Warning", "Failed", f"Error: {NO_COMMAND}")
             return self._cid(c)
@@ -376,6 +389,21 @@ class ProcessRuntime:
                 return ExecTarget(env=dict(c.env), cwd=c.cwd,
                                   preexec=self.exec_preexec(c.id) if c.pid is not None else None)
         return None
+
+    async def attach(self, pod_uid: str, container: str, *, stdin: bool, stdout: bool,
+                     stderr: bool) -> AttachConnection | None:
+        """Attach to the container's running attempt through its shim (kubelet/streaming):
+        None when it was started without stdin and tty (its output is its log's, followed)
+        or is not running. Upstream: criService.attachContainer"""
+        p = self._pods.get(pod_uid)
+        c = next((c for c in reversed(p.containers if p is not None else []) if c.spec.name == container), None)
+        if c is None or c.state != RUNNING or c.record is None or not (c.spec.stdin or c.spec.tty):
+            return None
+        try:
+            return await AttachConnection.open(str(attach_socket(c.record)), stdin=stdin, stdout=stdout,
+                                               stderr=stderr)
+        except OSError:                      # exited meanwhile: its socket is gone
+            return None
 
     def port_forward_address(self, pod_uid: str) -> tuple[str, str]:
         """(where the pod's ports listen, its sandbox id): kubelet/streaming/portforward.py.
@@ -663,7 +691,10 @@ class ProcessRuntime:
             os.close(errors_to)
         stdin: Any = transport.get_pipe_transport(0)     # uvloop's is no asyncio.WriteTransport
         try:
-            spec = {"argv": argv, "env": c.env, "cwd": c.cwd, "log": str(c.log.path), "hooks": c.hooks}
+            spec: dict[str, Any] = {"argv": argv, "env": c.env, "cwd": c.cwd, "log": str(c.log.path), "hooks": c.hooks}
+            if c.spec.stdin or c.spec.tty:   # the shim keeps its stdin and serves attach
+                spec.update(stdin=bool(c.spec.stdin), stdinOnce=bool(c.spec.stdin_once), tty=bool(c.spec.tty),
+                            attach=str(attach_socket(c.record)))
             stdin.write(json.dumps(spec).encode() + b"\n")
             hello = json.loads(await proto.lines.get())
             c.shim_pid, c.shim_start = hello["shim"], hello["start"]
@@ -834,9 +865,8 @@ class ProcessRuntime:
         if self.events is None or p is None:
             return
         m = p.pod.metadata
-        where = "initContainers" if c.init else "containers"
         ref = core_v1.ObjectReference(kind="Pod", api_version="v1", name=m.name, namespace=m.namespace, uid=m.uid,
-                                      field_path=f"spec.{where}{{{c.spec.name}}}")
+                                      field_path=field_path(p.pod, c.spec.name or "", c.init))
         try:
             self.events(ref, type_, reason, message)
         except Exception:
@@ -943,6 +973,11 @@ async def _empty() -> AsyncIterator[bytes]:
 
 async def _no_lookup(kind: str, namespace: str, name: str) -> dict[str, str] | None:
     return None
+
+
+def attach_socket(record: pathlib.Path) -> pathlib.Path:
+    """The shim's attach socket of an attempt: beside its record."""
+    return record.with_suffix(".sock")
 
 
 def _pod_grace(pod: core_v1.Pod) -> int:

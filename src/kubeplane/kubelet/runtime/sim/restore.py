@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ....api.types import core_v1
-from .. import EXITED, RUNNING
+from .. import EXITED, RUNNING, as_container
 
 POD_READY_TO_START_CONTAINERS = "PodReadyToStartContainers"
 CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
@@ -70,7 +70,9 @@ def restored_attempts(pod: core_v1.Pod, prefix: str) -> list[Attempt]:
         return []
     by_name = {cs.name: cs for cs in _statuses(pod.status)}
     out: list[Attempt] = []
-    for init, containers in ((True, pod.spec.init_containers or ()), (False, pod.spec.containers or ())):
+    ephemeral = [as_container(ec) for ec in pod.spec.ephemeral_containers or ()]   # never started twice
+    for init, containers in ((True, pod.spec.init_containers or ()), (False, pod.spec.containers or ()),
+                             (False, ephemeral)):
         for c in containers:
             cs = by_name.get(c.name)
             if cs is not None:
@@ -108,7 +110,8 @@ def _exited(t: core_v1.ContainerStateTerminated, image_id: str | None) -> dict[s
 
 
 def _statuses(st: core_v1.PodStatus) -> list[core_v1.ContainerStatus]:
-    return list(st.init_container_statuses or ()) + list(st.container_statuses or ())
+    return (list(st.init_container_statuses or ()) + list(st.container_statuses or ())
+            + list(st.ephemeral_container_statuses or ()))
 
 
 def _last_terminated(cs: core_v1.ContainerStatus) -> core_v1.ContainerStateTerminated:

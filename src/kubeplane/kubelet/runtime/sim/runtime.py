@@ -38,6 +38,7 @@ from ....utils.clock import REAL_CLOCK, Clock, Timer, parse_rfc3339, rfc3339
 from .. import (
     CREATED, CREATING, EXITED, PROBE_FAILURE, PROBE_SUCCESS, PROBE_UNKNOWN, RUNNING, SANDBOX_NOT_READY,
     SANDBOX_READY, WAITING, ContainerStatus, EventHandler, PodStatus, SandboxStatus, check_log_target,
+    field_path,
 )
 from .lifecycle import Lifecycle, Stage, apply_stage, load_profile, parse_duration
 from .renderer import Renderer
@@ -393,7 +394,7 @@ class SimRuntime:
         ref = msgspec.structs.replace(p.ref)            # its fields are strings: a shallow copy is a deep one
         if obj.get("kind") == "Container":
             where = "initContainers" if obj["spec"].get("init") else "containers"
-            ref.field_path = f"spec.{where}{{{obj['metadata']['name']}}}"
+            ref.field_path = obj["spec"].get("fieldPath") or f"spec.{where}{{{obj['metadata']['name']}}}"
         self._outbox.append((ref, type_, reason, message))
 
     def _send(self) -> None:
@@ -436,6 +437,10 @@ class SimRuntime:
                                 "restartPolicy": (pod.spec.restart_policy if pod.spec else None) or "Always"}
         if container.readiness_probe is not None:
             spec["readinessProbe"] = to_dict(container.readiness_probe)
+        if not init and pod.spec is not None and pod.spec.ephemeral_containers:
+            path = field_path(pod, container.name or "", init)
+            if path.startswith("spec.ephemeralContainers"):
+                spec["fieldPath"] = path              # its events' (a sim object has no pod)
         return spec
 
     def _container_object(self, pod: core_v1.Pod, p: _Pod, container: core_v1.Container, init: bool, attempt: int,

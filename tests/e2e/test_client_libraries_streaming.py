@@ -1,0 +1,80 @@
+"""The exec and port-forward APIs of kr8s and lightkube (the `test` extras) against `kubeplane up
+--runtime process`: what these clients send is what the kubelet's streaming protocols answer
+(docs/streaming-wire.md). lightkube has exec (WebSocket, v5 then v4, over httpx2) and no port-forward; kr8s
+has exec (it offers only v4.channel.k8s.io, so it sends no stdin: it refuses to without v5)
+and port-forward (the WebSocket channel protocol, one port).
+"""
+from __future__ import annotations
+
+import asyncio
+import pathlib
+import signal
+import sys
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from .cluster import PROCESS_ON_HOST, Cluster, eventually
+from .test_streaming import free_port, ready, server_pod
+
+PY = sys.executable
+
+
+@pytest.fixture(scope="module")
+def env() -> Iterator[tuple[Cluster, pathlib.Path, int]]:
+    tmp = tempfile.TemporaryDirectory(prefix="kubeplane-e2e-clients-")
+    work = pathlib.Path(tmp.name)
+    (work / "hello.txt").write_text("served\n")
+    c = Cluster(nodes=1, extra_args=PROCESS_ON_HOST).start()
+    try:
+        port = free_port()
+        c.apply_yaml(server_pod("srv", port, work))
+        eventually(lambda: ready(c, "srv"), "the server pod to be Ready")
+        yield c, work, port
+    finally:
+        c.stop(signal.SIGTERM)
+        c.cleanup()
+        tmp.cleanup()
+
+
+def test_lightkube_exec_with_stdin_output_and_exit_code(env: Any) -> None:
+    from httpx2.websockets import WebSocketUpgradeError
+    from lightkube import Client, KubeConfig
+    c, work, _ = env
+    client = Client(config=KubeConfig.from_file(str(c.kubeconfig)))
+    r = client.exec("srv", namespace="default", command=["sh", "-c", "echo $GREETING; pwd; cat; echo err >&2; exit 3"],
+                    stdin="from lightkube", stdout=True, stderr=True)
+    assert (r.stdout, r.stderr, r.exit_code) == (f"hi\n{work}\nfrom lightkube", "err\n", 3)
+    r = client.exec("srv", namespace="default", command=["true"], stdout=True)
+    assert (r.stdout, r.exit_code) == ("", 0)
+    with pytest.raises(WebSocketUpgradeError) as err:   # lightkube passes the failed upgrade on as it is
+        client.exec("srv", namespace="default", container="nope", command=["true"], stdout=True)
+    assert err.value.response.status_code == 400     # (its body is gone with the closed stream)
+
+
+async def test_kr8s_exec_and_port_forward(env: Any) -> None:
+    import kr8s.asyncio
+    from kr8s import ExecError
+    from kr8s.asyncio.objects import Pod
+    c, work, port = env
+    api = await kr8s.asyncio.api(kubeconfig=str(c.kubeconfig))
+    pod = await Pod.get("srv", namespace="default", api=api)
+    done = await pod.exec(["sh", "-c", "echo $GREETING; pwd; echo err >&2"])
+    assert (done.stdout, done.stderr, done.returncode) == (f"hi\n{work}\n".encode(), b"err\n", 0)
+    failed = await pod.exec(["sh", "-c", "exit 4"], check=False)
+    assert failed.returncode == 4
+    with pytest.raises(BaseException) as err:       # (on Python < 3.12 inside anyio's ExceptionGroup)
+        await pod.exec(["false"])
+    leaf = err.value
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    assert isinstance(leaf, ExecError) and "error executing command [false], exit code 1" in str(leaf)
+    async with pod.portforward(port, local_port=free_port()) as local:
+        for _ in range(2):                                 # two connections over one forward
+            reader, writer = await asyncio.open_connection("127.0.0.1", local)
+            writer.write(b"GET /hello.txt HTTP/1.0\r\n\r\n")
+            reply = await asyncio.wait_for(reader.read(), 30)
+            writer.close()
+            assert reply.startswith(b"HTTP/1.0 200 OK") and reply.endswith(b"served\n")

@@ -64,7 +64,7 @@ class StatusMemo:
     """What calculate_status found for each pod of one ReplicaSet at its last sync.
 
     A sync looks at every pod of the ReplicaSet (upstream too), and syncs follow the pods'
-    status changes: with 3,000 pods about 500 syncs in a rollout, ~12 % of `up`'s CPU in
+    status changes: with 3,000 pods hundreds of syncs a rollout, ~12 % of `up`'s CPU in
     benchmarks/density.py on 1,000 nodes. Informer objects are replaced on every change, never
     modified, so a pod object seen at the last sync needs no second look: only the pods that
     changed since are matched and searched for their Ready condition (a 3,000-pod

@@ -186,3 +186,38 @@ def test_status_unchanged_needs_observed_generation() -> None:
     rs = types.from_dict({"metadata": {"name": "x", "generation": 2},
                           "status": {"replicas": 1, "observedGeneration": 1}}, apps_v1.ReplicaSet)
     assert not rsu._status_unchanged(rs, apps_v1.ReplicaSetStatus(replicas=1, observed_generation=1))
+
+
+def counts(st: apps_v1.ReplicaSetStatus) -> tuple[Any, ...]:
+    return st.replicas, st.fully_labeled_replicas, st.ready_replicas, st.available_replicas
+
+
+def test_calculate_status_with_a_memo_counts_as_without() -> None:
+    """The memo (StatusMemo) reuses what it found for a pod object it saw: a changed pod is a
+    new object and is looked at again; other template labels empty the memo; pods gone leave it."""
+    def pod(name: str, phase: str, labels: dict[str, str] | None = None) -> core_v1.Pod:
+        p = new_pod(name, FULLY, phase)
+        p.metadata.uid = f"uid-{name}"
+        if labels is not None:
+            p.metadata.labels = labels
+        return p
+
+    memo = rsu.StatusMemo()
+    rs = new_rs(3, FULL_LABELS)
+    steps = [
+        [pod("a", "Pending"), pod("b", "Pending"), pod("c", "Running")],
+        [pod("a", "Running"), pod("b", "Pending"), pod("c", "Running")],          # a became Ready
+        [pod("a", "Running"), pod("b", "Running", {"name": "foo"})],              # c gone, b relabelled
+    ]
+    kept: list[core_v1.Pod] = []
+    for pods in steps:
+        pods = [next((k for k in kept if k.metadata.uid == p.metadata.uid and k.status == p.status
+                      and k.metadata.labels == p.metadata.labels), p) for p in pods]   # unchanged: same object
+        kept = pods
+        assert counts(rsu.calculate_status(rs, pods, None, None, NOW, memo)) == \
+            counts(rsu.calculate_status(rs, pods, None, None, NOW))
+        assert set(memo.pods) == {p.metadata.uid for p in pods}
+    other = new_rs(3, {"name": "foo"})
+    other.spec.template.metadata.labels = {"name": "foo"}
+    assert counts(rsu.calculate_status(other, kept, None, None, NOW, memo)) == (2, 2, 2, 2)
+    assert memo.labels == {"name": "foo"}

@@ -21,7 +21,7 @@ from ...client.util.workqueue.worker import process_next_work_item
 from ...utils.clock import REAL_CLOCK, Clock
 from .. import controller_utils as cu
 from ..controller_ref_manager import PodControllerRefManager, recheck_deletion_timestamp
-from .replica_set_utils import calculate_status, update_replica_set_status
+from .replica_set_utils import StatusMemo, calculate_status, update_replica_set_status
 
 if TYPE_CHECKING:
     from ...client.clientset import Clientset
@@ -79,6 +79,7 @@ class ReplicaSetController:
         self.pod_control: cu.PodControlInterface = cu.RealPodControl(client, self.recorder)   # test seam
         # Pod creates/deletes each ReplicaSet waits to observe (TTL 5 minutes).
         self.expectations = cu.UIDTrackingControllerExpectations(cu.ControllerExpectations(clock))
+        self.status_memos: dict[str, StatusMemo] = {}    # RS key -> its pods as the last sync saw them
         # Keys, not objects: a worker always reads the newest state from the listers, and the
         # queue never hands one key to two workers.
         self.queue: RateLimitingQueue[ObjectName] = RateLimitingQueue(
@@ -319,6 +320,7 @@ class ReplicaSetController:
         except errors.NotFound:
             log.debug("ReplicaSet has been deleted", extra={"key": rs_key})
             self.expectations.delete_expectations(rs_key)
+            self.status_memos.pop(rs_key, None)
             return
         rs_needs_sync = self.expectations.satisfied_expectations(rs_key)
         try:
@@ -345,7 +347,10 @@ class ReplicaSetController:
     async def _sync_status(self, key: ObjectName, rs: apps_v1.ReplicaSet, active_pods: list[core_v1.Pod],
                            terminating_pods: list[core_v1.Pod] | None,
                            manage_replicas_err: Exception | None) -> None:
-        new_status = calculate_status(rs, active_pods, terminating_pods, manage_replicas_err, self.clock.now())
+        memo = self.status_memos.get(str(key))
+        if memo is None:
+            memo = self.status_memos[str(key)] = StatusMemo()
+        new_status = calculate_status(rs, active_pods, terminating_pods, manage_replicas_err, self.clock.now(), memo)
         updated = await update_replica_set_status(self.client.apps_v1().replicasets(rs.metadata.namespace),
                                                   rs, new_status)
         # A last line of defence against clock skew: re-check availability after minReadySeconds.

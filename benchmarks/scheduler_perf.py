@@ -169,6 +169,19 @@ class _NullRecorder:
         pass
 
 
+class _NullClient:
+    """Takes the PodScheduled=False patch of a pod that fits nowhere (and drops it)."""
+
+    def core_v1(self) -> _NullClient:
+        return self
+
+    def pods(self, namespace: str | None = None) -> _NullClient:
+        return self
+
+    async def patch(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
 class Cluster:
     """The scheduler and the informers it would have; bound pods counted as the informer sees them."""
 
@@ -188,7 +201,7 @@ class Cluster:
 
         specs = [PluginSpec(WatchBinder if cls is DefaultBinder else cls, w) for cls, w in DEFAULT_PLUGINS]
         fwk = Framework(specs)
-        self.sched = Scheduler(None, self.pods, self.nodes, recorder=_NullRecorder(),  # type: ignore[arg-type]
+        self.sched = Scheduler(_NullClient(), self.pods, self.nodes, recorder=_NullRecorder(),  # type: ignore[arg-type]
                                options=SchedulerOptions(seed=seed), framework=fwk)
 
     def confirm(self, assumed: Pod) -> None:
@@ -208,10 +221,16 @@ class Cluster:
             self.pods.add(f"{p.metadata.namespace}/{p.metadata.name}", p)
 
     async def wait_bound(self, n: int, task: asyncio.Future[None]) -> None:
+        """Until n pods are bound; an error if none is bound for 30 s (pods that fit nowhere)."""
+        last, since = self.bound, time.monotonic()
         while self.bound < n:
             if task.done():
                 task.result()
                 raise RuntimeError("the scheduler stopped")
+            if self.bound != last:
+                last, since = self.bound, time.monotonic()
+            elif time.monotonic() - since > 30:
+                raise RuntimeError(f"{n - self.bound} pods not scheduled in 30 s: more pods than the nodes take?")
             await asyncio.sleep(0.005)
 
 

@@ -97,6 +97,7 @@ class PreFilterState:
     domains: list[dict[str, int]] = field(default_factory=list)
     match_num: list[dict[str, int]] = field(default_factory=list)
     min_match: list[int] = field(default_factory=list)
+    self_match: list[int] = field(default_factory=list)     # 1 if the pod matches the selector
 
 
 def min_match_num(domains: dict[str, int], match_num: dict[str, int], min_domains: int) -> int:
@@ -192,8 +193,11 @@ class PodTopologySpread:
             domains, matches = self._aggregated_counts(pod.metadata.namespace or "", constraints)
         else:
             domains, matches = count_domains(self._all_nodes(), pod, constraints, required)
+        pod_labels = pod.metadata.labels
         s = PreFilterState(constraints, domains, matches,
-                           [min_match_num(d, m, c.min_domains) for c, d, m in zip(constraints, domains, matches)])
+                           [min_match_num(d, m, c.min_domains) for c, d, m in zip(constraints, domains, matches)],
+                           [1 if c.selector is not None and labels.matches(c.selector, pod_labels) else 0
+                            for c in constraints])
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
@@ -220,13 +224,11 @@ class PodTopologySpread:
         """
         s: PreFilterState = state.read(PRE_FILTER_STATE_KEY)
         node_labels = node_info.node.metadata.labels or {}
-        pod_labels = pod.metadata.labels
         for i, c in enumerate(s.constraints):
             tp_val = node_labels.get(c.topology_key)
             if tp_val is None:
                 return unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
-            self_match = 1 if c.selector is not None and labels.matches(c.selector, pod_labels) else 0
-            skew = s.match_num[i].get(tp_val, 0) + self_match - s.min_match[i]
+            skew = s.match_num[i].get(tp_val, 0) + s.self_match[i] - s.min_match[i]
             if skew > c.max_skew:
                 return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
         return None

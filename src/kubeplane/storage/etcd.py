@@ -15,8 +15,8 @@ upstream's cacher serves them, so N API servers on one etcd cost etcd one watch 
 - Reads are linearizable across API servers, as upstream's quorum reads and consistent lists
   from the cache are: a read first learns etcd's current revision from a request sent after
   it began, then waits until the cache has caught up with it. That request is shared by all
-  the reads waiting for it: the next revision round trip (a get of one key, one in flight at
-  a time), or a write's transaction if one is sent first (its header's revision serves as
+  the reads waiting for it: the next revision round trip (a get of one key, two in flight at
+  most), or a write's transaction if one is sent first (its header's revision serves as
   well: under writes, reads mostly cost etcd nothing of their own). The watch covers etcd's
   whole keyspace, so that every revision comes with an event, also those of writes outside
   the prefix (the compaction key, another cluster's prefix): their events only move the

@@ -212,7 +212,7 @@ def test_traffic_policies_choose_the_endpoints_by_where_the_client_is() -> None:
     ranged = PortRule("s", everywhere, external=True, source_ranges=[ipaddress.ip_network("198.51.100.0/24")])
     assert proxy.endpoints_for(ranged, "198.51.100.9") == everywhere
     assert proxy.endpoints_for(ranged, "203.0.113.1") == []                     # outside loadBalancerSourceRanges
-    assert proxy.endpoints_for(cluster, "not-an-ip") == []
+    assert proxy.endpoints_for(etp, "not-an-ip") == []
 
 
 def test_health_check_node_port_answers_as_upstreams() -> None:

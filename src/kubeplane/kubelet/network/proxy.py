@@ -428,6 +428,8 @@ class ServiceProxy:
         balancer IP takes only clients inside loadBalancerSourceRanges (upstream's FW chain).
         Upstream: syncProxyRules (pkg/proxy/iptables/proxier.go), CategorizeEndpoints.
         """
+        if not rule.source_ranges and not rule.policy_local:
+            return rule.endpoints            # the common case: nothing to look at
         try:
             addr = ipaddress.ip_address(client)
         except ValueError:

@@ -351,3 +351,48 @@ def test_a_load_balancer_service_with_local_traffic_policy(ncluster: Cluster) ->
                       "both replicas through the load balancer IP")
     c.kubectl("scale", "deployment", "web", "--replicas", "0")
     assert eventually(lambda: (h := health())[0] == 503 and h, "the health check to say 503")[1]["localEndpoints"] == 0
+
+
+POLICY_CLIENT = ("import sys, time, urllib.request\n"
+                 "for url in sys.argv[1:]:\n"
+                 "    try:\n"
+                 "        print(url, urllib.request.urlopen(url, timeout=5).read().decode().strip(), flush=True)\n"
+                 "    except OSError as err:\n"
+                 "        print(url, 'failed', type(err).__name__, flush=True)\n"
+                 "time.sleep(3600)\n")
+
+
+def test_traffic_policies_local_between_two_nodes() -> None:
+    """Two nodes, the only endpoint on node-1. internalTrafficPolicy Local: a pod of node-1
+    reaches the ClusterIP, a pod of node-0 is cut off (upstream DROPs it; here a reset).
+    externalTrafficPolicy Local: pods short-circuit to every endpoint, so node-0's pod reaches
+    the NodePort at its gateway (the node's address) all the same."""
+    if reason := unavailable_reason():
+        pytest.skip(f"network namespaces are unavailable: {reason}")
+    c = Cluster(nodes=2, extra_args=("--runtime", "process", "--pod-network", "netns")).start()
+    try:
+        c.apply_yaml({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "srv", "namespace": "default",
+                                                                     "labels": {"app": "srv"}},
+                      "spec": {"nodeName": "kubeplane-node-1", "terminationGracePeriodSeconds": 1, "containers": [
+                          {"name": "c", "image": "python:3", "command": SERVE,
+                           "readinessProbe": {"httpGet": {"path": "/", "port": PORT}, "periodSeconds": 1}}]}})
+        for name, policy in (("itp", {"internalTrafficPolicy": "Local"}),
+                             ("etp", {"type": "NodePort", "externalTrafficPolicy": "Local"})):
+            c.apply_yaml({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": "default"},
+                          "spec": {"selector": {"app": "srv"}, "ports": [{"port": 80, "targetPort": PORT}], **policy}})
+        eventually(lambda: is_ready(c.get_json("pod", "srv")), "the server Ready", timeout=60)
+        itp = f"http://{c.get_json('service', 'itp')['spec']['clusterIP']}/whoami.txt"
+        gateway0 = str(next(ipaddress.ip_network(c.get_json("node", NODE)["spec"]["podCIDR"]).hosts()))
+        etp = f"http://{gateway0}:{c.get_json('service', 'etp')['spec']['ports'][0]['nodePort']}/whoami.txt"
+        assert eventually(lambda: get_text(itp) == "srv", "the ClusterIP from the host")   # the host: every node's
+        for node in ("kubeplane-node-0", "kubeplane-node-1"):
+            c.apply_yaml({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"client-{node[-1]}",
+                                                                         "namespace": "default"},
+                          "spec": {"nodeName": node, "terminationGracePeriodSeconds": 1, "containers": [
+                              {"name": "c", "image": "python:3", "command": [PY, "-c", POLICY_CLIENT, itp, etp]}]}})
+        logs = {n: eventually(lambda n=n: (o := c.kubectl("logs", f"client-{n}", check=False).stdout).count("\n") >= 2
+                              and o.splitlines()[:2], f"client-{n}'s two lines", timeout=60) for n in "01"}
+        assert logs["1"] == [f"{itp} srv", f"{etp} srv"]
+        assert logs["0"][0].startswith(f"{itp} failed") and logs["0"][1] == f"{etp} srv"
+    finally:
+        c.cleanup()

@@ -212,7 +212,7 @@ def test_traffic_policies_choose_the_endpoints_by_where_the_client_is() -> None:
     ranged = PortRule("s", everywhere, external=True, source_ranges=[ipaddress.ip_network("198.51.100.0/24")])
     assert proxy.endpoints_for(ranged, "198.51.100.9") == everywhere
     assert proxy.endpoints_for(ranged, "203.0.113.1") == []                     # outside loadBalancerSourceRanges
-    assert proxy.endpoints_for(cluster, "not-an-ip") == []
+    assert proxy.endpoints_for(etp, "not-an-ip") == []
 
 
 def test_health_check_node_port_answers_as_upstreams() -> None:
@@ -311,3 +311,40 @@ async def test_a_node_port_forwards_while_it_has_ready_endpoints_and_is_refused_
     finally:
         await proxy.close()
         backend.close()
+
+
+async def test_a_node_port_another_process_holds_is_taken_once_it_is_free() -> None:
+    """Two kubelet processes on one machine (`up` and `kubeplane kubelet`): the second finds the
+    NodePort in use, goes on, and listens there at a later sync once the port is free."""
+    import asyncio
+    import socket
+    from types import SimpleNamespace
+
+    from kubeplane.kubelet.network.proxy import ServiceProxy
+    squatter = socket.socket()
+    squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    squatter.bind(("127.0.0.1", 0))
+    squatter.listen()
+    node_port = squatter.getsockname()[1]
+    state: dict[str, list[Any]] = {
+        "svc": [service("np", {"type": "NodePort", "clusterIP": "None", "ports": [{"port": 80, "nodePort": node_port}]})],
+        "slices": [slice_("np", [{"port": 9}], [ep_on("127.0.0.1", "n0")])]}
+
+    def informer(kind: str) -> Any:
+        return SimpleNamespace(informer=lambda: SimpleNamespace(add_event_handler=lambda h: None),
+                               lister=lambda: SimpleNamespace(list=lambda: state[kind]))
+    factory = SimpleNamespace(core_v1=lambda: SimpleNamespace(services=lambda: informer("svc")),
+                              discovery_v1=lambda: SimpleNamespace(endpointslices=lambda: informer("slices")))
+    proxy = ServiceProxy(factory, FakeNetwork(), node_port_addresses=["primary"])   # type: ignore[arg-type]
+    key = ("127.0.0.1", node_port, "TCP")
+    try:
+        await proxy.sync()
+        assert key not in proxy._servers and key in proxy._unbound
+        squatter.close()
+        await proxy.sync()
+        assert key in proxy._servers and not proxy._unbound
+        _, writer = await asyncio.open_connection("127.0.0.1", node_port)     # ours now
+        writer.close()
+    finally:
+        squatter.close()
+        await proxy.close()

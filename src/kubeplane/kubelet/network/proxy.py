@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import functools
 import hashlib
 import ipaddress
@@ -370,8 +371,11 @@ class ServiceProxy:
                         functools.partial(self._accept, rule), key[0], key[1], reuse_address=True)
             except OSError as err:       # e.g. another kubelet on this host serves that port
                 if key not in self._unbound:             # said once; tried again quietly
-                    log.error("kube-proxy: cannot listen for %s on %s:%s/%s (retrying every %ss): %s",
-                              rule.service, *key, LISTEN_RETRY, err)
+                    # In use: another kubelet process on this machine (`up` and `kubeplane kubelet`)
+                    # serves the same Service there, for both; anything else is an error.
+                    level = logging.INFO if err.errno == errno.EADDRINUSE else logging.ERROR
+                    log.log(level, "kube-proxy: cannot listen for %s on %s:%s/%s (retrying every %ss): %s",
+                            rule.service, *key, LISTEN_RETRY, err)
                 self._unbound.add(key)
                 failed = True
                 continue
@@ -424,6 +428,8 @@ class ServiceProxy:
         balancer IP takes only clients inside loadBalancerSourceRanges (upstream's FW chain).
         Upstream: syncProxyRules (pkg/proxy/iptables/proxier.go), CategorizeEndpoints.
         """
+        if not rule.source_ranges and not rule.policy_local:
+            return rule.endpoints            # the common case: nothing to look at
         try:
             addr = ipaddress.ip_address(client)
         except ValueError:

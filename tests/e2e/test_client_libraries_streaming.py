@@ -40,11 +40,9 @@ def env() -> Iterator[tuple[Cluster, pathlib.Path, int]]:
 
 
 async def test_lightkube_exec_with_stdin_output_and_exit_code(env: Any) -> None:
-    """lightkube's AsyncClient. (Its sync Client is left out: its WebSocket reader thread,
-    orphaned when the session closes, can go on reading the closed socket's file descriptor
-    once a new connection reuses it, breaking that connection's TLS handshake — WRONG_VERSION_
-    NUMBER on ~1 exec in 5 after the first, on any server; the async client, kr8s and the
-    official client showed 0 in 30.)"""
+    """lightkube's AsyncClient. (Its sync Client is left out: ~1 exec in 5 after the first fails
+    the next connection's TLS handshake, WRONG_VERSION_NUMBER, most likely its WebSocket reader
+    thread left reading a closed socket whose descriptor is reused; see docs/streaming-wire.md.)"""
     from httpx2.websockets import WebSocketUpgradeError
     from lightkube import AsyncClient, KubeConfig
     c, work, _ = env

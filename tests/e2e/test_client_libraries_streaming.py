@@ -39,19 +39,24 @@ def env() -> Iterator[tuple[Cluster, pathlib.Path, int]]:
         tmp.cleanup()
 
 
-def test_lightkube_exec_with_stdin_output_and_exit_code(env: Any) -> None:
+async def test_lightkube_exec_with_stdin_output_and_exit_code(env: Any) -> None:
+    """lightkube's AsyncClient. (Its sync Client is left out: ~1 exec in 5 after the first fails
+    the next connection's TLS handshake, WRONG_VERSION_NUMBER, most likely its WebSocket reader
+    thread left reading a closed socket whose descriptor is reused; see docs/streaming-wire.md.)"""
     from httpx2.websockets import WebSocketUpgradeError
-    from lightkube import Client, KubeConfig
+    from lightkube import AsyncClient, KubeConfig
     c, work, _ = env
-    client = Client(config=KubeConfig.from_file(str(c.kubeconfig)))
-    r = client.exec("srv", namespace="default", command=["sh", "-c", "echo $GREETING; pwd; cat; echo err >&2; exit 3"],
-                    stdin="from lightkube", stdout=True, stderr=True)
+    client = AsyncClient(config=KubeConfig.from_file(str(c.kubeconfig)))
+    r = await client.exec("srv", namespace="default",
+                          command=["sh", "-c", "echo $GREETING; pwd; cat; echo err >&2; exit 3"],
+                          stdin="from lightkube", stdout=True, stderr=True)
     assert (r.stdout, r.stderr, r.exit_code) == (f"hi\n{work}\nfrom lightkube", "err\n", 3)
-    r = client.exec("srv", namespace="default", command=["true"], stdout=True)
+    r = await client.exec("srv", namespace="default", command=["true"], stdout=True)
     assert (r.stdout, r.exit_code) == ("", 0)
     with pytest.raises(WebSocketUpgradeError) as err:   # lightkube passes the failed upgrade on as it is
-        client.exec("srv", namespace="default", container="nope", command=["true"], stdout=True)
+        await client.exec("srv", namespace="default", container="nope", command=["true"], stdout=True)
     assert err.value.response.status_code == 400     # (its body is gone with the closed stream)
+    await client.close()
 
 
 async def test_kr8s_exec_and_port_forward(env: Any) -> None:

@@ -1,7 +1,8 @@
 """Into the pods with real kubectl and the official client: exec (with and without a
 terminal), cp both ways, attach, port-forward (kubectl 1.37's SPDY-in-WebSocket, its SPDY
 fallback, the client's WebSocket channels), authorization before anything reaches the kubelet,
-and the same through a standalone kubelet's HTTPS server.
+and the same (and attach with stdin) through a standalone kubelet's HTTPS server. Attach with
+stdin, `run -it` and `debug -it` on `up`'s own kubelet: test_attach.py.
 
 `kubeplane up --runtime process`: a pod runs `python -m http.server` on a free port in a working
 directory of the test's, with an env var, so exec sees the container's environment and
@@ -299,3 +300,17 @@ def test_exec_and_port_forward_through_a_standalone_kubelet(standalone: Any) -> 
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_attach_with_stdin_through_a_standalone_kubelet(standalone: Any) -> None:  # noqa: F811 (the fixture)
+    """The container's stdin through the kubelet's HTTPS server (the API server splices)."""
+    c, kl, _ = standalone
+    eventually(lambda: node_ready(c, kl), "the standalone node to be Ready")
+    c.apply_yaml({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "upper", "namespace": "default"}, "spec": {
+        "nodeName": "standalone-0", "terminationGracePeriodSeconds": 1, "restartPolicy": "Never",
+        "containers": [{"name": "u", "image": "python", "stdin": True, "stdinOnce": True,
+                        "command": [PY, "-c", "import sys; print(sys.stdin.read().upper(), end='')"]}]}})
+    eventually(lambda: ready(c, "upper"), "the pod on the standalone kubelet to be Ready")
+    r = c.kubectl("attach", "-i", "upper", input="through the kubelet\n", timeout=60)
+    assert r.stdout == "THROUGH THE KUBELET\n", (r.stdout, r.stderr)
+    eventually(lambda: c.get_json("pod", "upper")["status"]["phase"] == "Succeeded", "the container to finish")

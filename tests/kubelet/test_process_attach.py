@@ -221,3 +221,27 @@ async def test_a_failed_upgrade_is_no_attach_of_a_stdin_once_container(rt: Proce
     await conn.write(b"still open\n")         # the refused request never reached the container's stdin
     assert await asyncio.wait_for(conn.read(), 10) == ("stdout", b"STILL OPEN\n")
     conn.close()
+
+
+async def test_an_ephemeral_container_waits_for_its_target_to_run(kenv: KubeletEnv) -> None:  # noqa: F811
+    await kenv.create("slow", [py("import time; time.sleep(60)", name="app")],
+                      initContainers=[py("import time; time.sleep(2)", name="init")])
+    await kenv.until("slow", lambda p: bool(p.status.init_container_statuses)
+                     and p.status.init_container_statuses[0].state.running is not None, what="init running")
+    await kenv.cs.core_v1().pods("default").patch("slow", {"spec": {"ephemeralContainers": [
+        {"name": "debugger", "image": "python", "command": [PY, "-c", "print('on target')"],
+         "targetContainerName": "app"}]}}, "strategic", subresource="ephemeralcontainers")
+
+    def waiting(p: Any) -> bool:
+        st = p.status.ephemeral_container_statuses
+        return bool(st) and st[0].state.waiting is not None and st[0].state.waiting.reason != "PodInitializing"
+    p = await kenv.until("slow", waiting, what="the ephemeral container waiting for its target")
+    w = p.status.ephemeral_container_statuses[0].state.waiting
+    assert (w.reason, w.message) == ("CreateContainerConfigError", "unable to find target container app")
+
+    def finished(p: Any) -> bool:
+        st = p.status.ephemeral_container_statuses
+        return bool(st) and st[0].state.terminated is not None
+    p = await kenv.until("slow", finished, timeout=20, what="the ephemeral container to run once app runs")
+    assert p.status.ephemeral_container_statuses[0].state.terminated.exit_code == 0
+    assert p.status.container_statuses[0].state.running is not None

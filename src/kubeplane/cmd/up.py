@@ -139,7 +139,10 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
         await run_kubelet(in_process_clientset(api, "kubelet", identities.KUBELET), nodes=args.nodes,
                           runtime=args.runtime,
                           profile=args.profile, options=KubeletOptions(heartbeat_period=args.node_heartbeat_period,
-                                                                       **cluster_dns_kubelet_options(args)),
+                                                                       **cluster_dns_kubelet_options(args),
+                                                                       streaming_connection_idle_timeout=getattr(
+                                                                           args, "streaming_connection_idle_timeout",
+                                                                           4 * 3600.0)),
                           node_registry=api.nodes, data_dir=args.data_dir.resolve() / "kubelet", factory=f,
                           clientset_for=node_clientsets(api), pod_network=args.pod_network,
                           node_port_addresses=args.nodeport_addresses)
@@ -235,6 +238,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--node-heartbeat-period", type=flags.seconds, default=10.0, metavar="SECONDS",
                    help="how often each simulated node renews its Lease and checks its status (default 10, "
                         "upstream's lease renew interval)")
+    p.add_argument("--streaming-connection-idle-timeout", type=flags.go_duration, default=4 * 3600.0,
+                   metavar="DURATION", help="the kubelets close an exec, attach or port-forward connection idle "
+                   "this long (default 4h0m0s, the kubelet's; 0 never)")
     p.add_argument("--terminated-pod-gc-threshold", type=int, default=12500, metavar="N",
                    help="finished pods kept before the pod garbage collector deletes the oldest "
                         "(<= 0: never; default 12500)")

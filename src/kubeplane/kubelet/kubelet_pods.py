@@ -158,6 +158,8 @@ def _container_status(c: core_v1.Container, latest: ContainerStatus | None, prev
     st: Obj = {"name": c.name, "image": c.image, "imageID": "", "ready": False, "restartCount": 0,
                "started": False, "state": {"waiting": {"reason": default_reason}}}
     if latest is None:
+        if held is not None:                     # never created: why (an ephemeral container's target)
+            st["state"] = {"waiting": _waiting(*held)}
         return st
     st["restartCount"] = latest.attempt
     if latest.state == WAITING:                  # the pull failed; no container exists

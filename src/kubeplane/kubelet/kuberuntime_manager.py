@@ -15,6 +15,7 @@ from .runtime import (
 )
 
 CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
+CREATE_CONTAINER_CONFIG_ERROR = "CreateContainerConfigError"
 IMAGE_PULL_BACK_OFF = "ImagePullBackOff"
 MAX_CONTAINER_BACK_OFF = 300.0     # seconds (MaxContainerBackOff)
 INITIAL_BACK_OFF = 10.0            # seconds (kubelet's backOffPeriod / imageBackOffPeriod)
@@ -80,11 +81,19 @@ def should_restart(policy: str, exit_code: int | None) -> bool:
 
 def _start_ephemeral_containers(pod: core_v1.Pod, rt: PodStatus, actions: PodActions) -> None:
     """Start each ephemeral container that never ran: once the sandbox is ready, even before
-    initialization is complete, never restarted, and none in a pod that is done.
-    Upstream: computePodActions' EphemeralContainersToStart"""
+    initialization is complete, never restarted, and none in a pod that is done. One whose
+    targetContainerName is not running waits (CreateContainerConfigError) until it is: the
+    target's start brings the pod back. Upstream: computePodActions' EphemeralContainersToStart,
+    startSpec.getTargetID (kuberuntime_container.go)"""
     for ec in pod.spec.ephemeral_containers or ():
-        if rt.latest(ec.name or "") is None:
-            actions.start.append((as_container(ec), 0, False))
+        name = ec.name or ""
+        if rt.latest(name) is not None:
+            continue
+        target = ec.target_container_name
+        if target and ((st := rt.latest(target)) is None or st.state != RUNNING):
+            actions.waiting[name] = (CREATE_CONTAINER_CONFIG_ERROR, f"unable to find target container {target}")
+            continue
+        actions.start.append((as_container(ec), 0, False))
 
 
 def compute_pod_actions(pod: core_v1.Pod, rt: PodStatus, bo: BackoffState) -> PodActions:

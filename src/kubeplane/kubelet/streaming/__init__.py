@@ -334,5 +334,8 @@ def forward_address(host: Any, uid: str) -> tuple[str | None, str]:
 
 
 def attach_output(host: Any, ns: str, name: str, uid: str, container: str) -> Any:
+    """The container's log, followed: attach to a container that keeps no stdin, and every
+    attach in the sim runtime, as KWOK's (its stdin is ignored). Upstream: KWOK's
+    Server.AttachContainer (pkg/kwok/server/attach.go: readLogs of the attach's logsFile, follow)"""
     from ...api.podlog import LogOptions
     return host.container_logs(ns, name, uid, LogOptions(container, True, False, 0, None, False, None))

@@ -12,8 +12,8 @@ http) for one already running. Each run opens a fresh EtcdStorage on a new prefi
   create   guarded creates of ~1 KB pods (the Txn, then the wait until the watch cache holds it)
   update   guarded updates of each pod on its current mod revision
   get      linearizable gets (each a shared revision round trip, then the cache)
-  api      pod creates through the API server in process (APIServer.handle, as
-           /work/notes/cg/cg_create.py drives it: authentication, admission with its
+  api      pod creates through the API server in process (APIServer.handle with a bearer
+           token, as a request arrives after TLS and HTTP: authentication, admission with its
            namespace get, the registry, the store), on a store of their own
 
 CPU is this process's (time.process_time: the client side, gRPC's threads included) and, with

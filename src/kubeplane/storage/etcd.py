@@ -256,27 +256,27 @@ class EtcdStorage(MemoryStorage):
             self._trips.add(task)
             task.add_done_callback(self._trips.discard)
 
-    def _take_readers(self) -> list[asyncio.Future[int]]:
+    def _take_readers(self) -> builtins.list[asyncio.Future[int]]:
         """The readers waiting for a request not sent yet: the caller's request, about to be
         sent, answers them with its header's revision (_answer_readers)."""
         readers, self._readers = self._readers, []
         return readers
 
-    def _answer_readers(self, readers: list[asyncio.Future[int]], revision: int | None,
+    def _answer_readers(self, readers: builtins.list[asyncio.Future[int]], revision: int | None,
                         error: Exception | None = None) -> None:
         """Hand readers the revision of a response. Without one: the error, or (a write that
         failed or was cancelled) they wait for the next request instead."""
-        if revision is None and error is None:
-            if readers:
-                self._readers.extend(readers)
-                self._start_round_trip()
-            return
-        for fut in readers:
-            if not fut.done():
-                if error is not None:
-                    fut.set_exception(error)
-                else:
+        if revision is not None:
+            for fut in readers:
+                if not fut.done():
                     fut.set_result(revision)
+        elif error is not None:
+            for fut in readers:
+                if not fut.done():
+                    fut.set_exception(error)
+        elif readers:
+            self._readers.extend(readers)
+            self._start_round_trip()
 
     async def _round_trips(self) -> None:
         """Send a revision round trip for the waiting readers, and the next while readers

@@ -7,7 +7,8 @@ kubeconfigs `kubeplane certs` wrote. During a Deployment's rolling update, one a
 kill -9 the leading controller-manager, one API server, the leading scheduler, one etcd member.
 The rollout (and a scale-up made meanwhile) completes with exact counts, the standby
 controller-manager and scheduler take over,
-and `default/kubernetes` drops the dead API server once its lease expires.
+and `default/kubernetes` drops the dead API server once its lease expires; restarted it comes
+back, and stopped cleanly it is gone before its process exits.
 """
 from __future__ import annotations
 
@@ -137,15 +138,19 @@ def run(ha: HA, etcd: EtcdCluster, lb: TCPProxy, port: int) -> None:
                     "--control-plane-endpoint", f"127.0.0.1:{lb.port}",
                     "--apiserver-cert-extra-sans", ",".join(API_IPS)], check=True, capture_output=True)
     pki = ha.dir / "pki"
-    apis = [ha.start("apiserver", "--etcd-servers", ",".join(cfg.servers), f"--etcd-cafile={cfg.cafile}",
-                     f"--etcd-certfile={cfg.certfile}", f"--etcd-keyfile={cfg.keyfile}",
-                     "--bind-address", ip, "--secure-port", str(port),
-                     "--tls-cert-file", str(pki / "server.crt"), "--tls-private-key-file", str(pki / "server.key"),
-                     "--client-ca-file", str(pki / "ca.crt"), "--token-auth-file", str(pki / "tokens.csv"),
-                     "--service-account-key-file", str(pki / "sa.pub"),
-                     "--service-account-signing-key-file", str(pki / "sa.key"),
-                     "--encryption-provider-config", str(ha.dir / "encryption-config.yaml"),
-                     name=f"apiserver-{ip}") for ip in API_IPS]
+
+    def start_apiserver(ip: str) -> Proc:
+        return ha.start("apiserver", "--etcd-servers", ",".join(cfg.servers), f"--etcd-cafile={cfg.cafile}",
+                        f"--etcd-certfile={cfg.certfile}", f"--etcd-keyfile={cfg.keyfile}",
+                        "--bind-address", ip, "--secure-port", str(port),
+                        "--tls-cert-file", str(pki / "server.crt"), "--tls-private-key-file", str(pki / "server.key"),
+                        "--client-ca-file", str(pki / "ca.crt"), "--token-auth-file", str(pki / "tokens.csv"),
+                        "--service-account-key-file", str(pki / "sa.pub"),
+                        "--service-account-signing-key-file", str(pki / "sa.key"),
+                        "--encryption-provider-config", str(ha.dir / "encryption-config.yaml"),
+                        name=f"apiserver-{ip}")
+
+    apis = [start_apiserver(ip) for ip in API_IPS]
 
     def endpoint_ips() -> list[str]:
         ep = ha.get_json("endpoints", "kubernetes", "-n", "default")
@@ -216,5 +221,13 @@ def run(ha: HA, etcd: EtcdCluster, lb: TCPProxy, port: int) -> None:
                timeout=TTL + 30)
     slices = ha.get_json("endpointslices", "-n", "default", "-l", "kubernetes.io/service-name=kubernetes")
     assert [e["addresses"] for e in slices["items"][0]["endpoints"]] == [[API_IPS[1]]]
+
+    # the API server comes back, and then stops cleanly: it takes itself out before it exits
+    again = start_apiserver(API_IPS[0])
+    eventually(lambda: endpoint_ips() == list(API_IPS), "the restarted API server back in default/kubernetes",
+               timeout=60)
+    again.kill(signal.SIGTERM)
+    assert again.proc.returncode == 0
+    assert endpoint_ips() == [API_IPS[1]]           # already, not a lease expiry later
     print(f"{REPLICAS} -> {SCALED} replicas: controller-manager failover {cm_failover:.1f} s, "
           f"scheduler failover {sched_failover:.1f} s, rollout {rollout:.1f} s")

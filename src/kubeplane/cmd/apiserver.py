@@ -46,6 +46,18 @@ from .errors import Fatal, describe
 from .standalone import add_log_level
 
 ENDPOINT_RECONCILER_TYPES = ("lease", "none")    # upstream also has "master-count" (deprecated)
+HELP = {
+    "storage": "storage backend: etcd (--etcd-servers; the default) or memory (this process only)",
+    "encryption_provider_config": "EncryptionConfiguration (apiserver.config.k8s.io/v1) for encryption at rest, the "
+                                  "same file for every API server (`kubeplane certs` makes encryption-config.yaml; "
+                                  "default: none, values stored as they are, as kube-apiserver)",
+    "service_account_signing_key_file": "PEM RSA or ECDSA private key that signs service account tokens, the same for "
+                                        "every API server (required; `kubeplane certs` makes pki/sa.key)",
+    "client_ca_file": "CA bundle that client certificates are verified with; a verified certificate's CommonName is "
+                      "the user, its Organizations the groups (required; `kubeplane certs` makes pki/ca.crt)",
+    "token_auth_file": "static bearer tokens, CSV lines token,user,uid,\"group1,group2\" (default: none; "
+                       "`kubeplane certs` makes pki/tokens.csv with the admin's)",
+}
 
 
 def add_parser(sub: Any) -> None:
@@ -70,6 +82,9 @@ def add_parser(sub: Any) -> None:
                         "renewing its lease in storage) or none (default lease, as kube-apiserver)")
     up.add_api_server_flags(p)
     p.set_defaults(storage="etcd")
+    for action in p._actions:          # `up`'s help names its data dir's files; there is none here
+        if action.dest in HELP:
+            action.help = HELP[action.dest]
     add_log_level(p)
     p.set_defaults(func=run)
 

@@ -223,3 +223,14 @@ def node_port_addresses(text: str) -> tuple[str, ...]:
         return parse_node_port_addresses(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def add_pod_network_flags(p: argparse.ArgumentParser) -> None:
+    """--pod-network and --nodeport-addresses, the same on `up` and `kubelet`."""
+    p.add_argument("--pod-network", choices=("auto", "netns", "host"), default="auto",
+                   help="process runtime: a network namespace and an address from the node's podCIDR per pod, "
+                        "with a kube-proxy for Services (netns), the host's network for every pod (host), or netns "
+                        "where this process may create namespaces, i.e. as root (default auto)")
+    p.add_argument("--nodeport-addresses", type=node_port_addresses, default=(), metavar="CIDR,...|primary",
+                   help="kube-proxy (with pod network namespaces): where NodePorts listen: the host's addresses "
+                        "inside these CIDRs, or the nodes' address (primary) (default: every local address)")

@@ -57,13 +57,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--runtime", choices=("sim", "process"), default="sim",
                    help="container runtime: sim (simulated), or process (each container's command runs as a "
                         "local process) (default sim)")
-    p.add_argument("--pod-network", choices=("auto", "netns", "host"), default="auto",
-                   help="process runtime: a network namespace and an address from the node's podCIDR per pod, "
-                        "with a kube-proxy for Services (netns), the host's network for every pod (host), or netns "
-                        "where this process may create namespaces, i.e. as root (default auto)")
-    p.add_argument("--nodeport-addresses", type=flags.node_port_addresses, default=(), metavar="CIDR,...|primary",
-                   help="kube-proxy: where NodePorts listen: the host's addresses inside these CIDRs, or the nodes' "
-                        "address (primary) (default: every local address)")
+    flags.add_pod_network_flags(p)
     p.add_argument("--profile", default="default",
                    help="stage profile: default, readiness-delay, failing-readiness, crash-loop, "
                         "image-pull-failure, or a directory of Stage YAML files")

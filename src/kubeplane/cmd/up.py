@@ -225,13 +225,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--nodes", type=flags.non_negative_int, default=1, help="simulated nodes to start (default 1)")
     p.add_argument("--runtime", choices=("sim", "process"), default="sim",
                    help="how nodes run pods: sim, or process (real local processes) (default sim)")
-    p.add_argument("--pod-network", choices=("auto", "netns", "host"), default="auto",
-                   help="process runtime: a network namespace and podCIDR address per pod (netns), the host's "
-                        "network for every pod (host), or netns where this process may create namespaces, "
-                        "i.e. as root (default auto)")
-    p.add_argument("--nodeport-addresses", type=flags.node_port_addresses, default=(), metavar="CIDR,...|primary",
-                   help="kube-proxy (with pod network namespaces): where NodePorts listen: the host's addresses "
-                        "inside these CIDRs, or the nodes' address (primary) (default: every local address)")
+    flags.add_pod_network_flags(p)
     p.add_argument("--profile", default="default",
                    help="sim runtime behaviour: a shipped profile (default, readiness-delay, failing-readiness, "
                         "crash-loop, image-pull-failure) or a directory of stage YAML files")

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,16 +130,9 @@ class Session:
         """Pass the container's output on as stdout until it ends or the client goes away.
         Upstream: ServeAttach (here: the output the runtime logs, from now on; no stdin)."""
         await self.ready()
-        pump = asyncio.ensure_future(self._relay(output))
-        inputs = asyncio.ensure_future(self._inputs(None))
         try:
-            done, _ = await asyncio.wait([pump, inputs], return_when=asyncio.FIRST_COMPLETED)
-            if pump in done:
-                await self.finish(success_status())
+            await self._pump_until_done(self._relay(output), self._inputs(None))
         finally:
-            for t in (pump, inputs):
-                t.cancel()
-            await asyncio.gather(pump, inputs, return_exceptions=True)
             aclose = getattr(output, "aclose", None)
             if aclose is not None:
                 await aclose()
@@ -154,17 +147,23 @@ class Session:
         except ConnectionError:
             io.close()
             return
-        pump = asyncio.ensure_future(self._relay_io(io))
-        inputs = asyncio.ensure_future(self._attach_inputs(io))
         try:
-            done, _ = await asyncio.wait([pump, inputs], return_when=asyncio.FIRST_COMPLETED)
-            if pump in done:
+            await self._pump_until_done(self._relay_io(io), self._attach_inputs(io))
+        finally:
+            io.close()
+
+    async def _pump_until_done(self, pump: Awaitable[None], inputs: Awaitable[None]) -> None:
+        """Relay the output (pump) and the client's input until either ends; when the output
+        ended first (the container's did), the session ends with success."""
+        tasks = [asyncio.ensure_future(pump), asyncio.ensure_future(inputs)]
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            if tasks[0] in done:
                 await self.finish(success_status())
         finally:
-            for t in (pump, inputs):
+            for t in tasks:
                 t.cancel()
-            await asyncio.gather(pump, inputs, return_exceptions=True)
-            io.close()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _relay_io(self, io: Any) -> None:
         while (out := await io.read()) is not None:

@@ -55,7 +55,8 @@ def server_pod(name: str, port: int, workdir: pathlib.Path, node: str = "", bind
         spec["containers"][0]["readinessProbe"] = {"tcpSocket": {"port": port}, "periodSeconds": 1}
     if node:
         spec["nodeName"] = node
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "labels": {"app": name}},
+            "spec": spec}
 
 
 def ready(c: Cluster, name: str) -> bool:
@@ -167,6 +168,22 @@ def test_port_forward_reaches_the_pods_port(env: Any, spdy: bool) -> None:
         for _ in range(2):                            # two connections over one forwarding
             with urllib.request.urlopen(f"http://127.0.0.1:{local}/big.bin", timeout=30) as resp:
                 assert resp.read() == (work / "big.bin").read_bytes()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_port_forward_to_a_service_reaches_a_pod_behind_it(env: Any) -> None:
+    """`kubectl port-forward svc/x`: kubectl picks a pod of the Service's selector and forwards
+    to the targetPort of the Service port asked for (kubectl's side: the server sees a pod's
+    portforward)."""
+    c, work, port = env
+    c.apply_yaml({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "srv-svc", "namespace": "default"},
+                  "spec": {"selector": {"app": "srv"}, "ports": [{"port": 8080, "targetPort": port}]}})
+    proc, local = forwarding(c, ":8080", pod="svc/srv-svc")
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{local}/big.bin", timeout=30) as resp:
+            assert resp.read() == (work / "big.bin").read_bytes()
     finally:
         proc.terminate()
         proc.wait(10)

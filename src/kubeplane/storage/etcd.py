@@ -54,6 +54,7 @@ from typing import Any
 import orjson
 
 from .interface import EventType, KeyExists, KeyNotFound, KeyValue, RevisionMismatch, StorageError, Transformer, WatchEvent
+from .etcd_retry import RetryingKV
 from .memory import DEFAULT_HISTORY, MemoryStorage, stamp
 from .sorted_keys import SortedKeys
 from .watch_log import DEFAULT_HISTORY_BYTES
@@ -157,7 +158,7 @@ class EtcdStorage(MemoryStorage):
             self._channel = grpc.aio.secure_channel(target, creds, options=options)
         else:
             self._channel = grpc.aio.insecure_channel(target, options=options)
-        self._kv = rpc.KVStub(self._channel)
+        self._kv = RetryingKV(rpc.KVStub(self._channel))
         self._watch_stub = rpc.WatchStub(self._channel)
         self._maintenance = rpc.MaintenanceStub(self._channel)
         try:

@@ -257,3 +257,35 @@ async def test_finalize_validates_the_finalizers_and_honours_dry_run(api):
     r = await api.call("PUT", "/api/v1/namespaces/fin/finalize", body=ns)     # no change
     assert r.status == 200 and r.json["metadata"]["resourceVersion"] == rv
     assert (await api.call("PUT", "/api/v1/namespaces/ghost/finalize", body=ns)).status == 404
+
+
+async def test_a_delete_that_lost_a_race_goes_again_on_the_newer_object(api, monkeypatch):
+    """Another writer updating the object between the delete's read and its write (a
+    controller's status write, frequent on etcd) does not fail the delete: the store deletes
+    the newer version, as upstream's conditionalDelete retries on the current state. A
+    resourceVersion precondition still refuses it."""
+    r = await api.create(api.CMS, api.configmap("raced"))
+    assert r.status == 201
+    key = "/registry/configmaps/default/raced"
+    delete = api.storage.delete
+    raced = []
+
+    async def racing_delete(k, expected_revision=None):
+        if not raced:
+            raced.append(k)
+            current = await api.storage.get(k)
+            await api.storage.update(k, {**current.obj, "data": {"by": "someone else"}})
+        return await delete(k, expected_revision)
+
+    monkeypatch.setattr(api.storage, "delete", racing_delete)
+    r = await api.call("DELETE", api.CMS + "/raced")
+    assert r.status == 200, r.json
+    assert raced == [key] and await api.storage.get(key) is None
+
+    r = await api.create(api.CMS, api.configmap("pinned"))
+    stale = r.json["metadata"]["resourceVersion"]
+    raced.clear()
+    r = await api.call("DELETE", api.CMS + "/pinned", body={"preconditions": {"resourceVersion": stale}})
+    assert r.status == 409 and r.json["message"] == (
+        f'Operation cannot be fulfilled on ConfigMap "pinned": the ResourceVersion in the precondition ({stale}) '
+        f"does not match the ResourceVersion in record ({int(stale) + 1}). The object might have been modified"), r.json

@@ -83,6 +83,12 @@ def free_port_on(hosts: tuple[str, ...]) -> int:
     raise RuntimeError("no port free on every address")
 
 
+# What a failover shows a client for a moment (upstream's API server answers etcd's "leader
+# changed" with a 500 too; a killed API server drops its connections).
+TRANSIENT = ("etcdserver: leader changed", "connection refused", "EOF", "connection reset", "timeout")
+TRANSIENT_ATTEMPTS = 10
+
+
 class HA:
     def __init__(self, root: pathlib.Path) -> None:
         self.root = root
@@ -91,10 +97,17 @@ class HA:
         self.procs: list[Proc] = []
 
     def kubectl(self, *args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        """kubectl through the balancer; a command that met a component's failover (etcd's
+        "leader changed", an API server killed mid-request) is run again, as a user would: the
+        commands here are idempotent."""
         env = {**os.environ, "KUBECTL_KUBERC": "false"}
-        res = subprocess.run([KUBECTL, "--kubeconfig", str(self.admin), "--cache-dir", str(self.root / "kcache"),
-                              "--request-timeout", "10s", *args], capture_output=True, text=True, input=input,
-                             timeout=60, env=env)
+        for _ in range(TRANSIENT_ATTEMPTS):
+            res = subprocess.run([KUBECTL, "--kubeconfig", str(self.admin), "--cache-dir", str(self.root / "kcache"),
+                                  "--request-timeout", "10s", *args], capture_output=True, text=True, input=input,
+                                 timeout=60, env=env)
+            if res.returncode == 0 or not any(t in res.stderr for t in TRANSIENT):
+                break
+            time.sleep(1)
         if check and res.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({res.returncode}):\n{res.stdout}\n{res.stderr}")
         return res

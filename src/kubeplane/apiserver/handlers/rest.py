@@ -24,6 +24,7 @@ from ..request import Request, Response
 from . import common
 
 if TYPE_CHECKING:
+    from ..registry.deletion import DeleteOptions
     from ..server import APIServer
 
 MERGE_PATCH = "application/merge-patch+json"
@@ -221,17 +222,33 @@ async def delete(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: 
     # Upstream: the delete handler admits (mutating) before the store reads the object.
     await api.admission.admit(store.attributes(common.write_options(req), ri, admission.Operation.DELETE, ns, name,
                                                options=admission_options.delete_options(opts)))
-    kv = await api.storage.get(ri.key(ns, name))
-    if kv is None:
-        raise errors.NotFound(ri.group, ri.plural, name)
-    served = await common.served_kv(ri, kv)     # custom resources: no delete where the read fails, as upstream
-    result, deleted = await deletion.delete(api, req.user, ri, kv, opts, served=served.obj)
+    kv, result, deleted = await _delete_current(api, req, ri, ns, name, opts)
     if deleted and not deletion.returns_deleted_object(ri):
         return Response(200, codec.dumps(objects.status_success(ri, name, kv.obj["metadata"].get("uid", ""))))
     # Upstream answers 202 when cascading deletion was asked for the old way and is still pending.
     status = 202 if not deleted and opts.orphan_dependents is False else 200
     result = await common.served_obj(ri, kv.key, result)
     return common.object_response(api, req, ri, result, None, status=status)
+
+
+async def _delete_current(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
+                          opts: DeleteOptions) -> tuple[KeyValue, Obj, bool]:
+    """Read the object and delete it: (what was read, the result, whether it is gone). When
+    another writer got in between (a controller's status write), again on the newer object, its
+    preconditions checked again. Upstream: the etcd3 store's conditionalDelete and
+    GuaranteedUpdate, which retry on the current state."""
+    for attempt in range(1, store.MAX_UPDATE_ATTEMPTS + 1):
+        kv = await api.storage.get(ri.key(ns, name))
+        if kv is None:
+            raise errors.NotFound(ri.group, ri.plural, name)
+        served = await common.served_kv(ri, kv)     # custom resources: no delete where the read fails, as upstream
+        try:
+            result, deleted = await deletion.delete(api, req.user, ri, kv, opts, served=served.obj)
+            return kv, result, deleted
+        except errors.Conflict as err:
+            if errors.OPTIMISTIC_LOCK_MSG not in err.message or attempt == store.MAX_UPDATE_ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")
 
 
 async def delete_collection(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Response:

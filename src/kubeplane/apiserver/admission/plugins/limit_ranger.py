@@ -22,6 +22,7 @@ SetDefaults_LimitRangeItem (pkg/apis/core/v1/defaults.go).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..chain import register
@@ -56,13 +57,7 @@ class LimitRanger(Plugin):
         self.index = PrefixIndex(api.storage, PREFIX)
 
     def admit_now(self, a: Attributes) -> bool:
-        if not self._judges(a):
-            return True
-        lrs = self.index.namespace_now(a.namespace)
-        if lrs is None:
-            return False
-        self._admit(a, lrs)
-        return True
+        return self._now(a, self._admit)
 
     async def admit(self, a: Attributes) -> None:
         """Upstream: LimitRanger.Admit"""
@@ -70,12 +65,17 @@ class LimitRanger(Plugin):
             self._admit(a, await self.index.namespace(a.namespace))
 
     def validate_now(self, a: Attributes) -> bool:
+        return self._now(a, self._validate)
+
+    def _now(self, a: Attributes, phase: Callable[[Attributes, list[Obj]], None]) -> bool:
+        """A phase without waiting: done when the request is not this plugin's, or the
+        namespace's LimitRanges are known (the index needs no relist)."""
         if not self._judges(a):
             return True
         lrs = self.index.namespace_now(a.namespace)
         if lrs is None:
             return False
-        self._validate(a, lrs)
+        phase(a, lrs)
         return True
 
     async def validate(self, a: Attributes) -> None:

@@ -246,7 +246,7 @@ async def _delete_current(api: APIServer, req: Request, ri: ResourceInfo, ns: st
             result, deleted = await deletion.delete(api, req.user, ri, kv, opts, served=served.obj)
             return kv, result, deleted
         except errors.Conflict as err:
-            if errors.OPTIMISTIC_LOCK_MSG not in err.message or attempt == store.MAX_UPDATE_ATTEMPTS:
+            if not store.may_retry_conflict(err, attempt):
                 raise
     raise AssertionError("unreachable")
 

@@ -263,6 +263,12 @@ def attributes(opts: WriteOptions, ri: ResourceInfo, op: admission.Operation, ns
 MAX_UPDATE_ATTEMPTS = 5
 
 
+def may_retry_conflict(err: errors.StatusError, attempt: int) -> bool:
+    """Whether a write's Conflict is a lost race with another writer (the optimistic lock, not
+    a precondition or an apply conflict) that attempt number `attempt` may try again."""
+    return errors.OPTIMISTIC_LOCK_MSG in err.message and attempt < MAX_UPDATE_ATTEMPTS
+
+
 class UpdatedObjectInfo:
     """What an update writes, as a function of the stored object: the handlers' part of an
     update (PUT's body, a patch applied to the stored object, a Scale's replicas copied into
@@ -324,7 +330,7 @@ async def update_object(api: APIServer, opts: WriteOptions, ri: ResourceInfo, ns
         except errors.Conflict as err:
             # Only a lost race with another writer, never an apply conflict between field
             # managers, nor a write that pinned its own resourceVersion.
-            if (errors.OPTIMISTIC_LOCK_MSG not in err.message or attempt == MAX_UPDATE_ATTEMPTS
+            if (not may_retry_conflict(err, attempt)
                     or not info.retry_on_conflict()):
                 raise
             del warnings[mark:]         # the next attempt reports its own

@@ -8,35 +8,21 @@ from __future__ import annotations
 
 import asyncio
 import pathlib
-import signal
 import sys
-import tempfile
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from .cluster import PROCESS_ON_HOST, Cluster, eventually
-from .test_streaming import free_port, ready, server_pod
+from .cluster import PROCESS_ON_HOST, Cluster
+from .test_streaming import free_port, serving
 
 PY = sys.executable
 
 
 @pytest.fixture(scope="module")
 def env() -> Iterator[tuple[Cluster, pathlib.Path, int]]:
-    tmp = tempfile.TemporaryDirectory(prefix="kubeplane-e2e-clients-")
-    work = pathlib.Path(tmp.name)
-    (work / "hello.txt").write_text("served\n")
-    c = Cluster(nodes=1, extra_args=PROCESS_ON_HOST).start()
-    try:
-        port = free_port()
-        c.apply_yaml(server_pod("srv", port, work))
-        eventually(lambda: ready(c, "srv"), "the server pod to be Ready")
-        yield c, work, port
-    finally:
-        c.stop(signal.SIGTERM)
-        c.cleanup()
-        tmp.cleanup()
+    yield from serving({"hello.txt": b"served\n"}, PROCESS_ON_HOST)
 
 
 async def test_lightkube_exec_with_stdin_output_and_exit_code(env: Any) -> None:

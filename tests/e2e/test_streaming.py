@@ -64,12 +64,14 @@ def ready(c: Cluster, name: str) -> bool:
     return any(x["type"] == "Ready" and x["status"] == "True" for x in p["status"].get("conditions") or ())
 
 
-@pytest.fixture(scope="module")
-def env() -> Iterator[tuple[Cluster, pathlib.Path, int]]:
+def serving(files: dict[str, bytes], extra_args: tuple[str, ...]) -> Iterator[tuple[Cluster, pathlib.Path, int]]:
+    """A one-node process-runtime `up` whose pod srv serves a directory holding files over
+    HTTP: (cluster, the directory, the port); everything stopped and removed afterwards."""
     tmp = tempfile.TemporaryDirectory(prefix="kubeplane-e2e-streaming-")
     work = pathlib.Path(tmp.name)
-    (work / "big.bin").write_bytes(os.urandom(3 << 20))
-    c = Cluster(nodes=1, extra_args=("--runtime", "process")).start()
+    for name, data in files.items():
+        (work / name).write_bytes(data)
+    c = Cluster(nodes=1, extra_args=extra_args).start()
     try:
         port = free_port()
         c.apply_yaml(server_pod("srv", port, work))
@@ -80,6 +82,11 @@ def env() -> Iterator[tuple[Cluster, pathlib.Path, int]]:
         kill_recorded(c.data_dir / "kubelet")
         c.cleanup()
         tmp.cleanup()
+
+
+@pytest.fixture(scope="module")
+def env() -> Iterator[tuple[Cluster, pathlib.Path, int]]:
+    yield from serving({"big.bin": os.urandom(3 << 20)}, ("--runtime", "process"))
 
 
 def kubectl(c: Cluster, *args: str, **kw: Any) -> subprocess.Popen[bytes]:

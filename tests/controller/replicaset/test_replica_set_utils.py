@@ -12,6 +12,7 @@ from kubeplane.api import errors, types
 from kubeplane.api.types import apps_v1, core_v1, meta_v1
 from kubeplane.testing.fake import FakeClientset
 from kubeplane.controller.replicaset import replica_set_utils as rsu
+from kubeplane.controller.replicaset.claimed_pods import ClaimedPods
 from kubeplane.utils.clock import rfc3339
 
 NOW = 1_700_000_000.0
@@ -192,32 +193,36 @@ def counts(st: apps_v1.ReplicaSetStatus) -> tuple[Any, ...]:
     return st.replicas, st.fully_labeled_replicas, st.ready_replicas, st.available_replicas
 
 
-def test_calculate_status_with_a_memo_counts_as_without() -> None:
-    """The memo (StatusMemo) reuses what it found for a pod object it saw: a changed pod is a
-    new object and is looked at again; other template labels empty the memo; pods gone leave it."""
-    def pod(name: str, phase: str, labels: dict[str, str] | None = None) -> core_v1.Pod:
+def test_claimed_pods_count_as_calculate_status() -> None:
+    """ClaimedPods (the controller's counts kept from sync to sync: a changed pod is removed
+    and put again) gives calculate_status's counts, minReadySeconds included as time passes."""
+    rs = new_rs(3, FULL_LABELS, min_ready=10)
+
+    def pod(name: str, phase: str, labels: dict[str, str] | None = None, ready_at: float | None = NOW) -> core_v1.Pod:
         p = new_pod(name, FULLY, phase)
-        p.metadata.uid = f"uid-{name}"
         if labels is not None:
             p.metadata.labels = labels
+        if p.status.conditions and ready_at is not None:
+            p.status.conditions[0].last_transition_time = rfc3339(ready_at)
         return p
 
-    memo = rsu.StatusMemo()
-    rs = new_rs(3, FULL_LABELS)
-    steps = [
-        [pod("a", "Pending"), pod("b", "Pending"), pod("c", "Running")],
-        [pod("a", "Running"), pod("b", "Pending"), pod("c", "Running")],          # a became Ready
-        [pod("a", "Running"), pod("b", "Running", {"name": "foo"})],              # c gone, b relabelled
+    claimed = ClaimedPods((), rsu.template_labels_matcher(FULL_LABELS), 10)
+    steps: list[tuple[float, dict[str, core_v1.Pod | None]]] = [
+        (NOW, {"a": pod("a", "Pending"), "b": pod("b", "Pending"), "c": pod("c", "Running")}),
+        (NOW + 5, {"a": pod("a", "Running", ready_at=NOW + 4)}),             # a became Ready
+        (NOW + 11, {"c": None, "b": pod("b", "Running", {"name": "foo"})}),  # c gone, b relabelled, Ready
+        (NOW + 15, {"d": pod("d", "Running", ready_at=None)}),               # Ready without a time: never available
+        (NOW + 30, {}),
+        (NOW + 20, {}),                                                       # the clock went back
     ]
-    kept: list[core_v1.Pod] = []
-    for pods in steps:
-        pods = [next((k for k in kept if k.metadata.uid == p.metadata.uid and k.status == p.status
-                      and k.metadata.labels == p.metadata.labels), p) for p in pods]   # unchanged: same object
-        kept = pods
-        assert counts(rsu.calculate_status(rs, pods, None, None, NOW, memo)) == \
-            counts(rsu.calculate_status(rs, pods, None, None, NOW))
-        assert set(memo.pods) == {p.metadata.uid for p in pods}
-    other = new_rs(3, {"name": "foo"})
-    other.spec.template.metadata.labels = {"name": "foo"}
-    assert counts(rsu.calculate_status(other, kept, None, None, NOW, memo)) == (2, 2, 2, 2)
-    assert memo.labels == {"name": "foo"}
+    pods: dict[str, core_v1.Pod] = {}
+    for now, changed in steps:
+        for key, p in changed.items():
+            claimed.remove(key)
+            pods.pop(key, None)
+            if p is not None:
+                claimed.put_active(key, p)
+                pods[key] = p
+        want = rsu.calculate_status(rs, list(pods.values()), None, None, now)
+        assert (len(claimed), claimed.fully_labeled, claimed.ready, claimed.available(now)) == counts(want), now
+        assert sorted(p.metadata.name for p in claimed) == sorted(pods)

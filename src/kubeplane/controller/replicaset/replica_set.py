@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Sequence
 
 from ...api import errors, labels
 from ...api.types import ObjectName, apps_v1, core_v1
@@ -21,7 +21,8 @@ from ...client.util.workqueue.worker import process_next_work_item
 from ...utils.clock import REAL_CLOCK, Clock
 from .. import controller_utils as cu
 from ..controller_ref_manager import PodControllerRefManager, recheck_deletion_timestamp
-from .replica_set_utils import StatusMemo, calculate_status, update_replica_set_status
+from .claimed_pods import ClaimedPods
+from .replica_set_utils import status_from_counts, template_labels_matcher, update_replica_set_status
 
 if TYPE_CHECKING:
     from ...client.clientset import Clientset
@@ -79,7 +80,8 @@ class ReplicaSetController:
         self.pod_control: cu.PodControlInterface = cu.RealPodControl(client, self.recorder)   # test seam
         # Pod creates/deletes each ReplicaSet waits to observe (TTL 5 minutes).
         self.expectations = cu.UIDTrackingControllerExpectations(cu.ControllerExpectations(clock))
-        self.status_memos: dict[str, StatusMemo] = {}    # RS key -> its pods as the last sync saw them
+        # RS key -> its claimed pods as of its last sync, and the keys of its pods changed since.
+        self.claimed: dict[str, ClaimedPods] = {}
         # Keys, not objects: a worker always reads the newest state from the listers, and the
         # queue never hands one key to two workers.
         self.queue: RateLimitingQueue[ObjectName] = RateLimitingQueue(
@@ -176,6 +178,7 @@ class ReplicaSetController:
             return
         key = cu.key_func(rs)
         self.expectations.delete_expectations(key)
+        self.claimed.pop(key, None)
         self.queue.add(ObjectName.parse(key))
 
     # --- pod handlers ------------------------------------------------------------------------------
@@ -189,11 +192,13 @@ class ReplicaSetController:
         if (ref := cu.get_controller_of(pod)) is not None:
             if (rs := self.resolve_controller_ref(pod.metadata.namespace, ref)) is not None:
                 rs_key = cu.key_func(rs)
+                self._pod_changed(rs_key, pod)
                 self.expectations.creation_observed(rs_key)
                 self.queue.add(ObjectName.parse(rs_key))
             return
         # An orphan: no controller waits for it, so do not observe a creation.
         for rs in self.get_pod_replica_sets(pod):
+            self._pod_changed(cu.key_func(rs), pod)
             self.enqueue_rs(rs)
 
     def update_pod(self, old: core_v1.Pod, cur: core_v1.Pod) -> None:
@@ -201,6 +206,7 @@ class ReplicaSetController:
         if cur.metadata.resource_version == old.metadata.resource_version:
             return                                  # periodic resync
         label_changed = cur.metadata.labels != old.metadata.labels
+        self._pod_updated(old, cur)
         if cur.metadata.deletion_timestamp is not None:
             # A graceful delete: react now, not when the kubelet finally removes the pod.
             self.delete_pod(cur)
@@ -242,8 +248,33 @@ class ReplicaSetController:
         if rs is None:
             return
         rs_key = cu.key_func(rs)
+        self._pod_changed(rs_key, pod)
         self.expectations.deletion_observed(rs_key, cu.pod_key(pod))
         self.queue.add(ObjectName.parse(rs_key))
+
+    def _pod_changed(self, rs_key: str, pod: core_v1.Pod) -> None:
+        """Note that pod changed, for the next sync of the RS with rs_key (see claimed_pods)."""
+        if (claimed := self.claimed.get(rs_key)) is not None:
+            claimed.dirty.add(cu.pod_key(pod))
+
+    def _pod_updated(self, old: core_v1.Pod, cur: core_v1.Pod) -> None:
+        """Note an updated pod for every RS it belonged to or may now belong to: the owners
+        before and after, and for an orphan (before or after) the RSs whose selector matches
+        it. Wider than what update_pod enqueues (an orphan's status change, a deletion that
+        also changed the owner), so that no RS's claimed pods miss a change."""
+        if not self.claimed:
+            return
+        seen: set[str] = set()
+        for pod in (old, cur) if old.metadata.labels != cur.metadata.labels or \
+                cu.get_controller_of(old) != cu.get_controller_of(cur) else (cur,):
+            if (ref := cu.get_controller_of(pod)) is not None:
+                rss = [rs] if (rs := self.resolve_controller_ref(pod.metadata.namespace, ref)) is not None else []
+            else:
+                rss = self.get_pod_replica_sets(pod)
+            for rs in rss:
+                if (rs_key := cu.key_func(rs)) not in seen:
+                    seen.add(rs_key)
+                    self._pod_changed(rs_key, cur)
 
     # --- ownership lookups (listers only) ----------------------------------------------------------
 
@@ -320,7 +351,7 @@ class ReplicaSetController:
         except errors.NotFound:
             log.debug("ReplicaSet has been deleted", extra={"key": rs_key})
             self.expectations.delete_expectations(rs_key)
-            self.status_memos.pop(rs_key, None)
+            self.claimed.pop(rs_key, None)
             return
         rs_needs_sync = self.expectations.satisfied_expectations(rs_key)
         try:
@@ -328,29 +359,68 @@ class ReplicaSetController:
         except errors.StatusError as err:          # a bad selector: requeueing would not help
             log.error("error converting pod selector to selector", extra={"key": rs_key, "err": str(err)})
             return
-        # Ours (those that stopped matching get released) and orphans (which may be adopted).
-        all_pods = cu.filter_pods_by_owner(self.pod_indexer, rs.metadata, include_orphaned_pods=True)
-        active_pods = await self.claim_pods(rs, selector, cu.filter_active_pods(all_pods))
-        terminating_pods = None
-        if self.options.status_terminating_replicas:
-            terminating_pods = cu.filter_claimed_pods(rs, selector, cu.filter_terminating_pods(all_pods))
+        claimed, candidates = self._claim_candidates(rs_key, rs, selector)
+        try:
+            for pod in await self.claim_pods(rs, selector, candidates):
+                claimed.put_active(cu.pod_key(pod), pod)
+        except Exception:
+            claimed.valid = False                   # the next sync starts over
+            raise
+        claimed.valid = True
         manage_replicas_err: Exception | None = None
         if rs_needs_sync and rs.metadata.deletion_timestamp is None:
             try:
-                await self.manage_replicas(active_pods, rs)
+                await self.manage_replicas(claimed, rs)
             except Exception as err:
                 manage_replicas_err = err
-        await self._sync_status(key, rs.deep_copy(), active_pods, terminating_pods, manage_replicas_err)
+        await self._sync_status(key, rs.deep_copy(), claimed, manage_replicas_err)
         if manage_replicas_err is not None:
             raise manage_replicas_err
 
-    async def _sync_status(self, key: ObjectName, rs: apps_v1.ReplicaSet, active_pods: list[core_v1.Pod],
-                           terminating_pods: list[core_v1.Pod] | None,
+    def _claim_candidates(self, rs_key: str, rs: apps_v1.ReplicaSet,
+                          selector: labels.Selector | None) -> tuple[ClaimedPods, list[core_v1.Pod]]:
+        """rs's ClaimedPods less the pods to claim again, and those pods: the ones changed
+        since the last sync, or on a full pass every active pod rs controls and every orphan
+        of its namespace (upstream's claim set). No await: a pod event cannot slip between
+        reading the pods and noting changes for the next sync."""
+        template = rs.spec.template
+        template_labels = template.metadata.labels if template and template.metadata else None
+        min_ready = rs.spec.min_ready_seconds or 0
+        fingerprint = (rs.metadata.uid, selector, template_labels, min_ready, rs.metadata.deletion_timestamp is not None)
+        claimed = self.claimed.get(rs_key)
+        match = cu.label_matcher(selector)
+        if claimed is not None and claimed.valid and claimed.fingerprint == fingerprint and self.pod_lister_synced():
+            candidates = []
+            uid, namespace = rs.metadata.uid, rs.metadata.namespace
+            get = self.pod_indexer.get_by_key
+            for pod_key in claimed.take_dirty():
+                claimed.remove(pod_key)
+                pod = get(pod_key)
+                if pod is None:
+                    continue
+                ref = cu.get_controller_of(pod)
+                if ref is not None and ref.uid != uid or ref is None and pod.metadata.namespace != namespace:
+                    continue                        # someone else's
+                if cu.is_pod_active(pod):
+                    candidates.append(pod)
+                elif ref is not None and cu.is_pod_terminating(pod) and match(pod.metadata.labels):
+                    claimed.put_terminating(pod_key)
+            return claimed, candidates
+        claimed = ClaimedPods(fingerprint, template_labels_matcher(template_labels), min_ready)
+        if self.pod_lister_synced():
+            self.claimed[rs_key] = claimed          # from now on, pod events note their keys here
+        # Ours (those that stopped matching get released) and orphans (which may be adopted).
+        all_pods = cu.filter_pods_by_owner(self.pod_indexer, rs.metadata, include_orphaned_pods=True)
+        for pod in cu.filter_claimed_pods(rs, selector, cu.filter_terminating_pods(all_pods)):
+            claimed.put_terminating(cu.pod_key(pod))
+        return claimed, cu.filter_active_pods(all_pods)
+
+    async def _sync_status(self, key: ObjectName, rs: apps_v1.ReplicaSet, claimed: ClaimedPods,
                            manage_replicas_err: Exception | None) -> None:
-        memo = self.status_memos.get(str(key))
-        if memo is None:
-            memo = self.status_memos[str(key)] = StatusMemo()
-        new_status = calculate_status(rs, active_pods, terminating_pods, manage_replicas_err, self.clock.now(), memo)
+        now = self.clock.now()
+        terminating = len(claimed.terminating) if self.options.status_terminating_replicas else None
+        new_status = status_from_counts(rs, len(claimed), claimed.fully_labeled, claimed.ready,
+                                        claimed.available(now), terminating, manage_replicas_err, now)
         updated = await update_replica_set_status(self.client.apps_v1().replicasets(rs.metadata.namespace),
                                                   rs, new_status)
         # A last line of defence against clock skew: re-check availability after minReadySeconds.
@@ -373,7 +443,7 @@ class ReplicaSetController:
         cm = PodControllerRefManager(self.pod_control, rs, selector, self.gvk, recheck_deletion_timestamp(get_fresh))
         return await cm.claim_pods(filtered_pods)
 
-    async def manage_replicas(self, filtered_pods: list[core_v1.Pod], rs: apps_v1.ReplicaSet) -> None:
+    async def manage_replicas(self, filtered_pods: Collection[core_v1.Pod], rs: apps_v1.ReplicaSet) -> None:
         """Create or delete pods so that len(filtered_pods) approaches spec.replicas, at most
         burst_replicas per sync. Raises the first create/delete error. Does not modify
         filtered_pods. Upstream: manageReplicas
@@ -406,7 +476,7 @@ class ReplicaSetController:
         if err is not None:
             raise err
 
-    async def _delete_replicas(self, rs: apps_v1.ReplicaSet, rs_key: str, filtered_pods: list[core_v1.Pod],
+    async def _delete_replicas(self, rs: apps_v1.ReplicaSet, rs_key: str, filtered_pods: Collection[core_v1.Pod],
                                diff: int) -> None:
         log.info("Too many replicas", extra={"rs": rs_key, "need": rs.spec.replicas, "deleting": diff})
         related_pods = self.get_indirectly_related_pods(rs)
@@ -433,7 +503,7 @@ class ReplicaSetController:
             raise errs[0]                  # all were reported as events; likely the same error
 
 
-def get_pods_to_delete(filtered_pods: Sequence[core_v1.Pod], related_pods: Sequence[core_v1.Pod], diff: int,
+def get_pods_to_delete(filtered_pods: Collection[core_v1.Pod], related_pods: Sequence[core_v1.Pod], diff: int,
                        now: float | None) -> list[core_v1.Pod]:
     """The diff pods to delete first, by the ActivePodsWithRanks order (no sorting when all go).
 

@@ -60,74 +60,50 @@ def _status_unchanged(rs: apps_v1.ReplicaSet, new: apps_v1.ReplicaSetStatus) -> 
             and old.conditions == new.conditions)
 
 
-class StatusMemo:
-    """What calculate_status found for each pod of one ReplicaSet at its last sync.
-
-    A sync looks at every pod of the ReplicaSet (upstream too), and syncs follow the pods'
-    status changes: with 3,000 pods hundreds of syncs a rollout, ~12 % of `up`'s CPU in
-    benchmarks/density.py on 1,000 nodes. Informer objects are replaced on every change, never
-    modified, so a pod object seen at the last sync needs no second look: only the pods that
-    changed since are matched and searched for their Ready condition (a 3,000-pod
-    calculateStatus: 44 -> 16-21 ms on a loaded machine, BENCHMARKS.md "Issue 17 ... scale17").
-
-    labels: the template labels the memo was made with (another set empties it); pods: uid ->
-    (the pod object, fully labeled, its Ready condition), rebuilt on each use so that pods
-    gone from the ReplicaSet leave it.
-    """
-
-    __slots__ = ("labels", "pods")
-
-    def __init__(self) -> None:
-        self.labels: dict[str, str] | None = None
-        self.pods: dict[str, tuple[core_v1.Pod, bool, core_v1.PodCondition | None]] = {}
-
-
 def calculate_status(rs: apps_v1.ReplicaSet, active_pods: Sequence[core_v1.Pod],
                      terminating_pods: Sequence[core_v1.Pod] | None, manage_replicas_err: BaseException | None,
-                     now: float, memo: StatusMemo | None = None) -> apps_v1.ReplicaSetStatus:
+                     now: float) -> apps_v1.ReplicaSetStatus:
     """The status the RS should have given its claimed pods and the pod-management outcome.
 
     terminating_pods None means the DeploymentReplicaSetTerminatingReplicas feature is off
     (terminatingReplicas left unset). A failed create/delete adds a ReplicaFailure condition
     (FailedCreate when pods are missing, FailedDelete when there are too many) unless one
-    exists; a successful pass removes it. memo: the ReplicaSet's StatusMemo, if the caller
-    keeps one. Upstream: calculateStatus
+    exists; a successful pass removes it. Upstream: calculateStatus
     """
-    new_status = (rs.status or apps_v1.ReplicaSetStatus()).deep_copy()
     template_labels = (rs.spec.template.metadata.labels if rs.spec.template and rs.spec.template.metadata else None)
-    fully_labeled_match = label_matcher(tuple(labels.Requirement(k, "=", (v,))
-                                              for k, v in (template_labels or {}).items()))
+    fully_labeled_match = template_labels_matcher(template_labels)
     min_ready = rs.spec.min_ready_seconds or 0
     fully_labeled = ready = available = 0
-    seen: dict[str, tuple[core_v1.Pod, bool, core_v1.PodCondition | None]] = {}
-    if memo is not None:
-        if memo.labels != (template_labels or {}):
-            memo.labels, memo.pods = dict(template_labels or {}), {}
-        seen = memo.pods
-    fresh: dict[str, tuple[core_v1.Pod, bool, core_v1.PodCondition | None]] = {}
     for pod in active_pods:
-        uid = pod.metadata.uid
-        m = seen.get(uid) if uid else None
-        if m is None or m[0] is not pod:
-            # is_pod_ready + is_pod_available with one lookup of the Ready condition
-            m = (pod, fully_labeled_match(pod.metadata.labels), get_pod_ready_condition(pod))
-        if uid:
-            fresh[uid] = m
-        if m[1]:
+        if fully_labeled_match(pod.metadata.labels):
             fully_labeled += 1
-        c = m[2]
+        # is_pod_ready + is_pod_available with one lookup of the Ready condition
+        c = get_pod_ready_condition(pod)
         if c is not None and c.status == CONDITION_TRUE:
             ready += 1
             if not min_ready or _ready_for(c, min_ready, now):
                 available += 1
-    if memo is not None:
-        memo.pods = fresh
-    _update_failure_condition(rs, new_status, len(active_pods), manage_replicas_err, now)
-    new_status.replicas = len(active_pods)
+    return status_from_counts(rs, len(active_pods), fully_labeled, ready, available,
+                              None if terminating_pods is None else len(terminating_pods), manage_replicas_err, now)
+
+
+def template_labels_matcher(template_labels: dict[str, str] | None) -> Any:
+    """Whether a pod's labels include all of the template's: a fully labeled replica."""
+    return label_matcher(tuple(labels.Requirement(k, "=", (v,)) for k, v in (template_labels or {}).items()))
+
+
+def status_from_counts(rs: apps_v1.ReplicaSet, replicas: int, fully_labeled: int, ready: int, available: int,
+                       terminating: int | None, manage_replicas_err: BaseException | None,
+                       now: float) -> apps_v1.ReplicaSetStatus:
+    """calculate_status's result from the counts of the claimed pods (the controller keeps them
+    from sync to sync: claimed_pods.ClaimedPods)."""
+    new_status = (rs.status or apps_v1.ReplicaSetStatus()).deep_copy()
+    _update_failure_condition(rs, new_status, replicas, manage_replicas_err, now)
+    new_status.replicas = replicas
     new_status.fully_labeled_replicas = fully_labeled
     new_status.ready_replicas = ready
     new_status.available_replicas = available
-    new_status.terminating_replicas = None if terminating_pods is None else len(terminating_pods)
+    new_status.terminating_replicas = terminating
     return new_status
 
 

@@ -95,6 +95,23 @@ def test_ranked_sort_agrees_with_less(specs: list[dict[str, Any]], ranks: list[i
     assert ranked.rank == [ranks[k] for k in order]
 
 
+@settings(max_examples=200, deadline=None)
+@given(PODS, st.lists(st.integers(0, 3), min_size=12, max_size=12), st.integers(0, 13), st.booleans(),
+       st.booleans(), st.none() | st.just(NOW))
+def test_ranked_first_n_agrees_with_sort(specs: list[dict[str, Any]], ranks: list[int], n: int, cost_gate: bool,
+                                         log_gate: bool, now: float | None) -> None:
+    """first(n) (a cut on the first five rules, then all the rules on what is left) picks the
+    same pods, in the same order, as the first n of sort()."""
+    pods = [pod(i, **s) for i, s in enumerate(specs)]
+
+    def ranked() -> cu.ActivePodsWithRanks:
+        return cu.ActivePodsWithRanks(pods=list(pods), rank=ranks[:len(pods)], now=now,
+                                      pod_deletion_cost=cost_gate, logarithmic_scale_down=log_gate)
+    whole = ranked()
+    whole.sort()
+    assert [p.metadata.name for p in ranked().first(n)] == [p.metadata.name for p in whole.pods[:n]]
+
+
 def rs(min_ready: int = 0) -> apps_v1.ReplicaSet:
     return types.from_dict({
         "apiVersion": "apps/v1", "kind": "ReplicaSet",

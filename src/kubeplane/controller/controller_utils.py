@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import heapq
 import math
 from dataclasses import dataclass, field
 from functools import cmp_to_key
@@ -695,6 +696,33 @@ class ActivePodsWithRanks:
                               self.logarithmic_scale_down)
         self.pods[:] = [f.pod for f in facts]
         self.rank[:] = [f.rank for f in facts]
+
+    def first(self, n: int) -> list[core_v1.Pod]:
+        """The first n pods of sort()'s order, without ranking every pod by every rule.
+
+        The first five rules (scheduled, phase, ready, deletion cost, rank) order pods as a
+        tuple does; the n-th smallest tuple is the cut, and only the pods not beyond it are
+        put through all the rules: scaling 10,000 pods down by 500 ranks ~500-1,000 fully,
+        not 10,000 (a sort of 10,000 pods takes ~0.1 s).
+        """
+        if n >= len(self.pods):
+            self.sort()
+            return list(self.pods)
+        if n <= 0:
+            return []
+        coarse = [self._coarse(i) for i in range(len(self.pods))]
+        cut = heapq.nsmallest(n, coarse)[-1]
+        kept = [self._facts(i) for i, c in enumerate(coarse) if c <= cut]
+        return [f.pod for f in _sorted_facts(kept, self.now, self.logarithmic_scale_down)[:n]]
+
+    def _coarse(self, i: int) -> tuple[bool, int, bool, int, int]:
+        """_RankFacts' first five rules as a tuple that sorts the same way."""
+        pod = self.pods[i]
+        return (bool(pod.spec.node_name if pod.spec else None),
+                _POD_PHASE_TO_ORDINAL.get(pod.status.phase if pod.status else None, 0),
+                is_pod_ready(pod),
+                get_deletion_cost_from_pod_annotations(pod.metadata.annotations) if self.pod_deletion_cost else 0,
+                -self.rank[i])
 
     def _facts(self, i: int) -> _RankFacts:
         return _RankFacts.of(self.pods[i], self.rank[i], self.pod_deletion_cost)

@@ -71,6 +71,12 @@ class ClaimedPods:
     def __iter__(self) -> Iterator[core_v1.Pod]:
         return (e[0] for e in self.active.values())
 
+    def __contains__(self, pod: object) -> bool:
+        if not isinstance(pod, core_v1.Pod):
+            return False
+        e = self.active.get(f"{pod.metadata.namespace}/{pod.metadata.name}")
+        return e is not None and e[0] is pod
+
     def take_dirty(self) -> set[str]:
         dirty, self.dirty = self.dirty, set()
         return dirty

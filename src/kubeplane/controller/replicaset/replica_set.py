@@ -316,9 +316,17 @@ class ReplicaSetController:
         return [r for r in self.rs_lister.list() if (c := cu.get_controller_of(r)) is not None and c.uid == ref.uid]
 
     def get_indirectly_related_pods(self, rs: apps_v1.ReplicaSet) -> list[core_v1.Pod]:
-        """Pods selected by any RS sharing rs's controller, each once. Upstream: getIndirectlyRelatedPods"""
+        """Pods selected by any RS sharing rs's controller, each once. Upstream: getIndirectlyRelatedPods
+
+        Read from the pod index by controller (each related RS's pods and the namespace's
+        orphans), not by a selector over the whole namespace as upstream: ranking a
+        scale-down of 10,000 pods otherwise matched all 20,000 pods of a rollout's namespace
+        per sync. The only pods this leaves out are pods controlled by something else that a
+        related RS's selector matches (overlapping selectors, a user error upstream warns of).
+        """
         related: list[core_v1.Pod] = []
         seen: set[str] = set()
+        indexed = cu.POD_CONTROLLER_UID_INDEX in self.pod_indexer.get_indexers()
         for related_rs in self.get_replica_sets_with_same_controller(rs):
             try:
                 selector = cu.selector_from(related_rs.spec.selector)
@@ -326,7 +334,13 @@ class ReplicaSetController:
                 continue
             if selector is None:
                 continue
-            for pod in self.pod_lister.pods(related_rs.metadata.namespace or "").list(selector):
+            if indexed:
+                match = cu.label_matcher(selector)
+                pods = [p for p in cu.filter_pods_by_owner(self.pod_indexer, related_rs.metadata, True)
+                        if match(p.metadata.labels)]
+            else:
+                pods = self.pod_lister.pods(related_rs.metadata.namespace or "").list(selector)
+            for pod in pods:
                 if pod.metadata.uid not in seen:
                     seen.add(pod.metadata.uid)
                     related.append(pod)
@@ -511,9 +525,7 @@ def get_pods_to_delete(filtered_pods: Collection[core_v1.Pod], related_pods: Seq
     """
     pods = list(filtered_pods)
     if diff < len(pods):
-        ranked = get_pods_ranked_by_related_pods_on_same_node(pods, related_pods, now)
-        ranked.sort()
-        pods = ranked.pods
+        return get_pods_ranked_by_related_pods_on_same_node(pods, related_pods, now).first(diff)
     return pods[:diff]
 
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 from functools import cmp_to_key
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from kubeplane.api import labels, types
 from kubeplane.api.types import apps_v1, core_v1, meta_v1
 from kubeplane.controller import controller_utils as cu
 from kubeplane.controller.controller_ref_manager import PodControllerRefManager
+from kubeplane.controller.replicaset.claimed_pods import ClaimedPods
+from kubeplane.controller.replicaset.replica_set import get_pods_to_delete
 from kubeplane.controller.replicaset.replica_set_utils import calculate_status
 from kubeplane.utils.clock import rfc3339
 
@@ -110,6 +112,26 @@ def test_ranked_first_n_agrees_with_sort(specs: list[dict[str, Any]], ranks: lis
     whole = ranked()
     whole.sort()
     assert [p.metadata.name for p in ranked().first(n)] == [p.metadata.name for p in whole.pods[:n]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(PODS, PODS, st.integers(1, 12))
+def test_claimed_pods_first_to_delete_agrees_with_get_pods_to_delete(specs: list[dict[str, Any]],
+                                                                     others: list[dict[str, Any]], n: int) -> None:
+    """The scale-down from ClaimedPods' kept counts (ranks from the related ReplicaSets' pods per
+    node, the first rules kept per pod) picks what get_pods_to_delete picks from the pods."""
+    pods = [pod(i, **s) for i, s in enumerate(specs)]
+    assume(n < len(pods))
+    related_rs = ClaimedPods((), lambda _labels: True, 0)
+    for i, s in enumerate(others):
+        related_rs.put_active(f"default/o{i}", pod(100 + i, **s))
+    claimed = ClaimedPods((), lambda _labels: True, 0)
+    for p in pods:
+        claimed.put_active(f"default/{p.metadata.name}", p)
+    related = [*claimed, *related_rs]
+    want = get_pods_to_delete(list(claimed), related, n, NOW)
+    got = claimed.first_to_delete(n, [claimed.on_node, related_rs.on_node], NOW)
+    assert [p.metadata.name for p in got] == [p.metadata.name for p in want]
 
 
 def rs(min_ready: int = 0) -> apps_v1.ReplicaSet:

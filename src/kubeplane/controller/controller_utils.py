@@ -646,6 +646,11 @@ def get_deletion_cost_from_pod_annotations(annotations: dict[str, str] | None) -
     return i if -(2 ** 31) <= i < 2 ** 31 and value.lstrip("-").isdigit() else 0
 
 
+def pod_phase_ordinal(pod: core_v1.Pod) -> int:
+    """Pending (or none) 0 < Unknown 1 < Running 2: the ranking rules' phase order."""
+    return _POD_PHASE_TO_ORDINAL.get(pod.status.phase if pod.status else None, 0)
+
+
 def active_pods_less(pi: core_v1.Pod, pj: core_v1.Pod) -> bool:
     """Whether pi should be deleted before pj (unranked). Upstream: ActivePods.Less
 

@@ -30,12 +30,15 @@ from typing import Any, Callable, Iterator
 
 from ...api.types import core_v1
 from ...utils.clock import parse_rfc3339
-from ..controller_utils import get_pod_ready_condition
+from ..controller_utils import (
+    POD_DELETION_COST, ActivePodsWithRanks, get_deletion_cost_from_pod_annotations, get_pod_ready_condition, pod_phase_ordinal,
+)
 
 CONDITION_TRUE = "True"
 
-# (pod, fully labeled, Ready)
-_Entry = tuple[core_v1.Pod, bool, bool]
+# (pod, fully labeled, Ready, its node ("": unscheduled), the first four ranking rules of a
+# scale-down as a tuple: scheduled, phase, Ready, deletion cost; see ActivePodsWithRanks)
+_Entry = tuple[core_v1.Pod, bool, bool, str, tuple[bool, int, bool, int]]
 
 
 class ClaimedPods:
@@ -45,7 +48,7 @@ class ClaimedPods:
     """
 
     __slots__ = ("fingerprint", "dirty", "valid", "fully_labeled_match", "min_ready", "active", "terminating",
-                 "fully_labeled", "ready", "pending", "_heap", "_seq", "last_now")
+                 "fully_labeled", "ready", "on_node", "pending", "_heap", "_seq", "last_now")
 
     def __init__(self, fingerprint: tuple[Any, ...], fully_labeled_match: Callable[[Any], bool],
                  min_ready: int) -> None:
@@ -58,6 +61,7 @@ class ClaimedPods:
         self.terminating: set[str] = set()      # keys of controlled, matching, terminating pods
         self.fully_labeled = 0
         self.ready = 0
+        self.on_node: dict[str, int] = {}       # node -> active pods on it (a scale-down's ranks)
         # Ready but not yet available: key -> its heap sequence number (None: never available,
         # a Ready condition without lastTransitionTime).
         self.pending: dict[str, int | None] = {}
@@ -89,6 +93,10 @@ class ClaimedPods:
             return
         if e[1]:
             self.fully_labeled -= 1
+        if (n := self.on_node[e[3]] - 1) > 0:
+            self.on_node[e[3]] = n
+        else:
+            del self.on_node[e[3]]
         if e[2]:
             self.ready -= 1
             self.pending.pop(key, None)
@@ -98,7 +106,12 @@ class ClaimedPods:
         fully = self.fully_labeled_match(pod.metadata.labels)
         c = get_pod_ready_condition(pod)
         ready = c is not None and c.status == CONDITION_TRUE
-        self.active[key] = (pod, fully, ready)
+        node = (pod.spec.node_name if pod.spec is not None else None) or ""
+        annotations = pod.metadata.annotations
+        cost = get_deletion_cost_from_pod_annotations(annotations) if annotations and POD_DELETION_COST in annotations else 0
+        self.active[key] = (pod, fully, ready, node,
+                            (bool(node), pod_phase_ordinal(pod), ready, cost))
+        self.on_node[node] = self.on_node.get(node, 0) + 1
         if fully:
             self.fully_labeled += 1
         if not ready:
@@ -114,6 +127,24 @@ class ClaimedPods:
             self._seq += 1
             self.pending[key] = self._seq
             heapq.heappush(self._heap, (after, self._seq, key))
+
+    def first_to_delete(self, n: int, related_on_node: list[dict[str, int]], now: float) -> list[core_v1.Pod]:
+        """get_pods_to_delete's answer for n < len(self), from the counts kept: a pod's rank is
+        the related ReplicaSets' active pods on its node (related_on_node: their on_node), the
+        first four rules are in each entry, so only the pods not beyond the n-th on the first
+        five rules are read again (ActivePodsWithRanks.first)."""
+        ranks: dict[str, int] = {}
+        entries = list(self.active.values())
+        keys = []
+        for e in entries:
+            if (r := ranks.get(e[3])) is None:
+                r = ranks[e[3]] = sum(d.get(e[3], 0) for d in related_on_node)
+            keys.append((*e[4], -r))
+        cut = heapq.nsmallest(n, keys)[-1]
+        kept = [(e[0], -k[4]) for e, k in zip(entries, keys) if k <= cut]
+        ranked = ActivePodsWithRanks(pods=[p for p, _ in kept], rank=[r for _, r in kept], now=now)
+        ranked.sort()
+        return ranked.pods[:n]
 
     def put_terminating(self, key: str) -> None:
         self.terminating.add(key)
@@ -137,6 +168,6 @@ class ClaimedPods:
         self.last_now = now
         self.pending, self._heap = {}, []
         entries = [(k, e[0]) for k, e in self.active.items()]
-        self.active, self.fully_labeled, self.ready = {}, 0, 0
+        self.active, self.fully_labeled, self.ready, self.on_node = {}, 0, 0, {}
         for key, pod in entries:
             self.put_active(key, pod)

@@ -444,6 +444,24 @@ class ReplicaSetController:
                 and (st.available_replicas or 0) != want):
             self.queue.add_after(key, float(min_ready))
 
+    def _related_on_node(self, rs: apps_v1.ReplicaSet) -> list[dict[str, int]] | None:
+        """The active pods per node of every RS sharing rs's controller, as their last syncs
+        counted them (ClaimedPods.on_node); None if one of them has no counts yet.
+
+        Upstream ranks by the pods the related RSs select, read from the cache; these counts
+        are each RS's claimed pods, as of its last sync (the pods its next sync adopts or
+        releases are not counted yet). Only the ranking of a scale-down reads them.
+        """
+        if not self.pod_lister_synced():
+            return None
+        out = []
+        for related_rs in self.get_replica_sets_with_same_controller(rs):
+            claimed = self.claimed.get(cu.key_func(related_rs))
+            if claimed is None or not claimed.valid or claimed.fingerprint[0] != related_rs.metadata.uid:
+                return None
+            out.append(claimed.on_node)
+        return out
+
     async def claim_pods(self, rs: apps_v1.ReplicaSet, selector: labels.Selector | None,
                          filtered_pods: list[core_v1.Pod]) -> list[core_v1.Pod]:
         """Adopt/release pods; before the first adoption re-read the RS live (#42639). Upstream: claimPods"""
@@ -493,8 +511,12 @@ class ReplicaSetController:
     async def _delete_replicas(self, rs: apps_v1.ReplicaSet, rs_key: str, filtered_pods: Collection[core_v1.Pod],
                                diff: int) -> None:
         log.info("Too many replicas", extra={"rs": rs_key, "need": rs.spec.replicas, "deleting": diff})
-        related_pods = self.get_indirectly_related_pods(rs)
-        pods_to_delete = get_pods_to_delete(filtered_pods, related_pods, diff, self.clock.now())
+        related_on_node = self._related_on_node(rs) if isinstance(filtered_pods, ClaimedPods) else None
+        if related_on_node is not None and isinstance(filtered_pods, ClaimedPods) and diff < len(filtered_pods):
+            pods_to_delete = filtered_pods.first_to_delete(diff, related_on_node, self.clock.now())
+        else:
+            related_pods = self.get_indirectly_related_pods(rs)
+            pods_to_delete = get_pods_to_delete(filtered_pods, related_pods, diff, self.clock.now())
         # Remember exactly which pods we delete, so a graceful delete (deletionTimestamp, then
         # DELETE) is counted once.
         self.expectations.expect_deletions(rs_key, get_pod_keys(pods_to_delete))

@@ -88,7 +88,7 @@ class Meter:
 class KubeletStandIn:
     """Binds each new pod, marks it Ready; deletes a pod marked for deletion with grace 0."""
 
-    def __init__(self, cs: Any, nodes: int, rate: float, workers: int = 8) -> None:
+    def __init__(self, cs: Any, nodes: int, rate: float, workers: int = 32) -> None:
         self.pods = cs.core_v1().pods(NS)
         self.nodes = nodes
         self.rate = rate                    # pods started per second at most (0: no limit)
@@ -175,6 +175,19 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
         walked[0] += len(pods)
         return await claim_pods(rs_, selector, pods)
     rs.claim_pods = counting_claim
+    if args.timeline:
+        t_start = time.perf_counter()
+        last: dict[str, tuple[Any, ...]] = {}
+
+        def on_rs(_old: Any, rs_: Any = None) -> None:
+            rs_ = rs_ if rs_ is not None else _old
+            st_ = rs_.status
+            row = (rs_.spec.replicas, st_.replicas if st_ else None, st_.available_replicas if st_ else None)
+            if last.get(rs_.metadata.name) != row:
+                last[rs_.metadata.name] = row
+                print(f"{time.perf_counter() - t_start:8.3f} rs {rs_.metadata.name[-6:]} spec={row[0]} "
+                      f"replicas={row[1]} available={row[2]}", file=sys.stderr)
+        factory.apps_v1().replicasets().informer().add_event_handler(ResourceEventHandlerFuncs(on_rs, on_rs))
     stand_in = KubeletStandIn(cs, args.nodes, args.rate)
     factory.core_v1().pods().informer().add_event_handler(
         ResourceEventHandlerFuncs(stand_in.on_add, stand_in.on_update))
@@ -243,6 +256,7 @@ def main() -> None:
                          "of `up` pace them (0: as fast as it can; default 500, issue 17's target)")
     ap.add_argument("--src", action="append", help="a checkout holding src/kubeplane (repeatable)")
     ap.add_argument("--profile", choices=("create", "rollout"), default="", help="cProfile this phase (stderr)")
+    ap.add_argument("--timeline", action="store_true", help="print each ReplicaSet change (stderr)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -255,6 +269,8 @@ def main() -> None:
                "--rate", str(args.rate)]
         if args.profile:
             cmd += ["--profile", args.profile]
+        if args.timeline:
+            cmd += ["--timeline"]
         res = json.loads(subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout)
         for ph, figures in res.items():
             print(f"{src}: {ph}: " + " ".join(f"{k}={v}" for k, v in figures.items()), flush=True)

@@ -387,7 +387,7 @@ class ReplicaSetController:
                 await self.manage_replicas(claimed, rs)
             except Exception as err:
                 manage_replicas_err = err
-        await self._sync_status(key, rs.deep_copy(), claimed, manage_replicas_err)
+        await self._sync_status(key, rs, claimed, manage_replicas_err)
         if manage_replicas_err is not None:
             raise manage_replicas_err
 

@@ -4,6 +4,7 @@ Upstream: pkg/controller/replicaset/replica_set_utils.go
 """
 from __future__ import annotations
 
+import copy
 import logging
 from typing import Any, Sequence
 
@@ -28,11 +29,13 @@ async def update_replica_set_status(c: Any, rs: apps_v1.ReplicaSet,
     """Write new_status (with observedGeneration = rs.generation) unless nothing changed.
 
     c is the namespaced ReplicaSet client. On a failed PUT the RS is re-read once (GET) and the
-    PUT retried; a failed GET is raised instead, being the more interesting error. rs is the
-    caller's copy and may be modified. Upstream: updateReplicaSetStatus
+    PUT retried; a failed GET is raised instead, being the more interesting error. rs may be
+    the cache's object: it is not modified (a shallow copy carries the new status), and
+    returned as it is when nothing changed. Upstream: updateReplicaSetStatus
     """
     if _status_unchanged(rs, new_status):
         return rs                             # the steady state: no write at all
+    rs = copy.copy(rs)                        # only .status is replaced below
     # Save the generation we acted on, otherwise a retry might claim a spec it never saw.
     new_status.observed_generation = rs.metadata.generation
     i = 0

@@ -1,8 +1,9 @@
 """The ReplicaSet controller: keep spec.replicas active pods for every ReplicaSet.
 
-Handlers only enqueue keys and do expectations bookkeeping; sync_replica_set re-reads the
-listers, claims pods by ControllerRef, creates or deletes at most burst_replicas pods
-(creates in slow-start batches), and writes status.
+Handlers only enqueue keys, do expectations bookkeeping and note which pods changed for each
+ReplicaSet; sync_replica_set re-reads the listers, claims pods by ControllerRef (only the pods
+changed since its previous sync: claimed_pods.ClaimedPods), creates or deletes at most
+burst_replicas pods (creates in slow-start batches), and writes status.
 
 Upstream: pkg/controller/replicaset/replica_set.go
 """

@@ -226,8 +226,12 @@ async def test_get_replica_sets_for_deployment_adopt_release(f: Fixture) -> None
     assert not by_name["rs-release"].metadata.owner_references
 
 
-async def test_get_pod_map_for_deployment(f: Fixture) -> None:
+@pytest.mark.parametrize("indexed", [True, False], ids=["pod index by controller", "namespace scan"])
+async def test_get_pod_map_for_deployment(f: Fixture, indexed: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """Upstream: TestGetPodMapForReplicaSets — by ControllerRef; inactive pods kept; orphans not."""
+    assert cu.POD_CONTROLLER_UID_INDEX in f.dc.pod_indexer.get_indexers()
+    if not indexed:
+        monkeypatch.setattr(f.dc.pod_indexer, "get_indexers", lambda: {})
     d = new_deployment("foo", 1, selector={"foo": "bar"})
     rs1, rs2 = new_replica_set(d, "rs1", 1), new_replica_set(d, "rs2", 1)
 
@@ -236,7 +240,9 @@ async def test_get_pod_map_for_deployment(f: Fixture) -> None:
         return core_v1.Pod(metadata=meta_v1.ObjectMeta(name=name, namespace="default", labels={"foo": "bar"},
                                                        owner_references=refs),
                            status=core_v1.PodStatus(phase=phase))
-    for obj in (pod("pod1", rs1), pod("pod2", rs2), pod("pod3", None), pod("pod4", rs1, "Failed")):
+    relabelled = pod("pod5", rs2)
+    relabelled.metadata.labels = {"foo": "other"}
+    for obj in (pod("pod1", rs1), pod("pod2", rs2), pod("pod3", None), pod("pod4", rs1, "Failed"), relabelled):
         f.add_to_cache(obj)
     pod_map = f.dc.get_pod_map_for_deployment(d, [rs1, rs2])
     assert {uid: sorted(p.metadata.name for p in pods) for uid, pods in pod_map.items()} == \

@@ -94,6 +94,10 @@ class DeploymentController:
         self.d_lister = d_informer.lister()
         self.rs_lister = rs_informer.lister()
         self.pod_lister = pod_informer.lister()
+        # Pods by controller UID (shared with the ReplicaSet controller): Recreate's pod map
+        # reads each ReplicaSet's pods, not the namespace's.
+        cu.add_pod_controller_uid_indexer(pod_inf.get_indexer())
+        self.pod_indexer = pod_inf.get_indexer()
         self.d_lister_synced = d_inf.has_synced             # test seams
         self.rs_lister_synced = rs_inf.has_synced
         self.pod_lister_synced = pod_inf.has_synced
@@ -316,7 +320,15 @@ class DeploymentController:
         selector = cu.selector_from(d.spec.selector)
         pod_map: PodMap = {rs.metadata.uid: [] for rs in rs_list}
         match = cu.label_matcher(selector)
-        for pod in self.pod_lister.pods(d.metadata.namespace or "").list():
+        namespace = d.metadata.namespace or ""
+        if cu.POD_CONTROLLER_UID_INDEX in self.pod_indexer.get_indexers():
+            # The same pods, from the index: each ReplicaSet's, not a pass over the namespace
+            # (the pod delete handler builds this map for every pod a Recreate rollout deletes).
+            for uid, pods in pod_map.items():
+                pods.extend(p for p in self.pod_indexer.by_index(cu.POD_CONTROLLER_UID_INDEX, uid)
+                            if p.metadata.namespace == namespace and match(p.metadata.labels))
+            return pod_map
+        for pod in self.pod_lister.pods(namespace).list():
             if not match(pod.metadata.labels):
                 continue
             ref = cu.get_controller_of(pod)

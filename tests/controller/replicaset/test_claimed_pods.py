@@ -7,14 +7,19 @@ them once the controller's own writes came back.
 """
 from __future__ import annotations
 
+import random
 from typing import Any
+
+import pytest
 
 from kubeplane.api import types
 from kubeplane.api.types import apps_v1, core_v1
 from kubeplane.controller import controller_utils as cu
 from kubeplane.controller.replicaset import replica_set_utils as rsu
 
-from test_replica_set import KEY, LABELS, Fixture, new_fixture, pod_dict, rs_dict
+from kubeplane.client.tools.cache import DeletedFinalStateUnknown
+
+from test_replica_set import KEY, LABELS, Fixture, new_fixture, pod_dict, queued, rs_dict
 
 
 class Fed:
@@ -98,6 +103,25 @@ async def test_adopts_an_orphan_created_after_the_first_sync() -> None:
     assert cu.is_controlled_by(await fed.pods.get("orphan"), rs)
     assert pod_verbs(f) == [("patch", "orphan")]             # adopted, nothing created
     assert st.replicas == 3
+
+
+async def test_an_adopted_orphan_deleted_before_its_adoption_came_back() -> None:
+    """The cache still holds the orphan when it goes (a relist's tombstone): the RS that
+    adopted it drops it and is woken, though upstream's deletePod ignores orphans."""
+    fed, rs = await started(2)
+    f = fed.f
+    await f.fake.apps_v1().replicasets("default").patch("foobar", {"spec": {"replicas": 3}}, "merge")
+    await f.refresh_rs()
+    orphan = await fed.add(pod_dict("orphan", None, ready=True))
+    await f.rsc.sync_replica_set(KEY)                      # adopts it (the patch not reflected yet)
+    claimed = f.rsc.claimed[str(KEY)]
+    assert "default/orphan" in claimed.active
+    queued(f.rsc)
+    fed.inf.delete(DeletedFinalStateUnknown("default/orphan", orphan))
+    assert claimed.dirty == {"default/orphan"} and queued(f.rsc) == [KEY]
+    await fed.pods.delete("orphan", grace_period_seconds=0)
+    st = await fed.sync()
+    assert st.replicas == 2
 
 
 async def test_releases_a_pod_whose_labels_changed() -> None:
@@ -192,3 +216,54 @@ async def test_hand_filled_cache_gets_a_full_pass_each_sync() -> None:
 def types_now(f: Fixture) -> str:
     from kubeplane.utils.clock import rfc3339
     return rfc3339(f.clock.now())
+
+
+@pytest.mark.parametrize("seed", [2, 17, 23])
+async def test_random_changes_match_a_full_pass_at_every_sync(seed: int) -> None:
+    """A seeded random walk of pod changes through the informer (new owned pods and orphans,
+    relabels, Ready flips, graceful and immediate deletes, owner changes, time passing), with
+    a sync after each step: every status written equals upstream's full pass (Fed.sync), and
+    the kept pods are the ones a fresh full pass claims. (Seed 2 found an adopted orphan
+    deleted before its adoption came back: ReplicaSetController._orphan_deleted.)"""
+    rnd = random.Random(seed)
+    fed, rs = await started(6, min_ready=5)
+    f = fed.f
+    for step in range(80):
+        live = (await fed.pods.list()).items
+        op = rnd.choice(["orphan", "relabel", "ready", "delete", "graceful", "owner", "time", "scale"])
+        p = rnd.choice(live).deep_copy() if live else None
+        if op == "orphan":
+            await fed.add(pod_dict(f"o{step}", None, ready=rnd.random() < 0.5, ready_since=f.clock.now(),
+                                   labels=dict(LABELS) if rnd.random() < 0.7 else {"foo": "other"}))
+        elif op == "relabel" and p is not None:
+            p.metadata.labels = dict(LABELS) if p.metadata.labels != LABELS else {"foo": "other"}
+            await fed.pods.update(p)
+        elif op == "ready" and p is not None and p.metadata.deletion_timestamp is None:
+            ready = not any(c.type == "Ready" and c.status == "True" for c in p.status.conditions or ())
+            p.status.conditions = [core_v1.PodCondition(type="Ready", status="True" if ready else "False",
+                                                        last_transition_time=types_now(f))]
+            await fed.pods.update_status(p)
+        elif op == "delete" and p is not None:
+            await fed.pods.delete(p.metadata.name, grace_period_seconds=0)
+        elif op == "graceful" and p is not None and not p.spec.node_name:
+            await f.fake.core_v1().pods("default").bind(p.metadata.name, "node-1", uid=p.metadata.uid)
+            await fed.pods.delete(p.metadata.name)       # on a node: stays, terminating
+        elif op == "owner" and p is not None and p.metadata.owner_references:
+            p.metadata.owner_references = None           # orphaned by hand: adopted again or not
+            await fed.pods.update(p)
+        elif op == "time":
+            f.clock.step(rnd.choice([1, 3, 6]))
+        elif op == "scale":
+            await f.fake.apps_v1().replicasets("default").patch(
+                "foobar", {"spec": {"replicas": rnd.randint(3, 8)}}, "merge")
+            await f.refresh_rs()
+        await fed.reflect()
+        await fed.sync()
+        assert f.rsc.claimed[str(KEY)].valid, step          # no full pass was needed
+    for _ in range(3):                                         # settle: our own writes come back
+        await fed.sync()
+    rs_now = f.factory.apps_v1().replicasets().informer().get_indexer().get_by_key(str(KEY))
+    mine = {cu.pod_key(p) for p in fed.inf.get_indexer().list()
+            if cu.is_controlled_by(p, rs_now) and cu.is_pod_active(p)
+            and p.metadata.labels and LABELS.items() <= p.metadata.labels.items()}
+    assert set(f.rsc.claimed[str(KEY)].active) == mine

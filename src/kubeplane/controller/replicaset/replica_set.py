@@ -244,7 +244,11 @@ class ReplicaSetController:
             return
         ref = cu.get_controller_of(pod)
         if ref is None:
-            return                                  # nobody cares about orphans going away
+            # Nobody cares about orphans going away (upstream), unless a sync adopted this one
+            # and its MODIFIED never came (a relist's tombstone carries the orphan): then the
+            # RS that claimed it must drop it (see claimed_pods).
+            self._orphan_deleted(pod)
+            return
         rs = self.resolve_controller_ref(pod.metadata.namespace, ref)
         if rs is None:
             return
@@ -257,6 +261,16 @@ class ReplicaSetController:
         """Note that pod changed, for the next sync of the RS with rs_key (see claimed_pods)."""
         if (claimed := self.claimed.get(rs_key)) is not None:
             claimed.dirty.add(cu.pod_key(pod))
+
+    def _orphan_deleted(self, pod: core_v1.Pod) -> None:
+        if not self.claimed:
+            return
+        pod_key = cu.pod_key(pod)
+        for rs in self.get_pod_replica_sets(pod):   # an adopting RS's selector matched these labels
+            claimed = self.claimed.get(rs_key := cu.key_func(rs))
+            if claimed is not None and (pod_key in claimed.active or pod_key in claimed.terminating):
+                claimed.dirty.add(pod_key)
+                self.queue.add(ObjectName.parse(rs_key))
 
     def _pod_updated(self, old: core_v1.Pod, cur: core_v1.Pod) -> None:
         """Note an updated pod for every RS it belonged to or may now belong to: the owners

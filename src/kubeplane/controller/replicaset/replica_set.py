@@ -381,7 +381,7 @@ class ReplicaSetController:
         try:
             for pod in await self.claim_pods(rs, selector, candidates):
                 claimed.put_active(cu.pod_key(pod), pod)
-        except Exception:
+        except BaseException:                       # (cancelled too: the changed keys are taken)
             claimed.valid = False                   # the next sync starts over
             raise
         claimed.valid = True

@@ -161,8 +161,8 @@ class Chain:
             g, r, sub = a.group, a.resource, a.subresource
             dormant = self._dormant
             route = self._routes[key] = (
-                [p for p in self._admitters[a.operation] if p not in dormant and p.acts_on(g, r, sub)],
-                [p for p in self._validators[a.operation] if p not in dormant and p.acts_on(g, r, sub)])
+                [p for p in self._admitters[a.operation] if p not in dormant and p.admits_on(g, r, sub)],
+                [p for p in self._validators[a.operation] if p not in dormant and p.validates_on(g, r, sub)])
         return route
 
     def _check_dormant(self) -> None:
@@ -185,7 +185,7 @@ class Chain:
     def _watch_configs(self) -> bool:
         """Follow each sleeper's prefix from the store's current revision."""
         storage = self.api.storage
-        for prefix in sorted({p.CONFIG_PREFIX for p in self._sleepers}):
+        for prefix in sorted({q for p in self._sleepers for q in (p.CONFIG_PREFIXES or (p.CONFIG_PREFIX,))}):
             w = storage.watch(prefix, storage.revision)
             if not isinstance(w, LogWatcher):
                 w.stop()

@@ -72,6 +72,9 @@ class Attributes:
     # Per-plugin state kept across the reinvocation round (upstream: the attributes'
     # ReinvocationContext values), made by the first plugin that needs it.
     reinvocation: Obj | None = None
+    # The chain's plugins for this request (admitters, validators), as its mutating phase found
+    # them: the validating phase of the same request takes them as they are (Chain.validate).
+    route: tuple[list[Plugin], list[Plugin]] | None = None
 
     def targets(self, group: str, resource: str, subresource: str = "") -> bool:
         """Whether this request is for group/resource (and the given subresource, "" = the main one)."""

@@ -92,18 +92,23 @@ class ServiceAccount(Plugin):
     index: PrefixIndex | None = None
 
     # admit_now and validate_now run on every pod create: the helpers' tests are written out
-    # where they would cost a call each (~1,000 instructions; admit + validate were ~50k).
+    # where they would cost a call each (~1,000 instructions; admit + validate were ~50k): the
+    # look-up (the index's get_now of the account's key) and limit_secrets' test of the flag and
+    # the account's annotations.
 
     def admit_now(self, a: Attributes) -> bool:
-        if a.operation is not CREATE or _should_ignore(a):
+        pod = a.obj
+        if (a.operation is not CREATE or a.resource != "pods" or a.group or a.subresource not in _SUBRESOURCES
+                or not isinstance(pod, dict) or pod.get("kind", "Pod") != "Pod"):     # _should_ignore
             return True
-        pod: Obj = a.obj  # type: ignore[assignment]
         meta = pod.get("metadata")
         if meta and (annotations := meta.get("annotations")) and MIRROR_POD_ANNOTATION_KEY in annotations:
             return self.validate_now(a)
         spec = pod.get("spec") or {}
         name = spec.get("serviceAccountName") or spec.get("serviceAccount") or DEFAULT_SERVICE_ACCOUNT_NAME
-        if (sa := self._service_account_now(a.namespace, name)) is None:
+        index = self.index                 # _service_account_now
+        sa = index.get_now(a.namespace, f"{_SA_PREFIX}{a.namespace}/{name}") if index is not None else None
+        if type(sa) is not dict:
             return False
         self._admit(a, name, sa)
         return True
@@ -132,23 +137,28 @@ class ServiceAccount(Plugin):
         if not spec.get("imagePullSecrets") and sa.get("imagePullSecrets"):
             spec["imagePullSecrets"] = [{"name": s.get("name", "")} for s in sa["imagePullSecrets"]]
         # Upstream's Admit ends with Validate; the account was just read (same name).
-        self.limit_secrets(a, sa, spec)
+        if self.limit_secret_references or (sa.get("metadata") or {}).get("annotations"):
+            self.limit_secrets(a, sa, spec)
 
     def validate_now(self, a: Attributes) -> bool:
         if a.operation is not CREATE:      # only an ephemeral containers' update is looked at
             return _should_ignore(a) or a.subresource != "ephemeralcontainers"
-        if _should_ignore(a):
+        pod = a.obj
+        if (a.resource != "pods" or a.group or a.subresource not in _SUBRESOURCES
+                or not isinstance(pod, dict) or pod.get("kind", "Pod") != "Pod"):     # _should_ignore
             return True
-        pod: Obj = a.obj  # type: ignore[assignment]
         spec = pod.get("spec") or {}
         meta = pod.get("metadata")
         if meta and (annotations := meta.get("annotations")) and MIRROR_POD_ANNOTATION_KEY in annotations:
             validate_mirror_pod(a, spec)
             return True
         name = spec.get("serviceAccountName") or ""
-        if not name or (sa := self._service_account_now(a.namespace, name)) is None:
+        index = self.index                 # _service_account_now
+        sa = index.get_now(a.namespace, f"{_SA_PREFIX}{a.namespace}/{name}") if name and index is not None else None
+        if type(sa) is not dict:
             return False
-        self.limit_secrets(a, sa, spec)
+        if self.limit_secret_references or (sa.get("metadata") or {}).get("annotations"):
+            self.limit_secrets(a, sa, spec)
         return True
 
     async def validate(self, a: Attributes) -> None:
@@ -169,17 +179,8 @@ class ServiceAccount(Plugin):
             raise forbidden(a, f"no service account specified for pod {a.namespace}/{a.name}")
         self.limit_secrets(a, await self.service_account(a, name), spec)
 
-    def _service_account_now(self, namespace: str, name: str) -> Obj | None:
-        """The account from the index without waiting; None: await service_account()."""
-        if self.index is None:
-            return None
-        sa = self.index.get_now(namespace, f"{_SA_PREFIX}{namespace}/{name}")    # _SERVICE_ACCOUNTS.key
-        return sa if type(sa) is dict else None
-
     def limit_secrets(self, a: Attributes, sa: Obj, spec: Obj) -> None:
         """Refuse secrets the account does not list, when it enforces that."""
-        if not self.limit_secret_references and not (sa.get("metadata") or {}).get("annotations"):
-            return                         # (the common case, without enforce_mountable_secrets' call)
         if self.enforce_mountable_secrets(sa):
             if (msg := limit_secret_references(sa, spec)) is not None:
                 raise forbidden(a, msg)
@@ -263,9 +264,13 @@ def _service_account_name(pod: Obj) -> str:
     return spec.get("serviceAccountName") or spec.get("serviceAccount") or DEFAULT_SERVICE_ACCOUNT_NAME
 
 
+_SUBRESOURCES = ("", "ephemeralcontainers")
+
+
 def _should_ignore(a: Attributes) -> bool:
-    """Only pods (and their ephemeralcontainers) are this plugin's. Upstream: shouldIgnore"""
-    return (a.resource != "pods" or a.group != "" or a.subresource not in ("", "ephemeralcontainers")
+    """Only pods (and their ephemeralcontainers) are this plugin's. Upstream: shouldIgnore
+    (written out in admit_now and validate_now)"""
+    return (a.resource != "pods" or a.group != "" or a.subresource not in _SUBRESOURCES
             or not isinstance(a.obj, dict) or a.obj.get("kind", "Pod") != "Pod")
 
 

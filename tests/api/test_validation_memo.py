@@ -88,9 +88,14 @@ def test_pod_specs_differing_in_generated_token_volume_names_share_one_check() -
     two = key(token_volume_spec("kube-api-access-bcdfg", "kube-api-access-zx987"), "spec", True)
     assert two == key(token_volume_spec("kube-api-access-hjklm", "kube-api-access-npqrs"), "spec", True)
     assert two != key(token_volume_spec("kube-api-access-bcdfg", "kube-api-access-bcdfg"), "spec", True)
-    # names that are not generated ones (other characters or length) are kept
-    assert key(token_volume_spec("kube-api-access-abcde"), "spec", True) != key(
+    # any 5 of [a-z0-9] (all give valid names alike); other characters or lengths are kept
+    assert key(token_volume_spec("kube-api-access-abcde"), "spec", True) == key(
         token_volume_spec("kube-api-access-bcdfg"), "spec", True)
+    for other in ("kube-api-access-ABCDE", "kube-api-access-ab.de", "kube-api-access-abcd"):
+        assert key(token_volume_spec(other), "spec", True) != key(token_volume_spec("kube-api-access-bcdfg"),
+                                                                   "spec", True)
+    for invalid in ("kube-api-access-ABCDE", "kube-api-access-ab.de"):    # after the valid ones above
+        assert core.validate_pod_spec(token_volume_spec(invalid), "spec", True) != []
     assert key(token_volume_spec("kube-api-access-bcdfgh"), "spec", True) != key(
         token_volume_spec("kube-api-access-bcdfg"), "spec", True)
     # a valid two-volume spec remembered does not make the duplicate-name one valid

@@ -13,6 +13,7 @@ one string (the name and label checks) use the string itself (`key=str_key`).
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any, Callable, Hashable, TypeVar
 
 import orjson
@@ -35,13 +36,13 @@ def json_key(*args: Any, **kwargs: Any) -> Hashable | None:
 
 # The ServiceAccount admission plugin names each pod's token volume kube-api-access-<5 random
 # characters> (names.SimpleNameGenerator's alphabet), so no two pods of a ReplicaSet would encode
-# alike and each would be validated in full (+90 us per pod create). Every such name is a valid
-# DNS label of the same length, and a pod spec's validity depends on them only through equality
-# (duplicate volume names, mounts naming a volume); pod_spec_key renames the volumes so named,
-# in volume order, to placeholders, which keeps equal names equal and distinct ones distinct.
-_TOKEN_VOLUME_PREFIX = "kube-api-access-"
-_GENERATED_NAME_LENGTH = len(_TOKEN_VOLUME_PREFIX) + 5
-_GENERATED_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+# alike and each would be validated in full (+90 us per pod create). Every name
+# kube-api-access-<5 of [a-z0-9]> is a valid DNS label (and subdomain, label value, ...) of the
+# same length, and a pod spec's validity depends on them only through equality (duplicate
+# volume names, mounts naming a volume); pod_spec_key renames the volumes so named, in volume
+# order, to placeholders, which keeps equal names equal and distinct ones distinct.
+_GENERATED_VOLUME_NAME = re.compile("kube-api-access-[a-z0-9]{5}").fullmatch
+_PLACEHOLDERS = tuple(b'"\0%d"' % n for n in range(4))
 
 
 def pod_spec_key(*args: Any, **kwargs: Any) -> Hashable | None:
@@ -56,19 +57,19 @@ def pod_spec_key(*args: Any, **kwargs: Any) -> Hashable | None:
     The names come from spec["volumes"], not from a search of the encoding: each pod create
     of a ReplicaSet comes here, and a scan of its ~1.3 KB of JSON costs ~2k instructions, of
     which a search for the prefix took four (~20k per create; one replace takes two)."""
-    k = json_key(*args, **kwargs)
+    try:                                   # json_key, without its call
+        k = orjson.dumps((args, kwargs) if kwargs else args)
+    except _ENCODE_ERRORS:
+        return None
     spec = args[0] if args else kwargs.get("spec")
-    if not isinstance(k, bytes) or not isinstance(spec, dict):
-        return k
-    volumes = spec.get("volumes")
-    if not volumes or not isinstance(volumes, list):
+    volumes = spec.get("volumes") if type(spec) is dict else None
+    if not volumes or type(volumes) is not list:
         return k
     n = 0
     for v in volumes:
-        name = v.get("name") if isinstance(v, dict) else None
-        if (type(name) is str and len(name) == _GENERATED_NAME_LENGTH and name.startswith(_TOKEN_VOLUME_PREFIX)
-                and not name[len(_TOKEN_VOLUME_PREFIX):].strip(_GENERATED_CHARS)):
-            k = k.replace(b'"%s"' % name.encode(), b'"\0%d"' % n)
+        name = v.get("name") if type(v) is dict else None
+        if type(name) is str and _GENERATED_VOLUME_NAME(name):
+            k = k.replace(b'"%s"' % name.encode(), _PLACEHOLDERS[n] if n < len(_PLACEHOLDERS) else b'"\0%d"' % n)
             n += 1
     return k
 

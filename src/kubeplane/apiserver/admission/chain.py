@@ -123,11 +123,11 @@ class Chain:
         is made only from the first one that cannot."""
         route = a.route = self._route(a)
         plugins = route[0]
-        for i, p in enumerate(plugins):
+        for p in plugins:                   # (no enumerate: its tuple per plugin, on every write)
             if not p.admit_now(a):
-                if i == len(plugins) - 1:   # no coroutine of ours around the plugin's (the webhooks' DONE)
+                if p is plugins[-1]:        # no coroutine of ours around the plugin's (the webhooks' DONE)
                     return p.admit(a)
-                return _admit(plugins, i, a)
+                return _admit(plugins, plugins.index(p), a)
         return _NOTHING
 
     def admitters(self, a: Attributes) -> list[Plugin]:
@@ -142,11 +142,11 @@ class Chain:
         request (~2k instructions), as upstream's plugins read their configurations from an
         informer's cache once per call, not at each phase."""
         plugins = (a.route or self._route(a))[1]
-        for i, p in enumerate(plugins):
+        for p in plugins:
             if not p.validate_now(a):
-                if i == len(plugins) - 1:
+                if p is plugins[-1]:
                     return p.validate(a)
-                return _validate(plugins, i, a)
+                return _validate(plugins, plugins.index(p), a)
         return _NOTHING
 
     def _route(self, a: Attributes) -> tuple[list[Plugin], list[Plugin]]:

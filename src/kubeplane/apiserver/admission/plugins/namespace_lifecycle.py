@@ -50,7 +50,9 @@ class NamespaceLifecycle(Plugin):
         ns = self.index.get_now("", _NAMESPACE_KEY + a.namespace)
         if type(ns) is not dict:           # not listed yet, or missing: a read decides (admit)
             return False
-        _check(a, ns)
+        a.namespace_obj = ns               # _check, written out
+        if a.operation is CREATE and (ns.get("status") or {}).get("phase") == "Terminating":
+            raise namespace_terminating(a)
         return True
 
     async def admit(self, a: Attributes) -> None:

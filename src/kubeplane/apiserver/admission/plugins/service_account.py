@@ -224,17 +224,9 @@ class ServiceAccount(Plugin):
         has_volume = bool(volume_name)
         if not has_volume:
             volume_name = self.generate_name(_VOLUME_PREFIX)
-        needs_volume = False
-        for field in ("initContainers", "containers"):
-            for c in spec.get(field) or ():
-                mounts = c.get("volumeMounts") or []
-                for m in mounts:
-                    if m.get("mountPath") == DEFAULT_API_TOKEN_MOUNT_PATH:
-                        break
-                else:
-                    mounts.append({"name": volume_name, "readOnly": True, "mountPath": DEFAULT_API_TOKEN_MOUNT_PATH})
-                    c["volumeMounts"] = mounts
-                    needs_volume = True
+        init = spec.get("initContainers")
+        needs_volume = bool(init) and _mount(init, volume_name)
+        needs_volume = _mount(spec.get("containers"), volume_name) or needs_volume
         if not has_volume and needs_volume:
             volumes.append({"name": volume_name, "projected": TOKEN_VOLUME_SOURCE})
             spec["volumes"] = volumes
@@ -252,6 +244,22 @@ class ServiceAccount(Plugin):
         for c in spec.get("ephemeralContainers") or ():
             if (msg := _container_secret_refs(c, mountable, "ephemeral container", sa)) is not None:
                 raise forbidden(a, msg)
+
+
+def _mount(containers: list[Obj] | None, volume_name: str) -> bool:
+    """Mount volume_name at the token path in each container with nothing there; whether any
+    was."""
+    mounted = False
+    for c in containers or ():
+        mounts = c.get("volumeMounts")
+        if mounts:
+            if any(m.get("mountPath") == DEFAULT_API_TOKEN_MOUNT_PATH for m in mounts):
+                continue
+            mounts.append({"name": volume_name, "readOnly": True, "mountPath": DEFAULT_API_TOKEN_MOUNT_PATH})
+        else:
+            c["volumeMounts"] = [{"name": volume_name, "readOnly": True, "mountPath": DEFAULT_API_TOKEN_MOUNT_PATH}]
+        mounted = True
+    return mounted
 
 
 def _is_mirror_pod(pod: Obj) -> bool:

@@ -69,6 +69,53 @@ def test_pod_spec_validation_after_a_valid_spec_gives_the_full_errors() -> None:
     assert [e.field for e in errs] == ["spec.containers[0].ports[0].hostPort"]
 
 
+def token_volume_spec(*names: str, mounts: tuple[str, ...] | None = None) -> dict:
+    """A pod spec with projected volumes of these names, mounted in its container (at one path each)."""
+    spec = pod_spec(volumes=[{"name": n, "projected": {"defaultMode": 420, "sources": []}} for n in names])
+    spec["containers"][0]["volumeMounts"] = [{"name": n, "readOnly": True, "mountPath": f"/var/run/{i}"}
+                                             for i, n in enumerate(names if mounts is None else mounts)]
+    return spec
+
+
+def test_pod_specs_differing_in_generated_token_volume_names_share_one_check() -> None:
+    """The ServiceAccount plugin's kube-api-access-<5 random> names: one full check for a
+    ReplicaSet's pods, the same answers as the full check for anything else."""
+    full = core.validate_pod_spec.__wrapped__
+    key = memo.pod_spec_key
+    assert key(token_volume_spec("kube-api-access-bcdfg"), "spec", True) == key(
+        token_volume_spec("kube-api-access-zx987"), "spec", True)
+    # distinct names stay distinct, equal ones equal, whatever the names
+    two = key(token_volume_spec("kube-api-access-bcdfg", "kube-api-access-zx987"), "spec", True)
+    assert two == key(token_volume_spec("kube-api-access-hjklm", "kube-api-access-npqrs"), "spec", True)
+    assert two != key(token_volume_spec("kube-api-access-bcdfg", "kube-api-access-bcdfg"), "spec", True)
+    # any 5 of [a-z0-9] (all give valid names alike); other characters or lengths are kept
+    assert key(token_volume_spec("kube-api-access-abcde"), "spec", True) == key(
+        token_volume_spec("kube-api-access-bcdfg"), "spec", True)
+    for other in ("kube-api-access-ABCDE", "kube-api-access-ab.de", "kube-api-access-abcd"):
+        assert key(token_volume_spec(other), "spec", True) != key(token_volume_spec("kube-api-access-bcdfg"),
+                                                                   "spec", True)
+    for invalid in ("kube-api-access-ABCDE", "kube-api-access-ab.de"):    # after the valid ones above
+        assert core.validate_pod_spec(token_volume_spec(invalid), "spec", True) != []
+    assert key(token_volume_spec("kube-api-access-bcdfgh"), "spec", True) != key(
+        token_volume_spec("kube-api-access-bcdfg"), "spec", True)
+    # a valid two-volume spec remembered does not make the duplicate-name one valid
+    assert core.validate_pod_spec(token_volume_spec("kube-api-access-bcdfg", "kube-api-access-zx987"), "spec", True) == []
+    dup = token_volume_spec("kube-api-access-bcdfg", "kube-api-access-bcdfg")
+    assert [e.field for e in core.validate_pod_spec(dup, "spec", True)] == [e.field for e in full(dup, "spec", True)] != []
+    # a mount naming an undeclared generated-looking volume
+    stray = token_volume_spec("kube-api-access-bcdfg", mounts=("kube-api-access-zx987",))
+    assert core.validate_pod_spec(stray, "spec", True) != []
+
+
+def test_a_volume_named_like_the_placeholder_is_still_refused() -> None:
+    """Regression: the placeholder was a JSON string ("kube-api-access-#0"), so a volume named
+    so literally (not a DNS label) was taken for a remembered generated one."""
+    assert core.validate_pod_spec(token_volume_spec("kube-api-access-bcdfg"), "spec", True) == []
+    for name in ("kube-api-access-#0", "kube-api-access-\x000"):
+        errs = core.validate_pod_spec(token_volume_spec(name), "spec", True)
+        assert "spec.volumes[0].name" in [e.field for e in errs]
+
+
 def test_new_object_meta_maps_after_valid_ones_give_the_full_errors() -> None:
     meta = {"name": "p", "namespace": "default", "labels": {"app": "web"},
             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u",

@@ -248,7 +248,9 @@ def test_chain_routes_each_request_to_the_plugins_that_act_on_it(api: Any, monke
 
     assert route(Operation.CREATE, "", "pods") == (
         ["NamespaceLifecycle", "LimitRanger", "ServiceAccount", "Priority", "DefaultTolerationSeconds"],
-        ["LimitRanger", "ServiceAccount", "PodSecurity", "Priority", "ResourceQuota"])
+        ["LimitRanger", "ServiceAccount", "PodSecurity", "ResourceQuota"])    # Priority validates PriorityClasses only
+    assert route(Operation.CREATE, "scheduling.k8s.io", "priorityclasses") == (
+        ["NamespaceLifecycle"], ["Priority", "ResourceQuota"])
     assert route(Operation.CREATE, "", "pods", "binding") == (["NamespaceLifecycle"], ["ResourceQuota"])
     assert route(Operation.UPDATE, "", "pods", "status") == (["NamespaceLifecycle"], ["ResourceQuota"])
     assert route(Operation.UPDATE, "", "pods", "ephemeralcontainers") == (

@@ -5,6 +5,7 @@ and the Chain the API server runs; plugins/ one module per plugin (each register
 Upstream: staging/src/k8s.io/apiserver/pkg/admission and plugin/pkg/admission.
 """
 from .chain import Chain, register
-from .interface import Attributes, Operation, Plugin, forbidden
+from .interface import CONNECT, CREATE, DELETE, UPDATE, Attributes, Operation, Plugin, forbidden
 
-__all__ = ["Attributes", "Chain", "Operation", "Plugin", "forbidden", "register"]
+__all__ = ["Attributes", "CONNECT", "CREATE", "Chain", "DELETE", "Operation", "Plugin", "UPDATE", "forbidden",
+           "register"]

@@ -61,20 +61,28 @@ class PrefixIndex:
     # The *_now look-ups answer without waiting, for a plugin's admit_now/validate_now; they
     # answer NOT_READY (None for has_now) when a (re)list is due: the plugin then awaits.
 
+    # Each first looks at the waiter itself: while nothing under the prefix was written (nearly
+    # every request), that is the whole freshness check, without the call of poll().
+
     def namespace_now(self, ns: str) -> list[Obj] | None:
         """namespace(ns), or None when a (re)list is due."""
-        if self.poll() is None:
+        waiter = self._waiter
+        if (waiter is None or waiter.done()) and self.poll() is None:
             return None
         objs = self._by_ns.get(ns)
         return [objs[k] for k in sorted(objs)] if objs else []
 
     def has_now(self, ns: str) -> bool | None:
         """has(ns), or None when a (re)list is due."""
-        return ns in self._by_ns if self.poll() is not None else None
+        waiter = self._waiter
+        if (waiter is None or waiter.done()) and self.poll() is None:
+            return None
+        return ns in self._by_ns
 
     def get_now(self, ns: str, key: str) -> Obj | None | NotReady:
         """get(ns, key), or NOT_READY when a (re)list is due."""
-        if self.poll() is None:
+        waiter = self._waiter
+        if (waiter is None or waiter.done()) and self.poll() is None:
             return NOT_READY
         objs = self._by_ns.get(ns)
         return objs.get(key) if objs else None

@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from ....api import resources
+from ....storage.interface import Storage
 from ..interface import Attributes, Plugin
 from . import validatingadmissionpolicy_matching as matching
+from ._index import PrefixIndex
 
 Obj = dict[str, Any]
 NAMESPACES = "/registry/namespaces/"
@@ -18,6 +20,28 @@ NAMESPACES = "/registry/namespaces/"
 
 class _ConfigError(Exception):
     pass
+
+
+class PolicyIndex:
+    """A policy kind's objects and its bindings', each from a watch-fed index of its own
+    prefix (one index of their common prefix would be woken by the store at every write)."""
+
+    def __init__(self, storage: Storage, policies: str, bindings: str) -> None:
+        self._policies = PrefixIndex(storage, policies)
+        self._bindings = PrefixIndex(storage, bindings)
+
+    def poll(self) -> tuple[int, int] | None:
+        """Both generations after applying what changed, without waiting; None when a (re)list
+        is due (PrefixIndex.poll)."""
+        p, b = self._policies.poll(), self._bindings.poll()
+        return None if p is None or b is None else (p, b)
+
+    async def refresh(self) -> tuple[int, int]:
+        return await self._policies.refresh(), await self._bindings.refresh()
+
+    def polled(self) -> tuple[list[Obj], list[Obj]]:
+        """The policies and the bindings as of the last poll or refresh, each in key order."""
+        return self._policies.polled(), self._bindings.polled()
 
 
 class PolicyPlugin(Plugin):

@@ -24,8 +24,14 @@ class DefaultTolerationSeconds(Plugin):
     MUTATING = True
 
     def admit_now(self, a: Attributes) -> bool:
-        if a.targets("", "pods") and a.obj is not None:
-            default_toleration_seconds(a.obj)
+        pod = a.obj
+        if pod is None or a.resource != "pods" or a.group or a.subresource:
+            return True
+        spec = pod.get("spec")
+        if spec is not None and not spec.get("tolerations"):      # (most pods: no loop, no call)
+            spec["tolerations"] = [NOT_READY_TOLERATION, UNREACHABLE_TOLERATION]
+        else:
+            default_toleration_seconds(pod)
         return True
 
     async def admit(self, a: Attributes) -> None:
@@ -43,11 +49,9 @@ def default_toleration_seconds(pod: dict[str, Any]) -> None:
             key = t.get("key", "")
             not_ready = not_ready or key in ("", NOT_READY_TAINT)
             unreachable = unreachable or key in ("", UNREACHABLE_TAINT)
-    if not not_ready:
-        tolerations.append(NOT_READY_TOLERATION)
-    if not unreachable:
-        tolerations.append(UNREACHABLE_TOLERATION)
-    spec["tolerations"] = tolerations
+    added = ([] if not_ready else [NOT_READY_TOLERATION]) + ([] if unreachable else [UNREACHABLE_TOLERATION])
+    # a new list: on UPDATE the pod's may be the stored object's (Plugin.admit)
+    spec["tolerations"] = [*tolerations, *added] if added else tolerations
 
 
 def _toleration(key: str) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..chain import register
-from ..interface import Attributes, Operation, Plugin, forbidden
+from ..interface import CREATE, UPDATE, Attributes, Operation, Plugin, forbidden
 from ._index import PrefixIndex
 from ....api.quantity import MAX_MILLI_VALUE, ZERO, Quantity, resource_list
 from ....quota.evaluator.core.pods import pod_resources
@@ -57,6 +57,10 @@ class LimitRanger(Plugin):
         self.index = PrefixIndex(api.storage, PREFIX)
 
     def admit_now(self, a: Attributes) -> bool:
+        # A pod created in a namespace without LimitRanges (nearly every write this plugin
+        # sees): one look-up, none of _now's calls.
+        if a.operation is CREATE and a.kind == "Pod" and self.index.has_now(a.namespace) is False:
+            return True
         return self._now(a, self._admit)
 
     async def admit(self, a: Attributes) -> None:
@@ -65,6 +69,8 @@ class LimitRanger(Plugin):
             self._admit(a, await self.index.namespace(a.namespace))
 
     def validate_now(self, a: Attributes) -> bool:
+        if a.operation is CREATE and a.kind == "Pod" and self.index.has_now(a.namespace) is False:
+            return True
         return self._now(a, self._validate)
 
     def _now(self, a: Attributes, phase: Callable[[Attributes, list[Obj]], None]) -> bool:
@@ -113,11 +119,11 @@ def supports_attributes(a: Attributes) -> bool:
     """Pods (create, and the resize subresource) and claims. Upstream: DefaultLimitRangerActions.SupportsAttributes"""
     if a.group != "":
         return False
-    if a.subresource == "resize" and a.kind == "Pod" and a.operation is Operation.UPDATE:
+    if a.subresource == "resize" and a.kind == "Pod" and a.operation is UPDATE:
         return True
     if a.subresource:
         return False
-    if a.kind == "Pod" and a.operation is Operation.UPDATE:
+    if a.kind == "Pod" and a.operation is UPDATE:
         return False                 # containers are immutable: nothing to default or check
     return a.kind in ("Pod", "PersistentVolumeClaim")
 

@@ -37,8 +37,7 @@ from .. import policy_metrics
 from ..chain import _NOTHING, register
 from ..interface import Attributes, Operation, forbidden
 from ..patched import decode_and_default
-from ._index import PrefixIndex
-from ._policy import PolicyPlugin, _ConfigError
+from ._policy import PolicyIndex, PolicyPlugin, _ConfigError
 
 if TYPE_CHECKING:
     from ...cel import compiler
@@ -136,12 +135,13 @@ class MutatingAdmissionPolicy(PolicyPlugin):
     NAME = PLUGIN_NAME
     MUTATING = True
     CONFIG_PREFIX = PREFIX
+    CONFIG_PREFIXES = (POLICIES, BINDINGS)
     OPERATIONS = frozenset({Operation.CREATE, Operation.UPDATE, Operation.DELETE, Operation.CONNECT})
 
     def __init__(self, api: APIServer) -> None:
         super().__init__(api)
-        self.index = PrefixIndex(api.storage, PREFIX)
-        self._generation: int | None = -1
+        self.index = PolicyIndex(api.storage, POLICIES, BINDINGS)
+        self._generation: tuple[int, int] | None = (-1, -1)
         self.mutators: list[Mutator] = []
 
     def dormant(self) -> bool | None:
@@ -164,11 +164,12 @@ class MutatingAdmissionPolicy(PolicyPlugin):
     async def _rebuild(self) -> None:
         """Compile the policies that have a binding."""
         generation = await self.index.refresh()
+        policies, bindings = self.index.polled()
         by_policy: dict[str, list[Obj]] = {}
-        for b in await self.index.namespace(BINDINGS[len(PREFIX):-1]):
+        for b in bindings:
             by_policy.setdefault((b.get("spec") or {}).get("policyName", ""), []).append(b)
         mutators = []
-        for p in sorted(await self.index.namespace(POLICIES[len(PREFIX):-1]), key=lambda p: p["metadata"]["name"]):
+        for p in sorted(policies, key=lambda p: p["metadata"]["name"]):
             bound = by_policy.get(p["metadata"]["name"])
             if bound:
                 m = compile_policy(p)

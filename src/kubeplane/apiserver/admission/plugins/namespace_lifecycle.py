@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ....api import errors
 from ....api.resources import lookup
 from ..chain import register
-from ..interface import Attributes, Operation, Plugin, forbidden
+from ..interface import CREATE, DELETE, Attributes, Operation, Plugin, forbidden
 from ._index import PrefixIndex
 
 if TYPE_CHECKING:
@@ -43,12 +43,16 @@ class NamespaceLifecycle(Plugin):
         self._primed = False
 
     def admit_now(self, a: Attributes) -> bool:
-        if not self._concerns(a):
+        # (_concerns only for the requests it may say no to or refuse: this runs on every write)
+        if (a.operation is DELETE or a.kind == "Namespace" or not a.namespace
+                or a.resource == "localsubjectaccessreviews") and not self._concerns(a):
             return True
         ns = self.index.get_now("", _NAMESPACE_KEY + a.namespace)
-        if not isinstance(ns, dict):       # not listed yet, or missing: a read decides (admit)
+        if type(ns) is not dict:           # not listed yet, or missing: a read decides (admit)
             return False
-        _check(a, ns)
+        a.namespace_obj = ns               # _check, written out
+        if a.operation is CREATE and (ns.get("status") or {}).get("phase") == "Terminating":
+            raise namespace_terminating(a)
         return True
 
     async def admit(self, a: Attributes) -> None:
@@ -67,16 +71,16 @@ class NamespaceLifecycle(Plugin):
         """Whether the request's namespace must exist (and not be terminating); refuses the
         deletion of an immortal namespace."""
         is_namespace = a.group == "" and a.kind == "Namespace"
-        if a.operation is Operation.DELETE and is_namespace and a.name in IMMORTAL_NAMESPACES:
+        if a.operation is DELETE and is_namespace and a.name in IMMORTAL_NAMESPACES:
             raise forbidden(a, "this namespace may not be deleted")
-        if is_namespace or not a.namespace or a.operation is Operation.DELETE:
+        if is_namespace or not a.namespace or a.operation is DELETE:
             return False
         return (a.group, a.resource) not in ACCESS_REVIEWS
 
 
 def _check(a: Attributes, ns: Obj) -> None:
     a.namespace_obj = ns
-    if a.operation is Operation.CREATE and (ns.get("status") or {}).get("phase") == "Terminating":
+    if a.operation is CREATE and (ns.get("status") or {}).get("phase") == "Terminating":
         raise namespace_terminating(a)
 
 

@@ -75,7 +75,9 @@ class PodSecurity(Plugin):
 
     def validate_now(self, a: Attributes) -> bool:
         """The common case without a coroutine: a pod in a namespace without pod-security labels."""
-        if not (a.group == "" and a.resource == "pods" and self._fast_path and self._unlabelled(a.namespace_obj)):
+        ns = a.namespace_obj
+        if not (a.group == "" and a.resource == "pods" and self._fast_path
+                and ((ns is self._last_unlabelled and ns is not None) or self._unlabelled(ns))):
             return False
         if a.subresource not in IGNORED_POD_SUBRESOURCES:
             a.audit_annotations[ENFORCED_POLICY_ANNOTATION] = PRIVILEGED_LATEST

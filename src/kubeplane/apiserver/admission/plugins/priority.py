@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..chain import register
 from ....api.validation import scheduling
-from ..interface import Attributes, Operation, Plugin, forbidden
+from ..interface import CREATE, UPDATE, Attributes, Operation, Plugin, forbidden
 from ._index import PrefixIndex
 
 if TYPE_CHECKING:
@@ -62,17 +62,34 @@ class Priority(Plugin):
         self.index = PrefixIndex(api.storage, PREFIX)
         self._default: tuple[int, Obj | None] = (-1, None)    # (index generation, default class)
 
+    def admits_on(self, group: str, resource: str, subresource: str) -> bool:
+        return group == "" and resource == "pods" and not subresource
+
+    def validates_on(self, group: str, resource: str, subresource: str) -> bool:
+        return group == "scheduling.k8s.io" and resource == "priorityclasses" and not subresource
+
     def admit_now(self, a: Attributes) -> bool:
         """admit, when the pod names no class and the default class is known already."""
-        if a.subresource or not a.targets("", "pods") or not isinstance(a.obj, dict):
+        pod = a.obj
+        if a.subresource or a.resource != "pods" or a.group or not isinstance(pod, dict):
             return True
-        spec = a.obj.setdefault("spec", {})
-        if a.operation is Operation.UPDATE:
+        spec = pod.setdefault("spec", {})
+        if a.operation is UPDATE:
             _keep_priority(spec, a.old_obj)
             return True
-        if spec.get("priorityClassName") or self.index.poll() != self._default[0]:
+        if spec.get("priorityClassName"):
             return False
-        self._admit_with_default(a, spec, self._default[1])
+        index, (generation, default) = self.index, self._default
+        waiter = index._waiter       # index.poll()'s own first test, without its call
+        if (waiter is None or waiter.done()) and index.poll() != generation:
+            return False
+        if default is None and spec.get("priority") is None and spec.get("preemptionPolicy") is None:
+            # _admit_with_default's answer without a default class, written out (every pod create)
+            spec.pop("priorityClassName", None)
+            spec["priority"] = DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS_EXISTS
+            spec["preemptionPolicy"] = PREEMPT_LOWER_PRIORITY
+            return True
+        self._admit_with_default(a, spec, default)
         return True
 
     async def admit(self, a: Attributes) -> None:
@@ -80,7 +97,7 @@ class Priority(Plugin):
         if a.subresource or not a.targets("", "pods") or not isinstance(a.obj, dict):
             return
         spec = a.obj.setdefault("spec", {})
-        if a.operation is Operation.UPDATE:
+        if a.operation is UPDATE:
             _keep_priority(spec, a.old_obj)
             return
         await self.admit_pod_create(a, spec)
@@ -130,7 +147,7 @@ class Priority(Plugin):
         if dpc is None:
             return
         name = dpc["metadata"]["name"]
-        if a.operation is Operation.CREATE or name != (a.obj.get("metadata") or {}).get("name"):
+        if a.operation is CREATE or name != (a.obj.get("metadata") or {}).get("name"):
             raise forbidden(a, f"PriorityClass {name} is already marked as default. Only one default can exist")
 
     async def priority_class(self, name: str) -> Obj | None:

@@ -124,10 +124,10 @@ class ResourceQuota(Plugin):
 
     def validate_now(self, a: Attributes) -> bool:
         """Done when there is nothing to evaluate, or no quota in the namespace (the common case)."""
-        if not a.namespace:
+        if not a.namespace or self.index.has_now(a.namespace) is False:    # (the index first: no calls after it)
             return True
         evaluator = self._evaluators.get((a.group, a.resource)) or self.evaluator_for(a.group, a.resource)
-        return evaluator is None or not evaluator.handles(a) or self.index.has_now(a.namespace) is False
+        return evaluator is None or not evaluator.handles(a)
 
     async def validate(self, a: Attributes) -> None:
         """Upstream: QuotaAdmission.Validate + quotaEvaluator.Evaluate. Namespaces themselves

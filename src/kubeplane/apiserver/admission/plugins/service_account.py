@@ -31,7 +31,7 @@ from ....api.pod_visitors import pod_secret_names
 from ....api.resources import ResourceInfo, lookup
 from ...objects import generate_name
 from ..chain import register
-from ..interface import Attributes, Operation, Plugin, forbidden
+from ..interface import CREATE, UPDATE, Attributes, Operation, Plugin, forbidden
 from ._index import PrefixIndex
 
 Obj = dict[str, Any]
@@ -53,6 +53,7 @@ DEFAULT_SA_ATTEMPTS = 10
 _sa = lookup("", "v1", "serviceaccounts")
 assert _sa is not None
 _SERVICE_ACCOUNTS: ResourceInfo = _sa
+_SA_PREFIX = _SERVICE_ACCOUNTS.prefix
 
 
 def token_volume_source() -> Obj:
@@ -90,21 +91,31 @@ class ServiceAccount(Plugin):
     # The service accounts, kept current from the store's watch (built on first use).
     index: PrefixIndex | None = None
 
+    # admit_now and validate_now run on every pod create: the helpers' tests are written out
+    # where they would cost a call each (~1,000 instructions; admit + validate were ~50k): the
+    # look-up (the index's get_now of the account's key) and limit_secrets' test of the flag and
+    # the account's annotations.
+
     def admit_now(self, a: Attributes) -> bool:
-        if _should_ignore(a) or a.operation is not Operation.CREATE:
+        pod = a.obj
+        if (a.operation is not CREATE or a.resource != "pods" or a.group or a.subresource not in _SUBRESOURCES
+                or not isinstance(pod, dict) or pod.get("kind", "Pod") != "Pod"):     # _should_ignore
             return True
-        assert a.obj is not None
-        if _is_mirror_pod(a.obj):
+        meta = pod.get("metadata")
+        if meta and (annotations := meta.get("annotations")) and MIRROR_POD_ANNOTATION_KEY in annotations:
             return self.validate_now(a)
-        name = _service_account_name(a.obj)
-        if (sa := self._service_account_now(a.namespace, name)) is None:
+        spec = pod.get("spec") or {}
+        name = spec.get("serviceAccountName") or spec.get("serviceAccount") or DEFAULT_SERVICE_ACCOUNT_NAME
+        index = self.index                 # _service_account_now
+        sa = index.get_now(a.namespace, f"{_SA_PREFIX}{a.namespace}/{name}") if index is not None else None
+        if type(sa) is not dict:
             return False
         self._admit(a, name, sa)
         return True
 
     async def admit(self, a: Attributes) -> None:
         """Upstream: Plugin.Admit"""
-        if _should_ignore(a) or a.operation is not Operation.CREATE:
+        if a.operation is not CREATE or _should_ignore(a):
             return
         assert a.obj is not None
         if _is_mirror_pod(a.obj):
@@ -117,27 +128,37 @@ class ServiceAccount(Plugin):
         # v1's deprecated spec.serviceAccount mirrors the name on the way out (upstream: the
         # v1 PodSpec conversion).
         spec["serviceAccountName"] = spec["serviceAccount"] = name
-        if self.mount_service_account_token and should_automount(sa, spec):
+        # should_automount, written out
+        automount = spec.get("automountServiceAccountToken")
+        if automount is None:
+            automount = sa.get("automountServiceAccountToken")
+        if self.mount_service_account_token and (automount is None or automount):
             self.mount_service_account_token_volume(spec)
         if not spec.get("imagePullSecrets") and sa.get("imagePullSecrets"):
             spec["imagePullSecrets"] = [{"name": s.get("name", "")} for s in sa["imagePullSecrets"]]
         # Upstream's Admit ends with Validate; the account was just read (same name).
-        self.limit_secrets(a, sa, spec)
+        if self.limit_secret_references or (sa.get("metadata") or {}).get("annotations"):
+            self.limit_secrets(a, sa, spec)
 
     def validate_now(self, a: Attributes) -> bool:
-        if _should_ignore(a) or (a.operation is not Operation.CREATE and a.subresource != "ephemeralcontainers"):
+        if a.operation is not CREATE:      # only an ephemeral containers' update is looked at
+            return _should_ignore(a) or a.subresource != "ephemeralcontainers"
+        pod = a.obj
+        if (a.resource != "pods" or a.group or a.subresource not in _SUBRESOURCES
+                or not isinstance(pod, dict) or pod.get("kind", "Pod") != "Pod"):     # _should_ignore
             return True
-        if a.operation is not Operation.CREATE:
-            return False
-        assert a.obj is not None
-        spec = a.obj.get("spec") or {}
-        if _is_mirror_pod(a.obj):
+        spec = pod.get("spec") or {}
+        meta = pod.get("metadata")
+        if meta and (annotations := meta.get("annotations")) and MIRROR_POD_ANNOTATION_KEY in annotations:
             validate_mirror_pod(a, spec)
             return True
         name = spec.get("serviceAccountName") or ""
-        if not name or (sa := self._service_account_now(a.namespace, name)) is None:
+        index = self.index                 # _service_account_now
+        sa = index.get_now(a.namespace, f"{_SA_PREFIX}{a.namespace}/{name}") if name and index is not None else None
+        if type(sa) is not dict:
             return False
-        self.limit_secrets(a, sa, spec)
+        if self.limit_secret_references or (sa.get("metadata") or {}).get("annotations"):
+            self.limit_secrets(a, sa, spec)
         return True
 
     async def validate(self, a: Attributes) -> None:
@@ -147,9 +168,9 @@ class ServiceAccount(Plugin):
         pod = a.obj
         assert pod is not None
         spec = pod.get("spec") or {}
-        if a.operation is Operation.UPDATE and a.subresource == "ephemeralcontainers":
+        if a.operation is UPDATE and a.subresource == "ephemeralcontainers":
             return await self.limit_ephemeral_container_secret_references(a, pod)
-        if a.operation is not Operation.CREATE:
+        if a.operation is not CREATE:
             return
         if _is_mirror_pod(pod):
             return validate_mirror_pod(a, spec)
@@ -157,13 +178,6 @@ class ServiceAccount(Plugin):
         if not name:
             raise forbidden(a, f"no service account specified for pod {a.namespace}/{a.name}")
         self.limit_secrets(a, await self.service_account(a, name), spec)
-
-    def _service_account_now(self, namespace: str, name: str) -> Obj | None:
-        """The account from the index without waiting; None: await service_account()."""
-        if self.index is None:
-            return None
-        sa = self.index.get_now(namespace, _SERVICE_ACCOUNTS.key(namespace, name))
-        return sa if isinstance(sa, dict) else None
 
     def limit_secrets(self, a: Attributes, sa: Obj, spec: Obj) -> None:
         """Refuse secrets the account does not list, when it enforces that."""
@@ -210,17 +224,9 @@ class ServiceAccount(Plugin):
         has_volume = bool(volume_name)
         if not has_volume:
             volume_name = self.generate_name(_VOLUME_PREFIX)
-        needs_volume = False
-        for field in ("initContainers", "containers"):
-            for c in spec.get(field) or ():
-                mounts = c.get("volumeMounts") or []
-                for m in mounts:
-                    if m.get("mountPath") == DEFAULT_API_TOKEN_MOUNT_PATH:
-                        break
-                else:
-                    mounts.append({"name": volume_name, "readOnly": True, "mountPath": DEFAULT_API_TOKEN_MOUNT_PATH})
-                    c["volumeMounts"] = mounts
-                    needs_volume = True
+        init = spec.get("initContainers")
+        needs_volume = bool(init) and _mount(init, volume_name)
+        needs_volume = _mount(spec.get("containers"), volume_name) or needs_volume
         if not has_volume and needs_volume:
             volumes.append({"name": volume_name, "projected": TOKEN_VOLUME_SOURCE})
             spec["volumes"] = volumes
@@ -240,6 +246,22 @@ class ServiceAccount(Plugin):
                 raise forbidden(a, msg)
 
 
+def _mount(containers: list[Obj] | None, volume_name: str) -> bool:
+    """Mount volume_name at the token path in each container with nothing there; whether any
+    was."""
+    mounted = False
+    for c in containers or ():
+        mounts = c.get("volumeMounts")
+        if mounts:
+            if any(m.get("mountPath") == DEFAULT_API_TOKEN_MOUNT_PATH for m in mounts):
+                continue
+            mounts.append({"name": volume_name, "readOnly": True, "mountPath": DEFAULT_API_TOKEN_MOUNT_PATH})
+        else:
+            c["volumeMounts"] = [{"name": volume_name, "readOnly": True, "mountPath": DEFAULT_API_TOKEN_MOUNT_PATH}]
+        mounted = True
+    return mounted
+
+
 def _is_mirror_pod(pod: Obj) -> bool:
     return MIRROR_POD_ANNOTATION_KEY in ((pod.get("metadata") or {}).get("annotations") or {})
 
@@ -250,9 +272,13 @@ def _service_account_name(pod: Obj) -> str:
     return spec.get("serviceAccountName") or spec.get("serviceAccount") or DEFAULT_SERVICE_ACCOUNT_NAME
 
 
+_SUBRESOURCES = ("", "ephemeralcontainers")
+
+
 def _should_ignore(a: Attributes) -> bool:
-    """Only pods (and their ephemeralcontainers) are this plugin's. Upstream: shouldIgnore"""
-    return (a.resource != "pods" or a.group != "" or a.subresource not in ("", "ephemeralcontainers")
+    """Only pods (and their ephemeralcontainers) are this plugin's. Upstream: shouldIgnore
+    (written out in admit_now and validate_now)"""
+    return (a.resource != "pods" or a.group != "" or a.subresource not in _SUBRESOURCES
             or not isinstance(a.obj, dict) or a.obj.get("kind", "Pod") != "Pod")
 
 

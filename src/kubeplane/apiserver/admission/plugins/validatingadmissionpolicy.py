@@ -24,8 +24,7 @@ from ....api import errors
 from ..chain import _NOTHING, register
 from ..interface import Attributes, Operation, forbidden
 from . import validatingadmissionpolicy_matching as matching
-from ._index import PrefixIndex
-from ._policy import PolicyPlugin, _ConfigError
+from ._policy import PolicyIndex, PolicyPlugin, _ConfigError
 
 if TYPE_CHECKING:
     from ...cel import compiler
@@ -101,13 +100,12 @@ class ValidatingAdmissionPolicy(PolicyPlugin):
     NAME = "ValidatingAdmissionPolicy"
     VALIDATING = True
     CONFIG_PREFIX = PREFIX
+    CONFIG_PREFIXES = (POLICIES, BINDINGS)
 
     def __init__(self, api: APIServer) -> None:
         super().__init__(api)
-        # One index for both kinds: their prefixes share PREFIX, so one poll per request; the
-        # index's "namespace" is then the rest of the plural ("ies", "ybindings").
-        self.index = PrefixIndex(api.storage, PREFIX)
-        self._generation: int | None = -1
+        self.index = PolicyIndex(api.storage, POLICIES, BINDINGS)
+        self._generation: tuple[int, int] | None = (-1, -1)
         self.validators: list[Validator] = []
 
     def dormant(self) -> bool | None:
@@ -131,11 +129,12 @@ class ValidatingAdmissionPolicy(PolicyPlugin):
     async def _rebuild(self) -> None:
         """Compile the policies that have a binding (upstream keeps only those as hooks too)."""
         generation = await self.index.refresh()
+        policies, bindings = self.index.polled()
         by_policy: dict[str, list[Obj]] = {}
-        for b in await self.index.namespace(BINDINGS[len(PREFIX):-1]):
+        for b in bindings:
             by_policy.setdefault((b.get("spec") or {}).get("policyName", ""), []).append(b)
         validators = []
-        for p in await self.index.namespace(POLICIES[len(PREFIX):-1]):
+        for p in policies:
             bound = by_policy.get(p["metadata"]["name"])
             if bound:
                 v = compile_policy(p)

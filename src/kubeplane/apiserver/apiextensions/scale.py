@@ -322,7 +322,7 @@ class _CustomScaleUpdate(store.UpdatedObjectInfo):
             common.check_patched_fields(self.req, _SCALE_INFO, scale, self.warnings)
         if self.patch_type != APPLY_PATCH:
             self._record_update(old_scale, scale, bool(parent))
-        attrs = store.attributes(self.opts, ri, admission.Operation.UPDATE, self.ns, name, scale, old_scale,
+        attrs = store.attributes(self.opts, ri, admission.UPDATE, self.ns, name, scale, old_scale,
                                  "scale", "Scale")
         await self.api.admission.admit(attrs)
         replicas = (scale.get("spec") or {}).get("replicas", 0)

@@ -38,7 +38,7 @@ async def create_eviction(api: APIServer, req: Request, ri: ResourceInfo, ns: st
                                 "version (policy/v1)")
     objects.check_namespace_matches(body, ns, ri)
     opts = common.write_options(req)
-    attrs = store.attributes(opts, ri, admission.Operation.CREATE, ns, name, body, None, "eviction", "Eviction",
+    attrs = store.attributes(opts, ri, admission.CREATE, ns, name, body, None, "eviction", "Eviction",
                              warnings=warnings)
     await api.admission.admit(attrs)
     status = await eviction.create(api, opts, ri, ns, name, body, attrs)

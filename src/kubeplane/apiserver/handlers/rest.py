@@ -220,7 +220,7 @@ async def delete(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: 
     """Upstream: DeleteResource (handlers/delete.go) + Store.Delete."""
     opts = common.delete_options(req)
     # Upstream: the delete handler admits (mutating) before the store reads the object.
-    await api.admission.admit(store.attributes(common.write_options(req), ri, admission.Operation.DELETE, ns, name,
+    await api.admission.admit(store.attributes(common.write_options(req), ri, admission.DELETE, ns, name,
                                                options=admission_options.delete_options(opts)))
     kv, result, deleted = await _delete_current(api, req, ri, ns, name, opts)
     if deleted and not deletion.returns_deleted_object(ri):
@@ -258,7 +258,7 @@ async def delete_collection(api: APIServer, req: Request, ri: ResourceInfo, ns: 
     admission on the item (registry/deletion.delete), as upstream's deleteValidation."""
     opts = common.delete_options(req)
     sel = common.Selectors.from_request(req, ri)
-    await api.admission.admit(store.attributes(common.write_options(req), ri, admission.Operation.DELETE, ns, "",
+    await api.admission.admit(store.attributes(common.write_options(req), ri, admission.DELETE, ns, "",
                                                options=admission_options.delete_options(opts)))
     prefix = ri.prefix + (f"{ns}/" if ri.namespaced and ns else "")
     kvs, rev = await api.storage.list(prefix)

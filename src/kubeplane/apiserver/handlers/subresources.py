@@ -101,7 +101,7 @@ class _ScaleUpdate(store.UpdatedObjectInfo):
             from ..patch import apply_patch
             scale = apply_patch(self.patch_type, to_scale(kv.obj), self.req.body, SCALE_INFO.definition)
             common.check_patched_fields(self.req, SCALE_INFO, scale, [])
-        attrs = store.attributes(self.opts, ri, admission.Operation.UPDATE, self.ns, name, scale, to_scale(kv.obj),
+        attrs = store.attributes(self.opts, ri, admission.UPDATE, self.ns, name, scale, to_scale(kv.obj),
                                  "scale", "Scale")
         await api.admission.admit(attrs)
         replicas = (scale.get("spec") or {}).get("replicas", 0)
@@ -144,8 +144,8 @@ async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str
     if meta.get("name", "") != name:
         raise errors.BadRequest("name in URL does not match name in Binding object")
     opts = common.write_options(req)
-    attrs = (store.attributes(opts, legacy, admission.Operation.CREATE, ns, name, binding) if legacy is not None else
-             store.attributes(opts, ri, admission.Operation.CREATE, ns, name, binding, None, "binding", "Binding"))
+    attrs = (store.attributes(opts, legacy, admission.CREATE, ns, name, binding) if legacy is not None else
+             store.attributes(opts, ri, admission.CREATE, ns, name, binding, None, "binding", "Binding"))
     await api.admission.admit(attrs)
     target = binding.get("target") or {}
     errs = []

@@ -59,7 +59,7 @@ async def create_token(api: APIServer, req: Request, ri: ResourceInfo, ns: str, 
     if spec.get("expirationSeconds") is None:
         spec["expirationSeconds"] = DEFAULT_EXPIRATION_SECONDS
     opts = common.write_options(req)
-    attrs = store.attributes(opts, ri, admission.Operation.CREATE, ns, name, tr, None, "token", KIND, warnings)
+    attrs = store.attributes(opts, ri, admission.CREATE, ns, name, tr, None, "token", KIND, warnings)
     await api.admission.admit(attrs)
     if meta.get("name") and meta["name"] != name:
         raise _invalid(name, errors.invalid("metadata.name", meta["name"], "must match the service account name if specified"))

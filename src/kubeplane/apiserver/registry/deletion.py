@@ -99,7 +99,7 @@ async def delete(api: APIServer, user: UserInfo, ri: ResourceInfo, kv: KeyValue,
     meta = kv.obj["metadata"]
     if validate:
         await api.admission.validate(admission.Attributes(
-            admission.Operation.DELETE, ri.group, ri.version, ri.plural, ri.kind, meta.get("namespace", ""),
+            admission.DELETE, ri.group, ri.version, ri.plural, ri.kind, meta.get("namespace", ""),
             meta.get("name", ""), None, kv.obj if served is None else served, dry_run=opts.dry_run, user=user,
             options=admission_options.delete_options(opts)))
     if ri.plural == "namespaces":

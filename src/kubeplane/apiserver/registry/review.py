@@ -34,7 +34,7 @@ async def create(api: APIServer, req: Request, ri: ResourceInfo, ns: str, obj: O
         meta = obj["metadata"] = {}
     objects.check_namespace_matches(obj, ns, ri)
     scheme.set_defaults(obj)
-    attrs = store.attributes(common.write_options(req), ri, admission.Operation.CREATE, ns, meta.get("name", ""), obj,
+    attrs = store.attributes(common.write_options(req), ri, admission.CREATE, ns, meta.get("name", ""), obj,
                              warnings=warnings)
     await api.admission.admit(attrs)
     errs = scheme.validate(obj)

@@ -182,7 +182,7 @@ async def create(api: APIServer, opts: WriteOptions, ri: ResourceInfo, ns: str, 
         await in_worker(_default_and_record, api, opts, ri, obj, applied)
     else:
         _default_and_record(api, opts, ri, obj, applied)
-    attrs = attributes(opts, ri, admission.Operation.CREATE, ns, requested_name, obj, warnings=warnings)
+    attrs = attributes(opts, ri, admission.CREATE, ns, requested_name, obj, warnings=warnings)
     await api.admission.admit(attrs)
     wrapper = resource_definition(ri).wrapper
     if wrapper is not None:             # upstream: a storage wrapping the kind's Store (RBAC's policybased)
@@ -356,7 +356,7 @@ async def update(api: APIServer, opts: WriteOptions, ri: ResourceInfo, new: Obj,
     name = objects.object_name(new)
     attrs = None
     if admit:
-        attrs = attributes(opts, ri, admission.Operation.UPDATE, new["metadata"].get("namespace", ""), name,
+        attrs = attributes(opts, ri, admission.UPDATE, new["metadata"].get("namespace", ""), name,
                            new, old, subresource, warnings=warnings)
         await api.admission.admit(attrs)
     wrapper = resource_definition(ri).wrapper

@@ -68,6 +68,9 @@ from .supervisor import CrashLoop, Supervisor
 log = logging.getLogger(__name__)
 
 UMASK = 0o077
+# --kubelet-processes' default: 0 runs the simulated nodes in `up`'s own process, N > 0 in N
+# processes of their own (cmd/up_children.py).
+DEFAULT_KUBELET_PROCESSES = 0
 
 
 def in_process_clientset(api: APIServer, component: str, user: Any = None) -> Any:
@@ -155,7 +158,10 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
         supervisor.add("controller-manager", scoped(controller_manager))
         supervisor.add("scheduler", scoped(scheduler))
         supervisor.add("cluster-dns", cluster_dns)
-    if args.nodes > 0:
+    if args.nodes > 0 and getattr(args, "kubelet_processes", 0):    # processes of their own (up_children.py)
+        from .up_children import add_kubelet_processes
+        add_kubelet_processes(supervisor, args)
+    elif args.nodes > 0:
         supervisor.add("kubelet", scoped(kubelet))
 
 
@@ -225,6 +231,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--nodes", type=flags.non_negative_int, default=1, help="simulated nodes to start (default 1)")
     p.add_argument("--runtime", choices=("sim", "process"), default="sim",
                    help="how nodes run pods: sim, or process (real local processes) (default sim)")
+    p.add_argument("--kubelet-processes", type=flags.non_negative_int, default=DEFAULT_KUBELET_PROCESSES,
+                   metavar="N", help="run the nodes' kubelets in N processes of their own, which reach the API "
+                   "server over HTTPS as each node (0: in this process; default %(default)s); a process that "
+                   "exits is started again, and stopped with `up`")
     flags.add_pod_network_flags(p)
     p.add_argument("--profile", default="default",
                    help="sim runtime behaviour: a shipped profile (default, readiness-delay, failing-readiness, "
@@ -439,12 +449,20 @@ def check_pod_network(args: argparse.Namespace) -> None:
             raise Fatal(f"--pod-network=netns: cannot create network namespaces: {reason}")
 
 
+def check_kubelet_processes(args: argparse.Namespace) -> None:
+    """--kubelet-processes above 1 only with the sim runtime: each process of the process
+    runtime would run a kube-proxy of its own on the same NodePorts."""
+    if getattr(args, "kubelet_processes", 0) > 1 and args.runtime == "process":
+        raise Fatal("--kubelet-processes above 1 needs --runtime sim")
+
+
 async def serve(args: argparse.Namespace, on_ready: Callable[[_Server], None] | None = None) -> None:
     """on_ready(server) is called once everything has started (kubeplane.testing's control plane
     learns the API server and how to stop it from it)."""
     data_dir: pathlib.Path = args.data_dir.resolve()
     flags.check_profile(args.runtime, args.profile, args.nodes)
     check_pod_network(args)
+    check_kubelet_processes(args)
     configure_api_enablement(args)
     lock = DataDirLock.acquire(data_dir)
     try:
@@ -687,6 +705,8 @@ def _log_serving(args: argparse.Namespace, data_dir: pathlib.Path, supervisor: S
     log.info("Starting control plane", extra={
         "dataDir": str(data_dir), "storage": args.storage, "nodes": args.nodes, "runtime": args.runtime,
         **({"profile": args.profile} if args.runtime == "sim" and args.nodes else {}),
+        **({"kubeletProcesses": args.kubelet_processes} if getattr(args, "kubelet_processes", 0) and args.nodes
+           else {}),
         "components": ",".join(c.name for c in supervisor.components) or "none"})
 
 

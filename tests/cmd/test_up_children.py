@@ -12,10 +12,12 @@ from cryptography import x509
 from cryptography.x509.oid import NameOID
 
 from kubeplane.cmd import kubelet as kubelet_cmd
+from kubeplane.cmd import scheduler as scheduler_cmd
 from kubeplane.cmd import up
 from kubeplane.cmd.flags import ArgumentParser
 from kubeplane.cmd.up_children import (
-    ChildExited, ChildProcess, add_kubelet_processes, ensure_node_certificates, kubelet_argv, shares,
+    ChildExited, ChildProcess, add_kubelet_processes, add_scheduler_process, ensure_node_certificates, kubelet_argv,
+    shares,
 )
 from kubeplane.cmd.supervisor import Supervisor
 from kubeplane.kubelet.certificate.bootstrap import load_client_cert
@@ -111,6 +113,7 @@ def parser() -> ArgumentParser:
     sub = p.add_subparsers(dest="command")
     up.add_parser(sub)
     kubelet_cmd.add_parser(sub)
+    scheduler_cmd.add_parser(sub)
     return p
 
 
@@ -164,3 +167,14 @@ def test_node_certificates_are_issued_once_by_the_cluster_ca(tmp_path: pathlib.P
     assert (certs / "node-1" / "kubelet-client-current.pem").read_bytes() == before       # still valid: kept
     assert load_client_cert(certs / "node-0" / "kubelet-client-current.pem", "node-0", ca) is not None  # replaced
     assert oct((certs / "node-0" / "kubelet-client-current.pem").stat().st_mode & 0o777) == "0o600"
+
+
+def test_the_scheduler_process_is_kubeplane_scheduler_as_system_kube_scheduler(tmp_path: pathlib.Path) -> None:
+    p = parser()
+    args = p.parse_args(["up", "--data-dir", str(tmp_path), "--scheduler-process"])
+    supervisor = Supervisor()
+    child = add_scheduler_process(supervisor, args)
+    assert [c.name for c in supervisor.components] == ["scheduler"]
+    parsed = p.parse_args(child.argv[3:])
+    assert parsed.kubeconfig == tmp_path.resolve() / "scheduler.conf"
+    assert (parsed.leader_elect, parsed.secure_port) == (False, 0)

@@ -1,5 +1,6 @@
 """`kubeplane up --kubelet-processes 1`: the nodes' kubelets in a process of their own, reaching
-the API server over HTTPS as each node, started, restarted and stopped with `up`."""
+the API server over HTTPS as each node, started, restarted and stopped with `up`; likewise the
+scheduler with --scheduler-process."""
 from __future__ import annotations
 
 import os
@@ -16,12 +17,13 @@ def children(pid: int) -> list[int]:
     return out
 
 
-def kubelet_processes(up_pid: int) -> list[int]:
+def kubelet_processes(up_pid: int, command: bytes = b"kubelet") -> list[int]:
+    """up's children running `kubeplane <command>`."""
     found = []
     for pid in children(up_pid):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if b"kubeplane.cmd.up_children\0kubelet" in f.read():
+                if b"kubeplane.cmd.up_children\0" + command + b"\0" in f.read():
                     found.append(pid)
         except FileNotFoundError:
             pass
@@ -43,11 +45,12 @@ def ready_nodes(c: Cluster) -> list[str]:
 
 
 def test_a_deployment_runs_on_kubelets_in_a_second_process_restarted_and_stopped_with_up() -> None:
-    c = Cluster(nodes=3, extra_args=("--kubelet-processes", "1")).start()
+    c = Cluster(nodes=3, extra_args=("--kubelet-processes", "1", "--scheduler-process")).start()
     try:
         assert c.proc is not None
         up_pid = c.proc.pid
         child = eventually(lambda: kubelet_processes(up_pid), "the kubelet process")[0]
+        scheduler = eventually(lambda: kubelet_processes(up_pid, b"scheduler"), "the scheduler process")[0]
         eventually(lambda: ready_nodes(c) == [f"kubeplane-node-{i}" for i in range(3)], "3 Ready nodes")
         # each node's Lease is renewed by that node, over HTTPS with its own certificate
         leases = eventually(lambda: (items := c.get_json("leases", "-n", "kube-node-lease")["items"])
@@ -73,7 +76,7 @@ def test_a_deployment_runs_on_kubelets_in_a_second_process_restarted_and_stopped
         assert "kubelet process ended (killed by SIGKILL)" in log
 
         c.stop()                       # SIGTERM: up stops its kubelet process first
-        assert not alive(again)
+        assert not alive(again) and not alive(scheduler)
         assert "Stopped" in c.log_path.read_text()
     finally:
         c.cleanup()

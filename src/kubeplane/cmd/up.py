@@ -71,6 +71,7 @@ UMASK = 0o077
 # --kubelet-processes' default: 0 runs the simulated nodes in `up`'s own process, N > 0 in N
 # processes of their own (cmd/up_children.py).
 DEFAULT_KUBELET_PROCESSES = 0
+DEFAULT_SCHEDULER_PROCESS = False      # --scheduler-process's, likewise
 
 
 def in_process_clientset(api: APIServer, component: str, user: Any = None) -> Any:
@@ -156,7 +157,11 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
 
     if args.controllers:
         supervisor.add("controller-manager", scoped(controller_manager))
-        supervisor.add("scheduler", scoped(scheduler))
+        if getattr(args, "scheduler_process", False):           # a process of its own (up_children.py)
+            from .up_children import add_scheduler_process
+            add_scheduler_process(supervisor, args)
+        else:
+            supervisor.add("scheduler", scoped(scheduler))
         supervisor.add("cluster-dns", cluster_dns)
     if args.nodes > 0 and getattr(args, "kubelet_processes", 0):    # processes of their own (up_children.py)
         from .up_children import add_kubelet_processes
@@ -235,6 +240,9 @@ def add_parser(sub: Any) -> None:
                    metavar="N", help="run the nodes' kubelets in N processes of their own, which reach the API "
                    "server over HTTPS as each node (0: in this process; default %(default)s); a process that "
                    "exits is started again, and stopped with `up`")
+    p.add_argument("--scheduler-process", action=argparse.BooleanOptionalAction, default=DEFAULT_SCHEDULER_PROCESS,
+                   help="run the scheduler in a process of its own (`kubeplane scheduler` over HTTPS as "
+                   "system:kube-scheduler), started again if it exits and stopped with `up`")
     flags.add_pod_network_flags(p)
     p.add_argument("--profile", default="default",
                    help="sim runtime behaviour: a shipped profile (default, readiness-delay, failing-readiness, "

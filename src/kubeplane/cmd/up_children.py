@@ -1,7 +1,9 @@
-"""`kubeplane up --kubelet-processes N`: the simulated nodes in N processes of their own.
+"""`kubeplane up --kubelet-processes N`: the simulated nodes in N processes of their own
+(and `--scheduler-process`: the scheduler in one of its own).
 
     kubeplane up --nodes 1000 --kubelet-processes 1     # the API server and controllers here,
                                                         # the 1,000 nodes in a second process
+    kubeplane up --nodes 1000 --scheduler-process       # the scheduler in a second process
 
 Each child is `kubeplane kubelet` (cmd/kubelet.py), the standalone kubelet, given a contiguous
 share of the node names (--first-node), so the nodes are the ones an in-process `up` runs
@@ -15,7 +17,11 @@ them on the next start while they are valid; so no node waits for a CSR to be ap
 API server reaches the nodes' /containerLogs, exec, attach and port-forward at the address and
 port each child's kubelet server reports (handlers/podlog.py, connect.py), as for any kubelet.
 
-Lifecycle, as a user of `up` expects of one program:
+`--scheduler-process` runs `kubeplane scheduler` (cmd/scheduler.py) with DIR/scheduler.conf, the
+client certificate of system:kube-scheduler that `up` writes for it (kubeadm's scheduler.conf),
+without leader election, as the in-process scheduler.
+
+Lifecycle (every child), as a user of `up` expects of one program:
 - a child is supervised like the in-process components (supervisor.py): it runs in its own
   session (Ctrl-C at a terminal reaches `up`, which stops it), and if it exits by itself (a
   crash, or someone else's signal) it is logged and started again with the same back-off; a
@@ -184,6 +190,22 @@ def add_kubelet_processes(supervisor: Any, args: argparse.Namespace) -> list[Chi
             return run()
         supervisor.add(name, start)
     return children
+
+
+def scheduler_argv(args: argparse.Namespace) -> list[str]:
+    """`kubeplane scheduler` with DIR/scheduler.conf (system:kube-scheduler's client
+    certificate), no leader election (the in-process one takes none either) and its health and
+    metrics on a free port."""
+    argv = [sys.executable, "-m", __name__, "scheduler", "--kubeconfig", str(args.data_dir.resolve() / "scheduler.conf"),
+            "--no-leader-elect", "--secure-port", "0"]
+    return argv + (["--log-level", args.log_level] if args.log_level else [])
+
+
+def add_scheduler_process(supervisor: Any, args: argparse.Namespace) -> ChildProcess:
+    """Supervise the scheduler's process (--scheduler-process)."""
+    child = ChildProcess("scheduler", scheduler_argv(args))
+    supervisor.add("scheduler", child.run)
+    return child
 
 
 def set_parent_death_signal(parent: int) -> None:

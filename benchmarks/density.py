@@ -10,7 +10,7 @@ on pods (from this process) records, per pod, when it was ADDED, bound (spec.nod
 Ready=True, which gives pod startup latency two ways: from the watch-observed ADDED time
 (sub-millisecond) and from metadata.creationTimestamp (1 s resolution, so up to 1 s high).
 A thread samples the RSS of the `kubeplane up` process tree from /proc every 50 ms (with
-`--up-args '--kubelet-processes 1'` the tree holds the kubelet process too: CPU and RSS are the sums).
+`--up-args='--kubelet-processes 1'` the tree holds the kubelet process too: CPU and RSS are the sums).
 The CPU seconds the process tree used during each phase are printed too: under contention from
 other work on the machine they are steadier than the wall times.
 
@@ -527,7 +527,7 @@ def main() -> None:
                    help="stop `up` for this fraction of every 20 ms during the density phase (Staller)")
     p.add_argument("--profile-dir", type=pathlib.Path, help="write py-spy raw profiles of each phase here")
     p.add_argument("--up-args", type=shlex.split, default=[], metavar="ARGS",
-                   help="more flags for `kubeplane up`, one shell-quoted string (e.g. '--kubelet-processes 1')")
+                   help="more flags for `kubeplane up`, one shell-quoted string after an = (e.g. --up-args='--kubelet-processes 1')")
     asyncio.run(main_async(p.parse_args()))
 
 

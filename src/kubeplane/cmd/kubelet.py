@@ -32,7 +32,8 @@ A --root-dir is locked (ROOT_DIR/kubelet.lock) while the kubelet runs, as `up` l
 data dir: two kubelets in one root dir would take each other's pod directories.
 
 `kubeplane up --nodes N` runs the same code in its own process over the in-process
-transport (kubeplane.kubelet.run_kubelet). Upstream: cmd/kubelet.
+transport (kubeplane.kubelet.run_kubelet); `up --kubelet-processes N` runs this command instead,
+in N processes, each with a share of the nodes (--first-node). Upstream: cmd/kubelet.
 """
 from __future__ import annotations
 

@@ -97,7 +97,9 @@ def node_clientsets(api: APIServer) -> Any:
 
 def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namespace, factory: Any) -> None:
     """The controllers, the scheduler and the kubelet(s), in this process over the in-process
-    transport (--no-controllers leaves only the API server and the kubelets), each supervised.
+    transport (--no-controllers leaves only the API server and the kubelets), each supervised;
+    with --kubelet-processes / --scheduler-process the kubelets / the scheduler run in processes
+    of their own instead, supervised the same way (up_children.py).
 
     They share one informer factory (not upstream, where each is a process of its own): every
     watch event is decoded once and cached once for all of them, which works because, as

@@ -9,7 +9,8 @@ is 1,000; then `kubectl set image` + `kubectl rollout status` times a rolling up
 on pods (from this process) records, per pod, when it was ADDED, bound (spec.nodeName) and
 Ready=True, which gives pod startup latency two ways: from the watch-observed ADDED time
 (sub-millisecond) and from metadata.creationTimestamp (1 s resolution, so up to 1 s high).
-A thread samples the RSS of the `kubeplane up` process tree from /proc every 50 ms.
+A thread samples the RSS of the `kubeplane up` process tree from /proc every 50 ms (with
+`--up-args='--kubelet-processes 1'` the tree holds the kubelet process too: CPU and RSS are the sums).
 The CPU seconds the process tree used during each phase are printed too: under contention from
 other work on the machine they are steadier than the wall times.
 
@@ -39,6 +40,7 @@ import json
 import math
 import os
 import pathlib
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -375,7 +377,7 @@ class Profiler:
 # --- phase 1: 1,000 pods on 100 nodes -------------------------------------------------------------
 
 async def density(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, float]:
-    proc, startup = start_up(tmp / "density", args.storage, ["--nodes", str(args.nodes)])
+    proc, startup = start_up(tmp / "density", args.storage, ["--nodes", str(args.nodes), *args.up_args])
     drain(proc)
     kubeconfig = tmp / "density" / "kubeconfig"
     rss = RSSSampler(proc.pid)
@@ -457,7 +459,7 @@ async def density(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, floa
 # --- phase 2: 1,000 idle nodes --------------------------------------------------------------------
 
 async def idle_nodes(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, float]:
-    proc, startup = start_up(tmp / "idle", args.storage, ["--nodes", str(args.idle_nodes)])
+    proc, startup = start_up(tmp / "idle", args.storage, ["--nodes", str(args.idle_nodes), *args.up_args])
     drain(proc)
     c = Client(tmp / "idle" / "kubeconfig", 2)
     profiler = Profiler(args.profile_dir, proc.pid)
@@ -524,6 +526,8 @@ def main() -> None:
     p.add_argument("--stall", type=float, default=0.0,
                    help="stop `up` for this fraction of every 20 ms during the density phase (Staller)")
     p.add_argument("--profile-dir", type=pathlib.Path, help="write py-spy raw profiles of each phase here")
+    p.add_argument("--up-args", type=shlex.split, default=[], metavar="ARGS",
+                   help="more flags for `kubeplane up`, one shell-quoted string after an = (e.g. --up-args='--kubelet-processes 1')")
     asyncio.run(main_async(p.parse_args()))
 
 

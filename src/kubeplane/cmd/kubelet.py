@@ -32,7 +32,8 @@ A --root-dir is locked (ROOT_DIR/kubelet.lock) while the kubelet runs, as `up` l
 data dir: two kubelets in one root dir would take each other's pod directories.
 
 `kubeplane up --nodes N` runs the same code in its own process over the in-process
-transport (kubeplane.kubelet.run_kubelet). Upstream: cmd/kubelet.
+transport (kubeplane.kubelet.run_kubelet); `up --kubelet-processes N` runs this command instead,
+in N processes, each with a share of the nodes (--first-node). Upstream: cmd/kubelet.
 """
 from __future__ import annotations
 
@@ -62,6 +63,12 @@ def add_parser(sub: Any) -> None:
                    help="stage profile: default, readiness-delay, failing-readiness, crash-loop, "
                         "image-pull-failure, or a directory of Stage YAML files")
     p.add_argument("--node-prefix", default="kubeplane-node-", help="node names are <prefix><i>")
+    p.add_argument("--first-node", type=flags.non_negative_int, default=0, metavar="I",
+                   help="the first node's index i (default 0): several kubelet processes share out one range "
+                        "of names (`up --kubelet-processes`)")
+    p.add_argument("--node-heartbeat-period", type=flags.seconds, default=10.0, metavar="SECONDS",
+                   help="how often each node renews its Lease and checks its status (default 10, upstream's "
+                        "lease renew interval)")
     p.add_argument("--root-dir", type=pathlib.Path, default=None,
                    help="process runtime: where pod working directories and logs live (default: a temp dir)")
     p.add_argument("--address", default="127.0.0.1",
@@ -109,14 +116,16 @@ def run(args: argparse.Namespace) -> int:
 
     async def run_nodes(cs: Any) -> None:
         pairs: dict[str, tuple[bytes, bytes]] = {}
-        clientsets = await node_clientsets(cs, args.kubeconfig, node_names(args.nodes, args.node_prefix), cert_dir,
-                                           pairs)
+        names = node_names(args.nodes, args.node_prefix, args.first_node)
+        clientsets = await node_clientsets(cs, args.kubeconfig, names, cert_dir, pairs)
         rotations = [asyncio.ensure_future(rotate(node, node_cs, pairs[node], cert_dir))
                      for node, node_cs in clientsets.items()] if args.rotate_certificates else []
         try:
             await run_kubelet(cs, nodes=args.nodes, runtime=args.runtime, profile=args.profile,
-                              node_prefix=args.node_prefix, data_dir=args.root_dir, server=server,
-                              options=KubeletOptions(cluster_dns=args.cluster_dns, cluster_domain=args.cluster_domain,
+                              node_prefix=args.node_prefix, first_node=args.first_node, data_dir=args.root_dir,
+                              server=server,
+                              options=KubeletOptions(heartbeat_period=args.node_heartbeat_period,
+                                                     cluster_dns=args.cluster_dns, cluster_domain=args.cluster_domain,
                                                      resolv_conf=args.resolv_conf,
                                                      streaming_connection_idle_timeout=args.streaming_connection_idle_timeout),
                               pod_network=args.pod_network, node_port_addresses=args.nodeport_addresses,

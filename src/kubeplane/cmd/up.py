@@ -68,6 +68,10 @@ from .supervisor import CrashLoop, Supervisor
 log = logging.getLogger(__name__)
 
 UMASK = 0o077
+# --kubelet-processes' default: 0 runs the simulated nodes in `up`'s own process, N > 0 in N
+# processes of their own (cmd/up_children.py).
+DEFAULT_KUBELET_PROCESSES = 0
+DEFAULT_SCHEDULER_PROCESS = False      # --scheduler-process's, likewise
 
 
 def in_process_clientset(api: APIServer, component: str, user: Any = None) -> Any:
@@ -93,7 +97,9 @@ def node_clientsets(api: APIServer) -> Any:
 
 def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namespace, factory: Any) -> None:
     """The controllers, the scheduler and the kubelet(s), in this process over the in-process
-    transport (--no-controllers leaves only the API server and the kubelets), each supervised.
+    transport (--no-controllers leaves only the API server and the kubelets), each supervised;
+    with --kubelet-processes / --scheduler-process the kubelets / the scheduler run in processes
+    of their own instead, supervised the same way (up_children.py).
 
     They share one informer factory (not upstream, where each is a process of its own): every
     watch event is decoded once and cached once for all of them, which works because, as
@@ -153,9 +159,16 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
 
     if args.controllers:
         supervisor.add("controller-manager", scoped(controller_manager))
-        supervisor.add("scheduler", scoped(scheduler))
+        if getattr(args, "scheduler_process", False):           # a process of its own (up_children.py)
+            from .up_children import add_scheduler_process
+            add_scheduler_process(supervisor, args)
+        else:
+            supervisor.add("scheduler", scoped(scheduler))
         supervisor.add("cluster-dns", cluster_dns)
-    if args.nodes > 0:
+    if args.nodes > 0 and getattr(args, "kubelet_processes", 0):    # processes of their own (up_children.py)
+        from .up_children import add_kubelet_processes
+        add_kubelet_processes(supervisor, args)
+    elif args.nodes > 0:
         supervisor.add("kubelet", scoped(kubelet))
 
 
@@ -225,6 +238,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--nodes", type=flags.non_negative_int, default=1, help="simulated nodes to start (default 1)")
     p.add_argument("--runtime", choices=("sim", "process"), default="sim",
                    help="how nodes run pods: sim, or process (real local processes) (default sim)")
+    p.add_argument("--kubelet-processes", type=flags.non_negative_int, default=DEFAULT_KUBELET_PROCESSES,
+                   metavar="N", help="run the nodes' kubelets in N processes of their own, which reach the API "
+                   "server over HTTPS as each node (0: in this process; default %(default)s); a process that "
+                   "exits is started again, and stopped with `up`")
+    p.add_argument("--scheduler-process", action=argparse.BooleanOptionalAction, default=DEFAULT_SCHEDULER_PROCESS,
+                   help="run the scheduler in a process of its own (`kubeplane scheduler` over HTTPS as "
+                   "system:kube-scheduler), started again if it exits and stopped with `up`")
     flags.add_pod_network_flags(p)
     p.add_argument("--profile", default="default",
                    help="sim runtime behaviour: a shipped profile (default, readiness-delay, failing-readiness, "
@@ -439,12 +459,20 @@ def check_pod_network(args: argparse.Namespace) -> None:
             raise Fatal(f"--pod-network=netns: cannot create network namespaces: {reason}")
 
 
+def check_kubelet_processes(args: argparse.Namespace) -> None:
+    """--kubelet-processes above 1 only with the sim runtime: each process of the process
+    runtime would run a kube-proxy of its own on the same NodePorts."""
+    if getattr(args, "kubelet_processes", 0) > 1 and args.runtime == "process":
+        raise Fatal("--kubelet-processes above 1 needs --runtime sim")
+
+
 async def serve(args: argparse.Namespace, on_ready: Callable[[_Server], None] | None = None) -> None:
     """on_ready(server) is called once everything has started (kubeplane.testing's control plane
     learns the API server and how to stop it from it)."""
     data_dir: pathlib.Path = args.data_dir.resolve()
     flags.check_profile(args.runtime, args.profile, args.nodes)
     check_pod_network(args)
+    check_kubelet_processes(args)
     configure_api_enablement(args)
     lock = DataDirLock.acquire(data_dir)
     try:
@@ -687,6 +715,8 @@ def _log_serving(args: argparse.Namespace, data_dir: pathlib.Path, supervisor: S
     log.info("Starting control plane", extra={
         "dataDir": str(data_dir), "storage": args.storage, "nodes": args.nodes, "runtime": args.runtime,
         **({"profile": args.profile} if args.runtime == "sim" and args.nodes else {}),
+        **({"kubeletProcesses": args.kubelet_processes} if getattr(args, "kubelet_processes", 0) and args.nodes
+           else {}),
         "components": ",".join(c.name for c in supervisor.components) or "none"})
 
 

@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 __all__ = ["run_kubelet", "node_names"]
 
 
-def node_names(nodes: int, node_prefix: str = "kubeplane-node-") -> list[str]:
-    return [f"{node_prefix}{i}" for i in range(nodes)]
+def node_names(nodes: int, node_prefix: str = "kubeplane-node-", first: int = 0) -> list[str]:
+    """<node_prefix><i> for i in first .. first + nodes - 1."""
+    return [f"{node_prefix}{i}" for i in range(first, first + nodes)]
 
 
 async def run_kubelet(clientset: Clientset, *, nodes: int, runtime: str = "sim", profile: str = "default",
@@ -40,8 +41,9 @@ async def run_kubelet(clientset: Clientset, *, nodes: int, runtime: str = "sim",
                       data_dir: str | os.PathLike[str] | None = None, server: KubeletServer | None = None,
                       factory: SharedInformerFactory | None = None,
                       clientset_for: Callable[[str], Clientset] | None = None,
-                      pod_network: str = "host", node_port_addresses: tuple[str, ...] = ()) -> None:
-    """Run `nodes` nodes named <node_prefix><i> until cancelled (what `kubeplane up --nodes N`
+                      pod_network: str = "host", node_port_addresses: tuple[str, ...] = (),
+                      first_node: int = 0) -> None:
+    """Run `nodes` nodes named <node_prefix><i> (i from first_node) until cancelled (what `kubeplane up --nodes N`
     and `kubeplane kubelet` call).
 
     runtime: "sim" (stage profile `profile`) or "process" (real local processes; per-pod
@@ -70,7 +72,8 @@ async def run_kubelet(clientset: Clientset, *, nodes: int, runtime: str = "sim",
     try:
         await _run(clientset, nodes=nodes, runtime=runtime, profile=profile, clock=clock, node_prefix=node_prefix,
                    options=options, node_registry=node_registry, data_dir=data_dir, server=server, factory=factory,
-                   clientset_for=clientset_for, pod_network=pod_network, node_port_addresses=node_port_addresses)
+                   clientset_for=clientset_for, pod_network=pod_network, node_port_addresses=node_port_addresses,
+                   first_node=first_node)
     finally:
         if server is not None:
             await server.stop()
@@ -81,7 +84,7 @@ async def _run(clientset: Clientset, *, nodes: int, runtime: str, profile: str, 
                data_dir: str | os.PathLike[str] | None, server: KubeletServer | None,
                factory: SharedInformerFactory | None,
                clientset_for: Callable[[str], Clientset] | None = None, pod_network: str = "host",
-               node_port_addresses: tuple[str, ...] = ()) -> None:
+               node_port_addresses: tuple[str, ...] = (), first_node: int = 0) -> None:
     from ..client.tools.record import EventBroadcaster
     from ..client.tools.record.event import MAX_QUEUED_EVENTS
     from .kubelet import Kubelet
@@ -95,7 +98,7 @@ async def _run(clientset: Clientset, *, nodes: int, runtime: str, profile: str, 
     kwargs: dict[str, Any] = {"profile": profile} if runtime == "sim" else {"root_dir": data_dir,
                                                                            "pod_network": pod_network}
     rt = new_runtime(runtime, clock=clock, **kwargs)
-    kl = Kubelet(clientset, node_names=node_names(nodes, node_prefix), runtime=rt, clock=clock,
+    kl = Kubelet(clientset, node_names=node_names(nodes, node_prefix, first_node), runtime=rt, clock=clock,
                  options=options, broadcaster=broadcaster, node_registry=node_registry, factory=factory,
                  clientset_for=clientset_for)
     if server is not None:

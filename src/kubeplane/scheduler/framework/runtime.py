@@ -60,6 +60,18 @@ class Framework:
         self.bind_plugins = [p for p in self.plugins if isinstance(p, BindPlugin)]
         self.pre_bind_plugins = [p for p in self.plugins if isinstance(p, PreBindPlugin)]
         self.informer_factory: Any = None       # set by the scheduler for plugins that read listers
+        self.plugin_informers: list[Any] = []   # what set_informer_factory's plugins read: synced before scheduling
+
+    def set_informer_factory(self, factory: Any) -> None:
+        """Give plugins that read listers (set_listers) the factory, before it starts.
+
+        Upstream: frameworkImpl's WithInformerFactory, read by the plugins' New
+        """
+        self.informer_factory = factory
+        for pl in self.plugins:
+            set_listers = getattr(pl, "set_listers", None)
+            if set_listers is not None:
+                self.plugin_informers.extend(set_listers(factory) or ())
 
     # --- Handle ----------------------------------------------------------------------------
 

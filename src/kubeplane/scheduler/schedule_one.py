@@ -178,13 +178,18 @@ def find_nodes_that_pass_filters(sched: Scheduler, fwk: Framework, state: CycleS
     processed = 0
     statuses = diagnosis.node_to_status.statuses
     filters = fwk.filter_plugins_to_run(state)
-    run_filters = fwk.run_filter_plugins
     # By index from start, wrapping: no rotated copy of the node list (O(all nodes) per pod).
+    # The filters run here rather than through fwk.run_filter_plugins (same order, same first
+    # failure named after its plugin): one call per node less.
     for i in itertools.chain(range(start, num_all), range(start)):
         ni = nodes[i]
         processed += 1
-        status = run_filters(state, pod, ni, filters)
-        if status is None:
+        for name, run in filters:
+            status = run(state, pod, ni)
+            if status is not None and status.code:      # Code.SUCCESS is 0
+                status.plugin = name
+                break
+        else:
             feasible.append(ni)
             if len(feasible) >= num_to_find:
                 break

@@ -261,3 +261,29 @@ def test_framework_gives_plugins_listers_and_their_informers() -> None:
     assert fwk.informer_factory is factory
     assert len(fwk.plugin_informers) == 4
     assert fwk.plugin_informers[2] is factory.apps_v1().replicasets().informer()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_batch_scoring_equals_score_per_node(seed: int) -> None:
+    """score_nodes + normalize_scores (what the runtime calls) give Score + NormalizeScore's
+    numbers, whatever the pods, zones (some nodes without), ignored nodes and constraints."""
+    import random
+    rng = random.Random(seed)
+    nodes = [make_node(f"n{i}", labels={ZONE: f"z{rng.randrange(3)}"} if rng.random() < 0.8 else None)
+             for i in range(12)]
+    pods = [make_pod(f"e{i}", node=f"n{rng.randrange(12)}", labels={"foo": ""} if rng.random() < 0.7 else {"x": "1"})
+            for i in range(rng.randrange(40))]
+    snap = Snapshot.from_nodes(nodes, pods)
+    p = plugin(snap, [service("svc", {"foo": ""})])
+    own = {"topologySpreadConstraints": [
+        {"maxSkew": 2, "topologyKey": ZONE, "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": FOO},
+        {"maxSkew": 1, "topologyKey": HOSTNAME, "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": FOO}]}
+    for pd in (pod(lbls={"foo": ""}), pod(lbls={"foo": ""}, spec=own)):
+        state = CycleState()
+        nis = snap.node_info_list[rng.randrange(3):]
+        assert p.pre_score(state, pd, nis) is None
+        one = [NodeScore(ni.name, p.score(state, pd, ni)) for ni in nis]
+        batch = p.score_nodes(state, pd, nis)
+        assert batch == [x.score for x in one]
+        p.normalize_score(state, pd, one)
+        assert p.normalize_scores(state, pd, [ni.name for ni in nis], batch) == [x.score for x in one]

@@ -183,13 +183,27 @@ def _matches_contribution(topology_key: str, all_keys: tuple[str, ...], selector
     return contribution
 
 
-def _candidate_domains(nodes: list[NodeInfo], constraints: list[Constraint],
-                       require_all: bool) -> tuple[set[str], list[dict[str, int]]]:
+def _candidate_domains(nodes: list[NodeInfo], constraints: list[Constraint], require_all: bool,
+                       all_domains: list[int] | None = None) -> tuple[set[str], list[dict[str, int]]]:
     """The candidate nodes lacking a topology key (when require_all), and per non-hostname
-    constraint the domains of the others, each counted 0. Upstream: initPreScoreState"""
+    constraint the domains of the others, each counted 0. Upstream: initPreScoreState
+
+    all_domains (ours): per non-hostname constraint the number of domains over all nodes,
+    given when no node lacks a key: the scan stops once every domain is seen (3 zones:
+    after a few nodes, not 500).
+    """
     ignored: set[str] = set()
     counts: list[dict[str, int]] = [{} for _ in constraints]
     keyed = [(counts[i], c.topology_key) for i, c in enumerate(constraints) if c.topology_key != LABEL_HOSTNAME]
+    if all_domains is not None and len(all_domains) == len(keyed):
+        want = list(zip(all_domains, (d for d, _ in keyed)))
+        for ni in nodes:
+            if all(len(d) >= n for n, d in want):
+                break
+            lbls = ni.node.metadata.labels or {}
+            for domain_counts, key in keyed:
+                domain_counts.setdefault(lbls.get(key, ""), 0)
+        return ignored, counts
     for ni in nodes:
         lbls = ni.node.metadata.labels or {}
         if require_all and not node_labels_match_spread_constraints(lbls, constraints):
@@ -365,7 +379,8 @@ class PodTopologySpread:
         if not constraints:
             return Status(Code.SKIP)
         require_all = bool(pod.spec.topology_spread_constraints) or not self.system_defaulted
-        ignored, counts = _candidate_domains(nodes, constraints, require_all)
+        all_keys = tuple(c.topology_key for c in constraints) if require_all else ()
+        ignored, counts = _candidate_domains(nodes, constraints, require_all, self._all_domains(constraints, all_keys))
         weights = []
         for i, c in enumerate(constraints):
             size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else len(counts[i])
@@ -374,9 +389,11 @@ class PodTopologySpread:
         ns = pod.metadata.namespace or ""
         node_counts = self._node_counts(ns, constraints)
         if _aggregatable(constraints, required):
-            all_keys = None if require_all else ()
-            _, matches = self._aggregated_counts(ns, constraints, all_keys)
-            for domain_counts, domain_matches in zip(counts, matches):
+            # Hostname constraints count per node (node_counts): only the others' domains.
+            by_domain = [c for c in constraints if c.topology_key != LABEL_HOSTNAME]
+            _, matches = self._aggregated_counts(ns, by_domain, all_keys)
+            for domain_counts, domain_matches in zip([d for d, c in zip(counts, constraints) if c in by_domain],
+                                                     matches):
                 for value in domain_counts:
                     domain_counts[value] = domain_matches.get(value, 0)
             state.write(PRE_SCORE_STATE_KEY, PreScoreState(constraints, ignored, counts, weights, node_counts))
@@ -394,6 +411,17 @@ class PodTopologySpread:
                     counts[i][value] += count_pods_match_selector(ni.pods, c.selector, ns)
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(constraints, ignored, counts, weights, node_counts))
         return None
+
+    def _all_domains(self, constraints: list[Constraint], all_keys: tuple[str, ...]) -> list[int] | None:
+        """Per non-hostname constraint, how many domains all the snapshot's nodes form, when no
+        node lacks a key of all_keys (so none is ignored); None otherwise."""
+        snapshot = self.handle.snapshot_shared_lister()
+        keyed = [c.topology_key for c in constraints if c.topology_key != LABEL_HOSTNAME]
+        totals = [self.aggregates.get(("domains", tk, all_keys), _domains_contribution(tk, all_keys)).totals(snapshot)
+                  for tk in keyed or ([LABEL_HOSTNAME] if all_keys else [])]
+        if all_keys and sum(totals[0].values()) != snapshot.num_nodes():
+            return None                 # some node lacks a key: the scan must find the ignored ones
+        return [len(t) for t in totals] if keyed else []
 
     def _node_counts(self, ns: str, constraints: list[Constraint]) -> list[dict[str, int] | None]:
         """Per hostname constraint, matching pods per node name over the snapshot (sums kept
@@ -428,6 +456,56 @@ class PodTopologySpread:
             score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i])
         return _go_round(score)
 
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[int]:
+        """[score(state, pod, ni) for ni in nodes] with each constraint's terms worked out once:
+        per domain value count * weight + maxSkew - 1 (a hostname constraint's per node)."""
+        s: PreScoreState = state.read(PRE_SCORE_STATE_KEY)
+        ns = pod.metadata.namespace or ""
+        terms = []
+        for i, c in enumerate(s.constraints):
+            w, base = s.topology_normalizing_weight[i], c.max_skew - 1
+            node_counts = s.node_counts[i] if s.node_counts else None
+            if node_counts is None and c.topology_key == LABEL_HOSTNAME:
+                node_counts = {ni.name: count_pods_match_selector(ni.pods, c.selector, ns) for ni in nodes}
+            by_value = {v: n * w + base for v, n in s.topology_value_to_pod_counts[i].items()}
+            terms.append((c.topology_key, node_counts, by_value, w, base))
+        ignored = s.ignored_nodes
+        if not ignored and len(terms) == 2 and terms[0][1] is not None and terms[1][1] is None:
+            return _score_host_and_domain(nodes, terms[0], terms[1])
+        out = []
+        for ni in nodes:
+            name = ni.name
+            if name in ignored:
+                out.append(0)
+                continue
+            lbls = ni.node.metadata.labels or {}
+            score = 0.0
+            for key, node_counts, by_value, w, base in terms:
+                tp_val = lbls.get(key)
+                if tp_val is None:
+                    continue
+                if node_counts is not None:
+                    score += node_counts.get(name, 0) * w + base
+                else:
+                    score += by_value.get(tp_val, base)
+            out.append(int(score + 0.5))      # _go_round: the score is never negative
+        return out
+
+    def normalize_scores(self, state: CycleState, pod: Pod, names: list[str], raw: list[int]) -> list[int]:
+        """normalize_score over plain lists (names[i] scored raw[i])."""
+        s: PreScoreState | None = state.storage.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return raw
+        ignored = s.ignored_nodes
+        valid = [x for n, x in zip(names, raw) if n not in ignored] if ignored else raw
+        min_score, max_score = min(valid, default=0), max(valid, default=0)
+        if max_score == 0:
+            return [0 if n in ignored else MAX_NODE_SCORE for n in names] if ignored else [MAX_NODE_SCORE] * len(raw)
+        top = max_score + min_score
+        if not ignored:
+            return [MAX_NODE_SCORE * (top - x) // max_score for x in raw]
+        return [0 if n in ignored else MAX_NODE_SCORE * (top - x) // max_score for n, x in zip(names, raw)]
+
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
         """Invert into [0, 100]: 100 * (max + min - s) / max; ignored nodes get 0.
 
@@ -448,6 +526,23 @@ class PodTopologySpread:
             else:
                 x.score = MAX_NODE_SCORE * (max_score + min_score - x.score) // max_score
         return None
+
+
+def _score_host_and_domain(nodes: list[NodeInfo], host: tuple[Any, ...], domain: tuple[Any, ...]) -> list[int]:
+    """score_nodes' loop written out for the default constraints' shape: a per-node (hostname)
+    term, then a per-domain term; no node ignored. Same sums in the same order."""
+    host_key, node_counts, _, w, base = host
+    domain_key, _, by_value, _, domain_base = domain
+    get_count, get_term = node_counts.get, by_value.get
+    out = []
+    for ni in nodes:
+        lbls = ni.node.metadata.labels or {}
+        score = get_count(ni.name, 0) * w + base if host_key in lbls else 0.0
+        tp_val = lbls.get(domain_key)
+        if tp_val is not None:
+            score += get_term(tp_val, domain_base)
+        out.append(int(score + 0.5))
+    return out
 
 
 def topology_normalizing_weight(size: int) -> float:

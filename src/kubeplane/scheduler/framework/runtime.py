@@ -181,18 +181,31 @@ class Framework:
         plugins that normalize (their ScoreExtensions take a NodeScoreList).
         Upstream: frameworkImpl.RunScorePlugins
         """
+        plugins, columns, totals = self._score_columns(state, pod, nodes)
+        names = [ni.name for ni in nodes]
+        if not columns:
+            return [NodePluginScores(n) for n in names]
+        from_columns = NodePluginScores.from_columns
+        return [from_columns(n, t, plugins, columns, i) for i, (n, t) in enumerate(zip(names, totals))]
+
+    def run_score_plugins_totals(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[int]:
+        """Each node's total_score of run_score_plugins, without a NodePluginScores per node
+        (what picking the host needs)."""
+        return self._score_columns(state, pod, nodes)[2]
+
+    def _score_columns(self, state: CycleState, pod: Pod,
+                       nodes: list[NodeInfo]) -> tuple[tuple[str, ...], list[list[int]], list[int]]:
+        """(plugins run, their weighted score columns, per-node totals) in node order."""
         skip = state.skip_score_plugins
         to_run = [pl for pl in self.score_plugins if pl.NAME not in skip]
         names = [ni.name for ni in nodes]
         columns = [self._weighted_scores(pl, state, pod, nodes, names) for pl in to_run]   # per plugin, per node
         if not columns:
-            return [NodePluginScores(n) for n in names]
+            return (), [], [0] * len(nodes)
         totals = columns[0]
         for col in columns[1:]:
             totals = [t + x for t, x in zip(totals, col)]
-        plugins = tuple(pl.NAME for pl in to_run)
-        from_columns = NodePluginScores.from_columns
-        return [from_columns(n, t, plugins, columns, i) for i, (n, t) in enumerate(zip(names, totals))]
+        return tuple(pl.NAME for pl in to_run), columns, totals
 
     def _weighted_scores(self, pl: ScorePlugin, state: CycleState, pod: Pod, nodes: list[NodeInfo],
                          names: list[str]) -> list[int]:

@@ -535,32 +535,29 @@ def _score_host_and_domain(nodes: list[NodeInfo], host: tuple[Any, ...], domain:
     """score_nodes' loop written out for the default constraints' shape: a per-node (hostname)
     term, then a per-domain term; no node ignored. Same sums in the same order.
 
-    Most nodes hold no matching pod: their rounded score depends on the domain only, so it
-    is worked out once per domain value (empty_node) and looked up.
+    A node's rounded score depends only on its domain and its count of matching pods, so it
+    is worked out once per (domain, count) (rows[domain][count]) and looked up.
     """
     host_key, node_counts, _, w, base = host
     domain_key, _, by_value, _, domain_base = domain
     get_count, get_term = node_counts.get, by_value.get
-    empty_node = {v: int(0 * w + base + term + 0.5) for v, term in by_value.items()}
-    get_empty = empty_node.get
+    counts = range(max(node_counts.values(), default=0) + 1)
+    rows = {v: [int(c * w + base + term + 0.5) for c in counts] for v, term in by_value.items()}
+    get_row = rows.get
     out = []
     append = out.append
     for ni in nodes:
         lbls = ni.node.metadata.labels or _NO_LABELS
         tp_val = lbls.get(domain_key)
-        if host_key in lbls:
-            count = get_count(ni.name)
-            if count is None and tp_val is not None:
-                score = get_empty(tp_val)
-                if score is not None:
-                    append(score)
-                    continue
-            score_f = (count or 0) * w + base
-        else:
-            score_f = 0.0
+        if tp_val is not None and host_key in lbls:
+            row = get_row(tp_val)
+            if row is not None:
+                append(row[get_count(ni.name, 0)])
+                continue
+        score = get_count(ni.name, 0) * w + base if host_key in lbls else 0.0
         if tp_val is not None:
-            score_f += get_term(tp_val, domain_base)
-        append(int(score_f + 0.5))
+            score += get_term(tp_val, domain_base)
+        append(int(score + 0.5))
     return out
 
 

@@ -9,12 +9,15 @@ Upstream: plugins/podtopologyspread/{common,filtering,scoring,plugin}.go.
 """
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ....api import labels
 from ....api.types.core_v1 import Node, Pod, TopologySpreadConstraint
+from ....client.tools.cache.listers import label_matcher
 from ..aggregate import AggregateCache, Contribution
 from ..interface import MAX_NODE_SCORE, Code, CycleState, NodeScore, PreFilterResult, Status
 from ..types import LABEL_HOSTNAME, NodeInfo, PodInfo, selector_from, unresolvable, unschedulable
@@ -97,12 +100,20 @@ def count_pods_match_selector(pods: list[PodInfo], selector: labels.Selector | N
     """Pods in ns, not terminating, matching selector. Upstream: countPodsMatchSelector"""
     if selector is None:
         return 0
+    match = _matcher(selector)
     n = 0
     for pi in pods:
         meta = pi.pod.metadata
-        if meta.deletion_timestamp is None and meta.namespace == ns and labels.matches(selector, meta.labels):
+        if meta.deletion_timestamp is None and meta.namespace == ns and match(meta.labels):
             n += 1
     return n
+
+
+@functools.lru_cache(maxsize=64)
+def _matcher(selector: labels.Selector) -> Callable[[dict[str, str] | None], bool]:
+    """labels.matches(selector, ·) as the listers' fast predicate (a workload's equality
+    selector: one subset test of dict items), made once per selector."""
+    return label_matcher(selector)
 
 
 @dataclass

@@ -98,8 +98,12 @@ def default_selector(pod: Pod, services: Any, rcs: Any, rss: Any, sss: Any,
             except errors.StatusError:
                 other = None            # an invalid selector adds nothing (upstream ignores the error)
             if other:
-                reqs = sorted(reqs + list(other), key=lambda r: r.key)
+                return tuple(sorted(reqs + list(other), key=_by_key)) if reqs else other
     return tuple(reqs)
+
+
+def _by_key(r: labels.Requirement) -> str:
+    return r.key
 
 
 def _spec_selector(obj: Any) -> labels.Selector | None:

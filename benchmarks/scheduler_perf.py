@@ -10,8 +10,9 @@ pod-with-topology-spreading, pod-with-pod-anti-affinity):
   (color=blue) carry maxSkew 5 on the zone, DoNotSchedule.
 - DefaultTopologySpreading: the measured pods (app=web, one Deployment-like label set) carry
   what upstream's system default constraints give a pod owned by a workload: hostname
-  maxSkew 3 and zone maxSkew 5, ScheduleAnyway (PodTopologySpread's defaultConstraints; upstream
-  derives the selector from the Service/ReplicaSet, here it is written on the pod).
+  maxSkew 3 and zone maxSkew 5, ScheduleAnyway, written on the pod (kept so figures compare
+  with checkouts that had no default spreading; ServiceDefaultSpreading and
+  ReplicaSetDefaultSpreading have the scheduler derive them).
 - SchedulingPodAntiAffinity: every pod (color=green; initial ones in sched-0, measured in
   sched-1) repels color=green pods of both namespaces on kubernetes.io/hostname.
 - ServiceDefaultSpreading (ours): zone-labelled nodes; the measured pods (app=web) declare no

@@ -287,3 +287,13 @@ def test_batch_scoring_equals_score_per_node(seed: int) -> None:
         assert batch == [x.score for x in one]
         p.normalize_score(state, pd, one)
         assert p.normalize_scores(state, pd, [ni.name for ni in nis], batch) == [x.score for x in one]
+
+
+def test_batch_scoring_of_a_node_beyond_the_looked_up_counts() -> None:
+    nodes = [make_node("a", labels={ZONE: "z1"}), make_node("b", labels={ZONE: "z1"}), make_node("c")]
+    pods = [make_pod(f"e{i}", node="a", labels={"foo": ""}) for i in range(pts._ROW_COUNTS + 3)]
+    snap = Snapshot.from_nodes(nodes, pods + [make_pod("b1", node="b", labels={"foo": ""})])
+    p = plugin(snap, [service("svc", {"foo": ""})])
+    state, pd = CycleState(), pod(lbls={"foo": ""})
+    assert p.pre_score(state, pd, snap.node_info_list) is None
+    assert p.score_nodes(state, pd, snap.node_info_list) == [p.score(state, pd, ni) for ni in snap.node_info_list]

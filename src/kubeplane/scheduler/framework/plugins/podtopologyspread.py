@@ -540,6 +540,7 @@ class PodTopologySpread:
 
 
 _NO_LABELS: dict[str, str] = {}
+_ROW_COUNTS = 32        # matching pods on a node up to which its score is looked up
 
 
 def _score_host_and_domain(nodes: list[NodeInfo], host: tuple[Any, ...], domain: tuple[Any, ...]) -> list[int]:
@@ -552,20 +553,20 @@ def _score_host_and_domain(nodes: list[NodeInfo], host: tuple[Any, ...], domain:
     host_key, node_counts, _, w, base = host
     domain_key, _, by_value, _, domain_base = domain
     get_count, get_term = node_counts.get, by_value.get
-    counts = range(max(node_counts.values(), default=0) + 1)
-    rows = {v: [int(c * w + base + term + 0.5) for c in counts] for v, term in by_value.items()}
+    rows = {v: [int(c * w + base + term + 0.5) for c in range(_ROW_COUNTS)] for v, term in by_value.items()}
     get_row = rows.get
     out = []
     append = out.append
     for ni in nodes:
         lbls = ni.node.metadata.labels or _NO_LABELS
         tp_val = lbls.get(domain_key)
-        if tp_val is not None and host_key in lbls:
+        count = get_count(ni.name, 0)
+        if tp_val is not None and count < _ROW_COUNTS and host_key in lbls:
             row = get_row(tp_val)
             if row is not None:
-                append(row[get_count(ni.name, 0)])
+                append(row[count])
                 continue
-        score = get_count(ni.name, 0) * w + base if host_key in lbls else 0.0
+        score = count * w + base if host_key in lbls else 0.0
         if tp_val is not None:
             score += get_term(tp_val, domain_base)
         append(int(score + 0.5))

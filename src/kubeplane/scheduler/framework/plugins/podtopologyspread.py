@@ -540,7 +540,7 @@ class PodTopologySpread:
 
 
 _NO_LABELS: dict[str, str] = {}
-_ROW_COUNTS = 32        # matching pods on a node up to which its score is looked up
+_ROW_COUNTS = 16        # matching pods on a node up to which its score is looked up
 
 
 def _score_host_and_domain(nodes: list[NodeInfo], host: tuple[Any, ...], domain: tuple[Any, ...]) -> list[int]:

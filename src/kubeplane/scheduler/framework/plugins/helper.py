@@ -45,6 +45,14 @@ def find_matching_untolerated_taint(taints: list[Taint], tolerations: list[Toler
     return None
 
 
+def no_node_counted(handle: Any, aggregate: Any) -> bool:
+    """Whether aggregate (a NodeAggregate) counts no node of the handle's snapshot; False
+    without a snapshot."""
+    lister = getattr(handle, "snapshot_shared_lister", None)
+    snapshot = lister() if lister is not None else None
+    return snapshot is not None and not aggregate.totals(snapshot)
+
+
 # (apiVersion, kind) of the controllers whose selector default spreading uses.
 RC_KIND = ("v1", "ReplicationController")
 RS_KIND = ("apps/v1", "ReplicaSet")

@@ -6,6 +6,7 @@ their profile weight. The Framework is also the plugins' Handle (snapshot, clien
 """
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
@@ -236,7 +237,10 @@ class Framework:
             raise RuntimeError(f"plugin {pl.NAME!r} returns an invalid score {bad}, it should in the "
                                f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
         weight = self.score_weights[pl.NAME]
-        return raw if weight == 1 else [x * weight for x in raw]
+        if weight == 1:
+            return raw
+        # Scores are in [0, 100] here: weighting is a lookup, done at C level by map.
+        return list(map(_weighted_table(weight).__getitem__, raw))
 
     async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """The first failing PreBind aborts the binding. Upstream: frameworkImpl.RunPreBindPlugins"""
@@ -261,6 +265,12 @@ class Framework:
                               plugin=pl.NAME, err=status.err)
             return status
         return status
+
+
+@functools.lru_cache(maxsize=32)
+def _weighted_table(weight: int) -> list[int]:
+    """[score * weight for every score in [MIN_NODE_SCORE, MAX_NODE_SCORE]] (MIN is 0)."""
+    return [x * weight for x in range(MAX_NODE_SCORE + 1)]
 
 
 def default_framework(*, clientset: Any = None, snapshot: Any = None,

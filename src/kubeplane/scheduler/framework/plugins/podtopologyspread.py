@@ -513,6 +513,10 @@ class PodTopologySpread:
         if max_score == 0:
             return [0 if n in ignored else MAX_NODE_SCORE for n in names] if ignored else [MAX_NODE_SCORE] * len(raw)
         top = max_score + min_score
+        if not ignored and 0 <= min_score and max_score <= len(raw):
+            # raw scores are small non-negative ints: normalize by lookup, at C level.
+            table = [MAX_NODE_SCORE * (top - x) // max_score for x in range(max_score + 1)]
+            return list(map(table.__getitem__, raw))
         if not ignored:
             return [MAX_NODE_SCORE * (top - x) // max_score for x in raw]
         return [0 if n in ignored else MAX_NODE_SCORE * (top - x) // max_score for n, x in zip(names, raw)]

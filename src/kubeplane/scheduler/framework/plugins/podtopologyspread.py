@@ -559,7 +559,7 @@ def _score_host_and_domain(nodes: list[NodeInfo], host: tuple[Any, ...], domain:
     get_count, get_term = node_counts.get, by_value.get
     rows = {v: [int(c * w + base + term + 0.5) for c in range(_ROW_COUNTS)] for v, term in by_value.items()}
     get_row = rows.get
-    out = []
+    out: list[int] = []
     append = out.append
     for ni in nodes:
         lbls = ni.node.metadata.labels or _NO_LABELS

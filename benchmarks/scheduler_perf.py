@@ -10,10 +10,17 @@ pod-with-topology-spreading, pod-with-pod-anti-affinity):
   (color=blue) carry maxSkew 5 on the zone, DoNotSchedule.
 - DefaultTopologySpreading: the measured pods (app=web, one Deployment-like label set) carry
   what upstream's system default constraints give a pod owned by a workload: hostname
-  maxSkew 3 and zone maxSkew 5, ScheduleAnyway (PodTopologySpread's defaultConstraints; upstream
-  derives the selector from the Service/ReplicaSet, here it is written on the pod).
+  maxSkew 3 and zone maxSkew 5, ScheduleAnyway, written on the pod (kept so figures compare
+  with checkouts that had no default spreading; ServiceDefaultSpreading and
+  ReplicaSetDefaultSpreading have the scheduler derive them).
 - SchedulingPodAntiAffinity: every pod (color=green; initial ones in sched-0, measured in
   sched-1) repels color=green pods of both namespaces on kubernetes.io/hostname.
+- ServiceDefaultSpreading (ours): zone-labelled nodes; the measured pods (app=web) declare no
+  constraints and a Service selects them: the scheduler's system default constraints apply,
+  with the Service's selector (what DefaultTopologySpreading writes out by hand).
+- ReplicaSetDefaultSpreading (ours): the same, the pods owned by a ReplicaSet (controller
+  ownerReference, app=web + pod-template-hash) and no Service: the density run's pods. Use
+  `--nodes 1000 --init-pods 0 --measure-pods 10000` for the 10,000 pods on 1,000 nodes shape.
 Every node is labelled kubernetes.io/hostname, as a kubelet labels its node.
 
 What runs: the real Scheduler (queue, cache, snapshot, every default plugin, the binding
@@ -117,13 +124,41 @@ def default_pod(name: str, ns: str) -> dict[str, Any]:
     return pod_dict(name, ns)
 
 
+def service_pod(name: str, ns: str) -> dict[str, Any]:
+    """A pod of the Service `web` (SERVICE): no constraints of its own."""
+    return pod_dict(name, ns, {"app": "web"})
+
+
+RS_LABELS = {"app": "web", "pod-template-hash": "5d8f9c7b6"}
+
+
+def replicaset_pod(name: str, ns: str) -> dict[str, Any]:
+    """A pod of the ReplicaSet `web-5d8f9c7b6` (REPLICA_SET), as its controller creates it."""
+    d = pod_dict(f"web-5d8f9c7b6-{name}", ns, dict(RS_LABELS))
+    d["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-5d8f9c7b6",
+                                         "uid": "uid-rs-web", "controller": True, "blockOwnerDeletion": True}]
+    return d
+
+
+SERVICE = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "service-ns"},
+           "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}
+REPLICA_SET = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+               "metadata": {"name": "web-5d8f9c7b6", "namespace": "default", "uid": "uid-rs-web"},
+               "spec": {"selector": {"matchLabels": RS_LABELS}, "template": {"metadata": {"labels": RS_LABELS}}}}
+
+
 # name -> (zone labels on nodes, initial pod template + namespace, measured pod template + namespace)
 WORKLOADS: dict[str, tuple[bool, Any, str, Any, str]] = {
     "SchedulingBasic": (False, default_pod, "default", default_pod, "default"),
     "TopologySpreading": (True, default_pod, "default", spreading_pod, "default"),
     "DefaultTopologySpreading": (True, default_pod, "default", default_spreading_pod, "service-ns"),
     "SchedulingPodAntiAffinity": (False, anti_affinity_pod, "sched-0", anti_affinity_pod, "sched-1"),
+    "ServiceDefaultSpreading": (True, default_pod, "default", service_pod, "service-ns"),
+    "ReplicaSetDefaultSpreading": (True, default_pod, "default", replicaset_pod, "default"),
 }
+# What the listers of default spreading hold (the scheduler's Service/ReplicaSet informers).
+WORKLOAD_OBJECTS: dict[str, list[dict[str, Any]]] = {
+    "ServiceDefaultSpreading": [SERVICE], "ReplicaSetDefaultSpreading": [REPLICA_SET]}
 
 
 # --- the scheduler without an API server ---------------------------------------------------------
@@ -164,6 +199,28 @@ class _Informer:
             h.on_update(old, obj)
 
 
+class _NoTransport:
+    """The clientset of an informer factory never started: its listers are filled by hand."""
+
+    transport = None
+
+
+def give_listers(fwk: Framework, objs: list[dict[str, Any]]) -> None:
+    """Fill the listers default spreading reads (Services, ReplicaSets) with objs. Without
+    an API server the informers never start, so the plugin gets them directly (and the
+    scheduler waits for none). A checkout without default spreading ignores them."""
+    from kubeplane.api.types import apps_v1, core_v1
+    from kubeplane.client.informers import SharedInformerFactory
+    factory = SharedInformerFactory(_NoTransport())  # type: ignore[arg-type]
+    for pl in fwk.plugins:
+        if hasattr(pl, "set_listers"):
+            pl.set_listers(factory)
+    for d in objs:
+        kind = {"Service": (factory.core_v1().services(), core_v1.Service),
+                "ReplicaSet": (factory.apps_v1().replicasets(), apps_v1.ReplicaSet)}[d["kind"]]
+        kind[0].informer().get_indexer().add(types.from_dict(d, kind[1]))
+
+
 class _NullRecorder:
     def event(self, *args: Any) -> None:
         pass
@@ -185,7 +242,7 @@ class _NullClient:
 class Cluster:
     """The scheduler and the informers it would have; bound pods counted as the informer sees them."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, objs: list[dict[str, Any]] | None = None) -> None:
         self.pods, self.nodes = _Informer(), _Informer()
         self.bound = 0
         self.rv = 1
@@ -201,6 +258,7 @@ class Cluster:
 
         specs = [PluginSpec(WatchBinder if cls is DefaultBinder else cls, w) for cls, w in DEFAULT_PLUGINS]
         fwk = Framework(specs)
+        give_listers(fwk, objs or [])
         self.sched = Scheduler(_NullClient(), self.pods, self.nodes, recorder=_NullRecorder(),  # type: ignore[arg-type]
                                options=SchedulerOptions(seed=seed), framework=fwk)
 
@@ -269,7 +327,7 @@ class ThroughputCollector:
 
 async def run_workload(name: str, n_nodes: int, n_init: int, n_measure: int, seed: int) -> dict[str, Any]:
     zones, init_tmpl, init_ns, measure_tmpl, measure_ns = WORKLOADS[name]
-    cluster = Cluster(seed)
+    cluster = Cluster(seed, WORKLOAD_OBJECTS.get(name))
     nodes = [types.from_dict(node_dict(i, zones), Node) for i in range(n_nodes)]
     init_pods = [types.from_dict(init_tmpl(f"init-{i}", init_ns), Pod) for i in range(n_init)]
     measure_pods = [types.from_dict(measure_tmpl(f"pod-{i}", measure_ns), Pod) for i in range(n_measure)]

@@ -139,3 +139,21 @@ def test_topology_spread_puts_pods_evenly_across_hostnames(cluster: Cluster, ns:
     rollout(cluster, "spread", ns)
     counts = placement(cluster, ns, "app=spread")
     assert sorted(counts.values()) == [4, 5] and set(counts) == set(NODES)
+
+
+def test_default_spreading_spreads_a_replicaset_against_resource_scores(cluster: Cluster, ns: str) -> None:
+    """A Deployment's pods declare no constraints: the system defaults (hostname maxSkew 3,
+    ScheduleAnyway, selecting the ReplicaSet's pods) outweigh the resource scores that alone
+    would put every replica on the emptier node (a 3-cpu pod holds kubeplane-node-0)."""
+    filler = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "filler", "namespace": ns},
+              "spec": {"nodeName": NODES[0], "containers": [{"name": "c", "image": "nginx",
+                                                             "resources": {"requests": {"cpu": "3"}}}]}}
+    cluster.apply_yaml(filler)
+    try:
+        small = [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}}}]
+        cluster.apply_yaml(deployment("spread-default", ns, 6, containers=small))
+        rollout(cluster, "spread-default", ns)
+        counts = placement(cluster, ns, "app=spread-default")
+        assert set(counts) == set(NODES) and sum(counts.values()) == 6, counts
+    finally:
+        cluster.kubectl("delete", "pod", "filler", "-n", ns, "--wait=false")

@@ -18,7 +18,7 @@ from kubeplane.scheduler.framework.plugins.tainttoleration import TaintToleratio
 from kubeplane.scheduler.framework.runtime import default_framework
 from kubeplane.scheduler.framework.types import NodeInfo, Resource, pod_requests
 from kubeplane.scheduler.internal.cache import Cache, Snapshot
-from kubeplane.scheduler.schedule_one import assume_copy, schedule_pod, select_host
+from kubeplane.scheduler.schedule_one import assume_copy, schedule_pod, select_host, select_index
 
 from .helpers import make_node, make_pod, node_info, run_filter
 
@@ -301,6 +301,17 @@ def test_run_score_plugins_totals_and_breakdown() -> None:
     by_plugin = [dict(ns.scores) for ns in got]
     assert [d["TaintToleration"] for d in by_plugin] == [300, 0]
     assert all(ns.total_score == sum(d.values()) for ns, d in zip(got, by_plugin))
+    assert s.framework.run_score_plugins_totals(state, pod, nodes) == [ns.total_score for ns in got]
+
+
+def test_select_index_is_select_host_over_totals() -> None:
+    gen = random.Random(1)
+    for seed in range(50):
+        totals = [gen.choice([1, 2, 2, 3, 3, 3]) for _ in range(gen.randint(1, 300))]
+        a, b = random.Random(seed), random.Random(seed)
+        scores = [NodePluginScores(f"n{i}", total_score=t) for i, t in enumerate(totals)]
+        assert f"n{select_index(totals, a)}" == select_host(scores, b)
+        assert a.random() == b.random()
 
 
 def test_invalid_score_still_reported() -> None:

@@ -133,8 +133,8 @@ def schedule_pod(sched: Scheduler, fwk: Framework, state: CycleState, pod: Pod) 
     evaluated = len(feasible) + len(diagnosis.node_to_status)
     if len(feasible) == 1:
         return ScheduleResult(feasible[0].name, evaluated, 1)
-    priority_list = prioritize_nodes(fwk, state, pod, feasible)
-    return ScheduleResult(select_host(priority_list, sched.rng), evaluated, len(feasible))
+    totals = prioritize_nodes(fwk, state, pod, feasible)
+    return ScheduleResult(feasible[select_index(totals, sched.rng)].name, evaluated, len(feasible))
 
 
 def find_nodes_that_fit_pod(sched: Scheduler, fwk: Framework, state: CycleState,
@@ -178,13 +178,18 @@ def find_nodes_that_pass_filters(sched: Scheduler, fwk: Framework, state: CycleS
     processed = 0
     statuses = diagnosis.node_to_status.statuses
     filters = fwk.filter_plugins_to_run(state)
-    run_filters = fwk.run_filter_plugins
     # By index from start, wrapping: no rotated copy of the node list (O(all nodes) per pod).
+    # The filters run here rather than through fwk.run_filter_plugins (same order, same first
+    # failure named after its plugin): one call per node less.
     for i in itertools.chain(range(start, num_all), range(start)):
         ni = nodes[i]
         processed += 1
-        status = run_filters(state, pod, ni, filters)
-        if status is None:
+        for name, run in filters:
+            status = run(state, pod, ni)
+            if status is not None and status.code:      # Code.SUCCESS is 0
+                status.plugin = name
+                break
+        else:
             feasible.append(ni)
             if len(feasible) >= num_to_find:
                 break
@@ -214,14 +219,16 @@ def num_feasible_nodes_to_find(percentage_of_nodes_to_score: int, num_all_nodes:
     return max(num_nodes, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-def prioritize_nodes(fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[NodePluginScores]:
-    """PreScore then Score; without score plugins every node scores 1. Upstream: prioritizeNodes"""
+def prioritize_nodes(fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[int]:
+    """PreScore then Score: each node's total score, in node order; without score plugins
+    every node scores 1. Upstream: prioritizeNodes (its NodePluginScores list: only the
+    totals pick the host, so none is built per node)."""
     if not fwk.has_score_plugins():
-        return [NodePluginScores(ni.name, total_score=1) for ni in nodes]
+        return [1] * len(nodes)
     status = fwk.run_pre_score_plugins(state, pod, nodes)
     if status is not None and not status.is_success():
         raise RuntimeError(status.message())
-    return fwk.run_score_plugins(state, pod, nodes)
+    return fwk.run_score_plugins_totals(state, pod, nodes)
 
 
 def select_host(node_scores: list[NodePluginScores], rng: random.Random) -> str:
@@ -230,16 +237,23 @@ def select_host(node_scores: list[NodePluginScores], rng: random.Random) -> str:
     """
     if not node_scores:
         raise ValueError("empty priorityList")
-    max_score, selected, count = node_scores[0].total_score, node_scores[0].name, 1
+    return node_scores[select_index([ns.total_score for ns in node_scores], rng)].name
+
+
+def select_index(totals: list[int], rng: random.Random) -> int:
+    """select_host over plain totals: the chosen index (the same draws)."""
+    if not totals:
+        raise ValueError("empty priorityList")
+    max_score, selected, count = totals[0], 0, 1
     randbelow = _randbelow_of(rng)
-    for ns in node_scores[1:]:
-        score = ns.total_score
+    for i in range(1, len(totals)):
+        score = totals[i]
         if score > max_score:
-            max_score, selected, count = score, ns.name, 1
+            max_score, selected, count = score, i, 1
         elif score == max_score:
             count += 1
             if randbelow(count) == 0:
-                selected = ns.name
+                selected = i
     return selected
 
 

@@ -104,7 +104,7 @@ class Scheduler:
 
     async def run(self) -> None:
         """Wait for the informers, then schedule until cancelled. Upstream: Scheduler.Run"""
-        await wait_for_cache_sync(self.pod_informer, self.node_informer)
+        await wait_for_cache_sync(self.pod_informer, self.node_informer, *self.framework.plugin_informers)
         try:
             async with asyncio.TaskGroup() as tg:
                 tg.create_task(self.queue.run())

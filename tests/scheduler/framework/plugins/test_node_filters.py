@@ -188,3 +188,36 @@ def test_node_unschedulable() -> None:
                                                     "effect": "NoSchedule"}]})
     assert run_filter(NodeUnschedulable(), tolerant, cordoned) is None
     assert run_filter(NodeUnschedulable(), make_pod("p"), node_info(make_node("n"))) is None
+
+
+class _SnapshotHandle:
+    def __init__(self, snapshot: Any) -> None:
+        self.snapshot = snapshot
+
+    def snapshot_shared_lister(self) -> Any:
+        return self.snapshot
+
+
+def test_node_filters_skip_while_no_node_is_cordoned_or_tainted() -> None:
+    """NodeUnschedulable and TaintToleration skip Filter while no node could fail it, kept
+    up to date across cycles as the cache copies changed nodes into the snapshot."""
+    from kubeplane.scheduler.internal.cache import Cache, Snapshot
+    cache, snap = Cache(), Snapshot()
+    nodes = [make_node("a"), make_node("b")]
+    for n in nodes:
+        cache.add_node(n)
+    unsched, taints = NodeUnschedulable(_SnapshotHandle(snap)), TaintToleration(_SnapshotHandle(snap))
+
+    def skipped() -> tuple[bool, bool]:
+        cache.update_snapshot(snap)
+        return tuple(p.pre_filter(CycleState(), make_pod("p"), snap.node_info_list)[1] is not None
+                     for p in (unsched, taints))      # type: ignore[return-value]
+
+    assert skipped() == (True, True)
+    cache.update_node(nodes[0], cordoned := make_node("a", unschedulable=True))
+    assert skipped() == (False, True)
+    cache.update_node(nodes[1], tainted := make_node("b", taints=[{"key": "k", "effect": "NoExecute"}]))
+    assert skipped() == (False, False)
+    cache.update_node(cordoned, make_node("a"))
+    cache.update_node(tainted, make_node("b", taints=[{"key": "k", "effect": "PreferNoSchedule"}]))
+    assert skipped() == (True, True)

@@ -1,20 +1,27 @@
 """PodTopologySpread: keep matching pods spread across topology domains within maxSkew.
 
-Upstream: plugins/podtopologyspread/{common,filtering,scoring,plugin}.go. System default
-constraints (spreading by the pod's owning workload when it declares none) are not applied.
+A pod without constraints of its own gets the default constraints (upstream's
+`defaultingType: System`: hostname maxSkew 3 and zone maxSkew 5, both ScheduleAnyway, so
+they only score), selecting the pods of the Services, ReplicationController, ReplicaSet or
+StatefulSet the pod belongs to (helper.default_selector); a pod of none gets none.
+
+Upstream: plugins/podtopologyspread/{common,filtering,scoring,plugin}.go.
 """
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ....api import labels
 from ....api.types.core_v1 import Node, Pod, TopologySpreadConstraint
+from ....client.tools.cache.listers import label_matcher
 from ..aggregate import AggregateCache, Contribution
 from ..interface import MAX_NODE_SCORE, Code, CycleState, NodeScore, PreFilterResult, Status
 from ..types import LABEL_HOSTNAME, NodeInfo, PodInfo, selector_from, unresolvable, unschedulable
-from .helper import find_matching_untolerated_taint
+from .helper import default_selector, find_matching_untolerated_taint
 from .nodeaffinity import RequiredNodeAffinity, get_required_node_affinity
 
 NAME = "PodTopologySpread"
@@ -22,6 +29,23 @@ ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread con
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
+LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
+SYSTEM_DEFAULTING, LIST_DEFAULTING = "System", "List"
+
+# Upstream: systemDefaultConstraints (plugin.go)
+SYSTEM_DEFAULT_CONSTRAINTS = (
+    TopologySpreadConstraint(topology_key=LABEL_HOSTNAME, when_unsatisfiable="ScheduleAnyway", max_skew=3),
+    TopologySpreadConstraint(topology_key=LABEL_TOPOLOGY_ZONE, when_unsatisfiable="ScheduleAnyway", max_skew=5),
+)
+
+
+@dataclass(frozen=True)
+class PodTopologySpreadArgs:
+    """The plugin's configuration. Upstream: config.PodTopologySpreadArgs (v1 defaults:
+    defaultingType System, whose constraints replace default_constraints)."""
+
+    default_constraints: tuple[TopologySpreadConstraint, ...] = ()
+    defaulting_type: str = SYSTEM_DEFAULTING
 
 
 @dataclass
@@ -76,12 +100,20 @@ def count_pods_match_selector(pods: list[PodInfo], selector: labels.Selector | N
     """Pods in ns, not terminating, matching selector. Upstream: countPodsMatchSelector"""
     if selector is None:
         return 0
+    match = _matcher(selector)
     n = 0
     for pi in pods:
         meta = pi.pod.metadata
-        if meta.deletion_timestamp is None and meta.namespace == ns and labels.matches(selector, meta.labels):
+        if meta.deletion_timestamp is None and meta.namespace == ns and match(meta.labels):
             n += 1
     return n
+
+
+@functools.lru_cache(maxsize=64)
+def _matcher(selector: labels.Selector) -> Callable[[dict[str, str] | None], bool]:
+    """labels.matches(selector, ·) as the listers' fast predicate (a workload's equality
+    selector: one subset test of dict items), made once per selector."""
+    return label_matcher(selector)
 
 
 @dataclass
@@ -140,42 +172,146 @@ def _aggregatable(constraints: list[Constraint], required: RequiredNodeAffinity)
 
 
 def _domains_contribution(topology_key: str, all_keys: tuple[str, ...]) -> Contribution:
+    """A node's domain (a node without the key: "", when all_keys does not require it)."""
     def contribution(ni: NodeInfo) -> dict[str, int] | None:
-        lbls = ni.node.metadata.labels
-        if not lbls or any(k not in lbls for k in all_keys):
+        lbls = ni.node.metadata.labels or {}
+        if any(k not in lbls for k in all_keys):
             return None
-        return {lbls[topology_key]: 1}
+        return {lbls.get(topology_key, ""): 1}
     return contribution
 
 
 def _matches_contribution(topology_key: str, all_keys: tuple[str, ...], selector: labels.Selector | None,
                           ns: str) -> Contribution:
     def contribution(ni: NodeInfo) -> dict[str, int] | None:
-        lbls = ni.node.metadata.labels
-        if not ni.pods or not lbls or any(k not in lbls for k in all_keys):
+        if not ni.pods:
+            return None
+        lbls = ni.node.metadata.labels or {}
+        if any(k not in lbls for k in all_keys):
             return None
         n = count_pods_match_selector(ni.pods, selector, ns)
-        return {lbls[topology_key]: n} if n else None
+        return {lbls.get(topology_key, ""): n} if n else None
+    return contribution
+
+
+def _candidate_domains(nodes: list[NodeInfo], constraints: list[Constraint], require_all: bool,
+                       all_domains: list[int] | None = None) -> tuple[set[str], list[dict[str, int]]]:
+    """The candidate nodes lacking a topology key (when require_all), and per non-hostname
+    constraint the domains of the others, each counted 0. Upstream: initPreScoreState
+
+    all_domains (ours): per non-hostname constraint the number of domains over all nodes,
+    given when no node lacks a key: the scan stops once every domain is seen (3 zones:
+    after a few nodes, not 500).
+    """
+    ignored: set[str] = set()
+    counts: list[dict[str, int]] = [{} for _ in constraints]
+    keyed = [(counts[i], c.topology_key) for i, c in enumerate(constraints) if c.topology_key != LABEL_HOSTNAME]
+    if all_domains is not None and len(all_domains) == len(keyed):
+        want = list(zip(all_domains, (d for d, _ in keyed)))
+        for ni in nodes:
+            if all(len(d) >= n for n, d in want):
+                break
+            lbls = ni.node.metadata.labels or {}
+            for domain_counts, key in keyed:
+                domain_counts.setdefault(lbls.get(key, ""), 0)
+        return ignored, counts
+    for ni in nodes:
+        lbls = ni.node.metadata.labels or {}
+        if require_all and not node_labels_match_spread_constraints(lbls, constraints):
+            ignored.add(ni.name)          # lacks a topology key: scored 0
+            continue
+        for domain_counts, key in keyed:
+            domain_counts.setdefault(lbls.get(key, ""), 0)
+    return ignored, counts
+
+
+def _node_matches_contribution(selector: labels.Selector | None, ns: str) -> Contribution:
+    """Matching pods per node, by node name (hostname constraints count a node's own pods)."""
+    def contribution(ni: NodeInfo) -> dict[str, int] | None:
+        if not ni.pods:
+            return None
+        n = count_pods_match_selector(ni.pods, selector, ns)
+        return {ni.name: n} if n else None
     return contribution
 
 
 @dataclass
 class PreScoreState:
+    """Upstream: preScoreState. node_counts: per hostname constraint, the matching pods per
+    node name, from sums kept across cycles (upstream counts a node's pods in Score)."""
+
     constraints: list[Constraint]
     ignored_nodes: set[str]
     topology_value_to_pod_counts: list[dict[str, int]]
     topology_normalizing_weight: list[float]
+    node_counts: list[dict[str, int] | None] = field(default_factory=list)
 
 
 class PodTopologySpread:
     NAME = NAME
 
-    def __init__(self, handle: Any = None) -> None:
+    def __init__(self, handle: Any = None, args: PodTopologySpreadArgs | None = None) -> None:
         self.handle = handle
         self.aggregates = AggregateCache()
+        args = args or PodTopologySpreadArgs()
+        self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
+        self.default_constraints = SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else args.default_constraints
+        self.services: Any = None
+        self.replication_ctrls: Any = None
+        self.replica_sets: Any = None
+        self.stateful_sets: Any = None
+        self._owner_selectors: dict[str, tuple[Any, labels.Selector | None]] = {}
+
+    def set_listers(self, factory: Any) -> list[Any]:
+        """The listers default_selector reads; the informers to start and wait for.
+
+        Upstream: PodTopologySpread.setListers (only with default constraints)
+        """
+        if not self.default_constraints:
+            return []
+        core, apps = factory.core_v1(), factory.apps_v1()
+        infs = [core.services(), core.replicationcontrollers(), apps.replicasets(), apps.statefulsets()]
+        self.services, self.replication_ctrls, self.replica_sets, self.stateful_sets = (i.lister() for i in infs)
+        return [i.informer() for i in infs]
 
     def _all_nodes(self) -> list[NodeInfo]:
         return self.handle.snapshot_shared_lister().node_info_list
+
+    def build_default_constraints(self, pod: Pod, action: str) -> list[Constraint]:
+        """The default constraints with whenUnsatisfiable == action, all selecting what
+        default_selector gives; none when it gives nothing. Upstream: buildDefaultConstraints"""
+        constraints = filter_topology_spread_constraints(list(self.default_constraints), pod, action)
+        if not constraints:
+            return []
+        selector = default_selector(pod, self.services, self.replication_ctrls, self.replica_sets,
+                                    self.stateful_sets, self._owner_selector)
+        if not selector:
+            return []
+        for c in constraints:
+            c.selector = selector
+        return constraints
+
+    def _owner_selector(self, obj: Any) -> labels.Selector | None:
+        """selector_from(obj.spec.selector), remembered per workload while its object stays
+        the same (every replica asks for its ReplicaSet's)."""
+        uid = obj.metadata.uid or ""
+        hit = self._owner_selectors.get(uid)
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        if len(self._owner_selectors) >= 64:
+            self._owner_selectors.clear()
+        sel = selector_from(obj.spec.selector)
+        self._owner_selectors[uid] = (obj, sel)
+        return sel
+
+    def _constraints(self, pod: Pod, action: str) -> list[Constraint]:
+        """The pod's own constraints with action, or the defaults if it declares none."""
+        own = pod.spec.topology_spread_constraints
+        if own:
+            return filter_topology_spread_constraints(own, pod, action)
+        if not self.default_constraints:
+            return []
+        return self.build_default_constraints(pod, action)
 
     # --- filtering -------------------------------------------------------------------------
 
@@ -185,7 +321,7 @@ class PodTopologySpread:
 
         Upstream: PodTopologySpread.PreFilter / calPreFilterState
         """
-        constraints = filter_topology_spread_constraints(pod.spec.topology_spread_constraints, pod, "DoNotSchedule")
+        constraints = self._constraints(pod, "DoNotSchedule")
         if not constraints:
             return None, Status(Code.SKIP)
         required = get_required_node_affinity(pod)
@@ -201,11 +337,16 @@ class PodTopologySpread:
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
-    def _aggregated_counts(self, ns: str, constraints: list[Constraint]
+    def _aggregated_counts(self, ns: str, constraints: list[Constraint], all_keys: tuple[str, ...] | None = None,
                            ) -> tuple[list[dict[str, int]], list[dict[str, int]]]:
-        """count_domains' answer from sums kept across cycles (every node eligible)."""
+        """count_domains' answer from sums kept across cycles (every node eligible).
+
+        all_keys: the topology keys a node must have all of to count (default: every
+        constraint's); () counts a node without a key in the domain "" (default spreading).
+        """
         snapshot = self.handle.snapshot_shared_lister()
-        all_keys = tuple(c.topology_key for c in constraints)
+        if all_keys is None:
+            all_keys = tuple(c.topology_key for c in constraints)
         domains, matches = [], []
         for c in constraints:
             tk = c.topology_key
@@ -236,47 +377,70 @@ class PodTopologySpread:
     # --- scoring ---------------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
-        """Count matching pods per domain for ScheduleAnyway constraints. Upstream: PreScore"""
+        """Count matching pods per domain for ScheduleAnyway constraints. Upstream: PreScore
+
+        Only non-default constraints need every topology key on a node: with the system
+        defaults a node without a zone still spreads by hostname, and the nodes without a
+        zone form one domain "" (upstream: requireAllTopologies).
+        """
         all_nodes = self._all_nodes()
-        constraints = filter_topology_spread_constraints(pod.spec.topology_spread_constraints, pod, "ScheduleAnyway")
-        if not all_nodes or not constraints:
+        if not all_nodes:
             return Status(Code.SKIP)
-        ignored: set[str] = set()
-        counts: list[dict[str, int]] = [{} for _ in constraints]
-        for ni in nodes:
-            lbls = ni.node.metadata.labels or {}
-            if not node_labels_match_spread_constraints(lbls, constraints):
-                ignored.add(ni.name)          # lacks a topology key: scored 0
-                continue
-            for i, c in enumerate(constraints):
-                if c.topology_key != LABEL_HOSTNAME:
-                    counts[i].setdefault(lbls[c.topology_key], 0)
+        constraints = self._constraints(pod, "ScheduleAnyway")
+        if not constraints:
+            return Status(Code.SKIP)
+        require_all = bool(pod.spec.topology_spread_constraints) or not self.system_defaulted
+        all_keys = tuple(c.topology_key for c in constraints) if require_all else ()
+        ignored, counts = _candidate_domains(nodes, constraints, require_all, self._all_domains(constraints, all_keys))
         weights = []
         for i, c in enumerate(constraints):
             size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else len(counts[i])
             weights.append(topology_normalizing_weight(size))
         required = get_required_node_affinity(pod)
         ns = pod.metadata.namespace or ""
+        node_counts = self._node_counts(ns, constraints)
         if _aggregatable(constraints, required):
-            _, matches = self._aggregated_counts(ns, constraints)
-            for domain_counts, domain_matches in zip(counts, matches):
+            # Hostname constraints count per node (node_counts): only the others' domains.
+            by_domain = [c for c in constraints if c.topology_key != LABEL_HOSTNAME]
+            _, matches = self._aggregated_counts(ns, by_domain, all_keys)
+            for domain_counts, domain_matches in zip([d for d, c in zip(counts, constraints) if c in by_domain],
+                                                     matches):
                 for value in domain_counts:
                     domain_counts[value] = domain_matches.get(value, 0)
-            state.write(PRE_SCORE_STATE_KEY, PreScoreState(constraints, ignored, counts, weights))
+            state.write(PRE_SCORE_STATE_KEY, PreScoreState(constraints, ignored, counts, weights, node_counts))
             return None
         for ni in all_nodes:
             node = ni.node
             lbls = node.metadata.labels or {}
-            if not node_labels_match_spread_constraints(lbls, constraints):
+            if require_all and not node_labels_match_spread_constraints(lbls, constraints):
                 continue
             for i, c in enumerate(constraints):
                 if not c.match_node_inclusion_policies(pod, node, required):
                     continue
-                value = lbls[c.topology_key]
+                value = lbls.get(c.topology_key, "")
                 if value in counts[i]:          # only domains of candidate nodes; hostname counted in Score
                     counts[i][value] += count_pods_match_selector(ni.pods, c.selector, ns)
-        state.write(PRE_SCORE_STATE_KEY, PreScoreState(constraints, ignored, counts, weights))
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(constraints, ignored, counts, weights, node_counts))
         return None
+
+    def _all_domains(self, constraints: list[Constraint], all_keys: tuple[str, ...]) -> list[int] | None:
+        """Per non-hostname constraint, how many domains all the snapshot's nodes form, when no
+        node lacks a key of all_keys (so none is ignored); None otherwise."""
+        snapshot = self.handle.snapshot_shared_lister()
+        keyed = [c.topology_key for c in constraints if c.topology_key != LABEL_HOSTNAME]
+        totals = [self.aggregates.get(("domains", tk, all_keys), _domains_contribution(tk, all_keys)).totals(snapshot)
+                  for tk in keyed or ([LABEL_HOSTNAME] if all_keys else [])]
+        if all_keys and sum(totals[0].values()) != snapshot.num_nodes():
+            return None                 # some node lacks a key: the scan must find the ignored ones
+        return [len(t) for t in totals] if keyed else []
+
+    def _node_counts(self, ns: str, constraints: list[Constraint]) -> list[dict[str, int] | None]:
+        """Per hostname constraint, matching pods per node name over the snapshot (sums kept
+        across cycles), so Score looks a node up instead of testing its pods."""
+        snapshot = self.handle.snapshot_shared_lister()
+        return [self.aggregates.get(("node-matches", ns, c.selector),
+                                    _node_matches_contribution(c.selector, ns)).totals(snapshot)
+                if c.topology_key == LABEL_HOSTNAME else None for c in constraints]
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """Sum over constraints of count * log(domains + 2) + (maxSkew - 1); lower is better.
@@ -284,21 +448,78 @@ class PodTopologySpread:
         Upstream: PodTopologySpread.Score
         """
         s: PreScoreState = state.read(PRE_SCORE_STATE_KEY)
-        node = node_info.node
-        if node.metadata.name in s.ignored_nodes:
+        name = node_info.name
+        if name in s.ignored_nodes:
             return 0
-        lbls = node.metadata.labels or {}
+        lbls = node_info.node.metadata.labels or {}
         score = 0.0
         for i, c in enumerate(s.constraints):
             tp_val = lbls.get(c.topology_key)
             if tp_val is None:
                 continue
-            if c.topology_key == LABEL_HOSTNAME:
+            node_counts = s.node_counts[i] if s.node_counts else None
+            if node_counts is not None:
+                cnt = node_counts.get(name, 0)
+            elif c.topology_key == LABEL_HOSTNAME:
                 cnt = count_pods_match_selector(node_info.pods, c.selector, pod.metadata.namespace or "")
             else:
                 cnt = s.topology_value_to_pod_counts[i].get(tp_val, 0)
             score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i])
         return _go_round(score)
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[int]:
+        """[score(state, pod, ni) for ni in nodes] with each constraint's terms worked out once:
+        per domain value count * weight + maxSkew - 1 (a hostname constraint's per node)."""
+        s: PreScoreState = state.read(PRE_SCORE_STATE_KEY)
+        ns = pod.metadata.namespace or ""
+        terms = []
+        for i, c in enumerate(s.constraints):
+            w, base = s.topology_normalizing_weight[i], c.max_skew - 1
+            node_counts = s.node_counts[i] if s.node_counts else None
+            if node_counts is None and c.topology_key == LABEL_HOSTNAME:
+                node_counts = {ni.name: count_pods_match_selector(ni.pods, c.selector, ns) for ni in nodes}
+            by_value = {v: n * w + base for v, n in s.topology_value_to_pod_counts[i].items()}
+            terms.append((c.topology_key, node_counts, by_value, w, base))
+        ignored = s.ignored_nodes
+        if not ignored and len(terms) == 2 and terms[0][1] is not None and terms[1][1] is None:
+            return _score_host_and_domain(nodes, terms[0], terms[1])
+        out = []
+        for ni in nodes:
+            name = ni.name
+            if name in ignored:
+                out.append(0)
+                continue
+            lbls = ni.node.metadata.labels or {}
+            score = 0.0
+            for key, node_counts, by_value, w, base in terms:
+                tp_val = lbls.get(key)
+                if tp_val is None:
+                    continue
+                if node_counts is not None:
+                    score += node_counts.get(name, 0) * w + base
+                else:
+                    score += by_value.get(tp_val, base)
+            out.append(int(score + 0.5))      # _go_round: the score is never negative
+        return out
+
+    def normalize_scores(self, state: CycleState, pod: Pod, names: list[str], raw: list[int]) -> list[int]:
+        """normalize_score over plain lists (names[i] scored raw[i])."""
+        s: PreScoreState | None = state.storage.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return raw
+        ignored = s.ignored_nodes
+        valid = [x for n, x in zip(names, raw) if n not in ignored] if ignored else raw
+        min_score, max_score = min(valid, default=0), max(valid, default=0)
+        if max_score == 0:
+            return [0 if n in ignored else MAX_NODE_SCORE for n in names] if ignored else [MAX_NODE_SCORE] * len(raw)
+        top = max_score + min_score
+        if not ignored and 0 <= min_score and max_score <= len(raw):
+            # raw scores are small non-negative ints: normalize by lookup, at C level.
+            table = [MAX_NODE_SCORE * (top - x) // max_score for x in range(max_score + 1)]
+            return list(map(table.__getitem__, raw))
+        if not ignored:
+            return [MAX_NODE_SCORE * (top - x) // max_score for x in raw]
+        return [0 if n in ignored else MAX_NODE_SCORE * (top - x) // max_score for n, x in zip(names, raw)]
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
         """Invert into [0, 100]: 100 * (max + min - s) / max; ignored nodes get 0.
@@ -320,6 +541,40 @@ class PodTopologySpread:
             else:
                 x.score = MAX_NODE_SCORE * (max_score + min_score - x.score) // max_score
         return None
+
+
+_NO_LABELS: dict[str, str] = {}
+_ROW_COUNTS = 16        # matching pods on a node up to which its score is looked up
+
+
+def _score_host_and_domain(nodes: list[NodeInfo], host: tuple[Any, ...], domain: tuple[Any, ...]) -> list[int]:
+    """score_nodes' loop written out for the default constraints' shape: a per-node (hostname)
+    term, then a per-domain term; no node ignored. Same sums in the same order.
+
+    A node's rounded score depends only on its domain and its count of matching pods, so it
+    is worked out once per (domain, count) (rows[domain][count]) and looked up.
+    """
+    host_key, node_counts, _, w, base = host
+    domain_key, _, by_value, _, domain_base = domain
+    get_count, get_term = node_counts.get, by_value.get
+    rows = {v: [int(c * w + base + term + 0.5) for c in range(_ROW_COUNTS)] for v, term in by_value.items()}
+    get_row = rows.get
+    out: list[int] = []
+    append = out.append
+    for ni in nodes:
+        lbls = ni.node.metadata.labels or _NO_LABELS
+        tp_val = lbls.get(domain_key)
+        count = get_count(ni.name, 0)
+        if tp_val is not None and count < _ROW_COUNTS and host_key in lbls:
+            row = get_row(tp_val)
+            if row is not None:
+                append(row[count])
+                continue
+        score = count * w + base if host_key in lbls else 0.0
+        if tp_val is not None:
+            score += get_term(tp_val, domain_base)
+        append(int(score + 0.5))
+    return out
 
 
 def topology_normalizing_weight(size: int) -> float:

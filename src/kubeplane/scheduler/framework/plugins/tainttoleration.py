@@ -4,9 +4,12 @@ untolerated PreferNoSchedule taints. Upstream: plugins/tainttoleration/taint_tol
 from __future__ import annotations
 
 from ....api.types.core_v1 import Node, Pod, Toleration
-from ..interface import MAX_NODE_SCORE, Code, CycleState, NodeScore, Status
+from ..aggregate import NodeAggregate
+from ..interface import MAX_NODE_SCORE, Code, CycleState, NodeScore, PreFilterResult, Status
 from ..types import NodeInfo, unresolvable
-from .helper import default_normalize_score, find_matching_untolerated_taint, tolerations_tolerate_taint
+from .helper import (
+    default_normalize_score, find_matching_untolerated_taint, no_node_counted, tolerations_tolerate_taint,
+)
 
 PRE_SCORE_STATE_KEY = "PreScoreTaintToleration"
 _FILTER_EFFECTS = ("NoSchedule", "NoExecute")
@@ -16,7 +19,14 @@ class TaintToleration:
     NAME = "TaintToleration"
 
     def __init__(self, handle: object = None) -> None:
-        pass
+        self.handle = handle
+        self.tainted: NodeAggregate[str] = NodeAggregate(_tainted)
+
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+        """Skip Filter while no node has a NoSchedule or NoExecute taint: it would pass every
+        node (ours, not upstream's; the count is a sum kept across cycles)."""
+        return None, Status(Code.SKIP) if no_node_counted(self.handle, self.tainted) else None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """Reject the node if one of its NoSchedule/NoExecute taints is not tolerated.
@@ -66,3 +76,9 @@ def count_intolerable_taints_prefer_no_schedule(node: Node, tolerations: list[To
 def get_all_toleration_prefer_no_schedule(tolerations: list[Toleration]) -> list[Toleration]:
     """Tolerations with an empty effect or PreferNoSchedule. Upstream: getAllTolerationPreferNoSchedule"""
     return [t for t in tolerations if not t.effect or t.effect == "PreferNoSchedule"]
+
+
+def _tainted(ni: NodeInfo) -> dict[str, int] | None:
+    spec = ni.node.spec
+    taints = spec.taints if spec is not None else None
+    return {"tainted": 1} if taints and any(t.effect in _FILTER_EFFECTS for t in taints) else None

@@ -39,7 +39,7 @@ async def run_scheduler(clientset: Clientset, *, clock: Clock = REAL_CLOCK, opti
     sched = Scheduler(clientset, factory.core_v1().pods(), factory.core_v1().nodes(),
                       recorder=broadcaster.new_recorder(DEFAULT_SCHEDULER_NAME), clock=clock,
                       options=options or SchedulerOptions())
-    sched.framework.set_informer_factory(factory)  # listers for default spreading (helper spread17)
+    sched.framework.set_informer_factory(factory)  # listers for default spreading
     from ..scheduler.framework.plugins.volumebinding import wire_volume_binding
     wire_volume_binding(sched, factory)            # claims and volumes (issue 14, helper sts)
     broadcaster.start()

@@ -78,9 +78,9 @@ class RBACChain(Union):
     """Config.New's chain for Node,RBAC (kubeadm's and `up`'s) or RBAC: system:masters, the
     Node authorizer, RBAC — with a decide() that answers most requests in one step
     (authorizer.py Decide): a super-user is allowed (PrivilegedGroups), a node's request goes
-    the whole way (the Node authorizer's decisions follow its graph), anyone else's is RBAC's
-    cached decision (the Node authorizer has no opinion on a user that is not a node:
-    node_authorizer.node_identity)."""
+    to the Node authorizer alone when it has an opinion (its decisions follow its graph: not
+    cached), anyone else's is RBAC's cached decision (the Node authorizer has no opinion on a
+    user that is not a node: node_authorizer.node_identity)."""
 
     def __init__(self, privileged: Any, node: Any, rbac: Any) -> None:
         super().__init__(*(z for z in (privileged, node, rbac) if z is not None))
@@ -93,7 +93,7 @@ class RBACChain(Union):
         if not self.privileged_groups.isdisjoint(groups):
             return ALLOW_PRIVILEGED
         if self.node is not None and NODES_GROUP in groups and user.name.startswith(NODE_USER_PREFIX):
-            return None
+            return self.node.decide(user, info, path, field_selector)     # None: no opinion, RBAC's turn
         return self.rbac.decide(user, info, path, field_selector)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from kubeplane.storage import MemoryStorage
-from kubeplane.storage.interface import KeyValue
+from kubeplane.storage.interface import KeyValue, LeanKeyValue
 from kubeplane.storage.memory import is_cold
 from kubeplane.storage.sqlite import SqliteStorage
 
@@ -33,13 +33,15 @@ def test_only_events_are_cold() -> None:
 
 
 def test_a_lean_key_value_decodes_on_access_and_stays_immutable() -> None:
-    kv = KeyValue(EVENT, b'{"a":1}', None, 1, 2)
+    kv = LeanKeyValue(EVENT, b'{"a":1}', 1, 2)
     assert kv.obj == {"a": 1}
     assert kv.obj is not kv.obj                     # nothing is kept: a fresh dict per access
     assert kv == KeyValue(EVENT, b'{"a":1}', {"a": 1}, 1, 2)
-    assert kv.lean() == kv
+    assert kv.lean() == kv and KeyValue(EVENT, b'{"a":1}', {"a": 1}, 1, 2).lean() == kv
     with pytest.raises(AttributeError):
         kv.value = b"{}"                            # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        kv.obj = {}                                 # type: ignore[misc]
     with pytest.raises(TypeError):
         hash(kv)
 
@@ -48,14 +50,14 @@ async def test_the_store_keeps_events_lean_and_serves_them_unchanged() -> None:
     s = MemoryStorage()
     w = s.watch("/registry/", 0)
     created = await s.create(EVENT, event(1))
-    assert created._obj is not None                 # the writer's copy still has its object
+    assert not isinstance(created, LeanKeyValue)     # the writer's copy still has its object
     updated = await s.update(EVENT, event(2))
     await s.create(POD, {"kind": "Pod", "metadata": {"name": "web"}})
     stored = await s.get(EVENT)
-    assert stored is not None and stored._obj is None
+    assert stored is not None and isinstance(stored, LeanKeyValue)
     assert stored.obj == updated.obj and stored.obj["count"] == 2
     evs = [await asyncio.wait_for(anext(w), 5) for _ in range(3)]
-    assert [(e.type, e.kv._obj is None) for e in evs] == [("ADDED", True), ("MODIFIED", True), ("ADDED", False)]
+    assert [(e.type, isinstance(e.kv, LeanKeyValue)) for e in evs] == [("ADDED", True), ("MODIFIED", True), ("ADDED", False)]
     assert evs[1].prev is not None and evs[1].prev.obj["count"] == 1
     gone = await s.delete(EVENT)
     assert gone.obj["count"] == 2
@@ -72,8 +74,8 @@ async def test_sqlite_reloads_events_lean(tmp_path: pathlib.Path) -> None:
     await s.start()
     ev, pod = await s.get(EVENT), await s.get(POD)
     assert ev is not None and pod is not None
-    assert ev._obj is None and ev.obj["count"] == 3
-    assert pod._obj is not None
+    assert isinstance(ev, LeanKeyValue) and ev.obj["count"] == 3
+    assert not isinstance(pod, LeanKeyValue)
     await s.close()
 
 

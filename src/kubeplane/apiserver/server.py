@@ -39,7 +39,7 @@ from .authentication.legacy import last_used_writer
 from .authentication.serviceaccount import JWTTokenAuthenticator
 from .authentication.tokenfile import TokenFile
 from .authentication.user import ANONYMOUS
-from .authorization.authorizer import AlwaysAllow, Authorizer, Decision, attributes_of, forbidden
+from .authorization.authorizer import AlwaysAllow, Authorizer, Decide, Decision, attributes_of, forbidden
 
 if TYPE_CHECKING:
     from ..serviceaccount.jwt import PrivateKey
@@ -86,7 +86,7 @@ class APIServer:
                                            if o.enable_bootstrap_token_auth else None)
         self.client_ca = False
         # Who may do what (authorization/): every request passes it after authentication.
-        self.authorizer: Authorizer = AlwaysAllow()
+        self.authorizer = AlwaysAllow()
         # --audit-policy-file + --audit-log-path (audit/options.py configure): None, no auditing.
         self.audit: Auditor | None = None
         if self.options.authorization_modes != ("AlwaysAllow",):     # --authorization-mode
@@ -166,10 +166,14 @@ class APIServer:
 
     async def handle(self, req: Request) -> Response:
         """Serve one request from the network; never raises (failures become Status responses)."""
-        try:
-            await self.authenticate(req)
-        except errors.StatusError as e:
-            return status_response(e)
+        user = self.authenticator.authenticate_now(req)
+        if user is not None and user is not ANONYMOUS and not wants_impersonation(req.headers):
+            req.user = user                 # a certificate's or a token file's user: no coroutine
+        else:
+            try:
+                await self.authenticate(req)
+            except errors.StatusError as e:
+                return status_response(e)
         return await self.route_trusted(req)
 
     async def route_trusted(self, req: Request, info: RequestInfo | None = None) -> Response:
@@ -216,16 +220,30 @@ class APIServer:
             return True
         return req.path.rstrip("/") in PUBLIC_PATHS or req.path.startswith(PUBLIC_PATHS)
 
+    @property
+    def authorizer(self) -> Authorizer:
+        return self._authorizer
+
+    @authorizer.setter
+    def authorizer(self, z: Authorizer) -> None:
+        self._authorizer = z
+        self._decide: Decide | None = getattr(z, "decide", None)
+
     def authorize(self, req: Request, info: RequestInfo) -> None:
-        """403 unless the authorizer allows the request. Upstream: WithAuthorization
-        (apiserver/pkg/endpoints/filters/authorization.go)."""
-        a = attributes_of(req.user, info, req.path, req.query.get("fieldSelector", ""))
-        decision, reason = self.authorizer.authorize(a)
+        """403 unless the authorizer allows the request: its decide() when it can answer
+        without Attributes (authorizer.py Decide), else its authorize(). Upstream:
+        WithAuthorization (apiserver/pkg/endpoints/filters/authorization.go)."""
+        field_selector = req.query.get("fieldSelector", "") if req.query else ""
+        decide = self._decide
+        result = decide(req.user, info, req.path, field_selector) if decide is not None else None
+        if result is None:
+            result = self._authorizer.authorize(attributes_of(req.user, info, req.path, field_selector))
+        decision, reason = result
         if req.audit is not None:                  # upstream's audit annotations of the decision
             req.audit.add_annotation(DECISION_ANNOTATION, "allow" if decision is Decision.ALLOW else "forbid")
             req.audit.add_annotation(REASON_ANNOTATION, reason)
         if decision is not Decision.ALLOW:
-            raise forbidden(a, reason)
+            raise forbidden(attributes_of(req.user, info, req.path, field_selector), reason)
 
     async def route(self, req: Request, info: RequestInfo) -> Response:
         if (agg := self.aggregator) is not None and agg.backends:           # aggregated APIs (aggregator/)

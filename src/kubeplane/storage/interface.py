@@ -29,39 +29,32 @@ class KeyValue:
 
     key, value (JSON of obj; obj["metadata"]["resourceVersion"] == str(mod_revision)), obj (the
     decoded value, read-only), create_revision, mod_revision. Immutable, like the frozen
-    dataclass it replaces.
+    dataclass it replaces. `obj` is a plain slot: every request reads it, several times.
 
-    A lean KeyValue (obj None when made, see lean()) holds only the bytes: `obj` decodes them
-    on every access, a fresh dict each time. Stores keep kinds written far more often than
-    read that way (memory.COLD_PREFIXES: Events): a decoded Event costs 3.7 times its JSON.
+    Stores keep kinds written far more often than read (memory.COLD_PREFIXES: Events) as a
+    LeanKeyValue, which holds only the bytes: a decoded Event costs 3.7 times its JSON.
     """
 
-    __slots__ = ("key", "value", "_obj", "create_revision", "mod_revision")
+    __slots__ = ("key", "value", "obj", "create_revision", "mod_revision")
 
     key: str
     value: bytes
-    _obj: dict[str, Any] | None
+    obj: dict[str, Any]
     create_revision: int
     mod_revision: int
 
-    def __init__(self, key: str, value: bytes, obj: dict[str, Any] | None, create_revision: int,
+    def __init__(self, key: str, value: bytes, obj: dict[str, Any], create_revision: int,
                  mod_revision: int) -> None:
         setattr_ = object.__setattr__
         setattr_(self, "key", key)
         setattr_(self, "value", value)
-        setattr_(self, "_obj", obj)
+        setattr_(self, "obj", obj)
         setattr_(self, "create_revision", create_revision)
         setattr_(self, "mod_revision", mod_revision)
 
-    @property
-    def obj(self) -> dict[str, Any]:
-        """The decoded value (read-only); decoded from `value` on each access when lean."""
-        obj = self._obj
-        return obj if obj is not None else orjson.loads(self.value)
-
     def lean(self) -> KeyValue:
         """The same version without its decoded object (what a store keeps of a cold kind)."""
-        return KeyValue(self.key, self.value, None, self.create_revision, self.mod_revision)
+        return LeanKeyValue(self.key, self.value, self.create_revision, self.mod_revision)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"cannot assign to field {name!r}: a KeyValue is immutable")
@@ -80,6 +73,28 @@ class KeyValue:
     def __repr__(self) -> str:
         return (f"KeyValue(key={self.key!r}, value={self.value!r}, create_revision={self.create_revision}, "
                 f"mod_revision={self.mod_revision})")
+
+
+class LeanKeyValue(KeyValue):
+    """A stored version kept as its bytes only: `obj` decodes them on every access, a fresh
+    dict each time (the slot it overrides stays empty: no more memory than a KeyValue)."""
+
+    __slots__ = ()
+
+    def __init__(self, key: str, value: bytes, create_revision: int, mod_revision: int) -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "key", key)
+        setattr_(self, "value", value)
+        setattr_(self, "create_revision", create_revision)
+        setattr_(self, "mod_revision", mod_revision)
+
+    @property
+    def obj(self) -> dict[str, Any]:  # type: ignore[override]   # a slot in KeyValue
+        """The decoded value (read-only), decoded from `value` on each access."""
+        return orjson.loads(self.value)
+
+    def lean(self) -> KeyValue:
+        return self
 
 
 @dataclass(frozen=True, slots=True)

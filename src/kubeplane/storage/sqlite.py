@@ -79,7 +79,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from .committer import Committer
-from .interface import EventType, KeyValue, StorageError, Transformer, WatchEvent
+from .interface import EventType, KeyValue, LeanKeyValue, StorageError, Transformer, WatchEvent
 from .memory import DEFAULT_HISTORY, MemoryStorage, is_cold
 from .watch_log import DEFAULT_HISTORY_BYTES, history_budget
 
@@ -389,7 +389,8 @@ class SqliteStorage(MemoryStorage):
         data = self._plaintext(key, mod_rev, data, where)
         try:
             obj = orjson.loads(data)            # a cold kind's too: an unreadable value fails here
-            return KeyValue(key, data, None if is_cold(key) else obj, create_rev, mod_rev)
+            return LeanKeyValue(key, data, create_rev, mod_rev) if is_cold(key) else \
+                KeyValue(key, data, obj, create_rev, mod_rev)
         except Exception as e:
             raise StorageError(f"{self._path}: cannot read {key} (revision {mod_rev}): {e}") from e
 

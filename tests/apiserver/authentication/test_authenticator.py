@@ -164,3 +164,41 @@ async def test_a_malformed_token_review_is_a_400(api: Any, server: APIServer, sp
     r = await api.create(f"{REVIEWS}/tokenreviews", {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
                                                      "spec": spec})
     assert r.status == 400, r.json
+
+
+WITHOUT_LOOK_UP = [      # (authorization header, client certificate): every shape of the fast path's edges
+    ("Bearer alice-token", None), ("bearer alice-token", None), ("  Bearer alice-token  ", None),
+    ("Bearer alice-token ", None), ("Bearer alice-token\t", None), ("Bearer alice-token extra", None),
+    ("Bearer", None), ("Bearer ", None), ("Bearer  alice-token", None), ("Bearer wrong", None),
+    ("Bearer \talice-token", None), ("Basic YWxpY2U6cHc=", None), (None, None),
+    ("Bearer alice-token", X509Identity(BOB_CERT, 1e12)), ("Bearer wrong", X509Identity(None, 1e12)),
+    ("Bearer alice-token", X509Identity(None, 1e12)), (None, X509Identity(BOB_CERT, 0.0)),
+    ("Bearer alice-token", X509Identity(BOB_CERT, 0.0)), ("Bearer alice-token", X509Identity(None, 0.0)),
+    ("Bearer alice-token", X509Identity(None, 1e12, "expected 1 UID, but found multiple: [1 2]")),
+    ("Bearer with space", None), ("Bearer trailing\t", None), ("Bearer trailing", None),
+]
+
+
+@pytest.mark.parametrize("header,cert", WITHOUT_LOOK_UP)
+async def test_the_shortcut_finds_the_user_authenticate_finds_or_leaves_it_to_it(
+        server: APIServer, header: str | None, cert: X509Identity | None) -> None:
+    """APIServer.handle asks authenticate_now first (no coroutine, no token parsing): when it
+    answers, it is the user authenticate() finds; when it cannot, handle() runs authenticate(),
+    401s included. The token file holds tokens bearer_token() can never return (a space
+    inside, whitespace after): the shortcut must not find them either."""
+    server.authenticator.token_file.tokens.update({"with space": BOB_CERT, "trailing\t": BOB_CERT})
+    fast = server.authenticator.authenticate_now(request("/version", header, cert))
+    try:
+        slow: UserInfo | int = await user_of(server, request("/version", header, cert))
+    except errors.StatusError as e:
+        slow = e.code
+    assert fast is None or fast == slow
+    resp = await server.handle(request("/version", header, cert))
+    assert resp.status == (slow if isinstance(slow, int) else 200)
+
+
+async def test_the_shortcut_leaves_impersonation_to_authenticate(server: APIServer) -> None:
+    req = request("/version", "Bearer alice-token")
+    req.headers["impersonate-user"] = "jane"
+    assert (await server.handle(req)).status == 200 and req.user.name == "jane"   # AlwaysAllow may impersonate
+    assert req.impersonated_by == ALICE

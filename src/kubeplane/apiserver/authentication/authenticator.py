@@ -80,6 +80,24 @@ class Authenticator:
             return ANONYMOUS
         raise errors.Unauthorized()
 
+    def authenticate_now(self, req: Request) -> UserInfo | None:
+        """authenticate()'s user when no look-up is needed: a valid client certificate's, or a
+        token file token's; None for anything else (then authenticate() decides, its 401s
+        included). Exact: "Bearer <token>" with no space in the token and none trailing is
+        the token bearer_token() finds."""
+        x509 = req.x509
+        if x509 is not None:
+            if x509.error or self.clock.now() > x509.not_after:
+                return None
+            if x509.user is not None:
+                return x509.user
+        header = req.headers.get("authorization")
+        if header is not None and header[:7] == "Bearer ":
+            token = header[7:]
+            if token and " " not in token and not token[-1].isspace():
+                return self.token_file.tokens.get(token)
+        return None
+
     async def authenticate_token(self, token: str, audiences: tuple[str, ...] | None = None) -> TokenResponse:
         """The token union: the token file, then service account tokens, then bootstrap
         tokens. audiences None: the API audiences (a request's); a TokenReview passes its own."""

@@ -26,13 +26,14 @@ import logging
 from typing import TYPE_CHECKING, Any, Callable
 
 from ...authentication.user import NODE_USER_PREFIX, NODES_GROUP, UserInfo
-from ..authorizer import Attributes, Decision
+from ..authorizer import Attributes, Decision, attributes_of
 from .graph import CONFIGMAP, POD, PV, PVC, RESOURCECLAIM, SECRET, SERVICEACCOUNT, SLICE, VA, Graph
 from .graph_populator import GraphPopulator
 from .rules import NODE_RULES, Rules
 
 if TYPE_CHECKING:
     from ....storage.interface import Storage
+    from ...request import RequestInfo
     from ...server import APIServer
 
 log = logging.getLogger(__name__)
@@ -81,6 +82,13 @@ class NodeAuthorizer:
         if node_identity(user)[1]:
             return [], [], True, "node authorizer does not support user rule resolution"
         return [], [], False, ""
+
+    def decide(self, user: UserInfo, info: RequestInfo, path: str, field_selector: str) -> Result | None:
+        """A node's request decided here when this authorizer has an opinion (a kubelet's pod
+        status, its Lease, its Node: most of its requests), None when it has none (a union
+        goes on to the next authorizer). authorizer.py Decide, for modes.RBACChain."""
+        result = self.authorize(attributes_of(user, info, path, field_selector))
+        return result if result[0] is not NO_OPINION else None
 
     def authorize(self, a: Attributes) -> Result:
         """Upstream: NodeAuthorizer.Authorize."""

@@ -3,8 +3,8 @@
 Upstream's RBAC authorizer reads informer listers. Here the index lists the four prefixes
 once (`start`), then follows one storage watch per prefix: each `refresh()` (every request)
 applies what the watches have ready. A store's watcher with `changes()` (memory, SQLite)
-answers "nothing new" by looking at one armed future, so between RBAC writes a refresh costs
-four `done()` checks and no scan of the log; any change bumps `generation`, which drops the
+answers "nothing new" by looking at one armed future (its waiter()), so between RBAC writes a
+refresh costs four `done()` checks and no scan of the log; any change bumps `generation`, which drops the
 authorizer's decision cache and the derived subject index. A watcher without `changes()`
 (etcd) is followed by a task, as an informer would be; a watch that fell out of the history
 window is replaced by a relist in the background (decisions use the last state meanwhile, as
@@ -52,7 +52,7 @@ class PolicyIndex:
         self.generation = 0
         self.started = False
         self._watchers: list[Any] = []          # (prefix, watcher, is a LogWatcher)
-        self._log_watchers: tuple[LogWatcher, ...] = ()   # the watchers that can say idle()
+        self._waits: tuple[asyncio.Future[Any], ...] = ()  # the LogWatchers' waiters: done once written
         self._polled = False                     # a watcher with changes() but no waiter to look at
         self._tasks: list[asyncio.Task[None]] = []
         self._relisting: asyncio.Task[None] | None = None
@@ -85,18 +85,20 @@ class PolicyIndex:
         for t in self._tasks:
             t.cancel()
         self._watchers, self._tasks = [], []
-        self._log_watchers, self._polled = (), False
+        self._waits, self._polled = (), False
 
-    def refresh(self) -> None:
-        """Apply what the watches have ready. While nothing under the prefixes changed, this
-        is four idle() checks (a write resolves its prefix's waiter at once)."""
-        for w in self._log_watchers:
-            if not w.idle():
+    def refresh(self) -> int:
+        """Apply what the watches have ready; the generation. While nothing under the prefixes
+        changed, this is four done() checks of the watchers' waiters (a write resolves its
+        prefix's waiter at once; calling idle() on each instead cost four times as much)."""
+        for fut in self._waits:
+            if fut.done():
                 break
         else:
             if not self._polled:
-                return
+                return self.generation
         self._apply_changes()
+        return self.generation
 
     def _apply_changes(self) -> None:
         try:
@@ -117,8 +119,10 @@ class PolicyIndex:
         self._arm()
 
     def _arm(self) -> None:
-        self._log_watchers = tuple(w for _, w, log_watcher in self._watchers if log_watcher)
-        self._polled = any(not log_watcher for _, _, log_watcher in self._watchers)
+        waits = [w.waiter() for _, w, log_watcher in self._watchers if log_watcher]
+        self._waits = tuple(f for f in waits if f is not None)
+        # a watcher with changes() but no waiter to look at: asked on every refresh
+        self._polled = None in waits or any(not log_watcher for _, _, log_watcher in self._watchers)
 
     async def _follow(self, prefix: str, watcher: Any) -> None:
         try:

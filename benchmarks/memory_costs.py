@@ -172,7 +172,66 @@ def site(frame: Any) -> str:
     return f"{frame.filename.split('src/kubeplane/')[-1]}:{frame.lineno}"
 
 
-def summarize(path: str, top: int, depth: int) -> None:
+_FUNCS: dict[str, list[tuple[int, int, str]]] = {}
+_NAMES: dict[tuple[str, int], str] = {}
+
+
+def function_of(frame: Any) -> str:
+    """"storage/memory.py:encode": the function around a frame's line, read from the very file
+    the snapshot ran (its absolute path), so snapshots of two checkouts compare by name."""
+    name = _NAMES.get((frame.filename, frame.lineno))
+    if name is None:
+        name = _NAMES[frame.filename, frame.lineno] = _function_of(frame)
+    return name
+
+
+def _function_of(frame: Any) -> str:
+    import ast
+    spans = _FUNCS.get(frame.filename)
+    if spans is None:
+        spans = _FUNCS[frame.filename] = []
+        try:
+            tree = ast.parse(pathlib.Path(frame.filename).read_text())
+        except (OSError, SyntaxError):
+            tree = ast.Module(body=[], type_ignores=[])
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                spans.append((node.lineno, node.end_lineno or node.lineno, node.name))
+    inner = [(start, name) for start, end, name in spans if start <= frame.lineno <= end]
+    name = max(inner)[1] if inner else "<module>"
+    return f"{frame.filename.split('src/kubeplane/')[-1]}:{name}"
+
+
+# Who keeps what the density run allocates: the first rule whose function appears among a block's
+# kubeplane frames (innermost first) names its owner. In `up` every component writes through
+# the in-process transport, so the dicts a client builds (a typed object's to_dict, a status
+# patch) become the stored object's own: the API server's.
+OWNERS = [
+    ("API server: stored JSON (KeyValue.value)", ("storage/memory.py:encode", "storage/sqlite.py:_decode")),
+    ("API server: decoded objects (KeyValue.obj)", (
+        "storage/memory.py:stamp", "apiserver/objects.py:mutable_copy", "apiserver/patch/merge.py:",
+        "apiserver/handlers/subresources.py:_binding_copy", "client/rest.py:patch", "client/rest.py:_body",
+        "storage/sqlite.py:", "storage/memory.py:")),
+    ("informers (decoded Structs)", ("client/tools/cache/", "client/rest.py:watch", "client/rest.py:list")),
+    ("event recorder", ("client/tools/record/",)),
+    ("scheduler", ("scheduler/",)),
+    ("kubelets", ("kubelet/",)),
+    ("controllers", ("controller/",)),
+    ("API server: other", ("apiserver/", "storage/", "api/")),
+]
+
+
+def owner_of(frames: list[Any]) -> str:
+    names = [function_of(f) for f in frames if "kubeplane" in f.filename]
+    if not names:
+        return "(outside kubeplane)"
+    for owner, prefixes in OWNERS:
+        if any(n.startswith(prefixes) for n in names):
+            return owner
+    return "other kubeplane"
+
+
+def summarize(path: str, top: int, depth: int, owners: bool = False) -> None:
     import tracemalloc
     snap = tracemalloc.Snapshot.load(path)
     total = sum(t.size for t in snap.traces)
@@ -180,11 +239,15 @@ def summarize(path: str, top: int, depth: int) -> None:
     by_site: collections.Counter[str] = collections.Counter()
     count: collections.Counter[str] = collections.Counter()
     for tr in snap.traces:
-        frames = [f for f in tr.traceback if "kubeplane" in f.filename]
-        key = " < ".join(site(f) for f in list(reversed(frames))[:depth]) if frames else "(outside kubeplane)"
+        frames = list(reversed(tr.traceback))                       # innermost first
+        if owners:
+            key = owner_of(frames)
+        else:
+            names = [function_of(f) for f in frames if "kubeplane" in f.filename]
+            key = " < ".join(names[:depth]) if names else "(outside kubeplane)"
         by_site[key] += tr.size
         count[key] += 1
-    print(f"{'MB':>8s} {'blocks':>9s}  innermost kubeplane frames (callee < caller)")
+    print(f"{'MB':>8s} {'blocks':>9s}  " + ("owner" if owners else "innermost kubeplane functions (callee < caller)"))
     for key, size in by_site.most_common(top):
         print(f"{size / 1e6:8.1f} {count[key]:9,d}  {key}")
 
@@ -197,11 +260,12 @@ def main() -> None:
     s.add_argument("file")
     s.add_argument("--top", type=int, default=40)
     s.add_argument("--depth", type=int, default=3)
+    s.add_argument("--owners", action="store_true", help="group by owner (OWNERS) instead of by function")
     args = p.parse_args()
     if args.cmd == "objects":
         print_objects(object_costs(asyncio.run(sample_objects())))
     else:
-        summarize(args.file, args.top, args.depth)
+        summarize(args.file, args.top, args.depth, args.owners)
 
 
 if __name__ == "__main__":

@@ -19,10 +19,20 @@ two independent decodes of the same bytes share (orjson's and msgspec's cached k
 ints, interned names): what one more object really adds.
 
 `snapshot` reads a tracemalloc snapshot of a running `up` and sorts its live memory by where it
-was allocated, grouped into the structures above. To take one, start any benchmark with
+was allocated (the innermost kubeplane functions), or with --owners by who keeps it (OWNERS: the
+API server's stored JSON and decoded objects, the informers, the kubelets...). To take one, start
+any benchmark with
   KP_TRACEMALLOC=/tmp/x/snap PYTHONPATH=src:benchmarks/tracemalloc_hook python benchmarks/density.py ...
 (the hook writes the snapshot each time the traced memory grew by 8 %: the last file is the
 peak; tracemalloc slows the run ~3 times, so keep sizes small: the shares are what counts).
+
+`density DIR --replicas N --nodes M` runs the density scenario (a Deployment of N, then a rolling
+update) in an `up` under that hook and takes snapshots at fixed points: DIR/tm.1 once all N are
+available, DIR/tm.2 after the rolling update, DIR/tm the peak. `growth A B --pods N` prints, by
+owner, what B holds more than A per pod (KB): two runs that differ by N replicas give the cost of
+one more pod, which is what 10,000 pods multiply. `--watch-history` is scaled with the replicas
+(50,000 events at 10,000 pods, as `up`'s default), so the history is as full as at 10,000, and so
+is the part of it whose replaced versions are still decoded (watch_log.LEAN_LAG: 2,048 at 10,000).
 """
 from __future__ import annotations
 
@@ -252,10 +262,93 @@ def summarize(path: str, top: int, depth: int, owners: bool = False) -> None:
         print(f"{size / 1e6:8.1f} {count[key]:9,d}  {key}")
 
 
+def owner_sizes(path: str) -> dict[str, int]:
+    import tracemalloc
+    out: collections.Counter[str] = collections.Counter()
+    for tr in tracemalloc.Snapshot.load(path).traces:
+        out[owner_of(list(reversed(tr.traceback)))] += tr.size
+    return out
+
+
+def growth(a: str, b: str, pods: int) -> None:
+    sa, sb = owner_sizes(a), owner_sizes(b)
+    print(f"{'KB/pod':>8s} {'A MB':>8s} {'B MB':>8s}  owner")
+    for owner in sorted(set(sa) | set(sb), key=lambda o: sa.get(o, 0) - sb.get(o, 0)):
+        print(f"{(sb.get(owner, 0) - sa.get(owner, 0)) / pods / 1e3:8.1f} {sa.get(owner, 0) / 1e6:8.1f} "
+              f"{sb.get(owner, 0) / 1e6:8.1f}  {owner}")
+    print(f"{(sum(sb.values()) - sum(sa.values())) / pods / 1e3:8.1f} {sum(sa.values()) / 1e6:8.1f} "
+          f"{sum(sb.values()) / 1e6:8.1f}  all")
+
+
+def trace_up(out: pathlib.Path, replicas: int) -> None:
+    """Have the `up` started next run under the tracemalloc hook, writing into out."""
+    import os
+    out.mkdir(parents=True, exist_ok=True)
+    hook = pathlib.Path(__file__).resolve().parent / "tracemalloc_hook"
+    os.environ["KP_TRACEMALLOC"] = str(out / "tm")
+    os.environ["KP_LEAN_LAG"] = str(max(1, 2_048 * replicas // 10_000))
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(hook)]))
+
+
+async def density_snapshots(out: pathlib.Path, replicas: int, nodes: int, timeout: float) -> None:
+    """The density scenario under the tracemalloc hook, with snapshots once all replicas are
+    available (out/tm.1) and after the rolling update (out/tm.2)."""
+    import os
+    import signal
+    import time
+
+    from api_bench import Client, start_up, stop
+    from density import NS, deployment, kubectl, wait_nodes_ready
+    history = str(max(1_000, replicas * 5))                     # 50,000 at 10,000 pods
+    with tempfile.TemporaryDirectory(prefix="kubeplane-memcost-") as tmp:
+        proc, _ = start_up(pathlib.Path(tmp) / "up", "sqlite", ["--nodes", str(nodes), "--watch-history", history])
+        kubeconfig = pathlib.Path(tmp) / "up" / "kubeconfig"
+        c = Client(kubeconfig, 2)
+
+        async def available(n: int) -> None:
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                async with c.session.get(f"{c.server}/apis/apps/v1/namespaces/{NS}/deployments/density") as r:
+                    st = orjson.loads(await r.read()).get("status") or {}
+                if st.get("availableReplicas") == n and st.get("updatedReplicas") == n and st.get("replicas") == n:
+                    return
+                await asyncio.sleep(1)
+            raise TimeoutError(f"{n} replicas not available in {timeout} s")
+
+        async def snapshot(n: int) -> None:
+            await asyncio.sleep(5)                                  # let the last writes settle
+            proc.send_signal(signal.SIGUSR1)
+            while not await asyncio.to_thread(os.path.exists, out / f"tm.{n}"):
+                await asyncio.sleep(1)
+            print(f"snapshot {out / f'tm.{n}'}", file=sys.stderr)
+
+        try:
+            await wait_nodes_ready(c, nodes, timeout)
+            await kubectl(kubeconfig, "create", "namespace", NS)
+            await kubectl(kubeconfig, "apply", "-f", "-", input=deployment(replicas, "nginx:1.25"))
+            await available(replicas)
+            await snapshot(1)
+            await kubectl(kubeconfig, "set", "image", "-n", NS, "deployment/density", "c=nginx:1.27")
+            await available(replicas)
+            await snapshot(2)
+        finally:
+            await c.close()
+            stop(proc)
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("objects")
+    d = sub.add_parser("density")
+    d.add_argument("dir", type=pathlib.Path)
+    d.add_argument("--replicas", type=int, default=1000)
+    d.add_argument("--nodes", type=int, default=100)
+    d.add_argument("--timeout", type=float, default=900.0)
+    g = sub.add_parser("growth")
+    g.add_argument("a")
+    g.add_argument("b")
+    g.add_argument("--pods", type=int, required=True)
     s = sub.add_parser("snapshot")
     s.add_argument("file")
     s.add_argument("--top", type=int, default=40)
@@ -264,6 +357,11 @@ def main() -> None:
     args = p.parse_args()
     if args.cmd == "objects":
         print_objects(object_costs(asyncio.run(sample_objects())))
+    elif args.cmd == "density":
+        trace_up(args.dir, args.replicas)
+        asyncio.run(density_snapshots(args.dir, args.replicas, args.nodes, args.timeout))
+    elif args.cmd == "growth":
+        growth(args.a, args.b, args.pods)
     else:
         summarize(args.file, args.top, args.depth, args.owners)
 

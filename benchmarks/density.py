@@ -377,7 +377,8 @@ class Profiler:
 # --- phase 1: 1,000 pods on 100 nodes -------------------------------------------------------------
 
 async def density(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, float]:
-    proc, startup = start_up(tmp / "density", args.storage, ["--nodes", str(args.nodes), *args.up_args])
+    history = ["--watch-history", str(args.watch_history)] if args.watch_history else []
+    proc, startup = start_up(tmp / "density", args.storage, ["--nodes", str(args.nodes), *history, *args.up_args])
     drain(proc)
     kubeconfig = tmp / "density" / "kubeconfig"
     rss = RSSSampler(proc.pid)
@@ -523,6 +524,9 @@ def main() -> None:
                    help="the pod template already has what admission adds to each pod (admitted_pod_spec)")
     p.add_argument("--warmup", type=float, default=10.0, help="seconds after all nodes are Ready before measuring")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds each phase may take")
+    p.add_argument("--watch-history", type=int, default=0,
+                   help="`up --watch-history` (events): 5000 at 1,000 pods holds the history as full as the default"
+                        " 50,000 does at 10,000 pods (benchmarks/memory_costs.py)")
     p.add_argument("--stall", type=float, default=0.0,
                    help="stop `up` for this fraction of every 20 ms during the density phase (Staller)")
     p.add_argument("--profile-dir", type=pathlib.Path, help="write py-spy raw profiles of each phase here")

@@ -3,7 +3,10 @@
 Put this directory on PYTHONPATH and set KP_TRACEMALLOC=<file>: a process started with `up`
 in its arguments traces its allocations (KP_TRACEMALLOC_FRAMES frames, default 12) and, each time
 the traced memory grew by 8 % over 50 MB, writes a snapshot to <file> (the last one is the peak)
-and the traced size to <file>.txt. Without KP_TRACEMALLOC this does nothing.
+and the traced size to <file>.txt. SIGUSR1 writes one more to <file>.<n> (n = 1, 2 ...) at once:
+`memory_costs.py density` takes them at fixed points of its run. KP_LEAN_LAG sets
+storage.watch_log.LEAN_LAG for the run (scaled with the history: memory_costs.py density).
+Without KP_TRACEMALLOC this does nothing.
 """
 import os
 import sys
@@ -29,3 +32,19 @@ if _out and "up" in sys.argv:
                     f.write(f"traced {cur / 1e6:.1f} MB at {time.time():.0f}\n")
 
     threading.Thread(target=_loop, args=(_out,), daemon=True).start()
+
+    import signal
+    _taken = [0]
+
+    def _on_usr1(signum: int, frame: object) -> None:
+        _taken[0] += 1
+        path = f"{_out}.{_taken[0]}"
+        tracemalloc.take_snapshot().dump(path + ".tmp")
+        os.replace(path + ".tmp", path)
+
+    signal.signal(signal.SIGUSR1, _on_usr1)
+
+    if os.environ.get("KP_LEAN_LAG"):
+        from kubeplane.storage import watch_log
+        if hasattr(watch_log, "LEAN_LAG"):
+            watch_log.LEAN_LAG = int(os.environ["KP_LEAN_LAG"])

@@ -224,3 +224,31 @@ async def test_watch_of_events_k8s_io_converts_each_event(api):
     assert e["type"] == "ADDED"
     assert e["object"]["apiVersion"] == "events.k8s.io/v1" and e["object"]["regarding"]["name"] == "p"
     await w.close()
+
+
+async def test_a_watch_from_before_the_lean_lag_sees_the_same_events(api, monkeypatch):
+    """Replaced versions older than watch_log.LEAN_LAG keep only their bytes: an unfiltered watch
+    sends them as stored, a selector's transitions decode them (prev included)."""
+    from kubeplane.storage import watch_log
+    monkeypatch.setattr(watch_log, "LEAN_LAG", 2)
+
+    async def relabel(name, app):
+        r = await api.call("PATCH", f"{api.CMS}/{name}", body={"metadata": {"labels": {"app": app}}},
+                           headers={"content-type": "application/merge-patch+json"})
+        assert r.status == 200
+
+    await api.create(api.CMS, api.configmap("a", labels={"app": "web"}))
+    rv = await api.rv(f"{api.CMS}/a")
+    await relabel("a", "other")
+    await relabel("a", "web")
+    await api.call("DELETE", f"{api.CMS}/a")
+    for i in range(4):                                      # what came before is now lean
+        await api.create(api.CMS, api.configmap(f"x{i}"))
+    everything = await api.open_watch(api.CMS, {"resourceVersion": rv})
+    evs = await everything.events(7)
+    assert kinds(evs)[:3] == [("MODIFIED", "a"), ("MODIFIED", "a"), ("DELETED", "a")]
+    assert [e["object"]["metadata"]["labels"]["app"] for e in evs[:3]] == ["other", "web", "web"]
+    web = await api.open_watch(api.CMS, {"resourceVersion": rv, "labelSelector": "app=web"})
+    assert kinds(await web.events(3)) == [("DELETED", "a"), ("ADDED", "a"), ("DELETED", "a")]
+    await everything.close()
+    await web.close()

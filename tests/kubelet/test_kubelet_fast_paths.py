@@ -451,3 +451,26 @@ async def test_loop_timers_on_the_real_clock_step_as_fake_clock_timers_do() -> N
     assert [e[1] for e in real[0]] == ["Pulled", "Created", "Started"] and real[1] == (EXITED, 0, "Completed", 0)
     # Clock.after_func: no task per timer (the fake clock parks a future, or calls soon for delay 0)
     assert fake[2] <= {asyncio.Future, asyncio.Handle} and real[2] == {asyncio.TimerHandle}
+
+
+async def test_sim_objects_share_the_pods_labels_and_annotations_and_never_change_them() -> None:
+    clock = FakeClock()
+    rt = SimRuntime(profile="default", clock=clock)
+    rt.add_node("n", "172.18.0.2", "10.244.0.0/24")
+    pod = _sim_pod()
+    pod.metadata.labels = {"app": "web"}
+    pod.metadata.annotations = {"sim.kubeplane.io/exit-code.c": "3", "note": "x"}
+    before = copy.deepcopy(to_dict(pod.metadata))
+    sandbox = rt.run_pod_sandbox(pod)
+    cid = rt.start_container(pod, pod.spec.containers[0], init=False, attempt=0)
+    assert rt._objs[sandbox]["metadata"]["labels"] is pod.metadata.labels      # not a copy
+    assert rt._objs[sandbox]["metadata"]["annotations"] is pod.metadata.annotations
+    own = rt._objs[cid.split("://")[1]]["metadata"]["annotations"]       # the container's: a new map
+    assert own == {"note": "x", "sim.kubeplane.io/exit-code": "3"} and own is not pod.metadata.annotations
+    while rt.pod_status("u1").containers[-1].state != RUNNING:
+        await advance(clock, 0.5, step=0.5)
+    rt.stop_container(cid, 1.0)
+    while rt.pod_status("u1").containers[-1].state != EXITED:
+        await advance(clock, 0.5, step=0.5)
+    assert to_dict(pod.metadata) == before
+    rt.close()

@@ -18,6 +18,7 @@ from kubeplane.storage import (
     DEFAULT_HISTORY_BYTES, Compacted, KeyExists, KeyNotFound, MemoryStorage, RevisionMismatch,
     Storage, Watcher, new_storage,
 )
+from kubeplane.storage import watch_log
 
 T = TypeVar("T")
 KEYS = ["/r/a/x", "/r/a/y", "/r/ab/z", "/r/b/x", "/s/x"]
@@ -222,6 +223,24 @@ class BoundedSqliteMachine(BoundedMemoryMachine):
     backend = "sqlite"
 
 
+class LeanMemoryMachine(StorageMachine):
+    """Replaced versions made lean 3 revisions later (watch_log.LEAN_LAG): the window and the
+    watchers read them back decoded from their bytes."""
+    lean_lag = 3
+
+    def __init__(self) -> None:
+        self.saved_lag, watch_log.LEAN_LAG = watch_log.LEAN_LAG, self.lean_lag
+        super().__init__()
+
+    def teardown(self) -> None:
+        super().teardown()
+        watch_log.LEAN_LAG = self.saved_lag
+
+
+class LeanSqliteMachine(LeanMemoryMachine):
+    backend = "sqlite"
+
+
 TestMemoryStateful = StorageMachine.TestCase
 TestSqliteStateful = SqliteMachine.TestCase
 TestBoundedMemoryStateful = BoundedMemoryMachine.TestCase
@@ -229,3 +248,6 @@ TestBoundedSqliteStateful = BoundedSqliteMachine.TestCase
 TestMemoryStateful.settings = TestSqliteStateful.settings = settings(
     max_examples=40, stateful_step_count=25, deadline=None)
 TestBoundedMemoryStateful.settings = TestBoundedSqliteStateful.settings = TestMemoryStateful.settings
+TestLeanMemoryStateful = LeanMemoryMachine.TestCase
+TestLeanSqliteStateful = LeanSqliteMachine.TestCase
+TestLeanMemoryStateful.settings = TestLeanSqliteStateful.settings = TestMemoryStateful.settings

@@ -88,6 +88,10 @@ def _timeout(req: Request, min_request_timeout: int) -> float:
     return timeout
 
 
+def _event_line(type_: str, payload: bytes) -> bytes:
+    return b'{"type":"' + type_.encode() + b'","object":' + payload + b"}\n"
+
+
 class _Stream:
     """Turns storage events into this watcher's event lines (filtered, maybe as Tables)."""
 
@@ -97,6 +101,9 @@ class _Stream:
         self.prefix, self.name, self.bookmarks = prefix, name, bookmarks
         self.codec = getattr(ri, "storage_codec", None)     # custom resources: converted per batch
         self.tables = None
+        # No selector, no name, no table or conversion: every event goes out as stored (translate).
+        self.verbatim = (not table and not name and sel.empty and self.codec is None
+                         and getattr(ri, "from_storage", None) is None)
         if table:
             from ..tables import WatchTables
             self.tables = WatchTables(ri.plural, ri.group, include_object=req.query.get("includeObject", "Metadata"),
@@ -112,7 +119,7 @@ class _Stream:
             payload = orjson.dumps(self.tables.table(common.output_obj(self.ri, obj), now=self.api.clock.now()))
         else:
             payload = common.output_bytes(self.ri, obj, value)
-        return b'{"type":"' + type_.encode() + b'","object":' + payload + b"}\n"
+        return _event_line(type_, payload)
 
     async def served(self, batch: list[WatchEvent]) -> list[WatchEvent]:
         """The events' objects as the requested version serves them (storage_codec), converted together."""
@@ -132,6 +139,8 @@ class _Stream:
 
     def translate(self, ev: WatchEvent) -> bytes | None:
         """Upstream: cacheWatcher.convertToWatchEvent — selector transitions become ADDED/DELETED."""
+        if self.verbatim:         # the stored bytes as they are: an old, lean version is not decoded
+            return _event_line(ev.type, ev.kv.value)
         cur = self.matches(ev.kv.obj)
         if ev.type == "MODIFIED":
             prev = ev.prev is not None and self.matches(ev.prev.obj)

@@ -456,10 +456,13 @@ class SimRuntime:
                 status: dict[str, Any]) -> dict[str, Any]:
         m = pod.metadata
         meta: dict[str, Any] = {"name": name, "namespace": m.namespace, "creationTimestamp": rfc3339(self.clock.now())}
+        # The pod's own maps, not copies (an informer's object: nothing changes them; stages
+        # only match them, and container_annotations makes a new map when it edits): two
+        # objects per pod, ~0.4 KB less per pod on 10,000.
         if m.labels:
-            meta["labels"] = dict(m.labels)
+            meta["labels"] = m.labels
         if m.annotations:
-            meta["annotations"] = dict(m.annotations)
+            meta["annotations"] = m.annotations
         return {"apiVersion": API_VERSION, "kind": kind, "metadata": meta, "spec": spec, "status": status}
 
     def _container_status(self, oid: str) -> ContainerStatus:

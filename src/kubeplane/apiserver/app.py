@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from ..api import errors
@@ -37,7 +37,7 @@ from .filters.timeout import INVALID_TIMEOUT_IN_URL, Deadlines, request_timeout,
 from .request import Request, RequestInfo, Response, parse_request_info
 from .authentication.x509 import X509_SCOPE_KEY
 from .server import APIServer, status_response
-from .serving import send_whole
+from .serving import Exchange, send_whole
 from .upgrade import HIJACK_SCOPE_KEY
 
 Scope = dict[str, Any]
@@ -87,7 +87,31 @@ class ASGIApp:
             resp.headers.append(("connection", "close"))
         await _send_response(resp, send, receive, self.storage, head=scope["method"] == "HEAD")
 
-    async def serve_with_deadline(self, req: Request, info: RequestInfo, body: Body) -> Response:
+    def direct(self, ex: Exchange) -> Coroutine[Any, Any, None] | None:
+        """The HTTP protocol's entry for a request it read whole (serving.py Exchange): the same
+        filters and routing as __call__, without ASGI's scope, messages and cycle; None for a
+        long-running request (watch, log, exec, proxy, ...), which the protocol serves through
+        ASGI. A body over MAX_BODY goes there too (its 413)."""
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in ex.headers}   # names lower-cased
+        req = Request.build(ex.method, ex.path, ex.query_string, headers, ex.body)
+        info = parse_request_info(req)
+        if is_long_running(info) or len(ex.body) > MAX_BODY:
+            return None
+        req.raw_headers = ex.headers
+        req.x509 = ex.x509
+        if self.api.audit is not None and (client := ex.client):      # the audit event's sourceIPs
+            req.remote_addr = client[0]
+        return self._direct(ex, req, info)
+
+    async def _direct(self, ex: Exchange, req: Request, info: RequestInfo) -> None:
+        resp = await self.serve_with_deadline(req, info, None)
+        head = req.method == "HEAD"
+        if not head and isinstance(resp.body, (bytes, bytearray)) and ex.write_whole(resp.status, _headers(resp), resp.body):
+            return
+        send, receive = ex.channel()           # HEAD, 204/304, a streamed body, a paused writer
+        await _send_response(resp, send, receive, self.storage, head=head)
+
+    async def serve_with_deadline(self, req: Request, info: RequestInfo, body: Body | None) -> Response:
         """Serve within the request's deadline, authenticated, holding an in-flight slot; past
         the deadline, the 504 alone.
 
@@ -148,16 +172,18 @@ class ASGIApp:
             await self.api.audit.answered_outside(req, info, resp)
         return resp
 
-    async def route(self, req: Request, info: RequestInfo, body: Body) -> Response:
-        """Read the body, route the request, and wait until what it wrote is durable."""
-        if info.subresource == "proxy" and info.is_resource_request:     # streamed to the backend
-            from .handlers.proxy import StreamedBody
-            req.body_stream = body.streamed = StreamedBody(body.receive, _has_body(req.headers))
-            return await self.api.route_trusted(req, info)
-        data = await body.read()
-        if data is None:
-            return await self.audited(req, info, status_response(errors.RequestEntityTooLarge()))
-        req.body = data
+    async def route(self, req: Request, info: RequestInfo, body: Body | None) -> Response:
+        """Read the body (None: req.body is the whole of it already), route the request, and wait
+        until what it wrote is durable."""
+        if body is not None:
+            if info.subresource == "proxy" and info.is_resource_request:     # streamed to the backend
+                from .handlers.proxy import StreamedBody
+                req.body_stream = body.streamed = StreamedBody(body.receive, _has_body(req.headers))
+                return await self.api.route_trusted(req, info)
+            data = await body.read()
+            if data is None:
+                return await self.audited(req, info, status_response(errors.RequestEntityTooLarge()))
+            req.body = data
         resp = await self.api.route_trusted(req, info)
         storage = self.storage
         if storage.committed_revision < storage.revision:

@@ -34,7 +34,8 @@ import logging
 import re
 import socket
 import sys
-from collections.abc import Callable
+import urllib.parse
+from collections.abc import Callable, Coroutine
 from itertools import chain
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,7 @@ from typing import Any
 import httptools
 import uvicorn
 from uvicorn.config import STARTUP_FAILURE
+from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
 from uvicorn.protocols.http.httptools_impl import (
     STATUS_LINE,
     HttpToolsProtocol as _UvicornHttpToolsProtocol,
@@ -153,6 +155,11 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
         self.headers_too_large = False
         self.x509: X509Identity | None = None    # the connection's verified client certificate
         self.upgrade_tail: bytearray | None = None    # an upgrade request's bytes after its headers (upgrade.py)
+        # The application's direct entry (app.py ASGIApp.direct): ordinary requests skip ASGI.
+        self.direct: Callable[[Exchange], Coroutine[Any, Any, None] | None] | None = getattr(self.app, "direct", None)
+        if self.access_log or self.root_path or self.limit_concurrency is not None:
+            self.direct = None                # uvicorn's own handling of these goes through its cycle
+        self.direct_body: list[bytes] | None = None   # a direct request's body parts, until it is complete
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         ssl_object = transport.get_extra_info("ssl_object")
@@ -162,6 +169,11 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
         self._start_header_deadline()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        cycle = self.cycle
+        if type(cycle) is Exchange:
+            if not cycle.response_complete:
+                cycle.disconnected = True
+            self.cycle = cycle.cycle          # type: ignore[assignment]  # uvicorn's, if it answers through one
         self.header_deadline = self.idle_deadline = None
         for timer in (self.header_timer, self.idle_timer):
             if timer is not None:
@@ -210,15 +222,21 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
             self.logger.warning(msg)
             self.send_400_response(msg)
             return
+        if self.direct_body is not None:               # the body did not come with its headers
+            self._start_asgi_cycle(more_body=True)
+            if len(self.cycle.body) > HIGH_WATER_LIMIT:
+                self.flow.pause_reading()
         if self.header_deadline is not None:            # still reading a request's headers
             self.received_header_bytes += len(data)
             if self.received_header_bytes > self.max_header_bytes:
                 self._reject_too_large()
 
     def on_message_begin(self) -> None:
-        _UvicornHttpToolsProtocol.on_message_begin(self)
-        if self.x509 is not None:
-            self.scope[X509_SCOPE_KEY] = self.x509       # type: ignore[literal-required]
+        """uvicorn's, without its ASGI scope: built only for a request served through ASGI."""
+        self.url = b""
+        self.expect_100_continue = False
+        self.headers = []
+        self.scope = None                 # type: ignore[assignment]
         if self.header_deadline is None:                # a further request on a kept-alive connection
             self._start_header_deadline()
 
@@ -229,11 +247,97 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
             self.headers_too_large = True
             raise HeadersTooLarge              # httptools stops; uvicorn calls send_400_response
         if self.parser.should_upgrade():
+            self.scope = self._asgi_scope()
             upgrade.offer(self)               # the handler may take the connection over (upgrade.py)
             _UvicornHttpToolsProtocol.on_headers_complete(self)
             self.cycle.keep_alive = False     # answered as any request: then closed (no HTTP follows)
             return
+        cycle = self.cycle
+        if (self.direct is not None and not self.expect_100_continue
+                and (cycle is None or cycle.response_complete)):
+            self.direct_body = []             # served directly if its body is in this read (on_message_complete)
+            return
+        self.scope = self._asgi_scope()
         _UvicornHttpToolsProtocol.on_headers_complete(self)
+
+    def on_body(self, body: bytes) -> None:
+        if self.direct_body is not None:
+            self.direct_body.append(body)     # at most what one read brought (data_received)
+        else:
+            _UvicornHttpToolsProtocol.on_body(self, body)
+
+    def on_message_complete(self) -> None:
+        parts = self.direct_body
+        if parts is None:
+            _UvicornHttpToolsProtocol.on_message_complete(self)
+            return
+        self.direct_body = None
+        body = parts[0] if len(parts) == 1 else b"".join(parts)
+        parser = self.parser
+        http_version = parser.get_http_version()
+        method = parser.get_method().decode("ascii")
+        url = httptools.parse_url(self.url)
+        path = url.path.decode("ascii")
+        if "%" in path:
+            path = urllib.parse.unquote(path)
+        query = url.query
+        ex = Exchange(self, method, path, query.decode("latin-1") if query else "", body,
+                      http_version != "1.0" and parser.should_keep_alive())
+        run = self.direct(ex)                  # type: ignore[misc]
+        if run is None:                        # not for the direct path: ASGI, with the body read
+            self.direct_body = [body]
+            self._start_asgi_cycle(more_body=False)
+            return
+        self.cycle = ex                        # type: ignore[assignment]
+        task = self.loop.create_task(self._run_direct(ex, run))
+        task.add_done_callback(self.tasks.discard)
+        self.tasks.add(task)
+
+    async def _run_direct(self, ex: Exchange, run: Coroutine[Any, Any, None]) -> None:
+        """Run the application's direct handler; as uvicorn's run_asgi, an exception is logged and
+        answered 500 (or the connection closed if the answer had begun)."""
+        try:
+            await run
+        except BaseException as exc:
+            self.logger.error("Exception in ASGI application\n", exc_info=exc)
+            if ex.cycle is not None:
+                if not ex.cycle.response_started:
+                    await ex.cycle.send_500_response()
+                else:
+                    self.transport.close()
+            elif not ex.response_complete and not ex.disconnected:
+                ex.write_whole(500, [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")],
+                               b"Internal Server Error")
+            if not isinstance(exc, Exception):
+                raise
+
+    def _start_asgi_cycle(self, more_body: bool) -> None:
+        """Serve the current request through ASGI after all, with the body parts read so far."""
+        parts, self.direct_body = self.direct_body, None
+        self.scope = self._asgi_scope()
+        _UvicornHttpToolsProtocol.on_headers_complete(self)
+        cycle = self.cycle
+        if parts:
+            cycle.body += b"".join(parts)
+        cycle.more_body = more_body
+        cycle.message_event.set()
+
+    def _asgi_scope(self) -> Any:
+        """uvicorn's scope (its on_message_begin), with the connection's client certificate."""
+        scope = {
+            "type": "http",
+            "asgi": {"version": self.asgi_version, "spec_version": "2.3"},
+            "http_version": "1.1",
+            "server": self.server,
+            "client": self.client,
+            "scheme": self.scheme,
+            "root_path": self.root_path,
+            "headers": self.headers,
+            "state": self.app_state.copy(),
+        }
+        if self.x509 is not None:
+            scope[X509_SCOPE_KEY] = self.x509
+        return scope
 
     def _should_upgrade(self) -> bool:
         """Never uvicorn's own WebSocket protocol (were `websockets` or `wsproto` installed, with
@@ -316,7 +420,98 @@ class Server(uvicorn.Server):
         await super().shutdown(sockets)
 
 
+class Exchange:
+    """One request served without ASGI (HttpToolsProtocol.on_message_complete, for the
+    application's `direct` entry): the request as parsed, its body complete, and the means to
+    answer it. It stands in for uvicorn's cycle towards the protocol (response_complete,
+    keep_alive, disconnected): no scope dict, no asyncio.Event, no receive/send messages.
+    """
+
+    __slots__ = ("proto", "method", "path", "query_string", "headers", "body", "keep_alive",
+                 "response_complete", "disconnected", "cycle")
+
+    def __init__(self, proto: HttpToolsProtocol, method: str, path: str, query_string: str, body: bytes,
+                 keep_alive: bool) -> None:
+        self.proto = proto
+        self.method = method
+        self.path = path
+        self.query_string = query_string
+        self.headers: list[tuple[bytes, bytes]] = proto.headers   # lower-cased names, as received
+        self.body = body
+        self.keep_alive = keep_alive
+        self.response_complete = False
+        self.disconnected = False
+        self.cycle: _UvicornCycle | None = None   # uvicorn's, once channel() was asked for
+
+    @property
+    def x509(self) -> X509Identity | None:
+        return self.proto.x509
+
+    @property
+    def client(self) -> tuple[str, int] | None:
+        return self.proto.client
+
+    def write_whole(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> bool:
+        """Write the whole response in one transport write (see send_whole); False, with nothing
+        written, when it must go through channel() instead: 204/304, a paused writer, a header
+        value uvicorn would refuse, or an answer already begun."""
+        proto = self.proto
+        if self.response_complete or self.disconnected or self.cycle is not None or proto.flow.write_paused:
+            return False
+        data = _whole(status, proto.server_state.default_headers, headers, body, self)
+        if data is None:
+            return False
+        self.response_complete = True
+        transport = proto.transport
+        transport.write_now(data)                        # type: ignore[attr-defined]  # CoalescingTransport
+        if not self.keep_alive:
+            transport.close()
+        proto.on_response_complete()
+        return True
+
+    def channel(self) -> tuple[Callable[..., Any], Callable[..., Any]]:
+        """ASGI's send and receive for this request, through uvicorn's cycle (a streamed or HEAD
+        answer): the body is read already, receive() waits for the client to go away."""
+        proto = self.proto
+        cycle = self.cycle = _UvicornCycle(
+            scope={"type": "http", "method": self.method, "path": self.path,   # type: ignore[typeddict-item]
+                   "client": proto.client, "http_version": "1.1"},
+            transport=proto.transport, flow=proto.flow, logger=proto.logger, access_logger=proto.access_logger,
+            access_log=proto.access_log, default_headers=proto.server_state.default_headers,
+            message_event=asyncio.Event(), expect_100_continue=False, keep_alive=self.keep_alive,
+            on_response=proto.on_response_complete)
+        cycle.more_body = False
+        cycle.disconnected = self.disconnected
+        if proto.cycle is self:                      # connection_lost tells it the client went away
+            proto.cycle = cycle
+        return cycle.send, cycle.receive
+
+
 _UNSAFE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")     # uvicorn's HEADER_VALUE_RE: no CR, LF or NUL
+
+
+def _whole(status: int, default_headers: list[tuple[bytes, bytes]], headers: list[tuple[bytes, bytes]],
+           body: bytes, state: Any) -> bytes | None:
+    """A complete response's bytes, as uvicorn writes them (its default headers first, lower-cased
+    names, `connection: close` unless kept alive), with Content-Length; None for 204/304 or a
+    header value uvicorn would refuse. A `connection: close` header clears state.keep_alive."""
+    if status == 204 or status == 304:
+        return None
+    content = [STATUS_LINE[status]]
+    has_close = False
+    for name, value in chain(default_headers, headers):
+        if _UNSAFE.search(value):
+            return None
+        name = name.lower()
+        if name == b"connection" and b"close" in value.lower():
+            has_close = True
+        content += (name, b": ", value, b"\r\n")
+    if has_close:
+        state.keep_alive = False
+    elif not state.keep_alive:
+        content.append(b"connection: close\r\n")
+    content += (b"content-length: ", str(len(body)).encode(), b"\r\n\r\n", body)
+    return b"".join(content)
 
 
 def send_whole(send: Callable[..., Any], status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> bool:
@@ -330,26 +525,15 @@ def send_whole(send: Callable[..., Any], status: int, headers: list[tuple[bytes,
     """
     cycle = getattr(send, "__self__", None)
     if (type(cycle) is not _UvicornCycle or cycle.response_started or cycle.disconnected
-            or cycle.flow.write_paused or cycle.access_log or status in (204, 304)
+            or cycle.flow.write_paused or cycle.access_log
             or not isinstance(cycle.transport, CoalescingTransport)):
         return False
-    content = [STATUS_LINE[status]]
-    has_close = False
-    for name, value in chain(cycle.default_headers, headers):
-        if _UNSAFE.search(value):
-            return False
-        name = name.lower()
-        if name == b"connection" and b"close" in value.lower():
-            has_close = True
-        content += (name, b": ", value, b"\r\n")
-    if has_close:
-        cycle.keep_alive = False
-    elif not cycle.keep_alive:
-        content.append(b"connection: close\r\n")
-    content += (b"content-length: ", str(len(body)).encode(), b"\r\n\r\n", body)
+    data = _whole(status, cycle.default_headers, headers, body, cycle)
+    if data is None:
+        return False
     cycle.response_started = cycle.response_complete = True
     cycle.waiting_for_100_continue = False
-    cycle.transport.write_now(b"".join(content))
+    cycle.transport.write_now(data)
     cycle.message_event.set()
     if not cycle.keep_alive:
         cycle.transport.close()

@@ -132,9 +132,6 @@ class CoalescingTransport:
     def resume_reading(self) -> None:
         self._transport.resume_reading()
 
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return self._transport.get_extra_info(name, default)
-
     def __getattr__(self, name: str) -> Any:
         return getattr(self._transport, name)
 

@@ -103,6 +103,11 @@ class ASGIApp:
             req.remote_addr = client[0]
         return self._direct(ex, req, info)
 
+    def adopt(self, task: asyncio.Task[None]) -> None:
+        """A direct request's first step ran outside a task (serving.py HttpToolsProtocol
+        ._run_direct) and goes on in `task`: its deadline is that task's."""
+        self.deadlines.bind(task)
+
     async def _direct(self, ex: Exchange, req: Request, info: RequestInfo) -> None:
         resp = await self.serve_with_deadline(req, info, None)
         head = req.method == "HEAD"

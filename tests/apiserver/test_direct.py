@@ -343,3 +343,28 @@ async def test_a_context_variable_set_by_a_waiting_request_does_not_leak_to_the_
     await second.answered(1)
     assert seen == [None, None]
     assert var.get() is None
+
+
+async def test_only_core_reads_and_health_run_their_first_step_outside_a_task() -> None:
+    app = await make_app()
+    outside: dict[str, bool] = {}
+    real = app.api.route_trusted
+
+    async def route(req: Request, info: RequestInfo | None = None) -> Response:
+        outside[f"{req.method} {req.path}"] = asyncio.current_task() is None
+        return await real(req, info)
+
+    app.api.route_trusted = route             # type: ignore[method-assign]
+    c = Conn(app)
+    sent = [request("GET", "/api/v1/namespaces/default"), request("GET", f"{CMS}"), request("GET", "/version"),
+            request("POST", CMS, configmap("w")), request("GET", "/apis/apps/v1/namespaces/default/deployments"),
+            request("GET", "/api/v1/namespaces/default/configmaps/w/status")]
+    for i, data in enumerate(sent):
+        await c.send(data)
+        await c.answered(i + 1)
+    assert outside == {
+        "GET /api/v1/namespaces/default": True, f"GET {CMS}": True, "GET /version": True,
+        f"POST {CMS}": False,                              # writes may call admission webhooks
+        "GET /apis/apps/v1/namespaces/default/deployments": False,    # other groups may be aggregated
+        "GET /api/v1/namespaces/default/configmaps/w/status": False,  # subresources may proxy
+    }

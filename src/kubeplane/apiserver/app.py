@@ -101,6 +101,7 @@ class ASGIApp:
         req.x509 = ex.x509
         if self.api.audit is not None and (client := ex.client):      # the audit event's sourceIPs
             req.remote_addr = client[0]
+        ex.at_once = _at_once(req, info)
         return self._direct(ex, req, info)
 
     def adopt(self, task: asyncio.Task[None]) -> None:
@@ -227,6 +228,23 @@ class Body:
                 self.complete = True
                 break
         return b"".join(chunks)
+
+
+AT_ONCE_PATHS = frozenset({"/version", "/healthz", "/livez", "/readyz"})
+
+
+def _at_once(req: Request, info: RequestInfo) -> bool:
+    """Whether a request's first step may run outside a task (serving.py
+    HttpToolsProtocol._run_direct): reads of core/v1 objects (a kubelet's GET of its pods and
+    node, `kubectl get pods`) and the version and health paths, which call nothing that needs a
+    current task. Not: writes (admission webhooks), other groups (the aggregator, CRD
+    conversion webhooks, the metrics API reach out through aiohttp, whose timeouts need one),
+    subresources (proxies)."""
+    if req.method != "GET":
+        return False
+    if info.is_resource_request:
+        return info.api_prefix == "api" and not info.subresource and info.verb in ("get", "list")
+    return req.path in AT_ONCE_PATHS
 
 
 def _has_body(headers: dict[str, str]) -> bool:

@@ -327,29 +327,40 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
         self.ready = (ex, run)                 # run by data_received once the parser is done with this read
 
     def _run_direct(self, ex: Exchange, run: Coroutine[Any, Any, None]) -> None:
-        """Run the application's direct handler: its first step at once, outside a task (most
-        requests never wait: a GET answers in that step); a handler that waits goes on in a task,
-        whose deadlines the application binds (`adopt`). The step runs in a copy of the context,
-        which the task goes on in, as a task's own would be.
+        """Run the application's direct handler in a task of its own, as uvicorn runs its ASGI
+        app; or, for a request the application marked `at_once`, its first step right here,
+        outside a task (a GET of a pod answers in that step: no task, no loop turn), going on in
+        a task only if it has to wait, with its deadlines bound to it (`adopt`). The first step
+        runs in a copy of the context, which the task goes on in, as a task's own would be.
+        The application marks only requests whose first step calls nothing that needs a current
+        task (aiohttp's timeouts do: webhooks, the aggregator, proxies), as Python 3.12's eager
+        tasks would make safe for all.
 
         As uvicorn's run_asgi, an exception is logged and answered 500 (or the connection closed
-        if the answer had begun). Upstream's server runs each request in its own goroutine; a task
-        per request is asyncio's equivalent, and this spares the ~20k instructions of one for a
-        request that never waits.
+        if the answer had begun).
         """
-        ctx = contextvars.copy_context()
-        try:
-            waiting = ctx.run(run.send, None)
-        except StopIteration:
-            return
-        except BaseException as exc:
-            self._direct_failed(ex, exc)
-            return
-        task = self.loop.create_task(_go_on(self, ex, run, waiting), context=ctx)
+        if not ex.at_once:
+            task = self.loop.create_task(self._in_task(ex, run))
+        else:
+            ctx = contextvars.copy_context()
+            try:
+                waiting = ctx.run(run.send, None)
+            except StopIteration:
+                return
+            except BaseException as exc:
+                self._direct_failed(ex, exc)
+                return
+            task = self.loop.create_task(_go_on(self, ex, run, waiting), context=ctx)
+            if self.adopt is not None:
+                self.adopt(task)
         task.add_done_callback(self.tasks.discard)
         self.tasks.add(task)
-        if self.adopt is not None:
-            self.adopt(task)
+
+    async def _in_task(self, ex: Exchange, run: Coroutine[Any, Any, None]) -> None:
+        try:
+            await run
+        except BaseException as exc:            # as uvicorn's run_asgi
+            self._direct_failed(ex, exc)
 
     def _direct_failed(self, ex: Exchange, exc: BaseException) -> None:
         self.logger.error("Exception in ASGI application\n", exc_info=exc)
@@ -502,7 +513,7 @@ class Exchange:
     """
 
     __slots__ = ("proto", "method", "path", "query_string", "headers", "body", "keep_alive",
-                 "response_complete", "disconnected", "cycle")
+                 "response_complete", "disconnected", "cycle", "at_once")
 
     def __init__(self, proto: HttpToolsProtocol, method: str, path: str, query_string: str, body: bytes,
                  keep_alive: bool) -> None:
@@ -516,6 +527,7 @@ class Exchange:
         self.response_complete = False
         self.disconnected = False
         self.cycle: _UvicornCycle | None = None   # uvicorn's, once channel() was asked for
+        self.at_once = False                      # set by the application: HttpToolsProtocol._run_direct
 
     @property
     def x509(self) -> X509Identity | None:

@@ -313,11 +313,12 @@ async def test_a_failing_handler_is_a_500_and_the_connection_closed() -> None:
         raise RuntimeError("boom")
 
     app.serve_with_deadline = broken          # type: ignore[method-assign]
-    c = Conn(app)
-    await c.send(request("GET", "/version"))
-    answer = (await c.answered(1))[0]
-    assert answer["status"] == 500 and answer["body"] == b"Internal Server Error"
-    assert c.wire.closed
+    for sent in (request("GET", "/version"), request("POST", CMS, configmap("x"))):   # at once; in a task
+        c = Conn(app)
+        await c.send(sent)
+        answer = (await c.answered(1))[0]
+        assert answer["status"] == 500 and answer["body"] == b"Internal Server Error"
+        assert c.wire.closed
 
 
 async def test_a_context_variable_set_by_a_waiting_request_does_not_leak_to_the_next() -> None:

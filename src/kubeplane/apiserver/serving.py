@@ -340,26 +340,33 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
         if the answer had begun).
         """
         if not ex.at_once:
-            task = self.loop.create_task(self._in_task(ex, run))
-        else:
-            ctx = contextvars.copy_context()
-            try:
-                waiting = ctx.run(run.send, None)
-            except StopIteration:
-                return
-            except BaseException as exc:
-                self._direct_failed(ex, exc)
-                return
-            task = self.loop.create_task(_go_on(self, ex, run, waiting), context=ctx)
-            if self.adopt is not None:
-                self.adopt(task)
+            task = self.loop.create_task(run)
+            task.add_done_callback(functools.partial(self._direct_done, ex))
+            self.tasks.add(task)
+            return
+        ctx = contextvars.copy_context()
+        try:
+            waiting = ctx.run(run.send, None)
+        except StopIteration:
+            return
+        except BaseException as exc:
+            self._direct_failed(ex, exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        task = self.loop.create_task(_go_on(self, ex, run, waiting), context=ctx)
+        if self.adopt is not None:
+            self.adopt(task)
         task.add_done_callback(self.tasks.discard)
         self.tasks.add(task)
 
-    async def _in_task(self, ex: Exchange, run: Coroutine[Any, Any, None]) -> None:
-        try:
-            await run
-        except BaseException as exc:            # as uvicorn's run_asgi
+    def _direct_done(self, ex: Exchange, task: asyncio.Task[None]) -> None:
+        """A direct handler's task ended: a failure is handled as uvicorn's run_asgi would (a
+        done callback rather than a wrapping coroutine: one frame fewer at every resumption)."""
+        self.tasks.discard(task)
+        if task.cancelled():
+            self._direct_failed(ex, asyncio.CancelledError())
+        elif (exc := task.exception()) is not None:
             self._direct_failed(ex, exc)
 
     def _direct_failed(self, ex: Exchange, exc: BaseException) -> None:
@@ -375,8 +382,6 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
         elif not ex.response_complete and not ex.disconnected:
             ex.write_whole(500, [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")],
                            b"Internal Server Error")
-        if not isinstance(exc, Exception):
-            raise exc
 
     def _start_asgi_cycle(self, more_body: bool) -> None:
         """Serve the current request through ASGI after all, with the body parts read so far."""
@@ -503,6 +508,8 @@ def _go_on(proto: HttpToolsProtocol, ex: Exchange, run: Coroutine[Any, Any, None
         return
     except BaseException as exc:             # as uvicorn's run_asgi
         proto._direct_failed(ex, exc)
+        if not isinstance(exc, Exception):
+            raise
 
 
 class Exchange:

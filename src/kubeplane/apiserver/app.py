@@ -92,14 +92,14 @@ class ASGIApp:
         filters and routing as __call__, without ASGI's scope, messages and cycle; None for a
         long-running request (watch, log, exec, proxy, ...), which the protocol serves through
         ASGI. A body over MAX_BODY goes there too (its 413)."""
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in ex.headers}   # names lower-cased
+        headers = {_NAMES.get(k) or k.decode("latin-1"): v.decode("latin-1") for k, v in ex.headers}
         req = Request.build(ex.method, ex.path, ex.query_string, headers, ex.body)
         info = parse_request_info(req)
         if is_long_running(info) or len(ex.body) > MAX_BODY:
             return None
         req.raw_headers = ex.headers
         req.x509 = ex.x509
-        if self.api.audit is not None and (client := ex.client):      # the audit event's sourceIPs
+        if self.api.audit is not None and (client := ex.proto.client):      # the audit event's sourceIPs
             req.remote_addr = client[0]
         ex.at_once = _at_once(req, info)
         return self._direct(ex, req, info)
@@ -241,6 +241,12 @@ class Body:
                 break
         return b"".join(chunks)
 
+
+# The usual header names (lower-cased by uvicorn) as str, without decoding them per request.
+_NAMES = {name.encode(): name for name in (
+    "host", "user-agent", "accept", "accept-encoding", "authorization", "content-type", "content-length",
+    "connection", "kubectl-command", "kubectl-session", "x-forwarded-for", "audit-id", "x-request-id",
+    "impersonate-user", "impersonate-group", "impersonate-uid", "if-none-match", "if-match", "traceparent")}
 
 AT_ONCE_PATHS = frozenset({"/version", "/healthz", "/livez", "/readyz"})
 

@@ -205,7 +205,8 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
         self.server_state.total_requests += 1
         if self.transport.is_closing():
             return
-        self.flow.resume_reading()
+        if self.flow.read_paused:
+            self.flow.resume_reading()
         if self.pipeline:
             cycle, app = self.pipeline.pop()
             self._start_asgi_task(cycle, app)
@@ -246,13 +247,15 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
             if len(self.cycle.body) > HIGH_WATER_LIMIT:
                 self.flow.pause_reading()
         if self.header_deadline is not None:            # still reading a request's headers
+            if not self.header_deadline:                # begun in this read: from now (on_message_begin)
+                self._arm_header_deadline()
             self.received_header_bytes += len(data)
             if self.received_header_bytes > self.max_header_bytes:
                 self._reject_too_large()
         if self.ready is not None:                     # a request read whole (on_message_complete)
             ex, run = self.ready
             self.ready = None
-            if self.transport.is_closing():
+            if self.transport._transport.is_closing():   # type: ignore[attr-defined]  # CoalescingTransport's
                 run.close()
             else:
                 self._run_direct(ex, run)
@@ -264,7 +267,8 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
         self.headers = []
         self.scope = None                 # type: ignore[assignment]
         if self.header_deadline is None:                # a further request on a kept-alive connection
-            self._start_header_deadline()
+            self.received_header_bytes = 0
+            self.header_deadline = 0.0                  # armed by data_received if the headers end in a later read
 
     def on_headers_complete(self) -> None:
         self.header_deadline = None
@@ -425,6 +429,9 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
 
     def _start_header_deadline(self) -> None:
         self.received_header_bytes = 0
+        self._arm_header_deadline()
+
+    def _arm_header_deadline(self) -> None:
         self.header_deadline = self.loop.time() + self.serving.read_header_timeout
         if self.header_timer is None:
             self.header_timer = self.loop.call_at(self.header_deadline, self._check_header_deadline)
@@ -520,7 +527,7 @@ class Exchange:
     """
 
     __slots__ = ("proto", "method", "path", "query_string", "headers", "body", "keep_alive",
-                 "response_complete", "disconnected", "cycle", "at_once")
+                 "response_complete", "disconnected", "cycle", "at_once", "x509")
 
     def __init__(self, proto: HttpToolsProtocol, method: str, path: str, query_string: str, body: bytes,
                  keep_alive: bool) -> None:
@@ -535,14 +542,7 @@ class Exchange:
         self.disconnected = False
         self.cycle: _UvicornCycle | None = None   # uvicorn's, once channel() was asked for
         self.at_once = False                      # set by the application: HttpToolsProtocol._run_direct
-
-    @property
-    def x509(self) -> X509Identity | None:
-        return self.proto.x509
-
-    @property
-    def client(self) -> tuple[str, int] | None:
-        return self.proto.client
+        self.x509: X509Identity | None = proto.x509    # the connection's client certificate
 
     def write_whole(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> bool:
         """Write the whole response in one transport write (see send_whole); False, with nothing
@@ -555,8 +555,11 @@ class Exchange:
         if data is None:
             return False
         self.response_complete = True
-        transport = proto.transport
-        transport.write_now(data)                        # type: ignore[attr-defined]  # CoalescingTransport
+        transport: Any = proto.transport                 # CoalescingTransport
+        if transport._held is None:
+            transport._transport.write(data)
+        else:
+            transport.write_now(data)
         if not self.keep_alive:
             transport.close()
         proto.on_response_complete()

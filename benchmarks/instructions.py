@@ -1,6 +1,6 @@
 """Instructions per request (callgrind): a load-independent figure for the request path.
 
-Run:  .venv/bin/python benchmarks/instructions.py [--src DIR ...] [--mode inprocess|https]
+Run:  .venv/bin/python benchmarks/instructions.py [--src DIR ...] [--mode inprocess|protocol|https]
           [--op create|get] [-n 1000] [--skip-admission NAMES]
 
 Wall and CPU time on this shared machine move with whatever else runs; valgrind's instruction
@@ -10,6 +10,9 @@ a change found here is confirmed with api_bench.py / api_cpu.py on a quiet machi
 
 - inprocess: APIServer.handle (authentication, authorization, admission, validation, the
   memory store) with JSON bodies, as the HTTPS front end hands them over.
+- protocol: the same server behind the HTTP front end (serving.py's protocol, app.py) on a
+  fake transport: the bytes of a kubectl-like request in, the response out, no TLS or sockets;
+  its difference to inprocess is the front end's cost.
 - https: `kubeplane up --no-controllers` (SQLite) under valgrind, driven over HTTPS by 8
   connections from this process (not counted): the whole server — TLS, HTTP parsing, the ASGI
   glue and the SQLite committer thread included, the kernel's share not.
@@ -28,6 +31,8 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 HERE = pathlib.Path(__file__).resolve().parent
 POD = {"apiVersion": "v1", "kind": "Pod",
@@ -58,7 +63,54 @@ def _switch(pid: int, on: bool) -> None:
 # --- in process (this script re-runs itself under valgrind with --child) --------------------------
 
 
-async def _child(op: str, n: int, skip: str) -> None:
+async def _protocol(api: Any, op: str, body: bytes) -> Callable[[], Awaitable[None]]:
+    """A request as kubectl sends it, fed to the HTTP protocol on a fake transport from the event
+    loop (as a transport does); returns once the response is written."""
+    import uvicorn
+    from uvicorn.server import ServerState
+
+    from kubeplane.apiserver.app import ASGIApp
+    from kubeplane.apiserver.serving import ServingOptions
+
+    class Wire(asyncio.Transport):
+        def __init__(self) -> None:
+            super().__init__()
+            self.writes = 0
+
+        def write(self, data: Any) -> None:
+            self.writes += 1
+
+        def get_extra_info(self, name: str, default: Any = None) -> Any:
+            return {"peername": ("127.0.0.1", 40000), "sockname": ("127.0.0.1", 6443)}.get(name, default)
+
+        def is_closing(self) -> bool:
+            return False
+
+    config = uvicorn.Config(ASGIApp(api), loop="none", http=ServingOptions().protocol(), lifespan="off",  # type: ignore[arg-type]
+                            log_level="warning", access_log=False, ws="none", proxy_headers=False)
+    config.load()
+    loop = asyncio.get_running_loop()
+    proto = config.http_protocol_class(config=config, server_state=ServerState(), app_state={}, _loop=loop)  # type: ignore[call-arg]
+    wire = Wire()
+    proto.connection_made(wire)
+    head = (b"Host: 127.0.0.1:6443\r\nUser-Agent: kubectl/v1.37.0 (linux/amd64) kubernetes/abc\r\n"
+            b"Accept: application/json, */*\r\nAuthorization: Bearer t\r\nAccept-Encoding: gzip\r\n")
+    if op == "get":
+        raw = b"GET /api/v1/namespaces/default HTTP/1.1\r\n" + head + b"\r\n"
+    else:
+        raw = (b"POST /api/v1/namespaces/default/pods HTTP/1.1\r\n" + head + b"Content-Type: application/json\r\n"
+               b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+
+    async def one() -> None:
+        k = wire.writes
+        loop.call_soon(proto.data_received, raw)
+        while wire.writes == k:
+            await asyncio.sleep(0)
+
+    return one
+
+
+async def _child(op: str, n: int, skip: str, mode: str = "inprocess") -> None:
     import gc
 
     import orjson
@@ -82,6 +134,15 @@ async def _child(op: str, n: int, skip: str) -> None:
         chain._routes.clear()
     body = orjson.dumps(POD)
     gc.set_threshold(50000, 50, 100)        # as few collections as `up`'s tuning makes (utils/gc_tuning.py)
+    if mode == "protocol":
+        one = await _protocol(api, op, body)
+        for _ in range(200):
+            await one()
+        _switch(os.getpid(), True)
+        for _ in range(n):
+            await one()
+        _switch(os.getpid(), False)
+        return
 
     async def one() -> None:
         if op == "get":
@@ -99,12 +160,12 @@ async def _child(op: str, n: int, skip: str) -> None:
     _switch(os.getpid(), False)
 
 
-def inprocess(src: str, op: str, n: int, skip: str) -> int:
+def inprocess(src: str, op: str, n: int, skip: str, mode: str = "inprocess") -> int:
     with tempfile.TemporaryDirectory(prefix="instructions-") as tmp:
         data = pathlib.Path(tmp)
         env = dict(os.environ, PYTHONPATH=f"{src}/src")
         subprocess.run([*_callgrind(data / "cg.out"), sys.executable, __file__, "--child", "--op", op,
-                        "-n", str(n), "--skip-admission", skip],
+                        "-n", str(n), "--skip-admission", skip, "--mode", mode],
                        env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return _total(data)
 
@@ -171,18 +232,21 @@ def https(src: str, op: str, n: int, workers: int = 8) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--src", action="append", help="a checkout holding src/kubeplane (repeatable)")
-    ap.add_argument("--mode", choices=("inprocess", "https"), default="inprocess")
+    ap.add_argument("--mode", choices=("inprocess", "protocol", "https"), default="inprocess")
     ap.add_argument("--op", choices=("create", "get"), default="create")
     ap.add_argument("-n", type=int, default=1000)
     ap.add_argument("--skip-admission", default="")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        asyncio.run(_child(args.op, args.n, args.skip_admission))
+        if args.mode == "protocol":            # `up`'s loop
+            import uvloop
+            uvloop.install()
+        asyncio.run(_child(args.op, args.n, args.skip_admission, args.mode))
         return
     for src in args.src or [str(HERE.parent)]:
-        total = (inprocess(src, args.op, args.n, args.skip_admission) if args.mode == "inprocess"
-                 else https(src, args.op, args.n))
+        total = (https(src, args.op, args.n) if args.mode == "https"
+                 else inprocess(src, args.op, args.n, args.skip_admission, args.mode))
         print(f"{src}: {args.mode} {args.op}: {total // args.n:,} instructions each (n={args.n})", flush=True)
 
 

@@ -369,3 +369,15 @@ async def test_only_core_reads_and_health_run_their_first_step_outside_a_task() 
         "GET /apis/apps/v1/namespaces/default/deployments": False,    # other groups may be aggregated
         "GET /api/v1/namespaces/default/configmaps/w/status": False,  # subresources may proxy
     }
+
+
+async def test_uvicorn_default_headers_lead_each_answer_and_follow_their_updates() -> None:
+    app = await make_app()
+    c = Conn(app)
+    state = c.proto.server_state
+    for i, date in enumerate((b"Fri, 27 Nov 2026 10:00:00 GMT", b"Fri, 27 Nov 2026 10:00:01 GMT")):
+        state.default_headers = [(b"date", date), (b"server", b"uvicorn")]    # uvicorn's tick: a new list
+        await c.send(request("GET", "/version"))
+        answer = (await c.answered(i + 1))[i]
+        assert answer["headers"]["date"] == date.decode() and answer["headers"]["server"] == "uvicorn"
+    assert bytes(c.wire.out).startswith(b"HTTP/1.1 200 OK\r\ndate: ")

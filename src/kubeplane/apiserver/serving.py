@@ -587,6 +587,23 @@ class Exchange:
 _UNSAFE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")     # uvicorn's HEADER_VALUE_RE: no CR, LF or NUL
 
 
+# uvicorn's default headers (its server's tick puts a new list in place each second, for the date)
+# as the bytes they are written as, and whether they close the connection: built once a list.
+_DEFAULTS: list[Any] = [None, b"", False]
+
+
+def _defaults(default_headers: list[tuple[bytes, bytes]]) -> tuple[bytes, bool]:
+    if default_headers is not _DEFAULTS[0]:       # the old list is held here: its id cannot come back
+        block: list[bytes] = []
+        close = False
+        for name, value in default_headers:
+            name = name.lower()
+            close = close or (name == b"connection" and b"close" in value.lower())
+            block += (name, b": ", value, b"\r\n")
+        _DEFAULTS[:] = [default_headers, b"".join(block), close]
+    return _DEFAULTS[1], _DEFAULTS[2]
+
+
 def _whole(status: int, default_headers: list[tuple[bytes, bytes]], headers: list[tuple[bytes, bytes]],
            body: bytes, state: Any) -> bytes | None:
     """A complete response's bytes, as uvicorn writes them (its default headers first, lower-cased
@@ -598,9 +615,9 @@ def _whole(status: int, default_headers: list[tuple[bytes, bytes]], headers: lis
     for _, value in headers:                 # the default headers are uvicorn's own
         if search(value):
             return None
-    content = [STATUS_LINE[status]]
-    has_close = False
-    for name, value in chain(default_headers, headers):
+    block, has_close = _defaults(default_headers)
+    content = [STATUS_LINE[status], block]
+    for name, value in headers:
         name = name.lower()
         if name == b"connection" and b"close" in value.lower():
             has_close = True

@@ -381,3 +381,16 @@ async def test_uvicorn_default_headers_lead_each_answer_and_follow_their_updates
         answer = (await c.answered(i + 1))[i]
         assert answer["headers"]["date"] == date.decode() and answer["headers"]["server"] == "uvicorn"
     assert bytes(c.wire.out).startswith(b"HTTP/1.1 200 OK\r\ndate: ")
+
+
+async def test_a_chunked_body_read_whole_is_served_directly() -> None:
+    app = await make_app()
+    c = Conn(app)
+    body = configmap("chunked")
+    head = (f"POST {CMS} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+            "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n").encode()
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (body[:10], body[10:])) + b"0\r\n\r\n"
+    await c.send(head + chunks)
+    answer = (await c.answered(1))[0]
+    assert answer["status"] == 201 and orjson.loads(answer["body"])["metadata"]["name"] == "chunked"
+    assert app.asgi == 0

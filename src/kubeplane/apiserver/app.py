@@ -19,6 +19,10 @@ holds the in-flight slot; sending the response does not (a client that does not 
 pin a slot: the limit counts the server's work, not the client's reading).
 
 Streamed responses (watches) are sent chunk by chunk and stop as soon as the client goes away.
+
+Two entries: ASGI (__call__), and `direct` for a request the protocol read whole (serving.py
+Exchange; the same filters, without ASGI's per-request objects), which answers through ASGI's
+cycle only when it must (HEAD, 204/304, a streamed body, a paused writer).
 """
 from __future__ import annotations
 

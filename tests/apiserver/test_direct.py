@@ -394,3 +394,16 @@ async def test_a_chunked_body_read_whole_is_served_directly() -> None:
     answer = (await c.answered(1))[0]
     assert answer["status"] == 201 and orjson.loads(answer["body"])["metadata"]["name"] == "chunked"
     assert app.asgi == 0
+
+
+async def test_a_failure_deciding_the_direct_way_leaves_the_request_to_asgi() -> None:
+    app = await make_app()
+
+    def broken(ex: Any) -> None:
+        raise ValueError("boom")
+
+    app.direct = broken                       # type: ignore[method-assign,assignment]
+    c = Conn(app)
+    await c.send(request("GET", "/version"))
+    assert (await c.answered(1))[0]["status"] == 200
+    assert app.asgi == 1

@@ -331,7 +331,10 @@ class HttpToolsProtocol(_UvicornHttpToolsProtocol):
             path = urllib.parse.unquote(path)
         query = url.query
         ex = Exchange(self, method, path, query.decode("latin-1") if query else "", body, keep_alive)
-        run = self.direct(ex)                  # type: ignore[misc]
+        try:
+            run = self.direct(ex)              # type: ignore[misc]
+        except Exception:                      # not here, inside the parser: ASGI's run_asgi answers it
+            run = None
         if run is None:                        # not for the direct path: ASGI, with the body read
             self.direct_body = [body]
             self._start_asgi_cycle(more_body=False)

@@ -1,6 +1,6 @@
 """Instructions per request (callgrind): a load-independent figure for the request path.
 
-Run:  .venv/bin/python benchmarks/instructions.py [--src DIR ...] [--mode inprocess|https]
+Run:  .venv/bin/python benchmarks/instructions.py [--src DIR ...] [--mode inprocess|protocol|https]
           [--op create|get] [-n 1000] [--skip-admission NAMES] [--off PARTS]
           [--authorization-mode MODES] [--credential x509|token]
 
@@ -18,6 +18,9 @@ a change found here is confirmed with api_bench.py / api_cpu.py on a quiet machi
   token file (its user is also in system:masters, decided before RBAC).
   `--authorization-mode AlwaysAllow --credential token` is the set-up of the figures before
   session 12 (a token user without groups, no authorizer).
+- protocol: the same server behind the HTTP front end (serving.py's protocol, app.py) on a
+  fake transport (the token credential): the bytes of a kubectl-like request in, the response out, no TLS or sockets;
+  its difference to inprocess is the front end's cost.
 - https: `kubeplane up --no-controllers` (SQLite) under valgrind, driven over HTTPS by 8
   connections from this process (not counted): the whole server — TLS, HTTP parsing, the ASGI
   glue and the SQLite committer thread included, the kernel's share not. The client presents
@@ -46,6 +49,8 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 HERE = pathlib.Path(__file__).resolve().parent
 POD = {"apiVersion": "v1", "kind": "Pod",
@@ -115,7 +120,54 @@ async def _server(authz: str, credential: str):
     return api, hdr, x509
 
 
-async def _child(op: str, n: int, skip: str, off: str, authz: str, credential: str) -> None:
+async def _protocol(api: Any, op: str, body: bytes) -> Callable[[], Awaitable[None]]:
+    """A request as kubectl sends it, fed to the HTTP protocol on a fake transport from the event
+    loop (as a transport does); returns once the response is written."""
+    import uvicorn
+    from uvicorn.server import ServerState
+
+    from kubeplane.apiserver.app import ASGIApp
+    from kubeplane.apiserver.serving import ServingOptions
+
+    class Wire(asyncio.Transport):
+        def __init__(self) -> None:
+            super().__init__()
+            self.writes = 0
+
+        def write(self, data: Any) -> None:
+            self.writes += 1
+
+        def get_extra_info(self, name: str, default: Any = None) -> Any:
+            return {"peername": ("127.0.0.1", 40000), "sockname": ("127.0.0.1", 6443)}.get(name, default)
+
+        def is_closing(self) -> bool:
+            return False
+
+    config = uvicorn.Config(ASGIApp(api), loop="none", http=ServingOptions().protocol(), lifespan="off",  # type: ignore[arg-type]
+                            log_level="warning", access_log=False, ws="none", proxy_headers=False)
+    config.load()
+    loop = asyncio.get_running_loop()
+    proto = config.http_protocol_class(config=config, server_state=ServerState(), app_state={}, _loop=loop)  # type: ignore[call-arg]
+    wire = Wire()
+    proto.connection_made(wire)
+    head = (b"Host: 127.0.0.1:6443\r\nUser-Agent: kubectl/v1.37.0 (linux/amd64) kubernetes/abc\r\n"
+            b"Accept: application/json, */*\r\nAuthorization: Bearer t\r\nAccept-Encoding: gzip\r\n")
+    if op == "get":
+        raw = b"GET /api/v1/namespaces/default HTTP/1.1\r\n" + head + b"\r\n"
+    else:
+        raw = (b"POST /api/v1/namespaces/default/pods HTTP/1.1\r\n" + head + b"Content-Type: application/json\r\n"
+               b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+
+    async def one() -> None:
+        k = wire.writes
+        loop.call_soon(proto.data_received, raw)
+        while wire.writes == k:
+            await asyncio.sleep(0)
+
+    return one
+
+
+async def _child(op: str, n: int, skip: str, off: str, authz: str, credential: str, mode: str = "inprocess") -> None:
     import gc
 
     import orjson
@@ -157,6 +209,15 @@ async def _child(op: str, n: int, skip: str, off: str, authz: str, credential: s
 
     body = orjson.dumps(POD)
     gc.set_threshold(50000, 50, 100)        # as few collections as `up`'s tuning makes (utils/gc_tuning.py)
+    if mode == "protocol":
+        one = await _protocol(api, op, body)
+        for _ in range(200):
+            await one()
+        _switch(os.getpid(), True)
+        for _ in range(n):
+            await one()
+        _switch(os.getpid(), False)
+        return
 
     async def one() -> None:
         r = request("GET", "/api/v1/namespaces/default", b"") if op == "get" else \
@@ -177,13 +238,13 @@ async def _child(op: str, n: int, skip: str, off: str, authz: str, credential: s
 
 
 def inprocess(src: str, op: str, n: int, skip: str, off: str = "", authz: str = "Node,RBAC",
-              credential: str = "x509") -> int:
+              credential: str = "x509", mode: str = "inprocess") -> int:
     with tempfile.TemporaryDirectory(prefix="instructions-") as tmp:
         data = pathlib.Path(tmp)
         env = dict(os.environ, PYTHONPATH=f"{src}/src")
         subprocess.run([*_callgrind(data / "cg.out"), sys.executable, __file__, "--child", "--op", op,
                         "-n", str(n), "--skip-admission", skip, "--off", off, "--authorization-mode", authz,
-                        "--credential", credential],
+                        "--credential", credential, "--mode", mode],
                        env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return _total(data)
 
@@ -277,7 +338,7 @@ PARTS = ("authn", "authz", "admission")
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--src", action="append", help="a checkout holding src/kubeplane (repeatable)")
-    ap.add_argument("--mode", choices=("inprocess", "https"), default="inprocess")
+    ap.add_argument("--mode", choices=("inprocess", "protocol", "https"), default="inprocess")
     ap.add_argument("--op", choices=("create", "get"), default="create")
     ap.add_argument("-n", type=int, default=1000)
     ap.add_argument("--skip-admission", default="")
@@ -288,15 +349,19 @@ def main() -> None:
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
+        if args.mode == "protocol":            # `up`'s loop
+            import uvloop
+            uvloop.install()
         asyncio.run(_child(args.op, args.n, args.skip_admission, args.off, args.authorization_mode,
-                           args.credential or "x509"))
+                           args.credential or ("token" if args.mode == "protocol" else "x509"), args.mode))
         return
-    inproc = args.mode == "inprocess"
-    credential = args.credential or ("x509" if inproc else "token")
+    inproc = args.mode != "https"
+    credential = args.credential or ("x509" if args.mode == "inprocess" else "token")
 
     def count(src: str, off: str) -> int:
         if inproc:
-            return inprocess(src, args.op, args.n, args.skip_admission, off, args.authorization_mode, credential)
+            return inprocess(src, args.op, args.n, args.skip_admission, off, args.authorization_mode, credential,
+                             args.mode)
         return https(src, args.op, args.n, off=off, credential=credential)
 
     for src in args.src or [str(HERE.parent)]:

@@ -19,12 +19,16 @@ holds the in-flight slot; sending the response does not (a client that does not 
 pin a slot: the limit counts the server's work, not the client's reading).
 
 Streamed responses (watches) are sent chunk by chunk and stop as soon as the client goes away.
+
+Two entries: ASGI (__call__), and `direct` for a request the protocol read whole (serving.py
+Exchange; the same filters, without ASGI's per-request objects), which answers through ASGI's
+cycle only when it must (HEAD, 204/304, a streamed body, a paused writer).
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from ..api import errors
@@ -37,7 +41,7 @@ from .filters.timeout import INVALID_TIMEOUT_IN_URL, Deadlines, request_timeout,
 from .request import Request, RequestInfo, Response, parse_request_info
 from .authentication.x509 import X509_SCOPE_KEY
 from .server import APIServer, status_response
-from .serving import send_whole
+from .serving import Exchange, send_whole
 from .upgrade import HIJACK_SCOPE_KEY
 
 Scope = dict[str, Any]
@@ -87,7 +91,37 @@ class ASGIApp:
             resp.headers.append(("connection", "close"))
         await _send_response(resp, send, receive, self.storage, head=scope["method"] == "HEAD")
 
-    async def serve_with_deadline(self, req: Request, info: RequestInfo, body: Body) -> Response:
+    def direct(self, ex: Exchange) -> Coroutine[Any, Any, None] | None:
+        """The HTTP protocol's entry for a request it read whole (serving.py Exchange): the same
+        filters and routing as __call__, without ASGI's scope, messages and cycle; None for a
+        long-running request (watch, log, exec, proxy, ...), which the protocol serves through
+        ASGI. A body over MAX_BODY goes there too (its 413)."""
+        headers = {_NAMES.get(k) or k.decode("latin-1"): v.decode("latin-1") for k, v in ex.headers}
+        req = Request.build(ex.method, ex.path, ex.query_string, headers, ex.body)
+        info = parse_request_info(req)
+        if is_long_running(info) or len(ex.body) > MAX_BODY:
+            return None
+        req.raw_headers = ex.headers
+        req.x509 = ex.x509
+        if self.api.audit is not None and (client := ex.proto.client):      # the audit event's sourceIPs
+            req.remote_addr = client[0]
+        ex.at_once = _at_once(req, info)
+        return self._direct(ex, req, info)
+
+    def adopt(self, task: asyncio.Task[None]) -> None:
+        """A direct request's first step ran outside a task (serving.py HttpToolsProtocol
+        ._run_direct) and goes on in `task`: its deadline is that task's."""
+        self.deadlines.bind(task)
+
+    async def _direct(self, ex: Exchange, req: Request, info: RequestInfo) -> None:
+        resp = await self.serve_with_deadline(req, info, None)
+        head = req.method == "HEAD"
+        if not head and isinstance(resp.body, (bytes, bytearray)) and ex.write_whole(resp.status, _headers(resp), resp.body):
+            return
+        send, receive = ex.channel()           # HEAD, 204/304, a streamed body, a paused writer
+        await _send_response(resp, send, receive, self.storage, head=head)
+
+    async def serve_with_deadline(self, req: Request, info: RequestInfo, body: Body | None) -> Response:
         """Serve within the request's deadline, authenticated, holding an in-flight slot; past
         the deadline, the 504 alone.
 
@@ -109,7 +143,13 @@ class ASGIApp:
             return await self.audited(req, info, resp)
         try:
             with self.deadlines.deadline(seconds):
-                return await self.route(req, info, body)
+                if body is not None:
+                    return await self.route(req, info, body)
+                resp = await self.api.route_trusted(req, info)     # route(), one frame fewer for the direct path
+                storage = self.storage
+                if storage.committed_revision < storage.revision:
+                    resp = await self.durable(resp)
+                return resp
         except TimeoutError:
             metrics.record_termination(req, info, 504)
             return await self.audited(req, info, status_response(timeout_error()))
@@ -148,26 +188,34 @@ class ASGIApp:
             await self.api.audit.answered_outside(req, info, resp)
         return resp
 
-    async def route(self, req: Request, info: RequestInfo, body: Body) -> Response:
-        """Read the body, route the request, and wait until what it wrote is durable."""
-        if info.subresource == "proxy" and info.is_resource_request:     # streamed to the backend
-            from .handlers.proxy import StreamedBody
-            req.body_stream = body.streamed = StreamedBody(body.receive, _has_body(req.headers))
-            return await self.api.route_trusted(req, info)
-        data = await body.read()
-        if data is None:
-            return await self.audited(req, info, status_response(errors.RequestEntityTooLarge()))
-        req.body = data
+    async def route(self, req: Request, info: RequestInfo, body: Body | None) -> Response:
+        """Read the body (None: req.body is the whole of it already), route the request, and wait
+        until what it wrote is durable."""
+        if body is not None:
+            if info.subresource == "proxy" and info.is_resource_request:     # streamed to the backend
+                from .handlers.proxy import StreamedBody
+                req.body_stream = body.streamed = StreamedBody(body.receive, _has_body(req.headers))
+                return await self.api.route_trusted(req, info)
+            data = await body.read()
+            if data is None:
+                return await self.audited(req, info, status_response(errors.RequestEntityTooLarge()))
+            req.body = data
         resp = await self.api.route_trusted(req, info)
         storage = self.storage
         if storage.committed_revision < storage.revision:
-            try:
-                await storage.wait_committed(storage.revision)
-            except StorageError as e:
-                aclose = getattr(resp.body, "aclose", None)       # a watch stream: end it
-                if aclose is not None:
-                    await aclose()
-                resp = status_response(errors.InternalError(str(e)))
+            resp = await self.durable(resp)
+        return resp
+
+    async def durable(self, resp: Response) -> Response:
+        """resp once every write made so far is committed; a 500 if storage failed."""
+        storage = self.storage
+        try:
+            await storage.wait_committed(storage.revision)
+        except StorageError as e:
+            aclose = getattr(resp.body, "aclose", None)       # a watch stream: end it
+            if aclose is not None:
+                await aclose()
+            resp = status_response(errors.InternalError(str(e)))
         return resp
 
 
@@ -196,6 +244,29 @@ class Body:
                 self.complete = True
                 break
         return b"".join(chunks)
+
+
+# The usual header names (lower-cased by uvicorn) as str, without decoding them per request.
+_NAMES = {name.encode(): name for name in (
+    "host", "user-agent", "accept", "accept-encoding", "authorization", "content-type", "content-length",
+    "connection", "kubectl-command", "kubectl-session", "x-forwarded-for", "audit-id", "x-request-id",
+    "impersonate-user", "impersonate-group", "impersonate-uid", "if-none-match", "if-match", "traceparent")}
+
+AT_ONCE_PATHS = frozenset({"/version", "/healthz", "/livez", "/readyz"})
+
+
+def _at_once(req: Request, info: RequestInfo) -> bool:
+    """Whether a request's first step may run outside a task (serving.py
+    HttpToolsProtocol._run_direct): reads of core/v1 objects (a kubelet's GET of its pods and
+    node, `kubectl get pods`) and the version and health paths, which call nothing that needs a
+    current task. Not: writes (admission webhooks), other groups (the aggregator, CRD
+    conversion webhooks, the metrics API reach out through aiohttp, whose timeouts need one),
+    subresources (proxies)."""
+    if req.method != "GET":
+        return False
+    if info.is_resource_request:
+        return info.api_prefix == "api" and not info.subresource and info.verb in ("get", "list")
+    return req.path in AT_ONCE_PATHS
 
 
 def _has_body(headers: dict[str, str]) -> bool:

@@ -62,12 +62,23 @@ class Deadlines:
         self.clock = clock
         self._monotonic = clock.monotonic
         self.pending: dict[asyncio.Task[Any], Deadline] = {}
+        # Deadlines entered outside a task: by a request's first step, which the HTTP front end
+        # runs at once (serving.py HttpToolsProtocol._run_direct); bound to the task that goes
+        # on with it if it has to wait, else left (only a waiting request can be cancelled).
+        self.unbound: list[Deadline] = []
         self._timer: Timer | None = None
         self._timer_at = math.inf
 
     def deadline(self, seconds: float) -> Deadline:
         """A deadline `seconds` from now for the current task (use it as a context manager)."""
         return Deadline(self, self._monotonic() + seconds)
+
+    def bind(self, task: asyncio.Task[Any]) -> None:
+        """The deadlines entered outside a task now belong to `task` (the request goes on in it)."""
+        for d in self.unbound:
+            d.task = task
+            self.pending[task] = d
+        self.unbound.clear()
 
     def _earlier(self, d: Deadline) -> None:
         """d is due before the timer: arm it for d."""
@@ -107,20 +118,26 @@ class Deadline:
     def __init__(self, deadlines: Deadlines, at: float) -> None:
         self.deadlines, self.at = deadlines, at
         self.expired = False
-        self.task: asyncio.Task[Any]
+        self.task: asyncio.Task[Any] | None = None
 
     def __enter__(self) -> Self:
         task = _current_task()
-        assert task is not None
-        self.task = task
         deadlines = self.deadlines
-        deadlines.pending[task] = self
+        if task is None:                  # not yet in a task: Deadlines.bind
+            deadlines.unbound.append(self)
+        else:
+            self.task = task
+            deadlines.pending[task] = self
         if self.at < deadlines._timer_at:
             deadlines._earlier(self)
         return self
 
     def __exit__(self, typ: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.deadlines.pending.pop(self.task, None)
-        if self.expired and typ is asyncio.CancelledError and self.task.uncancel() == 0:
+        task = self.task
+        if task is None:
+            self.deadlines.unbound.remove(self)
+            return
+        self.deadlines.pending.pop(task, None)
+        if self.expired and typ is asyncio.CancelledError and task.uncancel() == 0:
             raise TimeoutError from exc       # ours, and nobody else asked to cancel

@@ -6,7 +6,7 @@ import asyncio
 import pytest
 
 from kubeplane.storage import MemoryStorage
-from kubeplane.storage.interface import Compacted, KeyValue, WatchEvent
+from kubeplane.storage.interface import Compacted, KeyValue, LeanKeyValue, WatchEvent
 from kubeplane.storage import watch_log
 from kubeplane.storage.watch_log import WatchLog
 
@@ -195,14 +195,14 @@ async def test_replaced_versions_keep_only_their_bytes_once_lean_lag_old(monkeyp
     a2 = await s.update("/k/a", blob("a", 11))               # 2: replaces a1
     await s.create("/k/b", blob("b", 10))                    # 3
     b = await s.delete("/k/b")                               # 4: b has no current version
-    assert all(e.kv._obj is not None for e in s.watch("", 0).ready())   # none is 3 revisions old
+    assert all(not isinstance(e.kv, LeanKeyValue) for e in s.watch("", 0).ready())   # none is 3 revisions old
     for i in range(4):
         await s.create(f"/k/c{i}", blob(str(i), 10))          # 5..8: revisions up to 5 are leaned
     ev = {e.revision: e for e in s.watch("", 0).ready()}
-    assert ev[1].kv._obj is None and ev[2].prev is ev[1].kv    # one lean copy for both events
-    assert ev[2].kv._obj is not None and ev[2].kv is await s.get("/k/a")   # current: decoded
-    assert ev[3].kv._obj is None and ev[4].prev is ev[3].kv and ev[4].kv._obj is None
-    assert ev[6].kv._obj is not None                         # not 3 revisions old yet
+    assert isinstance(ev[1].kv, LeanKeyValue) and ev[2].prev is ev[1].kv    # one lean copy for both events
+    assert not isinstance(ev[2].kv, LeanKeyValue) and ev[2].kv is await s.get("/k/a")   # current: decoded
+    assert isinstance(ev[3].kv, LeanKeyValue) and ev[4].prev is ev[3].kv and isinstance(ev[4].kv, LeanKeyValue)
+    assert not isinstance(ev[6].kv, LeanKeyValue)                         # not 3 revisions old yet
     # Read back, a lean version decodes to what was stored.
     assert (ev[1].kv.obj, ev[2].prev.obj, ev[4].kv.obj) == (a1.obj, a1.obj, b.obj)
     assert ev[2].kv.obj is a2.obj or ev[2].kv.obj == a2.obj
@@ -217,7 +217,7 @@ async def test_a_restored_history_is_lean_but_for_its_last_revisions(monkeypatch
     log.restore(4, [WatchEvent("ADDED", kvs[0], None, 1)]
                 + [WatchEvent("MODIFIED", kvs[i], kvs[i - 1], i + 1) for i in (1, 2, 3)], live_bytes=7)
     ev = {e.revision: e for e in log.watch("", 0).ready()}
-    assert ev[1].kv._obj is None and ev[2].prev is ev[1].kv   # replaced by 2, which is 2 old
-    assert ev[2].kv._obj is not None and ev[3].prev._obj is not None   # replaced by 3: too recent
+    assert isinstance(ev[1].kv, LeanKeyValue) and ev[2].prev is ev[1].kv   # replaced by 2, which is 2 old
+    assert not isinstance(ev[2].kv, LeanKeyValue) and not isinstance(ev[3].prev, LeanKeyValue)   # replaced by 3: too recent
     assert [e.kv.obj["v"] for e in ev.values()] == [1, 2, 3, 4]
     log._check_invariants()

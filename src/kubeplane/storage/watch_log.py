@@ -47,7 +47,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .interface import Compacted, KeyValue, WatchEvent
+from .interface import Compacted, KeyValue, LeanKeyValue, WatchEvent
 
 if TYPE_CHECKING:
     from .interface import Watcher
@@ -337,13 +337,13 @@ class WatchLog:
         assert self.bytes <= self.budget() or len(window) == 1, (self.bytes, self.budget())
         for ev in window:
             if ev.revision <= self._leaned:
-                assert ev.prev is None or ev.prev._obj is None, ev
-                assert ev.type != "DELETED" or ev.kv._obj is None, ev
+                assert ev.prev is None or isinstance(ev.prev, LeanKeyValue), ev
+                assert ev.type != "DELETED" or isinstance(ev.kv, LeanKeyValue), ev
 
 
 def _lean(kv: KeyValue) -> KeyValue:
     """kv without its decoded object (kv itself if it has none)."""
-    return kv if kv._obj is None else kv.lean()
+    return kv.lean()
 
 
 class LogWatcher:

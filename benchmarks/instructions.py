@@ -209,17 +209,8 @@ async def _child(op: str, n: int, skip: str, off: str, authz: str, credential: s
 
     body = orjson.dumps(POD)
     gc.set_threshold(50000, 50, 100)        # as few collections as `up`'s tuning makes (utils/gc_tuning.py)
-    if mode == "protocol":
-        one = await _protocol(api, op, body)
-        for _ in range(200):
-            await one()
-        _switch(os.getpid(), True)
-        for _ in range(n):
-            await one()
-        _switch(os.getpid(), False)
-        return
 
-    async def one() -> None:
+    async def direct() -> None:
         r = request("GET", "/api/v1/namespaces/default", b"") if op == "get" else \
             request("POST", "/api/v1/namespaces/default/pods", body)
         if user is None:
@@ -229,6 +220,7 @@ async def _child(op: str, n: int, skip: str, off: str, authz: str, credential: s
             resp = await api.route_trusted(r)
         assert resp.status == (200 if op == "get" else 201), resp.body
 
+    one = await _protocol(api, op, body) if mode == "protocol" else direct
     for _ in range(200):
         await one()
     _switch(os.getpid(), True)

@@ -7,6 +7,7 @@ and the patcher's retries (maxRetryWhenPatchConflicts, endpoints/handlers/patch.
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -98,3 +99,38 @@ async def test_the_new_objects_resource_version_is_a_precondition(api) -> None:
     with pytest.raises(errors.Conflict):
         await store.update_object(api.server, store.WriteOptions(), PODS, "default", "p", Stale(api, retry=False), [])
     assert (await api.get(f"{api.PODS}/p")).json["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+
+
+DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"},
+              "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "d"}},
+                       "template": {"metadata": {"labels": {"app": "d"}},
+                                    "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+SCALE_PATH = "/apis/apps/v1/namespaces/default/deployments/d/scale"
+
+
+@pytest.mark.parametrize("body, status", [
+    pytest.param({"spec": {"replicas": 4}}, 200, id="a merge patch: applied again to the newer owner"),
+    pytest.param({"metadata": {"resourceVersion": "PINNED"}, "spec": {"replicas": 4}}, 409,
+                 id="a patch pinning the resourceVersion: the client's conflict"),
+])
+async def test_a_scale_patch_that_lost_a_race_with_a_status_write(api, monkeypatch, body, status) -> None:
+    """A controller's status write between the read and the write of `kubectl scale` / a PATCH
+    of /scale (seen on etcd): upstream's patcher applies the patch again, no 409."""
+    from kubeplane.apiserver.handlers import subresources
+    created = (await api.create("/apis/apps/v1/namespaces/default/deployments", DEPLOYMENT)).json
+    body = json.loads(json.dumps(body).replace("PINNED", created["metadata"]["resourceVersion"]))
+    inner, raced = subresources._ScaleUpdate.updated_object, []
+
+    async def racing(self: Any, kv: KeyValue | None) -> Any:
+        if not raced and kv is not None:
+            raced.append(kv.mod_revision)
+            other = copy.deepcopy(kv.obj)
+            other["status"] = {"observedGeneration": 1}
+            await api.storage.update(kv.key, other, kv.mod_revision)
+        return await inner(self, kv)
+    monkeypatch.setattr(subresources._ScaleUpdate, "updated_object", racing)
+    r = await api.call("PATCH", SCALE_PATH, body=body, headers={"content-type": "application/merge-patch+json"})
+    assert r.status == status, r.body
+    stored = (await api.get("/apis/apps/v1/namespaces/default/deployments/d")).json
+    assert stored["spec"]["replicas"] == (4 if status == 200 else 1)
+    assert stored["status"] == {"observedGeneration": 1}

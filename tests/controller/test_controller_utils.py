@@ -329,11 +329,13 @@ def test_filter_pods_by_owner(indexed: bool) -> None:
     assert names(True) == ["mine-1", "mine-2", "not-a-controller-ref", "orphan"]
 
 
-def test_pod_controller_uid_index_cannot_join_a_filled_informer() -> None:
+def test_pod_controller_uid_index_joins_a_filled_informer() -> None:
+    """An informer another component started first (the scheduler's pods) is indexed as it is."""
     from kubeplane.client.tools.cache import Indexer
     indexer = Indexer()
     indexer.add(owned_pod("p", "ns", "uid-a"))
-    assert cu.add_pod_controller_uid_indexer(indexer) is False
+    assert cu.add_pod_controller_uid_indexer(indexer) is True
+    assert [p.metadata.name for p in indexer.by_index(cu.POD_CONTROLLER_UID_INDEX, "uid-a")] == ["p"]
 
 
 @pytest.mark.parametrize("min_ready, ready_since, now, want", [

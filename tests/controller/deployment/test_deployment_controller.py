@@ -458,3 +458,25 @@ async def test_progress_deadline_exceeded_then_recovers() -> None:
         await c.wait_for(lambda: reason() == du.NEW_RS_AVAILABLE_REASON)
     finally:
         await c.stop()
+
+
+async def test_controllers_join_informers_another_component_filled() -> None:
+    """`up` starts the scheduler first, and it reads ReplicaSets (default spreading): the
+    controllers then register on informers that already hold a Deployment and its ReplicaSet,
+    which replay into the new handlers at once (a restart of the controller-manager crashed
+    when a handler ran before the listers it reads were set)."""
+    from kubeplane.client.informers import SharedInformerFactory
+    from kubeplane.client.tools.record import FakeRecorder
+    from kubeplane.controller.deployment import DeploymentController
+    from kubeplane.controller.replicaset import ReplicaSetController
+    fake = await FakeClientset.new()
+    factory = SharedInformerFactory(fake)
+    d = new_deployment("foo", 1)
+    rs = new_replica_set(d, "foo-1", 1)
+    factory.apps_v1().deployments().informer().get_indexer().add(d)
+    factory.apps_v1().replicasets().informer().get_indexer().add(rs)
+    dc = DeploymentController(factory.apps_v1().deployments(), factory.apps_v1().replicasets(),
+                              factory.core_v1().pods(), fake, recorder=FakeRecorder())
+    rsc = ReplicaSetController(factory.apps_v1().replicasets(), factory.core_v1().pods(), fake, recorder=FakeRecorder())
+    assert ObjectName(d.metadata.namespace or "", "foo") in queued(dc)
+    assert rsc.queue.len() == 1

@@ -121,6 +121,13 @@ class _ScaleUpdate(store.UpdatedObjectInfo):
             new["metadata"]["resourceVersion"] = rv      # the Scale's precondition is the owner's
         return new
 
+    def retry_on_conflict(self) -> bool:
+        """A patch lost to another writer (a controller's status write) is applied again to the
+        newer owner, as upstream's patcher does for /scale, unless the Scale pins a resourceVersion."""
+        if self.scale is not None:
+            return not (self.scale.get("metadata") or {}).get("resourceVersion")
+        return not common.patch_pins_revision(self.req, self.patch_type)
+
 
 async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str,
                          subresource: str = "binding", *, legacy: ResourceInfo | None = None) -> Response:

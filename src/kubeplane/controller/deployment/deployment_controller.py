@@ -84,16 +84,11 @@ class DeploymentController:
             RateLimitingQueueOptions(name="deployment", clock=clock))
         d_inf, rs_inf, pod_inf = d_informer.informer(), rs_informer.informer(), pod_informer.informer()
         self._informers = (d_inf, rs_inf, pod_inf)
-        d_inf.add_event_handler(ResourceEventHandlerFuncs(
-            self.add_deployment, self.update_deployment, self.delete_deployment))
-        rs_inf.add_event_handler(ResourceEventHandlerFuncs(
-            self.add_replica_set, self.update_replica_set, self.delete_replica_set))
-        pod_inf.add_event_handler(ResourceEventHandlerFuncs(delete_func=self.delete_pod))
-        self.sync_handler = self.sync_deployment            # test seam
-        self.enqueue_deployment = self.enqueue              # test seam
         self.d_lister = d_informer.lister()
         self.rs_lister = rs_informer.lister()
         self.pod_lister = pod_informer.lister()
+        self.sync_handler = self.sync_deployment            # test seam
+        self.enqueue_deployment = self.enqueue              # test seam
         # Pods by controller UID (shared with the ReplicaSet controller): Recreate's pod map
         # reads each ReplicaSet's pods, not the namespace's.
         cu.add_pod_controller_uid_indexer(pod_inf.get_indexer())
@@ -101,6 +96,13 @@ class DeploymentController:
         self.d_lister_synced = d_inf.has_synced             # test seams
         self.rs_lister_synced = rs_inf.has_synced
         self.pod_lister_synced = pod_inf.has_synced
+        # Handlers last: an informer another component started replays its objects into a new
+        # handler at once (add_replica_set reads d_lister and enqueues).
+        d_inf.add_event_handler(ResourceEventHandlerFuncs(
+            self.add_deployment, self.update_deployment, self.delete_deployment))
+        rs_inf.add_event_handler(ResourceEventHandlerFuncs(
+            self.add_replica_set, self.update_replica_set, self.delete_replica_set))
+        pod_inf.add_event_handler(ResourceEventHandlerFuncs(delete_func=self.delete_pod))
 
     def now(self) -> float:
         """Wall-clock seconds for condition timestamps and deadlines (upstream: metav1.Now, nowFn)."""

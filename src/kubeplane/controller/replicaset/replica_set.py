@@ -94,7 +94,6 @@ class ReplicaSetController:
 
     def _register_rs_informer(self, rs_informer: ResourceInformer[ReplicaSetLister]) -> None:
         inf = rs_informer.informer()
-        inf.add_event_handler(ResourceEventHandlerFuncs(self.add_rs, self.update_rs, self.delete_rs))
         indexer = inf.get_indexer()
         if CONTROLLER_UID_INDEX not in indexer.get_indexers():
             try:
@@ -104,16 +103,18 @@ class ReplicaSetController:
         self.rs_indexer = indexer
         self.rs_lister = rs_informer.lister()
         self.rs_lister_synced = inf.has_synced          # test seam
+        # Last: an informer another component started replays its objects at once.
+        inf.add_event_handler(ResourceEventHandlerFuncs(self.add_rs, self.update_rs, self.delete_rs))
 
     def _register_pod_informer(self, pod_informer: ResourceInformer[PodLister]) -> None:
         inf = pod_informer.informer()
         # Every pod change (even host assignment) wakes the owner: the sync only reads caches.
-        inf.add_event_handler(ResourceEventHandlerFuncs(self.add_pod, self.update_pod, self.delete_pod))
         if not cu.add_pod_controller_uid_indexer(inf.get_indexer()):
             log.info("cannot add the podControllerUID index to a running pod informer: syncs scan the namespace")
         self.pod_indexer = inf.get_indexer()
         self.pod_lister = pod_informer.lister()
         self.pod_lister_synced = inf.has_synced         # test seam
+        inf.add_event_handler(ResourceEventHandlerFuncs(self.add_pod, self.update_pod, self.delete_pod))
 
     # --- run loop -----------------------------------------------------------------------------
 

@@ -227,12 +227,18 @@ def test_add_indexers_before_data() -> None:
     assert set(store.get_indexers()) == {"testmodes"}
 
 
-def test_add_indexers_refused_once_populated() -> None:
+def test_add_indexers_indexes_what_is_stored() -> None:
+    """Upstream's TestThreadSafeStoreAddIndexerAfterAdd: the items already stored are indexed."""
     store = Indexer()
-    store.add(pod("one"))
-    with pytest.raises(RuntimeError, match="running index"):
-        store.add_indexers({"testmodes": by_foo})
-    assert store.get_indexers() == {}
+    store.add(pod("one", labels={"foo": "bar"}))
+    store.add(pod("two", labels={"foo": "baz"}))
+    store.add(pod("three"))
+    store.add_indexers({"testmodes": by_foo})
+    assert names(store.by_index("testmodes", "bar")) == {"one"}
+    assert names(store.by_index("testmodes", "baz")) == {"two"}
+    store.delete(pod("one"))
+    assert store.by_index("testmodes", "bar") == []
+    store._check_invariants()
 
 
 def test_add_indexers_conflict() -> None:

@@ -126,14 +126,20 @@ class Indexer:
     # --- Indexer -------------------------------------------------------------------------
 
     def add_indexers(self, indexers: dict[str, IndexFunc]) -> None:
-        """Add index functions; refused once the store holds data (as upstream)."""
-        if self._items:
-            raise RuntimeError("cannot add indexers to a running index")
+        """Add index functions; objects already stored are indexed at once, so a controller
+        may index an informer another component started first.
+
+        Upstream: threadSafeMap.AddIndexers (tools/cache/thread_safe_store.go)
+        """
+        if conflict := sorted(set(indexers) & set(self._indexers)):
+            raise ValueError(f"indexer conflict: {conflict}")
         for name, fn in indexers.items():
-            if name in self._indexers:
-                raise ValueError(f"indexer conflict: {name}")
             self._indexers[name] = fn
-            self._indices[name] = {}
+            bucket: dict[str, set[str]] = {}
+            self._indices[name] = bucket
+            for key, obj in self._items.items():
+                for value in fn(obj):
+                    bucket.setdefault(value, set()).add(key)
 
     def index(self, name: str, obj: Any) -> builtins.list[Any]:
         """Objects sharing any of obj's values for index `name`."""

@@ -485,14 +485,10 @@ def _pod_controller_uid_index(pod: Any) -> list[str]:
 
 
 def add_pod_controller_uid_indexer(indexer: Any) -> bool:
-    """Index the pod informer by controller UID (once for all controllers sharing it); False
-    when the informer already holds pods and cannot take a new index."""
-    if POD_CONTROLLER_UID_INDEX in indexer.get_indexers():
-        return True
-    try:
+    """Index the pod informer by controller UID, once for all controllers sharing it (a filled
+    informer is indexed as it is: Indexer.add_indexers); True once the index is there."""
+    if POD_CONTROLLER_UID_INDEX not in indexer.get_indexers():
         indexer.add_indexers({POD_CONTROLLER_UID_INDEX: _pod_controller_uid_index})
-    except RuntimeError:
-        return False
     return True
 
 

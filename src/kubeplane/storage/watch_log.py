@@ -47,7 +47,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .interface import Compacted, KeyValue, LeanKeyValue, WatchEvent
+from .interface import Compacted, LeanKeyValue, WatchEvent
 
 if TYPE_CHECKING:
     from .interface import Watcher
@@ -217,8 +217,8 @@ class WatchLog:
         """
         ring, cap, r = self._ring, self.capacity, ev.revision
         kv, prev = ev.kv, ev.prev
-        lean_kv = _lean(kv) if ev.type == "DELETED" else kv
-        lean_prev = None if prev is None else _lean(prev)
+        lean_kv = kv.lean() if ev.type == "DELETED" else kv
+        lean_prev = None if prev is None else prev.lean()
         if lean_kv is kv and lean_prev is prev:
             return
         ring[r % cap] = WatchEvent(ev.type, lean_kv, lean_prev, r)
@@ -340,10 +340,6 @@ class WatchLog:
                 assert ev.prev is None or isinstance(ev.prev, LeanKeyValue), ev
                 assert ev.type != "DELETED" or isinstance(ev.kv, LeanKeyValue), ev
 
-
-def _lean(kv: KeyValue) -> KeyValue:
-    """kv without its decoded object (kv itself if it has none)."""
-    return kv.lean()
 
 
 class LogWatcher:

@@ -55,20 +55,15 @@ def _node_name_index(obj: Any) -> list[str]:
 
 
 def pods_assigned_to_node_func(pod_informer: ResourceInformer[PodLister]) -> Callable[[str], list[core_v1.Pod]]:
-    """A lookup of the cached pods bound to a node, by index when the informer allows one.
+    """A lookup of the cached pods bound to a node, by the spec.nodeName index.
 
     The returned pods are the cache's: never modify them.
     Upstream: the getPodsAssignedToNode closure of NewNodeLifecycleController / tainteviction.New
     """
     indexer = pod_informer.informer().get_indexer()
     if NODE_NAME_KEY_INDEX not in indexer.get_indexers():
-        try:
-            indexer.add_indexers({NODE_NAME_KEY_INDEX: _node_name_index})
-        except RuntimeError:                   # informer already filled: fall back to scanning
-            log.info("cannot add spec.nodeName index to a running pod informer")
-    if NODE_NAME_KEY_INDEX in indexer.get_indexers():
-        return lambda node_name: indexer.by_index(NODE_NAME_KEY_INDEX, node_name)
-    return lambda node_name: [p for p in indexer.list() if (p.spec.node_name if p.spec else None) == node_name]
+        indexer.add_indexers({NODE_NAME_KEY_INDEX: _node_name_index})
+    return lambda node_name: indexer.by_index(NODE_NAME_KEY_INDEX, node_name)
 
 
 # --- timed workers ----------------------------------------------------------------------------------

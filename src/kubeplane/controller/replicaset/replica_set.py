@@ -96,10 +96,7 @@ class ReplicaSetController:
         inf = rs_informer.informer()
         indexer = inf.get_indexer()
         if CONTROLLER_UID_INDEX not in indexer.get_indexers():
-            try:
-                indexer.add_indexers({CONTROLLER_UID_INDEX: _controller_uid_index})
-            except RuntimeError:               # informer already filled: fall back to scanning
-                log.info("cannot add controllerUID index to a running ReplicaSet informer")
+            indexer.add_indexers({CONTROLLER_UID_INDEX: _controller_uid_index})
         self.rs_indexer = indexer
         self.rs_lister = rs_informer.lister()
         self.rs_lister_synced = inf.has_synced          # test seam
@@ -109,8 +106,7 @@ class ReplicaSetController:
     def _register_pod_informer(self, pod_informer: ResourceInformer[PodLister]) -> None:
         inf = pod_informer.informer()
         # Every pod change (even host assignment) wakes the owner: the sync only reads caches.
-        if not cu.add_pod_controller_uid_indexer(inf.get_indexer()):
-            log.info("cannot add the podControllerUID index to a running pod informer: syncs scan the namespace")
+        cu.add_pod_controller_uid_indexer(inf.get_indexer())
         self.pod_indexer = inf.get_indexer()
         self.pod_lister = pod_informer.lister()
         self.pod_lister_synced = inf.has_synced         # test seam

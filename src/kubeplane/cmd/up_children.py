@@ -143,18 +143,14 @@ def kubelet_argv(args: argparse.Namespace, first: int, count: int, *, cert_dir: 
 def ensure_node_certificates(pki: pathlib.Path, cert_dir: pathlib.Path, names: list[str]) -> None:
     """<cert_dir>/<node>/kubelet-client-current.pem for each node: kept if still valid and
     issued by pki/ca.crt, else a new one signed by pki/ca.key (kubeadm's kubelet.conf)."""
-    from cryptography import x509
     from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
 
     from ..kubelet.certificate.bootstrap import NODES_GROUP, keep, load_client_cert
     from ..utils.files import make_private_dir
-    from ..utils.pki import client_cert
+    from ..utils.pki import client_cert, load_ca
 
-    ca_pem = (pki / "ca.crt").read_bytes()
-    ca = x509.load_pem_x509_certificate(ca_pem)
-    ca_key = serialization.load_pem_private_key((pki / "ca.key").read_bytes(), password=None)
-    assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
+    ca, ca_key = load_ca(pki)
+    ca_pem = ca.public_bytes(serialization.Encoding.PEM)
     make_private_dir(cert_dir)
     for node in names:
         path = cert_dir / node

@@ -112,12 +112,17 @@ def client_cert(common_name: str, organizations: list[str], issuer: x509.Certifi
     return cert.public_bytes(serialization.Encoding.PEM), _key_pem(key)
 
 
-def write_client_cert(pki: pathlib.Path, name: str, common_name: str, organizations: list[str]) -> None:
-    """pki/<name>.crt and .key (0600): a client certificate signed by pki/ca.key."""
+def load_ca(pki: pathlib.Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """The cluster CA's certificate and key (pki/ca.crt, pki/ca.key), to sign client certificates."""
     ca = x509.load_pem_x509_certificate((pki / "ca.crt").read_bytes())
     ca_key = serialization.load_pem_private_key((pki / "ca.key").read_bytes(), password=None)
     assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
-    cert, key = client_cert(common_name, organizations, ca, ca_key)
+    return ca, ca_key
+
+
+def write_client_cert(pki: pathlib.Path, name: str, common_name: str, organizations: list[str]) -> None:
+    """pki/<name>.crt and .key (0600): a client certificate signed by pki/ca.key."""
+    cert, key = client_cert(common_name, organizations, *load_ca(pki))
     write_atomic(pki / f"{name}.key", key)
     write_atomic(pki / f"{name}.crt", cert)
 

@@ -225,6 +225,13 @@ def node_port_addresses(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def add_node_heartbeat_flag(p: argparse.ArgumentParser) -> None:
+    """--node-heartbeat-period, the same on `up` and `kubelet` (which `up --kubelet-processes` starts)."""
+    p.add_argument("--node-heartbeat-period", type=seconds, default=10.0, metavar="SECONDS",
+                   help="how often each node renews its Lease and checks its status (default 10, "
+                        "upstream's lease renew interval)")
+
+
 def add_pod_network_flags(p: argparse.ArgumentParser) -> None:
     """--pod-network and --nodeport-addresses, the same on `up` and `kubelet`."""
     p.add_argument("--pod-network", choices=("auto", "netns", "host"), default="auto",

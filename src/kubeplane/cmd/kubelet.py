@@ -66,9 +66,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--first-node", type=flags.non_negative_int, default=0, metavar="I",
                    help="the first node's index i (default 0): several kubelet processes share out one range "
                         "of names (`up --kubelet-processes`)")
-    p.add_argument("--node-heartbeat-period", type=flags.seconds, default=10.0, metavar="SECONDS",
-                   help="how often each node renews its Lease and checks its status (default 10, upstream's "
-                        "lease renew interval)")
+    flags.add_node_heartbeat_flag(p)
     p.add_argument("--root-dir", type=pathlib.Path, default=None,
                    help="process runtime: where pod working directories and logs live (default: a temp dir)")
     p.add_argument("--address", default="127.0.0.1",

@@ -249,9 +249,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--profile", default="default",
                    help="sim runtime behaviour: a shipped profile (default, readiness-delay, failing-readiness, "
                         "crash-loop, image-pull-failure) or a directory of stage YAML files")
-    p.add_argument("--node-heartbeat-period", type=flags.seconds, default=10.0, metavar="SECONDS",
-                   help="how often each simulated node renews its Lease and checks its status (default 10, "
-                        "upstream's lease renew interval)")
+    flags.add_node_heartbeat_flag(p)
     p.add_argument("--streaming-connection-idle-timeout", type=flags.go_duration, default=4 * 3600.0,
                    metavar="DURATION", help="the kubelets close an exec, attach or port-forward connection idle "
                    "this long (default 4h0m0s, the kubelet's; 0 never)")

@@ -143,13 +143,7 @@ class ASGIApp:
             return await self.audited(req, info, resp)
         try:
             with self.deadlines.deadline(seconds):
-                if body is not None:
-                    return await self.route(req, info, body)
-                resp = await self.api.route_trusted(req, info)     # route(), one frame fewer for the direct path
-                storage = self.storage
-                if storage.committed_revision < storage.revision:
-                    resp = await self.durable(resp)
-                return resp
+                return await self.route(req, info, body)
         except TimeoutError:
             metrics.record_termination(req, info, 504)
             return await self.audited(req, info, status_response(timeout_error()))

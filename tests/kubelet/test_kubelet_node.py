@@ -151,3 +151,50 @@ async def test_a_new_node_gets_the_next_pod_cidr_no_other_node_has() -> None:
     cidrs = {n.metadata.name: n.spec.pod_cidr for n in (await cs.core_v1().nodes().list()).items}
     assert cidrs == {"up-0": "10.244.0.0/24", "up-1": "10.244.1.0/24", "mine-0": "10.244.3.0/24",
                      "mine-1": "10.244.7.0/24", "mine-2": "10.244.5.0/24"}
+
+
+def test_lease_renewal_leaves_the_cached_lease_as_it_was() -> None:
+    from kubeplane.api.types import coordination_v1
+    from kubeplane.kubelet.nodelease import new_lease, renewed
+
+    node = core_v1.Node(metadata=meta_v1.ObjectMeta(name="node-0", uid="u"))
+    lease = new_lease(node, 1600000000.0)
+    lease.spec.holder_identity = "someone-else"
+    out = renewed(lease, "node-0", 1600000010.25)
+    assert (out.spec.renew_time, out.spec.holder_identity) == ("2020-09-13T12:26:50.250000Z", "node-0")
+    assert out.spec.lease_duration_seconds == 40 and out.metadata == lease.metadata
+    assert (lease.spec.renew_time, lease.spec.holder_identity) == ("2020-09-13T12:26:40.000000Z", "someone-else")
+    assert renewed(coordination_v1.Lease(metadata=lease.metadata), "n", 0.0).spec.renew_time == \
+        "1970-01-01T00:00:00.000000Z"
+
+
+async def test_heartbeats_due_within_the_timer_slack_go_in_one_wake_up(make_env) -> None:
+    """Nodes due within TIMER_SLACK of each other renew together (at most that early); each
+    still renews once per period."""
+    from kubeplane.kubelet.kubelet import TIMER_SLACK, KubeletOptions
+    from kubeplane.utils.clock import parse_rfc3339
+
+    period = 1.0
+    env = await make_env(nodes=40, options=KubeletOptions(heartbeat_period=period))   # one due every 25 ms
+    await advance(env.clock, 2 * period, step=0.01)
+    env.cs.clear_actions()
+    wakeups = 0
+    sleep = env.clock.sleep
+
+    async def counting(seconds: float) -> None:
+        nonlocal wakeups
+        wakeups += 1
+        await sleep(seconds)
+    env.clock.sleep = counting                     # type: ignore[method-assign]
+    await advance(env.clock, 10 * period, step=0.01)
+    updates = [a for a in env.cs.actions if a.resource == "leases" and a.verb == "update"]
+    assert abs(len(updates) - 10 * 40) <= 1        # once per period each (one may sit on the edge)
+    times: dict[str, list[float]] = {}
+    for a in updates:
+        times.setdefault(a.name, []).append(parse_rfc3339(a.body["spec"]["renewTime"]))
+    assert len(times) == 40
+    # each renewal at most TIMER_SLACK early (+ the 10 ms steps of the fake clock), never late
+    assert all(abs(b - a - period) <= TIMER_SLACK + 0.011 for ts in times.values() for a, b in zip(ts, ts[1:]))
+    assert all(abs(ts[-1] - ts[0] - period * (len(ts) - 1)) <= TIMER_SLACK + 0.011 for ts in times.values())
+    assert wakeups <= 10 * 40 / 2 + 2              # at least two per wake-up (slack 50 ms, 25 ms apart)
+    assert TIMER_SLACK <= period / 10

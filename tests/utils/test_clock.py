@@ -122,3 +122,23 @@ async def test_real_clock_after_func_is_a_loop_timer() -> None:
     timer = REAL_CLOCK.after_func(0.001, done.set)
     await asyncio.wait_for(done.wait(), 5)
     assert isinstance(timer, asyncio.TimerHandle)
+
+
+def test_rfc3339_micro_rounds_as_datetime_does() -> None:
+    """The cached-seconds formatter gives datetime's text, rounding half to even into the
+    next second."""
+    import datetime as dt
+    import random
+
+    from kubeplane.utils.clock import rfc3339_micro
+
+    def reference(ts: float) -> str:
+        return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+    assert rfc3339_micro(1600000000.0) == "2020-09-13T12:26:40.000000Z"
+    assert rfc3339_micro(1600000000.9999996) == "2020-09-13T12:26:41.000000Z"    # carries
+    assert rfc3339_micro(-1.5) == reference(-1.5)
+    r = random.Random(7)
+    for _ in range(20000):
+        ts = r.randrange(0, 4 * 10**9) + r.randrange(0, 10**6 + 1) / 1e6 + r.choice((0.0, 5e-7, -5e-7))
+        assert rfc3339_micro(ts) == reference(ts), ts

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 
+import msgspec
+
 from ..api import errors
 from ..api.types import coordination_v1, core_v1, meta_v1
 from ..client.clientset import Clientset
@@ -38,6 +40,7 @@ class LeaseRenewer:
         self.clientset, self.node = clientset, node
         self.latest: coordination_v1.Lease | None = None
         self.renewals = 0
+        self._leases = clientset.coordination_v1().leases(LEASE_NAMESPACE)
 
     async def sync(self, now: float) -> None:
         """Create the lease if missing, else renew it. Upstream: controller.sync
@@ -45,15 +48,11 @@ class LeaseRenewer:
         Renewing updates the cached copy, so a steady node costs one PUT per interval; on
         a conflict or a missing lease the cache is dropped and the next interval re-reads.
         """
-        leases = self.clientset.coordination_v1().leases(LEASE_NAMESPACE)
         try:
             if self.latest is None:
-                self.latest = await self._ensure(leases, now)
+                self.latest = await self._ensure(self._leases, now)
                 return
-            lease = self.latest.deep_copy()
-            lease.spec.renew_time = rfc3339_micro(now)
-            lease.spec.holder_identity = self.node.metadata.name
-            self.latest = await leases.update(lease)
+            self.latest = await self._leases.update(renewed(self.latest, self.node.metadata.name, now))
             self.renewals += 1
         except (errors.Conflict, errors.NotFound):
             self.latest = None
@@ -64,7 +63,13 @@ class LeaseRenewer:
             lease = await leases.get(self.node.metadata.name)
         except errors.NotFound:
             return await leases.create(new_lease(self.node, now))
-        lease = lease.deep_copy()
-        lease.spec.renew_time = rfc3339_micro(now)
-        lease.spec.holder_identity = self.node.metadata.name
-        return await leases.update(lease)
+        return await leases.update(renewed(lease, self.node.metadata.name, now))
+
+
+def renewed(lease: coordination_v1.Lease, holder: str | None, now: float) -> coordination_v1.Lease:
+    """lease with renewTime now and holderIdentity holder, leaving lease itself as it was (a
+    copy of the spec only: the update sends a fresh dict of the rest, so nothing else needs
+    one). Upstream: controller.newLease from a base lease (base.DeepCopy(), then RenewTime)."""
+    spec = lease.spec or coordination_v1.LeaseSpec()
+    return msgspec.structs.replace(lease, spec=msgspec.structs.replace(
+        spec, renew_time=rfc3339_micro(now), holder_identity=holder))

@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 RETRY_AFTER = 1.0      # seconds before retrying a failed write
+MAX_CLIENTS = 4096     # cached (node, namespace) pods clients
 
 
 @dataclass
@@ -64,6 +65,17 @@ class StatusManager:
         self.queue: DelayingQueue[str] = DelayingQueue(DelayingQueueOptions("pod-status", clock))
         self.writes = 0                        # status writes made (for tests and benchmarks)
         self.on_synced: Callable[[str], None] = lambda uid: None   # after a pod's status is stored, or the pod is gone
+        self._clients: dict[tuple[str, str], Any] = {}     # (node, namespace) -> its pods client
+
+    def _pods(self, node: str, namespace: str) -> Any:
+        """The pods client a node writes a namespace's statuses with (made once: a write per
+        pod phase would otherwise build one)."""
+        client = self._clients.get((node, namespace))
+        if client is None:
+            if len(self._clients) >= MAX_CLIENTS:       # namespaces come and go: stay bounded
+                self._clients.clear()
+            client = self._clients[node, namespace] = self.clientset_for(node).core_v1().pods(namespace)
+        return client
 
     def pending(self, uid: str) -> bool:
         """Whether a status of the pod is still to be written (queued, or being written)."""
@@ -148,7 +160,7 @@ class StatusManager:
         entry = self.pod_statuses.get(uid)
         if entry is None:
             return
-        pods = self.clientset_for(entry.node).core_v1().pods(entry.namespace)
+        pods = self._pods(entry.node, entry.namespace)
         status = entry.status = _with_conditions_not_owned(entry.status, self.get_pod(uid))
         base = self.written.get(uid)
         from_store = base is None

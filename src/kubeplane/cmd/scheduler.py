@@ -34,7 +34,7 @@ async def run_scheduler(clientset: Clientset, *, clock: Clock = REAL_CLOCK, opti
     from ..scheduler.framework.runtime import DEFAULT_SCHEDULER_NAME
 
     owns_factory = factory is None
-    factory = factory or SharedInformerFactory(clientset, clock=clock)
+    factory = factory or new_informer_factory(clientset, clock=clock)
     broadcaster = EventBroadcaster(clientset, clock=clock)
     sched = Scheduler(clientset, factory.core_v1().pods(), factory.core_v1().nodes(),
                       recorder=broadcaster.new_recorder(DEFAULT_SCHEDULER_NAME), clock=clock,
@@ -50,6 +50,16 @@ async def run_scheduler(clientset: Clientset, *, clock: Clock = REAL_CLOCK, opti
         if owns_factory:
             await factory.shutdown()
         await broadcaster.shutdown()
+
+
+def new_informer_factory(clientset: Clientset, *, clock: Clock = REAL_CLOCK) -> SharedInformerFactory:
+    """The scheduler's own informers (`kubeplane scheduler`; in `up` it shares the process's):
+    without managedFields, which the scheduler never reads.
+
+    Upstream: NewInformerFactory / newPodInformer's trim (pkg/scheduler/scheduler.go).
+    """
+    from ..client.tools.cache.shared_informer import transform_strip_managed_fields
+    return SharedInformerFactory(clientset, clock=clock, transform=transform_strip_managed_fields)
 
 
 class HandlerSync:
@@ -85,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     health.add(("readyz",), NamedCheck("sched-handler-sync", synced.check))
 
     async def schedule(cs: Clientset) -> None:
-        synced.factory = factory = SharedInformerFactory(cs)
+        synced.factory = factory = new_informer_factory(cs)
         try:
             await run_scheduler(cs, factory=factory)
         finally:

@@ -104,18 +104,23 @@ def cpu_seconds(pids: list[int]) -> float:
 
 
 class RSSSampler(threading.Thread):
-    """Polls the tree's RSS every `period` s; `peak` is the largest sample, `last` the latest."""
+    """Polls the tree's RSS every `period` s; `peak` is the largest sample, `last` the latest;
+    `peak_own` / `peak_children` the largest of `up`'s own process and of its children's sum
+    (--scheduler-process, --kubelet-processes), each on its own."""
 
     def __init__(self, pid: int, period: float = 0.05) -> None:
         super().__init__(daemon=True)
         self.pid, self.period = pid, period
-        self.peak = self.last = 0
+        self.peak = self.last = self.peak_own = self.peak_children = 0
         self.stopped = threading.Event()
 
     def run(self) -> None:
         while not self.stopped.wait(self.period):
-            self.last = rss_bytes(tree(self.pid))
+            pids = tree(self.pid)
+            own, children = rss_bytes(pids[:1]), rss_bytes(pids[1:])
+            self.last = own + children
             self.peak = max(self.peak, self.last)
+            self.peak_own, self.peak_children = max(self.peak_own, own), max(self.peak_children, children)
 
 
 class Staller(threading.Thread):
@@ -441,6 +446,9 @@ async def density(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, floa
         out["update_startup_p50_s"] = pct(second_latency, 0.50)
         out["update_startup_p99_s"] = pct(second_latency, 0.99)
         out["rss_peak_mb"] = rss.peak / 2**20
+        if rss.peak_children:
+            out["rss_peak_up_process_mb"] = rss.peak_own / 2**20
+            out["rss_peak_child_processes_mb"] = rss.peak_children / 2**20
     finally:
         if staller is not None:
             staller.stopped.set()

@@ -234,6 +234,18 @@ class Watcher:
         await asyncio.gather(*self.tasks, return_exceptions=True)
 
 
+def timeline(pods: list[PodTimes], t0: float, points: int = 12) -> str:
+    """"2s 1200/300/250 ...": how many pods were added, bound and ready `points` times over
+    the phase (cumulative), so a creation rate that outruns binding shows as a growing gap."""
+    end = max((p.ready or p.bound or p.added) for p in pods) - t0 if pods else 0.0
+    out = []
+    for i in range(1, points + 1):
+        at = t0 + end * i / points
+        out.append(f"{at - t0:.1f}s {sum(p.added <= at for p in pods)}/{sum(bool(p.bound and p.bound <= at) for p in pods)}"
+                   f"/{sum(bool(p.ready and p.ready <= at) for p in pods)}")
+    return "  ".join(out)
+
+
 def parse_time(value: str) -> float:
     return float(calendar.timegm(time.strptime(value, "%Y-%m-%dT%H:%M:%SZ")))
 
@@ -421,6 +433,8 @@ async def density(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, floa
                 "startup_from_creation_p50_s": pct(from_created, 0.50),
                 "startup_from_creation_p99_s": pct(from_created, 0.99)}
         out["rss_after_rollout_mb"] = rss_bytes(tree(proc.pid)) / 2**20
+        print("  pods added / bound / ready by then (creation vs binding over time):", timeline(first, t0),
+              file=sys.stderr)
         counts1 = await request_counts(c)
         print("  requests until available:", work_counts(counts0, counts1), file=sys.stderr)
         reasons = await event_reasons(c)

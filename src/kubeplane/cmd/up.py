@@ -71,7 +71,10 @@ UMASK = 0o077
 # --kubelet-processes' default: 0 runs the simulated nodes in `up`'s own process, N > 0 in N
 # processes of their own (cmd/up_children.py).
 DEFAULT_KUBELET_PROCESSES = 0
-DEFAULT_SCHEDULER_PROCESS = False      # --scheduler-process's, likewise
+# --scheduler-process's, likewise. It stays off (BENCHMARKS.md, session 13, helper proc): at 10,000 pods
+# on 1,000 nodes it meets the time targets but not peak RSS <= 1 GB (up 838 MB + the scheduler's
+# process 220 MB) and makes the startup p99 worse while creation outruns binding.
+DEFAULT_SCHEDULER_PROCESS = False
 
 
 def in_process_clientset(api: APIServer, component: str, user: Any = None, *, qps: float = 0.0, burst: int = 0) -> Any:

@@ -104,18 +104,23 @@ def cpu_seconds(pids: list[int]) -> float:
 
 
 class RSSSampler(threading.Thread):
-    """Polls the tree's RSS every `period` s; `peak` is the largest sample, `last` the latest."""
+    """Polls the tree's RSS every `period` s; `peak` is the largest sample, `last` the latest;
+    `peak_own` / `peak_children` the largest of `up`'s own process and of its children's sum
+    (--scheduler-process, --kubelet-processes), each on its own."""
 
     def __init__(self, pid: int, period: float = 0.05) -> None:
         super().__init__(daemon=True)
         self.pid, self.period = pid, period
-        self.peak = self.last = 0
+        self.peak = self.last = self.peak_own = self.peak_children = 0
         self.stopped = threading.Event()
 
     def run(self) -> None:
         while not self.stopped.wait(self.period):
-            self.last = rss_bytes(tree(self.pid))
+            pids = tree(self.pid)
+            own, children = rss_bytes(pids[:1]), rss_bytes(pids[1:])
+            self.last = own + children
             self.peak = max(self.peak, self.last)
+            self.peak_own, self.peak_children = max(self.peak_own, own), max(self.peak_children, children)
 
 
 class Staller(threading.Thread):
@@ -227,6 +232,18 @@ class Watcher:
                 print(f"watch failed: {t.exception()!r}", file=sys.stderr)
             t.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
+
+
+def timeline(pods: list[PodTimes], t0: float, points: int = 12) -> str:
+    """"2s 1200/300/250 ...": how many pods were added, bound and ready `points` times over
+    the phase (cumulative), so a creation rate that outruns binding shows as a growing gap."""
+    end = max((p.ready or p.bound or p.added) for p in pods) - t0 if pods else 0.0
+    out = []
+    for i in range(1, points + 1):
+        at = t0 + end * i / points
+        out.append(f"{at - t0:.1f}s {sum(p.added <= at for p in pods)}/{sum(bool(p.bound and p.bound <= at) for p in pods)}"
+                   f"/{sum(bool(p.ready and p.ready <= at) for p in pods)}")
+    return "  ".join(out)
 
 
 def parse_time(value: str) -> float:
@@ -416,6 +433,8 @@ async def density(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, floa
                 "startup_from_creation_p50_s": pct(from_created, 0.50),
                 "startup_from_creation_p99_s": pct(from_created, 0.99)}
         out["rss_after_rollout_mb"] = rss_bytes(tree(proc.pid)) / 2**20
+        print("  pods added / bound / ready by then (creation vs binding over time):", timeline(first, t0),
+              file=sys.stderr)
         counts1 = await request_counts(c)
         print("  requests until available:", work_counts(counts0, counts1), file=sys.stderr)
         reasons = await event_reasons(c)
@@ -441,6 +460,9 @@ async def density(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, floa
         out["update_startup_p50_s"] = pct(second_latency, 0.50)
         out["update_startup_p99_s"] = pct(second_latency, 0.99)
         out["rss_peak_mb"] = rss.peak / 2**20
+        if rss.peak_children:
+            out["rss_peak_up_process_mb"] = rss.peak_own / 2**20
+            out["rss_peak_child_processes_mb"] = rss.peak_children / 2**20
     finally:
         if staller is not None:
             staller.stopped.set()

@@ -40,6 +40,7 @@ import argparse
 import asyncio
 import collections
 import pathlib
+import shlex
 import sys
 import tempfile
 from typing import Any
@@ -290,18 +291,29 @@ def trace_up(out: pathlib.Path, replicas: int) -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(hook)]))
 
 
-async def density_snapshots(out: pathlib.Path, replicas: int, nodes: int, timeout: float) -> None:
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+async def density_snapshots(out: pathlib.Path, replicas: int, nodes: int, timeout: float,
+                            up_args: list[str] | None = None) -> None:
     """The density scenario under the tracemalloc hook, with snapshots once all replicas are
-    available (out/tm.1) and after the rolling update (out/tm.2)."""
+    available (out/tm.1) and after the rolling update (out/tm.2); with
+    `--up-args=--scheduler-process` the scheduler's process writes out/tm-scheduler.1 and .2 too."""
     import os
     import signal
     import time
 
     from api_bench import Client, start_up, stop
-    from density import NS, deployment, kubectl, wait_nodes_ready
+    from density import NS, deployment, kubectl, tree, wait_nodes_ready
     history = str(max(1_000, replicas * 5))                     # 50,000 at 10,000 pods
     with tempfile.TemporaryDirectory(prefix="kubeplane-memcost-") as tmp:
-        proc, _ = start_up(pathlib.Path(tmp) / "up", "sqlite", ["--nodes", str(nodes), "--watch-history", history])
+        proc, _ = start_up(pathlib.Path(tmp) / "up", "sqlite", ["--nodes", str(nodes), "--watch-history", history,
+                                                                  *(up_args or [])])
         kubeconfig = pathlib.Path(tmp) / "up" / "kubeconfig"
         c = Client(kubeconfig, 2)
 
@@ -318,6 +330,9 @@ async def density_snapshots(out: pathlib.Path, replicas: int, nodes: int, timeou
         async def snapshot(n: int) -> None:
             await asyncio.sleep(5)                                  # let the last writes settle
             proc.send_signal(signal.SIGUSR1)
+            for pid in tree(proc.pid)[1:]:                          # --scheduler-process's child (traced too)
+                if b"\0scheduler\0" in _cmdline(pid):
+                    os.kill(pid, signal.SIGUSR1)
             while not await asyncio.to_thread(os.path.exists, out / f"tm.{n}"):
                 await asyncio.sleep(1)
             print(f"snapshot {out / f'tm.{n}'}", file=sys.stderr)
@@ -345,6 +360,7 @@ def main() -> None:
     d.add_argument("--replicas", type=int, default=1000)
     d.add_argument("--nodes", type=int, default=100)
     d.add_argument("--timeout", type=float, default=900.0)
+    d.add_argument("--up-args", type=shlex.split, default=[], metavar="ARGS", help="more flags for `up`")
     g = sub.add_parser("growth")
     g.add_argument("a")
     g.add_argument("b")
@@ -359,7 +375,7 @@ def main() -> None:
         print_objects(object_costs(asyncio.run(sample_objects())))
     elif args.cmd == "density":
         trace_up(args.dir, args.replicas)
-        asyncio.run(density_snapshots(args.dir, args.replicas, args.nodes, args.timeout))
+        asyncio.run(density_snapshots(args.dir, args.replicas, args.nodes, args.timeout, args.up_args))
     elif args.cmd == "growth":
         growth(args.a, args.b, args.pods)
     else:

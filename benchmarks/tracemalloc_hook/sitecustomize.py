@@ -6,13 +6,17 @@ the traced memory grew by 8 % over 50 MB, writes a snapshot to <file> (the last 
 and the traced size to <file>.txt. SIGUSR1 writes one more to <file>.<n> (n = 1, 2 ...) at once:
 `memory_costs.py density` takes them at fixed points of its run. KP_LEAN_LAG sets
 storage.watch_log.LEAN_LAG for the run (scaled with the history: memory_costs.py density).
+`up --scheduler-process`'s child (`... up_children scheduler ...`) inherits the environment and
+is traced too, into <file>-scheduler (and <file>-scheduler.<n> on its own SIGUSR1).
 Without KP_TRACEMALLOC this does nothing.
 """
 import os
 import sys
 
 _out = os.environ.get("KP_TRACEMALLOC")
-if _out and "up" in sys.argv:
+if _out and "up" not in sys.argv and sys.argv[1:2] == ["scheduler"]:     # sys.argv[0] is "-m" here
+    _out += "-scheduler"
+if _out and ("up" in sys.argv or _out.endswith("-scheduler")):
     import threading
     import time
     import tracemalloc

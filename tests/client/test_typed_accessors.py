@@ -88,3 +88,12 @@ def test_an_unknown_resource_is_an_attribute_error() -> None:
         cs.apps_v1().widgets("default")  # type: ignore[attr-defined]
     with pytest.raises(KeyError):
         cs.apps_v1().resource("widgets")
+
+
+def test_factory_transform_is_set_on_every_informer() -> None:
+    """Upstream: informers.WithTransform — each informer the factory makes gets it."""
+    from kubeplane.client.tools.cache.shared_informer import transform_strip_managed_fields
+    factory = SharedInformerFactory(Clientset(_NoTransport()), transform=transform_strip_managed_fields)
+    assert factory.core_v1().pods().informer().transform is transform_strip_managed_fields
+    assert factory.apps_v1().deployments().informer().transform is transform_strip_managed_fields
+    assert SharedInformerFactory(Clientset(_NoTransport())).core_v1().nodes().informer().transform is None

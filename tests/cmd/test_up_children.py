@@ -178,3 +178,18 @@ def test_the_scheduler_process_is_kubeplane_scheduler_as_system_kube_scheduler(t
     parsed = p.parse_args(child.argv[3:])
     assert parsed.kubeconfig == tmp_path.resolve() / "scheduler.conf"
     assert (parsed.leader_elect, parsed.secure_port) == (False, 0)
+
+
+def test_kube_api_qps_paces_each_in_process_controller_client(tmp_path: pathlib.Path) -> None:
+    """up --kube-api-qps / --kube-api-burst: kube-controller-manager's flags, for the in-process
+    controllers (each clientset a bucket of its own); unset, no limit."""
+    from kubeplane.client.transport import RateLimitedTransport
+    args = parser().parse_args(["up", "--data-dir", str(tmp_path), "--kube-api-qps", "100"])
+    assert (args.kube_api_qps, args.kube_api_burst) == (100.0, 0)
+    assert parser().parse_args(["up"]).kube_api_qps == 0.0
+    api = object()
+    a = up.in_process_clientset(api, "kube-controller-manager", "u", qps=100.0)
+    b = up.in_process_clientset(api, "kube-controller-manager", "u", qps=100.0, burst=7)
+    assert isinstance(a.transport, RateLimitedTransport) and a.transport.limiter._burst == 150
+    assert b.transport.limiter._burst == 7 and b.transport.limiter is not a.transport.limiter
+    assert not isinstance(up.in_process_clientset(api, "kube-controller-manager", "u").transport, RateLimitedTransport)

@@ -5,6 +5,9 @@
     factory.start()                                     # tasks for every informer asked for
     await factory.wait_for_cache_sync()
 
+`SharedInformerFactory(cs, transform=transform_strip_managed_fields)` sets that transform on
+every informer it makes (upstream's informers.WithTransform).
+
 The per-group accessors (`apps_v1()`, `core_v1()` ...: InformerGroups) and the typed listers
 they hand out are generated (informer_groups.py, listers.py: tools/gen_client.py), so
 `d_informer.lister()` is a DeploymentLister whose `.deployments(ns).get(name)` mypy knows to be
@@ -26,7 +29,7 @@ from .informer_groups import InformerGroups
 from .listers import LISTERS
 from .rest import ResourceClient
 from .tools.cache.listers import GenericLister
-from .tools.cache.shared_informer import SharedIndexInformer, wait_for_cache_sync
+from .tools.cache.shared_informer import SharedIndexInformer, TransformFunc, wait_for_cache_sync
 
 L = TypeVar("L", bound=GenericLister[Any])
 
@@ -50,8 +53,9 @@ class ResourceInformer(Generic[L]):
 
 class SharedInformerFactory(InformerGroups):
     def __init__(self, clientset: Clientset, *, resync_period: float = 0.0, namespace: str = "",
-                 clock: Clock = REAL_CLOCK) -> None:
+                 clock: Clock = REAL_CLOCK, transform: TransformFunc | None = None) -> None:
         self.clientset = clientset
+        self.transform = transform          # upstream: informers.WithTransform
         self.resync_period = resync_period
         self.namespace = namespace
         self.clock = clock
@@ -76,6 +80,7 @@ class SharedInformerFactory(InformerGroups):
             lw: ResourceClient[Any] = ResourceClient(self.clientset.transport, ri, self.namespace)
             shared = SharedIndexInformer(lw, name=f"{plural}.{group or 'core'}", resync_period=self.resync_period,
                                          clock=self.clock)
+            shared.set_transform(self.transform)
             self.informers[key] = ResourceInformer(ri, shared, LISTERS.get(key, GenericLister))
         inf = self.informers[key]
         if lister_type is None or lister_type is inf.lister_type:      # the generated accessors' case

@@ -83,6 +83,49 @@ def load_client_cert(ctx: ssl.SSLContext, cert: bytes, key: bytes) -> None:
         ctx.load_cert_chain(*paths)
 
 
+class RateLimitedTransport:
+    """Another transport behind a token bucket: each request, and each watch as it starts,
+    first waits for a token (qps per second, up to burst at once; waiters go in the order they
+    came, the bucket going into debt as x/time/rate's Limiter.Wait does).
+
+    Upstream: client-go's rest client rate limiter (rest.Config QPS/Burst ->
+    flowcontrol.NewTokenBucketRateLimiter; Request.tryThrottle before every request and watch).
+    kube-controller-manager's --kube-api-qps / --kube-api-burst (20 / 30 by default) set it for
+    each controller's client, and every controller has a bucket of its own (its own clientset).
+    Example: qps 100, burst 200 -> 200 creates go at once, the next ones one every 10 ms.
+    """
+
+    def __init__(self, inner: Transport, qps: float, burst: int, *, clock: Any = None) -> None:
+        from ..utils.clock import REAL_CLOCK
+        from .util.workqueue.default_rate_limiters import BucketRateLimiter
+        self.inner = inner
+        self.clock = clock or REAL_CLOCK
+        self.limiter: BucketRateLimiter[None] = BucketRateLimiter(qps, burst, clock=self.clock)
+        self.accepts_objects = getattr(inner, "accepts_objects", False)   # the in-process transport's
+
+    async def _throttle(self) -> None:
+        delay = self.limiter.when(None)
+        if delay > 0:
+            await self.clock.sleep(delay)
+
+    async def request(self, method: str, path: str, query: dict[str, str] | None = None,
+                      body: bytes | dict[str, Any] | None = None,
+                      content_type: str = "application/json") -> RawResponse:
+        await self._throttle()
+        return await self.inner.request(method, path, query, body, content_type)
+
+    async def stream(self, path: str, query: dict[str, str]) -> AsyncIterator[bytes]:
+        await self._throttle()
+        async for line in self.inner.stream(path, query):
+            yield line
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    def __getattr__(self, name: str) -> Any:          # the rest of the inner transport's own API
+        return getattr(self.inner, name)
+
+
 class HTTPTransport:
     """HTTPS (or HTTP) with aiohttp, configured from a kubeconfig (CA data and bearer token)."""
 

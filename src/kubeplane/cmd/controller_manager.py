@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from ..client.clientset import Clientset
 from ..client.informers import SharedInformerFactory
+from ..client.tools.cache.shared_informer import transform_strip_managed_fields
 from ..utils.clock import REAL_CLOCK, Clock
 from ..utils.healthz import ENDPOINTS, NamedCheck
 from .errors import Fatal
@@ -107,7 +108,9 @@ async def run_controllers(clientset: Clientset, *, clock: Clock = REAL_CLOCK,
     from ..controller.serviceaccount import ServiceAccountsController
 
     owns_factory = factory is None
-    factory = factory or SharedInformerFactory(clientset, clock=clock)
+    # Its own informers drop managedFields, which no controller reads. Upstream: informers.WithTransform(trim)
+    # (cmd/kube-controller-manager/app/controllermanager.go, kubernetes#118455)
+    factory = factory or SharedInformerFactory(clientset, clock=clock, transform=transform_strip_managed_fields)
     broadcaster = EventBroadcaster(clientset, clock=clock)
     rs = ReplicaSetController(factory.apps_v1().replicasets(), factory.core_v1().pods(), cs("replicaset-controller"), clock=clock,
                               recorder=broadcaster.new_recorder("replicaset-controller"))

@@ -71,15 +71,23 @@ UMASK = 0o077
 # --kubelet-processes' default: 0 runs the simulated nodes in `up`'s own process, N > 0 in N
 # processes of their own (cmd/up_children.py).
 DEFAULT_KUBELET_PROCESSES = 0
-DEFAULT_SCHEDULER_PROCESS = False      # --scheduler-process's, likewise
+# --scheduler-process's, likewise. It stays off (BENCHMARKS.md, session 13, helper proc): at 10,000 pods
+# on 1,000 nodes it meets the time targets but not peak RSS <= 1 GB (up 838 MB + the scheduler's
+# process 220 MB) and makes the startup p99 worse while creation outruns binding.
+DEFAULT_SCHEDULER_PROCESS = False
 
 
-def in_process_clientset(api: APIServer, component: str, user: Any = None) -> Any:
+def in_process_clientset(api: APIServer, component: str, user: Any = None, *, qps: float = 0.0, burst: int = 0) -> Any:
     """A clientset that reaches api without sockets or TLS, identified as `user` (a UserInfo;
-    default system:<component>) with User-Agent `component`."""
+    default system:<component>) with User-Agent `component`; `qps` > 0 paces its requests as
+    client-go's rate limiter does (burst 0: 1.5 x qps, kube-controller-manager's 30 for 20)."""
     from ..client.clientset import Clientset
     from ..apiserver.inprocess import InProcessTransport
-    return Clientset(InProcessTransport(api, user=user or f"system:{component}", user_agent=component))
+    transport: Any = InProcessTransport(api, user=user or f"system:{component}", user_agent=component)
+    if qps > 0:
+        from ..client.transport import RateLimitedTransport
+        transport = RateLimitedTransport(transport, qps, burst or max(1, int(qps * 1.5)))
+    return Clientset(transport)
 
 
 def node_clientsets(api: APIServer) -> Any:
@@ -129,11 +137,14 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
                                            cluster_signing_cert=ca.read_bytes() if ca_key.exists() else b"",
                                            cluster_signing_key=ca_key.read_bytes() if ca_key.exists() else b"",
                                            service_account_key=api.service_account_tokens().generator.key)
-        kcm = in_process_clientset(api, "kube-controller-manager", identities.KUBE_CONTROLLER_MANAGER)
+        qps = getattr(args, "kube_api_qps", 0.0)
+        kcm = in_process_clientset(api, "kube-controller-manager", identities.KUBE_CONTROLLER_MANAGER,
+                                   qps=qps, burst=getattr(args, "kube_api_burst", 0))
         await identities.ensure_controller_service_accounts(kcm)
         await run_controllers(kcm, options=options, factory=f,
                               client_for=lambda name: in_process_clientset(api, "kube-controller-manager",
-                                                                           identities.controller_user(name)))
+                                                                           identities.controller_user(name), qps=qps,
+                                                                           burst=getattr(args, "kube_api_burst", 0)))
 
     async def scheduler(f: Any) -> None:
         from .scheduler import run_scheduler
@@ -253,6 +264,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--streaming-connection-idle-timeout", type=flags.go_duration, default=4 * 3600.0,
                    metavar="DURATION", help="the kubelets close an exec, attach or port-forward connection idle "
                    "this long (default 4h0m0s, the kubelet's; 0 never)")
+    p.add_argument("--kube-api-qps", type=float, default=0.0, metavar="QPS",
+                   help="the controller-manager's requests per second, each controller's client on its own "
+                        "(kube-controller-manager's --kube-api-qps; 0: no limit, the default here, upstream's 20)")
+    p.add_argument("--kube-api-burst", type=flags.non_negative_int, default=0, metavar="N",
+                   help="requests a controller may send at once before --kube-api-qps paces it "
+                        "(kube-controller-manager's --kube-api-burst; default: 1.5 x --kube-api-qps, upstream's 30)")
     p.add_argument("--terminated-pod-gc-threshold", type=int, default=12500, metavar="N",
                    help="finished pods kept before the pod garbage collector deletes the oldest "
                         "(<= 0: never; default 12500)")

@@ -259,3 +259,70 @@ async def test_custom_indexers_are_maintained(clock: FakeClock) -> None:
         idx._check_invariants()
     finally:
         await stop(task)
+
+
+def with_managed_fields(obj: Any) -> Any:
+    from kubeplane.api.types import meta_v1
+    obj.metadata.managed_fields = [meta_v1.ManagedFieldsEntry(manager="kubectl", operation="Update")]
+    return obj
+
+
+async def test_transform_applies_to_listed_and_watched_objects_before_caching(clock: FakeClock) -> None:
+    """Upstream: TestSharedInformerTransformer (shared_informer_test.go) — every object the
+    handlers and the cache see has been through the transform; a tombstone is not transformed."""
+    from kubeplane.client.tools.cache.shared_informer import transform_strip_managed_fields
+    lw = FakeListerWatcher(ObjectList([with_managed_fields(cm("a", "1")), cm("b", "2")], "5"),
+                           ObjectList([], "12"))
+    inf = SharedIndexInformer(lw, clock=clock)
+    inf.set_transform(transform_strip_managed_fields)
+    seen: list[Any] = []
+    inf.add_event_handler(ResourceEventHandlerFuncs(add_func=seen.append, update_func=lambda old, new: seen.append(new),
+                                                    delete_func=seen.append))
+    task = await run(inf)
+    try:
+        await inf.wait_synced()
+        lw.push(added(with_managed_fields(cm("c", "6"))), modified(with_managed_fields(cm("a", "7"))),
+                deleted(with_managed_fields(cm("c", "8"))))
+        assert await settle(lambda: len(seen) == 5)
+        assert [o.metadata.name for o in seen] == ["a", "b", "c", "a", "c"]
+        assert all(o.metadata.managed_fields is None for o in seen)
+        assert all(o.metadata.managed_fields is None for o in inf.get_store().list())
+        lw.push(errors.Gone())                  # the relist finds nothing: tombstones of cached objects
+        assert await settle(lambda: len(seen) == 7)
+        assert {o.key for o in seen[5:]} == {"default/a", "default/b"}
+    finally:
+        await stop(task)
+
+
+async def test_transform_can_replace_the_object(clock: FakeClock) -> None:
+    lw = FakeListerWatcher(ObjectList([cm("a", "1")], "5"))
+    inf = SharedIndexInformer(lw, clock=clock)
+    inf.set_transform(lambda obj: cm(obj.metadata.name, obj.metadata.resource_version, data={"t": "1"}))
+    task = await run(inf)
+    try:
+        await inf.wait_synced()
+        lw.push(added(cm("b", "6")))
+        assert await settle(lambda: len(inf.get_store().list()) == 2)
+        assert all(o.data == {"t": "1"} for o in inf.get_store().list())
+    finally:
+        await stop(task)
+
+
+async def test_set_transform_after_start_is_refused(clock: FakeClock) -> None:
+    """Upstream: SetTransform returns "informer has already started"."""
+    lw = FakeListerWatcher(ObjectList([], "5"))
+    inf = SharedIndexInformer(lw, clock=clock)
+    task = await run(inf)
+    try:
+        await inf.wait_synced()
+        with pytest.raises(RuntimeError, match="already started"):
+            inf.set_transform(lambda obj: obj)
+    finally:
+        await stop(task)
+
+
+def test_strip_managed_fields_leaves_objects_without_metadata() -> None:
+    from kubeplane.client.tools.cache.shared_informer import transform_strip_managed_fields
+    obj = with_managed_fields(cm("a", "1"))
+    assert transform_strip_managed_fields(obj) is obj and obj.metadata.managed_fields is None
+    assert transform_strip_managed_fields("x") == "x"

@@ -14,6 +14,10 @@ Here handlers are called synchronously on the event loop, in registration order,
 the cache changes; a handler added late first receives an ADD for every cached object. With
 KUBE_CACHE_MUTATION_DETECTOR=true the store remembers every object put into it and fails loudly
 when one is later modified (mutation_detector.py).
+
+A transform (set_transform, before the informer runs) is applied to every object the
+reflector delivers before it is cached or handed to a handler: kube-scheduler and
+kube-controller-manager drop metadata.managedFields with one (transform_strip_managed_fields).
 """
 from __future__ import annotations
 
@@ -31,6 +35,22 @@ from .store import (
 )
 
 log = logging.getLogger(__name__)
+
+TransformFunc = Callable[[Any], Any]
+
+
+def transform_strip_managed_fields(obj: Any) -> Any:
+    """Drop metadata.managedFields, which none of our components reads, from an informer's copy.
+    It is the reflector's freshly decoded object, which nothing else holds yet, so it is changed
+    in place, as upstream's trim does (meta.Accessor(obj).SetManagedFields(nil)).
+
+    Upstream: newPodInformer's trim (pkg/scheduler/scheduler.go), kube-controller-manager's
+    informers.WithTransform(trim) (cmd/kube-controller-manager/app/controllermanager.go).
+    """
+    meta = getattr(obj, "metadata", None)
+    if meta is not None and getattr(meta, "managed_fields", None) is not None:
+        meta.managed_fields = None
+    return obj
 
 
 class ResourceEventHandler(Protocol):
@@ -80,6 +100,7 @@ class SharedIndexInformer:
         self._synced = asyncio.Event()
         self._initial = True                   # the first list's objects are "in the initial list"
         self.started = False
+        self.transform: TransformFunc | None = None
 
     # --- public API ------------------------------------------------------------------------
 
@@ -92,6 +113,15 @@ class SharedIndexInformer:
 
     def remove_event_handler(self, handler: ResourceEventHandler) -> None:
         self.handlers.remove(handler)
+
+    def set_transform(self, transform: TransformFunc | None) -> None:
+        """Apply transform to every object before it is cached (and handed to the handlers);
+        it may change the object it is given and must return the object to keep. Only before
+        the informer runs. Upstream: sharedIndexInformer.SetTransform
+        """
+        if self.started:
+            raise RuntimeError("informer has already started")
+        self.transform = transform
 
     def get_store(self) -> Indexer:
         return self.indexer
@@ -126,6 +156,8 @@ class SharedIndexInformer:
         """A (re)list: add or update what is listed, tombstone-delete what no longer exists."""
         initial = self._initial
         new_keys = set()
+        if self.transform is not None:
+            objs = [self.transform(obj) for obj in objs]
         for obj in objs:
             new_keys.add(meta_namespace_key_func(obj))
             self._upsert(obj, initial)
@@ -137,11 +169,13 @@ class SharedIndexInformer:
         self._synced.set()
 
     def add(self, obj: Any) -> None:
-        self._upsert(obj, False)
+        self._upsert(obj if self.transform is None else self.transform(obj), False)
 
     update = add
 
     def delete(self, obj: Any) -> None:
+        if self.transform is not None:
+            obj = self.transform(obj)
         self.indexer.delete(obj)
         self._notify_delete(obj)
 

@@ -19,7 +19,6 @@ from typing import Any, Callable, Hashable, TypeVar
 import orjson
 
 F = TypeVar("F", bound=Callable[..., list[Any]])
-T = TypeVar("T")
 
 # Per validator. The set is emptied when full: a cluster has a handful of pod templates, and a
 # flood of distinct values only costs the walk they would cost anyway.
@@ -57,26 +56,13 @@ def pod_spec_key(*args: Any, **kwargs: Any) -> Hashable | None:
 
     The names come from spec["volumes"], not from a search of the encoding: each pod create
     of a ReplicaSet comes here, and a scan of its ~1.3 KB of JSON costs ~2k instructions, of
-    which a search for the prefix took four (~20k per create; one replace takes two).
-
-    The values admission shares among pods (shared(): the token volume's projected source,
-    the default tolerations) are not encoded but stand in the key as a NUL byte and a letter,
-    in quotes (a sentinel: distinct from the placeholders' digits and, like them, from any
-    JSON orjson writes): ~10k instructions of encoding fewer per pod create."""
-    spec = args[0] if args else kwargs.get("spec")
-    if type(spec) is dict:
-        volumes, tolerations = spec.get("volumes"), spec.get("tolerations")
-        if (volumes or tolerations) and (sub := _with_sentinels(spec, volumes, tolerations)) is not None:
-            if args:
-                args = (sub, *args[1:])
-            else:
-                kwargs = {**kwargs, "spec": sub}
-    else:
-        volumes = None
+    which a search for the prefix took four (~20k per create; one replace takes two)."""
     try:                                   # json_key, without its call
         k = orjson.dumps((args, kwargs) if kwargs else args)
     except _ENCODE_ERRORS:
         return None
+    spec = args[0] if args else kwargs.get("spec")
+    volumes = spec.get("volumes") if type(spec) is dict else None
     if not volumes or type(volumes) is not list:
         return k
     n = 0
@@ -86,57 +72,6 @@ def pod_spec_key(*args: Any, **kwargs: Any) -> Hashable | None:
             k = k.replace(b'"%s"' % name.encode(), _PLACEHOLDERS[n] if n < len(_PLACEHOLDERS) else b'"\0%d"' % n)
             n += 1
     return k
-
-
-# id -> (the shared value, its sentinel): see shared(). The value is held, so its id is never
-# another object's.
-_SHARED: dict[int, tuple[Any, orjson.Fragment]] = {}
-
-
-def shared(value: T, tag: str) -> T:
-    """Declare value (a dict) a constant that admission puts into many pods as the very same
-    object, never changed (stored objects are not changed in place): pod_spec_key writes a
-    sentinel for it, `"<NUL><tag>"`, instead of its encoding. Only that object is so written:
-    an equal value elsewhere (a pod read back from storage) is encoded, and only misses the
-    memo. tag: ASCII letters, one per value. Returns value."""
-    assert tag.isascii() and tag.isalpha() and tag not in _TAGS, tag
-    _TAGS.add(tag)
-    _SHARED[id(value)] = (value, orjson.Fragment(b'"\0' + tag.encode() + b'"'))
-    return value
-
-
-_TAGS: set[str] = set()
-
-
-def _with_sentinels(spec: dict[str, Any], volumes: Any, tolerations: Any) -> dict[str, Any] | None:
-    """spec with the shared values in its volumes' projected sources and in its tolerations
-    replaced by their sentinels (new dicts and lists; spec itself is not changed), or None
-    when it holds none."""
-    known = _SHARED
-    sub = None
-    if volumes and type(volumes) is list:
-        new_volumes = None
-        for i, v in enumerate(volumes):
-            if type(v) is dict and (p := v.get("projected")) is not None and (s := known.get(id(p))) is not None \
-                    and s[0] is p:
-                if new_volumes is None:
-                    new_volumes = list(volumes)
-                new_volumes[i] = {**v, "projected": s[1]}
-        if new_volumes is not None:
-            sub = dict(spec)
-            sub["volumes"] = new_volumes
-    if tolerations and type(tolerations) is list:
-        new_tolerations = None
-        for i, t in enumerate(tolerations):
-            if (s := known.get(id(t))) is not None and s[0] is t:
-                if new_tolerations is None:
-                    new_tolerations = list(tolerations)
-                new_tolerations[i] = s[1]
-        if new_tolerations is not None:
-            if sub is None:
-                sub = dict(spec)
-            sub["tolerations"] = new_tolerations
-    return sub
 
 
 def str_key(value: Any) -> Hashable | None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....api.validation.memo import shared
 from ..chain import register
 from ..interface import Attributes, Operation, Plugin
 
@@ -61,6 +60,5 @@ def _toleration(key: str) -> dict[str, Any]:
 
 # Shared by every admitted pod, as the ServiceAccount plugin's token volume source: stored
 # objects are never changed in place, and two dicts fewer per pod is less for the collector.
-# Declared shared with the pod validation memo (its key holds a sentinel for each).
-NOT_READY_TOLERATION = shared(_toleration(NOT_READY_TAINT), "N")
-UNREACHABLE_TOLERATION = shared(_toleration(UNREACHABLE_TAINT), "U")
+NOT_READY_TOLERATION = _toleration(NOT_READY_TAINT)
+UNREACHABLE_TOLERATION = _toleration(UNREACHABLE_TAINT)

@@ -29,7 +29,6 @@ from typing import Any
 from ....api import errors
 from ....api.pod_visitors import pod_secret_names
 from ....api.resources import ResourceInfo, lookup
-from ....api.validation.memo import shared
 from ...objects import generate_name
 from ..chain import register
 from ..interface import CREATE, UPDATE, Attributes, Operation, Plugin, forbidden
@@ -70,9 +69,8 @@ def token_volume_source() -> Obj:
 # One instance shared by every admitted pod: stored objects are never changed in place (the
 # storage contract: a write hands over a new object), so the pods may share it. Building it per
 # pod cost ~1.5 µs, and its 13 dicts and lists per stored pod were a quarter of what the
-# collector traverses for each pod. Declared shared with the pod validation memo, whose key then
-# holds a sentinel in its place (api/validation/memo.py shared()).
-TOKEN_VOLUME_SOURCE = shared(token_volume_source(), "S")
+# collector traverses for each pod.
+TOKEN_VOLUME_SOURCE = token_volume_source()
 
 
 @register

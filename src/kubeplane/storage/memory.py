@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ..utils import encoded_spec
 from .interface import KeyExists, KeyNotFound, KeyValue, RevisionMismatch, WatchEvent
 from .sorted_keys import SortedKeys
 from .watch_log import DEFAULT_HISTORY_BYTES, LogWatcher, WatchLog
@@ -61,7 +62,11 @@ def encode(obj: dict[str, Any]) -> bytes:
     stored version lives for minutes in the watch history, so it is copied once to its exact
     size (0.35 us for a pod, against 2.9 us for the encoding): at 10,000 pods on 1,000 nodes the
     stored versions took 331 MB of heap before, 2.4 times their bytes.
+
+    A pod's spec that validation has just encoded is not encoded again (utils/encoded_spec.py).
     """
+    if encoded_spec.slot is not None:
+        obj = encoded_spec.take(obj)
     return memoryview(orjson.dumps(obj)).tobytes()
 
 

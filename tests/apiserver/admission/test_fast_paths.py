@@ -10,6 +10,7 @@ from typing import Any, AsyncIterator
 import orjson
 import pytest
 
+from kubeplane.api import errors
 from kubeplane.apiserver.admission import Attributes, Operation
 from kubeplane.apiserver.admission.plugins.default_toleration_seconds import DefaultTolerationSeconds
 from kubeplane.apiserver.admission.plugins.service_account import ServiceAccount
@@ -181,3 +182,28 @@ def test_default_toleration_seconds_never_changes_the_pods_list_in_place(server:
     assert stored == [{"key": "custom", "operator": "Exists"}]
     assert [t["key"] for t in pod["spec"]["tolerations"]] == [
         "custom", "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"]
+
+
+@pytest.mark.parametrize("polled_between", [False, True])
+async def test_service_account_changed_between_admit_and_validate_counts(server: APIServer,
+                                                                         polled_between: bool) -> None:
+    """validate_now reuses admit_now's look-up (Attributes.service_account) only while the index
+    did not move: an account written in between (seen by a look-up of another request, or not
+    yet) is read again, as upstream's Validate reads its lister again."""
+    await create(server, "/api/v1/namespaces/default/serviceaccounts", sa("default"))
+    p = plugin(server, ServiceAccount)
+    assert (await create_pod(server))[0] == 201            # the index is listed
+    pod = copy.deepcopy(POD)
+    pod["spec"]["volumes"] = [{"name": "s", "secret": {"secretName": "s"}}]
+    a = Attributes(Operation.CREATE, "", "v1", "pods", "Pod", "default", "", pod)
+    assert p.admit_now(a) and a.service_account is not None
+    assert p.validate_now(a)                                # nothing changed: the same answer
+    status, body = await call(server, "PUT", "/api/v1/namespaces/default/serviceaccounts/default", sa(
+        "default", metadata={"name": "default", "annotations": {
+            "kubernetes.io/enforce-mountable-secrets": "true"}}))
+    assert status == 200, body
+    if polled_between:                                      # another request's look-up applied it
+        p.index.get_now("default", "/registry/serviceaccounts/default/default")
+        assert a.service_account[2] != p.index.generation
+    with pytest.raises(errors.StatusError, match="does not reference that secret"):
+        p.validate_now(a)

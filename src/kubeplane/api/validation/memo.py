@@ -18,6 +18,8 @@ from typing import Any, Callable, Hashable, TypeVar
 
 import orjson
 
+from ...utils import encoded_spec
+
 F = TypeVar("F", bound=Callable[..., list[Any]])
 
 # Per validator. The set is emptied when full: a cluster has a handful of pod templates, and a
@@ -42,36 +44,41 @@ def json_key(*args: Any, **kwargs: Any) -> Hashable | None:
 # volume names, mounts naming a volume); pod_spec_key renames the volumes so named, in volume
 # order, to placeholders, which keeps equal names equal and distinct ones distinct.
 _GENERATED_VOLUME_NAME = re.compile("kube-api-access-[a-z0-9]{5}").fullmatch
-_PLACEHOLDERS = tuple(b'"\0%d"' % n for n in range(4))
+# As long as a quoted name ("kube-api-access-" and 5, in quotes: 23 bytes), so bytes.replace
+# rewrites a copy in place (one search of the key) instead of counting first and then building.
+_PLACEHOLDERS = tuple(b'"\0%020d"' % n for n in range(4))
 
 
-def pod_spec_key(*args: Any, **kwargs: Any) -> Hashable | None:
-    """json_key, with the generated token volume names renamed (see above): every occurrence of
-    such a volume's name as a whole JSON string ("name" in quotes: nothing else in orjson's
-    output can hold those bytes, a quote inside a string being escaped) becomes a NUL byte
-    and its number, in quotes. A raw NUL never appears in orjson's output (it escapes control
-    characters), so no spec, whatever its names, encodes to a placeholder (the placeholder
-    used before, "kube-api-access-#0", was a valid JSON string: a pod whose volume was named
-    so literally passed validation after a generated one).
+def pod_spec_key(spec: Any, path: str, is_pod: bool) -> Hashable | None:
+    """validate_pod_spec's key: the spec's JSON with the generated token volume names renamed
+    (see above), and the path and is_pod. Every occurrence of such a volume's name as a whole
+    JSON string ("name" in quotes: nothing else in orjson's output can hold those bytes, a quote
+    inside a string being escaped) becomes a NUL byte and its number, in quotes. A raw NUL never
+    appears in orjson's output (it escapes control characters), so no spec, whatever its names,
+    encodes to a placeholder (the placeholder used before, "kube-api-access-#0", was a valid
+    JSON string: a pod whose volume was named so literally passed validation after a generated one).
 
     The names come from spec["volumes"], not from a search of the encoding: each pod create
     of a ReplicaSet comes here, and a scan of its ~1.3 KB of JSON costs ~2k instructions, of
-    which a search for the prefix took four (~20k per create; one replace takes two)."""
-    try:                                   # json_key, without its call
-        k = orjson.dumps((args, kwargs) if kwargs else args)
+    which a search for the prefix took four (~20k per create; one replace takes two).
+
+    A pod's own spec (path "spec") is encoded alone and its bytes offered to the store, which
+    then does not encode it again (utils/encoded_spec.py)."""
+    try:
+        k = orjson.dumps(spec)
     except _ENCODE_ERRORS:
         return None
-    spec = args[0] if args else kwargs.get("spec")
+    if is_pod is True and path == "spec" and type(spec) is dict:
+        encoded_spec.offer(spec, k)
     volumes = spec.get("volumes") if type(spec) is dict else None
-    if not volumes or type(volumes) is not list:
-        return k
-    n = 0
-    for v in volumes:
-        name = v.get("name") if type(v) is dict else None
-        if type(name) is str and _GENERATED_VOLUME_NAME(name):
-            k = k.replace(b'"%s"' % name.encode(), _PLACEHOLDERS[n] if n < len(_PLACEHOLDERS) else b'"\0%d"' % n)
-            n += 1
-    return k
+    if volumes and type(volumes) is list:
+        n = 0
+        for v in volumes:
+            name = v.get("name") if type(v) is dict else None
+            if type(name) is str and _GENERATED_VOLUME_NAME(name):
+                k = k.replace(b'"%s"' % name.encode(), _PLACEHOLDERS[n] if n < len(_PLACEHOLDERS) else b'"\0%020d"' % n)
+                n += 1
+    return (k, path, is_pod) if type(path) is str and type(is_pod) is bool else None
 
 
 def str_key(value: Any) -> Hashable | None:

@@ -75,6 +75,10 @@ class Attributes:
     # The chain's plugins for this request (admitters, validators), as its mutating phase found
     # them: the validating phase of the same request takes them as they are (Chain.validate).
     route: tuple[list[Plugin], list[Plugin]] | None = None
+    # The ServiceAccount plugin's look-up in the mutating phase: (the account's name, the
+    # account, its index's generation), so the validating phase, which upstream's plugin answers
+    # from the same lister, need not look it up again while that index did not move.
+    service_account: tuple[str, Obj, int] | None = None
 
     def targets(self, group: str, resource: str, subresource: str = "") -> bool:
         """Whether this request is for group/resource (and the given subresource, "" = the main one)."""

@@ -108,8 +108,9 @@ class ServiceAccount(Plugin):
         name = spec.get("serviceAccountName") or spec.get("serviceAccount") or DEFAULT_SERVICE_ACCOUNT_NAME
         index = self.index                 # _service_account_now
         sa = index.get_now(a.namespace, f"{_SA_PREFIX}{a.namespace}/{name}") if index is not None else None
-        if type(sa) is not dict:
+        if type(sa) is not dict or index is None:           # (index is set when sa was found in it)
             return False
+        a.service_account = (name, sa, index.generation)
         self._admit(a, name, sa)
         return True
 
@@ -154,9 +155,16 @@ class ServiceAccount(Plugin):
             return True
         name = spec.get("serviceAccountName") or ""
         index = self.index                 # _service_account_now
-        sa = index.get_now(a.namespace, f"{_SA_PREFIX}{a.namespace}/{name}") if name and index is not None else None
-        if type(sa) is not dict:
-            return False
+        found = a.service_account
+        if (found is not None and found[0] == name and index is not None and found[2] == index.generation
+                and (waiter := index._waiter) is not None and not waiter.done()):
+            sa = found[1]                  # what get_now would answer: nothing changed in the index since
+        else:
+            looked_up = index.get_now(a.namespace, f"{_SA_PREFIX}{a.namespace}/{name}") \
+                if name and index is not None else None
+            if type(looked_up) is not dict:
+                return False
+            sa = looked_up
         if self.limit_secret_references or (sa.get("metadata") or {}).get("annotations"):
             self.limit_secrets(a, sa, spec)
         return True

@@ -49,6 +49,9 @@ class Interface(Protocol[T]):
 class QueueOptions:
     name: str = ""      # for logs, repr and metrics: only named queues are metered, as upstream
     clock: Clock = REAL_CLOCK    # for the metrics' durations
+    # Workers waiting for an item are woken this many event-loop rounds after the add that
+    # found them idle (0: at once). See Queue: `batch_rounds`.
+    batch_rounds: int = 0
 
 
 class Queue(Generic[T]):
@@ -64,6 +67,15 @@ class Queue(Generic[T]):
     Only get() and shut_down_with_drain() wait. Waiters sleep on `_changed`, an Event
     that _broadcast() sets and replaces; every waiter re-checks state when it wakes.
 
+    batch_rounds (QueueOptions) > 0: an add that makes an item ready wakes the idle workers
+    only after the event loop has run that many more rounds (call_soon hops, no timer), so
+    that the events already in flight in other tasks (a watch batch being decoded, the
+    informers of the same write) are added first and coalesce with it: in Go the informers'
+    goroutines keep delivering while a worker wakes, and a busy controller-manager folds a
+    burst of pod events into one sync; here, without it, a worker runs as soon as the first
+    event's handler returns. A worker that is not idle (get() finds items) takes them at once,
+    as always, and so do items re-queued by done(). Off by default.
+
     Upstream: Typed, queue.go
     """
 
@@ -76,6 +88,8 @@ class Queue(Generic[T]):
         self._drain = False
         self._changed = asyncio.Event()
         self._metered = Metered(metrics_for(self.name, self), options.clock) if self.name else None
+        self._batch_rounds = options.batch_rounds
+        self._wake_pending = False         # a delayed _broadcast is on its way (batch_rounds)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} len={len(self._queue)}>"
@@ -174,7 +188,7 @@ class Queue(Generic[T]):
         if item in self._processing:
             return                     # done() will re-queue it
         self._queue.append(item)
-        self._broadcast()
+        self._wake()
 
     def _promote_ready(self) -> None:
         """Hook for DelayingQueue: move items whose delay has elapsed into the queue."""
@@ -186,6 +200,27 @@ class Queue(Generic[T]):
     def _broadcast(self) -> None:
         self._changed.set()
         self._changed = asyncio.Event()
+
+    def _wake(self) -> None:
+        """Wake the waiting workers for a newly ready item: now, or batch_rounds rounds on."""
+        if self._batch_rounds <= 0:
+            self._broadcast()
+            return
+        if self._wake_pending:
+            return                     # the pending wake-up covers this item too
+        loop = asyncio._get_running_loop()
+        if loop is None:               # added from outside a loop (a test's setup)
+            self._broadcast()
+            return
+        self._wake_pending = True
+        loop.call_soon(self._wake_after, self._batch_rounds - 1, loop)
+
+    def _wake_after(self, rounds: int, loop: asyncio.AbstractEventLoop) -> None:
+        if rounds > 0:
+            loop.call_soon(self._wake_after, rounds - 1, loop)
+            return
+        self._wake_pending = False
+        self._broadcast()
 
     def metric_depth(self) -> int:
         """Items added and not yet handed out: upstream's depth gauge (adds minus gets)."""

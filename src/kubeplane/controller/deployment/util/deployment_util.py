@@ -612,7 +612,7 @@ def _template_without_hash(template: core_v1.PodTemplateSpec | None) -> Any:
 # before has the same normalised form. A no-op Deployment sync compared every ReplicaSet's
 # template with the Deployment's four times over, each a to_dict and a walk: 55 % of its CPU.
 _NORMALISED: dict[int, tuple[core_v1.PodTemplateSpec, Any]] = {}
-_NORMALISED_MAX = 1024
+_NORMALISED_MAX = 256        # each Deployment sync adds its copy's template: cleared when full
 
 
 def normalised_template(obj: Any) -> Any:

@@ -523,3 +523,16 @@ def test_find_new_replica_set_with_server_objects() -> None:
         assert du.find_new_replica_set(d, [new_rs, old_rs, new_rs_dup]) is new_rs_dup
         assert du.find_new_replica_set(d, [old_rs]) is None
         assert du.find_old_replica_sets(d, [new_rs, old_rs]) == ([], [old_rs])
+
+
+def test_share_normalised_template() -> None:
+    d = new_deployment("nginx", 1, selector={"name": "nginx"})
+    d.metadata.resource_version = "7"
+    copy = d.deep_copy()
+    du.share_normalised_template(copy, d)
+    assert du.normalised_template(copy) is du.normalised_template(d)
+    hand_built = new_deployment("nginx", 1, selector={"name": "nginx"})
+    copy = hand_built.deep_copy()
+    du.share_normalised_template(copy, hand_built)          # not a server object: nothing shared
+    copy.spec.template.spec.containers[0].image = "nginx:9"
+    assert du.normalised_template(copy) != du.normalised_template(hand_built)

@@ -353,6 +353,7 @@ class DeploymentController:
             log.debug("Deployment has been deleted", extra={"deployment": str(key)})
             return
         d = deployment.deep_copy()          # deep-copy, otherwise we are mutating our cache
+        du.share_normalised_template(d, deployment)
         if _selects_everything(d):
             await self._reject_empty_selector(d)
             return

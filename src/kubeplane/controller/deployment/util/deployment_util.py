@@ -624,10 +624,23 @@ def normalised_template(obj: Any) -> Any:
     hit = _NORMALISED.get(id(template))
     if hit is not None and hit[0] is template:
         return hit[1]
+    norm = _template_without_hash(template)
+    _cache_normalised(template, norm)
+    return norm
+
+
+def share_normalised_template(copy: Any, original: Any) -> None:
+    """copy is a fresh deep copy of original (a server object): give copy's template the cached
+    normalised form of original's, so that a sync's copy of a Deployment is not normalised anew."""
+    template = _template(copy)
+    if template is not None and original.metadata.resource_version:
+        _cache_normalised(template, normalised_template(original))
+
+
+def _cache_normalised(template: core_v1.PodTemplateSpec, norm: Any) -> None:
     if len(_NORMALISED) >= _NORMALISED_MAX:
         _NORMALISED.clear()
-    norm = _NORMALISED[id(template)] = (template, _template_without_hash(template))
-    return norm[1]
+    _NORMALISED[id(template)] = (template, norm)
 
 
 def equal_ignore_hash(template1: core_v1.PodTemplateSpec | None, template2: core_v1.PodTemplateSpec | None) -> bool:

@@ -307,16 +307,27 @@ async def test_batch_rounds_delay_the_wake_up_by_rounds_only() -> None:
     assert await bounded(getter) == ("x", False)   # and no clock time needed
 
 
-async def test_batch_rounds_a_busy_worker_takes_ready_items_at_once() -> None:
-    """Only idle workers are woken late: get() with an item ready returns it without waiting,
-    and so does an item re-added while it was being processed (re-queued by done())."""
-    q: Queue[str] = Queue(QueueOptions(batch_rounds=1000))
+async def test_batch_rounds_hold_every_item_for_a_window() -> None:
+    """An item re-queued by done() waits for its window as an added one does, even for a worker
+    that calls get() at once: two queues woken by one event hand out their items in the order
+    the items became ready."""
+    q: Queue[str] = Queue(QueueOptions(batch_rounds=3))
+    other: Queue[str] = Queue(QueueOptions(batch_rounds=3))
     q.add("a")
     assert await get(q) == ("a", False)
+    order: list[str] = []
+
+    async def take(queue: Queue[str], name: str) -> None:
+        item, _ = await queue.get()
+        order.append(name)
+        queue.done(item)
+
+    other.add("b")                             # "b" ready first (a waiting controller's key)
     q.add("a")                                 # while processing: dirty
-    q.done("a")
-    assert await get(q) == ("a", False)
-    q.done("a")
+    await asyncio.sleep(0)
+    q.done("a")                                # re-queued one round later
+    await bounded(asyncio.gather(take(q, "re-queued a"), take(other, "added b")))
+    assert order == ["added b", "re-queued a"]
     q._check_invariants()
 
 

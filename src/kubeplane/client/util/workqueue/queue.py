@@ -67,14 +67,17 @@ class Queue(Generic[T]):
     Only get() and shut_down_with_drain() wait. Waiters sleep on `_changed`, an Event
     that _broadcast() sets and replaces; every waiter re-checks state when it wakes.
 
-    batch_rounds (QueueOptions) > 0: an add that makes an item ready wakes the idle workers
-    only after the event loop has run that many more rounds (call_soon hops, no timer), so
-    that the events already in flight in other tasks (a watch batch being decoded, the
-    informers of the same write) are added first and coalesce with it: in Go the informers'
-    goroutines keep delivering while a worker wakes, and a busy controller-manager folds a
-    burst of pod events into one sync; here, without it, a worker runs as soon as the first
-    event's handler returns. A worker that is not idle (get() finds items) takes them at once,
-    as always, and so do items re-queued by done(). Off by default.
+    batch_rounds (QueueOptions) > 0: an item that becomes ready (added, or re-queued by done())
+    opens a window of that many event-loop rounds (call_soon hops, no timer) during which no
+    item is handed out; when it closes the workers are woken. So the events already in flight
+    in other tasks (a watch batch being decoded, the other informers of the same write) are
+    added first and coalesce with it: in Go the informers' goroutines keep delivering while a
+    worker wakes, and a busy controller-manager folds a burst of pod events into one sync; here,
+    without it, a worker runs as soon as the first event's handler returns. Adds during a window
+    join it without extending it, so a steady stream of adds cannot hold items back. Every
+    item waits for a window, a re-queued one too: two controllers woken by the same event (the
+    ReplicaSet controller by a scale-down, the Deployment controller finishing the sync that
+    wrote it) then react in the order they would without windows. Off by default.
 
     Upstream: Typed, queue.go
     """
@@ -121,8 +124,8 @@ class Queue(Generic[T]):
         """
         while True:
             self._promote_ready()
-            if self._queue:
-                break
+            if self._queue and (not self._wake_pending or self._shutting_down):
+                break                  # (batch_rounds: no item leaves while a window is open)
             if self._shutting_down:
                 return cast(T, None), True    # Go's zero value; callers check shutdown first
             await self._wait_for_work()
@@ -148,7 +151,7 @@ class Queue(Generic[T]):
         self._processing.discard(item)
         if item in self._dirty:
             self._queue.append(item)
-            self._broadcast()
+            self._wake()
         elif not self._processing:
             self._broadcast()          # shut_down_with_drain() may be waiting for this
 

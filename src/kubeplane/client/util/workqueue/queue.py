@@ -49,8 +49,8 @@ class Interface(Protocol[T]):
 class QueueOptions:
     name: str = ""      # for logs, repr and metrics: only named queues are metered, as upstream
     clock: Clock = REAL_CLOCK    # for the metrics' durations
-    # Workers waiting for an item are woken this many event-loop rounds after the add that
-    # found them idle (0: at once). See Queue: `batch_rounds`.
+    # An item that becomes ready is handed out this many event-loop rounds later, with the
+    # items that became ready meanwhile (0: at once). See Queue: `batch_rounds`.
     batch_rounds: int = 0
 
 

@@ -1,7 +1,7 @@
 """The ReplicaSet and Deployment controllers' cost per pod at N pods, without the rest of `up`.
 
 Run:  python benchmarks/controllers_bench.py [--replicas 10000] [--nodes 1000] [--src DIR ...]
-                                             [--profile create|rollout]
+                                             [--profile create|rollout|noop] [--noop-syncs 300]
 
 One process: an APIServer on memory storage, the in-process clientset, one shared informer
 factory, the ReplicaSet and Deployment controllers as `kubeplane up` runs them (5 workers each),
@@ -188,6 +188,17 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
                 print(f"{time.perf_counter() - t_start:8.3f} rs {rs_.metadata.name[-6:]} spec={row[0]} "
                       f"replicas={row[1]} available={row[2]}", file=sys.stderr)
         factory.apps_v1().replicasets().informer().add_event_handler(ResourceEventHandlerFuncs(on_rs, on_rs))
+    writes = {"rs_updates": 0, "deployment_updates": 0}
+
+    def count(kind: str) -> Any:
+        def on_update(old: Any, cur: Any) -> None:
+            if old.metadata.resource_version != cur.metadata.resource_version:
+                writes[kind] += 1
+        return on_update
+    factory.apps_v1().replicasets().informer().add_event_handler(
+        ResourceEventHandlerFuncs(update_func=count("rs_updates")))
+    factory.apps_v1().deployments().informer().add_event_handler(
+        ResourceEventHandlerFuncs(update_func=count("deployment_updates")))
     stand_in = KubeletStandIn(cs, args.nodes, args.rate)
     factory.core_v1().pods().informer().add_event_handler(
         ResourceEventHandlerFuncs(stand_in.on_add, stand_in.on_update))
@@ -202,6 +213,7 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
         gc.collect()
         cpu0, calls0 = meter.snapshot()
         walked0 = walked[0]
+        writes0 = dict(writes)
         prof = cProfile.Profile() if args.profile == name else None
         t0, c0 = time.perf_counter(), time.process_time()
         if prof is not None:
@@ -223,16 +235,52 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
             res[f"{k}_ms_per_pod"] = round(1000 * (cpu1[k] - cpu0.get(k, 0.0)) / n, 3)
             res[f"{k}_calls"] = calls1[k] - calls0.get(k, 0)
         res["rs_sync_pods_claimed"] = walked[0] - walked0
+        res |= {k: v - writes0[k] for k, v in writes.items()}
         out[name] = res
 
     await phase("create", lambda: ds.create(deployment(args.replicas, "nginx:a")), "nginx:a")
     await phase("rollout", lambda: ds.patch(NAME, {"spec": {"template": {"spec": {"containers": [
         {"name": "c", "image": "nginx:b"}]}}}}, "strategic"), "nginx:b")
+    out["noop"] = await noop_syncs(args, rs, dc, writes)
     for t in tasks:
         t.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
     await factory.shutdown()
     return out
+
+
+async def noop_syncs(args: argparse.Namespace, rs: Any, dc: Any, writes: dict[str, int]) -> dict[str, Any]:
+    """Sync the converged Deployment and its new ReplicaSet --noop-syncs times each, directly
+    (not through the queues): microseconds per sync that finds nothing to do, and the writes
+    they made (must be none)."""
+    from kubeplane.api.types import ObjectName
+    from kubeplane.controller.deployment.util.deployment_util import find_new_replica_set
+
+    d_key = ObjectName(NS, NAME)
+    d = dc.d_lister.deployments(NS).get(NAME)
+    new_rs = find_new_replica_set(d, rs.rs_lister.replicasets(NS).list())
+    rs_key = ObjectName(NS, new_rs.metadata.name)
+    await asyncio.sleep(0.5)                      # let the last events settle
+    writes0 = dict(writes)
+    res: dict[str, Any] = {}
+    prof = cProfile.Profile() if args.profile == "noop" else None
+    for name, sync, key in (("deployment", dc.sync_deployment, d_key), ("rs", rs.sync_replica_set, rs_key)):
+        n = args.noop_syncs
+        c0 = time.process_time()
+        if prof is not None:
+            prof.enable()
+        for _ in range(n):
+            await sync(key)
+        if prof is not None:
+            prof.disable()
+        res[f"{name}_noop_sync_us"] = round(1e6 * (time.process_time() - c0) / max(n, 1), 1)
+    if prof is not None:
+        for key in ("tottime", "cumulative"):
+            print(f"--- noop syncs, by {key}", file=sys.stderr)
+            pstats.Stats(prof, stream=sys.stderr).sort_stats(key).print_stats(30)
+    await asyncio.sleep(0.2)
+    res |= {k: v - writes0[k] for k, v in writes.items()}
+    return res
 
 
 def _meter_handlers(factory: Any, meter: Meter, rs: Any, dc: Any) -> None:
@@ -255,7 +303,9 @@ def main() -> None:
                     help="pods the kubelet stand-in starts per second at most, as the scheduler and kubelets "
                          "of `up` pace them (0: as fast as it can; default 500, issue 17's target)")
     ap.add_argument("--src", action="append", help="a checkout holding src/kubeplane (repeatable)")
-    ap.add_argument("--profile", choices=("create", "rollout"), default="", help="cProfile this phase (stderr)")
+    ap.add_argument("--noop-syncs", type=int, default=300,
+                    help="then sync the converged Deployment and ReplicaSet this many times each (noop phase)")
+    ap.add_argument("--profile", choices=("create", "rollout", "noop"), default="", help="cProfile this phase (stderr)")
     ap.add_argument("--timeline", action="store_true", help="print each ReplicaSet change (stderr)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -266,7 +316,7 @@ def main() -> None:
         env = dict(os.environ, PYTHONPATH=f"{src}/src")
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         cmd = [sys.executable, __file__, "--child", "--replicas", str(args.replicas), "--nodes", str(args.nodes),
-               "--rate", str(args.rate)]
+               "--rate", str(args.rate), "--noop-syncs", str(args.noop_syncs)]
         if args.profile:
             cmd += ["--profile", args.profile]
         if args.timeline:

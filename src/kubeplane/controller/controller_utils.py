@@ -34,6 +34,14 @@ log = logging.getLogger(__name__)
 # waiting for it is woken up anyway (seconds). Upstream: ExpectationsTimeout = 5 * time.Minute.
 EXPECTATIONS_TIMEOUT = 300.0
 
+# Event-loop rounds between a key becoming ready in the ReplicaSet/Deployment controllers' work
+# queues and its hand-out (QueueOptions.batch_rounds): the pod events already on their way fold
+# into the same sync.
+# Not upstream's (Go needs none: its informers deliver while a worker wakes, and a busy
+# controller-manager folds bursts by itself); no timer, and no more latency than a few turns
+# of a loop that is busy.
+WORK_QUEUE_BATCH_ROUNDS = 5
+
 # The first slow-start batch creates this many pods. Upstream: SlowStartInitialBatchSize.
 SLOW_START_INITIAL_BATCH_SIZE = 1
 

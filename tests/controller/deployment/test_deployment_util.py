@@ -486,3 +486,53 @@ def test_compute_hash_format_determinism_and_collision_count() -> None:
     # The digest is fed the collision bytes after the template bytes.
     digest = h.fnv32a(h.collision_count_bytes(1), h.fnv32a(h.canonical_bytes(t)))
     assert h.compute_hash(t, 1) == h.safe_encode_string(str(digest))
+
+
+def test_normalised_template_cached_per_template_object() -> None:
+    """Server objects (a resourceVersion) are normalised once per template object; a replaced
+    template is normalised anew; hand-built objects every time (tests edit them in place)."""
+    d = new_deployment("nginx", 1, selector={"name": "nginx"})
+    d.metadata.resource_version = "5"
+    first = du.normalised_template(d)
+    assert du.normalised_template(d) is first
+    assert first == du._template_without_hash(d.spec.template)
+    copy = d.deep_copy()                       # a sync's copy: a new template object, same form
+    assert du.normalised_template(copy) == first and du.normalised_template(copy) is not first
+    other = new_deployment("nginx", 1, selector={"name": "nginx"})
+    other.spec.template.spec.containers[0].image = "nginx:2"
+    du.set_from_replica_set_template(d, _generate_rs(other, "x", NOW, "h").spec.template)   # rollback's edit
+    assert du.normalised_template(d) == du._template_without_hash(other.spec.template) != first
+    hand_built = new_deployment("nginx", 1, selector={"name": "nginx"})
+    before = du.normalised_template(hand_built)
+    hand_built.spec.template.spec.containers[0].image = "nginx:3"
+    assert du.normalised_template(hand_built) != before
+
+
+def test_find_new_replica_set_with_server_objects() -> None:
+    """TestFindNewReplicaSet's answers hold when the templates' forms come from the cache."""
+    d = new_deployment("nginx", 1, selector={"name": "nginx"})
+    new_rs = _generate_rs(d, "new", NOW + 60, "hash")
+    new_rs_dup = _generate_rs(d, "dup", NOW, "different-hash")
+    old_d = new_deployment("nginx", 1, selector={"name": "nginx"})
+    old_d.spec.template.spec.containers[0].name = "nginx-old-1"
+    old_rs = _generate_rs(old_d, "old", NOW - 60)
+    for i, obj in enumerate((d, new_rs, new_rs_dup, old_rs)):
+        obj.metadata.resource_version = str(i + 1)
+    for _ in range(2):                         # cold, then cached
+        assert du.find_new_replica_set(d, [new_rs, old_rs]) is new_rs
+        assert du.find_new_replica_set(d, [new_rs, old_rs, new_rs_dup]) is new_rs_dup
+        assert du.find_new_replica_set(d, [old_rs]) is None
+        assert du.find_old_replica_sets(d, [new_rs, old_rs]) == ([], [old_rs])
+
+
+def test_share_normalised_template() -> None:
+    d = new_deployment("nginx", 1, selector={"name": "nginx"})
+    d.metadata.resource_version = "7"
+    copy = d.deep_copy()
+    du.share_normalised_template(copy, d)
+    assert du.normalised_template(copy) is du.normalised_template(d)
+    hand_built = new_deployment("nginx", 1, selector={"name": "nginx"})
+    copy = hand_built.deep_copy()
+    du.share_normalised_template(copy, hand_built)          # not a server object: nothing shared
+    copy.spec.template.spec.containers[0].image = "nginx:9"
+    assert du.normalised_template(copy) != du.normalised_template(hand_built)

@@ -605,3 +605,64 @@ async def test_controller_runs_against_real_informers() -> None:
         run.cancel()
         await asyncio.gather(run, return_exceptions=True)
         await factory.shutdown()
+
+
+@pytest.mark.parametrize("batch_rounds", [0, cu.WORK_QUEUE_BATCH_ROUNDS])
+async def test_burst_of_pod_events_folds_and_status_converges(batch_rounds: int) -> None:
+    """Real informers: 20 pods turn Ready one event-loop round apart (as kubelets report). The
+    final status is upstream's (replicas, fullyLabeled, ready, available 20, observedGeneration)
+    either way; without batch_rounds the idle worker syncs and writes status once per pod (21
+    syncs, 20 writes), with it the events of 5 rounds fold into one sync (5 syncs, 4 writes)."""
+    fake = await FakeClientset.new()
+    factory = SharedInformerFactory(fake)
+    rsc = ReplicaSetController(factory.apps_v1().replicasets(), factory.core_v1().pods(), fake,
+                               recorder=FakeRecorder(), options=ReplicaSetControllerOptions(batch_rounds=batch_rounds))
+    syncs = [0]
+    sync = rsc.sync_handler
+
+    async def counting(key: ObjectName) -> None:
+        syncs[0] += 1
+        await sync(key)
+    rsc.sync_handler = counting
+    seen: list[apps_v1.ReplicaSetStatus] = []
+    done = asyncio.Event()
+
+    def on_rs(_old: Any, new: Any = None) -> None:
+        rs = new if new is not None else _old
+        if rs.status is not None:
+            seen.append(rs.status)
+            if (rs.status.available_replicas or 0) == 20:
+                done.set()
+
+    factory.apps_v1().replicasets().informer().add_event_handler(ResourceEventHandlerFuncs(on_rs, on_rs))
+    factory.start()
+    run = asyncio.create_task(rsc.run(5))
+    pods_client = fake.core_v1().pods("default")
+    try:
+        await fake.apps_v1().replicasets("default").create(rs_dict(20))
+        for _ in range(200):
+            if len((await pods_client.list()).items) == 20 and seen and seen[-1].replicas == 20:
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)
+        syncs[0], writes_before = 0, len(seen)
+        ready = {"status": {"phase": "Running", "conditions": [
+            {"type": "Ready", "status": "True", "lastTransitionTime": rfc3339(1_700_000_000.0)}]}}
+        for p in (await pods_client.list()).items:     # one after the other, as kubelets report
+            await pods_client.patch(p.metadata.name, ready, "strategic", subresource="status")
+            await asyncio.sleep(0)
+        await asyncio.wait_for(done.wait(), timeout=10)
+        await asyncio.sleep(0.05)
+        rs = await fake.apps_v1().replicasets("default").get("foobar")
+        st = rs.status
+        assert (st.replicas, st.fully_labeled_replicas, st.ready_replicas, st.available_replicas) == (20, 20, 20, 20)
+        assert st.observed_generation == rs.metadata.generation
+        writes = len(seen) - writes_before
+        if batch_rounds:
+            assert syncs[0] <= 6 and writes <= 5, (syncs[0], writes)
+        else:
+            assert writes >= 10, writes           # what batch_rounds saves
+    finally:
+        run.cancel()
+        await asyncio.gather(run, return_exceptions=True)
+        await factory.shutdown()

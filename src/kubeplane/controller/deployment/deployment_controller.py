@@ -55,6 +55,7 @@ class DeploymentControllerOptions:
     # DeploymentReplicaSetTerminatingReplicas (beta, on by default since 1.35): write
     # status.terminatingReplicas as the sum of the ReplicaSets' counts.
     status_terminating_replicas: bool = True
+    batch_rounds: int = cu.WORK_QUEUE_BATCH_ROUNDS     # the queue's (QueueOptions.batch_rounds)
 
 
 class _LogRecorder:
@@ -81,7 +82,7 @@ class DeploymentController:
         self.rs_control = RealRSControl(client)            # adopts and releases ReplicaSets
         # Keys, not objects: a worker always reads the newest Deployment from the lister.
         self.queue: RateLimitingQueue[ObjectName] = RateLimitingQueue(
-            RateLimitingQueueOptions(name="deployment", clock=clock))
+            RateLimitingQueueOptions(name="deployment", clock=clock, batch_rounds=options.batch_rounds))
         d_inf, rs_inf, pod_inf = d_informer.informer(), rs_informer.informer(), pod_informer.informer()
         self._informers = (d_inf, rs_inf, pod_inf)
         self.d_lister = d_informer.lister()
@@ -352,6 +353,7 @@ class DeploymentController:
             log.debug("Deployment has been deleted", extra={"deployment": str(key)})
             return
         d = deployment.deep_copy()          # deep-copy, otherwise we are mutating our cache
+        du.share_normalised_template(d, deployment)
         if _selects_everything(d):
             await self._reject_empty_selector(d)
             return

@@ -50,6 +50,7 @@ class ReplicaSetControllerOptions:
     # DeploymentReplicaSetTerminatingReplicas (beta, on by default since 1.35):
     # write status.terminatingReplicas.
     status_terminating_replicas: bool = True
+    batch_rounds: int = cu.WORK_QUEUE_BATCH_ROUNDS     # the queue's (QueueOptions.batch_rounds)
 
 
 def _controller_uid_index(obj: Any) -> list[str]:
@@ -86,7 +87,7 @@ class ReplicaSetController:
         # Keys, not objects: a worker always reads the newest state from the listers, and the
         # queue never hands one key to two workers.
         self.queue: RateLimitingQueue[ObjectName] = RateLimitingQueue(
-            RateLimitingQueueOptions(name="replicaset", clock=clock))
+            RateLimitingQueueOptions(name="replicaset", clock=clock, batch_rounds=options.batch_rounds))
         self._informers = (rs_informer.informer(), pod_informer.informer())
         self._register_rs_informer(rs_informer)
         self._register_pod_informer(pod_informer)

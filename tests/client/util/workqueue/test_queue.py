@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from kubeplane.client.util.workqueue import Queue
+from kubeplane.client.util.workqueue import Queue, QueueOptions
 
 from ._helpers import bounded, get, settle
 
@@ -259,3 +259,122 @@ async def test_cancelled_get_does_not_take_an_item() -> None:
         await getter
     q.add("a")
     assert await get(q) == ("a", False)
+
+
+# --- batch_rounds: idle workers wake a few event-loop rounds after the add --------------------
+
+async def _burst_syncs(batch_rounds: int, burst_rounds: int) -> list[str]:
+    """A worker waits; a producer adds "k" once per round for burst_rounds rounds; the items
+    the worker took (it "processes" across one round, so a re-add meanwhile re-queues)."""
+    q: Queue[str] = Queue(QueueOptions(batch_rounds=batch_rounds))
+    taken: list[str] = []
+
+    async def worker() -> None:
+        while True:
+            item, quit_ = await q.get()
+            if quit_:
+                return
+            taken.append(item)
+            await asyncio.sleep(0)
+            q.done(item)
+            q._check_invariants()
+
+    w = asyncio.create_task(worker())
+    await settle()
+    for _ in range(burst_rounds):
+        q.add("k")
+        await asyncio.sleep(0)
+    await settle()
+    q.shut_down()
+    await bounded(w)
+    return taken
+
+
+async def test_batch_rounds_fold_a_burst_of_adds_into_one_item() -> None:
+    """Adds made in the rounds before the idle worker wakes coalesce; without batch_rounds the
+    worker takes the first add at once and the burst's later adds make it take it again."""
+    assert await _burst_syncs(batch_rounds=3, burst_rounds=3) == ["k"]
+    assert len(await _burst_syncs(batch_rounds=0, burst_rounds=3)) > 1
+
+
+async def test_batch_rounds_delay_the_wake_up_by_rounds_only() -> None:
+    q: Queue[str] = Queue(QueueOptions(batch_rounds=3))
+    getter = asyncio.create_task(q.get())
+    await settle()
+    q.add("x")
+    await asyncio.sleep(0)
+    assert not getter.done()                   # woken rounds later, not at once
+    assert await bounded(getter) == ("x", False)   # and no clock time needed
+
+
+async def test_batch_rounds_hold_every_item_for_a_window() -> None:
+    """An item re-queued by done() waits for its window as an added one does, even for a worker
+    that calls get() at once: two queues woken by one event hand out their items in the order
+    the items became ready."""
+    q: Queue[str] = Queue(QueueOptions(batch_rounds=3))
+    other: Queue[str] = Queue(QueueOptions(batch_rounds=3))
+    q.add("a")
+    assert await get(q) == ("a", False)
+    order: list[str] = []
+
+    async def take(queue: Queue[str], name: str) -> None:
+        item, _ = await queue.get()
+        order.append(name)
+        queue.done(item)
+
+    other.add("b")                             # "b" ready first (a waiting controller's key)
+    q.add("a")                                 # while processing: dirty
+    await asyncio.sleep(0)
+    q.done("a")                                # re-queued one round later
+    await bounded(asyncio.gather(take(q, "re-queued a"), take(other, "added b")))
+    assert order == ["added b", "re-queued a"]
+    q._check_invariants()
+
+
+def test_batch_rounds_add_outside_a_loop() -> None:
+    q: Queue[str] = Queue(QueueOptions(batch_rounds=3))
+    q.add("x")
+    assert q.len() == 1
+
+
+async def test_batch_rounds_shut_down_releases_waiters_at_once() -> None:
+    q: Queue[str] = Queue(QueueOptions(batch_rounds=1000))
+    getters = [asyncio.create_task(q.get()) for _ in range(3)]
+    await settle()
+    q.add("a")
+    q.shut_down()
+    results = await bounded(asyncio.gather(*getters))
+    assert sorted(results, key=str) == sorted([("a", False), (None, True), (None, True)], key=str)
+
+
+@pytest.mark.parametrize("shut_down", SHUTDOWNS)
+async def test_basic_with_batch_rounds(shut_down: ShutDown) -> None:
+    """TestBasic's invariants hold with delayed wake-ups: every item is processed, none twice at once."""
+    q: Queue[object] = Queue(QueueOptions(batch_rounds=2))
+    in_flight: set[object] = set()
+    processed: set[object] = set()
+
+    async def producer(i: int) -> None:
+        for _ in range(20):
+            q.add(i)
+            await asyncio.sleep(0)
+
+    async def consumer() -> None:
+        while True:
+            item, quit_ = await get(q)
+            if quit_:
+                return
+            assert item not in in_flight, "item handed to two workers"
+            in_flight.add(item)
+            await asyncio.sleep(0)
+            in_flight.discard(item)
+            processed.add(item)
+            q.done(item)
+            q._check_invariants()
+
+    consumers = [asyncio.create_task(consumer()) for _ in range(5)]
+    await bounded(asyncio.gather(*(producer(i) for i in range(20))))
+    await settle()
+    await bounded(shut_down(q))
+    await bounded(asyncio.gather(*consumers))
+    assert processed == set(range(20))

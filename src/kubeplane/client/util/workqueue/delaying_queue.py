@@ -32,6 +32,7 @@ class DelayingInterface(Interface[T], Protocol[T]):
 class DelayingQueueOptions:
     name: str = ""
     clock: Clock = REAL_CLOCK       # tests pass a FakeClock
+    batch_rounds: int = 0           # see QueueOptions
 
 
 class DelayingQueue(Queue[T]):
@@ -54,7 +55,7 @@ class DelayingQueue(Queue[T]):
     """
 
     def __init__(self, options: DelayingQueueOptions = DelayingQueueOptions()) -> None:
-        super().__init__(QueueOptions(name=options.name, clock=options.clock))
+        super().__init__(QueueOptions(name=options.name, clock=options.clock, batch_rounds=options.batch_rounds))
         self._clock = options.clock
         self._waiting: list[tuple[float, int, T]] = []
         self._waiting_by_item: dict[T, tuple[float, int]] = {}

@@ -49,6 +49,9 @@ class Interface(Protocol[T]):
 class QueueOptions:
     name: str = ""      # for logs, repr and metrics: only named queues are metered, as upstream
     clock: Clock = REAL_CLOCK    # for the metrics' durations
+    # An item that becomes ready is handed out this many event-loop rounds later, with the
+    # items that became ready meanwhile (0: at once). See Queue: `batch_rounds`.
+    batch_rounds: int = 0
 
 
 class Queue(Generic[T]):
@@ -64,6 +67,18 @@ class Queue(Generic[T]):
     Only get() and shut_down_with_drain() wait. Waiters sleep on `_changed`, an Event
     that _broadcast() sets and replaces; every waiter re-checks state when it wakes.
 
+    batch_rounds (QueueOptions) > 0: an item that becomes ready (added, or re-queued by done())
+    opens a window of that many event-loop rounds (call_soon hops, no timer) during which no
+    item is handed out; when it closes the workers are woken. So the events already in flight
+    in other tasks (a watch batch being decoded, the other informers of the same write) are
+    added first and coalesce with it: in Go the informers' goroutines keep delivering while a
+    worker wakes, and a busy controller-manager folds a burst of pod events into one sync; here,
+    without it, a worker runs as soon as the first event's handler returns. Adds during a window
+    join it without extending it, so a steady stream of adds cannot hold items back. Every
+    item waits for a window, a re-queued one too: two controllers woken by the same event (the
+    ReplicaSet controller by a scale-down, the Deployment controller finishing the sync that
+    wrote it) then react in the order they would without windows. Off by default.
+
     Upstream: Typed, queue.go
     """
 
@@ -76,6 +91,8 @@ class Queue(Generic[T]):
         self._drain = False
         self._changed = asyncio.Event()
         self._metered = Metered(metrics_for(self.name, self), options.clock) if self.name else None
+        self._batch_rounds = options.batch_rounds
+        self._wake_pending = False         # a delayed _broadcast is on its way (batch_rounds)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} len={len(self._queue)}>"
@@ -107,8 +124,8 @@ class Queue(Generic[T]):
         """
         while True:
             self._promote_ready()
-            if self._queue:
-                break
+            if self._queue and (not self._wake_pending or self._shutting_down):
+                break                  # (batch_rounds: no item leaves while a window is open)
             if self._shutting_down:
                 return cast(T, None), True    # Go's zero value; callers check shutdown first
             await self._wait_for_work()
@@ -134,7 +151,7 @@ class Queue(Generic[T]):
         self._processing.discard(item)
         if item in self._dirty:
             self._queue.append(item)
-            self._broadcast()
+            self._wake()
         elif not self._processing:
             self._broadcast()          # shut_down_with_drain() may be waiting for this
 
@@ -174,7 +191,7 @@ class Queue(Generic[T]):
         if item in self._processing:
             return                     # done() will re-queue it
         self._queue.append(item)
-        self._broadcast()
+        self._wake()
 
     def _promote_ready(self) -> None:
         """Hook for DelayingQueue: move items whose delay has elapsed into the queue."""
@@ -186,6 +203,27 @@ class Queue(Generic[T]):
     def _broadcast(self) -> None:
         self._changed.set()
         self._changed = asyncio.Event()
+
+    def _wake(self) -> None:
+        """Wake the waiting workers for a newly ready item: now, or batch_rounds rounds on."""
+        if self._batch_rounds <= 0:
+            self._broadcast()
+            return
+        if self._wake_pending:
+            return                     # the pending wake-up covers this item too
+        loop = asyncio._get_running_loop()
+        if loop is None:               # added from outside a loop (a test's setup)
+            self._broadcast()
+            return
+        self._wake_pending = True
+        loop.call_soon(self._wake_after, self._batch_rounds - 1, loop)
+
+    def _wake_after(self, rounds: int, loop: asyncio.AbstractEventLoop) -> None:
+        if rounds > 0:
+            loop.call_soon(self._wake_after, rounds - 1, loop)
+            return
+        self._wake_pending = False
+        self._broadcast()
 
     def metric_depth(self) -> int:
         """Items added and not yet handed out: upstream's depth gauge (adds minus gets)."""

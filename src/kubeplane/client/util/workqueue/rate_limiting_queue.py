@@ -34,6 +34,7 @@ class RateLimitingQueueOptions(Generic[T]):
     # None: a fresh default_controller_rate_limiter() on `clock` (limiters keep state,
     # so one instance must never be shared by two queues).
     rate_limiter: RateLimiter[T] | None = None
+    batch_rounds: int = 0                           # see QueueOptions
 
 
 class RateLimitingQueue(DelayingQueue[T]):
@@ -45,7 +46,8 @@ class RateLimitingQueue(DelayingQueue[T]):
     """
 
     def __init__(self, options: RateLimitingQueueOptions[T] = RateLimitingQueueOptions()) -> None:
-        super().__init__(DelayingQueueOptions(name=options.name, clock=options.clock))
+        super().__init__(DelayingQueueOptions(name=options.name, clock=options.clock,
+                                              batch_rounds=options.batch_rounds))
         limiter = options.rate_limiter
         if limiter is None:
             limiter = default_controller_rate_limiter(clock=options.clock)

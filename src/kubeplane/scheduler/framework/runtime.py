@@ -130,6 +130,24 @@ class Framework:
         skip = state.skip_filter_plugins
         return [(pl.NAME, pl.filter) for pl in self.filter_plugins if not skip or pl.NAME not in skip]
 
+    def filter_nodes_to_run(self, state: CycleState, filters: list[tuple[str, Callable[..., Status | None]]],
+                            ) -> list[Callable[..., list[bool] | None]] | None:
+        """Each filter's filter_nodes (state, pod, nodes -> per node: passes for sure), when
+        every filter to run has one; None otherwise (and without filters).
+
+        Ours: a plugin's filter_nodes answers for a slice of nodes at once what Filter would
+        pass (False: ask Filter), so the feasibility loop makes no call per node.
+        """
+        if not filters:
+            return None
+        out = []
+        for _, run in filters:
+            filter_nodes = getattr(getattr(run, "__self__", None), "filter_nodes", None)
+            if filter_nodes is None:
+                return None
+            out.append(filter_nodes)
+        return out
+
     def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo,
                            filters: list[tuple[str, Callable[..., Status | None]]] | None = None) -> Status | None:
         """The first failing Filter's status (named after its plugin), None if all pass.

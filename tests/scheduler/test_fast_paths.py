@@ -351,3 +351,89 @@ def test_a_status_only_update_swaps_the_pod_in_place_with_the_same_aggregates() 
     changed.spec.containers[0].resources.requests["cpu"] = "1"     # a spec change: remove, then add
     cache.update_pod(new, changed)
     assert ni.requested.milli_cpu == 1000 and ni.pods[0].pod is changed
+
+
+# --- filtering a slice of nodes at once (Fit.filter_nodes) ----------------------------------------
+
+def _filter_outcome(s: Sched, pod: Any, batch: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, ...]:
+    from kubeplane.scheduler.framework.types import Diagnosis
+    from kubeplane.scheduler.schedule_one import find_nodes_that_pass_filters
+    fwk = s.framework
+    with monkeypatch.context() as m:
+        if not batch:
+            m.setattr(fwk, "filter_nodes_to_run", lambda state, filters: None)
+        s.cache.update_snapshot(s.snapshot)
+        state, diagnosis = CycleState(), Diagnosis()
+        _, status = fwk.run_pre_filter_plugins(state, pod, s.snapshot.node_info_list)
+        assert status is None
+        feasible = find_nodes_that_pass_filters(s, fwk, state, pod, diagnosis,  # type: ignore[arg-type]
+                                                s.snapshot.node_info_list)
+    statuses = {n: (st.code, st.plugin, st.reasons) for n, st in diagnosis.node_to_status.statuses.items()}
+    return [ni.name for ni in feasible], statuses, diagnosis.unschedulable_plugins, s.next_start_node_index
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_filtering_by_slices_equals_filtering_node_by_node(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same feasible nodes in the same order, the same statuses and the same next start,
+    whatever nodes are full and wherever the rotation starts (and wraps)."""
+    rng = random.Random(seed)
+    nodes = [make_node(f"n{i}", cpu=rng.choice(["1", "2", "4"]), pods=rng.choice([1, 2, 110]))
+             for i in range(rng.choice([30, 150, 260]))]
+    s = Sched(*nodes)
+    for i in range(rng.randrange(200)):     # fill some nodes
+        s.cache.add_pod(make_pod(f"u{i}", node=f"n{rng.randrange(len(nodes))}", requests={"cpu": "700m"}))
+    failures = 0
+    for percentage in (0, 5, 50, 100):
+        s.percentage_of_nodes_to_score = percentage
+        for start in (0, rng.randrange(len(nodes)), len(nodes) - 1):
+            for req in ("100m", "900m", "3"):
+                pod = make_pod("p", requests={"cpu": req})
+                outcomes = []
+                for batch in (True, False):
+                    s.next_start_node_index = start
+                    outcomes.append(_filter_outcome(s, pod, batch, monkeypatch))
+                assert outcomes[0] == outcomes[1]
+                failures += len(outcomes[0][1])
+    assert failures          # nodes rejected, by Fit, on the way
+
+def test_fit_verdicts_follow_node_changes_and_requests() -> None:
+    ni = _node(1000, 8000, 0, 0, pods=2)
+    fit = Fit()
+
+    def verdict(cpu: str) -> bool | None:
+        pod = make_pod("p", requests={"cpu": cpu})
+        state = CycleState()
+        fit.pre_filter(state, pod, [ni])
+        got = fit.filter_nodes(state, pod, [ni])
+        assert got is not None
+        assert got[0] == (fit.filter(state, pod, ni) is None)
+        return got[0]
+
+    assert (verdict("500m"), verdict("2")) == (True, False)
+    ni.add_pod(make_pod("u", node="n", requests={"cpu": "600m"}))       # a new generation
+    assert (verdict("500m"), verdict("400m")) == (False, True)
+    ni.add_pod(make_pod("v", node="n", requests={"cpu": "0"}))          # no room for a third pod
+    assert verdict("1m") is False
+    gpu = make_pod("g", requests={"cpu": "1m", "example.com/gpu": "1"})
+    state = CycleState()
+    fit.pre_filter(state, gpu, [ni])
+    assert fit.filter_nodes(state, gpu, [ni]) is None                   # extended resources: Filter decides
+
+
+def test_taint_toleration_pre_score_skip_follows_node_taints() -> None:
+    """The count of nodes with a PreferNoSchedule taint (kept across cycles) follows updates."""
+    s = Sched(make_node("a"), make_node("b"))
+    pl = next(p for p in s.framework.plugins if isinstance(p, TaintToleration))
+    pod = make_pod("p")
+
+    def skipped() -> bool:
+        s.cache.update_snapshot(s.snapshot)
+        status = pl.pre_score(CycleState(), pod, s.snapshot.node_info_list)
+        return status is not None and status.code == Code.SKIP
+
+    assert skipped()
+    plain, tainted = make_node("b"), make_node("b", taints=[taint("k", "PreferNoSchedule")])
+    s.cache.update_node(plain, tainted)
+    assert not skipped()
+    s.cache.update_node(tainted, plain)
+    assert skipped()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import operator
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -20,6 +21,7 @@ from .interface import (
 from .types import NodeInfo
 
 log = logging.getLogger(__name__)
+_NAME = operator.attrgetter("name")
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
@@ -217,13 +219,13 @@ class Framework:
         """(plugins run, their weighted score columns, per-node totals) in node order."""
         skip = state.skip_score_plugins
         to_run = [pl for pl in self.score_plugins if pl.NAME not in skip]
-        names = [ni.name for ni in nodes]
+        names = list(map(_NAME, nodes))
         columns = [self._weighted_scores(pl, state, pod, nodes, names) for pl in to_run]   # per plugin, per node
         if not columns:
             return (), [], [0] * len(nodes)
         totals = columns[0]
         for col in columns[1:]:
-            totals = [t + x for t, x in zip(totals, col)]
+            totals = list(map(operator.add, totals, col))
         return tuple(pl.NAME for pl in to_run), columns, totals
 
     def _weighted_scores(self, pl: ScorePlugin, state: CycleState, pod: Pod, nodes: list[NodeInfo],

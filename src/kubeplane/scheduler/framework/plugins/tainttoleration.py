@@ -21,6 +21,7 @@ class TaintToleration:
     def __init__(self, handle: object = None) -> None:
         self.handle = handle
         self.tainted: NodeAggregate[str] = NodeAggregate(_tainted)
+        self.prefer_tainted: NodeAggregate[str] = NodeAggregate(_prefer_tainted)
 
     def pre_filter(self, state: CycleState, pod: Pod,
                    nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
@@ -49,6 +50,8 @@ class TaintToleration:
         tolerate: every node would count 0 and normalize to 100, the same weighted 300
         added to every total, which changes no ranking, tie or choice of host.
         """
+        if no_node_counted(self.handle, self.prefer_tainted):
+            return Status(Code.SKIP)        # no PreferNoSchedule taint at all: no scan of the nodes
         tolerations = get_all_toleration_prefer_no_schedule(pod.spec.tolerations or [])
         tainted = [ni.node for ni in nodes if ni.node.spec and ni.node.spec.taints]
         if not any(count_intolerable_taints_prefer_no_schedule(node, tolerations) for node in tainted):
@@ -82,3 +85,9 @@ def _tainted(ni: NodeInfo) -> dict[str, int] | None:
     spec = ni.node.spec
     taints = spec.taints if spec is not None else None
     return {"tainted": 1} if taints and any(t.effect in _FILTER_EFFECTS for t in taints) else None
+
+
+def _prefer_tainted(ni: NodeInfo) -> dict[str, int] | None:
+    spec = ni.node.spec
+    taints = spec.taints if spec is not None else None
+    return {"prefer": 1} if taints and any(t.effect == "PreferNoSchedule" for t in taints) else None

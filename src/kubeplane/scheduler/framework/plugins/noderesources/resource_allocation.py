@@ -5,6 +5,7 @@ Upstream: noderesources/resource_allocation.go
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Callable
 
 from .....api.types.core_v1 import Pod
@@ -12,6 +13,7 @@ from ....quantity import CPU, EPHEMERAL_STORAGE, MEMORY
 from ...interface import CycleState
 from ...types import NodeInfo, Resource, is_scalar_resource_name, pod_requests
 
+_GENERATION = attrgetter("generation")
 MAX_CACHED_REQUEST_LISTS = 64       # distinct pod request lists with a score cache
 
 # CycleState keys of the pod's requests, computed once per cycle and shared by Fit's
@@ -77,14 +79,14 @@ class ScoreCachedByGeneration:
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[int]:
         """[score(state, pod, ni) for ni in nodes], without a call per cached node."""
         reqs, cache = state.storage[self.PRE_SCORE_STATE_KEY]
-        get, score_node = cache.get, self.score_node
-        out = []
-        for ni in nodes:
-            score = get(ni.generation)
-            if score is None:
-                score = cache[ni.generation] = score_node(ni, reqs)
-            out.append(score)
-        return out
+        gens = list(map(_GENERATION, nodes))
+        out = list(map(cache.get, gens))          # at C level: most nodes are unchanged
+        if None in out:
+            score_node = self.score_node
+            for i, score in enumerate(out):
+                if score is None:
+                    out[i] = cache[gens[i]] = score_node(nodes[i], reqs)
+        return out  # type: ignore[return-value]
 
 
 def num_all_nodes(handle: Any, nodes: list[NodeInfo]) -> int:

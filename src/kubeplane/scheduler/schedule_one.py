@@ -8,7 +8,6 @@ reporting await.
 from __future__ import annotations
 
 import asyncio
-import collections
 import itertools
 import logging
 import operator
@@ -305,28 +304,20 @@ def select_host(node_scores: list[NodePluginScores], rng: random.Random) -> str:
 
 
 def select_index(totals: list[int], rng: random.Random) -> int:
-    """select_host over plain totals: the chosen index (the same draws).
-
-    The reservoir draws once per tie of the running maximum (randbelow(k) for its k-th
-    occurrence, k >= 2; a higher total starts the count again), so the draws depend only on
-    how many times each running maximum occurs: those counts, and the tie finally chosen,
-    are found at C level, without a Python step per node.
-    """
+    """select_host over plain totals: the chosen index (the same draws)."""
     if not totals:
         raise ValueError("empty priorityList")
-    running = list(itertools.accumulate(totals, max))
-    ties = collections.Counter(itertools.compress(running, map(operator.eq, totals, running)))
+    max_score, selected, count = totals[0], 0, 1
     randbelow = _randbelow_of(rng)
-    chosen = 0                  # which occurrence of the highest total, in node order
-    for count in ties.values():                 # running maxima in increasing order
-        chosen = 0
-        for k in range(2, count + 1):
-            if randbelow(k) == 0:
-                chosen = k - 1
-    max_score = running[-1]
-    if chosen == 0:
-        return totals.index(max_score)
-    return list(itertools.compress(range(len(totals)), map(operator.eq, totals, itertools.repeat(max_score))))[chosen]
+    for i in range(1, len(totals)):
+        score = totals[i]
+        if score > max_score:
+            max_score, selected, count = score, i, 1
+        elif score == max_score:
+            count += 1
+            if randbelow(count) == 0:
+                selected = i
+    return selected
 
 
 def _randbelow_of(rng: random.Random) -> Callable[[int], int]:

@@ -237,7 +237,10 @@ def _pass_filters_by_batch(state: CycleState, pod: Pod, diagnosis: Diagnosis, no
             passed = verdicts if passed is None else list(map(operator.and_, passed, verdicts))
         assert passed is not None
         if False not in passed:
-            feasible.extend(chunk)
+            if feasible:
+                feasible.extend(chunk)
+            else:
+                feasible = chunk          # the same list object: scorers reuse its columns
             processed += len(chunk)
         else:
             for ni, ok in zip(chunk, passed):

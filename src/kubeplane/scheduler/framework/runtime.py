@@ -16,12 +16,11 @@ from ...api.types.core_v1 import Pod
 from .interface import (
     MAX_NODE_SCORE, MIN_NODE_SCORE, BindPlugin, Code, CycleState, FilterPlugin, NodePluginScores, NodeScore,
     NodeToStatus, PostFilterPlugin, PostFilterResult, PreBindPlugin, PreFilterPlugin, PreFilterResult, PreScorePlugin,
-    QueueSortPlugin, ScorePlugin, Status,
+    QueueSortPlugin, ScorePlugin, Status, node_column,
 )
 from .types import NodeInfo
 
 log = logging.getLogger(__name__)
-_NAME = operator.attrgetter("name")
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
@@ -219,7 +218,7 @@ class Framework:
         """(plugins run, their weighted score columns, per-node totals) in node order."""
         skip = state.skip_score_plugins
         to_run = [pl for pl in self.score_plugins if pl.NAME not in skip]
-        names = list(map(_NAME, nodes))
+        names = node_column(state, nodes, "name")
         columns = [self._weighted_scores(pl, state, pod, nodes, names) for pl in to_run]   # per plugin, per node
         if not columns:
             return (), [], [0] * len(nodes)

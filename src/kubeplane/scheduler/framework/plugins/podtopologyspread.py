@@ -13,7 +13,7 @@ import functools
 import math
 from collections.abc import Callable
 from itertools import repeat
-from operator import attrgetter, sub
+from operator import sub
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -515,7 +515,7 @@ class PodTopologySpread:
         if max_score == 0:
             return [0 if n in ignored else MAX_NODE_SCORE for n in names] if ignored else [MAX_NODE_SCORE] * len(raw)
         top = max_score + min_score
-        if not ignored and 0 <= min_score and max_score - min_score <= 4 * len(raw):
+        if not ignored and 0 <= min_score and max_score - min_score <= len(raw) // 2:
             # raw scores are ints in a narrow range: normalize by lookup, at C level.
             table = [MAX_NODE_SCORE * (top - x) // max_score for x in range(min_score, max_score + 1)]
             return list(map(table.__getitem__, map(sub, raw, repeat(min_score)) if min_score else raw))
@@ -547,8 +547,6 @@ class PodTopologySpread:
 
 _NO_LABELS: dict[str, str] = {}
 _ROW_COUNTS = 16        # matching pods on a node up to which its score is looked up
-_NODE_LABELS = attrgetter("node.metadata.labels")
-_NAME = attrgetter("name")
 
 
 def _score_host_and_domain(nodes: list[NodeInfo], host: tuple[Any, ...], domain: tuple[Any, ...]) -> list[int]:
@@ -556,24 +554,11 @@ def _score_host_and_domain(nodes: list[NodeInfo], host: tuple[Any, ...], domain:
     term, then a per-domain term; no node ignored. Same sums in the same order.
 
     A node's rounded score depends only on its domain and its count of matching pods, so it
-    is worked out once per (domain, count) (rows[domain][count]) and looked up; when every
-    node has labels and the hostname key, the lookups run over the whole list at C level
-    (no Python step per node).
+    is worked out once per (domain, count) (rows[domain][count]) and looked up.
     """
     host_key, node_counts, _, w, base = host
     domain_key, _, by_value, _, domain_base = domain
     get_count, get_term = node_counts.get, by_value.get
-    label_dicts = list(map(_NODE_LABELS, nodes))
-    if None not in label_dicts and all(map(dict.__contains__, label_dicts, repeat(host_key))):
-        counts = list(map(get_count, map(_NAME, nodes), repeat(0)))
-        top = max(counts, default=0)
-        zones = list(map(dict.get, label_dicts, repeat(domain_key)))
-        distinct = set(zones)
-        if len(distinct) * (top + 1) <= 2 * len(nodes) + 64:    # rows cheaper than the loop
-            table = {v: [int(c * w + base + 0.5) for c in range(top + 1)] if v is None else
-                     [int(c * w + base + get_term(v, domain_base) + 0.5) for c in range(top + 1)]
-                     for v in distinct}
-            return list(map(list.__getitem__, map(table.__getitem__, zones), counts))
     rows = {v: [int(c * w + base + term + 0.5) for c in range(_ROW_COUNTS)] for v, term in by_value.items()}
     get_row = rows.get
     out: list[int] = []

@@ -6,10 +6,9 @@ Upstream: noderesources/fit.go
 from __future__ import annotations
 
 from dataclasses import dataclass
-from operator import attrgetter
 
 from .....api.types.core_v1 import Pod
-from ...interface import MAX_NODE_SCORE, Code, CycleState, Status
+from ...interface import MAX_NODE_SCORE, Code, CycleState, Status, node_column
 from ...types import NodeInfo, Resource, pod_requests
 from .least_allocated import least_resource_scorer
 from .resource_allocation import (
@@ -19,7 +18,6 @@ from .resource_allocation import (
 
 NAME = "NodeResourcesFit"
 MAX_FIT_CACHES = 64             # distinct pod requests with a cache of Filter verdicts by generation
-_GENERATION = attrgetter("generation")
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
@@ -134,7 +132,7 @@ class Fit(ScoreCachedByGeneration):
             cache = self._fit_caches[key] = {}
         elif len(cache) > 4 * num_all_nodes(self.handle, nodes) + 1024:
             cache.clear()
-        gens = list(map(_GENERATION, nodes))
+        gens = node_column(state, nodes, "generation")
         verdicts = list(map(cache.get, gens))
         if None in verdicts:
             cpu, mem, eph = key

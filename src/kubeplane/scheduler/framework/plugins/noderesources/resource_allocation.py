@@ -5,15 +5,13 @@ Upstream: noderesources/resource_allocation.go
 from __future__ import annotations
 
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any, Callable
 
 from .....api.types.core_v1 import Pod
 from ....quantity import CPU, EPHEMERAL_STORAGE, MEMORY
-from ...interface import CycleState
+from ...interface import CycleState, node_column
 from ...types import NodeInfo, Resource, is_scalar_resource_name, pod_requests
 
-_GENERATION = attrgetter("generation")
 MAX_CACHED_REQUEST_LISTS = 64       # distinct pod request lists with a score cache
 
 # CycleState keys of the pod's requests, computed once per cycle and shared by Fit's
@@ -79,7 +77,7 @@ class ScoreCachedByGeneration:
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[int]:
         """[score(state, pod, ni) for ni in nodes], without a call per cached node."""
         reqs, cache = state.storage[self.PRE_SCORE_STATE_KEY]
-        gens = list(map(_GENERATION, nodes))
+        gens = node_column(state, nodes, "generation")
         out = list(map(cache.get, gens))          # at C level: most nodes are unchanged
         if None in out:
             score_node = self.score_node

@@ -12,9 +12,9 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from itertools import repeat
 from operator import sub
-from dataclasses import dataclass, field
 from typing import Any
 
 from ....api import labels

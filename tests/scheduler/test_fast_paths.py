@@ -366,6 +366,8 @@ def _filter_outcome(s: Sched, pod: Any, batch: bool, monkeypatch: pytest.MonkeyP
         state, diagnosis = CycleState(), Diagnosis()
         _, status = fwk.run_pre_filter_plugins(state, pod, s.snapshot.node_info_list)
         assert status is None
+        if batch:         # every filter to run answers for slices
+            assert fwk.filter_nodes_to_run(state, fwk.filter_plugins_to_run(state)) is not None
         feasible = find_nodes_that_pass_filters(s, fwk, state, pod, diagnosis,  # type: ignore[arg-type]
                                                 s.snapshot.node_info_list)
     statuses = {n: (st.code, st.plugin, st.reasons) for n, st in diagnosis.node_to_status.statuses.items()}
@@ -375,26 +377,33 @@ def _filter_outcome(s: Sched, pod: Any, batch: bool, monkeypatch: pytest.MonkeyP
 @pytest.mark.parametrize("seed", range(6))
 def test_filtering_by_slices_equals_filtering_node_by_node(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same feasible nodes in the same order, the same statuses and the same next start,
-    whatever nodes are full and wherever the rotation starts (and wraps)."""
+    whatever nodes are full, tainted or cordoned, and wherever the rotation starts (and wraps)."""
     rng = random.Random(seed)
-    nodes = [make_node(f"n{i}", cpu=rng.choice(["1", "2", "4"]), pods=rng.choice([1, 2, 110]))
+    marked = seed % 3      # 1: some nodes tainted NoSchedule, 2: also some cordoned
+    nodes = [make_node(f"n{i}", cpu=rng.choice(["1", "2", "4"]), pods=rng.choice([1, 2, 110]),
+                       taints=[taint("t", "NoSchedule")] if marked and rng.random() < 0.2 else None,
+                       unschedulable=marked == 2 and rng.random() < 0.2)
              for i in range(rng.choice([30, 150, 260]))]
     s = Sched(*nodes)
     for i in range(rng.randrange(200)):     # fill some nodes
         s.cache.add_pod(make_pod(f"u{i}", node=f"n{rng.randrange(len(nodes))}", requests={"cpu": "700m"}))
-    failures = 0
+    failures, rejecting = 0, set()
     for percentage in (0, 5, 50, 100):
         s.percentage_of_nodes_to_score = percentage
         for start in (0, rng.randrange(len(nodes)), len(nodes) - 1):
-            for req in ("100m", "900m", "3"):
-                pod = make_pod("p", requests={"cpu": req})
+            for req, tolerate in (("100m", False), ("900m", False), ("3", False), ("100m", True)):
+                tolerations = [{"operator": "Exists"}] if tolerate else []
+                pod = make_pod("p", requests={"cpu": req}, spec={"tolerations": tolerations})
                 outcomes = []
                 for batch in (True, False):
                     s.next_start_node_index = start
                     outcomes.append(_filter_outcome(s, pod, batch, monkeypatch))
                 assert outcomes[0] == outcomes[1]
                 failures += len(outcomes[0][1])
-    assert failures          # nodes rejected, by Fit, on the way
+                rejecting |= outcomes[0][2]
+    assert failures          # nodes rejected on the way
+    assert rejecting >= {"NodeResourcesFit", *(["TaintToleration"] if marked else []),
+                         *(["NodeUnschedulable"] if marked == 2 else [])}
 
 def test_fit_verdicts_follow_node_changes_and_requests() -> None:
     ni = _node(1000, 8000, 0, 0, pods=2)

@@ -8,7 +8,8 @@ from ..aggregate import NodeAggregate
 from ..interface import MAX_NODE_SCORE, Code, CycleState, NodeScore, PreFilterResult, Status
 from ..types import NodeInfo, unresolvable
 from .helper import (
-    default_normalize_score, find_matching_untolerated_taint, no_node_counted, tolerations_tolerate_taint,
+    default_normalize_score, find_matching_untolerated_taint, no_node_counted, passed_unless_counted,
+    tolerations_tolerate_taint,
 )
 
 PRE_SCORE_STATE_KEY = "PreScoreTaintToleration"
@@ -28,6 +29,11 @@ class TaintToleration:
         """Skip Filter while no node has a NoSchedule or NoExecute taint: it would pass every
         node (ours, not upstream's; the count is a sum kept across cycles)."""
         return None, Status(Code.SKIP) if no_node_counted(self.handle, self.tainted) else None
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[bool] | None:
+        """True for the nodes Filter passes whatever the pod: those that no NoSchedule or NoExecute taint
+        (the nodes the pre_filter's sum counts are left to Filter). Ours."""
+        return passed_unless_counted(self.handle, self.tainted, state, nodes)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """Reject the node if one of its NoSchedule/NoExecute taints is not tolerated.

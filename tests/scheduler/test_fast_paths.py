@@ -446,3 +446,43 @@ def test_taint_toleration_pre_score_skip_follows_node_taints() -> None:
     assert not skipped()
     s.cache.update_node(tainted, plain)
     assert skipped()
+
+
+def _anti(key: str, ns: list[str] | None = None, **sel: str) -> dict[str, Any]:
+    term: dict[str, Any] = {"labelSelector": {"matchLabels": sel}, "topologyKey": key}
+    if ns:
+        term["namespaces"] = ns
+    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_inter_pod_anti_affinity_slices_equal_node_by_node(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """InterPodAffinity's filter_nodes: pods repelling pods (per hostname and per zone), and
+    existing pods repelling the incoming one: the same outcome as node by node."""
+    from kubeplane.scheduler.framework.plugins.podtopologyspread import LABEL_TOPOLOGY_ZONE as ZONE
+    rng = random.Random(seed)
+    nodes = [make_node(f"n{i}", labels={ZONE: f"z{i % 7}"} if rng.random() < 0.8 else None) for i in range(160)]
+    s = Sched(*nodes)
+    for i in range(40):
+        host = f"n{rng.randrange(len(nodes))}"
+        spec = {"affinity": _anti(HOSTNAME_KEY, color="red")} if rng.random() < 0.5 else None
+        s.cache.add_pod(make_pod(f"e{i}", node=host, labels={"color": rng.choice(["red", "green"])}, spec=spec))
+    pods = [make_pod("h", labels={"color": "green"}, spec={"affinity": _anti(HOSTNAME_KEY, color="green")}),
+            make_pod("z", labels={"color": "blue"}, spec={"affinity": _anti(ZONE, color="green")}),
+            make_pod("r", labels={"color": "red"}),         # repelled by the existing red-repelling pods
+            make_pod("b", labels={"color": "blue"})]
+    rejected = set()
+    for pod in pods:
+        for percentage in (0, 30, 100):
+            s.percentage_of_nodes_to_score = percentage
+            start = rng.randrange(len(nodes))
+            outcomes = []
+            for batch in (True, False):
+                s.next_start_node_index = start
+                outcomes.append(_filter_outcome(s, pod, batch, monkeypatch))
+            assert outcomes[0] == outcomes[1]
+            rejected |= outcomes[0][2]
+    assert "InterPodAffinity" in rejected
+
+
+HOSTNAME_KEY = "kubernetes.io/hostname"

@@ -145,7 +145,7 @@ class Fit(ScoreCachedByGeneration):
                         and (cpu <= 0 or cpu <= alloc.milli_cpu - used.milli_cpu)
                         and (mem <= 0 or mem <= alloc.memory - used.memory)
                         and (eph <= 0 or eph <= alloc.ephemeral_storage - used.ephemeral_storage))
-        return verdicts  # type: ignore[return-value]
+        return verdicts
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
         """The pod's non-zero request list, and the score cache for it. Upstream: Fit.PreScore"""

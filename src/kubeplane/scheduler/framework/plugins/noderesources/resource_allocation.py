@@ -84,7 +84,7 @@ class ScoreCachedByGeneration:
             for i, score in enumerate(out):
                 if score is None:
                     out[i] = cache[gens[i]] = score_node(nodes[i], reqs)
-        return out  # type: ignore[return-value]
+        return out
 
 
 def num_all_nodes(handle: Any, nodes: list[NodeInfo]) -> int:
@@ -157,8 +157,8 @@ class ResourceAllocationScorer:
                 requested.append(0)          # an extended resource the pod does not use: ignored
                 allocatable.append(0)
                 continue
-            alloc = _get(node_info.allocatable, name)
-            used = node_info.requested.ephemeral_storage if name == EPHEMERAL_STORAGE else _get(requested_node, name)
-            requested.append(used + pod_req if alloc else 0)
-            allocatable.append(alloc)
+            capacity = _get(node_info.allocatable, name)
+            in_use = node_info.requested.ephemeral_storage if name == EPHEMERAL_STORAGE else _get(requested_node, name)
+            requested.append(in_use + pod_req if capacity else 0)
+            allocatable.append(capacity)
         return self.scorer(requested, allocatable)

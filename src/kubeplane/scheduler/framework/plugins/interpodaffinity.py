@@ -42,6 +42,7 @@ class PreFilterState:
 
 
 _NO_LABELS: dict[str, str] = {}
+_COUNTED_STATE_KEY = "FilterNodes" + NAME       # filter_nodes' topology values counted, per key
 
 
 def _inc(m: dict[TopologyPair, int], pair: TopologyPair, n: int = 1) -> None:
@@ -113,11 +114,14 @@ class InterPodAffinity:
         s: PreFilterState | None = state.storage.get(PRE_FILTER_STATE_KEY)
         if s is None or s.pod_info.required_affinity_terms:
             return None
-        counted: dict[str, set[str]] = {}
-        for counts in (s.anti_affinity_counts, s.existing_anti_affinity_counts):
-            for (key, value), n in counts.items():
-                if n > 0:
-                    counted.setdefault(key, set()).add(value)
+        counted: dict[str, set[str]] | None = state.storage.get(_COUNTED_STATE_KEY)
+        if counted is None:         # once per cycle: the loop asks slice after slice
+            counted = {}
+            for counts in (s.anti_affinity_counts, s.existing_anti_affinity_counts):
+                for (key, value), n in counts.items():
+                    if n > 0:
+                        counted.setdefault(key, set()).add(value)
+            state.storage[_COUNTED_STATE_KEY] = counted
         if not counted:
             return [True] * len(nodes)
         if len(counted) == 1:

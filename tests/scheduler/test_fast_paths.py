@@ -486,3 +486,34 @@ def test_inter_pod_anti_affinity_slices_equal_node_by_node(seed: int, monkeypatc
 
 
 HOSTNAME_KEY = "kubernetes.io/hostname"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_topology_spread_slices_equal_node_by_node(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PodTopologySpread's filter_nodes (DoNotSchedule constraints on zones and hostnames,
+    some nodes without a zone): the same outcome as node by node."""
+    from kubeplane.scheduler.framework.plugins.podtopologyspread import LABEL_TOPOLOGY_ZONE as ZONE
+    rng = random.Random(seed)
+    nodes = [make_node(f"n{i}", labels={ZONE: f"z{i % 4}"} if rng.random() < 0.85 else None) for i in range(150)]
+    s = Sched(*nodes)
+    for i in range(rng.randrange(30, 120)):
+        s.cache.add_pod(make_pod(f"e{i}", node=f"n{rng.randrange(40)}", labels={"color": "blue"}))
+    sel = {"matchLabels": {"color": "blue"}}
+    pods = [make_pod("z", labels={"color": "blue"}, spec={"topologySpreadConstraints": [
+                {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": sel}]}),
+            make_pod("h", labels={"color": "red"}, spec={"topologySpreadConstraints": [
+                {"maxSkew": 2, "topologyKey": HOSTNAME_KEY, "whenUnsatisfiable": "DoNotSchedule",
+                 "labelSelector": sel},
+                {"maxSkew": 3, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": sel}]})]
+    rejected = set()
+    for pod in pods:
+        for percentage in (0, 30, 100):
+            s.percentage_of_nodes_to_score = percentage
+            start = rng.randrange(len(nodes))
+            outcomes = []
+            for batch in (True, False):
+                s.next_start_node_index = start
+                outcomes.append(_filter_outcome(s, pod, batch, monkeypatch))
+            assert outcomes[0] == outcomes[1]
+            rejected |= outcomes[0][2]
+    assert "PodTopologySpread" in rejected

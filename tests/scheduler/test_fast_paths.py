@@ -351,3 +351,169 @@ def test_a_status_only_update_swaps_the_pod_in_place_with_the_same_aggregates() 
     changed.spec.containers[0].resources.requests["cpu"] = "1"     # a spec change: remove, then add
     cache.update_pod(new, changed)
     assert ni.requested.milli_cpu == 1000 and ni.pods[0].pod is changed
+
+
+# --- filtering a slice of nodes at once (Fit.filter_nodes) ----------------------------------------
+
+def _filter_outcome(s: Sched, pod: Any, batch: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, ...]:
+    from kubeplane.scheduler.framework.types import Diagnosis
+    from kubeplane.scheduler.schedule_one import find_nodes_that_pass_filters
+    fwk = s.framework
+    with monkeypatch.context() as m:
+        if not batch:
+            m.setattr(fwk, "filter_nodes_to_run", lambda state, filters: None)
+        s.cache.update_snapshot(s.snapshot)
+        state, diagnosis = CycleState(), Diagnosis()
+        _, status = fwk.run_pre_filter_plugins(state, pod, s.snapshot.node_info_list)
+        assert status is None
+        if batch:         # every filter to run answers for slices
+            assert fwk.filter_nodes_to_run(state, fwk.filter_plugins_to_run(state)) is not None
+        feasible = find_nodes_that_pass_filters(s, fwk, state, pod, diagnosis,  # type: ignore[arg-type]
+                                                s.snapshot.node_info_list)
+    statuses = {n: (st.code, st.plugin, st.reasons) for n, st in diagnosis.node_to_status.statuses.items()}
+    return [ni.name for ni in feasible], statuses, diagnosis.unschedulable_plugins, s.next_start_node_index
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_filtering_by_slices_equals_filtering_node_by_node(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same feasible nodes in the same order, the same statuses and the same next start,
+    whatever nodes are full, tainted or cordoned, and wherever the rotation starts (and wraps)."""
+    rng = random.Random(seed)
+    marked = seed % 3      # 1: some nodes tainted NoSchedule, 2: also some cordoned
+    nodes = [make_node(f"n{i}", cpu=rng.choice(["1", "2", "4"]), pods=rng.choice([1, 2, 110]),
+                       taints=[taint("t", "NoSchedule")] if marked and rng.random() < 0.2 else None,
+                       unschedulable=marked == 2 and rng.random() < 0.2)
+             for i in range(rng.choice([30, 150, 260]))]
+    s = Sched(*nodes)
+    for i in range(rng.randrange(200)):     # fill some nodes
+        s.cache.add_pod(make_pod(f"u{i}", node=f"n{rng.randrange(len(nodes))}", requests={"cpu": "700m"}))
+    failures, rejecting = 0, set()
+    for percentage in (0, 5, 50, 100):
+        s.percentage_of_nodes_to_score = percentage
+        for start in (0, rng.randrange(len(nodes)), len(nodes) - 1):
+            for req, tolerate in (("100m", False), ("900m", False), ("3", False), ("100m", True)):
+                tolerations = [{"operator": "Exists"}] if tolerate else []
+                pod = make_pod("p", requests={"cpu": req}, spec={"tolerations": tolerations})
+                outcomes = []
+                for batch in (True, False):
+                    s.next_start_node_index = start
+                    outcomes.append(_filter_outcome(s, pod, batch, monkeypatch))
+                assert outcomes[0] == outcomes[1]
+                failures += len(outcomes[0][1])
+                rejecting |= outcomes[0][2]
+    assert failures          # nodes rejected on the way
+    assert rejecting >= {"NodeResourcesFit", *(["TaintToleration"] if marked else []),
+                         *(["NodeUnschedulable"] if marked == 2 else [])}
+
+def test_fit_verdicts_follow_node_changes_and_requests() -> None:
+    ni = _node(1000, 8000, 0, 0, pods=2)
+    fit = Fit()
+
+    def verdict(cpu: str) -> bool | None:
+        pod = make_pod("p", requests={"cpu": cpu})
+        state = CycleState()
+        fit.pre_filter(state, pod, [ni])
+        got = fit.filter_nodes(state, pod, [ni])
+        assert got is not None
+        assert got[0] == (fit.filter(state, pod, ni) is None)
+        return got[0]
+
+    assert (verdict("500m"), verdict("2")) == (True, False)
+    ni.add_pod(make_pod("u", node="n", requests={"cpu": "600m"}))       # a new generation
+    assert (verdict("500m"), verdict("400m")) == (False, True)
+    ni.add_pod(make_pod("v", node="n", requests={"cpu": "0"}))          # no room for a third pod
+    assert verdict("1m") is False
+    gpu = make_pod("g", requests={"cpu": "1m", "example.com/gpu": "1"})
+    state = CycleState()
+    fit.pre_filter(state, gpu, [ni])
+    assert fit.filter_nodes(state, gpu, [ni]) is None                   # extended resources: Filter decides
+
+
+def test_taint_toleration_pre_score_skip_follows_node_taints() -> None:
+    """The count of nodes with a PreferNoSchedule taint (kept across cycles) follows updates."""
+    s = Sched(make_node("a"), make_node("b"))
+    pl = next(p for p in s.framework.plugins if isinstance(p, TaintToleration))
+    pod = make_pod("p")
+
+    def skipped() -> bool:
+        s.cache.update_snapshot(s.snapshot)
+        status = pl.pre_score(CycleState(), pod, s.snapshot.node_info_list)
+        return status is not None and status.code == Code.SKIP
+
+    assert skipped()
+    plain, tainted = make_node("b"), make_node("b", taints=[taint("k", "PreferNoSchedule")])
+    s.cache.update_node(plain, tainted)
+    assert not skipped()
+    s.cache.update_node(tainted, plain)
+    assert skipped()
+
+
+def _anti(key: str, ns: list[str] | None = None, **sel: str) -> dict[str, Any]:
+    term: dict[str, Any] = {"labelSelector": {"matchLabels": sel}, "topologyKey": key}
+    if ns:
+        term["namespaces"] = ns
+    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_inter_pod_anti_affinity_slices_equal_node_by_node(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """InterPodAffinity's filter_nodes: pods repelling pods (per hostname and per zone), and
+    existing pods repelling the incoming one: the same outcome as node by node."""
+    from kubeplane.scheduler.framework.plugins.podtopologyspread import LABEL_TOPOLOGY_ZONE as ZONE
+    rng = random.Random(seed)
+    nodes = [make_node(f"n{i}", labels={ZONE: f"z{i % 7}"} if rng.random() < 0.8 else None) for i in range(160)]
+    s = Sched(*nodes)
+    for i in range(40):
+        host = f"n{rng.randrange(len(nodes))}"
+        spec = {"affinity": _anti(HOSTNAME_KEY, color="red")} if rng.random() < 0.5 else None
+        s.cache.add_pod(make_pod(f"e{i}", node=host, labels={"color": rng.choice(["red", "green"])}, spec=spec))
+    pods = [make_pod("h", labels={"color": "green"}, spec={"affinity": _anti(HOSTNAME_KEY, color="green")}),
+            make_pod("z", labels={"color": "blue"}, spec={"affinity": _anti(ZONE, color="green")}),
+            make_pod("r", labels={"color": "red"}),         # repelled by the existing red-repelling pods
+            make_pod("b", labels={"color": "blue"})]
+    rejected = set()
+    for pod in pods:
+        for percentage in (0, 30, 100):
+            s.percentage_of_nodes_to_score = percentage
+            start = rng.randrange(len(nodes))
+            outcomes = []
+            for batch in (True, False):
+                s.next_start_node_index = start
+                outcomes.append(_filter_outcome(s, pod, batch, monkeypatch))
+            assert outcomes[0] == outcomes[1]
+            rejected |= outcomes[0][2]
+    assert "InterPodAffinity" in rejected
+
+
+HOSTNAME_KEY = "kubernetes.io/hostname"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_topology_spread_slices_equal_node_by_node(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PodTopologySpread's filter_nodes (DoNotSchedule constraints on zones and hostnames,
+    some nodes without a zone): the same outcome as node by node."""
+    from kubeplane.scheduler.framework.plugins.podtopologyspread import LABEL_TOPOLOGY_ZONE as ZONE
+    rng = random.Random(seed)
+    nodes = [make_node(f"n{i}", labels={ZONE: f"z{i % 4}"} if rng.random() < 0.85 else None) for i in range(150)]
+    s = Sched(*nodes)
+    for i in range(rng.randrange(30, 120)):
+        s.cache.add_pod(make_pod(f"e{i}", node=f"n{rng.randrange(40)}", labels={"color": "blue"}))
+    sel = {"matchLabels": {"color": "blue"}}
+    pods = [make_pod("z", labels={"color": "blue"}, spec={"topologySpreadConstraints": [
+                {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": sel}]}),
+            make_pod("h", labels={"color": "red"}, spec={"topologySpreadConstraints": [
+                {"maxSkew": 2, "topologyKey": HOSTNAME_KEY, "whenUnsatisfiable": "DoNotSchedule",
+                 "labelSelector": sel},
+                {"maxSkew": 3, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": sel}]})]
+    rejected = set()
+    for pod in pods:
+        for percentage in (0, 30, 100):
+            s.percentage_of_nodes_to_score = percentage
+            start = rng.randrange(len(nodes))
+            outcomes = []
+            for batch in (True, False):
+                s.next_start_node_index = start
+                outcomes.append(_filter_outcome(s, pod, batch, monkeypatch))
+            assert outcomes[0] == outcomes[1]
+            rejected |= outcomes[0][2]
+    assert "PodTopologySpread" in rejected

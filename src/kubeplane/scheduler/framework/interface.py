@@ -11,6 +11,7 @@ failed. Scores are ints in [0, MAX_NODE_SCORE] after normalization.
 from __future__ import annotations
 
 import enum
+import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -105,6 +106,21 @@ class CycleState:
     def read(self, key: str) -> Any:
         """The value under key; KeyError if no plugin wrote it (upstream: ErrNotFound)."""
         return self.storage[key]
+
+
+def node_column(state: CycleState, nodes: list[Any], attr: str) -> list[Any]:
+    """[getattr(ni, attr) for ni in nodes], made once per cycle for the same list of nodes
+    (the filters' slice, then the scorers' feasible list, are usually one list object).
+
+    Ours: the C-level filters and scorers each need the nodes' generations and names.
+    """
+    key = "NodeColumn:" + attr
+    memo = state.storage.get(key)
+    if memo is not None and memo[0] is nodes and len(memo[1]) == len(nodes):
+        return memo[1]
+    column = list(map(operator.attrgetter(attr), nodes))
+    state.storage[key] = (nodes, column)
+    return column
 
 
 @dataclass

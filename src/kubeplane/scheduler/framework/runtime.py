@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import operator
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -15,7 +16,7 @@ from ...api.types.core_v1 import Pod
 from .interface import (
     MAX_NODE_SCORE, MIN_NODE_SCORE, BindPlugin, Code, CycleState, FilterPlugin, NodePluginScores, NodeScore,
     NodeToStatus, PostFilterPlugin, PostFilterResult, PreBindPlugin, PreFilterPlugin, PreFilterResult, PreScorePlugin,
-    QueueSortPlugin, ScorePlugin, Status,
+    QueueSortPlugin, ScorePlugin, Status, node_column,
 )
 from .types import NodeInfo
 
@@ -130,6 +131,24 @@ class Framework:
         skip = state.skip_filter_plugins
         return [(pl.NAME, pl.filter) for pl in self.filter_plugins if not skip or pl.NAME not in skip]
 
+    def filter_nodes_to_run(self, state: CycleState, filters: list[tuple[str, Callable[..., Status | None]]],
+                            ) -> list[Callable[..., list[bool] | None]] | None:
+        """Each filter's filter_nodes (state, pod, nodes -> per node: passes for sure), when
+        every filter to run has one; None otherwise (and without filters).
+
+        Ours: a plugin's filter_nodes answers for a slice of nodes at once what Filter would
+        pass (False: ask Filter), so the feasibility loop makes no call per node.
+        """
+        if not filters:
+            return None
+        out = []
+        for _, run in filters:
+            filter_nodes = getattr(getattr(run, "__self__", None), "filter_nodes", None)
+            if filter_nodes is None:
+                return None
+            out.append(filter_nodes)
+        return out
+
     def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo,
                            filters: list[tuple[str, Callable[..., Status | None]]] | None = None) -> Status | None:
         """The first failing Filter's status (named after its plugin), None if all pass.
@@ -199,13 +218,13 @@ class Framework:
         """(plugins run, their weighted score columns, per-node totals) in node order."""
         skip = state.skip_score_plugins
         to_run = [pl for pl in self.score_plugins if pl.NAME not in skip]
-        names = [ni.name for ni in nodes]
+        names = node_column(state, nodes, "name")
         columns = [self._weighted_scores(pl, state, pod, nodes, names) for pl in to_run]   # per plugin, per node
         if not columns:
             return (), [], [0] * len(nodes)
         totals = columns[0]
         for col in columns[1:]:
-            totals = [t + x for t, x in zip(totals, col)]
+            totals = list(map(operator.add, totals, col))
         return tuple(pl.NAME for pl in to_run), columns, totals
 
     def _weighted_scores(self, pl: ScorePlugin, state: CycleState, pod: Pod, nodes: list[NodeInfo],

@@ -263,16 +263,18 @@ def test_framework_gives_plugins_listers_and_their_informers() -> None:
     assert fwk.plugin_informers[2] is factory.apps_v1().replicasets().informer()
 
 
+@pytest.mark.parametrize("zoned", [0.8, 1.0])
 @pytest.mark.parametrize("seed", range(8))
-def test_batch_scoring_equals_score_per_node(seed: int) -> None:
+def test_batch_scoring_equals_score_per_node(seed: int, zoned: float) -> None:
     """score_nodes + normalize_scores (what the runtime calls) give Score + NormalizeScore's
-    numbers, whatever the pods, zones (some nodes without), ignored nodes and constraints."""
+    numbers, whatever the pods, zones (some nodes without, or all with: the lookups at C
+    level), ignored nodes and constraints."""
     import random
     rng = random.Random(seed)
-    nodes = [make_node(f"n{i}", labels={ZONE: f"z{rng.randrange(3)}"} if rng.random() < 0.8 else None)
+    nodes = [make_node(f"n{i}", labels={ZONE: f"z{rng.randrange(3)}"} if rng.random() < zoned else None)
              for i in range(12)]
     pods = [make_pod(f"e{i}", node=f"n{rng.randrange(12)}", labels={"foo": ""} if rng.random() < 0.7 else {"x": "1"})
-            for i in range(rng.randrange(40))]
+            for i in range(rng.randrange(40 if seed % 2 else 200))]
     snap = Snapshot.from_nodes(nodes, pods)
     p = plugin(snap, [service("svc", {"foo": ""})])
     own = {"topologySpreadConstraints": [

@@ -2,12 +2,13 @@
 spread.go)."""
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from ....api import errors, labels
 from ....api.toleration import tolerates_taint
 from ....api.types.core_v1 import Pod, Taint, Toleration
-from ..interface import MAX_NODE_SCORE, NodeScore
+from ..interface import MAX_NODE_SCORE, NodeScore, node_column
 from ..types import selector_from
 
 
@@ -51,6 +52,22 @@ def no_node_counted(handle: Any, aggregate: Any) -> bool:
     lister = getattr(handle, "snapshot_shared_lister", None)
     snapshot = lister() if lister is not None else None
     return snapshot is not None and not aggregate.totals(snapshot)
+
+
+def passed_unless_counted(handle: Any, aggregate: Any, state: Any, nodes: list[Any]) -> list[bool] | None:
+    """Per node of the handle's snapshot: True when aggregate (a NodeAggregate of the nodes a
+    Filter may reject, e.g. the cordoned ones) has no contribution from it, so that Filter
+    passes it for any pod; None without a snapshot. A plugin's filter_nodes (ours)."""
+    lister = getattr(handle, "snapshot_shared_lister", None)
+    snapshot = lister() if lister is not None else None
+    if snapshot is None:
+        return None
+    aggregate.totals(snapshot)
+    counted = aggregate.per_node
+    names = node_column(state, nodes, "name")
+    if not counted:
+        return [True] * len(names)
+    return list(map(operator.not_, map(counted.__contains__, names)))
 
 
 # (apiVersion, kind) of the controllers whose selector default spreading uses.

@@ -41,6 +41,10 @@ class PreFilterState:
     anti_affinity_counts: dict[TopologyPair, int] = field(default_factory=dict)
 
 
+_NO_LABELS: dict[str, str] = {}
+_COUNTED_STATE_KEY = "FilterNodes" + NAME       # filter_nodes' topology values counted, per key
+
+
 def _inc(m: dict[TopologyPair, int], pair: TopologyPair, n: int = 1) -> None:
     m[pair] = m.get(pair, 0) + n
 
@@ -98,6 +102,34 @@ class InterPodAffinity:
         if not satisfy_existing_pods_anti_affinity(s, node_labels):
             return unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
         return None
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[bool] | None:
+        """Per node, whether Filter passes it for sure; None when the pod has required
+        affinity terms (Filter decides). Ours, for the feasibility loop's slices.
+
+        Without required affinity, Filter rejects a node exactly when one of its (topology
+        key, value) pairs counts a pod the incoming pod repels or an existing pod that repels
+        it (PreFilter's sums): per key, the values counted are looked up in a set.
+        """
+        s: PreFilterState | None = state.storage.get(PRE_FILTER_STATE_KEY)
+        if s is None or s.pod_info.required_affinity_terms:
+            return None
+        counted: dict[str, set[str]] | None = state.storage.get(_COUNTED_STATE_KEY)
+        if counted is None:         # once per cycle: the loop asks slice after slice
+            counted = {}
+            for counts in (s.anti_affinity_counts, s.existing_anti_affinity_counts):
+                for (key, value), n in counts.items():
+                    if n > 0:
+                        counted.setdefault(key, set()).add(value)
+            state.storage[_COUNTED_STATE_KEY] = counted
+        if not counted:
+            return [True] * len(nodes)
+        if len(counted) == 1:
+            ((key, values),) = counted.items()
+            return [(ni.node.metadata.labels or _NO_LABELS).get(key) not in values for ni in nodes]
+        pairs = list(counted.items())
+        return [all(lbls.get(k) not in vals for k, vals in pairs)
+                for lbls in ((ni.node.metadata.labels or _NO_LABELS) for ni in nodes)]
 
     # --- scoring ---------------------------------------------------------------------------
 

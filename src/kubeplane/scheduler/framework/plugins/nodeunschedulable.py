@@ -8,7 +8,7 @@ from ....api.types.core_v1 import Pod, Taint
 from ..aggregate import NodeAggregate
 from ..interface import Code, CycleState, PreFilterResult, Status
 from ..types import NodeInfo, unresolvable
-from .helper import no_node_counted, tolerations_tolerate_taint
+from .helper import no_node_counted, passed_unless_counted, tolerations_tolerate_taint
 
 ERR_REASON_UNKNOWN_CONDITION = "node(s) had unknown conditions"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -29,6 +29,11 @@ class NodeUnschedulable:
         upstream's: the count is a sum kept across cycles, so a cycle costs a node less call
         per node, not a pass over them)."""
         return None, Status(Code.SKIP) if no_node_counted(self.handle, self.cordoned) else None
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[bool] | None:
+        """True for the nodes Filter passes whatever the pod: those that is not unschedulable
+        (the nodes the pre_filter's sum counts are left to Filter). Ours."""
+        return passed_unless_counted(self.handle, self.cordoned, state, nodes)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node

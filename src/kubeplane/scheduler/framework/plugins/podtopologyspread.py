@@ -13,6 +13,8 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import sub
 from typing import Any
 
 from ....api import labels
@@ -374,6 +376,33 @@ class PodTopologySpread:
                 return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
         return None
 
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[bool] | None:
+        """Per node, whether Filter passes it (False: Filter gives the reason). Ours, for the
+        feasibility loop's slices: per constraint, whether each counted domain is within
+        maxSkew (and whether an uncounted one is), worked out once per cycle."""
+        s: PreFilterState | None = state.storage.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return None
+        checks = state.storage.get(_FILTER_NODES_STATE_KEY)
+        if checks is None:
+            checks = []
+            for i, c in enumerate(s.constraints):
+                base = s.self_match[i] - s.min_match[i]
+                within = {v: n + base <= c.max_skew for v, n in s.match_num[i].items()}
+                checks.append((c.topology_key, within, base <= c.max_skew))
+            state.storage[_FILTER_NODES_STATE_KEY] = checks
+        out = []
+        for ni in nodes:
+            lbls = ni.node.metadata.labels or _NO_LABELS
+            ok = True
+            for key, within, uncounted_ok in checks:
+                value = lbls.get(key)
+                if value is None or not within.get(value, uncounted_ok):
+                    ok = False
+                    break
+            out.append(ok)
+        return out
+
     # --- scoring ---------------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
@@ -513,10 +542,10 @@ class PodTopologySpread:
         if max_score == 0:
             return [0 if n in ignored else MAX_NODE_SCORE for n in names] if ignored else [MAX_NODE_SCORE] * len(raw)
         top = max_score + min_score
-        if not ignored and 0 <= min_score and max_score <= len(raw):
-            # raw scores are small non-negative ints: normalize by lookup, at C level.
-            table = [MAX_NODE_SCORE * (top - x) // max_score for x in range(max_score + 1)]
-            return list(map(table.__getitem__, raw))
+        if not ignored and 0 <= min_score and max_score - min_score <= len(raw) // 2:
+            # raw scores are ints in a narrow range: normalize by lookup, at C level.
+            table = [MAX_NODE_SCORE * (top - x) // max_score for x in range(min_score, max_score + 1)]
+            return list(map(table.__getitem__, map(sub, raw, repeat(min_score)) if min_score else raw))
         if not ignored:
             return [MAX_NODE_SCORE * (top - x) // max_score for x in raw]
         return [0 if n in ignored else MAX_NODE_SCORE * (top - x) // max_score for n, x in zip(names, raw)]
@@ -544,6 +573,7 @@ class PodTopologySpread:
 
 
 _NO_LABELS: dict[str, str] = {}
+_FILTER_NODES_STATE_KEY = "FilterNodes" + NAME   # filter_nodes' per-constraint checks, once per cycle
 _ROW_COUNTS = 16        # matching pods on a node up to which its score is looked up
 
 

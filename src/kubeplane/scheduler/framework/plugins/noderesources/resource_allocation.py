@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from .....api.types.core_v1 import Pod
 from ....quantity import CPU, EPHEMERAL_STORAGE, MEMORY
-from ...interface import CycleState
+from ...interface import CycleState, node_column
 from ...types import NodeInfo, Resource, is_scalar_resource_name, pod_requests
 
 MAX_CACHED_REQUEST_LISTS = 64       # distinct pod request lists with a score cache
@@ -77,13 +77,13 @@ class ScoreCachedByGeneration:
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[int]:
         """[score(state, pod, ni) for ni in nodes], without a call per cached node."""
         reqs, cache = state.storage[self.PRE_SCORE_STATE_KEY]
-        get, score_node = cache.get, self.score_node
-        out = []
-        for ni in nodes:
-            score = get(ni.generation)
-            if score is None:
-                score = cache[ni.generation] = score_node(ni, reqs)
-            out.append(score)
+        gens = node_column(state, nodes, "generation")
+        out = list(map(cache.get, gens))          # at C level: most nodes are unchanged
+        if None in out:
+            score_node = self.score_node
+            for i, score in enumerate(out):
+                if score is None:
+                    out[i] = cache[gens[i]] = score_node(nodes[i], reqs)
         return out
 
 
@@ -157,8 +157,8 @@ class ResourceAllocationScorer:
                 requested.append(0)          # an extended resource the pod does not use: ignored
                 allocatable.append(0)
                 continue
-            alloc = _get(node_info.allocatable, name)
-            used = node_info.requested.ephemeral_storage if name == EPHEMERAL_STORAGE else _get(requested_node, name)
-            requested.append(used + pod_req if alloc else 0)
-            allocatable.append(alloc)
+            capacity = _get(node_info.allocatable, name)
+            in_use = node_info.requested.ephemeral_storage if name == EPHEMERAL_STORAGE else _get(requested_node, name)
+            requested.append(in_use + pod_req if capacity else 0)
+            allocatable.append(capacity)
         return self.scorer(requested, allocatable)

@@ -176,3 +176,26 @@ async def test_a_write_then_its_wait_wakes_the_thread_once() -> None:
     await asyncio.sleep(0)                       # put's deferred call has run by now
     assert notified == 1 and rec.batches == [[1]]
     c.stop()
+
+
+async def test_the_writes_of_one_turn_share_a_commit_and_one_wake_up() -> None:
+    """Three requests served in one turn of the loop (what one poll of the sockets brought):
+    each writes and waits; the thread is told once, after the turn, and commits the three together."""
+    rec = Recorder()
+    rec.gate.set()
+    c = Committer(rec, 0)
+    notified = 0
+    notify = c._cond.notify
+
+    def counted(n: int = 1) -> None:
+        nonlocal notified
+        notified += 1
+        notify(n)
+    c._cond.notify = counted  # type: ignore[method-assign]
+
+    async def write(r: int) -> None:
+        c.put(ev(r))
+        await c.wait_committed(r)
+    await asyncio.wait_for(asyncio.gather(write(1), write(2), write(3)), 5)
+    assert notified == 1 and rec.batches == [[1, 2, 3]] and c.committed == 3
+    c.stop()

@@ -33,6 +33,20 @@ async def test_new_storage_opens_state_db_in_wal_mode(tmp_path: pathlib.Path) ->
     db.close()
 
 
+async def test_values_are_blobs_and_a_created_keys_prev_is_null(tmp_path: pathlib.Path) -> None:
+    """What the bytes and None adapters bind (sqlite.py): the same BLOB and NULL as sqlite3's own protocol."""
+    s = SqliteStorage(tmp_path / "state.db")
+    kv = await s.create("/k/a", obj("a"))
+    await s.update("/k/a", obj("a", 1))
+    await s.close()
+    db = sqlite3.connect(tmp_path / "state.db")
+    assert db.execute("SELECT rev, typeof(value), prev_rev FROM log ORDER BY rev").fetchall() == \
+        [(1, "blob", None), (2, "blob", 1)]
+    assert db.execute("SELECT typeof(value) FROM kv").fetchall() == [("blob",)]
+    assert db.execute("SELECT value FROM log WHERE rev = 1").fetchone()[0] == kv.value
+    db.close()
+
+
 def test_new_storage_rejects_bad_arguments() -> None:
     with pytest.raises(ValueError, match="unknown storage backend"):
         new_storage("etcd2")

@@ -74,7 +74,7 @@ import logging
 import os
 import pathlib
 import sqlite3
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, cast
 
 import orjson
 
@@ -128,7 +128,7 @@ _CHUNK = 1000
 # search at once: for bytes `bytes` (bytes(b) is b itself), for None `{}.get` (None, as a C
 # call). Same values bound, so nothing else that uses sqlite3 in the process sees a difference.
 sqlite3.register_adapter(bytes, bytes)
-sqlite3.register_adapter(type(None), {}.get)
+sqlite3.register_adapter(type(None), cast("Callable[[None], None]", {}.get))
 _INCREMENTAL = 2                # PRAGMA auto_vacuum's value for INCREMENTAL
 WAL_LIMIT = 4 << 20             # bytes the -wal file keeps after a checkpoint (~ one autocheckpoint)
 VACUUM_STEP = 256               # pages (1 MiB) given back per housekeeping step

@@ -17,6 +17,18 @@ then cost a commit per ~10 renewals instead of one each. A waiter cuts the gathe
 the end of the loop's turn (the turn's other writes join the batch), so a client outside never
 waits for it.
 
+Group commit under load: a commit costs SQLite ~60k instructions whatever it holds (BEGIN,
+COMMIT, page 1 and a pointer-map page to the WAL, the locks) plus ~35-70k per create (its pages),
+so the thread lets a commit wait for more writes when more are evidently coming: when more than
+one write arrived since the last batch was taken (so several clients write at once; a client
+that writes, waits and writes again brings one) and writes arrive more often than one per
+LINGER / 2. It waits in steps of two mean gaps, until BATCH writes are pending, LINGER has
+passed, or a step brought none (the writers are waiting for this commit). Example: 16 HTTPS
+clients at 5,000 creates/s (a write every 200 µs) had batches of 1.5-2.3; a commit now waits up
+to 0.5 ms for up to 8. A response waits that much longer; nothing is acknowledged before its
+commit, as before. (etcd's backend batches its commits too: 100 ms or 10,000 writes, but it
+acknowledges after the raft log's fsync, not the backend's commit.)
+
 Housekeeping (trimming the log, reclaiming free pages, checkpointing the WAL) runs on the same
 thread, between commits, in bounded steps: `housekeep(idle)` does one step and says whether more
 is left; the thread takes the next step only when no write is queued, so a write waits for at
@@ -33,6 +45,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from typing import Any, Callable
 
 from .interface import StorageError, WatchEvent
@@ -44,6 +57,10 @@ Housekeep = Callable[[bool], bool]
 
 GATHER = 0.1
 IDLE = 1.0
+# Group commit under load (the module docstring): how long a commit may wait for more writes
+# (s), and how many it waits for at most.
+LINGER = 0.0005
+BATCH = 8
 
 
 _FAILED = object()
@@ -70,6 +87,7 @@ class Committer:
         self._stopping = False
         self._kicked = False
         self._told = False              # put() scheduled a wake-up for the first pending write
+        self._puts = 0                  # writes queued so far (the thread's arrival rate)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._thread = threading.Thread(target=self._run, name="sqlite-committer", daemon=True)
@@ -86,7 +104,10 @@ class Committer:
         with self._cond:
             self._check_running()
             self._pending.append(ev)
+            self._puts += 1
             if len(self._pending) > 1 or self._told:
+                if len(self._pending) == BATCH:     # a lingering thread has its batch
+                    self._cond.notify()
                 return
             self._told = True
         try:
@@ -154,6 +175,8 @@ class Committer:
         more = False            # housekeeping has another step to take
         idle = False            # nothing written for IDLE seconds (until the next write)
         quiet = False           # an idle step found nothing to do: sleep until something happens
+        gap = LINGER            # mean time between writes, over the last few batches
+        since, puts = time.monotonic(), 0
         while self.failure is None:
             with self._cond:
                 if not (self._pending or self._stopping or self._kicked or more):
@@ -161,6 +184,12 @@ class Committer:
                         lambda: self._pending or self._stopping or self._kicked, None if quiet else IDLE)
                 if self._pending:
                     self._cond.wait_for(lambda: self._waiters or self._stopping, GATHER)
+                    now, arrived = time.monotonic(), self._puts - puts
+                    if arrived:
+                        gap = (gap + (now - since) / arrived) / 2
+                    since, puts = now, self._puts
+                    if arrived > 1 and self._waiters and 2 * gap < LINGER:
+                        self._linger(now + LINGER, 2 * gap)
                 batch, self._pending = self._pending, []
                 self._kicked = False
                 stopping = self._stopping
@@ -175,6 +204,19 @@ class Committer:
             if self.failure is None:
                 more = self._try(self._housekeep, idle) is True
                 quiet = idle and not more
+
+    def _linger(self, deadline: float, step: float) -> None:
+        """Under _cond: let more writes join the batch, in steps of two mean gaps between
+        writes, until BATCH are pending, the deadline, or a step in which none came (its
+        writers are waiting for this commit, or they stopped: waiting on would only delay)."""
+        while len(self._pending) < BATCH and not self._stopping:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            n = len(self._pending)
+            self._cond.wait_for(lambda: len(self._pending) >= BATCH or self._stopping, min(left, step))
+            if len(self._pending) == n:
+                return
 
     def _try(self, fn: Callable[[Any], Any], arg: Any) -> Any:
         """fn(arg), or _FAILED once it raised: then the store stops and every waiter hears why."""

@@ -24,7 +24,9 @@ import pathlib
 import random
 import statistics
 import sys
+import subprocess
 import tempfile
+import time
 from typing import Any
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -42,6 +44,43 @@ def cpu_seconds(pid: int, *, loop_only: bool = False) -> float:
         fields = pathlib.Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
         total += int(fields[11]) + int(fields[12])
     return total / os.sysconf("SC_CLK_TCK")
+
+
+PY_SPY = os.environ.get("API_CPU_PY_SPY")      # a file: py-spy of `up` during the create phase (raw)
+
+
+def threads(pid: int) -> dict[str, tuple[float, float, int, int]]:
+    """Per thread of pid (by name): utime s, stime s, voluntary and involuntary context switches."""
+    out: dict[str, tuple[float, float, int, int]] = {}
+    tck = os.sysconf("SC_CLK_TCK")
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            stat = pathlib.Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+            status = pathlib.Path(f"/proc/{pid}/task/{tid}/status").read_text()
+        except FileNotFoundError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")] + ("(loop)" if tid == str(pid) else "")
+        f = stat.rsplit(")", 1)[1].split()
+        sw = {k: int(v) for k, v in (ln.split(":") for ln in status.splitlines() if "ctxt_switches" in ln)}
+        prev = out.get(name, (0.0, 0.0, 0, 0))
+        out[name] = (prev[0] + int(f[11]) / tck, prev[1] + int(f[12]) / tck,
+                     prev[2] + sw["voluntary_ctxt_switches"], prev[3] + sw["nonvoluntary_ctxt_switches"])
+    return out
+
+
+def _py_spy(pid: int) -> subprocess.Popen | None:
+    if not PY_SPY:
+        return None
+    spy = subprocess.Popen([str(pathlib.Path(sys.executable).parent / "py-spy"), "record", "-r", "200", "--format",
+                            "raw", "-o", PY_SPY, "-p", str(pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1.0)
+    return spy
+
+
+def _stop(spy: subprocess.Popen | None) -> None:
+    if spy is not None:
+        spy.send_signal(2)
+        spy.wait(30)
 
 
 async def gets(c: api_bench.Client, n: int) -> None:
@@ -138,8 +177,26 @@ def one_run(n_gets: int, n_creates: int, n_watched: int, up_args: tuple[str, ...
                     t0 = cpu_seconds(proc.pid)
                     await gets(c, n_gets)
                     t1, l1 = cpu_seconds(proc.pid), cpu_seconds(proc.pid, loop_only=True)
+                    w1, c1 = time.perf_counter(), time.process_time()
+                    th1, r1 = threads(proc.pid), os.times()
+                    spy = _py_spy(proc.pid)
                     await creates(c, n_creates, make_pod)
+                    w2, c2 = time.perf_counter(), time.process_time()
+                    th2, r2 = threads(proc.pid), os.times()
+                    for name, (u, s_, v, iv) in th2.items():
+                        u0, s0, v0, iv0 = th1.get(name, (0.0, 0.0, 0, 0))
+                        if u - u0 + s_ - s0 or v - v0:
+                            print(f"  thread {name}: user {(u - u0) / n_creates * 1e6:.1f} µs, sys "
+                                  f"{(s_ - s0) / n_creates * 1e6:.1f} µs, switches {(v - v0) / n_creates:.2f} "
+                                  f"voluntary {(iv - iv0) / n_creates:.2f} involuntary per create")
+                    print(f"  client: user {(r2.user - r1.user) / n_creates * 1e6:.1f} µs, "
+                          f"sys {(r2.system - r1.system) / n_creates * 1e6:.1f} µs per create")
                     t2, l2 = cpu_seconds(proc.pid), cpu_seconds(proc.pid, loop_only=True)
+                    _stop(spy)
+                    print(f"creates: {n_creates / (w2 - w1):.0f}/s wall, server {(t2 - t1) / (w2 - w1) * 100:.0f} % "
+                          f"of a core (loop thread {(l2 - l1) / (w2 - w1) * 100:.0f} %), client "
+                          f"{(c2 - c1) / n_creates * 1e6:.1f} µs per create ({(c2 - c1) / (w2 - w1) * 100:.0f} %)",
+                          flush=True)
                     await watched_creates(c, n_watched)
                     t3 = cpu_seconds(proc.pid)
                     return ((t1 - t0) / n_gets * 1e6, (t2 - t1) / n_creates * 1e6, (l2 - l1) / n_creates * 1e6,

@@ -145,6 +145,28 @@ def test_pod_defaults() -> None:
     assert "tolerations" not in spec        # the NoExecute tolerations come from admission, not defaulting
 
 
+def test_pod_defaults_reach_every_container_list_and_hook() -> None:
+    """SetDefaults_Container for containers, initContainers and ephemeralContainers alike, and
+    the lifecycle hooks' handlers (upstream's generated RegisterDefaults walk of a PodSpec)."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "spec": {
+        "containers": [{"name": "c", "image": "a", "lifecycle": {"preStop": {"httpGet": {"port": 80}},
+                                                                 "postStart": {"exec": {"command": ["x"]}}}}],
+        "initContainers": [{"name": "i", "image": "b:1", "ports": [{"containerPort": 1}]}],
+        "ephemeralContainers": [{"name": "e", "image": "c:latest"}],
+    }}
+    set_defaults(pod)
+    spec = pod["spec"]
+    assert spec["containers"][0]["lifecycle"] == {"preStop": {"httpGet": {"port": 80, "path": "/", "scheme": "HTTP"}},
+                                                  "postStart": {"exec": {"command": ["x"]}}}
+    assert spec["containers"][0]["imagePullPolicy"] == "Always"
+    init = spec["initContainers"][0]
+    assert (init["imagePullPolicy"], init["terminationMessagePath"], init["terminationMessagePolicy"],
+            init["resources"], init["ports"]) == ("IfNotPresent", "/dev/termination-log", "File", {},
+                                                  [{"containerPort": 1, "protocol": "TCP"}])
+    assert spec["ephemeralContainers"][0]["imagePullPolicy"] == "Always"
+    assert spec["ephemeralContainers"][0]["terminationMessagePolicy"] == "File"
+
+
 def test_pod_template_gets_no_enable_service_links_or_requests() -> None:
     d = _dep({"template": {"spec": {"containers": [{"name": "c", "image": "a:1", "resources": {"limits": {"cpu": "1"}}}]}}})
     set_defaults(d)

@@ -176,3 +176,64 @@ async def test_a_write_then_its_wait_wakes_the_thread_once() -> None:
     await asyncio.sleep(0)                       # put's deferred call has run by now
     assert notified == 1 and rec.batches == [[1]]
     c.stop()
+
+
+async def test_the_writes_of_one_turn_share_a_commit_and_one_wake_up() -> None:
+    """Three requests served in one turn of the loop (what one poll of the sockets brought):
+    each writes and waits; the thread is told once, after the turn, and commits the three together."""
+    rec = Recorder()
+    rec.gate.set()
+    c = Committer(rec, 0)
+    notified = 0
+    notify = c._cond.notify
+
+    def counted(n: int = 1) -> None:
+        nonlocal notified
+        notified += 1
+        notify(n)
+    c._cond.notify = counted  # type: ignore[method-assign]
+
+    async def write(r: int) -> None:
+        c.put(ev(r))
+        await c.wait_committed(r)
+    await asyncio.wait_for(asyncio.gather(write(1), write(2), write(3)), 5)
+    assert notified == 1 and rec.batches == [[1, 2, 3]] and c.committed == 3
+    c.stop()
+
+
+async def test_writes_arriving_faster_than_a_commit_is_worth_share_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Group commit: writes that clients wait for, arriving two every few ms (LINGER scaled
+    up from 0.5 ms to 100 ms), gather into batches of several instead of a commit each."""
+    from kubeplane.storage import committer
+    monkeypatch.setattr(committer, "LINGER", 0.1)
+    rec = Recorder()
+    rec.gate.set()
+    c = Committer(rec, 0)
+    waits = []
+    for r in range(1, 41):                      # two clients: two writes every 4 ms
+        c.put(ev(r))
+        waits.append(asyncio.ensure_future(c.wait_committed(r)))
+        if r % 2 == 0:
+            await asyncio.sleep(0.004)
+    await asyncio.wait_for(asyncio.gather(*waits), 10)
+    assert [r for b in rec.batches for r in b] == list(range(1, 41)) and c.committed == 40
+    assert max(len(b) for b in rec.batches) >= 4 and len(rec.batches) <= 20, rec.batches
+    c.stop()
+
+
+async def test_a_serial_writer_waits_for_no_write_that_cannot_come(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One client that writes, waits, writes again: one write per batch is no sign of more to
+    come, so no commit waits (LINGER scaled up to 1 s)."""
+    from kubeplane.storage import committer
+    monkeypatch.setattr(committer, "LINGER", 1.0)
+    rec = Recorder()
+    rec.gate.set()
+    c = Committer(rec, 0)
+    loop = asyncio.get_running_loop()
+    for r in range(1, 21):
+        start = loop.time()
+        c.put(ev(r))
+        await asyncio.wait_for(c.wait_committed(r), 10)
+        assert loop.time() - start < 0.5
+    assert rec.batches == [[r] for r in range(1, 21)]
+    c.stop()

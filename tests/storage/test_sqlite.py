@@ -33,6 +33,20 @@ async def test_new_storage_opens_state_db_in_wal_mode(tmp_path: pathlib.Path) ->
     db.close()
 
 
+async def test_values_are_blobs_and_a_created_keys_prev_is_null(tmp_path: pathlib.Path) -> None:
+    """What the bytes and None adapters bind (sqlite.py): the same BLOB and NULL as sqlite3's own protocol."""
+    s = SqliteStorage(tmp_path / "state.db")
+    kv = await s.create("/k/a", obj("a"))
+    await s.update("/k/a", obj("a", 1))
+    await s.close()
+    db = sqlite3.connect(tmp_path / "state.db")
+    assert db.execute("SELECT rev, typeof(value), prev_rev FROM log ORDER BY rev").fetchall() == \
+        [(1, "blob", None), (2, "blob", 1)]
+    assert db.execute("SELECT typeof(value) FROM kv").fetchall() == [("blob",)]
+    assert db.execute("SELECT value FROM log WHERE rev = 1").fetchone()[0] == kv.value
+    db.close()
+
+
 def test_new_storage_rejects_bad_arguments() -> None:
     with pytest.raises(ValueError, match="unknown storage backend"):
         new_storage("etcd2")
@@ -221,3 +235,57 @@ async def test_a_failed_commit_stops_the_store(tmp_path: pathlib.Path) -> None:
         await s.create("/k/c", obj("c"))       # refused: nothing changes
     assert s.revision == 2 and s.committed_revision == 1 and await s.get("/k/c") is None
     await s.close()
+
+
+async def test_kv_holds_one_row_per_live_key_keyed_by_revision(tmp_path: pathlib.Path) -> None:
+    """kv is keyed by mod_rev (no index on the keys): a write replaces the row of its prev, in
+    the same batch or a later one; a delete removes it; a reopen reads back the same objects."""
+    path = tmp_path / "state.db"
+    s = SqliteStorage(path)
+    await s.create("/k/a", obj("a"))
+    await s.create("/k/b", obj("b"))
+    await s.wait_committed(2)
+    await s.update("/k/a", obj("a", 1))            # one batch: a twice, b deleted, c created and updated
+    await s.update("/k/a", obj("a", 2))
+    await s.delete("/k/b")
+    await s.create("/k/c", obj("c"))
+    await s.update("/k/c", obj("c", 1))
+    await s.wait_committed(7)
+    await s.create("/k/b", obj("b", 1))            # a deleted key again
+    await s.close()
+    assert rows(path) == [("/k/a", 4), ("/k/b", 8), ("/k/c", 7)]
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA index_list(kv)").fetchall() == []
+    db.close()
+    s = SqliteStorage(path)
+    assert [(await s.get(k)).obj["v"] for k in ("/k/a", "/k/b", "/k/c")] == [2, 1, 1]  # type: ignore[union-attr]
+    await s.close()
+
+
+async def test_a_file_with_kv_keyed_by_key_is_rekeyed_at_open(tmp_path: pathlib.Path) -> None:
+    """A file of schema 1 (kv's primary key was the key): its rows move to a kv keyed by
+    mod_rev at the first open; objects, revisions and later writes as before."""
+    path = tmp_path / "state.db"
+    s = SqliteStorage(path)
+    await s.create("/k/a", obj("a"))
+    await s.create("/k/b", obj("b"))
+    await s.update("/k/a", obj("a", 1))
+    await s.close()
+    db = sqlite3.connect(path)
+    with db:
+        db.execute("ALTER TABLE kv RENAME TO kv2")
+        db.execute("CREATE TABLE kv (key TEXT PRIMARY KEY, create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL,"
+                   " value BLOB NOT NULL)")
+        db.execute("INSERT INTO kv SELECT key, create_rev, mod_rev, value FROM kv2")
+        db.execute("DROP TABLE kv2")
+        db.execute("PRAGMA user_version = 1")
+    db.close()
+    s = SqliteStorage(path)
+    assert (await s.get("/k/a")).obj["v"] == 1 and s.revision == 3  # type: ignore[union-attr]
+    await s.update("/k/b", obj("b", 1))
+    await s.close()
+    assert rows(path) == [("/k/a", 3), ("/k/b", 4)]
+    db = sqlite3.connect(path)
+    assert [r[5] for r in db.execute("PRAGMA table_info(kv)")] == [0, 0, 1, 0]
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    db.close()

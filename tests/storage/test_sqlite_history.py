@@ -145,7 +145,7 @@ async def test_a_file_from_before_is_upgraded_into_a_new_file(tmp_path: pathlib.
                                   ("DELETED", "/k/a", 5, 2, (3, 2))]
     assert (await s.update("/k/b", obj("b", 10))).mod_revision == 6
     await s.close()
-    assert query(path, "PRAGMA auto_vacuum") == [(2,)] and query(path, "PRAGMA user_version") == [(1,)]
+    assert query(path, "PRAGMA auto_vacuum") == [(2,)] and query(path, "PRAGMA user_version") == [(2,)]
     assert sorted(os.listdir(tmp_path)) == ["state.db"]                  # replaced by the copy
     assert query(path, "SELECT rev, key FROM log ORDER BY rev") == [
         (2, "/k/a"), (3, "/k/a"), (4, "/k/b"), (5, "/k/a"), (6, "/k/b")]   # 2: 3's prev, kept below

@@ -92,22 +92,26 @@ def set_defaults_pod(pod: Obj) -> None:
     true, and with hostNetwork every containerPort is also the hostPort.
     """
     spec = _sub(pod, "spec")
-    for c in _items(spec, "containers") + _items(spec, "initContainers"):
+    containers, inits = _items(spec, "containers"), _items(spec, "initContainers")
+    for c in containers:
+        _default_requests_to_limits(c)
+    for c in inits:
         _default_requests_to_limits(c)
     if spec.get("resources"):
         pod_resources.set_defaults_pod_resources(pod)
     if spec.get("enableServiceLinks") is None:
         spec["enableServiceLinks"] = True
     if spec.get("hostNetwork"):
-        for c in _items(spec, "containers") + _items(spec, "initContainers"):
+        for c in containers + inits:
             for p in _items(c, "ports"):
                 if not p.get("hostPort"):
                     p["hostPort"] = p.get("containerPort", 0)
-    set_defaults_pod_spec(spec)
+    _set_defaults_pod_spec(spec, containers, inits)
 
 
 def _default_requests_to_limits(c: Obj) -> None:
-    limits = (c.get("resources") or {}).get("limits")
+    resources = c.get("resources")
+    limits = resources.get("limits") if resources else None
     if not isinstance(limits, dict):
         return
     requests = _sub(_sub(c, "resources"), "requests")
@@ -117,6 +121,12 @@ def _default_requests_to_limits(c: Obj) -> None:
 
 def set_defaults_pod_spec(spec: Obj) -> None:
     """Upstream: SetDefaults_PodSpec, plus the per-field defaulters reached from a PodSpec."""
+    _set_defaults_pod_spec(spec, _items(spec, "containers"), _items(spec, "initContainers"))
+
+
+def _set_defaults_pod_spec(spec: Obj, containers: list[Obj], inits: list[Obj]) -> None:
+    """set_defaults_pod_spec with the (init)containers set_defaults_pod already listed (the
+    lists hold the same dicts: requests-to-limits changed them in place, not the lists)."""
     if not spec.get("dnsPolicy"):
         spec["dnsPolicy"] = "ClusterFirst"
     if not spec.get("restartPolicy"):
@@ -127,11 +137,19 @@ def set_defaults_pod_spec(spec: Obj) -> None:
         spec["terminationGracePeriodSeconds"] = 30
     if not spec.get("schedulerName"):
         spec["schedulerName"] = "default-scheduler"
-    for key in ("containers", "initContainers", "ephemeralContainers"):
-        for c in _items(spec, key):
+    for c in containers:
+        set_defaults_container(c)
+    for c in inits:
+        set_defaults_container(c)
+    if spec.get("ephemeralContainers"):
+        for c in _items(spec, "ephemeralContainers"):
             set_defaults_container(c)
-    for v in _items(spec, "volumes"):
-        set_defaults_volume(v)
+    if spec.get("volumes"):
+        for v in _items(spec, "volumes"):
+            set_defaults_volume(v)
+
+
+_PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
 
 
 def set_defaults_container(c: Obj) -> None:
@@ -140,28 +158,34 @@ def set_defaults_container(c: Obj) -> None:
     `resources: {}` is not a Go default but Go always serialises the (non-pointer)
     ResourceRequirements struct, so every container a real apiserver returns carries it.
     """
-    if not c.get("imagePullPolicy"):
-        c["imagePullPolicy"] = "Always" if image_tag(c.get("image") or "") == "latest" else "IfNotPresent"
-    if not c.get("terminationMessagePath"):
+    get = c.get
+    if not get("imagePullPolicy"):
+        c["imagePullPolicy"] = "Always" if image_tag(get("image") or "") == "latest" else "IfNotPresent"
+    if not get("terminationMessagePath"):
         c["terminationMessagePath"] = "/dev/termination-log"
-    if not c.get("terminationMessagePolicy"):
+    if not get("terminationMessagePolicy"):
         c["terminationMessagePolicy"] = "File"
-    if c.get("resources") is None:
+    if get("resources") is None:
         c["resources"] = {}
-    for p in _items(c, "ports"):
-        if not p.get("protocol"):
-            p["protocol"] = "TCP"          # +default="TCP" on ContainerPort.Protocol
-    for e in _items(c, "env"):
-        field_ref = (e.get("valueFrom") or {}).get("fieldRef")
-        if isinstance(field_ref, dict) and not field_ref.get("apiVersion"):
-            field_ref["apiVersion"] = "v1"  # SetDefaults_ObjectFieldSelector
-    for key in ("livenessProbe", "readinessProbe", "startupProbe"):
-        if isinstance(c.get(key), dict):
-            set_defaults_probe(c[key])
-    for hook in ("postStart", "preStop"):
-        handler = (c.get("lifecycle") or {}).get(hook)
-        if isinstance(handler, dict):
-            _default_handler(handler)
+    if get("ports"):
+        for p in _items(c, "ports"):
+            if not p.get("protocol"):
+                p["protocol"] = "TCP"          # +default="TCP" on ContainerPort.Protocol
+    if get("env"):
+        for e in _items(c, "env"):
+            field_ref = (e.get("valueFrom") or {}).get("fieldRef")
+            if isinstance(field_ref, dict) and not field_ref.get("apiVersion"):
+                field_ref["apiVersion"] = "v1"  # SetDefaults_ObjectFieldSelector
+    for key in _PROBES:
+        probe = get(key)
+        if isinstance(probe, dict):
+            set_defaults_probe(probe)
+    lifecycle = get("lifecycle")
+    if lifecycle and isinstance(lifecycle, dict):
+        for hook in ("postStart", "preStop"):
+            handler = lifecycle.get(hook)
+            if isinstance(handler, dict):
+                _default_handler(handler)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -13,8 +13,21 @@ call_soon_threadsafe. Example: writes 1..3 queued; the thread commits [1, 2, 3] 
 
 When nobody waits, the thread lets writes gather for up to GATHER seconds before it commits
 (etcd's backend commits its batch every 100 ms, too): 1,000 idle nodes renewing their Leases
-then cost a commit per ~10 renewals instead of one each. A waiter cuts the gathering short,
-so a client outside never waits for it.
+then cost a commit per ~10 renewals instead of one each. A waiter cuts the gathering short at
+the end of the loop's turn (the turn's other writes join the batch), so a client outside never
+waits for it.
+
+Group commit under load: a commit costs SQLite ~60k instructions whatever it holds (BEGIN,
+COMMIT, page 1 and a pointer-map page to the WAL, the locks) plus ~35-70k per create (its pages),
+so the thread lets a commit wait for more writes when more are evidently coming: when more than
+one write arrived since the last batch was taken (so several clients write at once; a client
+that writes, waits and writes again brings one) and writes arrive more often than one per
+LINGER / 2. It waits in steps of two mean gaps, until BATCH writes are pending, LINGER has
+passed, or a step brought none (the writers are waiting for this commit). Example: 16 HTTPS
+clients at 5,000 creates/s (a write every 200 µs) had batches of 1.5-2.3; a commit now waits up
+to 0.5 ms for up to 8. A response waits that much longer; nothing is acknowledged before its
+commit, as before. (etcd's backend batches its commits too: 100 ms or 10,000 writes, but it
+acknowledges after the raft log's fsync, not the backend's commit.)
 
 Housekeeping (trimming the log, reclaiming free pages, checkpointing the WAL) runs on the same
 thread, between commits, in bounded steps: `housekeep(idle)` does one step and says whether more
@@ -32,6 +45,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from typing import Any, Callable
 
 from .interface import StorageError, WatchEvent
@@ -43,6 +57,10 @@ Housekeep = Callable[[bool], bool]
 
 GATHER = 0.1
 IDLE = 1.0
+# Group commit under load (the module docstring): how long a commit may wait for more writes
+# (s), and how many it waits for at most.
+LINGER = 0.0005
+BATCH = 8
 
 
 _FAILED = object()
@@ -69,6 +87,7 @@ class Committer:
         self._stopping = False
         self._kicked = False
         self._told = False              # put() scheduled a wake-up for the first pending write
+        self._puts = 0                  # writes queued so far (the thread's arrival rate)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._thread = threading.Thread(target=self._run, name="sqlite-committer", daemon=True)
@@ -78,14 +97,17 @@ class Committer:
         """Queue ev (revisions in order); StorageError once a commit has failed or after stop().
 
         The first write of a batch tells the thread to start gathering, but on the loop not at
-        once: a request that writes then waits for its write (every HTTPS write) wakes the
-        thread itself in wait_committed, a moment later, and each wake-up of the thread costs
-        the loop a futex call and a GIL hand-over (~10 µs). So the thread is told after the
-        loop's current turn, and only if no waiter told it meanwhile."""
+        once: each wake-up of the thread costs the loop a futex call and a GIL hand-over
+        (~10 µs), and a request that writes then waits for its write (every HTTPS write) asks
+        for one in wait_committed too. So the thread is told once, after the loop's current
+        turn, by whichever of them came first (wait_committed explains why after the turn)."""
         with self._cond:
             self._check_running()
             self._pending.append(ev)
+            self._puts += 1
             if len(self._pending) > 1 or self._told:
+                if len(self._pending) == BATCH:     # a lingering thread has its batch
+                    self._cond.notify()
                 return
             self._told = True
         try:
@@ -94,7 +116,8 @@ class Committer:
             self._tell()
 
     def _tell(self) -> None:
-        """Wake the thread for what is pending, unless a waiter did."""
+        """Wake the thread for what is pending (once per turn of the loop: the first put or
+        waiter of a turn asks for it)."""
         with self._cond:
             if self._told:
                 self._told = False
@@ -108,6 +131,12 @@ class Committer:
             self._cond.notify()
 
     async def wait_committed(self, revision: int) -> None:
+        """Return once revision is committed. The thread, if idle, is told to commit after the
+        loop's current turn, not at once: the other requests of the turn (the rest of what one
+        poll of the sockets brought) write too, and join the same commit. Told at once, the
+        thread takes the GIL at the loop's next release (every TLS read or write releases it)
+        and commits a batch of one: a transaction per create, ~100k instructions of the
+        committer thread's each, against ~1/n of that for a batch of n."""
         if self.committed >= revision:
             return
         self.check()
@@ -119,8 +148,10 @@ class Committer:
             self._check_running()       # under the lock: a failing thread cannot slip in between
             self._loop = loop
             self._waiters.append((revision, fut))
-            self._told = False                  # (put's deferred wake-up is not needed now)
-            self._cond.notify()                 # commit now, don't gather
+            tell = not self._told
+            self._told = True
+        if tell:                                # commit after this turn of the loop, don't gather
+            loop.call_soon(self._tell)
         await fut
 
     def check(self) -> None:
@@ -144,6 +175,8 @@ class Committer:
         more = False            # housekeeping has another step to take
         idle = False            # nothing written for IDLE seconds (until the next write)
         quiet = False           # an idle step found nothing to do: sleep until something happens
+        gap = LINGER            # mean time between writes, over the last few batches
+        since, puts = time.monotonic(), 0
         while self.failure is None:
             with self._cond:
                 if not (self._pending or self._stopping or self._kicked or more):
@@ -151,6 +184,12 @@ class Committer:
                         lambda: self._pending or self._stopping or self._kicked, None if quiet else IDLE)
                 if self._pending:
                     self._cond.wait_for(lambda: self._waiters or self._stopping, GATHER)
+                    now, arrived = time.monotonic(), self._puts - puts
+                    if arrived:
+                        gap = (gap + (now - since) / arrived) / 2
+                    since, puts = now, self._puts
+                    if arrived > 1 and self._waiters and 2 * gap < LINGER:
+                        self._linger(now + LINGER, 2 * gap)
                 batch, self._pending = self._pending, []
                 self._kicked = False
                 stopping = self._stopping
@@ -165,6 +204,19 @@ class Committer:
             if self.failure is None:
                 more = self._try(self._housekeep, idle) is True
                 quiet = idle and not more
+
+    def _linger(self, deadline: float, step: float) -> None:
+        """Under _cond: let more writes join the batch, in steps of two mean gaps between
+        writes, until BATCH are pending, the deadline, or a step in which none came (its
+        writers are waiting for this commit, or they stopped: waiting on would only delay)."""
+        while len(self._pending) < BATCH and not self._stopping:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            n = len(self._pending)
+            self._cond.wait_for(lambda: len(self._pending) >= BATCH or self._stopping, min(left, step))
+            if len(self._pending) == n:
+                return
 
     def _try(self, fn: Callable[[Any], Any], arg: Any) -> Any:
         """fn(arg), or _FAILED once it raised: then the store stops and every waiter hears why."""

@@ -3,7 +3,8 @@
 The whole current state and the recent history live in memory (reads never touch SQLite);
 SQLite is the durable copy, read once at open:
 
-  kv(key, create_rev, mod_rev, value)               the current objects
+  kv(key, create_rev, mod_rev, value)               the current objects, keyed by mod_rev (a
+                                                    write deletes its prev's row, by revision)
   log(rev, type, key, create_rev, prev_rev, value)  the events of the history window, plus,
                                                     at or below the floor, the prev versions
                                                     that some event in the window still needs
@@ -13,6 +14,12 @@ SQLite is the durable copy, read once at open:
 The revision counter is not stored separately: it is max(log.rev, meta.compacted, kv.mod_rev),
 because trimming always records the floor it trimmed to. So it never goes backwards, even when
 the newest write was a delete.
+
+kv has no index on its keys: the keys of new objects are random (generateName), so such an
+index had a page to write to the WAL for most creates, ~1 of the ~3 frames a create cost under
+load; keyed by mod_rev, rows append at the B-tree's right edge, and the row a write replaces is
+its prev's (memory's current version, which the earlier batches committed). A file of schema 1
+(kv keyed by key) is rekeyed at its first open.
 
 Previous objects are stored once. An event's prev is the previous version of its key, which is
 the event at prev_rev, still in the log, except for the first event of each key in the window.
@@ -74,7 +81,7 @@ import logging
 import os
 import pathlib
 import sqlite3
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, cast
 
 import orjson
 
@@ -90,8 +97,11 @@ log = logging.getLogger(__name__)
 
 # {s}: the schema name and a dot, for the copy an upgrade writes into an attached database.
 _SCHEMA = [
+    # Keyed by mod_rev, not by key: a write appends at the B-tree's right edge and replaces
+    # the row at its prev's mod_rev, so no index on the (random) keys has a page to write per
+    # create (~1 WAL frame of ~3 per create under load).
     """CREATE TABLE IF NOT EXISTS {s}kv (
-        key TEXT PRIMARY KEY, create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL,
+        key TEXT NOT NULL, create_rev INTEGER NOT NULL, mod_rev INTEGER PRIMARY KEY,
         value BLOB NOT NULL)""",
     # The small columns first: a row's value may span many overflow pages, and SQLite reads a
     # row's columns in order, so a trim that reads prev_rev never walks through the value.
@@ -102,7 +112,7 @@ _SCHEMA = [
     # scan of the window.
     "CREATE INDEX IF NOT EXISTS {s}log_prev ON log (prev_rev) WHERE prev_rev IS NOT NULL",
     "CREATE TABLE IF NOT EXISTS {s}meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
-    "PRAGMA {s}user_version = 1",
+    "PRAGMA {s}user_version = 2",
 ]
 _SET_FLOOR = ("INSERT INTO meta VALUES ('compacted', ?) ON CONFLICT(name) DO UPDATE"
               " SET value = max(value, excluded.value)")
@@ -120,6 +130,15 @@ _CODE_TYPE: list[EventType] = ["ADDED", "MODIFIED", "DELETED"]
 # committer thread (executemany would take one per row); 6 x 1,000 stays far below SQLite's
 # limit of 32,766 parameters.
 _CHUNK = 1000
+# sqlite3 binds an int, float, str or bytearray as it is; any other value (bytes, None) goes
+# through its adapter protocol, which looks in its adapters' table, then fails to find
+# `__adapt__` on the protocol and `__conform__` on the value, each failure formatting an
+# AttributeError message it then drops (~3k instructions per parameter; a stored create binds
+# three: the log's value and null prev, the kv's value). An adapter in the table ends the
+# search at once: for bytes `bytes` (bytes(b) is b itself), for None `{}.get` (None, as a C
+# call). Same values bound, so nothing else that uses sqlite3 in the process sees a difference.
+sqlite3.register_adapter(bytes, bytes)
+sqlite3.register_adapter(type(None), cast("Callable[[None], None]", {}.get))
 _INCREMENTAL = 2                # PRAGMA auto_vacuum's value for INCREMENTAL
 WAL_LIMIT = 4 << 20             # bytes the -wal file keeps after a checkpoint (~ one autocheckpoint)
 VACUUM_STEP = 256               # pages (1 MiB) given back per housekeeping step
@@ -195,22 +214,25 @@ class SqliteStorage(MemoryStorage):
         the floor brings it along."""
         floor, t = self._disk_floor, self._transformer
         last: dict[str, tuple[WatchEvent, bytes]] = {}
-        log_rows, prev_rows = [], []
+        log_rows, prev_rows, gone = [], [], []
         for ev in batch:
             kv, prev = ev.kv, ev.prev
             value = kv.value if t is None else t.transform_to_storage(kv.key, kv.value)
+            if prev is not None and kv.key not in last:
+                # The key's row before the batch: its first event's prev (memory's current
+                # version, which the earlier batches committed).
+                gone.append((prev.mod_revision,))
             last[kv.key] = (ev, value)
             log_rows.append((ev.revision, _TYPE_CODE[ev.type], kv.key, kv.create_revision,
                              prev and prev.mod_revision, value))
             if prev is not None and prev.mod_revision <= floor:
                 pv = prev.value if t is None else t.transform_to_storage(kv.key, prev.value)
                 prev_rows.append((prev.mod_revision, 1, kv.key, prev.create_revision, None, pv))
-        gone = [(k,) for k, (ev, _) in last.items() if ev.type == "DELETED"]
         kv_rows = [(k, ev.kv.create_revision, ev.kv.mod_revision, value)
                    for k, (ev, value) in last.items() if ev.type != "DELETED"]
         with self._transaction() as db:
-            _many(db, "DELETE FROM kv WHERE key IN ({})", gone)
-            _many(db, "INSERT OR REPLACE INTO kv VALUES {}", kv_rows)
+            _many(db, "DELETE FROM kv WHERE mod_rev IN ({})", gone)
+            _many(db, "INSERT INTO kv VALUES {}", kv_rows)
             _many(db, "INSERT INTO log VALUES {}", log_rows)
             _many(db, "INSERT OR IGNORE INTO log VALUES {}", prev_rows)
         self._disk_last = batch[-1].revision
@@ -260,6 +282,12 @@ class SqliteStorage(MemoryStorage):
         if "prev_value" in _columns(db, "log"):
             self._upgrade_from_v0()
             return self._open()
+        if any(name == "key" and pk for _, name, _, _, _, pk in db.execute("PRAGMA table_info(kv)")):
+            with _Transaction(db):          # a file of schema 1: kv keyed by key, rekeyed once
+                db.execute("ALTER TABLE kv RENAME TO kv_by_key")
+                db.execute(_SCHEMA[0].format(s=""))
+                db.execute("INSERT INTO kv SELECT key, create_rev, mod_rev, value FROM kv_by_key")
+                db.execute("DROP TABLE kv_by_key")
         for statement in _SCHEMA:
             db.execute(statement.format(s=""))
         self._load()
@@ -313,7 +341,7 @@ class SqliteStorage(MemoryStorage):
         the file to the window first)."""
         db = self._db
         floor = _floor(db)
-        kvs = [self._decode(key, create_rev, mod_rev, value, ("kv", key))
+        kvs = [self._decode(key, create_rev, mod_rev, value, ("kv", mod_rev))
                for key, create_rev, mod_rev, value in db.execute("SELECT key, create_rev, mod_rev, value FROM kv")]
         last_logged = db.execute("SELECT max(rev) FROM log").fetchone()[0] or 0
         revision = max(last_logged, floor, max((kv.mod_revision for kv in kvs), default=0))
@@ -365,7 +393,7 @@ class SqliteStorage(MemoryStorage):
             for table, row, key, plain in self._stale:
                 data = t.transform_to_storage(key, plain)
                 if table == "kv":
-                    db.execute("UPDATE kv SET value = ? WHERE key = ?", (data, row))
+                    db.execute("UPDATE kv SET value = ? WHERE mod_rev = ?", (data, row))
                 else:
                     db.execute("UPDATE log SET value = ? WHERE rev = ?", (data, row))
         log.info("%s: %d stored values re-encrypted with the first key", self._path, len(self._stale))

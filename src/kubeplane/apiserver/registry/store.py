@@ -188,7 +188,11 @@ async def create(api: APIServer, opts: WriteOptions, ri: ResourceInfo, ns: str, 
     if wrapper is not None:             # upstream: a storage wrapping the kind's Store (RBAC's policybased)
         await wrapper.before_create(api, opts, ri, ns, request_name, obj)
     # Upstream: Store.BeginCreate (a Service's ClusterIPs and NodePorts), committed once stored.
-    async with service_alloc.begin_create(api.service_alloc, ri.plural, ri.group, obj, opts.dry_run):
+    # Any other kind allocates nothing: no transaction to enter and leave (begin_create's NOTHING).
+    begin = service_alloc.begin_create(api.service_alloc, ri.plural, ri.group, obj, opts.dry_run)
+    if begin is service_alloc.NOTHING:
+        return await _validate_and_store(api, opts, ri, ns, obj, warnings, attrs, requested_name, applied, heavy)
+    async with begin:
         return await _validate_and_store(api, opts, ri, ns, obj, warnings, attrs, requested_name, applied, heavy)
 
 

@@ -71,9 +71,10 @@ UMASK = 0o077
 # --kubelet-processes' default: 0 runs the simulated nodes in `up`'s own process, N > 0 in N
 # processes of their own (cmd/up_children.py).
 DEFAULT_KUBELET_PROCESSES = 0
-# --scheduler-process's, likewise. It stays off (BENCHMARKS.md, session 13, helper proc): at 10,000 pods
-# on 1,000 nodes it meets the time targets but not peak RSS <= 1 GB (up 838 MB + the scheduler's
-# process 220 MB) and makes the startup p99 worse while creation outruns binding.
+# --scheduler-process's, likewise. It stays off (BENCHMARKS.md, session 13, quiet machine): at
+# 10,000 pods on 1,000 nodes it is faster to available (18.2 s against 21.4-23.2 s) but costs ~20 %
+# more CPU per pod, peak RSS 1,168 MB (up 870 + the scheduler's process 302) against ~835 MB, and a
+# startup p99 of 4.4 s against 0.94-0.96 s: creation outruns binding done over HTTPS.
 DEFAULT_SCHEDULER_PROCESS = False
 
 

@@ -138,14 +138,12 @@ def add_components(supervisor: Supervisor, api: APIServer, args: argparse.Namesp
                                            cluster_signing_cert=ca.read_bytes() if ca_key.exists() else b"",
                                            cluster_signing_key=ca_key.read_bytes() if ca_key.exists() else b"",
                                            service_account_key=api.service_account_tokens().generator.key)
-        qps = getattr(args, "kube_api_qps", 0.0)
-        kcm = in_process_clientset(api, "kube-controller-manager", identities.KUBE_CONTROLLER_MANAGER,
-                                   qps=qps, burst=getattr(args, "kube_api_burst", 0))
+        pace: dict[str, Any] = {"qps": getattr(args, "kube_api_qps", 0.0), "burst": getattr(args, "kube_api_burst", 0)}
+        kcm = in_process_clientset(api, "kube-controller-manager", identities.KUBE_CONTROLLER_MANAGER, **pace)
         await identities.ensure_controller_service_accounts(kcm)
         await run_controllers(kcm, options=options, factory=f,
                               client_for=lambda name: in_process_clientset(api, "kube-controller-manager",
-                                                                           identities.controller_user(name), qps=qps,
-                                                                           burst=getattr(args, "kube_api_burst", 0)))
+                                                                           identities.controller_user(name), **pace))
 
     async def scheduler(f: Any) -> None:
         from .scheduler import run_scheduler

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from typing import Any, AsyncIterator, Callable
+from typing import Any, Callable
 
 import orjson
 import pytest
@@ -14,8 +14,9 @@ import pytest
 from kubeplane.api.validation import core, memo
 from kubeplane.apiserver.request import Request
 from kubeplane.apiserver.server import APIServer
-from kubeplane.storage import new_storage
 from kubeplane.storage.memory import encode, stamp
+
+pytestmark = pytest.mark.every_admission_plugin      # `server` with ServiceAccount (tests/apiserver/conftest.py)
 
 SPEC = {"containers": [{"name": "c", "image": "nginx", "imagePullPolicy": "Always",
                         "terminationMessagePolicy": "File"}],
@@ -63,14 +64,6 @@ def encodes_of(spec: Any, args: list[Any]) -> int:
     dict (not as bytes already encoded). The request's decoding encodes the spec as sent, before
     defaulting and admission: not this one."""
     return sum(a == spec or a.get("spec") == spec for a in args)
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[APIServer]:
-    s = APIServer(new_storage("memory"))
-    await s.bootstrap()
-    yield s
-    await s.storage.close()
 
 
 async def call(server: APIServer, method: str, path: str, body: Any, ct: str = "application/json") -> Any:

@@ -174,6 +174,29 @@ async def api(clock: FakeClock) -> AsyncIterator[API]:
     await server.storage.close()
 
 
+EVERY_ADMISSION_PLUGIN = "every_admission_plugin"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{EVERY_ADMISSION_PLUGIN}: the `server` fixture runs every default "
+                                       "admission plugin, as `kubeplane up` does")
+
+
+@pytest.fixture
+async def server(request: pytest.FixtureRequest) -> AsyncIterator[APIServer]:
+    """An API server on memory storage (real clock) with no controller-manager beside it: the
+    admission plugins that need one's objects are off (WITHOUT_CONTROLLER_MANAGER: ServiceAccount,
+    TaintNodesByCondition), and objects of kinds not served yet go straight into its storage.
+    A test (or module: `pytestmark = pytest.mark.every_admission_plugin`) marked
+    every_admission_plugin gets every default plugin, as `kubeplane up` runs them (a pod's
+    create path as it is in a cluster)."""
+    every = request.node.get_closest_marker(EVERY_ADMISSION_PLUGIN) is not None
+    s = APIServer(new_storage("memory"), options=None if every else WITHOUT_CONTROLLER_MANAGER)
+    await s.bootstrap()
+    yield s
+    await s.storage.close()
+
+
 # --- object builders ---------------------------------------------------------------------
 
 def pod(name: str, ns: str = "default", labels: dict[str, str] | None = None, node: str = "",

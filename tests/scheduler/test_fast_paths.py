@@ -374,6 +374,29 @@ def _filter_outcome(s: Sched, pod: Any, batch: bool, monkeypatch: pytest.MonkeyP
     return [ni.name for ni in feasible], statuses, diagnosis.unschedulable_plugins, s.next_start_node_index
 
 
+def _outcome_by_slices_and_node_by_node(s: Sched, pod: Any, start: int,
+                                        monkeypatch: pytest.MonkeyPatch) -> tuple[Any, ...]:
+    """_filter_outcome by slices and node by node from the same start, which must agree."""
+    outcomes = []
+    for batch in (True, False):
+        s.next_start_node_index = start
+        outcomes.append(_filter_outcome(s, pod, batch, monkeypatch))
+    assert outcomes[0] == outcomes[1]
+    return outcomes[0]
+
+
+def _rejecting_plugins(s: Sched, n_nodes: int, pods: list[Any], rng: random.Random,
+                       monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """The plugins that rejected one of s's n_nodes nodes for any of pods, filtered at a few
+    percentages of nodes to score from random starts (by slices and node by node alike)."""
+    rejected: set[str] = set()
+    for pod in pods:
+        for percentage in (0, 30, 100):
+            s.percentage_of_nodes_to_score = percentage
+            rejected |= _outcome_by_slices_and_node_by_node(s, pod, rng.randrange(n_nodes), monkeypatch)[2]
+    return rejected
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_filtering_by_slices_equals_filtering_node_by_node(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same feasible nodes in the same order, the same statuses and the same next start,
@@ -394,13 +417,9 @@ def test_filtering_by_slices_equals_filtering_node_by_node(seed: int, monkeypatc
             for req, tolerate in (("100m", False), ("900m", False), ("3", False), ("100m", True)):
                 tolerations = [{"operator": "Exists"}] if tolerate else []
                 pod = make_pod("p", requests={"cpu": req}, spec={"tolerations": tolerations})
-                outcomes = []
-                for batch in (True, False):
-                    s.next_start_node_index = start
-                    outcomes.append(_filter_outcome(s, pod, batch, monkeypatch))
-                assert outcomes[0] == outcomes[1]
-                failures += len(outcomes[0][1])
-                rejecting |= outcomes[0][2]
+                outcome = _outcome_by_slices_and_node_by_node(s, pod, start, monkeypatch)
+                failures += len(outcome[1])
+                rejecting |= outcome[2]
     assert failures          # nodes rejected on the way
     assert rejecting >= {"NodeResourcesFit", *(["TaintToleration"] if marked else []),
                          *(["NodeUnschedulable"] if marked == 2 else [])}
@@ -471,17 +490,7 @@ def test_inter_pod_anti_affinity_slices_equal_node_by_node(seed: int, monkeypatc
             make_pod("z", labels={"color": "blue"}, spec={"affinity": _anti(ZONE, color="green")}),
             make_pod("r", labels={"color": "red"}),         # repelled by the existing red-repelling pods
             make_pod("b", labels={"color": "blue"})]
-    rejected = set()
-    for pod in pods:
-        for percentage in (0, 30, 100):
-            s.percentage_of_nodes_to_score = percentage
-            start = rng.randrange(len(nodes))
-            outcomes = []
-            for batch in (True, False):
-                s.next_start_node_index = start
-                outcomes.append(_filter_outcome(s, pod, batch, monkeypatch))
-            assert outcomes[0] == outcomes[1]
-            rejected |= outcomes[0][2]
+    rejected = _rejecting_plugins(s, len(nodes), pods, rng, monkeypatch)
     assert "InterPodAffinity" in rejected
 
 
@@ -505,15 +514,5 @@ def test_topology_spread_slices_equal_node_by_node(seed: int, monkeypatch: pytes
                 {"maxSkew": 2, "topologyKey": HOSTNAME_KEY, "whenUnsatisfiable": "DoNotSchedule",
                  "labelSelector": sel},
                 {"maxSkew": 3, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": sel}]})]
-    rejected = set()
-    for pod in pods:
-        for percentage in (0, 30, 100):
-            s.percentage_of_nodes_to_score = percentage
-            start = rng.randrange(len(nodes))
-            outcomes = []
-            for batch in (True, False):
-                s.next_start_node_index = start
-                outcomes.append(_filter_outcome(s, pod, batch, monkeypatch))
-            assert outcomes[0] == outcomes[1]
-            rejected |= outcomes[0][2]
+    rejected = _rejecting_plugins(s, len(nodes), pods, rng, monkeypatch)
     assert "PodTopologySpread" in rejected

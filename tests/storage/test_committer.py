@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from typing import Callable
 
 import pytest
 
@@ -157,12 +158,8 @@ async def test_a_write_nobody_waits_for_is_committed_after_the_gathering(monkeyp
     c.stop()
 
 
-async def test_a_write_then_its_wait_wakes_the_thread_once() -> None:
-    """An HTTPS write: put() then wait_committed() in the same turn of the loop. The waiter's
-    wake-up is the only one (put's, deferred to after the turn, is dropped)."""
-    rec = Recorder()
-    rec.gate.set()
-    c = Committer(rec, 0)
+def count_wake_ups(c: Committer) -> Callable[[], int]:
+    """Count the calls that wake c's thread (its condition's notify); the result says how many so far."""
     notified = 0
     notify = c._cond.notify
 
@@ -171,10 +168,20 @@ async def test_a_write_then_its_wait_wakes_the_thread_once() -> None:
         notified += 1
         notify(n)
     c._cond.notify = counted  # type: ignore[method-assign]
+    return lambda: notified
+
+
+async def test_a_write_then_its_wait_wakes_the_thread_once() -> None:
+    """An HTTPS write: put() then wait_committed() in the same turn of the loop. The waiter's
+    wake-up is the only one (put's, deferred to after the turn, is dropped)."""
+    rec = Recorder()
+    rec.gate.set()
+    c = Committer(rec, 0)
+    notified = count_wake_ups(c)
     c.put(ev(1))
     await c.wait_committed(1)                    # awaited in this task, as the front end does
     await asyncio.sleep(0)                       # put's deferred call has run by now
-    assert notified == 1 and rec.batches == [[1]]
+    assert notified() == 1 and rec.batches == [[1]]
     c.stop()
 
 
@@ -184,20 +191,13 @@ async def test_the_writes_of_one_turn_share_a_commit_and_one_wake_up() -> None:
     rec = Recorder()
     rec.gate.set()
     c = Committer(rec, 0)
-    notified = 0
-    notify = c._cond.notify
-
-    def counted(n: int = 1) -> None:
-        nonlocal notified
-        notified += 1
-        notify(n)
-    c._cond.notify = counted  # type: ignore[method-assign]
+    notified = count_wake_ups(c)
 
     async def write(r: int) -> None:
         c.put(ev(r))
         await c.wait_committed(r)
     await asyncio.wait_for(asyncio.gather(write(1), write(2), write(3)), 5)
-    assert notified == 1 and rec.batches == [[1, 2, 3]] and c.committed == 3
+    assert notified() == 1 and rec.batches == [[1, 2, 3]] and c.committed == 3
     c.stop()
 
 

@@ -131,6 +131,15 @@ async def test_resource_version_is_stamped_in_obj_and_bytes(store: Storage) -> N
     assert "resourceVersion" not in obj["metadata"]                  # caller's dict untouched
 
 
+async def test_create_stores_the_spec_bytes_it_is_handed(store: Storage) -> None:
+    """create's spec_json (orjson.dumps(obj["spec"]), the registry store's encoding of a pod's
+    spec) is embedded as it is: the stored bytes are those of encoding the whole object."""
+    key, obj = pod("a", containers=[{"name": "c", "image": "é\u2028\x00"}])
+    kv = await store.create(key, obj, orjson.dumps(obj["spec"]))
+    assert kv.value == orjson.dumps(kv.obj) and kv.obj["spec"] == obj["spec"]
+    assert (await store.get(key)).value == kv.value  # type: ignore[union-attr]
+
+
 async def test_writes_complete_without_yielding(store: Storage) -> None:
     """Each call finishes on its first step: no other task can run inside a write (the
     synchronous backends; etcd's writes are network round trips)."""

@@ -350,10 +350,10 @@ class InstrumentedStorage:
         _observe_etcd(_COUNT, prefix, started)
         return n
 
-    async def create(self, key: str, obj: dict[str, Any]) -> KeyValue:
+    async def create(self, key: str, obj: dict[str, Any], spec_json: bytes | None = None) -> KeyValue:
         started = perf_counter()
         try:
-            kv = await self.storage.create(key, obj)
+            kv = await self.storage.create(key, obj, spec_json)
         except BaseException as e:
             _observe_etcd(_CREATE, key, started, not isinstance(e, _ANSWERS))
             raise

@@ -331,7 +331,7 @@ class EtcdStorage(MemoryStorage):
 
     # --- writes: guarded transactions ------------------------------------------------------------
 
-    async def create(self, key: str, obj: dict[str, Any]) -> KeyValue:
+    async def create(self, key: str, obj: dict[str, Any], spec_json: bytes | None = None) -> KeyValue:
         rpc, ek = self._rpc, self._etcd_key(key)
         resp = await self._txn(
             [rpc.Compare(key=ek, target=rpc.Compare.CREATE, result=rpc.Compare.EQUAL, create_revision=0)],
@@ -339,7 +339,7 @@ class EtcdStorage(MemoryStorage):
         if not resp.succeeded:
             raise KeyExists(key)
         rev = resp.header.revision
-        return await self._applied(rev, "ADDED", stamp(key, obj, rev, rev))
+        return await self._applied(rev, "ADDED", stamp(key, obj, rev, rev, spec_json))
 
     async def update(self, key: str, obj: dict[str, Any], expected_revision: int | None = None) -> KeyValue:
         rpc, ek = self._rpc, self._etcd_key(key)

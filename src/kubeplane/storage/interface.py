@@ -196,8 +196,9 @@ class Storage(Protocol):
     async def count(self, prefix: str) -> int:
         """How many current keys start with prefix."""
 
-    async def create(self, key: str, obj: dict[str, Any]) -> KeyValue:
-        """Store a new key at the next revision (stamping obj's resourceVersion); KeyExists if present."""
+    async def create(self, key: str, obj: dict[str, Any], spec_json: bytes | None = None) -> KeyValue:
+        """Store a new key at the next revision (stamping obj's resourceVersion); KeyExists if present.
+        `spec_json`: orjson.dumps(obj["spec"]), if the caller has it: stored as it is, not encoded again."""
 
     async def update(self, key: str, obj: dict[str, Any], expected_revision: int | None = None) -> KeyValue:
         """Replace key's object at the next revision; KeyNotFound, or RevisionMismatch if expected_revision is stale."""

@@ -5,7 +5,7 @@ namespace) must count for the very next pod."""
 from __future__ import annotations
 
 import copy
-from typing import Any, AsyncIterator
+from typing import Any
 
 import orjson
 import pytest
@@ -16,15 +16,8 @@ from kubeplane.apiserver.admission.plugins.default_toleration_seconds import Def
 from kubeplane.apiserver.admission.plugins.service_account import ServiceAccount
 from kubeplane.apiserver.request import Request
 from kubeplane.apiserver.server import APIServer
-from kubeplane.storage import new_storage
 
-@pytest.fixture
-async def server() -> AsyncIterator[APIServer]:
-    """With every default plugin (the package's fixture leaves ServiceAccount out)."""
-    s = APIServer(new_storage("memory"))
-    await s.bootstrap()
-    yield s
-    await s.storage.close()
+pytestmark = pytest.mark.every_admission_plugin      # `server` with ServiceAccount (tests/apiserver/conftest.py)
 
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "web-"},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from typing import Any, AsyncIterator
+from typing import Any
 
 import orjson
 import pytest
@@ -14,7 +14,6 @@ from kubeplane.apiserver.admission import Attributes, Operation
 from kubeplane.apiserver.admission.plugins.service_account import ServiceAccount
 from kubeplane.apiserver.request import Request
 from kubeplane.apiserver.server import APIServer
-from kubeplane.storage import new_storage
 
 NS = "myns"
 MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -26,12 +25,7 @@ TOKEN_VOLUME = {"name": "kube-api-access-xxxxx", "projected": {"defaultMode": 42
 TOKEN_MOUNT = {"name": "kube-api-access-xxxxx", "readOnly": True, "mountPath": MOUNT_PATH}
 
 
-@pytest.fixture
-async def server() -> AsyncIterator[APIServer]:
-    s = APIServer(new_storage("memory"))
-    await s.bootstrap()
-    yield s
-    await s.storage.close()
+pytestmark = pytest.mark.every_admission_plugin      # `server` with ServiceAccount (tests/apiserver/conftest.py)
 
 
 @pytest.fixture

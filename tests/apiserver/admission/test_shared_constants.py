@@ -4,7 +4,7 @@ a patch of one pod, accepted or refused, leaves them and every other pod as they
 from __future__ import annotations
 
 import copy
-from typing import Any, AsyncIterator
+from typing import Any
 
 import orjson
 import pytest
@@ -13,7 +13,6 @@ from kubeplane.apiserver.admission.plugins import default_toleration_seconds as 
 from kubeplane.apiserver.admission.plugins import service_account as sa_plugin
 from kubeplane.apiserver.request import Request
 from kubeplane.apiserver.server import APIServer
-from kubeplane.storage import new_storage
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
        "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
@@ -21,12 +20,7 @@ PRISTINE = (copy.deepcopy(sa_plugin.TOKEN_VOLUME_SOURCE), copy.deepcopy(dts.NOT_
             copy.deepcopy(dts.UNREACHABLE_TOLERATION))
 
 
-@pytest.fixture
-async def server() -> AsyncIterator[APIServer]:
-    s = APIServer(new_storage("memory"))
-    await s.bootstrap()
-    yield s
-    await s.storage.close()
+pytestmark = pytest.mark.every_admission_plugin      # `server` with ServiceAccount (tests/apiserver/conftest.py)
 
 
 async def call(server: APIServer, method: str, path: str, body: Any, ct: str = "application/json") -> tuple[int, Any]:

@@ -61,10 +61,11 @@ def _required_enum(value: Any, path: str, allowed: list[str]) -> list[FieldError
 
 
 @remember_valid(key=pod_spec_key)
-def validate_pod_spec(spec: Obj, path: str, is_pod: bool) -> list[FieldError]:
+def validate_pod_spec(spec: Obj, path: str, is_pod: bool, spec_json: bytes | None = None) -> list[FieldError]:
     """Upstream: ValidatePodSpec (containers, volumes, policies, scheduling fields).
 
-    Remembered when valid: the pods of a ReplicaSet repeat their template's spec."""
+    Remembered when valid: the pods of a ReplicaSet repeat their template's spec. `spec_json`:
+    orjson.dumps(spec) when the caller has it, which the memo's key is built from (memo.pod_spec_key)."""
     errs: list[FieldError] = []
     if spec.get("terminationGracePeriodSeconds") is None:
         errs.append(errors.required(path + ".terminationGracePeriodSeconds"))
@@ -433,19 +434,20 @@ def validate_pod_template_spec(template: Obj, path: str) -> list[FieldError]:
 # --- Pod -----------------------------------------------------------------------------------------
 
 
-def validate_pod(pod: Obj) -> list[FieldError]:
-    """Upstream: ValidatePodCreate"""
-    errs = _validate_pod_metadata_and_spec(pod)
+def validate_pod(pod: Obj, spec_json: bytes | None = None) -> list[FieldError]:
+    """Upstream: ValidatePodCreate. `spec_json`: orjson.dumps(pod["spec"]) when the caller has it
+    (the registry store's create, which stores the same bytes): the spec is not encoded again."""
+    errs = _validate_pod_metadata_and_spec(pod, spec_json)
     if (pod.get("spec") or {}).get("ephemeralContainers"):
         errs.append(errors.forbidden("spec.ephemeralContainers", "cannot be set on create"))
     return errs
 
 
-def _validate_pod_metadata_and_spec(pod: Obj) -> list[FieldError]:
+def _validate_pod_metadata_and_spec(pod: Obj, spec_json: bytes | None = None) -> list[FieldError]:
     """Upstream: validatePodMetadataAndSpec (pods, unlike templates, reject padded images)."""
     errs = m.validate_object_meta(pod.get("metadata") or {}, True, name_is_dns_subdomain)
     spec = pod.get("spec") or {}
-    errs += validate_pod_spec(spec, "spec", is_pod=True)
+    errs += validate_pod_spec(spec, "spec", True, spec_json)
     for key in ("containers", "initContainers"):
         for i, c in enumerate(spec.get(key) or []):
             if c.get("image") and c["image"] != c["image"].strip():

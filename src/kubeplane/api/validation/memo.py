@@ -18,8 +18,6 @@ from typing import Any, Callable, Hashable, TypeVar
 
 import orjson
 
-from ...utils import encoded_spec
-
 F = TypeVar("F", bound=Callable[..., list[Any]])
 
 # Per validator. The set is emptied when full: a cluster has a handful of pod templates, and a
@@ -49,7 +47,7 @@ _GENERATED_VOLUME_NAME = re.compile("kube-api-access-[a-z0-9]{5}").fullmatch
 _PLACEHOLDERS = tuple(b'"\0%020d"' % n for n in range(4))
 
 
-def pod_spec_key(spec: Any, path: str, is_pod: bool) -> Hashable | None:
+def pod_spec_key(spec: Any, path: str, is_pod: bool, spec_json: bytes | None = None) -> Hashable | None:
     """validate_pod_spec's key: the spec's JSON with the generated token volume names renamed
     (see above), and the path and is_pod. Every occurrence of such a volume's name as a whole
     JSON string ("name" in quotes: nothing else in orjson's output can hold those bytes, a quote
@@ -62,14 +60,15 @@ def pod_spec_key(spec: Any, path: str, is_pod: bool) -> Hashable | None:
     of a ReplicaSet comes here, and a scan of its ~1.3 KB of JSON costs ~2k instructions, of
     which a search for the prefix took four (~20k per create; one replace takes two).
 
-    A pod's own spec (path "spec") is encoded alone and its bytes offered to the store, which
-    then does not encode it again (utils/encoded_spec.py)."""
-    try:
-        k = orjson.dumps(spec)
-    except _ENCODE_ERRORS:
-        return None
-    if is_pod is True and path == "spec" and type(spec) is dict:
-        encoded_spec.offer(spec, k)
+    `spec_json`: orjson.dumps(spec), when the caller has it (a pod create: the registry store
+    encodes the spec once, for this key and for the stored bytes)."""
+    if spec_json is not None:
+        k = spec_json
+    else:
+        try:
+            k = orjson.dumps(spec)
+        except _ENCODE_ERRORS:
+            return None
     volumes = spec.get("volumes") if type(spec) is dict else None
     if volumes and type(volumes) is list:
         n = 0

@@ -26,6 +26,7 @@ from .wrapper import StorageWrapper
 Obj = dict[str, Any]
 Defaulter = Callable[[Obj], None]
 Validate = Callable[[Obj], list[FieldError]]
+ValidateWithSpecJSON = Callable[[Obj, bytes], list[FieldError]]
 ValidateUpdate = Callable[[Obj, Obj], list[FieldError]]
 Warnings = Callable[[Obj], list[str]]
 WarningsUpdate = Callable[[Obj, Obj], list[str]]
@@ -119,6 +120,9 @@ class ResourceDefinition(ResourceInfo):
                         apiVersion/kind picks them: events.k8s.io Events are stored as core ones)
     validate_subresource_update  subresource -> its own update validation (a subresource other
                         than status with its own strategy: pods/ephemeralcontainers)
+    validate_with_spec_json  validate (create), given orjson.dumps(obj["spec"]): the store encodes
+                        the spec once, for this and for the stored bytes (pods: the key of the
+                        spec validation's memo); None: validate alone
     columns, printer    the Table columns (a builder, called once) and the row printer
     field_selectors     field label -> getter; None: only metadata.name/metadata.namespace
                         (upstream's DefaultMetaV1FieldSelectorConversion)
@@ -164,6 +168,7 @@ class ResourceDefinition(ResourceInfo):
     validate_update: ValidateUpdate = field(default=meta_update, compare=False)
     validate_status_update: ValidateUpdate = field(default=meta_update, compare=False)
     validate_subresource_update: Mapping[str, ValidateUpdate] = field(default_factory=dict, compare=False)
+    validate_with_spec_json: ValidateWithSpecJSON | None = field(default=None, compare=False)
     warnings: Warnings = field(default=no_warnings, compare=False)
     warnings_on_update: WarningsUpdate = field(default=no_update_warnings, compare=False)  # not /status
     columns: Callable[[], list[Column]] = field(default=default_columns, compare=False)

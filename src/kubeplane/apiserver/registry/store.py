@@ -79,12 +79,34 @@ def _invalid(ri: ResourceInfo, obj: Obj, errs: list[Any]) -> errors.Invalid:
     return errors.Invalid(ri.group, ri.kind, (obj.get("metadata") or {}).get("name", ""), errs)
 
 
-def validate_create(ri: ResourceInfo, obj: Obj, warnings: list[str]) -> None:
+def validate_create(ri: ResourceInfo, obj: Obj, warnings: list[str]) -> bytes | None:
+    """Validate a new object (Invalid if it is not valid). Returns orjson.dumps(obj["spec"]) where
+    the kind's validation takes it (ResourceDefinition.validate_with_spec_json: pods), for the
+    write to store as it is (Storage.create's spec_json): the spec is encoded once."""
     d = resource_definition(ri)
-    errs = d.validate(obj) if d.validates_served_version else scheme.validate(obj)
+    spec_json = None
+    if d.validates_served_version:
+        errs = d.validate(obj)
+    elif d.validate_with_spec_json is not None and (spec_json := _spec_json(obj)) is not None:
+        errs = d.validate_with_spec_json(obj, spec_json)
+    else:
+        errs = scheme.validate(obj)
     if errs:
         raise _invalid(ri, obj, errs)
     warnings.extend(scheme.warnings(obj))
+    return spec_json
+
+
+def _spec_json(obj: Obj) -> bytes | None:
+    """obj's spec as orjson encodes it; None if it is not a dict or not JSON (the validators
+    then find what is wrong with it)."""
+    spec = obj.get("spec")
+    if type(spec) is not dict:
+        return None
+    try:
+        return orjson.dumps(spec)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
 
 
 def validate_update(ri: ResourceInfo, new: Obj, old: Obj, subresource: str, warnings: list[str]) -> None:
@@ -133,27 +155,30 @@ def manager_from_user_agent(ua: str) -> str:
 # --- create -----------------------------------------------------------------------------------
 
 def _prepare_and_validate_create(api: APIServer, opts: WriteOptions, ri: ResourceInfo, ns: str, obj: Obj,
-                                 warnings: list[str], applied: bool, heavy: bool) -> None:
-    """Fill the admitted object's system metadata, let the strategy prepare it, validate it."""
+                                 warnings: list[str], applied: bool, heavy: bool) -> bytes | None:
+    """Fill the admitted object's system metadata, let the strategy prepare it, validate it;
+    returns its spec's encoding if validation made one (validate_create)."""
     objects.fill_create_meta(obj, ri, ns, api.now())
     strategy = strategy_for(ri)
     strategy.prepare_for_create(obj)
     strategy.prepare_for_create_by(obj, opts.user)       # who asks (a CSR's username)
-    _validate_create(api, opts, ri, obj, warnings, applied, heavy)
+    return _validate_create(api, opts, ri, obj, warnings, applied, heavy)
 
 
 def _validate_create(api: APIServer, opts: WriteOptions, ri: ResourceInfo, obj: Obj, warnings: list[str],
-                     applied: bool, heavy: bool) -> None:
-    """Validate, record ownership and check the size of a new object (nothing is written yet).
+                     applied: bool, heavy: bool) -> bytes | None:
+    """Validate, record ownership and check the size of a new object (nothing is written yet);
+    returns its spec's encoding if validation made one (validate_create).
 
     Only a heavy request can make an object over the store's limit (objects.MAX_REQUEST_BYTES):
     below handlers.common.OFFLOAD_BYTES of body and stored object, defaulting and managedFields would
     have to grow it 24-fold. The worst we know is a pod of bare `{"name":"a1","image":"b"}`
     containers created with a fieldManager: a 60 KB body is stored as 580 KB (9.7-fold).
     """
-    validate_create(ri, obj, warnings)
+    spec_json = validate_create(ri, obj, warnings)
     if heavy and not opts.dry_run:
         objects.check_stored_size(obj, ri, drop_managed_fields=not applied)
+    return spec_json
 
 
 # A generated name that is taken is replaced and the create tried again, up to 8 attempts in all:
@@ -209,9 +234,11 @@ async def _validate_and_store(api: APIServer, opts: WriteOptions, ri: ResourceIn
                               warnings: list[str], attrs: admission.Attributes, requested_name: str,
                               applied: bool, heavy: bool) -> tuple[Obj, bytes | None]:
     if heavy:
-        await in_worker(_prepare_and_validate_create, api, opts, ri, ns, obj, warnings, applied, heavy)
+        spec_json = await in_worker(_prepare_and_validate_create, api, opts, ri, ns, obj, warnings, applied, heavy)
     else:
-        _prepare_and_validate_create(api, opts, ri, ns, obj, warnings, applied, heavy)
+        spec_json = _prepare_and_validate_create(api, opts, ri, ns, obj, warnings, applied, heavy)
+    # Validating admission only reads obj, and a retried generated name changes only its name:
+    # the spec stored is the one spec_json encodes.
     await api.admission.validate(attrs)
     codec = resource_definition(ri).storage_codec      # custom resources: converted at storage
     if opts.dry_run:
@@ -221,7 +248,7 @@ async def _validate_and_store(api: APIServer, opts: WriteOptions, ri: ResourceIn
         try:
             stored = obj if codec is None else await codec.encode(obj)
             with storage_errors(ri, name):
-                kv = await api.storage.create(ri.key(ns, name), stored)
+                kv = await api.storage.create(ri.key(ns, name), stored, spec_json if codec is None else None)
             if codec is not None:
                 kv = (await codec.decode([kv]))[0]
             return kv.obj, kv.value

@@ -192,19 +192,9 @@ async def collect(pod: core_v1.Pod, volume: core_v1.Volume, source: VolumeSource
     """
     ns = pod.metadata.namespace or "default"
     if (cm := volume.config_map) is not None:
-        obj = await source.configmap(ns, cm.name or "")
-        if obj is None:
-            if not cm.optional:
-                raise VolumeError(f'configmap "{cm.name}" not found')
-            obj = core_v1.ConfigMap()
-        return configmap_payload(cm.items, obj, _mode(cm.default_mode), bool(cm.optional))
+        return await _configmap_files(source, ns, cm.name, cm.items, _mode(cm.default_mode), bool(cm.optional))
     if (sv := volume.secret) is not None:
-        sec = await source.secret(ns, sv.secret_name or "")
-        if sec is None:
-            if not sv.optional:
-                raise VolumeError(f'secret "{sv.secret_name}" not found')
-            sec = core_v1.Secret()
-        return secret_payload(sv.items, sec, _mode(sv.default_mode), bool(sv.optional))
+        return await _secret_files(source, ns, sv.secret_name, sv.items, _mode(sv.default_mode), bool(sv.optional))
     if (dv := volume.downward_api) is not None:
         return downward_api_payload(pod, dv.items, _mode(dv.default_mode))
     if (pv := volume.projected) is not None:
@@ -231,19 +221,9 @@ async def projected_payload(pod: core_v1.Pod, pv: core_v1.ProjectedVolumeSource,
 async def _projection(pod: core_v1.Pod, ns: str, src: core_v1.VolumeProjection, mode: int, source: VolumeSource,
                       tokens: dict[str, Token], now: float | None) -> dict[str, FileProjection]:
     if (cm := src.config_map) is not None:
-        obj = await source.configmap(ns, cm.name or "")
-        if obj is None:
-            if not cm.optional:
-                raise VolumeError(f'configmap "{cm.name}" not found')
-            obj = core_v1.ConfigMap()
-        return configmap_payload(cm.items, obj, mode, bool(cm.optional))
+        return await _configmap_files(source, ns, cm.name, cm.items, mode, bool(cm.optional))
     if (sp := src.secret) is not None:
-        sec = await source.secret(ns, sp.name or "")
-        if sec is None:
-            if not sp.optional:
-                raise VolumeError(f'secret "{sp.name}" not found')
-            sec = core_v1.Secret()
-        return secret_payload(sp.items, sec, mode, bool(sp.optional))
+        return await _secret_files(source, ns, sp.name, sp.items, mode, bool(sp.optional))
     if (dp := src.downward_api) is not None:
         return downward_api_payload(pod, dp.items, mode)
     if (tp := src.service_account_token) is not None:
@@ -254,6 +234,31 @@ async def _projection(pod: core_v1.Pod, ns: str, src: core_v1.VolumeProjection, 
             tokens[path] = tok
         return {path: FileProjection(tok.token.encode(), mode)}
     return {}                              # clusterTrustBundle, podCertificate: not served here
+
+
+async def _configmap_files(source: VolumeSource, ns: str, name: str | None, items: list[core_v1.KeyToPath] | None,
+                           mode: int, optional: bool) -> dict[str, FileProjection]:
+    """The files of a configMap volume or projection: a missing ConfigMap is an error unless
+    optional (then it has no files). Upstream: configMapVolumeMounter.SetUpAt, collectData's
+    configMap case."""
+    obj = await source.configmap(ns, name or "")
+    if obj is None:
+        if not optional:
+            raise VolumeError(f'configmap "{name}" not found')
+        obj = core_v1.ConfigMap()
+    return configmap_payload(items, obj, mode, optional)
+
+
+async def _secret_files(source: VolumeSource, ns: str, name: str | None, items: list[core_v1.KeyToPath] | None,
+                        mode: int, optional: bool) -> dict[str, FileProjection]:
+    """The files of a secret volume or projection, as _configmap_files. Upstream:
+    secretVolumeMounter.SetUpAt, collectData's secret case."""
+    sec = await source.secret(ns, name or "")
+    if sec is None:
+        if not optional:
+            raise VolumeError(f'secret "{name}" not found')
+        sec = core_v1.Secret()
+    return secret_payload(items, sec, mode, optional)
 
 
 def requires_refresh(tok: Token, now: float) -> bool:

@@ -67,3 +67,22 @@ async def test_the_server_keeps_no_reference_to_the_callers_patch() -> None:
     conditions[0]["status"] = "False"                 # the caller reuses its dict
     kv = await api.storage.get("/registry/pods/default/web")
     assert kv is not None and kv.obj["status"]["conditions"][0]["status"] == "True"
+
+
+async def test_patch_raw_answers_the_patched_object_undecoded() -> None:
+    """patch_raw makes the same request as patch (in process: the patch as a dict, copied) and
+    answers the response's bytes, what patch decodes; the server stores the same."""
+    api = APIServer(new_storage("memory"), options=WITHOUT_CONTROLLER_MANAGER)
+    await api.bootstrap()
+    spy = Spy(api, objects=True)
+    pods = Clientset(spy).core_v1().pods("default")
+    await pods.create(types.from_dict(POD, core_v1.Pod))
+    conditions = [{"type": "Ready", "status": "True"}]
+    raw = await pods.patch_raw("web", {"status": {"phase": "Running", "conditions": conditions}}, "merge",
+                               subresource="status")
+    conditions[0]["status"] = "False"                 # the caller reuses its dict
+    assert isinstance(raw, bytes) and spy.seen[-1].obj is not None and spy.seen[-1].method == "PATCH"
+    kv = await api.storage.get("/registry/pods/default/web")
+    assert kv is not None and orjson.loads(raw) == kv.obj
+    assert kv.obj["status"]["phase"] == "Running" and kv.obj["status"]["conditions"][0]["status"] == "True"
+    assert comparable(types.decode(raw, core_v1.Pod)) == comparable(await pods.get("web"))

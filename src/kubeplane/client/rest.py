@@ -187,8 +187,11 @@ class ResourceClient(Generic[T]):
         if grace_period_seconds is not None:
             opts["gracePeriodSeconds"] = grace_period_seconds
         if preconditions:
-            opts["preconditions"] = preconditions
-        await self._call("DELETE", f"{self.path}/{name}", None, orjson.dumps(opts))
+            opts["preconditions"] = dict(preconditions)
+        # In process the options go as the dict they are (a fresh one: the server takes it over),
+        # as a create's object does: the server does not parse and type-check their JSON.
+        in_process = getattr(self.transport, "accepts_objects", False)
+        await self._call("DELETE", f"{self.path}/{name}", None, opts if in_process else orjson.dumps(opts))
 
     async def get_scale(self, name: str) -> autoscaling_v1.Scale:
         from ..api.types import autoscaling_v1

@@ -83,6 +83,35 @@ async def test_bound_pod_is_marked_then_removed_by_grace_zero(api, clock):
     assert (await api.get(f"{api.PODS}/p")).status == 404
 
 
+async def test_deletion_leaves_the_stored_versions_it_replaces_as_they_were(api, clock):
+    """Deletion copies only what it changes (top level and metadata) and shares the rest with
+    the stored object: each version a watcher or the history holds stays as it was stored, the
+    one before the marks included, through the graceful delete and the final one."""
+    import copy
+    await api.create(api.PODS, api.pod("p", node="n1", labels={"app": "web"}))
+    key = "/registry/pods/default/p"
+    before = await api.storage.get(key)
+    snapshot = copy.deepcopy(before.obj)
+    rev = api.storage.revision
+    r = await api.call("DELETE", f"{api.PODS}/p", body={"kind": "DeleteOptions", "apiVersion": "v1",
+                                                       "finalizers": None, "propagationPolicy": "Foreground"})
+    assert r.status == 200 and r.json["metadata"]["finalizers"] == ["foregroundDeletion"]
+    assert r.json["metadata"]["generation"] == 2
+    marked = await api.storage.get(key)
+    marked_snapshot = copy.deepcopy(marked.obj)
+    r = await api.call("PATCH", f"{api.PODS}/p", body={"metadata": {"finalizers": None}},
+                       headers={"content-type": "application/merge-patch+json"})
+    assert r.status == 200
+    r = await api.call("DELETE", f"{api.PODS}/p", {"gracePeriodSeconds": "0"})
+    assert r.status == 200 and r.json["metadata"]["deletionGracePeriodSeconds"] == 0
+    assert r.json["spec"] == snapshot["spec"] and r.json["metadata"]["labels"] == {"app": "web"}
+    assert before.obj == snapshot and "deletionTimestamp" not in before.obj["metadata"]
+    assert marked.obj == marked_snapshot and marked.obj["metadata"]["deletionGracePeriodSeconds"] == 30
+    evs = await events_since(api, rev, "/registry/pods/")
+    assert [t for t, _ in evs] == ["MODIFIED", "MODIFIED", "MODIFIED", "DELETED"]
+    assert [o["metadata"].get("deletionGracePeriodSeconds") for _, o in evs] == [30, 30, 0, 0]
+
+
 async def test_pod_grace_rules(api):
     await api.create(api.PODS, api.pod("neg", node="n1"))
     r = await api.call("DELETE", f"{api.PODS}/neg", {"gracePeriodSeconds": "-5"})

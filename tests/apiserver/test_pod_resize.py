@@ -205,3 +205,24 @@ async def test_status_write_keeps_observed_generation(api) -> None:
     assert r.status == 200, r.json
     assert r.json["status"]["observedGeneration"] == 2
     assert r.json["status"]["conditions"][0]["observedGeneration"] == 2
+
+
+@pytest.mark.parametrize("old,new,want", [
+    # no old condition has one: the conditions stay as sent (the kubelet's writes)
+    ({"observedGeneration": 2, "conditions": [{"type": "Ready"}, {"type": "Initialized", "observedGeneration": 0}]},
+     {"conditions": [{"type": "Ready"}]},
+     {"observedGeneration": 2, "conditions": [{"type": "Ready"}]}),
+    # by type, in order; a condition that has its own keeps it, a type not in old gets none
+    ({"observedGeneration": 3, "conditions": [{"type": "Ready", "observedGeneration": 2},
+                                              {"type": "X", "observedGeneration": 1},
+                                              {"type": "X", "observedGeneration": 3}]},
+     {"observedGeneration": 4, "conditions": [{"type": "X"}, {"type": "Ready", "observedGeneration": 4},
+                                              {"type": "X"}, {"type": "X"}, {"type": "New"}]},
+     {"observedGeneration": 4, "conditions": [{"type": "X", "observedGeneration": 1},
+                                              {"type": "Ready", "observedGeneration": 4},
+                                              {"type": "X", "observedGeneration": 3}, {"type": "X"}, {"type": "New"}]}),
+])
+def test_preserve_old_observed_generation(old, new, want) -> None:
+    from kubeplane.apiserver.registry.core.pod import preserve_old_observed_generation
+    preserve_old_observed_generation(new, old)
+    assert new == want

@@ -67,3 +67,52 @@ async def test_the_server_keeps_no_reference_to_the_callers_patch() -> None:
     conditions[0]["status"] = "False"                 # the caller reuses its dict
     kv = await api.storage.get("/registry/pods/default/web")
     assert kv is not None and kv.obj["status"]["conditions"][0]["status"] == "True"
+
+
+async def test_patch_raw_answers_the_patched_object_undecoded() -> None:
+    """patch_raw makes the same request as patch (in process: the patch as a dict, copied) and
+    answers the response's bytes, what patch decodes; the server stores the same."""
+    api = APIServer(new_storage("memory"), options=WITHOUT_CONTROLLER_MANAGER)
+    await api.bootstrap()
+    spy = Spy(api, objects=True)
+    pods = Clientset(spy).core_v1().pods("default")
+    await pods.create(types.from_dict(POD, core_v1.Pod))
+    conditions = [{"type": "Ready", "status": "True"}]
+    raw = await pods.patch_raw("web", {"status": {"phase": "Running", "conditions": conditions}}, "merge",
+                               subresource="status")
+    conditions[0]["status"] = "False"                 # the caller reuses its dict
+    assert isinstance(raw, bytes) and spy.seen[-1].obj is not None and spy.seen[-1].method == "PATCH"
+    kv = await api.storage.get("/registry/pods/default/web")
+    assert kv is not None and orjson.loads(raw) == kv.obj
+    assert kv.obj["status"]["phase"] == "Running" and kv.obj["status"]["conditions"][0]["status"] == "True"
+    assert comparable(types.decode(raw, core_v1.Pod)) == comparable(await pods.get("web"))
+
+
+async def test_in_process_delete_options_go_as_a_dict_and_act_as_their_json() -> None:
+    """A delete's DeleteOptions travel in process as the dict they are (no JSON to parse and
+    type-check); over bytes the same request does the same: the uid precondition, the grace
+    period, the propagation policy's validation."""
+    from kubeplane.api import errors
+
+    async def deletes(objects: bool) -> list[Any]:
+        api = APIServer(new_storage("memory"), options=WITHOUT_CONTROLLER_MANAGER)
+        await api.bootstrap()
+        spy = Spy(api, objects=objects)
+        pods = Clientset(spy).core_v1().pods("default")
+        out: list[Any] = []
+        pod = await pods.create(types.from_dict({**POD, "spec": {**POD["spec"], "nodeName": "n1"}}, core_v1.Pod))
+        for kw in ({"preconditions": {"uid": "other"}}, {"propagation_policy": "Sideways"},
+                   {"grace_period_seconds": 5}, {"grace_period_seconds": 0, "preconditions": {"uid": pod.metadata.uid}}):
+            try:
+                await pods.delete("web", **kw)
+                got = await api.storage.get("/registry/pods/default/web")
+                out.append(None if got is None else got.obj["metadata"].get("deletionGracePeriodSeconds"))
+            except errors.StatusError as err:
+                out.append((err.code, err.message.replace(pod.metadata.uid or "", "<uid>")))
+        deletes = [r for r in spy.seen if r.method == "DELETE"]
+        assert all((r.obj is not None and not r.body) if objects else (r.obj is None and r.body) for r in deletes)
+        return out
+
+    as_objects = await deletes(True)
+    assert as_objects == await deletes(False)
+    assert [x if x is None or isinstance(x, int) else x[0] for x in as_objects] == [409, 422, 5, None]

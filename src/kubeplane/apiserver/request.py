@@ -24,7 +24,8 @@ class Request:
     headers: dict[str, str]                 # lower-cased names
     body: bytes = b""
     user: UserInfo = ANONYMOUS              # set by authentication (or the in-process transport)
-    # The body of an in-process component's create, update or merge/strategic patch, already
+    # The body of an in-process component's create, update, merge/strategic patch or delete
+    # (its DeleteOptions), already
     # decoded (then body is b""); the server owns it. Trusted like the component's own code: no
     # JSON parsing, no Go-type or unknown-field walk (see client/rest.py ResourceClient._body).
     obj: dict | None = None

@@ -165,12 +165,19 @@ class ResourceClient(Generic[T]):
 
     async def patch(self, name: str, patch: Any, patch_type: PatchType = "strategic", *, subresource: str = "",
                     field_manager: str = "", force: bool = False) -> T:
+        return self._decode(await self.patch_raw(name, patch, patch_type, subresource=subresource,
+                                                 field_manager=field_manager, force=force))
+
+    async def patch_raw(self, name: str, patch: Any, patch_type: PatchType = "strategic", *, subresource: str = "",
+                        field_manager: str = "", force: bool = False) -> bytes:
+        """patch, answering the response body undecoded (client-go's Do().Raw()): for a caller
+        that does not read the patched object (the kubelet's status writes), which then
+        costs no decoding of the whole object."""
         path = f"{self.path}/{name}" + (f"/{subresource}" if subresource else "")
         q = _query(fieldManager=field_manager, force="true" if force else "")
         in_process = isinstance(patch, dict) and patch_type != "apply" and getattr(self.transport, "accepts_objects", False)
-        body = await self._call("PATCH", path, q, orjson.loads(orjson.dumps(patch)) if in_process else _encode(patch),
+        return await self._call("PATCH", path, q, orjson.loads(orjson.dumps(patch)) if in_process else _encode(patch),
                                 PATCH_CONTENT_TYPES[patch_type])
-        return self._decode(body)
 
     async def delete(self, name: str, *, propagation_policy: str | None = None,
                      grace_period_seconds: int | None = None, preconditions: dict[str, str] | None = None) -> None:
@@ -180,8 +187,11 @@ class ResourceClient(Generic[T]):
         if grace_period_seconds is not None:
             opts["gracePeriodSeconds"] = grace_period_seconds
         if preconditions:
-            opts["preconditions"] = preconditions
-        await self._call("DELETE", f"{self.path}/{name}", None, orjson.dumps(opts))
+            opts["preconditions"] = dict(preconditions)
+        # In process the options go as the dict they are (a fresh one: the server takes it over),
+        # as a create's object does: the server does not parse and type-check their JSON.
+        in_process = getattr(self.transport, "accepts_objects", False)
+        await self._call("DELETE", f"{self.path}/{name}", None, opts if in_process else orjson.dumps(opts))
 
     async def get_scale(self, name: str) -> autoscaling_v1.Scale:
         from ..api.types import autoscaling_v1

@@ -107,7 +107,7 @@ async def delete(api: APIServer, user: UserInfo, ri: ResourceInfo, kv: KeyValue,
     if (begin := getattr(ri, "begin_delete", None)) is not None and not meta.get("deletionTimestamp"):
         return await begin(api, ri, kv, opts), False
     _check_preconditions(ri, kv.obj, opts)
-    new = objects.mutable_copy(kv)
+    new = _with_own_metadata(kv.obj)
     graceful, pending = _before_delete(api, ri, new, opts)
     if pending:
         return kv.obj, False
@@ -126,6 +126,17 @@ async def delete(api: APIServer, user: UserInfo, ri: ResourceInfo, kv: KeyValue,
         if not opts.dry_run:
             kv = await api.storage.get(kv.key) or kv
     return await _remove(api, ri, kv, opts)
+
+
+def _with_own_metadata(obj: Obj) -> Obj:
+    """obj with its top level and metadata copied: all that deletion changes (its marks and
+    finalizers are metadata). The rest stays shared with the stored object, which the store
+    allows as long as nobody mutates it (storage/memory.py stamp). Not decoding a whole copy
+    (objects.mutable_copy) saves ~17 % of the kubelet's final delete of a pod (instructions,
+    benchmarks/status_patch_instructions.py), and as much of each graceful delete."""
+    new = dict(obj)
+    new["metadata"] = dict(obj["metadata"])
+    return new
 
 
 def _before_delete(api: APIServer, ri: ResourceInfo, obj: Obj, opts: DeleteOptions) -> tuple[bool, bool]:

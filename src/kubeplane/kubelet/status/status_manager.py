@@ -161,18 +161,18 @@ class StatusManager:
         if entry is None:
             return
         pods = self._pods(entry.node, entry.namespace)
-        status = entry.status = _with_conditions_not_owned(entry.status, self.get_pod(uid))
+        cur = self.get_pod(uid)
+        status = entry.status = _with_conditions_not_owned(entry.status, cur)
         base = self.written.get(uid)
         from_store = base is None
         if base is None:
-            cur = self.get_pod(uid)
             base = to_dict(cur.status) if cur is not None and cur.status else {}
         # The stored form drops null fields (a condition's lastProbeTime): a status equal to it
         # but for those, typically a restarted kubelet's first one, needs no write.
         if base != status and not (from_store and "containerStatuses" in base and base == without_nulls(status)):
             patch = {"metadata": {"uid": uid}, "status": merge_diff(base, status)}
-            try:
-                await pods.patch(entry.name, patch, "merge", subresource="status")
+            try:                  # the patched pod is not read: its decoding is saved
+                await pods.patch_raw(entry.name, patch, "merge", subresource="status")
             except errors.NotFound:
                 self.remove_orphaned_statuses(uid)
                 self.on_synced(uid)
@@ -192,6 +192,9 @@ class StatusManager:
         self.remove_orphaned_statuses(uid)
 
 
+_KUBELET_CONDITIONS = frozenset(generate.KUBELET_CONDITIONS)
+
+
 def _with_conditions_not_owned(status: Obj, pod: core_v1.Pod | None) -> Obj:
     """status, with the conditions the kubelet does not own that the stored pod has and status
     lacks put first: one set since the kubelet computed status (an eviction's DisruptionTarget)
@@ -199,9 +202,11 @@ def _with_conditions_not_owned(status: Obj, pod: core_v1.Pod | None) -> Obj:
     Upstream: mergePodStatus (the old status's conditions not owned by the kubelet are kept)."""
     if pod is None or pod.status is None or not pod.status.conditions:
         return status
+    foreign = [c for c in pod.status.conditions if c.type not in _KUBELET_CONDITIONS]
+    if not foreign:                 # the usual case: only the kubelet's own
+        return status
     have = {c.get("type") for c in status.get("conditions") or ()}
-    foreign = [to_dict(c) for c in pod.status.conditions
-               if c.type not in generate.KUBELET_CONDITIONS and c.type not in have]
+    foreign = [to_dict(c) for c in foreign if c.type not in have]
     if not foreign:
         return status
     return {**status, "conditions": foreign + list(status.get("conditions") or ())}

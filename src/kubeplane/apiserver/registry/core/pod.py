@@ -139,8 +139,11 @@ def preserve_old_observed_generation(status: Obj, old_status: Obj) -> None:
     by type, in order) keeps the old one. Upstream: preserveOldObservedGeneration"""
     if not status.get("observedGeneration"):
         status["observedGeneration"] = old_status["observedGeneration"]
+    old_conditions = old_status.get("conditions") or ()
+    if not any(c.get("observedGeneration") for c in old_conditions):
+        return        # every old generation is 0: nothing to keep (the kubelet's conditions carry none)
     old_by_type: dict[str, list[int]] = {}
-    for c in old_status.get("conditions") or ():
+    for c in old_conditions:
         old_by_type.setdefault(c.get("type", ""), []).append(c.get("observedGeneration") or 0)
     for c in status.get("conditions") or ():
         gens = old_by_type.get(c.get("type", ""))

@@ -153,6 +153,11 @@ class Indexer:
         """Objects whose index `name` includes value."""
         return list(map(self._items.__getitem__, self._indices[name].get(value, ())))
 
+    def has_index_value(self, name: str, value: str) -> bool:
+        """Whether any object's index `name` includes value (no bucket is ever empty), e.g.
+        whether a namespace holds any object at all: a dict lookup, no list made."""
+        return value in self._indices[name]
+
     def index_keys(self, name: str, value: str) -> builtins.list[str]:
         return list(self._indices[name].get(value, ()))
 

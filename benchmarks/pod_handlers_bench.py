@@ -187,7 +187,7 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
     if prof is not None:
         st = pstats.Stats(prof)
         rows = []
-        for (fn, line, name), (cc, nc, tt, ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
+        for (fn, line, name), (_cc, nc, _tt, ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
             rows.append((ct, nc, f"{os.path.basename(fn)}:{line}({name})"))
         rows.sort(reverse=True)
         out["profile"] = [f"{ct * 1e3:8.1f} ms {nc:7d}  {n}" for ct, nc, n in rows[:args.top]]

@@ -25,9 +25,11 @@ import asyncio
 import cProfile
 import json
 import os
+import pathlib
 import pstats
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any
 
@@ -105,6 +107,9 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
     from kubeplane.cmd.up import in_process_clientset
     from kubeplane.storage.memory import MemoryStorage
 
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from instructions import _switch as switch
+
     api = APIServer(MemoryStorage())
     await api.bootstrap()
     cs = in_process_clientset(api, "bench")
@@ -138,6 +143,8 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
         pt = time.process_time
         if prof is not None:
             prof.enable()
+        if args.callgrind:
+            switch(os.getpid(), True)
         for t, o in objs:
             t0 = pt()
             if t == "DELETED":
@@ -146,6 +153,8 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
                 inf.add(o)
             by_kind[t] += pt() - t0
             counts[t] += 1
+        if args.callgrind:
+            switch(os.getpid(), False)
         if prof is not None:
             prof.disable()
         rounds.append({k: by_kind[k] / counts[k] * 1e6 for k in by_kind}
@@ -203,15 +212,30 @@ def main() -> None:
     p.add_argument("--top", type=int, default=60)
     p.add_argument("--per-handler", action="store_true",
                    help="also the CPU us per event of each handler alone (the handler called directly)")
+    p.add_argument("--callgrind", action="store_true",
+                   help="count the instructions of the measured events (valgrind; one round, no --profile)")
     p.add_argument("--child", action="store_true")
     args = p.parse_args()
     if args.child:
         import logging
         logging.disable(logging.CRITICAL)
-        print(json.dumps(asyncio.run(child(args))))
+        print(json.dumps(asyncio.run(child(args))), flush=True)
         return
     srcs = args.src or [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")]
     for src in srcs:
+        if args.callgrind:
+            with tempfile.TemporaryDirectory() as tmp:
+                out = pathlib.Path(tmp)
+                cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}/cg.out",
+                       sys.executable, os.path.abspath(__file__), "--child", "--callgrind", "--pods", str(args.pods),
+                       "--repeat", "1"]
+                res = json.loads(subprocess.run(cmd, env={**os.environ, "PYTHONPATH": os.path.join(src, "src")},
+                                                check=True, capture_output=True, text=True).stdout.splitlines()[-1])
+                total = sum(int(line.split()[1]) for f in out.glob("cg.out*")
+                            for line in f.read_text(errors="replace").splitlines() if line.startswith("totals:"))
+            print(f"{src}: {res['handlers']} handlers; {total / (9 * args.pods):,.0f} instructions per event "
+                  f"({args.pods} pods' 9 events each)")
+            continue
         cmd = [sys.executable, os.path.abspath(__file__), "--child", "--pods", str(args.pods),
                "--repeat", str(args.repeat), "--top", str(args.top)] + (["--profile"] if args.profile else []) + (["--per-handler"] if args.per_handler else [])
         res = json.loads(subprocess.run(cmd, env={**os.environ, "PYTHONPATH": os.path.join(src, "src")},

@@ -86,9 +86,13 @@ def quotable(ri: ResourceInfo) -> bool:
 
 class QuotaMonitor:
     def __init__(self, factory: InformerSource, replenish: Replenish, *, clock: Clock = REAL_CLOCK,
-                 transport: Transport | None = None) -> None:
+                 transport: Transport | None = None, has_quotas: Callable[[str], bool] | None = None) -> None:
         self.clock = clock
         self.replenish = replenish
+        # has_quotas(namespace): whether replenish could queue anything there (a namespace without
+        # ResourceQuotas has nothing to replenish). Every pod event of the cluster reaches the
+        # handlers; in namespaces without a quota they stop at this one lookup.
+        self.has_quotas = has_quotas
         self.transport = transport          # what the custom resources' monitors list and watch through
         self.informers: dict[tuple[str, str], ResourceInformer[GenericLister[Any]]] = {}
         # custom resources learnt from discovery: (group, plural) -> (informer, its task)
@@ -101,14 +105,22 @@ class QuotaMonitor:
             self.informers[(group, plural)] = inf
 
     def _handlers(self, group: str, resource: str) -> ResourceEventHandlerFuncs:
+        has_quotas = self.has_quotas
+
         def on_update(old: Any, new: Any) -> None:
+            ns = new.metadata.namespace or ""
+            if has_quotas is not None and not has_quotas(ns):
+                return
             if update_gives_back(resource, old, new, self.clock.now):
-                self.replenish(group, resource, new.metadata.namespace or "")
+                self.replenish(group, resource, ns)
 
         def on_delete(obj: Any) -> None:
             if isinstance(obj, DeletedFinalStateUnknown):
                 obj = obj.obj
-            self.replenish(group, resource, obj.metadata.namespace or "")
+            ns = obj.metadata.namespace or ""
+            if has_quotas is not None and not has_quotas(ns):
+                return
+            self.replenish(group, resource, ns)
 
         return ResourceEventHandlerFuncs(update_func=on_update, delete_func=on_delete)
 

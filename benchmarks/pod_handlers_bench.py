@@ -34,6 +34,7 @@ import time
 from typing import Any
 
 NS = "density"
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def pod_states(i: int, rnd: int, rs_name: str, rs_uid: str) -> list[tuple[str, dict[str, Any]]]:
@@ -107,7 +108,7 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
     from kubeplane.cmd.up import in_process_clientset
     from kubeplane.storage.memory import MemoryStorage
 
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    sys.path.insert(0, BENCH_DIR)
     from instructions import _switch as switch
 
     api = APIServer(MemoryStorage())

@@ -197,8 +197,8 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
     if prof is not None:
         st = pstats.Stats(prof)
         rows = []
-        for (fn, line, name), (_cc, nc, _tt, ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
-            rows.append((ct, nc, f"{os.path.basename(fn)}:{line}({name})"))
+        for (fn, line, name), (_cc, nc, tt, ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
+            rows.append((tt if args.tottime else ct, nc, f"{os.path.basename(fn)}:{line}({name})"))
         rows.sort(reverse=True)
         out["profile"] = [f"{ct * 1e3:8.1f} ms {nc:7d}  {n}" for ct, nc, n in rows[:args.top]]
     return out
@@ -211,6 +211,7 @@ def main() -> None:
     p.add_argument("--src", action="append", default=[])
     p.add_argument("--profile", action="store_true")
     p.add_argument("--top", type=int, default=60)
+    p.add_argument("--tottime", action="store_true", help="--profile: rank by own time, not cumulative")
     p.add_argument("--per-handler", action="store_true",
                    help="also the CPU us per event of each handler alone (the handler called directly)")
     p.add_argument("--callgrind", action="store_true",
@@ -238,7 +239,7 @@ def main() -> None:
                   f"({args.pods} pods' 9 events each)")
             continue
         cmd = [sys.executable, os.path.abspath(__file__), "--child", "--pods", str(args.pods),
-               "--repeat", str(args.repeat), "--top", str(args.top)] + (["--profile"] if args.profile else []) + (["--per-handler"] if args.per_handler else [])
+               "--repeat", str(args.repeat), "--top", str(args.top)] + (["--tottime"] if args.tottime else []) + (["--profile"] if args.profile else []) + (["--per-handler"] if args.per_handler else [])
         res = json.loads(subprocess.run(cmd, env={**os.environ, "PYTHONPATH": os.path.join(src, "src")},
                                         check=True, capture_output=True, text=True).stdout)
         b = res["best"]

@@ -174,7 +174,12 @@ class Indexer:
         old = items.get(key)
         items[key] = obj
         indices = self._indices
+        # An update keeps the key, and "<namespace>/<name>" keeps the namespace: the namespace
+        # index (every informer has it) need not be asked twice for what it cannot change.
+        same_namespace = old is not None and self.key_func is meta_namespace_key_func
         for name, fn in self._indexers.items():
+            if same_namespace and fn is meta_namespace_index_func:
+                continue
             values = fn(obj)
             bucket = indices[name]
             if old is not None:

@@ -99,6 +99,15 @@ def pod_states(i: int, rnd: int, rs_name: str, rs_uid: str) -> list[tuple[str, d
     ]
 
 
+def handler_label(h: Any) -> str:
+    """Controller.method of a handler's update function (or of the handler)."""
+    fn = getattr(h, "update_func", None) or getattr(h, "delete_func", None) or h
+    owner = getattr(fn, "__self__", None)
+    if owner is not None:
+        return f"{type(owner).__name__}.{fn.__name__}"
+    return getattr(fn, "__qualname__", type(fn).__name__)
+
+
 async def child(args: argparse.Namespace) -> dict[str, Any]:
     from kubeplane.api.types import core_v1, from_dict
     from kubeplane.apiserver.server import APIServer
@@ -129,6 +138,9 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
         if len(inf.handlers) >= 12 and inf.has_synced() and rs_inf.indexer.list():
             break
     await asyncio.sleep(1.0)
+    for h in list(inf.handlers):
+        if args.without and any(w in handler_label(h) for w in args.without):
+            inf.remove_event_handler(h)
     handlers = len(inf.handlers)
     rs_name, rs_uid = rs.metadata.name, rs.metadata.uid
 
@@ -178,12 +190,7 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
                     h.on_delete(o)
                 prev[name] = o
             dt = pt() - t0
-            fn = getattr(h, "update_func", None) or h
-            label = getattr(fn, "__qualname__", type(fn).__name__)
-            owner = getattr(fn, "__self__", None)
-            if owner is not None:
-                label = f"{type(owner).__name__}.{fn.__name__}"
-            out_h[f"{rnd2:2d} {label}"] = dt / len(objs) * 1e6
+            out_h[f"{rnd2:2d} {handler_label(h)}"] = dt / len(objs) * 1e6
         rounds_h = out_h
     task.cancel()
     try:
@@ -216,6 +223,8 @@ def main() -> None:
                    help="also the CPU us per event of each handler alone (the handler called directly)")
     p.add_argument("--callgrind", action="store_true",
                    help="count the instructions of the measured events (valgrind; one round, no --profile)")
+    p.add_argument("--without", action="append", default=[],
+                   help="leave out the handlers whose label contains this (e.g. ReplicaSetController)")
     p.add_argument("--child", action="store_true")
     args = p.parse_args()
     if args.child:
@@ -230,7 +239,7 @@ def main() -> None:
                 out = pathlib.Path(tmp)
                 cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}/cg.out",
                        sys.executable, os.path.abspath(__file__), "--child", "--callgrind", "--pods", str(args.pods),
-                       "--repeat", "1"]
+                       "--repeat", "1", *[f"--without={w}" for w in args.without]]
                 res = json.loads(subprocess.run(cmd, env={**os.environ, "PYTHONPATH": os.path.join(src, "src")},
                                                 check=True, capture_output=True, text=True).stdout.splitlines()[-1])
                 total = sum(int(line.split()[1]) for f in out.glob("cg.out*")
@@ -239,7 +248,7 @@ def main() -> None:
                   f"({args.pods} pods' 9 events each)")
             continue
         cmd = [sys.executable, os.path.abspath(__file__), "--child", "--pods", str(args.pods),
-               "--repeat", str(args.repeat), "--top", str(args.top)] + (["--tottime"] if args.tottime else []) + (["--profile"] if args.profile else []) + (["--per-handler"] if args.per_handler else [])
+               "--repeat", str(args.repeat), "--top", str(args.top)] + (["--tottime"] if args.tottime else []) + [f"--without={w}" for w in args.without] + (["--profile"] if args.profile else []) + (["--per-handler"] if args.per_handler else [])
         res = json.loads(subprocess.run(cmd, env={**os.environ, "PYTHONPATH": os.path.join(src, "src")},
                                         check=True, capture_output=True, text=True).stdout)
         b = res["best"]

@@ -146,6 +146,33 @@ async def test_pod_termination_and_deletion_replenish(f: Fixture) -> None:
     assert await queued(f) == ["default/quota"]
 
 
+async def test_namespaces_without_quotas_are_not_looked_at(f: Fixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pod finishing or deleted in a namespace without a quota asks nothing more (replenish_quota
+    would find no quota there); a quota in another namespace does not change that, one in the
+    pod's namespace does."""
+    from kubeplane.controller.resourcequota import resource_quota_monitor as monitor
+    calls: list[tuple[str, str]] = []
+    monkeypatch.setattr(f.rqc.monitor, "replenish", lambda group, resource, ns: calls.append((resource, ns)))
+    real_filter = monitor.update_gives_back
+    filtered: list[str] = []
+
+    def counting(resource: str, old: Any, new: Any, now: Any) -> bool:
+        filtered.append(new.metadata.name)
+        return real_filter(resource, old, new, now)
+    monkeypatch.setattr(monitor, "update_gives_back", counting)
+    f.add_quota(quota({"pods": "1"}) | {"metadata": {"name": "q", "namespace": "other"}})
+    pods = f.factory.core_v1().pods().informer()
+    pods.add(types.from_dict(pod("a", "1"), core_v1.Pod))
+    pods.update(types.from_dict(pod("a", "1", phase="Succeeded"), core_v1.Pod))
+    pods.delete(types.from_dict(pod("a", "1", phase="Succeeded"), core_v1.Pod))
+    assert calls == [] and filtered == []
+    f.add_quota(quota({"pods": "1"}))
+    pods.add(types.from_dict(pod("b", "1"), core_v1.Pod))
+    pods.update(types.from_dict(pod("b", "1", phase="Succeeded"), core_v1.Pod))
+    pods.delete(types.from_dict(pod("b", "1", phase="Succeeded"), core_v1.Pod))
+    assert calls == [("pods", "default"), ("pods", "default")] and filtered == ["b"]
+
+
 async def queued(f: Fixture) -> list[str]:
     out = []
     while len(f.rqc.queue):

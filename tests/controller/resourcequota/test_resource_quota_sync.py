@@ -113,6 +113,16 @@ def typed_pvc(allocated: str | None) -> core_v1.PersistentVolumeClaim:
 ])
 def test_update_gives_back(resource: str, old: Any, new: Any, gives_back: bool) -> None:
     assert update_gives_back(resource, old, new, NOW) is gives_back
+    # the monitor passes its clock's now function: read only for a pod whose phase or deletion changed
+    reads: list[float] = []
+
+    def now() -> float:
+        reads.append(NOW)
+        return NOW
+    assert update_gives_back(resource, old, new, now) is gives_back
+    if resource != "pods" or (old.status.phase == new.status.phase
+                              and old.metadata.deletion_timestamp == new.metadata.deletion_timestamp):
+        assert reads == []
 
 
 def pod(name: str, cpu: str, phase: str = "Running", **spec: Any) -> dict[str, Any]:

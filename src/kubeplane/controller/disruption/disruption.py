@@ -315,8 +315,12 @@ class DisruptionController:
         Upstream: nonTerminatingPodHasStaleDisruptionCondition."""
         if pod.metadata.deletion_timestamp or pod.status is None:
             return False, 0.0
-        cond = next((c for c in pod.status.conditions or () if c.type == "DisruptionTarget"), None)
-        if (cond is None or cond.status != "True" or cond.reason == "TerminationByKubelet"
+        for cond in pod.status.conditions or ():      # every pod event passes here: no generator
+            if cond.type == "DisruptionTarget":
+                break
+        else:
+            return False, 0.0
+        if (cond.status != "True" or cond.reason == "TerminationByKubelet"
                 or pod.status.phase in ("Succeeded", "Failed")):
             return False, 0.0
         since = parse_rfc3339(cond.last_transition_time) if cond.last_transition_time else 0.0

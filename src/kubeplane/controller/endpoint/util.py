@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ...api import labels
 from ...api.types import ObjectName, core_v1
 from ...client.tools.cache import object_from_tombstone
+from ...client.tools.cache.store import NAMESPACE_INDEX
 from .. import controller_utils as cu
 
 if TYPE_CHECKING:
@@ -28,10 +29,21 @@ def service_selector(service: core_v1.Service) -> labels.Selector | None:
     return tuple(labels.Requirement(k, "=", (v,)) for k, v in sorted(sel.items()))
 
 
+def namespace_has_services(service_lister: ServiceLister, namespace: str) -> bool:
+    """Whether the namespace holds any Service (one dict lookup in the lister's namespace index).
+    Without one, no pod of it is a member of anything and its events concern no Service: a
+    rolling update's 7,000 pod events reach both controllers' handlers, mostly in namespaces
+    like that. Upstream lists the namespace's Services for every event (GetPodServiceMemberships);
+    the answer is the same empty set."""
+    return service_lister.indexer.has_index_value(NAMESPACE_INDEX, namespace)
+
+
 def get_pod_service_memberships(service_lister: ServiceLister, pod: core_v1.Pod) -> set[ObjectName]:
     """The keys of the Services in the pod's namespace whose selector matches it.
     Upstream: GetPodServiceMemberships"""
-    out = set()
+    out: set[ObjectName] = set()
+    if not namespace_has_services(service_lister, pod.metadata.namespace or ""):
+        return out
     pod_labels = pod.metadata.labels or {}
     for svc in service_lister.services(pod.metadata.namespace or "").list():
         sel = svc.spec.selector if svc.spec else None
@@ -74,6 +86,9 @@ def get_services_to_update_on_pod_change(service_lister: ServiceLister, old: cor
     labels changed, the old and new memberships (only their difference if the endpoint itself
     did not change). Upstream: GetServicesToUpdateOnPodChange"""
     if old.metadata.resource_version == cur.metadata.resource_version:
+        return set()
+    # A pod's namespace never changes: without Services in it, both memberships are empty.
+    if not namespace_has_services(service_lister, cur.metadata.namespace or ""):
         return set()
     pod_changed, labels_changed = pod_endpoints_changed(old, cur)
     if not pod_changed and not labels_changed:

@@ -127,17 +127,34 @@ class GraphBuilder:
     def _monitor(self, ri: ResourceInfo, informer: SharedIndexInformer) -> Any:
         """Upstream: controllerFor (graph_builder.go) — an informer whose events become graph changes."""
 
+        api_version, kind = ri.api_version, ri.kind       # ri.api_version formats a string per call
+
         def change(event_type: str, obj: Any, old: Any | None = None) -> None:
             if isinstance(obj, DeletedFinalStateUnknown):
                 obj = obj.obj
             if obj is None or obj.metadata is None:
                 return
             self.process_graph_changes(Event(False, event_type, obj.metadata,
-                                             old.metadata if old is not None else None, ri.api_version, ri.kind))
+                                             old.metadata if old is not None else None, api_version, kind))
+
+        def update(old: Any, new: Any) -> None:
+            # Most updates (a pod's status, a node's heartbeat) leave the graph as it is: the
+            # object is an observed node already, keeps its ownerReferences and is not being
+            # deleted. process_graph_changes would find exactly that (_update_node changes
+            # nothing), so the event is not even built. Upstream leaves this as a TODO in
+            # controllerFor's UpdateFunc ("check if there are differences in the ownerRefs,
+            # finalizers, and DeletionTimestamp; if not, ignore the update").
+            meta = new.metadata
+            if meta is not None and meta.deletion_timestamp is None:
+                existing = self.uid_to_node.get(meta.uid or "")
+                if existing is not None and not existing.virtual and \
+                        (meta.owner_references or []) == existing.owners:
+                    return
+            change(UPDATE, new, old)
 
         informer.add_event_handler(ResourceEventHandlerFuncs(
             add_func=lambda obj: change(ADD, obj),
-            update_func=lambda old, new: change(UPDATE, new, old),
+            update_func=update,
             delete_func=lambda obj: change(DELETE, obj)))
         return informer
 

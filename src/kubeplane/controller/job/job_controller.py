@@ -214,8 +214,8 @@ class JobController:
 
     def update_pod(self, old: core_v1.Pod, cur: core_v1.Pod) -> None:
         """Upstream: updatePod"""
-        metrics.finished_pod_with_tracking_finalizer(_finished_with_tracking_finalizer(old),
-                                                     _finished_with_tracking_finalizer(cur))
+        if (was := _finished_with_tracking_finalizer(old)) != (is_ := _finished_with_tracking_finalizer(cur)):
+            metrics.finished_pod_with_tracking_finalizer(was, is_)     # records only a change
         if cur.metadata.resource_version == old.metadata.resource_version:
             return
         if cur.metadata.deletion_timestamp is not None:
@@ -960,8 +960,9 @@ def _tally(results: list[Any]) -> tuple[int, int, Exception | None]:
 
 def _finished_with_tracking_finalizer(pod: core_v1.Pod) -> bool:
     """Upstream: isFinishedPodWithTrackingFinalizer"""
-    phase = pod.status.phase if pod.status else None
-    return phase in (cu.POD_FAILED, cu.POD_SUCCEEDED) and has_job_tracking_finalizer(pod)
+    # the finalizer first: most pods (all but Jobs') carry no finalizer at all
+    return has_job_tracking_finalizer(pod) and pod.status is not None \
+        and pod.status.phase in (cu.POD_FAILED, cu.POD_SUCCEEDED)
 
 
 def _pod_creation_reason(job: batch_v1.Job, ctx: SyncJobCtx) -> str:

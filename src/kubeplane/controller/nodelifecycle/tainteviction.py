@@ -234,8 +234,8 @@ class TaintEvictionController:
         ref = new if new is not None else old
         if ref is None:
             return
-        if old is not None and new is not None and _tolerations(old) == _tolerations(new) \
-                and _node_of(old) == _node_of(new):
+        if old is not None and new is not None and _node_of(old) == _node_of(new) \
+                and _same_tolerations(old, new):
             return
         self.pod_update_queue.add(_PodUpdate(ref.metadata.namespace or "", ref.metadata.name, _node_of(ref)))
         self._wake.set()
@@ -397,6 +397,15 @@ def _node_of(pod: core_v1.Pod) -> str:
 
 def _tolerations(pod: core_v1.Pod) -> list[core_v1.Toleration]:
     return list((pod.spec.tolerations if pod.spec else None) or ())
+
+
+def _same_tolerations(old: core_v1.Pod, new: core_v1.Pod) -> bool:
+    """helper.Semantic.DeepEqual of the two pods' tolerations (nil and empty alike). Pod
+    tolerations can only be added to, so nearly every update carries equal lists: compared
+    as they are first, without copying."""
+    a = old.spec.tolerations if old.spec else None
+    b = new.spec.tolerations if new.spec else None
+    return a == b or (a or []) == (b or [])
 
 
 def _taints(node: core_v1.Node) -> list[core_v1.Taint]:

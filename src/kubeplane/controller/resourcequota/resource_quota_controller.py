@@ -35,6 +35,7 @@ from ...client.metadata import MetadataClient, custom_resources
 from ...client.rest import ResourceClient
 from ...client.tools.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, meta_namespace_key_func
 from ...client.tools.cache.listers import GenericLister
+from ...client.tools.cache.store import NAMESPACE_INDEX
 from ...client.util.workqueue import RateLimitingQueue, RateLimitingQueueOptions
 from ...client.util.workqueue.worker import process_next_work_item
 from ...quota import resources as q
@@ -75,7 +76,8 @@ class ResourceQuotaController:
         self.sync_handler = self.sync_resource_quota_from_key          # test seam
         self.rq_informer.add_event_handler(ResourceEventHandlerFuncs(
             add_func=self.add_quota, update_func=self.update_quota, delete_func=self.enqueue_resource_quota))
-        self.monitor = QuotaMonitor(factory, self.replenish_quota, clock=clock, transport=clientset.transport)
+        self.monitor = QuotaMonitor(factory, self.replenish_quota, clock=clock, transport=clientset.transport,
+                                    has_quotas=self.namespace_has_quotas)
         self.discovery = DiscoveryTrigger(factory, clock)
         # the custom resources discovery last gave, by (group, plural)
         self.custom: dict[tuple[str, str], ResourceInfo] = {}
@@ -106,6 +108,12 @@ class ResourceQuotaController:
             self.queue.add(rq.key)
             return
         self.queue.add(meta_namespace_key_func(rq))
+
+    def namespace_has_quotas(self, namespace: str) -> bool:
+        """Whether the namespace holds a ResourceQuota: replenish_quota's "check if this namespace
+        even has a quota" as one lookup in the lister's namespace index, which the monitor asks
+        before it looks at an event at all."""
+        return self.rq_lister.indexer.has_index_value(NAMESPACE_INDEX, namespace)
 
     def replenish_quota(self, group: str, resource: str, namespace: str) -> None:
         """Queue the namespace's quotas tracking something of group/resource (an object of it

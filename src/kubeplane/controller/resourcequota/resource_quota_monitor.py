@@ -45,21 +45,29 @@ class InformerSource(Protocol):
         ...
 
 
-def update_gives_back(resource: str, old: Any, new: Any, now: float) -> bool:
+def update_gives_back(resource: str, old: Any, new: Any, now: float | Callable[[], float]) -> bool:
     """Upstream: DefaultUpdateFilter. Pods are compared on the few fields that decide whether
-    they are charged before converting anything (pod status updates are the hot path)."""
+    they are charged before converting anything (pod status updates are the hot path); `now`
+    may be the clock's now function, then it is only read for a pod that changed them."""
     if resource == "pods":
-        om, nm = old.metadata, new.metadata
-        if ((old.status.phase if old.status else None) == (new.status.phase if new.status else None)
-                and om.deletion_timestamp == nm.deletion_timestamp
-                and om.deletion_grace_period_seconds == nm.deletion_grace_period_seconds):
+        if not pod_charge_fields_changed(old, new):
             return False
-        return quota_v1_pod(_charge_fields(old), now) and not quota_v1_pod(_charge_fields(new), now)
+        t = now() if callable(now) else now
+        return quota_v1_pod(_charge_fields(old), t) and not quota_v1_pod(_charge_fields(new), t)
     if resource == "services":
         return quota_service_type(types.to_dict(old)) != quota_service_type(types.to_dict(new))
     if resource == "persistentvolumeclaims":
         return requires_quota_replenish(types.to_dict(new), types.to_dict(old))
     return False
+
+
+def pod_charge_fields_changed(old: Any, new: Any) -> bool:
+    """Whether a pod update changed anything quota_v1_pod reads (phase, deletionTimestamp,
+    deletionGracePeriodSeconds); if not, it cannot have stopped being charged."""
+    om, nm = old.metadata, new.metadata
+    return ((old.status.phase if old.status else None) != (new.status.phase if new.status else None)
+            or om.deletion_timestamp != nm.deletion_timestamp
+            or om.deletion_grace_period_seconds != nm.deletion_grace_period_seconds)
 
 
 def _charge_fields(pod: Any) -> Obj:
@@ -78,9 +86,13 @@ def quotable(ri: ResourceInfo) -> bool:
 
 class QuotaMonitor:
     def __init__(self, factory: InformerSource, replenish: Replenish, *, clock: Clock = REAL_CLOCK,
-                 transport: Transport | None = None) -> None:
+                 transport: Transport | None = None, has_quotas: Callable[[str], bool] | None = None) -> None:
         self.clock = clock
         self.replenish = replenish
+        # has_quotas(namespace): whether replenish could queue anything there (a namespace without
+        # ResourceQuotas has nothing to replenish). Every pod event of the cluster reaches the
+        # handlers; in namespaces without a quota they stop at this one lookup.
+        self.has_quotas = has_quotas
         self.transport = transport          # what the custom resources' monitors list and watch through
         self.informers: dict[tuple[str, str], ResourceInformer[GenericLister[Any]]] = {}
         # custom resources learnt from discovery: (group, plural) -> (informer, its task)
@@ -93,14 +105,22 @@ class QuotaMonitor:
             self.informers[(group, plural)] = inf
 
     def _handlers(self, group: str, resource: str) -> ResourceEventHandlerFuncs:
+        has_quotas = self.has_quotas
+
         def on_update(old: Any, new: Any) -> None:
-            if update_gives_back(resource, old, new, self.clock.now()):
-                self.replenish(group, resource, new.metadata.namespace or "")
+            ns = new.metadata.namespace or ""
+            if has_quotas is not None and not has_quotas(ns):
+                return
+            if update_gives_back(resource, old, new, self.clock.now):
+                self.replenish(group, resource, ns)
 
         def on_delete(obj: Any) -> None:
             if isinstance(obj, DeletedFinalStateUnknown):
                 obj = obj.obj
-            self.replenish(group, resource, obj.metadata.namespace or "")
+            ns = obj.metadata.namespace or ""
+            if has_quotas is not None and not has_quotas(ns):
+                return
+            self.replenish(group, resource, ns)
 
         return ResourceEventHandlerFuncs(update_func=on_update, delete_func=on_delete)
 

@@ -171,6 +171,68 @@ async def test_removed_handler_is_not_called(clock: FakeClock) -> None:
         await stop(task)
 
 
+async def test_mixed_handlers_are_called_in_registration_order(clock: FakeClock) -> None:
+    """ResourceEventHandlerFuncs are dispatched to their functions directly (absent ones
+    skipped), other handlers through their methods: one order for every event, the
+    registration order, as upstream's listeners."""
+    lw = FakeListerWatcher(ObjectList([cm("a", "1")], "5"))
+    inf = SharedIndexInformer(lw, clock=clock)
+    calls: list[tuple[str, str]] = []
+
+    class Named(Recorder):
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name = name
+
+        def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+            calls.append((self.name, f"add {obj.metadata.name} {is_in_initial_list}"))
+
+        def on_update(self, old: Any, new: Any) -> None:
+            calls.append((self.name, f"update {new.metadata.name}"))
+
+        def on_delete(self, obj: Any) -> None:
+            calls.append((self.name, f"delete {obj.metadata.name}"))
+
+    inf.add_event_handler(Named("h1"))
+    inf.add_event_handler(ResourceEventHandlerFuncs(
+        add_func=lambda o: calls.append(("f2", f"add {o.metadata.name}")),
+        delete_func=lambda o: calls.append(("f2", f"delete {o.metadata.name}"))))
+    inf.add_event_handler(ResourceEventHandlerFuncs(
+        update_func=lambda old, new: calls.append(("f3", f"update {new.metadata.name}"))))
+    inf.add_event_handler(Named("h4"))
+    task = await run(inf)
+    try:
+        await inf.wait_synced()
+        lw.push(added(cm("b", "6")), modified(cm("b", "7")), deleted(cm("b", "8")))
+        assert await settle(lambda: len(calls) == 12)
+        assert calls == [
+            ("h1", "add a True"), ("f2", "add a"), ("h4", "add a True"),
+            ("h1", "add b False"), ("f2", "add b"), ("h4", "add b False"),
+            ("h1", "update b"), ("f3", "update b"), ("h4", "update b"),
+            ("h1", "delete b"), ("f2", "delete b"), ("h4", "delete b")]
+    finally:
+        await stop(task)
+
+
+async def test_handler_removed_from_a_callback_still_gets_the_current_event(clock: FakeClock) -> None:
+    """Dispatch iterates a snapshot of the handlers: one removed by an earlier handler's
+    callback still sees the event being delivered, and none after it."""
+    lw = FakeListerWatcher(ObjectList([], "5"))
+    inf = SharedIndexInformer(lw, clock=clock)
+    later = Recorder()
+    inf.add_event_handler(ResourceEventHandlerFuncs(update_func=lambda old, new: inf.remove_event_handler(later)))
+    inf.add_event_handler(later)
+    task = await run(inf)
+    try:
+        await inf.wait_synced()
+        lw.push(added(cm("a", "6")), modified(cm("a", "7")), modified(cm("a", "8")))
+        assert await settle(lambda: len(later.log) == 2)
+        await settle()
+        assert later.log == [("add", "a", "6", False), ("update", "a", "6", "7")]
+    finally:
+        await stop(task)
+
+
 async def test_has_synced_and_wait_for_cache_sync(clock: FakeClock) -> None:
     lw1 = FakeListerWatcher(ObjectList([cm("a", "1")], "5"))
     lw2 = FakeListerWatcher()                                 # its list has not answered yet

@@ -177,6 +177,18 @@ def test_namespace_index() -> None:
     assert store.by_index(NAMESPACE_INDEX, "nowhere") == []
 
 
+def test_has_index_value_follows_the_buckets() -> None:
+    store = Indexer(meta_namespace_key_func, {NAMESPACE_INDEX: meta_namespace_index_func})
+    assert not store.has_index_value(NAMESPACE_INDEX, "a")
+    store.add(pod("p1", "a"))
+    store.add(pod("p2", "a"))
+    assert store.has_index_value(NAMESPACE_INDEX, "a") and not store.has_index_value(NAMESPACE_INDEX, "b")
+    store.delete(pod("p1", "a"))
+    assert store.has_index_value(NAMESPACE_INDEX, "a")
+    store.delete(pod("p2", "a"))
+    assert not store.has_index_value(NAMESPACE_INDEX, "a")      # no empty bucket is left behind
+
+
 def test_delete_removes_empty_sets_from_index() -> None:
     """thread_safe_store_test.go TestThreadSafeStoreDeleteRemovesEmptySetsFromIndex."""
     store = Indexer(meta_namespace_key_func, {"testmodes": by_foo})

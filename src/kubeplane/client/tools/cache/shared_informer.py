@@ -94,6 +94,13 @@ class SharedIndexInformer:
         self.indexer = (Indexer(meta_namespace_key_func, all_indexers) if self.mutation_detector is None
                         else DetectingIndexer(self.mutation_detector, meta_namespace_key_func, all_indexers))
         self.handlers: list[ResourceEventHandler] = []
+        # What each event calls, in registration order, made once per add/remove_event_handler:
+        # a ResourceEventHandlerFuncs' own functions (None ones left out), other handlers' bound
+        # methods. Every pod update reaches a dozen controllers' handlers, so the adapter's
+        # frame and the calls of absent functions are skipped (see _dispatch_tables).
+        self._on_add: tuple[tuple[Callable[..., None], bool], ...] = ()
+        self._on_update: tuple[Callable[[Any, Any], None], ...] = ()
+        self._on_delete: tuple[Callable[[Any], None], ...] = ()
         self.resync_period = resync_period
         self.clock = clock
         self.reflector = Reflector(name, lw, self, clock=clock)
@@ -107,12 +114,36 @@ class SharedIndexInformer:
     def add_event_handler(self, handler: ResourceEventHandler) -> ResourceEventHandler:
         """Register handler; if the cache already holds objects it first gets an ADD for each."""
         self.handlers.append(handler)
+        self._dispatch_tables()
         for obj in self.indexer.list():
             handler.on_add(obj, True)
         return handler
 
     def remove_event_handler(self, handler: ResourceEventHandler) -> None:
         self.handlers.remove(handler)
+        self._dispatch_tables()
+
+    def _dispatch_tables(self) -> None:
+        """Rebuild _on_add ((function, whether it takes is_in_initial_list)), _on_update and
+        _on_delete from self.handlers. The tables are tuples, replaced, never changed in place:
+        a dispatch loop keeps iterating the snapshot it started with when a handler is added
+        or removed from inside a callback (as upstream's listeners list)."""
+        adds: list[tuple[Callable[..., None], bool]] = []
+        updates: list[Callable[[Any, Any], None]] = []
+        deletes: list[Callable[[Any], None]] = []
+        for h in self.handlers:
+            if type(h) is ResourceEventHandlerFuncs:
+                if h.add_func is not None:
+                    adds.append((h.add_func, False))
+                if h.update_func is not None:
+                    updates.append(h.update_func)
+                if h.delete_func is not None:
+                    deletes.append(h.delete_func)
+            else:
+                adds.append((h.on_add, True))
+                updates.append(h.on_update)
+                deletes.append(h.on_delete)
+        self._on_add, self._on_update, self._on_delete = tuple(adds), tuple(updates), tuple(deletes)
 
     def set_transform(self, transform: TransformFunc | None) -> None:
         """Apply transform to every object before it is cached (and handed to the handlers);
@@ -186,20 +217,27 @@ class SharedIndexInformer:
         key = indexer.key_func(obj)
         old = indexer.get_by_key(key)
         indexer._put(key, obj)                     # the key once per event, not twice
-        # iterate a snapshot: a handler registered from inside a callback got its ADD already
-        for h in tuple(self.handlers):
-            try:
-                if old is None:
-                    h.on_add(obj, initial)
-                else:
-                    h.on_update(old, obj)
-            except Exception:                      # one bad handler must not stop the others
-                log.exception("informer %s: handler failed", self.name)
+        # the tables are snapshots: a handler registered from inside a callback got its ADD already
+        if old is None:
+            for fn, takes_initial in self._on_add:
+                try:
+                    if takes_initial:
+                        fn(obj, initial)
+                    else:
+                        fn(obj)
+                except Exception:                  # one bad handler must not stop the others
+                    log.exception("informer %s: handler failed", self.name)
+        else:
+            for update in self._on_update:
+                try:
+                    update(old, obj)
+                except Exception:
+                    log.exception("informer %s: handler failed", self.name)
 
     def _notify_delete(self, obj: Any) -> None:
-        for h in tuple(self.handlers):
+        for delete in self._on_delete:
             try:
-                h.on_delete(obj)
+                delete(obj)
             except Exception:
                 log.exception("informer %s: handler failed", self.name)
 
@@ -210,9 +248,9 @@ class SharedIndexInformer:
             if not self.has_synced():
                 continue
             for obj in self.indexer.list():
-                for h in tuple(self.handlers):
+                for update in self._on_update:
                     try:
-                        h.on_update(obj, obj)
+                        update(obj, obj)
                     except Exception:
                         log.exception("informer %s: handler failed", self.name)
 

@@ -153,6 +153,11 @@ class Indexer:
         """Objects whose index `name` includes value."""
         return list(map(self._items.__getitem__, self._indices[name].get(value, ())))
 
+    def has_index_value(self, name: str, value: str) -> bool:
+        """Whether any object's index `name` includes value (no bucket is ever empty), e.g.
+        whether a namespace holds any object at all: a dict lookup, no list made."""
+        return value in self._indices[name]
+
     def index_keys(self, name: str, value: str) -> builtins.list[str]:
         return list(self._indices[name].get(value, ()))
 
@@ -169,7 +174,12 @@ class Indexer:
         old = items.get(key)
         items[key] = obj
         indices = self._indices
+        # An update keeps the key, and "<namespace>/<name>" keeps the namespace: the namespace
+        # index (every informer has it) need not be asked twice for what it cannot change.
+        same_namespace = old is not None and self.key_func is meta_namespace_key_func
         for name, fn in self._indexers.items():
+            if same_namespace and fn is meta_namespace_index_func:
+                continue
             values = fn(obj)
             bucket = indices[name]
             if old is not None:

@@ -134,6 +134,91 @@ def test_claimed_pods_first_to_delete_agrees_with_get_pods_to_delete(specs: list
     assert [p.metadata.name for p in got] == [p.metadata.name for p in want]
 
 
+# Times sharing log2 age bands (NOW-100 and NOW-120 both band 36; NOW-5h and NOW-8h both 44):
+# upstream's Less is not a consistent order on them (rank_key_func).
+BANDED_TIMES = st.none() | st.sampled_from([NOW - 100, NOW - 120, NOW - 5 * 3600, NOW - 8 * 3600, NOW - 1])
+BANDED_PODS = st.lists(st.builds(
+    lambda node, phase, ready, ready_at, created, restarts, cost, uid: dict(
+        node=node, phase=phase, ready=ready, ready_at=ready_at, created=created, restarts=restarts, cost=cost,
+        uid=uid),
+    st.sampled_from(["", "n1", "n2"]), st.sampled_from(["Pending", "Running"]), st.none() | st.booleans(),
+    BANDED_TIMES, BANDED_TIMES, st.integers(0, 1), st.none() | st.sampled_from(["0", "10"]),
+    st.sampled_from(["a", "b", "c", "d"])), max_size=12)
+
+
+def banded_pod(i: int, uid: str, **spec: Any) -> core_v1.Pod:
+    p = pod(i, **spec)
+    p.metadata.uid = f"{uid}-{i:03d}"           # UID order unrelated to the pods' order
+    return p
+
+
+def _band(t: float) -> int:
+    return cu.logarithmic_rank_diff(t, NOW + 1, NOW) - 1     # the band of t (NOW + 1 ranks -1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(BANDED_PODS, st.lists(st.integers(0, 3), min_size=12, max_size=12))
+def test_rank_key_orders_as_less_but_where_less_is_no_order(specs: list[dict[str, Any]], ranks: list[int]) -> None:
+    """The sort key (rank_key_func) agrees with upstream's Less on every pair but two Ready
+    pods with different ready times in one log2 band whose restarts or creation bands differ."""
+    pods = [banded_pod(i, **s) for i, s in enumerate(specs)]
+    ranked = cu.ActivePodsWithRanks(pods=pods, rank=ranks[:len(pods)], now=NOW)
+    facts = [ranked._facts(i) for i in range(len(pods))]
+    key = cu.rank_key_func(NOW, True)
+    for i, fi in enumerate(facts):
+        for j, fj in enumerate(facts):
+            if not ranked.less(i, j):
+                continue
+            exception = (fi[1:6] == fj[1:6] and fi.ready and fi.ready_time is not None and fj.ready_time is not None
+                         and fi.ready_time != fj.ready_time and _band(fi.ready_time) == _band(fj.ready_time)
+                         and (fi.restarts != fj.restarts or cu.time_key_func(NOW, True)(fi.created)
+                              != cu.time_key_func(NOW, True)(fj.created)))
+            if not exception:
+                assert key(fi) < key(fj), (specs[i], specs[j])
+
+
+def test_rank_key_where_less_forms_a_cycle() -> None:
+    """The one kind of pair where the key departs from Less: its answers form a cycle, and
+    the key applies the restarts (rule 7) before the UID."""
+    a = banded_pod(0, "c", node="n", phase="Running", ready=True, ready_at=NOW - 100, created=None, restarts=1, cost=None)
+    b = banded_pod(1, "a", node="n", phase="Running", ready=True, ready_at=NOW - 100, created=None, restarts=0, cost=None)
+    c = banded_pod(2, "b", node="n", phase="Running", ready=True, ready_at=NOW - 120, created=None, restarts=0, cost=None)
+    ranked = cu.ActivePodsWithRanks(pods=[c, b, a], rank=[1, 1, 1], now=NOW)
+    # Less: a before b (same ready time, more restarts), b before c and c before a (UIDs
+    # a-001 < b-002 < c-000: ready times differ within one band)
+    assert ranked.less(2, 1) and ranked.less(1, 0) and ranked.less(0, 2)
+    ranked.sort()
+    assert [p.metadata.name for p in ranked.pods] == ["p0", "p1", "p2"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(BANDED_PODS, BANDED_PODS, st.integers(1, 12), st.lists(st.integers(0, 11), max_size=6))
+def test_claimed_pods_first_to_delete_with_shared_bands(specs: list[dict[str, Any]], others: list[dict[str, Any]],
+                                                        n: int, changed: list[int]) -> None:
+    """first_to_delete (groups by node and first rules, facts cached per pod) picks what
+    get_pods_to_delete picks, also after pods changed (removed and put back as new objects)."""
+    pods = [banded_pod(i, **s) for i, s in enumerate(specs)]
+    assume(n < len(pods))
+    related_rs = ClaimedPods((), lambda _labels: True, 0)
+    for i, s in enumerate(others):
+        related_rs.put_active(f"default/o{i}", banded_pod(100 + i, **s))
+    claimed = ClaimedPods((), lambda _labels: True, 0)
+    for p in pods:
+        claimed.put_active(f"default/{p.metadata.name}", p)
+    claimed.first_to_delete(n, [claimed.on_node, related_rs.on_node], NOW)        # fills the facts
+    for i in changed:
+        if i < len(pods):
+            s = specs[len(pods) - 1 - i]                # another pod's state, same name and UID
+            fresh = banded_pod(i, **{**s, "uid": specs[i]["uid"]})
+            claimed.remove(f"default/p{i}")
+            claimed.put_active(f"default/p{i}", fresh)
+    related = [*claimed, *related_rs]
+    want = get_pods_to_delete(list(claimed), related, n, NOW)
+    got = claimed.first_to_delete(n, [claimed.on_node, related_rs.on_node], NOW)
+    assert [p.metadata.name for p in got] == [p.metadata.name for p in want]
+    assert sum(len(keys) for keys in claimed.groups.values()) == len(claimed)
+
+
 def rs(min_ready: int = 0) -> apps_v1.ReplicaSet:
     return types.from_dict({
         "apiVersion": "apps/v1", "kind": "ReplicaSet",

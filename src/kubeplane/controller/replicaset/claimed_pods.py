@@ -31,7 +31,8 @@ from typing import Any, Callable, Iterator
 from ...api.types import core_v1
 from ...utils.clock import parse_rfc3339
 from ..controller_utils import (
-    POD_DELETION_COST, ActivePodsWithRanks, get_deletion_cost_from_pod_annotations, get_pod_ready_condition, pod_phase_ordinal,
+    POD_DELETION_COST, RankTailKey, _RankFacts, get_deletion_cost_from_pod_annotations, get_pod_ready_condition,
+    pod_phase_ordinal, pod_rank_facts, rank_tail_key_func,
 )
 
 CONDITION_TRUE = "True"
@@ -41,6 +42,10 @@ CONDITION_TRUE = "True"
 _Entry = tuple[core_v1.Pod, bool, bool, str, tuple[bool, int, bool, int]]
 
 
+def _first(item: tuple[Any, Any]) -> Any:
+    return item[0]
+
+
 class ClaimedPods:
     """The active pods a ReplicaSet claimed and the terminating ones it controls, with counts.
 
@@ -48,7 +53,7 @@ class ClaimedPods:
     """
 
     __slots__ = ("fingerprint", "dirty", "valid", "fully_labeled_match", "min_ready", "active", "terminating",
-                 "fully_labeled", "ready", "on_node", "pending", "_heap", "_seq", "last_now")
+                 "fully_labeled", "ready", "on_node", "groups", "pending", "_heap", "_seq", "last_now", "_facts")
 
     def __init__(self, fingerprint: tuple[Any, ...], fully_labeled_match: Callable[[Any], bool],
                  min_ready: int) -> None:
@@ -62,6 +67,11 @@ class ClaimedPods:
         self.fully_labeled = 0
         self.ready = 0
         self.on_node: dict[str, int] = {}       # node -> active pods on it (a scale-down's ranks)
+        # (the first four ranking rules, node) -> the keys of the active pods with them: a
+        # scale-down ranks groups, and then only the pods of the groups up to its cut.
+        self.groups: dict[tuple[tuple[bool, int, bool, int], str], set[str]] = {}
+        # key -> its pod's ranking facts (first_to_delete), read when first needed
+        self._facts: dict[str, _RankFacts] = {}
         # Ready but not yet available: key -> its heap sequence number (None: never available,
         # a Ready condition without lastTransitionTime).
         self.pending: dict[str, int | None] = {}
@@ -91,6 +101,11 @@ class ClaimedPods:
         e = self.active.pop(key, None)
         if e is None:
             return
+        self._facts.pop(key, None)
+        group = self.groups[e[4], e[3]]
+        group.discard(key)
+        if not group:
+            del self.groups[e[4], e[3]]
         if e[1]:
             self.fully_labeled -= 1
         if (n := self.on_node[e[3]] - 1) > 0:
@@ -109,9 +124,13 @@ class ClaimedPods:
         node = (pod.spec.node_name if pod.spec is not None else None) or ""
         annotations = pod.metadata.annotations
         cost = get_deletion_cost_from_pod_annotations(annotations) if annotations and POD_DELETION_COST in annotations else 0
-        self.active[key] = (pod, fully, ready, node,
-                            (bool(node), pod_phase_ordinal(pod), ready, cost))
+        rules = (bool(node), pod_phase_ordinal(pod), ready, cost)
+        self.active[key] = (pod, fully, ready, node, rules)
         self.on_node[node] = self.on_node.get(node, 0) + 1
+        if (group := self.groups.get((rules, node))) is None:
+            self.groups[rules, node] = {key}
+        else:
+            group.add(key)
         if fully:
             self.fully_labeled += 1
         if not ready:
@@ -129,22 +148,37 @@ class ClaimedPods:
             heapq.heappush(self._heap, (after, self._seq, key))
 
     def first_to_delete(self, n: int, related_on_node: list[dict[str, int]], now: float) -> list[core_v1.Pod]:
-        """get_pods_to_delete's answer for n < len(self), from the counts kept: a pod's rank is
-        the related ReplicaSets' active pods on its node (related_on_node: their on_node), the
-        first four rules are in each entry, so only the pods not beyond the n-th on the first
-        five rules are read again (ActivePodsWithRanks.first)."""
+        """get_pods_to_delete's answer for n < len(self), from the state kept.
+
+        A pod's rank is the related ReplicaSets' active pods on its node (related_on_node:
+        their on_node), so the pods of one group (same first four rules, same node) tie on
+        the first five rules. The groups are ordered on those; the n-th pod's group is the
+        cut, and only the pods of the groups up to it are ranked by the other rules
+        (rank_tail_key_func), from facts read once per pod version: a rolling update ranks
+        the same old pods at every scale-down step.
+        """
         ranks: dict[str, int] = {}
-        entries = list(self.active.values())
-        keys = []
-        for e in entries:
-            if (r := ranks.get(e[3])) is None:
-                r = ranks[e[3]] = sum(d.get(e[3], 0) for d in related_on_node)
-            keys.append((*e[4], -r))
-        cut = heapq.nsmallest(n, keys)[-1]
-        kept = [(e[0], -k[4]) for e, k in zip(entries, keys) if k <= cut]
-        ranked = ActivePodsWithRanks(pods=[p for p, _ in kept], rank=[r for _, r in kept], now=now)
-        ranked.sort()
-        return ranked.pods[:n]
+        ordered = []
+        for (rules, node), keys in self.groups.items():
+            if (r := ranks.get(node)) is None:
+                r = ranks[node] = sum(d.get(node, 0) for d in related_on_node)
+            ordered.append(((*rules, -r), keys))
+        ordered.sort(key=_first)
+        tail = rank_tail_key_func(now, True)
+        active, facts = self.active, self._facts
+        keyed: list[tuple[tuple[bool, int, bool, int, int], RankTailKey, str]] = []
+        cut = None
+        for coarse, keys in ordered:
+            if cut is not None and coarse != cut:
+                break
+            for key in keys:
+                pod = active[key][0]
+                if (f := facts.get(key)) is None or f.pod is not pod:
+                    f = facts[key] = pod_rank_facts(pod)
+                keyed.append((coarse, tail(f), key))
+            if cut is None and len(keyed) >= n:
+                cut = coarse
+        return [active[k[2]][0] for k in heapq.nsmallest(n, keyed)]
 
     def put_terminating(self, key: str) -> None:
         self.terminating.add(key)
@@ -168,6 +202,6 @@ class ClaimedPods:
         self.last_now = now
         self.pending, self._heap = {}, []
         entries = [(k, e[0]) for k, e in self.active.items()]
-        self.active, self.fully_labeled, self.ready, self.on_node = {}, 0, 0, {}
+        self.active, self.fully_labeled, self.ready, self.on_node, self.groups = {}, 0, 0, {}, {}
         for key, pod in entries:
             self.put_active(key, pod)

@@ -193,7 +193,7 @@ class ReplicaSetController:
                 rs_key = cu.key_func(rs)
                 self._pod_changed(rs_key, pod)
                 self.expectations.creation_observed(rs_key)
-                self.queue.add(ObjectName.parse(rs_key))
+                self.enqueue_rs(rs)
             return
         # An orphan: no controller waits for it, so do not observe a creation.
         for rs in self.get_pod_replica_sets(pod):
@@ -205,6 +205,16 @@ class ReplicaSetController:
         if cur.metadata.resource_version == old.metadata.resource_version:
             return                                  # periodic resync
         label_changed = cur.metadata.labels != old.metadata.labels
+        if not label_changed:
+            cur_ref = cu.get_controller_of(cur)
+            if cur_ref is not None and cur_ref == cu.get_controller_of(old):
+                # Most updates: an owned pod's status, binding or deletion, same owner and
+                # labels. Both branches note the change for the owner as _pod_updated does.
+                if cur.metadata.deletion_timestamp is not None:
+                    self.delete_pod(cur)
+                else:
+                    self._update_owned_pod(old, cur, cur_ref)
+                return
         self._pod_updated(old, cur)
         if cur.metadata.deletion_timestamp is not None:
             # A graceful delete: react now, not when the kubelet finally removes the pod.
@@ -225,12 +235,16 @@ class ReplicaSetController:
                 self.enqueue_rs(rs)
 
     def _update_owned_pod(self, old: core_v1.Pod, cur: core_v1.Pod, ref: Any) -> None:
+        """Note the change for the sync of cur's owner (ref; after _pod_updated a repeat, the
+        keys are a set) and wake it."""
         rs = self.resolve_controller_ref(cur.metadata.namespace, ref)
         if rs is None:
             return
+        if self.claimed:
+            self._pod_changed(cu.key_func(rs), cur)
         self.enqueue_rs(rs)
         min_ready = rs.spec.min_ready_seconds or 0
-        if not cu.is_pod_ready(old) and cu.is_pod_ready(cur) and min_ready > 0:
+        if min_ready > 0 and not cu.is_pod_ready(old) and cu.is_pod_ready(cur):
             # Re-check availability once minReadySeconds have passed; one extra second
             # absorbs clock skew in add_after (#39785).
             self.enqueue_rs_after(rs, min_ready + 1)
@@ -253,7 +267,7 @@ class ReplicaSetController:
         rs_key = cu.key_func(rs)
         self._pod_changed(rs_key, pod)
         self.expectations.deletion_observed(rs_key, cu.pod_key(pod))
-        self.queue.add(ObjectName.parse(rs_key))
+        self.enqueue_rs(rs)
 
     def _pod_changed(self, rs_key: str, pod: core_v1.Pod) -> None:
         """Note that pod changed, for the next sync of the RS with rs_key (see claimed_pods)."""

@@ -153,24 +153,26 @@ class RecorderImpl:
         if not validate_event_type(type_):
             log.error("Unsupported event type", extra={"eventType": type_})
             return
-        event = self.make_event(ref, annotations, type_, reason, message)
-        src = self.source                 # a copy of two strings, as Go's value copy
-        event.source = core_v1.EventSource(component=src.component, host=src.host)
-        event.reporting_instance = src.host
-        event.reporting_component = src.component
-        self._broadcaster.action_or_drop(event)
+        self._broadcaster.action_or_drop(self.make_event(ref, annotations, type_, reason, message))
 
     def make_event(self, ref: core_v1.ObjectReference, annotations: dict[str, str] | None, type_: str,
                    reason: str, message: str) -> core_v1.Event:
-        """Upstream: recorderImpl.makeEvent"""
+        """The Event with its source and reporting fields (generateEvent sets those right after
+        makeEvent upstream; here one constructor call does both).
+
+        Upstream: recorderImpl.makeEvent + the source of recorderImpl.generateEvent
+        """
         now = self._clock.now()
         t = rfc3339(now)
+        src = self.source
         return core_v1.Event(
             metadata=meta_v1.ObjectMeta(name=generate_event_name(ref.name or "", self._broadcaster.nanos(now)),
                                         namespace=ref.namespace or NAMESPACE_DEFAULT,
                                         annotations=dict(annotations) if annotations else None),
             involved_object=ref, reason=reason, message=message, first_timestamp=t, last_timestamp=t,
-            count=1, type=type_)
+            count=1, type=type_,
+            source=core_v1.EventSource(component=src.component, host=src.host),   # a copy, as Go's value copy
+            reporting_component=src.component, reporting_instance=src.host)
 
 
 _STOP = object()    # queue sentinel: the drain task exits when it reaches it

@@ -293,15 +293,18 @@ class EventLogger:
         occurrence and count = last count + 1. The patch is upstream's two-way merge patch
         from a copy with count 0, lastTimestamp at the epoch and no message, which is
         always exactly these three fields.
+        A first occurrence is returned as it was given (upstream returns a copy that nothing
+        tells apart from it: the caller owns both); a repeat is a copy, new_event unchanged.
         Upstream: eventLogger.eventObserve
         """
-        # Upstream copies the Event struct by value (eventCopy := *newEvent): its own
-        # ObjectMeta, shared pointers below it, which nobody modifies.
-        meta = new_event.metadata
-        event = msgspec.structs.replace(new_event, metadata=meta.__copy__() if meta is not None else None)
         last = self._cache.get(key)
         patch: dict[str, Any] | None = None
+        event = new_event
         if last is not None and last.count > 0:
+            # Upstream copies the Event struct by value (eventCopy := *newEvent): its own
+            # ObjectMeta, shared pointers below it, which nobody modifies.
+            meta = new_event.metadata
+            event = msgspec.structs.replace(new_event, metadata=meta.__copy__() if meta is not None else None)
             assert event.metadata is not None
             event.metadata.name = last.name
             event.metadata.resource_version = last.resource_version or None

@@ -217,3 +217,36 @@ async def test_a_backlog_is_written_in_order():
     await b.shutdown()
     assert written == [f"event {i}" for i in range(40)]
     assert b.pending() == 0
+
+
+async def test_event_queue_keeps_order_wakes_its_getter_and_joins_what_was_put() -> None:
+    """The broadcaster's queue does what it used of asyncio.Queue: FIFO, get() waits for a
+    put, a cancelled get() leaves it usable, join() returns once every item put is done."""
+    import asyncio
+
+    from kubeplane.client.tools.record.event import _EventQueue
+    q = _EventQueue()
+    await q.join()                                   # nothing put: returns at once
+    cancelled = asyncio.ensure_future(q.get())
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    await asyncio.sleep(0)
+    getter = asyncio.ensure_future(q.get())
+    await asyncio.sleep(0)
+    assert not getter.done()
+    for i in range(3):
+        q.put_nowait(i)
+    assert await getter == 0 and q.qsize() == 2
+    joined = asyncio.ensure_future(q.join())
+    q.task_done()
+    assert q.get_nowait() == 1
+    q.task_done()
+    await asyncio.sleep(0)
+    assert not joined.done()                         # item 2 is still to be done
+    q.put_nowait(3)                                  # put meanwhile: joined waits for it too
+    assert [q.get_nowait(), q.get_nowait()] == [2, 3]
+    q.task_done()
+    await asyncio.sleep(0)
+    assert not joined.done()
+    q.task_done()
+    await asyncio.wait_for(joined, 1)

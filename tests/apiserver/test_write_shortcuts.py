@@ -154,31 +154,3 @@ def test_storage_errors_translates_each_storage_failure(raised, expected):
             raise ValueError("passes through")
     with storage_errors(ri, "p"):
         pass
-
-
-async def test_in_process_posts_parse_each_path_once_and_answer_as_parsed_afresh(api):
-    """InProcessTransport keeps a POST's RequestInfo per path (a kubelet's Event creates): the
-    cached one is what parsing the request again gives, whatever its query, and a create, a
-    binding and a refused create answer alike the first time and the next."""
-    from kubeplane.apiserver import inprocess
-    from kubeplane.apiserver.inprocess import InProcessTransport
-    from kubeplane.apiserver.request import parse_request_info
-    t = InProcessTransport(api.server, "system:test")
-    await api.create(api.PODS, api.pod("a"))
-    event = {"apiVersion": "v1", "kind": "Event", "involvedObject": {"kind": "Pod", "name": "a", "namespace": "default"},
-             "reason": "Started", "message": "m", "type": "Normal"}
-    for i in range(2):
-        r = await t.request("POST", "/api/v1/namespaces/default/events", {"watch": "true"},
-                            {**event, "metadata": {"name": f"a.{i}"}})
-        assert r.status == 201, r.body
-        bad = await t.request("POST", "/api/v1/namespaces/default/events", None, {**event, "metadata": {"name": "a/b"}})
-        assert bad.status == 422 and b"may not contain '/'" in bad.body
-    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "a"}, "target": {"kind": "Node", "name": "n"}}
-    assert (await t.request("POST", f"{api.PODS}/a/binding", None, binding)).status == 201
-    assert (await t.request("POST", f"{api.PODS}/a/binding", None, binding)).status == 409
-    assert set(t._post_infos) == {"/api/v1/namespaces/default/events", f"{api.PODS}/a/binding"}
-    for path, info in t._post_infos.items():
-        assert info == parse_request_info(Request("POST", path, {"watch": "true"}, {}))
-    for i in range(inprocess._MAX_POST_INFOS + 1):      # bounded: named subresources do not pile up
-        await t.request("POST", f"{api.PODS}/p{i}/binding", None, binding)
-    assert len(t._post_infos) <= inprocess._MAX_POST_INFOS

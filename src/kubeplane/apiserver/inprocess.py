@@ -11,12 +11,10 @@ from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from ..client.transport import RawResponse
 from .authentication.user import UserInfo, component
-from .request import Request, RequestInfo, parse_request_info
+from .request import Request
 
 if TYPE_CHECKING:
     from .server import APIServer
-
-_MAX_POST_INFOS = 256
 
 
 class InProcessTransport:
@@ -34,11 +32,6 @@ class InProcessTransport:
         # A name is a component's: its upstream user and groups (authentication/user.py component).
         self.user = component(user) if isinstance(user, str) else user
         self.user_agent = user_agent
-        # path -> the RequestInfo of a POST to it: a create's (a collection's path, ~4 Events
-        # per pod through a kubelet's events client) is parsed once. A POST's RequestInfo reads
-        # nothing but the method and the path (GET alone asks the query for watch=true), and
-        # nothing changes one after parsing.
-        self._post_infos: dict[str, RequestInfo] = {}
 
     def _request(self, method: str, path: str, query: dict[str, str] | None, body: bytes | dict[str, Any] | None,
                  content_type: str) -> Request:
@@ -50,15 +43,7 @@ class InProcessTransport:
     async def request(self, method: str, path: str, query: dict[str, str] | None = None,
                       body: bytes | dict[str, Any] | None = None,
                       content_type: str = "application/json") -> RawResponse:
-        req = self._request(method, path, query, body, content_type)
-        info = None
-        if method == "POST":
-            info = self._post_infos.get(path)
-            if info is None:
-                if len(self._post_infos) >= _MAX_POST_INFOS:    # POSTs to named subresources (bindings)
-                    self._post_infos.clear()
-                info = self._post_infos[path] = parse_request_info(req)
-        resp = await self.api.route_trusted(req, info)
+        resp = await self.api.route_trusted(self._request(method, path, query, body, content_type))
         if isinstance(resp.body, (bytes, bytearray)):
             return RawResponse(resp.status, bytes(resp.body))
         chunks = [c async for c in resp.body]

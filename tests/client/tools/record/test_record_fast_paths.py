@@ -250,3 +250,19 @@ async def test_event_queue_keeps_order_wakes_its_getter_and_joins_what_was_put()
     assert not joined.done()
     q.task_done()
     await asyncio.wait_for(joined, 1)
+
+
+@pytest.mark.parametrize("burst,qps", [(0, 1.0), (1, 0.5), (2, 1.0), (25, 1.0 / 300.0)])
+def test_spam_filter_first_event_of_an_object_takes_a_token_as_try_accept_would(burst: int, qps: float) -> None:
+    """A new bucket's first token is taken at once (no try_accept call): the filter answers
+    as a bucket made and asked at the same instant, then goes on from its state."""
+    clock = FakeClock(START)
+    f = EventSourceObjectSpamFilter(16, burst, qps, clock)
+    oracle = _TokenBucket(qps, burst, clock)
+    got = [f.filter(ev())]
+    want = [not oracle.try_accept()]
+    for step in (0.0, 0.0, 1.0, 2.0, 300.0, 0.0):
+        clock.step(step)
+        got.append(f.filter(ev()))
+        want.append(not oracle.try_accept())
+    assert got == want

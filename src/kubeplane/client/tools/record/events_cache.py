@@ -84,21 +84,21 @@ class _TokenBucket:
     """
 
     # One per source + object: slots keep the spam filter's thousands of buckets small.
-    __slots__ = ("_qps", "_burst", "_clock", "_tokens", "_last")
+    __slots__ = ("_qps", "_burst", "_clock", "tokens", "_last")
 
     def __init__(self, qps: float, burst: int, clock: Clock) -> None:
         self._qps, self._burst, self._clock = qps, burst, clock
-        self._tokens = float(burst)
+        self.tokens = float(burst)
         self._last = clock.monotonic()
 
     def try_accept(self) -> bool:
         now = self._clock.monotonic()
         elapsed = now - self._last
         if elapsed > 0.0:
-            self._tokens = min(float(self._burst), self._tokens + elapsed * self._qps)
+            self.tokens = min(float(self._burst), self.tokens + elapsed * self._qps)
         self._last = now
-        if self._tokens >= 1.0:
-            self._tokens -= 1.0
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
             return True
         return False
 
@@ -155,9 +155,13 @@ class EventSourceObjectSpamFilter:
         """
         key = self._spam_key_func(event)
         bucket = self._cache.get(key)           # a hit is now the most recent: no add needed
-        if bucket is None:
-            bucket = _TokenBucket(self._qps, self._burst, self._clock)
-            self._cache.add(key, bucket)
+        if bucket is not None:
+            return not bucket.try_accept()
+        bucket = _TokenBucket(self._qps, self._burst, self._clock)
+        self._cache.add(key, bucket)
+        if bucket.tokens >= 1.0:                # a new bucket is full: this event takes a token at once
+            bucket.tokens -= 1.0                # (what try_accept does no time after the bucket was made)
+            return False
         return not bucket.try_accept()
 
 

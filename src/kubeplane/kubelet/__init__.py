@@ -129,15 +129,17 @@ class NodeEventSink:
     kubelet's own broadcaster sends them. Upstream: EventSinkImpl, one per kubelet."""
 
     def __init__(self, clientset_for: Callable[[str], Clientset], default: Clientset) -> None:
+        from ..client.tools.record.event import EventSinkImpl     # once, not per event (an import costs ~1 us)
         self.clientset_for, self.default = clientset_for, default     # default: events of no node
         self._sinks: dict[str, Any] = {}        # node name -> its EventSinkImpl
+        self._new_sink = EventSinkImpl
 
     def _sink(self, event: Any) -> Any:
-        from ..client.tools.record.event import EventSinkImpl
-        host = (event.source.host if event.source else None) or ""
+        source = event.source
+        host = (source.host if source is not None else None) or ""
         sink = self._sinks.get(host)
         if sink is None:
-            sink = self._sinks[host] = EventSinkImpl(self.clientset_for(host) if host else self.default)
+            sink = self._sinks[host] = self._new_sink(self.clientset_for(host) if host else self.default)
         return sink
 
     async def create(self, event: Any) -> Any:

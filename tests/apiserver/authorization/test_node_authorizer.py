@@ -337,3 +337,30 @@ async def test_a_graph_that_fell_out_of_the_window_relists() -> None:
     assert z.authorize(get) == (NO, NO_REL)              # and watched again
     z.stop()
     await storage.close()
+
+
+@pytest.mark.parametrize("method,path", [
+    ("POST", "/api/v1/namespaces/ns0/events"),                            # the kubelets' Events
+    ("PATCH", "/api/v1/namespaces/ns0/events/pod0.17a"),
+    ("PUT", "/api/v1/namespaces/ns0/events/pod0.17a"),
+    ("DELETE", "/api/v1/namespaces/ns0/events/pod0.17a"),                 # not in the rules
+    ("GET", "/api/v1/services"), ("GET", "/api/v1/namespaces/ns0/endpoints/e"),
+    ("POST", "/apis/authentication.k8s.io/v1/tokenreviews"),
+    ("POST", "/api/v1/namespaces/ns0/pods/p/eviction"),                   # pods: the graph's check
+    ("PATCH", "/api/v1/namespaces/ns0/pods/pod0-node0/status"),
+    ("GET", "/api/v1/namespaces/ns0/secrets/secret0-node0"), ("GET", "/api/v1/namespaces/ns0/secrets/other"),
+    ("PATCH", "/api/v1/nodes/node0/status"), ("GET", "/apis/apps/v1/deployments"),
+    ("GET", "/apis/storage.k8s.io/v1/csidrivers"), ("PATCH", "/api/v1/namespaces/ns0/persistentvolumeclaims/c/status"),
+    ("GET", "/healthz"), ("GET", "/api/v1"),
+])
+@pytest.mark.parametrize("user", [NODE0, component("system:node:"), component("system:kube-scheduler"),
+                                  UserInfo("system:node:node0", "", ("system:authenticated",))])
+async def test_decide_answers_what_authorize_answers(authz: NodeAuthorizer, method: str, path: str,
+                                                      user: UserInfo) -> None:
+    """decide()'s shortcut for the static rules (no Attributes built) is authorize() exactly,
+    an opinion as it is and no opinion as None."""
+    from kubeplane.apiserver.authorization.authorizer import attributes_of
+    from kubeplane.apiserver.request import Request, parse_request_info
+    info = parse_request_info(Request(method, path, {}, {}))
+    want = authz.authorize(attributes_of(user, info, path))
+    assert authz.decide(user, info, path, "") == (want if want[0] is not NO else None)

@@ -38,8 +38,10 @@ def event(msg: str) -> core_v1.Event:
 
 def test_event_observe_never_modifies_the_event_it_is_given() -> None:
     logger = EventLogger(16, FakeClock(0.0))
-    first, patch = logger.event_observe(event("m"), "k")
+    given = event("m")
+    first, patch = logger.event_observe(given, "k")
     assert patch is None and first.metadata is not None
+    assert first is given and first.metadata.resource_version == "7"    # a first occurrence: the caller's own
     first.metadata.resource_version = None        # what record_event does before a create
     first.metadata.name = "web.2"
     logger.update_state(first)

@@ -205,8 +205,11 @@ def _validate_meta_maps(meta: Obj, path: str, old: Obj | None = None) -> list[Fi
     was written, so they cannot fail now (a kubelet's status patch leaves all five alone).
     """
     if old is None:
-        return _validate_new_meta_maps(meta.get("labels"), meta.get("annotations"), meta.get("ownerReferences"),
-                                       meta.get("finalizers"), meta.get("managedFields"), path)
+        labels, annotations, refs = meta.get("labels"), meta.get("annotations"), meta.get("ownerReferences")
+        finalizers, managed = meta.get("finalizers"), meta.get("managedFields")
+        if labels is None and annotations is None and refs is None and finalizers is None and managed is None:
+            return []       # none of the five (most Events): nothing to check, not even the memo's key
+        return _validate_new_meta_maps(labels, annotations, refs, finalizers, managed, path)
 
     def changed(key: str) -> bool:
         return meta.get(key) != old.get(key)

@@ -217,3 +217,52 @@ async def test_a_backlog_is_written_in_order():
     await b.shutdown()
     assert written == [f"event {i}" for i in range(40)]
     assert b.pending() == 0
+
+
+async def test_event_queue_keeps_order_wakes_its_getter_and_joins_what_was_put() -> None:
+    """The broadcaster's queue does what it used of asyncio.Queue: FIFO, get() waits for a
+    put, a cancelled get() leaves it usable, join() returns once every item put is done."""
+    import asyncio
+
+    from kubeplane.client.tools.record.event import _EventQueue
+    q = _EventQueue()
+    await q.join()                                   # nothing put: returns at once
+    cancelled = asyncio.ensure_future(q.get())
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    await asyncio.sleep(0)
+    getter = asyncio.ensure_future(q.get())
+    await asyncio.sleep(0)
+    assert not getter.done()
+    for i in range(3):
+        q.put_nowait(i)
+    assert await getter == 0 and q.qsize() == 2
+    joined = asyncio.ensure_future(q.join())
+    q.task_done()
+    assert q.get_nowait() == 1
+    q.task_done()
+    await asyncio.sleep(0)
+    assert not joined.done()                         # item 2 is still to be done
+    q.put_nowait(3)                                  # put meanwhile: joined waits for it too
+    assert [q.get_nowait(), q.get_nowait()] == [2, 3]
+    q.task_done()
+    await asyncio.sleep(0)
+    assert not joined.done()
+    q.task_done()
+    await asyncio.wait_for(joined, 1)
+
+
+@pytest.mark.parametrize("burst,qps", [(0, 1.0), (1, 0.5), (2, 1.0), (25, 1.0 / 300.0)])
+def test_spam_filter_first_event_of_an_object_takes_a_token_as_try_accept_would(burst: int, qps: float) -> None:
+    """A new bucket's first token is taken at once (no try_accept call): the filter answers
+    as a bucket made and asked at the same instant, then goes on from its state."""
+    clock = FakeClock(START)
+    f = EventSourceObjectSpamFilter(16, burst, qps, clock)
+    oracle = _TokenBucket(qps, burst, clock)
+    got = [f.filter(ev())]
+    want = [not oracle.try_accept()]
+    for step in (0.0, 0.0, 1.0, 2.0, 300.0, 0.0):
+        clock.step(step)
+        got.append(f.filter(ev()))
+        want.append(not oracle.try_accept())
+    assert got == want

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections import deque
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ....api import errors
@@ -153,27 +154,86 @@ class RecorderImpl:
         if not validate_event_type(type_):
             log.error("Unsupported event type", extra={"eventType": type_})
             return
-        event = self.make_event(ref, annotations, type_, reason, message)
-        src = self.source                 # a copy of two strings, as Go's value copy
-        event.source = core_v1.EventSource(component=src.component, host=src.host)
-        event.reporting_instance = src.host
-        event.reporting_component = src.component
-        self._broadcaster.action_or_drop(event)
+        self._broadcaster.action_or_drop(self.make_event(ref, annotations, type_, reason, message))
 
     def make_event(self, ref: core_v1.ObjectReference, annotations: dict[str, str] | None, type_: str,
                    reason: str, message: str) -> core_v1.Event:
-        """Upstream: recorderImpl.makeEvent"""
+        """The Event with its source and reporting fields (generateEvent sets those right after
+        makeEvent upstream; here one constructor call does both).
+
+        Upstream: recorderImpl.makeEvent + the source of recorderImpl.generateEvent
+        """
         now = self._clock.now()
         t = rfc3339(now)
+        src = self.source
         return core_v1.Event(
             metadata=meta_v1.ObjectMeta(name=generate_event_name(ref.name or "", self._broadcaster.nanos(now)),
                                         namespace=ref.namespace or NAMESPACE_DEFAULT,
                                         annotations=dict(annotations) if annotations else None),
             involved_object=ref, reason=reason, message=message, first_timestamp=t, last_timestamp=t,
-            count=1, type=type_)
+            count=1, type=type_,
+            source=core_v1.EventSource(component=src.component, host=src.host),   # a copy, as Go's value copy
+            reporting_component=src.component, reporting_instance=src.host)
 
 
 _STOP = object()    # queue sentinel: the drain task exits when it reaches it
+
+
+class _EventQueue:
+    """The broadcaster's FIFO: put_nowait never blocks (action_or_drop bounds it), get() waits
+    for an item, join() until every item put so far (and any put meanwhile) is task_done().
+
+    What the broadcaster used of asyncio.Queue, without its bookkeeping for bounded queues and
+    many getters: one drain task gets, and each event is put and taken once (~4,000 per rolling
+    update of 1,000 pods).
+    _items: events not yet taken. _unfinished: put and not yet task_done() (>= len(_items)).
+    _waiter: the getter's future while it waits on an empty queue, else None.
+    """
+
+    __slots__ = ("_items", "_unfinished", "_waiter", "_idle")
+
+    def __init__(self) -> None:
+        self._items: deque[Any] = deque()
+        self._unfinished = 0
+        self._waiter: asyncio.Future[None] | None = None
+        self._idle = asyncio.Event()            # set while _unfinished == 0
+        self._idle.set()
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+    def put_nowait(self, item: Any) -> None:
+        self._items.append(item)
+        if not self._unfinished:
+            self._idle.clear()
+        self._unfinished += 1
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def get_nowait(self) -> Any:
+        return self._items.popleft()
+
+    async def get(self) -> Any:
+        while not self._items:
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                if self._waiter is waiter:      # cancelled while waiting
+                    self._waiter = None
+        return self._items.popleft()
+
+    def task_done(self) -> None:
+        self._unfinished -= 1
+        if not self._unfinished:
+            self._idle.set()
+
+    async def join(self) -> None:
+        while self._unfinished:
+            await self._idle.wait()
 
 
 class EventBroadcaster:
@@ -200,8 +260,8 @@ class EventBroadcaster:
         self.nanos = UniqueNanos()          # event-name stamps, shared by recorders and correlator
         self.correlator = EventCorrelator(clock, correlator_options, nanos=self.nanos)
         self._rng = rng or random.Random()
-        # Unbounded asyncio queue, bounded by action_or_drop, so the stop sentinel always fits.
-        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        # Unbounded, bounded by action_or_drop, so the stop sentinel always fits.
+        self._queue = _EventQueue()
         self._task: asyncio.Task[None] | None = None
         self._shut_down = False
         self._stop = asyncio.Event()        # set by shutdown(): abandon retry sleeps
@@ -263,7 +323,7 @@ class EventBroadcaster:
     async def _run(self) -> None:
         q = self._queue
         while True:
-            # Queue.get() makes a coroutine even when an item is waiting; take it directly then.
+            # get() makes a coroutine even when an item is waiting; take it directly then.
             item = q.get_nowait() if q.qsize() else await q.get()
             try:
                 if item is _STOP:

@@ -84,21 +84,21 @@ class _TokenBucket:
     """
 
     # One per source + object: slots keep the spam filter's thousands of buckets small.
-    __slots__ = ("_qps", "_burst", "_clock", "_tokens", "_last")
+    __slots__ = ("_qps", "_burst", "_clock", "tokens", "_last")
 
     def __init__(self, qps: float, burst: int, clock: Clock) -> None:
         self._qps, self._burst, self._clock = qps, burst, clock
-        self._tokens = float(burst)
+        self.tokens = float(burst)
         self._last = clock.monotonic()
 
     def try_accept(self) -> bool:
         now = self._clock.monotonic()
         elapsed = now - self._last
         if elapsed > 0.0:
-            self._tokens = min(float(self._burst), self._tokens + elapsed * self._qps)
+            self.tokens = min(float(self._burst), self.tokens + elapsed * self._qps)
         self._last = now
-        if self._tokens >= 1.0:
-            self._tokens -= 1.0
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
             return True
         return False
 
@@ -155,9 +155,13 @@ class EventSourceObjectSpamFilter:
         """
         key = self._spam_key_func(event)
         bucket = self._cache.get(key)           # a hit is now the most recent: no add needed
-        if bucket is None:
-            bucket = _TokenBucket(self._qps, self._burst, self._clock)
-            self._cache.add(key, bucket)
+        if bucket is not None:
+            return not bucket.try_accept()
+        bucket = _TokenBucket(self._qps, self._burst, self._clock)
+        self._cache.add(key, bucket)
+        if bucket.tokens >= 1.0:                # a new bucket is full: this event takes a token at once
+            bucket.tokens -= 1.0                # (what try_accept does no time after the bucket was made)
+            return False
         return not bucket.try_accept()
 
 
@@ -293,15 +297,18 @@ class EventLogger:
         occurrence and count = last count + 1. The patch is upstream's two-way merge patch
         from a copy with count 0, lastTimestamp at the epoch and no message, which is
         always exactly these three fields.
+        A first occurrence is returned as it was given (upstream returns a copy that nothing
+        tells apart from it: the caller owns both); a repeat is a copy, new_event unchanged.
         Upstream: eventLogger.eventObserve
         """
-        # Upstream copies the Event struct by value (eventCopy := *newEvent): its own
-        # ObjectMeta, shared pointers below it, which nobody modifies.
-        meta = new_event.metadata
-        event = msgspec.structs.replace(new_event, metadata=meta.__copy__() if meta is not None else None)
         last = self._cache.get(key)
         patch: dict[str, Any] | None = None
+        event = new_event
         if last is not None and last.count > 0:
+            # Upstream copies the Event struct by value (eventCopy := *newEvent): its own
+            # ObjectMeta, shared pointers below it, which nobody modifies.
+            meta = new_event.metadata
+            event = msgspec.structs.replace(new_event, metadata=meta.__copy__() if meta is not None else None)
             assert event.metadata is not None
             event.metadata.name = last.name
             event.metadata.resource_version = last.resource_version or None

@@ -90,6 +90,14 @@ class AggregateCache:
         self.size = size
         self._items: OrderedDict[Hashable, NodeAggregate[Any]] = OrderedDict()
 
+    def peek(self, key: Hashable) -> NodeAggregate[Any] | None:
+        """The aggregate of key if kept (then the most recently used), else None: lets a
+        caller build the contribution only on a miss."""
+        agg = self._items.get(key)
+        if agg is not None:
+            self._items.move_to_end(key)
+        return agg
+
     def get(self, key: Hashable, contribution: Contribution) -> NodeAggregate[Any]:
         agg = self._items.get(key)
         if agg is None:

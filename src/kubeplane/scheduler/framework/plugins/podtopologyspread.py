@@ -183,15 +183,37 @@ def _domains_contribution(topology_key: str, all_keys: tuple[str, ...]) -> Contr
     return contribution
 
 
-def _matches_contribution(topology_key: str, all_keys: tuple[str, ...], selector: labels.Selector | None,
-                          ns: str) -> Contribution:
+class NodeMatchCounter:
+    """count_pods_match_selector(ni.pods, selector, ns), remembered per node by its
+    generation (which moves on every change of the NodeInfo, and which the snapshot's copy
+    shares with the cache's): the hostname sums and the zone sums of one selector, each
+    re-reading the nodes that changed, count each changed node's pods once, not twice."""
+
+    __slots__ = ("selector", "ns", "memo")
+
+    def __init__(self, selector: labels.Selector | None, ns: str) -> None:
+        self.selector, self.ns = selector, ns
+        self.memo: dict[str, tuple[int, int]] = {}
+
+    def __call__(self, ni: NodeInfo) -> int:
+        hit = self.memo.get(ni.name)
+        generation = ni.generation
+        if hit is not None and hit[0] == generation:
+            return hit[1]
+        n = count_pods_match_selector(ni.pods, self.selector, self.ns)
+        self.memo[ni.name] = (generation, n)
+        return n
+
+
+def _matches_contribution(topology_key: str, all_keys: tuple[str, ...], count: Callable[[NodeInfo], int],
+                          ) -> Contribution:
     def contribution(ni: NodeInfo) -> dict[str, int] | None:
         if not ni.pods:
             return None
         lbls = ni.node.metadata.labels or {}
         if any(k not in lbls for k in all_keys):
             return None
-        n = count_pods_match_selector(ni.pods, selector, ns)
+        n = count(ni)
         return {lbls.get(topology_key, ""): n} if n else None
     return contribution
 
@@ -227,12 +249,12 @@ def _candidate_domains(nodes: list[NodeInfo], constraints: list[Constraint], req
     return ignored, counts
 
 
-def _node_matches_contribution(selector: labels.Selector | None, ns: str) -> Contribution:
+def _node_matches_contribution(count: Callable[[NodeInfo], int]) -> Contribution:
     """Matching pods per node, by node name (hostname constraints count a node's own pods)."""
     def contribution(ni: NodeInfo) -> dict[str, int] | None:
         if not ni.pods:
             return None
-        n = count_pods_match_selector(ni.pods, selector, ns)
+        n = count(ni)
         return {ni.name: n} if n else None
     return contribution
 
@@ -263,6 +285,7 @@ class PodTopologySpread:
         self.replica_sets: Any = None
         self.stateful_sets: Any = None
         self._owner_selectors: dict[str, tuple[Any, labels.Selector | None]] = {}
+        self._match_counters: dict[tuple[str, labels.Selector | None], NodeMatchCounter] = {}
 
     def set_listers(self, factory: Any) -> list[Any]:
         """The listers default_selector reads; the informers to start and wait for.
@@ -354,8 +377,10 @@ class PodTopologySpread:
             tk = c.topology_key
             domains.append(self.aggregates.get(("domains", tk, all_keys),
                                                _domains_contribution(tk, all_keys)).totals(snapshot))
-            matches.append(self.aggregates.get(("matches", ns, c.selector, tk, all_keys),
-                                               _matches_contribution(tk, all_keys, c.selector, ns)).totals(snapshot))
+            key = ("matches", ns, c.selector, tk, all_keys)
+            agg = self.aggregates.peek(key) or self.aggregates.get(
+                key, _matches_contribution(tk, all_keys, self._match_counter(ns, c.selector)))
+            matches.append(agg.totals(snapshot))
         return domains, matches
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
@@ -467,9 +492,29 @@ class PodTopologySpread:
         """Per hostname constraint, matching pods per node name over the snapshot (sums kept
         across cycles), so Score looks a node up instead of testing its pods."""
         snapshot = self.handle.snapshot_shared_lister()
-        return [self.aggregates.get(("node-matches", ns, c.selector),
-                                    _node_matches_contribution(c.selector, ns)).totals(snapshot)
-                if c.topology_key == LABEL_HOSTNAME else None for c in constraints]
+        out: list[dict[str, int] | None] = []
+        for c in constraints:
+            if c.topology_key != LABEL_HOSTNAME:
+                out.append(None)
+                continue
+            key = ("node-matches", ns, c.selector)
+            agg = self.aggregates.peek(key) or self.aggregates.get(
+                key, _node_matches_contribution(self._match_counter(ns, c.selector)))
+            out.append(agg.totals(snapshot))
+        return out
+
+    def _match_counter(self, ns: str, selector: labels.Selector | None) -> NodeMatchCounter:
+        """The NodeMatchCounter of (ns, selector), shared by the aggregates of that selector;
+        at most 16 kept, least recently asked for dropped first."""
+        counters = self._match_counters
+        key = (ns, selector)
+        counter = counters.pop(key, None)
+        if counter is None:
+            counter = NodeMatchCounter(selector, ns)
+            if len(counters) >= 16:
+                del counters[next(iter(counters))]
+        counters[key] = counter
+        return counter
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """Sum over constraints of count * log(domains + 2) + (maxSkew - 1); lower is better.

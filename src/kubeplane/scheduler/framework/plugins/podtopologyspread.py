@@ -21,7 +21,7 @@ from ....api import labels
 from ....api.types.core_v1 import Node, Pod, TopologySpreadConstraint
 from ....client.tools.cache.listers import label_matcher
 from ..aggregate import AggregateCache, Contribution
-from ..interface import MAX_NODE_SCORE, Code, CycleState, NodeScore, PreFilterResult, Status
+from ..interface import MAX_NODE_SCORE, Code, CycleState, NodeScore, PreFilterResult, Status, node_column
 from ..types import LABEL_HOSTNAME, NodeInfo, PodInfo, selector_from, unresolvable, unschedulable
 from .helper import default_selector, find_matching_untolerated_taint
 from .nodeaffinity import RequiredNodeAffinity, get_required_node_affinity
@@ -286,6 +286,7 @@ class PodTopologySpread:
         self.stateful_sets: Any = None
         self._owner_selectors: dict[str, tuple[Any, labels.Selector | None]] = {}
         self._match_counters: dict[tuple[str, labels.Selector | None], NodeMatchCounter] = {}
+        self._host_domain_codes: dict[tuple[Any, ...], HostDomainCodes] = {}
 
     def set_listers(self, factory: Any) -> list[Any]:
         """The listers default_selector reads; the informers to start and wait for.
@@ -556,7 +557,10 @@ class PodTopologySpread:
             terms.append((c.topology_key, node_counts, by_value, w, base))
         ignored = s.ignored_nodes
         if not ignored and len(terms) == 2 and terms[0][1] is not None and terms[1][1] is None:
-            return _score_host_and_domain(nodes, terms[0], terms[1])
+            codes = self._codes(ns, s.constraints[0].selector, terms[0][0], terms[1][0])
+            keep = 4 * max(len(nodes), self.handle.snapshot_shared_lister().num_nodes()) + 64
+            return _score_host_and_domain(nodes, node_column(state, nodes, "generation"), codes, terms[0], terms[1],
+                                          keep)
         out = []
         for ni in nodes:
             name = ni.name
@@ -575,6 +579,18 @@ class PodTopologySpread:
                     score += by_value.get(tp_val, base)
             out.append(int(score + 0.5))      # _go_round: the score is never negative
         return out
+
+    def _codes(self, ns: str, selector: labels.Selector | None, host_key: str, domain_key: str) -> HostDomainCodes:
+        """The HostDomainCodes of a selector and key pair; at most 16 kept."""
+        memo = self._host_domain_codes
+        key = (ns, selector, host_key, domain_key)
+        codes = memo.pop(key, None)
+        if codes is None:
+            codes = HostDomainCodes()
+            if len(memo) >= 16:
+                del memo[next(iter(memo))]
+        memo[key] = codes
+        return codes
 
     def normalize_scores(self, state: CycleState, pod: Pod, names: list[str], raw: list[int]) -> list[int]:
         """normalize_score over plain lists (names[i] scored raw[i])."""
@@ -622,33 +638,74 @@ _FILTER_NODES_STATE_KEY = "FilterNodes" + NAME   # filter_nodes' per-constraint 
 _ROW_COUNTS = 16        # matching pods on a node up to which its score is looked up
 
 
-def _score_host_and_domain(nodes: list[NodeInfo], host: tuple[Any, ...], domain: tuple[Any, ...]) -> list[int]:
+class HostDomainCodes:
+    """Per node generation, where the node's score sits in _score_host_and_domain's table:
+    domain index * _ROW_COUNTS + its count of matching pods, or _SLOW (no hostname label, no
+    domain, or too many pods: scored term by term). A node's labels and pods are fixed for a
+    generation (it moves on every change of the NodeInfo), so only the nodes changed since
+    the last cycle are looked at; the others' codes are found by their generation at C level.
+    Domain indexes never change (a new domain gets the next one)."""
+
+    __slots__ = ("domains", "by_generation")
+
+    def __init__(self) -> None:
+        self.domains: dict[str, int] = {}
+        self.by_generation: dict[int, int] = {}
+
+
+_SLOW = -1
+
+
+def _score_host_and_domain(nodes: list[NodeInfo], gens: list[int], codes: HostDomainCodes, host: tuple[Any, ...],
+                           domain: tuple[Any, ...], keep: int) -> list[int]:
     """score_nodes' loop written out for the default constraints' shape: a per-node (hostname)
     term, then a per-domain term; no node ignored. Same sums in the same order.
 
-    A node's rounded score depends only on its domain and its count of matching pods, so it
-    is worked out once per (domain, count) (rows[domain][count]) and looked up.
+    A node's rounded score depends only on its domain and its count of matching pods: the
+    cycle's table holds it per (domain, count), and a node's place in the table (its code,
+    kept per generation in codes) is looked up at C level; the table's last entry, _SLOW,
+    sends a node to the sum term by term. keep: how many codes to keep before starting over.
     """
     host_key, node_counts, _, w, base = host
     domain_key, _, by_value, _, domain_base = domain
-    get_count, get_term = node_counts.get, by_value.get
-    rows = {v: [int(c * w + base + term + 0.5) for c in range(_ROW_COUNTS)] for v, term in by_value.items()}
-    get_row = rows.get
-    out: list[int] = []
-    append = out.append
-    for ni in nodes:
-        lbls = ni.node.metadata.labels or _NO_LABELS
-        tp_val = lbls.get(domain_key)
-        count = get_count(ni.name, 0)
-        if tp_val is not None and count < _ROW_COUNTS and host_key in lbls:
-            row = get_row(tp_val)
-            if row is not None:
-                append(row[count])
-                continue
-        score = count * w + base if host_key in lbls else 0.0
-        if tp_val is not None:
-            score += get_term(tp_val, domain_base)
-        append(int(score + 0.5))
+    by_generation, domains = codes.by_generation, codes.domains
+    code_list = list(map(by_generation.get, gens))
+    if None in code_list:
+        if len(by_generation) > keep:    # (4 x the snapshot's nodes) the generations of nodes
+            by_generation.clear()        # changed since: never asked for again
+        get_count = node_counts.get
+        for i, code in enumerate(code_list):
+            if code is None:
+                ni = nodes[i]
+                lbls = ni.node.metadata.labels or _NO_LABELS
+                tp_val = lbls.get(domain_key)
+                count = get_count(ni.name, 0)
+                if tp_val is None or count >= _ROW_COUNTS or host_key not in lbls:
+                    code = _SLOW
+                else:
+                    index = domains.get(tp_val)
+                    if index is None:
+                        index = domains[tp_val] = len(domains)
+                    code = index * _ROW_COUNTS + count
+                code_list[i] = by_generation[gens[i]] = code
+    table = [_SLOW] * (len(domains) * _ROW_COUNTS + 1)      # the last entry: code _SLOW
+    for value, index in domains.items():
+        term = by_value.get(value)
+        if term is not None:
+            table[index * _ROW_COUNTS:(index + 1) * _ROW_COUNTS] = [int(c * w + base + term + 0.5)
+                                                                    for c in range(_ROW_COUNTS)]
+    out = list(map(table.__getitem__, code_list))
+    if _SLOW in out:
+        get_count, get_term = node_counts.get, by_value.get
+        for i, score in enumerate(out):
+            if score == _SLOW:
+                ni = nodes[i]
+                lbls = ni.node.metadata.labels or _NO_LABELS
+                tp_val = lbls.get(domain_key)
+                total = get_count(ni.name, 0) * w + base if host_key in lbls else 0.0
+                if tp_val is not None:
+                    total += get_term(tp_val, domain_base)
+                out[i] = int(total + 0.5)
     return out
 
 

@@ -353,6 +353,39 @@ def test_a_status_only_update_swaps_the_pod_in_place_with_the_same_aggregates() 
     assert ni.requested.milli_cpu == 1000 and ni.pods[0].pod is changed
 
 
+def test_pods_generation_moves_with_what_selects_pods_only() -> None:
+    """NodeInfo.pods_generation: moved by a pod added or removed, or by a change of its
+    labels, namespace or deletion timestamp; not by a status write (the generation moves);
+    the snapshot's copy carries it."""
+    from kubeplane.api.types.core_v1 import PodStatus
+    from kubeplane.scheduler.internal.cache import Cache
+    cache = Cache()
+    cache.add_node(make_node("n1"))
+    ni = cache.nodes["n1"]
+    before = ni.pods_generation
+    old = make_pod("a", node="n1", labels={"app": "web"})
+    cache.add_pod(old)
+    assert ni.pods_generation == ni.generation > before
+    steps: list[tuple[str, Any]] = [
+        ("status", lambda p: setattr(p, "status", PodStatus(phase="Running"))),
+        ("labels", lambda p: setattr(p.metadata, "labels", {"app": "db"})),
+        ("deleting", lambda p: setattr(p.metadata, "deletion_timestamp", "2026-01-01T00:00:00Z")),
+    ]
+    for what, change in steps:
+        gen, pods_gen = ni.generation, ni.pods_generation
+        new = old.deep_copy()
+        change(new)
+        cache.update_pod(old, new)
+        assert ni.pods[0].pod is new and ni.generation > gen
+        assert (ni.pods_generation == pods_gen) if what == "status" else (ni.pods_generation == ni.generation), what
+        old = new
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    assert snap.get("n1").pods_generation == ni.pods_generation
+    cache.remove_pod(old)
+    assert ni.pods_generation == ni.generation
+
+
 # --- filtering a slice of nodes at once (Fit.filter_nodes) ----------------------------------------
 
 def _filter_outcome(s: Sched, pod: Any, batch: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, ...]:

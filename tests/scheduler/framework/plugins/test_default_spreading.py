@@ -304,7 +304,7 @@ def test_batch_scoring_of_a_node_beyond_the_looked_up_counts() -> None:
 @pytest.mark.parametrize("seed", range(6))
 def test_scores_across_cycles_follow_the_changed_nodes(seed: int) -> None:
     """Cycles on one snapshot the cache updates in between (pods added, relabelled, marked
-    terminating, removed; nodes relabelled, their zone dropped, added): score_nodes, whose
+    terminating, status-written, removed; nodes relabelled, their zone dropped, added): score_nodes, whose
     sums, per-node counts and table codes carry over from cycle to cycle, gives what a plugin
     scoring a fresh copy of the same cache state node by node gives."""
     import random
@@ -345,6 +345,11 @@ def test_scores_across_cycles_follow_the_changed_nodes(seed: int) -> None:
             elif what < 0.65:
                 d = types.to_dict(old)
                 d["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+                pods[name] = types.from_dict(d, core_v1.Pod)
+                cache.update_pod(old, pods[name])
+            elif what < 0.7:
+                d = types.to_dict(old)           # a status write: the counts stay
+                d["status"] = {"phase": "Running", "message": str(step)}
                 pods[name] = types.from_dict(d, core_v1.Pod)
                 cache.update_pod(old, pods[name])
             elif what < 0.8:

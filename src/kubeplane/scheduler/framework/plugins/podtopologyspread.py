@@ -185,9 +185,11 @@ def _domains_contribution(topology_key: str, all_keys: tuple[str, ...]) -> Contr
 
 class NodeMatchCounter:
     """count_pods_match_selector(ni.pods, selector, ns), remembered per node by its
-    generation (which moves on every change of the NodeInfo, and which the snapshot's copy
-    shares with the cache's): the hostname sums and the zone sums of one selector, each
-    re-reading the nodes that changed, count each changed node's pods once, not twice."""
+    pods_generation (which moves whenever the pods or their namespaces, labels or deletion
+    timestamps change, and which the snapshot's copy shares with the cache's): the hostname
+    sums and the zone sums of one selector, each re-reading the nodes that changed, count a
+    changed node's pods once, not twice, and not at all after a status write (most of the
+    changes a rolling update brings)."""
 
     __slots__ = ("selector", "ns", "memo")
 
@@ -197,7 +199,7 @@ class NodeMatchCounter:
 
     def __call__(self, ni: NodeInfo) -> int:
         hit = self.memo.get(ni.name)
-        generation = ni.generation
+        generation = ni.pods_generation
         if hit is not None and hit[0] == generation:
             return hit[1]
         n = count_pods_match_selector(ni.pods, self.selector, self.ns)

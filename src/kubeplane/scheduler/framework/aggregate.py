@@ -29,14 +29,17 @@ Contribution = Callable[[NodeInfo], "dict[Any, int] | None"]
 class NodeAggregate(Generic[K]):
     """sum(contribution(ni) for ni in snapshot.node_info_list), key by key (zero sums dropped)."""
 
-    __slots__ = ("contribution", "snapshot", "seq", "layout_seq", "per_node", "sums")
+    __slots__ = ("contribution", "snapshot", "seq", "layout_seq", "per_node", "sums", "nodes")
 
-    def __init__(self, contribution: Contribution) -> None:
+    def __init__(self, contribution: Contribution, node_only: bool = False) -> None:
         self.contribution = contribution
         self.snapshot: Any = None
         self.seq = self.layout_seq = -1
         self.per_node: dict[str, dict[K, int]] = {}
         self.sums: dict[K, int] = {}
+        # node_only (a contribution of the Node object alone, not of its pods): per node the
+        # Node its contribution was taken from; a NodeInfo changed by its pods only is skipped.
+        self.nodes: dict[str, Any] | None = {} if node_only else None
 
     def totals(self, snapshot: Any) -> dict[K, int]:
         """The sums for snapshot as it is now. Callers must not modify the dict."""
@@ -55,10 +58,18 @@ class NodeAggregate(Generic[K]):
         self.seq, self.layout_seq = snapshot.seq, snapshot.layout_seq
         self.per_node = {}
         self.sums = {}
+        if self.nodes is not None:
+            self.nodes = {}
         for ni in snapshot.node_info_list:
             self._replace(ni.name, ni)
 
     def _replace(self, name: str, ni: NodeInfo | None) -> None:
+        nodes = self.nodes
+        if nodes is not None:
+            node = ni.node if ni is not None else None
+            if node is not None and nodes.get(name) is node:
+                return
+            nodes[name] = node
         sums = self.sums
         old = self.per_node.pop(name, None)
         if old:
@@ -98,10 +109,10 @@ class AggregateCache:
             self._items.move_to_end(key)
         return agg
 
-    def get(self, key: Hashable, contribution: Contribution) -> NodeAggregate[Any]:
+    def get(self, key: Hashable, contribution: Contribution, node_only: bool = False) -> NodeAggregate[Any]:
         agg = self._items.get(key)
         if agg is None:
-            agg = self._items[key] = NodeAggregate(contribution)
+            agg = self._items[key] = NodeAggregate(contribution, node_only)
             if len(self._items) > self.size:
                 self._items.popitem(last=False)
         else:

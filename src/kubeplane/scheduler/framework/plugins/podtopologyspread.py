@@ -378,8 +378,8 @@ class PodTopologySpread:
         domains, matches = [], []
         for c in constraints:
             tk = c.topology_key
-            domains.append(self.aggregates.get(("domains", tk, all_keys),
-                                               _domains_contribution(tk, all_keys)).totals(snapshot))
+            domains.append(self.aggregates.get(("domains", tk, all_keys), _domains_contribution(tk, all_keys),
+                                               node_only=True).totals(snapshot))
             key = ("matches", ns, c.selector, tk, all_keys)
             agg = self.aggregates.peek(key) or self.aggregates.get(
                 key, _matches_contribution(tk, all_keys, self._match_counter(ns, c.selector)))
@@ -485,7 +485,8 @@ class PodTopologySpread:
         node lacks a key of all_keys (so none is ignored); None otherwise."""
         snapshot = self.handle.snapshot_shared_lister()
         keyed = [c.topology_key for c in constraints if c.topology_key != LABEL_HOSTNAME]
-        totals = [self.aggregates.get(("domains", tk, all_keys), _domains_contribution(tk, all_keys)).totals(snapshot)
+        totals = [self.aggregates.get(("domains", tk, all_keys), _domains_contribution(tk, all_keys),
+                                      node_only=True).totals(snapshot)
                   for tk in keyed or ([LABEL_HOSTNAME] if all_keys else [])]
         if all_keys and sum(totals[0].values()) != snapshot.num_nodes():
             return None                 # some node lacks a key: the scan must find the ignored ones
@@ -648,11 +649,14 @@ class HostDomainCodes:
     the last cycle are looked at; the others' codes are found by their generation at C level.
     Domain indexes never change (a new domain gets the next one)."""
 
-    __slots__ = ("domains", "by_generation")
+    __slots__ = ("domains", "by_generation", "rows")
 
     def __init__(self) -> None:
         self.domains: dict[str, int] = {}
         self.by_generation: dict[int, int] = {}
+        # domain index -> ((weight, base, domain term), its row of the table): a row is
+        # worked out again only when its inputs change (one domain per bound pod, mostly).
+        self.rows: dict[int, tuple[tuple[float, int, float], list[int]]] = {}
 
 
 _SLOW = -1
@@ -691,11 +695,18 @@ def _score_host_and_domain(nodes: list[NodeInfo], gens: list[int], codes: HostDo
                     code = index * _ROW_COUNTS + count
                 code_list[i] = by_generation[gens[i]] = code
     table = [_SLOW] * (len(domains) * _ROW_COUNTS + 1)      # the last entry: code _SLOW
+    rows = codes.rows
     for value, index in domains.items():
         term = by_value.get(value)
         if term is not None:
-            table[index * _ROW_COUNTS:(index + 1) * _ROW_COUNTS] = [int(c * w + base + term + 0.5)
-                                                                    for c in range(_ROW_COUNTS)]
+            inputs = (w, base, term)
+            known = rows.get(index)
+            if known is not None and known[0] == inputs:
+                row = known[1]
+            else:
+                row = [int(c * w + base + term + 0.5) for c in range(_ROW_COUNTS)]
+                rows[index] = (inputs, row)
+            table[index * _ROW_COUNTS:(index + 1) * _ROW_COUNTS] = row
     out = list(map(table.__getitem__, code_list))
     if _SLOW in out:
         get_count, get_term = node_counts.get, by_value.get

@@ -257,3 +257,36 @@ def test_node_only_aggregate_skips_nodes_changed_by_their_pods() -> None:
     cache.update_node(cache.nodes["n1"].node, make_node("n1", labels={ZONE: "z0"}))
     cache.update_snapshot(snap)
     assert agg.totals(snap) == {"z0": 3, "z1": 1} and calls[4:] == ["n1"]
+
+
+def test_selecting_pods_aggregate_skips_status_writes_only() -> None:
+    """A selecting_pods NodeAggregate takes a node's contribution again when its pods, their
+    labels or deletion timestamps, or its Node change; not after a status write."""
+    from kubeplane.api.types.core_v1 import PodStatus
+    cache, snap = Cache(), Snapshot()
+    cache.add_node(make_node("n0", labels={ZONE: "z0"}))
+    pod = make_pod("p", node="n0", labels={"color": "blue"})
+    cache.add_pod(pod)
+    cache.update_snapshot(snap)
+    calls: list[str] = []
+
+    def blue(ni: NodeInfo) -> dict[str, int] | None:
+        calls.append(ni.name)
+        n = sum(1 for pi in ni.pods if (pi.pod.metadata.labels or {}).get("color") == "blue")
+        return {"blue": n} if n else None
+
+    agg: NodeAggregate[str] = NodeAggregate(blue, selecting_pods=True)
+    assert agg.totals(snap) == {"blue": 1} and len(calls) == 1
+    written = pod.deep_copy()
+    written.status = PodStatus(phase="Running")
+    cache.update_pod(pod, written)
+    cache.update_snapshot(snap)
+    assert agg.totals(snap) == {"blue": 1} and len(calls) == 1
+    red = written.deep_copy()
+    red.metadata.labels = {"color": "red"}
+    cache.update_pod(written, red)
+    cache.update_snapshot(snap)
+    assert agg.totals(snap) == {} and len(calls) == 2
+    cache.add_pod(make_pod("q", node="n0", labels={"color": "blue"}))
+    cache.update_snapshot(snap)
+    assert agg.totals(snap) == {"blue": 1} and len(calls) == 3

@@ -29,9 +29,9 @@ Contribution = Callable[[NodeInfo], "dict[Any, int] | None"]
 class NodeAggregate(Generic[K]):
     """sum(contribution(ni) for ni in snapshot.node_info_list), key by key (zero sums dropped)."""
 
-    __slots__ = ("contribution", "snapshot", "seq", "layout_seq", "per_node", "sums", "nodes")
+    __slots__ = ("contribution", "snapshot", "seq", "layout_seq", "per_node", "sums", "nodes", "selecting_pods")
 
-    def __init__(self, contribution: Contribution, node_only: bool = False) -> None:
+    def __init__(self, contribution: Contribution, node_only: bool = False, selecting_pods: bool = False) -> None:
         self.contribution = contribution
         self.snapshot: Any = None
         self.seq = self.layout_seq = -1
@@ -39,7 +39,11 @@ class NodeAggregate(Generic[K]):
         self.sums: dict[K, int] = {}
         # node_only (a contribution of the Node object alone, not of its pods): per node the
         # Node its contribution was taken from; a NodeInfo changed by its pods only is skipped.
-        self.nodes: dict[str, Any] | None = {} if node_only else None
+        # selecting_pods (of the Node and of which pods are there with which namespaces, labels
+        # and deletion timestamps, as selectors count them): per node the Node and the
+        # NodeInfo's pods_generation; a NodeInfo changed by status writes only is skipped.
+        self.nodes: dict[str, Any] | None = {} if node_only or selecting_pods else None
+        self.selecting_pods = selecting_pods
 
     def totals(self, snapshot: Any) -> dict[K, int]:
         """The sums for snapshot as it is now. Callers must not modify the dict."""
@@ -67,9 +71,16 @@ class NodeAggregate(Generic[K]):
         nodes = self.nodes
         if nodes is not None:
             node = ni.node if ni is not None else None
-            if node is not None and nodes.get(name) is node:
-                return
-            nodes[name] = node
+            if self.selecting_pods:
+                pods_generation = ni.pods_generation if ni is not None else -1
+                seen = nodes.get(name)
+                if node is not None and seen is not None and seen[0] is node and seen[1] == pods_generation:
+                    return
+                nodes[name] = (node, pods_generation)
+            else:
+                if node is not None and nodes.get(name) is node:
+                    return
+                nodes[name] = node
         sums = self.sums
         old = self.per_node.pop(name, None)
         if old:
@@ -109,10 +120,11 @@ class AggregateCache:
             self._items.move_to_end(key)
         return agg
 
-    def get(self, key: Hashable, contribution: Contribution, node_only: bool = False) -> NodeAggregate[Any]:
+    def get(self, key: Hashable, contribution: Contribution, node_only: bool = False,
+            selecting_pods: bool = False) -> NodeAggregate[Any]:
         agg = self._items.get(key)
         if agg is None:
-            agg = self._items[key] = NodeAggregate(contribution, node_only)
+            agg = self._items[key] = NodeAggregate(contribution, node_only, selecting_pods)
             if len(self._items) > self.size:
                 self._items.popitem(last=False)
         else:

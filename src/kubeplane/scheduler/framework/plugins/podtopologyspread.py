@@ -382,7 +382,7 @@ class PodTopologySpread:
                                                node_only=True).totals(snapshot))
             key = ("matches", ns, c.selector, tk, all_keys)
             agg = self.aggregates.peek(key) or self.aggregates.get(
-                key, _matches_contribution(tk, all_keys, self._match_counter(ns, c.selector)))
+                key, _matches_contribution(tk, all_keys, self._match_counter(ns, c.selector)), selecting_pods=True)
             matches.append(agg.totals(snapshot))
         return domains, matches
 
@@ -503,7 +503,7 @@ class PodTopologySpread:
                 continue
             key = ("node-matches", ns, c.selector)
             agg = self.aggregates.peek(key) or self.aggregates.get(
-                key, _node_matches_contribution(self._match_counter(ns, c.selector)))
+                key, _node_matches_contribution(self._match_counter(ns, c.selector)), selecting_pods=True)
             out.append(agg.totals(snapshot))
         return out
 

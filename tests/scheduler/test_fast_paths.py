@@ -386,6 +386,18 @@ def test_pods_generation_moves_with_what_selects_pods_only() -> None:
     assert ni.pods_generation == ni.generation
 
 
+def test_snapshot_into_sets_every_slot() -> None:
+    """snapshot_into (the snapshot's NodeInfo updated in place) leaves no slot out: a slot
+    added to NodeInfo must be copied there too."""
+    ni = node_info(make_node("n1"), make_pod("a", node="n1", requests={"cpu": "1"}, host_ports=[80]))
+    target = NodeInfo.__new__(NodeInfo)
+    ni.snapshot_into(target)
+    for slot in NodeInfo.__slots__:
+        mine, copied = getattr(ni, slot), getattr(target, slot)
+        assert copied is mine or (type(copied) is type(mine) and copied is not mine), slot
+    assert target.pods == ni.pods and target.requested.milli_cpu == 1000 and target.pods_generation == ni.pods_generation
+
+
 # --- filtering a slice of nodes at once (Fit.filter_nodes) ----------------------------------------
 
 def _filter_outcome(s: Sched, pod: Any, batch: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, ...]:

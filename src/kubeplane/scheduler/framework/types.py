@@ -456,6 +456,11 @@ class NodeInfo:
         Upstream: NodeInfo.Snapshot
         """
         c = NodeInfo.__new__(NodeInfo)
+        self.snapshot_into(c)
+        return c
+
+    def snapshot_into(self, c: NodeInfo) -> None:
+        """Make c what snapshot() returns (the snapshot's NodeInfo updated in place)."""
         c.node = self.node
         c.name = self.name
         c.pods = list(self.pods)
@@ -468,7 +473,6 @@ class NodeInfo:
         c.allocatable = self.allocatable.clone()
         c.generation = self.generation
         c.pods_generation = self.pods_generation
-        return c
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name}, pods={[p.key for p in self.pods]}, requested={self.requested})"

@@ -310,8 +310,6 @@ def select_index(totals: list[int], rng: random.Random) -> int:
     """select_host over plain totals: the chosen index (the same draws)."""
     if not totals:
         raise ValueError("empty priorityList")
-    if len(totals) > 1 and _draws_like_randrange(rng) and _BATCHED_WORDS_OK:
-        return _select_index_batched(totals, rng.getrandbits)
     max_score, selected, count = totals[0], 0, 1
     randbelow = _randbelow_of(rng)
     for i in range(1, len(totals)):
@@ -323,61 +321,6 @@ def select_index(totals: list[int], rng: random.Random) -> int:
             if randbelow(count) == 0:
                 selected = i
     return selected
-
-
-def _select_index_batched(totals: list[int], getrandbits: Callable[[int], int]) -> int:
-    """select_index's reservoir sampling, the same draws from the same generator, with the
-    work per node at C level: the running maximum (accumulate) finds the nodes that tie with
-    it or raise it, and only those are visited. Identical nodes all tie (at 1,000 nodes a
-    few hundred per cycle), so the draws are what costs: each is randbelow(count), i.e.
-    getrandbits(k) = the generator's next 32-bit word >> (32 - k), again while >= count.
-    Every tie takes at least one word, so the words of all ties are drawn in one
-    getrandbits call (the first word the least significant) and a rejection's extra words
-    one by one once those run out: the generator ends where the draw-by-draw loop leaves it.
-    """
-    runmax = list(itertools.accumulate(totals, max))
-    rest = itertools.islice(totals, 1, None)
-    ties = sum(map(operator.eq, itertools.islice(totals, 1, None), runmax))
-    steps = itertools.compress(range(1, len(totals)), map(operator.ge, rest, runmax))
-    words: memoryview | list[int] = []
-    if ties:
-        words = memoryview(getrandbits(32 * ties).to_bytes(4 * ties, "little")).cast("I")
-    used = 0
-    max_score, selected, count = totals[0], 0, 1
-    for i in steps:
-        score = totals[i]
-        if score > max_score:
-            max_score, selected, count = score, i, 1
-            continue
-        count += 1
-        k = count.bit_length()
-        while True:
-            if used < ties:
-                r = words[used] >> (32 - k)
-                used += 1
-            else:
-                r = getrandbits(k)
-            if r < count:
-                break
-        if r == 0:
-            selected = i
-    return selected
-
-
-def _check_batched_words() -> bool:
-    """Whether getrandbits(32 * n) holds the next n words first-least-significant, read back
-    by a little-endian 'I' view, and getrandbits(k) is the next word >> (32 - k) (checked once)."""
-    import array
-    if array.array("I").itemsize != 4:
-        return False
-    a, b = random.Random(11), random.Random(11)
-    words = memoryview(a.getrandbits(32 * 40).to_bytes(160, "little")).cast("I")
-    if list(words) != [b.getrandbits(32) for _ in range(40)]:
-        return False
-    return all(a.getrandbits(32) >> (32 - k) == b.getrandbits(k) for k in range(1, 33)) and a.random() == b.random()
-
-
-_BATCHED_WORDS_OK = _check_batched_words()
 
 
 def _randbelow_of(rng: random.Random) -> Callable[[int], int]:

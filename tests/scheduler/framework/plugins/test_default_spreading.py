@@ -263,7 +263,7 @@ def test_framework_gives_plugins_listers_and_their_informers() -> None:
     assert fwk.plugin_informers[2] is factory.apps_v1().replicasets().informer()
 
 
-@pytest.mark.parametrize("zoned", [0.8, 1.0])
+@pytest.mark.parametrize("zoned", [0.0, 0.8, 1.0])
 @pytest.mark.parametrize("seed", range(8))
 def test_batch_scoring_equals_score_per_node(seed: int, zoned: float) -> None:
     """score_nodes + normalize_scores (what the runtime calls) give Score + NormalizeScore's

@@ -643,8 +643,9 @@ _ROW_COUNTS = 16        # matching pods on a node up to which its score is looke
 
 class HostDomainCodes:
     """Per node generation, where the node's score sits in _score_host_and_domain's table:
-    domain index * _ROW_COUNTS + its count of matching pods, or _SLOW (no hostname label, no
-    domain, or too many pods: scored term by term). A node's labels and pods are fixed for a
+    domain index * _ROW_COUNTS + its count of matching pods (nodes without the domain key, as
+    the density run's, have a row of their own), or _SLOW (no hostname label or too many pods:
+    scored term by term). A node's labels and pods are fixed for a
     generation (it moves on every change of the NodeInfo), so only the nodes changed since
     the last cycle are looked at; the others' codes are found by their generation at C level.
     Domain indexes never change (a new domain gets the next one)."""
@@ -652,7 +653,7 @@ class HostDomainCodes:
     __slots__ = ("domains", "by_generation", "rows")
 
     def __init__(self) -> None:
-        self.domains: dict[str, int] = {}
+        self.domains: dict[str | None, int] = {}        # None: the nodes without the domain key
         self.by_generation: dict[int, int] = {}
         # domain index -> ((weight, base, domain term), its row of the table): a row is
         # worked out again only when its inputs change (one domain per bound pod, mostly).
@@ -686,7 +687,7 @@ def _score_host_and_domain(nodes: list[NodeInfo], gens: list[int], codes: HostDo
                 lbls = ni.node.metadata.labels or _NO_LABELS
                 tp_val = lbls.get(domain_key)
                 count = get_count(ni.name, 0)
-                if tp_val is None or count >= _ROW_COUNTS or host_key not in lbls:
+                if count >= _ROW_COUNTS or host_key not in lbls:
                     code = _SLOW
                 else:
                     index = domains.get(tp_val)
@@ -697,7 +698,9 @@ def _score_host_and_domain(nodes: list[NodeInfo], gens: list[int], codes: HostDo
     table = [_SLOW] * (len(domains) * _ROW_COUNTS + 1)      # the last entry: code _SLOW
     rows = codes.rows
     for value, index in domains.items():
-        term = by_value.get(value)
+        # None: the nodes without the domain key, which get no domain term (adding 0.0 to
+        # the non-negative hostname term changes no bit of it).
+        term = 0.0 if value is None else by_value.get(value)
         if term is not None:
             inputs = (w, base, term)
             known = rows.get(index)

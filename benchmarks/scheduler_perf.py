@@ -26,6 +26,8 @@ pod-with-topology-spreading, pod-with-pod-anti-affinity):
   and an old pod's graceful delete, status write and final delete follow as informer events
   (Cluster.churn), so the cycles see the changed nodes a rolling update gives them. Use
   `--nodes 100 --init-pods 1000 --measure-pods 1000` for the density run's shape.
+- RollingUpdateNoZones (ours): the same on nodes without a zone label, as the density run's
+  nodes are (the zone constraint then scores no node).
 Every node is labelled kubernetes.io/hostname, as a kubelet labels its node.
 
 What runs: the real Scheduler (queue, cache, snapshot, every default plugin, the binding
@@ -181,14 +183,15 @@ WORKLOADS: dict[str, tuple[bool, Any, str, Any, str]] = {
     "ServiceDefaultSpreading": (True, default_pod, "default", service_pod, "service-ns"),
     "ReplicaSetDefaultSpreading": (True, default_pod, "default", replicaset_pod, "default"),
     "RollingUpdate": (True, old_replicaset_pod, "default", replicaset_pod, "default"),
+    "RollingUpdateNoZones": (False, old_replicaset_pod, "default", replicaset_pod, "default"),
 }
 # Workloads whose measured pods each bring what a rolling update's kubelet and controllers
 # write to the pods (Cluster.churn).
-CHURN = {"RollingUpdate"}
+CHURN = {"RollingUpdate", "RollingUpdateNoZones"}
 # What the listers of default spreading hold (the scheduler's Service/ReplicaSet informers).
 WORKLOAD_OBJECTS: dict[str, list[dict[str, Any]]] = {
     "ServiceDefaultSpreading": [SERVICE], "ReplicaSetDefaultSpreading": [REPLICA_SET],
-    "RollingUpdate": [REPLICA_SET, OLD_REPLICA_SET]}
+    "RollingUpdate": [REPLICA_SET, OLD_REPLICA_SET], "RollingUpdateNoZones": [REPLICA_SET, OLD_REPLICA_SET]}
 
 
 # --- the scheduler without an API server ---------------------------------------------------------

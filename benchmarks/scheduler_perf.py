@@ -21,6 +21,13 @@ pod-with-topology-spreading, pod-with-pod-anti-affinity):
 - ReplicaSetDefaultSpreading (ours): the same, the pods owned by a ReplicaSet (controller
   ownerReference, app=web + pod-template-hash) and no Service: the density run's pods. Use
   `--nodes 1000 --init-pods 0 --measure-pods 10000` for the 10,000 pods on 1,000 nodes shape.
+- RollingUpdate (ours): the density run's rolling update. The initial pods belong to the old
+  ReplicaSet, the measured ones to the new; once a new pod is bound, its two status writes
+  and an old pod's graceful delete, status write and final delete follow as informer events
+  (Cluster.churn), so the cycles see the changed nodes a rolling update gives them. Use
+  `--nodes 100 --init-pods 1000 --measure-pods 1000` for the density run's shape.
+- RollingUpdateNoZones (ours): the same on nodes without a zone label, as the density run's
+  nodes are (the zone constraint then scores no node).
 Every node is labelled kubernetes.io/hostname, as a kubelet labels its node.
 
 What runs: the real Scheduler (queue, cache, snapshot, every default plugin, the binding
@@ -48,13 +55,18 @@ import asyncio
 import gc
 import json
 import math
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
 import time
 from typing import Any
 
 import msgspec
 
 from kubeplane.api import types
-from kubeplane.api.types.core_v1 import Node, Pod
+from kubeplane.api.types.core_v1 import Node, Pod, PodStatus
 from kubeplane.scheduler import Scheduler, SchedulerOptions
 from kubeplane.scheduler.framework.interface import CycleState, Status
 from kubeplane.scheduler.framework.plugins import DEFAULT_PLUGINS, DefaultBinder
@@ -140,11 +152,26 @@ def replicaset_pod(name: str, ns: str) -> dict[str, Any]:
     return d
 
 
+OLD_RS_LABELS = {"app": "web", "pod-template-hash": "7c6b5f9d4"}
+
+
+def old_replicaset_pod(name: str, ns: str) -> dict[str, Any]:
+    """A pod of the ReplicaSet a rolling update replaces (`web-7c6b5f9d4`, OLD_REPLICA_SET)."""
+    d = pod_dict(f"web-7c6b5f9d4-{name}", ns, dict(OLD_RS_LABELS))
+    d["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7c6b5f9d4",
+                                         "uid": "uid-rs-web-old", "controller": True, "blockOwnerDeletion": True}]
+    return d
+
+
 SERVICE = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "service-ns"},
            "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}
 REPLICA_SET = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
                "metadata": {"name": "web-5d8f9c7b6", "namespace": "default", "uid": "uid-rs-web"},
                "spec": {"selector": {"matchLabels": RS_LABELS}, "template": {"metadata": {"labels": RS_LABELS}}}}
+OLD_REPLICA_SET = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                   "metadata": {"name": "web-7c6b5f9d4", "namespace": "default", "uid": "uid-rs-web-old"},
+                   "spec": {"selector": {"matchLabels": OLD_RS_LABELS},
+                            "template": {"metadata": {"labels": OLD_RS_LABELS}}}}
 
 
 # name -> (zone labels on nodes, initial pod template + namespace, measured pod template + namespace)
@@ -155,10 +182,16 @@ WORKLOADS: dict[str, tuple[bool, Any, str, Any, str]] = {
     "SchedulingPodAntiAffinity": (False, anti_affinity_pod, "sched-0", anti_affinity_pod, "sched-1"),
     "ServiceDefaultSpreading": (True, default_pod, "default", service_pod, "service-ns"),
     "ReplicaSetDefaultSpreading": (True, default_pod, "default", replicaset_pod, "default"),
+    "RollingUpdate": (True, old_replicaset_pod, "default", replicaset_pod, "default"),
+    "RollingUpdateNoZones": (False, old_replicaset_pod, "default", replicaset_pod, "default"),
 }
+# Workloads whose measured pods each bring what a rolling update's kubelet and controllers
+# write to the pods (Cluster.churn).
+CHURN = {"RollingUpdate", "RollingUpdateNoZones"}
 # What the listers of default spreading hold (the scheduler's Service/ReplicaSet informers).
 WORKLOAD_OBJECTS: dict[str, list[dict[str, Any]]] = {
-    "ServiceDefaultSpreading": [SERVICE], "ReplicaSetDefaultSpreading": [REPLICA_SET]}
+    "ServiceDefaultSpreading": [SERVICE], "ReplicaSetDefaultSpreading": [REPLICA_SET],
+    "RollingUpdate": [REPLICA_SET, OLD_REPLICA_SET], "RollingUpdateNoZones": [REPLICA_SET, OLD_REPLICA_SET]}
 
 
 # --- the scheduler without an API server ---------------------------------------------------------
@@ -197,6 +230,11 @@ class _Informer:
         self.indexer.objs[key] = obj
         for h in self.handlers:
             h.on_update(old, obj)
+
+    def delete(self, key: str) -> None:
+        old = self.indexer.objs.pop(key)
+        for h in self.handlers:
+            h.on_delete(old)
 
 
 class _NoTransport:
@@ -246,6 +284,7 @@ class Cluster:
         self.pods, self.nodes = _Informer(), _Informer()
         self.bound = 0
         self.rv = 1
+        self.old_pods: list[str] = []       # keys of the pods churn deletes, the last first
         loop = asyncio.get_running_loop()
         cluster = self
 
@@ -269,6 +308,37 @@ class Cluster:
         bound = msgspec.structs.replace(assumed, metadata=msgspec.structs.replace(meta, resource_version=str(self.rv)))
         self.pods.update(f"{meta.namespace}/{meta.name}", bound)
         self.bound += 1
+        if self.old_pods:
+            self.churn(f"{meta.namespace}/{meta.name}", self.old_pods.pop())
+
+    def churn(self, new_key: str, old_key: str) -> None:
+        """What the density run's rolling update writes per new pod once it is bound, each an
+        informer event on its own loop turn: two status writes of the new pod (Running,
+        Ready), and for an old pod the graceful delete (deletionTimestamp), its status write
+        and the final delete."""
+        writes = [(new_key, "status"), (old_key, "terminate"), (new_key, "status"), (old_key, "status"),
+                  (old_key, "delete")]
+        asyncio.get_running_loop().call_soon(self._write, writes)
+
+    def _write(self, writes: list[tuple[str, str]]) -> None:
+        """The first of writes; the rest on the next loop turns (an order that does not depend
+        on timing, so that --instructions counts the same work every run)."""
+        key, how = writes[0]
+        if writes[1:]:
+            asyncio.get_running_loop().call_soon(self._write, writes[1:])
+        if how == "delete":
+            self.pods.delete(key)
+            return
+        self.rv += 1
+        pod = self.pods.indexer.objs[key]
+        meta = msgspec.structs.replace(pod.metadata, resource_version=str(self.rv))
+        if how == "terminate":
+            meta = msgspec.structs.replace(meta, deletion_timestamp="2026-01-01T00:00:00Z")
+            pod = msgspec.structs.replace(pod, metadata=meta)
+        else:
+            status = msgspec.structs.replace(pod.status or PodStatus(), phase="Running", message=str(self.rv))
+            pod = msgspec.structs.replace(pod, metadata=meta, status=status)
+        self.pods.update(key, pod)
 
     def add_nodes(self, nodes: list[Node]) -> None:
         for n in nodes:
@@ -335,22 +405,54 @@ async def run_workload(name: str, n_nodes: int, n_init: int, n_measure: int, see
     cluster.add_nodes(nodes)
     cluster.add_pods(init_pods)
     await cluster.wait_bound(n_init, task)
+    if name in CHURN:
+        cluster.old_pods = [f"{init_ns}/{p.metadata.name}" for p in reversed(init_pods[:n_measure])]
     gc.collect()
     collector = ThroughputCollector(lambda: cluster.bound - n_init)
     ctask = asyncio.ensure_future(collector.run())
+    if INSTRUMENT:
+        _switch(True)
     t0, c0 = time.perf_counter(), time.process_time()
     cluster.add_pods(measure_pods)
     await cluster.wait_bound(n_init + n_measure, task)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    if INSTRUMENT:
+        _switch(False)
     for t in (ctask, task):
         t.cancel()
     await asyncio.gather(ctask, task, return_exceptions=True)
     sched = cluster.sched
     on_nodes = sum(len(ni.pods) for ni in sched.cache.nodes.values())
-    assert on_nodes == n_init + n_measure, on_nodes
+    if name not in CHURN:
+        assert on_nodes == n_init + n_measure, on_nodes
     return {"workload": name, "nodes": n_nodes, "init_pods": n_init, "measure_pods": n_measure,
             "SchedulingThroughput": collector.collect(), "pods_per_s_wall": n_measure / wall,
             "cpu_ms_per_pod": 1000 * cpu / n_measure, "pods_per_cpu_s": n_measure / cpu}
+
+
+INSTRUMENT = False       # --instructions' child: callgrind counts only the measured phase
+
+
+def _switch(on: bool) -> None:
+    """callgrind_control -i on|off for this process (instructions.py's _switch)."""
+    child = os.posix_spawnp("callgrind_control", ["callgrind_control", "-i", "on" if on else "off",
+                                                  str(os.getpid())],
+                            os.environ, file_actions=[(os.POSIX_SPAWN_OPEN, 1, "/dev/null", os.O_WRONLY, 0)])
+    os.waitpid(child, 0)
+
+
+def instructions(a: argparse.Namespace, name: str) -> int:
+    """Instructions of the measured phase of one run, this script re-run under callgrind
+    (init pods, set-up and the final checks not counted): a figure the machine's load does not
+    move, to compare checkouts with (run each under its own PYTHONPATH)."""
+    with tempfile.TemporaryDirectory() as d:
+        out = pathlib.Path(d)
+        subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out / 'cg.out'}",
+                        sys.executable, __file__, "--child", "--workload", name, "--nodes", str(a.nodes),
+                        "--init-pods", str(a.init_pods), "--measure-pods", str(a.measure_pods), "--seed", str(a.seed),
+                        "--json"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return sum(int(line.split()[1]) for f in out.glob("cg.out*")
+                   for line in f.read_text(errors="replace").splitlines() if line.startswith("totals:"))
 
 
 def fmt(r: dict[str, Any]) -> str:
@@ -371,8 +473,23 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", action="store_true", help="one JSON object per run instead of text")
+    ap.add_argument("--instructions", action="store_true",
+                    help="instructions per measured pod under callgrind (slow: ~50x) instead of the timings")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     names = list(WORKLOADS) if a.workload == "all" else [a.workload]
+    if a.child:
+        global INSTRUMENT
+        INSTRUMENT = True
+    elif a.instructions:
+        for name in names:
+            for _ in range(a.runs):
+                n = instructions(a, name)
+                r = {"workload": name, "nodes": a.nodes, "init_pods": a.init_pods, "measure_pods": a.measure_pods,
+                     "instructions_per_pod": n // a.measure_pods}
+                print(json.dumps(r) if a.json else f"{name:<26} {a.nodes:>6} nodes {a.init_pods:>6} init "
+                      f"{a.measure_pods:>6} measured: {n // a.measure_pods:,} instructions per pod", flush=True)
+        return
     for name in names:
         for run in range(a.runs):
             r = asyncio.run(run_workload(name, a.nodes, a.init_pods, a.measure_pods, a.seed + run))

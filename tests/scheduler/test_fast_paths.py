@@ -353,6 +353,51 @@ def test_a_status_only_update_swaps_the_pod_in_place_with_the_same_aggregates() 
     assert ni.requested.milli_cpu == 1000 and ni.pods[0].pod is changed
 
 
+def test_pods_generation_moves_with_what_selects_pods_only() -> None:
+    """NodeInfo.pods_generation: moved by a pod added or removed, or by a change of its
+    labels, namespace or deletion timestamp; not by a status write (the generation moves);
+    the snapshot's copy carries it."""
+    from kubeplane.api.types.core_v1 import PodStatus
+    from kubeplane.scheduler.internal.cache import Cache
+    cache = Cache()
+    cache.add_node(make_node("n1"))
+    ni = cache.nodes["n1"]
+    before = ni.pods_generation
+    old = make_pod("a", node="n1", labels={"app": "web"})
+    cache.add_pod(old)
+    assert ni.pods_generation == ni.generation > before
+    steps: list[tuple[str, Any]] = [
+        ("status", lambda p: setattr(p, "status", PodStatus(phase="Running"))),
+        ("labels", lambda p: setattr(p.metadata, "labels", {"app": "db"})),
+        ("deleting", lambda p: setattr(p.metadata, "deletion_timestamp", "2026-01-01T00:00:00Z")),
+    ]
+    for what, change in steps:
+        gen, pods_gen = ni.generation, ni.pods_generation
+        new = old.deep_copy()
+        change(new)
+        cache.update_pod(old, new)
+        assert ni.pods[0].pod is new and ni.generation > gen
+        assert (ni.pods_generation == pods_gen) if what == "status" else (ni.pods_generation == ni.generation), what
+        old = new
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    assert snap.get("n1").pods_generation == ni.pods_generation
+    cache.remove_pod(old)
+    assert ni.pods_generation == ni.generation
+
+
+def test_snapshot_into_sets_every_slot() -> None:
+    """snapshot_into (the snapshot's NodeInfo updated in place) leaves no slot out: a slot
+    added to NodeInfo must be copied there too."""
+    ni = node_info(make_node("n1"), make_pod("a", node="n1", requests={"cpu": "1"}, host_ports=[80]))
+    target = NodeInfo.__new__(NodeInfo)
+    ni.snapshot_into(target)
+    for slot in NodeInfo.__slots__:
+        mine, copied = getattr(ni, slot), getattr(target, slot)
+        assert copied is mine or (type(copied) is type(mine) and copied is not mine), slot
+    assert target.pods == ni.pods and target.requested.milli_cpu == 1000 and target.pods_generation == ni.pods_generation
+
+
 # --- filtering a slice of nodes at once (Fit.filter_nodes) ----------------------------------------
 
 def _filter_outcome(s: Sched, pod: Any, batch: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, ...]:

@@ -234,3 +234,59 @@ def test_affinity_lists_follow_changes_without_rebuilds() -> None:
             assert set(with_aff) == {ni.name for ni in snap.node_info_list if ni.pods_with_affinity}
             assert set(with_anti) == {ni.name for ni in snap.node_info_list if ni.pods_with_required_anti_affinity}
             assert all(snap.node_info_map[n] is ni for n, ni in zip(with_aff, snap.have_pods_with_affinity_node_info_list))
+
+
+def test_node_only_aggregate_skips_nodes_changed_by_their_pods() -> None:
+    """A node_only NodeAggregate takes a node's contribution again only when its Node object
+    changes (relabelled), not when its pods do; the sums stay the full loop's."""
+    cache, snap = Cache(), Snapshot()
+    for i in range(4):
+        cache.add_node(make_node(f"n{i}", labels={ZONE: f"z{i % 2}"}))
+    cache.update_snapshot(snap)
+    calls: list[str] = []
+
+    def zone_of(ni: NodeInfo) -> dict[str, int]:
+        calls.append(ni.name)
+        return {(ni.node.metadata.labels or {}).get(ZONE, ""): 1}
+
+    agg: NodeAggregate[str] = NodeAggregate(zone_of, node_only=True)
+    assert agg.totals(snap) == {"z0": 2, "z1": 2} and len(calls) == 4
+    cache.assume_pod(assume_copy(make_pod("p"), "n1"))
+    cache.update_snapshot(snap)
+    assert agg.totals(snap) == {"z0": 2, "z1": 2} and len(calls) == 4
+    cache.update_node(cache.nodes["n1"].node, make_node("n1", labels={ZONE: "z0"}))
+    cache.update_snapshot(snap)
+    assert agg.totals(snap) == {"z0": 3, "z1": 1} and calls[4:] == ["n1"]
+
+
+def test_selecting_pods_aggregate_skips_status_writes_only() -> None:
+    """A selecting_pods NodeAggregate takes a node's contribution again when its pods, their
+    labels or deletion timestamps, or its Node change; not after a status write."""
+    from kubeplane.api.types.core_v1 import PodStatus
+    cache, snap = Cache(), Snapshot()
+    cache.add_node(make_node("n0", labels={ZONE: "z0"}))
+    pod = make_pod("p", node="n0", labels={"color": "blue"})
+    cache.add_pod(pod)
+    cache.update_snapshot(snap)
+    calls: list[str] = []
+
+    def blue(ni: NodeInfo) -> dict[str, int] | None:
+        calls.append(ni.name)
+        n = sum(1 for pi in ni.pods if (pi.pod.metadata.labels or {}).get("color") == "blue")
+        return {"blue": n} if n else None
+
+    agg: NodeAggregate[str] = NodeAggregate(blue, selecting_pods=True)
+    assert agg.totals(snap) == {"blue": 1} and len(calls) == 1
+    written = pod.deep_copy()
+    written.status = PodStatus(phase="Running")
+    cache.update_pod(pod, written)
+    cache.update_snapshot(snap)
+    assert agg.totals(snap) == {"blue": 1} and len(calls) == 1
+    red = written.deep_copy()
+    red.metadata.labels = {"color": "red"}
+    cache.update_pod(written, red)
+    cache.update_snapshot(snap)
+    assert agg.totals(snap) == {} and len(calls) == 2
+    cache.add_pod(make_pod("q", node="n0", labels={"color": "blue"}))
+    cache.update_snapshot(snap)
+    assert agg.totals(snap) == {"blue": 1} and len(calls) == 3

@@ -29,14 +29,21 @@ Contribution = Callable[[NodeInfo], "dict[Any, int] | None"]
 class NodeAggregate(Generic[K]):
     """sum(contribution(ni) for ni in snapshot.node_info_list), key by key (zero sums dropped)."""
 
-    __slots__ = ("contribution", "snapshot", "seq", "layout_seq", "per_node", "sums")
+    __slots__ = ("contribution", "snapshot", "seq", "layout_seq", "per_node", "sums", "nodes", "selecting_pods")
 
-    def __init__(self, contribution: Contribution) -> None:
+    def __init__(self, contribution: Contribution, node_only: bool = False, selecting_pods: bool = False) -> None:
         self.contribution = contribution
         self.snapshot: Any = None
         self.seq = self.layout_seq = -1
         self.per_node: dict[str, dict[K, int]] = {}
         self.sums: dict[K, int] = {}
+        # node_only (a contribution of the Node object alone, not of its pods): per node the
+        # Node its contribution was taken from; a NodeInfo changed by its pods only is skipped.
+        # selecting_pods (of the Node and of which pods are there with which namespaces, labels
+        # and deletion timestamps, as selectors count them): per node the Node and the
+        # NodeInfo's pods_generation; a NodeInfo changed by status writes only is skipped.
+        self.nodes: dict[str, Any] | None = {} if node_only or selecting_pods else None
+        self.selecting_pods = selecting_pods
 
     def totals(self, snapshot: Any) -> dict[K, int]:
         """The sums for snapshot as it is now. Callers must not modify the dict."""
@@ -55,10 +62,25 @@ class NodeAggregate(Generic[K]):
         self.seq, self.layout_seq = snapshot.seq, snapshot.layout_seq
         self.per_node = {}
         self.sums = {}
+        if self.nodes is not None:
+            self.nodes = {}
         for ni in snapshot.node_info_list:
             self._replace(ni.name, ni)
 
     def _replace(self, name: str, ni: NodeInfo | None) -> None:
+        nodes = self.nodes
+        if nodes is not None:
+            node = ni.node if ni is not None else None
+            if self.selecting_pods:
+                pods_generation = ni.pods_generation if ni is not None else -1
+                seen = nodes.get(name)
+                if node is not None and seen is not None and seen[0] is node and seen[1] == pods_generation:
+                    return
+                nodes[name] = (node, pods_generation)
+            else:
+                if node is not None and nodes.get(name) is node:
+                    return
+                nodes[name] = node
         sums = self.sums
         old = self.per_node.pop(name, None)
         if old:
@@ -90,10 +112,19 @@ class AggregateCache:
         self.size = size
         self._items: OrderedDict[Hashable, NodeAggregate[Any]] = OrderedDict()
 
-    def get(self, key: Hashable, contribution: Contribution) -> NodeAggregate[Any]:
+    def peek(self, key: Hashable) -> NodeAggregate[Any] | None:
+        """The aggregate of key if kept (then the most recently used), else None: lets a
+        caller build the contribution only on a miss."""
+        agg = self._items.get(key)
+        if agg is not None:
+            self._items.move_to_end(key)
+        return agg
+
+    def get(self, key: Hashable, contribution: Contribution, node_only: bool = False,
+            selecting_pods: bool = False) -> NodeAggregate[Any]:
         agg = self._items.get(key)
         if agg is None:
-            agg = self._items[key] = NodeAggregate(contribution)
+            agg = self._items[key] = NodeAggregate(contribution, node_only, selecting_pods)
             if len(self._items) > self.size:
                 self._items.popitem(last=False)
         else:

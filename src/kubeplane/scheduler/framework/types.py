@@ -344,7 +344,7 @@ class NodeInfo:
     """
 
     __slots__ = ("node", "name", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
-                 "requested", "non_zero_requested", "allocatable", "generation", "pod_index")
+                 "requested", "non_zero_requested", "allocatable", "generation", "pod_index", "pods_generation")
 
     def __init__(self, *pods: Pod) -> None:
         self.node: Node | None = None
@@ -359,6 +359,10 @@ class NodeInfo:
         self.non_zero_requested = Resource()
         self.allocatable = Resource()
         self.generation = next_generation()
+        # Ours: the generation of the last change of which pods are here or of what selects
+        # them (namespace, labels, deletion timestamp); a status write leaves it. Counts of
+        # pods matching a selector stay valid while it stays (PodTopologySpread's).
+        self.pods_generation = self.generation
         for p in pods:
             self.add_pod(p)
 
@@ -385,6 +389,7 @@ class NodeInfo:
         if pi.required_anti_affinity_terms:
             self.pods_with_required_anti_affinity.append(pi)
         self._update(pi, 1)
+        self.pods_generation = self.generation
 
     def remove_pod(self, pod: Pod) -> None:
         """Upstream: NodeInfo.RemovePod; KeyError if the pod is not on this node.
@@ -411,6 +416,7 @@ class NodeInfo:
             self.pods_with_required_anti_affinity = [p for p in self.pods_with_required_anti_affinity
                                                      if p.uid != uid]
         self._update(pi, -1)
+        self.pods_generation = self.generation
 
     def replace_pod(self, old: Pod, new: Pod) -> bool:
         """Swap in new for old, whose spec is the same (so are requests, ports and affinity
@@ -421,6 +427,10 @@ class NodeInfo:
             return False
         pi.pod = new
         self.generation = next_generation()
+        new_meta = new.metadata
+        if (new_meta.labels != meta.labels or new_meta.namespace != meta.namespace
+                or new_meta.deletion_timestamp != meta.deletion_timestamp):
+            self.pods_generation = self.generation
         return True
 
     def _update(self, pi: PodInfo, sign: int) -> None:
@@ -446,6 +456,11 @@ class NodeInfo:
         Upstream: NodeInfo.Snapshot
         """
         c = NodeInfo.__new__(NodeInfo)
+        self.snapshot_into(c)
+        return c
+
+    def snapshot_into(self, c: NodeInfo) -> None:
+        """Make c what snapshot() returns (the snapshot's NodeInfo updated in place)."""
         c.node = self.node
         c.name = self.name
         c.pods = list(self.pods)
@@ -457,7 +472,7 @@ class NodeInfo:
         c.non_zero_requested = self.non_zero_requested.clone()
         c.allocatable = self.allocatable.clone()
         c.generation = self.generation
-        return c
+        c.pods_generation = self.pods_generation
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name}, pods={[p.key for p in self.pods]}, requested={self.requested})"

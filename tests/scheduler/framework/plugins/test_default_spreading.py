@@ -263,7 +263,7 @@ def test_framework_gives_plugins_listers_and_their_informers() -> None:
     assert fwk.plugin_informers[2] is factory.apps_v1().replicasets().informer()
 
 
-@pytest.mark.parametrize("zoned", [0.8, 1.0])
+@pytest.mark.parametrize("zoned", [0.0, 0.8, 1.0])
 @pytest.mark.parametrize("seed", range(8))
 def test_batch_scoring_equals_score_per_node(seed: int, zoned: float) -> None:
     """score_nodes + normalize_scores (what the runtime calls) give Score + NormalizeScore's
@@ -299,3 +299,80 @@ def test_batch_scoring_of_a_node_beyond_the_looked_up_counts() -> None:
     state, pd = CycleState(), pod(lbls={"foo": ""})
     assert p.pre_score(state, pd, snap.node_info_list) is None
     assert p.score_nodes(state, pd, snap.node_info_list) == [p.score(state, pd, ni) for ni in snap.node_info_list]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_scores_across_cycles_follow_the_changed_nodes(seed: int) -> None:
+    """Cycles on one snapshot the cache updates in between (pods added, relabelled, marked
+    terminating, status-written, removed; nodes relabelled, their zone dropped, added): score_nodes, whose
+    sums, per-node counts and table codes carry over from cycle to cycle, gives what a plugin
+    scoring a fresh copy of the same cache state node by node gives."""
+    import random
+
+    from kubeplane.scheduler.internal.cache import Cache
+    rng = random.Random(seed)
+    cache, snap = Cache(), Snapshot()
+    zone = lambda: {ZONE: f"z{rng.randrange(3)}"} if rng.random() < 0.9 else None  # noqa: E731
+    nodes = {f"n{i}": make_node(f"n{i}", labels=zone()) for i in range(15)}
+    for n in nodes.values():
+        cache.add_node(n)
+    pods: dict[str, core_v1.Pod] = {}
+
+    def new_pod(i: int) -> core_v1.Pod:
+        lbls = {"foo": ""} if rng.random() < 0.7 else {"x": "1"}
+        return make_pod(f"e{i}", node=rng.choice(list(nodes)), labels=lbls)
+
+    for i in range(40):
+        pods[f"e{i}"] = new_pod(i)
+        cache.add_pod(pods[f"e{i}"])
+    p = plugin(snap, [service("svc", {"foo": ""})])
+    pd = pod(lbls={"foo": ""})
+    for step in range(30):
+        for _ in range(rng.randrange(4)):
+            what = rng.random()
+            name = rng.choice(sorted(pods))
+            old = pods[name]
+            if what < 0.3:
+                i = len(pods) + step * 100
+                pods[f"e{i}"] = new_pod(i)
+                cache.add_pod(pods[f"e{i}"])
+            elif what < 0.5:
+                d = types.to_dict(old)
+                d["metadata"]["labels"] = {"foo": ""} if "x" in (old.metadata.labels or {}) else {"x": "1"}
+                d["metadata"]["resourceVersion"] = str(step)
+                pods[name] = types.from_dict(d, core_v1.Pod)
+                cache.update_pod(old, pods[name])
+            elif what < 0.65:
+                d = types.to_dict(old)
+                d["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+                pods[name] = types.from_dict(d, core_v1.Pod)
+                cache.update_pod(old, pods[name])
+            elif what < 0.7:
+                d = types.to_dict(old)           # a status write: the counts stay
+                d["status"] = {"phase": "Running", "message": str(step)}
+                pods[name] = types.from_dict(d, core_v1.Pod)
+                cache.update_pod(old, pods[name])
+            elif what < 0.8:
+                cache.remove_pod(pods.pop(name))
+            elif what < 0.95:
+                n = rng.choice(sorted(nodes))
+                new = make_node(n, labels=zone())
+                cache.update_node(nodes[n], new)
+                nodes[n] = new
+            else:
+                n = f"n{len(nodes)}"
+                nodes[n] = make_node(n, labels=zone())
+                cache.add_node(nodes[n])
+        cache.update_snapshot(snap)
+        state = CycleState()
+        nis = snap.node_info_list[rng.randrange(2):]
+        assert p.pre_score(state, pd, nis) is None
+        batch = p.normalize_scores(state, pd, [ni.name for ni in nis], p.score_nodes(state, pd, nis))
+        fresh = Snapshot()
+        cache.update_snapshot(fresh)
+        ref_nis = [fresh.get(ni.name) for ni in nis]
+        ref_plugin, ref_state = plugin(fresh, [service("svc", {"foo": ""})]), CycleState()
+        assert ref_plugin.pre_score(ref_state, pd, ref_nis) is None
+        one = [NodeScore(ni.name, ref_plugin.score(ref_state, pd, ni)) for ni in ref_nis]
+        ref_plugin.normalize_score(ref_state, pd, one)
+        assert batch == [x.score for x in one], step

@@ -21,7 +21,7 @@ class NodeUnschedulable:
 
     def __init__(self, handle: object = None) -> None:
         self.handle = handle
-        self.cordoned: NodeAggregate[str] = NodeAggregate(_cordoned)
+        self.cordoned: NodeAggregate[str] = NodeAggregate(_cordoned, node_only=True)
 
     def pre_filter(self, state: CycleState, pod: Pod,
                    nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:

@@ -21,7 +21,7 @@ from ....api import labels
 from ....api.types.core_v1 import Node, Pod, TopologySpreadConstraint
 from ....client.tools.cache.listers import label_matcher
 from ..aggregate import AggregateCache, Contribution
-from ..interface import MAX_NODE_SCORE, Code, CycleState, NodeScore, PreFilterResult, Status
+from ..interface import MAX_NODE_SCORE, Code, CycleState, NodeScore, PreFilterResult, Status, node_column
 from ..types import LABEL_HOSTNAME, NodeInfo, PodInfo, selector_from, unresolvable, unschedulable
 from .helper import default_selector, find_matching_untolerated_taint
 from .nodeaffinity import RequiredNodeAffinity, get_required_node_affinity
@@ -183,15 +183,39 @@ def _domains_contribution(topology_key: str, all_keys: tuple[str, ...]) -> Contr
     return contribution
 
 
-def _matches_contribution(topology_key: str, all_keys: tuple[str, ...], selector: labels.Selector | None,
-                          ns: str) -> Contribution:
+class NodeMatchCounter:
+    """count_pods_match_selector(ni.pods, selector, ns), remembered per node by its
+    pods_generation (which moves whenever the pods or their namespaces, labels or deletion
+    timestamps change, and which the snapshot's copy shares with the cache's): the hostname
+    sums and the zone sums of one selector, each re-reading the nodes that changed, count a
+    changed node's pods once, not twice, and not at all after a status write (most of the
+    changes a rolling update brings)."""
+
+    __slots__ = ("selector", "ns", "memo")
+
+    def __init__(self, selector: labels.Selector | None, ns: str) -> None:
+        self.selector, self.ns = selector, ns
+        self.memo: dict[str, tuple[int, int]] = {}
+
+    def __call__(self, ni: NodeInfo) -> int:
+        hit = self.memo.get(ni.name)
+        generation = ni.pods_generation
+        if hit is not None and hit[0] == generation:
+            return hit[1]
+        n = count_pods_match_selector(ni.pods, self.selector, self.ns)
+        self.memo[ni.name] = (generation, n)
+        return n
+
+
+def _matches_contribution(topology_key: str, all_keys: tuple[str, ...], count: Callable[[NodeInfo], int],
+                          ) -> Contribution:
     def contribution(ni: NodeInfo) -> dict[str, int] | None:
         if not ni.pods:
             return None
         lbls = ni.node.metadata.labels or {}
         if any(k not in lbls for k in all_keys):
             return None
-        n = count_pods_match_selector(ni.pods, selector, ns)
+        n = count(ni)
         return {lbls.get(topology_key, ""): n} if n else None
     return contribution
 
@@ -227,12 +251,12 @@ def _candidate_domains(nodes: list[NodeInfo], constraints: list[Constraint], req
     return ignored, counts
 
 
-def _node_matches_contribution(selector: labels.Selector | None, ns: str) -> Contribution:
+def _node_matches_contribution(count: Callable[[NodeInfo], int]) -> Contribution:
     """Matching pods per node, by node name (hostname constraints count a node's own pods)."""
     def contribution(ni: NodeInfo) -> dict[str, int] | None:
         if not ni.pods:
             return None
-        n = count_pods_match_selector(ni.pods, selector, ns)
+        n = count(ni)
         return {ni.name: n} if n else None
     return contribution
 
@@ -263,6 +287,8 @@ class PodTopologySpread:
         self.replica_sets: Any = None
         self.stateful_sets: Any = None
         self._owner_selectors: dict[str, tuple[Any, labels.Selector | None]] = {}
+        self._match_counters: dict[tuple[str, labels.Selector | None], NodeMatchCounter] = {}
+        self._host_domain_codes: dict[tuple[Any, ...], HostDomainCodes] = {}
 
     def set_listers(self, factory: Any) -> list[Any]:
         """The listers default_selector reads; the informers to start and wait for.
@@ -352,10 +378,12 @@ class PodTopologySpread:
         domains, matches = [], []
         for c in constraints:
             tk = c.topology_key
-            domains.append(self.aggregates.get(("domains", tk, all_keys),
-                                               _domains_contribution(tk, all_keys)).totals(snapshot))
-            matches.append(self.aggregates.get(("matches", ns, c.selector, tk, all_keys),
-                                               _matches_contribution(tk, all_keys, c.selector, ns)).totals(snapshot))
+            domains.append(self.aggregates.get(("domains", tk, all_keys), _domains_contribution(tk, all_keys),
+                                               node_only=True).totals(snapshot))
+            key = ("matches", ns, c.selector, tk, all_keys)
+            agg = self.aggregates.peek(key) or self.aggregates.get(
+                key, _matches_contribution(tk, all_keys, self._match_counter(ns, c.selector)), selecting_pods=True)
+            matches.append(agg.totals(snapshot))
         return domains, matches
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
@@ -457,7 +485,8 @@ class PodTopologySpread:
         node lacks a key of all_keys (so none is ignored); None otherwise."""
         snapshot = self.handle.snapshot_shared_lister()
         keyed = [c.topology_key for c in constraints if c.topology_key != LABEL_HOSTNAME]
-        totals = [self.aggregates.get(("domains", tk, all_keys), _domains_contribution(tk, all_keys)).totals(snapshot)
+        totals = [self.aggregates.get(("domains", tk, all_keys), _domains_contribution(tk, all_keys),
+                                      node_only=True).totals(snapshot)
                   for tk in keyed or ([LABEL_HOSTNAME] if all_keys else [])]
         if all_keys and sum(totals[0].values()) != snapshot.num_nodes():
             return None                 # some node lacks a key: the scan must find the ignored ones
@@ -467,9 +496,29 @@ class PodTopologySpread:
         """Per hostname constraint, matching pods per node name over the snapshot (sums kept
         across cycles), so Score looks a node up instead of testing its pods."""
         snapshot = self.handle.snapshot_shared_lister()
-        return [self.aggregates.get(("node-matches", ns, c.selector),
-                                    _node_matches_contribution(c.selector, ns)).totals(snapshot)
-                if c.topology_key == LABEL_HOSTNAME else None for c in constraints]
+        out: list[dict[str, int] | None] = []
+        for c in constraints:
+            if c.topology_key != LABEL_HOSTNAME:
+                out.append(None)
+                continue
+            key = ("node-matches", ns, c.selector)
+            agg = self.aggregates.peek(key) or self.aggregates.get(
+                key, _node_matches_contribution(self._match_counter(ns, c.selector)), selecting_pods=True)
+            out.append(agg.totals(snapshot))
+        return out
+
+    def _match_counter(self, ns: str, selector: labels.Selector | None) -> NodeMatchCounter:
+        """The NodeMatchCounter of (ns, selector), shared by the aggregates of that selector;
+        at most 16 kept, least recently asked for dropped first."""
+        counters = self._match_counters
+        key = (ns, selector)
+        counter = counters.pop(key, None)
+        if counter is None:
+            counter = NodeMatchCounter(selector, ns)
+            if len(counters) >= 16:
+                del counters[next(iter(counters))]
+        counters[key] = counter
+        return counter
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """Sum over constraints of count * log(domains + 2) + (maxSkew - 1); lower is better.
@@ -511,7 +560,10 @@ class PodTopologySpread:
             terms.append((c.topology_key, node_counts, by_value, w, base))
         ignored = s.ignored_nodes
         if not ignored and len(terms) == 2 and terms[0][1] is not None and terms[1][1] is None:
-            return _score_host_and_domain(nodes, terms[0], terms[1])
+            codes = self._codes(ns, s.constraints[0].selector, terms[0][0], terms[1][0])
+            keep = 4 * max(len(nodes), self.handle.snapshot_shared_lister().num_nodes()) + 64
+            return _score_host_and_domain(nodes, node_column(state, nodes, "generation"), codes, terms[0], terms[1],
+                                          keep)
         out = []
         for ni in nodes:
             name = ni.name
@@ -530,6 +582,18 @@ class PodTopologySpread:
                     score += by_value.get(tp_val, base)
             out.append(int(score + 0.5))      # _go_round: the score is never negative
         return out
+
+    def _codes(self, ns: str, selector: labels.Selector | None, host_key: str, domain_key: str) -> HostDomainCodes:
+        """The HostDomainCodes of a selector and key pair; at most 16 kept."""
+        memo = self._host_domain_codes
+        key = (ns, selector, host_key, domain_key)
+        codes = memo.pop(key, None)
+        if codes is None:
+            codes = HostDomainCodes()
+            if len(memo) >= 16:
+                del memo[next(iter(memo))]
+        memo[key] = codes
+        return codes
 
     def normalize_scores(self, state: CycleState, pod: Pod, names: list[str], raw: list[int]) -> list[int]:
         """normalize_score over plain lists (names[i] scored raw[i])."""
@@ -577,33 +641,87 @@ _FILTER_NODES_STATE_KEY = "FilterNodes" + NAME   # filter_nodes' per-constraint 
 _ROW_COUNTS = 16        # matching pods on a node up to which its score is looked up
 
 
-def _score_host_and_domain(nodes: list[NodeInfo], host: tuple[Any, ...], domain: tuple[Any, ...]) -> list[int]:
+class HostDomainCodes:
+    """Per node generation, where the node's score sits in _score_host_and_domain's table:
+    domain index * _ROW_COUNTS + its count of matching pods (nodes without the domain key, as
+    the density run's, have a row of their own), or _SLOW (no hostname label or too many pods:
+    scored term by term). A node's labels and pods are fixed for a
+    generation (it moves on every change of the NodeInfo), so only the nodes changed since
+    the last cycle are looked at; the others' codes are found by their generation at C level.
+    Domain indexes never change (a new domain gets the next one)."""
+
+    __slots__ = ("domains", "by_generation", "rows")
+
+    def __init__(self) -> None:
+        self.domains: dict[str | None, int] = {}        # None: the nodes without the domain key
+        self.by_generation: dict[int, int] = {}
+        # domain index -> ((weight, base, domain term), its row of the table): a row is
+        # worked out again only when its inputs change (one domain per bound pod, mostly).
+        self.rows: dict[int, tuple[tuple[float, int, float], list[int]]] = {}
+
+
+_SLOW = -1
+
+
+def _score_host_and_domain(nodes: list[NodeInfo], gens: list[int], codes: HostDomainCodes, host: tuple[Any, ...],
+                           domain: tuple[Any, ...], keep: int) -> list[int]:
     """score_nodes' loop written out for the default constraints' shape: a per-node (hostname)
     term, then a per-domain term; no node ignored. Same sums in the same order.
 
-    A node's rounded score depends only on its domain and its count of matching pods, so it
-    is worked out once per (domain, count) (rows[domain][count]) and looked up.
+    A node's rounded score depends only on its domain and its count of matching pods: the
+    cycle's table holds it per (domain, count), and a node's place in the table (its code,
+    kept per generation in codes) is looked up at C level; the table's last entry, _SLOW,
+    sends a node to the sum term by term. keep: how many codes to keep before starting over.
     """
     host_key, node_counts, _, w, base = host
     domain_key, _, by_value, _, domain_base = domain
-    get_count, get_term = node_counts.get, by_value.get
-    rows = {v: [int(c * w + base + term + 0.5) for c in range(_ROW_COUNTS)] for v, term in by_value.items()}
-    get_row = rows.get
-    out: list[int] = []
-    append = out.append
-    for ni in nodes:
-        lbls = ni.node.metadata.labels or _NO_LABELS
-        tp_val = lbls.get(domain_key)
-        count = get_count(ni.name, 0)
-        if tp_val is not None and count < _ROW_COUNTS and host_key in lbls:
-            row = get_row(tp_val)
-            if row is not None:
-                append(row[count])
-                continue
-        score = count * w + base if host_key in lbls else 0.0
-        if tp_val is not None:
-            score += get_term(tp_val, domain_base)
-        append(int(score + 0.5))
+    by_generation, domains = codes.by_generation, codes.domains
+    code_list = list(map(by_generation.get, gens))
+    if None in code_list:
+        if len(by_generation) > keep:    # (4 x the snapshot's nodes) the generations of nodes
+            by_generation.clear()        # changed since: never asked for again
+        get_count = node_counts.get
+        for i, code in enumerate(code_list):
+            if code is None:
+                ni = nodes[i]
+                lbls = ni.node.metadata.labels or _NO_LABELS
+                tp_val = lbls.get(domain_key)
+                count = get_count(ni.name, 0)
+                if count >= _ROW_COUNTS or host_key not in lbls:
+                    code = _SLOW
+                else:
+                    index = domains.get(tp_val)
+                    if index is None:
+                        index = domains[tp_val] = len(domains)
+                    code = index * _ROW_COUNTS + count
+                code_list[i] = by_generation[gens[i]] = code
+    table = [_SLOW] * (len(domains) * _ROW_COUNTS + 1)      # the last entry: code _SLOW
+    rows = codes.rows
+    for value, index in domains.items():
+        # None: the nodes without the domain key, which get no domain term (adding 0.0 to
+        # the non-negative hostname term changes no bit of it).
+        term = 0.0 if value is None else by_value.get(value)
+        if term is not None:
+            inputs = (w, base, term)
+            known = rows.get(index)
+            if known is not None and known[0] == inputs:
+                row = known[1]
+            else:
+                row = [int(c * w + base + term + 0.5) for c in range(_ROW_COUNTS)]
+                rows[index] = (inputs, row)
+            table[index * _ROW_COUNTS:(index + 1) * _ROW_COUNTS] = row
+    out = list(map(table.__getitem__, code_list))
+    if _SLOW in out:
+        get_count, get_term = node_counts.get, by_value.get
+        for i, score in enumerate(out):
+            if score == _SLOW:
+                ni = nodes[i]
+                lbls = ni.node.metadata.labels or _NO_LABELS
+                tp_val = lbls.get(domain_key)
+                total = get_count(ni.name, 0) * w + base if host_key in lbls else 0.0
+                if tp_val is not None:
+                    total += get_term(tp_val, domain_base)
+                out[i] = int(total + 0.5)
     return out
 
 

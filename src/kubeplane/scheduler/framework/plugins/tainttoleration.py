@@ -21,8 +21,8 @@ class TaintToleration:
 
     def __init__(self, handle: object = None) -> None:
         self.handle = handle
-        self.tainted: NodeAggregate[str] = NodeAggregate(_tainted)
-        self.prefer_tainted: NodeAggregate[str] = NodeAggregate(_prefer_tainted)
+        self.tainted: NodeAggregate[str] = NodeAggregate(_tainted, node_only=True)
+        self.prefer_tainted: NodeAggregate[str] = NodeAggregate(_prefer_tainted, node_only=True)
 
     def pre_filter(self, state: CycleState, pod: Pod,
                    nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:

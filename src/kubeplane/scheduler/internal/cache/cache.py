@@ -280,12 +280,10 @@ class Cache:
             if existing is None:
                 added.add(name)
                 continue
-            clone = ni.snapshot()
             had_aff, had_anti = bool(existing.pods_with_affinity), bool(existing.pods_with_required_anti_affinity)
-            if had_aff != bool(clone.pods_with_affinity) or had_anti != bool(clone.pods_with_required_anti_affinity):
+            if had_aff != bool(ni.pods_with_affinity) or had_anti != bool(ni.pods_with_required_anti_affinity):
                 affinity_changes.append((existing, had_aff, had_anti))
-            for slot in NodeInfo.__slots__:
-                setattr(existing, slot, getattr(clone, slot))
+            ni.snapshot_into(existing)
             node_changes.pop(name, None)
             node_changes[name] = seq
             copied = True

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from kubeplane.kubelet.runtime.sim.expression import ExpressionError, Query, Requirement, Selector
+import json
+
+from kubeplane.kubelet.runtime.sim.expression import ExpressionError, Query, Requirement, Selector, jq_string
 from kubeplane.kubelet.runtime.sim.renderer import Renderer
 
 POD = {
@@ -89,3 +91,20 @@ def test_renderer_is_sandboxed() -> None:
     for tpl in ("{{ __import__('os') }}", "{{ open }}", "{{ .__class__ }}x{{ Missing }}"):
         with pytest.raises(ExpressionError):
             r.render(tpl, POD)
+
+
+@pytest.mark.parametrize("value, printed", [
+    (True, "true"), (False, "false"), (None, "null"), ("Running", "Running"), ("", ""),
+    (3, "3"), (3.0, "3"), (1.5, "1.5"), ({"a": [1, True]}, '{"a":[1,true]}'), ([], "[]"),
+])
+def test_jq_string_prints_scalars_as_jq_raw_output_does(value: object, printed: str) -> None:
+    assert jq_string(value) == printed
+    if isinstance(value, bool) or value is None:
+        assert printed == json.dumps(value)          # the encoder it no longer calls
+
+
+def test_a_boolean_field_matches_its_printed_value() -> None:
+    r = Requirement(".spec.init", "In", ("false",))
+    assert r.matches({"spec": {"init": False}}) and not r.matches({"spec": {"init": True}})
+    assert not r.matches({"spec": {}})
+

@@ -208,8 +208,12 @@ def jq_string(v: Any) -> str:
     """A scalar as jq prints it raw: strings as is, true/false, integers without '.0'."""
     if isinstance(v, str):
         return v
-    if isinstance(v, bool) or v is None:
-        return json.dumps(v)
+    if v is True:                   # json.dumps' spelling, without its encoder (a stage's
+        return "true"               # `.status.phase`-style requirement meets these per pod)
+    if v is False:
+        return "false"
+    if v is None:
+        return "null"
     if isinstance(v, float) and v.is_integer():
         return str(int(v))
     return json.dumps(v, separators=(",", ":")) if isinstance(v, (dict, list)) else str(v)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+import pytest
 
-from kubeplane.api import types
+from kubeplane.api import errors, types
 from kubeplane.api.types import core_v1
 from kubeplane.apiserver.request import Request
 from kubeplane.apiserver.server import APIServer
@@ -116,3 +117,36 @@ async def test_in_process_delete_options_go_as_a_dict_and_act_as_their_json() ->
     as_objects = await deletes(True)
     assert as_objects == await deletes(False)
     assert [x if x is None or isinstance(x, int) else x[0] for x in as_objects] == [409, 422, 5, None]
+
+
+async def bind(objects: bool, uid: str | None = None) -> tuple[Spy, dict[str, Any]]:
+    api = APIServer(new_storage("memory"), options=WITHOUT_CONTROLLER_MANAGER)
+    await api.bootstrap()
+    spy = Spy(api, objects=objects)
+    pods = Clientset(spy).core_v1().pods("default")
+    created = await pods.create(types.from_dict(POD, core_v1.Pod))
+    await pods.bind("web", "node-1", uid=created.metadata.uid if uid is None else uid)
+    d = comparable(await pods.get("web"))
+    for c in d["status"]["conditions"]:
+        c.pop("lastTransitionTime")
+    return spy, d
+
+
+async def test_binding_goes_as_a_dict_and_stores_the_same() -> None:
+    """The scheduler's binding in process: the Binding as Request.obj; the pod bound as by JSON bytes."""
+    spy, as_objects = await bind(objects=True)
+    assert [(r.method, r.path.rsplit("/", 1)[-1], r.obj is not None, r.body) for r in spy.seen[1:2]] == [
+        ("POST", "binding", True, b"")]
+    assert spy.seen[1].obj == {"apiVersion": "v1", "kind": "Binding",
+                               "metadata": {"name": "web", "namespace": "default", "uid": spy.seen[1].obj["metadata"]["uid"]},
+                               "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}}
+    spy, as_bytes = await bind(objects=False)
+    assert spy.seen[1].obj is None and spy.seen[1].body
+    assert as_objects == as_bytes and as_objects["spec"]["nodeName"] == "node-1"
+    assert as_objects["status"]["conditions"] == [{"type": "PodScheduled", "status": "True"}]
+
+
+async def test_binding_as_a_dict_keeps_the_uid_precondition() -> None:
+    for objects in (True, False):          # the same Conflict either way
+        with pytest.raises(errors.Conflict, match="Precondition failed: UID in precondition: other,"):
+            await bind(objects, uid="other")

@@ -209,7 +209,11 @@ class ResourceClient(Generic[T]):
             meta["uid"] = uid
         body = {"apiVersion": "v1", "kind": "Binding", "metadata": meta,
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
-        await self._call("POST", f"{self.path}/{name}/binding", None, orjson.dumps(body))
+        # In process, the Binding goes as the dict (Request.obj, fresh: the server takes it
+        # over), as a typed create does (_body): built here, it needs no JSON parse or typed
+        # decode (create_binding trusts an in-process binding's decoded body).
+        in_process = getattr(self.transport, "accepts_objects", False)
+        await self._call("POST", f"{self.path}/{name}/binding", None, body if in_process else orjson.dumps(body))
 
 
 class GroupClient:

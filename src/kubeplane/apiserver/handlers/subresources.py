@@ -191,7 +191,7 @@ async def create_binding(api: APIServer, req: Request, ri: ResourceInfo, ns: str
             await api.storage.update(kv.key, pod, kv.mod_revision)
     return Response(201, orjson.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
                                        "status": "Success", "code": 201}),
-                    headers=common.warning_headers(warnings))
+                    headers=common.warning_headers(warnings) if warnings else [])
 
 
 def _legacy_binding_name(binding: Obj, ns: str, legacy: ResourceInfo) -> str:

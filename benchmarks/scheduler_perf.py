@@ -144,12 +144,18 @@ def service_pod(name: str, ns: str) -> dict[str, Any]:
 RS_LABELS = {"app": "web", "pod-template-hash": "5d8f9c7b6"}
 
 
-def replicaset_pod(name: str, ns: str) -> dict[str, Any]:
-    """A pod of the ReplicaSet `web-5d8f9c7b6` (REPLICA_SET), as its controller creates it."""
-    d = pod_dict(f"web-5d8f9c7b6-{name}", ns, dict(RS_LABELS))
-    d["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-5d8f9c7b6",
-                                         "uid": "uid-rs-web", "controller": True, "blockOwnerDeletion": True}]
+def _owned_pod(name: str, ns: str, labels: dict[str, str], uid: str) -> dict[str, Any]:
+    """A pod of the ReplicaSet `web-<pod-template-hash>`, as its controller creates it."""
+    rs = f"web-{labels['pod-template-hash']}"
+    d = pod_dict(f"{rs}-{name}", ns, dict(labels))
+    d["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
+                                         "uid": uid, "controller": True, "blockOwnerDeletion": True}]
     return d
+
+
+def replicaset_pod(name: str, ns: str) -> dict[str, Any]:
+    """A pod of the ReplicaSet `web-5d8f9c7b6` (REPLICA_SET)."""
+    return _owned_pod(name, ns, RS_LABELS, "uid-rs-web")
 
 
 OLD_RS_LABELS = {"app": "web", "pod-template-hash": "7c6b5f9d4"}
@@ -157,10 +163,7 @@ OLD_RS_LABELS = {"app": "web", "pod-template-hash": "7c6b5f9d4"}
 
 def old_replicaset_pod(name: str, ns: str) -> dict[str, Any]:
     """A pod of the ReplicaSet a rolling update replaces (`web-7c6b5f9d4`, OLD_REPLICA_SET)."""
-    d = pod_dict(f"web-7c6b5f9d4-{name}", ns, dict(OLD_RS_LABELS))
-    d["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7c6b5f9d4",
-                                         "uid": "uid-rs-web-old", "controller": True, "blockOwnerDeletion": True}]
-    return d
+    return _owned_pod(name, ns, OLD_RS_LABELS, "uid-rs-web-old")
 
 
 SERVICE = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "service-ns"},

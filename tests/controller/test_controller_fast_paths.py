@@ -114,6 +114,17 @@ def test_ranked_first_n_agrees_with_sort(specs: list[dict[str, Any]], ranks: lis
     assert [p.metadata.name for p in ranked().first(n)] == [p.metadata.name for p in whole.pods[:n]]
 
 
+def _claimed_and_related(pods: list[Any], others: list[Any]) -> tuple[ClaimedPods, ClaimedPods]:
+    """The ReplicaSet's ClaimedPods holding pods, and a related ReplicaSet's holding others."""
+    related_rs = ClaimedPods((), lambda _labels: True, 0)
+    for i, p in enumerate(others):
+        related_rs.put_active(f"default/o{i}", p)
+    claimed = ClaimedPods((), lambda _labels: True, 0)
+    for p in pods:
+        claimed.put_active(f"default/{p.metadata.name}", p)
+    return claimed, related_rs
+
+
 @settings(max_examples=200, deadline=None)
 @given(PODS, PODS, st.integers(1, 12))
 def test_claimed_pods_first_to_delete_agrees_with_get_pods_to_delete(specs: list[dict[str, Any]],
@@ -122,12 +133,7 @@ def test_claimed_pods_first_to_delete_agrees_with_get_pods_to_delete(specs: list
     node, the first rules kept per pod) picks what get_pods_to_delete picks from the pods."""
     pods = [pod(i, **s) for i, s in enumerate(specs)]
     assume(n < len(pods))
-    related_rs = ClaimedPods((), lambda _labels: True, 0)
-    for i, s in enumerate(others):
-        related_rs.put_active(f"default/o{i}", pod(100 + i, **s))
-    claimed = ClaimedPods((), lambda _labels: True, 0)
-    for p in pods:
-        claimed.put_active(f"default/{p.metadata.name}", p)
+    claimed, related_rs = _claimed_and_related(pods, [pod(100 + i, **s) for i, s in enumerate(others)])
     related = [*claimed, *related_rs]
     want = get_pods_to_delete(list(claimed), related, n, NOW)
     got = claimed.first_to_delete(n, [claimed.on_node, related_rs.on_node], NOW)
@@ -199,12 +205,7 @@ def test_claimed_pods_first_to_delete_with_shared_bands(specs: list[dict[str, An
     get_pods_to_delete picks, also after pods changed (removed and put back as new objects)."""
     pods = [banded_pod(i, **s) for i, s in enumerate(specs)]
     assume(n < len(pods))
-    related_rs = ClaimedPods((), lambda _labels: True, 0)
-    for i, s in enumerate(others):
-        related_rs.put_active(f"default/o{i}", banded_pod(100 + i, **s))
-    claimed = ClaimedPods((), lambda _labels: True, 0)
-    for p in pods:
-        claimed.put_active(f"default/{p.metadata.name}", p)
+    claimed, related_rs = _claimed_and_related(pods, [banded_pod(100 + i, **s) for i, s in enumerate(others)])
     claimed.first_to_delete(n, [claimed.on_node, related_rs.on_node], NOW)        # fills the facts
     for i in changed:
         if i < len(pods):

@@ -6,6 +6,7 @@ from ....api import labels
 from ....api.errors import FieldError
 from ....api.validation import core as validation
 from ....api.validation.memo import MAX_ENTRIES
+from ....api.validation.names import is_path_segment_name
 from ...tables import columns, printers
 from ..definition import ResourceDefinition, meta_update
 from ..registry import register
@@ -38,15 +39,15 @@ _VALID_NAMESPACES: set[str] = set()
 
 def _plainly_valid(ev: Obj) -> bool:
     """Whether the full rules certainly find no error: no eventTime (the legacy branch), an
-    involvedObject in the Event's namespace (one that passed before), a name without '/' or
-    '%' that is not '.' or '..', no generation and none of the metadata maps."""
+    involvedObject in the Event's namespace (one that passed before), a path-segment name
+    (is_path_segment_name), no generation and none of the metadata maps."""
     meta, involved = ev.get("metadata"), ev.get("involvedObject")
     if type(meta) is not dict or type(involved) is not dict or ev.get("eventTime"):
         return False
     ns, name = meta.get("namespace"), meta.get("name")
     if ns not in _VALID_NAMESPACES or involved.get("namespace") != ns or type(name) is not str or not name:
         return False
-    if "/" in name or "%" in name or name == "." or name == ".." or meta.get("generation") is not None:
+    if is_path_segment_name(name) or meta.get("generation") is not None:
         return False
     return (meta.get("labels") is None and meta.get("annotations") is None and meta.get("ownerReferences") is None
             and meta.get("finalizers") is None and meta.get("managedFields") is None)

@@ -82,6 +82,8 @@ class ResourceClient(Generic[T]):
 
     def __init__(self, transport: Transport, ri: ResourceInfo, namespace: str = "") -> None:
         self.transport = transport
+        # The in-process transport takes request objects as they are (Request.obj): no JSON.
+        self.in_process = bool(getattr(transport, "accepts_objects", False))
         self.ri = ri
         self.namespace = namespace if ri.namespaced else ""
         self.type = cast("type[T]", types.kind_type(ri.api_version, ri.kind))
@@ -102,7 +104,7 @@ class ResourceClient(Generic[T]):
         our bug, and the fake clientset, which keeps JSON bytes, makes every unit test of a
         component go through the server's full checks. Merge and strategic patches travel the
         same way (copied: the server stores their nested values)."""
-        if isinstance(obj, types.Struct) and getattr(self.transport, "accepts_objects", False):
+        if isinstance(obj, types.Struct) and self.in_process:
             return types.to_dict(obj)
         return _encode(obj)
 
@@ -175,7 +177,7 @@ class ResourceClient(Generic[T]):
         costs no decoding of the whole object."""
         path = f"{self.path}/{name}" + (f"/{subresource}" if subresource else "")
         q = _query(fieldManager=field_manager, force="true" if force else "")
-        in_process = isinstance(patch, dict) and patch_type != "apply" and getattr(self.transport, "accepts_objects", False)
+        in_process = isinstance(patch, dict) and patch_type != "apply" and self.in_process
         return await self._call("PATCH", path, q, orjson.loads(orjson.dumps(patch)) if in_process else _encode(patch),
                                 PATCH_CONTENT_TYPES[patch_type])
 
@@ -190,8 +192,7 @@ class ResourceClient(Generic[T]):
             opts["preconditions"] = dict(preconditions)
         # In process the options go as the dict they are (a fresh one: the server takes it over),
         # as a create's object does: the server does not parse and type-check their JSON.
-        in_process = getattr(self.transport, "accepts_objects", False)
-        await self._call("DELETE", f"{self.path}/{name}", None, opts if in_process else orjson.dumps(opts))
+        await self._call("DELETE", f"{self.path}/{name}", None, opts if self.in_process else orjson.dumps(opts))
 
     async def get_scale(self, name: str) -> autoscaling_v1.Scale:
         from ..api.types import autoscaling_v1
@@ -212,8 +213,7 @@ class ResourceClient(Generic[T]):
         # In process, the Binding goes as the dict (Request.obj, fresh: the server takes it
         # over), as a typed create does (_body): built here, it needs no JSON parse or typed
         # decode (create_binding trusts an in-process binding's decoded body).
-        in_process = getattr(self.transport, "accepts_objects", False)
-        await self._call("POST", f"{self.path}/{name}/binding", None, body if in_process else orjson.dumps(body))
+        await self._call("POST", f"{self.path}/{name}/binding", None, body if self.in_process else orjson.dumps(body))
 
 
 class GroupClient:

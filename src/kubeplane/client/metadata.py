@@ -49,14 +49,9 @@ class MetadataClient(ResourceClient[PartialObjectMetadata]):
     media type; we decode the full JSON and keep the metadata, which is the same to the caller)."""
 
     def __init__(self, transport: Transport, ri: ResourceInfo, namespace: str = "") -> None:
-        self.transport = transport
-        self.ri = ri
-        self.namespace = namespace if ri.namespaced else ""
+        self._bind(transport, ri, namespace)
         self.type = PartialObjectMetadata
         self.list_type = PartialObjectMetadataList
-        base = "/api/" + ri.version if not ri.group else f"/apis/{ri.group}/{ri.version}"
-        ns = f"/namespaces/{self.namespace}" if self.namespace else ""
-        self.path = f"{base}{ns}/{ri.plural}"
 
 
 async def _get_json(transport: Transport, path: str) -> Any:

@@ -81,14 +81,19 @@ class ResourceClient(Generic[T]):
     """Verbs on one resource in one namespace ("" for cluster-scoped or all namespaces)."""
 
     def __init__(self, transport: Transport, ri: ResourceInfo, namespace: str = "") -> None:
+        self._bind(transport, ri, namespace)
+        self.type = cast("type[T]", types.kind_type(ri.api_version, ri.kind))
+        # Create-only reviews (TokenReview, SubjectAccessReview, ...) have no List kind.
+        self.list_type = types.list_type(ri.api_version, ri.kind) if "list" in ri.verbs else None
+
+    def _bind(self, transport: Transport, ri: ResourceInfo, namespace: str) -> None:
+        """Transport, resource and path: what every client of a resource has, typed or not
+        (MetadataClient)."""
         self.transport = transport
         # The in-process transport takes request objects as they are (Request.obj): no JSON.
         self.in_process = bool(getattr(transport, "accepts_objects", False))
         self.ri = ri
         self.namespace = namespace if ri.namespaced else ""
-        self.type = cast("type[T]", types.kind_type(ri.api_version, ri.kind))
-        # Create-only reviews (TokenReview, SubjectAccessReview, ...) have no List kind.
-        self.list_type = types.list_type(ri.api_version, ri.kind) if "list" in ri.verbs else None
         base = "/api/" + ri.version if not ri.group else f"/apis/{ri.group}/{ri.version}"
         ns = f"/namespaces/{self.namespace}" if self.namespace else ""
         self.path = f"{base}{ns}/{ri.plural}"

@@ -486,9 +486,10 @@ def orphan_pod_index_key_for_namespace(namespace: str) -> str:
 
 
 def _pod_controller_uid_index(pod: Any) -> list[str]:
-    ref = get_controller_of(pod)
-    if ref is not None:
-        return [ref.uid or ""]
+    # get_controller_of, spelt out: the pod cache calls this for every pod event
+    for ref in pod.metadata.owner_references or ():
+        if ref.controller:
+            return [ref.uid or ""]
     return [orphan_pod_index_key_for_namespace(pod.metadata.namespace or "")]
 
 

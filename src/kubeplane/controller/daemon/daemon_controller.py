@@ -331,10 +331,12 @@ class DaemonSetsController:
         """Upstream: updatePod"""
         if cur.metadata.resource_version == old.metadata.resource_version:
             return
+        cur_ref, old_ref = cu.get_controller_of(cur), cu.get_controller_of(old)
+        if cur_ref is not None and cur_ref.kind != CONTROLLER_KIND.kind and cur_ref == old_ref:
+            return          # another kind's pod, before and after (being deleted or not): no DaemonSet resolves
         if cur.metadata.deletion_timestamp is not None:
             self.delete_pod(cur)
             return
-        cur_ref, old_ref = cu.get_controller_of(cur), cu.get_controller_of(old)
         ref_changed = cur_ref != old_ref
         if ref_changed and old_ref is not None:
             if (ds := self._owner_of(old)) is not None:

@@ -113,14 +113,21 @@ class DisruptionController:
             self.enqueue_pdb(pdb)
 
     def add_pod(self, pod: Any) -> None:
-        """Upstream: addPod — its budget, and a stale DisruptionTarget condition to clean up."""
-        if (pdb := self.get_pdb_for_pod(pod)) is not None:
+        """Upstream: addPod — its budget, and a stale DisruptionTarget condition to clean up.
+
+        Every pod event passes here: without any budget (get_pdb_for_pod's first test) and
+        for a pod being deleted or without status (the stale condition's) nothing is called.
+        """
+        if len(self._pdb_cache) and (pdb := self.get_pdb_for_pod(pod)) is not None:
             self.enqueue_pdb(pdb)
+        if pod.metadata.deletion_timestamp or pod.status is None:
+            return
         has, clean_after = self.non_terminating_pod_has_stale_disruption_condition(pod)
         if has:
             self.enqueue_stale_pod_disruption_cleanup(pod, clean_after)
 
     def update_pod(self, old: Any, cur: Any) -> None:
+        """Upstream: updatePod"""
         self.add_pod(cur)
 
     def delete_pod(self, obj: Any) -> None:

@@ -121,6 +121,10 @@ class PodHandlers:
 
     def update_pod(self, old: core_v1.Pod, cur: core_v1.Pod) -> None:
         """Upstream: updatePod"""
+        # get_services_to_update_on_pod_change's answer for a namespace without Services
+        # (the empty set), asked before the call: most pod updates stop here.
+        if not self.service_lister.indexer.has_index_value(NAMESPACE_INDEX, cur.metadata.namespace or ""):
+            return
         self._queue_services(get_services_to_update_on_pod_change(self.service_lister, old, cur))
 
     def delete_pod(self, obj: Any) -> None:

@@ -144,12 +144,22 @@ class GraphBuilder:
             # nothing), so the event is not even built. Upstream leaves this as a TODO in
             # controllerFor's UpdateFunc ("check if there are differences in the ownerRefs,
             # finalizers, and DeletionTimestamp; if not, ignore the update").
+            # The same holds for an object being deleted without the orphan or foreground
+            # finalizer (a pod's graceful deletion and its last status writes): _update_node
+            # only marks the node being deleted, and process_transitions starts nothing
+            # (both transitions need that finalizer on the new state).
             meta = new.metadata
-            if meta is not None and meta.deletion_timestamp is None:
+            if meta is not None:
                 existing = self.uid_to_node.get(meta.uid or "")
                 if existing is not None and not existing.virtual and \
                         (meta.owner_references or []) == existing.owners:
-                    return
+                    if meta.deletion_timestamp is None:
+                        return
+                    finalizers = meta.finalizers
+                    if not finalizers or (ORPHAN_FINALIZER not in finalizers
+                                          and FOREGROUND_FINALIZER not in finalizers):
+                        existing.mark_being_deleted()
+                        return
             change(UPDATE, new, old)
 
         informer.add_event_handler(ResourceEventHandlerFuncs(

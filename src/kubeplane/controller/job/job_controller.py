@@ -214,14 +214,21 @@ class JobController:
 
     def update_pod(self, old: core_v1.Pod, cur: core_v1.Pod) -> None:
         """Upstream: updatePod"""
-        if (was := _finished_with_tracking_finalizer(old)) != (is_ := _finished_with_tracking_finalizer(cur)):
+        tracked = has_job_tracking_finalizer(cur)
+        if (tracked or has_job_tracking_finalizer(old)) and \
+                (was := _finished_with_tracking_finalizer(old)) != (is_ := _finished_with_tracking_finalizer(cur)):
             metrics.finished_pod_with_tracking_finalizer(was, is_)     # records only a change
         if cur.metadata.resource_version == old.metadata.resource_version:
+            return
+        if not tracked and (cur_ref := cu.get_controller_of(cur)) is not None and cur_ref.kind != JOB_KIND.kind \
+                and cur_ref == cu.get_controller_of(old):
+            # Another kind's pod without the Job tracking finalizer, before and after: no Job
+            # resolves from it and no orphan is left to clean up, being deleted or not.
             return
         if cur.metadata.deletion_timestamp is not None:
             self.delete_pod(cur, False)        # react to a graceful delete now
             return
-        finalizer_removed = not has_job_tracking_finalizer(cur)
+        finalizer_removed = not tracked
         cur_ref, old_ref = cu.get_controller_of(cur), cu.get_controller_of(old)
         ref_changed = cur_ref != old_ref
         if ref_changed and old_ref is not None:

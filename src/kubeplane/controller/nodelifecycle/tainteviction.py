@@ -234,9 +234,15 @@ class TaintEvictionController:
         ref = new if new is not None else old
         if ref is None:
             return
-        if old is not None and new is not None and _node_of(old) == _node_of(new) \
-                and _same_tolerations(old, new):
-            return
+        if old is not None and new is not None:
+            # _node_of and _same_tolerations spelt out: every pod update passes here
+            old_spec, new_spec = old.spec, new.spec
+            if old_spec is not None and new_spec is not None:
+                a, b = old_spec.tolerations, new_spec.tolerations
+                if (old_spec.node_name or "") == (new_spec.node_name or "") and (a == b or (a or []) == (b or [])):
+                    return
+            elif _node_of(old) == _node_of(new) and _same_tolerations(old, new):
+                return
         self.pod_update_queue.add(_PodUpdate(ref.metadata.namespace or "", ref.metadata.name, _node_of(ref)))
         self._wake.set()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Collection, Sequence
 
 from ...api import errors, labels
@@ -100,6 +101,10 @@ class ReplicaSetController:
             indexer.add_indexers({CONTROLLER_UID_INDEX: _controller_uid_index})
         self.rs_indexer = indexer
         self.rs_lister = rs_informer.lister()
+        # resolve_controller_ref asks the cache by key, not through the lister's namespace
+        # view (four calls less per pod event); the ReplicationManager's converting indexer
+        # has no get_by_key and keeps the lister, which converts.
+        self._rs_by_key: Callable[[str], apps_v1.ReplicaSet | None] | None = getattr(indexer, "get_by_key", None)
         self.rs_lister_synced = inf.has_synced          # test seam
         # Last: an informer another component started replays its objects at once.
         inf.add_event_handler(ResourceEventHandlerFuncs(self.add_rs, self.update_rs, self.delete_rs))
@@ -209,7 +214,10 @@ class ReplicaSetController:
             cur_ref = cu.get_controller_of(cur)
             if cur_ref is not None and cur_ref == cu.get_controller_of(old):
                 # Most updates: an owned pod's status, binding or deletion, same owner and
-                # labels. Both branches note the change for the owner as _pod_updated does.
+                # labels. Both branches note the change for the owner as _pod_updated does;
+                # an owner of another kind is nobody both would find (resolve_controller_ref).
+                if cur_ref.kind != self.kind:
+                    return
                 if cur.metadata.deletion_timestamp is not None:
                     self.delete_pod(cur)
                 else:
@@ -265,8 +273,10 @@ class ReplicaSetController:
         if rs is None:
             return
         rs_key = cu.key_func(rs)
-        self._pod_changed(rs_key, pod)
-        self.expectations.deletion_observed(rs_key, cu.pod_key(pod))
+        pod_key = cu.pod_key(pod)
+        if (claimed := self.claimed.get(rs_key)) is not None:      # _pod_changed
+            claimed.dirty.add(pod_key)
+        self.expectations.deletion_observed(rs_key, pod_key)
         self.enqueue_rs(rs)
 
     def _pod_changed(self, rs_key: str, pod: core_v1.Pod) -> None:
@@ -309,10 +319,15 @@ class ReplicaSetController:
         """The cached RS a controller ref points to: right Kind, name and UID. Upstream: resolveControllerRef"""
         if ref.kind != self.kind:
             return None
-        try:
-            rs = self.rs_lister.replicasets(namespace or "").get(ref.name)
-        except errors.NotFound:
-            return None
+        if self._rs_by_key is not None:
+            rs = self._rs_by_key(f"{namespace}/{ref.name}" if namespace else ref.name)
+            if rs is None:
+                return None
+        else:
+            try:
+                rs = self.rs_lister.replicasets(namespace or "").get(ref.name)
+            except errors.NotFound:
+                return None
         return rs if rs.metadata.uid == ref.uid else None
 
     def get_pod_replica_sets(self, pod: core_v1.Pod) -> list[apps_v1.ReplicaSet]:

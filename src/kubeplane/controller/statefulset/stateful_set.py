@@ -138,8 +138,9 @@ class StatefulSetController:
         """Upstream: updatePod"""
         if cur.metadata.resource_version == old.metadata.resource_version:
             return
-        label_changed = cur.metadata.labels != old.metadata.labels
         cur_ref, old_ref = cu.get_controller_of(cur), cu.get_controller_of(old)
+        if cur_ref is not None and cur_ref.kind != ssu.CONTROLLER_KIND.kind and cur_ref == old_ref:
+            return          # another kind's pod, before and after: no StatefulSet resolves from it
         if cur_ref != old_ref and old_ref is not None:
             if (s := self.resolve_controller_ref(old.metadata.namespace, old_ref)) is not None:
                 self.enqueue_stateful_set(s)
@@ -152,7 +153,7 @@ class StatefulSetController:
                 # Check availability again once minReadySeconds have passed (+1 s of skew).
                 self.enqueue_ss_after(s, min_ready + 1.0)
             return
-        if label_changed or cur_ref != old_ref:
+        if cur.metadata.labels != old.metadata.labels or cur_ref != old_ref:
             for s in self.get_stateful_sets_for_pod(cur):
                 self.enqueue_stateful_set(s)
 

@@ -116,3 +116,53 @@ def test_skipped_updates_leave_the_graph_and_queues_as_processing_them_would() -
     step(DELETE, pod("b", 13, []))
     assert fast_orph.log and fast_del.log
     assert skipped[0] == 2                    # exactly the two status-only updates were skipped
+
+
+def test_skipped_deleting_updates_leave_the_graph_and_queues_as_processing_them_would() -> None:
+    """Updates of an observed node being deleted without the orphan or foreground finalizer
+    (a pod's graceful deletion and its last status writes) only mark the node being deleted;
+    one that gains such a finalizer, or changes its owners, is processed."""
+    fast, f, fast_del, fast_orph = builder()
+    slow, _, slow_del, slow_orph = builder()
+    seen: dict[str, core_v1.Pod] = {}
+    processed = [0]
+    real = fast.process_graph_changes
+
+    def counting(event: Event) -> None:
+        processed[0] += 1
+        real(event)
+    fast.process_graph_changes = counting  # type: ignore[method-assign]
+
+    def step(kind: str, p: core_v1.Pod) -> None:
+        old = seen.get(p.metadata.name)
+        if kind == DELETE:
+            f.shared.delete(p)
+            seen.pop(p.metadata.name)
+        else:
+            f.shared.add(p)
+            seen[p.metadata.name] = p
+        slow.process_graph_changes(Event(False, kind, p.metadata, old.metadata if kind == UPDATE and old else None,
+                                         "v1", "Pod"))
+        assert graph(fast) == graph(slow), (kind, p.metadata.name, p.metadata.resource_version)
+        # the dependents of a node come in no particular order (a set, as upstream's map)
+        assert sorted(map(repr, fast_del.log)) == sorted(map(repr, slow_del.log))
+        assert fast_orph.log == slow_orph.log
+
+    step(ADD, pod("o", 1, []))
+    step(ADD, pod("a", 2, [("uid-o", True)]))
+    step(ADD, pod("b", 3, [("uid-o", True)]))
+    assert processed[0] == 3
+    step(UPDATE, pod("a", 4, [("uid-o", True)], deleting=True))                       # skipped, marked
+    assert graph(fast)["uid-a"][4] is True
+    step(UPDATE, pod("a", 5, [("uid-o", True)], deleting=True, phase="Succeeded"))    # skipped
+    step(UPDATE, pod("a", 6, [("uid-o", True)], deleting=True, finalizers=["example.com/x"]))    # skipped
+    assert processed[0] == 3
+    step(UPDATE, pod("a", 7, [("uid-o", True)], deleting=True, finalizers=["orphan"]))  # starts orphaning
+    step(UPDATE, pod("a", 8, [("uid-o", True)], deleting=True, finalizers=["example.com/x", "foregroundDeletion"]))
+    step(UPDATE, pod("b", 9, [("uid-o", False)], deleting=True))                      # owners changed
+    assert processed[0] == 6
+    step(UPDATE, pod("o", 10, [], deleting=True, finalizers=["foregroundDeletion"]))  # dependents queued
+    step(UPDATE, pod("o", 11, [], deleting=True, finalizers=["foregroundDeletion"], phase="Succeeded"))
+    step(DELETE, pod("a", 12, [("uid-o", True)], deleting=True))
+    assert processed[0] == 9
+    assert fast_orph.log and fast_del.log

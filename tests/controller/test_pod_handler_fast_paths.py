@@ -86,11 +86,13 @@ def pod(rv: int, *, owners: list[dict[str, Any]] | None = None, labels: dict[str
 
 
 def owner_variants(kind: str, api_version: str) -> list[list[dict[str, Any]] | None]:
-    """No owner; a ReplicaSet's (or, for the RS controller, a StatefulSet's) pods; the
-    controller's own kind: its object, a UID mismatch, a missing name."""
+    """No owner; a ReplicaSet's (or, for the RS controller, a StatefulSet's) pods, also beside
+    an owner that is no controller; the controller's own kind: its object, a UID mismatch, a
+    missing name."""
     other = owner("StatefulSet", "s", "uid-s") if kind == "ReplicaSet" else owner("ReplicaSet", "rs", "uid-rs")
     other2 = {**other, "uid": other["uid"] + "2"}
-    return [None, [other], [other2], [owner(kind, "own", "uid-own", api_version)],
+    extra = {**owner("ConfigMap", "cm", "uid-cm", "v1"), "controller": False}    # not a controller
+    return [None, [other], [other2], [extra, other], [owner(kind, "own", "uid-own", api_version)],
             [owner(kind, "own", "uid-stale", api_version)], [owner(kind, "gone", "uid-gone", api_version)]]
 
 

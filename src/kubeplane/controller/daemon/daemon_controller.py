@@ -331,9 +331,12 @@ class DaemonSetsController:
         """Upstream: updatePod"""
         if cur.metadata.resource_version == old.metadata.resource_version:
             return
-        cur_ref, old_ref = cu.get_controller_of(cur), cu.get_controller_of(old)
-        if cur_ref is not None and cur_ref.kind != CONTROLLER_KIND.kind and cur_ref == old_ref:
+        cur_ref = cu.get_controller_of(cur)
+        if cur_ref is not None and cur_ref.kind != CONTROLLER_KIND.kind and (
+                cur.metadata.owner_references == old.metadata.owner_references
+                or cur_ref == cu.get_controller_of(old)):
             return          # another kind's pod, before and after (being deleted or not): no DaemonSet resolves
+        old_ref = cu.get_controller_of(old)
         if cur.metadata.deletion_timestamp is not None:
             self.delete_pod(cur)
             return

@@ -221,7 +221,8 @@ class JobController:
         if cur.metadata.resource_version == old.metadata.resource_version:
             return
         if not tracked and (cur_ref := cu.get_controller_of(cur)) is not None and cur_ref.kind != JOB_KIND.kind \
-                and cur_ref == cu.get_controller_of(old):
+                and (cur.metadata.owner_references == old.metadata.owner_references
+                     or cur_ref == cu.get_controller_of(old)):
             # Another kind's pod without the Job tracking finalizer, before and after: no Job
             # resolves from it and no orphan is left to clean up, being deleted or not.
             return

@@ -212,7 +212,9 @@ class ReplicaSetController:
         label_changed = cur.metadata.labels != old.metadata.labels
         if not label_changed:
             cur_ref = cu.get_controller_of(cur)
-            if cur_ref is not None and cur_ref == cu.get_controller_of(old):
+            # the same controller: at once when the ownerReferences are equal (nearly always)
+            if cur_ref is not None and (cur.metadata.owner_references == old.metadata.owner_references
+                                        or cur_ref == cu.get_controller_of(old)):
                 # Most updates: an owned pod's status, binding or deletion, same owner and
                 # labels. Both branches note the change for the owner as _pod_updated does;
                 # an owner of another kind is nobody both would find (resolve_controller_ref).

@@ -138,9 +138,12 @@ class StatefulSetController:
         """Upstream: updatePod"""
         if cur.metadata.resource_version == old.metadata.resource_version:
             return
-        cur_ref, old_ref = cu.get_controller_of(cur), cu.get_controller_of(old)
-        if cur_ref is not None and cur_ref.kind != ssu.CONTROLLER_KIND.kind and cur_ref == old_ref:
+        cur_ref = cu.get_controller_of(cur)
+        if cur_ref is not None and cur_ref.kind != ssu.CONTROLLER_KIND.kind and (
+                cur.metadata.owner_references == old.metadata.owner_references
+                or cur_ref == cu.get_controller_of(old)):
             return          # another kind's pod, before and after: no StatefulSet resolves from it
+        old_ref = cu.get_controller_of(old)
         if cur_ref != old_ref and old_ref is not None:
             if (s := self.resolve_controller_ref(old.metadata.namespace, old_ref)) is not None:
                 self.enqueue_stateful_set(s)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, NamedTuple, Sequence
 
 from ...api import errors, types
 from ...api.types import ObjectName, core_v1
@@ -150,8 +150,9 @@ class TimedWorkerQueue:
 
 # --- the controller ----------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class _PodUpdate:
+class _PodUpdate(NamedTuple):
+    """Upstream: podUpdateItem. A tuple: the work queue hashes one per pod event (a dataclass's
+    generated __hash__ and __init__ are Python calls)."""
     namespace: str
     name: str
     node_name: str

@@ -448,3 +448,11 @@ async def test_endpoints_update_pod_as_before() -> None:
             assert {a[0] for _, _, a, _ in log} == want and len(log) == len(want)
             acted += bool(log)
         assert (acted > 0) is with_service
+
+
+def test_pod_controller_uid_index_as_get_controller_of() -> None:
+    """The index function spells get_controller_of out: the controller's UID, or the orphan key."""
+    for p in pod_matrix("ReplicaSet", "apps/v1"):
+        ref = cu.get_controller_of(p)
+        want = [ref.uid or ""] if ref is not None else [cu.orphan_pod_index_key_for_namespace(NS)]
+        assert cu._pod_controller_uid_index(p) == want

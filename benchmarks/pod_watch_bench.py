@@ -7,19 +7,20 @@ Run:  python benchmarks/pod_watch_bench.py [--pods 1000] [--handlers kubelet,sch
           [--callgrind] [--src DIR ...] [--profile]
 
 One process: an APIServer on memory storage and the shared pod informer of an in-process
-SharedInformerFactory (no transform, as `up`'s). The informer lists, then stops; the pods'
+SharedInformerFactory (no transform, as `up`'s), listed and then watching; the pods'
 events are written straight to storage (pod_handlers_bench.pod_states: 9 events per pod as a
 rolling update makes them, each pod with the projected service account volume, the
 tolerations and the priority an admitted density pod has, ~2.5 KB), and then the measured
-part: one watch from the list's resourceVersion that takes the whole backlog into the
-informer. The server sends a backlog in large chunks where a live watch sends a few events per
-chunk, so the figure is the per-event cost of every step but the chunking.
+part: the informer's watch taking them in, --batch events (default 10) at a time, as a live
+watch gets a few events per chunk (the writes between the batches are not measured).
 
 --handlers adds a Kubelet (sim runtime, 100 nodes, not running: its informer handler only)
 and/or a Scheduler (its pod handlers only) to the informer. --callgrind counts the
-instructions of the measured part (valgrind) and prints them per event; without it, CPU
-microseconds per event (time.process_time, best of --repeat rounds on fresh pods). --src
-compares checkouts (each DIR holding src/kubeplane).
+instructions (valgrind) of the writes with the watch taking them in, less those of the same
+writes without a watch, per event; without it, CPU microseconds per event (time.process_time,
+best of --repeat rounds on fresh pods). --src compares checkouts (each DIR holding src/kubeplane).
+The kubelet answers as if it had reported each pod's status with its IP (its own status
+writes coming back through the watch), so its handler takes the path of a live kubelet.
 """
 from __future__ import annotations
 
@@ -72,6 +73,12 @@ def events(pods: int, rnd: int, rs_name: str, rs_uid: str) -> list[tuple[str, di
     return out
 
 
+def reported(uid: str) -> dict[str, Any]:
+    """The status the kubelet reported for pod uid-<round>-<i> (pod_states' pod IP)."""
+    i = int(uid.rsplit("-", 1)[1])
+    return {"podIP": f"10.0.{i // 250}.{i % 250}"}
+
+
 async def child(args: argparse.Namespace) -> dict[str, Any]:
     import logging
 
@@ -96,6 +103,7 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
         from kubeplane.kubelet.kubelet import Kubelet
         from kubeplane.kubelet.runtime.sim.runtime import SimRuntime
         kubelet = Kubelet(cs, node_names=[f"node-{i}" for i in range(NODES)], runtime=SimRuntime(), factory=factory)
+        kubelet.status_manager.get_pod_status = reported         # type: ignore[method-assign]
         inf.add_event_handler(kubelet)
     if "scheduler" in handlers:
         from kubeplane.scheduler import Scheduler
@@ -107,50 +115,59 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
     await asyncio.gather(*factory.tasks.values(), return_exceptions=True)
 
     done = asyncio.Event()
-    last = [""]
+    target = [""]
+
+    def check(obj: Any) -> None:
+        if obj.metadata.resource_version == target[0]:
+            done.set()
 
     class Sentinel:
         def on_add(self, obj: Any, initial: bool) -> None:
-            pass
+            check(obj)
 
         def on_update(self, old: Any, new: Any) -> None:
-            pass
+            check(new)
 
         def on_delete(self, obj: Any) -> None:
-            if obj.metadata.name == last[0]:
-                done.set()
+            check(obj)
     inf.add_event_handler(Sentinel())
+    watching = None if args.writes_only else asyncio.ensure_future(inf.reflector.watch_once())
+    await asyncio.sleep(0.1)
 
     rounds = []
     prof = cProfile.Profile() if args.profile else None
     for rnd in range(args.repeat):
         evs = events(args.pods, rnd, "density-5d9c", "rs-uid")
-        last[0] = evs[-1][1]["metadata"]["name"]
-        for t, o in evs:
-            key = f"/registry/pods/{NS}/{o['metadata']['name']}"
-            o = {**o, "metadata": {k: v for k, v in o["metadata"].items() if k != "resourceVersion"}}
-            if t == "ADDED":
-                await api.storage.create(key, o)
-            elif t == "MODIFIED":
-                await api.storage.update(key, o)
-            else:
-                await api.storage.delete(key)
-        done.clear()
-        if prof is not None:
-            prof.enable()
+        spent = 0.0
         if args.callgrind:
             switch(os.getpid(), True)
-        t0 = time.process_time()
-        task = asyncio.ensure_future(inf.reflector.watch_once())
-        await done.wait()
-        dt = time.process_time() - t0
+        for start in range(0, len(evs), args.batch):
+            for t, o in evs[start:start + args.batch]:
+                key = f"/registry/pods/{NS}/{o['metadata']['name']}"
+                o = {**o, "metadata": {k: v for k, v in o["metadata"].items() if k != "resourceVersion"}}
+                if t == "ADDED":
+                    kv = await api.storage.create(key, o)
+                elif t == "MODIFIED":
+                    kv = await api.storage.update(key, o)
+                else:
+                    kv = await api.storage.delete(key)
+            if watching is None:
+                continue
+            target[0] = str(kv.mod_revision)
+            done.clear()
+            if prof is not None:
+                prof.enable()
+            t0 = time.process_time()
+            await done.wait()
+            spent += time.process_time() - t0
+            if prof is not None:
+                prof.disable()
         if args.callgrind:
             switch(os.getpid(), False)
-        if prof is not None:
-            prof.disable()
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        rounds.append(dt / len(evs) * 1e6)
+        rounds.append(spent / len(evs) * 1e6)
+    if watching is not None:
+        watching.cancel()
+        await asyncio.gather(watching, return_exceptions=True)
     out: dict[str, Any] = {"events": 9 * args.pods, "us_per_event": min(rounds), "handlers": len(inf.handlers)}
     if prof is not None:
         st = pstats.Stats(prof)
@@ -166,32 +183,39 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--pods", type=int, default=1000)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--batch", type=int, default=10, help="events written before the watch takes them (default 10)")
     p.add_argument("--handlers", default="", help="kubelet,scheduler: their pod handlers on the informer too")
     p.add_argument("--src", action="append", default=[])
     p.add_argument("--profile", action="store_true")
     p.add_argument("--tottime", action="store_true", help="--profile: rank by own time")
     p.add_argument("--top", type=int, default=40)
     p.add_argument("--callgrind", action="store_true", help="instructions per event (valgrind; one round)")
+    p.add_argument("--writes-only", action="store_true", help="(child) the writes without the watch: subtracted")
     p.add_argument("--child", action="store_true")
     args = p.parse_args()
     if args.child:
         print(json.dumps(asyncio.run(child(args))), flush=True)
         return
     srcs = args.src or [os.path.join(BENCH_DIR, "..")]
-    flags = ["--pods", str(args.pods), "--handlers", args.handlers, "--top", str(args.top)]
+    flags = ["--pods", str(args.pods), "--handlers", args.handlers, "--top", str(args.top), "--batch", str(args.batch)]
     for src in srcs:
         env = {**os.environ, "PYTHONPATH": os.path.join(src, "src")}
         if args.callgrind:
-            with tempfile.TemporaryDirectory() as tmp:
-                out = pathlib.Path(tmp)
-                cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}/cg.out",
-                       sys.executable, os.path.abspath(__file__), "--child", "--callgrind", "--repeat", "1", *flags]
-                res = json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True,
-                                                text=True).stdout.splitlines()[-1])
-                total = sum(int(line.split()[1]) for f in out.glob("cg.out*")
-                            for line in f.read_text(errors="replace").splitlines() if line.startswith("totals:"))
-            print(f"{src}: handlers {args.handlers or 'none'}: {total / res['events']:,.0f} instructions per event "
-                  f"({res['events']} events)")
+            counts = []
+            for extra in ([], ["--writes-only"]):
+                with tempfile.TemporaryDirectory() as tmp:
+                    out = pathlib.Path(tmp)
+                    cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}/cg.out",
+                           sys.executable, os.path.abspath(__file__), "--child", "--callgrind", "--repeat", "1",
+                           *flags, *extra]
+                    res = json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True,
+                                                    text=True).stdout.splitlines()[-1])
+                    counts.append(sum(int(line.split()[1]) for f in out.glob("cg.out*")
+                                      for line in f.read_text(errors="replace").splitlines()
+                                      if line.startswith("totals:")))
+            print(f"{src}: handlers {args.handlers or 'none'}: {(counts[0] - counts[1]) / res['events']:,.0f} "
+                  f"instructions per event ({res['events']} events; writes with the watch "
+                  f"{counts[0] / res['events']:,.0f}, without {counts[1] / res['events']:,.0f})")
             continue
         cmd = [sys.executable, os.path.abspath(__file__), "--child", "--repeat", str(args.repeat), *flags,
                *(["--profile"] if args.profile else []), *(["--tottime"] if args.tottime else [])]

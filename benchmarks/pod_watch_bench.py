@@ -105,6 +105,8 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
         kubelet = Kubelet(cs, node_names=[f"node-{i}" for i in range(NODES)], runtime=SimRuntime(), factory=factory)
         kubelet.status_manager.get_pod_status = reported         # type: ignore[method-assign]
         inf.add_event_handler(kubelet)
+        if hasattr(inf, "share_unchanged_specs"):                  # as Kubelet.run asks for it
+            inf.share_unchanged_specs()
     if "scheduler" in handlers:
         from kubeplane.scheduler import Scheduler
         Scheduler(cs, pods, factory.core_v1().nodes(), recorder=None)

@@ -159,6 +159,7 @@ class Kubelet:
         heartbeat until cancelled. Upstream: Kubelet.Run"""
         await self.register_nodes()
         self.pod_informer.informer().add_event_handler(self)
+        self.pod_informer.informer().share_unchanged_specs()     # needs_sync compares specs
         metrics.register(self)
         try:
             async with asyncio.TaskGroup() as tg:

@@ -403,6 +403,7 @@ async def test_an_update_with_an_equal_spec_hands_over_the_cached_spec(clock: Fa
     same at once; everything else is the decoded object's. A changed spec stays the new one."""
     lw = FakeListerWatcher(ObjectList([pod("a", "1")], "5"))
     inf = SharedIndexInformer(lw, clock=clock)
+    inf.share_unchanged_specs()
     updates: list[tuple[Any, Any]] = []
     inf.add_event_handler(ResourceEventHandlerFuncs(update_func=lambda old, new: updates.append((old, new))))
     task = await run(inf)
@@ -425,9 +426,28 @@ async def test_an_update_with_an_equal_spec_hands_over_the_cached_spec(clock: Fa
         await stop(task)
 
 
+async def test_specs_are_not_compared_unless_asked_for(clock: FakeClock) -> None:
+    """An informer whose handlers do not compare specs (kube-controller-manager's) leaves
+    every update's object as decoded."""
+    lw = FakeListerWatcher(ObjectList([pod("a", "1")], "5"))
+    inf = SharedIndexInformer(lw, clock=clock)
+    task = await run(inf)
+    try:
+        await inf.wait_synced()
+        first = inf.get_store().get_by_key("default/a")
+        running = pod("a", "6", phase="Running")
+        spec = running.spec
+        lw.push(modified(running))
+        assert await settle(lambda: inf.get_store().get_by_key("default/a") is running)
+        assert running.spec is spec and running.spec is not first.spec and running.spec == first.spec
+    finally:
+        await stop(task)
+
+
 async def test_objects_without_a_spec_are_left_as_they_are(clock: FakeClock) -> None:
     lw = FakeListerWatcher(ObjectList([cm("a", "1", data={"k": "v"})], "5"))
     inf = SharedIndexInformer(lw, clock=clock)
+    inf.share_unchanged_specs()
     task = await run(inf)
     try:
         await inf.wait_synced()

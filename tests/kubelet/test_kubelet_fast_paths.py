@@ -12,6 +12,7 @@ import pathlib
 import random
 import re
 from dataclasses import replace
+from typing import Any
 
 import msgspec
 import orjson
@@ -474,3 +475,18 @@ async def test_sim_objects_share_the_pods_labels_and_annotations_and_never_chang
         await advance(clock, 0.5, step=0.5)
     assert to_dict(pod.metadata) == before
     rt.close()
+
+
+async def test_the_kubelets_own_status_writes_come_back_with_the_cached_spec(make_env) -> None:
+    """needs_sync compares the old and new spec of every update; the kubelet asks its pod
+    informer to compare them once and hand an equal spec over, so its own status writes coming
+    back through the watch carry the very spec object it had."""
+    from kubeplane.client.tools.cache import ResourceEventHandlerFuncs
+    env = await make_env("default", zero=True)
+    updates: list[tuple[Any, Any]] = []
+    env.kubelet.pod_informer.informer().add_event_handler(
+        ResourceEventHandlerFuncs(update_func=lambda old, new: updates.append((old, new))))
+    await env.create_pod({"metadata": {"name": "web"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+    await advance(env.clock, 1)
+    assert env.kubelet.status_manager.writes > 0 and (await env.pod("web")).status.phase == "Running"
+    assert updates and all(new.spec is old.spec for old, new in updates)     # status writes only

@@ -152,3 +152,20 @@ async def test_run_schedules_many_pods(env: Env) -> None:
         per_node[p.spec.node_name] = per_node.get(p.spec.node_name, 0) + 1
     assert sum(per_node.values()) == 20 and len(per_node) == 3       # spread by LeastAllocated
     assert max(per_node.values()) - min(per_node.values()) <= 1
+
+
+async def test_the_pod_informer_hands_an_unchanged_spec_over(env: Env) -> None:
+    """The scheduler's cache compares the old and new spec of every assigned pod's update
+    (Cache._update_pod); it asks its pod informer to compare them once and share an equal spec."""
+    await env.create_pod(pod_dict("web", requests={"cpu": "500m"}))
+    await env.schedule_next()
+    inf = env.factory.core_v1().pods().informer()
+    await until(lambda: bool(inf.get_store().get_by_key("default/web").spec.node_name))
+    bound = inf.get_store().get_by_key("default/web")
+    await env.fake.core_v1().pods("default").patch("web", {"status": {"phase": "Running"}}, "merge",
+                                                   subresource="status")
+    await until(lambda: inf.get_store().get_by_key("default/web").status.phase == "Running")
+    running = inf.get_store().get_by_key("default/web")
+    assert running is not bound and running.spec is bound.spec
+    cached = env.sched.cache.get_pod(running)
+    assert cached is running                               # the cache took the update

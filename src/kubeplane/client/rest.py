@@ -55,6 +55,24 @@ class _RawWatchEvent(msgspec.Struct):
 _WATCH_EVENT = msgspec.json.Decoder(_RawWatchEvent)
 
 
+class _TypedWatchEvent(msgspec.Struct, Generic[T]):
+    type: str
+    object: T
+
+
+_TYPED_WATCH_EVENTS: dict[Any, msgspec.json.Decoder[Any]] = {}
+
+
+def _typed_watch_event(type_: Any) -> msgspec.json.Decoder[Any]:
+    """The decoder of a watch event whose object is a type_: the line in one pass, where the
+    raw event and then its object would scan the object's bytes twice (~30 % of a pod event's
+    decoding)."""
+    dec = _TYPED_WATCH_EVENTS.get(type_)
+    if dec is None:
+        dec = _TYPED_WATCH_EVENTS[type_] = msgspec.json.Decoder(_TypedWatchEvent[type_])
+    return dec
+
+
 def raise_for_status(resp: RawResponse) -> None:
     if resp.status < 300:
         return
@@ -140,14 +158,25 @@ class ResourceClient(Generic[T]):
                    allowWatchBookmarks="true" if allow_watch_bookmarks else "",
                    sendInitialEvents="true" if send_initial_events else "",
                    resourceVersionMatch="NotOlderThan" if send_initial_events else "")
+        typed = _typed_watch_event(self.type)
         async for line in self.transport.stream(self.path, q):
+            # One pass for the event and its object; what does not decode so (an ERROR event,
+            # a plain Status, an object that is not a T) is read again step by step below, whose
+            # errors are the caller's.
             try:
-                ev = _WATCH_EVENT.decode(line)        # the object stays raw: decoded once, typed
-            except msgspec.ValidationError:           # the stream never started: a plain Status
-                raise errors.StatusError.from_status(orjson.loads(line)) from None
-            if ev.type == "ERROR":
-                raise errors.StatusError.from_status(msgspec.json.decode(ev.object))
-            obj = types.decode(ev.object, self.type)
+                ev: Any = typed.decode(line)
+            except msgspec.ValidationError:
+                ev = None
+            if ev is not None and ev.type != "ERROR":
+                obj = ev.object
+            else:
+                try:
+                    ev = _WATCH_EVENT.decode(line)    # the object stays raw
+                except msgspec.ValidationError:       # the stream never started: a plain Status
+                    raise errors.StatusError.from_status(orjson.loads(line)) from None
+                if ev.type == "ERROR":
+                    raise errors.StatusError.from_status(msgspec.json.decode(ev.object))
+                obj = types.decode(ev.object, self.type)
             meta = getattr(obj, "metadata", None)
             yield Event(ev.type, obj, (meta.resource_version if meta else None) or "")
 

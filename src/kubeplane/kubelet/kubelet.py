@@ -159,6 +159,7 @@ class Kubelet:
         heartbeat until cancelled. Upstream: Kubelet.Run"""
         await self.register_nodes()
         self.pod_informer.informer().add_event_handler(self)
+        self.pod_informer.informer().share_unchanged_specs()     # needs_sync compares specs
         metrics.register(self)
         try:
             async with asyncio.TaskGroup() as tg:
@@ -648,7 +649,7 @@ def needs_sync(old: core_v1.Pod, new: core_v1.Pod, reported_pod_ip: str | None =
     Upstream: checkAndUpdatePod (config/config.go) treats a status-only change as a
     reconcile, and HandlePodReconcile syncs only when readiness needs it.
     """
-    if old.spec != new.spec:
+    if old.spec is not new.spec and old.spec != new.spec:   # the informer hands an unchanged spec over as is
         return True
     om, nm = old.metadata, new.metadata
     if msgspec.structs.replace(nm, resource_version=om.resource_version, managed_fields=om.managed_fields) != om:
@@ -688,7 +689,10 @@ _NOT_STARTED = (CREATING, CREATED)
 
 
 def _foreign_conditions(status: core_v1.PodStatus) -> list[core_v1.PodCondition]:
-    return [c for c in status.conditions or () if c.type not in generate.KUBELET_CONDITIONS]
+    return [c for c in status.conditions or () if c.type not in _KUBELET_CONDITIONS]
+
+
+_KUBELET_CONDITIONS = frozenset(generate.KUBELET_CONDITIONS)
 
 
 def _all_containers(pod: core_v1.Pod) -> list[Any]:

@@ -388,3 +388,72 @@ def test_strip_managed_fields_leaves_objects_without_metadata() -> None:
     obj = with_managed_fields(cm("a", "1"))
     assert transform_strip_managed_fields(obj) is obj and obj.metadata.managed_fields is None
     assert transform_strip_managed_fields("x") == "x"
+
+
+def pod(name: str, rv: str, *, image: str = "nginx", phase: str = "Pending", spec: bool = True) -> Any:
+    from kubeplane.api.types import core_v1, meta_v1
+    return core_v1.Pod(metadata=meta_v1.ObjectMeta(name=name, namespace="default", resource_version=rv),
+                       spec=core_v1.PodSpec(containers=[core_v1.Container(name="c", image=image)]) if spec else None,
+                       status=core_v1.PodStatus(phase=phase))
+
+
+async def test_an_update_with_an_equal_spec_hands_over_the_cached_spec(clock: FakeClock) -> None:
+    """A status-only update (a kubelet's write coming back) carries a spec equal to the cached
+    object's: the new object gets that very spec, so handlers comparing specs find them the
+    same at once; everything else is the decoded object's. A changed spec stays the new one."""
+    lw = FakeListerWatcher(ObjectList([pod("a", "1")], "5"))
+    inf = SharedIndexInformer(lw, clock=clock)
+    inf.share_unchanged_specs()
+    updates: list[tuple[Any, Any]] = []
+    inf.add_event_handler(ResourceEventHandlerFuncs(update_func=lambda old, new: updates.append((old, new))))
+    task = await run(inf)
+    try:
+        await inf.wait_synced()
+        first = inf.get_store().get_by_key("default/a")
+        running = pod("a", "6", phase="Running")
+        decoded_spec = running.spec
+        resized = pod("a", "7", phase="Running", image="nginx:2")
+        no_spec = pod("a", "8", spec=False)
+        lw.push(modified(running), modified(resized), modified(no_spec))
+        assert await settle(lambda: len(updates) == 3)
+        (old1, new1), (old2, new2), (old3, new3) = updates
+        assert old1 is first and new1 is running and new1.status.phase == "Running"
+        assert new1.spec is first.spec and new1.spec == decoded_spec        # shared, and equal to what came
+        assert new2 is resized and new2.spec is not first.spec and new2.spec.containers[0].image == "nginx:2"
+        assert new3.spec is None                                             # nothing to share with
+        assert first.spec.containers[0].image == "nginx"                     # the old object untouched
+    finally:
+        await stop(task)
+
+
+async def test_specs_are_not_compared_unless_asked_for(clock: FakeClock) -> None:
+    """An informer whose handlers do not compare specs (kube-controller-manager's) leaves
+    every update's object as decoded."""
+    lw = FakeListerWatcher(ObjectList([pod("a", "1")], "5"))
+    inf = SharedIndexInformer(lw, clock=clock)
+    task = await run(inf)
+    try:
+        await inf.wait_synced()
+        first = inf.get_store().get_by_key("default/a")
+        running = pod("a", "6", phase="Running")
+        spec = running.spec
+        lw.push(modified(running))
+        assert await settle(lambda: inf.get_store().get_by_key("default/a") is running)
+        assert running.spec is spec and running.spec is not first.spec and running.spec == first.spec
+    finally:
+        await stop(task)
+
+
+async def test_objects_without_a_spec_are_left_as_they_are(clock: FakeClock) -> None:
+    lw = FakeListerWatcher(ObjectList([cm("a", "1", data={"k": "v"})], "5"))
+    inf = SharedIndexInformer(lw, clock=clock)
+    inf.share_unchanged_specs()
+    task = await run(inf)
+    try:
+        await inf.wait_synced()
+        new = cm("a", "6", data={"k": "v"})
+        lw.push(modified(new))
+        assert await settle(lambda: inf.get_store().get_by_key("default/a") is new)
+        assert new.data == {"k": "v"}
+    finally:
+        await stop(task)

@@ -1,0 +1,122 @@
+"""ResourceClient.watch decodes each event line into (type, typed object, resourceVersion): a
+line in one pass where it can, everything else (ERROR events, a plain Status, an object that is
+not of the client's type) as before, step by step, with the same outcome.
+
+Upstream: client-go's StreamWatcher with the watch decoder (rest/watch/decoder.go): an ERROR
+event's object is a Status and ends the watch as its error.
+"""
+from __future__ import annotations
+
+from typing import Any, AsyncIterator
+
+import msgspec
+import orjson
+import pytest
+
+from kubeplane.api import errors
+from kubeplane.api.resources import lookup
+from kubeplane.api.types import core_v1
+from kubeplane.client import rest
+from kubeplane.client.metadata import MetadataClient, PartialObjectMetadata
+from kubeplane.client.rest import ResourceClient
+from kubeplane.client.transport import RawResponse
+
+POD = {"apiVersion": "v1", "kind": "Pod",
+       "metadata": {"name": "web", "namespace": "default", "resourceVersion": "12", "labels": {"app": "web"}},
+       "spec": {"containers": [{"name": "c", "image": "nginx"}], "nodeName": "n1"},
+       "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+GONE = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "too old resource version: 1 (5)", "reason": "Expired", "code": 410}
+
+
+class Lines:
+    """A transport whose watch stream is the given lines."""
+
+    accepts_objects = True
+
+    def __init__(self, *lines: bytes) -> None:
+        self.lines = lines
+
+    async def stream(self, path: str, query: dict[str, str]) -> AsyncIterator[bytes]:
+        for line in self.lines:
+            yield line
+
+    async def request(self, *args: Any, **kwargs: Any) -> RawResponse:
+        raise AssertionError("a watch makes no request")
+
+    async def close(self) -> None:
+        pass
+
+
+def line(type_: str, obj: Any) -> bytes:
+    return orjson.dumps({"type": type_, "object": obj})
+
+
+async def events(client: ResourceClient[Any]) -> list[Any]:
+    return [ev async for ev in client.watch(resource_version="5")]
+
+
+def pods(*lines: bytes) -> ResourceClient[Any]:
+    return ResourceClient(Lines(*lines), lookup("", "v1", "pods"), "default")
+
+
+async def test_events_decode_into_typed_objects() -> None:
+    bookmark = {"kind": "Pod", "apiVersion": "v1", "metadata": {"resourceVersion": "20"}}
+    got = await events(pods(line("ADDED", POD), line("MODIFIED", {**POD, "metadata": {**POD["metadata"],
+                                                                                      "resourceVersion": "13"}}),
+                            line("BOOKMARK", bookmark), line("DELETED", POD)))
+    assert [(e.type, e.resource_version) for e in got] == [("ADDED", "12"), ("MODIFIED", "13"), ("BOOKMARK", "20"),
+                                                           ("DELETED", "12")]
+    pod = got[0].obj
+    assert isinstance(pod, core_v1.Pod)
+    assert pod == msgspec.json.decode(orjson.dumps(POD), type=core_v1.Pod)
+    assert pod.status.conditions[0].type == "Ready" and pod.spec.node_name == "n1"
+    assert got[0].obj is not got[3].obj                   # every event its own object
+
+
+async def test_the_object_first_in_the_line_decodes_the_same() -> None:
+    got = await events(pods(b'{"object":' + orjson.dumps(POD) + b',"type":"ADDED"}'))
+    assert got[0].type == "ADDED" and got[0].obj.metadata.name == "web"
+
+
+async def test_an_error_event_raises_its_status() -> None:
+    with pytest.raises(errors.Gone) as info:
+        await events(pods(line("ADDED", POD), line("ERROR", GONE)))
+    assert info.value.code == 410 and "too old" in info.value.message
+
+
+async def test_an_error_event_of_a_type_the_status_also_decodes_as_raises() -> None:
+    """A Status decodes as a ConfigMap (no field of theirs conflicts): still the ERROR it is."""
+    cms = ResourceClient(Lines(line("ERROR", GONE)), lookup("", "v1", "configmaps"), "default")
+    msgspec.json.decode(orjson.dumps(GONE), type=core_v1.ConfigMap)      # the premise
+    with pytest.raises(errors.Gone):
+        await events(cms)
+
+
+async def test_a_plain_status_instead_of_a_stream_raises_it() -> None:
+    forbidden = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                 "message": "pods is forbidden", "reason": "Forbidden", "code": 403}
+    with pytest.raises(errors.Forbidden):
+        await events(pods(orjson.dumps(forbidden)))
+
+
+async def test_an_object_not_of_the_type_fails_as_before() -> None:
+    with pytest.raises(msgspec.ValidationError):
+        await events(pods(line("ADDED", {**POD, "spec": "not a spec"})))
+
+
+async def test_a_metadata_client_decodes_partial_objects() -> None:
+    client = MetadataClient(Lines(line("MODIFIED", POD)), lookup("", "v1", "pods"), "default")
+    (ev,) = await events(client)
+    assert type(ev.obj) is PartialObjectMetadata and ev.obj.metadata.labels == {"app": "web"}
+    assert ev.resource_version == "12"
+
+
+async def test_each_event_decodes_in_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The common case does not read the object twice: no raw event, no second typed decode."""
+    def unused(*args: Any) -> Any:
+        raise AssertionError("decoded twice")
+    monkeypatch.setattr(rest.types, "decode", unused)
+    monkeypatch.setattr(rest, "_WATCH_EVENT", type("NoRaw", (), {"decode": staticmethod(unused)})())
+    got = await events(pods(line("ADDED", POD), line("MODIFIED", POD)))
+    assert [e.type for e in got] == ["ADDED", "MODIFIED"]

@@ -172,7 +172,10 @@ class StatusManager:
         if base != status and not (from_store and "containerStatuses" in base and base == without_nulls(status)):
             patch = {"metadata": {"uid": uid}, "status": merge_diff(base, status)}
             try:                  # the patched pod is not read: its decoding is saved
-                await pods.patch_raw(entry.name, patch, "merge", subresource="status")
+                # Handed over, not copied: the patch is built here for this write, and its
+                # values (shared with status, kept in written) are never changed, here or by
+                # the server (the stored pod may keep them).
+                await pods.patch_raw(entry.name, patch, "merge", subresource="status", handed_over=True)
             except errors.NotFound:
                 self.remove_orphaned_statuses(uid)
                 self.on_synced(uid)

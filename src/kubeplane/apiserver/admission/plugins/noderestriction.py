@@ -20,6 +20,7 @@ from ....api import errors
 from ....api.pod_visitors import pod_secret_names
 from ...authorization.node.graph import MIRROR_POD_ANNOTATION_KEY, pod_configmap_names
 from ...authorization.node.node_authorizer import NAMESPACE_NODE_LEASE, node_identity
+from ...registry.registry import REGISTRY
 from ..chain import register
 from ..interface import Attributes, Operation, Plugin, forbidden
 
@@ -278,7 +279,6 @@ class NodeRestriction(Plugin):
 
     async def _get(self, resource: str, namespace: str, name: str) -> Obj:
         """The stored object (upstream: the lister's), NotFound as upstream returns it."""
-        from ...registry import REGISTRY
         ri = REGISTRY.lookup("", "v1", resource)
         kv = await self.api.storage.get(ri.key(namespace, name)) if ri is not None else None
         if kv is None:

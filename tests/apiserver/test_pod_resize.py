@@ -2,6 +2,8 @@
 validation_test.go's TestValidatePodResize and strategy_test.go's TestPodResizePrepareForUpdate)."""
 from __future__ import annotations
 
+import copy
+
 from typing import Any
 
 import pytest
@@ -224,5 +226,10 @@ async def test_status_write_keeps_observed_generation(api) -> None:
 ])
 def test_preserve_old_observed_generation(old, new, want) -> None:
     from kubeplane.apiserver.registry.core.pod import preserve_old_observed_generation
+    sent = new.get("conditions")
+    before = copy.deepcopy(sent)
     preserve_old_observed_generation(new, old)
     assert new == want
+    # The conditions sent are not changed in place (an in-process patch's, which its writer
+    # keeps: the kubelet's status manager hands its patches over uncopied): a copy is changed.
+    assert sent == before

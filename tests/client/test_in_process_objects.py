@@ -150,3 +150,23 @@ async def test_binding_as_a_dict_keeps_the_uid_precondition() -> None:
     for objects in (True, False):          # the same Conflict either way
         with pytest.raises(errors.Conflict, match="Precondition failed: UID in precondition: other,"):
             await bind(objects, uid="other")
+
+
+async def test_patch_raw_takes_a_handed_over_patch_as_it_is() -> None:
+    """handed_over: the caller never changes the patch nor its values (the kubelet's status
+    manager): in process it goes uncopied, and the server stores the same as from a copy."""
+    api = APIServer(new_storage("memory"), options=WITHOUT_CONTROLLER_MANAGER)
+    await api.bootstrap()
+    spy = Spy(api, objects=True)
+    pods = Clientset(spy).core_v1().pods("default")
+    await pods.create(types.from_dict(POD, core_v1.Pod))
+    conditions = [{"type": "Ready", "status": "True"}]
+    patch = {"status": {"phase": "Running", "conditions": conditions}}
+    raw = await pods.patch_raw("web", patch, "merge", subresource="status", handed_over=True)
+    assert spy.seen[-1].obj is patch and spy.seen[-1].query == {}
+    kv = await api.storage.get("/registry/pods/default/web")
+    assert kv is not None and orjson.loads(raw) == kv.obj
+    assert kv.obj["status"]["conditions"] == [{"type": "Ready", "status": "True"}]
+    assert patch == {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+    await pods.patch_raw("web", {"status": {"phase": "Succeeded"}}, "merge", subresource="status")
+    assert spy.seen[-1].obj is not None and (await pods.get("web")).status.phase == "Succeeded"

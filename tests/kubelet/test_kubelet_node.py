@@ -198,3 +198,40 @@ async def test_heartbeats_due_within_the_timer_slack_go_in_one_wake_up(make_env)
     assert all(abs(ts[-1] - ts[0] - period * (len(ts) - 1)) <= TIMER_SLACK + 0.011 for ts in times.values())
     assert wakeups <= 10 * 40 / 2 + 2              # at least two per wake-up (slack 50 ms, 25 ms apart)
     assert TIMER_SLACK <= period / 10
+
+
+async def test_status_patches_go_in_process_uncopied_and_stay_the_kubelets() -> None:
+    """In process the status manager hands its patches over (no copy): the server stores their
+    values, and what it adds (an old condition's observedGeneration, preserved by the status
+    strategy) lands in the stored pod only, never in the status the manager keeps as written."""
+    from kubeplane.api import types
+    from kubeplane.apiserver.inprocess import InProcessTransport
+    from kubeplane.apiserver.server import APIServer
+    from kubeplane.client.clientset import Clientset
+    from kubeplane.storage import new_storage
+    from kubeplane.testing.fake import WITHOUT_CONTROLLER_MANAGER
+
+    api = APIServer(new_storage("memory"), options=WITHOUT_CONTROLLER_MANAGER)
+    await api.bootstrap()
+    sent: list[dict] = []
+
+    class Spy(InProcessTransport):
+        async def request(self, method, path, query=None, body=None, content_type="application/json"):  # type: ignore[no-untyped-def]
+            if method == "PATCH":
+                sent.append(body)
+            return await super().request(method, path, query, body, content_type)
+
+    cs = Clientset(Spy(api))
+    pods = cs.core_v1().pods("default")
+    p = await pods.create(types.from_dict({"metadata": {"name": "web"}, "spec": {
+        "nodeName": "n1", "containers": [{"name": "c", "image": "i"}]}}, core_v1.Pod))
+    await pods.patch("web", {"status": {"observedGeneration": 1, "conditions": [
+        {"type": "Ready", "status": "False", "observedGeneration": 1}]}}, "merge", subresource="status")
+    sm = StatusManager(cs, clock=FakeClock())
+    status = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "t"}]}
+    sm.set_pod_status(p, status)
+    await sm.sync_pod(p.metadata.uid)
+    assert sent[-1]["status"]["conditions"] is sm.written[p.metadata.uid]["conditions"]   # not copied
+    stored = await pods.get("web")
+    assert [(c.type, c.status, c.observed_generation) for c in stored.status.conditions] == [("Ready", "True", 1)]
+    assert sm.written[p.metadata.uid]["conditions"] == [{"type": "Ready", "status": "True", "lastTransitionTime": "t"}]

@@ -205,15 +205,23 @@ class ResourceClient(Generic[T]):
                                                  field_manager=field_manager, force=force))
 
     async def patch_raw(self, name: str, patch: Any, patch_type: PatchType = "strategic", *, subresource: str = "",
-                        field_manager: str = "", force: bool = False) -> bytes:
+                        field_manager: str = "", force: bool = False, handed_over: bool = False) -> bytes:
         """patch, answering the response body undecoded (client-go's Do().Raw()): for a caller
         that does not read the patched object (the kubelet's status writes), which then
-        costs no decoding of the whole object."""
+        costs no decoding of the whole object.
+
+        In process a merge or strategic patch goes as a dict, which the server keeps parts of
+        (the stored object takes the patch's lists and values): a copy, unless the caller hands
+        it over (`handed_over`): the patch was built for this call and neither it nor any value
+        in it is ever changed afterwards, by the caller or by whatever shares those values (the
+        status manager's patches: values it keeps as its own immutable record of the status)."""
         path = f"{self.path}/{name}" + (f"/{subresource}" if subresource else "")
-        q = _query(fieldManager=field_manager, force="true" if force else "")
-        in_process = isinstance(patch, dict) and patch_type != "apply" and self.in_process
-        return await self._call("PATCH", path, q, orjson.loads(orjson.dumps(patch)) if in_process else _encode(patch),
-                                PATCH_CONTENT_TYPES[patch_type])
+        q = _query(fieldManager=field_manager, force="true" if force else "") if field_manager or force else None
+        if isinstance(patch, dict) and patch_type != "apply" and self.in_process:
+            body: bytes | dict[str, Any] = patch if handed_over else orjson.loads(orjson.dumps(patch))
+        else:
+            body = _encode(patch)
+        return await self._call("PATCH", path, q, body, PATCH_CONTENT_TYPES[patch_type])
 
     async def delete(self, name: str, *, propagation_policy: str | None = None,
                      grace_period_seconds: int | None = None, preconditions: dict[str, str] | None = None) -> None:

@@ -258,6 +258,21 @@ async def test_node_plugin_admit(server: APIServer, a: Attributes, expected: str
     assert (a.obj, a.old_obj) == before           # it never mutates
 
 
+@pytest.mark.parametrize("a, expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_admit_now_decides_as_admit(server: APIServer, a: Attributes, expected: str) -> None:
+    """What admit_now decides without a coroutine (anyone's but a node's requests, a node's
+    pods/status writes) it decides as admit does; the rest it leaves to admit."""
+    try:
+        done = NodeRestriction(server).admit_now(a)
+    except errors.StatusError as e:
+        assert f"{e.code} {e.message}" == expected
+        return
+    if done:
+        assert expected == ""
+    else:
+        assert a.user.name.startswith("system:node:") and not (a.resource == "pods" and a.subresource == "status")
+
+
 def test_forbidden_labels() -> None:
     """Upstream: Test_getForbiddenLabels, in short."""
     assert forbidden_labels({"kubernetes.io/hostname", "topology.kubernetes.io/zone", "my.label/x", "plain",

@@ -347,7 +347,9 @@ async def test_a_graph_that_fell_out_of_the_window_relists() -> None:
     ("GET", "/api/v1/services"), ("GET", "/api/v1/namespaces/ns0/endpoints/e"),
     ("POST", "/apis/authentication.k8s.io/v1/tokenreviews"),
     ("POST", "/api/v1/namespaces/ns0/pods/p/eviction"),                   # pods: the graph's check
-    ("PATCH", "/api/v1/namespaces/ns0/pods/pod0-node0/status"),
+    ("PATCH", "/api/v1/namespaces/ns0/pods/pod0-node0/status"),       # decided without Attributes
+    ("PUT", "/api/v1/namespaces/ns0/pods/other/status"), ("GET", "/api/v1/namespaces/ns0/pods/other/status"),
+    ("PATCH", "/apis/other.io/v1/namespaces/ns0/pods/p/status"),
     ("GET", "/api/v1/namespaces/ns0/secrets/secret0-node0"), ("GET", "/api/v1/namespaces/ns0/secrets/other"),
     ("PATCH", "/api/v1/nodes/node0/status"), ("GET", "/apis/apps/v1/deployments"),
     ("GET", "/apis/storage.k8s.io/v1/csidrivers"), ("PATCH", "/api/v1/namespaces/ns0/persistentvolumeclaims/c/status"),

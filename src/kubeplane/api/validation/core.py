@@ -518,9 +518,9 @@ def validate_pod_status_update(new: Obj, old: Obj) -> list[FieldError]:
     errs = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
     status, old_status = new.get("status") or {}, old.get("status") or {}
     for i, cond in enumerate(status.get("conditions") or []):
-        if cond.get("type") not in ("PodScheduled", "Ready", "Initialized"):
-            errs += [errors.invalid(f"metadata.conditions[{i}].Type", cond.get("type", ""), msg)
-                     for msg in is_qualified_name(cond.get("type", ""))]
+        if cond.get("type") not in ("PodScheduled", "Ready", "Initialized") and (
+                msgs := is_qualified_name(cond.get("type", ""))):
+            errs += [errors.invalid(f"metadata.conditions[{i}].Type", cond.get("type", ""), msg) for msg in msgs]
     if (new.get("spec") or {}).get("nodeName") != (old.get("spec") or {}).get("nodeName"):
         errs.append(errors.forbidden("status.nodeName", "may not be changed directly"))
     nominated = status.get("nominatedNodeName")

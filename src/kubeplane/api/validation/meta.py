@@ -211,19 +211,20 @@ def _validate_meta_maps(meta: Obj, path: str, old: Obj | None = None) -> list[Fi
             return []       # none of the five (most Events): nothing to check, not even the memo's key
         return _validate_new_meta_maps(labels, annotations, refs, finalizers, managed, path)
 
-    def changed(key: str) -> bool:
-        return meta.get(key) != old.get(key)
+    # (written out, no closure: a status write passes here with all five unchanged, mostly the
+    # stored values themselves)
+    get, old_get = meta.get, old.get
     errs: list[FieldError] = []
-    if changed("labels"):
-        errs += validate_labels(meta.get("labels"), path + ".labels")
-    if changed("annotations"):
-        errs += validate_annotations(meta.get("annotations"), path + ".annotations")
-    if changed("ownerReferences"):
-        errs += validate_owner_references(meta.get("ownerReferences") or [], path + ".ownerReferences")
-    if changed("finalizers"):
-        errs += validate_finalizers(meta.get("finalizers") or [], path + ".finalizers")
-    if changed("managedFields"):
-        errs += _validate_managed_fields(meta.get("managedFields") or [], path + ".managedFields")
+    if (v := get("labels")) is not (o := old_get("labels")) and v != o:
+        errs += validate_labels(v, path + ".labels")
+    if (v := get("annotations")) is not (o := old_get("annotations")) and v != o:
+        errs += validate_annotations(v, path + ".annotations")
+    if (v := get("ownerReferences")) is not (o := old_get("ownerReferences")) and v != o:
+        errs += validate_owner_references(v or [], path + ".ownerReferences")
+    if (v := get("finalizers")) is not (o := old_get("finalizers")) and v != o:
+        errs += validate_finalizers(v or [], path + ".finalizers")
+    if (v := get("managedFields")) is not (o := old_get("managedFields")) and v != o:
+        errs += _validate_managed_fields(v or [], path + ".managedFields")
     return errs
 
 
@@ -309,6 +310,11 @@ def validate_object_meta_update(new: Obj, old: Obj, path: str = "metadata") -> l
         errs.append(errors.invalid(path + ".resourceVersion", new.get("resourceVersion") or "", "must be specified for an update"))
     if (new.get("generation") or 0) < (old.get("generation") or 0):
         errs.append(errors.invalid(path + ".generation", new.get("generation") or 0, "must not be decremented"))
-    for key in ("name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"):
-        errs += immutable(new.get(key), old.get(key), f"{path}.{key}")
+    for key in _IMMUTABLE_META:
+        value, old_value = new.get(key), old.get(key)
+        if value is not old_value and value != old_value:       # (the path only for a change)
+            errs += immutable(value, old_value, f"{path}.{key}")
     return errs + _validate_meta_maps(new, path, old)
+
+
+_IMMUTABLE_META = ("name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds")

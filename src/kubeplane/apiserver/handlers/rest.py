@@ -19,6 +19,7 @@ from .. import admission, codec, objects
 from ..admission import options as admission_options
 from ..registry import deletion, store
 from ..objects import Obj
+from ..patch import apply_patch, json_merge_patch, server_side_apply
 from ..registry import resource_definition, strategy_for
 from ..request import Request, Response
 from . import common
@@ -141,8 +142,6 @@ class Patcher(store.UpdatedObjectInfo):
         self.applied = patch_type == APPLY_PATCH
 
     async def updated_object(self, kv: KeyValue | None) -> Obj:
-        from ..patch import json_merge_patch
-
         req, ri = self.req, self.ri
         if kv is not None and req.obj is not None and _merges_onto_stored(ri, self.subresource, self.patch_type):
             self.heavy = False
@@ -172,8 +171,6 @@ def _patched(api: APIServer, req: Request, ri: ResourceInfo, name: str, patch_ty
     Patches apply to the object as the request's API version shows it (events.k8s.io Events
     are stored as core Events); the caller stores the result back in the stored form.
     """
-    from ..patch import apply_patch, server_side_apply
-
     live = common.output_obj(ri, objects.mutable_copy(kv)) if kv else None
     try:
         if patch_type == APPLY_PATCH:

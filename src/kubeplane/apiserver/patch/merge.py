@@ -26,8 +26,10 @@ def merge_patch(target: Any, patch: Any) -> Any:
     for name, value in patch.items():
         if value is None:
             result.pop(name, None)
-        else:
+        elif isinstance(value, dict):
             result[name] = merge_patch(result.get(name), value)
+        else:                   # what merge_patch(_, value) answers, without the call
+            result[name] = value
     return result
 
 

@@ -103,7 +103,8 @@ class StatusManager:
         prev: dict[Any, Obj] = {}
         for o in old.get("conditions") or ():
             prev.setdefault(o.get("type"), o)             # the first of a type, as upstream's lookup
-        status["conditions"] = [self._transition(c, prev) for c in status.get("conditions") or ()]
+        now: list[str] = []             # the time of any new transition: formatted once
+        status["conditions"] = [self._transition(c, prev, now) for c in status.get("conditions") or ()]
         if entry is not None:
             entry.generated = generated
             if entry.status == status:
@@ -114,13 +115,18 @@ class StatusManager:
         entry.status = status
         self.queue.add(uid)
 
-    def _transition(self, c: Obj, prev_by_type: dict[Any, Obj]) -> Obj:
-        """Upstream: updateLastTransitionTime"""
-        if c.get("type") not in generate.KUBELET_CONDITIONS or "lastTransitionTime" in c:
+    def _transition(self, c: Obj, prev_by_type: dict[Any, Obj], now: list[str]) -> Obj:
+        """Upstream: updateLastTransitionTime (`now`: the call's time, formatted once, when needed)"""
+        kind = c.get("type")
+        if kind not in _KUBELET_CONDITIONS or "lastTransitionTime" in c:
             return c
-        prev = prev_by_type.get(c.get("type"))
+        prev = prev_by_type.get(kind)
         t = prev.get("lastTransitionTime") if prev and prev.get("status") == c.get("status") else None
-        return {**c, "lastProbeTime": None, "lastTransitionTime": t or rfc3339(self.clock.now())}
+        if not t:
+            if not now:
+                now.append(rfc3339(self.clock.now()))
+            t = now[0]
+        return {**c, "lastProbeTime": None, "lastTransitionTime": t}
 
     def mark_pod_deletable(self, pod: core_v1.Pod) -> None:
         """The pod's containers have all stopped: once its status is written, make the
@@ -172,7 +178,10 @@ class StatusManager:
         if base != status and not (from_store and "containerStatuses" in base and base == without_nulls(status)):
             patch = {"metadata": {"uid": uid}, "status": merge_diff(base, status)}
             try:                  # the patched pod is not read: its decoding is saved
-                await pods.patch_raw(entry.name, patch, "merge", subresource="status")
+                # Handed over, not copied: the patch is built here for this write, and its
+                # values (shared with status, kept in written) are never changed, here or by
+                # the server (the stored pod may keep them).
+                await pods.patch_raw(entry.name, patch, "merge", subresource="status", handed_over=True)
             except errors.NotFound:
                 self.remove_orphaned_statuses(uid)
                 self.on_synced(uid)
@@ -202,9 +211,12 @@ def _with_conditions_not_owned(status: Obj, pod: core_v1.Pod | None) -> Obj:
     Upstream: mergePodStatus (the old status's conditions not owned by the kubelet are kept)."""
     if pod is None or pod.status is None or not pod.status.conditions:
         return status
-    foreign = [c for c in pod.status.conditions if c.type not in _KUBELET_CONDITIONS]
-    if not foreign:                 # the usual case: only the kubelet's own
+    for c in pod.status.conditions:
+        if c.type not in _KUBELET_CONDITIONS:
+            break
+    else:                           # the usual case: only the kubelet's own (no list made)
         return status
+    foreign = [c for c in pod.status.conditions if c.type not in _KUBELET_CONDITIONS]
     have = {c.get("type") for c in status.get("conditions") or ()}
     foreign = [to_dict(c) for c in foreign if c.type not in have]
     if not foreign:
@@ -227,9 +239,14 @@ def merge_diff(old: Obj, new: Obj) -> Obj:
     Example: {"a": 1, "b": {"c": 2, "d": 3}} -> {"a": 1, "b": {"c": 5}} gives
     {"b": {"c": 5, "d": None}}.
     """
-    patch: Obj = {k: None for k in old if k not in new}
+    patch: Obj = {}
+    for k in old:                   # (a loop: no comprehension's function per diff)
+        if k not in new:
+            patch[k] = None
     for k, v in new.items():
         ov = old.get(k)
+        if ov is v and v is not None:           # the same value (the kubelet's lists often are)
+            continue
         if isinstance(v, dict) and isinstance(ov, dict):
             sub = merge_diff(ov, v)
             if sub:

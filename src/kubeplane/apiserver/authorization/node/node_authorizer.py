@@ -93,10 +93,14 @@ class NodeAuthorizer:
         the static rules alone, from the RequestInfo without building Attributes: the kubelets'
         ~4 Events per pod take this way. The rules name no resources or non-resource URLs
         (rules.py), so verb, group, resource and subresource are all they read."""
-        if (info.is_resource_request and (info.group, info.resource) not in _CHECKS
-                and user.name.startswith(NODE_USER_PREFIX) and len(user.name) > _P and NODES_GROUP in user.groups):
-            resource = f"{info.resource}/{info.subresource}" if info.subresource else info.resource
-            return ALLOWED if (info.verb, info.group, resource) in self.rules.allowed else None
+        if (info.is_resource_request and user.name.startswith(NODE_USER_PREFIX) and len(user.name) > _P
+                and NODES_GROUP in user.groups):
+            if (info.group, info.resource) not in _CHECKS:
+                resource = f"{info.resource}/{info.subresource}" if info.subresource else info.resource
+                return ALLOWED if (info.verb, info.group, resource) in self.rules.allowed else None
+            if (info.subresource == "status" and info.resource == "pods" and not info.group
+                    and (info.verb == "update" or info.verb == "patch")):
+                return ALLOWED          # pod() decides so without the graph: the kubelets' status writes
         result = self.authorize(attributes_of(user, info, path, field_selector))
         return result if result[0] is not NO_OPINION else None
 

@@ -140,16 +140,25 @@ def preserve_old_observed_generation(status: Obj, old_status: Obj) -> None:
     if not status.get("observedGeneration"):
         status["observedGeneration"] = old_status["observedGeneration"]
     old_conditions = old_status.get("conditions") or ()
-    if not any(c.get("observedGeneration") for c in old_conditions):
+    for c in old_conditions:            # (a loop, not any(): no generator per status write)
+        if c.get("observedGeneration"):
+            break
+    else:
         return        # every old generation is 0: nothing to keep (the kubelet's conditions carry none)
     old_by_type: dict[str, list[int]] = {}
     for c in old_conditions:
         old_by_type.setdefault(c.get("type", ""), []).append(c.get("observedGeneration") or 0)
-    for c in status.get("conditions") or ():
+    conditions = status.get("conditions") or ()
+    kept = None
+    for i, c in enumerate(conditions):
         gens = old_by_type.get(c.get("type", ""))
         old_gen = gens.pop(0) if gens else 0
         if not c.get("observedGeneration") and old_gen:
-            c["observedGeneration"] = old_gen
+            # Copied, not changed in place: the list and its conditions may be the patch's, which
+            # an in-process writer keeps (the kubelet's status manager), or the stored pod's.
+            if kept is None:
+                kept = status["conditions"] = list(conditions)
+            kept[i] = {**c, "observedGeneration": old_gen}
 
 
 def _reset_object_meta_for_status(new: Obj, old_copy: Obj) -> None:

@@ -26,8 +26,22 @@ EventType = Literal["ADDED", "MODIFIED", "DELETED"]
 _KV_FIELDS = ("key", "value", "obj", "create_revision", "mod_revision", "spec_at")
 
 
+# Making a KeyValue or a WatchEvent: an instance of a class with the same slots but no
+# __setattr__ of its own (_NewKeyValue, _NewWatchEvent) is filled in, then made an instance of
+# the immutable class (whose __setattr__ raises) by assigning its __class__.
+# Every write makes a KeyValue and a WatchEvent, and the watch log two or three more when it
+# makes replaced versions lean (watch_log.LEAN_LAG). Through object.__setattr__, as before, a
+# field cost ~1.4k instructions (a call, and the attribute's lookup in the type); assigned in
+# an __init__ of a class without __setattr__, ~0.2k (STORE_ATTR, specialized for slots), and
+# the __class__ assignment ~1.3k: a 6-field KeyValue ~4.6k instead of ~8.7k, a WatchEvent
+# ~3.6k instead of ~7k (callgrind, 3.11); a pod's status write in MemoryStorage, the lean
+# step's copies included, 85k instead of 99k (benchmarks/storage_write_instructions.py). The
+# layouts are the same (the same slots of the same base), which is what CPython checks before
+# it lets __class__ change.
+
+
 class _NewKeyValue:
-    """A KeyValue while it is filled in: its slots, without its __setattr__ (see above)."""
+    """A KeyValue while it is filled in: its slots, without its __setattr__ (see the comment above)."""
 
     __slots__ = _KV_FIELDS
 
@@ -39,19 +53,6 @@ class _NewKeyValue:
         self.create_revision = create_revision
         self.mod_revision = mod_revision
         self.spec_at = spec_at
-
-
-# Making a KeyValue or a WatchEvent: an instance of a class with the same slots but no
-# __setattr__ of its own (_NewKeyValue, _NewWatchEvent) is filled in, then made an instance of
-# the immutable class (whose __setattr__ raises) by assigning its __class__.
-# Every write makes a KeyValue and a WatchEvent, and the watch log two or three more when it
-# makes replaced versions lean (watch_log.LEAN_LAG). Through object.__setattr__, as before, a
-# field cost ~1.4k instructions (a call, and the attribute's lookup in the type); assigned in
-# an __init__ of a class without __setattr__, ~0.2k (STORE_ATTR, specialized for slots), and
-# the __class__ assignment ~1.3k: a 6-field KeyValue ~4.6k instead of ~8.7k, a WatchEvent
-# ~3.6k instead of ~7k (callgrind, 3.11); a pod's status write in MemoryStorage 85k instead of
-# 99k. The layouts are the same (the same slots of the same base), which is what CPython
-# checks before it lets __class__ change.
 
 
 class KeyValue:

@@ -141,3 +141,55 @@ async def test_pods_updated_through_the_api_store_orjsons_bytes(server: APIServe
         assert kv.value == orjson.dumps(kv.obj)
     images = {kv.obj["metadata"]["name"]: kv.obj["spec"]["containers"][0]["image"] for kv in kvs}
     assert images == {"p0": "redis", "p1": "nginx"}
+
+
+async def test_status_writes_and_deletes_keep_the_stored_spec_bytes(server: APIServer,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pod's status writes keep its stored spec (the status strategy), and the store places
+    the stored version's spec bytes instead of encoding the spec again (memory.stamp's prev);
+    a spec change in between is stored as its own bytes."""
+    await call(server, "POST", "/api/v1/namespaces/default/serviceaccounts",
+               {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}})
+    await call(server, "POST", "/api/v1/namespaces/default/pods",
+               {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "annotations": {"a": '"spec":{}'}},
+                "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "nginx"}]}})
+    key = "/registry/pods/default/p"
+    created = await server.storage.get(key)
+    assert created is not None and created.spec_at
+    encoded = recording_encodes(monkeypatch)
+    in_store: list[Any] = []
+    update = server.storage.update
+
+    async def recording_update(*args: Any, **kwargs: Any) -> Any:
+        """The store's update, with what it encodes kept apart."""
+        mark = len(encoded)
+        try:
+            return await update(*args, **kwargs)
+        finally:
+            in_store.extend(encoded[mark:])
+    monkeypatch.setattr(server.storage, "update", recording_update)
+    status = "/api/v1/namespaces/default/pods/p/status"
+    # Running: the bytes of the version created (the store had the create's spec bytes); the
+    # spec change: encoded with the pod (a PATCH's spec is not handed over, yet); the first
+    # status write after it: the spec encoded once more, alone (its bytes then placed, and
+    # their place kept); the next one: none.
+    for body, spec_encodes in [({"status": {"phase": "Running"}}, 0),
+                               ({"spec": {"containers": [{"name": "c", "image": "redis"}]}}, 1),
+                               ({"status": {"message": '"spec":{"x":1}'}}, 1),
+                               ({"status": {"message": "ok"}}, 0)]:
+        path = status if "status" in body else "/api/v1/namespaces/default/pods/p"
+        del in_store[:]
+        await call(server, "PATCH", path, body, "application/strategic-merge-patch+json")
+        kv = await server.storage.get(key)
+        assert kv is not None and kv.value == orjson.dumps(kv.obj)
+        at = kv.spec_at
+        assert bool(at) == ("status" in body)
+        assert not at or kv.value[at >> 32:at & 0xFFFFFFFF] == orjson.dumps(kv.obj["spec"])
+        assert encodes_of(kv.obj["spec"], in_store) == spec_encodes
+    assert kv.obj["spec"]["containers"][0]["image"] == "redis" and kv.obj["status"]["message"] == "ok"
+    del in_store[:]
+    await call(server, "DELETE", "/api/v1/namespaces/default/pods/p", {"gracePeriodSeconds": 30})
+    monkeypatch.undo()
+    marked = await server.storage.get(key)
+    assert marked is not None and marked.value == orjson.dumps(marked.obj) and marked.spec_at
+    assert marked.obj["metadata"]["deletionTimestamp"] and encodes_of(marked.obj["spec"], in_store) == 0

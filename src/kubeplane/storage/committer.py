@@ -82,7 +82,8 @@ class Committer:
         self.failure: Exception | None = None
         self._commit = commit
         self._housekeep = housekeep
-        self._cond = threading.Condition()
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
         self._pending: list[WatchEvent] = []
         self._stopping = False
         self._kicked = False
@@ -101,8 +102,9 @@ class Committer:
         (~10 µs), and a request that writes then waits for its write (every HTTPS write) asks
         for one in wait_committed too. So the thread is told once, after the loop's current
         turn, by whichever of them came first (wait_committed explains why after the turn)."""
-        with self._cond:
-            self._check_running()
+        with self._lock:        # _cond's lock, entered without Condition's two Python-level calls
+            if self.failure is not None or self._stopping:
+                self._check_running()
             self._pending.append(ev)
             self._puts += 1
             if len(self._pending) > 1 or self._told:
@@ -118,7 +120,7 @@ class Committer:
     def _tell(self) -> None:
         """Wake the thread for what is pending (once per turn of the loop: the first put or
         waiter of a turn asks for it)."""
-        with self._cond:
+        with self._lock:
             if self._told:
                 self._told = False
                 if self._pending:

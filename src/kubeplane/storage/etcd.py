@@ -359,7 +359,7 @@ class EtcdStorage(MemoryStorage):
         rev = resp.header.revision
         created = known.create_revision if known is not None else \
             resp.responses[0].response_put.prev_kv.create_revision
-        return await self._applied(rev, "MODIFIED", stamp(key, obj, created, rev))
+        return await self._applied(rev, "MODIFIED", stamp(key, obj, created, rev, None, known))
 
     async def delete(self, key: str, expected_revision: int | None = None) -> KeyValue:
         rpc, ek = self._rpc, self._etcd_key(key)
@@ -375,7 +375,8 @@ class EtcdStorage(MemoryStorage):
             raise await self._guard_failed(key, resp, expected_revision)
         rev = resp.header.revision
         if known is not None:
-            return await self._applied(rev, "DELETED", stamp(key, known.obj, known.create_revision, rev))
+            return await self._applied(rev, "DELETED", stamp(key, known.obj, known.create_revision, rev, None,
+                                                             known if known.spec_at else None))
         prev_kvs = resp.responses[0].response_delete_range.prev_kvs
         if not prev_kvs:
             raise KeyNotFound(key)

@@ -561,3 +561,58 @@ def test_topology_spread_slices_equal_node_by_node(seed: int, monkeypatch: pytes
                 {"maxSkew": 3, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": sel}]})]
     rejected = _rejecting_plugins(s, len(nodes), pods, rng, monkeypatch)
     assert "PodTopologySpread" in rejected
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_resource_caches_by_layout_generation_equal_uncached(seed: int) -> None:
+    """Fit's Filter verdicts and Fit's and BalancedAllocation's scores are kept by a node's
+    layout_generation, which a status write (replace_pod) leaves: over random histories of
+    adds, status writes, label and spec changes, removals and node resizes, the cached
+    verdicts and scores of every snapshot node equal Filter and the uncached score_node."""
+    from kubeplane.api.types.core_v1 import PodStatus
+    rng = random.Random(seed)
+    s = Sched(*[make_node(f"n{i}", cpu="4", memory="8Gi", pods=6) for i in range(8)])
+    fit = next(p for p in s.framework.score_plugins if isinstance(p, Fit))
+    balanced = next(p for p in s.framework.score_plugins if isinstance(p, BalancedAllocation))
+    pods: dict[str, Any] = {}
+    hits = 0
+    for step in range(400):
+        name = f"u{rng.randrange(30)}"
+        op = rng.random()
+        if name not in pods and op < 0.5:
+            pods[name] = make_pod(name, node=f"n{rng.randrange(8)}",
+                                  requests={"cpu": f"{rng.randint(1, 9)}00m", "memory": f"{rng.randint(1, 9)}00Mi"})
+            s.cache.add_pod(pods[name])
+        elif name in pods and op < 0.9:
+            old, new = pods[name], pods[name].deep_copy()
+            kind = rng.random()
+            if kind < 0.7:
+                new.status = PodStatus(phase=rng.choice(["Pending", "Running"]), message=str(step))
+            elif kind < 0.85:
+                new.metadata.labels = {"v": str(step)}
+            else:
+                new.spec.containers[0].resources.requests["cpu"] = f"{rng.randint(1, 9)}00m"
+            s.cache.update_pod(old, new)
+            pods[name] = new
+        elif name in pods:
+            s.cache.remove_pod(pods.pop(name))
+        else:
+            n = f"n{rng.randrange(8)}"
+            s.cache.update_node(s.cache.nodes[n].node, make_node(n, cpu=rng.choice(["2", "4"]), memory="8Gi", pods=6))
+        if rng.random() < 0.5:
+            continue
+        s.cache.update_snapshot(s.snapshot)
+        nodes = s.snapshot.node_info_list
+        pod = make_pod("p", requests={"cpu": rng.choice(["100m", "1", "2"]), "memory": "512Mi"})
+        state = CycleState()
+        fit.pre_filter(state, pod, nodes)
+        truth = [s.cache.nodes[ni.name] for ni in nodes]         # the cache's own NodeInfos
+        verdicts = fit.filter_nodes(state, pod, nodes)
+        assert verdicts == [fit.filter(state, pod, ni) is None for ni in truth]
+        for pl in (fit, balanced):
+            pl.pre_score(state, pod, nodes)
+            reqs, cache = state.storage[pl.PRE_SCORE_STATE_KEY]
+            hits += sum(ni.layout_generation in cache for ni in nodes)
+            assert pl.score_nodes(state, pod, nodes) == [pl.score_node(ni, reqs) for ni in truth]
+            assert [pl.score(state, pod, ni) for ni in nodes] == [pl.score_node(ni, reqs) for ni in truth]
+    assert hits

@@ -123,6 +123,58 @@ class RSSSampler(threading.Thread):
             self.peak_own, self.peak_children = max(self.peak_own, own), max(self.peak_children, children)
 
 
+class CPUTimeline(threading.Thread):
+    """Samples, every `period` s, the CPU seconds of `up`'s main thread and of its process tree,
+    so a phase bounded by the main thread shows where it idles (pacing: rate limiters, timers)."""
+
+    def __init__(self, pid: int, period: float = 1.0) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.period = pid, period
+        self.samples: list[tuple[float, float, float]] = []     # (time, main thread CPU, tree CPU)
+        self.stopped = threading.Event()
+
+    def main_cpu(self) -> float:
+        try:
+            with open(f"/proc/{self.pid}/task/{self.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / CLK_TCK
+        except OSError:
+            return 0.0
+
+    def sample(self) -> None:
+        self.samples.append((time.time(), self.main_cpu(), cpu_seconds(tree(self.pid))))
+
+    def run(self) -> None:
+        self.sample()
+        while not self.stopped.wait(self.period):
+            self.sample()
+        self.sample()
+
+    def summary(self) -> str:
+        """"main% / tree%" of each interval: a main thread well below 100 % while the phase
+        runs is time the phase waits on something other than CPU."""
+        out = []
+        for (t0, m0, c0), (t1, m1, c1) in zip(self.samples, self.samples[1:]):
+            dt = (t1 - t0) or 1e-9
+            out.append(f"{100 * (m1 - m0) / dt:.0f}/{100 * (c1 - c0) / dt:.0f}")
+        return " ".join(out)
+
+
+def rolling_timeline(pods: list[PodTimes], t0: float, t1: float, points: int = 12) -> str:
+    """"3s 800/700/650 250/100": new pods added/bound/ready, old pods terminating/deleted, over the
+    rolling update (cumulative), from the watch."""
+    old = [p for p in pods if p.added < t0]
+    new = [p for p in pods if p.added >= t0]
+    out = []
+    for i in range(1, points + 1):
+        at = t0 + (t1 - t0) * i / points
+        out.append(f"{at - t0:.1f}s {sum(p.added <= at for p in new)}/{sum(bool(p.bound and p.bound <= at) for p in new)}"
+                   f"/{sum(bool(p.ready and p.ready <= at) for p in new)}"
+                   f" {sum(bool(p.terminating and p.terminating <= at) for p in old)}"
+                   f"/{sum(bool(p.deleted and p.deleted <= at) for p in old)}")
+    return "  ".join(out)
+
+
 class Staller(threading.Thread):
     """SIGSTOPs the process group of pid for `fraction` of every `slice_s` (--stall): CPU starvation
     without burning the machine's CPU."""
@@ -164,6 +216,8 @@ class PodTimes:
     added: float              # when the watch delivered ADDED (epoch seconds)
     bound: float | None = None
     ready: float | None = None
+    terminating: float | None = None      # deletionTimestamp first seen
+    deleted: float | None = None
 
 
 @dataclass
@@ -202,6 +256,10 @@ class Watcher:
             if type_ == "DELETED":
                 return
             t = self.pods[uid] = PodTimes(parse_time(pod["metadata"]["creationTimestamp"]), now)
+        if type_ == "DELETED":
+            t.deleted = now
+        if t.terminating is None and pod["metadata"].get("deletionTimestamp"):
+            t.terminating = now
         if t.bound is None and pod["spec"].get("nodeName"):
             t.bound = now
         if t.ready is None and any(c["type"] == "Ready" and c["status"] == "True"
@@ -444,7 +502,9 @@ async def density(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, floa
                                     ("SuccessfulCreate", "Scheduled", "Pulled", "Created", "Started")) / n
 
         counts1 = await request_counts(c)
-        profiler.start("rolling_update", 30)
+        profiler.start("rolling_update", max(30.0, args.timeout))
+        cpu_timeline = CPUTimeline(proc.pid)
+        cpu_timeline.start()
         cpu0 = cpu_seconds(tree(proc.pid))
         t0 = time.time()
         await kubectl(kubeconfig, "set", "image", "-n", NS, "deployment/density", "c=nginx:1.27")
@@ -452,7 +512,15 @@ async def density(args: argparse.Namespace, tmp: pathlib.Path) -> dict[str, floa
                       timeout=args.timeout + 10)
         out["rolling_update_s"] = time.time() - t0
         out["rolling_update_cpu_s"] = cpu_seconds(tree(proc.pid)) - cpu0
+        t1 = time.time()
         profiler.stop()
+        cpu_timeline.stopped.set()
+        cpu_timeline.join()
+        out["rolling_update_main_thread_cpu_s"] = cpu_timeline.samples[-1][1] - cpu_timeline.samples[0][1]
+        print("  rolling update, new pods added/bound/ready and old pods terminating/deleted by then:",
+              rolling_timeline(list(w.pods.values()), t0, t1), file=sys.stderr)
+        print("  rolling update, CPU % of up's main thread / its process tree, per second:",
+              cpu_timeline.summary(), file=sys.stderr)
         print("  requests during the rolling update:", work_counts(counts1, await request_counts(c)), file=sys.stderr)
         old = {id(p) for p in first}
         second = [p for p in w.pods.values() if id(p) not in old and p.ready]

@@ -281,10 +281,11 @@ class Cache:
             if existing is None:
                 added.add(name)
                 continue
-            had_aff, had_anti = bool(existing.pods_with_affinity), bool(existing.pods_with_required_anti_affinity)
-            if had_aff != bool(ni.pods_with_affinity) or had_anti != bool(ni.pods_with_required_anti_affinity):
-                affinity_changes.append((existing, had_aff, had_anti))
-            ni.snapshot_into(existing)
+            if existing.layout_generation != ni.layout_generation:
+                had_aff, had_anti = bool(existing.pods_with_affinity), bool(existing.pods_with_required_anti_affinity)
+                if had_aff != bool(ni.pods_with_affinity) or had_anti != bool(ni.pods_with_required_anti_affinity):
+                    affinity_changes.append((existing, had_aff, had_anti))
+            ni.refresh_snapshot(existing)       # only the generations after a status write
             node_changes.pop(name, None)
             node_changes[name] = seq
             copied = True

@@ -13,7 +13,7 @@ interleaved, 5 runs against 7, means): the 1,000/100 rolling update 2.42 s / 2.6
 4.52 CPU s); 10,000/1,000 (`--replicas 10000 --nodes 1000`, 2 runs each) available after
 17.9 / 16.8 s against 20.9 / 17.7 s, the rolling update 29.9 / 27.4 s against 30.9 / 28.2 s, peak
 RSS the same (~810 MB); `benchmarks/gc_creates.py -n 30000` (concurrent) 68.0 against 74.8 us per
-create. 100,000 was no better than 50,000 in the rolling update (2 runs).
+create.
 At 10,000 pods the collections of the older generations, which the first threshold paces,
 took 1.5-2 s of the rolling update's main thread (helper roll10k's probe).
 """

@@ -202,13 +202,18 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
     if args.per_handler:
         out["per_handler"] = rounds_h
     if prof is not None:
-        st = pstats.Stats(prof)
-        rows = []
-        for (fn, line, name), (_cc, nc, tt, ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
-            rows.append((tt if args.tottime else ct, nc, f"{os.path.basename(fn)}:{line}({name})"))
-        rows.sort(reverse=True)
-        out["profile"] = [f"{ct * 1e3:8.1f} ms {nc:7d}  {n}" for ct, nc, n in rows[:args.top]]
+        out["profile"] = profile_rows(prof, args.tottime, args.top)
     return out
+
+
+def profile_rows(prof: cProfile.Profile, tottime: bool, top: int) -> list[str]:
+    """The top functions of a cProfile run, by cumulative (or own) time, a line each."""
+    st = pstats.Stats(prof)
+    rows = []
+    for (fn, line, name), (_cc, nc, tt, ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
+        rows.append((tt if tottime else ct, nc, f"{os.path.basename(fn)}:{line}({name})"))
+    rows.sort(reverse=True)
+    return [f"{ct * 1e3:8.1f} ms {nc:7d}  {n}" for ct, nc, n in rows[:top]]
 
 
 def main() -> None:

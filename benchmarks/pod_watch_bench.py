@@ -30,7 +30,6 @@ import cProfile
 import json
 import os
 import pathlib
-import pstats
 import subprocess
 import sys
 import tempfile
@@ -172,12 +171,8 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
         await asyncio.gather(watching, return_exceptions=True)
     out: dict[str, Any] = {"events": 9 * args.pods, "us_per_event": min(rounds), "handlers": len(inf.handlers)}
     if prof is not None:
-        st = pstats.Stats(prof)
-        rows = []
-        for (fn, line, name), (_cc, nc, tt, ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
-            rows.append((tt if args.tottime else ct, nc, f"{os.path.basename(fn)}:{line}({name})"))
-        rows.sort(reverse=True)
-        out["profile"] = [f"{ct * 1e3:8.1f} ms {nc:7d}  {n}" for ct, nc, n in rows[:args.top]]
+        from pod_handlers_bench import profile_rows
+        out["profile"] = profile_rows(prof, args.tottime, args.top)
     return out
 
 

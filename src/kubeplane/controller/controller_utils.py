@@ -94,6 +94,12 @@ def get_controller_of(obj: Any) -> meta_v1.OwnerReference | None:
     return None
 
 
+def same_controller_ref(old: Any, cur: Any, cur_ref: meta_v1.OwnerReference | None) -> bool:
+    """cur_ref (cur's controller ref) == old's, answered at once when the two objects'
+    ownerReferences are equal (nearly every update: the pod handlers ask it per pod event)."""
+    return cur.metadata.owner_references == old.metadata.owner_references or cur_ref == get_controller_of(old)
+
+
 def is_controlled_by(obj: Any, owner: Any) -> bool:
     """Upstream: metav1.IsControlledBy — obj's controller ref points at owner's UID."""
     ref = get_controller_of(obj)

@@ -76,9 +76,7 @@ class Scheduler:
         self.pod_informer = pod_informer.informer()
         self.node_informer = node_informer.informer()
         self.pod_informer.add_event_handler(PodEventHandler(self))
-        share = getattr(self.pod_informer, "share_unchanged_specs", None)   # Cache._update_pod compares specs
-        if share is not None:
-            share()
+        self.pod_informer.share_unchanged_specs()         # Cache._update_pod compares specs
         self.node_informer.add_event_handler(NodeEventHandler(self))
 
     # --- cache handlers (upstream eventhandlers.go) ----------------------------------------------

@@ -332,9 +332,7 @@ class DaemonSetsController:
         if cur.metadata.resource_version == old.metadata.resource_version:
             return
         cur_ref = cu.get_controller_of(cur)
-        if cur_ref is not None and cur_ref.kind != CONTROLLER_KIND.kind and (
-                cur.metadata.owner_references == old.metadata.owner_references
-                or cur_ref == cu.get_controller_of(old)):
+        if cur_ref is not None and cur_ref.kind != CONTROLLER_KIND.kind and cu.same_controller_ref(old, cur, cur_ref):
             return          # another kind's pod, before and after (being deleted or not): no DaemonSet resolves
         old_ref = cu.get_controller_of(old)
         if cur.metadata.deletion_timestamp is not None:

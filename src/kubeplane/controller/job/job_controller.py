@@ -221,8 +221,7 @@ class JobController:
         if cur.metadata.resource_version == old.metadata.resource_version:
             return
         if not tracked and (cur_ref := cu.get_controller_of(cur)) is not None and cur_ref.kind != JOB_KIND.kind \
-                and (cur.metadata.owner_references == old.metadata.owner_references
-                     or cur_ref == cu.get_controller_of(old)):
+                and cu.same_controller_ref(old, cur, cur_ref):
             # Another kind's pod without the Job tracking finalizer, before and after: no Job
             # resolves from it and no orphan is left to clean up, being deleted or not.
             return

@@ -212,9 +212,7 @@ class ReplicaSetController:
         label_changed = cur.metadata.labels != old.metadata.labels
         if not label_changed:
             cur_ref = cu.get_controller_of(cur)
-            # the same controller: at once when the ownerReferences are equal (nearly always)
-            if cur_ref is not None and (cur.metadata.owner_references == old.metadata.owner_references
-                                        or cur_ref == cu.get_controller_of(old)):
+            if cur_ref is not None and cu.same_controller_ref(old, cur, cur_ref):
                 # Most updates: an owned pod's status, binding or deletion, same owner and
                 # labels. Both branches note the change for the owner as _pod_updated does;
                 # an owner of another kind is nobody both would find (resolve_controller_ref).

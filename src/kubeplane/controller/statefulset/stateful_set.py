@@ -139,9 +139,7 @@ class StatefulSetController:
         if cur.metadata.resource_version == old.metadata.resource_version:
             return
         cur_ref = cu.get_controller_of(cur)
-        if cur_ref is not None and cur_ref.kind != ssu.CONTROLLER_KIND.kind and (
-                cur.metadata.owner_references == old.metadata.owner_references
-                or cur_ref == cu.get_controller_of(old)):
+        if cur_ref is not None and cur_ref.kind != ssu.CONTROLLER_KIND.kind and cu.same_controller_ref(old, cur, cur_ref):
             return          # another kind's pod, before and after: no StatefulSet resolves from it
         old_ref = cu.get_controller_of(old)
         if cur_ref != old_ref and old_ref is not None:

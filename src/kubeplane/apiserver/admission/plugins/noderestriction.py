@@ -44,6 +44,17 @@ def _q(s: Any) -> str:
     return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _requesting_node(a: Attributes) -> str | None:
+    """The node a request comes from, None when its user is not a node's; forbidden when the
+    user is a node's but names none. Upstream: the start of Plugin.Admit (nodeidentifier)."""
+    node, is_node = node_identity(a.user)
+    if not is_node:
+        return None
+    if not node:
+        raise forbidden(a, f"could not determine node from user {_q(a.user.name)}")
+    return node
+
+
 @register
 class NodeRestriction(Plugin):
     NAME = "NodeRestriction"
@@ -57,29 +68,18 @@ class NodeRestriction(Plugin):
         """Requests of anyone but a node are not this plugin's; a node's pods/status write (the
         kubelets' hottest, a few dict reads) is decided here, as admit decides it, without a
         coroutine."""
-        user = a.user
-        if not user.name.startswith("system:node:"):
+        if not a.user.name.startswith("system:node:"):
             return True
         if a.subresource != "status" or a.resource != "pods" or a.group != "":
             return False
-        node, is_node = node_identity(user)
-        if not is_node:
-            return True
-        if not node:
-            raise forbidden(a, f"could not determine node from user {_q(user.name)}")
-        self.admit_pod_status(node, a)
+        if (node := _requesting_node(a)) is not None:
+            self.admit_pod_status(node, a)
         return True
 
     async def admit(self, a: Attributes) -> None:
         """Upstream: Plugin.Admit."""
-        user = a.user
-        if not user.name.startswith("system:node:"):
+        if not a.user.name.startswith("system:node:") or (node := _requesting_node(a)) is None:
             return
-        node, is_node = node_identity(user)
-        if not is_node:
-            return
-        if not node:
-            raise forbidden(a, f"could not determine node from user {_q(user.name)}")
         if a.resource == "pods" and a.group == "":
             if a.subresource == "":
                 await self.admit_pod(node, a)

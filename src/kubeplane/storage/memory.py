@@ -177,7 +177,7 @@ class MemoryStorage:
         prev = self._current(key, expected_revision)
         rev = self._log.revision + 1
         kv = stamp(key, obj, prev.create_revision, rev, None, prev)
-        self._apply(WatchEvent("MODIFIED", kv.lean() if key.startswith(COLD_PREFIXES) else kv, prev, rev))
+        self._apply(WatchEvent("MODIFIED", kv.lean() if is_cold(key) else kv, prev, rev))
         return kv
 
     async def delete(self, key: str, expected_revision: int | None = None) -> KeyValue:

@@ -102,6 +102,7 @@ class PodCreate:
         # or annotations (the plugin's defaults), the user not a node.
         self._active: object = _NOTHING
         self._plain_account: object = _NOTHING
+        self._account_automount: Any = None      # its automountServiceAccountToken
         self._not_node: object = _NOTHING
 
     def admit(self, a: Attributes) -> int:
@@ -154,10 +155,10 @@ class PodCreate:
             if (type(sa) is not dict or sa.get("imagePullSecrets") or accounts.limit_secret_references
                     or (sa.get("metadata") or {}).get("annotations") or not accounts.mount_service_account_token):
                 return 2
-            self._plain_account = sa
+            self._plain_account, self._account_automount = sa, sa.get("automountServiceAccountToken")
         automount = None if plain else spec.get("automountServiceAccountToken")
         if automount is None:
-            automount = sa.get("automountServiceAccountToken")
+            automount = self._account_automount
         volumes = None if plain else spec.get("volumes")
         if volumes:
             for v in volumes:           # a kube-api-access-* volume of the pod's own: its code

@@ -67,7 +67,8 @@ def pod_create(admitters: list[Plugin], validators: list[Plugin]) -> PodCreate |
             or [type(p) for p in validators] != [LimitRanger, ServiceAccount, PodSecurity, ResourceQuota]
             or admitters[1] is not validators[0] or admitters[2] is not validators[1]):
         return None
-    return PodCreate(*admitters[:3], admitters[4], *validators[2:])  # type: ignore[arg-type]
+    return PodCreate(admitters[0], admitters[1], admitters[2], admitters[4],  # type: ignore[arg-type]
+                     validators[2], validators[3])  # type: ignore[arg-type]
 
 
 class PodCreate:
@@ -165,7 +166,7 @@ class PodCreate:
                 v_name = v.get("name")
                 if type(v_name) is str and v_name.startswith(self._volume_prefix):
                     return 2
-        a.service_account = (name, sa, index.generation)
+        a.service_account = (name, sa, index.generation)      # type: ignore[assignment]
         spec["serviceAccountName"] = spec["serviceAccount"] = name
         if automount is None or automount:
             # mount_service_account_token_volume, the pod having no token volume of its own

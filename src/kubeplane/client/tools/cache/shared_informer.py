@@ -227,8 +227,13 @@ class SharedIndexInformer:
 
     def _upsert(self, obj: Any, initial: bool) -> None:
         indexer = self.indexer
-        key = indexer.key_func(obj)
-        old = indexer.get_by_key(key)
+        # meta_namespace_key_func spelt out for an object (not a str or a tombstone): every event
+        if indexer.key_func is meta_namespace_key_func and not isinstance(obj, _NOT_OBJECTS):
+            meta = obj.metadata
+            key = f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
+        else:
+            key = indexer.key_func(obj)
+        old = indexer._items.get(key)
         indexer._put(key, obj)                     # the key once per event, not twice
         # the tables are snapshots: a handler registered from inside a callback got its ADD already
         if old is None:
@@ -266,6 +271,9 @@ class SharedIndexInformer:
                         update(obj, obj)
                     except Exception:
                         log.exception("informer %s: handler failed", self.name)
+
+
+_NOT_OBJECTS = (str, DeletedFinalStateUnknown)      # what meta_namespace_key_func keys without metadata
 
 
 async def wait_for_cache_sync(*informers: SharedIndexInformer) -> bool:

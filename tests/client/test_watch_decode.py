@@ -120,3 +120,84 @@ async def test_each_event_decodes_in_one_pass(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(rest, "_WATCH_EVENT", type("NoRaw", (), {"decode": staticmethod(unused)})())
     got = await events(pods(line("ADDED", POD), line("MODIFIED", POD)))
     assert [e.type for e in got] == ["ADDED", "MODIFIED"]
+
+
+# --- share_unchanged_specs: an unchanged spec's bytes hand the previous event's spec over --------
+
+def version(rv: int, *, node: str = "n1", phase: str = "Running", uid: str = "u1") -> dict[str, Any]:
+    """POD at resourceVersion rv (its uid given), bound to node, in phase."""
+    return {**POD, "metadata": {**POD["metadata"], "resourceVersion": str(rv), "uid": uid},
+            "spec": {**POD["spec"], "nodeName": node}, "status": {**POD["status"], "phase": phase}}
+
+
+async def shared_events(*lines: bytes, client: ResourceClient[Any] | None = None) -> list[Any]:
+    client = client or pods(*lines)
+    return [ev async for ev in client.watch(resource_version="5", share_unchanged_specs=True)]
+
+
+async def test_an_unchanged_spec_is_the_previous_events_spec_object() -> None:
+    """A status write keeps the spec's bytes: the object gets the spec decoded for the event
+    before (the same uid), every object still equal to its line decoded afresh. A changed spec
+    is decoded; an ADDED event is decoded as it is."""
+    objs = [version(12, node=""), version(13), version(14, phase="Succeeded"), version(15, node="n2"),
+            version(16, node="n2", phase="Failed"), version(16, node="n2", phase="Failed")]
+    types_ = ["ADDED", "MODIFIED", "MODIFIED", "MODIFIED", "MODIFIED", "DELETED"]
+    got = await shared_events(*(line(t, o) for t, o in zip(types_, objs)))
+    assert [e.type for e in got] == types_
+    for ev, obj in zip(got, objs):
+        assert type(ev.obj) is core_v1.Pod
+        assert ev.obj == msgspec.json.decode(orjson.dumps(obj), type=core_v1.Pod)
+        assert ev.resource_version == obj["metadata"]["resourceVersion"]
+    specs = [e.obj.spec for e in got]
+    assert specs[2] is specs[1] and specs[1] is not specs[0]        # bound (changed), then a status write
+    assert specs[3] is not specs[2] and specs[3].node_name == "n2"   # changed again
+    assert specs[4] is specs[3] and specs[5] is specs[3]             # status write, delete
+    assert specs[2].node_name == "n1" and got[2].obj.status.phase == "Succeeded"
+    assert len({id(e.obj) for e in got}) == len(got)               # every event its own object
+
+
+async def test_specs_are_shared_only_within_one_object() -> None:
+    """Keyed by uid: another object (or the same name recreated) with the same spec gets its own."""
+    got = await shared_events(line("MODIFIED", version(13)), line("MODIFIED", version(14, uid="u2")),
+                              line("MODIFIED", version(15, uid="u2")))
+    assert got[1].obj.spec is not got[0].obj.spec and got[2].obj.spec is got[1].obj.spec
+
+
+async def test_a_delete_forgets_the_objects_spec() -> None:
+    sharing = rest._SpecSharing.of(core_v1.Pod)
+    assert sharing is not None
+    sharing.decode(line("MODIFIED", version(13)))
+    sharing.decode(line("MODIFIED", version(14)))
+    assert list(sharing.last) == ["u1"]
+    sharing.decode(line("DELETED", version(14)))
+    assert sharing.last == {}
+    sharing.decode(line("DELETED", version(14, uid="u3")))          # never seen: nothing kept
+    assert sharing.last == {}
+
+
+async def test_without_share_unchanged_specs_every_event_decodes_its_spec() -> None:
+    got = await events(pods(line("MODIFIED", version(13)), line("MODIFIED", version(14))))
+    assert got[0].obj.spec == got[1].obj.spec and got[0].obj.spec is not got[1].obj.spec
+
+
+async def test_sharing_keeps_specless_objects_kinds_without_a_spec_and_errors_as_they_were() -> None:
+    no_spec = {k: v for k, v in version(13).items() if k != "spec"}
+    null_spec = {**version(14), "spec": None}
+    got = await shared_events(line("MODIFIED", no_spec), line("MODIFIED", null_spec))
+    assert got[0].obj.spec is None and got[1].obj.spec is None and got[1].obj.status.phase == "Running"
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "uid": "u", "resourceVersion": "3"},
+          "data": {"k": "v"}}
+    assert rest._SpecSharing.of(core_v1.ConfigMap) is None
+    cms = ResourceClient(Lines(line("MODIFIED", cm)), lookup("", "v1", "configmaps"), "default")
+    (ev,) = await shared_events(client=cms)
+    assert ev.obj == msgspec.json.decode(orjson.dumps(cm), type=core_v1.ConfigMap)
+    with pytest.raises(errors.Gone):
+        await shared_events(line("MODIFIED", version(13)), line("ERROR", GONE))
+    with pytest.raises(msgspec.ValidationError):
+        await shared_events(line("MODIFIED", {**POD, "spec": "not a spec"}))
+    with pytest.raises(errors.Forbidden):
+        await shared_events(orjson.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                          "message": "pods is forbidden", "reason": "Forbidden", "code": 403}))
+    client = MetadataClient(Lines(line("MODIFIED", POD)), lookup("", "v1", "pods"), "default")
+    (ev,) = await shared_events(client=client)
+    assert type(ev.obj) is PartialObjectMetadata and ev.obj.metadata.labels == {"app": "web"}

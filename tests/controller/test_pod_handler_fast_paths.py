@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from kubeplane.api.types import apps_v1, batch_v1, core_v1, from_dict, policy_v1
+from kubeplane.api.types.base import ObjectName
 from kubeplane.client.informers import SharedInformerFactory
 from kubeplane.client.tools.cache import object_from_tombstone
 from kubeplane.controller import controller_utils as cu
@@ -315,6 +316,26 @@ async def test_replica_set_update_and_delete_pod_as_before() -> None:
         assert acted == 8                     # the pods of "own"
         if claimed:
             assert fast.claimed[f"{NS}/own"].dirty == slow.claimed[f"{NS}/own"].dirty == {f"{NS}/p"}
+
+
+async def test_replica_set_queue_keys_of_pod_events_are_its_names_and_forgotten_with_it() -> None:
+    """An owned pod's events enqueue the RS's ObjectName (made once per RS, _enqueue_key),
+    equal to enqueue_rs's; the RS's delete drops it."""
+    fake, f = await factory()
+    seed(f, "replicasets", "ReplicaSet", "apps/v1", {"replicas": 1, **SELECTOR})
+    rsc = ReplicaSetController(f.apps_v1().replicasets(), f.core_v1().pods(), fake)
+    added: list[Any] = []
+    rsc.queue.add = added.append                    # type: ignore[method-assign]
+    owned = [p for p in pod_matrix("ReplicaSet", "apps/v1")
+             if p.metadata.owner_references and p.metadata.owner_references[-1].uid == "uid-own"]
+    rsc.update_pod(owned[0], owned[1])
+    rsc.delete_pod(owned[1])
+    rs = f.apps_v1().replicasets().informer().get_indexer().get_by_key(f"{NS}/own")
+    rsc.enqueue_rs(rs)
+    assert added == [ObjectName(NS, "own")] * 3 and all(type(k) is ObjectName for k in added)
+    assert list(rsc._names) == [f"{NS}/own"]
+    rsc.delete_rs(rs)
+    assert rsc._names == {}
 
 
 async def test_replica_set_resolve_controller_ref_by_key_as_the_lister() -> None:

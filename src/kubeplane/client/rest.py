@@ -85,6 +85,83 @@ def raise_for_status(resp: RawResponse) -> None:
     raise errors.StatusError(resp.status, "", resp.body.decode(errors="replace")[:1000])
 
 
+_ADDED_LINE = b'{"type":"ADDED"'
+# The fields of a kind whose spec a watch can hand over (_SpecSharing): every top-level kind
+# with a spec has these, and only these.
+_SPEC_KIND_FIELDS = ("api_version", "kind", "metadata", "spec", "status")
+
+
+class _SpecSharing:
+    """One watch stream's decoding that hands an unchanged spec over (ResourceClient.watch's
+    share_unchanged_specs): a MODIFIED or DELETED event's object is decoded with its spec left
+    as JSON (msgspec.Raw, the bytes skipped over), and when those bytes are the ones of the
+    spec last decoded for that object (by uid) in this stream, the object gets that spec,
+    otherwise the bytes are decoded (and kept for the next event).
+
+    Equal bytes decode to equal specs, so only who holds the spec changes. A status write keeps
+    the stored spec's bytes as they are (storage stamp, KeyValue.spec_at), so every status
+    update of a pod comes with the very same spec bytes. A pod's 1.2 KB spec is ~33k of the
+    ~82k instructions of decoding its watch line; skipped and compared it is ~1.6k, and handlers
+    that compare the two specs of an update (the kubelet's needs_sync, the scheduler's cache)
+    find the same object at once (see pod_watch_bench.py). An ADDED event (no spec known yet, or
+    a new object) is decoded as it is. Upstream decodes each event's object afresh; the handlers
+    see equal objects either way.
+    """
+
+    def __init__(self, type_: Any, raw_event: msgspec.json.Decoder[Any], spec: msgspec.json.Decoder[Any]) -> None:
+        self.type = type_
+        self.raw_event = raw_event
+        self.spec = spec
+        self.last: dict[str, tuple[msgspec.Raw, Any]] = {}    # uid -> (spec JSON, its decoded spec)
+
+    @classmethod
+    def of(cls, type_: Any) -> _SpecSharing | None:
+        """A fresh sharing decoder for a stream of type_, None for a kind without a spec."""
+        if type_ not in _SPEC_SHARING_DECODERS:
+            _SPEC_SHARING_DECODERS[type_] = _spec_sharing_decoders(type_)
+        decoders = _SPEC_SHARING_DECODERS[type_]
+        return None if decoders is None else cls(type_, *decoders)
+
+    def decode(self, line: bytes) -> Any:
+        """The event of line (a _TypedWatchEvent); ERROR events keep their object as decoded."""
+        ev = self.raw_event.decode(line)
+        if ev.type == "ERROR":
+            return ev
+        raw = ev.object
+        spec_json, meta = raw.spec, raw.metadata
+        spec = None
+        if spec_json is not None:
+            uid: str = meta.uid if meta is not None else ""
+            last = self.last.get(uid) if uid else None
+            if last is not None and last[0] == spec_json:
+                spec = last[1]
+            else:
+                spec = self.spec.decode(spec_json)
+                if uid and ev.type != "DELETED":
+                    self.last[uid] = (spec_json.copy(), spec)    # the spec's bytes, not the line's
+            if last is not None and ev.type == "DELETED":
+                del self.last[uid]
+        ev.object = self.type(api_version=raw.api_version, kind=raw.kind, metadata=meta, spec=spec,
+                              status=raw.status)
+        return ev
+
+
+_SPEC_SHARING_DECODERS: dict[Any, tuple[msgspec.json.Decoder[Any], msgspec.json.Decoder[Any]] | None] = {}
+
+
+def _spec_sharing_decoders(type_: Any) -> tuple[msgspec.json.Decoder[Any], msgspec.json.Decoder[Any]] | None:
+    """The decoders of a _SpecSharing: the event with its object's spec as JSON (a subclass of
+    type_ whose spec is a msgspec.Raw), and the spec. None unless type_ is a kind with a spec."""
+    if not (isinstance(type_, type) and issubclass(type_, msgspec.Struct)):
+        return None
+    fields = {f.name: f for f in msgspec.structs.fields(type_)}
+    if tuple(fields) != _SPEC_KIND_FIELDS:
+        return None
+    raw_type = msgspec.defstruct(f"{type_.__name__}RawSpec", [("spec", msgspec.Raw, None)], bases=(type_,))
+    return (msgspec.json.Decoder(_TypedWatchEvent[raw_type]),        # type: ignore[valid-type]
+            msgspec.json.Decoder(fields["spec"].type))
+
+
 def _encode(obj: Any) -> bytes:
     return obj if isinstance(obj, bytes) else (orjson.dumps(obj) if isinstance(obj, (dict, list)) else types.encode(obj))
 
@@ -150,8 +227,12 @@ class ResourceClient(Generic[T]):
 
     async def watch(self, *, resource_version: str = "", label_selector: str = "", field_selector: str = "",
                     timeout_seconds: int | None = None, allow_watch_bookmarks: bool = False,
-                    send_initial_events: bool = False) -> AsyncIterator[Event[T]]:
-        """Stream events; a 410 (or any ERROR event) is raised as its StatusError."""
+                    send_initial_events: bool = False, share_unchanged_specs: bool = False) -> AsyncIterator[Event[T]]:
+        """Stream events; a 410 (or any ERROR event) is raised as its StatusError.
+
+        share_unchanged_specs: an object whose spec's JSON is that of the object's previous
+        event in this stream gets that event's spec object instead of a decoded copy
+        (_SpecSharing), for a caller that never modifies the objects (an informer)."""
         q = _query(watch="true", resourceVersion=resource_version, labelSelector=label_selector,
                    fieldSelector=field_selector,
                    timeoutSeconds=str(timeout_seconds) if timeout_seconds is not None else "",
@@ -159,12 +240,14 @@ class ResourceClient(Generic[T]):
                    sendInitialEvents="true" if send_initial_events else "",
                    resourceVersionMatch="NotOlderThan" if send_initial_events else "")
         typed = _typed_watch_event(self.type)
+        sharing = _SpecSharing.of(self.type) if share_unchanged_specs else None
         async for line in self.transport.stream(self.path, q):
             # One pass for the event and its object; what does not decode so (an ERROR event,
             # a plain Status, an object that is not a T) is read again step by step below, whose
             # errors are the caller's.
             try:
-                ev: Any = typed.decode(line)
+                ev: Any = (typed.decode(line) if sharing is None or line.startswith(_ADDED_LINE)
+                           else sharing.decode(line))
             except msgspec.ValidationError:
                 ev = None
             if ev is not None and ev.type != "ERROR":

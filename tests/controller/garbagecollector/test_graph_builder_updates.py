@@ -166,3 +166,22 @@ def test_skipped_deleting_updates_leave_the_graph_and_queues_as_processing_them_
     step(DELETE, pod("a", 12, [("uid-o", True)], deleting=True))
     assert processed[0] == 9
     assert fast_orph.log and fast_del.log
+
+
+def test_an_events_identity_is_the_object_reference_the_dataclass_makes() -> None:
+    """identity_from_event fills its ObjectReference in without the frozen __setattr__: equal,
+    of the same hash and type, and as frozen as one made by the dataclass."""
+    import dataclasses
+
+    import pytest
+
+    from kubeplane.controller.garbagecollector.graph_builder import identity_from_event
+    pod = from_dict({"metadata": {"name": "p", "namespace": "ns", "uid": "u1"}}, core_v1.Pod)
+    bare = from_dict({"metadata": {"name": "n"}}, core_v1.Pod)
+    for meta, want in ((pod.metadata, ObjectReference("v1", "Pod", "p", "u1", "ns")),
+                       (bare.metadata, ObjectReference("v1", "Pod", "n", "", ""))):
+        got = identity_from_event(Event(False, ADD, meta, None, "v1", "Pod"))
+        assert type(got) is ObjectReference and got == want and hash(got) == hash(want)
+        assert str(got) == str(want) and {want: 1}[got] == 1
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            got.name = "x"                  # type: ignore[misc]

@@ -85,6 +85,7 @@ class ReplicaSetController:
         self.expectations = cu.UIDTrackingControllerExpectations(cu.ControllerExpectations(clock))
         # RS key -> its claimed pods as of its last sync, and the keys of its pods changed since.
         self.claimed: dict[str, ClaimedPods] = {}
+        self._names: dict[str, ObjectName] = {}          # RS key -> its queue key (_enqueue_key)
         # Keys, not objects: a worker always reads the newest state from the listers, and the
         # queue never hands one key to two workers.
         self.queue: RateLimitingQueue[ObjectName] = RateLimitingQueue(
@@ -160,6 +161,14 @@ class ReplicaSetController:
     def enqueue_rs(self, rs: apps_v1.ReplicaSet) -> None:
         self.queue.add(ObjectName(rs.metadata.namespace or "", rs.metadata.name))
 
+    def _enqueue_key(self, rs_key: str) -> None:
+        """enqueue_rs of the RS with this key ("ns/name"), its ObjectName made once per RS
+        (_names; dropped with the RS): every pod event of an owned pod enqueues its RS."""
+        name = self._names.get(rs_key)
+        if name is None:
+            name = self._names[rs_key] = ObjectName.parse(rs_key)
+        self.queue.add(name)
+
     def enqueue_rs_after(self, rs: apps_v1.ReplicaSet, duration: float) -> None:
         self.queue.add_after(ObjectName(rs.metadata.namespace or "", rs.metadata.name), duration)
 
@@ -183,6 +192,7 @@ class ReplicaSetController:
         key = cu.key_func(rs)
         self.expectations.delete_expectations(key)
         self.claimed.pop(key, None)
+        self._names.pop(key, None)
         self.queue.add(ObjectName.parse(key))
 
     # --- pod handlers ------------------------------------------------------------------------------
@@ -245,12 +255,13 @@ class ReplicaSetController:
     def _update_owned_pod(self, old: core_v1.Pod, cur: core_v1.Pod, ref: Any) -> None:
         """Note the change for the sync of cur's owner (ref; after _pod_updated a repeat, the
         keys are a set) and wake it."""
-        rs = self.resolve_controller_ref(cur.metadata.namespace, ref)
-        if rs is None:
+        found = self._owner(cur.metadata.namespace, ref)
+        if found is None:
             return
+        rs, rs_key = found
         if self.claimed:
-            self._pod_changed(cu.key_func(rs), cur)
-        self.enqueue_rs(rs)
+            self._pod_changed(rs_key, cur)
+        self._enqueue_key(rs_key)
         min_ready = rs.spec.min_ready_seconds or 0
         if min_ready > 0 and not cu.is_pod_ready(old) and cu.is_pod_ready(cur):
             # Re-check availability once minReadySeconds have passed; one extra second
@@ -269,15 +280,15 @@ class ReplicaSetController:
             # RS that claimed it must drop it (see claimed_pods).
             self._orphan_deleted(pod)
             return
-        rs = self.resolve_controller_ref(pod.metadata.namespace, ref)
-        if rs is None:
+        found = self._owner(pod.metadata.namespace, ref)
+        if found is None:
             return
-        rs_key = cu.key_func(rs)
+        rs_key = found[1]
         pod_key = cu.pod_key(pod)
         if (claimed := self.claimed.get(rs_key)) is not None:      # _pod_changed
             claimed.dirty.add(pod_key)
         self.expectations.deletion_observed(rs_key, pod_key)
-        self.enqueue_rs(rs)
+        self._enqueue_key(rs_key)
 
     def _pod_changed(self, rs_key: str, pod: core_v1.Pod) -> None:
         """Note that pod changed, for the next sync of the RS with rs_key (see claimed_pods)."""
@@ -317,10 +328,17 @@ class ReplicaSetController:
 
     def resolve_controller_ref(self, namespace: str | None, ref: Any) -> apps_v1.ReplicaSet | None:
         """The cached RS a controller ref points to: right Kind, name and UID. Upstream: resolveControllerRef"""
+        found = self._owner(namespace, ref)
+        return found[0] if found is not None else None
+
+    def _owner(self, namespace: str | None, ref: Any) -> tuple[apps_v1.ReplicaSet, str] | None:
+        """resolve_controller_ref's RS with its key (cu.key_func(rs)): the pod handlers note
+        changes and enqueue by it, made once per pod event."""
         if ref.kind != self.kind:
             return None
+        key = f"{namespace}/{ref.name}" if namespace else ref.name
         if self._rs_by_key is not None:
-            rs = self._rs_by_key(f"{namespace}/{ref.name}" if namespace else ref.name)
+            rs = self._rs_by_key(key)
             if rs is None:
                 return None
         else:
@@ -328,7 +346,7 @@ class ReplicaSetController:
                 rs = self.rs_lister.replicasets(namespace or "").get(ref.name)
             except errors.NotFound:
                 return None
-        return rs if rs.metadata.uid == ref.uid else None
+        return (rs, key) if rs.metadata.uid == ref.uid else None
 
     def get_pod_replica_sets(self, pod: core_v1.Pod) -> list[apps_v1.ReplicaSet]:
         """RSs in the pod's namespace whose (non-empty) selector matches it. Upstream: getPodReplicaSets"""

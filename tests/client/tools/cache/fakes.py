@@ -67,9 +67,11 @@ class FakeListerWatcher:
         return item
 
     async def watch(self, *, resource_version: str = "", allow_watch_bookmarks: bool = False,
-                    timeout_seconds: int | None = None) -> AsyncIterator[Event[Any]]:
+                    timeout_seconds: int | None = None, share_unchanged_specs: bool = False
+                    ) -> AsyncIterator[Event[Any]]:
         self.calls.append(("watch", resource_version))
-        self.watch_kwargs.append({"allow_watch_bookmarks": allow_watch_bookmarks, "timeout_seconds": timeout_seconds})
+        self.watch_kwargs.append({"allow_watch_bookmarks": allow_watch_bookmarks, "timeout_seconds": timeout_seconds,
+                                  "share_unchanged_specs": share_unchanged_specs})
         self.open_streams += 1
         try:
             while True:

@@ -397,31 +397,60 @@ def pod(name: str, rv: str, *, image: str = "nginx", phase: str = "Pending", spe
                        status=core_v1.PodStatus(phase=phase))
 
 
-async def test_an_update_with_an_equal_spec_hands_over_the_cached_spec(clock: FakeClock) -> None:
-    """A status-only update (a kubelet's write coming back) carries a spec equal to the cached
-    object's: the new object gets that very spec, so handlers comparing specs find them the
-    same at once; everything else is the decoded object's. A changed spec stays the new one."""
-    lw = FakeListerWatcher(ObjectList([pod("a", "1")], "5"))
-    inf = SharedIndexInformer(lw, clock=clock)
+async def test_an_informer_sharing_specs_asks_its_watch_to_share_them(clock: FakeClock) -> None:
+    """share_unchanged_specs makes every watch of the reflector hand unchanged specs over
+    (ResourceClient.watch's share_unchanged_specs; tests/client/test_watch_decode.py); an
+    informer that was not asked watches as before."""
+    for share in (True, False):
+        lw = FakeListerWatcher(ObjectList([pod("a", "1")], "5"))
+        inf = SharedIndexInformer(lw, clock=clock)
+        if share:
+            inf.share_unchanged_specs()
+        task = await run(inf)
+        try:
+            assert await settle(lambda lw=lw: lw.count("watch") == 1)     # type: ignore[misc]
+            assert lw.watch_kwargs[0]["share_unchanged_specs"] is share
+        finally:
+            await stop(task)
+
+
+async def test_a_status_write_reaches_the_handlers_with_the_cached_spec() -> None:
+    """End to end through an in-process API server: the pod's status writes keep its stored
+    spec's bytes, so the update's new object holds the cached object's spec (the kubelet's and
+    the scheduler's spec comparisons find it the same at once); a changed spec is the new one.
+    The watch compares with the object's previous event in the stream: its first event there
+    (here after the list) is decoded as it is. Every object equals what the server stored."""
+    from kubeplane.apiserver.server import APIServer
+    from kubeplane.cmd.up import in_process_clientset
+    from kubeplane.storage.memory import MemoryStorage
+    from kubeplane.testing.fake import WITHOUT_CONTROLLER_MANAGER
+
+    api = APIServer(MemoryStorage(), options=WITHOUT_CONTROLLER_MANAGER)
+    await api.bootstrap()
+    pods = in_process_clientset(api, "test").core_v1().pods("default")
+    await pods.create(pod("a", "", image="nginx"))
+    inf = SharedIndexInformer(pods, clock=FakeClock())
     inf.share_unchanged_specs()
     updates: list[tuple[Any, Any]] = []
     inf.add_event_handler(ResourceEventHandlerFuncs(update_func=lambda old, new: updates.append((old, new))))
     task = await run(inf)
     try:
         await inf.wait_synced()
-        first = inf.get_store().get_by_key("default/a")
-        running = pod("a", "6", phase="Running")
-        decoded_spec = running.spec
-        resized = pod("a", "7", phase="Running", image="nginx:2")
-        no_spec = pod("a", "8", spec=False)
-        lw.push(modified(running), modified(resized), modified(no_spec))
-        assert await settle(lambda: len(updates) == 3)
-        (old1, new1), (old2, new2), (old3, new3) = updates
-        assert old1 is first and new1 is running and new1.status.phase == "Running"
-        assert new1.spec is first.spec and new1.spec == decoded_spec        # shared, and equal to what came
-        assert new2 is resized and new2.spec is not first.spec and new2.spec.containers[0].image == "nginx:2"
-        assert new3.spec is None                                             # nothing to share with
-        assert first.spec.containers[0].image == "nginx"                     # the old object untouched
+        await asyncio.sleep(0.05)                                  # the watch has started
+        stored = []
+        for change, sub in (({"status": {"phase": "Running"}}, "status"),
+                            ({"status": {"conditions": [{"type": "Ready", "status": "True"}]}}, "status"),
+                            ({"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}, ""),
+                            ({"status": {"phase": "Succeeded"}}, "status")):
+            stored.append(await pods.patch("a", change, subresource=sub))
+        assert await settle(lambda: len(updates) == 4)
+        (old1, new1), (old2, new2), (old3, new3), (old4, new4) = updates
+        assert new1.spec is not old1.spec and new1.spec == old1.spec    # its first event in this watch
+        assert new2.spec is new1.spec and new2.status.conditions[0].type == "Ready"
+        assert new3.spec is not new2.spec and new3.spec.containers[0].image == "nginx:2"
+        assert new4.spec is new3.spec and new4.status.phase == "Succeeded"
+        assert new2.spec.containers[0].image == "nginx"                     # the old objects untouched
+        assert [new1, new2, new3, new4] == stored
     finally:
         await stop(task)
 

@@ -253,6 +253,28 @@ def test_add_indexers_indexes_what_is_stored() -> None:
     store._check_invariants()
 
 
+def test_an_update_asks_the_index_functions_about_the_new_object_only() -> None:
+    """The replaced object's values are the ones remembered when it was put (stored objects
+    never change); a delete asks nothing either. The buckets follow every change."""
+    asked: list[str] = []
+
+    def counted(obj: Any) -> list[str]:
+        asked.append(obj.metadata.resource_version)
+        return by_foo(obj)
+    store = Indexer(meta_namespace_key_func, {NAMESPACE_INDEX: meta_namespace_index_func, "foo": counted})
+    store.add(pod("one", "ns", labels={"foo": "a"}, rv="1"))
+    store.update(pod("one", "ns", labels={"foo": "a"}, rv="2"))
+    store.update(pod("one", "ns", labels={"foo": "b"}, rv="3"))
+    assert asked == ["1", "2", "3"]
+    assert store.by_index("foo", "a") == [] and names(store.by_index("foo", "b")) == {"one"}
+    store.delete(pod("one", "ns"))
+    assert asked == ["1", "2", "3"] and store.by_index("foo", "b") == [] and store._values == {"foo": {}}
+    store.add(pod("two", "ns", labels={"foo": "a"}, rv="4"))
+    store.replace([pod("three", "ns", labels={"foo": "c"}, rv="5")])
+    assert names(store.by_index("foo", "c")) == {"three"} and store.by_index("foo", "a") == []
+    store._check_invariants()
+
+
 def test_add_indexers_conflict() -> None:
     store = Indexer(meta_namespace_key_func, {"testmodes": by_foo})
     with pytest.raises(ValueError, match="indexer conflict"):

@@ -28,7 +28,10 @@ class ListerWatcher(Protocol):
 
     def watch(self, *, resource_version: str = "", allow_watch_bookmarks: bool = False,
               timeout_seconds: int | None = None) -> AsyncIterator[Any]:
-        """Stream Events (type, obj, resource_version) after resource_version."""
+        """Stream Events (type, obj, resource_version) after resource_version. The watch of an
+        informer that shares unchanged specs is also given share_unchanged_specs=True: an
+        object whose spec is unchanged may then hold its previous event's spec object
+        (ResourceClient.watch)."""
 
 
 class ReflectorStore(Protocol):
@@ -85,6 +88,7 @@ class Reflector:
         self.last_sync_resource_version = ""     # the newest resourceVersion the store reflects
         self.backoff = Backoff(clock)            # shared by list and watch failures; a test seam
         self.lists = 0
+        self.share_unchanged_specs = False       # SharedIndexInformer.share_unchanged_specs
 
     async def run(self) -> None:
         """List and watch until cancelled; every failure backs off and retries.
@@ -131,8 +135,9 @@ class Reflector:
         """
         timeout = int(self.min_watch_timeout * (1 + random.random()))   # [min, 2·min), as upstream
         started, count = self.clock.monotonic(), 0
+        share = {"share_unchanged_specs": True} if self.share_unchanged_specs else {}
         events = self.lw.watch(resource_version=self.last_sync_resource_version, allow_watch_bookmarks=True,
-                               timeout_seconds=timeout)
+                               timeout_seconds=timeout, **share)
         # aclosing: a cancelled or failed watch releases its connection now, not at garbage collection
         closing = (contextlib.aclosing(cast(AsyncGenerator[Any, None], events)) if hasattr(events, "aclose")
                    else contextlib.nullcontext())

@@ -103,8 +103,24 @@ class StatusManager:
         prev: dict[Any, Obj] = {}
         for o in old.get("conditions") or ():
             prev.setdefault(o.get("type"), o)             # the first of a type, as upstream's lookup
-        now: list[str] = []             # the time of any new transition: formatted once
-        status["conditions"] = [self._transition(c, prev, now) for c in status.get("conditions") or ()]
+        # Upstream: updateLastTransitionTime, for each kubelet condition that has no time of its
+        # own (written out: 5 conditions per call). A condition equal to the one it replaces
+        # is that one, so the compares that follow (here, sync_pod's, merge_diff's, the
+        # server's of the stored status, which keeps these dicts) stop at its identity.
+        now = ""                        # the time of any new transition: formatted once
+        conditions = []
+        for c in status.get("conditions") or ():
+            kind = c.get("type")
+            if kind in _KUBELET_CONDITIONS and "lastTransitionTime" not in c:
+                p = prev.get(kind)
+                t = p.get("lastTransitionTime") if p is not None and p.get("status") == c.get("status") else None
+                if not t:
+                    t = now = now or rfc3339(self.clock.now())
+                c = {**c, "lastProbeTime": None, "lastTransitionTime": t}
+                if p is not None and c == p:
+                    c = p
+            conditions.append(c)
+        status["conditions"] = conditions
         if entry is not None:
             entry.generated = generated
             if entry.status == status:
@@ -114,19 +130,6 @@ class StatusManager:
                                                     generated=generated, node=(pod.spec.node_name if pod.spec else "") or "")
         entry.status = status
         self.queue.add(uid)
-
-    def _transition(self, c: Obj, prev_by_type: dict[Any, Obj], now: list[str]) -> Obj:
-        """Upstream: updateLastTransitionTime (`now`: the call's time, formatted once, when needed)"""
-        kind = c.get("type")
-        if kind not in _KUBELET_CONDITIONS or "lastTransitionTime" in c:
-            return c
-        prev = prev_by_type.get(kind)
-        t = prev.get("lastTransitionTime") if prev and prev.get("status") == c.get("status") else None
-        if not t:
-            if not now:
-                now.append(rfc3339(self.clock.now()))
-            t = now[0]
-        return {**c, "lastProbeTime": None, "lastTransitionTime": t}
 
     def mark_pod_deletable(self, pod: core_v1.Pod) -> None:
         """The pod's containers have all stopped: once its status is written, make the

@@ -232,6 +232,7 @@ class _WriteQueue:
         self.dirty: set[str] = set()
         self.processing: set[str] = set()
         self.idle: deque[asyncio.Future[None]] = deque()
+        self.later: set[asyncio.Task[None]] = set()       # retries waiting for their time
         self.shutting_down = False
 
     def add(self, uid: str) -> None:
@@ -245,7 +246,9 @@ class _WriteQueue:
     def add_after(self, uid: str, seconds: float) -> None:
         """add(uid) once seconds have passed on the clock (a failed write's retry)."""
         if not self.shutting_down:
-            asyncio.get_running_loop().create_task(self._add_later(uid, seconds))
+            task = asyncio.get_running_loop().create_task(self._add_later(uid, seconds))
+            self.later.add(task)
+            task.add_done_callback(self.later.discard)
 
     async def _add_later(self, uid: str, seconds: float) -> None:
         await self.clock.sleep(seconds)
@@ -276,7 +279,10 @@ class _WriteQueue:
             self._wake_one()
 
     def shut_down(self) -> None:
+        """Hand out what is ready, then None; retries still waiting are dropped."""
         self.shutting_down = True
+        for task in self.later:
+            task.cancel()
         while self.idle:
             fut = self.idle.popleft()
             if not fut.done():

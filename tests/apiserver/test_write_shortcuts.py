@@ -154,3 +154,47 @@ def test_storage_errors_translates_each_storage_failure(raised, expected):
             raise ValueError("passes through")
     with storage_errors(ri, "p"):
         pass
+
+
+async def test_an_in_process_delete_that_reads_only_its_status_gets_no_body_and_the_same_result(api):
+    """InProcessTransport.request_unread (ResourceClient.delete in process): the deleted pod is
+    not encoded for a caller that drops it; the delete itself, its errors and an HTTP client's
+    answer are unchanged."""
+    from kubeplane.apiserver.inprocess import InProcessTransport
+    from kubeplane.client.clientset import Clientset
+    for name in ("a", "b"):
+        await api.create(api.PODS, api.pod(name, node="n1"))
+    t = InProcessTransport(api.server, "system:test")
+    opts = {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0}
+    unread = await t.request_unread("DELETE", f"{api.PODS}/a", None, dict(opts))
+    assert (unread.status, unread.body) == (200, b"")
+    assert (await api.get(f"{api.PODS}/a")).status == 404
+    r = await api.call("DELETE", f"{api.PODS}/b", body=opts)        # over HTTP: the deleted pod
+    assert r.status == 200 and r.json["metadata"]["name"] == "b"
+    missing = await t.request_unread("DELETE", f"{api.PODS}/a", None, dict(opts))
+    assert missing.status == 404 and orjson.loads(missing.body)["reason"] == "NotFound"
+    pods = Clientset(t).core_v1().pods("default")
+    with pytest.raises(errors.NotFound):
+        await pods.delete("a", grace_period_seconds=0)
+    await api.create(api.PODS, api.pod("c"))
+    await pods.delete("c")
+    assert (await api.get(f"{api.PODS}/c")).status == 404
+
+
+def test_the_in_process_transport_remembers_a_write_paths_request_info_as_parsed():
+    """request_info: parse_request_info's answer, shared for a write (method and path decide
+    it), parsed each time for a read (its query may make it a watch)."""
+    from kubeplane.apiserver.inprocess import request_info
+    from kubeplane.apiserver.request import parse_request_info
+    cases = [("POST", "/api/v1/namespaces/default/events"), ("PATCH", "/api/v1/namespaces/default/pods/p/status"),
+             ("DELETE", "/api/v1/namespaces/default/pods/p"), ("DELETE", "/api/v1/namespaces/default/pods"),
+             ("PUT", "/apis/apps/v1/namespaces/d/deployments/x/scale"), ("POST", "/api/v1/namespaces/d/pods/p/binding"),
+             ("PUT", "/api/v1/namespaces/x/finalize"), ("POST", "/version")]
+    for method, path in cases:
+        req = Request(method, path, {}, {})
+        info = request_info(req)
+        assert info == parse_request_info(req)
+        assert request_info(Request(method, path, {"watch": "true"}, {})) is info
+    watch = Request("GET", "/api/v1/namespaces/default/pods", {"watch": "true"}, {})
+    assert request_info(watch).verb == "watch"
+    assert request_info(Request("GET", "/api/v1/namespaces/default/pods", {}, {})).verb == "list"

@@ -235,3 +235,90 @@ async def test_status_patches_go_in_process_uncopied_and_stay_the_kubelets() -> 
     stored = await pods.get("web")
     assert [(c.type, c.status, c.observed_generation) for c in stored.status.conditions] == [("Ready", "True", 1)]
     assert sm.written[p.metadata.uid]["conditions"] == [{"type": "Ready", "status": "True", "lastTransitionTime": "t"}]
+
+
+async def test_status_write_queue_wakes_one_writer_per_pod_and_retries_on_its_clock() -> None:
+    """The status manager's queue (upstream's workqueue semantics, Add signalling one waiter):
+    a pod is written by one writer at a time, adds coalesce, a pod re-added while written is
+    written again once done, a failed write is retried RETRY_AFTER later, and each add wakes
+    one idle writer (not all of them)."""
+    import asyncio
+
+    from kubeplane.kubelet.status.status_manager import RETRY_AFTER, _WriteQueue
+
+    clock = FakeClock()
+    q = _WriteQueue(clock)
+    woken: list[str] = []
+
+    async def writer(name: str) -> None:
+        while (uid := await q.get()) is not None:
+            woken.append(f"{name}:{uid}")
+
+    writers = [asyncio.create_task(writer(f"w{i}")) for i in range(4)]
+    await asyncio.sleep(0)
+    assert len(q.idle) == 4
+    q.add("a")
+    q.add("a")                                      # coalesces
+    assert q.len() == 1 and sum(not f.done() for f in q.idle) == 3     # one writer woken
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert woken == ["w0:a"] and q.processing == {"a"}
+    q.add("a")                                      # while being written: again when done
+    assert q.len() == 0
+    q.done("a")
+    assert q.len() == 1
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert [w.split(":")[1] for w in woken] == ["a", "a"]
+    q.done("a")
+    q.add_after("b", RETRY_AFTER)
+    await asyncio.sleep(0)
+    clock.step(RETRY_AFTER / 2)
+    await asyncio.sleep(0)
+    assert q.len() == 0 and len(woken) == 2
+    clock.step(RETRY_AFTER / 2)
+    for _ in range(4):
+        await asyncio.sleep(0)
+    assert woken[-1].endswith(":b")
+    q.done("b")
+    q.add_after("c", RETRY_AFTER)                   # dropped by the shutdown
+    await asyncio.sleep(0)
+    q.shut_down()
+    await asyncio.gather(*writers)
+    assert not q.later and q.len() == 0
+
+
+async def test_status_manager_run_writes_each_pod_and_retries_a_failed_write() -> None:
+    import asyncio
+
+    from kubeplane.kubelet.status.status_manager import RETRY_AFTER
+
+    clock = FakeClock()
+    cs = await FakeClientset.new(clock=clock)
+    p = await _pod(cs)
+    sm = StatusManager(cs, clock=clock, workers=3)
+    calls = {"n": 0}
+    sync = sm.sync_pod
+
+    async def flaky(uid: str) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("the API server is away")
+        await sync(uid)
+
+    sm.sync_pod = flaky                             # type: ignore[method-assign]
+    task = asyncio.create_task(sm.run())
+    await asyncio.sleep(0)
+    sm.set_pod_status(p, {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]})
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert calls["n"] == 1 and sm.writes == 0 and sm.pending(p.metadata.uid)
+    clock.step(RETRY_AFTER)
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert calls["n"] == 2 and sm.writes == 1 and not sm.pending(p.metadata.uid)
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass

@@ -11,10 +11,30 @@ from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from ..client.transport import RawResponse
 from .authentication.user import UserInfo, component
-from .request import Request
+from .request import Request, RequestInfo, parse_request_info
 
 if TYPE_CHECKING:
     from .server import APIServer
+
+MAX_INFOS = 4096        # remembered RequestInfos of write paths (bounded: names come and go)
+_infos: dict[tuple[str, str], RequestInfo] = {}
+
+
+def request_info(req: Request) -> RequestInfo:
+    """parse_request_info(req), remembered for a write (POST, PUT, PATCH, DELETE), whose info
+    is a function of method and path alone (only a GET's verb reads the query: watch). The
+    components write the same paths again and again: an Event POST, a ReplicaSet's pod create,
+    a pod's four /status patches. Nobody changes a RequestInfo once parsed (server.py, audit,
+    authorization, admission only read it), so one may be shared."""
+    if req.method in ("GET", "HEAD"):
+        return parse_request_info(req)
+    key = (req.method, req.path)
+    info = _infos.get(key)
+    if info is None:
+        if len(_infos) >= MAX_INFOS:
+            _infos.clear()
+        info = _infos[key] = parse_request_info(req)
+    return info
 
 
 class InProcessTransport:
@@ -43,7 +63,22 @@ class InProcessTransport:
     async def request(self, method: str, path: str, query: dict[str, str] | None = None,
                       body: bytes | dict[str, Any] | None = None,
                       content_type: str = "application/json") -> RawResponse:
-        resp = await self.api.route_trusted(self._request(method, path, query, body, content_type))
+        req = self._request(method, path, query, body, content_type)
+        resp = await self.api.route_trusted(req, request_info(req))
+        if isinstance(resp.body, (bytes, bytearray)):
+            return RawResponse(resp.status, bytes(resp.body))
+        chunks = [c async for c in resp.body]
+        return RawResponse(resp.status, b"".join(chunks))
+
+    async def request_unread(self, method: str, path: str, query: dict[str, str] | None = None,
+                             body: bytes | dict[str, Any] | None = None,
+                             content_type: str = "application/json") -> RawResponse:
+        """request, for a caller that reads nothing of a success but its status (an error's
+        body it reads: the Status it raises): the server may then leave a success's body empty
+        (Request.result_unread; handlers/rest.py delete, the kubelet's final delete of a pod)."""
+        req = self._request(method, path, query, body, content_type)
+        req.result_unread = True
+        resp = await self.api.route_trusted(req, request_info(req))
         if isinstance(resp.body, (bytes, bytearray)):
             return RawResponse(resp.status, bytes(resp.body))
         chunks = [c async for c in resp.body]

@@ -46,6 +46,11 @@ class Request:
     body_stream: Any = None
     # An upgrade request's means to take its connection over (apiserver/upgrade.py), else None.
     hijack: Any = None
+    # An in-process caller that reads nothing of a successful answer but its status code
+    # (InProcessTransport.request_unread): a handler may leave the body of a success empty
+    # where it would only encode it for nobody, unless the request is audited (the audit
+    # event may hold the response). Never set for an HTTPS request.
+    result_unread: bool = False
 
     @classmethod
     def build(cls, method: str, path: str, query_string: str = "", headers: dict[str, str] | None = None,

@@ -316,8 +316,14 @@ class ResourceClient(Generic[T]):
         if preconditions:
             opts["preconditions"] = dict(preconditions)
         # In process the options go as the dict they are (a fresh one: the server takes it over),
-        # as a create's object does: the server does not parse and type-check their JSON.
-        await self._call("DELETE", f"{self.path}/{name}", None, opts if self.in_process else orjson.dumps(opts))
+        # as a create's object does: the server does not parse and type-check their JSON; and
+        # the answer's body, which this method does not return, need not be made
+        # (InProcessTransport.request_unread: errors still come with their Status).
+        path = f"{self.path}/{name}"
+        if self.in_process and (unread := getattr(self.transport, "request_unread", None)) is not None:
+            raise_for_status(await unread("DELETE", path, None, opts))
+            return
+        await self._call("DELETE", path, None, opts if self.in_process else orjson.dumps(opts))
 
     async def get_scale(self, name: str) -> autoscaling_v1.Scale:
         from ..api.types import autoscaling_v1

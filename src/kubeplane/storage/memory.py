@@ -61,10 +61,16 @@ def stamp(key: str, obj: dict[str, Any], create_revision: int, mod_revision: int
     meta["resourceVersion"] = str(mod_revision)
     stored = dict(obj)
     stored["metadata"] = meta
-    if spec_json is None and prev is not None and type(prev) is KeyValue \
-            and type(spec := stored.get("spec")) is dict and spec is prev.obj.get("spec"):
-        at = prev.spec_at
-        spec_json = prev.value[at >> 32:at & _LOW] if at else orjson.dumps(spec)
+    if spec_json is None and prev is not None and type(prev) is KeyValue and type(spec := stored.get("spec")) is dict:
+        if spec is prev.obj.get("spec"):
+            at = prev.spec_at
+            spec_json = prev.value[at >> 32:at & _LOW] if at else orjson.dumps(spec)
+        else:
+            # An update that changed the spec (a pod's binding, a scale): its bytes placed
+            # too, so that the status writes that follow copy them (the same work as encoding
+            # the object whole, but for the mark; else the first of them encodes the spec once
+            # more: ~13k instructions, a quarter of the status writes of a rolling update).
+            spec_json = orjson.dumps(spec)
     if spec_json is None:
         return KeyValue(key, encode(stored), stored, create_revision, mod_revision)
     value, at = encode_around(stored, spec_json)

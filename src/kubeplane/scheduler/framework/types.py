@@ -257,6 +257,21 @@ class PodInfo:
         self.preferred_anti_affinity_terms = _weighted(pod, paa.preferred_during_scheduling_ignored_during_execution
                                                        if paa else None)
 
+    def for_assumed(self, pod: Pod) -> PodInfo:
+        """A PodInfo of pod, the assumed copy of this one's pod (the same but for
+        spec.nodeName): its parsed terms, and its requests and ports if already worked out,
+        are this one's (read-only, shared). Upstream: schedulingCycle's podInfo.DeepCopy()
+        for the assumed pod; here the cache's PodInfo of it need not parse the pod again."""
+        c = PodInfo.__new__(PodInfo)
+        c.pod = pod
+        c.key, c.uid = self.key, self.uid
+        c._requests, c._non_zero, c._ports = self._requests, self._non_zero, self._ports
+        c.required_affinity_terms = self.required_affinity_terms
+        c.required_anti_affinity_terms = self.required_anti_affinity_terms
+        c.preferred_affinity_terms = self.preferred_affinity_terms
+        c.preferred_anti_affinity_terms = self.preferred_anti_affinity_terms
+        return c
+
     @property
     def requests(self) -> Resource:
         if self._requests is None:
@@ -282,6 +297,20 @@ class PodInfo:
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key})"
+
+
+POD_INFO_STATE_KEY = "PodInfo"      # CycleState: the PodInfo of the pod being scheduled
+
+
+def cycle_pod_info(state: Any, pod: Pod) -> PodInfo:
+    """The PodInfo of the pod a cycle schedules: the queue's (written by the scheduling
+    cycle), or one made on first use and kept in the state, so the plugins of one cycle parse
+    the pod and compute its requests once (upstream hands PodInfo to plugins that want it)."""
+    storage = state.storage
+    pi = storage.get(POD_INFO_STATE_KEY)
+    if pi is None or pi.pod is not pod:
+        pi = storage[POD_INFO_STATE_KEY] = PodInfo(pod)
+    return pi
 
 
 def _weighted(pod: Pod, terms: Any) -> list[WeightedAffinityTerm]:

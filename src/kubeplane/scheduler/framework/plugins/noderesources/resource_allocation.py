@@ -10,26 +10,19 @@ from typing import Any, Callable
 from .....api.types.core_v1 import Pod
 from ....quantity import CPU, EPHEMERAL_STORAGE, MEMORY
 from ...interface import CycleState, node_column
-from ...types import NodeInfo, Resource, is_scalar_resource_name, pod_requests
+from ...types import NodeInfo, Resource, cycle_pod_info, is_scalar_resource_name, pod_requests
 
 MAX_CACHED_REQUEST_LISTS = 64       # distinct pod request lists with a score cache
 
-# CycleState keys of the pod's requests, computed once per cycle and shared by Fit's
-# PreFilter/PreScore and BalancedAllocation's PreScore (upstream computes them per plugin).
-POD_REQUESTS_STATE_KEY = "PodRequests"
-POD_NON_ZERO_REQUESTS_STATE_KEY = "PodNonZeroRequests"
 
 
 def cycle_pod_requests(state: CycleState | None, pod: Pod, non_zero: bool = False) -> Resource:
-    """pod_requests(pod, non_zero=...), memoized in the cycle's state (read-only: shared)."""
+    """pod_requests(pod, non_zero=...), worked out once per pod: kept by the cycle's PodInfo
+    (types.cycle_pod_info: the queue's, which keeps them across attempts; read-only: shared)."""
     if state is None:
         return pod_requests(pod, non_zero=non_zero)
-    key = POD_NON_ZERO_REQUESTS_STATE_KEY if non_zero else POD_REQUESTS_STATE_KEY
-    req = state.storage.get(key)
-    if req is None:
-        req = pod_requests(pod, non_zero=non_zero)
-        state.storage[key] = req
-    return req
+    pi = cycle_pod_info(state, pod)
+    return pi.non_zero_requests if non_zero else pi.requests
 
 
 @dataclass(frozen=True)

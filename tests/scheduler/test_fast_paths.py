@@ -561,3 +561,73 @@ def test_topology_spread_slices_equal_node_by_node(seed: int, monkeypatch: pytes
                 {"maxSkew": 3, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": sel}]})]
     rejected = _rejecting_plugins(s, len(nodes), pods, rng, monkeypatch)
     assert "PodTopologySpread" in rejected
+
+
+# --- session 16: shared snapshot parts, one PodInfo per pod, the queue's sort key ----------------
+
+def test_snapshot_shares_only_what_is_replaced_never_changed() -> None:
+    """A snapshot copy shares the affinity lists, used ports and allocatable of the cache's
+    NodeInfo; changing that NodeInfo afterwards (pods with host ports and anti-affinity come
+    and go) leaves the copy as it was."""
+    ni = node_info(make_node("n1"), make_pod("a", node="n1", requests={"cpu": "1"}, host_ports=[80]))
+    copy = ni.snapshot()
+    before = (dict(copy.used_ports), list(copy.pods_with_affinity), list(copy.pods_with_required_anti_affinity),
+              copy.allocatable.milli_cpu, copy.requested.milli_cpu)
+    b = make_pod("b", node="n1", requests={"cpu": "1"}, host_ports=[81],
+                 spec={"affinity": _anti(HOSTNAME_KEY, color="green")})
+    ni.add_pod(b)
+    assert dict(ni.used_ports) != before[0] and ni.pods_with_required_anti_affinity and ni.pods_with_affinity
+    assert (dict(copy.used_ports), list(copy.pods_with_affinity), list(copy.pods_with_required_anti_affinity),
+            copy.allocatable.milli_cpu, copy.requested.milli_cpu) == before
+    copy2 = ni.snapshot()
+    ni.remove_pod(b)
+    assert ("TCP", 81) in copy2.used_ports["0.0.0.0"] and len(copy2.pods_with_required_anti_affinity) == 1
+    assert ("TCP", 81) not in ni.used_ports["0.0.0.0"] and not ni.pods_with_required_anti_affinity
+
+
+def test_assumed_pod_info_equals_a_fresh_one() -> None:
+    """The cache's PodInfo of an assumed pod, made from the queue's (PodInfo.for_assumed), holds
+    what a PodInfo parsed from the assumed pod holds."""
+    from kubeplane.scheduler.framework.types import PodInfo
+    pod = make_pod("a", labels={"color": "green"}, requests={"cpu": "300m", "memory": "1Gi"}, host_ports=[80],
+                   spec={"affinity": _anti(HOSTNAME_KEY, color="green")})
+    queued = PodInfo(pod)
+    _ = queued.requests, queued.non_zero_requests           # worked out during the cycle
+    assumed = assume_copy(pod, "n1")
+    got, fresh = queued.for_assumed(assumed), PodInfo(assumed)
+    assert got.pod is assumed and (got.key, got.uid) == (fresh.key, fresh.uid)
+    for attr in ("requests", "non_zero_requests", "host_ports", "required_affinity_terms",
+                 "required_anti_affinity_terms", "preferred_affinity_terms", "preferred_anti_affinity_terms"):
+        assert getattr(got, attr) == getattr(fresh, attr), attr
+    assert got.has_affinity() == fresh.has_affinity()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_priority_sort_key_orders_the_queue_as_less_does(seed: int) -> None:
+    """activeQ with PrioritySort's sort key pops in the order the heap calling less gives,
+    through adds, updates and deletes (priorities and timestamps with ties)."""
+    from kubeplane.scheduler.framework.plugins.queuesort import PrioritySort
+    from kubeplane.scheduler.framework.types import PodInfo, QueuedPodInfo
+    from kubeplane.scheduler.internal.heap import Heap
+    rng = random.Random(seed)
+    less = PrioritySort().less
+    heaps = [Heap(lambda p: p.key, less), Heap(lambda p: p.key, less, PrioritySort.sort_key)]
+    infos = {}
+    for step in range(400):
+        name = f"p{rng.randrange(60)}"
+        op = rng.random()
+        if op < 0.6:
+            prio = rng.choice([None, 0, 5, 100])
+            pinfo = QueuedPodInfo(PodInfo(make_pod(name, spec={"priority": prio} if prio is not None else {})),
+                                  timestamp=float(rng.randrange(10)))
+            infos[name] = pinfo
+            for h in heaps:
+                h.add_or_update(pinfo)
+        elif op < 0.75:
+            for h in heaps:
+                h.delete(f"default/{name}")
+        else:
+            got = [h.pop().key if len(h) else None for h in heaps]
+            assert got[0] == got[1], step
+        heaps[1].check_invariants()
+    assert [heaps[0].pop().key for _ in range(len(heaps[0]))] == [heaps[1].pop().key for _ in range(len(heaps[1]))]

@@ -222,6 +222,9 @@ class PriorityQueue:
 
     def assigned_pod_updated(self, old: Pod | None, new: Pod) -> None:
         """Upstream: AssignedPodUpdated"""
+        if not self.unschedulable_pods:           # nothing to move (the common case)
+            self.move_request_cycle = self.scheduling_cycle
+            return
         self._move_pods_to_active_or_backoff_queue(self._unschedulable_pods_with_matching_affinity_term(new),
                                                    ASSIGNED_POD_UPDATE)
 

@@ -631,3 +631,28 @@ def test_priority_sort_key_orders_the_queue_as_less_does(seed: int) -> None:
             assert got[0] == got[1], step
         heaps[1].check_invariants()
     assert [heaps[0].pop().key for _ in range(len(heaps[0]))] == [heaps[1].pop().key for _ in range(len(heaps[1]))]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_count_pods_match_selector_equals_labels_matches(seed: int) -> None:
+    """count_pods_match_selector (an equality selector's subset test written out) counts what
+    labels.matches selects, for equality, set-based and empty selectors, skipping pods being
+    deleted and pods of other namespaces."""
+    from kubeplane.api import labels
+    from kubeplane.scheduler.framework.plugins.podtopologyspread import count_pods_match_selector
+    from kubeplane.scheduler.framework.types import PodInfo
+    rng = random.Random(seed)
+    pods = []
+    for i in range(60):
+        lbls = {k: rng.choice(["a", "b"]) for k in ("app", "tier", "hash") if rng.random() < 0.7}
+        pod = make_pod(f"p{i}", ns=rng.choice(["default", "other"]), labels=lbls or None)
+        if rng.random() < 0.2:
+            pod.metadata.deletion_timestamp = "2026-01-01T00:00:00Z"
+        pods.append(PodInfo(pod))
+    selectors = [labels.parse("app=a"), labels.parse("app=a,tier=b"), labels.parse("app in (a)"),
+                 labels.parse("app in (a,b)"), labels.parse("app!=a"), labels.parse("tier"), labels.EVERYTHING,
+                 labels.parse("app=a,app=b")]
+    for sel in selectors:
+        want = sum(1 for pi in pods if pi.pod.metadata.deletion_timestamp is None
+                   and pi.pod.metadata.namespace == "default" and labels.matches(sel, pi.pod.metadata.labels))
+        assert count_pods_match_selector(pods, sel, "default") == want, sel

@@ -524,3 +524,47 @@ async def test_timer_queue_runs_as_separate_clock_timers_would() -> None:
     assert [n for n, _ in ran] == ["now", "a", "b", "b2", "e", "z", "f"]
     assert all(abs(t - want) < 1e-9 for (_, t), want in zip(ran[1:], [0.2, 0.5, 0.5]))
     q.close()
+
+
+async def test_sim_pod_status_is_kept_until_the_pod_changes() -> None:
+    """pod_status hands out the same PodStatus while nothing changed, and one equal to a fresh
+    computation after every change: sandbox, container start, each stage, stop, kill, sandbox
+    stop, a failed attempt replaced, removal."""
+    clock = FakeClock()
+    rt = SimRuntime(profile="default", clock=clock)
+    rt.add_node("n", "172.18.0.2", "10.244.0.0/24")
+    pod = _sim_pod()
+    seen = []
+
+    def check() -> None:
+        st = rt.pod_status("u1")
+        if st is None:
+            assert "u1" not in rt._pods
+            return
+        assert rt.pod_status("u1") is st and st == rt._pod_status(rt._pods["u1"])
+        seen.append(st)
+    rt.set_event_handler(lambda uid: check())
+    rt.run_pod_sandbox(pod)
+    check()
+    cid = rt.start_container(pod, pod.spec.containers[0], init=False, attempt=0)
+    check()
+    while rt.pod_status("u1").containers[-1].state != RUNNING:
+        await advance(clock, 0.05, step=0.05)
+        check()
+    cid2 = rt.start_container(pod, pod.spec.containers[0], init=False, attempt=1)
+    check()
+    rt.stop_container(cid2, 5.0)
+    check()
+    rt.stop_container(cid, 5.0)
+    check()
+    await advance(clock, 1.0, step=0.1)
+    check()
+    assert rt.pod_status("u1").containers[-1].state == EXITED
+    rt.stop_pod_sandbox("u1")
+    check()
+    from kubeplane.kubelet.runtime import SANDBOX_NOT_READY
+    assert rt.pod_status("u1").sandbox.state == SANDBOX_NOT_READY
+    rt.remove_pod("u1")
+    assert rt.pod_status("u1") is None
+    assert len({id(s) for s in seen}) > 4          # a new status after the changes
+    rt.close()

@@ -180,6 +180,8 @@ class SimRuntime:
         self._owner: dict[str, str] = {}
         self._timers: dict[str, Timer] = {}
         self._timer_queue = TimerQueue(clock)
+        # pod uid -> the PodStatus last reported, until anything it reads changes (_changed)
+        self._statuses: dict[str, PodStatus] = {}
         self._converted: dict[str, tuple[dict[str, Any], ContainerStatus]] = {}   # oid -> (its .status, as reported)
         self._outbox: list[tuple[core_v1.ObjectReference, str, str, str]] = []     # events made, not yet sent
         self._seq = 0
@@ -198,6 +200,7 @@ class SimRuntime:
             return p.sandbox
         oid = _object_id(p.uid, "sandbox", 0)
         p.sandbox = oid
+        self._statuses.pop(p.uid, None)
         self._add(oid, p, self._object(pod, "PodSandbox", pod.metadata.name or "", {
             "podName": pod.metadata.name, "nodeName": p.node, "hostNetwork": p.host_network},
             {"state": "Pending"}))
@@ -214,6 +217,7 @@ class SimRuntime:
         # process, whose sequence numbers started at 1 as well) are always older ones.
         oid = _object_id(p.uid, f"{container.name}/{attempt}", self._seq)
         p.containers.append(oid)
+        self._statuses.pop(p.uid, None)
         self._add(oid, p, self._container_object(pod, p, container, init, attempt, {"state": CREATING}))
         return f"{RUNTIME_NAME}://{oid}"
 
@@ -267,11 +271,13 @@ class SimRuntime:
         sb = self._objs.get(p.sandbox) if p and p.sandbox else None
         if sb is not None and sb["status"].get("state") != SANDBOX_NOT_READY:
             sb["status"]["state"] = SANDBOX_NOT_READY
+            self._statuses.pop(pod_uid, None)
             self._cancel(p.sandbox)            # type: ignore[union-attr]
             self._notify(pod_uid)
 
     def remove_pod(self, pod_uid: str) -> None:
         p = self._pods.pop(pod_uid, None)
+        self._statuses.pop(pod_uid, None)
         if p is None:
             return
         for oid in ([p.sandbox] if p.sandbox else []) + p.containers:
@@ -281,9 +287,20 @@ class SimRuntime:
             node.pool.give_back(node.used.pop(pod_uid))
 
     def pod_status(self, pod_uid: str) -> PodStatus | None:
+        """The pod's status: the same PodStatus object while nothing it reads has changed
+        (statuses are snapshots: nobody changes one; every change of the pod's sandbox or
+        containers drops it from _statuses)."""
         p = self._pods.get(pod_uid)
         if p is None:
             return None
+        cached = self._statuses.get(pod_uid)
+        if cached is not None:
+            return cached
+        self._statuses[pod_uid] = status = self._pod_status(p)
+        return status
+
+    def _pod_status(self, p: _Pod) -> PodStatus:
+        pod_uid = p.uid
         sandbox = None
         if p.sandbox and (sb := self._objs.get(p.sandbox)) is not None:
             st = sb["status"]
@@ -326,6 +343,7 @@ class SimRuntime:
         """Take obj in as p's and let the stages move it on (without announcing it)."""
         self._objs[oid] = obj
         self._owner[oid] = p.uid
+        self._statuses.pop(p.uid, None)
         self._advance(oid)
 
     def _schedule(self, oid: str, stage: Stage | None = None) -> None:
@@ -372,6 +390,7 @@ class SimRuntime:
             self._drop(oid)
         else:
             self._objs[oid] = out.obj
+            self._statuses.pop(self._owner.get(oid, ""), None)
 
     def _helpers(self, oid: str) -> _Helpers:
         return _Helpers(self, oid)
@@ -418,6 +437,7 @@ class SimRuntime:
             return
         obj["status"] = {**obj["status"], "state": EXITED, "exitCode": KILLED_EXIT_CODE, "reason": "Error",
                          "finishedAt": rfc3339(self.clock.now())}     # a new dict: see _container_status
+        self._statuses.pop(self._owner.get(oid, ""), None)
         self._cancel(oid)
         self._notify(self._owner.get(oid, ""))
 
@@ -504,6 +524,7 @@ class SimRuntime:
         self._objs.pop(oid, None)
         self._converted.pop(oid, None)
         uid = self._owner.pop(oid, "")
+        self._statuses.pop(uid, None)
         p = self._pods.get(uid)
         if p is not None and oid in p.containers:
             p.containers.remove(oid)

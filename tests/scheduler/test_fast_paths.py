@@ -7,8 +7,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import msgspec
 import pytest
 
+from kubeplane.api.types import core_v1
 from kubeplane.scheduler.framework.interface import Code, CycleState, NodePluginScores, NodeScore
 from kubeplane.scheduler.framework.plugins.nodename import NodeName
 from kubeplane.scheduler.framework.plugins.noderesources import BalancedAllocation, Fit
@@ -656,3 +658,48 @@ def test_count_pods_match_selector_equals_labels_matches(seed: int) -> None:
         want = sum(1 for pi in pods if pi.pod.metadata.deletion_timestamp is None
                    and pi.pod.metadata.namespace == "default" and labels.matches(sel, pi.pod.metadata.labels))
         assert count_pods_match_selector(pods, sel, "default") == want, sel
+
+
+def test_resource_caches_outlive_status_writes_and_follow_layout_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fit's verdicts and Fit/BalancedAllocation's scores are kept by layout_generation: a
+    status write (replace_pod: only the generation moves) computes nothing again, a pod
+    added or removed (or a new Node object) does, and the answers stay those of the plain
+    computation."""
+    from kubeplane.scheduler.framework.types import NodeInfo as NI
+    ni = node_info(make_node("n", cpu="4"), make_pod("a", node="n", requests={"cpu": "1", "memory": "1Gi"}))
+    fit, bal = Fit(), BalancedAllocation()
+    calls: list[str] = []
+    for plugin in (fit, bal):
+        orig = plugin.score_node
+        monkeypatch.setattr(plugin, "score_node", lambda n, r, orig=orig, name=plugin.NAME: (calls.append(name),
+                                                                                            orig(n, r))[1])
+    pod = make_pod("p", requests={"cpu": "2", "memory": "1Gi"})
+
+    def cycle() -> tuple[Any, ...]:
+        state = CycleState()
+        fit.pre_filter(state, pod, [ni])
+        fit.pre_score(state, pod, [ni])
+        bal.pre_score(state, pod, [ni])
+        verdict = fit.filter_nodes(state, pod, [ni])
+        return verdict, fit.score_nodes(state, pod, [ni]), bal.score_nodes(state, pod, [ni])
+
+    first = cycle()
+    assert len(calls) == 2
+    old = ni.pods[0].pod
+    new = msgspec.structs.replace(old, status=core_v1.PodStatus(phase="Running"))
+    gen = ni.generation
+    assert ni.replace_pod(old, new) and ni.generation != gen
+    assert cycle() == first and len(calls) == 2                 # nothing computed again
+    ni.add_pod(make_pod("b", node="n", requests={"cpu": "1500m", "memory": "1Gi"}))
+    second = cycle()
+    assert len(calls) == 4 and second != first
+    fresh = NI()
+    fresh.set_node(ni.node)
+    for pi in ni.pods:
+        fresh.add_pod(pi.pod)
+    ni_saved, ni = ni, fresh
+    calls.clear()
+    assert cycle() == second and len(calls) == 2               # a fresh NodeInfo: same answers
+    ni = ni_saved
+    ni.set_node(make_node("n", cpu="8"))                        # a new Node: allocatable may change
+    assert cycle() != second

@@ -180,7 +180,7 @@ class SimRuntime:
         self._owner: dict[str, str] = {}
         self._timers: dict[str, Timer] = {}
         self._timer_queue = TimerQueue(clock)
-        # pod uid -> the PodStatus last reported, until anything it reads changes (_changed)
+        # pod uid -> the PodStatus last reported, dropped at every change of what it reads
         self._statuses: dict[str, PodStatus] = {}
         self._converted: dict[str, tuple[dict[str, Any], ContainerStatus]] = {}   # oid -> (its .status, as reported)
         self._outbox: list[tuple[core_v1.ObjectReference, str, str, str]] = []     # events made, not yet sent

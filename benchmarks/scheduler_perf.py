@@ -67,6 +67,7 @@ import msgspec
 
 from kubeplane.api import types
 from kubeplane.api.types.core_v1 import Node, Pod, PodStatus
+from kubeplane.client.tools.cache.shared_informer import _share_unchanged_spec
 from kubeplane.scheduler import Scheduler, SchedulerOptions
 from kubeplane.scheduler.framework.interface import CycleState, Status
 from kubeplane.scheduler.framework.plugins import DEFAULT_PLUGINS, DefaultBinder
@@ -213,9 +214,14 @@ class _Informer:
     def __init__(self) -> None:
         self.handlers: list[Any] = []
         self.indexer = _Indexer()
+        self.share_specs = False
 
     def informer(self) -> _Informer:
         return self
+
+    def share_unchanged_specs(self) -> None:
+        """SharedIndexInformer.share_unchanged_specs: updates keep an unchanged spec as is."""
+        self.share_specs = True
 
     def add_event_handler(self, h: Any) -> None:
         self.handlers.append(h)
@@ -230,6 +236,8 @@ class _Informer:
 
     def update(self, key: str, obj: Any) -> None:
         old = self.indexer.objs[key]
+        if self.share_specs:
+            _share_unchanged_spec(old, obj)
         self.indexer.objs[key] = obj
         for h in self.handlers:
             h.on_update(old, obj)

@@ -34,7 +34,7 @@ from kubeplane.kubelet.runtime.sim.lifecycle import (
     Delay, Lifecycle, apply_stage, load_profile, parse_status, profiles,
 )
 from kubeplane.kubelet.runtime.sim.renderer import Renderer
-from kubeplane.kubelet.runtime.sim.runtime import image_ref
+from kubeplane.kubelet.runtime.sim.runtime import TimerQueue, _Entry, image_ref
 
 from kubelet_testutil import advance
 
@@ -431,6 +431,8 @@ async def _run_container(clock, stages) -> tuple[list, tuple, set]:
     async def until(state: str) -> None:
         while rt.pod_status("u1").containers[-1].state != state:
             kinds.update(type(t) for t in rt._timers.values())
+            if rt._timer_queue._armed is not None:                  # the one loop timer of the queue
+                kinds.add(("armed", type(rt._timer_queue._armed)))
             changed.clear()
             if isinstance(clock, FakeClock):
                 await advance(clock, 0.001, step=0.001)
@@ -450,8 +452,11 @@ async def test_loop_timers_on_the_real_clock_step_as_fake_clock_timers_do() -> N
     real = await _run_container(REAL_CLOCK, stages)
     assert real[:2] == fake[:2]
     assert [e[1] for e in real[0]] == ["Pulled", "Created", "Started"] and real[1] == (EXITED, 0, "Completed", 0)
-    # Clock.after_func: no task per timer (the fake clock parks a future, or calls soon for delay 0)
-    assert fake[2] <= {asyncio.Future, asyncio.Handle} and real[2] == {asyncio.TimerHandle}
+    # No task per timer: the runtime's timers are TimerQueue entries (a delay of 0: the clock's
+    # call soon), on one Clock.after_func timer (the fake clock parks a future, the loop a TimerHandle)
+    assert fake[2] <= {_Entry, asyncio.Handle, ("armed", asyncio.Future), ("armed", asyncio.Handle)}
+    assert real[2] <= {_Entry, asyncio.TimerHandle, ("armed", asyncio.TimerHandle)}
+    assert ("armed", asyncio.TimerHandle) in real[2] and _Entry in real[2]
 
 
 async def test_sim_objects_share_the_pods_labels_and_annotations_and_never_change_them() -> None:
@@ -490,3 +495,76 @@ async def test_the_kubelets_own_status_writes_come_back_with_the_cached_spec(mak
     await advance(env.clock, 1)
     assert env.kubelet.status_manager.writes > 0 and (await env.pod("web")).status.phase == "Running"
     assert updates and all(new.spec is old.spec for old, new in updates)     # status writes only
+
+
+async def test_timer_queue_runs_as_separate_clock_timers_would() -> None:
+    """TimerQueue: each callback at its deadline, in deadline order (ties: as armed), none
+    after cancel(), zero delays at the next loop turn, what a callback arms at a later turn;
+    one clock timer at a time, re-armed only for an earlier deadline."""
+    clock = FakeClock()
+    q = TimerQueue(clock)
+    ran: list[tuple[str, float]] = []
+
+    def note(name: str) -> None:
+        ran.append((name, clock.monotonic()))
+    q.after(0.5, note, "b")
+    q.after(0.2, note, "a")
+    q.after(0.5, note, "b2")
+    q.after(1.0, note, "d").cancel()
+    q.after(3.0, lambda: (note("e"), q.after(0.1, note, "f"), q.after(0, note, "z")))
+    q.after(0, note, "now")
+    assert q._armed_at == clock.monotonic() + 0.2
+    await advance(clock, 0)
+    assert ran == [("now", 0.0)]
+    await advance(clock, 0.2)
+    assert ran[1:] == [("a", 0.2)] and q._armed_at == 0.5
+    await advance(clock, 1.0, step=0.1)
+    assert [n for n, _ in ran] == ["now", "a", "b", "b2"]
+    await advance(clock, 3.0, step=0.05)
+    assert [n for n, _ in ran] == ["now", "a", "b", "b2", "e", "z", "f"]
+    assert all(abs(t - want) < 1e-9 for (_, t), want in zip(ran[1:], [0.2, 0.5, 0.5]))
+    q.close()
+
+
+async def test_sim_pod_status_is_kept_until_the_pod_changes() -> None:
+    """pod_status hands out the same PodStatus while nothing changed, and one equal to a fresh
+    computation after every change: sandbox, container start, each stage, stop, kill, sandbox
+    stop, a failed attempt replaced, removal."""
+    clock = FakeClock()
+    rt = SimRuntime(profile="default", clock=clock)
+    rt.add_node("n", "172.18.0.2", "10.244.0.0/24")
+    pod = _sim_pod()
+    seen = []
+
+    def check() -> None:
+        st = rt.pod_status("u1")
+        if st is None:
+            assert "u1" not in rt._pods
+            return
+        assert rt.pod_status("u1") is st and st == rt._pod_status(rt._pods["u1"])
+        seen.append(st)
+    rt.set_event_handler(lambda uid: check())
+    rt.run_pod_sandbox(pod)
+    check()
+    cid = rt.start_container(pod, pod.spec.containers[0], init=False, attempt=0)
+    check()
+    while rt.pod_status("u1").containers[-1].state != RUNNING:
+        await advance(clock, 0.05, step=0.05)
+        check()
+    cid2 = rt.start_container(pod, pod.spec.containers[0], init=False, attempt=1)
+    check()
+    rt.stop_container(cid2, 5.0)
+    check()
+    rt.stop_container(cid, 5.0)
+    check()
+    await advance(clock, 1.0, step=0.1)
+    check()
+    assert rt.pod_status("u1").containers[-1].state == EXITED
+    rt.stop_pod_sandbox("u1")
+    check()
+    from kubeplane.kubelet.runtime import SANDBOX_NOT_READY
+    assert rt.pod_status("u1").sandbox.state == SANDBOX_NOT_READY
+    rt.remove_pod("u1")
+    assert rt.pod_status("u1") is None
+    assert len({id(s) for s in seen}) > 4          # a new status after the changes
+    rt.close()

@@ -7,8 +7,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import msgspec
 import pytest
 
+from kubeplane.api.types import core_v1
 from kubeplane.scheduler.framework.interface import Code, CycleState, NodePluginScores, NodeScore
 from kubeplane.scheduler.framework.plugins.nodename import NodeName
 from kubeplane.scheduler.framework.plugins.noderesources import BalancedAllocation, Fit
@@ -561,3 +563,143 @@ def test_topology_spread_slices_equal_node_by_node(seed: int, monkeypatch: pytes
                 {"maxSkew": 3, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": sel}]})]
     rejected = _rejecting_plugins(s, len(nodes), pods, rng, monkeypatch)
     assert "PodTopologySpread" in rejected
+
+
+# --- session 16: shared snapshot parts, one PodInfo per pod, the queue's sort key ----------------
+
+def test_snapshot_shares_only_what_is_replaced_never_changed() -> None:
+    """A snapshot copy shares the affinity lists, used ports and allocatable of the cache's
+    NodeInfo; changing that NodeInfo afterwards (pods with host ports and anti-affinity come
+    and go) leaves the copy as it was."""
+    ni = node_info(make_node("n1"), make_pod("a", node="n1", requests={"cpu": "1"}, host_ports=[80]))
+    copy = ni.snapshot()
+    before = (dict(copy.used_ports), list(copy.pods_with_affinity), list(copy.pods_with_required_anti_affinity),
+              copy.allocatable.milli_cpu, copy.requested.milli_cpu)
+    b = make_pod("b", node="n1", requests={"cpu": "1"}, host_ports=[81],
+                 spec={"affinity": _anti(HOSTNAME_KEY, color="green")})
+    ni.add_pod(b)
+    assert dict(ni.used_ports) != before[0] and ni.pods_with_required_anti_affinity and ni.pods_with_affinity
+    assert (dict(copy.used_ports), list(copy.pods_with_affinity), list(copy.pods_with_required_anti_affinity),
+            copy.allocatable.milli_cpu, copy.requested.milli_cpu) == before
+    copy2 = ni.snapshot()
+    ni.remove_pod(b)
+    assert ("TCP", 81) in copy2.used_ports["0.0.0.0"] and len(copy2.pods_with_required_anti_affinity) == 1
+    assert ("TCP", 81) not in ni.used_ports["0.0.0.0"] and not ni.pods_with_required_anti_affinity
+
+
+def test_assumed_pod_info_equals_a_fresh_one() -> None:
+    """The cache's PodInfo of an assumed pod, made from the queue's (PodInfo.for_assumed), holds
+    what a PodInfo parsed from the assumed pod holds."""
+    from kubeplane.scheduler.framework.types import PodInfo
+    pod = make_pod("a", labels={"color": "green"}, requests={"cpu": "300m", "memory": "1Gi"}, host_ports=[80],
+                   spec={"affinity": _anti(HOSTNAME_KEY, color="green")})
+    queued = PodInfo(pod)
+    _ = queued.requests, queued.non_zero_requests           # worked out during the cycle
+    assumed = assume_copy(pod, "n1")
+    got, fresh = queued.for_assumed(assumed), PodInfo(assumed)
+    assert got.pod is assumed and (got.key, got.uid) == (fresh.key, fresh.uid)
+    for attr in ("requests", "non_zero_requests", "host_ports", "required_affinity_terms",
+                 "required_anti_affinity_terms", "preferred_affinity_terms", "preferred_anti_affinity_terms"):
+        assert getattr(got, attr) == getattr(fresh, attr), attr
+    assert got.has_affinity() == fresh.has_affinity()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_priority_sort_key_orders_the_queue_as_less_does(seed: int) -> None:
+    """activeQ with PrioritySort's sort key pops in the order the heap calling less gives,
+    through adds, updates and deletes (priorities and timestamps with ties)."""
+    from kubeplane.scheduler.framework.plugins.queuesort import PrioritySort
+    from kubeplane.scheduler.framework.types import PodInfo, QueuedPodInfo
+    from kubeplane.scheduler.internal.heap import Heap
+    rng = random.Random(seed)
+    less = PrioritySort().less
+    heaps = [Heap(lambda p: p.key, less), Heap(lambda p: p.key, less, PrioritySort.sort_key)]
+    infos = {}
+    for step in range(400):
+        name = f"p{rng.randrange(60)}"
+        op = rng.random()
+        if op < 0.6:
+            prio = rng.choice([None, 0, 5, 100])
+            pinfo = QueuedPodInfo(PodInfo(make_pod(name, spec={"priority": prio} if prio is not None else {})),
+                                  timestamp=float(rng.randrange(10)))
+            infos[name] = pinfo
+            for h in heaps:
+                h.add_or_update(pinfo)
+        elif op < 0.75:
+            for h in heaps:
+                h.delete(f"default/{name}")
+        else:
+            got = [h.pop().key if len(h) else None for h in heaps]
+            assert got[0] == got[1], step
+        heaps[1].check_invariants()
+    assert [heaps[0].pop().key for _ in range(len(heaps[0]))] == [heaps[1].pop().key for _ in range(len(heaps[1]))]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_count_pods_match_selector_equals_labels_matches(seed: int) -> None:
+    """count_pods_match_selector (an equality selector's subset test written out) counts what
+    labels.matches selects, for equality, set-based and empty selectors, skipping pods being
+    deleted and pods of other namespaces."""
+    from kubeplane.api import labels
+    from kubeplane.scheduler.framework.plugins.podtopologyspread import count_pods_match_selector
+    from kubeplane.scheduler.framework.types import PodInfo
+    rng = random.Random(seed)
+    pods = []
+    for i in range(60):
+        lbls = {k: rng.choice(["a", "b"]) for k in ("app", "tier", "hash") if rng.random() < 0.7}
+        pod = make_pod(f"p{i}", ns=rng.choice(["default", "other"]), labels=lbls or None)
+        if rng.random() < 0.2:
+            pod.metadata.deletion_timestamp = "2026-01-01T00:00:00Z"
+        pods.append(PodInfo(pod))
+    selectors = [labels.parse("app=a"), labels.parse("app=a,tier=b"), labels.parse("app in (a)"),
+                 labels.parse("app in (a,b)"), labels.parse("app!=a"), labels.parse("tier"), labels.EVERYTHING,
+                 labels.parse("app=a,app=b")]
+    for sel in selectors:
+        want = sum(1 for pi in pods if pi.pod.metadata.deletion_timestamp is None
+                   and pi.pod.metadata.namespace == "default" and labels.matches(sel, pi.pod.metadata.labels))
+        assert count_pods_match_selector(pods, sel, "default") == want, sel
+
+
+def test_resource_caches_outlive_status_writes_and_follow_layout_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fit's verdicts and Fit/BalancedAllocation's scores are kept by layout_generation: a
+    status write (replace_pod: only the generation moves) computes nothing again, a pod
+    added or removed (or a new Node object) does, and the answers stay those of the plain
+    computation."""
+    from kubeplane.scheduler.framework.types import NodeInfo as NI
+    ni = node_info(make_node("n", cpu="4"), make_pod("a", node="n", requests={"cpu": "1", "memory": "1Gi"}))
+    fit, bal = Fit(), BalancedAllocation()
+    calls: list[str] = []
+    for plugin in (fit, bal):
+        orig = plugin.score_node
+        monkeypatch.setattr(plugin, "score_node", lambda n, r, orig=orig, name=plugin.NAME: (calls.append(name),
+                                                                                            orig(n, r))[1])
+    pod = make_pod("p", requests={"cpu": "2", "memory": "1Gi"})
+
+    def cycle() -> tuple[Any, ...]:
+        state = CycleState()
+        fit.pre_filter(state, pod, [ni])
+        fit.pre_score(state, pod, [ni])
+        bal.pre_score(state, pod, [ni])
+        verdict = fit.filter_nodes(state, pod, [ni])
+        return verdict, fit.score_nodes(state, pod, [ni]), bal.score_nodes(state, pod, [ni])
+
+    first = cycle()
+    assert len(calls) == 2
+    old = ni.pods[0].pod
+    new = msgspec.structs.replace(old, status=core_v1.PodStatus(phase="Running"))
+    gen = ni.generation
+    assert ni.replace_pod(old, new) and ni.generation != gen
+    assert cycle() == first and len(calls) == 2                 # nothing computed again
+    ni.add_pod(make_pod("b", node="n", requests={"cpu": "1500m", "memory": "1Gi"}))
+    second = cycle()
+    assert len(calls) == 4 and second != first
+    fresh = NI()
+    fresh.set_node(ni.node)
+    for pi in ni.pods:
+        fresh.add_pod(pi.pod)
+    ni_saved, ni = ni, fresh
+    calls.clear()
+    assert cycle() == second and len(calls) == 2               # a fresh NodeInfo: same answers
+    ni = ni_saved
+    ni.set_node(make_node("n", cpu="8"))                        # a new Node: allocatable may change
+    assert cycle() != second

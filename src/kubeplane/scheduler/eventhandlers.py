@@ -26,7 +26,10 @@ def assigned_pod(pod: Pod) -> bool:
 
 
 def is_pod_terminal(pod: Pod) -> bool:
-    return pod.status is not None and pod.status.phase in ("Succeeded", "Failed")
+    return pod.status is not None and pod.status.phase in _TERMINAL
+
+
+_TERMINAL = ("Succeeded", "Failed")
 
 
 def responsible_for_pod(pod: Pod, scheduler_names: frozenset[str]) -> bool:
@@ -60,6 +63,14 @@ class PodEventHandler:
     def on_update(self, old: Any, new: Any) -> None:
         if old.metadata.resource_version == new.metadata.resource_version:
             return                       # resync
+        # Most updates (status writes of a bound pod) stay on the cache side: _side written
+        # out for that case, without two calls per side.
+        if old.spec.node_name and new.spec.node_name:
+            old_status, new_status = old.status, new.status
+            if ((old_status is None or old_status.phase not in _TERMINAL)
+                    and (new_status is None or new_status.phase not in _TERMINAL)):
+                self.sched.update_pod_in_cache(old, new)
+                return
         before, after = self._side(old), self._side(new)
         if before == after == "cache":
             self.sched.update_pod_in_cache(old, new)

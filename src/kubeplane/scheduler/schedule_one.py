@@ -24,7 +24,7 @@ from ..utils.clock import rfc3339
 from . import metrics
 from .framework.interface import Code, CycleState, NodePluginScores, Status
 from .framework.runtime import Framework
-from .framework.types import Diagnosis, FitError, NodeInfo, QueuedPodInfo
+from .framework.types import POD_INFO_STATE_KEY, Diagnosis, FitError, NodeInfo, QueuedPodInfo
 from .internal.queue.scheduling_queue import ASSIGNED_POD_DELETE
 
 if TYPE_CHECKING:
@@ -64,6 +64,7 @@ async def schedule_one(sched: Scheduler) -> bool:
         sched.queue.done(pinfo.key)
         return True
     state = CycleState()
+    state.storage[POD_INFO_STATE_KEY] = pinfo.pod_info      # types.cycle_pod_info
     cycle = sched.queue.scheduling_cycle
     assumed, status = scheduling_cycle(sched, fwk, state, pinfo)
     if assumed is None:
@@ -110,7 +111,7 @@ def scheduling_cycle(sched: Scheduler, fwk: Framework, state: CycleState,
         return None, Status.as_status(err)
     assumed = assume_copy(pod, result.suggested_host)
     try:
-        sched.cache.assume_pod(assumed)
+        sched.cache.assume_pod(assumed, pinfo.pod_info)
     except ValueError as err:
         pinfo.unschedulable_plugins = set()
         return None, Status.as_status(err)

@@ -257,6 +257,21 @@ class PodInfo:
         self.preferred_anti_affinity_terms = _weighted(pod, paa.preferred_during_scheduling_ignored_during_execution
                                                        if paa else None)
 
+    def for_assumed(self, pod: Pod) -> PodInfo:
+        """A PodInfo of pod, the assumed copy of this one's pod (the same but for
+        spec.nodeName): its parsed terms, and its requests and ports if already worked out,
+        are this one's (read-only, shared). Upstream: schedulingCycle's podInfo.DeepCopy()
+        for the assumed pod; here the cache's PodInfo of it need not parse the pod again."""
+        c = PodInfo.__new__(PodInfo)
+        c.pod = pod
+        c.key, c.uid = self.key, self.uid
+        c._requests, c._non_zero, c._ports = self._requests, self._non_zero, self._ports
+        c.required_affinity_terms = self.required_affinity_terms
+        c.required_anti_affinity_terms = self.required_anti_affinity_terms
+        c.preferred_affinity_terms = self.preferred_affinity_terms
+        c.preferred_anti_affinity_terms = self.preferred_anti_affinity_terms
+        return c
+
     @property
     def requests(self) -> Resource:
         if self._requests is None:
@@ -282,6 +297,20 @@ class PodInfo:
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key})"
+
+
+POD_INFO_STATE_KEY = "PodInfo"      # CycleState: the PodInfo of the pod being scheduled
+
+
+def cycle_pod_info(state: Any, pod: Pod) -> PodInfo:
+    """The PodInfo of the pod a cycle schedules: the queue's (written by the scheduling
+    cycle), or one made on first use and kept in the state, so the plugins of one cycle parse
+    the pod and compute its requests once (upstream hands PodInfo to plugins that want it)."""
+    storage = state.storage
+    pi = storage.get(POD_INFO_STATE_KEY)
+    if pi is None or pi.pod is not pod:
+        pi = storage[POD_INFO_STATE_KEY] = PodInfo(pod)
+    return pi
 
 
 def _weighted(pod: Pod, terms: Any) -> list[WeightedAffinityTerm]:
@@ -340,6 +369,10 @@ class NodeInfo:
 
     Invariant: requested/non_zero_requested equal the sums over `pods`, used_ports holds
     exactly their host ports, and generation grows on every change.
+
+    pods_with_affinity, pods_with_required_anti_affinity, used_ports and allocatable are
+    replaced, never changed in place, so a snapshot() shares them (ours: the copy per changed
+    node and cycle makes two containers and two Resources, not eight objects).
     Upstream: framework.NodeInfo
     """
 
@@ -391,9 +424,9 @@ class NodeInfo:
         self.pods.append(pi)
         self.pod_index.setdefault(pi.uid, pi)
         if pi.has_affinity():
-            self.pods_with_affinity.append(pi)
+            self.pods_with_affinity = [*self.pods_with_affinity, pi]     # replaced: see the class
         if pi.required_anti_affinity_terms:
-            self.pods_with_required_anti_affinity.append(pi)
+            self.pods_with_required_anti_affinity = [*self.pods_with_required_anti_affinity, pi]
         self._update(pi, 1)
         self.pods_generation = self.generation
 
@@ -449,11 +482,14 @@ class NodeInfo:
             r.scalar_resources[k] = r.scalar_resources.get(k, 0) + sign * v
         self.non_zero_requested.milli_cpu += sign * non0.milli_cpu
         self.non_zero_requested.memory += sign * non0.memory
-        for ip, proto, port in pi.host_ports:
-            if sign > 0:
-                self.used_ports.add(ip, proto, port)
-            else:
-                self.used_ports.remove(ip, proto, port)
+        if pi.host_ports:
+            ports = self.used_ports.clone()          # replaced: see the class
+            for ip, proto, port in pi.host_ports:
+                if sign > 0:
+                    ports.add(ip, proto, port)
+                else:
+                    ports.remove(ip, proto, port)
+            self.used_ports = ports
         self.generation = self.layout_generation = next_generation()
 
     def snapshot(self) -> NodeInfo:
@@ -471,12 +507,12 @@ class NodeInfo:
         c.name = self.name
         c.pods = list(self.pods)
         c.pod_index = dict(self.pod_index)
-        c.pods_with_affinity = list(self.pods_with_affinity)
-        c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
-        c.used_ports = self.used_ports.clone()
+        c.pods_with_affinity = self.pods_with_affinity            # shared: never changed in place
+        c.pods_with_required_anti_affinity = self.pods_with_required_anti_affinity
+        c.used_ports = self.used_ports
         c.requested = self.requested.clone()
         c.non_zero_requested = self.non_zero_requested.clone()
-        c.allocatable = self.allocatable.clone()
+        c.allocatable = self.allocatable
         c.generation = self.generation
         c.pods_generation = self.pods_generation
         c.layout_generation = self.layout_generation

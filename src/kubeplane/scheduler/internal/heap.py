@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import itertools
-from typing import Callable, Generic, Iterator, TypeVar
+from typing import Any, Callable, Generic, Iterator, TypeVar
 
 T = TypeVar("T")
 
@@ -10,14 +10,21 @@ T = TypeVar("T")
 class Heap(Generic[T]):
     """Items ordered by less (ties: insertion order), addressable by key_func(item).
 
+    sort_key (ours): a function with sort_key(a) < sort_key(b) exactly when less(a, b); the
+    heap then compares (sort_key, insertion seq) tuples, worked out when an item is added or
+    updated, at C level instead of calling less twice per comparison. An item's order must
+    not change while it is in the heap except through add_or_update (as with less).
+
     Invariant: _index[key_func(_items[i][2])] == i for every i, and the heap property holds
-    for _lt over _items.
+    for _lt over _items; with sort_key, _items[i][0] is (sort_key(item), seq).
     """
 
-    def __init__(self, key_func: Callable[[T], str], less: Callable[[T, T], bool]) -> None:
+    def __init__(self, key_func: Callable[[T], str], less: Callable[[T, T], bool],
+                 sort_key: Callable[[T], Any] | None = None) -> None:
         self._key = key_func
         self._less = less
-        self._items: list[tuple[int, str, T]] = []      # (insertion seq, key, item)
+        self._sort_key = sort_key
+        self._items: list[tuple[Any, str, T]] = []      # (insertion seq or (sort key, seq), key, item)
         self._index: dict[str, int] = {}
         self._seq = itertools.count()
 
@@ -38,12 +45,16 @@ class Heap(Generic[T]):
         """Insert item, or replace the item with the same key and restore order."""
         key = self._key(item)
         i = self._index.get(key)
+        sort_key = self._sort_key
         if i is not None:
             seq = self._items[i][0]
+            if sort_key is not None:
+                seq = (sort_key(item), seq[1])
             self._items[i] = (seq, key, item)
             self._fix(i)
             return
-        self._items.append((next(self._seq), key, item))
+        seq = next(self._seq)
+        self._items.append(((sort_key(item), seq) if sort_key is not None else seq, key, item))
         self._index[key] = len(self._items) - 1
         self._up(len(self._items) - 1)
 
@@ -73,6 +84,8 @@ class Heap(Generic[T]):
 
     def _lt(self, i: int, j: int) -> bool:
         a, b = self._items[i], self._items[j]
+        if self._sort_key is not None:
+            return bool(a[0] < b[0])
         if self._less(a[2], b[2]):
             return True
         if self._less(b[2], a[2]):

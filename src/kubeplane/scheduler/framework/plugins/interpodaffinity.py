@@ -13,7 +13,7 @@ from typing import Any
 from ....api.types.core_v1 import Node, Pod
 from ..aggregate import AggregateCache, Contribution
 from ..interface import MAX_NODE_SCORE, Code, CycleState, NodeScore, PreFilterResult, Status
-from ..types import AffinityTerm, NodeInfo, PodInfo, WeightedAffinityTerm, unresolvable, unschedulable
+from ..types import AffinityTerm, NodeInfo, PodInfo, WeightedAffinityTerm, cycle_pod_info, unresolvable, unschedulable
 
 NAME = "InterPodAffinity"
 ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't satisfy existing pods anti-affinity rules"
@@ -71,7 +71,7 @@ class InterPodAffinity:
         keyed by what they depend on: the pod's namespace and labels, or its terms.
         """
         lister = self._lister()
-        pi = PodInfo(pod)
+        pi = cycle_pod_info(state, pod)
         with_anti = lister.have_pods_with_required_anti_affinity_node_info_list
         if not pi.required_affinity_terms and not pi.required_anti_affinity_terms and not with_anti:
             return None, Status(Code.SKIP)
@@ -143,7 +143,7 @@ class InterPodAffinity:
         if not nodes:
             return Status(Code.SKIP)
         lister = self._lister()
-        pi = PodInfo(pod)
+        pi = cycle_pod_info(state, pod)
         has_constraints = bool(pi.preferred_affinity_terms or pi.preferred_anti_affinity_terms)
         if not has_constraints and not lister.have_pods_with_affinity_node_info_list:
             return Status(Code.SKIP)

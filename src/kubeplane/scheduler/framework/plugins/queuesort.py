@@ -20,3 +20,9 @@ class PrioritySort:
         """Upstream: PrioritySort.Less"""
         p1, p2 = pod_priority(a.pod), pod_priority(b.pod)
         return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
+
+    @staticmethod
+    def sort_key(a: QueuedPodInfo) -> tuple[int, float]:
+        """What less compares, as one value: sort_key(a) < sort_key(b) exactly when
+        less(a, b) (ours: the queue's heap compares these at C level)."""
+        return -pod_priority(a.pod), a.timestamp

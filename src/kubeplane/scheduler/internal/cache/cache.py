@@ -56,12 +56,15 @@ class Cache:
 
     # --- pods --------------------------------------------------------------------------------
 
-    def assume_pod(self, pod: Pod) -> None:
-        """Place a pod (spec.nodeName set) on its node ahead of the binding. Upstream: AssumePod"""
+    def assume_pod(self, pod: Pod, pod_info: PodInfo | None = None) -> None:
+        """Place a pod (spec.nodeName set) on its node ahead of the binding. Upstream: AssumePod
+
+        pod_info: the scheduled pod's PodInfo, of which pod is the assumed copy (its parsed
+        terms and requests are reused)."""
         key = pod_key(pod)
         if key in self.pod_states:
             raise ValueError(f"pod {key} is in the cache, so can't be assumed")
-        self._add_pod(pod)
+        self._add_pod(pod, pod_info)
         self.pod_states[key] = PodState(pod)
         self.assumed_pods.add(key)
 
@@ -138,12 +141,12 @@ class Cache:
                 expired.append(ps.pod)
         return expired
 
-    def _add_pod(self, pod: Pod) -> None:
+    def _add_pod(self, pod: Pod, pod_info: PodInfo | None = None) -> None:
         name = pod.spec.node_name or ""
         ni = self.nodes.get(name)
         if ni is None:
             ni = self.nodes[name] = NodeInfo()     # the node's own event may come later
-        ni.add_pod_info(PodInfo(pod))
+        ni.add_pod_info(pod_info.for_assumed(pod) if pod_info is not None else PodInfo(pod))
         self._moved_to_head(name, ni.generation)
 
     def _remove_pod(self, pod: Pod) -> None:

@@ -84,7 +84,10 @@ class PriorityQueue:
         self.pod_initial_backoff = pod_initial_backoff
         self.pod_max_backoff = pod_max_backoff
         self.pod_max_in_unschedulable_pods = pod_max_in_unschedulable_pods
-        self.active_q: Heap[QueuedPodInfo] = Heap(_key, less or PrioritySort().less)
+        less = less or PrioritySort().less
+        # PrioritySort's order as a sort key: compared at C level (Heap's sort_key)
+        sort_key = PrioritySort.sort_key if getattr(less, "__func__", None) is PrioritySort.less else None
+        self.active_q: Heap[QueuedPodInfo] = Heap(_key, less, sort_key)
         self.backoff_q: Heap[QueuedPodInfo] = Heap(_key, self._backoff_less)
         self.unschedulable_pods: dict[str, QueuedPodInfo] = {}
         self.in_flight: dict[str, QueuedPodInfo] = {}
@@ -219,6 +222,9 @@ class PriorityQueue:
 
     def assigned_pod_updated(self, old: Pod | None, new: Pod) -> None:
         """Upstream: AssignedPodUpdated"""
+        if not self.unschedulable_pods:           # nothing to move (the common case)
+            self.move_request_cycle = self.scheduling_cycle
+            return
         self._move_pods_to_active_or_backoff_queue(self._unschedulable_pods_with_matching_affinity_term(new),
                                                    ASSIGNED_POD_UPDATE)
 

@@ -114,8 +114,9 @@ class Fit(ScoreCachedByGeneration):
         its reasons); None when the pod asks for extended resources (filter decides alone).
 
         Ours, not upstream's: the verdict depends only on the pod's requests and the node's
-        pods, requests and allocatable, and a NodeInfo's generation changes with each of them
-        (snapshot copies keep it), so verdicts are kept by generation per request: the
+        pods, requests and allocatable, and a NodeInfo's layout_generation changes with each of
+        them (snapshot copies keep it; a status write moves only the generation), so verdicts
+        are kept by layout_generation per request: the
         replicas of a workload look every node up at C speed and decide only the one or two
         nodes the last cycle changed.
         """
@@ -132,7 +133,7 @@ class Fit(ScoreCachedByGeneration):
             cache = self._fit_caches[key] = {}
         elif len(cache) > 4 * num_all_nodes(self.handle, nodes) + 1024:
             cache.clear()
-        gens = node_column(state, nodes, "generation")
+        gens = node_column(state, nodes, "layout_generation")
         verdicts = list(map(cache.get, gens))
         if None in verdicts:
             cpu, mem, eph = key

@@ -10,26 +10,19 @@ from typing import Any, Callable
 from .....api.types.core_v1 import Pod
 from ....quantity import CPU, EPHEMERAL_STORAGE, MEMORY
 from ...interface import CycleState, node_column
-from ...types import NodeInfo, Resource, is_scalar_resource_name, pod_requests
+from ...types import NodeInfo, Resource, cycle_pod_info, is_scalar_resource_name, pod_requests
 
 MAX_CACHED_REQUEST_LISTS = 64       # distinct pod request lists with a score cache
 
-# CycleState keys of the pod's requests, computed once per cycle and shared by Fit's
-# PreFilter/PreScore and BalancedAllocation's PreScore (upstream computes them per plugin).
-POD_REQUESTS_STATE_KEY = "PodRequests"
-POD_NON_ZERO_REQUESTS_STATE_KEY = "PodNonZeroRequests"
 
 
 def cycle_pod_requests(state: CycleState | None, pod: Pod, non_zero: bool = False) -> Resource:
-    """pod_requests(pod, non_zero=...), memoized in the cycle's state (read-only: shared)."""
+    """pod_requests(pod, non_zero=...), worked out once per pod: kept by the cycle's PodInfo
+    (types.cycle_pod_info: the queue's, which keeps them across attempts; read-only: shared)."""
     if state is None:
         return pod_requests(pod, non_zero=non_zero)
-    key = POD_NON_ZERO_REQUESTS_STATE_KEY if non_zero else POD_REQUESTS_STATE_KEY
-    req = state.storage.get(key)
-    if req is None:
-        req = pod_requests(pod, non_zero=non_zero)
-        state.storage[key] = req
-    return req
+    pi = cycle_pod_info(state, pod)
+    return pi.non_zero_requests if non_zero else pi.requests
 
 
 @dataclass(frozen=True)
@@ -57,8 +50,10 @@ class ScoreCachedByGeneration:
 
     For plugins whose PreScore writes (pod request list, ResourceAllocationScorer.score_cache)
     and whose score_node(node_info, request list) computes a score uncached: a node's
-    score is looked up by its generation when an earlier cycle scored the same node state
-    for the same requests, and computed and remembered otherwise.
+    score is looked up by its layout_generation when an earlier cycle scored the same node
+    state for the same requests, and computed and remembered otherwise. (The score reads
+    the node's requests, pod count and allocatable, which change only with the layout: a
+    status write, which moves only the generation, leaves the score as it was.)
     """
 
     PRE_SCORE_STATE_KEY: str
@@ -69,15 +64,15 @@ class ScoreCachedByGeneration:
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """Upstream: Fit.Score, BalancedAllocation.Score (with the cache in front)"""
         reqs, cache = state.storage[self.PRE_SCORE_STATE_KEY]
-        score = cache.get(node_info.generation)
+        score = cache.get(node_info.layout_generation)
         if score is None:
-            score = cache[node_info.generation] = self.score_node(node_info, reqs)
+            score = cache[node_info.layout_generation] = self.score_node(node_info, reqs)
         return score
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[int]:
         """[score(state, pod, ni) for ni in nodes], without a call per cached node."""
         reqs, cache = state.storage[self.PRE_SCORE_STATE_KEY]
-        gens = node_column(state, nodes, "generation")
+        gens = node_column(state, nodes, "layout_generation")
         out = list(map(cache.get, gens))          # at C level: most nodes are unchanged
         if None in out:
             score_node = self.score_node
@@ -116,11 +111,11 @@ class ResourceAllocationScorer:
         self._score_caches: dict[tuple[int, ...], dict[int, int]] = {}
 
     def score_cache(self, pod_request_list: list[int], num_nodes: int) -> dict[int, int]:
-        """NodeInfo generation -> score, for pods requesting pod_request_list.
+        """NodeInfo layout_generation -> score, for pods requesting pod_request_list.
 
         A score depends only on the node's requests and allocatable and on the pod's
-        request list, and a NodeInfo's generation changes with every change to the node
-        (snapshot copies keep it), so a generation names one set of inputs. Pods of one
+        request list, and a NodeInfo's layout_generation changes with every change to them
+        (snapshot copies keep it), so a layout_generation names one set of inputs. Pods of one
         workload ask for the same, and a cycle changes one node: the next cycle computes
         one score and looks up the rest. Entries of superseded generations are dropped by
         clearing when the cache outgrows the cluster several times over.

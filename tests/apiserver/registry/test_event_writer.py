@@ -152,3 +152,12 @@ async def test_the_sink_writes_through_the_writer_only_over_a_bare_in_process_tr
     from kubeplane.api import errors
     with pytest.raises(errors.AlreadyExists):
         await EventSinkImpl(Clientset(bare)).create(ev)
+
+
+async def test_the_writers_request_info_is_the_parsed_one() -> None:
+    from kubeplane.apiserver.request import Request, parse_request_info
+    api = await _server()
+    writer = InProcessTransport(api, NODE).event_writer()
+    for ns in ("ns1", "kube-system"):
+        req = Request("POST", f"/api/v1/namespaces/{ns}/events", {"fieldValidation": "Ignore"}, {})
+        assert writer._info(ns) == parse_request_info(req)

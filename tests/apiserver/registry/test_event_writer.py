@@ -160,4 +160,4 @@ async def test_the_writers_request_info_is_the_parsed_one() -> None:
     writer = InProcessTransport(api, NODE).event_writer()
     for ns in ("ns1", "kube-system"):
         req = Request("POST", f"/api/v1/namespaces/{ns}/events", {"fieldValidation": "Ignore"}, {})
-        assert writer._info(ns) == parse_request_info(req)
+        assert writer._info(ns) == (req.path, parse_request_info(req))

@@ -23,7 +23,7 @@ from ....api import errors
 from ....client.transport import RawResponse
 from ... import enablement, metrics
 from ...authentication.user import UserInfo
-from ...handlers.common import field_validation, output_bytes, warning_headers
+from ...handlers.common import output_bytes, warning_headers
 from ...objects import check_namespace_matches, check_type_meta
 from ...request import Request, RequestInfo, Response
 from .. import store
@@ -46,47 +46,47 @@ class InProcessEventWriter:
     """POSTs core/v1 Events (as dicts, which the server takes over) as `user`; answers the
     response as the in-process transport does (status and body)."""
 
-    __slots__ = ("api", "user", "headers", "_infos", "_ri")
+    __slots__ = ("api", "user", "headers", "_infos", "_ri", "_opts")
 
     def __init__(self, api: APIServer, user: UserInfo, user_agent: str) -> None:
         self.api, self.user = api, user
         self.headers = {"content-type": _CONTENT_TYPE, "user-agent": user_agent}
         self._infos: dict[str, RequestInfo] = {}
         self._ri = REGISTRY.lookup("", "v1", "events")
+        # handlers.common.write_options of every such request (nothing writes to it)
+        self._opts = store.WriteOptions(user, False, "", user_agent, _QUERY["fieldValidation"])
 
-    def _info(self, ns: str) -> RequestInfo:
-        """parse_request_info of POST /api/v1/namespaces/<ns>/events (read only by the server)."""
-        info = self._infos.get(ns)
-        if info is None:
+    def _info(self, ns: str) -> tuple[str, RequestInfo]:
+        """The path of POST /api/v1/namespaces/<ns>/events and its parse_request_info (which
+        the server only reads)."""
+        path_info = self._infos.get(ns)
+        if path_info is None:
             if len(self._infos) >= _MAX_INFOS:
                 self._infos.clear()
-            info = self._infos[ns] = RequestInfo(
+            path_info = self._infos[ns] = (_PATH.format(ns), RequestInfo(
                 verb="create", api_prefix="api", version="v1", namespace=ns, resource="events",
-                is_resource_request=True, parts=("api", "v1", "namespaces", ns, "events"))
-        return info
+                is_resource_request=True, parts=("api", "v1", "namespaces", ns, "events")))
+        return path_info
 
     async def create(self, ns: str, obj: dict[str, Any]) -> RawResponse:
         api, ri = self.api, self._ri
-        path = _PATH.format(ns) if ns else "/api/v1/events"       # the latter: a 404, as the client's
+        path, info = self._info(ns) if ns else ("/api/v1/events", None)      # the latter: a 404, as the client's
         req = Request("POST", path, dict(_QUERY), dict(self.headers), b"", self.user, obj)
         agg = api.aggregator
-        if (not ns or ri is None or api.audit is not None or (agg is not None and agg.backends)
+        if (info is None or ri is None or api.audit is not None or (agg is not None and agg.backends)
                 or not enablement.enabled("", "v1", "events")):
             resp = await api.route_trusted(req)
             assert isinstance(resp.body, bytes)
             return RawResponse(resp.status, resp.body)
-        info = self._info(ns)
         started = time.perf_counter()
         try:
             api.authorize(req, info)
             # handlers.rest.create with decode_object of an in-process body (no review, no
             # conversion to storage, no custom resource's coercion: a core/v1 Event)
-            field_validation(req)
-            check_type_meta(obj, ri)
+            check_type_meta(obj, ri)            # (the query's fieldValidation, Ignore, is valid)
             check_namespace_matches(obj, ns, ri)
             warnings: list[str] = []
-            opts = store.WriteOptions(req.user, False, "", self.headers["user-agent"], _QUERY["fieldValidation"])
-            stored, value = await store.create(api, opts, ri, ns, obj, warnings)
+            stored, value = await store.create(api, self._opts, ri, ns, obj, warnings)
             resp = Response(201, output_bytes(ri, stored, value),
                                     headers=warning_headers(warnings) if warnings else [])
         except errors.StatusError as e:

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
+from kubeplane.api import types
 from kubeplane.api.types import core_v1, meta_v1
 from kubeplane.apiserver import metrics
 from kubeplane.apiserver.authentication.user import APISERVER
@@ -92,7 +93,12 @@ async def test_the_writer_answers_as_the_generic_path(user: str, ns: str, obj: d
         before = _events_metrics()
         body = copy.deepcopy(obj)
         if fast:
-            resp = await transport.event_writer().create(ns, body)
+            resp, stored_obj = await transport.event_writer().create_returning(ns, body)
+            if stored_obj is not None:          # what the body encodes, and what the sink converts
+                assert orjson.loads(resp.body) == stored_obj
+                assert types.from_dict(stored_obj, core_v1.Event) == types.decode(resp.body, core_v1.Event)
+            else:
+                assert resp.status != 201
         else:
             resp = await transport.request("POST", f"/api/v1/namespaces/{ns}/events", {"fieldValidation": "Ignore"},
                                            body)
@@ -149,6 +155,8 @@ async def test_the_sink_writes_through_the_writer_only_over_a_bare_in_process_tr
                        source=core_v1.EventSource(component="kubelet", host="node-1"))
     got = await EventSinkImpl(Clientset(bare)).create(ev)
     assert got.metadata.resource_version and got.metadata.uid and got.reason == "Started"
+    admin = Clientset(InProcessTransport(api, APISERVER))
+    assert got == await admin.core_v1().events("ns1").get("web.1")      # the server's copy
     from kubeplane.api import errors
     with pytest.raises(errors.AlreadyExists):
         await EventSinkImpl(Clientset(bare)).create(ev)

@@ -69,6 +69,13 @@ class InProcessEventWriter:
         return path_info
 
     async def create(self, ns: str, obj: dict[str, Any]) -> RawResponse:
+        """The status and body the in-process transport would answer."""
+        return (await self.create_returning(ns, obj))[0]
+
+    async def create_returning(self, ns: str, obj: dict[str, Any]) -> tuple[RawResponse, dict[str, Any] | None]:
+        """create(), and the stored object when it was created here (None otherwise: the body
+        is the answer), which its body encodes: a caller may convert it instead of decoding
+        the body (the server's stored dict, which nobody may change)."""
         api, ri = self.api, self._ri
         path, info = self._info(ns) if ns else ("/api/v1/events", None)      # the latter: a 404, as the client's
         req = Request("POST", path, dict(_QUERY), dict(self.headers), b"", self.user, obj)
@@ -77,7 +84,8 @@ class InProcessEventWriter:
                 or not enablement.enabled("", "v1", "events")):
             resp = await api.route_trusted(req)
             assert isinstance(resp.body, bytes)
-            return RawResponse(resp.status, resp.body)
+            return RawResponse(resp.status, resp.body), None
+        stored: dict[str, Any] | None = None
         started = time.perf_counter()
         try:
             api.authorize(req, info)
@@ -86,9 +94,9 @@ class InProcessEventWriter:
             check_type_meta(obj, ri)            # (the query's fieldValidation, Ignore, is valid)
             check_namespace_matches(obj, ns, ri)
             warnings: list[str] = []
-            stored, value = await store.create(api, self._opts, ri, ns, obj, warnings)
-            resp = Response(201, output_bytes(ri, stored, value),
-                                    headers=warning_headers(warnings) if warnings else [])
+            created, value = await store.create(api, self._opts, ri, ns, obj, warnings)
+            resp = Response(201, output_bytes(ri, created, value), headers=warning_headers(warnings) if warnings else [])
+            stored = created
         except errors.StatusError as e:
             from ...server import status_response
             resp = status_response(e)
@@ -99,7 +107,7 @@ class InProcessEventWriter:
         metrics.monitor_request(req, info, resp, time.perf_counter() - started)
         body = resp.body
         assert isinstance(body, bytes)
-        return RawResponse(resp.status, body)
+        return RawResponse(resp.status, body), stored
 
 
 def checks_hold() -> bool:

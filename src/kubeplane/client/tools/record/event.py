@@ -100,10 +100,11 @@ class EventSinkImpl:
         if writer is not None:
             ns = (event.metadata.namespace if event.metadata else None) or ""
             if ns:
-                # what ResourceClient.create sends in process and makes of the answer
-                resp = await writer.create(ns, types.to_dict(event))
+                # what ResourceClient.create sends in process and makes of the answer (the
+                # stored object that the body encodes converted, not the body parsed)
+                resp, stored = await writer.create_returning(ns, types.to_dict(event))
                 raise_for_status(resp)
-                return types.decode(resp.body, core_v1.Event)
+                return types.decode(resp.body, core_v1.Event) if stored is None else types.from_dict(stored, core_v1.Event)
         return await self._events(event).create(event)
 
     async def update(self, event: core_v1.Event) -> core_v1.Event:

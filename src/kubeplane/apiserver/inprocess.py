@@ -100,5 +100,11 @@ class InProcessTransport:
             if aclose is not None:
                 await aclose()
 
+    def event_writer(self) -> Any:
+        """A writer of this user's core/v1 Event POSTs (registry/core/event_writer.py): what the
+        client's event sink uses instead of the generic request path, with the same outcome."""
+        from .registry.core.event_writer import InProcessEventWriter
+        return InProcessEventWriter(self.api, self.user, self.user_agent)
+
     async def close(self) -> None:
         pass

@@ -17,7 +17,7 @@ import asyncio
 
 import os
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ..utils.clock import REAL_CLOCK, Clock
 
@@ -142,11 +142,12 @@ class NodeEventSink:
             sink = self._sinks[host] = self._new_sink(self.clientset_for(host) if host else self.default)
         return sink
 
-    async def create(self, event: Any) -> Any:
-        return await self._sink(event).create(event)
+    # The node's sink's coroutine itself, not one awaiting it (one frame less per event).
+    def create(self, event: Any) -> Awaitable[Any]:
+        return self._sink(event).create(event)
 
-    async def update(self, event: Any) -> Any:
-        return await self._sink(event).update(event)
+    def update(self, event: Any) -> Awaitable[Any]:
+        return self._sink(event).update(event)
 
-    async def patch(self, event: Any, data: dict[str, Any]) -> Any:
-        return await self._sink(event).patch(event, data)
+    def patch(self, event: Any, data: dict[str, Any]) -> Awaitable[Any]:
+        return self._sink(event).patch(event, data)

@@ -5,10 +5,12 @@
 - the keys are Go's separator-less concatenations, also for events without source/object;
 - sprintf's plain %s/%d path renders exactly what the Go-format path renders;
 - UniqueNanos, the token bucket, get_reference, and the correlator's copy-on-observe;
-- the broadcaster's drain loop writes a backlog in order.
+- the broadcaster's drain loop writes a backlog in order;
+- the correlator's one-body path under upstream's key functions matches its three steps.
 """
 from __future__ import annotations
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,6 +19,7 @@ from kubeplane.api.types import apps_v1, core_v1, meta_v1
 from kubeplane.client.tools.record import (
     CorrelatorOptions,
     EventBroadcaster,
+    EventCorrelateResult,
     EventCorrelator,
     EventSourceObjectSpamFilter,
     get_event_key,
@@ -266,3 +269,56 @@ def test_spam_filter_first_event_of_an_object_takes_a_token_as_try_accept_would(
         got.append(f.filter(ev()))
         want.append(not oracle.try_accept())
     assert got == want
+
+
+# --- the correlator's one-body path under upstream's key functions ------------------------------
+
+_EVENT_PIECES = st.tuples(st.sampled_from(["web", "db", "web2"]), st.sampled_from(["Started", "BackOff"]),
+                          st.sampled_from([f"m{i}" for i in range(14)]),
+                          st.sampled_from([None, "spec.containers{web}"]), st.sampled_from(["c", "kubelet"]),
+                          st.sampled_from([None, "node-1", "node-2"]),
+                          st.sampled_from([0.0, 0.0, 1.0, 301.0, 700.0]), st.booleans())
+
+
+def _as_tuple(result: EventCorrelateResult) -> tuple:
+    e = result.event
+    return (result.skip, result.patch, None if e is None else (e.metadata, e.count, e.message, e.first_timestamp,
+                                                                e.last_timestamp, e.involved_object, e.source,
+                                                                e.type, e.reason))
+
+
+@given(st.lists(_EVENT_PIECES, max_size=80), st.sampled_from([4096, 3]), st.sampled_from([25, 2]))
+def test_correlate_with_upstreams_keys_matches_the_three_steps(pieces, cache_size: int, burst: int) -> None:
+    """The one-body path (default key functions) and the step-by-step one (the same functions
+    wrapped, so that the correlator cannot tell them for its own) agree on every result and
+    every cache, through aggregation (max_events 10), spam filtering, eviction and updates."""
+    clock_a, clock_b = FakeClock(START), FakeClock(START)
+    fast = EventCorrelator(clock_a, CorrelatorOptions(lru_cache_size=cache_size, burst_size=burst),
+                           nanos=UniqueNanos())
+    steps = EventCorrelator(clock_b, CorrelatorOptions(
+        lru_cache_size=cache_size, burst_size=burst, key_func=lambda e: event_aggregator_by_reason_func(e),
+        spam_key_func=lambda e: get_spam_key(e)), nanos=UniqueNanos())
+    assert fast._default_keys and not steps._default_keys
+    # first a group past the aggregation threshold (10 messages): combined events from the 10th on
+    burst_of_messages = [("web", "Started", f"m{i}", None, "c", None, 0.0, i % 3 == 0) for i in range(12)]
+    combined = 0
+    for i, (name, reason, message, field_path, component, host, step, written) in enumerate(burst_of_messages
+                                                                                             + pieces):
+        clock_a.step(step)
+        clock_b.step(step)
+        a = fast.event_correlate(ev(name, reason, message, field_path=field_path, component=component, host=host))
+        b = steps.event_correlate(ev(name, reason, message, field_path=field_path, component=component, host=host))
+        assert _as_tuple(a) == _as_tuple(b)
+        combined += a.event is not None and a.event.message.startswith("(combined")
+        if written and a.event is not None:      # the server's copy, with its resourceVersion
+            for c, r in ((fast, a), (steps, b)):
+                copy = msgspec.structs.replace(r.event, metadata=msgspec.structs.replace(
+                    r.event.metadata, resource_version=str(i + 1)))
+                c.update_state(copy)
+    assert combined >= 2 or burst < 25
+    assert fast.aggregator._cache.keys() == steps.aggregator._cache.keys()
+    assert list(fast.logger._cache._d.items()) == list(steps.logger._cache._d.items())
+    assert ([(k, b.tokens) for k, b in fast._spam_filter._cache._d.items()]
+            == [(k, b.tokens) for k, b in steps._spam_filter._cache._d.items()])
+    assert ([(r.local_keys, r.last_timestamp) for r in fast.aggregator._cache._d.values()]
+            == [(r.local_keys, r.last_timestamp) for r in steps.aggregator._cache._d.values()])

@@ -28,8 +28,10 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ....api import errors
+from ....api import types
 from ....api.types import core_v1, meta_v1
 from ....utils.clock import REAL_CLOCK, Clock, rfc3339
+from ...rest import raise_for_status
 from .events_cache import CorrelatorOptions, EventCorrelator, UniqueNanos
 from .util import (
     generate_event_name,
@@ -76,6 +78,13 @@ class EventSinkImpl:
     def __init__(self, clientset: Clientset) -> None:
         self._cs = clientset
         self._clients: dict[str, Any] = {}      # namespace -> its events client, built once
+        # The in-process transport's Event writer (apiserver/registry/core/event_writer.py): the
+        # same POST, served without building and parsing an HTTP-shaped request. Looked up on the
+        # transport's class: a wrapper that forwards other attributes (RateLimitedTransport)
+        # must keep its own path, so that its requests are paced.
+        transport = getattr(clientset, "transport", None)
+        make_writer = getattr(type(transport), "event_writer", None)
+        self._writer = make_writer(transport) if make_writer is not None else None
 
     def _events(self, event: core_v1.Event) -> Any:
         ns = (event.metadata.namespace if event.metadata else None) or ""
@@ -87,6 +96,15 @@ class EventSinkImpl:
         return client
 
     async def create(self, event: core_v1.Event) -> core_v1.Event:
+        writer = self._writer
+        if writer is not None:
+            ns = (event.metadata.namespace if event.metadata else None) or ""
+            if ns:
+                # what ResourceClient.create sends in process and makes of the answer (the
+                # stored object that the body encodes converted, not the body parsed)
+                resp, stored = await writer.create_returning(ns, types.to_dict(event))
+                raise_for_status(resp)
+                return types.decode(resp.body, core_v1.Event) if stored is None else types.from_dict(stored, core_v1.Event)
         return await self._events(event).create(event)
 
     async def update(self, event: core_v1.Event) -> core_v1.Event:

@@ -373,15 +373,69 @@ class EventCorrelator:
         self.aggregator = EventAggregator(o.lru_cache_size, o.key_func, o.message_func, o.max_events,
                                           o.max_interval_in_seconds, clock, nanos)
         self.logger = EventLogger(o.lru_cache_size, clock)
+        # Upstream's own key functions: event_correlate builds the three keys in one go.
+        self._default_keys = o.key_func is event_aggregator_by_reason_func and o.spam_key_func is get_spam_key
+        self._clock = clock
 
     def event_correlate(self, new_event: core_v1.Event) -> EventCorrelateResult:
         """Upstream: EventCorrelator.EventCorrelate"""
+        if self._default_keys:
+            return self._correlate(new_event)
         aggregate_event, ckey = self.aggregator.event_aggregate(new_event)
         observed_event, patch = self.logger.event_observe(aggregate_event, ckey)
         if self._spam_filter.filter(observed_event):
             return EventCorrelateResult(skip=True)
         return EventCorrelateResult(event=observed_event, patch=patch)
 
+    def _correlate(self, new_event: core_v1.Event) -> EventCorrelateResult:
+        """event_correlate under upstream's key functions, the steps of EventAggregate,
+        eventObserve and the spam filter's Filter written out in one body (~4,000 events per
+        rolling update of 1,000 pods): the aggregate, event and spam keys share their source +
+        involved object part, built once; the spam key of the observed event is its new
+        event's (a repeat or a combined event copies source and involvedObject unchanged).
+        Same caches, same results as the three steps (tests/client/tools/record)."""
+        s, r = new_event.source or _NO_SOURCE, new_event.involved_object or _NO_REF
+        obj = f"{s.component or ''}{s.host or ''}{r.kind or ''}{r.namespace or ''}{r.name or ''}"
+        uid_version = f"{r.uid or ''}{r.api_version or ''}"
+        type_reason = f"{new_event.type or ''}{new_event.reason or ''}"
+        # EventAggregator.event_aggregate (event_aggregator_by_reason_func's keys)
+        agg = self.aggregator
+        now = self._clock.now()
+        aggregate_key = (f"{obj}{uid_version}{type_reason}{new_event.reporting_component or ''}"
+                         f"{new_event.reporting_instance or ''}")
+        cache = agg._cache._d
+        record = cache.get(aggregate_key)
+        if record is not None:
+            cache.move_to_end(aggregate_key)
+        if record is None or now - record.last_timestamp > agg._max_interval:
+            record = _AggregateRecord()
+            agg._cache.add(aggregate_key, record)
+        local_keys = record.local_keys
+        local_keys.add(new_event.message or "")
+        record.last_timestamp = now
+        if len(local_keys) < agg._max_events:
+            event, key = new_event, f"{obj}{r.field_path or ''}{uid_version}{type_reason}{new_event.message or ''}"
+        else:
+            local_keys.pop()
+            event, key = agg._combined(new_event, now), aggregate_key
+        # EventLogger.event_observe
+        observed, patch = self.logger.event_observe(event, key)
+        # EventSourceObjectSpamFilter.filter (get_spam_key)
+        spam = self._spam_filter
+        spam_key = obj + uid_version
+        buckets = spam._cache._d
+        bucket = buckets.get(spam_key)
+        if bucket is not None:
+            buckets.move_to_end(spam_key)
+            if not bucket.try_accept():
+                return EventCorrelateResult(skip=True)
+        elif spam.filter(observed):         # a new bucket, made as filter() makes it
+            return EventCorrelateResult(skip=True)
+        return EventCorrelateResult(event=observed, patch=patch)
+
     def update_state(self, event: core_v1.Event) -> None:
-        """Upstream: EventCorrelator.UpdateState"""
-        self.logger.update_state(event)
+        """Upstream: EventCorrelator.UpdateState (eventLogger.updateState, its steps written
+        out: once per event written)"""
+        m = event.metadata
+        name, rv = (m.name or "", m.resource_version or "") if m is not None else ("", "")
+        self.logger._cache.add(get_event_key(event), _EventLog(event.count or 0, event.first_timestamp, name, rv))

@@ -17,7 +17,7 @@ import asyncio
 
 import os
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Callable, Coroutine
 
 from ..utils.clock import REAL_CLOCK, Clock
 
@@ -143,11 +143,11 @@ class NodeEventSink:
         return sink
 
     # The node's sink's coroutine itself, not one awaiting it (one frame less per event).
-    def create(self, event: Any) -> Awaitable[Any]:
+    def create(self, event: Any) -> Coroutine[Any, Any, Any]:
         return self._sink(event).create(event)
 
-    def update(self, event: Any) -> Awaitable[Any]:
+    def update(self, event: Any) -> Coroutine[Any, Any, Any]:
         return self._sink(event).update(event)
 
-    def patch(self, event: Any, data: dict[str, Any]) -> Awaitable[Any]:
+    def patch(self, event: Any, data: dict[str, Any]) -> Coroutine[Any, Any, Any]:
         return self._sink(event).patch(event, data)

@@ -51,7 +51,7 @@ class InProcessEventWriter:
     def __init__(self, api: APIServer, user: UserInfo, user_agent: str) -> None:
         self.api, self.user = api, user
         self.headers = {"content-type": _CONTENT_TYPE, "user-agent": user_agent}
-        self._infos: dict[str, RequestInfo] = {}
+        self._infos: dict[str, tuple[str, RequestInfo]] = {}
         self._ri = REGISTRY.lookup("", "v1", "events")
         # handlers.common.write_options of every such request (nothing writes to it)
         self._opts = store.WriteOptions(user, False, "", user_agent, _QUERY["fieldValidation"])

@@ -261,6 +261,68 @@ async def test_cancelled_get_does_not_take_an_item() -> None:
     assert await get(q) == ("a", False)
 
 
+async def _idle_workers(q: Queue[str], n: int) -> tuple[list[asyncio.Task[tuple[str, bool]]], list[int]]:
+    """n workers blocked in get(), and how many times each one woke up (looped in get)."""
+    wakes = [0] * n
+    real_wait = q._wait_for_work
+
+    async def counting_wait() -> None:
+        await real_wait()
+        wakes[int(asyncio.current_task().get_name())] += 1      # type: ignore[union-attr]
+    q._wait_for_work = counting_wait                             # type: ignore[method-assign]
+    getters = [asyncio.create_task(q.get(), name=str(i)) for i in range(n)]
+    await settle()
+    return getters, wakes
+
+
+async def test_an_add_wakes_one_idle_worker() -> None:
+    """Upstream: Add calls cond.Signal, not Broadcast: one idle worker per ready item, the
+    others keep sleeping (here, waking all of them cost each a task switch per pod event)."""
+    q: Queue[str] = Queue()
+    getters, wakes = await _idle_workers(q, 5)
+    q.add("a")
+    await settle()
+    assert [g.result() for g in getters if g.done()] == [("a", False)]
+    assert sum(wakes) == 1
+    q.add("b")
+    q.add("c")
+    await settle()
+    assert sorted(g.result()[0] for g in getters if g.done()) == ["a", "b", "c"]
+    assert sum(wakes) == 3
+    q.done("a")                          # nothing re-queued: no worker wakes
+    await settle()
+    assert sum(wakes) == 3
+    q.shut_down()                        # Broadcast: every worker left returns
+    await settle()
+    assert all(g.done() for g in getters) and sum(wakes) == 5
+
+
+async def test_a_woken_worker_cancelled_passes_the_item_on() -> None:
+    """A worker woken for an item and cancelled before it ran hands the wake-up on: the
+    item is not left behind while another worker sleeps."""
+    q: Queue[str] = Queue()
+    getters, _ = await _idle_workers(q, 2)
+    q.add("a")
+    getters[0].cancel()                  # the longest waiting one, the one woken for "a"
+    await settle()
+    assert getters[0].cancelled()
+    assert getters[1].result() == ("a", False)
+
+
+async def test_a_re_queued_item_wakes_one_worker() -> None:
+    q: Queue[str] = Queue()
+    q.add("a")
+    item, _ = await get(q)
+    getters, wakes = await _idle_workers(q, 3)
+    q.add("a")                           # dirty while processing: no wake-up yet
+    await settle()
+    assert sum(wakes) == 0
+    q.done("a")
+    await settle()
+    assert sum(wakes) == 1 and [g.result() for g in getters if g.done()] == [("a", False)]
+    q.shut_down()
+
+
 # --- batch_rounds: idle workers wake a few event-loop rounds after the add --------------------
 
 async def _burst_syncs(batch_rounds: int, burst_rounds: int) -> list[str]:

@@ -81,7 +81,7 @@ class DelayingQueue(Queue[T]):
         key = (ready_at, next(self._seq))
         self._waiting_by_item[item] = key
         heapq.heappush(self._waiting, (*key, item))
-        self._broadcast()              # a sleeping get() may need an earlier wake-up
+        self._signal()                 # a sleeping get() may need an earlier wake-up
 
     def shut_down(self) -> None:
         """Upstream: ShutDown (which also stops the waiting loop, dropping waiting items)"""
@@ -122,13 +122,17 @@ class DelayingQueue(Queue[T]):
         if ready_at is None:
             await super()._wait_for_work()
             return
-        changed = asyncio.ensure_future(self._changed.wait())
+        waiter = self._waiter()
         due = asyncio.ensure_future(self._sleep_until(ready_at))
         try:
-            await asyncio.wait((changed, due), return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait((waiter, due), return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            self._pass_on(waiter)
+            raise
         finally:
-            changed.cancel()
             due.cancel()
+        if not waiter.done():
+            waiter.cancel()            # woken by the timer: no longer a waiter
 
     async def _sleep_until(self, deadline: float) -> None:
         # Re-read the clock when the task starts: a fake clock may have stepped between

@@ -64,8 +64,11 @@ class Queue(Generic[T]):
     Consequences: no duplicates in _queue, at most one worker per item, no lost re-adds.
 
     Mutations are plain methods: they run atomically on the event loop, so no locks.
-    Only get() and shut_down_with_drain() wait. Waiters sleep on `_changed`, an Event
-    that _broadcast() sets and replaces; every waiter re-checks state when it wakes.
+    Only get() and shut_down_with_drain() wait. A get() sleeps on a future of its own in
+    `_waiters`: an item made ready wakes one of them (_signal, upstream's cond.Signal), shutdown
+    wakes all (_broadcast); every waiter re-checks state when it wakes. Waking every idle
+    worker per add and per done (an Event) cost each of a controller's 5-20 idle workers a
+    task switch and a fresh wait per pod event. shut_down_with_drain() sleeps on `_changed`.
 
     batch_rounds (QueueOptions) > 0: an item that becomes ready (added, or re-queued by done())
     opens a window of that many event-loop rounds (call_soon hops, no timer) during which no
@@ -90,6 +93,7 @@ class Queue(Generic[T]):
         self._shutting_down = False
         self._drain = False
         self._changed = asyncio.Event()
+        self._waiters: deque[asyncio.Future[None]] = deque()
         self._metered = Metered(metrics_for(self.name, self), options.clock) if self.name else None
         self._batch_rounds = options.batch_rounds
         self._wake_pending = False         # a delayed _broadcast is on its way (batch_rounds)
@@ -152,8 +156,8 @@ class Queue(Generic[T]):
         if item in self._dirty:
             self._queue.append(item)
             self._wake()
-        elif not self._processing:
-            self._broadcast()          # shut_down_with_drain() may be waiting for this
+        if not self._processing and self._drain:
+            self._broadcast()          # shut_down_with_drain() is waiting for this
 
     def shut_down(self) -> None:
         """Ignore new items and tell workers to exit once the queue is empty.
@@ -198,16 +202,51 @@ class Queue(Generic[T]):
 
     async def _wait_for_work(self) -> None:
         """Wait until something may have changed; get() re-checks after every wake-up."""
-        await self._changed.wait()
+        await self._wait(self._waiter())
+
+    def _waiter(self) -> asyncio.Future[None]:
+        """A future that _signal or _broadcast will complete, queued behind earlier ones."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        return waiter
+
+    async def _wait(self, waiter: asyncio.Future[None]) -> None:
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            self._pass_on(waiter)
+            raise
+
+    def _pass_on(self, waiter: asyncio.Future[None]) -> None:
+        """A waiter given up (its get() cancelled, or woken by a timer): a wake-up it was
+        given goes to another worker; one it was not given will not come."""
+        if not waiter.done():
+            waiter.cancel()
+        elif not waiter.cancelled():
+            self._signal()
+
+    def _signal(self) -> None:
+        """Wake the longest-waiting get(). Upstream: cond.Signal"""
+        waiters = self._waiters
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
 
     def _broadcast(self) -> None:
+        """Wake every waiting get() and shut_down_with_drain(). Upstream: cond.Broadcast"""
+        waiters, self._waiters = self._waiters, deque()
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
         self._changed.set()
         self._changed = asyncio.Event()
 
     def _wake(self) -> None:
-        """Wake the waiting workers for a newly ready item: now, or batch_rounds rounds on."""
+        """Wake a waiting worker for a newly ready item: now, or batch_rounds rounds on."""
         if self._batch_rounds <= 0:
-            self._broadcast()
+            self._signal()
             return
         if self._wake_pending:
             return                     # the pending wake-up covers this item too
@@ -223,7 +262,8 @@ class Queue(Generic[T]):
             loop.call_soon(self._wake_after, rounds - 1, loop)
             return
         self._wake_pending = False
-        self._broadcast()
+        for _ in range(min(len(self._queue), len(self._waiters))):
+            self._signal()             # a worker for each item the window gathered
 
     def metric_depth(self) -> int:
         """Items added and not yet handed out: upstream's depth gauge (adds minus gets)."""

@@ -22,6 +22,11 @@ one after the other, in chain order, reading the same indexes the same way:
     PodSecurity (the namespace it last found without pod-security labels), ResourceQuota (no
     quota in the namespace).
 
+The plugins' settings must be their defaults (ServiceAccount: mount_service_account_token,
+not limit_secret_references), asked on every pod. What was last found to take the common case
+(the namespace not terminating, the account without imagePullSecrets or annotations, the user
+not a node) is known again by identity: stored objects are never changed in place.
+
 A step whose case is not the common one changes nothing and hands over: the phase returns how
 many plugins it has run, and the chain asks the remaining plugins itself (admit_now, else their
 coroutine), from that one on. So every request gets exactly what the plugins' own code gives it —
@@ -30,8 +35,8 @@ two over many pod shapes). Only a route of exactly these plugin classes is fused
 a webhook or policy configured, a plugin disabled or one a test adds, and the chain asks each
 plugin as before.
 
-Upstream runs the same plugins one by one (chainAdmissionHandler); the result is the same, the
-cost is Python's.
+Upstream: chainAdmissionHandler (staging/src/k8s.io/apiserver/pkg/admission/chain.go) runs the
+same plugins one by one; the result is the same, the cost is Python's.
 """
 from __future__ import annotations
 
@@ -241,8 +246,10 @@ class PodCreate:
         meta = pod.get("metadata")
         if meta and (annotations := meta.get("annotations")) and self._mirror in annotations:
             return 1
-        index = self.accounts.index    # type: ignore[assignment]
-        if (found[1] is not self._plain_account or index is None or found[2] != index.generation
+        accounts = self.accounts
+        index = accounts.index         # type: ignore[assignment]
+        if (found[1] is not self._plain_account or accounts.limit_secret_references or index is None
+                or found[2] != index.generation
                 or (waiter := index._waiter) is None or waiter.done()
                 or found[0] != (spec.get("serviceAccountName") or "")):
             return 1

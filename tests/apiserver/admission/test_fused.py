@@ -155,7 +155,9 @@ def run_phases_counted(server: APIServer, monkeypatch: pytest.MonkeyPatch) -> di
     return seen
 
 
-async def outcome(server: APIServer, fuse: bool, pod: dict[str, Any], ns: str, user: UserInfo) -> Any:
+async def outcome(server: APIServer, fuse: bool, pod: dict[str, Any], ns: str, user: UserInfo,
+                  between: Any = None) -> Any:
+    """What the chain makes of the pod (`between`: changes the object after the mutating phase)."""
     chain = server.admission
     if chain.fuse != fuse:
         chain.fuse = fuse
@@ -164,6 +166,8 @@ async def outcome(server: APIServer, fuse: bool, pod: dict[str, Any], ns: str, u
                    audit_annotations={})
     try:
         await chain.admit(a)
+        if between is not None:
+            between(a.obj)
         await chain.validate(a)
         error = None
     except errors.StatusError as e:
@@ -240,3 +244,38 @@ async def test_objects_written_between_requests_count(cluster: APIServer) -> Non
     got = await outcome(cluster, True, copy.deepcopy(pod), "default", ADMIN)
     assert got[1]["spec"]["imagePullSecrets"] == [{"name": "p"}]
     await compare(cluster, SHAPES[:3])
+
+
+@pytest.mark.parametrize("setting", ["limit_secret_references", "no_token_mount"])
+async def test_fused_equals_each_plugin_in_turn_with_the_plugins_settings(cluster: APIServer, setting: str) -> None:
+    """ServiceAccount's settings changed after the fused phases found the common case (the
+    test seams): its own code decides again."""
+    await compare(cluster, SHAPES[:3])                    # the common case found
+    sa = next(p for p in cluster.admission.plugins if isinstance(p, ServiceAccount))
+    if setting == "limit_secret_references":
+        sa.limit_secret_references = True
+    else:
+        sa.mount_service_account_token = False
+    await compare(cluster, SHAPES)
+    got = await outcome(cluster, True, shape({}, {}, {}, "default"), "default", ADMIN)
+    assert ("volumes" in got[1]["spec"]) is (setting == "limit_secret_references")
+
+
+async def test_the_validating_phase_judges_the_object_it_is_given(cluster: APIServer) -> None:
+    """The validating phase looks at the object again (what changed since the mutating phase
+    counts): a secret the account does not list, with mountable secrets enforced, or a mirror
+    annotation."""
+    sa = next(p for p in cluster.admission.plugins if isinstance(p, ServiceAccount))
+    sa.limit_secret_references = True
+
+    def add_secret(pod: dict[str, Any]) -> None:
+        pod["spec"]["volumes"].append({"name": "s", "secret": {"secretName": "unlisted"}})
+
+    def mirror(pod: dict[str, Any]) -> None:
+        pod["metadata"]["annotations"] = {"kubernetes.io/config.mirror": "x"}
+
+    for change in (add_secret, mirror):
+        got = [await outcome(cluster, fuse, shape({}, {}, {}, "default"), "default", ADMIN, change)
+               for fuse in (True, False)]
+        assert got[0] == got[1]
+        assert got[0][0] is not None and got[0][0][0] == 403, change.__name__

@@ -22,6 +22,11 @@ one after the other, in chain order, reading the same indexes the same way:
     PodSecurity (the namespace it last found without pod-security labels), ResourceQuota (no
     quota in the namespace).
 
+The plugins' settings must be their defaults (ServiceAccount: mount_service_account_token,
+not limit_secret_references), asked on every pod. What was last found to take the common case
+(the namespace not terminating, the account without imagePullSecrets or annotations, the user
+not a node) is known again by identity: stored objects are never changed in place.
+
 A step whose case is not the common one changes nothing and hands over: the phase returns how
 many plugins it has run, and the chain asks the remaining plugins itself (admit_now, else their
 coroutine), from that one on. So every request gets exactly what the plugins' own code gives it —
@@ -30,8 +35,8 @@ two over many pod shapes). Only a route of exactly these plugin classes is fused
 a webhook or policy configured, a plugin disabled or one a test adds, and the chain asks each
 plugin as before.
 
-Upstream runs the same plugins one by one (chainAdmissionHandler); the result is the same, the
-cost is Python's.
+Upstream: chainAdmissionHandler (staging/src/k8s.io/apiserver/pkg/admission/chain.go) runs the
+same plugins one by one; the result is the same, the cost is Python's.
 """
 from __future__ import annotations
 
@@ -104,6 +109,7 @@ class PodCreate:
         self._active: object = _NOTHING
         self._plain_account: object = _NOTHING
         self._account_automount: Any = None      # its automountServiceAccountToken
+        self._default_keys: dict[str, str] = {}  # namespace -> its default account's key
         self._not_node: object = _NOTHING
 
     def admit(self, a: Attributes) -> int:
@@ -139,8 +145,7 @@ class PodCreate:
         meta = pod.get("metadata")
         if meta and (annotations := meta.get("annotations")) and self._mirror in annotations:
             return 2
-        plain = spec.keys().isdisjoint(_SPEC_FIELDS)     # a pod stating none of what the plugins read
-        name = "default" if plain else (spec.get("serviceAccountName") or spec.get("serviceAccount") or "default")
+        plain = _SPEC_FIELDS.isdisjoint(spec)            # a pod stating none of what the plugins read
         accounts = self.accounts
         index = accounts.index         # type: ignore[assignment]
         if index is None:
@@ -149,14 +154,21 @@ class PodCreate:
         if waiter is None or waiter.done():
             return 2
         objs = index._by_ns.get(ns)
-        sa = objs.get(f"{self._sa_prefix}{ns}/{name}") if objs else None
+        if plain:
+            name = "default"
+            key = self._default_keys.get(ns) or self._default_key(ns)
+        else:
+            name = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
+            key = f"{self._sa_prefix}{ns}/{name}"
+        sa = objs.get(key) if objs else None
         if sa is not self._plain_account:
             # an account with nothing but its automount choice for the pod: no imagePullSecrets
             # to copy, no annotations (mountable secrets), the plugin's defaults
-            if (type(sa) is not dict or sa.get("imagePullSecrets") or accounts.limit_secret_references
-                    or (sa.get("metadata") or {}).get("annotations") or not accounts.mount_service_account_token):
+            if type(sa) is not dict or sa.get("imagePullSecrets") or (sa.get("metadata") or {}).get("annotations"):
                 return 2
             self._plain_account, self._account_automount = sa, sa.get("automountServiceAccountToken")
+        if accounts.limit_secret_references or not accounts.mount_service_account_token:
+            return 2                    # the plugin's settings (test seams): its own code
         automount = None if plain else spec.get("automountServiceAccountToken")
         if automount is None:
             automount = self._account_automount
@@ -207,6 +219,13 @@ class PodCreate:
             self._default_tolerations(pod)
         return 6
 
+    def _default_key(self, ns: str) -> str:
+        """The storage key of namespace ns's default service account (kept for the next pod)."""
+        if len(self._default_keys) >= 1024:
+            self._default_keys.clear()
+        key = self._default_keys[ns] = f"{self._sa_prefix}{ns}/default"
+        return key
+
     def validate(self, a: Attributes) -> int:
         """The validating phase's common case; returns the number of plugins done (4: all)."""
         ns = a.namespace
@@ -227,8 +246,10 @@ class PodCreate:
         meta = pod.get("metadata")
         if meta and (annotations := meta.get("annotations")) and self._mirror in annotations:
             return 1
-        index = self.accounts.index    # type: ignore[assignment]
-        if (found[1] is not self._plain_account or index is None or found[2] != index.generation
+        accounts = self.accounts
+        index = accounts.index         # type: ignore[assignment]
+        if (found[1] is not self._plain_account or accounts.limit_secret_references or index is None
+                or found[2] != index.generation
                 or (waiter := index._waiter) is None or waiter.done()
                 or found[0] != (spec.get("serviceAccountName") or "")):
             return 1

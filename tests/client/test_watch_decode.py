@@ -156,6 +156,21 @@ async def test_an_unchanged_spec_is_the_previous_events_spec_object() -> None:
     assert len({id(e.obj) for e in got}) == len(got)               # every event its own object
 
 
+async def test_an_added_objects_spec_is_compared_decoded_with_the_next_events() -> None:
+    """ADDED is decoded in one pass (no spec bytes kept): the next event's spec, if equal, is
+    still the ADDED object's; after that the bytes decide."""
+    got = await shared_events(line("ADDED", version(12)), line("MODIFIED", version(13, phase="Succeeded")),
+                              line("MODIFIED", version(14, phase="Failed")), line("ADDED", version(15, uid="u2")),
+                              line("MODIFIED", version(16, uid="u2", node="n2")),
+                              line("DELETED", version(16, uid="u2", node="n2")))
+    specs = [e.obj.spec for e in got]
+    assert specs[1] is specs[0] and specs[2] is specs[0]
+    assert specs[4] is not specs[3] and specs[4].node_name == "n2" and specs[5] is specs[4]
+    assert [e.obj for e in got] == [msgspec.json.decode(orjson.dumps(o), type=core_v1.Pod) for o in (
+        version(12), version(13, phase="Succeeded"), version(14, phase="Failed"), version(15, uid="u2"),
+        version(16, uid="u2", node="n2"), version(16, uid="u2", node="n2"))]
+
+
 async def test_specs_are_shared_only_within_one_object() -> None:
     """Keyed by uid: another object (or the same name recreated) with the same spec gets its own."""
     got = await shared_events(line("MODIFIED", version(13)), line("MODIFIED", version(14, uid="u2")),
@@ -172,6 +187,10 @@ async def test_a_delete_forgets_the_objects_spec() -> None:
     sharing.decode(line("DELETED", version(14)))
     assert sharing.last == {}
     sharing.decode(line("DELETED", version(14, uid="u3")))          # never seen: nothing kept
+    assert sharing.last == {}
+    sharing.decode(line("ADDED", version(15, uid="u4")))
+    assert list(sharing.last) == ["u4"] and sharing.last["u4"][0] is None
+    sharing.decode(line("DELETED", version(16, uid="u4")))
     assert sharing.last == {}
 
 

@@ -96,23 +96,27 @@ class _SpecSharing:
     share_unchanged_specs): a MODIFIED or DELETED event's object is decoded with its spec left
     as JSON (msgspec.Raw, the bytes skipped over), and when those bytes are the ones of the
     spec last decoded for that object (by uid) in this stream, the object gets that spec,
-    otherwise the bytes are decoded (and kept for the next event).
+    otherwise the bytes are decoded (and kept for the next event). An ADDED event is decoded as
+    it is, in one pass (its spec usually changes next: a pod's binding), and its spec is
+    compared decoded (==) with the next event's, as the informer compared every update before.
 
     Equal bytes decode to equal specs, so only who holds the spec changes. A status write keeps
     the stored spec's bytes as they are (storage stamp, KeyValue.spec_at), so every status
     update of a pod comes with the very same spec bytes. A pod's 1.2 KB spec is ~33k of the
     ~82k instructions of decoding its watch line; skipped and compared it is ~1.6k, and handlers
     that compare the two specs of an update (the kubelet's needs_sync, the scheduler's cache)
-    find the same object at once (see pod_watch_bench.py). An ADDED event (no spec known yet, or
-    a new object) is decoded as it is. Upstream decodes each event's object afresh; the handlers
-    see equal objects either way.
+    find the same object at once (see pod_watch_bench.py). Upstream decodes each event's object
+    afresh; the handlers see equal objects either way.
     """
 
-    def __init__(self, type_: Any, raw_event: msgspec.json.Decoder[Any], spec: msgspec.json.Decoder[Any]) -> None:
+    def __init__(self, type_: Any, typed: msgspec.json.Decoder[Any], raw_event: msgspec.json.Decoder[Any],
+                 spec: msgspec.json.Decoder[Any]) -> None:
         self.type = type_
+        self.typed = typed
         self.raw_event = raw_event
         self.spec = spec
-        self.last: dict[str, tuple[msgspec.Raw, Any]] = {}    # uid -> (spec JSON, its decoded spec)
+        # uid -> (its last spec's JSON, or None after an ADDED event; that spec decoded)
+        self.last: dict[str, tuple[msgspec.Raw | None, Any]] = {}
 
     @classmethod
     def of(cls, type_: Any) -> _SpecSharing | None:
@@ -120,10 +124,16 @@ class _SpecSharing:
         if type_ not in _SPEC_SHARING_DECODERS:
             _SPEC_SHARING_DECODERS[type_] = _spec_sharing_decoders(type_)
         decoders = _SPEC_SHARING_DECODERS[type_]
-        return None if decoders is None else cls(type_, *decoders)
+        return None if decoders is None else cls(type_, _typed_watch_event(type_), *decoders)
 
     def decode(self, line: bytes) -> Any:
         """The event of line (a _TypedWatchEvent); ERROR events keep their object as decoded."""
+        if line.startswith(_ADDED_LINE):
+            ev = self.typed.decode(line)
+            meta, spec = ev.object.metadata, ev.object.spec
+            if spec is not None and meta is not None and meta.uid:
+                self.last[meta.uid] = (None, spec)
+            return ev
         ev = self.raw_event.decode(line)
         if ev.type == "ERROR":
             return ev
@@ -133,10 +143,12 @@ class _SpecSharing:
         if spec_json is not None:
             uid: str = meta.uid if meta is not None else ""
             last = self.last.get(uid) if uid else None
-            if last is not None and last[0] == spec_json:
+            if last is not None and last[0] is not None and last[0] == spec_json:
                 spec = last[1]
             else:
                 spec = self.spec.decode(spec_json)
+                if last is not None and last[0] is None and spec == last[1]:
+                    spec = last[1]                               # as the ADDED event's
                 if uid and ev.type != "DELETED":
                     self.last[uid] = (spec_json.copy(), spec)    # the spec's bytes, not the line's
             if last is not None and ev.type == "DELETED":
@@ -246,8 +258,7 @@ class ResourceClient(Generic[T]):
             # a plain Status, an object that is not a T) is read again step by step below, whose
             # errors are the caller's.
             try:
-                ev: Any = (typed.decode(line) if sharing is None or line.startswith(_ADDED_LINE)
-                           else sharing.decode(line))
+                ev: Any = typed.decode(line) if sharing is None else sharing.decode(line)
             except msgspec.ValidationError:
                 ev = None
             if ev is not None and ev.type != "ERROR":

@@ -657,7 +657,9 @@ def needs_sync(old: core_v1.Pod, new: core_v1.Pod, reported_pod_ip: str | None =
     os_, ns = old.status or core_v1.PodStatus(), new.status or core_v1.PodStatus()
     return (os_.qos_class != ns.qos_class
             or (os_.pod_ip != ns.pod_ip and (ns.pod_ip or None) != (reported_pod_ip or None))
-            or _foreign_conditions(os_) != _foreign_conditions(ns))
+            # equal conditions have equal foreign ones: compared in C first (half of a rolling
+            # update's pod updates keep them; filtering both lists is ~6.5k instructions)
+            or (os_.conditions != ns.conditions and _foreign_conditions(os_) != _foreign_conditions(ns)))
 
 
 def same_for_sync(a: PodStatus, b: PodStatus) -> bool:

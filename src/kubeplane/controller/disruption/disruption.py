@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ...api import errors, labels, types
 from ...api import poddisruptionbudget as pdbhelper
-from ...api.types import policy_v1
+from ...api.types import core_v1, policy_v1
 from ...client.tools.cache import ResourceEventHandlerFuncs, meta_namespace_key_func, object_from_tombstone
 from ...client.util.workqueue import DelayingQueue, DelayingQueueOptions, RateLimitingQueue, RateLimitingQueueOptions
 from ...client.util.workqueue.worker import forget_or_retry, process_next_work_item
@@ -131,7 +131,6 @@ class DisruptionController:
         self.add_pod(cur)
 
     def delete_pod(self, obj: Any) -> None:
-        from ...api.types import core_v1
         pod = object_from_tombstone(obj, core_v1.Pod)
         if pod is not None and (pdb := self.get_pdb_for_pod(pod)) is not None:
             self.enqueue_pdb(pdb)

@@ -150,6 +150,9 @@ class TimedWorkerQueue:
 
 # --- the controller ----------------------------------------------------------------------------------
 
+_new_tuple = tuple.__new__
+
+
 class _PodUpdate(NamedTuple):
     """Upstream: podUpdateItem. A tuple: the work queue hashes one per pod event (a dataclass's
     generated __hash__ and __init__ are Python calls)."""
@@ -244,7 +247,9 @@ class TaintEvictionController:
                     return
             elif _node_of(old) == _node_of(new) and _same_tolerations(old, new):
                 return
-        self.pod_update_queue.add(_PodUpdate(ref.metadata.namespace or "", ref.metadata.name, _node_of(ref)))
+        # tuple.__new__: the NamedTuple's own __new__ is a Python function (~2k instructions)
+        self.pod_update_queue.add(_new_tuple(_PodUpdate, (ref.metadata.namespace or "", ref.metadata.name,
+                                                          _node_of(ref))))
         self._wake.set()
 
     def _on_pod_delete(self, obj: Any) -> None:

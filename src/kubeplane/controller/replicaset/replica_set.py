@@ -204,11 +204,11 @@ class ReplicaSetController:
             self.delete_pod(pod)
             return
         if (ref := cu.get_controller_of(pod)) is not None:
-            if (rs := self.resolve_controller_ref(pod.metadata.namespace, ref)) is not None:
-                rs_key = cu.key_func(rs)
+            if (found := self._owner(pod.metadata.namespace, ref)) is not None:
+                rs_key = found[1]
                 self._pod_changed(rs_key, pod)
                 self.expectations.creation_observed(rs_key)
-                self.enqueue_rs(rs)
+                self._enqueue_key(rs_key)
             return
         # An orphan: no controller waits for it, so do not observe a creation.
         for rs in self.get_pod_replica_sets(pod):

@@ -67,7 +67,6 @@ import msgspec
 
 from kubeplane.api import types
 from kubeplane.api.types.core_v1 import Node, Pod, PodStatus
-from kubeplane.client.tools.cache.shared_informer import _share_unchanged_spec
 from kubeplane.scheduler import Scheduler, SchedulerOptions
 from kubeplane.scheduler.framework.interface import CycleState, Status
 from kubeplane.scheduler.framework.plugins import DEFAULT_PLUGINS, DefaultBinder
@@ -236,8 +235,8 @@ class _Informer:
 
     def update(self, key: str, obj: Any) -> None:
         old = self.indexer.objs[key]
-        if self.share_specs:
-            _share_unchanged_spec(old, obj)
+        if self.share_specs and obj.spec == old.spec:
+            obj.spec = old.spec        # as the watch decode shares an unchanged spec (client/rest.py _SpecSharing)
         self.indexer.objs[key] = obj
         for h in self.handlers:
             h.on_update(old, obj)

@@ -167,7 +167,7 @@ class Cache:
         generation. Same aggregates, without re-parsing quantities for every status write."""
         name = old.spec.node_name or ""
         ni = self.nodes.get(name)
-        # `is`: the informer hands an unchanged spec over as is (shared_informer._share_unchanged_spec)
+        # `is`: the informer hands an unchanged spec over as is (client/rest.py _SpecSharing)
         if ni is not None and (new.spec is old.spec or new.spec == old.spec) and ni.replace_pod(old, new):
             self._moved_to_head(name, ni.generation)
             return

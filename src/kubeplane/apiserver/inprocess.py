@@ -63,12 +63,7 @@ class InProcessTransport:
     async def request(self, method: str, path: str, query: dict[str, str] | None = None,
                       body: bytes | dict[str, Any] | None = None,
                       content_type: str = "application/json") -> RawResponse:
-        req = self._request(method, path, query, body, content_type)
-        resp = await self.api.route_trusted(req, request_info(req))
-        if isinstance(resp.body, (bytes, bytearray)):
-            return RawResponse(resp.status, bytes(resp.body))
-        chunks = [c async for c in resp.body]
-        return RawResponse(resp.status, b"".join(chunks))
+        return await self._send(self._request(method, path, query, body, content_type))
 
     async def request_unread(self, method: str, path: str, query: dict[str, str] | None = None,
                              body: bytes | dict[str, Any] | None = None,
@@ -78,6 +73,9 @@ class InProcessTransport:
         (Request.result_unread; handlers/rest.py delete, the kubelet's final delete of a pod)."""
         req = self._request(method, path, query, body, content_type)
         req.result_unread = True
+        return await self._send(req)
+
+    async def _send(self, req: Request) -> RawResponse:
         resp = await self.api.route_trusted(req, request_info(req))
         if isinstance(resp.body, (bytes, bytearray)):
             return RawResponse(resp.status, bytes(resp.body))

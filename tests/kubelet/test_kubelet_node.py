@@ -244,25 +244,25 @@ async def test_status_write_queue_wakes_one_writer_per_pod_and_retries_on_its_cl
     one idle writer (not all of them)."""
     import asyncio
 
-    from kubeplane.kubelet.status.status_manager import RETRY_AFTER, _WriteQueue
+    from kubeplane.kubelet.status.status_manager import RETRY_AFTER
 
     clock = FakeClock()
-    q = _WriteQueue(clock)
+    q = StatusManager(await FakeClientset.new(clock=clock), clock=clock).queue
     woken: list[str] = []
 
     async def writer(name: str) -> None:
-        while (uid := await q.get()) is not None:
-            woken.append(f"{name}:{uid}")
+        while not (got := await q.get())[1]:
+            woken.append(f"{name}:{got[0]}")
 
     writers = [asyncio.create_task(writer(f"w{i}")) for i in range(4)]
     await asyncio.sleep(0)
-    assert len(q.idle) == 4
+    assert len(q._waiters) == 4
     q.add("a")
     q.add("a")                                      # coalesces
-    assert q.len() == 1 and sum(not f.done() for f in q.idle) == 3     # one writer woken
+    assert q.len() == 1 and sum(not f.done() for f in q._waiters) == 3     # one writer woken
     await asyncio.sleep(0)
     await asyncio.sleep(0)
-    assert woken == ["w0:a"] and q.processing == {"a"}
+    assert woken == ["w0:a"] and q._processing == {"a"}
     q.add("a")                                      # while being written: again when done
     assert q.len() == 0
     q.done("a")
@@ -285,7 +285,7 @@ async def test_status_write_queue_wakes_one_writer_per_pod_and_retries_on_its_cl
     await asyncio.sleep(0)
     q.shut_down()
     await asyncio.gather(*writers)
-    assert not q.later and q.len() == 0
+    assert q._num_waiting() == 0 and q.len() == 0
 
 
 async def test_status_manager_run_writes_each_pod_and_retries_a_failed_write() -> None:

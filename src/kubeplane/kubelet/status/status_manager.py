@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from ...api import errors
 from ...api.types import core_v1, to_dict
 from ...client.clientset import Clientset
+from ...client.util.workqueue import DelayingQueue, DelayingQueueOptions
+from ...client.util.workqueue.worker import process_next_work_item
 from ...utils.clock import REAL_CLOCK, Clock, rfc3339
 from . import generate
 
@@ -61,7 +62,9 @@ class StatusManager:
         self.get_pod = get_pod                 # the informer's latest copy, by uid
         self.pod_statuses: dict[str, _Entry] = {}
         self.written: dict[str, Obj] = {}
-        self.queue = _WriteQueue(clock)
+        # Unnamed: not metered (upstream's kubelet has no workqueue here: a channel and a map).
+        # Each add wakes one idle writer (workqueue: upstream's Signal), not all 8.
+        self.queue: DelayingQueue[str] = DelayingQueue(DelayingQueueOptions(clock=clock))
         self.writes = 0                        # status writes made (for tests and benchmarks)
         self.on_synced: Callable[[str], None] = lambda uid: None   # after a pod's status is stored, or the pod is gone
         self._clients: dict[tuple[str, str], Any] = {}     # (node, namespace) -> its pods client
@@ -153,19 +156,13 @@ class StatusManager:
             self.queue.shut_down()
 
     async def _worker(self) -> None:
-        """Upstream: processNextWorkItem's shape (a failed write is retried after RETRY_AFTER)."""
-        queue = self.queue
-        while True:
-            uid = await queue.get()
-            if uid is None:
-                return
-            try:
-                await self.sync_pod(uid)
-            except Exception as err:                  # keep writing other pods; retry this one
-                log.warning("Failed to update status for pod", extra={"uid": uid, "err": repr(err)})
-                queue.add_after(uid, RETRY_AFTER)
-            finally:
-                queue.done(uid)
+        while await process_next_work_item(self.queue, self.sync_pod, self._handle_err):
+            pass
+
+    def _handle_err(self, err: Exception | None, uid: str) -> None:
+        if err is not None:                           # keep writing other pods; retry this one
+            log.warning("Failed to update status for pod", extra={"uid": uid, "err": repr(err)})
+            self.queue.add_after(uid, RETRY_AFTER)
 
     async def sync_pod(self, uid: str) -> None:
         """Write the cached status if it changed; then the final delete if the pod may go.
@@ -211,94 +208,6 @@ class StatusManager:
 
 
 _KUBELET_CONDITIONS = frozenset(generate.KUBELET_CONDITIONS)
-
-
-class _WriteQueue:
-    """The pods whose status is to be written: a work queue (never one pod to two writers,
-    repeated adds coalesce, a pod re-added while written is queued again when done) whose add
-    wakes one idle writer, as upstream's queue Signals its condition (client-go workqueue
-    Add); workqueue.Queue wakes every waiting getter for each add and each done, and with
-    `up`'s 8 idle writers all but one went back to sleep: ~14 task switches per status write
-    (benchmarks/status_writers_instructions.py: 2.99M instructions per pod's 4 statuses and
-    final delete with that queue and 8 writers, 2.22M with 1 writer, 1.97M with this one).
-
-    ready: pods to hand out, in order; dirty: pods to write; processing: pods being written.
-    Invariant: ready holds no duplicate, each of its pods is dirty and not processing.
-    idle: futures of the writers waiting for a pod (each woken at most once).
-    """
-
-    def __init__(self, clock: Clock) -> None:
-        self.clock = clock
-        self.ready: deque[str] = deque()
-        self.dirty: set[str] = set()
-        self.processing: set[str] = set()
-        self.idle: deque[asyncio.Future[None]] = deque()
-        self.later: set[asyncio.Task[None]] = set()       # retries waiting for their time
-        self.shutting_down = False
-
-    def add(self, uid: str) -> None:
-        if self.shutting_down or uid in self.dirty:
-            return
-        self.dirty.add(uid)
-        if uid not in self.processing:
-            self.ready.append(uid)
-            self._wake_one()
-
-    def add_after(self, uid: str, seconds: float) -> None:
-        """add(uid) once seconds have passed on the clock (a failed write's retry)."""
-        if not self.shutting_down:
-            task = asyncio.get_running_loop().create_task(self._add_later(uid, seconds))
-            self.later.add(task)
-            task.add_done_callback(self.later.discard)
-
-    async def _add_later(self, uid: str, seconds: float) -> None:
-        await self.clock.sleep(seconds)
-        self.add(uid)
-
-    async def get(self) -> str | None:
-        """The next pod to write (the caller calls done(uid) after); None once shut down."""
-        while not self.ready:
-            if self.shutting_down:
-                return None
-            fut = asyncio.get_running_loop().create_future()
-            self.idle.append(fut)
-            try:
-                await fut
-            except asyncio.CancelledError:
-                if fut.done() and not fut.cancelled() and self.ready:
-                    self._wake_one()              # the wake-up this writer will not use
-                raise
-        uid = self.ready.popleft()
-        self.dirty.discard(uid)
-        self.processing.add(uid)
-        return uid
-
-    def done(self, uid: str) -> None:
-        self.processing.discard(uid)
-        if uid in self.dirty:
-            self.ready.append(uid)
-            self._wake_one()
-
-    def shut_down(self) -> None:
-        """Hand out what is ready, then None; retries still waiting are dropped."""
-        self.shutting_down = True
-        for task in self.later:
-            task.cancel()
-        while self.idle:
-            fut = self.idle.popleft()
-            if not fut.done():
-                fut.set_result(None)
-
-    def _wake_one(self) -> None:
-        while self.idle:
-            fut = self.idle.popleft()
-            if not fut.done():
-                fut.set_result(None)
-                return
-
-    def len(self) -> int:
-        """Pods waiting to be handed out (upstream: Len)."""
-        return len(self.ready)
 
 
 def _with_conditions_not_owned(status: Obj, pod: core_v1.Pod | None) -> Obj:

@@ -202,20 +202,18 @@ class Queue(Generic[T]):
 
     async def _wait_for_work(self) -> None:
         """Wait until something may have changed; get() re-checks after every wake-up."""
-        await self._wait(self._waiter())
+        waiter = self._waiter()
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            self._pass_on(waiter)
+            raise
 
     def _waiter(self) -> asyncio.Future[None]:
         """A future that _signal or _broadcast will complete, queued behind earlier ones."""
         waiter = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
         return waiter
-
-    async def _wait(self, waiter: asyncio.Future[None]) -> None:
-        try:
-            await waiter
-        except asyncio.CancelledError:
-            self._pass_on(waiter)
-            raise
 
     def _pass_on(self, waiter: asyncio.Future[None]) -> None:
         """A waiter given up (its get() cancelled, or woken by a timer): a wake-up it was

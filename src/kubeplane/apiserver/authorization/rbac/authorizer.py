@@ -116,13 +116,7 @@ class RBACAuthorizer:
         """authorize()'s cached decision for the request, straight from its RequestInfo (the
         attributes attributes_of would build); None when there is none yet (then authorize())."""
         cache = self.cache
-        index = self.index
-        for fut in index._waits:            # index.refresh()'s own test, without its call
-            if fut.done():
-                generation = index.refresh()
-                break
-        else:
-            generation = index.refresh() if index._polled else index.generation
+        generation = self.index.refresh()
         entries = cache.entries if generation == cache.generation else cache.current(generation)
         if info.is_resource_request:
             key: tuple[Any, ...] = (user.name, user.groups, info.verb, info.namespace, info.group, info.resource,

@@ -205,19 +205,16 @@ class Indexer:
         # index (every informer has it) need not be asked twice for what it cannot change.
         same_namespace = old is not None and self.key_func is meta_namespace_key_func
         for fn, bucket, known in self._plan:
-            if known is None:                  # the namespace index: not remembered
-                if same_namespace:
-                    continue
-                values = fn(obj)
+            if known is None and same_namespace:   # the namespace index (not remembered)
+                continue
+            values = fn(obj)
+            if known is None:
                 old_values = fn(old) if old is not None else None
             else:
-                values = fn(obj)
                 old_values = known.get(key)    # None for a new key
-                if old_values == values:       # the common update: same index values
-                    continue
                 known[key] = values
             if old_values is not None:
-                if old_values == values:
+                if old_values == values:       # the common update: same index values
                     continue
                 self._unindex_values(bucket, key, old_values)
             for value in values:

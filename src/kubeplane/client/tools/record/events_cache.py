@@ -434,8 +434,5 @@ class EventCorrelator:
         return EventCorrelateResult(event=observed, patch=patch)
 
     def update_state(self, event: core_v1.Event) -> None:
-        """Upstream: EventCorrelator.UpdateState (eventLogger.updateState, its steps written
-        out: once per event written)"""
-        m = event.metadata
-        name, rv = (m.name or "", m.resource_version or "") if m is not None else ("", "")
-        self.logger._cache.add(get_event_key(event), _EventLog(event.count or 0, event.first_timestamp, name, rv))
+        """Upstream: EventCorrelator.UpdateState"""
+        self.logger.update_state(event)

@@ -127,7 +127,8 @@ async def bench_get(c: Client, seconds: float, workers: int) -> float:
     return n / (time.perf_counter() - t0)
 
 
-async def bench_create(c: Client, seconds: float, workers: int) -> float:
+async def bench_create(c: Client, seconds: float, workers: int, prefix: str = "p") -> float:
+    """Pod creates per second; `prefix` starts the pods' names (a second run takes another)."""
     url = f"{c.server}/api/v1/namespaces/default/pods"
     # The ServiceAccount admission plugin needs the namespace's default service account, which
     # only the controller-manager creates (absent with --no-controllers): make sure it is there.
@@ -136,7 +137,7 @@ async def bench_create(c: Client, seconds: float, workers: int) -> float:
         assert r.status in (201, 409), await r.text()
 
     async def op(i: int, n: int) -> None:
-        async with c.session.post(url, data=json.dumps(pod(f"p-{i}-{n}"))) as r:
+        async with c.session.post(url, data=json.dumps(pod(f"{prefix}-{i}-{n}"))) as r:
             assert r.status == 201, await r.text()
             await r.read()
 

@@ -27,9 +27,9 @@ async def test_each_version_is_stored_once(tmp_path: pathlib.Path) -> None:
     for v in range(1, 21):
         await s.update("/k/a", obj("a", v))                   # 3..22
     await s.close()                                           # trims the file to the window
-    # The window is 13..22; below it only row 12, the prev of event 13, is kept (b's row 1 went:
-    # no event of b is in the window, and its current version is in kv).
-    assert query(path, "SELECT rev FROM log WHERE rev <= 12") == [(12,)]
+    # The window is 13..22; below it only row 12, the prev of event 13, and b's row 1, its
+    # current version (kv has no value: the log row is its only copy), are kept.
+    assert query(path, "SELECT rev FROM log WHERE rev <= 12") == [(1,), (12,)]
     assert [r for (r,) in query(path, "SELECT rev FROM log WHERE rev > 12")] == list(range(13, 23))
     assert query(path, "SELECT value FROM meta WHERE name = 'compacted'") == [(12,)]
     assert [c for (_, c, *_) in query(path, "PRAGMA table_info(log)")] == [
@@ -39,7 +39,7 @@ async def test_each_version_is_stored_once(tmp_path: pathlib.Path) -> None:
     before = summary(window(s))
     await s.update("/k/b", obj("b", 1))                       # 23: its prev (1) is below the floor
     await s.close()
-    assert (1, "/k/b") in query(path, "SELECT rev, key FROM log WHERE rev <= 13")   # brought along
+    assert (1, "/k/b") in query(path, "SELECT rev, key FROM log WHERE rev <= 13")   # kept, now as 23's prev
 
     s = SqliteStorage(path, history=10)
     after = summary(window(s))
@@ -49,14 +49,14 @@ async def test_each_version_is_stored_once(tmp_path: pathlib.Path) -> None:
     await s.close()
 
 
-async def test_a_prev_exactly_at_the_floor_is_brought_along(tmp_path: pathlib.Path) -> None:
+async def test_a_prev_exactly_at_the_floor_is_kept(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "state.db"
     s = SqliteStorage(path, history=2)
     await s.create("/k/a", obj("a"))                          # 1
     await s.create("/k/b", obj("b"))                          # 2
     await s.update("/k/b", obj("b", 1))                       # 3: the window is 2..3, the floor 1
     await s.close()
-    assert query(path, "SELECT rev FROM log") == [(2,), (3,)]   # row 1 went: no event needs it
+    assert query(path, "SELECT rev FROM log") == [(1,), (2,), (3,)]   # row 1 stays: a's current version
     s = SqliteStorage(path, history=2)
     await s.update("/k/a", obj("a", 1))                       # 4: its prev is revision 1, the floor
     await s.close()
@@ -95,12 +95,16 @@ async def test_compaction_reaches_the_file_without_a_restart(tmp_path: pathlib.P
     path = tmp_path / "state.db"
     s = SqliteStorage(path)
     for i in range(5):
-        await s.create(f"/k/{i}", obj(str(i)))
-    await s.wait_committed(5)
-    await s.compact(3)
-    await until(lambda: query(path, "SELECT value FROM meta WHERE name = 'compacted'") == [(3,)],
+        await s.create(f"/k/{i}", obj(str(i)))                # 1..5
+    for i in range(3):
+        await s.update(f"/k/{i}", obj(str(i), 1))            # 6..8, whose prevs are 1..3
+    await s.wait_committed(8)
+    await s.compact(7)
+    await until(lambda: query(path, "SELECT value FROM meta WHERE name = 'compacted'") == [(7,)],
                 "the committer to trim the file")
-    assert query(path, "SELECT rev FROM log") == [(4,), (5,)]
+    # 1 and 2 go (their events 6 and 7 are out of the window), 3 stays (event 8's prev), and
+    # 4..8 are current versions.
+    assert query(path, "SELECT rev FROM log") == [(3,), (4,), (5,), (6,), (7,), (8,)]
     await s.close()
 
 
@@ -145,7 +149,7 @@ async def test_a_file_from_before_is_upgraded_into_a_new_file(tmp_path: pathlib.
                                   ("DELETED", "/k/a", 5, 2, (3, 2))]
     assert (await s.update("/k/b", obj("b", 10))).mod_revision == 6
     await s.close()
-    assert query(path, "PRAGMA auto_vacuum") == [(2,)] and query(path, "PRAGMA user_version") == [(2,)]
+    assert query(path, "PRAGMA auto_vacuum") == [(2,)] and query(path, "PRAGMA user_version") == [(3,)]
     assert sorted(os.listdir(tmp_path)) == ["state.db"]                  # replaced by the copy
     assert query(path, "SELECT rev, key FROM log ORDER BY rev") == [
         (2, "/k/a"), (3, "/k/a"), (4, "/k/b"), (5, "/k/a"), (6, "/k/b")]   # 2: 3's prev, kept below

@@ -150,3 +150,22 @@ async def test_values_under_an_old_key_are_rewritten_under_the_first_at_open(
     s = SqliteStorage(path, history=3, transformer=Xor(write=b"k1:", read=(b"k1:",)))   # the old key is gone
     assert summary(window(s)) == before
     await s.close()
+
+
+async def test_each_version_is_transformed_once(tmp_path: pathlib.Path) -> None:
+    """One transform per write: a prev below the floor is its key's current version, whose one
+    stored copy (its log row) is kept, so nothing writes it again."""
+    path, t = tmp_path / "state.db", Xor()
+    s = SqliteStorage(path, history=3, transformer=t)
+    await s.create("/k/a", obj("a"))                         # 1
+    await s.create("/k/b", obj("b"))                         # 2
+    for v in range(1, 11):
+        await s.update("/k/b", obj("b", v))                  # 3..12: the floor passes 1
+    await s.wait_committed(12)
+    await until(lambda: query(path, "SELECT value FROM meta WHERE name = 'compacted'") >= [(8,)], "trims")
+    await s.update("/k/a", obj("a", 1))                      # 13: its prev, 1, is below the floor
+    await s.close()
+    assert t.calls == 13
+    s = SqliteStorage(path, history=3, transformer=t)
+    assert summary(window(s))[-1] == ("MODIFIED", "/k/a", 13, 1, (1, 0))
+    await s.close()

@@ -384,8 +384,6 @@ class SqliteStorage(MemoryStorage):
         self._disk_floor, self._disk_last = start, revision
         # Decode each stored version once: events and current state share KeyValues.
         versions = {kv.mod_revision: kv for kv in kvs}
-        kept = {rev: value for rev, value in db.execute(   # the kept prevs (current versions are read)
-            f"SELECT rev, value FROM log WHERE rev <= ? AND NOT {_CURRENT}", (start,))}
         events: list[WatchEvent] = []
         rows = db.execute("SELECT rev, type, key, create_rev, prev_rev, value FROM log WHERE rev > ?"
                           " ORDER BY rev", (start,))
@@ -396,8 +394,12 @@ class SqliteStorage(MemoryStorage):
             prev = None
             if prev_rev is not None:
                 prev = versions.get(prev_rev)
-                if prev is None and prev_rev in kept:
-                    prev = versions[prev_rev] = self._decode(key, create_rev, prev_rev, kept[prev_rev])
+                if prev is None and prev_rev <= start:
+                    # A kept prev, looked up by revision: the rows below the window are mostly
+                    # current versions (read above), not worth a scan.
+                    row = db.execute("SELECT value FROM log WHERE rev = ?", (prev_rev,)).fetchone()
+                    if row is not None:
+                        prev = versions[prev_rev] = self._decode(key, create_rev, prev_rev, row[0])
                 if prev is None:    # not in a file written by this code: the window starts after it
                     log.warning("%s: revision %d of %s is missing; watch history starts at %d",
                                 self._path, prev_rev, key, rev)

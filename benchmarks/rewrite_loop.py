@@ -7,7 +7,7 @@ Starts `kubeplane up --nodes 0` (sqlite, its own process, as a user runs it), cr
 ConfigMap whose single data value is `--size` bytes and replaces it `--writes - 1` times with
 a different value each time (PUT, one at a time, over HTTPS with the kubeconfig's CA and token).
 Then it reports the size of state.db (+ its -wal), the live data (the sum of the current
-objects' stored bytes, read from the kv table), and the `up` process's peak RSS (VmHWM) and
+objects' stored bytes: their log rows, `kv JOIN log`), and the `up` process's peak RSS (VmHWM) and
 current RSS (VmRSS) from /proc; then the same after a restart on the same data directory
 (SIGTERM, start again, one GET of the ConfigMap).
 
@@ -52,7 +52,7 @@ def live_bytes(data_dir: pathlib.Path) -> int:
     """The current objects' stored bytes (a read-only connection; WAL lets it read beside up)."""
     db = sqlite3.connect(f"file:{data_dir / 'state.db'}?mode=ro", uri=True)
     try:
-        return db.execute("SELECT sum(length(value)) FROM kv").fetchone()[0]
+        return db.execute("SELECT sum(length(log.value)) FROM kv JOIN log ON log.rev = kv.mod_rev").fetchone()[0]
     finally:
         db.close()
 

@@ -29,12 +29,14 @@ async def test_free_pages_are_given_back_and_the_wal_truncated_when_idle(
     for i in range(40):                                  # 40 x 100 KB live: a 4 MB window
         await s.create(f"/k/{i}", obj(str(i), pad=100_000))
     await s.wait_committed(s.revision)
-    await until(lambda: size(path) > 8_000_000, "the rows to reach the file")   # kv + log
+    await until(lambda: size(path) > 4_000_000, "the rows to reach the file")
     peak = size(path)
+    assert peak < 6_000_000                              # each value once (twice was 8 MB)
     for i in range(40):                                  # nothing live: the window shrinks to 100 KB
         await s.delete(f"/k/{i}")
     await s.wait_committed(s.revision)
-    await until(lambda: size(path) < peak / 4 and size(wal) == 0, "reclaim and an idle checkpoint")
+    # Left: the window's last event and its prev (2 x 100 KB) and VACUUM_MIN (1 MiB) free pages.
+    await until(lambda: size(path) < min(peak / 2, 1_600_000) and size(wal) == 0, "reclaim and an idle checkpoint")
     assert query(path, "PRAGMA freelist_count")[0][0] <= 256          # VACUUM_MIN pages at most
     await s.close()
 
@@ -135,7 +137,7 @@ async def test_values_under_an_old_key_are_rewritten_under_the_first_at_open(
     for v in range(1, 5):
         await s.update("/k/a", {**obj("a"), "v": v})
     await s.close()
-    stored = {row[0] for row in query(path, "SELECT value FROM log UNION ALL SELECT value FROM kv")}
+    stored = {row[0] for row in query(path, "SELECT value FROM log")}
     assert stored and all(v.startswith(b"k0:") for v in stored)
     with caplog.at_level(logging.INFO, logger="kubeplane.storage.sqlite"):
         s = SqliteStorage(path, history=3, transformer=Xor(write=b"k1:"))
@@ -143,8 +145,27 @@ async def test_values_under_an_old_key_are_rewritten_under_the_first_at_open(
     before = summary(window(s))
     assert (await s.get("/k/a")).obj["v"] == 4
     await s.close()
-    stored = {row[0] for row in query(path, "SELECT value FROM log UNION ALL SELECT value FROM kv")}
+    stored = {row[0] for row in query(path, "SELECT value FROM log")}
     assert all(v.startswith(b"k1:") for v in stored)
     s = SqliteStorage(path, history=3, transformer=Xor(write=b"k1:", read=(b"k1:",)))   # the old key is gone
     assert summary(window(s)) == before
+    await s.close()
+
+
+async def test_each_version_is_transformed_once(tmp_path: pathlib.Path) -> None:
+    """One transform per write: a prev below the floor is its key's current version, whose one
+    stored copy (its log row) is kept, so nothing writes it again."""
+    path, t = tmp_path / "state.db", Xor()
+    s = SqliteStorage(path, history=3, transformer=t)
+    await s.create("/k/a", obj("a"))                         # 1
+    await s.create("/k/b", obj("b"))                         # 2
+    for v in range(1, 11):
+        await s.update("/k/b", obj("b", v))                  # 3..12: the floor passes 1
+    await s.wait_committed(12)
+    await until(lambda: query(path, "SELECT value FROM meta WHERE name = 'compacted'") >= [(8,)], "trims")
+    await s.update("/k/a", obj("a", 1))                      # 13: its prev, 1, is below the floor
+    await s.close()
+    assert t.calls == 13
+    s = SqliteStorage(path, history=3, transformer=t)
+    assert summary(window(s))[-1] == ("MODIFIED", "/k/a", 13, 1, (1, 0))
     await s.close()

@@ -11,9 +11,11 @@ import sys
 import textwrap
 
 import orjson
+import pytest
 from storage_testutil import obj, query, summary, until, window
 
-from kubeplane.storage import SqliteStorage
+from kubeplane.storage import SqliteStorage, StorageError
+from kubeplane.storage import sqlite as sqlite_module
 from kubeplane.storage.memory import stamp
 
 SRC = pathlib.Path(__file__).resolve().parents[2] / "src"
@@ -27,9 +29,9 @@ async def test_each_version_is_stored_once(tmp_path: pathlib.Path) -> None:
     for v in range(1, 21):
         await s.update("/k/a", obj("a", v))                   # 3..22
     await s.close()                                           # trims the file to the window
-    # The window is 13..22; below it only row 12, the prev of event 13, is kept (b's row 1 went:
-    # no event of b is in the window, and its current version is in kv).
-    assert query(path, "SELECT rev FROM log WHERE rev <= 12") == [(12,)]
+    # The window is 13..22; below it only row 12, the prev of event 13, and b's row 1, its
+    # current version (kv has no value: the log row is its only copy), are kept.
+    assert query(path, "SELECT rev FROM log WHERE rev <= 12") == [(1,), (12,)]
     assert [r for (r,) in query(path, "SELECT rev FROM log WHERE rev > 12")] == list(range(13, 23))
     assert query(path, "SELECT value FROM meta WHERE name = 'compacted'") == [(12,)]
     assert [c for (_, c, *_) in query(path, "PRAGMA table_info(log)")] == [
@@ -39,7 +41,7 @@ async def test_each_version_is_stored_once(tmp_path: pathlib.Path) -> None:
     before = summary(window(s))
     await s.update("/k/b", obj("b", 1))                       # 23: its prev (1) is below the floor
     await s.close()
-    assert (1, "/k/b") in query(path, "SELECT rev, key FROM log WHERE rev <= 13")   # brought along
+    assert (1, "/k/b") in query(path, "SELECT rev, key FROM log WHERE rev <= 13")   # kept, now as 23's prev
 
     s = SqliteStorage(path, history=10)
     after = summary(window(s))
@@ -49,14 +51,14 @@ async def test_each_version_is_stored_once(tmp_path: pathlib.Path) -> None:
     await s.close()
 
 
-async def test_a_prev_exactly_at_the_floor_is_brought_along(tmp_path: pathlib.Path) -> None:
+async def test_a_prev_exactly_at_the_floor_is_kept(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "state.db"
     s = SqliteStorage(path, history=2)
     await s.create("/k/a", obj("a"))                          # 1
     await s.create("/k/b", obj("b"))                          # 2
     await s.update("/k/b", obj("b", 1))                       # 3: the window is 2..3, the floor 1
     await s.close()
-    assert query(path, "SELECT rev FROM log") == [(2,), (3,)]   # row 1 went: no event needs it
+    assert query(path, "SELECT rev FROM log") == [(1,), (2,), (3,)]   # row 1 stays: a's current version
     s = SqliteStorage(path, history=2)
     await s.update("/k/a", obj("a", 1))                       # 4: its prev is revision 1, the floor
     await s.close()
@@ -95,12 +97,16 @@ async def test_compaction_reaches_the_file_without_a_restart(tmp_path: pathlib.P
     path = tmp_path / "state.db"
     s = SqliteStorage(path)
     for i in range(5):
-        await s.create(f"/k/{i}", obj(str(i)))
-    await s.wait_committed(5)
-    await s.compact(3)
-    await until(lambda: query(path, "SELECT value FROM meta WHERE name = 'compacted'") == [(3,)],
+        await s.create(f"/k/{i}", obj(str(i)))                # 1..5
+    for i in range(3):
+        await s.update(f"/k/{i}", obj(str(i), 1))            # 6..8, whose prevs are 1..3
+    await s.wait_committed(8)
+    await s.compact(7)
+    await until(lambda: query(path, "SELECT value FROM meta WHERE name = 'compacted'") == [(7,)],
                 "the committer to trim the file")
-    assert query(path, "SELECT rev FROM log") == [(4,), (5,)]
+    # 1 and 2 go (their events 6 and 7 are out of the window), 3 stays (event 8's prev), and
+    # 4..8 are current versions.
+    assert query(path, "SELECT rev FROM log") == [(3,), (4,), (5,), (6,), (7,), (8,)]
     await s.close()
 
 
@@ -145,7 +151,7 @@ async def test_a_file_from_before_is_upgraded_into_a_new_file(tmp_path: pathlib.
                                   ("DELETED", "/k/a", 5, 2, (3, 2))]
     assert (await s.update("/k/b", obj("b", 10))).mod_revision == 6
     await s.close()
-    assert query(path, "PRAGMA auto_vacuum") == [(2,)] and query(path, "PRAGMA user_version") == [(2,)]
+    assert query(path, "PRAGMA auto_vacuum") == [(2,)] and query(path, "PRAGMA user_version") == [(3,)]
     assert sorted(os.listdir(tmp_path)) == ["state.db"]                  # replaced by the copy
     assert query(path, "SELECT rev, key FROM log ORDER BY rev") == [
         (2, "/k/a"), (3, "/k/a"), (4, "/k/b"), (5, "/k/a"), (6, "/k/b")]   # 2: 3's prev, kept below
@@ -204,4 +210,191 @@ async def test_kill_9_during_trims_loses_no_write_and_no_prev(tmp_path: pathlib.
         assert ev.prev.obj["v"] < ev.kv.obj["v"]
         assert orjson.loads(ev.prev.value)["metadata"]["resourceVersion"] == str(ev.prev.mod_revision)
     s._check_invariants()
+    await s.close()
+
+
+# --- schema 3: a current version's value only in its log row ---------------------------------------
+
+def log_revs(path: pathlib.Path, key: str) -> list[int]:
+    return [r for (r,) in query(path, "SELECT rev FROM log WHERE key = ? ORDER BY rev", key)]
+
+
+def floor_of(path: pathlib.Path) -> int:
+    return query(path, "SELECT coalesce(max(value), 0) FROM meta WHERE name = 'compacted'")[0][0]
+
+
+async def test_an_object_never_updated_survives_trims_far_past_it_and_a_restart(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "state.db"
+    s = SqliteStorage(path, history=10)
+    await s.create("/k/old", obj("old", 7))                   # 1
+    for v in range(300):                                      # 2..301: ~30 trims, the floor near 291
+        await s.create("/k/x", obj("x", v)) if v == 0 else await s.update("/k/x", obj("x", v))
+    await s.wait_committed(301)
+    await until(lambda: floor_of(path) >= 280, "the trims to pass revision 1 by far")
+    assert log_revs(path, "/k/old") == [1]                    # its only copy: kept, never trimmed
+    before = summary(window(s))
+    await s.close()
+
+    s = SqliteStorage(path, history=10)
+    kv = await s.get("/k/old")
+    assert kv is not None and (kv.mod_revision, kv.create_revision, kv.obj["v"]) == (1, 1, 7)
+    assert kv.obj["metadata"]["resourceVersion"] == "1"
+    assert summary(window(s)) == before and s.oldest_revision == 291
+    s._check_invariants()
+    await s.update("/k/old", obj("old", 8))                   # 302: its prev is the kept row 1
+    await s.close()
+    s = SqliteStorage(path, history=10)
+    assert summary(window(s))[-1] == ("MODIFIED", "/k/old", 302, 8, (1, 7))
+    await s.close()
+
+
+async def test_an_old_version_is_kept_as_a_prev_until_its_event_leaves_the_window(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "state.db"
+    s = SqliteStorage(path, history=10)
+    await s.create("/k/a", obj("a", 0))                       # 1
+    await s.create("/k/x", obj("x", 0))                       # 2
+    for v in range(1, 40):
+        await s.update("/k/x", obj("x", v))                   # 3..41: the floor passes 1
+    await s.wait_committed(41)
+    await until(lambda: floor_of(path) >= 30, "the floor to pass a's revision")
+    await s.update("/k/a", obj("a", 1))                       # 42: prev 1, below the floor
+    await s.wait_committed(42)
+    await until(lambda: floor_of(path) >= 32, "a trim after the update")
+    assert log_revs(path, "/k/a") == [1, 42]                  # 1 kept as 42's prev
+    await s.close()
+    s = SqliteStorage(path, history=10)
+    assert summary(window(s))[-1] == ("MODIFIED", "/k/a", 42, 1, (1, 0))
+    for v in range(40, 60):
+        await s.update("/k/x", obj("x", v))                   # 43..62: event 42 leaves the window
+    await s.wait_committed(62)
+    await until(lambda: floor_of(path) >= 45, "the window to pass event 42")
+    assert log_revs(path, "/k/a") == [42]                     # the prev went, the current stays
+    await s.close()
+    s = SqliteStorage(path, history=10)
+    kv = await s.get("/k/a")
+    assert kv is not None and (kv.mod_revision, kv.obj["v"]) == (42, 1)
+    assert all(e.kv.key == "/k/x" for e in window(s))
+    s._check_invariants()
+    await s.close()
+
+
+async def test_a_deleted_objects_rows_go_when_the_window_passes_them(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "state.db"
+    s = SqliteStorage(path, history=10)
+    await s.create("/k/d", obj("d", 0))                       # 1
+    await s.update("/k/d", obj("d", 1))                       # 2
+    await s.create("/k/x", obj("x", 0))                       # 3
+    await s.delete("/k/d")                                    # 4
+    await s.wait_committed(4)
+    await s.compact(2)
+    await until(lambda: floor_of(path) == 2, "a trim inside d's history")
+    assert log_revs(path, "/k/d") == [2, 4]                   # 2: the delete's prev
+    for v in range(1, 30):
+        await s.update("/k/x", obj("x", v))                   # 5..33
+    await s.close()
+    assert log_revs(path, "/k/d") == []
+    assert query(path, "SELECT count(*) FROM kv") == [(1,)]
+    s = SqliteStorage(path, history=10)
+    assert await s.get("/k/d") is None and s.revision == 33
+    await s.close()
+
+
+async def test_each_current_value_is_stored_once(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "state.db"
+    s = SqliteStorage(path, history=10)
+    values = [(await s.create(f"/k/{i:03d}", obj(str(i), pad=1500))).value for i in range(200)]
+    await s.close()
+    assert "value" not in [c for _, c, *_ in query(path, "PRAGMA table_info(kv)")]
+    assert query(path, "SELECT count(*), sum(length(value)) FROM log") == [(200, sum(map(len, values)))]
+    assert path.stat().st_size < 1.75 * sum(map(len, values))  # pages and B-trees, not a second copy (2x)
+
+
+async def test_a_kv_row_without_its_log_row_fails_the_open(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "state.db"
+    s = SqliteStorage(path)
+    await s.create("/k/a", obj("a"))
+    await s.close()
+    db = sqlite3.connect(path)
+    with db:
+        db.execute("DELETE FROM log")
+    db.close()
+    with pytest.raises(StorageError, match="/k/a .revision 1.: its value is missing"):
+        SqliteStorage(path)
+
+
+# --- a file of schema 2: kv held a copy of each current value -------------------------------------
+
+V2_SCHEMA = """
+PRAGMA auto_vacuum = INCREMENTAL;
+CREATE TABLE kv (key TEXT NOT NULL, create_rev INTEGER NOT NULL, mod_rev INTEGER PRIMARY KEY,
+    value BLOB NOT NULL);
+CREATE TABLE log (rev INTEGER PRIMARY KEY, type INTEGER NOT NULL, key TEXT NOT NULL,
+    create_rev INTEGER NOT NULL, prev_rev INTEGER, value BLOB NOT NULL);
+CREATE INDEX log_prev ON log (prev_rev) WHERE prev_rev IS NOT NULL;
+CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+PRAGMA user_version = 2;
+"""
+
+
+def write_v2(path: pathlib.Path) -> None:
+    """What schema 2 left: a created at 1 (below the floor 2, its log row trimmed: only kv has
+    it); b 2, 3, 4 (2 kept as 3's prev); c created at 5, deleted at 6."""
+    a = stamp("/k/a", obj("a", 1), 1, 1)
+    b = [stamp("/k/b", obj("b", v), 2, rev) for v, rev in enumerate((2, 3, 4))]
+    c = stamp("/k/c", obj("c", 5), 5, 5)
+    gone = stamp("/k/c", c.obj, 5, 6)
+    db = sqlite3.connect(path)
+    db.executescript(V2_SCHEMA)
+    db.execute("PRAGMA journal_mode=WAL")
+    with db:
+        db.executemany("INSERT INTO kv VALUES (?, ?, ?, ?)", [("/k/a", 1, 1, a.value), ("/k/b", 2, 4, b[2].value)])
+        db.executemany("INSERT INTO log VALUES (?, ?, ?, ?, ?, ?)", [
+            (2, 0, "/k/b", 2, None, b[0].value), (3, 1, "/k/b", 2, 2, b[1].value), (4, 1, "/k/b", 2, 3, b[2].value),
+            (5, 0, "/k/c", 5, None, c.value), (6, 2, "/k/c", 5, 5, gone.value)])
+        db.execute("INSERT INTO meta VALUES ('compacted', 2)")
+    db.close()
+
+
+V2_WINDOW = [("MODIFIED", "/k/b", 3, 1, (2, 0)), ("MODIFIED", "/k/b", 4, 2, (3, 1)),
+             ("ADDED", "/k/c", 5, 5, None), ("DELETED", "/k/c", 6, 5, (5, 5))]
+
+
+async def test_a_schema_2_file_is_converted_at_its_first_open(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "state.db"
+    write_v2(path)
+    s = SqliteStorage(path)
+    assert (s.revision, s.oldest_revision) == (6, 2)
+    assert [(kv.key, kv.mod_revision, kv.obj["v"]) for kv in [await s.get("/k/a"), await s.get("/k/b")]
+            if kv is not None] == [("/k/a", 1, 1), ("/k/b", 4, 2)]
+    assert summary(window(s)) == V2_WINDOW
+    s._check_invariants()
+    await s.close()
+    assert query(path, "PRAGMA user_version") == [(3,)]
+    assert [c for _, c, *_ in query(path, "PRAGMA table_info(kv)")] == ["key", "create_rev", "mod_rev"]
+    assert query(path, "SELECT rev, type, key, create_rev, prev_rev FROM log WHERE rev <= 2") == [
+        (1, 0, "/k/a", 1, None), (2, 0, "/k/b", 2, None)]    # a's value moved into a kept row
+
+    s = SqliteStorage(path)                                  # reopens as schema 3
+    assert summary(window(s)) == V2_WINDOW
+    await s.update("/k/a", obj("a", 2))                      # 7: its prev is the moved row
+    await s.close()
+    s = SqliteStorage(path)
+    assert summary(window(s))[-1] == ("MODIFIED", "/k/a", 7, 2, (1, 1))
+    await s.close()
+
+
+async def test_a_schema_2_upgrade_that_fails_leaves_the_file_as_it_was(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "state.db"
+    write_v2(path)
+    # The failure comes after kv was renamed and the new one created: the transaction undoes both.
+    monkeypatch.setattr(sqlite_module, "_SCHEMA", [*sqlite_module._SCHEMA, "SELECT no_such_function()"])
+    with pytest.raises(sqlite3.OperationalError, match="no_such_function"):
+        SqliteStorage(path)
+    assert query(path, "PRAGMA user_version") == [(2,)]
+    assert [c for _, c, *_ in query(path, "PRAGMA table_info(kv)")] == ["key", "create_rev", "mod_rev", "value"]
+    assert query(path, "SELECT name FROM sqlite_master WHERE name LIKE 'kv%'") == [("kv",)]
+    monkeypatch.undo()
+    s = SqliteStorage(path)
+    assert summary(window(s)) == V2_WINDOW and (await s.get("/k/a")) is not None
     await s.close()

@@ -3,13 +3,24 @@
 The whole current state and the recent history live in memory (reads never touch SQLite);
 SQLite is the durable copy, read once at open:
 
-  kv(key, create_rev, mod_rev, value)               the current objects, keyed by mod_rev (a
-                                                    write deletes its prev's row, by revision)
-  log(rev, type, key, create_rev, prev_rev, value)  the events of the history window, plus,
-                                                    at or below the floor, the prev versions
-                                                    that some event in the window still needs
+  kv(key, create_rev, mod_rev)                      the current objects, keyed by mod_rev (a
+                                                    write deletes its prev's row, by revision);
+                                                    no value: it is the log row's at mod_rev
+  log(rev, type, key, create_rev, prev_rev, value)  every stored version: the events of the
+                                                    history window, plus, at or below the
+                                                    floor, the current versions (kv's mod_revs)
+                                                    and the prev versions that some event in
+                                                    the window still needs
   meta(name, value)                                 'compacted': the floor (every revision at
                                                     or below it is out of the window)
+
+Each version's bytes are written once, into its log row; kv only points at it
+(`kv JOIN log ON log.rev = kv.mod_rev` is the current state). Why: a create wrote its value into
+both tables (schema 2), twice the WAL frames and page copies; one copy took the committer
+thread's instructions per HTTPS pod create down 23 % and its CPU ~28 % (BENCHMARKS.md), and the
+file of 30,000 pods from 154 MB to 94 MB. Upstream: etcd's mvcc stores each revision's KeyValue
+once, in its key bucket keyed by revision (kvstore_txn.go, put), and finds a key's current
+revision through its treeIndex, as kv points at log here.
 
 The revision counter is not stored separately: it is max(log.rev, meta.compacted, kv.mod_rev),
 because trimming always records the floor it trimmed to. So it never goes backwards, even when
@@ -19,18 +30,23 @@ kv has no index on its keys: the keys of new objects are random (generateName), 
 index had a page to write to the WAL for most creates, ~1 of the ~3 frames a create cost under
 load; keyed by mod_rev, rows append at the B-tree's right edge, and the row a write replaces is
 its prev's (memory's current version, which the earlier batches committed). A file of schema 1
-(kv keyed by key) is rekeyed at its first open.
+(kv keyed by key, with a value) or 2 (kv with a value) is converted at its first open, in one
+transaction (a crash leaves the old file): a current version without a log row (below the floor)
+gets one, then kv is rebuilt without its values.
 
-Previous objects are stored once. An event's prev is the previous version of its key, which is
-the event at prev_rev, still in the log, except for the first event of each key in the window.
-As etcd's compaction keeps the newest revision of each key at or before the compaction point,
-a trim to floor f deletes the rows at or below f except those that an event above f names as
-its prev_rev; an event whose prev is already below the floor when it is written brings its
-prev along as such a row. Example: writes of key a at 1, 2, 3 and of key b at 4; trim to 2:
-row 1 goes, row 2 stays (event 3 needs it), meta.compacted = 2; trim to 3: row 2 goes (event 3
-is out of the window), row 3 stays only if a later event of a names it. So the file holds
-the live data, the window and at most one prev per key: with the defaults, a client that
-rewrites one 1 MiB ConfigMap 1,000 times leaves ~11 MB, not 2 GB.
+Previous objects are stored once too. An event's prev is the previous version of its key, which
+is the event at prev_rev, still in the log, except for the first event of each key in the
+window. As etcd's compaction keeps the newest revision of each key at or before the compaction
+point, a trim to floor f deletes the rows at or below f except those that an event above f
+names as its prev_rev and those of current versions (a kv row's mod_rev, looked up by primary
+key per candidate row). An event's prev is always its key's current version when it is written,
+whose row no trim has deleted, so an event never needs to bring its prev along. Example: writes
+of key a at 1, 2, 3 and of key b at 4; trim to 2: row 1 goes, row 2 stays (event 3 needs it),
+meta.compacted = 2; trim to 4: row 2 goes (event 3 is out of the window), rows 3 and 4 stay
+(current versions); a write of a at 5 names 3 as its prev, and the trim that moves the floor
+past 5 deletes row 3. So the file holds the live data, the window and at most one prev per key:
+with the defaults, a client that rewrites one 1 MiB ConfigMap 1,000 times leaves ~11 MB, not
+2 GB.
 
 The window follows the memory one (watch_log.py: bounded by count and by bytes, compaction).
 The committer thread trims its copy in batches, at least every `history // 10` (<= 1,000)
@@ -70,7 +86,7 @@ journal_size_limit after each checkpoint and truncated to nothing once the store
 Privacy: state.db, -wal and -shm are 0600 (the file is created so before SQLite opens it, and
 SQLite gives its -wal and -shm the database's mode; older files are tightened at open). An
 optional `Transformer` (encryption at rest) turns every stored value into the bytes written,
-on the committer thread, and back at open; a value it cannot read back fails the open with a
+on the committer thread (once per version: its one log row), and back at open; a value it cannot read back fails the open with a
 StorageError naming the key. The write is already applied in memory when the committer
 transforms it, so a transformer that fails there stops the store like a failed commit (local
 keys, as aescbc, aesgcm and secretbox use, do not fail).
@@ -100,9 +116,9 @@ _SCHEMA = [
     # Keyed by mod_rev, not by key: a write appends at the B-tree's right edge and replaces
     # the row at its prev's mod_rev, so no index on the (random) keys has a page to write per
     # create (~1 WAL frame of ~3 per create under load).
+    # No value: the current version's value is its log row's (log.rev = kv.mod_rev).
     """CREATE TABLE IF NOT EXISTS {s}kv (
-        key TEXT NOT NULL, create_rev INTEGER NOT NULL, mod_rev INTEGER PRIMARY KEY,
-        value BLOB NOT NULL)""",
+        key TEXT NOT NULL, create_rev INTEGER NOT NULL, mod_rev INTEGER PRIMARY KEY)""",
     # The small columns first: a row's value may span many overflow pages, and SQLite reads a
     # row's columns in order, so a trim that reads prev_rev never walks through the value.
     """CREATE TABLE IF NOT EXISTS {s}log (
@@ -112,17 +128,20 @@ _SCHEMA = [
     # scan of the window.
     "CREATE INDEX IF NOT EXISTS {s}log_prev ON log (prev_rev) WHERE prev_rev IS NOT NULL",
     "CREATE TABLE IF NOT EXISTS {s}meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
-    "PRAGMA {s}user_version = 2",
+    "PRAGMA {s}user_version = 3",
 ]
 _SET_FLOOR = ("INSERT INTO meta VALUES ('compacted', ?) ON CONFLICT(name) DO UPDATE"
               " SET value = max(value, excluded.value)")
 # Trim from floor `old` to `new`, in this order (the second reads rows the first deletes):
 # the prevs kept below `old` whose next version is no longer an event, then the rows of
-# (old, new] that no event above `new` names as its prev.
+# (old, new] that no event above `new` names as its prev. Neither deletes a current version's
+# row (kv's value): NOT EXISTS is one primary-key lookup in kv per candidate row.
+_CURRENT = "EXISTS (SELECT 1 FROM kv WHERE kv.mod_rev = log.rev)"
 _DROP_KEPT_PREVS = ("DELETE FROM log WHERE rev IN (SELECT prev_rev FROM log"
-                    " WHERE rev > :old AND rev <= :new AND prev_rev <= :old)")
+                    f" WHERE rev > :old AND rev <= :new AND prev_rev <= :old) AND NOT {_CURRENT}")
 _DROP_TRIMMED = ("DELETE FROM log WHERE rev > :old AND rev <= :new AND rev NOT IN"
-                 " (SELECT prev_rev FROM log WHERE prev_rev > :old AND prev_rev <= :new AND rev > :new)")
+                 " (SELECT prev_rev FROM log WHERE prev_rev > :old AND prev_rev <= :new AND rev > :new)"
+                 f" AND NOT {_CURRENT}")
 
 _TYPE_CODE: dict[EventType, int] = {"ADDED": 0, "MODIFIED": 1, "DELETED": 2}
 _CODE_TYPE: list[EventType] = ["ADDED", "MODIFIED", "DELETED"]
@@ -134,7 +153,7 @@ _CHUNK = 1000
 # through its adapter protocol, which looks in its adapters' table, then fails to find
 # `__adapt__` on the protocol and `__conform__` on the value, each failure formatting an
 # AttributeError message it then drops (~3k instructions per parameter; a stored create binds
-# three: the log's value and null prev, the kv's value). An adapter in the table ends the
+# two: the log's value and null prev). An adapter in the table ends the
 # search at once: for bytes `bytes` (bytes(b) is b itself), for None `{}.get` (None, as a C
 # call). Same values bound, so nothing else that uses sqlite3 in the process sees a difference.
 sqlite3.register_adapter(bytes, bytes)
@@ -149,9 +168,9 @@ class SqliteStorage(MemoryStorage):
     """The Storage contract, durable in a SQLite file (WAL), served from memory.
 
     Committer-thread state (after open): _disk_floor (meta.compacted: rows at or below it are
-    only kept prevs), _disk_last (the last committed revision), _trimmed_at (the memory log's
-    evicted_bytes at the last trim), _reclaim (free pages may be worth giving back), _dirty
-    (the -wal holds frames since the last truncation). The thread reads the memory log's
+    only kept prevs and current versions), _disk_last (the last committed revision),
+    _trimmed_at (the memory log's evicted_bytes at the last trim), _reclaim (free pages may be
+    worth giving back), _dirty (the -wal holds frames since the last truncation). The thread reads the memory log's
     oldest_revision and evicted_bytes without a lock: single int attributes, and both only
     grow, so a read is at worst a little old.
     """
@@ -166,7 +185,7 @@ class SqliteStorage(MemoryStorage):
         self._disk_floor = self._disk_last = self._trimmed_at = 0
         self._reclaim = True
         self._dirty = False
-        self._stale: list[tuple[str, str | int, str, bytes]] = []   # (table, row, key, plaintext)
+        self._stale: list[tuple[int, str, bytes]] = []   # (log.rev, key, plaintext)
         _private(self._path, create=True)
         # check_same_thread=False: the loop thread opens and closes, the committer thread
         # does everything in between.
@@ -210,31 +229,29 @@ class SqliteStorage(MemoryStorage):
     # --- the committer thread ------------------------------------------------------------------
 
     def _commit(self, batch: list[WatchEvent]) -> None:
-        """Batch in one transaction, each key at its final state; an event whose prev is below
-        the floor brings it along."""
-        floor, t = self._disk_floor, self._transformer
-        last: dict[str, tuple[WatchEvent, bytes]] = {}
-        log_rows, prev_rows, gone = [], [], []
+        """Batch in one transaction: every event's log row (its value), each key's kv row at its
+        final state.
+
+        An event's prev needs no row of its own: it is its key's current version (memory's,
+        which the earlier batches committed, or an earlier event of this batch), so its log row
+        is there, however far below the floor, because no trim deletes a current version's row.
+        """
+        t = self._transformer
+        last: dict[str, WatchEvent] = {}
+        log_rows, gone = [], []
         for ev in batch:
             kv, prev = ev.kv, ev.prev
-            value = kv.value if t is None else t.transform_to_storage(kv.key, kv.value)
             if prev is not None and kv.key not in last:
-                # The key's row before the batch: its first event's prev (memory's current
-                # version, which the earlier batches committed).
+                # The key's row before the batch: its first event's prev.
                 gone.append((prev.mod_revision,))
-            last[kv.key] = (ev, value)
-            log_rows.append((ev.revision, _TYPE_CODE[ev.type], kv.key, kv.create_revision,
-                             prev and prev.mod_revision, value))
-            if prev is not None and prev.mod_revision <= floor:
-                pv = prev.value if t is None else t.transform_to_storage(kv.key, prev.value)
-                prev_rows.append((prev.mod_revision, 1, kv.key, prev.create_revision, None, pv))
-        kv_rows = [(k, ev.kv.create_revision, ev.kv.mod_revision, value)
-                   for k, (ev, value) in last.items() if ev.type != "DELETED"]
+            last[kv.key] = ev
+            log_rows.append((ev.revision, _TYPE_CODE[ev.type], kv.key, kv.create_revision, prev and prev.mod_revision,
+                             kv.value if t is None else t.transform_to_storage(kv.key, kv.value)))
+        kv_rows = [(k, ev.kv.create_revision, ev.kv.mod_revision) for k, ev in last.items() if ev.type != "DELETED"]
         with self._transaction() as db:
             _many(db, "DELETE FROM kv WHERE mod_rev IN ({})", gone)
             _many(db, "INSERT INTO kv VALUES {}", kv_rows)
             _many(db, "INSERT INTO log VALUES {}", log_rows)
-            _many(db, "INSERT OR IGNORE INTO log VALUES {}", prev_rows)
         self._disk_last = batch[-1].revision
         self._dirty = True
 
@@ -282,12 +299,8 @@ class SqliteStorage(MemoryStorage):
         if "prev_value" in _columns(db, "log"):
             self._upgrade_from_v0()
             return self._open()
-        if any(name == "key" and pk for _, name, _, _, _, pk in db.execute("PRAGMA table_info(kv)")):
-            with _Transaction(db):          # a file of schema 1: kv keyed by key, rekeyed once
-                db.execute("ALTER TABLE kv RENAME TO kv_by_key")
-                db.execute(_SCHEMA[0].format(s=""))
-                db.execute("INSERT INTO kv SELECT key, create_rev, mod_rev, value FROM kv_by_key")
-                db.execute("DROP TABLE kv_by_key")
+        if "value" in _columns(db, "kv"):
+            self._upgrade_from_v2()
         for statement in _SCHEMA:
             db.execute(statement.format(s=""))
         self._load()
@@ -296,6 +309,24 @@ class SqliteStorage(MemoryStorage):
             db.execute("PRAGMA auto_vacuum=INCREMENTAL")
             db.execute("VACUUM")
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
+    def _upgrade_from_v2(self) -> None:
+        """Convert a file of schema 2 (kv held each current value, a copy of its log row's) or
+        1 (the same, kv keyed by key) in place, in one transaction (a crash leaves the old
+        file): a current version below the floor, whose log row a trim deleted, gets one (a
+        kept row, as a trim keeps it now: no prev, ADDED if it is its key's first version),
+        then kv is rebuilt without its values."""
+        db = self._db
+        with _Transaction(db):
+            db.execute("ALTER TABLE kv RENAME TO kv_v2")
+            for statement in _SCHEMA:
+                db.execute(statement.format(s=""))
+            db.execute("INSERT INTO log SELECT mod_rev, CASE WHEN create_rev = mod_rev THEN 0 ELSE 1 END, key,"
+                       " create_rev, NULL, value FROM kv_v2"
+                       " WHERE NOT EXISTS (SELECT 1 FROM log WHERE log.rev = kv_v2.mod_rev)")
+            db.execute("INSERT INTO kv SELECT key, create_rev, mod_rev FROM kv_v2")
+            db.execute("DROP TABLE kv_v2")
+        log.info("%s: upgraded to schema 3 (each current value stored once)", self._path)
 
     def _upgrade_from_v0(self) -> None:
         """Replace a file from before this schema, whose log stored each event's prev beside
@@ -308,7 +339,7 @@ class SqliteStorage(MemoryStorage):
         had to read all 2 GB, ~20 s). The new file has incremental auto-vacuum from the start.
         """
         db, path = self._db, self._path
-        floor = self._window_start(*_stored_bounds(db))
+        floor = self._window_start(*_stored_bounds_v0(db))
         new = path.with_name(path.name + ".upgrade")
         new.unlink(missing_ok=True)                 # a leftover of a crash during an upgrade
         _private(new, create=True)
@@ -317,11 +348,14 @@ class SqliteStorage(MemoryStorage):
         with _Transaction(db):
             for statement in _SCHEMA:
                 db.execute(statement.format(s="upgrade."))
-            db.execute("INSERT INTO upgrade.kv SELECT key, create_rev, mod_rev, value FROM main.kv")
+            db.execute("INSERT INTO upgrade.kv SELECT key, create_rev, mod_rev FROM main.kv")
             db.execute("INSERT INTO upgrade.log SELECT rev, type, key, create_rev, prev_mod_rev, value"
                        " FROM main.log WHERE rev > ?", (floor,))
             db.execute("INSERT OR IGNORE INTO upgrade.log SELECT prev_mod_rev, 1, key, prev_create_rev, NULL,"
                        " prev_value FROM main.log WHERE rev > ? AND prev_mod_rev <= ?", (floor, floor))
+            # The current versions below the window: kept rows, as in a file of this schema.
+            db.execute("INSERT OR IGNORE INTO upgrade.log SELECT mod_rev, CASE WHEN create_rev = mod_rev"
+                       " THEN 0 ELSE 1 END, key, create_rev, NULL, value FROM main.kv")
             db.execute("INSERT INTO upgrade.meta VALUES ('compacted', ?)", (floor,))
         db.execute("DETACH DATABASE upgrade")
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
@@ -341,8 +375,9 @@ class SqliteStorage(MemoryStorage):
         the file to the window first)."""
         db = self._db
         floor = _floor(db)
-        kvs = [self._decode(key, create_rev, mod_rev, value, ("kv", mod_rev))
-               for key, create_rev, mod_rev, value in db.execute("SELECT key, create_rev, mod_rev, value FROM kv")]
+        kvs = [self._decode(key, create_rev, mod_rev, value)
+               for key, create_rev, mod_rev, value in db.execute(
+                   "SELECT kv.key, kv.create_rev, kv.mod_rev, log.value FROM kv LEFT JOIN log ON log.rev = kv.mod_rev")]
         last_logged = db.execute("SELECT max(rev) FROM log").fetchone()[0] or 0
         revision = max(last_logged, floor, max((kv.mod_revision for kv in kvs), default=0))
         start = self._window_start(floor, revision, sum(len(kv.value) for kv in kvs))
@@ -352,22 +387,22 @@ class SqliteStorage(MemoryStorage):
         self._disk_floor, self._disk_last = start, revision
         # Decode each stored version once: events and current state share KeyValues.
         versions = {kv.mod_revision: kv for kv in kvs}
-        kept = {rev: value for rev, value in db.execute("SELECT rev, value FROM log WHERE rev <= ?", (start,))}
         events: list[WatchEvent] = []
         rows = db.execute("SELECT rev, type, key, create_rev, prev_rev, value FROM log WHERE rev > ?"
                           " ORDER BY rev", (start,))
         for rev, code, key, create_rev, prev_rev, value in rows:
             kv = versions.get(rev)
-            if kv is None:
-                kv = versions[rev] = self._decode(key, create_rev, rev, value, ("log", rev))
-            else:                                  # the kv row's twin: only its staleness is news
-                self._plaintext(key, rev, value, ("log", rev))
+            if kv is None:                         # else a current version, read with kv
+                kv = versions[rev] = self._decode(key, create_rev, rev, value)
             prev = None
             if prev_rev is not None:
                 prev = versions.get(prev_rev)
-                if prev is None and prev_rev in kept:
-                    prev = versions[prev_rev] = self._decode(key, create_rev, prev_rev, kept[prev_rev],
-                                                             ("log", prev_rev))
+                if prev is None and prev_rev <= start:
+                    # A kept prev, looked up by revision: the rows below the window are mostly
+                    # current versions (read above), not worth a scan.
+                    row = db.execute("SELECT value FROM log WHERE rev = ?", (prev_rev,)).fetchone()
+                    if row is not None:
+                        prev = versions[prev_rev] = self._decode(key, create_rev, prev_rev, row[0])
                 if prev is None:    # not in a file written by this code: the window starts after it
                     log.warning("%s: revision %d of %s is missing; watch history starts at %d",
                                 self._path, prev_rev, key, rev)
@@ -389,13 +424,9 @@ class SqliteStorage(MemoryStorage):
         """
         t = self._transformer
         assert t is not None
-        with self._transaction() as db:
-            for table, row, key, plain in self._stale:
-                data = t.transform_to_storage(key, plain)
-                if table == "kv":
-                    db.execute("UPDATE kv SET value = ? WHERE mod_rev = ?", (data, row))
-                else:
-                    db.execute("UPDATE log SET value = ? WHERE rev = ?", (data, row))
+        with self._transaction() as db:         # each version once: its log row
+            for rev, key, plain in self._stale:
+                db.execute("UPDATE log SET value = ? WHERE rev = ?", (t.transform_to_storage(key, plain), rev))
         log.info("%s: %d stored values re-encrypted with the first key", self._path, len(self._stale))
         self._stale.clear()
 
@@ -411,10 +442,12 @@ class SqliteStorage(MemoryStorage):
             start, count, size = rev - 1, count + 1, size + n
         return start
 
-    def _decode(self, key: str, create_rev: int, mod_rev: int, data: bytes,
-                where: tuple[str, str | int]) -> KeyValue:
-        """A stored value back as a KeyValue: StorageError naming the key if it cannot be read."""
-        data = self._plaintext(key, mod_rev, data, where)
+    def _decode(self, key: str, create_rev: int, mod_rev: int, data: bytes | None) -> KeyValue:
+        """A stored value back as a KeyValue: StorageError naming the key if it cannot be read
+        (or, None, is missing: a kv row without its log row)."""
+        if data is None:
+            raise StorageError(f"{self._path}: cannot read {key} (revision {mod_rev}): its value is missing")
+        data = self._plaintext(key, mod_rev, data)
         try:
             obj = orjson.loads(data)            # a cold kind's too: an unreadable value fails here
             return LeanKeyValue(key, data, create_rev, mod_rev) if is_cold(key) else \
@@ -422,9 +455,8 @@ class SqliteStorage(MemoryStorage):
         except Exception as e:
             raise StorageError(f"{self._path}: cannot read {key} (revision {mod_rev}): {e}") from e
 
-    def _plaintext(self, key: str, mod_rev: int, data: bytes, where: tuple[str, str | int]) -> bytes:
-        """A stored value through the transformer; a stale one is noted with where it is stored
-        (table, row) for _rewrite_stale."""
+    def _plaintext(self, key: str, mod_rev: int, data: bytes) -> bytes:
+        """A stored value through the transformer; a stale one is noted for _rewrite_stale."""
         if self._transformer is None:
             return data
         try:
@@ -432,7 +464,7 @@ class SqliteStorage(MemoryStorage):
         except Exception as e:
             raise StorageError(f"{self._path}: cannot read {key} (revision {mod_rev}): {e}") from e
         if stale:
-            self._stale.append((*where, key, plain))
+            self._stale.append((mod_rev, key, plain))
         return plain
 
 
@@ -453,8 +485,9 @@ def _columns(db: sqlite3.Connection, table: str) -> list[str]:
     return [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
 
 
-def _stored_bounds(db: sqlite3.Connection) -> tuple[int, int, int]:
-    """(floor, revision, live bytes) as stored, before anything is decoded."""
+def _stored_bounds_v0(db: sqlite3.Connection) -> tuple[int, int, int]:
+    """(floor, revision, live bytes) as stored in a file from before schema 2 (kv held the
+    current values), before anything is decoded."""
     floor = _floor(db)
     revision = max(floor, db.execute("SELECT max(rev) FROM log").fetchone()[0] or 0,
                    db.execute("SELECT max(mod_rev) FROM kv").fetchone()[0] or 0)

@@ -248,15 +248,20 @@ async def test_an_object_never_updated_survives_trims_far_past_it_and_a_restart(
     await s.close()
 
 
+async def rewrite_x(s: SqliteStorage, path: pathlib.Path, versions: range, floor: int, why: str) -> None:
+    """Rewrite /k/x once per version, then wait until the committed file's floor reaches floor."""
+    for v in versions:
+        await s.update("/k/x", obj("x", v))
+    await s.wait_committed(s.revision)
+    await until(lambda: floor_of(path) >= floor, why)
+
+
 async def test_an_old_version_is_kept_as_a_prev_until_its_event_leaves_the_window(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "state.db"
     s = SqliteStorage(path, history=10)
     await s.create("/k/a", obj("a", 0))                       # 1
     await s.create("/k/x", obj("x", 0))                       # 2
-    for v in range(1, 40):
-        await s.update("/k/x", obj("x", v))                   # 3..41: the floor passes 1
-    await s.wait_committed(41)
-    await until(lambda: floor_of(path) >= 30, "the floor to pass a's revision")
+    await rewrite_x(s, path, range(1, 40), 30, "the floor to pass a's revision")   # 3..41
     await s.update("/k/a", obj("a", 1))                       # 42: prev 1, below the floor
     await s.wait_committed(42)
     await until(lambda: floor_of(path) >= 32, "a trim after the update")
@@ -264,10 +269,7 @@ async def test_an_old_version_is_kept_as_a_prev_until_its_event_leaves_the_windo
     await s.close()
     s = SqliteStorage(path, history=10)
     assert summary(window(s))[-1] == ("MODIFIED", "/k/a", 42, 1, (1, 0))
-    for v in range(40, 60):
-        await s.update("/k/x", obj("x", v))                   # 43..62: event 42 leaves the window
-    await s.wait_committed(62)
-    await until(lambda: floor_of(path) >= 45, "the window to pass event 42")
+    await rewrite_x(s, path, range(40, 60), 45, "the window to pass event 42")     # 43..62
     assert log_revs(path, "/k/a") == [42]                     # the prev went, the current stays
     await s.close()
     s = SqliteStorage(path, history=10)

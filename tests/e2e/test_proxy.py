@@ -108,6 +108,10 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
+def pod_network_log(c: Cluster) -> str:
+    return "\n".join(line for line in c.log_path.read_text(errors="replace").splitlines() if "Pod network" in line)
+
+
 def test_kubectl_get_raw_pod_proxy(pcluster: Cluster, web: dict[str, Any]) -> None:
     pod = web["metadata"]["name"]
     out = pcluster.kubectl("get", "--raw", f"/api/v1/namespaces/default/pods/{pod}/proxy/").stdout
@@ -115,7 +119,8 @@ def test_kubectl_get_raw_pod_proxy(pcluster: Cluster, web: dict[str, Any]) -> No
     res = pcluster.kubectl("get", "--raw", f"/api/v1/namespaces/default/pods/{pod}:1/proxy/", check=False)
     assert res.returncode != 0
     ip = web["status"]["podIP"]                # its own address (or, on the host's network, 127.0.0.1)
-    assert (ip == "127.0.0.1") == bool(unavailable_reason())      # a network namespace wherever one can be made
+    # a network namespace wherever one can be made; if not, up's log says why (pod_network.py)
+    assert (ip == "127.0.0.1") == bool(unavailable_reason()), pod_network_log(pcluster)
     assert f"error trying to reach service: dial tcp {ip}:1: connect: connection refused" in res.stderr
 
 

@@ -247,6 +247,33 @@ def test_auto_falls_back_to_the_host_network_once_and_says_why(tmp_path: pathlib
         PodNetwork("netns", lambda: tmp_path).add_node("a", "10.9.8.0/24")
 
 
+def test_probes_that_overlap_do_not_fail_each_other(monkeypatch: Any) -> None:
+    """`up`'s kubelet and its cluster DNS (in a thread) both probe at start-up: a probe that
+    starts while another's namespace exists gets a name of its own, not "File exists" (which
+    put a node's pods on the host's network)."""
+    from kubeplane.kubelet.network import ip as iproute
+    from kubeplane.kubelet.network import pod_network
+    monkeypatch.setattr(pod_network.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(pod_network.os.path, "exists", lambda path: True)
+    live: set[str] = set()
+    nested: list[str] = []
+
+    def run(args: list[str], *, netns: str = "") -> str:
+        verb, name = args[1], args[2]
+        if verb == "add":
+            if name in live:
+                raise iproute.IPError(f'Cannot create namespace file "/run/netns/{name}": File exists')
+            live.add(name)
+            if len(live) == 1 and not nested:    # the other caller probes now, while this one's exists
+                nested.append(pod_network.unavailable_reason())
+        else:
+            live.discard(name)
+        return ""
+    monkeypatch.setattr(iproute, "run", run)
+    assert pod_network.unavailable_reason() == ""
+    assert nested == [""] and not live
+
+
 def test_up_refuses_pod_network_netns_where_namespaces_cannot_be_made(monkeypatch: Any) -> None:
     import argparse
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import ipaddress
+import itertools
 import json
 import logging
 import os
@@ -53,6 +54,7 @@ MODES = ("auto", "netns", "host")
 NETNS_DIR = "/run/netns"
 POD_IFNAME = "eth0"
 IP_FORWARD = pathlib.Path("/proc/sys/net/ipv4/ip_forward")
+_probes = itertools.count()          # unavailable_reason's probe names (next() is atomic)
 
 
 def netns_name(uid: str) -> str:
@@ -76,7 +78,9 @@ def unavailable_reason() -> str:
         return "not running as root"
     if not os.path.exists(iproute.IP):
         return "iproute2's ip command is not installed"
-    probe = f"kp-probe-{os.getpid()}"
+    # A name of this call's own: `up`'s kubelet and its cluster DNS (in a thread) probe at the
+    # same time at start-up, and two probes of one name fail each other ("File exists").
+    probe = f"kp-probe-{os.getpid()}-{next(_probes)}"
     try:
         iproute.run(["netns", "add", probe])
     except iproute.IPError as err:

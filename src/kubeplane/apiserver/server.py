@@ -20,8 +20,8 @@ from ..api import errors
 from ..api.resources import ResourceInfo
 from ..storage.interface import Storage
 from ..utils.clock import REAL_CLOCK, Clock, rfc3339
-from . import admission, discovery, enablement, healthz, metrics
-from .handlers import componentstatus, rest, subresource_rest, subresources, watch
+from . import admission, codec, discovery, enablement, healthz, metrics
+from .handlers import common, componentstatus, rest, subresource_rest, subresources, watch
 from .handlers.common import warning_headers
 from .registry import REGISTRY, store
 from .registry.apiregistration import apiservice
@@ -319,6 +319,8 @@ class APIServer:
         verb = info.verb
         if verb not in ri.verbs:
             raise errors.MethodNotSupported(ri.group, ri.plural, verb)
+        if verb in _OPTIONS_KINDS:
+            validate_options(req, verb)
         if ri.group == "metrics.k8s.io":                                 # read from the kubelets, not stored
             from . import metricsapi
             return await metricsapi.serve(self, req, ri, verb, ns, name)
@@ -357,7 +359,26 @@ class APIServer:
             not info.verb and sub.name == "proxy")) else None    # OPTIONS: verb "" (upstream's RequestInfo)
         if serve is None:
             raise errors.MethodNotSupported(ri.group, f"{ri.plural}/{sub.name}", info.verb)
+        if info.verb in _OPTIONS_KINDS and (sub.handler or sub.name) not in ("proxy", "connect"):
+            validate_options(req, info.verb)        # a connect (exec, proxy) has no write options
         return await serve(self, req, ri, info.namespace, info.name, sub.name)
+
+
+_OPTIONS_KINDS = {"create": "CreateOptions", "update": "UpdateOptions", "patch": "PatchOptions"}
+
+
+def validate_options(req: Request, verb: str) -> None:
+    """A write's CreateOptions, UpdateOptions or PatchOptions from its query, validated before
+    its body is read (common.validate_write_options). A patch of a content type no patch has
+    is left to its handler: upstream's PatchResource answers that 415 first (handlers/patch.go)."""
+    patch_type = ""
+    if verb == "patch":
+        patch_type = codec.media_type(req.headers)
+        if patch_type not in rest.PATCH_TYPES:
+            return
+    elif not req.query:
+        return
+    common.validate_write_options(req, _OPTIONS_KINDS[verb], patch_type)
 
 
 def status_response(err: errors.StatusError) -> Response:

@@ -4,6 +4,7 @@ write pipeline itself is the registry's (registry/store.py, registry/deletion.py
 from __future__ import annotations
 
 import bisect
+import unicodedata
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,7 @@ from ...storage.interface import KeyValue
 from .. import codec
 from ..objects import Obj, check_type_meta, parse_uint64, precondition_revision  # noqa: F401  (handlers' names)
 from ..registry import resource_definition
-from ..delete_options import delete_options as parse_delete_options
+from ..delete_options import GoSyntax, delete_options as parse_delete_options
 from ..patch.strict import patch_problems, strict_patch_error
 from ..registry.deletion import DeleteOptions
 from ..registry.store import WriteOptions
@@ -152,6 +153,60 @@ def delete_options(req: Request) -> DeleteOptions:
     pre = o.get("preconditions") or {}
     return DeleteOptions(o.get("gracePeriodSeconds"), o.get("propagationPolicy"), o.get("orphanDependents"),
                          pre.get("uid"), pre.get("resourceVersion"), bool(o.get("dryRun")))
+
+
+FIELD_MANAGER_MAX_LENGTH = 128
+_APPLY_PATCH = "application/apply-patch+yaml"
+
+
+def validate_write_options(req: Request, kind: str, patch_type: str = "") -> None:
+    """The query's CreateOptions, UpdateOptions or PatchOptions (`kind`), validated before the
+    body is read; raises upstream's 422 `<kind>.meta.k8s.io "" is invalid`.
+
+    Upstream: ValidateCreateOptions, ValidateUpdateOptions, ValidatePatchOptions and
+    ValidateFieldManager (apimachinery pkg/apis/meta/v1/validation/validation.go), called by
+    the create, update and patch handlers (apiserver endpoints/handlers/create.go, update.go,
+    patch.go) right after DecodeParameters. `force` is a *bool: present at all is "set"."""
+    query = req.query
+    errs: list[errors.FieldError] = []
+    manager = query.get("fieldManager", "")
+    if kind == "PatchOptions":
+        if patch_type != _APPLY_PATCH:
+            if "force" in query:
+                errs.append(errors.forbidden("force", "may not be specified for non-apply patch"))
+        elif not manager:
+            # This field is defaulted to "kubectl" by kubectl, but HAS TO be explicitly set by controllers.
+            errs.append(errors.required("fieldManager", "is required for apply patch"))
+    if len(manager.encode()) > FIELD_MANAGER_MAX_LENGTH:
+        errs.append(errors.too_long("fieldManager", FIELD_MANAGER_MAX_LENGTH))
+    for i, ch in enumerate(manager):
+        if not _go_is_print(ch):
+            errs.append(errors.invalid("fieldManager", manager,
+                                       f"invalid character {_go_unicode_verb(ch)} (at position {_byte_index(manager, i)})"))
+    if "dryRun" in query and query["dryRun"] != "All":       # Upstream: ValidateDryRun
+        shown = "[]string{" + errors.go_quote(query["dryRun"]) + "}"
+        errs.append(errors.not_supported("dryRun", GoSyntax(shown), ["All"]))
+    mode = query.get("fieldValidation", "")
+    if mode and mode not in FIELD_VALIDATION:                 # Upstream: ValidateFieldValidation
+        errs.append(errors.not_supported("fieldValidation", mode, ["", "Ignore", "Strict", "Warn"]))
+    if errs:
+        raise errors.Invalid("meta.k8s.io", kind, "", errs)
+
+
+def _go_is_print(ch: str) -> bool:
+    """Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space."""
+    return ch == " " or unicodedata.category(ch)[0] in "LMNPS"
+
+
+def _go_unicode_verb(ch: str) -> str:
+    """Go's %#U of a rune: U+0009 (with the character quoted after it when printable)."""
+    code = f"U+{ord(ch):04X}"
+    return f"{code} '{ch}'" if _go_is_print(ch) else code
+
+
+def _byte_index(s: str, i: int) -> int:
+    """The byte offset of s[i] in UTF-8 (Go's range over a string yields byte positions)."""
+    return len(s[:i].encode())
 
 
 def write_options(req: Request) -> WriteOptions:

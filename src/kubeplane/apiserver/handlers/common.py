@@ -474,11 +474,49 @@ def _header_safe(text: str) -> bool:
 def object_response(api: APIServer, req: Request, ri: ResourceInfo, obj: Obj, value: bytes | None,
                     *, status: int = 200, warnings: list[str] | None = None) -> Response:
     headers = warning_headers(warnings) if warnings else []
+    kind, version = codec.wants_partial(req.headers)
+    if kind:
+        return Response(status, orjson.dumps(as_partial_object_metadata(ri, obj, kind, version)), headers=headers)
     if codec.wants_table(req.headers):
         resp = table_response(api, req, ri, [output_obj(ri, obj)], None, "")
         resp.status, resp.headers = status, headers
         return resp
     return Response(status, output_bytes(ri, obj, value), headers=headers)
+
+
+def as_partial_object_metadata(ri: ResourceInfo, obj: Obj, kind: str, version: str) -> Obj:
+    """An object as PartialObjectMetadata: its whole ObjectMeta, nothing else; a 406 where a
+    PartialObjectMetadataList was asked for. Upstream: asPartialObjectMetadata and
+    meta.AsPartialObjectMetadata (endpoints/handlers/response.go)."""
+    if kind == codec.PARTIAL_LIST:
+        raise errors.NotAcceptable("you requested PartialObjectMetadataList, but the requested object is not a "
+                                   f"list ({_go_type(ri)})")
+    return {"kind": codec.PARTIAL, "apiVersion": version, "metadata": output_obj(ri, obj).get("metadata") or {}}
+
+
+def partial_list_body(ri: ResourceInfo, objs: list[Obj], kind: str, version: str, rev: int, cont: str,
+                      remaining: int | None) -> bytes:
+    """A list as PartialObjectMetadataList (the list's metadata kept); a 406 where a
+    PartialObjectMetadata was asked for. Upstream: asPartialObjectMetadataList (response.go)."""
+    if kind == codec.PARTIAL:
+        raise errors.NotAcceptable("you requested PartialObjectMetadata, but the requested object is a list "
+                                   f"({_go_type(ri, is_list=True)})")
+    list_meta: dict[str, Any] = {"resourceVersion": str(rev)}
+    if cont:
+        list_meta["continue"] = cont
+        if remaining is not None:
+            list_meta["remainingItemCount"] = remaining
+    items = [{"kind": codec.PARTIAL, "apiVersion": version, "metadata": o.get("metadata") or {}} for o in objs]
+    return orjson.dumps({"kind": codec.PARTIAL_LIST, "apiVersion": version, "metadata": list_meta, "items": items})
+
+
+def _go_type(ri: ResourceInfo, *, is_list: bool = False) -> str:
+    """Go's %T of the internal object the handler holds: *core.Pod, *apps.DeploymentList,
+    *unstructured.Unstructured for a custom resource (events.k8s.io Events are core's)."""
+    if not getattr(ri, "strategic_merge", True):        # custom resources
+        return "*unstructured.UnstructuredList" if is_list else "*unstructured.Unstructured"
+    package = "core" if ri.group in ("", "events.k8s.io") else ri.group.split(".")[0]
+    return f"*{package}.{ri.list_kind if is_list else ri.kind}"
 
 
 def table_response(api: APIServer, req: Request, ri: ResourceInfo, objs: list[Obj], rev: int | None,

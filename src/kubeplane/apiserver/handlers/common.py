@@ -17,7 +17,7 @@ from ...storage.interface import KeyValue
 from .. import codec
 from ..objects import Obj, check_type_meta, parse_uint64, precondition_revision  # noqa: F401  (handlers' names)
 from ..registry import resource_definition
-from ..delete_options import GoSyntax, delete_options as parse_delete_options
+from ..delete_options import GoSyntax, delete_options as parse_delete_options, parse_int64
 from ..patch.strict import patch_problems, strict_patch_error
 from ..registry.deletion import DeleteOptions
 from ..registry.store import WriteOptions
@@ -263,8 +263,12 @@ def _list_options_invalid(errs: list[errors.FieldError]) -> errors.Invalid:
 
 
 def validate_list_options(req: Request, watch: bool = False) -> None:
-    """Upstream: ValidateListOptions / validateWatchOptions (apis/meta/internalversion/validation)."""
+    """Upstream: ValidateListOptions / validateWatchOptions (apis/meta/internalversion/validation),
+    after DecodeParameters, whose strconv.ParseInt error on timeoutSeconds (an *int64) is a 400
+    (limit's: parse_limit)."""
     q = req.query
+    if timeout := q.get("timeoutSeconds", ""):
+        parse_int64(timeout)
     match, rv, cont = q.get("resourceVersionMatch", ""), q.get("resourceVersion", ""), q.get("continue", "")
     errs: list[errors.FieldError] = []
     if watch:

@@ -21,7 +21,7 @@ from ..api.resources import ResourceInfo
 from ..storage.interface import Storage
 from ..utils.clock import REAL_CLOCK, Clock, rfc3339
 from . import admission, codec, discovery, enablement, healthz, metrics
-from .handlers import common, componentstatus, rest, subresource_rest, subresources, watch
+from .handlers import common, componentstatus, ephemeralcontainers, rest, subresource_rest, subresources, watch
 from .handlers.common import warning_headers
 from .registry import REGISTRY, store
 from .registry.apiregistration import apiservice
@@ -320,7 +320,7 @@ class APIServer:
         if verb not in ri.verbs:
             raise errors.MethodNotSupported(ri.group, ri.plural, verb)
         if verb in _OPTIONS_KINDS:
-            validate_options(req, verb)
+            validate_options(req, verb, ri)
         if ri.group == "metrics.k8s.io":                                 # read from the kubelets, not stored
             from . import metricsapi
             return await metricsapi.serve(self, req, ri, verb, ns, name)
@@ -360,21 +360,36 @@ class APIServer:
         if serve is None:
             raise errors.MethodNotSupported(ri.group, f"{ri.plural}/{sub.name}", info.verb)
         if info.verb in _OPTIONS_KINDS and (sub.handler or sub.name) not in ("proxy", "connect"):
-            validate_options(req, info.verb)        # a connect (exec, proxy) has no write options
+            validate_options(req, info.verb, ri, sub.handler or sub.name)   # a connect (exec, proxy) has none
         return await serve(self, req, ri, info.namespace, info.name, sub.name)
+
+
+def _patch_types(ri: ResourceInfo, handler: str) -> tuple[str, ...]:
+    """The patch types a PATCH of the resource or its subresource handler takes (what its
+    handler answers 415 for otherwise): /scale and /ephemeralcontainers take no apply, a custom
+    resource no strategic merge patch."""
+    if handler == "scale":
+        return rest.PATCH_TYPES[:3]
+    if handler == "ephemeralcontainers":
+        return ephemeralcontainers.PATCH_TYPES
+    types = rest.PATCH_TYPES
+    if handler == "customscale" or not getattr(ri, "strategic_merge", True):
+        types = tuple(t for t in types if t != rest.STRATEGIC_MERGE_PATCH)
+    return types
 
 
 _OPTIONS_KINDS = {"create": "CreateOptions", "update": "UpdateOptions", "patch": "PatchOptions"}
 
 
-def validate_options(req: Request, verb: str) -> None:
+def validate_options(req: Request, verb: str, ri: ResourceInfo, handler: str = "") -> None:
     """A write's CreateOptions, UpdateOptions or PatchOptions from its query, validated before
-    its body is read (common.validate_write_options). A patch of a content type no patch has
-    is left to its handler: upstream's PatchResource answers that 415 first (handlers/patch.go)."""
+    its body is read (common.validate_write_options). A patch of a content type the resource
+    (or its subresource's handler) does not take is left to that handler: upstream's
+    PatchResource answers that 415 first (handlers/patch.go)."""
     patch_type = ""
     if verb == "patch":
         patch_type = codec.media_type(req.headers)
-        if patch_type not in rest.PATCH_TYPES:
+        if patch_type not in _patch_types(ri, handler):
             return
     elif not req.query:
         return

@@ -372,7 +372,7 @@ def _patch_types(ri: ResourceInfo, handler: str) -> tuple[str, ...]:
         return rest.PATCH_TYPES[:3]
     if handler == "ephemeralcontainers":
         return ephemeralcontainers.PATCH_TYPES
-    types = rest.PATCH_TYPES
+    types: tuple[str, ...] = rest.PATCH_TYPES
     if handler == "customscale" or not getattr(ri, "strategic_merge", True):
         types = tuple(t for t in types if t != rest.STRATEGIC_MERGE_PATCH)
     return types

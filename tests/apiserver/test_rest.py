@@ -294,7 +294,9 @@ async def test_dry_run_stores_nothing(api):
     got = (await api.get(f"{api.CMS}/c")).json
     assert got["data"] == {"k": "v"} and got["metadata"]["resourceVersion"] == rv
     r = await api.create(api.CMS, api.configmap("d"), {"dryRun": "Some"})
-    assert r.status == 400
+    assert r.status == 422          # Upstream: ValidateCreateOptions (ValidateDryRun), handlers/create.go
+    assert r.json["message"] == ('CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: '
+                                 '[]string{"Some"}: supported values: "All"')
 
 
 async def test_no_op_update_keeps_the_resource_version(api):

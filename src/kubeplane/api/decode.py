@@ -36,7 +36,7 @@ from typing import Any, Self
 import orjson
 import yaml
 
-from kubeplane.api import errors, yaml_aliases
+from kubeplane.api import errors, gotime, yaml_aliases
 from kubeplane.api.quantity import canonical as canonical_quantity
 from kubeplane.api.schema import definitions, ref_name
 from kubeplane.utils import gobase64
@@ -880,6 +880,9 @@ def _typed_struct(obj: dict[str, Any], t: _Type, d: _Decoding) -> None:
             _quantity_entry(obj, key, x, ft, t.name, d)
             stack.pop()
             continue
+        elif kind == _TIME and d.prune and type(x) is str:
+            _time_entry(obj, key, x, ft)
+            continue
         stack.append(key)
         _typed_value(x, ft, t.name, d)
         stack.pop()
@@ -974,6 +977,28 @@ def _quantity_entry(holder: dict[str, Any], key: str, x: Any, t: _Type, struct: 
             _CANONICAL_QUANTITIES[x] = c       # "100m", "64Mi": the same few values on every pod
     if c != x:
         holder[key] = c                         # not a new key: the caller iterates on
+
+
+def _time_entry(holder: dict[str, Any], key: str, x: str, t: _Type) -> None:
+    """A metav1.Time or MicroTime: parsed as its UnmarshalJSON parses it (Go's error ends the
+    decode) and kept as its MarshalJSON writes it back, in UTC — Time to the second, MicroTime
+    to the microsecond (api/gotime.py)."""
+    micro = t.go == "v1.MicroTime"
+    c = _CANONICAL_TIMES.get((x, micro))
+    if c is None:
+        try:
+            c = gotime.canonical(x, micro)
+        except gotime.TimeParseError as e:
+            raise _Fatal(str(e)) from None
+        if len(_CANONICAL_TIMES) >= 4096:
+            _CANONICAL_TIMES.clear()
+        _CANONICAL_TIMES[(x, micro)] = c
+    if c != x:
+        holder[key] = c                         # not a new key: the caller iterates on
+
+
+# Times already parsed, by type and text: a controller's objects repeat the same few.
+_CANONICAL_TIMES: dict[tuple[str, bool], str] = {}
 
 
 def _bytes_entry(holder: dict[str, Any], key: str, x: str, d: _Decoding) -> None:

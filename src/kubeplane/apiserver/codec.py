@@ -59,5 +59,29 @@ def wants_table(headers: dict[str, str]) -> bool:
     return "as=Table" in headers.get("accept", "")
 
 
+PARTIAL = "PartialObjectMetadata"
+PARTIAL_LIST = "PartialObjectMetadataList"
+
+
+def wants_partial(headers: dict[str, str]) -> tuple[str, str]:
+    """(kind, apiVersion) of the metadata-only form the Accept header asks for —
+    PartialObjectMetadata or PartialObjectMetadataList of meta.k8s.io/v1 (or v1beta1) —
+    or ("", "") for the object itself: the first media range that is a plain one or such a
+    conversion decides (client-go's metadata client sends the protobuf conversion, the JSON
+    one, then plain JSON; we answer JSON for either). Upstream: negotiation.NegotiateOutputMediaType
+    with RequestScope.AllowsMediaTypeTransform (endpoints/handlers/rest.go)."""
+    accept = headers.get("accept", "")
+    if "as=PartialObjectMetadata" not in accept:
+        return "", ""
+    for clause in accept.split(","):
+        params = dict(p.strip().split("=", 1) for p in clause.split(";")[1:] if "=" in p)
+        kind = params.get("as")
+        if kind is None or kind == "Table":        # the object itself, or a Table (wants_table)
+            return "", ""
+        if kind in (PARTIAL, PARTIAL_LIST) and params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
+            return kind, f"meta.k8s.io/{params['v']}"
+    return "", ""
+
+
 def dumps(obj: Any) -> bytes:
     return orjson.dumps(obj)

@@ -75,7 +75,7 @@ def parse_int64(s: str) -> int:
     return n
 
 
-class _GoSyntax:
+class GoSyntax:
     """A bad value printed as Go's %#v prints it (field.Error's fallback for slices)."""
 
     def __init__(self, text: str) -> None:
@@ -97,5 +97,5 @@ def validate_delete_options(opts: dict[str, Any]) -> list[errors.FieldError]:
     dry_run = opts.get("dryRun") or []
     if any(v != DRY_RUN_ALL for v in dry_run):        # Upstream: ValidateDryRun
         shown = "[]string{" + ", ".join(errors.go_quote(v) for v in dry_run) + "}"
-        errs.append(errors.not_supported("dryRun", _GoSyntax(shown), [DRY_RUN_ALL]))
+        errs.append(errors.not_supported("dryRun", GoSyntax(shown), [DRY_RUN_ALL]))
     return errs

@@ -59,7 +59,11 @@ class Request:
         return cls(method.upper(), path, query, headers or {}, body, query_string=query_string)
 
     def flag(self, name: str) -> bool:
-        return self.query.get(name, "").lower() in ("true", "1")
+        """A boolean query parameter as upstream's parameter codec reads it: absent, "false" or
+        "0" (any case) is false, any other value — the empty one too — true. Upstream:
+        runtime.Convert_Slice_string_To_bool (apimachinery pkg/runtime/conversion.go)."""
+        value = self.query.get(name)
+        return value is not None and value.lower() not in ("false", "0")
 
 
 @dataclass(slots=True)

@@ -20,8 +20,8 @@ from ..api import errors
 from ..api.resources import ResourceInfo
 from ..storage.interface import Storage
 from ..utils.clock import REAL_CLOCK, Clock, rfc3339
-from . import admission, discovery, enablement, healthz, metrics
-from .handlers import componentstatus, rest, subresource_rest, subresources, watch
+from . import admission, codec, discovery, enablement, healthz, metrics
+from .handlers import common, componentstatus, ephemeralcontainers, rest, subresource_rest, subresources, watch
 from .handlers.common import warning_headers
 from .registry import REGISTRY, store
 from .registry.apiregistration import apiservice
@@ -319,6 +319,8 @@ class APIServer:
         verb = info.verb
         if verb not in ri.verbs:
             raise errors.MethodNotSupported(ri.group, ri.plural, verb)
+        if verb in _OPTIONS_KINDS:
+            validate_options(req, verb, ri)
         if ri.group == "metrics.k8s.io":                                 # read from the kubelets, not stored
             from . import metricsapi
             return await metricsapi.serve(self, req, ri, verb, ns, name)
@@ -357,7 +359,41 @@ class APIServer:
             not info.verb and sub.name == "proxy")) else None    # OPTIONS: verb "" (upstream's RequestInfo)
         if serve is None:
             raise errors.MethodNotSupported(ri.group, f"{ri.plural}/{sub.name}", info.verb)
+        if info.verb in _OPTIONS_KINDS and (sub.handler or sub.name) not in ("proxy", "connect"):
+            validate_options(req, info.verb, ri, sub.handler or sub.name)   # a connect (exec, proxy) has none
         return await serve(self, req, ri, info.namespace, info.name, sub.name)
+
+
+def _patch_types(ri: ResourceInfo, handler: str) -> tuple[str, ...]:
+    """The patch types a PATCH of the resource or its subresource handler takes (what its
+    handler answers 415 for otherwise): /scale and /ephemeralcontainers take no apply, a custom
+    resource no strategic merge patch."""
+    if handler == "scale":
+        return rest.PATCH_TYPES[:3]
+    if handler == "ephemeralcontainers":
+        return ephemeralcontainers.PATCH_TYPES
+    types: tuple[str, ...] = rest.PATCH_TYPES
+    if handler == "customscale" or not getattr(ri, "strategic_merge", True):
+        types = tuple(t for t in types if t != rest.STRATEGIC_MERGE_PATCH)
+    return types
+
+
+_OPTIONS_KINDS = {"create": "CreateOptions", "update": "UpdateOptions", "patch": "PatchOptions"}
+
+
+def validate_options(req: Request, verb: str, ri: ResourceInfo, handler: str = "") -> None:
+    """A write's CreateOptions, UpdateOptions or PatchOptions from its query, validated before
+    its body is read (common.validate_write_options). A patch of a content type the resource
+    (or its subresource's handler) does not take is left to that handler: upstream's
+    PatchResource answers that 415 first (handlers/patch.go)."""
+    patch_type = ""
+    if verb == "patch":
+        patch_type = codec.media_type(req.headers)
+        if patch_type not in _patch_types(ri, handler):
+            return
+    elif not req.query:
+        return
+    common.validate_write_options(req, _OPTIONS_KINDS[verb], patch_type)
 
 
 def status_response(err: errors.StatusError) -> Response:

@@ -4,6 +4,7 @@ write pipeline itself is the registry's (registry/store.py, registry/deletion.py
 from __future__ import annotations
 
 import bisect
+import unicodedata
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,7 @@ from ...storage.interface import KeyValue
 from .. import codec
 from ..objects import Obj, check_type_meta, parse_uint64, precondition_revision  # noqa: F401  (handlers' names)
 from ..registry import resource_definition
-from ..delete_options import delete_options as parse_delete_options
+from ..delete_options import GoSyntax, delete_options as parse_delete_options, parse_int64
 from ..patch.strict import patch_problems, strict_patch_error
 from ..registry.deletion import DeleteOptions
 from ..registry.store import WriteOptions
@@ -154,6 +155,60 @@ def delete_options(req: Request) -> DeleteOptions:
                          pre.get("uid"), pre.get("resourceVersion"), bool(o.get("dryRun")))
 
 
+FIELD_MANAGER_MAX_LENGTH = 128
+_APPLY_PATCH = "application/apply-patch+yaml"
+
+
+def validate_write_options(req: Request, kind: str, patch_type: str = "") -> None:
+    """The query's CreateOptions, UpdateOptions or PatchOptions (`kind`), validated before the
+    body is read; raises upstream's 422 `<kind>.meta.k8s.io "" is invalid`.
+
+    Upstream: ValidateCreateOptions, ValidateUpdateOptions, ValidatePatchOptions and
+    ValidateFieldManager (apimachinery pkg/apis/meta/v1/validation/validation.go), called by
+    the create, update and patch handlers (apiserver endpoints/handlers/create.go, update.go,
+    patch.go) right after DecodeParameters. `force` is a *bool: present at all is "set"."""
+    query = req.query
+    errs: list[errors.FieldError] = []
+    manager = query.get("fieldManager", "")
+    if kind == "PatchOptions":
+        if patch_type != _APPLY_PATCH:
+            if "force" in query:
+                errs.append(errors.forbidden("force", "may not be specified for non-apply patch"))
+        elif not manager:
+            # This field is defaulted to "kubectl" by kubectl, but HAS TO be explicitly set by controllers.
+            errs.append(errors.required("fieldManager", "is required for apply patch"))
+    if len(manager.encode()) > FIELD_MANAGER_MAX_LENGTH:
+        errs.append(errors.too_long("fieldManager", FIELD_MANAGER_MAX_LENGTH))
+    for i, ch in enumerate(manager):
+        if not _go_is_print(ch):
+            errs.append(errors.invalid("fieldManager", manager,
+                                       f"invalid character {_go_unicode_verb(ch)} (at position {_byte_index(manager, i)})"))
+    if "dryRun" in query and query["dryRun"] != "All":       # Upstream: ValidateDryRun
+        shown = "[]string{" + errors.go_quote(query["dryRun"]) + "}"
+        errs.append(errors.not_supported("dryRun", GoSyntax(shown), ["All"]))
+    mode = query.get("fieldValidation", "")
+    if mode and mode not in FIELD_VALIDATION:                 # Upstream: ValidateFieldValidation
+        errs.append(errors.not_supported("fieldValidation", mode, ["", "Ignore", "Strict", "Warn"]))
+    if errs:
+        raise errors.Invalid("meta.k8s.io", kind, "", errs)
+
+
+def _go_is_print(ch: str) -> bool:
+    """Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space."""
+    return ch == " " or unicodedata.category(ch)[0] in "LMNPS"
+
+
+def _go_unicode_verb(ch: str) -> str:
+    """Go's %#U of a rune: U+0009 (with the character quoted after it when printable)."""
+    code = f"U+{ord(ch):04X}"
+    return f"{code} '{ch}'" if _go_is_print(ch) else code
+
+
+def _byte_index(s: str, i: int) -> int:
+    """The byte offset of s[i] in UTF-8 (Go's range over a string yields byte positions)."""
+    return len(s[:i].encode())
+
+
 def write_options(req: Request) -> WriteOptions:
     """What the generic store needs of a write request (registry/store.py)."""
     return WriteOptions(req.user, dry_run(req), req.query.get("fieldManager", ""), req.headers.get("user-agent", ""),
@@ -208,8 +263,12 @@ def _list_options_invalid(errs: list[errors.FieldError]) -> errors.Invalid:
 
 
 def validate_list_options(req: Request, watch: bool = False) -> None:
-    """Upstream: ValidateListOptions / validateWatchOptions (apis/meta/internalversion/validation)."""
+    """Upstream: ValidateListOptions / validateWatchOptions (apis/meta/internalversion/validation),
+    after DecodeParameters, whose strconv.ParseInt error on timeoutSeconds (an *int64) is a 400
+    (limit's: parse_limit)."""
     q = req.query
+    if timeout := q.get("timeoutSeconds", ""):
+        parse_int64(timeout)
     match, rv, cont = q.get("resourceVersionMatch", ""), q.get("resourceVersion", ""), q.get("continue", "")
     errs: list[errors.FieldError] = []
     if watch:
@@ -419,11 +478,49 @@ def _header_safe(text: str) -> bool:
 def object_response(api: APIServer, req: Request, ri: ResourceInfo, obj: Obj, value: bytes | None,
                     *, status: int = 200, warnings: list[str] | None = None) -> Response:
     headers = warning_headers(warnings) if warnings else []
+    kind, version = codec.wants_partial(req.headers)
+    if kind:
+        return Response(status, orjson.dumps(as_partial_object_metadata(ri, obj, kind, version)), headers=headers)
     if codec.wants_table(req.headers):
         resp = table_response(api, req, ri, [output_obj(ri, obj)], None, "")
         resp.status, resp.headers = status, headers
         return resp
     return Response(status, output_bytes(ri, obj, value), headers=headers)
+
+
+def as_partial_object_metadata(ri: ResourceInfo, obj: Obj, kind: str, version: str) -> Obj:
+    """An object as PartialObjectMetadata: its whole ObjectMeta, nothing else; a 406 where a
+    PartialObjectMetadataList was asked for. Upstream: asPartialObjectMetadata and
+    meta.AsPartialObjectMetadata (endpoints/handlers/response.go)."""
+    if kind == codec.PARTIAL_LIST:
+        raise errors.NotAcceptable("you requested PartialObjectMetadataList, but the requested object is not a "
+                                   f"list ({_go_type(ri)})")
+    return {"kind": codec.PARTIAL, "apiVersion": version, "metadata": output_obj(ri, obj).get("metadata") or {}}
+
+
+def partial_list_body(ri: ResourceInfo, objs: list[Obj], kind: str, version: str, rev: int, cont: str,
+                      remaining: int | None) -> bytes:
+    """A list as PartialObjectMetadataList (the list's metadata kept); a 406 where a
+    PartialObjectMetadata was asked for. Upstream: asPartialObjectMetadataList (response.go)."""
+    if kind == codec.PARTIAL:
+        raise errors.NotAcceptable("you requested PartialObjectMetadata, but the requested object is a list "
+                                   f"({_go_type(ri, is_list=True)})")
+    list_meta: dict[str, Any] = {"resourceVersion": str(rev)}
+    if cont:
+        list_meta["continue"] = cont
+        if remaining is not None:
+            list_meta["remainingItemCount"] = remaining
+    items = [{"kind": codec.PARTIAL, "apiVersion": version, "metadata": o.get("metadata") or {}} for o in objs]
+    return orjson.dumps({"kind": codec.PARTIAL_LIST, "apiVersion": version, "metadata": list_meta, "items": items})
+
+
+def _go_type(ri: ResourceInfo, *, is_list: bool = False) -> str:
+    """Go's %T of the internal object the handler holds: *core.Pod, *apps.DeploymentList,
+    *unstructured.Unstructured for a custom resource (events.k8s.io Events are core's)."""
+    if not getattr(ri, "strategic_merge", True):        # custom resources
+        return "*unstructured.UnstructuredList" if is_list else "*unstructured.Unstructured"
+    package = "core" if ri.group in ("", "events.k8s.io") else ri.group.split(".")[0]
+    return f"*{package}.{ri.list_kind if is_list else ri.kind}"
 
 
 def table_response(api: APIServer, req: Request, ri: ResourceInfo, objs: list[Obj], rev: int | None,

@@ -67,8 +67,12 @@ async def list_(api: APIServer, req: Request, ri: ResourceInfo, ns: str) -> Resp
         objs = [common.output_obj(ri, kv.obj) for kv in items]
         cont_token = common.make_continue(cont, rev) if cont else ""
         return common.table_response(api, req, ri, objs, rev, cont_token)
-    bodies = [common.output_bytes(ri, kv.obj, kv.value) for kv in items]
     cont_token = common.make_continue(cont, rev) if cont else ""
+    kind, version = codec.wants_partial(req.headers)
+    if kind:
+        return Response(200, common.partial_list_body(ri, [common.output_obj(ri, kv.obj) for kv in items], kind,
+                                                      version, rev, cont_token, remaining if sel.empty else None))
+    bodies = [common.output_bytes(ri, kv.obj, kv.value) for kv in items]
     return Response(200, objects.list_body(ri, bodies, rev, cont_token, remaining if sel.empty else None))
 
 

@@ -75,12 +75,7 @@ def _timeout(req: Request, min_request_timeout: int) -> float:
     --min-request-timeout 0 it has no timeout. A negative timeoutSeconds ends it at once.
     """
     value = req.query.get("timeoutSeconds", "")
-    timeout = 0.0
-    if value:
-        try:
-            timeout = float(value)
-        except ValueError:
-            raise errors.BadRequest(f"invalid timeoutSeconds: {value!r}") from None
+    timeout = float(value) if value else 0.0       # an int64: validate_list_options parsed it
     if timeout < 0:
         return 0.0
     if timeout == 0:
@@ -101,8 +96,14 @@ class _Stream:
         self.prefix, self.name, self.bookmarks = prefix, name, bookmarks
         self.codec = getattr(ri, "storage_codec", None)     # custom resources: converted per batch
         self.tables = None
+        # Events' objects as PartialObjectMetadata where the Accept header asks for it. Upstream's
+        # watchEmbeddedEncoder sends the object itself where the transform fails (a
+        # PartialObjectMetadataList asked of a watch's single objects).
+        kind, self.partial = codec.wants_partial(req.headers)
+        if kind != codec.PARTIAL:
+            self.partial = ""
         # No selector, no name, no table or conversion: every event goes out as stored (translate).
-        self.verbatim = (not table and not name and sel.empty and self.codec is None
+        self.verbatim = (not table and not self.partial and not name and sel.empty and self.codec is None
                          and getattr(ri, "from_storage", None) is None)
         if table:
             from ..tables import WatchTables
@@ -117,6 +118,8 @@ class _Stream:
     def line(self, type_: str, obj: Obj, value: bytes | None) -> bytes:
         if self.tables is not None:       # columnDefinitions only on the first event, as upstream
             payload = orjson.dumps(self.tables.table(common.output_obj(self.ri, obj), now=self.api.clock.now()))
+        elif self.partial:
+            payload = orjson.dumps(common.as_partial_object_metadata(self.ri, obj, codec.PARTIAL, self.partial))
         else:
             payload = common.output_bytes(self.ri, obj, value)
         return _event_line(type_, payload)
@@ -135,6 +138,8 @@ class _Stream:
         if initial_end:
             meta["annotations"] = {INITIAL_EVENTS_END: "true"}
         obj = {"kind": self.ri.kind, "apiVersion": self.ri.api_version, "metadata": meta}
+        if self.partial:
+            obj = {"kind": codec.PARTIAL, "apiVersion": self.partial, "metadata": meta}
         return orjson.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
 
     def translate(self, ev: WatchEvent) -> bytes | None:

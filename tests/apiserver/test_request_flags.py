@@ -27,3 +27,12 @@ def test_flag_as_convert_slice_string_to_bool(query: str, expected: bool) -> Non
 ])
 def test_request_info_watch_verb(query: str, verb: str) -> None:
     assert parse_request_info(Request.build("GET", PODS, query)).verb == verb
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("watch=false&watch=true", False), ("watch=1&watch=0", True),
+])
+def test_a_parameter_given_twice_is_its_first_value(query: str, expected: bool) -> None:
+    req = Request.build("GET", PODS, query + "&limit=1&limit=5")
+    assert req.flag("watch") is expected
+    assert req.query["limit"] == "1"

@@ -179,10 +179,11 @@ def validate_write_options(req: Request, kind: str, patch_type: str = "") -> Non
             errs.append(errors.required("fieldManager", "is required for apply patch"))
     if len(manager.encode()) > FIELD_MANAGER_MAX_LENGTH:
         errs.append(errors.too_long("fieldManager", FIELD_MANAGER_MAX_LENGTH))
-    for i, ch in enumerate(manager):
-        if not _go_is_print(ch):
-            errs.append(errors.invalid("fieldManager", manager,
-                                       f"invalid character {_go_unicode_verb(ch)} (at position {_byte_index(manager, i)})"))
+    if not (manager.isascii() and manager.isprintable()):     # printable ASCII: Go's IsPrint holds
+        for i, ch in enumerate(manager):
+            if not _go_is_print(ch):
+                errs.append(errors.invalid("fieldManager", manager, f"invalid character {_go_unicode_verb(ch)} "
+                                           f"(at position {_byte_index(manager, i)})"))
     if "dryRun" in query and query["dryRun"] != "All":       # Upstream: ValidateDryRun
         shown = "[]string{" + errors.go_quote(query["dryRun"]) + "}"
         errs.append(errors.not_supported("dryRun", GoSyntax(shown), ["All"]))

@@ -203,3 +203,15 @@ def test_deleting_kube_system_is_forbidden(cluster: Cluster) -> None:
     assert ('Error from server (Forbidden): namespaces "kube-system" is forbidden: '
             "this namespace may not be deleted") in res.stderr
     assert cluster.get_json("namespace", "kube-system")["status"]["phase"] == "Active"
+
+
+def test_logs_of_a_pod_not_yet_scheduled_print_nothing(cluster: Cluster) -> None:
+    """No node (`--nodes 0`): upstream's pods/log answers 204 No Content, so `kubectl logs`
+    prints nothing and exits 0 (LogLocation gives no location; issue kubernetes#44190)."""
+    cluster.kubectl("run", "waiting", "--image", "nginx")
+    for follow in ((), ("-f",)):
+        r = cluster.kubectl("logs", "waiting", *follow, check=False)
+        assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    r = cluster.kubectl("logs", "waiting", "-c", "nope", check=False)
+    assert r.returncode == 1 and r.stderr.strip() == (
+        "error: container nope is not valid for pod waiting out of: waiting")

@@ -154,6 +154,13 @@ def test_pod_field_selectors(selector, match):
     assert labels.fields_match(parse_fields(selector, "Pod", "pods"), POD) is match
 
 
+def test_field_selector_values_are_unescaped():
+    """Upstream: fields.splitTerms keeps an escaped comma in its term; UnescapeValue undoes it."""
+    pod = {**POD, "metadata": {"name": "a,b=c\\d", "namespace": "ns"}}
+    assert labels.fields_match(parse_fields("metadata.name=a\\,b\\=c\\\\d", "Pod", "pods"), pod)
+    assert not labels.fields_match(parse_fields("metadata.name=a\\,b", "Pod", "pods"), pod)
+
+
 @pytest.mark.parametrize("kind,group,selector,message", [
     ("Pod", "", "spec.foo=x", "field label not supported: spec.foo"),
     ("Node", "", "metadata.namespace=x", "field label not supported: metadata.namespace"),
@@ -162,6 +169,14 @@ def test_pod_field_selectors(selector, match):
      '"spec.replicas" is not a known field selector: only "metadata.name", "metadata.namespace"'),
     ("Event", "events.k8s.io", "involvedObject.name=x", "field label not supported: involvedObject.name"),
     ("Pod", "", "a", "invalid selector: 'a'; can't understand 'a'"),
+    # Upstream: fields.parseSelector — terms sorted, split at the first operator, no trimming,
+    # values unescaped (UnescapedRune prints the rune's number)
+    ("Pod", "", "=x", "field label not supported: "),
+    ("Pod", "", "status.phase = Running", "field label not supported: status.phase "),
+    ("Pod", "", "metadata.name=a=b", "invalid field selector: unescaped character in value: 61"),
+    ("Pod", "", "metadata.name=a\\x", "invalid field selector: invalid escape sequence: \\x"),
+    ("Pod", "", "metadata.name=a\\", "invalid field selector: invalid escape sequence: \\"),
+    ("Pod", "", "spec.zzz=1,spec.aaa=2", "field label not supported: spec.aaa"),
 ])
 def test_unsupported_fields(kind, group, selector, message):
     with pytest.raises(errors.BadRequest) as e:

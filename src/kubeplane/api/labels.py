@@ -345,11 +345,14 @@ def parse_fields(s: str, supported: dict[str, FieldGetter] | None) -> FieldSelec
     a BadRequest with the conversion's own words).
     """
     out = []
-    for part in filter(None, (p.strip() for p in (s or "").split(","))):
-        m = re.fullmatch(r"([^=!]+)(==|!=|=)(.*)", part)
-        if not m:
+    for part in sorted(_split_terms(s or "")):
+        if not part:
+            continue
+        term = _split_term(part)
+        if term is None:
             raise errors.BadRequest(f"invalid selector: '{s}'; can't understand '{part}'")
-        field, op, value = m.group(1).strip(), m.group(2), m.group(3).strip()
+        field, op, value = term
+        value = _unescape_value(value)
         getter = (supported or META_FIELDS).get(field)
         if getter is None:
             if supported is None:
@@ -358,6 +361,56 @@ def parse_fields(s: str, supported: dict[str, FieldGetter] | None) -> FieldSelec
             raise errors.BadRequest(f"field label not supported: {field}")
         out.append((getter, "!=" if op == "!=" else "=", value))
     return tuple(out)
+
+
+def _split_terms(s: str) -> list[str]:
+    """The terms of a field selector: split at commas a backslash does not escape.
+    Upstream: fields.splitTerms"""
+    terms, start, in_slash = [], 0, False
+    for i, c in enumerate(s):
+        if in_slash:
+            in_slash = False
+        elif c == "\\":
+            in_slash = True
+        elif c == ",":
+            terms.append(s[start:i])
+            start = i + 1
+    terms.append(s[start:])
+    return terms
+
+
+def _split_term(term: str) -> tuple[str, str, str] | None:
+    """(field, operator, value) at the first operator (!=, ==, = tried in that order at each
+    position); spaces are kept, as upstream keeps them. Upstream: fields.splitTerm"""
+    for i in range(len(term)):
+        for op in ("!=", "==", "="):
+            if term.startswith(op, i):
+                return term[:i], op, term[i + len(op):]
+    return None
+
+
+def _unescape_value(s: str) -> str:
+    """A value with its backslash escapes (of a backslash, a comma, an equals sign) undone; a
+    bare comma or equals sign, or another escape, is a 400.
+    Upstream: fields.UnescapeValue (its UnescapedRune prints the rune as a number, %v of a rune)."""
+    if not any(c in s for c in "\\,="):
+        return s
+    out, in_slash = [], False
+    for c in s:
+        if in_slash:
+            if c not in "\\,=":
+                raise errors.BadRequest(f"invalid field selector: invalid escape sequence: \\{c}")
+            out.append(c)
+            in_slash = False
+        elif c == "\\":
+            in_slash = True
+        elif c in ",=":
+            raise errors.BadRequest(f"invalid field selector: unescaped character in value: {ord(c)}")
+        else:
+            out.append(c)
+    if in_slash:
+        raise errors.BadRequest("invalid field selector: invalid escape sequence: \\")
+    return "".join(out)
 
 
 def fields_match(sel: FieldSelector, obj: dict[str, Any]) -> bool:

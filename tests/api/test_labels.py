@@ -40,11 +40,76 @@ def test_parsed_requirements():
         labels.Requirement("j", "exists"), labels.Requirement("k", "!"))
 
 
-@pytest.mark.parametrize("selector", ["a in (b", "a in b", "=a", "a b", "a=b c", "!", "a,,b", "(a)"])
-def test_parse_errors_are_bad_requests(selector):
+_LABEL_VALUE = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
+                "must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex "
+                "used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+
+
+# Upstream: the Parser's messages (labels/selector.go); only a requirement's own errors are
+# "unable to parse requirement: …", those between requirements are bare.
+@pytest.mark.parametrize("selector,message", [
+    ("a in (b", "unable to parse requirement: found '', expected: ',' or ')'"),
+    ("a in b", "unable to parse requirement: found 'b' expected: '('"),
+    ("=a", "found '=', expected: !, identifier, or 'end of string'"),
+    ("a b", "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt"),
+    ("a=b c", "found 'c', expected: ',' or 'end of string'"),
+    ("!", "unable to parse requirement: found '', expected: identifier"),
+    ("a,,b", "found ',', expected: identifier after ','"),
+    ("(a)", "found '(', expected: !, identifier, or 'end of string'"),
+    ("a,", "found '', expected: identifier after ','"),
+    ("x==a==b", "found '==', expected: ',' or 'end of string'"),
+    ("!x=a", "found '=', expected: ',' or 'end of string'"),
+    ("a===b", "unable to parse requirement: found '=', expected: identifier"),     # "==" then "="
+    ("a in (xyz abc)", "unable to parse requirement: found 'abc', expected: ',' or ')'"),
+    ("a notin(", "unable to parse requirement: found '', expected: ',', ')' or identifier"),
+    ("x nott in (y)", "unable to parse requirement: found 'nott', expected: in, notin, =, ==, !=, gt, lt"),
+    # NewRequirement's field errors (no path: the key's is Go's nil path, "<nil>")
+    ("app=web_", f'unable to parse requirement: values[0][app]: Invalid value: "web_": {_LABEL_VALUE}'),
+    ("x<a", 'unable to parse requirement: values[0]: Invalid value: "a": for \'Gt\', \'Lt\' operators, the value '
+            "must be an integer"),
+    ("a/b/c", 'unable to parse requirement: <nil>: Invalid value: "a/b/c": a valid label key must consist of '
+              "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+              "'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+              "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' "
+              "(e.g. 'example.com/MyName')"),
+])
+def test_parse_errors_are_bad_requests(selector, message):
     with pytest.raises(errors.BadRequest) as e:
         labels.parse(selector)
-    assert e.value.message.startswith("unable to parse requirement: ")
+    assert e.value.message == message
+
+
+# Upstream: TestSetSelectorParser and TestSelectorParse (labels/selector_test.go), valid inputs.
+@pytest.mark.parametrize("selector,parsed", [
+    ("\rx", (("x", "exists", ()),)),
+    ("this-is-a-dns.domain.com/key-with-dash", (("this-is-a-dns.domain.com/key-with-dash", "exists", ()),)),
+    ("0.1.2.domain/99 notin (10.10.100.1, tick.tack.clock)",
+     (("0.1.2.domain/99", "notin", ("10.10.100.1", "tick.tack.clock")),)),
+    ("foo  in\t (abc)", (("foo", "in", ("abc",)),)),
+    ("x notin\n (abc)", (("x", "notin", ("abc",)),)),
+    ("x in (abc,)", (("x", "in", ("", "abc")),)),
+    ("x in (abc,abc)", (("x", "in", ("abc",)),)),
+    ("x in ()", (("x", "in", ("",)),)),
+    ("x in (a,,a,,a,,a,,)", (("x", "in", ("", "a")),)),
+    ("x notin (abc,,def),bar,z in (),w", (("bar", "exists", ()), ("w", "exists", ()),
+                                          ("x", "notin", ("", "abc", "def")), ("z", "in", ("",)))),
+    ("x>1", (("x", "gt", ("1",)),)),
+    ("x<7", (("x", "lt", ("7",)),)),
+    ("x notin (, a)", (("x", "notin", ("", "a")),)),
+    ("a in (x,y,notin, z,in)", (("a", "in", ("in", "notin", "x", "y", "z")),)),
+    ("x= ,z= ", (("x", "=", ("",)), ("z", "=", ("",)))),
+])
+def test_parse_upstream_table(selector, parsed):
+    assert labels.parse(selector) == tuple(labels.Requirement(*r) for r in parsed)
+
+
+# Upstream: TestRequirementSelectorMatching's Gt rows (a value that is no integer never matches).
+@pytest.mark.parametrize("selector,lbls,match", [
+    ("z>1", {"z": "2"}, True), ("z>1", {"z": "v2"}, False), ("z>1", {}, False), ("z<5", {"z": "-3"}, True),
+    ("z<5", {"z": "5"}, False),
+])
+def test_greater_and_less_than(selector, lbls, match):
+    assert labels.matches(labels.parse(selector), lbls) is match
 
 
 def test_label_selector_objects():
@@ -89,6 +154,13 @@ def test_pod_field_selectors(selector, match):
     assert labels.fields_match(parse_fields(selector, "Pod", "pods"), POD) is match
 
 
+def test_field_selector_values_are_unescaped():
+    """Upstream: fields.splitTerms keeps an escaped comma in its term; UnescapeValue undoes it."""
+    pod = {**POD, "metadata": {"name": "a,b=c\\d", "namespace": "ns"}}
+    assert labels.fields_match(parse_fields("metadata.name=a\\,b\\=c\\\\d", "Pod", "pods"), pod)
+    assert not labels.fields_match(parse_fields("metadata.name=a\\,b", "Pod", "pods"), pod)
+
+
 @pytest.mark.parametrize("kind,group,selector,message", [
     ("Pod", "", "spec.foo=x", "field label not supported: spec.foo"),
     ("Node", "", "metadata.namespace=x", "field label not supported: metadata.namespace"),
@@ -97,6 +169,14 @@ def test_pod_field_selectors(selector, match):
      '"spec.replicas" is not a known field selector: only "metadata.name", "metadata.namespace"'),
     ("Event", "events.k8s.io", "involvedObject.name=x", "field label not supported: involvedObject.name"),
     ("Pod", "", "a", "invalid selector: 'a'; can't understand 'a'"),
+    # Upstream: fields.parseSelector — terms sorted, split at the first operator, no trimming,
+    # values unescaped (UnescapedRune prints the rune's number)
+    ("Pod", "", "=x", "field label not supported: "),
+    ("Pod", "", "status.phase = Running", "field label not supported: status.phase "),
+    ("Pod", "", "metadata.name=a=b", "invalid field selector: unescaped character in value: 61"),
+    ("Pod", "", "metadata.name=a\\x", "invalid field selector: invalid escape sequence: \\x"),
+    ("Pod", "", "metadata.name=a\\", "invalid field selector: invalid escape sequence: \\"),
+    ("Pod", "", "spec.zzz=1,spec.aaa=2", "field label not supported: spec.aaa"),
 ])
 def test_unsupported_fields(kind, group, selector, message):
     with pytest.raises(errors.BadRequest) as e:

@@ -172,12 +172,42 @@ POD_CASES = [
     pytest.param(lambda p: _c(p).update(resources={"requests": {"memory": "lots"}}),
                  ['spec.containers[0].resources.requests[memory]: Invalid value: "lots": quantities must match the '
                   "regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"], id="unparsable-quantity"),
+    # Upstream: validateContainerResourceName = validateResourceName's error, then the container's own.
     pytest.param(lambda p: _c(p).update(resources={"requests": {"gpu": "1"}}),
-                 ['spec.containers[0].resources.requests[gpu]: Invalid value: "gpu": must be a standard resource for containers'],
+                 ['spec.containers[0].resources.requests[gpu]: Invalid value: "gpu": must be a standard resource type '
+                  'or fully qualified',
+                  'spec.containers[0].resources.requests[gpu]: Invalid value: "gpu": must be a standard resource for containers'],
                  id="non-standard-resource"),
     pytest.param(lambda p: _c(p).update(resources={"requests": {"example.com/gpu": "1", "cpu": "-1"}}),
-                 ['spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0'],
+                 ["spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources",
+                  'spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0'],
                  id="negative-quantity"),
+    # Upstream: validateResourceRequirements (TestValidateResourceRequirements' error cases):
+    # extended resources and hugepages are not overcommittable.
+    pytest.param(lambda p: _c(p).update(resources={"limits": {"nvidia.com/gpu": "2"}, "requests": {"nvidia.com/gpu": "1"}}),
+                 ['spec.containers[0].resources.requests: Invalid value: "1": must be equal to nvidia.com/gpu limit of 2'],
+                 id="extended-request-not-limit"),
+    pytest.param(lambda p: _c(p).update(resources={"limits": {"nvidia.com/gpu": "500m"}}),
+                 ['spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "500m": must be an integer'],
+                 id="extended-fraction"),
+    pytest.param(lambda p: _c(p).update(resources={"limits": {"hugepages-2Mi": "2Mi"}, "requests": {"hugepages-2Mi": "2Mi"}}),
+                 ["spec.containers[0].resources: Forbidden: HugePages require cpu or memory"],
+                 id="hugepages-without-cpu-or-memory"),
+    pytest.param(lambda p: _c(p).update(resources={"limits": {"hugepages-2Mi": "4Mi", "memory": "1Gi"},
+                                                   "requests": {"hugepages-2Mi": "2Mi", "memory": "1Gi"}}),
+                 ['spec.containers[0].resources.requests: Invalid value: "2Mi": must be equal to hugepages-2Mi limit of 4Mi'],
+                 id="hugepages-request-not-limit"),
+    pytest.param(lambda p: _c(p).update(resources={"limits": {"requests.cpu": "1", "example.com/requests.x": "1",
+                                                              "example.com/_x": "1", "cpu": "1"}}),
+                 ['spec.containers[0].resources.limits[requests.cpu]: Invalid value: "requests.cpu": '
+                  "must be a standard resource for containers",
+                  'spec.containers[0].resources.limits[example.com/_x]: Invalid value: "example.com/_x": name part must '
+                  "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+                  "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+                  "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+                  'spec.containers[0].resources.limits[example.com/_x]: Invalid value: "example.com/_x": '
+                  "doesn't follow extended resource name standard"],
+                 id="container-resource-names"),
     pytest.param(lambda p: _c(p).update(livenessProbe={"exec": {"command": ["true"]}, "timeoutSeconds": 1,
                                                        "periodSeconds": 10, "successThreshold": 2, "failureThreshold": -1}),
                  ["spec.containers[0].livenessProbe.failureThreshold: Invalid value: -1: must be greater than or equal to 0",

@@ -137,6 +137,15 @@ def test_resource_quota() -> None:
         'spec.hard[pods]: Invalid value: "1.5": must be an integer']
     assert _msgs(core.validate_resource_quota(_quota(hard={"storage": "1"}))) == [
         'spec.hard[storage]: Invalid value: "storage": must be a standard resource for quota']
+    # Upstream: ValidateResourceQuotaResourceName appends its own error after validateResourceName's
+    assert _msgs(core.validate_resource_quota(_quota(hard={"foo": "1"}))) == [
+        'spec.hard[foo]: Invalid value: "foo": must be a standard resource type or fully qualified',
+        'spec.hard[foo]: Invalid value: "foo": must be a standard resource for quota']
+    assert _msgs(core.validate_resource_quota(_quota(hard={"limits.hugepages-2Mi": "1"}))) == [
+        'spec.hard[limits.hugepages-2Mi]: Invalid value: "limits.hugepages-2Mi": must be a standard resource type or '
+        'fully qualified',
+        'spec.hard[limits.hugepages-2Mi]: Invalid value: "limits.hugepages-2Mi": must be a standard resource for quota']
+    assert core.validate_resource_quota(_quota(hard={"requests.hugepages-2Mi": "1", "hugepages-1Gi": "1"})) == []
     assert _msgs(core.validate_resource_quota(_quota(hard={"pods": "1"}, scopes=["BestEffort", "NotBestEffort"]))) == [
         'spec.scopes: Invalid value: ["BestEffort","NotBestEffort"]: conflicting scopes']
     assert _msgs(core.validate_resource_quota(_quota(hard={"cpu": "1"}, scopes=["BestEffort"]))) == [

@@ -16,7 +16,7 @@ import pytest
 from kubeplane.api import errors
 from kubeplane.api.types import core_v1, from_dict
 from kubeplane.apiserver.handlers.podlog import (LogOptions, kubelet_error, kubelet_port, log_location,
-                                                 preferred_node_address)
+                                                 preferred_node_address, validate_container)
 from kubeplane.apiserver.request import Request
 from kubeplane.kubelet.server import KubeletServer
 from kubeplane.utils.clock import FakeClock, rfc3339
@@ -182,6 +182,33 @@ async def test_bad_log_options_are_refused_before_any_kubelet_is_asked(
         assert r.json["message"] == message and r.json["details"]["kind"] == "PodLogOptions"
 
 
+async def test_a_pod_not_yet_scheduled_has_an_empty_log(api: API) -> None:
+    """Upstream: LogLocation returns no location without a node, and StreamObject answers the
+    null stream 204 No Content: `kubectl logs` of a Pending pod prints nothing (issue #44190)."""
+    p = pod("web", node="")
+    del p["spec"]["nodeName"]
+    assert (await api.create("/api/v1/namespaces/default/pods", p)).status == 201
+    r = await api.get(LOG)
+    assert (r.status, r.body) == (204, b"")
+    r = await api.get(LOG, {"container": "nope"})           # the container is checked first
+    assert (r.status, r.json["message"]) == (400, "container nope is not valid for pod web")
+
+
+async def test_an_ephemeral_containers_log_is_asked_of_the_kubelet(api: API, kubelet: Any) -> None:
+    """`kubectl logs web -c debugger-x` after `kubectl debug`: ephemeral containers are valid
+    pods/log targets. Upstream: podHasContainerWithName (AllFeatureEnabledContainers)"""
+    host, _ = kubelet
+    r = await api.get("/api/v1/namespaces/default/pods/web")
+    body = r.json
+    body["spec"]["ephemeralContainers"] = [{"name": "debugger", "image": "busybox"}]
+    r = await api.call("PUT", "/api/v1/namespaces/default/pods/web/ephemeralcontainers", body=body)
+    assert r.status == 200, r.json
+    host.pods[r.json["metadata"]["uid"]] = from_dict(r.json, core_v1.Pod)     # what the kubelet now sees
+    r = await api.get(LOG, {"container": "debugger"})
+    assert (r.status, r.body) == (200, b"line 1\nline 2\n")
+    assert [c.container for c in host.calls] == ["debugger"]
+
+
 # --- the pieces ------------------------------------------------------------------------------
 
 
@@ -232,3 +259,34 @@ def test_kubelet_error(code: int, body: bytes, reason: str, message: str) -> Non
     r = kubelet_error(code, body)
     st = orjson.loads(r.body)                              # type: ignore[arg-type]
     assert (r.status, st.get("reason", ""), st["message"]) == (code, reason, message)
+
+
+def _pod(containers: list[str], init: tuple[str, ...] = (), ephemeral: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"metadata": {"name": "test"}, "spec": {
+        "containers": [{"name": n} for n in containers], "initContainers": [{"name": n} for n in init],
+        "ephemeralContainers": [{"name": n} for n in ephemeral]}}
+
+
+# Upstream: TestCheckLogLocation (pkg/registry/core/pod/strategy_test.go), container cases.
+@pytest.mark.parametrize(("p", "requested", "expected"), [
+    (_pod(["mycontainer"]), "", "mycontainer"),                                           # simple
+    (_pod([]), "", "a container name must be specified for pod test"),                    # missing container
+    (_pod(["container1", "container2"]), "",                                              # choice of two
+     "a container name must be specified for pod test, choose one of: [container1 container2]"),
+    (_pod(["container1", "container2"], init=("initcontainer1",)), "",                     # initcontainers
+     "a container name must be specified for pod test, choose one of: [initcontainer1 container1 container2]"),
+    (_pod(["container1", "container2"], init=("initcontainer1",), ephemeral=("debugger",)), "",
+     "a container name must be specified for pod test, choose one of: "
+     "[initcontainer1 container1 container2 debugger]"),
+    (_pod(["container1", "container2"]), "unknown", "container unknown is not valid for pod test"),  # bad container
+    (_pod(["container1", "container2"]), "container2", "container2"),                     # good with two
+    (_pod(["c"], init=("i",), ephemeral=("debugger",)), "debugger", "debugger"),
+    (_pod(["c"], init=("i",), ephemeral=("debugger",)), "i", "i"),
+])
+def test_validate_container(p: dict[str, Any], requested: str, expected: str) -> None:
+    try:
+        got = validate_container(p, "test", requested)
+    except errors.StatusError as e:
+        assert (e.code, e.status()["message"]) == (400, expected)
+    else:
+        assert got == expected

@@ -232,3 +232,38 @@ async def test_server_side_apply_to_status_writes_the_status_and_its_own_entry(a
     r = await api.call("PATCH", f"{path}/d", {"fieldManager": "other", "force": "true"}, body=body, headers=apply)
     assert r.status == 200, r.json
     assert r.json["status"] == {"observedGeneration": 1, "replicas": 3} and r.json["spec"]["replicas"] == 5
+
+
+def _managed(obj: dict) -> list[tuple]:
+    return [(m["manager"], m["operation"], m["apiVersion"], m.get("subresource", ""), "time" in m, m["fieldsV1"])
+            for m in obj["metadata"].get("managedFields") or []]
+
+
+async def test_a_scale_write_takes_the_replicas_as_an_entry_of_subresource_scale(scalable):
+    """`kubectl apply --server-side`, `kubectl scale`, then the same apply: the scale's manager
+    holds .spec.replicas through subresource "scale", and the applier's conflict names it.
+    Upstream: ScaleREST's scaleUpdatedObjectInfo with managedfields.ScaleHandler (ToSubresource,
+    ToParent: a manager new to the object gets no time) and printManager's "with subresource"."""
+    api, path, plural = scalable
+    kind = "Deployment" if plural == "deployments" else "ReplicaSet"
+    owner = (await api.get(path)).json
+    config = {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": "web"},
+              "spec": {"replicas": 2, "selector": owner["spec"]["selector"], "template": owner["spec"]["template"]}}
+    apply = {"content-type": "application/apply-patch+yaml"}
+    r = await api.call("PATCH", path, {"fieldManager": "applier", "force": "true"}, body=config, headers=apply)
+    assert r.status == 200, r.json
+    r = await api.call("PATCH", f"{path}/scale", {"fieldManager": "kubectl"}, body={"spec": {"replicas": 3}},
+                       headers=MERGE)
+    assert r.status == 200 and "managedFields" not in r.json["metadata"], r.json
+    entries = _managed((await api.get(path)).json)
+    assert ("kubectl", "Update", "apps/v1", "scale", False, {"f:spec": {"f:replicas": {}}}) in entries
+    applier = next(e for e in entries if e[0] == "applier")
+    assert "f:replicas" not in applier[5]["f:spec"]            # taken from the applier
+    r = await api.call("PATCH", path, {"fieldManager": "applier"}, body=config, headers=apply)
+    assert (r.status, r.json["message"]) == (
+        409, 'Apply failed with 1 conflict: conflict with "kubectl" with subresource "scale" using apps/v1: '
+             '.spec.replicas'), r.json
+    # a scale to the same count changes no ownership
+    r = await api.call("PATCH", f"{path}/scale", {"fieldManager": "other"}, body={"spec": {"replicas": 3}},
+                       headers=MERGE)
+    assert r.status == 200 and _managed((await api.get(path)).json) == entries

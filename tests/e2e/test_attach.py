@@ -164,6 +164,8 @@ def test_kubectl_debug_i_runs_an_ephemeral_container_in_the_pods_network(c: Clus
     assert len(statuses) == 1 and statuses[0]["name"].startswith("debugger-")
     assert statuses[0]["state"]["terminated"]["exitCode"] == 0 and statuses[0]["ready"] is False
     assert c.get_json("pod", name)["status"]["phase"] == "Running"
+    # Its output stays readable (upstream: podHasContainerWithName counts ephemeral containers)
+    assert c.kubectl("logs", name, "-c", statuses[0]["name"]).stdout == "reached 200\n"
 
 
 def test_kubectl_debug_it_attaches_a_terminal(c: Cluster, target: Any) -> None:

@@ -203,3 +203,32 @@ def test_deleting_kube_system_is_forbidden(cluster: Cluster) -> None:
     assert ('Error from server (Forbidden): namespaces "kube-system" is forbidden: '
             "this namespace may not be deleted") in res.stderr
     assert cluster.get_json("namespace", "kube-system")["status"]["phase"] == "Active"
+
+
+def test_logs_of_a_pod_not_yet_scheduled_print_nothing(cluster: Cluster) -> None:
+    """No node (`--nodes 0`): upstream's pods/log answers 204 No Content, so `kubectl logs`
+    prints nothing and exits 0 (LogLocation gives no location; issue kubernetes#44190)."""
+    cluster.kubectl("run", "waiting", "--image", "nginx")
+    for follow in ((), ("-f",)):
+        r = cluster.kubectl("logs", "waiting", *follow, check=False)
+        assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    r = cluster.kubectl("logs", "waiting", "-c", "nope", check=False)
+    assert r.returncode == 1 and r.stderr.strip() == (
+        "error: container nope is not valid for pod waiting out of: waiting")
+
+
+def test_label_selectors_are_parsed_as_upstream(cluster: Cluster) -> None:
+    """Upstream's labels.Parse: values and keys are validated, gt/lt exist, and only a
+    requirement's own errors say "unable to parse requirement"."""
+    cluster.kubectl("create", "namespace", "sel")
+    cluster.kubectl("create", "configmap", "n5", "-n", "sel")
+    cluster.kubectl("label", "configmap", "n5", "-n", "sel", "n=5")
+    assert cluster.kubectl("get", "cm", "-n", "sel", "-l", "n>3", "-o", "name").stdout == "configmap/n5\n"
+    r = cluster.kubectl("get", "cm", "-n", "sel", "-l", "app=web_", check=False)
+    assert r.returncode == 1 and r.stderr.startswith(
+        'Error from server (BadRequest): Unable to find "/v1, Resource=configmaps" that match label selector '
+        '"app=web_", field selector "": unable to parse requirement: values[0][app]: Invalid value: "web_": '
+        "a valid label must be an empty string"), r.stderr
+    r = cluster.kubectl("get", "cm", "-n", "sel", "-l", "a,", check=False)
+    assert r.returncode == 1 and r.stderr.endswith(
+        "field selector \"\": found '', expected: identifier after ','\n"), r.stderr

@@ -7,19 +7,18 @@ the same Requirement list, so one matcher serves both.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import errors
 
-_TOKEN = re.compile(r"\s*(!=|==|=|\(|\)|,|!|[^\s!=(),]+)")
-
 
 @dataclass(frozen=True, slots=True)
 class Requirement:
     key: str
-    op: str                     # "in", "notin", "exists", "!", "=", "!="
+    op: str                     # "in", "notin", "exists", "!", "=", "!=", "gt", "lt"
     values: tuple[str, ...] = ()
 
     def matches(self, labels: dict[str, str]) -> bool:
@@ -31,67 +30,232 @@ class Requirement:
         has = self.key in labels
         if op in ("=", "in"):
             return has and labels[self.key] in self.values
+        if op in ("gt", "lt"):
+            return has and _compare(op, labels[self.key], self.values)
         return not has or labels[self.key] not in self.values  # "!=", "notin"
+
+
+def _compare(op: str, value: str, values: tuple[str, ...]) -> bool:
+    """Upstream: Requirement.Matches for Gt/Lt: both sides base-10 int64, else no match."""
+    if len(values) != 1:
+        return False
+    try:
+        have, want = _parse_int64(value), _parse_int64(values[0])
+    except ValueError:
+        return False
+    return have > want if op == "gt" else have < want
+
+
+def _parse_int64(s: str) -> int:
+    """strconv.ParseInt(s, 10, 64)"""
+    if not re.fullmatch(r"[+-]?[0-9]+", s):
+        raise ValueError(s)
+    n = int(s)
+    if not -(1 << 63) <= n < (1 << 63):
+        raise ValueError(s)
+    return n
 
 
 Selector = tuple[Requirement, ...]
 EVERYTHING: Selector = ()
 
 
-def parse(s: str) -> Selector:
-    """Parse a label selector string; raises BadRequest on bad syntax."""
-    tokens = _TOKEN.findall(s or "")
-    reqs: list[Requirement] = []
-    i = 0
+# --- the parser: upstream's Lexer and Parser (labels/selector.go), token for token ---------------
 
-    def fail(msg: str) -> errors.BadRequest:
-        return errors.BadRequest(f"unable to parse requirement: {msg}")
+_EOS, _CPAR, _COMMA, _NOT, _DEQ, _EQ, _GT, _IDENT, _IN, _LT, _NEQ, _NOTIN, _OPAR = range(1, 14)
+_STRING2TOKEN = {")": _CPAR, ",": _COMMA, "!": _NOT, "==": _DEQ, "=": _EQ, ">": _GT, "in": _IN, "<": _LT,
+                 "!=": _NEQ, "notin": _NOTIN, "(": _OPAR}
+_SPECIAL = frozenset("=!(),><")
+_WHITESPACE = frozenset(" \t\r\n")
+_BINARY_OPERATORS = "in, notin, =, ==, !=, gt, lt"
+_OPERATORS = {_IN: "in", _NOTIN: "notin", _EQ: "=", _DEQ: "=", _NEQ: "!=", _GT: "gt", _LT: "lt"}
 
-    while i < len(tokens):
-        tok = tokens[i]
-        if tok == "!":
-            if i + 1 >= len(tokens):
-                raise fail("found '', expected: identifier")
-            reqs.append(Requirement(tokens[i + 1], "!"))
-            i += 2
-        else:
-            key = tok
-            if key in ("=", "==", "!=", "(", ")", ","):
-                raise fail(f"found '{key}', expected: !, identifier, or 'end of string'")
-            nxt = tokens[i + 1] if i + 1 < len(tokens) else ","
-            if nxt == ",":
-                reqs.append(Requirement(key, "exists"))
-                i += 1
-            elif nxt in ("=", "==", "!="):
-                if i + 2 >= len(tokens) or tokens[i + 2] in (",", "(", ")"):
-                    value = ""
-                    i += 2
-                else:
-                    value = tokens[i + 2]
-                    i += 3
-                reqs.append(Requirement(key, "!=" if nxt == "!=" else "=", (value,)))
-            elif nxt in ("in", "notin"):
-                if i + 2 >= len(tokens) or tokens[i + 2] != "(":
-                    raise fail("found '', expected: '('")
-                j, values = i + 3, []
-                while j < len(tokens) and tokens[j] != ")":
-                    if tokens[j] != ",":
-                        values.append(tokens[j])
-                    j += 1
-                if j >= len(tokens):
-                    raise fail("found '', expected: ')'")
-                reqs.append(Requirement(key, nxt, tuple(values)))
-                i = j + 1
+
+def _lex(s: str) -> list[tuple[int, str]]:
+    """Every (token, literal) of s, the end of string last. Upstream: Lexer.Lex (a special
+    symbol is the longest operator it starts; a NUL byte ends the string, as read() does)."""
+    s = s.split("\x00", 1)[0]
+    items: list[tuple[int, str]] = []
+    pos, n = 0, len(s)
+    while True:
+        while pos < n and s[pos] in _WHITESPACE:
+            pos += 1
+        if pos >= n:
+            items.append((_EOS, ""))
+            return items
+        start = pos
+        if s[pos] in _SPECIAL:
+            pos += 1                        # every special symbol is a token by itself
+            while pos < n and s[pos] in _SPECIAL and s[start:pos + 1] in _STRING2TOKEN:
+                pos += 1
+            items.append((_STRING2TOKEN[s[start:pos]], s[start:pos]))
+            continue
+        while pos < n and s[pos] not in _SPECIAL and s[pos] not in _WHITESPACE:
+            pos += 1
+        lit = s[start:pos]
+        items.append((_STRING2TOKEN.get(lit, _IDENT), lit))
+
+
+class _Parser:
+    """Upstream: Parser (lookahead/consume in the Values context read in and notin as
+    identifiers)."""
+
+    def __init__(self, s: str) -> None:
+        self.items = _lex(s)
+        self.position = 0
+
+    def lookahead(self, values: bool) -> tuple[int, str]:
+        tok, lit = self.items[self.position]
+        return (_IDENT if values and tok in (_IN, _NOTIN) else tok), lit
+
+    def consume(self, values: bool) -> tuple[int, str]:
+        tok, lit = self.lookahead(values)
+        self.position += 1
+        return tok, lit
+
+    def parse(self) -> list[Requirement]:
+        reqs: list[Requirement] = []
+        while True:
+            tok, lit = self.lookahead(True)
+            if tok in (_IDENT, _NOT):
+                try:
+                    reqs.append(self.parse_requirement())
+                except ValueError as e:
+                    raise ValueError(f"unable to parse requirement: {e}") from None
+                t, lit2 = self.consume(True)
+                if t == _EOS:
+                    return reqs
+                if t != _COMMA:
+                    raise ValueError(f"found '{lit2}', expected: ',' or 'end of string'")
+                t2, lit3 = self.lookahead(True)
+                if t2 not in (_IDENT, _NOT):
+                    raise ValueError(f"found '{lit3}', expected: identifier after ','")
+            elif tok == _EOS:
+                return reqs
             else:
-                raise fail(f"found '{nxt}', expected: in, notin, =, ==, !=, gt, lt")
-        if i < len(tokens):
-            if tokens[i] != ",":
-                raise fail(f"found '{tokens[i]}', expected: ',' or 'end of string'")
-            i += 1
-    for r in reqs:
-        if not r.key:
-            raise fail("empty key")
-    return tuple(reqs)
+                raise ValueError(f"found '{lit}', expected: !, identifier, or 'end of string'")
+
+    def parse_requirement(self) -> Requirement:
+        key, op = self.parse_key_and_infer_operator()
+        if op in ("exists", "!"):
+            return new_requirement(key, op, ())
+        op = self.parse_operator()
+        values = self.parse_values() if op in ("in", "notin") else self.parse_exact_value()
+        return new_requirement(key, op, tuple(sorted(values)))
+
+    def parse_key_and_infer_operator(self) -> tuple[str, str]:
+        op = ""
+        tok, lit = self.consume(True)
+        if tok == _NOT:
+            op = "!"
+            tok, lit = self.consume(True)
+        if tok != _IDENT:
+            raise ValueError(f"found '{lit}', expected: identifier")
+        if msgs := _names().is_qualified_name(lit):
+            # validateLabelKey with the parser's path, which Parse leaves nil: Go prints "<nil>"
+            raise ValueError(str(errors.invalid("<nil>", lit, "; ".join(msgs))))
+        if self.lookahead(True)[0] in (_EOS, _COMMA) and op != "!":
+            op = "exists"
+        return lit, op
+
+    def parse_operator(self) -> str:
+        tok, lit = self.consume(False)
+        if tok not in _OPERATORS:
+            raise ValueError(f"found '{lit}', expected: {_BINARY_OPERATORS}")
+        return _OPERATORS[tok]
+
+    def parse_values(self) -> set[str]:
+        tok, lit = self.consume(True)
+        if tok != _OPAR:
+            raise ValueError(f"found '{lit}' expected: '('")
+        tok, lit = self.lookahead(True)
+        if tok in (_IDENT, _COMMA):
+            values = self.parse_identifiers_list()
+            if self.consume(True)[0] != _CPAR:
+                raise ValueError(f"found '{lit}', expected: ')'")
+            return values
+        if tok == _CPAR:
+            self.consume(True)
+            return {""}
+        raise ValueError(f"found '{lit}', expected: ',', ')' or identifier")
+
+    def parse_identifiers_list(self) -> set[str]:
+        values: set[str] = set()
+        while True:
+            tok, lit = self.consume(True)
+            if tok == _IDENT:
+                values.add(lit)
+                tok2, lit2 = self.lookahead(True)
+                if tok2 == _COMMA:
+                    continue
+                if tok2 == _CPAR:
+                    return values
+                raise ValueError(f"found '{lit2}', expected: ',' or ')'")
+            if tok == _COMMA:               # "(,", ",)" and ",," each stand for an empty value
+                if not values:
+                    values.add("")
+                if self.lookahead(True)[0] in (_CPAR, _COMMA):
+                    values.add("")
+                    if self.lookahead(True)[0] == _CPAR:
+                        return values
+                continue
+            raise ValueError(f"found '{lit}', expected: ',', or identifier")
+
+    def parse_exact_value(self) -> set[str]:
+        if self.lookahead(True)[0] in (_EOS, _COMMA):
+            return {""}
+        tok, lit = self.consume(True)
+        if tok == _IDENT:
+            return {lit}
+        raise ValueError(f"found '{lit}', expected: identifier")
+
+
+def _names() -> Any:
+    from .validation import names
+    return names
+
+
+def new_requirement(key: str, op: str, values: tuple[str, ...]) -> Requirement:
+    """A requirement whose key and values are valid label ones (ValueError with upstream's
+    aggregated field errors otherwise). Upstream: NewRequirement, with no field path."""
+    names = _names()
+    errs = []
+    if msgs := names.is_qualified_name(key):
+        errs.append(errors.invalid("key", key, "; ".join(msgs)))
+    if op in ("gt", "lt"):
+        for i, v in enumerate(values):
+            try:
+                _parse_int64(v)
+            except ValueError:
+                errs.append(errors.invalid(f"values[{i}]", v, "for 'Gt', 'Lt' operators, the value must be an integer"))
+    for i, v in enumerate(values):
+        if msgs := names.is_valid_label_value(v):
+            errs.append(errors.invalid(f"values[{i}][{key}]", v, "; ".join(msgs)))
+    if errs:
+        raise ValueError(errors.aggregate(errs))
+    return Requirement(key, op, values)
+
+
+@functools.lru_cache(maxsize=1024)
+def parse(s: str) -> Selector:
+    """Parse a label selector string, requirements sorted by key; raises BadRequest with
+    upstream's message on bad syntax or an invalid key or value.
+
+    Example: "app=web,tier in (fe)" -> (Requirement("app", "=", ("web",)),
+    Requirement("tier", "in", ("fe",))); "app=web_" -> BadRequest "unable to parse
+    requirement: values[0][app]: Invalid value: "web_": a valid label must be …".
+
+    Upstream: labels.Parse (apimachinery pkg/labels/selector.go), as the server's ListOptions
+    conversion calls it (a BadRequest of its error). Cached: the same few selectors come back
+    (a failed parse is not cached; it raises again).
+    """
+    if not s:
+        return EVERYTHING
+    try:
+        reqs = _Parser(s).parse()
+    except ValueError as e:
+        raise errors.BadRequest(str(e)) from None
+    return tuple(sorted(reqs, key=lambda r: r.key))
 
 
 def matches(sel: Selector, labels: dict[str, str] | None) -> bool:
@@ -181,11 +345,14 @@ def parse_fields(s: str, supported: dict[str, FieldGetter] | None) -> FieldSelec
     a BadRequest with the conversion's own words).
     """
     out = []
-    for part in filter(None, (p.strip() for p in (s or "").split(","))):
-        m = re.fullmatch(r"([^=!]+)(==|!=|=)(.*)", part)
-        if not m:
+    for part in sorted(_split_terms(s or "")):
+        if not part:
+            continue
+        term = _split_term(part)
+        if term is None:
             raise errors.BadRequest(f"invalid selector: '{s}'; can't understand '{part}'")
-        field, op, value = m.group(1).strip(), m.group(2), m.group(3).strip()
+        field, op, value = term
+        value = _unescape_value(value)
         getter = (supported or META_FIELDS).get(field)
         if getter is None:
             if supported is None:
@@ -194,6 +361,56 @@ def parse_fields(s: str, supported: dict[str, FieldGetter] | None) -> FieldSelec
             raise errors.BadRequest(f"field label not supported: {field}")
         out.append((getter, "!=" if op == "!=" else "=", value))
     return tuple(out)
+
+
+def _split_terms(s: str) -> list[str]:
+    """The terms of a field selector: split at commas a backslash does not escape.
+    Upstream: fields.splitTerms"""
+    terms, start, in_slash = [], 0, False
+    for i, c in enumerate(s):
+        if in_slash:
+            in_slash = False
+        elif c == "\\":
+            in_slash = True
+        elif c == ",":
+            terms.append(s[start:i])
+            start = i + 1
+    terms.append(s[start:])
+    return terms
+
+
+def _split_term(term: str) -> tuple[str, str, str] | None:
+    """(field, operator, value) at the first operator (!=, ==, = tried in that order at each
+    position); spaces are kept, as upstream keeps them. Upstream: fields.splitTerm"""
+    for i in range(len(term)):
+        for op in ("!=", "==", "="):
+            if term.startswith(op, i):
+                return term[:i], op, term[i + len(op):]
+    return None
+
+
+def _unescape_value(s: str) -> str:
+    """A value with its backslash escapes (of a backslash, a comma, an equals sign) undone; a
+    bare comma or equals sign, or another escape, is a 400.
+    Upstream: fields.UnescapeValue (its UnescapedRune prints the rune as a number, %v of a rune)."""
+    if not any(c in s for c in "\\,="):
+        return s
+    out, in_slash = [], False
+    for c in s:
+        if in_slash:
+            if c not in "\\,=":
+                raise errors.BadRequest(f"invalid field selector: invalid escape sequence: \\{c}")
+            out.append(c)
+            in_slash = False
+        elif c == "\\":
+            in_slash = True
+        elif c in ",=":
+            raise errors.BadRequest(f"invalid field selector: unescaped character in value: {ord(c)}")
+        else:
+            out.append(c)
+    if in_slash:
+        raise errors.BadRequest("invalid field selector: invalid escape sequence: \\")
+    return "".join(out)
 
 
 def fields_match(sel: FieldSelector, obj: dict[str, Any]) -> bool:

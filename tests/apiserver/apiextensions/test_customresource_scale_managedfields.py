@@ -114,3 +114,16 @@ async def test_scale_apply_is_refused_where_a_scale_cannot_be(served: Any) -> No
     r = await api.call("PATCH", f"{BASE}/b/scale", {"fieldManager": "m"},
                        body={**scale, "metadata": {"name": "b"}, "spec": {"replicas": 1, "bogus": 1}}, headers=APPLY)
     assert r.status == 400 and "field not declared in schema" in r.json["message"], r.json
+
+
+def test_the_core_groups_entries_are_its_own() -> None:
+    """A ReplicationController's entries (apiVersion "v1", the core group) map both ways, as
+    upstream's ScaleHandler maps them for replicasPathInReplicationController."""
+    other = ("f:spec", "f:selector")
+    parent = [e("kubectl-client-side-apply", {PATH, other}, op="Update", av="v1", time=T)]
+    assert to_subresource(parent, "", PATH) == [
+        e("kubectl-client-side-apply", {REPLICAS_IN_SCALE}, op="Update", av="autoscaling/v1", time=T)]
+    scale = [e("kubectl", {REPLICAS_IN_SCALE}, op="Update", av="autoscaling/v1", sub="scale", time=T)]
+    assert to_parent(parent, scale, "v1", PATH) == [
+        e("kubectl-client-side-apply", {other}, op="Update", av="v1", time=T),
+        e("kubectl", {PATH}, op="Update", av="v1", sub="scale")]

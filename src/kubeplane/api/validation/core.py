@@ -315,33 +315,42 @@ _STANDARD_CONTAINER_RESOURCES = {"cpu", "memory", "ephemeral-storage"}
 
 
 def validate_resource_requirements(res: Obj, path: str) -> list[FieldError]:
-    """Upstream: ValidateResourceRequirements (names, non-negative quantities, requests ≤ limits).
+    """Upstream: validateResourceRequirements with validateContainerResourceName (names,
+    ValidateResourceQuantityValue, requests ≤ limits, non-overcommittable resources).
 
     Example: limits cpu "1", requests cpu "1500m" ->
     `…resources.requests: Invalid value: "1500m": must be less than or equal to cpu limit of 1`.
-    Hugepages are not overcommittable, so their request must equal the limit.
+    Hugepages and extended resources (nvidia.com/gpu) are not overcommittable: their request
+    must equal the limit, and a request needs a limit (`…resources.limits: Required value: Limit
+    must be set for non overcommitable resources`); hugepages need cpu or memory beside them.
     """
     errs: list[FieldError] = []
     limits, requests = res.get("limits") or {}, res.get("requests") or {}
     parsed_limits = {}
+    cpu_or_memory = hugepages = False
     for kind, values in (("limits", limits), ("requests", requests)):
         for name, q in values.items():
             qp = f"{path}.{kind}[{name}]"
             errs += _validate_container_resource_name(name, qp)
+            errs += _resource_quantity_value(name, q, qp)
             value = parse_quantity(q)
-            if value is None:
-                errs.append(errors.invalid(qp, q, PARSE_ERROR))
-            elif value < 0:
-                errs.append(errors.invalid(qp, str(q), m.IS_NEGATIVE))
-            elif kind == "limits":
-                parsed_limits[name] = value
+            cpu_or_memory = cpu_or_memory or name in ("cpu", "memory")
+            hugepages = hugepages or name.startswith("hugepages-")
+            if kind == "limits":
+                if value is not None:
+                    parsed_limits[name] = value
             elif name in parsed_limits:
-                errs += _request_vs_limit(name, q, value, limits[name], parsed_limits[name], path + ".requests")
+                if value is not None:
+                    errs += _request_vs_limit(name, q, value, limits[name], parsed_limits[name], path + ".requests")
+            elif name not in limits and not _overcommit_allowed(name):
+                errs.append(errors.required(path + ".limits", "Limit must be set for non overcommitable resources"))
+    if hugepages and not cpu_or_memory:
+        errs.append(errors.forbidden(path, "HugePages require cpu or memory"))
     return errs
 
 
 def _request_vs_limit(name: str, q: Any, value: Any, lq: Any, limit: Any, path: str) -> list[FieldError]:
-    if name.startswith("hugepages-") and value != limit:
+    if value != limit and not _overcommit_allowed(name):
         return [errors.invalid(path, str(q), f"must be equal to {name} limit of {lq}")]
     if value > limit:
         return [errors.invalid(path, str(q), f"must be less than or equal to {name} limit of {lq}")]
@@ -349,11 +358,37 @@ def _request_vs_limit(name: str, q: Any, value: Any, lq: Any, limit: Any, path: 
 
 
 def _validate_container_resource_name(name: str, path: str) -> list[FieldError]:
-    """Upstream: validateContainerResourceName (standard names, or domain-prefixed extended ones)."""
-    errs = [errors.invalid(path, name, msg) for msg in is_qualified_name(name)]
-    if "/" not in name and name not in _STANDARD_CONTAINER_RESOURCES and not name.startswith("hugepages-"):
-        errs.append(errors.invalid(path, name, "must be a standard resource for containers"))
+    """Upstream: validateContainerResourceName: validateResourceName's errors, then a plain
+    name must be one a container can ask for (cpu, memory, ephemeral-storage, hugepages-*),
+    and a prefixed one outside kubernetes.io must be an extended resource name.
+
+    Example: "gpu" -> `Invalid value: "gpu": must be a standard resource type or fully
+    qualified` and `Invalid value: "gpu": must be a standard resource for containers`.
+    """
+    errs = _resource_name(name, path)
+    if "/" not in name:
+        if name not in _STANDARD_CONTAINER_RESOURCES and not name.startswith("hugepages-"):
+            errs.append(errors.invalid(path, name, "must be a standard resource for containers"))
+    elif not _is_native_resource(name) and not _is_extended_resource(name):
+        errs.append(errors.invalid(path, name, "doesn't follow extended resource name standard"))
     return errs
+
+
+def _is_native_resource(name: str) -> bool:
+    """Upstream: helper.IsNativeResource (unprefixed, or in *kubernetes.io/)."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def _is_extended_resource(name: str) -> bool:
+    """Upstream: helper.IsExtendedResourceName (prefixed outside kubernetes.io, no "requests."
+    prefix, and a qualified name once "requests." is put in front, as quota names it)."""
+    return not _is_native_resource(name) and not name.startswith("requests.") and not is_qualified_name(
+        "requests." + name)
+
+
+def _overcommit_allowed(name: str) -> bool:
+    """Upstream: helper.IsOvercommitAllowed (native resources other than hugepages)."""
+    return _is_native_resource(name) and not name.startswith("hugepages-")
 
 
 def _validate_probe(probe: Any, path: str, success_must_be_one: bool = False) -> list[FieldError]:
@@ -1424,26 +1459,31 @@ def validate_persistent_volume_claim_status_update(new: Obj, old: Obj) -> list[F
     return errs
 
 
+def _is_quota_huge_page(name: str) -> bool:
+    """Upstream: helper.IsQuotaHugePageResourceName"""
+    return name.startswith(("hugepages-", "requests.hugepages-"))
+
+
 def _resource_name(name: str, path: str) -> list[FieldError]:
     """Upstream: validateResourceName"""
     errs = [errors.invalid(path, name, msg) for msg in is_qualified_name(name)]
-    if not errs and "/" not in name and name not in _STANDARD_RESOURCES and "hugepages-" not in name:
+    if not errs and "/" not in name and name not in _STANDARD_RESOURCES and not _is_quota_huge_page(name):
         errs.append(errors.invalid(path, name, "must be a standard resource type or fully qualified"))
     return errs
 
 
 def _quota_resource_name(name: str, path: str) -> list[FieldError]:
-    """Upstream: ValidateResourceQuotaResourceName"""
+    """Upstream: ValidateResourceQuotaResourceName: validateResourceName's errors, and then,
+    for a plain name, whether quota tracks it (both can be said of one name: "foo")."""
     errs = _resource_name(name, path)
-    if not errs and "/" not in name and name not in _STANDARD_QUOTA_RESOURCES and "hugepages-" not in name:
+    if "/" not in name and name not in _STANDARD_QUOTA_RESOURCES and not _is_quota_huge_page(name):
         errs.append(errors.invalid(path, name, "must be a standard resource for quota"))
     return errs
 
 
 def _is_integer_resource(name: str) -> bool:
     """Upstream: helper.IsIntegerResourceName (object counts and extended resources)."""
-    native = "/" not in name or "kubernetes.io/" in name
-    return name in _INTEGER_RESOURCES or not native and not name.startswith("requests.")
+    return name in _INTEGER_RESOURCES or _is_extended_resource(name)
 
 
 def _resource_quantity_value(name: str, q: Any, path: str) -> list[FieldError]:

@@ -189,7 +189,13 @@ def to_subresource(parent: list[Entry], group: str, path: tuple[str, ...]) -> li
     """The object's entries that own the replicas, as the Scale's (autoscaling/v1, spec.replicas).
     Upstream: ScaleHandler.ToSubresource."""
     return [Entry(e.manager, e.operation, SCALE_API_VERSION, e.time, e.subresource, {REPLICAS_IN_SCALE})
-            for e in parent if e.api_version.startswith(group + "/") and path in e.fields]
+            for e in parent if _in_group(e.api_version, group) and path in e.fields]
+
+
+def _in_group(api_version: str, group: str) -> bool:
+    """Whether an entry's apiVersion is one of the group's ("v1" for the core group's
+    ReplicationControllers)."""
+    return api_version.startswith(group + "/") if group else "/" not in api_version
 
 
 def to_parent(parent: list[Entry], scale: list[Entry], group_version: str, path: tuple[str, ...]) -> list[Entry]:
@@ -197,12 +203,12 @@ def to_parent(parent: list[Entry], scale: list[Entry], group_version: str, path:
     owned the replicas and lost them on the Scale loses the path (the entry goes if nothing is
     left); a Scale manager the object does not know gets the path, without a time (upstream
     reads the parent's times). Upstream: ScaleHandler.ToParent."""
-    group = group_version.split("/", 1)[0]
+    group = group_version.split("/", 1)[0] if "/" in group_version else ""     # "v1": the core group
     on_scale = {e.identity(): e for e in scale}
     times = {e.identity(): e.time for e in parent}
     out: list[Entry] = []
     for e in parent:
-        if not e.api_version.startswith(group + "/"):
+        if not _in_group(e.api_version, group):
             continue
         if path not in e.fields:
             out.append(e)

@@ -32,7 +32,7 @@ from ...api import errors
 from ...api.resources import ResourceInfo, lookup
 from ...utils.duplex import Duplex, open_connection, splice
 from ..request import Request, Response, parse_request_info
-from .podlog import DIAL_TIMEOUT, _dial_error, kubelet_port, preferred_node_address
+from .podlog import DIAL_TIMEOUT, _dial_error, kubelet_port, preferred_node_address, validate_container
 
 if TYPE_CHECKING:
     from ..server import APIServer
@@ -55,31 +55,11 @@ def _flag(q: dict[str, list[str]], name: str) -> bool:
     raise errors.BadRequest(f'strconv.ParseBool: parsing "{v}": invalid syntax')
 
 
-def container_for(pod: dict, name: str, requested: str) -> str:
-    """Upstream: streamLocation's container defaulting and check (ephemeral containers count)."""
-    spec = pod.get("spec") or {}
-    containers = [c["name"] for c in spec.get("containers") or []]
-    init = [c["name"] for c in spec.get("initContainers") or []]
-    ephemeral = [c["name"] for c in spec.get("ephemeralContainers") or []]
-    if requested:
-        if requested not in (*containers, *init, *ephemeral):
-            raise errors.BadRequest(f"container {requested} is not valid for pod {name}")
-        return requested
-    if len(containers) == 1:
-        return containers[0]
-    if not containers:
-        raise errors.BadRequest(f"a container name must be specified for pod {name}")
-    msg = f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]"
-    if init:
-        msg += f" or one of the init containers: [{' '.join(init)}]"
-    raise errors.BadRequest(msg)
-
-
 def kubelet_query(sub: str, q: dict[str, list[str]], pod: dict, name: str) -> tuple[str, dict[str, list[str]]]:
     """(the container, the kubelet's parameters). Upstream: streamParams / PortForwardLocation"""
     if sub == "portforward":
         return "", {"port": list(q.get("ports") or [])} if q.get("ports") else {}
-    container = container_for(pod, name, (q.get("container") or [""])[-1])
+    container = validate_container(pod, name, (q.get("container") or [""])[-1])
     out: dict[str, list[str]] = {}
     for param, kubelet in (("stdin", "input"), ("stdout", "output"), ("stderr", "error"), ("tty", "tty")):
         if _flag(q, param):

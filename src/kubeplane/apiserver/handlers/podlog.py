@@ -53,21 +53,30 @@ def _int(req: Request, name: str) -> int | None:
         raise errors.BadRequest(f"invalid {name}: {value!r}") from None
 
 
-def _container(pod: dict, name: str, requested: str) -> str:
-    """Upstream: podLogOptions container defaulting and validation in LogLocation."""
+def validate_container(pod: dict, name: str, requested: str) -> str:
+    """The container a pods/log, exec or attach request is for: the one asked for, which must
+    be one of the pod's containers, init containers or ephemeral containers; else the pod's
+    only container; else a 400 naming them all (init, then app, then ephemeral containers, as
+    VisitContainers walks them).
+
+    Example: containers [c1 c2], init [i1], ephemeral [dbg], none asked for ->
+    "a container name must be specified for pod web, choose one of: [i1 c1 c2 dbg]"
+
+    Upstream: validateContainer and podHasContainerWithName (pkg/registry/core/pod/strategy.go)
+    """
     spec = pod.get("spec") or {}
-    names = [c["name"] for c in spec.get("containers") or []]
-    init = [c["name"] for c in spec.get("initContainers") or []]
+    containers = [c.get("name") for c in spec.get("containers") or []]
+    every = [c.get("name") for key in ("initContainers", "containers", "ephemeralContainers")
+             for c in spec.get(key) or []]
     if requested:
-        if requested not in names and requested not in init:
+        if requested not in every:
             raise errors.BadRequest(f"container {requested} is not valid for pod {name}")
         return requested
-    if len(names) == 1:
-        return names[0]
-    msg = f"a container name must be specified for pod {name}, choose one of: [{' '.join(names)}]"
-    if init:
-        msg += f" or one of the init containers: [{' '.join(init)}]"
-    raise errors.BadRequest(msg)
+    if len(containers) == 1:
+        return str(containers[0])
+    if not containers:
+        raise errors.BadRequest(f"a container name must be specified for pod {name}")
+    raise errors.BadRequest(f"a container name must be specified for pod {name}, choose one of: [{' '.join(every)}]")
 
 
 async def pod_log(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str) -> Response:
@@ -75,14 +84,16 @@ async def pod_log(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name:
     if kv is None:
         raise errors.NotFound("", "pods", name)
     pod = kv.obj
-    opts = LogOptions(_container(pod, name, req.query.get("container", "")), req.flag("follow"),
+    opts = LogOptions(validate_container(pod, name, req.query.get("container", "")), req.flag("follow"),
                       req.flag("previous"), _int(req, "tailLines"), _int(req, "limitBytes"),
                       req.flag("timestamps"), _int(req, "sinceSeconds"))
     since_time = req.query.get("sinceTime", "")
     validate_pod_log_options(name, opts, since_time)
     node = (pod.get("spec") or {}).get("nodeName")
     if not node:
-        raise errors.BadRequest(f"pod {name} does not have a host assigned")
+        # Upstream: LogLocation gives no location for a pod not yet scheduled, and StreamObject
+        # answers a null stream with 204 No Content (`kubectl logs` prints nothing, exit 0).
+        return Response(204, b"", "text/plain")
     conn = api.nodes.get(node)
     if conn is None:
         return await proxy_container_logs(api, node, ns, name, opts, since_time)

@@ -15,7 +15,9 @@ from ...api import errors, labels
 from ...api.resources import ResourceInfo, lookup
 from ...storage.interface import KeyValue
 from .. import admission, codec, objects
+from ..apiextensions.scale import REPLICAS_IN_SCALE, SCALE_API_VERSION, to_parent, to_subresource
 from ..objects import Obj, storage_errors
+from ..patch.managedfields import decode_managed_fields, encode_managed_fields
 from ..registry import store
 from ..registry.core.pod import set_pod_condition
 from ..request import Request, Response
@@ -83,9 +85,14 @@ class _ScaleUpdate(store.UpdatedObjectInfo):
     is the request's body, or its patch applied to the owner's current Scale.
 
     Admission sees the Scale (UPDATE of <plural>/scale), not the owner, as upstream's ScaleREST
-    (scaleUpdatedObjectInfo, pkg/registry/apps/deployment/storage/storage.go)."""
+    (scaleUpdatedObjectInfo, pkg/registry/apps/deployment/storage/storage.go). Ownership of
+    the replicas moves as upstream's ScaleHandler moves it (the custom resources' own, in
+    apiextensions/scale.py): the write is recorded on the Scale and comes back to the owner as
+    an entry of subresource "scale" (`kubectl scale` then `kubectl apply --server-side`:
+    `conflict with "kubectl" with subresource "scale" using apps/v1: .spec.replicas`)."""
     __slots__ = ("api", "req", "ri", "ns", "name", "scale", "patch_type", "opts")
     admit = False
+    applied = True          # the owner's managedFields come from the Scale's (to_parent), not the store
 
     def __init__(self, api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: str, scale: Obj | None,
                  patch_type: str = "") -> None:
@@ -96,11 +103,15 @@ class _ScaleUpdate(store.UpdatedObjectInfo):
         api, ri, name = self.api, self.ri, self.name
         if kv is None:      # upstream reports the owner missing on the scale resource
             raise errors.NotFound(ri.group, f"{ri.plural}/scale", name)
+        parent = decode_managed_fields(kv.obj)
+        old_scale = to_scale(kv.obj)
+        encode_managed_fields(old_scale, to_subresource(parent, ri.group, REPLICAS_IN_SCALE))
         scale = self.scale
         if scale is None:
             from ..patch import apply_patch
-            scale = apply_patch(self.patch_type, to_scale(kv.obj), self.req.body, SCALE_INFO.definition)
+            scale = apply_patch(self.patch_type, old_scale, self.req.body, SCALE_INFO.definition)
             common.check_patched_fields(self.req, SCALE_INFO, scale, [])
+        self._record_update(old_scale, scale, bool(parent))
         attrs = store.attributes(self.opts, ri, admission.UPDATE, self.ns, name, scale, to_scale(kv.obj),
                                  "scale", "Scale")
         await api.admission.admit(attrs)
@@ -117,9 +128,23 @@ class _ScaleUpdate(store.UpdatedObjectInfo):
         await api.admission.validate(attrs)
         new = objects.mutable_copy(kv)
         new.setdefault("spec", {})["replicas"] = replicas
+        encode_managed_fields(new, to_parent(parent, decode_managed_fields(scale), ri.api_version, REPLICAS_IN_SCALE))
         if rv := (scale.get("metadata") or {}).get("resourceVersion"):
             new["metadata"]["resourceVersion"] = rv      # the Scale's precondition is the owner's
         return new
+
+    def _record_update(self, old_scale: Obj, scale: Obj, tracked: bool) -> None:
+        """The write's Update entry on the Scale (subresource "scale"), recorded as the store
+        records one on an object (store.record_managed_fields: a named fieldManager, or an
+        object already tracked)."""
+        from ..patch import update_managed_fields
+        manager = self.opts.field_manager or (store.manager_from_user_agent(self.opts.user_agent) if tracked else "")
+        if not manager:
+            return
+        scale.setdefault("apiVersion", SCALE_API_VERSION)
+        scale.setdefault("kind", "Scale")
+        update_managed_fields(old_scale, scale, manager=manager, operation="Update", api_version=SCALE_API_VERSION,
+                              now=self.api.now(), subresource="scale")
 
     def retry_on_conflict(self) -> bool:
         """A patch lost to another writer (a controller's status write) is applied again to the

@@ -55,9 +55,14 @@ class Request:
     @classmethod
     def build(cls, method: str, path: str, query_string: str = "", headers: dict[str, str] | None = None,
               body: bytes = b"") -> Request:
-        # A parameter given twice is its first value, as upstream's parameter codec reads url.Values
-        # (runtime.Convert_Slice_string_To_string takes in[0]; Go's Values.Get too).
-        query = dict(reversed(parse_qsl(query_string, keep_blank_values=True))) if query_string else {}
+        pairs = parse_qsl(query_string, keep_blank_values=True) if query_string else []
+        query = dict(pairs)
+        if len(query) < len(pairs):
+            # A parameter given twice is its first value, as upstream's parameter codec reads
+            # url.Values (runtime.Convert_Slice_string_To_string takes in[0]; Go's Values.Get too).
+            query = {}
+            for k, v in pairs:
+                query.setdefault(k, v)
         return cls(method.upper(), path, query, headers or {}, body, query_string=query_string)
 
     def flag(self, name: str) -> bool:

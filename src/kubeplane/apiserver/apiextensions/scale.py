@@ -276,6 +276,7 @@ async def patch_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
         raise errors.UnsupportedMediaType(patch_type, list(PATCH_TYPES))
     if len(req.body) > codec.MAX_BODY:
         raise errors.RequestEntityTooLarge()
+    common.validate_patch_options(req, patch_type)
     info = _CustomScaleUpdate(api, req, ri, ns, name, _paths(ri), None, patch_type)
     common.field_validation(req)            # a bad directive is a 400 before anything is read
     return await _write(api, req, ri, ns, name, info, info.warnings)

@@ -167,6 +167,36 @@ def dry_run(req: Request) -> bool:
     return value == "All"
 
 
+FIELD_MANAGER_MAX_LENGTH = 128
+
+
+def validate_patch_options(req: Request, patch_type: str) -> None:
+    """The PatchOptions a PATCH's query carries, checked before anything is read: server-side
+    apply names its fieldManager, only apply takes `force`, and a manager is at most 128
+    printable characters (422 on PatchOptions.meta.k8s.io "").
+
+    Example: an apply patch without ?fieldManager= -> `PatchOptions.meta.k8s.io "" is invalid:
+    fieldManager: Required value: is required for apply patch`.
+    Upstream: ValidatePatchOptions and ValidateFieldManager
+    (apimachinery pkg/apis/meta/v1/validation), called by PatchResource (handlers/patch.go).
+    """
+    manager = req.query.get("fieldManager", "")
+    errs = []
+    if patch_type.startswith("application/apply-patch"):
+        if not manager:
+            errs.append(errors.required("fieldManager", "is required for apply patch"))
+    elif "force" in req.query:
+        errs.append(errors.forbidden("force", "may not be specified for non-apply patch"))
+    if len(manager) > FIELD_MANAGER_MAX_LENGTH:
+        errs.append(errors.too_long("fieldManager", FIELD_MANAGER_MAX_LENGTH))
+    for i, ch in enumerate(manager):
+        if not ch.isprintable():            # Go's unicode.IsPrint; %#U of the rune, its byte offset
+            errs.append(errors.invalid("fieldManager", manager, f"invalid character U+{ord(ch):04X} "
+                                       f"(at position {len(manager[:i].encode())})"))
+    if errs:
+        raise errors.Invalid("meta.k8s.io", "PatchOptions", "", errs)
+
+
 def patch_pins_revision(req: Request, patch_type: str) -> bool:
     """Whether the patch sets metadata.resourceVersion (then a conflict is the caller's to
     resolve, as upstream: no retry). Only called after a conflict, so parsing again is cheap."""

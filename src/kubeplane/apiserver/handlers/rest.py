@@ -123,6 +123,7 @@ async def patch(api: APIServer, req: Request, ri: ResourceInfo, ns: str, name: s
         raise errors.UnsupportedMediaType(patch_type, list(patch_types))
     if len(req.body) > codec.MAX_BODY:
         raise errors.RequestEntityTooLarge()
+    common.validate_patch_options(req, patch_type)
     warnings: list[str] = []
     stored, value, created = await store.update_object(api, common.write_options(req), ri, ns, name,
                                                        Patcher(api, req, ri, name, subresource, patch_type, warnings),

@@ -71,6 +71,7 @@ async def patch_scale(api: APIServer, req: Request, ri: ResourceInfo, ns: str, n
     patch_type = codec.media_type(req.headers)
     if patch_type not in rest.PATCH_TYPES[:3]:
         raise errors.UnsupportedMediaType(patch_type, list(rest.PATCH_TYPES[:3]))
+    common.validate_patch_options(req, patch_type)
     return await _write_scale(api, req, ri, ns, name, _ScaleUpdate(api, req, ri, ns, name, None, patch_type))
 
 

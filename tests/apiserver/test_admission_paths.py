@@ -67,9 +67,9 @@ async def test_update_and_every_patch_type_admit_then_validate(api: Any, recorde
         ("application/apply-patch+yaml", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"},
                                           "data": {"k": "apply"}}),
     ]:
-        # force is an apply's only: with another patch type it is a 422 (ValidatePatchOptions)
-        query = {"fieldManager": "t", **({"force": "true"} if "apply" in content_type else {})}
-        r = await api.call("PATCH", f"{api.CMS}/cm", query, body=body, headers={"content-type": content_type})
+        force = {"force": "true"} if "apply" in content_type else {}    # force is apply's alone (a 422 otherwise)
+        r = await api.call("PATCH", f"{api.CMS}/cm", {"fieldManager": "t", **force}, body=body,
+                           headers={"content-type": content_type})
         assert r.status == 200, r.json
     assert recorder.calls() == [("admit", "UPDATE", "configmaps", "", "ConfigMap"),
                                 ("validate", "UPDATE", "configmaps", "", "ConfigMap")] * 5

@@ -608,9 +608,13 @@ async def test_options_carry_the_requests_options(api: APIServer, hooks: Webhook
     status, body, _ = await call(api, "POST", PODS, pod(), query="fieldManager=mgr&fieldValidation=Strict&dryRun=All")
     assert status == 201, body
     assert (await call(api, "POST", PODS, pod()))[0] == 201
-    # force is an apply's only (a merge patch with it is a 422, ValidatePatchOptions)
-    status, body, _ = await call(api, "PATCH", f"{PODS}/p",
-                                 {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"n": "1"}}},
+    # force only with server-side apply (ValidatePatchOptions: a merge patch with force is a 422)
+    status, body, _ = await call(api, "PATCH", f"{PODS}/p", {"metadata": {"labels": {"n": "1"}}},
+                                 query="fieldManager=patcher&force=true", content_type="application/merge-patch+json")
+    assert status == 422 and body["message"] == (
+        'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch'), body
+    status, body, _ = await call(api, "PATCH", f"{PODS}/p", {"apiVersion": "v1", "kind": "Pod",
+                                                             "metadata": {"name": "p", "labels": {"n": "1"}}},
                                  query="fieldManager=patcher&force=true", content_type="application/apply-patch+yaml")
     assert status == 200, body
     status, body, _ = await call(api, "DELETE", f"{PODS}/p",

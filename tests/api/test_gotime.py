@@ -31,6 +31,13 @@ def test_canonical(value: str, micro: bool, out: str) -> None:
 
 @pytest.mark.parametrize(("value", "micro", "message"), [
     ("yesterday", False, f'parsing time "yesterday" as {L}: cannot parse "yesterday" as "2006"'),
+    # digits of another script are no digits to Go; quote() writes a non-ASCII or control
+    # character's bytes as \xhh
+    ("\u0662014-12-16T20:07:34Z", False, f'parsing time "\\xd9\\xa2014-12-16T20:07:34Z" as {L}: '
+                                           'cannot parse "\\xd9\\xa2014-12-16T20:07:34Z" as "2006"'),
+    ("2014-12-16T20:07:34.\u0665Z", False, f'parsing time "2014-12-16T20:07:34.\\xd9\\xa5Z" as {L}: '
+                                            'cannot parse ".\\xd9\\xa5Z" as "Z07:00"'),
+    ("2014-12-16T20:07:34Z\n", False, 'parsing time "2014-12-16T20:07:34Z\\x0a": extra text: "\\x0a"'),
     ('"', False, f'parsing time "\\"" as {L}: cannot parse "\\"" as "2006"'),
     ("2006-01-02T15:04:05Z_abc", False, 'parsing time "2006-01-02T15:04:05Z_abc": extra text: "_abc"'),
     ("2010-02-04T21:00:67.012345678-08:00", False,

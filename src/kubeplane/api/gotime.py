@@ -18,8 +18,9 @@ RFC3339 = "2006-01-02T15:04:05Z07:00"
 RFC3339_MICRO = "2006-01-02T15:04:05.000000Z07:00"
 
 # The fast path: what nearly every client sends, checked by the full parser only for ranges.
-_FAST = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:[.,](\d+))?(Z|[+-]\d\d:\d\d)")
-_DIGITS = re.compile(r"\d+")
+# ASCII digits only, as Go's parser reads them (str's \d would take every script's digits).
+_FAST = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:[.,](\d+))?(Z|[+-]\d\d:\d\d)", re.ASCII)
+_DIGITS = re.compile(r"\d+", re.ASCII)
 
 
 class TimeParseError(ValueError):
@@ -27,8 +28,15 @@ class TimeParseError(ValueError):
 
 
 def _quote(s: str) -> str:
-    """Go's time package quote(): double quotes, \\" and \\\\ escaped (ASCII assumed here)."""
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """Go's time package quote(): in double quotes, \\" and \\\\ escaped, and each byte of a
+    non-ASCII or control character as \\xhh."""
+    out = []
+    for c in s:
+        if c < " " or c > "\x7f":
+            out.append("".join(f"\\x{b:02x}" for b in c.encode("utf-8", "surrogatepass")))
+        else:
+            out.append("\\" + c if c in '"\\' else c)
+    return '"' + "".join(out) + '"'
 
 
 def _error(layout: str, value: str, value_elem: str, layout_elem: str, message: str = "") -> TimeParseError:
@@ -126,7 +134,7 @@ def _slow_parse(value: str, layout: str, micro: bool) -> tuple[int, int, int, in
                     if n >= 60:
                         range_err = "second"
                     # a fraction the layout lacks is taken all the same (RFC3339)
-                    elif not micro and len(rest) >= 2 and rest[0] in ".," and rest[1].isdigit():
+                    elif not micro and len(rest) >= 2 and rest[0] in ".," and _DIGITS.match(rest, 1):
                         digits = _DIGITS.match(rest, 1)
                         assert digits is not None
                         frac, rest = digits.group(), rest[digits.end():]

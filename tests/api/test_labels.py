@@ -202,3 +202,13 @@ def test_exact_name():
     assert labels.exact_name("", "metadata.name=web") == "web"
     assert labels.exact_name("", "a=b,metadata.name==x") == "x"
     assert labels.exact_name("", "metadata.namespace=x") is None
+
+
+def test_only_short_selectors_are_cached() -> None:
+    """A hostile client's long selectors (a URL may be 1 MiB) are parsed, not kept."""
+    long = ",".join(f"k{i}=v" for i in range(300))          # > 1,024 characters
+    before = labels._parse_cached.cache_info().currsize
+    assert len(labels.parse(long)) == 300
+    assert labels._parse_cached.cache_info().currsize == before
+    assert labels.parse("app=web") == labels.parse("app=web")
+    assert labels._parse_cached.cache_info().hits >= 1

@@ -236,7 +236,11 @@ def new_requirement(key: str, op: str, values: tuple[str, ...]) -> Requirement:
     return Requirement(key, op, values)
 
 
-@functools.lru_cache(maxsize=1024)
+# Selectors up to this length are cached (the same few come back); a longer one is parsed each
+# time: 1,024 cached selectors of up to a 1 MiB URL each would hold a GiB.
+_CACHED_MAX = 1024
+
+
 def parse(s: str) -> Selector:
     """Parse a label selector string, requirements sorted by key; raises BadRequest with
     upstream's message on bad syntax or an invalid key or value.
@@ -251,6 +255,15 @@ def parse(s: str) -> Selector:
     """
     if not s:
         return EVERYTHING
+    return _parse_cached(s) if len(s) <= _CACHED_MAX else _parse(s)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_cached(s: str) -> Selector:
+    return _parse(s)
+
+
+def _parse(s: str) -> Selector:
     try:
         reqs = _Parser(s).parse()
     except ValueError as e:

@@ -179,7 +179,7 @@ def check_secure_serving(port: int, token: str, component: str) -> Samples:
     assert code == 403
     assert json.loads(body) == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                                 "message": 'forbidden: User "system:anonymous" cannot get path "/metrics"',
-                                "reason": "Forbidden", "code": 403}
+                                "reason": "Forbidden", "details": {}, "code": 403}
     assert get(port, "/healthz/leaderElection")[0] == 403                     # always-allowed paths are exact
     assert get(port, "/healthz", "wrong")[0] == 401                           # a bad token is refused anywhere
     assert get(port, "/metrics", "wrong")[0] == 401

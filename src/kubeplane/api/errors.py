@@ -177,7 +177,7 @@ class StatusError(Exception):
             "reason": self.reason,
             "code": self.code,
         }
-        if self.details:
+        if self.details is not None:        # upstream: a non-nil *StatusDetails, {} when empty
             st["details"] = self.details
         if not self.reason:
             del st["reason"]
@@ -261,8 +261,10 @@ class Unauthorized(StatusError):
 
 
 class Forbidden(StatusError):
+    """NewForbidden of no resource (a path's): its Details are empty, `"details":{}`."""
+
     def __init__(self, message: str) -> None:
-        super().__init__(403, "Forbidden", message)
+        super().__init__(403, "Forbidden", message, {})
 
 
 class MethodNotSupported(StatusError):

@@ -49,6 +49,7 @@ def test_forbidden_messages(method: str, path: str, query: str, message: str, de
     err = forbidden(attrs(method, path, query), "")
     assert (err.code, err.reason, err.message) == (403, "Forbidden", message)
     assert (err.details or None) == details
+    assert err.status()["details"] == (details or {})     # NewForbidden's Details: {} when empty
 
 
 def test_forbidden_appends_the_reason() -> None:

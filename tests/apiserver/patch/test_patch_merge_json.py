@@ -100,6 +100,13 @@ def test_json_patch_errors(ops: Any, code: int, message: str | None) -> None:
         assert ei.value.message == message
 
 
+def test_json_patch_422_carries_empty_details() -> None:
+    """NewGenericServerResponse sets Details to an empty StatusDetails: `"details":{}` on the wire."""
+    with pytest.raises(errors.StatusError) as ei:
+        json_patch({"a": 1}, [{"op": "test", "path": "/a", "value": 2}])
+    assert ei.value.status()["details"] == {}
+
+
 def test_json_patch_add_and_test_ok() -> None:
     out = json_patch({"a": 1}, [{"op": "test", "path": "/a", "value": 1}, {"op": "add", "path": "/b", "value": [2]}])
     assert out == {"a": 1, "b": [2]}

@@ -327,7 +327,7 @@ class _CustomScaleUpdate(store.UpdatedObjectInfo):
             scale = apply_patch(self.patch_type, old_scale, self.req.body, SCALE_DEFINITION)
             common.check_patched_fields(self.req, _SCALE_INFO, scale, self.warnings)
         if self.patch_type != APPLY_PATCH:
-            self._record_update(old_scale, scale, bool(parent))
+            record_update(self.api, self.opts, old_scale, scale, bool(parent))
         attrs = store.attributes(self.opts, ri, admission.UPDATE, self.ns, name, scale, old_scale,
                                  "scale", "Scale")
         await self.api.admission.admit(attrs)
@@ -353,18 +353,19 @@ class _CustomScaleUpdate(store.UpdatedObjectInfo):
                                  force=self.req.flag("force"), api_version=SCALE_API_VERSION, now=self.api.now(),
                                  subresource="scale")
 
-    def _record_update(self, old_scale: Obj, scale: Obj, tracked: bool) -> None:
-        """The write's Update entry on the Scale, as the store records one on an object
-        (store.record_managed_fields: a named fieldManager, or an object already tracked)."""
-        from ..patch import update_managed_fields
-        from ..registry.store import manager_from_user_agent
-        manager = self.opts.field_manager or (manager_from_user_agent(self.opts.user_agent) if tracked else "")
-        if not manager:
-            return
-        scale.setdefault("apiVersion", SCALE_API_VERSION)
-        scale.setdefault("kind", "Scale")
-        update_managed_fields(old_scale, scale, manager=manager, operation="Update", api_version=SCALE_API_VERSION,
-                              now=self.api.now(), subresource="scale")
+
+def record_update(api: APIServer, opts: store.WriteOptions, old_scale: Obj, scale: Obj, tracked: bool) -> None:
+    """A Scale write's Update entry on the Scale (subresource "scale"), recorded as the store
+    records one on an object (store.record_managed_fields: a named fieldManager, or an object
+    already tracked); for custom resources' and built-in workloads' /scale alike."""
+    from ..patch import update_managed_fields
+    manager = opts.field_manager or (store.manager_from_user_agent(opts.user_agent) if tracked else "")
+    if not manager:
+        return
+    scale.setdefault("apiVersion", SCALE_API_VERSION)
+    scale.setdefault("kind", "Scale")
+    update_managed_fields(old_scale, scale, manager=manager, operation="Update", api_version=SCALE_API_VERSION,
+                          now=api.now(), subresource="scale")
 
 
 _SCALE_INFO = ResourceInfo("autoscaling", "v1", "Scale", "scale", "scale", True, SCALE_DEFINITION)

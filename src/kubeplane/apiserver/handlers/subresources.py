@@ -15,7 +15,7 @@ from ...api import errors, labels
 from ...api.resources import ResourceInfo, lookup
 from ...storage.interface import KeyValue
 from .. import admission, codec, objects
-from ..apiextensions.scale import REPLICAS_IN_SCALE, SCALE_API_VERSION, to_parent, to_subresource
+from ..apiextensions.scale import REPLICAS_IN_SCALE, record_update, to_parent, to_subresource
 from ..objects import Obj, storage_errors
 from ..patch.managedfields import decode_managed_fields, encode_managed_fields
 from ..registry import store
@@ -111,7 +111,7 @@ class _ScaleUpdate(store.UpdatedObjectInfo):
             from ..patch import apply_patch
             scale = apply_patch(self.patch_type, old_scale, self.req.body, SCALE_INFO.definition)
             common.check_patched_fields(self.req, SCALE_INFO, scale, [])
-        self._record_update(old_scale, scale, bool(parent))
+        record_update(self.api, self.opts, old_scale, scale, bool(parent))
         attrs = store.attributes(self.opts, ri, admission.UPDATE, self.ns, name, scale, to_scale(kv.obj),
                                  "scale", "Scale")
         await api.admission.admit(attrs)
@@ -132,19 +132,6 @@ class _ScaleUpdate(store.UpdatedObjectInfo):
         if rv := (scale.get("metadata") or {}).get("resourceVersion"):
             new["metadata"]["resourceVersion"] = rv      # the Scale's precondition is the owner's
         return new
-
-    def _record_update(self, old_scale: Obj, scale: Obj, tracked: bool) -> None:
-        """The write's Update entry on the Scale (subresource "scale"), recorded as the store
-        records one on an object (store.record_managed_fields: a named fieldManager, or an
-        object already tracked)."""
-        from ..patch import update_managed_fields
-        manager = self.opts.field_manager or (store.manager_from_user_agent(self.opts.user_agent) if tracked else "")
-        if not manager:
-            return
-        scale.setdefault("apiVersion", SCALE_API_VERSION)
-        scale.setdefault("kind", "Scale")
-        update_managed_fields(old_scale, scale, manager=manager, operation="Update", api_version=SCALE_API_VERSION,
-                              now=self.api.now(), subresource="scale")
 
     def retry_on_conflict(self) -> bool:
         """A patch lost to another writer (a controller's status write) is applied again to the
